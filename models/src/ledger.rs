@@ -1,0 +1,288 @@
+//! The effect ledger: the oracle that judges every run.
+//!
+//! It counts effects in the outside world (transfers at the bank, events
+//! handled at a consumer) per business operation, and compares them with what
+//! clients were told. A service's own belief is never evidence: services do not
+//! report effects, only the places where effects land do.
+
+use sim::{ActorId, TimeUs, Violation};
+use std::fmt;
+
+/// Business operation id (a claim number, an order id).
+pub type OpId = u32;
+
+/// Where an effect lands in the outside world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Site {
+    /// A transfer executed at the bank.
+    BankTransfer,
+    /// An event handled by a consumer.
+    ConsumerEffect,
+}
+
+impl Site {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Site::BankTransfer => "transfer",
+            Site::ConsumerEffect => "consumer effect",
+        }
+    }
+}
+
+/// What a client concluded from one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Ok,
+    Fail,
+    /// A timeout is unknown, not fail: the effect may or may not have happened.
+    Unknown,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::Fail => "fail",
+            AttemptOutcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// How a business operation ended at its client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    Success,
+    /// A final error (rejected input): no effect is owed.
+    FinalFailure,
+    /// Given up and recorded visibly for a person or a redrive.
+    DeadLetter,
+    /// Given up without a trace: the mistake the articles warn about.
+    Abandoned,
+}
+
+impl Ending {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Success => "success",
+            Ending::FinalFailure => "final failure",
+            Ending::DeadLetter => "dead letter",
+            Ending::Abandoned => "given up silently",
+        }
+    }
+}
+
+/// Observations actors push; the ledger judges them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Obs {
+    /// A client starts a business operation; `amount` is what it owes in total.
+    Intent {
+        op: OpId,
+        amount: u32,
+        window_ms: u64,
+    },
+    /// An effect in the outside world. `amount` is the payload's fingerprint.
+    Effect { site: Site, op: OpId, amount: u32 },
+    /// A client finished one attempt and concluded this.
+    Attempt {
+        op: OpId,
+        attempt: u32,
+        outcome: AttemptOutcome,
+    },
+    /// A client was told the operation succeeded (synchronously: the effect is owed now).
+    ToldSuccess { op: OpId },
+    /// The operation ended at its client.
+    Ended { op: OpId, ending: Ending },
+}
+
+impl fmt::Display for Obs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Obs::Intent { op, amount, .. } => write!(f, "intent: pay {amount} EUR for claim {op}"),
+            Obs::Effect { site, op, amount } => {
+                write!(f, "EFFECT {} of {amount} EUR for claim {op}", site.as_str())
+            }
+            Obs::Attempt {
+                op,
+                attempt,
+                outcome,
+            } => write!(f, "attempt {attempt} for claim {op}: {}", outcome.as_str()),
+            Obs::ToldSuccess { op } => write!(f, "told: claim {op} is paid"),
+            Obs::Ended { op, ending } => write!(f, "claim {op} ended: {}", ending.as_str()),
+        }
+    }
+}
+
+/// Invariant names, stable: scenario files and JSON refer to them.
+pub mod inv {
+    pub const NO_DUPLICATE_EFFECT: &str = "no-duplicate-effect";
+    pub const NO_LOST_EFFECT: &str = "no-lost-effect";
+    pub const NO_FALSE_SUCCESS: &str = "no-false-success";
+    pub const OPERATION_ENDS: &str = "operation-ends";
+    pub const ALL: &[&str] = &[
+        NO_DUPLICATE_EFFECT,
+        NO_LOST_EFFECT,
+        NO_FALSE_SUCCESS,
+        OPERATION_ENDS,
+    ];
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct OpRecord {
+    intended: bool,
+    amount: u32,
+    window_ms: u64,
+    started_us: TimeUs,
+    effects: u32,
+    effect_amount: u64,
+    first_effect_us: Option<TimeUs>,
+    told_success: bool,
+    ending: Option<Ending>,
+    ended_us: TimeUs,
+}
+
+/// Per-operation counts; operations are small dense ids, so a Vec indexed by a
+/// slot keeps it allocation-free across runs.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    ops: Vec<(OpId, OpRecord)>,
+}
+
+impl Ledger {
+    fn slot(&mut self, op: OpId) -> &mut OpRecord {
+        let i = match self.ops.iter().position(|(id, _)| *id == op) {
+            Some(i) => i,
+            None => {
+                self.ops.push((op, OpRecord::default()));
+                self.ops.len() - 1
+            }
+        };
+        &mut self.ops[i].1
+    }
+
+    pub fn effects(&self, op: OpId) -> u32 {
+        self.ops
+            .iter()
+            .find(|(id, _)| *id == op)
+            .map_or(0, |(_, r)| r.effects)
+    }
+}
+
+impl sim::Oracle for Ledger {
+    type Obs = Obs;
+
+    fn reset(&mut self) {
+        self.ops.clear();
+    }
+
+    fn observe(&mut self, now_us: TimeUs, _actor: ActorId, obs: &Obs) -> Option<Violation> {
+        match *obs {
+            Obs::Intent {
+                op,
+                amount,
+                window_ms,
+            } => {
+                let r = self.slot(op);
+                if !r.intended {
+                    r.intended = true;
+                    r.amount = amount;
+                    r.window_ms = window_ms;
+                    r.started_us = now_us;
+                }
+                None
+            }
+            Obs::Effect { site, op, amount } => {
+                let r = self.slot(op);
+                r.effects += 1;
+                r.effect_amount += u64::from(amount);
+                r.first_effect_us.get_or_insert(now_us);
+                if r.effects > 1 {
+                    return Some(Violation {
+                        invariant: inv::NO_DUPLICATE_EFFECT,
+                        operation: u64::from(op),
+                        message: format!(
+                            "{} #{} for claim {op}: {} EUR paid in total for one operation",
+                            site.as_str(),
+                            r.effects,
+                            r.effect_amount
+                        ),
+                    });
+                }
+                None
+            }
+            Obs::Attempt { .. } => None,
+            Obs::ToldSuccess { op } => {
+                let r = self.slot(op);
+                r.told_success = true;
+                if r.effects == 0 {
+                    return Some(Violation {
+                        invariant: inv::NO_FALSE_SUCCESS,
+                        operation: u64::from(op),
+                        message: format!(
+                            "the client was told claim {op} is paid, but nothing was paid"
+                        ),
+                    });
+                }
+                None
+            }
+            Obs::Ended { op, ending } => {
+                let r = self.slot(op);
+                debug_assert!(r.ending.is_none(), "an operation ends once");
+                r.ending = Some(ending);
+                r.ended_us = now_us;
+                None
+            }
+        }
+    }
+
+    fn finish(&mut self, now_us: TimeUs) -> Option<Violation> {
+        for &(op, r) in &self.ops {
+            if r.told_success && r.effects == 0 {
+                return Some(Violation {
+                    invariant: inv::NO_LOST_EFFECT,
+                    operation: u64::from(op),
+                    message: format!(
+                        "claim {op} was reported paid but no transfer exists at the end"
+                    ),
+                });
+            }
+            if !r.intended {
+                continue;
+            }
+            match r.ending {
+                None => {
+                    return Some(Violation {
+                        invariant: inv::OPERATION_ENDS,
+                        operation: u64::from(op),
+                        message: format!(
+                            "claim {op} never ended: neither success, final failure nor dead letter after {} ms",
+                            (now_us - r.started_us) / 1000
+                        ),
+                    })
+                }
+                Some(Ending::Abandoned) if r.effects == 0 => {
+                    return Some(Violation {
+                        invariant: inv::NO_LOST_EFFECT,
+                        operation: u64::from(op),
+                        message: format!(
+                            "claim {op} was given up without a dead-letter record and nothing was paid"
+                        ),
+                    })
+                }
+                Some(_) => {}
+            }
+            let window_us = r.window_ms.saturating_mul(1000);
+            if r.window_ms > 0 && r.ended_us.saturating_sub(r.started_us) > window_us {
+                return Some(Violation {
+                    invariant: inv::OPERATION_ENDS,
+                    operation: u64::from(op),
+                    message: format!(
+                        "claim {op} ended after {} ms, outside its retry window of {} ms",
+                        (r.ended_us - r.started_us) / 1000,
+                        r.window_ms
+                    ),
+                });
+            }
+        }
+        None
+    }
+}

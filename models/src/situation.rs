@@ -1,0 +1,45 @@
+//! Named situations actors report when a run reaches them, so that a "holds"
+//! verdict can show that the interesting interleavings actually happened.
+
+/// Stable ids (bit positions) and names; scenario files use the names.
+pub const REPLY_LOST: u32 = 0;
+pub const CLIENT_RETRIED: u32 = 1;
+pub const DUPLICATE_AFTER_COMMIT: u32 = 2;
+pub const CONCURRENT_DUPLICATE: u32 = 3;
+pub const RETRY_AFTER_KEY_EXPIRED: u32 = 4;
+pub const CRASH_BETWEEN_STEPS: u32 = 5;
+pub const LEASE_EXPIRED_REDELIVERY: u32 = 6;
+pub const BANK_DEDUP_HIT: u32 = 7;
+pub const RECOVERED_AFTER_RESTART: u32 = 8;
+
+pub const NAMES: &[(u32, &str)] = &[
+    (REPLY_LOST, "reply-lost"),
+    (CLIENT_RETRIED, "client-retried"),
+    (DUPLICATE_AFTER_COMMIT, "duplicate-after-commit"),
+    (CONCURRENT_DUPLICATE, "concurrent-duplicate"),
+    (RETRY_AFTER_KEY_EXPIRED, "retry-after-key-expired"),
+    (CRASH_BETWEEN_STEPS, "crash-between-steps"),
+    (LEASE_EXPIRED_REDELIVERY, "lease-expired-redelivery"),
+    (BANK_DEDUP_HIT, "bank-dedup-hit"),
+    (RECOVERED_AFTER_RESTART, "recovered-after-restart"),
+];
+
+pub fn name(id: u32) -> &'static str {
+    NAMES
+        .iter()
+        .find(|(i, _)| *i == id)
+        .map_or("unknown-situation", |(_, n)| n)
+}
+
+pub fn id(name: &str) -> Option<u32> {
+    NAMES.iter().find(|(_, n)| *n == name).map(|(i, _)| *i)
+}
+
+/// Names of the bits set in `set`, in id order.
+pub fn names(set: u64) -> Vec<&'static str> {
+    NAMES
+        .iter()
+        .filter(|(i, _)| set & (1 << i) != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}

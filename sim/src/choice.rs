@@ -1,0 +1,379 @@
+//! The one recorded source of nondeterminism.
+//!
+//! Every decision a run makes (is this message lost, how long is its delay, does
+//! this actor crash before its next step, which jitter does this retry draw) goes
+//! through [`Choices`], and what is recorded is the *decision's value*, never the
+//! raw random word behind it. Two consequences carry the whole project:
+//!
+//! - A record replays the same under other probabilities or another design
+//!   variant, which is what counterfactual diffs need.
+//! - Zero always means "nothing happens" (delivered, not duplicated, shortest
+//!   delay, no crash, no jitter), and a replay that runs past the end of its
+//!   record reads zeros. So every list of numbers is a valid run, and shrinking
+//!   is just making the lists shorter and their numbers smaller.
+//!
+//! Decisions are split into independent streams (one per link, per actor's
+//! crashes, per actor's own draws, plus one for the swarm mix), so a decision
+//! added on one link does not reshuffle every other draw in the run.
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::{Rng, SeedableRng};
+
+/// Dense index of a decision stream inside one world; see [`StreamLayout`].
+pub type StreamId = u32;
+
+/// The recorded decisions of one run: one list of values per stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Record {
+    pub streams: Vec<Vec<u64>>,
+}
+
+impl Record {
+    pub fn with_streams(stream_count: usize) -> Record {
+        Record {
+            streams: vec![Vec::new(); stream_count],
+        }
+    }
+
+    /// Number of decisions that made something happen.
+    pub fn nonzero_count(&self) -> usize {
+        self.streams
+            .iter()
+            .map(|s| s.iter().filter(|&&v| v != 0).count())
+            .sum()
+    }
+
+    /// Drops trailing zeros, which a replay reads anyway, so equal runs get equal records.
+    pub fn normalize(&mut self) {
+        for s in &mut self.streams {
+            while s.last() == Some(&0) {
+                s.pop();
+            }
+        }
+    }
+
+    pub fn get(&self, stream: StreamId, index: usize) -> u64 {
+        self.streams
+            .get(stream as usize)
+            .and_then(|s| s.get(index))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub fn set(&mut self, stream: StreamId, index: usize, value: u64) {
+        let s = stream as usize;
+        if self.streams.len() <= s {
+            self.streams.resize(s + 1, Vec::new());
+        }
+        let list = &mut self.streams[s];
+        if list.len() <= index {
+            list.resize(index + 1, 0);
+        }
+        list[index] = value;
+    }
+}
+
+/// One place where a run made a decision, for exhaustive enumeration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChoicePoint {
+    pub stream: StreamId,
+    pub index: u32,
+    /// The decision took a value in `0..arity`.
+    pub arity: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Values come from ChaCha8 streams keyed by the seed.
+    Random,
+    /// Values come from a record; past its end every value is zero.
+    Replay,
+}
+
+/// The choice source of one run. Reused across runs without reallocating.
+pub struct Choices {
+    mode: Mode,
+    seed: u64,
+    rngs: Vec<Option<ChaCha8Rng>>,
+    cursor: Vec<u32>,
+    replay: Record,
+    recording: bool,
+    recorded: Record,
+    logging_points: bool,
+    points: Vec<ChoicePoint>,
+    nonzero: u32,
+}
+
+impl Default for Choices {
+    fn default() -> Self {
+        Choices::new()
+    }
+}
+
+impl Choices {
+    pub fn new() -> Choices {
+        Choices {
+            mode: Mode::Random,
+            seed: 0,
+            rngs: Vec::new(),
+            cursor: Vec::new(),
+            replay: Record::default(),
+            recording: false,
+            recorded: Record::default(),
+            logging_points: false,
+            points: Vec::new(),
+            nonzero: 0,
+        }
+    }
+
+    fn reset(&mut self, stream_count: usize) {
+        self.rngs.clear();
+        self.rngs.resize(stream_count, None);
+        self.cursor.clear();
+        self.cursor.resize(stream_count, 0);
+        self.nonzero = 0;
+        self.points.clear();
+        if self.recording {
+            self.recorded.streams.resize(stream_count, Vec::new());
+            for s in &mut self.recorded.streams {
+                s.clear();
+            }
+        }
+    }
+
+    /// Prepares a random run from `seed`. `record` keeps the decisions for replay.
+    pub fn start_random(&mut self, seed: u64, stream_count: usize, record: bool) {
+        self.mode = Mode::Random;
+        self.seed = seed;
+        self.recording = record;
+        self.logging_points = false;
+        self.reset(stream_count);
+    }
+
+    /// Prepares a run that reads its decisions from `record` (zeros past its end).
+    pub fn start_replay(&mut self, record: &Record, stream_count: usize, log: bool) {
+        self.mode = Mode::Replay;
+        self.replay.streams.clear();
+        self.replay.streams.extend(record.streams.iter().cloned());
+        self.replay.streams.resize(stream_count, Vec::new());
+        self.recording = true;
+        self.logging_points = log;
+        self.reset(stream_count);
+    }
+
+    /// The decisions made so far (only when recording).
+    pub fn recorded(&self) -> &Record {
+        &self.recorded
+    }
+
+    pub fn take_recorded(&mut self) -> Record {
+        let mut r = std::mem::take(&mut self.recorded);
+        r.normalize();
+        r
+    }
+
+    /// Decision points in the order the run met them (only in logging replay).
+    pub fn points(&self) -> &[ChoicePoint] {
+        &self.points
+    }
+
+    /// How many decisions so far made something happen.
+    pub fn nonzero_count(&self) -> u32 {
+        self.nonzero
+    }
+
+    fn rng(&mut self, stream: StreamId) -> &mut ChaCha8Rng {
+        let seed = self.seed;
+        self.rngs[stream as usize].get_or_insert_with(|| {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            r.set_stream(u64::from(stream));
+            r
+        })
+    }
+
+    /// A value in `0..arity`. Arity 1 is no decision at all and is not recorded,
+    /// so only real alternatives appear in records and enumerations.
+    #[inline]
+    pub fn choose(&mut self, stream: StreamId, arity: u64) -> u64 {
+        assert!(arity >= 1, "a decision needs at least one alternative");
+        if arity == 1 {
+            return 0;
+        }
+        let index = self.cursor[stream as usize];
+        self.cursor[stream as usize] = index + 1;
+        let value = match self.mode {
+            Mode::Random => {
+                let word = self.rng(stream).next_u64();
+                // Lemire's multiply-shift: deterministic and unbiased enough for schedules.
+                ((u128::from(word) * u128::from(arity)) >> 64) as u64
+            }
+            // A value that no longer fits (after shrinking shifted decisions) is clamped, not rejected.
+            Mode::Replay => self.replay.get(stream, index as usize).min(arity - 1),
+        };
+        debug_assert!(value < arity);
+        if value != 0 {
+            self.nonzero += 1;
+        }
+        if self.recording {
+            self.recorded.set(stream, index as usize, value);
+        }
+        if self.logging_points {
+            self.points.push(ChoicePoint {
+                stream,
+                index,
+                arity,
+            });
+        }
+        value
+    }
+
+    /// True with probability `per_mille / 1000`; recorded as 1 (happens) or 0.
+    #[inline]
+    pub fn chance(&mut self, stream: StreamId, per_mille: u32) -> bool {
+        if per_mille == 0 {
+            return false;
+        }
+        if per_mille >= 1000 {
+            return true;
+        }
+        match self.mode {
+            Mode::Random => {
+                let index = self.cursor[stream as usize];
+                self.cursor[stream as usize] = index + 1;
+                let word = self.rng(stream).next_u64();
+                let happens = ((u128::from(word) * 1000) >> 64) < u128::from(per_mille);
+                if happens {
+                    self.nonzero += 1;
+                }
+                if self.recording {
+                    self.recorded
+                        .set(stream, index as usize, u64::from(happens));
+                }
+                happens
+            }
+            Mode::Replay => self.choose(stream, 2) == 1,
+        }
+    }
+
+    /// A value in `lo..=hi`; recorded as the offset from `lo`, so zero is the smallest.
+    #[inline]
+    pub fn range(&mut self, stream: StreamId, lo: u64, hi: u64) -> u64 {
+        assert!(lo <= hi, "range {lo}..={hi} is empty");
+        lo + self.choose(stream, hi - lo + 1)
+    }
+}
+
+/// Where each stream of a world lives in the dense numbering.
+///
+/// The layout depends only on the number of actors, so a record stays valid for
+/// every design variant of the same topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamLayout {
+    pub actors: u32,
+}
+
+/// What a stream is for, for repro files and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    Swarm,
+    Link { from: u32, to: u32 },
+    Crash { actor: u32 },
+    Actor { actor: u32 },
+}
+
+impl StreamLayout {
+    pub const SWARM: StreamId = 0;
+
+    pub fn count(&self) -> usize {
+        (1 + self.actors * self.actors + 2 * self.actors) as usize
+    }
+
+    pub fn link(&self, from: u32, to: u32) -> StreamId {
+        debug_assert!(from < self.actors && to < self.actors);
+        1 + from * self.actors + to
+    }
+
+    pub fn crash(&self, actor: u32) -> StreamId {
+        debug_assert!(actor < self.actors);
+        1 + self.actors * self.actors + actor
+    }
+
+    pub fn actor(&self, actor: u32) -> StreamId {
+        debug_assert!(actor < self.actors);
+        1 + self.actors * self.actors + self.actors + actor
+    }
+
+    pub fn kind(&self, stream: StreamId) -> StreamKind {
+        let n = self.actors;
+        assert!(
+            (stream as usize) < self.count(),
+            "stream {stream} outside layout"
+        );
+        if stream == 0 {
+            StreamKind::Swarm
+        } else if stream <= n * n {
+            let i = stream - 1;
+            StreamKind::Link {
+                from: i / n,
+                to: i % n,
+            }
+        } else if stream <= n * n + n {
+            StreamKind::Crash {
+                actor: stream - 1 - n * n,
+            }
+        } else {
+            StreamKind::Actor {
+                actor: stream - 1 - n * n - n,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replay_of_a_random_run_reads_the_same_values() {
+        let mut c = Choices::new();
+        c.start_random(7, 3, true);
+        let a: Vec<u64> = (0..50).map(|i| c.choose(i % 3, 10)).collect();
+        let rec = c.take_recorded();
+        c.start_replay(&rec, 3, false);
+        let b: Vec<u64> = (0..50).map(|i| c.choose(i % 3, 10)).collect();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn replay_past_the_end_is_zero_and_values_are_clamped() {
+        let mut rec = Record::with_streams(1);
+        rec.streams[0] = vec![9];
+        let mut c = Choices::new();
+        c.start_replay(&rec, 1, false);
+        assert_eq!(c.choose(0, 4), 3);
+        assert_eq!(c.choose(0, 4), 0);
+        assert!(!c.chance(0, 500));
+    }
+
+    #[test]
+    fn streams_are_independent() {
+        let mut c = Choices::new();
+        c.start_random(1, 2, false);
+        let only_b: Vec<u64> = (0..10).map(|_| c.choose(1, 1000)).collect();
+        c.start_random(1, 2, false);
+        for _ in 0..7 {
+            c.choose(0, 1000);
+        }
+        let mixed: Vec<u64> = (0..10).map(|_| c.choose(1, 1000)).collect();
+        assert_eq!(only_b, mixed);
+    }
+
+    #[test]
+    fn layout_round_trips() {
+        let l = StreamLayout { actors: 3 };
+        assert_eq!(l.kind(l.link(2, 1)), StreamKind::Link { from: 2, to: 1 });
+        assert_eq!(l.kind(l.crash(2)), StreamKind::Crash { actor: 2 });
+        assert_eq!(l.kind(l.actor(0)), StreamKind::Actor { actor: 0 });
+        assert_eq!(l.count(), 1 + 9 + 6);
+    }
+}

@@ -1,0 +1,23 @@
+//! idemsim's engine: a seeded, deterministic discrete-event simulator.
+//!
+//! It knows nothing about payments. It owns virtual time, the event queue, the
+//! one recorded source of nondeterminism ([`choice`]), network faults, crashes,
+//! the two phases of a run, limits, traces and the calls into a model's oracle.
+//! A run is a pure function of its seed (or of its record): no wall clock, no
+//! OS randomness, no hash-order iteration anywhere in here.
+
+pub mod actor;
+pub mod choice;
+pub mod engine;
+pub mod explore;
+pub mod trace;
+pub mod world;
+
+pub use actor::{Actor, ActorId, Command, Ctx, TimeUs, US_PER_MS, US_PER_S};
+pub use choice::{ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout};
+pub use engine::{
+    FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport, Sim, Source, Violation,
+};
+pub use explore::{explore, run_guarded, Failure, SeedRange, Summary};
+pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
+pub use world::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World};

@@ -1,0 +1,131 @@
+//! Traces, kept only where they are needed (replay, failures, tests).
+//!
+//! The engine is generic over a [`Tracer`]; a sweep uses [`NoTrace`], whose
+//! `ENABLED` is false, so every trace call compiles away on the hot path.
+
+use crate::actor::{ActorId, TimeUs};
+
+/// Why a message did not arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    Lost,
+    Partitioned,
+    ReceiverDown,
+}
+
+impl DropReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Lost => "lost",
+            DropReason::Partitioned => "partitioned",
+            DropReason::ReceiverDown => "receiver down",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceKind<M, O> {
+    /// The fault mix this seed drew (swarm testing): per link and actor.
+    LinkMix {
+        from: ActorId,
+        to: ActorId,
+        loss_per_mille: u32,
+        duplicate_per_mille: u32,
+    },
+    CrashMix {
+        actor: ActorId,
+        crash_per_mille: u32,
+    },
+    Start {
+        actor: ActorId,
+    },
+    /// `msg_id` identifies one send; a network duplicate shares it.
+    Send {
+        from: ActorId,
+        to: ActorId,
+        msg: M,
+        msg_id: u32,
+        copies: u8,
+        deliver_at_us: TimeUs,
+    },
+    Drop {
+        from: ActorId,
+        to: ActorId,
+        msg: M,
+        msg_id: u32,
+        reason: DropReason,
+    },
+    Deliver {
+        from: ActorId,
+        to: ActorId,
+        msg: M,
+        msg_id: u32,
+        duplicate: bool,
+    },
+    TimerSet {
+        actor: ActorId,
+        tag: u32,
+        at_us: TimeUs,
+    },
+    TimerFired {
+        actor: ActorId,
+        tag: u32,
+    },
+    Crash {
+        actor: ActorId,
+    },
+    Restart {
+        actor: ActorId,
+    },
+    Observe {
+        actor: ActorId,
+        obs: O,
+    },
+    Reached {
+        actor: ActorId,
+        situation: u32,
+    },
+    HealingStarts,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEntry<M, O> {
+    pub time_us: TimeUs,
+    /// The engine step (popped event) this entry belongs to.
+    pub step: u64,
+    pub kind: TraceKind<M, O>,
+}
+
+pub trait Tracer<M, O> {
+    const ENABLED: bool;
+    fn record(&mut self, entry: TraceEntry<M, O>);
+}
+
+/// The sweep's tracer: records nothing, costs nothing.
+pub struct NoTrace;
+
+impl<M, O> Tracer<M, O> for NoTrace {
+    const ENABLED: bool = false;
+    #[inline(always)]
+    fn record(&mut self, _entry: TraceEntry<M, O>) {}
+}
+
+/// Keeps every entry, for replays and failing seeds.
+pub struct Recorder<M, O> {
+    pub entries: Vec<TraceEntry<M, O>>,
+}
+
+impl<M, O> Default for Recorder<M, O> {
+    fn default() -> Self {
+        Recorder {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<M, O> Tracer<M, O> for Recorder<M, O> {
+    const ENABLED: bool = true;
+    fn record(&mut self, entry: TraceEntry<M, O>) {
+        self.entries.push(entry);
+    }
+}

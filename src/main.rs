@@ -1,0 +1,67 @@
+//! The `idemsim` command line: the only place that does I/O, formats output
+//! and knows about exit codes.
+
+mod cmd;
+mod render;
+mod scenarios;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit codes: outcome classes, documented in the README.
+pub mod exit {
+    pub const HOLDS: u8 = 0;
+    pub const VIOLATION: u8 = 1;
+    pub const BAD_INPUT: u8 = 2;
+    pub const INCONCLUSIVE: u8 = 3;
+}
+
+#[derive(Parser)]
+#[command(
+    name = "idemsim",
+    version,
+    about = "Seeded, deterministic simulation of at-least-once delivery and idempotency",
+    long_about = "idemsim runs clients, lossy networks, services and banks under many seeded \
+schedules and checks that every business effect happens exactly once.\n\n\
+Exit codes: 0 holds, 1 invariant violated, 2 bad usage or scenario file, 3 inconclusive."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run many seeds of a scenario and give the verdict.
+    Check(cmd::check::Args),
+    /// Print the full trace of one run.
+    Replay(cmd::replay::Args),
+    /// List the scenarios with their summary and expected verdict.
+    List(cmd::list::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::BAD_INPUT } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check(a) => cmd::check::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
+        Command::List(a) => cmd::list::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprint!("{e}");
+            if !e.to_string().ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(exit::BAD_INPUT)
+        }
+    }
+}
