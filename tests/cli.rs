@@ -57,7 +57,14 @@ fn a_violation_exits_1_with_the_lowest_failing_seed_and_a_repro_line() {
 #[test]
 fn hitting_a_limit_exits_3() {
     let (out, _) = check(
-        &["check", "payment-stable-key", "--runs", "20", "--set", "run.max_steps=3"],
+        &[
+            "check",
+            "payment-stable-key",
+            "--runs",
+            "20",
+            "--set",
+            "run.max_steps=3",
+        ],
         3,
     );
     assert!(out.contains("inconclusive"), "{out}");
@@ -66,14 +73,25 @@ fn hitting_a_limit_exits_3() {
 #[test]
 fn the_lowest_failing_seed_is_the_lowest_not_the_first_found() {
     let (all, _) = check(
-        &["check", "payment-retry-without-key", "--seeds", "0..400", "--json", "--jobs", "2"],
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--seeds",
+            "0..400",
+            "--json",
+            "--jobs",
+            "2",
+        ],
         1,
     );
     let lowest = summary(&all)["seed"].as_u64().expect("a failing seed");
     // Nothing below it fails.
     if lowest > 0 {
         let below = format!("0..{lowest}");
-        check(&["check", "payment-retry-without-key", "--seeds", &below], 0);
+        check(
+            &["check", "payment-retry-without-key", "--seeds", &below],
+            0,
+        );
     }
 }
 
@@ -86,7 +104,16 @@ fn summary(jsonl: &str) -> serde_json::Value {
 
 #[test]
 fn json_summary_has_the_promised_fields() {
-    let (out, err) = check(&["check", "payment-retry-without-key", "--runs", "100", "--json"], 1);
+    let (out, err) = check(
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--runs",
+            "100",
+            "--json",
+        ],
+        1,
+    );
     for line in out.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("every stdout line is JSON");
         assert!(v["type"].is_string() && v.get("data").is_some(), "{line}");
@@ -98,7 +125,10 @@ fn json_summary_has_the_promised_fields() {
     assert!(s["seed"].is_u64());
     assert_eq!(s["schedules"], 100);
     assert!(s["events"].as_u64().unwrap() > 100);
-    assert!(err.contains("violation"), "human text goes to stderr: {err}");
+    assert!(
+        err.contains("violation"),
+        "human text goes to stderr: {err}"
+    );
 }
 
 #[test]
@@ -126,7 +156,13 @@ fn list_shows_every_scenario_with_its_expected_verdict() {
     let (out, _) = check(&["list"], 0);
     let files = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
         .count();
     assert_eq!(out.lines().count(), files, "{out}");
     assert!(out.contains("payment-retry-without-key"));
@@ -143,7 +179,10 @@ fn bad_scenario_files_exit_2_with_file_line_and_fix() {
     names.sort();
     assert!(names.len() >= 8);
     for path in names {
-        let rel = format!("tests/fixtures/bad/{}", path.file_name().unwrap().to_string_lossy());
+        let rel = format!(
+            "tests/fixtures/bad/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
         let (out, err) = check(&["check", &rel, "--runs", "1"], 2);
         assert!(out.is_empty(), "{rel}: {out}");
         assert!(err.starts_with(&format!("error: {rel}:")), "{rel}: {err}");
@@ -156,9 +195,20 @@ fn bad_scenario_files_exit_2_with_file_line_and_fix() {
 #[test]
 fn bad_usage_exits_2() {
     let (_, err) = check(&["check", "no-such-scenario"], 2);
-    assert!(err.contains("no scenario named `no-such-scenario`"), "{err}");
+    assert!(
+        err.contains("no scenario named `no-such-scenario`"),
+        "{err}"
+    );
     check(&["check", "payment-stable-key", "--seeds", "9..3"], 2);
     check(&["frobnicate"], 2);
-    let (_, err) = check(&["check", "payment-stable-key", "--set", "client.retry.max_atempts=3"], 2);
+    let (_, err) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--set",
+            "client.retry.max_atempts=3",
+        ],
+        2,
+    );
     assert!(err.contains("did you mean `max_attempts`"), "{err}");
 }

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use sim::{
-    Actor, ActorId, CrashConfig, Ctx, Model, Oracle, PerMilleRange, Recorder, Sim, Source,
-    TimeUs, TraceEntry, TraceKind, Violation, World, US_PER_MS,
+    Actor, ActorId, CrashConfig, Ctx, Model, Oracle, PerMilleRange, Recorder, Sim, Source, TimeUs,
+    TraceEntry, TraceKind, Violation, World, US_PER_MS,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +158,14 @@ fn traced(model: &Toy, source: Source<'_>) -> (Trace, sim::RunReport) {
 }
 
 fn params() -> impl Strategy<Value = (u64, u32, u32, u32, u32, u64)> {
-    (any::<u64>(), 2u32..5, 0u32..400, 0u32..200, 0u32..150, 1u64..40)
+    (
+        any::<u64>(),
+        2u32..5,
+        0u32..400,
+        0u32..200,
+        0u32..150,
+        1u64..40,
+    )
 }
 
 proptest! {
@@ -250,7 +257,18 @@ fn crashes_do_happen_in_the_crash_law() {
     // Guards the law above against vacuity: with these parameters crashes fire.
     let m = toy(3, 0, 0, 120, 5);
     let crashes: u32 = (0..50)
-        .map(|seed| traced(&m, Source::Seed { seed, record: false }).1.faults.crashed)
+        .map(|seed| {
+            traced(
+                &m,
+                Source::Seed {
+                    seed,
+                    record: false,
+                },
+            )
+            .1
+            .faults
+            .crashed
+        })
         .sum();
     assert!(crashes > 10, "only {crashes} crashes in 50 seeds");
 }
@@ -259,15 +277,30 @@ fn crashes_do_happen_in_the_crash_law() {
 fn hitting_the_step_limit_is_inconclusive_not_a_hang() {
     let mut m = toy(3, 0, 0, 0, 5);
     m.world.limits.max_steps = 10;
-    let (_, report) = traced(&m, Source::Seed { seed: 1, record: false });
-    assert_eq!(report.outcome, sim::Outcome::Inconclusive(sim::Limit::Steps));
+    let (_, report) = traced(
+        &m,
+        Source::Seed {
+            seed: 1,
+            record: false,
+        },
+    );
+    assert_eq!(
+        report.outcome,
+        sim::Outcome::Inconclusive(sim::Limit::Steps)
+    );
 }
 
 #[test]
 fn healing_restarts_every_crashed_actor_and_the_run_ends_quiet() {
     let m = toy(3, 100, 50, 150, 5);
     for seed in 0..30 {
-        let (trace, report) = traced(&m, Source::Seed { seed, record: false });
+        let (trace, report) = traced(
+            &m,
+            Source::Seed {
+                seed,
+                record: false,
+            },
+        );
         assert_eq!(report.outcome, sim::Outcome::Holds);
         let heal = trace
             .iter()
