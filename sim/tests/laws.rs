@@ -23,6 +23,8 @@ struct Counted {
 struct Hopper {
     peers: u32,
     max_hops: u32,
+    /// A deliberate model bug under some schedules, for the panic test.
+    buggy: bool,
 }
 
 #[derive(Debug)]
@@ -63,6 +65,11 @@ impl Actor for Hopper {
         msg: Token,
         ctx: &mut Ctx<'_, Token, Counted>,
     ) {
+        assert!(
+            !(self.buggy && msg.hops == 7 && ctx.now_us() % 5 == 0),
+            "model bug at {} us",
+            ctx.now_us()
+        );
         st.steps += 1;
         s.steps += 1;
         ctx.observe(Counted {
@@ -143,6 +150,7 @@ fn toy(actors: u32, loss: u32, dup: u32, crash: u32, delay_ms_max: u64) -> Toy {
         .map(|_| Hopper {
             peers: actors,
             max_hops: 40,
+            buggy: false,
         })
         .collect();
     Toy { world, nodes }
@@ -316,4 +324,27 @@ fn healing_restarts_every_crashed_actor_and_the_run_ends_quiet() {
                 }
         )));
     }
+}
+
+#[test]
+fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
+    let mut m = toy(2, 0, 300, 0, 30);
+    for n in &mut m.nodes {
+        n.buggy = true;
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let sum = sim::explore(&m, sim::SeedRange { start: 0, end: 200 }, 2, &stop, &|_| {});
+    let mut sim = Sim::new(&m);
+    let f = sum.first_failure.clone().expect("a failing seed");
+    let below: Vec<bool> = (0..=f.seed)
+        .map(|seed| sim::run_guarded(&mut sim, &m, seed).outcome.is_failure())
+        .collect();
+    std::panic::set_hook(hook);
+    assert_eq!(sum.schedules, 200, "the sweep finished every seed");
+    assert!(sum.panics > 0 && sum.panics < 200, "{} panics", sum.panics);
+    assert!(matches!(&f.outcome, sim::Outcome::Panicked(m) if m.contains("model bug")));
+    // It is the lowest seed that panics, whichever thread found it.
+    assert_eq!(below.iter().position(|&b| b), Some(f.seed as usize));
 }
