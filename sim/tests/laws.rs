@@ -348,3 +348,50 @@ fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
     // It is the lowest seed that panics, whichever thread found it.
     assert_eq!(below.iter().position(|&b| b), Some(f.seed as usize));
 }
+
+#[test]
+fn partitions_cut_one_way_or_both_ways_only_inside_their_window() {
+    let window_us = 100 * US_PER_MS;
+    for both_ways in [false, true] {
+        let mut m = toy(2, 0, 0, 0, 5);
+        // Cuts a1 -> a0, and with both_ways a0 -> a1 too.
+        m.world.partitions.push(sim::Partition {
+            a: 1,
+            b: 0,
+            both_ways,
+            start_us: 0,
+            end_us: window_us,
+        });
+        let (trace, report) = traced(
+            &m,
+            Source::Seed {
+                seed: 3,
+                record: false,
+            },
+        );
+        assert!(report.faults.partitioned > 0, "both_ways={both_ways}");
+        let mut forward_in_window = 0;
+        for e in &trace {
+            let inside = e.time_us < window_us;
+            match e.kind {
+                TraceKind::Send { from, to, .. } if inside && from != to => {
+                    assert!(!both_ways && from == 0, "{e:?} crossed the partition");
+                    forward_in_window += 1;
+                }
+                TraceKind::Drop {
+                    from,
+                    reason: sim::DropReason::Partitioned,
+                    ..
+                } => {
+                    assert!(inside, "{e:?} dropped outside the window");
+                    assert!(
+                        both_ways || from == 1,
+                        "{e:?} dropped in the open direction"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(forward_in_window > 0, !both_ways);
+    }
+}
