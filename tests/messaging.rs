@@ -122,6 +122,7 @@ scenario_tests! {
     relay_without_dedup_duplicates: "messaging-outbox-relay-no-dedup", 300;
     ack_before_commit_loses: "messaging-ack-before-commit", 300;
     inbox_separate_tx_duplicates: "messaging-inbox-separate-tx", 300;
+    inbox_record_first_loses: "messaging-inbox-record-first", 300;
     broker_exactly_once_duplicates: "messaging-broker-exactly-once", 300;
     retry_after_dedup_window_duplicates: "messaging-retry-after-dedup-window", 300;
     short_visibility_duplicates: "messaging-visibility-shorter-than-processing", 100;
@@ -158,6 +159,10 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         ("messaging-ack-before-commit", "consumer.ack=after-commit"),
         (
             "messaging-inbox-separate-tx",
+            "consumer.handler=inbox-same-tx",
+        ),
+        (
+            "messaging-inbox-record-first",
             "consumer.handler=inbox-same-tx",
         ),
         (

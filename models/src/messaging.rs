@@ -398,8 +398,6 @@ pub struct Broker {
 }
 
 const T_VISIBILITY: u32 = 0;
-/// A bound on the queue: scenarios have at most 16 events, each republished a few times.
-pub const MAX_QUEUE: usize = 4096;
 
 impl Broker {
     pub fn reset_storage(&self, s: &mut BrokerStorage) {
@@ -509,7 +507,7 @@ impl Broker {
             }
             ctx.reached(sit::DUPLICATE_PUBLISH);
         }
-        assert!(s.queue.len() < MAX_QUEUE, "broker queue over its bound");
+        // The queue grows by one per accepted publish; run.max_steps bounds publishes.
         s.queue.push(QMsg {
             ev,
             status: QStatus::Ready,
@@ -556,6 +554,8 @@ pub enum Handler {
     InboxSameTx,
     /// Check the inbox, apply the effect, write the inbox row: three transactions.
     InboxSeparateTx,
+    /// Check the inbox, write the inbox row, apply the effect: the other order.
+    InboxRecordFirst,
     /// Insert keyed by the business id; "already exists" counts as success.
     UniqueKey,
     /// Set the entity's value (naturally idempotent, order-sensitive).
@@ -668,7 +668,10 @@ impl Consumer {
                     receipt,
                     phase: Phase::Processing,
                 };
-                if self.cfg.handler == Handler::InboxSeparateTx {
+                if matches!(
+                    self.cfg.handler,
+                    Handler::InboxSeparateTx | Handler::InboxRecordFirst
+                ) {
                     self.tx(slot, &mut job, TxKind::CheckInbox, Phase::Checking, ctx);
                 } else {
                     self.process(slot, &mut job, ctx);
@@ -689,12 +692,13 @@ impl Consumer {
                     return; // a late reply for a delivery given up
                 }
                 ctx.cancel_timer(T_TX_TIMEOUT + slot as u32);
-                match (job.phase, result) {
-                    (Phase::Checking, TxResult::NotSeen) => self.process(slot, job, ctx),
-                    (Phase::Committing, TxResult::Applied)
-                        if self.cfg.handler == Handler::InboxSeparateTx =>
-                    {
+                match (job.phase, result, self.cfg.handler) {
+                    (Phase::Checking, TxResult::NotSeen, _) => self.process(slot, job, ctx),
+                    (Phase::Committing, TxResult::Applied, Handler::InboxSeparateTx) => {
                         self.tx(slot, job, TxKind::RecordInbox, Phase::Recording, ctx)
+                    }
+                    (Phase::Recording, TxResult::Applied, Handler::InboxRecordFirst) => {
+                        self.tx(slot, job, TxKind::Effect, Phase::Committing, ctx)
                     }
                     _ => self.finish(st, slot, ctx),
                 }
@@ -714,13 +718,14 @@ impl Consumer {
             return;
         }
         debug_assert_eq!(job.phase, Phase::Processing);
-        let kind = match self.cfg.handler {
-            Handler::Effect | Handler::InboxSeparateTx => TxKind::Effect,
-            Handler::InboxSameTx => TxKind::InboxAndEffect,
-            Handler::UniqueKey => TxKind::InsertUnique,
-            Handler::SetValue { versioned } => TxKind::SetValue { versioned },
+        let (kind, phase) = match self.cfg.handler {
+            Handler::Effect | Handler::InboxSeparateTx => (TxKind::Effect, Phase::Committing),
+            Handler::InboxRecordFirst => (TxKind::RecordInbox, Phase::Recording),
+            Handler::InboxSameTx => (TxKind::InboxAndEffect, Phase::Committing),
+            Handler::UniqueKey => (TxKind::InsertUnique, Phase::Committing),
+            Handler::SetValue { versioned } => (TxKind::SetValue { versioned }, Phase::Committing),
         };
-        self.tx(slot, job, kind, Phase::Committing, ctx);
+        self.tx(slot, job, kind, phase, ctx);
     }
 }
 
@@ -787,11 +792,17 @@ impl ConsumerDb {
                 }
             }
             TxKind::CheckInbox => {
+                let effect_done = s.effects.iter().any(|&(_, id)| id == ev.id);
                 if s.inbox.contains(&ev.id) {
-                    ctx.reached(sit::DUPLICATE_AFTER_COMMIT);
+                    if effect_done {
+                        ctx.reached(sit::DUPLICATE_AFTER_COMMIT);
+                    } else {
+                        // The inbox row committed, its effect did not (yet).
+                        ctx.reached(sit::CRASH_BETWEEN_STEPS);
+                    }
                     TxResult::Duplicate
                 } else {
-                    if s.effects.iter().any(|&(_, id)| id == ev.id) {
+                    if effect_done {
                         // The effect committed, its inbox row did not (yet).
                         ctx.reached(sit::CRASH_BETWEEN_STEPS);
                     }

@@ -464,6 +464,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
             ("effect", Handler::Effect),
             ("inbox-same-tx", Handler::InboxSameTx),
             ("inbox-separate-tx", Handler::InboxSeparateTx),
+            ("inbox-record-first", Handler::InboxRecordFirst),
             ("unique-key", Handler::UniqueKey),
             ("set-value", Handler::SetValue { versioned: false }),
             ("set-value-versioned", Handler::SetValue { versioned: true }),
