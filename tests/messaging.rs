@@ -125,7 +125,7 @@ scenario_tests! {
     inbox_record_first_loses: "messaging-inbox-record-first", 300;
     broker_exactly_once_duplicates: "messaging-broker-exactly-once", 300;
     retry_after_dedup_window_duplicates: "messaging-retry-after-dedup-window", 300;
-    short_visibility_duplicates: "messaging-visibility-shorter-than-processing", 100;
+    short_visibility_duplicates: "messaging-visibility-below-processing", 100;
     set_value_without_version_diverges: "messaging-set-value-no-version", 300;
 }
 
@@ -174,7 +174,7 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
             "broker.dedup_window_ms=3600000",
         ),
         (
-            "messaging-visibility-shorter-than-processing",
+            "messaging-visibility-below-processing",
             "broker.visibility_timeout_ms=360000",
         ),
         (
