@@ -862,3 +862,192 @@ impl ConsumerDb {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::{Choices, Command};
+
+    type Out = Vec<Command<Msg, Obs>>;
+
+    fn with_ctx<R>(now_us: TimeUs, f: impl FnOnce(Cx) -> R) -> (R, Out) {
+        let mut choices = Choices::new();
+        choices.start_random(1, 1, false);
+        let mut out = Vec::new();
+        let r = f(&mut Ctx::detached(now_us, 0, &mut choices, &mut out));
+        (r, out)
+    }
+
+    fn ev(id: u32) -> Event {
+        Event {
+            op: 4711,
+            id,
+            value: 1200,
+            version: 1,
+        }
+    }
+
+    fn broker(max_deliveries: u32, dedup_window_ms: u64) -> Broker {
+        Broker {
+            cfg: BrokerConfig {
+                consumers: vec![3],
+                visibility_timeout_ms: 30_000,
+                max_deliveries,
+                dedup_window_ms,
+            },
+        }
+    }
+
+    fn accepted(out: &Out) -> usize {
+        out.iter()
+            .filter(|c| matches!(c, Command::Observe(Obs::Accepted { .. })))
+            .count()
+    }
+
+    #[test]
+    fn the_dedup_window_drops_a_republish_inside_it_and_not_after() {
+        let b = broker(0, 120_000);
+        let mut s = BrokerStorage::default();
+        b.reset_storage(&mut s);
+        let publish = Msg::Publish { ev: ev(1) };
+        let (_, out) = with_ctx(0, |c| b.on_msg(&mut s, 0, publish, c));
+        assert_eq!(accepted(&out), 1);
+        let (_, out) = with_ctx(119_999_000, |c| b.on_msg(&mut s, 0, publish, c));
+        assert_eq!(accepted(&out), 0, "inside the window");
+        assert!(out.contains(&Command::Send {
+            to: 0,
+            msg: Msg::PublishAck {
+                id: 1,
+                duplicate: true
+            }
+        }));
+        let (_, out) = with_ctx(120_000_000, |c| b.on_msg(&mut s, 0, publish, c));
+        assert_eq!(accepted(&out), 1, "the window is over");
+        assert_eq!(s.queue.len(), 2);
+    }
+
+    #[test]
+    fn an_unacked_message_is_redelivered_then_dead_lettered() {
+        let b = broker(2, 0);
+        let mut s = BrokerStorage::default();
+        b.reset_storage(&mut s);
+        with_ctx(0, |c| b.on_msg(&mut s, 0, Msg::Publish { ev: ev(1) }, c));
+        assert_eq!(s.queue[0].deliveries, 1);
+        let (_, out) = with_ctx(30_000_000, |c| b.on_timer(&mut s, c));
+        assert_eq!(s.queue[0].deliveries, 2);
+        assert!(out.contains(&Command::Reached(sit::LEASE_EXPIRED_REDELIVERY)));
+        let (_, out) = with_ctx(60_000_000, |c| b.on_timer(&mut s, c));
+        assert_eq!(s.queue[0].status, QStatus::Dead);
+        assert!(out
+            .iter()
+            .any(|c| matches!(c, Command::Observe(Obs::DeadLettered { id: 1, .. }))));
+        assert!(
+            !out.iter().any(|c| matches!(c, Command::SetTimer { .. })),
+            "nothing in flight: no timer keeps the run busy"
+        );
+    }
+
+    fn tx(s: &mut ConsumerDbStorage, e: Event, kind: TxKind) -> (TxResult, Out) {
+        let (_, out) = with_ctx(0, |c| {
+            ConsumerDb::on_msg(
+                s,
+                3,
+                Msg::Tx {
+                    ev: e,
+                    kind,
+                    slot: 0,
+                    receipt: 1,
+                },
+                c,
+            )
+        });
+        let result = out
+            .iter()
+            .find_map(|c| match c {
+                Command::Send {
+                    msg: Msg::TxDone { result, .. },
+                    ..
+                } => Some(*result),
+                _ => None,
+            })
+            .expect("every transaction is answered");
+        (result, out)
+    }
+
+    fn effects(out: &Out) -> usize {
+        out.iter()
+            .filter(|c| matches!(c, Command::Observe(Obs::Effect { .. })))
+            .count()
+    }
+
+    #[test]
+    fn the_inbox_in_the_effects_transaction_applies_once() {
+        let mut s = ConsumerDbStorage::default();
+        let (r, out) = tx(&mut s, ev(1), TxKind::InboxAndEffect);
+        assert_eq!((r, effects(&out)), (TxResult::Applied, 1));
+        let (r, out) = tx(&mut s, ev(1), TxKind::InboxAndEffect);
+        assert_eq!((r, effects(&out)), (TxResult::Duplicate, 0));
+        // A plain effect has no memory.
+        let (_, out) = tx(&mut s, ev(1), TxKind::Effect);
+        assert_eq!(effects(&out), 1);
+    }
+
+    #[test]
+    fn a_versioned_update_rejects_an_older_event_and_a_plain_one_does_not() {
+        let v = |version, value| Event {
+            op: 7,
+            id: version,
+            value,
+            version,
+        };
+        for versioned in [true, false] {
+            let mut s = ConsumerDbStorage::default();
+            tx(&mut s, v(2, 20), TxKind::SetValue { versioned });
+            let (r, _) = tx(&mut s, v(1, 10), TxKind::SetValue { versioned });
+            let stored = s.values[0].1;
+            if versioned {
+                assert_eq!((r, stored), (TxResult::Stale, 20));
+            } else {
+                assert_eq!((r, stored), (TxResult::Applied, 10));
+            }
+        }
+    }
+
+    #[test]
+    fn the_outbox_commits_state_and_row_together_and_publishes_in_a_later_step() {
+        let p = Producer {
+            cfg: ProducerConfig {
+                broker: 1,
+                mode: WriteMode::Outbox,
+                publish_timeout_ms: 5000,
+                publish_max_attempts: 3,
+                commit_fail_per_mille: 0,
+                events: vec![EventSpec {
+                    op: 4711,
+                    value: 1200,
+                    start_ms: 0,
+                }],
+            },
+        };
+        let mut s = ProducerStorage::default();
+        p.reset_storage(&mut s);
+        let (mut st, _) = with_ctx(0, |c| p.on_start(&mut s, c));
+        let (_, out) = with_ctx(0, |c| p.on_timer(&mut st, &mut s, 0, c));
+        assert_eq!((s.rows.len(), s.outbox.len()), (1, 1));
+        assert!(!out.iter().any(|c| matches!(c, Command::Send { .. })));
+        let (_, out) = with_ctx(0, |c| p.on_timer(&mut st, &mut s, T_RELAY, c));
+        assert!(out.iter().any(|c| matches!(
+            c,
+            Command::Send {
+                msg: Msg::Publish { .. },
+                ..
+            }
+        )));
+        // A crash now (before the confirmation and the mark) republishes after the restart.
+        let (mut st, out) = with_ctx(1, |c| p.on_start(&mut s, c));
+        assert!(out.contains(&Command::Reached(sit::CRASH_BETWEEN_STEPS)));
+        let (_, out) = with_ctx(1, |c| p.on_timer(&mut st, &mut s, T_RELAY, c));
+        assert!(out.contains(&Command::Reached(sit::REPUBLISH_AFTER_CRASH)));
+        assert_eq!(s.outbox[0].attempts, 2);
+    }
+}
