@@ -468,7 +468,7 @@ impl Broker {
     pub fn on_msg(&self, s: &mut BrokerStorage, from: ActorId, msg: Msg, ctx: Cx) {
         match msg {
             Msg::Publish { ev } => self.on_publish(s, from, ev, ctx),
-            Msg::Ack { id, .. } => {
+            Msg::Ack { id, receipt } => {
                 // A late ack (after the lease expired, or from another consumer's
                 // delivery) is still accepted, as NATS does (nats-server#4786).
                 if let Some(m) = s
@@ -476,6 +476,15 @@ impl Broker {
                     .iter_mut()
                     .find(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }))
                 {
+                    if let QStatus::InFlight {
+                        receipt: current, ..
+                    } = m.status
+                    {
+                        if current != receipt {
+                            // An older delivery finished while a newer one was out.
+                            ctx.reached(sit::CONCURRENT_DUPLICATE);
+                        }
+                    }
                     m.status = QStatus::Acked;
                 }
                 self.dispatch(s, ctx);
