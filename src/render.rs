@@ -77,7 +77,7 @@ pub fn text(world: &World, entries: &[Entry]) -> String {
                 ..
             } => {
                 let what = match reason {
-                    sim::DropReason::Lost if matches!(msg, Msg::PayReply { .. } | Msg::TransferDone { .. }) => "reply lost",
+                    sim::DropReason::Lost if matches!(msg, Msg::PayReply { .. } | Msg::TransferDone { .. } | Msg::PublishAck { .. } | Msg::TxDone { .. }) => "reply lost",
                     sim::DropReason::Lost => "message lost",
                     sim::DropReason::Partitioned => "cut off by a partition",
                     sim::DropReason::ReceiverDown => "receiver is down",

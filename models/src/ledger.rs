@@ -92,6 +92,14 @@ pub enum Obs {
     ToldSuccess { op: OpId },
     /// The operation ended at its client.
     Ended { op: OpId, ending: Ending },
+    /// A producer committed a state change that owes an event (observed in its database).
+    EventCommitted { op: OpId, value: u32, version: u32 },
+    /// A broker stored an event in its queue.
+    Accepted { op: OpId, id: u32, version: u32 },
+    /// A broker moved an event to its dead-letter queue: visible, not lost.
+    DeadLettered { op: OpId, id: u32, version: u32 },
+    /// A set-value write landed in the consumer's database.
+    ValueWritten { op: OpId, value: u32, version: u32 },
 }
 
 impl fmt::Display for Obs {
@@ -108,6 +116,18 @@ impl fmt::Display for Obs {
             } => write!(f, "attempt {attempt} for claim {op}: {}", outcome.as_str()),
             Obs::ToldSuccess { op } => write!(f, "told: claim {op} is paid"),
             Obs::Ended { op, ending } => write!(f, "claim {op} ended: {}", ending.as_str()),
+            Obs::EventCommitted { op, value, version } => {
+                write!(f, "committed: {op} = {value} (v{version}), event owed")
+            }
+            Obs::Accepted { op, id, version } => {
+                write!(f, "queued: event #{id} for {op} (v{version})")
+            }
+            Obs::DeadLettered { op, id, .. } => {
+                write!(f, "DEAD LETTER: event #{id} for {op}")
+            }
+            Obs::ValueWritten { op, value, version } => {
+                write!(f, "WRITE at consumer: {op} = {value} (v{version})")
+            }
         }
     }
 }
@@ -118,11 +138,15 @@ pub mod inv {
     pub const NO_LOST_EFFECT: &str = "no-lost-effect";
     pub const NO_FALSE_SUCCESS: &str = "no-false-success";
     pub const OPERATION_ENDS: &str = "operation-ends";
+    pub const NO_PHANTOM_EVENT: &str = "no-phantom-event";
+    pub const STATE_CONVERGES: &str = "state-converges";
     pub const ALL: &[&str] = &[
         NO_DUPLICATE_EFFECT,
         NO_LOST_EFFECT,
         NO_FALSE_SUCCESS,
         OPERATION_ENDS,
+        NO_PHANTOM_EVENT,
+        STATE_CONVERGES,
     ];
 }
 
@@ -138,6 +162,19 @@ struct OpRecord {
     told_success: bool,
     ending: Option<Ending>,
     ended_us: TimeUs,
+    // Messaging: bit v is version v of the entity.
+    committed_versions: u64,
+    accepted_versions: u64,
+    dead_versions: u64,
+    newest_version: u32,
+    newest_value: u32,
+    written: bool,
+    current_value: u32,
+}
+
+fn version_bit(version: u32) -> u64 {
+    assert!(version < 64, "entity versions fit a u64 bit set");
+    1 << version
 }
 
 /// Per-operation counts; operations are small dense ids, so a Vec indexed by a
@@ -231,6 +268,29 @@ impl sim::Oracle for Ledger {
                 r.ended_us = now_us;
                 None
             }
+            Obs::EventCommitted { op, value, version } => {
+                let r = self.slot(op);
+                r.committed_versions |= version_bit(version);
+                if version >= r.newest_version {
+                    r.newest_version = version;
+                    r.newest_value = value;
+                }
+                None
+            }
+            Obs::Accepted { op, version, .. } => {
+                self.slot(op).accepted_versions |= version_bit(version);
+                None
+            }
+            Obs::DeadLettered { op, version, .. } => {
+                self.slot(op).dead_versions |= version_bit(version);
+                None
+            }
+            Obs::ValueWritten { op, value, .. } => {
+                let r = self.slot(op);
+                r.written = true;
+                r.current_value = value;
+                None
+            }
         }
     }
 
@@ -279,6 +339,47 @@ impl sim::Oracle for Ledger {
                         "claim {op} ended after {} ms, outside its retry window of {} ms",
                         (r.ended_us - r.started_us) / 1000,
                         r.window_ms
+                    ),
+                });
+            }
+        }
+        self.finish_messaging()
+    }
+}
+
+impl Ledger {
+    /// Messaging invariants, judged once the healing phase is quiet.
+    fn finish_messaging(&self) -> Option<Violation> {
+        for &(op, r) in &self.ops {
+            let phantom = r.accepted_versions & !r.committed_versions;
+            if phantom != 0 {
+                return Some(Violation {
+                    invariant: inv::NO_PHANTOM_EVENT,
+                    operation: u64::from(op),
+                    message: format!(
+                        "an event for {op} (v{}) was published, but the state change it announces never committed",
+                        phantom.trailing_zeros()
+                    ),
+                });
+            }
+            let owed = r.committed_versions | r.accepted_versions;
+            if owed != 0 && r.effects == 0 && !r.written && r.dead_versions == 0 {
+                return Some(Violation {
+                    invariant: inv::NO_LOST_EFFECT,
+                    operation: u64::from(op),
+                    message: format!(
+                        "the change to {op} committed, but no consumer handled its event and it is in no dead-letter queue"
+                    ),
+                });
+            }
+            let newest_dead = r.dead_versions & version_bit(r.newest_version) != 0;
+            if r.written && !newest_dead && r.current_value != r.newest_value {
+                return Some(Violation {
+                    invariant: inv::STATE_CONVERGES,
+                    operation: u64::from(op),
+                    message: format!(
+                        "after healing the consumer holds {op} = {}, but the newest committed write is {} (v{})",
+                        r.current_value, r.newest_value, r.newest_version
                     ),
                 });
             }

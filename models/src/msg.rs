@@ -2,6 +2,7 @@
 //! engine's queue never allocates per event.
 
 use crate::ledger::OpId;
+use crate::messaging::{Event, TxKind, TxResult};
 use std::fmt;
 
 /// An idempotency key as the client sends it.
@@ -76,6 +77,38 @@ pub enum Msg {
         op: OpId,
         key: Key,
     },
+    /// Producer (or its outbox relay) to broker.
+    Publish {
+        ev: Event,
+    },
+    /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
+    PublishAck {
+        id: u32,
+        duplicate: bool,
+    },
+    /// Broker to consumer; `receipt` names this delivery.
+    Deliver {
+        ev: Event,
+        receipt: u32,
+    },
+    /// Consumer to broker: delete the message.
+    Ack {
+        id: u32,
+        receipt: u32,
+    },
+    /// Consumer to its database: one transaction.
+    Tx {
+        ev: Event,
+        kind: TxKind,
+        slot: u8,
+        receipt: u32,
+    },
+    TxDone {
+        id: u32,
+        slot: u8,
+        receipt: u32,
+        result: TxResult,
+    },
 }
 
 impl fmt::Display for Msg {
@@ -101,6 +134,29 @@ impl fmt::Display for Msg {
                 amount_eur,
             } => write!(f, "transfer {amount_eur} EUR for claim {op} [{key}]"),
             Msg::TransferDone { op, key } => write!(f, "transfer done for claim {op} [{key}]"),
+            Msg::Publish { ev } => write!(
+                f,
+                "publish event #{} for {} (value {}, v{})",
+                ev.id, ev.op, ev.value, ev.version
+            ),
+            Msg::PublishAck { id, duplicate } => {
+                let d = if duplicate {
+                    " (duplicate, dropped)"
+                } else {
+                    ""
+                };
+                write!(f, "stored event #{id}{d}")
+            }
+            Msg::Deliver { ev, receipt } => write!(
+                f,
+                "deliver event #{} for {} (value {}, v{}) [receipt {receipt}]",
+                ev.id, ev.op, ev.value, ev.version
+            ),
+            Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
+            Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
+            Msg::TxDone { id, result, .. } => {
+                write!(f, "tx for event #{id}: {}", result.as_str())
+            }
         }
     }
 }

@@ -18,6 +18,9 @@ use sim::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World, US_P
 use std::collections::BTreeMap;
 use std::fmt;
 
+#[path = "scenario_messaging.rs"]
+mod messaging;
+
 // ------------------------------------------------------------------ errors
 
 /// A bad scenario file or override: names the place, what was expected and the fix.
@@ -590,6 +593,9 @@ impl Scenario {
                 help,
             }
         };
+        if messaging::wants(&effective) {
+            return messaging::load(file, &shown_file, &effective);
+        }
         let dto: FileDto = toml::from_str(&effective).map_err(|e| {
             let msg = e.message().trim().to_string();
             let help = if msg.starts_with("unknown field") {

@@ -11,6 +11,15 @@ pub const CRASH_BETWEEN_STEPS: u32 = 5;
 pub const LEASE_EXPIRED_REDELIVERY: u32 = 6;
 pub const BANK_DEDUP_HIT: u32 = 7;
 pub const RECOVERED_AFTER_RESTART: u32 = 8;
+pub const REPUBLISH_AFTER_CRASH: u32 = 9;
+pub const BROKER_DEDUP_HIT: u32 = 10;
+pub const REPUBLISH_AFTER_DEDUP_WINDOW: u32 = 11;
+pub const DUPLICATE_PUBLISH: u32 = 12;
+pub const DEAD_LETTERED: u32 = 13;
+pub const OUT_OF_ORDER_WRITE: u32 = 14;
+pub const STALE_WRITE_REJECTED: u32 = 15;
+pub const COMMIT_FAILED: u32 = 16;
+pub const PUBLISH_RETRIED: u32 = 17;
 
 pub const NAMES: &[(u32, &str)] = &[
     (REPLY_LOST, "reply-lost"),
@@ -22,6 +31,15 @@ pub const NAMES: &[(u32, &str)] = &[
     (LEASE_EXPIRED_REDELIVERY, "lease-expired-redelivery"),
     (BANK_DEDUP_HIT, "bank-dedup-hit"),
     (RECOVERED_AFTER_RESTART, "recovered-after-restart"),
+    (REPUBLISH_AFTER_CRASH, "republish-after-crash"),
+    (BROKER_DEDUP_HIT, "broker-dedup-hit"),
+    (REPUBLISH_AFTER_DEDUP_WINDOW, "republish-after-dedup-window"),
+    (DUPLICATE_PUBLISH, "duplicate-publish"),
+    (DEAD_LETTERED, "dead-lettered"),
+    (OUT_OF_ORDER_WRITE, "out-of-order-write"),
+    (STALE_WRITE_REJECTED, "stale-write-rejected"),
+    (COMMIT_FAILED, "commit-failed"),
+    (PUBLISH_RETRIED, "publish-retried"),
 ];
 
 pub fn name(id: u32) -> &'static str {
