@@ -20,6 +20,9 @@ const PALETTE: &[&str] = &[
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
 ];
 
+/// Dash patterns, so that lines lying on top of each other stay visible.
+const DASHES: &[&str] = &["none", "7 4", "2 3", "10 3 2 3"];
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -203,8 +206,9 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
             .collect();
         let _ = writeln!(
             o,
-            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
-            d.join(" ")
+            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{}"/>"#,
+            d.join(" "),
+            DASHES[k % DASHES.len()]
         );
         for p in &s.points {
             let _ = writeln!(
@@ -228,10 +232,11 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
         let _ = writeln!(
             o,
             r#"<rect x="{lx:.1}" y="{:.1}" width="22" height="10" fill="{color}" fill-opacity="0.18"/>
-<line x1="{lx:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2"/>
+<line x1="{lx:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{color}" stroke-width="2" stroke-dasharray="{}"/>
 <text x="{:.1}" y="{:.1}">{}</text>"#,
             y - 5.0,
             lx + 22.0,
+            DASHES[k % DASHES.len()],
             lx + 30.0,
             y + 4.0,
             esc(&s.label)
