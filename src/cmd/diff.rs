@@ -20,6 +20,9 @@ pub struct Args {
     /// The design change for run B, e.g. service.idempotency=claim-same-tx.
     #[arg(long = "set", value_name = "KEY=VALUE", required = true)]
     set: Vec<String>,
+    /// A setting for both runs (the common ground the change is made on).
+    #[arg(long = "both", value_name = "KEY=VALUE")]
+    both: Vec<String>,
     /// Lines shown past the first line where the traces differ.
     #[arg(long, default_value_t = 8)]
     after: usize,
@@ -184,9 +187,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if a.width < 20 {
         return Err(UsageError("error: --width must be at least 20\n".into()));
     }
-    let overrides = scenarios::parse_overrides(&a.set)?;
-    let base = scenarios::load(&a.scenario, &[])?;
-    let other = scenarios::load(&a.scenario, &overrides)?;
+    let common = scenarios::parse_overrides(&a.both)?;
+    let mut changed = common.clone();
+    // Later overrides win, so B's change applies on top of the common ground.
+    changed.extend(scenarios::parse_overrides(&a.set)?);
+    let base = scenarios::load(&a.scenario, &common)?;
+    let other = scenarios::load(&a.scenario, &changed)?;
     if base.system.world.actor_names != other.system.world.actor_names {
         return Err(UsageError(
             "error: the change alters the actors, so a record of one run cannot drive the other\n"
@@ -264,11 +270,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         text
     };
-    out.push_str(&row(
-        " ",
-        "A: as written",
-        &format!("B: {}", sets.join(" ")),
-    ));
+    let a_title = if a.both.is_empty() {
+        "A: as written".to_string()
+    } else {
+        let both: Vec<String> = a.both.iter().map(|s| format!("--both {s}")).collect();
+        format!("A: {}", both.join(" "))
+    };
+    out.push_str(&row(" ", &a_title, &format!("B: A and {}", sets.join(" "))));
     out.push_str(&format!("  {}─┼─{}\n", "─".repeat(w), "─".repeat(w)));
     for i in 0..shown {
         if Some(i) == part {

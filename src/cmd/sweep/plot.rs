@@ -8,10 +8,12 @@
 use super::{Axis, Row};
 use std::fmt::Write;
 
-const WIDTH: f64 = 760.0;
+const PLOT_WIDTH: f64 = 460.0;
 const HEIGHT: f64 = 460.0;
 const LEFT: f64 = 72.0;
-const RIGHT: f64 = 230.0;
+/// A rough width of one character at 12 px in a sans-serif face, to keep
+/// labels from running into each other or off the canvas.
+const CHAR_PX: f64 = 7.0;
 const TOP: f64 = 64.0;
 const BOTTOM: f64 = 64.0;
 
@@ -29,6 +31,29 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
         .replace('"', "&quot;")
         .replace('\'', "&apos;")
+}
+
+/// A tick label: a millisecond key's whole values in the unit that reads best.
+fn tick_label(key: &str, value: &str) -> String {
+    let Some(ms) = key
+        .ends_with("_ms")
+        .then(|| value.parse::<u64>().ok())
+        .flatten()
+    else {
+        return value.to_string();
+    };
+    const UNITS: &[(u64, &str)] = &[
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "min"),
+        (1_000, "s"),
+    ];
+    UNITS
+        .iter()
+        .find(|(size, _)| ms >= *size && ms % size == 0)
+        .map_or(format!("{ms} ms"), |(size, unit)| {
+            format!("{} {unit}", ms / size)
+        })
 }
 
 /// Where each of the x key's values sits, 0..=1 across the plot area.
@@ -105,7 +130,14 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
 
-    let plot_w = WIDTH - LEFT - RIGHT;
+    let longest = series
+        .iter()
+        .map(|s| s.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let right = (60.0 + CHAR_PX * longest as f64).max(150.0);
+    let plot_w = PLOT_WIDTH;
+    let width = LEFT + plot_w + right;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let px = |x: f64| LEFT + x * plot_w;
     let py = |y: f64| TOP + (1.0 - y) * plot_h;
@@ -113,9 +145,9 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
     let _ = writeln!(
         o,
         r##"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">
+<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{HEIGHT}" viewBox="0 0 {width} {HEIGHT}" font-family="sans-serif" font-size="12">
 <title>{} – violation rate by {}</title>
-<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>
+<rect x="0" y="0" width="{width}" height="{HEIGHT}" fill="#ffffff"/>
 <text x="{LEFT}" y="24" font-size="15" font-weight="bold">{} – violation rate by {}</text>
 <text x="{LEFT}" y="42" fill="#555555">seeds 0..{runs} for every variant; shaded: 95% Wilson interval</text>"##,
         esc(name),
@@ -139,8 +171,18 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
             i * 20
         );
     }
-    // X ticks at the swept values.
-    for (v, &x) in axes[x_axis].values.iter().zip(&xpos) {
+    // X ticks at the swept values; labels that would touch go on two rows.
+    let labels: Vec<String> = axes[x_axis]
+        .values
+        .iter()
+        .map(|v| tick_label(&axes[x_axis].key, v))
+        .collect();
+    let crowded = labels.windows(2).zip(xpos.windows(2)).any(|(l, x)| {
+        let need = CHAR_PX * (l[0].chars().count() + l[1].chars().count()) as f64 / 2.0 + 6.0;
+        (x[1] - x[0]).abs() * plot_w < need
+    });
+    for (i, (label, &x)) in labels.iter().zip(&xpos).enumerate() {
+        let row = if crowded && i % 2 == 1 { 14.0 } else { 0.0 };
         let _ = writeln!(
             o,
             r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333333"/>
@@ -148,10 +190,10 @@ pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
             px(x),
             py(0.0),
             px(x),
-            py(0.0) + 5.0,
+            py(0.0) + 5.0 + row,
             px(x),
-            py(0.0) + 19.0,
-            esc(v)
+            py(0.0) + 19.0 + row,
+            esc(label)
         );
     }
     // Axes and their labels.
