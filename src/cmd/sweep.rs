@@ -507,20 +507,21 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
         }
     }
     out.push('\n');
-    out.push_str(LEGEND);
+    for item in LEGEND {
+        let bullet = if markdown { "- " } else { "" };
+        out.push_str(&format!("{bullet}{item}\n"));
+    }
     out
 }
 
-const LEGEND: &str = "\
-failing: runs that broke an invariant; the interval is Wilson's 95% score interval.
-dup, lost, unknown: share of runs in which an effect landed twice or more; in which an
-  operation the client gave up on or was told was done had no effect when the run ended;
-  in which the client saw an attempt end with an unknown outcome (a timeout).
-attempts/op: client attempts per business operation (1.00 = no retries).
-effect p50, p99: virtual time from an operation's intent to its first effect, over all
-  operations of all runs that got one.
-dedup keys: the most idempotency keys the service held at once, over all runs.
-";
+/// What the columns mean, printed under the table (one item per line).
+const LEGEND: &[&str] = &[
+    "failing: runs that broke an invariant; the interval is Wilson's 95% score interval.",
+    "dup, lost, unknown: share of runs in which an effect landed twice or more; in which an operation the client gave up on or was told was done had no effect when the run ended; in which the client saw an attempt end with an unknown outcome (a timeout).",
+    "attempts/op: client attempts per business operation (1.00 = no retries).",
+    "effect p50, p99: virtual time from an operation's intent to its first effect, over all operations of all runs that got one.",
+    "dedup keys: the most idempotency keys the service held at once, over all runs.",
+];
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
