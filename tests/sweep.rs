@@ -371,3 +371,28 @@ fn the_plot_is_well_formed_svg_with_one_line_per_series() {
     assert!(svg.contains("client.key=stable") && svg.contains("client.key=none"));
     assert!(!svg.contains("<script") && !svg.contains("@font-face"));
 }
+
+#[test]
+fn diff_with_common_settings_parts_where_the_key_has_expired() {
+    let mut args = vec!["diff", "payment-retry-without-key", "--seed", "14"];
+    for both in [
+        "client.key=stable",
+        "service.idempotency=claim-same-tx",
+        "client.retry.base_ms=43200000",
+        "client.retry.max_attempts=7",
+        "run.fault_phase_ms=259200000",
+        "service.retention_ms=86400000",
+    ] {
+        args.extend(["--both", both]);
+    }
+    args.extend(["--set", "service.retention_ms=259200000"]);
+    let (out, _) = check(&args, 0);
+    let part = out
+        .lines()
+        .position(|l| l.contains("the runs part here"))
+        .unwrap_or_else(|| panic!("a parting line:\n{out}"));
+    let first_differing = out.lines().nth(part + 1).unwrap();
+    assert!(first_differing.starts_with('≠'), "{out}");
+    assert!(first_differing.contains("retry-after-key-expired"), "{out}");
+    assert!(out.contains("B => every invariant holds"), "{out}");
+}
