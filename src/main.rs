@@ -38,6 +38,10 @@ enum Command {
     Replay(cmd::replay::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
+    /// Run design variants (the cross product of --set values) on the same seeds and compare them.
+    Sweep(cmd::sweep::Args),
+    /// Replay one run's decisions under another design and show both traces side by side.
+    Diff(cmd::diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +57,8 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Diff(a) => cmd::diff::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
