@@ -130,6 +130,14 @@ impl Tracer<Msg, Obs> for MetricsTracer {
                 Obs::Ended { op, ending } => {
                     self.track(op).ending = Some(ending);
                 }
+                // In the messaging model the business operation starts when its state commits.
+                Obs::EventCommitted { op, .. } => {
+                    self.track(op).intent_us.get_or_insert(now);
+                }
+                Obs::DeadLettered { op, .. } => {
+                    self.track(op).ending = Some(models::ledger::Ending::DeadLetter);
+                }
+                Obs::Accepted { .. } | Obs::ValueWritten { .. } => {}
             },
             _ => {}
         }
