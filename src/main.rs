@@ -36,6 +36,8 @@ enum Command {
     Check(cmd::check::Args),
     /// Print the full trace of one run.
     Replay(cmd::replay::Args),
+    /// Shrink a failing seed to a minimal run; print it, write a repro file.
+    Shrink(cmd::shrink::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
 }
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Shrink(a) => cmd::shrink::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
