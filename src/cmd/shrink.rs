@@ -152,6 +152,9 @@ pub struct Repro {
     /// The idemsim version that wrote it.
     pub idemsim: String,
     pub scenario: String,
+    /// The scenario file it was made from, as shown in messages.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file: String,
     /// FNV-1a of the scenario's effective text (after `--set`), in hex.
     pub scenario_hash: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -192,6 +195,7 @@ pub fn repro_of(
     Repro {
         idemsim: env!("CARGO_PKG_VERSION").to_string(),
         scenario: s.name.clone(),
+        file: s.file.clone(),
         scenario_hash: hash_hex(s.hash),
         sets: sets.to_vec(),
         seed,
@@ -223,7 +227,10 @@ pub fn load_repro(
         ))
     })?;
     let overrides = scenarios::parse_overrides(&r.sets)?;
-    let s = scenarios::load(scenario.unwrap_or(&r.scenario), &overrides)?;
+    // An explicit scenario, else the file it was made from, else its name in scenarios/.
+    let from_file =
+        (!r.file.is_empty() && std::path::Path::new(&r.file).is_file()).then_some(r.file.as_str());
+    let s = scenarios::load(scenario.or(from_file).unwrap_or(&r.scenario), &overrides)?;
     if hash_hex(s.hash) != r.scenario_hash {
         return Err(UsageError(format!(
             "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\

@@ -317,7 +317,11 @@ pub fn chrome(t: &Trace) -> String {
         json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
         "ts": t.items.last().map_or(0, |i: &Item| i.time_us)}),
     );
-    let doc = json!({"traceEvents": ev, "displayTimeUnit": "ms",
-        "otherData": {"scenario": t.header.scenario, "source": t.header.source}});
-    serde_json::to_string_pretty(&doc).expect("trace events serialize") + "\n"
+    // One event per line: small diffs, and still one JSON document.
+    let lines: Vec<String> = ev.iter().map(|e| e.to_string()).collect();
+    let other = json!({"scenario": t.header.scenario, "source": t.header.source});
+    format!(
+        "{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{}\n]}}\n",
+        lines.join(",\n")
+    )
 }
