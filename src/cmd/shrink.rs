@@ -7,7 +7,7 @@ use crate::render::items::{self, Header, ShrinkInfo, Trace};
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
-use sim::{explore, Outcome, Record, Recorder, RunReport, SeedRange, Sim, Source};
+use sim::{explore, Outcome, Record, Recorder, RunReport, SeedRange, Sim};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -110,20 +110,9 @@ pub fn shrink_seed(s: &Scenario, seed: u64) -> Option<Done> {
         Some(info),
     );
     let elapsed = started.elapsed();
-    let mut rec = Recorder::default();
-    sim.run(
-        &s.system,
-        Source::Seed {
-            seed,
-            record: false,
-        },
-        &mut rec,
-    );
-    let original_lines = rec
-        .entries
-        .iter()
-        .filter(|e| !matches!(e.kind, sim::TraceKind::TimerSet { .. }))
-        .count();
+    // Counted like the shrunk trace: the lines `replay --format text` prints.
+    let (original, _) = traced(s, &shrunk.original, format!("seed {seed}"), None);
+    let original_lines = body_lines(&original);
     Some(Done {
         seed,
         shrunk,
@@ -205,8 +194,37 @@ pub fn repro_of(
     }
 }
 
+/// Puts each list of decision values on one line, so a repro stays short to read.
+fn one_line_arrays(pretty: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut open: Option<(String, Vec<String>)> = None;
+    for line in pretty.lines() {
+        let t = line.trim();
+        match &mut open {
+            Some((head, items)) if t.starts_with(']') => {
+                out.push(format!("{head}{}{t}", items.join(", ")));
+                open = None;
+            }
+            Some((_, items)) if t.trim_end_matches(',').parse::<u64>().is_ok() => {
+                items.push(t.trim_end_matches(',').to_string());
+            }
+            Some((head, items)) => {
+                // Not a list of numbers after all: keep it as it was.
+                out.push(head.clone());
+                out.extend(items.drain(..));
+                out.push(line.to_string());
+                open = None;
+            }
+            None if t.ends_with('[') => open = Some((line.to_string(), Vec::new())),
+            None => out.push(line.to_string()),
+        }
+    }
+    out.join("\n")
+}
+
 pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
-    let text = serde_json::to_string_pretty(r).expect("a repro serializes") + "\n";
+    let text =
+        one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n";
     std::fs::write(path, text)
         .map_err(|e| UsageError(format!("error: cannot write repro file {path}: {e}\n")))
 }
@@ -315,7 +333,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
 }
 
 fn stats_header() -> String {
-    "| scenario | seed | invariant | events before | events after | trace lines before | trace lines after | faults before | faults after | reruns | time |\n\
+    "| scenario | seed | invariant | events before | events after | trace lines before | trace lines after | nonzero decisions before | after | reruns | time |\n\
      |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         .to_string()
 }
