@@ -211,7 +211,7 @@ fn one_line_arrays(pretty: &str) -> String {
             Some((head, items)) => {
                 // Not a list of numbers after all: keep it as it was.
                 out.push(head.clone());
-                out.extend(items.drain(..));
+                out.append(items);
                 out.push(line.to_string());
                 open = None;
             }
