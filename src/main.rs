@@ -36,6 +36,8 @@ enum Command {
     Check(cmd::check::Args),
     /// Print the full trace of one run.
     Replay(cmd::replay::Args),
+    /// Shrink a failing seed to a minimal run; print it, write a repro file.
+    Shrink(cmd::shrink::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
     /// Run design variants (the cross product of --set values) on the same seeds and compare them.
@@ -59,6 +61,7 @@ fn main() -> ExitCode {
         Command::List(a) => cmd::list::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Diff(a) => cmd::diff::run(a),
+        Command::Shrink(a) => cmd::shrink::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -51,7 +51,7 @@ fn a_violation_exits_1_with_the_lowest_failing_seed_and_a_repro_line() {
         .expect("a repro line");
     let args: Vec<&str> = repro.split_whitespace().skip(1).collect();
     let (trace, _) = check(&args, 1);
-    assert!(trace.contains("effect #2 for claim 4711"), "{trace}");
+    assert!(trace.contains("transfer #2 for claim 4711"), "{trace}");
 }
 
 #[test]

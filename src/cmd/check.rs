@@ -23,6 +23,12 @@ pub struct Args {
     /// Override a scenario key before validation, e.g. client.retry.max_attempts=3.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Do not shrink the lowest failing seed (see docs/shrinking.md).
+    #[arg(long)]
+    no_shrink: bool,
+    /// Write the lowest failing run (shrunk unless --no-shrink) as a repro file.
+    #[arg(long, value_name = "FILE")]
+    repro_out: Option<String>,
 }
 
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
@@ -136,6 +142,22 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         lines.push(format!("repro: {r}"));
     }
     let text = lines.join("\n") + "\n";
+    // Shrinking: the lowest failing seed, cut down to a locally minimal run.
+    let shrunk = super::shrink::for_check(
+        &s,
+        &a.set,
+        sum.first_failure.as_ref().map(|f| f.seed),
+        a.no_shrink,
+        a.repro_out.as_deref(),
+    )?;
+    let shrunk_text = shrunk.as_ref().map(|d| {
+        format!(
+            "\nshrunk (docs/shrinking.md):\n{}",
+            crate::render::formats::text(&d.trace)
+        )
+    });
+    let original_events = sum.first_failure.as_ref().map(|f| f.events);
+    let shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
     if a.json {
         eprint!("{text}");
         println!(
@@ -160,11 +182,19 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                     },
                     "situations": reached,
                     "repro": repro,
+                    "original_events": original_events,
+                    "shrunk_events": shrunk_events,
                 })
             )
         );
+        if let Some(t) = &shrunk_text {
+            eprint!("{t}");
+        }
     } else {
         print!("{text}");
+        if let Some(t) = &shrunk_text {
+            print!("{t}");
+        }
     }
     Ok(code)
 }

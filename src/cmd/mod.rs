@@ -4,4 +4,5 @@ pub mod check;
 pub mod diff;
 pub mod list;
 pub mod replay;
+pub mod shrink;
 pub mod sweep;
