@@ -279,7 +279,7 @@ fn diff_shows_where_the_runs_part_and_both_outcomes() {
     assert!(before.contains("reply lost"), "{out}");
     assert!(before.contains("client-retried"), "{out}");
     // Then A pays again and B answers from the key's record.
-    assert!(after.contains("effect #2 for claim 4711"), "{out}");
+    assert!(after.contains("transfer #2 for claim 4711"), "{out}");
     assert!(after.contains("duplicate-after-commit"), "{out}");
     assert!(
         out.contains("A => violation of no-duplicate-effect"),
