@@ -61,10 +61,14 @@ pub enum Msg {
         key: Key,
         amount_eur: u32,
     },
+    /// `result_op` and `result_eur` name the payment a "paid" answer stands
+    /// for: a replayed result may belong to another request than the one asked.
     PayReply {
         op: OpId,
         attempt: u32,
         status: PayStatus,
+        result_op: OpId,
+        result_eur: u32,
     },
     /// Service to bank: transfer money for claim `op`.
     Transfer {
@@ -75,6 +79,20 @@ pub enum Msg {
     TransferDone {
         op: OpId,
         key: Key,
+    },
+    /// Service to bank, "state instead of action": claim `op` is paid
+    /// `total_eur` in total; the bank pays only what is missing.
+    Settle {
+        op: OpId,
+        total_eur: u32,
+    },
+    /// Service to bank: how much has been paid for claim `op`? (query before retry)
+    StatusQuery {
+        op: OpId,
+    },
+    StatusReply {
+        op: OpId,
+        paid_eur: u32,
     },
 }
 
@@ -93,7 +111,25 @@ impl fmt::Display for Msg {
             Msg::PayReply {
                 op,
                 attempt,
+                status: PayStatus::Paid,
+                result_op,
+                result_eur,
+            } if result_op != op => write!(
+                f,
+                "claim {op}: paid (replayed result of claim {result_op}, {result_eur} EUR) [attempt {attempt}]"
+            ),
+            Msg::PayReply {
+                op,
+                attempt,
+                status: PayStatus::Paid,
+                result_eur,
+                ..
+            } => write!(f, "claim {op}: paid {result_eur} EUR [attempt {attempt}]"),
+            Msg::PayReply {
+                op,
+                attempt,
                 status,
+                ..
             } => write!(f, "claim {op}: {} [attempt {attempt}]", status.as_str()),
             Msg::Transfer {
                 op,
@@ -101,6 +137,11 @@ impl fmt::Display for Msg {
                 amount_eur,
             } => write!(f, "transfer {amount_eur} EUR for claim {op} [{key}]"),
             Msg::TransferDone { op, key } => write!(f, "transfer done for claim {op} [{key}]"),
+            Msg::Settle { op, total_eur } => {
+                write!(f, "claim {op} is paid {total_eur} EUR in total: pay what is missing")
+            }
+            Msg::StatusQuery { op } => write!(f, "how much is paid for claim {op}?"),
+            Msg::StatusReply { op, paid_eur } => write!(f, "claim {op}: {paid_eur} EUR paid so far"),
         }
     }
 }

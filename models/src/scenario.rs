@@ -9,8 +9,8 @@
 
 use crate::node::{Node, System};
 use crate::payment::{
-    Bank, BankConfig, Client, ClientConfig, Idempotency, Jitter, KeyPolicy, OpSpec, RetryPolicy,
-    Service, ServiceConfig,
+    Bank, BankConfig, Client, ClientConfig, Concurrent, Idempotency, Jitter, KeyPolicy, Mode,
+    OpSpec, RetryPolicy, Service, ServiceConfig,
 };
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -348,6 +348,11 @@ struct ServiceDto {
     pass_key_to_bank: bool,
     bank_timeout_ms: u64,
     bank_max_attempts: u32,
+    lease_ms: u64,
+    concurrent: String,
+    processing_ms: u64,
+    max_keys: u32,
+    mode: String,
 }
 
 impl Default for ServiceDto {
@@ -359,6 +364,11 @@ impl Default for ServiceDto {
             pass_key_to_bank: true,
             bank_timeout_ms: 5_000,
             bank_max_attempts: 3,
+            lease_ms: 0,
+            concurrent: "reject".into(),
+            processing_ms: 0,
+            max_keys: 10_000,
+            mode: "action".into(),
         }
     }
 }
@@ -367,11 +377,17 @@ impl Default for ServiceDto {
 #[serde(deny_unknown_fields, default)]
 struct BankDto {
     accepts_key: bool,
+    key_retention_ms: u64,
+    status_query: bool,
 }
 
 impl Default for BankDto {
     fn default() -> Self {
-        BankDto { accepts_key: true }
+        BankDto {
+            accepts_key: true,
+            key_retention_ms: 0,
+            status_query: false,
+        }
     }
 }
 
@@ -937,9 +953,22 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         &s.idempotency,
         &[
             ("none", Idempotency::None),
+            ("check-then-act", Idempotency::CheckThenAct),
             ("claim-same-tx", Idempotency::ClaimSameTx),
+            ("split-key-first", Idempotency::SplitKeyFirst),
+            ("split-booking-first", Idempotency::SplitBookingFirst),
         ],
         sat("idempotency"),
+    )?;
+    let concurrent = one_of(
+        &s.concurrent,
+        &[("reject", Concurrent::Reject), ("wait", Concurrent::Wait)],
+        sat("concurrent"),
+    )?;
+    let mode = one_of(
+        &s.mode,
+        &[("action", Mode::Action), ("state", Mode::State)],
+        sat("mode"),
     )?;
     if s.bank_timeout_ms == 0 || s.bank_max_attempts == 0 {
         return Err(invalid(
@@ -960,9 +989,17 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         pass_key_to_bank: s.pass_key_to_bank,
         bank_timeout_ms: s.bank_timeout_ms,
         bank_max_attempts: s.bank_max_attempts,
+        lease_ms: s.lease_ms,
+        concurrent,
+        processing_ms: s.processing_ms,
+        max_keys: s.max_keys,
+        mode,
+        query_before_retry: d.bank.status_query,
     };
     let bank = BankConfig {
         accepts_key: d.bank.accepts_key,
+        key_retention_ms: d.bank.key_retention_ms,
+        status_query: d.bank.status_query,
     };
     let system = System {
         world,
