@@ -1018,3 +1018,78 @@ fn world_actor(names: &[&str], name: &str) -> Option<sim::ActorId> {
         .position(|n| *n == name)
         .map(|i| i as sim::ActorId)
 }
+
+// ------------------------------------------------------------------ judging
+
+/// A sweep's result held against a scenario's `[expect]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judgement {
+    pub found: Verdict,
+    /// The invariant of the lowest failing seed (`model-panic` for a panic).
+    pub invariant: Option<&'static str>,
+    pub lowest_failing_seed: Option<u64>,
+    /// Situations the expectation names that no run reached.
+    pub missing: Vec<&'static str>,
+    /// Why it does not match; `None` when it does.
+    pub mismatch: Option<String>,
+}
+
+impl Judgement {
+    pub fn matched(&self) -> bool {
+        self.mismatch.is_none()
+    }
+}
+
+impl Expect {
+    /// The expectation as people read it: `violation (no-duplicate-effect)`.
+    pub fn describe(&self) -> String {
+        match self.invariant {
+            Some(i) => format!("{} ({i})", self.verdict.as_str()),
+            None => self.verdict.as_str().to_string(),
+        }
+    }
+
+    /// Verdict must match; a violation must break the named invariant; a
+    /// "holds" must have reached every situation it names, or it proves little.
+    pub fn judge(&self, sum: &sim::Summary) -> Judgement {
+        let (found, invariant) = match &sum.first_failure {
+            Some(f) => match &f.outcome {
+                sim::Outcome::Violation(v) => (Verdict::Violation, Some(v.invariant)),
+                _ => (Verdict::Violation, Some("model-panic")),
+            },
+            None if sum.inconclusive > 0 => (Verdict::Inconclusive, None),
+            None => (Verdict::Holds, None),
+        };
+        let missing: Vec<&'static str> = self
+            .situations
+            .iter()
+            .filter(|&&id| sum.situations & (1 << id) == 0)
+            .map(|&id| crate::situation::name(id))
+            .collect();
+        let found_text = match invariant {
+            Some(i) => format!("{} of {i}", found.as_str()),
+            None => found.as_str().to_string(),
+        };
+        let mismatch = if sum.schedules == 0 {
+            Some("no seed ran".to_string())
+        } else if found != self.verdict {
+            Some(format!(
+                "expected {}, found {found_text}",
+                self.verdict.as_str()
+            ))
+        } else if self.verdict == Verdict::Violation && invariant != self.invariant {
+            Some(format!("expected {}, found {found_text}", self.describe()))
+        } else if self.verdict == Verdict::Holds && !missing.is_empty() {
+            Some(format!("situations not reached: {}", missing.join(", ")))
+        } else {
+            None
+        };
+        Judgement {
+            found,
+            invariant,
+            lowest_failing_seed: sum.first_failure.as_ref().map(|f| f.seed),
+            missing,
+            mismatch,
+        }
+    }
+}

@@ -3,3 +3,4 @@
 pub mod check;
 pub mod list;
 pub mod replay;
+pub mod verify;
