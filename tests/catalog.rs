@@ -339,3 +339,24 @@ fn messages_and_observations_stay_small() {
         std::mem::size_of::<Obs>()
     );
 }
+
+#[test]
+fn a_holding_scenario_that_misses_a_named_situation_does_not_match() {
+    let s = load(
+        "payment-stable-key",
+        &["expect.situations=[\"key-reaped\"]"],
+    );
+    let j = s.expect.judge(&sweep(&s, 50));
+    assert_eq!(j.found, Verdict::Holds);
+    assert_eq!(
+        j.mismatch.as_deref(),
+        Some("situations not reached: key-reaped")
+    );
+    let s = load(
+        "payment-check-then-act",
+        &["expect.invariant=\"no-duplicate-effect\""],
+    );
+    let j = s.expect.judge(&sweep(&s, 50));
+    assert_eq!(j.invariant, Some(inv::AT_MOST_ONE_EXECUTOR));
+    assert!(!j.matched());
+}
