@@ -44,6 +44,8 @@ enum Command {
     Sweep(cmd::sweep::Args),
     /// Replay one run's decisions under another design and show both traces side by side.
     Diff(cmd::diff::Args),
+    /// Run every scenario against its [expect]; exit 0 only if all match.
+    Verify(cmd::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Shrink(a) => cmd::shrink::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -40,16 +40,31 @@ pub fn json_line(kind: &str, data: serde_json::Value) -> String {
     serde_json::json!({ "type": kind, "data": data }).to_string()
 }
 
-/// One line per trace entry (timer settings left out), without step numbers
-/// or an ending: the shape `diff` puts side by side.
+/// Entries `diff` leaves out: timer settings, and the service's bookkeeping
+/// observations, which exist in one design and not the other and would make
+/// two runs look parted before their behaviour differs.
+pub fn diff_hides(e: &Entry) -> bool {
+    matches!(
+        e.kind,
+        sim::TraceKind::TimerSet { .. }
+            | sim::TraceKind::Observe {
+                obs: Obs::ExecStart { .. }
+                    | Obs::ExecEnd { .. }
+                    | Obs::ExecutorsLost
+                    | Obs::DedupStore { .. },
+                ..
+            }
+    )
+}
+
+/// One line per trace entry (see [`diff_hides`]), without step numbers or an
+/// ending: the shape `diff` puts side by side.
 pub fn text(world: &sim::World, entries: &[Entry]) -> String {
     use std::fmt::Write;
     let width = world.actor_names.iter().map(|n| n.len()).max().unwrap_or(6);
     let mut out = String::new();
-    for it in items::items(world, entries) {
-        if matches!(it.what, items::What::TimerSet { .. }) {
-            continue;
-        }
+    let shown: Vec<Entry> = entries.iter().filter(|e| !diff_hides(e)).cloned().collect();
+    for it in items::items(world, &shown) {
         let _ = writeln!(
             out,
             "{:>14}  {:<width$}  {}",

@@ -5,6 +5,7 @@
 //! clients were told. A service's own belief is never evidence: services do not
 //! report effects, only the places where effects land do.
 
+use crate::msg::Key;
 use sim::{ActorId, TimeUs, Violation};
 use std::fmt;
 
@@ -36,6 +37,8 @@ pub enum AttemptOutcome {
     Fail,
     /// A timeout is unknown, not fail: the effect may or may not have happened.
     Unknown,
+    /// A final error (422, rejected input): retrying it cannot succeed.
+    Rejected,
 }
 
 impl AttemptOutcome {
@@ -44,6 +47,7 @@ impl AttemptOutcome {
             AttemptOutcome::Ok => "ok",
             AttemptOutcome::Fail => "fail",
             AttemptOutcome::Unknown => "unknown",
+            AttemptOutcome::Rejected => "rejected (final)",
         }
     }
 }
@@ -89,7 +93,14 @@ pub enum Obs {
         outcome: AttemptOutcome,
     },
     /// A client was told the operation succeeded (synchronously: the effect is owed now).
-    ToldSuccess { op: OpId },
+    /// `amount` is what this attempt asked for; `result_op`/`result_amount` name
+    /// the payment the answer stands for.
+    ToldSuccess {
+        op: OpId,
+        amount: u32,
+        result_op: OpId,
+        result_amount: u32,
+    },
     /// The operation ended at its client.
     Ended { op: OpId, ending: Ending },
     /// A producer committed a state change that owes an event (observed in its database).
@@ -100,6 +111,15 @@ pub enum Obs {
     DeadLettered { op: OpId, id: u32, version: u32 },
     /// A set-value write landed in the consumer's database.
     ValueWritten { op: OpId, value: u32, version: u32 },
+    /// A service instance starts executing the request bound to `key` (it
+    /// passed the dedup check, claimed the key or took it over).
+    ExecStart { key: Key },
+    /// That execution finished or gave up.
+    ExecEnd { key: Key },
+    /// The reporting actor restarted: every execution it ran died with it.
+    ExecutorsLost,
+    /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
+    DedupStore { keys: u32, bound: u32 },
 }
 
 impl fmt::Display for Obs {
@@ -114,7 +134,16 @@ impl fmt::Display for Obs {
                 attempt,
                 outcome,
             } => write!(f, "attempt {attempt} for claim {op}: {}", outcome.as_str()),
-            Obs::ToldSuccess { op } => write!(f, "told: claim {op} is paid"),
+            Obs::ToldSuccess {
+                op,
+                amount,
+                result_op,
+                result_amount,
+            } if (result_op, result_amount) != (op, amount) => write!(
+                f,
+                "told: claim {op} ({amount} EUR) is paid, with the result of claim {result_op} ({result_amount} EUR)"
+            ),
+            Obs::ToldSuccess { op, .. } => write!(f, "told: claim {op} is paid"),
             Obs::Ended { op, ending } => write!(f, "claim {op} ended: {}", ending.as_str()),
             Obs::EventCommitted { op, value, version } => {
                 write!(f, "committed: {op} = {value} (v{version}), event owed")
@@ -128,6 +157,12 @@ impl fmt::Display for Obs {
             Obs::ValueWritten { op, value, version } => {
                 write!(f, "WRITE at consumer: {op} = {value} (v{version})")
             }
+            Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
+            Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
+            Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
+            Obs::DedupStore { keys, bound } => {
+                write!(f, "dedup store holds {keys} keys (bound {bound})")
+            }
         }
     }
 }
@@ -140,6 +175,9 @@ pub mod inv {
     pub const OPERATION_ENDS: &str = "operation-ends";
     pub const NO_PHANTOM_EVENT: &str = "no-phantom-event";
     pub const STATE_CONVERGES: &str = "state-converges";
+    pub const NO_MISMATCHED_PAYLOAD: &str = "no-mismatched-payload";
+    pub const AT_MOST_ONE_EXECUTOR: &str = "at-most-one-executor";
+    pub const DEDUP_STORE_BOUNDED: &str = "dedup-store-bounded";
     pub const ALL: &[&str] = &[
         NO_DUPLICATE_EFFECT,
         NO_LOST_EFFECT,
@@ -147,6 +185,9 @@ pub mod inv {
         OPERATION_ENDS,
         NO_PHANTOM_EVENT,
         STATE_CONVERGES,
+        NO_MISMATCHED_PAYLOAD,
+        AT_MOST_ONE_EXECUTOR,
+        DEDUP_STORE_BOUNDED,
     ];
 }
 
@@ -160,6 +201,8 @@ struct OpRecord {
     effect_amount: u64,
     first_effect_us: Option<TimeUs>,
     told_success: bool,
+    /// A final error (422) was answered; any later attempt is a retry of a rejected input.
+    rejected: bool,
     ending: Option<Ending>,
     ended_us: TimeUs,
     // Messaging: bit v is version v of the entity.
@@ -182,6 +225,8 @@ fn version_bit(version: u32) -> u64 {
 #[derive(Debug, Default)]
 pub struct Ledger {
     ops: Vec<(OpId, OpRecord)>,
+    /// Executions running now: the key and the actor (service process) running it.
+    executors: Vec<(Key, ActorId)>,
 }
 
 impl Ledger {
@@ -204,14 +249,23 @@ impl Ledger {
     }
 }
 
+/// The operation a key belongs to, for a violation's signature (0 when the key names none).
+fn key_operation(key: Key) -> u64 {
+    match key {
+        Key::Op { op, .. } => u64::from(op),
+        Key::Time { .. } | Key::None => 0,
+    }
+}
+
 impl sim::Oracle for Ledger {
     type Obs = Obs;
 
     fn reset(&mut self) {
         self.ops.clear();
+        self.executors.clear();
     }
 
-    fn observe(&mut self, now_us: TimeUs, _actor: ActorId, obs: &Obs) -> Option<Violation> {
+    fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) -> Option<Violation> {
         match *obs {
             Obs::Intent {
                 op,
@@ -246,8 +300,30 @@ impl sim::Oracle for Ledger {
                 }
                 None
             }
-            Obs::Attempt { .. } => None,
-            Obs::ToldSuccess { op } => {
+            Obs::Attempt {
+                op,
+                attempt,
+                outcome,
+            } => {
+                let r = self.slot(op);
+                if r.rejected {
+                    return Some(Violation {
+                        invariant: inv::OPERATION_ENDS,
+                        operation: u64::from(op),
+                        message: format!(
+                            "claim {op} was retried (attempt {attempt}) after a final error: a rejected input never becomes valid, the operation had to end as a final failure"
+                        ),
+                    });
+                }
+                r.rejected = outcome == AttemptOutcome::Rejected;
+                None
+            }
+            Obs::ToldSuccess {
+                op,
+                amount,
+                result_op,
+                result_amount,
+            } => {
                 let r = self.slot(op);
                 r.told_success = true;
                 if r.effects == 0 {
@@ -256,6 +332,50 @@ impl sim::Oracle for Ledger {
                         operation: u64::from(op),
                         message: format!(
                             "the client was told claim {op} is paid, but nothing was paid"
+                        ),
+                    });
+                }
+                if (result_op, result_amount) != (op, amount) {
+                    return Some(Violation {
+                        invariant: inv::NO_MISMATCHED_PAYLOAD,
+                        operation: u64::from(op),
+                        message: format!(
+                            "a request for {amount} EUR on claim {op} was answered \"paid\" with the stored result of another payload ({result_amount} EUR on claim {result_op})"
+                        ),
+                    });
+                }
+                None
+            }
+            Obs::ExecStart { key } => {
+                if self.executors.iter().any(|(k, _)| *k == key) {
+                    return Some(Violation {
+                        invariant: inv::AT_MOST_ONE_EXECUTOR,
+                        operation: key_operation(key),
+                        message: format!(
+                            "a second execution of key {key} started while the first still runs"
+                        ),
+                    });
+                }
+                self.executors.push((key, actor));
+                None
+            }
+            Obs::ExecEnd { key } => {
+                if let Some(i) = self.executors.iter().position(|e| *e == (key, actor)) {
+                    self.executors.swap_remove(i);
+                }
+                None
+            }
+            Obs::ExecutorsLost => {
+                self.executors.retain(|(_, a)| *a != actor);
+                None
+            }
+            Obs::DedupStore { keys, bound } => {
+                if bound != 0 && keys > bound {
+                    return Some(Violation {
+                        invariant: inv::DEDUP_STORE_BOUNDED,
+                        operation: 0,
+                        message: format!(
+                            "the dedup store holds {keys} keys, over its bound of {bound}: keys that never expire grow without limit"
                         ),
                     });
                 }

@@ -62,10 +62,14 @@ pub enum Msg {
         key: Key,
         amount_eur: u32,
     },
+    /// `result_op` and `result_eur` name the payment a "paid" answer stands
+    /// for: a replayed result may belong to another request than the one asked.
     PayReply {
         op: OpId,
         attempt: u32,
         status: PayStatus,
+        result_op: OpId,
+        result_eur: u32,
     },
     /// Service to bank: transfer money for claim `op`.
     Transfer {
@@ -109,6 +113,20 @@ pub enum Msg {
         receipt: u32,
         result: TxResult,
     },
+    /// Service to bank, "state instead of action": claim `op` is paid
+    /// `total_eur` in total; the bank pays only what is missing.
+    Settle {
+        op: OpId,
+        total_eur: u32,
+    },
+    /// Service to bank: how much has been paid for claim `op`? (query before retry)
+    StatusQuery {
+        op: OpId,
+    },
+    StatusReply {
+        op: OpId,
+        paid_eur: u32,
+    },
 }
 
 impl fmt::Display for Msg {
@@ -126,7 +144,25 @@ impl fmt::Display for Msg {
             Msg::PayReply {
                 op,
                 attempt,
+                status: PayStatus::Paid,
+                result_op,
+                result_eur,
+            } if result_op != op => write!(
+                f,
+                "claim {op}: paid (replayed result of claim {result_op}, {result_eur} EUR) [attempt {attempt}]"
+            ),
+            Msg::PayReply {
+                op,
+                attempt,
+                status: PayStatus::Paid,
+                result_eur,
+                ..
+            } => write!(f, "claim {op}: paid {result_eur} EUR [attempt {attempt}]"),
+            Msg::PayReply {
+                op,
+                attempt,
                 status,
+                ..
             } => write!(f, "claim {op}: {} [attempt {attempt}]", status.as_str()),
             Msg::Transfer {
                 op,
@@ -157,6 +193,11 @@ impl fmt::Display for Msg {
             Msg::TxDone { id, result, .. } => {
                 write!(f, "tx for event #{id}: {}", result.as_str())
             }
+            Msg::Settle { op, total_eur } => {
+                write!(f, "claim {op} is paid {total_eur} EUR in total: pay what is missing")
+            }
+            Msg::StatusQuery { op } => write!(f, "how much is paid for claim {op}?"),
+            Msg::StatusReply { op, paid_eur } => write!(f, "claim {op}: {paid_eur} EUR paid so far"),
         }
     }
 }

@@ -40,7 +40,7 @@ struct Line {
 fn lines(s: &Scenario, entries: &[render::Entry]) -> Vec<Line> {
     let text = render::text(&s.system.world, entries);
     let shown: Vec<usize> = (0..entries.len())
-        .filter(|&i| !matches!(entries[i].kind, TraceKind::TimerSet { .. }))
+        .filter(|&i| !render::diff_hides(&entries[i]))
         .collect();
     let texts: Vec<&str> = text.lines().collect();
     // `render::text` writes one line per entry except timer settings; should

@@ -6,3 +6,4 @@ pub mod list;
 pub mod replay;
 pub mod shrink;
 pub mod sweep;
+pub mod verify;

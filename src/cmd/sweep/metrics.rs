@@ -137,7 +137,12 @@ impl Tracer<Msg, Obs> for MetricsTracer {
                 Obs::DeadLettered { op, .. } => {
                     self.track(op).ending = Some(models::ledger::Ending::DeadLetter);
                 }
-                Obs::Accepted { .. } | Obs::ValueWritten { .. } => {}
+                Obs::Accepted { .. }
+                | Obs::ValueWritten { .. }
+                | Obs::ExecStart { .. }
+                | Obs::ExecEnd { .. }
+                | Obs::ExecutorsLost
+                | Obs::DedupStore { .. } => {}
             },
             _ => {}
         }
