@@ -49,6 +49,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A panic inside a model is reported as a failure of its seed; printing
+    // each one as it happens would bury the summary of a sweep.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !sim::inside_model() {
+            default_hook(info);
+        }
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

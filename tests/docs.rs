@@ -116,3 +116,23 @@ fn a_stale_block_is_detected() {
     assert!(fresh.contains("payment-stable-key"));
     assert!(fresh.ends_with("```\nend\n"));
 }
+
+#[test]
+fn every_situation_and_invariant_is_documented_in_the_scenario_format() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scenario-format.md"),
+    )
+    .unwrap();
+    for (_, name) in models::situation::NAMES {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "situation {name} is undocumented"
+        );
+    }
+    for name in models::ledger::inv::ALL {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "invariant {name} is undocumented"
+        );
+    }
+}

@@ -747,7 +747,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         return Err(invalid(
             vec![Key("model")],
             format!("unknown model \"{}\"", d.model),
-            "expected \"payment\"",
+            "expected \"payment\" or \"messaging\"",
         ));
     }
     let names: Vec<String> = ACTORS_PAYMENT.iter().map(|s| s.to_string()).collect();

@@ -2,7 +2,6 @@
 //! verdict can show that the interesting interleavings actually happened.
 
 /// Stable ids (bit positions) and names; scenario files use the names.
-pub const REPLY_LOST: u32 = 0;
 pub const CLIENT_RETRIED: u32 = 1;
 pub const DUPLICATE_AFTER_COMMIT: u32 = 2;
 pub const CONCURRENT_DUPLICATE: u32 = 3;
@@ -40,7 +39,6 @@ pub const KEY_COLLISION: u32 = 27;
 pub const BANK_RETRIED: u32 = 28;
 
 pub const NAMES: &[(u32, &str)] = &[
-    (REPLY_LOST, "reply-lost"),
     (CLIENT_RETRIED, "client-retried"),
     (DUPLICATE_AFTER_COMMIT, "duplicate-after-commit"),
     (CONCURRENT_DUPLICATE, "concurrent-duplicate"),

@@ -102,24 +102,41 @@ impl SeedRange {
     }
 }
 
+thread_local! {
+    static INSIDE_MODEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True while this thread runs model code under [`guarded`]. A panic hook can
+/// stay quiet then: the panic becomes a reported failure with its seed.
+pub fn inside_model() -> bool {
+    INSIDE_MODEL.with(|c| c.get())
+}
+
+/// Runs `f`, turning a panic into `Err(message)`.
+pub fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    let outer = INSIDE_MODEL.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    INSIDE_MODEL.with(|c| c.set(outer));
+    result.map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
 /// Runs one seed, turning a panic inside a model into a reported failure.
 pub fn run_guarded<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> crate::engine::RunReport {
-    match catch_unwind(AssertUnwindSafe(|| sim.run_seed(model, seed))) {
+    match guarded(|| sim.run_seed(model, seed)) {
         Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".into());
-            crate::engine::RunReport {
-                outcome: Outcome::Panicked(msg),
-                events: 0,
-                end_time_us: 0,
-                faults: FaultCounts::default(),
-                situations: 0,
-            }
-        }
+        Err(msg) => crate::engine::RunReport {
+            outcome: Outcome::Panicked(msg),
+            events: 0,
+            end_time_us: 0,
+            faults: FaultCounts::default(),
+            situations: 0,
+        },
     }
 }
 

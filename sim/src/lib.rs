@@ -19,7 +19,7 @@ pub use choice::{ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayou
 pub use engine::{
     FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport, Sim, Source, Violation,
 };
-pub use explore::{explore, run_guarded, Failure, SeedRange, Summary};
+pub use explore::{explore, guarded, inside_model, run_guarded, Failure, SeedRange, Summary};
 pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
 pub use world::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World};

@@ -25,7 +25,6 @@ use crate::engine::{Model, MsgOf, ObsOf, Outcome, RunReport, Sim, Source};
 use crate::trace::{NoTrace, Recorder, TraceEntry, Tracer};
 use crate::world::World;
 use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// What must stay the same while shrinking: the invariant and the operation
 /// it concerns. The message (amounts, counts) may change.
@@ -91,18 +90,10 @@ pub fn replay<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>>(
     tracer: &mut T,
 ) -> RunReport {
     let source = Source::Replay { record, log_points };
-    match catch_unwind(AssertUnwindSafe(|| sim.run(model, source, tracer))) {
-        Ok(r) => r,
-        Err(payload) => panicked(payload),
-    }
+    crate::explore::guarded(|| sim.run(model, source, tracer)).unwrap_or_else(panicked)
 }
 
-fn panicked(payload: Box<dyn std::any::Any + Send>) -> RunReport {
-    let msg = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic".into());
+fn panicked(msg: String) -> RunReport {
     RunReport {
         outcome: Outcome::Panicked(msg),
         events: 0,
@@ -115,10 +106,8 @@ fn panicked(payload: Box<dyn std::any::Any + Send>) -> RunReport {
 /// Runs `seed` once, recording its decisions.
 pub fn record_seed<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> (Record, RunReport) {
     let source = Source::Seed { seed, record: true };
-    let report = match catch_unwind(AssertUnwindSafe(|| sim.run(model, source, &mut NoTrace))) {
-        Ok(r) => r,
-        Err(payload) => panicked(payload),
-    };
+    let report =
+        crate::explore::guarded(|| sim.run(model, source, &mut NoTrace)).unwrap_or_else(panicked);
     (sim.choices.take_recorded(), report)
 }
 
