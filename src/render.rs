@@ -9,6 +9,7 @@ use sim::{Outcome, TraceEntry};
 
 pub type Entry = TraceEntry<Msg, Obs>;
 
+/// Virtual time for people: seconds below an hour, clock time above.
 pub fn time(us: u64) -> String {
     let s = us / 1_000_000;
     let ms = (us % 1_000_000) / 1000;
@@ -20,6 +21,8 @@ pub fn time(us: u64) -> String {
             s % 3600 / 60,
             s % 60
         )
+    } else if s >= 3600 {
+        format!("{:02}:{:02}:{:02}.{ms:03}", s / 3600, s % 3600 / 60, s % 60)
     } else {
         format!("{s}.{ms:03} s")
     }

@@ -51,10 +51,12 @@ fn header_line(t: &Trace) -> String {
 }
 
 /// Timer sets are left out: the firing shows them where they matter.
+/// Long runs of steps that repeat (a retry loop against a partition) are
+/// folded, so a shrunk trace stays on one screen.
 pub fn text(t: &Trace) -> String {
     let width = t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6);
     let mut out = header_line(t) + "\n";
-    let mut last_step = u64::MAX;
+    let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
         if matches!(
             it.what,
@@ -62,30 +64,129 @@ pub fn text(t: &Trace) -> String {
         ) {
             continue;
         }
-        let step = if it.step != last_step {
-            last_step = it.step;
+        let first = blocks.last().is_none_or(|b| b.step != it.step);
+        if first {
+            blocks.push(Block::new(it.step));
+        }
+        let step = if first {
             format!("#{}", it.step)
         } else {
             String::new()
         };
+        let block = blocks.last_mut().expect("a block per step");
         let mark = if t.end.turn == Some(i) {
+            block.pinned = true;
             "  ◀ point of no return"
         } else {
             ""
         };
-        if matches!(it.what, What::Healing {}) {
-            let _ = writeln!(out, "{step:>4} {:>12}  {}", time(it.time_us), describe(it));
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "{step:>4} {:>12}  {:<width$}  {}{mark}",
-            time(it.time_us),
-            it.actor,
-            describe(it)
-        );
+        block.pinned |= matches!(it.what, What::Effect { .. } | What::Healing {});
+        let line = if matches!(it.what, What::Healing {}) {
+            format!("{step:>4} {:>12}  {}", time(it.time_us), describe(it))
+        } else {
+            format!(
+                "{step:>4} {:>12}  {:<width$}  {}{mark}",
+                time(it.time_us),
+                it.actor,
+                describe(it)
+            )
+        };
+        block.lines.push(line);
+    }
+    for line in fold(blocks, |n, p, a, b| {
+        format!(
+            "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
+            ""
+        )
+    }) {
+        let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "=> {}", t.end.sentence);
+    out
+}
+
+/// The lines one engine step printed.
+struct Block {
+    step: u64,
+    lines: Vec<String>,
+    /// Never folded: effects, the point of no return, the healing marker.
+    pinned: bool,
+}
+
+impl Block {
+    fn new(step: u64) -> Block {
+        Block {
+            step,
+            lines: Vec::new(),
+            pinned: false,
+        }
+    }
+
+    /// The block with every number and every run of spaces collapsed, so
+    /// the rounds of a loop look alike whatever their times and counters.
+    fn shape(&self) -> String {
+        let mut out = String::new();
+        for line in &self.lines {
+            let mut prev = '\n';
+            for c in line.chars() {
+                let c = match c {
+                    '0'..='9' | '.' if prev == '0' || c != '.' => '0',
+                    ' ' => ' ',
+                    c => c,
+                };
+                if !(c == prev && (c == '0' || c == ' ')) {
+                    out.push(c);
+                }
+                prev = c;
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Folds runs of at least four repetitions of a period of 1 to 3 steps into
+/// the first period, one summary line and the last period.
+fn fold(blocks: Vec<Block>, summary: impl Fn(usize, usize, u64, u64) -> String) -> Vec<String> {
+    const MIN_REPEATS: usize = 4;
+    let shapes: Vec<String> = blocks.iter().map(Block::shape).collect();
+    let free = |i: usize| !blocks[i].pinned;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < blocks.len() {
+        let mut best = (0, 0);
+        for p in 1..=3 {
+            let mut k = 1;
+            while i + (k + 1) * p <= blocks.len()
+                && (0..p).all(|j| {
+                    let a = i + j;
+                    let b = i + k * p + j;
+                    free(a) && free(b) && shapes[a] == shapes[b]
+                })
+            {
+                k += 1;
+            }
+            if k >= MIN_REPEATS && k * p > best.0 * best.1 {
+                best = (k, p);
+            }
+        }
+        let (k, p) = best;
+        if k == 0 {
+            out.extend(blocks[i].lines.iter().cloned());
+            i += 1;
+            continue;
+        }
+        for b in &blocks[i..i + p] {
+            out.extend(b.lines.iter().cloned());
+        }
+        let hidden_first = blocks[i + p].step;
+        let hidden_last = blocks[i + (k - 1) * p - 1].step;
+        out.push(summary(k - 2, p, hidden_first, hidden_last));
+        for b in &blocks[i + (k - 1) * p..i + k * p] {
+            out.extend(b.lines.iter().cloned());
+        }
+        i += k * p;
+    }
     out
 }
 
@@ -127,6 +228,7 @@ pub fn mermaid(t: &Trace) -> String {
         t.header.actors.first().map_or("", String::as_str),
         t.header.actors.last().map_or("", String::as_str)
     );
+    let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
         let at = time(it.time_us);
         let turn = if t.end.turn == Some(i) {
@@ -169,7 +271,18 @@ pub fn mermaid(t: &Trace) -> String {
             | What::TimerSet { .. }
             | What::Situation { .. } => continue,
         };
-        let _ = writeln!(out, "    {}", mm(&line));
+        if blocks.last().is_none_or(|b| b.step != it.step) {
+            blocks.push(Block::new(it.step));
+        }
+        let block = blocks.last_mut().expect("a block per step");
+        block.pinned |=
+            !turn.is_empty() || matches!(it.what, What::Effect { .. } | What::Healing {});
+        block.lines.push(format!("    {}", mm(&line)));
+    }
+    for line in fold(blocks, |n, p, a, b| {
+        format!("    Note over {all}: … {n} more times the {p} step(s) above, #{a} to #{b} …")
+    }) {
+        let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(
         out,
