@@ -25,14 +25,24 @@ const END: &str = "<!-- end generated -->";
 fn doc_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
+    let mut docs = Vec::new();
+    markdown_under(&root.join("docs"), &mut docs);
     docs.sort();
     files.extend(docs);
     files
+}
+
+/// Every `.md` file under `dir`, in subdirectories too (the chapters of
+/// `docs/learn/` embed generated blocks like the rest of `docs/`).
+fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            markdown_under(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path);
+        }
+    }
 }
 
 fn run(args: &str) -> String {
@@ -153,6 +163,92 @@ fn every_situation_and_invariant_is_documented_in_the_scenario_format() {
         assert!(
             doc.contains(&format!("`{name}`")),
             "invariant {name} is undocumented"
+        );
+    }
+}
+
+fn learn_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/learn")
+}
+
+/// Each chapter of the learning path rests on real runs, and the index lists it.
+#[test]
+fn every_chapter_is_in_the_index_and_embeds_generated_output() {
+    let index = std::fs::read_to_string(learn_dir().join("README.md")).unwrap();
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(learn_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "README.md")
+        .collect();
+    chapters.sort();
+    assert!(chapters.len() >= 11, "the path has eleven chapters");
+    for chapter in chapters {
+        let name = chapter.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            index.contains(&format!("]({name})")),
+            "docs/learn/README.md does not link {name}"
+        );
+        let text = std::fs::read_to_string(&chapter).unwrap();
+        assert!(
+            text.lines().any(|l| l.trim().starts_with(MARK)),
+            "{name} embeds no generated block"
+        );
+    }
+}
+
+/// `idemsim list` as (name, expected verdict), e.g. ("payment-stable-key", "holds").
+fn expected_verdicts() -> Vec<(String, String)> {
+    run("list")
+        .lines()
+        .map(|l| {
+            let mut cols = l.split("  ").map(str::trim).filter(|c| !c.is_empty());
+            let name = cols.next().expect("a name").to_string();
+            let verdict = cols.next().expect("a verdict").to_string();
+            (name, verdict)
+        })
+        .collect()
+}
+
+fn backticked(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// The table of mistakes in chapter 11 names each failing scenario, the
+/// invariant it violates and the scenarios that fix it: it must agree with
+/// what the scenarios expect, and no failing scenario may be missing.
+#[test]
+fn the_table_of_mistakes_agrees_with_the_scenarios() {
+    let verdicts = expected_verdicts();
+    let verdict = |name: &str| -> &str {
+        verdicts
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("the table names `{name}`, which `idemsim list` does not"))
+    };
+    let text = std::fs::read_to_string(learn_dir().join("11-common-mistakes.md")).unwrap();
+    let mut named = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | mistake | scenario | invariant | fix | chapter |
+        if cells.len() != 7 || !cells[2].starts_with('`') {
+            continue;
+        }
+        let scenario = backticked(cells[2])[0];
+        let expected = match backticked(cells[3]).first() {
+            Some(inv) => format!("violation ({inv})"),
+            None => "inconclusive".to_string(),
+        };
+        assert_eq!(verdict(scenario), expected, "the row of `{scenario}`");
+        for fix in backticked(cells[4]) {
+            assert_eq!(verdict(fix), "holds", "`{fix}`, the fix for `{scenario}`");
+        }
+        named.push(scenario.to_string());
+    }
+    for (name, v) in &verdicts {
+        assert!(
+            v == "holds" || named.contains(name),
+            "`{name}` ({v}) is missing from the table of mistakes in docs/learn/11-common-mistakes.md"
         );
     }
 }

@@ -185,6 +185,25 @@ fn shrunk_traces_snapshot() {
     }
 }
 
+/// The diagram must show the moment the text trace marks as decisive, even
+/// when that moment is an entry the diagram otherwise leaves out.
+#[test]
+fn the_mermaid_diagram_marks_the_point_of_no_return_where_the_text_does() {
+    const MARK: &str = "◀ point of no return";
+    for (path, s, seed) in violating() {
+        let p = path.to_string_lossy().into_owned();
+        let seed = seed.to_string();
+        let (_, text, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "text"]);
+        let (_, mermaid, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "mermaid"]);
+        assert_eq!(
+            text.matches(MARK).count(),
+            mermaid.matches(MARK).count(),
+            "{}: the diagram and the text disagree on the point of no return",
+            s.name
+        );
+    }
+}
+
 #[test]
 fn every_format_renders_and_json_lines_parse() {
     let (path, s, seed) = violating().remove(0);

@@ -264,12 +264,20 @@ pub fn mermaid(t: &Trace) -> String {
             What::Observe { text } => format!("Note over {}: {at} · {text}{turn}", it.actor),
             What::Healing {} => format!("Note over {all}: {at} · healing phase: faults stop"),
             // Sends show as arrows when delivered; starts, mixes, timer sets
-            // and situations would only crowd the diagram.
+            // and situations would only crowd the diagram. Unless one of them
+            // is the point of no return (a send that commits to an order, a
+            // failed commit that has no other entry): hiding it would hide
+            // the decisive moment.
             What::Send { .. }
             | What::Start {}
             | What::Mix { .. }
             | What::TimerSet { .. }
-            | What::Situation { .. } => continue,
+            | What::Situation { .. } => {
+                if turn.is_empty() {
+                    continue;
+                }
+                format!("Note over {}: {at} · {}{turn}", it.actor, describe(it))
+            }
         };
         if blocks.last().is_none_or(|b| b.step != it.step) {
             blocks.push(Block::new(it.step));
@@ -305,10 +313,16 @@ pub fn dot(t: &Trace) -> String {
     let mut sends: Vec<(u32, NodeIndex)> = Vec::new();
     let mut turn_node = None;
     for (i, it) in t.items.iter().enumerate() {
-        if matches!(
-            it.what,
-            What::Mix { .. } | What::TimerSet { .. } | What::Healing {} | What::Situation { .. }
-        ) {
+        let shown_situation = matches!(it.what, What::Situation { .. }) && t.end.turn == Some(i);
+        if !shown_situation
+            && matches!(
+                it.what,
+                What::Mix { .. }
+                    | What::TimerSet { .. }
+                    | What::Healing {}
+                    | What::Situation { .. }
+            )
+        {
             continue;
         }
         let color = match it.what {
