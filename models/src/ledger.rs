@@ -161,7 +161,8 @@ impl fmt::Display for Obs {
             Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
             Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
             Obs::DedupStore { keys, bound } => {
-                write!(f, "dedup store holds {keys} keys (bound {bound})")
+                let s = if keys == 1 { "" } else { "s" };
+                write!(f, "dedup store holds {keys} key{s} (bound {bound})")
             }
         }
     }
@@ -290,12 +291,16 @@ impl sim::Oracle for Ledger {
                     return Some(Violation {
                         invariant: inv::NO_DUPLICATE_EFFECT,
                         operation: u64::from(op),
-                        message: format!(
-                            "{} #{} for claim {op}: {} EUR paid in total for one operation",
-                            site.as_str(),
-                            r.effects,
-                            r.effect_amount
-                        ),
+                        message: match site {
+                            Site::BankTransfer => format!(
+                                "transfer #{} for claim {op}: {} EUR paid in total for one operation",
+                                r.effects, r.effect_amount
+                            ),
+                            Site::ConsumerEffect => format!(
+                                "the event for entity {op} took effect {} times at the consumer",
+                                r.effects
+                            ),
+                        },
                     });
                 }
                 None

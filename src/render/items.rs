@@ -270,13 +270,21 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
                     Msg::Pay {
                         key: models::msg::Key::Op { .. } | models::msg::Key::Time { .. },
                         ..
-                    } if !forwards
-                        && same_step().any(|o| {
-                            matches!(o.kind, TraceKind::Send { msg: Msg::PayReply { .. }, .. })
-                        }) =>
-                    {
-                        Some("dedup hit: answered from the key table")
-                    }
+                    } if !forwards => same_step().find_map(|o| match o.kind {
+                        TraceKind::Send {
+                            msg: Msg::PayReply { status, .. },
+                            ..
+                        } => Some(match status {
+                            models::msg::PayStatus::InProgress => {
+                                "key in progress: answered 409, not executed"
+                            }
+                            models::msg::PayStatus::Mismatch => {
+                                "key known with another payload: refused"
+                            }
+                            _ => "dedup hit: answered from the key table",
+                        }),
+                        _ => None,
+                    }),
                     _ => None,
                 };
                 (
