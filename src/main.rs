@@ -38,6 +38,8 @@ enum Command {
     Replay(cmd::replay::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
+    /// Measure schedules/s, events/s and peak memory against the bare event loop.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -88,10 +88,14 @@ pub struct ClientOp {
     pub last_backoff_ms: u64,
 }
 
+/// Most operations one client runs; scenario validation enforces it.
+pub const MAX_CLIENT_OPS: usize = 16;
+
 /// Volatile: which attempt each operation waits on (its open connection).
+/// A fixed array, so a (re)start allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
-    pub awaiting: Vec<Option<u32>>,
+    pub awaiting: [Option<u32>; MAX_CLIENT_OPS],
 }
 
 pub struct Client {
@@ -133,9 +137,8 @@ impl Client {
                 OpStatus::Done => {}
             }
         }
-        ClientState {
-            awaiting: vec![None; self.cfg.ops.len()],
-        }
+        assert!(self.cfg.ops.len() <= MAX_CLIENT_OPS, "too many operations");
+        ClientState::default()
     }
 
     fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {
@@ -391,13 +394,7 @@ impl Service {
         let mut st = ServiceState::default();
         // Recovery: a key left "in progress" by a crash is driven to completion,
         // with the same key, so a bank that deduplicates pays once.
-        let pending: Vec<KeyRow> = s
-            .keys
-            .iter()
-            .filter(|r| r.state == KeyState::InProgress)
-            .copied()
-            .collect();
-        for row in pending {
+        for row in s.keys.iter().filter(|r| r.state == KeyState::InProgress) {
             ctx.reached(sit::RECOVERED_AFTER_RESTART);
             self.call_bank(&mut st, row.op, row.key, row.amount_eur, None, ctx);
         }

@@ -7,6 +7,7 @@
 //! OS randomness, no hash-order iteration anywhere in here.
 
 pub mod actor;
+pub mod bench;
 pub mod choice;
 pub mod engine;
 pub mod explore;
