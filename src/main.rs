@@ -2,6 +2,7 @@
 //! and knows about exit codes.
 
 mod cmd;
+mod progress;
 mod render;
 mod scenarios;
 
@@ -40,6 +41,8 @@ enum Command {
     List(cmd::list::Args),
     /// Measure schedules/s, events/s and peak memory against the bare event loop.
     Bench(cmd::bench::Args),
+    /// Combine the --json summaries of `check --shard I/N` runs into one.
+    Merge(cmd::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -78,11 +78,12 @@ impl Outcome {
 /// Which faults fired in a run: a "holds" verdict is only worth something if they did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {
-    pub lost: u32,
-    pub duplicated: u32,
-    pub partitioned: u32,
-    pub crashed: u32,
-    pub dropped_at_down_actor: u32,
+    // u64: sweeps add these up over billions of runs.
+    pub lost: u64,
+    pub duplicated: u64,
+    pub partitioned: u64,
+    pub crashed: u64,
+    pub dropped_at_down_actor: u64,
 }
 
 impl FaultCounts {
@@ -94,7 +95,7 @@ impl FaultCounts {
         self.dropped_at_down_actor += o.dropped_at_down_actor;
     }
 
-    pub fn total(&self) -> u32 {
+    pub fn total(&self) -> u64 {
         self.lost + self.duplicated + self.partitioned + self.crashed
     }
 }
@@ -333,6 +334,31 @@ impl<M: Model> Sim<M> {
         };
         run.execute()
     }
+}
+
+/// The swarm stream's decisions that pick every range at its maximum: what
+/// exhaustive mode replays so that each fault the scenario allows "may happen".
+/// Mirrors the order of draws in `draw_swarm_mix`; ranges with `lo == hi` are
+/// no decision and take no place in the stream.
+pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
+    let n = world.actor_count();
+    let mut out = Vec::new();
+    let mut put = |lo: u32, hi: u32| {
+        if hi > lo {
+            out.push(u64::from(hi - lo));
+        }
+    };
+    for from in 0..n {
+        for to in 0..n {
+            let l = world.link(from, to);
+            put(l.loss_per_mille.lo, l.loss_per_mille.hi);
+            put(l.duplicate_per_mille.lo, l.duplicate_per_mille.hi);
+        }
+    }
+    for c in &world.crashes {
+        put(c.crash_per_mille.lo, c.crash_per_mille.hi);
+    }
+    out
 }
 
 struct Run<'s, 'm, 't, M: Model, T> {

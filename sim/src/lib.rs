@@ -10,6 +10,7 @@ pub mod actor;
 pub mod bench;
 pub mod choice;
 pub mod engine;
+pub mod exhaustive;
 pub mod explore;
 pub mod trace;
 pub mod world;

@@ -3,4 +3,5 @@
 pub mod bench;
 pub mod check;
 pub mod list;
+pub mod merge;
 pub mod replay;
