@@ -39,11 +39,11 @@ impl Progress {
             let (bar, template) = match total {
                 Some(n) => (
                     ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
-                    "{bar:30} {human_pos}/{human_len} schedules, {per_sec}, ETA {eta}",
+                    "{bar:30} {human_pos}/{human_len} schedules, {per_sec:0}, ETA {eta}",
                 ),
                 None => (
                     ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-                    "{spinner} {human_pos} schedules, {per_sec}, {elapsed}",
+                    "{spinner} {human_pos} schedules, {per_sec:0}, {elapsed}",
                 ),
             };
             bar.set_style(

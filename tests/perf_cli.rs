@@ -1,0 +1,210 @@
+//! The CLI of issue 5: parallel sweeps, shards and merge, exhaustive mode,
+//! bench and Ctrl-C, through the real binary.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn idemsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("idemsim runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perf_cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.join(name)
+}
+
+fn summary_data(line: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("a JSON line");
+    assert_eq!(v["type"], "summary");
+    v["data"].clone()
+}
+
+#[test]
+fn jobs_do_not_change_the_output() {
+    for scenario in ["payment-stable-key", "payment-retry-without-key"] {
+        let one = idemsim(&["check", scenario, "--runs", "3000", "--jobs", "1", "--json"]);
+        let two = idemsim(&["check", scenario, "--runs", "3000", "--jobs", "2", "--json"]);
+        assert_eq!(one.status.code(), two.status.code());
+        assert_eq!(stdout(&one), stdout(&two), "{scenario}");
+        assert_eq!(one.stderr, two.stderr, "{scenario}");
+        assert_eq!(summary_data(&stdout(&one))["schedules"], 3000);
+    }
+}
+
+#[test]
+fn merged_shards_equal_one_machine() {
+    for scenario in ["payment-stable-key", "payment-retry-without-key"] {
+        let whole = idemsim(&["check", scenario, "--runs", "2500", "--json"]);
+        let mut files = Vec::new();
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            let out = idemsim(&[
+                "check", scenario, "--runs", "2500", "--shard", &shard, "--json",
+            ]);
+            let data = summary_data(&stdout(&out));
+            assert!(data["schedules"].as_u64().expect("count") < 2500);
+            let path = scratch(&format!("{scenario}-{i}.jsonl"));
+            std::fs::write(&path, &out.stdout).expect("write shard");
+            files.push(path.to_string_lossy().into_owned());
+        }
+        // Order of the files does not matter.
+        files.reverse();
+        let mut args = vec!["merge", "--json"];
+        args.extend(files.iter().map(String::as_str));
+        let merged = idemsim(&args);
+        assert_eq!(stdout(&merged), stdout(&whole), "{scenario}");
+        assert_eq!(merged.stderr, whole.stderr, "{scenario}");
+        assert_eq!(merged.status.code(), whole.status.code());
+
+        // A missing shard is refused, not merged into a summary that lies.
+        let gap = idemsim(&["merge", &files[0], &files[2]]);
+        assert_eq!(gap.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&gap.stderr);
+        assert!(err.contains("are missing"), "{err}");
+    }
+}
+
+#[test]
+fn exhaustive_finds_the_retry_bug_with_one_fault() {
+    let out = idemsim(&[
+        "check",
+        "payment-retry-without-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("shortest counterexample: 1 fault"), "{text}");
+    assert!(text.contains("no-duplicate-effect"), "{text}");
+    assert!(
+        text.contains("link service→client decision #0 = 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ reply lost"),
+        "the trace is printed: {text}"
+    );
+}
+
+#[test]
+fn exhaustive_holds_for_the_stable_key() {
+    let out = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    assert_eq!(v["type"], "exhaustive");
+    let d = &v["data"];
+    assert_eq!(d["verdict"], "holds");
+    assert_eq!(d["complete"], true);
+    // K = 1 runs the all-zero schedule plus one per decision point it meets.
+    let k1 = d["schedules"].as_u64().expect("count");
+    assert!(k1 > 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("holds for every schedule with at most 1 fault"),
+        "{err}"
+    );
+    // One more fault allowed: strictly more schedules, still holds.
+    let k2 = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(k2.status.code(), Some(0));
+    let v2: serde_json::Value = serde_json::from_str(stdout(&k2).trim()).expect("JSON");
+    assert!(v2["data"]["schedules"].as_u64().expect("count") > k1);
+}
+
+#[test]
+fn exhaustive_is_bounded_by_max_schedules() {
+    let out = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "3",
+        "--max-schedules",
+        "10",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "hitting the bound is inconclusive"
+    );
+    assert!(stdout(&out).contains("stopped at --max-schedules 10"));
+}
+
+#[test]
+fn bench_json_has_the_required_keys() {
+    let out = idemsim(&["bench", "--runs", "400", "--jobs", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    assert_eq!(v["type"], "bench");
+    let d = &v["data"];
+    for key in [
+        "schedules_per_sec",
+        "events_per_sec",
+        "baseline_events_per_sec",
+        "overhead_ratio",
+    ] {
+        let x = d[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} missing: {d}"));
+        assert!(x > 0.0, "{key} = {x}");
+    }
+    assert_eq!(d["schedules"], 400);
+    assert_eq!(d["scenario"], "payment-stable-key");
+}
+
+#[test]
+fn shard_out_of_range_is_a_usage_error() {
+    let out = idemsim(&["check", "--runs", "10", "--shard", "3/3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("numbered 0 to N-1"));
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_prints_what_ran() {
+    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(["check", "payment-stable-key", "--runs", "1000000000000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("idemsim starts");
+    // Time to load the scenario and install the handler.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("idemsim ends");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(text.contains("interrupted after"), "{text}");
+    assert!(
+        text.contains("payment-stable-key: interrupted over"),
+        "{text}"
+    );
+}
