@@ -215,3 +215,201 @@ pub fn exhaustive<M: Model>(
     (search.progress)(search.report.schedules);
     search.report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actor::{Actor, ActorId, Ctx};
+    use crate::engine::{Oracle, Violation};
+    use crate::world::{LinkConfig, PerMilleRange, World};
+    use crate::TimeUs;
+
+    /// A sender that resends until acked, and a receiver without deduplication:
+    /// one lost ack or one duplicated request is enough for a second effect.
+    enum Toy {
+        Sender,
+        Receiver,
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Msg {
+        Req,
+        Ack,
+    }
+
+    impl Actor for Toy {
+        type Msg = Msg;
+        type Obs = ();
+        type State = ();
+        type Storage = bool;
+
+        fn reset_storage(&self, s: &mut Option<bool>) {
+            *s = Some(false);
+        }
+
+        fn on_start(&self, acked: &mut bool, ctx: &mut Ctx<'_, Msg, ()>) {
+            if matches!(self, Toy::Sender) && !*acked {
+                ctx.send(1, Msg::Req);
+                ctx.set_timer(0, 1_000);
+            }
+        }
+
+        fn on_msg(
+            &self,
+            _: &mut (),
+            acked: &mut bool,
+            from: ActorId,
+            msg: Msg,
+            ctx: &mut Ctx<'_, Msg, ()>,
+        ) {
+            match (self, msg) {
+                (Toy::Receiver, Msg::Req) => {
+                    ctx.observe(());
+                    ctx.send(from, Msg::Ack);
+                }
+                (Toy::Sender, Msg::Ack) => {
+                    *acked = true;
+                    ctx.cancel_timer(0);
+                }
+                _ => {}
+            }
+        }
+
+        fn on_timer(&self, _: &mut (), acked: &mut bool, _: u32, ctx: &mut Ctx<'_, Msg, ()>) {
+            if !*acked {
+                ctx.send(1, Msg::Req);
+                ctx.set_timer(0, 1_000);
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Count(u32);
+
+    impl Oracle for Count {
+        type Obs = ();
+        fn reset(&mut self) {
+            self.0 = 0;
+        }
+        fn observe(&mut self, _: TimeUs, _: ActorId, _: &()) -> Option<Violation> {
+            self.0 += 1;
+            (self.0 > 1).then(|| Violation {
+                invariant: "once",
+                operation: 0,
+                message: "a second effect".into(),
+            })
+        }
+        fn finish(&mut self, _: TimeUs) -> Option<Violation> {
+            None
+        }
+    }
+
+    struct ToyModel {
+        world: World,
+        nodes: [Toy; 2],
+    }
+
+    impl Model for ToyModel {
+        type Node = Toy;
+        type Oracle = Count;
+        fn world(&self) -> &World {
+            &self.world
+        }
+        fn nodes(&self) -> &[Toy] {
+            &self.nodes
+        }
+        fn new_oracle(&self) -> Count {
+            Count::default()
+        }
+    }
+
+    fn toy() -> ToyModel {
+        let mut world = World::new(vec!["sender".into(), "receiver".into()]);
+        let lossy = LinkConfig {
+            // A swarm range starting at zero: exhaustive mode must still let it happen.
+            loss_per_mille: PerMilleRange { lo: 0, hi: 100 },
+            duplicate_per_mille: PerMilleRange::fixed(50),
+            delay_us_min: 10,
+            delay_us_max: 20,
+        };
+        *world.link_mut(0, 1) = lossy;
+        *world.link_mut(1, 0) = lossy;
+        world.fault_phase_us = 100_000;
+        ToyModel {
+            world,
+            nodes: [Toy::Sender, Toy::Receiver],
+        }
+    }
+
+    fn points_of_base(model: &ToyModel) -> usize {
+        let mut sim = Sim::new(model);
+        let base = base_record(model);
+        let r = sim.run(
+            model,
+            Source::Replay {
+                record: &base,
+                log_points: true,
+            },
+            &mut NoTrace,
+        );
+        assert_eq!(r.outcome, Outcome::Holds, "no fault, no second effect");
+        sim.choices
+            .points()
+            .iter()
+            .filter(|p| p.stream != StreamLayout::SWARM)
+            .count()
+    }
+
+    #[test]
+    fn zero_faults_is_the_one_quiet_schedule() {
+        let stop = AtomicBool::new(false);
+        let r = exhaustive(&toy(), 0, 1000, &stop, &|_| {});
+        assert_eq!(r.schedules, 1);
+        assert_eq!(r.holds, 1);
+        assert!(r.complete());
+    }
+
+    #[test]
+    fn one_fault_runs_once_per_decision_point_and_finds_the_shortest() {
+        let m = toy();
+        let stop = AtomicBool::new(false);
+        let r = exhaustive(&m, 1, 1000, &stop, &|_| {});
+        assert_eq!(r.schedules, 1 + points_of_base(&m) as u64);
+        let c = r.shortest.expect("a lost ack or a duplicate breaks it");
+        assert_eq!(c.faults, 1);
+        assert_eq!(
+            c.record.nonzero_count(),
+            base_record(&m).nonzero_count() + 1,
+            "the swarm mix plus one fault"
+        );
+        // The record alone replays the failure.
+        let mut sim = Sim::new(&m);
+        let again = sim.run(
+            &m,
+            Source::Replay {
+                record: &c.record,
+                log_points: false,
+            },
+            &mut NoTrace,
+        );
+        assert_eq!(again.outcome, c.outcome);
+        assert_eq!(again.events, c.events);
+    }
+
+    #[test]
+    fn more_faults_allowed_means_strictly_more_schedules() {
+        let stop = AtomicBool::new(false);
+        let counts: Vec<u64> = (0..4)
+            .map(|k| exhaustive(&toy(), k, 100_000, &stop, &|_| {}).schedules)
+            .collect();
+        assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
+    }
+
+    #[test]
+    fn a_stop_request_ends_the_search_and_says_so() {
+        let stop = AtomicBool::new(true);
+        let r = exhaustive(&toy(), 2, 1000, &stop, &|_| {});
+        assert!(r.interrupted && !r.complete());
+        assert_eq!(r.schedules, 0);
+    }
+}
