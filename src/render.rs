@@ -58,6 +58,15 @@ pub fn text(world: &World, entries: &[Entry]) -> String {
                 actor,
                 crash_per_mille,
             } => (*actor, format!("swarm mix: crashes {crash_per_mille}‰ per step")),
+            TraceKind::PartitionMix { a, b, start_us, end_us } => (
+                *a,
+                format!(
+                    "swarm mix: cut off from {} from {} until {}",
+                    name(*b),
+                    time(*start_us).trim(),
+                    time(*end_us).trim()
+                ),
+            ),
             TraceKind::Start { actor } => (*actor, "start".into()),
             TraceKind::Send {
                 from,

@@ -4,7 +4,7 @@
 use crate::actor::{Actor, ActorId, Command, Ctx, TimeUs, MAX_TIMER_TAGS};
 use crate::choice::{Choices, Record, StreamLayout};
 use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
-use crate::world::World;
+use crate::world::{Partition, World};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -247,6 +247,8 @@ pub struct Sim<M: Model> {
     loss_pm: Vec<u32>,
     dup_pm: Vec<u32>,
     crash_pm: Vec<u32>,
+    /// This seed's random partition, if the scenario allows one and the seed drew it.
+    random_partition: Option<Partition>,
     oracle: M::Oracle,
     seq: u64,
     next_msg_id: u32,
@@ -287,6 +289,7 @@ impl<M: Model> Sim<M> {
             loss_pm: vec![0; n * n],
             dup_pm: vec![0; n * n],
             crash_pm: vec![0; n],
+            random_partition: None,
             oracle: model.new_oracle(),
             seq: 0,
             next_msg_id: 0,
@@ -357,6 +360,26 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
     }
     for c in &world.crashes {
         put(c.crash_per_mille.lo, c.crash_per_mille.hi);
+    }
+    let rp = &world.random_partition;
+    if rp.enabled() {
+        // At its maximum probability the partition happens (a decision only
+        // below 1000 per mille), between the last two actors, from the start
+        // of the run for its longest duration.
+        put(rp.per_mille.lo, rp.per_mille.hi);
+        if rp.per_mille.hi < 1000 {
+            out.push(1);
+        }
+        out.push(u64::from(n - 1));
+        if n > 2 {
+            out.push(u64::from(n - 2));
+        }
+        if world.fault_phase_us > 0 {
+            out.push(0);
+        }
+        if rp.duration_us_max > rp.duration_us_min {
+            out.push(rp.duration_us_max - rp.duration_us_min);
+        }
     }
     out
 }
@@ -535,6 +558,39 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 self.trace(TraceKind::CrashMix {
                     actor,
                     crash_per_mille: p,
+                });
+            }
+        }
+        self.sim.random_partition = None;
+        // Drawn after everything else, and only when asked for, so that the
+        // swarm streams of scenarios without it stay as they were.
+        let rp = world.random_partition;
+        if rp.enabled() {
+            debug_assert!(n >= 2);
+            let choices = &mut self.sim.choices;
+            let p = choices.range(
+                swarm,
+                u64::from(rp.per_mille.lo),
+                u64::from(rp.per_mille.hi),
+            );
+            if choices.chance(swarm, p as u32) {
+                let a = choices.choose(swarm, u64::from(n)) as ActorId;
+                let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
+                let start_us = choices.range(swarm, 0, world.fault_phase_us);
+                let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
+                let cut = Partition {
+                    a,
+                    b,
+                    both_ways: true,
+                    start_us,
+                    end_us: start_us.saturating_add(duration_us),
+                };
+                self.sim.random_partition = Some(cut);
+                self.trace(TraceKind::PartitionMix {
+                    a,
+                    b,
+                    start_us: cut.start_us,
+                    end_us: cut.end_us,
                 });
             }
         }
@@ -753,10 +809,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         let stream = self.sim.layout.link(from, to);
         let mut copies = 1u8;
         if self.phase == Phase::Fault {
-            if world
-                .partitions
-                .iter()
-                .any(|p| p.cuts(from, to, self.now_us))
+            let now_us = self.now_us;
+            if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
+                || self
+                    .sim
+                    .random_partition
+                    .is_some_and(|p| p.cuts(from, to, now_us))
             {
                 self.faults.partitioned += 1;
                 self.trace(TraceKind::Drop {

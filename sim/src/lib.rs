@@ -22,4 +22,6 @@ pub use engine::{
 };
 pub use explore::{explore, run_guarded, Failure, SeedRange, Summary};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
-pub use world::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World};
+pub use world::{
+    CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,
+};
