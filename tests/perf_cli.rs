@@ -182,6 +182,26 @@ fn shard_out_of_range_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("numbered 0 to N-1"));
 }
 
+/// Waits until the process catches SIGINT (Linux shows it in /proc), so the
+/// signal is not sent before the handler is installed, however slow the machine.
+#[cfg(unix)]
+fn wait_for_sigint_handler(pid: u32) {
+    let status = format!("/proc/{pid}/status");
+    for _ in 0..400 {
+        let caught = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let mask = s.lines().find(|l| l.starts_with("SigCgt:"))?;
+            u64::from_str_radix(mask.split_whitespace().nth(1)?, 16).ok()
+        });
+        match caught {
+            Some(mask) if mask & (1 << 1) != 0 => return, // bit of signal 2, SIGINT
+            None if !std::path::Path::new("/proc/self/status").exists() => break,
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    // No /proc (not Linux): give it time instead.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+}
+
 #[cfg(unix)]
 #[test]
 fn ctrl_c_prints_what_ran() {
@@ -192,8 +212,7 @@ fn ctrl_c_prints_what_ran() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("idemsim starts");
-    // Time to load the scenario and install the handler.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    wait_for_sigint_handler(child.id());
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
