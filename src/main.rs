@@ -37,12 +37,20 @@ enum Command {
     Check(cmd::check::Args),
     /// Print the full trace of one run.
     Replay(cmd::replay::Args),
+    /// Shrink a failing seed to a minimal run; print it, write a repro file.
+    Shrink(cmd::shrink::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
     /// Measure schedules/s, events/s and peak memory against the bare event loop.
     Bench(cmd::bench::Args),
     /// Combine the --json summaries of `check --shard I/N` runs into one.
     Merge(cmd::merge::Args),
+    /// Run design variants (the cross product of --set values) on the same seeds and compare them.
+    Sweep(cmd::sweep::Args),
+    /// Replay one run's decisions under another design and show both traces side by side.
+    Diff(cmd::diff::Args),
+    /// Run every scenario against its [expect]; exit 0 only if all match.
+    Verify(cmd::verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +68,10 @@ fn main() -> ExitCode {
         Command::List(a) => cmd::list::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Merge(a) => cmd::merge::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Diff(a) => cmd::diff::run(a),
+        Command::Shrink(a) => cmd::shrink::run(a),
+        Command::Verify(a) => cmd::verify::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -5,6 +5,7 @@
 //! clients were told. A service's own belief is never evidence: services do not
 //! report effects, only the places where effects land do.
 
+use crate::msg::Key;
 use sim::{ActorId, TimeUs, Violation};
 use std::fmt;
 
@@ -36,6 +37,8 @@ pub enum AttemptOutcome {
     Fail,
     /// A timeout is unknown, not fail: the effect may or may not have happened.
     Unknown,
+    /// A final error (422, rejected input): retrying it cannot succeed.
+    Rejected,
 }
 
 impl AttemptOutcome {
@@ -44,6 +47,7 @@ impl AttemptOutcome {
             AttemptOutcome::Ok => "ok",
             AttemptOutcome::Fail => "fail",
             AttemptOutcome::Unknown => "unknown",
+            AttemptOutcome::Rejected => "rejected (final)",
         }
     }
 }
@@ -89,9 +93,33 @@ pub enum Obs {
         outcome: AttemptOutcome,
     },
     /// A client was told the operation succeeded (synchronously: the effect is owed now).
-    ToldSuccess { op: OpId },
+    /// `amount` is what this attempt asked for; `result_op`/`result_amount` name
+    /// the payment the answer stands for.
+    ToldSuccess {
+        op: OpId,
+        amount: u32,
+        result_op: OpId,
+        result_amount: u32,
+    },
     /// The operation ended at its client.
     Ended { op: OpId, ending: Ending },
+    /// A producer committed a state change that owes an event (observed in its database).
+    EventCommitted { op: OpId, value: u32, version: u32 },
+    /// A broker stored an event in its queue.
+    Accepted { op: OpId, id: u32, version: u32 },
+    /// A broker moved an event to its dead-letter queue: visible, not lost.
+    DeadLettered { op: OpId, id: u32, version: u32 },
+    /// A set-value write landed in the consumer's database.
+    ValueWritten { op: OpId, value: u32, version: u32 },
+    /// A service instance starts executing the request bound to `key` (it
+    /// passed the dedup check, claimed the key or took it over).
+    ExecStart { key: Key },
+    /// That execution finished or gave up.
+    ExecEnd { key: Key },
+    /// The reporting actor restarted: every execution it ran died with it.
+    ExecutorsLost,
+    /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
+    DedupStore { keys: u32, bound: u32 },
 }
 
 impl fmt::Display for Obs {
@@ -106,8 +134,35 @@ impl fmt::Display for Obs {
                 attempt,
                 outcome,
             } => write!(f, "attempt {attempt} for claim {op}: {}", outcome.as_str()),
-            Obs::ToldSuccess { op } => write!(f, "told: claim {op} is paid"),
+            Obs::ToldSuccess {
+                op,
+                amount,
+                result_op,
+                result_amount,
+            } if (result_op, result_amount) != (op, amount) => write!(
+                f,
+                "told: claim {op} ({amount} EUR) is paid, with the result of claim {result_op} ({result_amount} EUR)"
+            ),
+            Obs::ToldSuccess { op, .. } => write!(f, "told: claim {op} is paid"),
             Obs::Ended { op, ending } => write!(f, "claim {op} ended: {}", ending.as_str()),
+            Obs::EventCommitted { op, value, version } => {
+                write!(f, "committed: {op} = {value} (v{version}), event owed")
+            }
+            Obs::Accepted { op, id, version } => {
+                write!(f, "queued: event #{id} for {op} (v{version})")
+            }
+            Obs::DeadLettered { op, id, .. } => {
+                write!(f, "DEAD LETTER: event #{id} for {op}")
+            }
+            Obs::ValueWritten { op, value, version } => {
+                write!(f, "WRITE at consumer: {op} = {value} (v{version})")
+            }
+            Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
+            Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
+            Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
+            Obs::DedupStore { keys, bound } => {
+                write!(f, "dedup store holds {keys} keys (bound {bound})")
+            }
         }
     }
 }
@@ -118,11 +173,21 @@ pub mod inv {
     pub const NO_LOST_EFFECT: &str = "no-lost-effect";
     pub const NO_FALSE_SUCCESS: &str = "no-false-success";
     pub const OPERATION_ENDS: &str = "operation-ends";
+    pub const NO_PHANTOM_EVENT: &str = "no-phantom-event";
+    pub const STATE_CONVERGES: &str = "state-converges";
+    pub const NO_MISMATCHED_PAYLOAD: &str = "no-mismatched-payload";
+    pub const AT_MOST_ONE_EXECUTOR: &str = "at-most-one-executor";
+    pub const DEDUP_STORE_BOUNDED: &str = "dedup-store-bounded";
     pub const ALL: &[&str] = &[
         NO_DUPLICATE_EFFECT,
         NO_LOST_EFFECT,
         NO_FALSE_SUCCESS,
         OPERATION_ENDS,
+        NO_PHANTOM_EVENT,
+        STATE_CONVERGES,
+        NO_MISMATCHED_PAYLOAD,
+        AT_MOST_ONE_EXECUTOR,
+        DEDUP_STORE_BOUNDED,
     ];
 }
 
@@ -136,8 +201,23 @@ struct OpRecord {
     effect_amount: u64,
     first_effect_us: Option<TimeUs>,
     told_success: bool,
+    /// A final error (422) was answered; any later attempt is a retry of a rejected input.
+    rejected: bool,
     ending: Option<Ending>,
     ended_us: TimeUs,
+    // Messaging: bit v is version v of the entity.
+    committed_versions: u64,
+    accepted_versions: u64,
+    dead_versions: u64,
+    newest_version: u32,
+    newest_value: u32,
+    written: bool,
+    current_value: u32,
+}
+
+fn version_bit(version: u32) -> u64 {
+    assert!(version < 64, "entity versions fit a u64 bit set");
+    1 << version
 }
 
 /// Per-operation counts; operations are small dense ids, so a Vec indexed by a
@@ -145,6 +225,8 @@ struct OpRecord {
 #[derive(Debug, Default)]
 pub struct Ledger {
     ops: Vec<(OpId, OpRecord)>,
+    /// Executions running now: the key and the actor (service process) running it.
+    executors: Vec<(Key, ActorId)>,
 }
 
 impl Ledger {
@@ -167,14 +249,23 @@ impl Ledger {
     }
 }
 
+/// The operation a key belongs to, for a violation's signature (0 when the key names none).
+fn key_operation(key: Key) -> u64 {
+    match key {
+        Key::Op { op, .. } => u64::from(op),
+        Key::Time { .. } | Key::None => 0,
+    }
+}
+
 impl sim::Oracle for Ledger {
     type Obs = Obs;
 
     fn reset(&mut self) {
         self.ops.clear();
+        self.executors.clear();
     }
 
-    fn observe(&mut self, now_us: TimeUs, _actor: ActorId, obs: &Obs) -> Option<Violation> {
+    fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) -> Option<Violation> {
         match *obs {
             Obs::Intent {
                 op,
@@ -209,8 +300,30 @@ impl sim::Oracle for Ledger {
                 }
                 None
             }
-            Obs::Attempt { .. } => None,
-            Obs::ToldSuccess { op } => {
+            Obs::Attempt {
+                op,
+                attempt,
+                outcome,
+            } => {
+                let r = self.slot(op);
+                if r.rejected {
+                    return Some(Violation {
+                        invariant: inv::OPERATION_ENDS,
+                        operation: u64::from(op),
+                        message: format!(
+                            "claim {op} was retried (attempt {attempt}) after a final error: a rejected input never becomes valid, the operation had to end as a final failure"
+                        ),
+                    });
+                }
+                r.rejected = outcome == AttemptOutcome::Rejected;
+                None
+            }
+            Obs::ToldSuccess {
+                op,
+                amount,
+                result_op,
+                result_amount,
+            } => {
                 let r = self.slot(op);
                 r.told_success = true;
                 if r.effects == 0 {
@@ -222,6 +335,50 @@ impl sim::Oracle for Ledger {
                         ),
                     });
                 }
+                if (result_op, result_amount) != (op, amount) {
+                    return Some(Violation {
+                        invariant: inv::NO_MISMATCHED_PAYLOAD,
+                        operation: u64::from(op),
+                        message: format!(
+                            "a request for {amount} EUR on claim {op} was answered \"paid\" with the stored result of another payload ({result_amount} EUR on claim {result_op})"
+                        ),
+                    });
+                }
+                None
+            }
+            Obs::ExecStart { key } => {
+                if self.executors.iter().any(|(k, _)| *k == key) {
+                    return Some(Violation {
+                        invariant: inv::AT_MOST_ONE_EXECUTOR,
+                        operation: key_operation(key),
+                        message: format!(
+                            "a second execution of key {key} started while the first still runs"
+                        ),
+                    });
+                }
+                self.executors.push((key, actor));
+                None
+            }
+            Obs::ExecEnd { key } => {
+                if let Some(i) = self.executors.iter().position(|e| *e == (key, actor)) {
+                    self.executors.swap_remove(i);
+                }
+                None
+            }
+            Obs::ExecutorsLost => {
+                self.executors.retain(|(_, a)| *a != actor);
+                None
+            }
+            Obs::DedupStore { keys, bound } => {
+                if bound != 0 && keys > bound {
+                    return Some(Violation {
+                        invariant: inv::DEDUP_STORE_BOUNDED,
+                        operation: 0,
+                        message: format!(
+                            "the dedup store holds {keys} keys, over its bound of {bound}: keys that never expire grow without limit"
+                        ),
+                    });
+                }
                 None
             }
             Obs::Ended { op, ending } => {
@@ -229,6 +386,29 @@ impl sim::Oracle for Ledger {
                 debug_assert!(r.ending.is_none(), "an operation ends once");
                 r.ending = Some(ending);
                 r.ended_us = now_us;
+                None
+            }
+            Obs::EventCommitted { op, value, version } => {
+                let r = self.slot(op);
+                r.committed_versions |= version_bit(version);
+                if version >= r.newest_version {
+                    r.newest_version = version;
+                    r.newest_value = value;
+                }
+                None
+            }
+            Obs::Accepted { op, version, .. } => {
+                self.slot(op).accepted_versions |= version_bit(version);
+                None
+            }
+            Obs::DeadLettered { op, version, .. } => {
+                self.slot(op).dead_versions |= version_bit(version);
+                None
+            }
+            Obs::ValueWritten { op, value, .. } => {
+                let r = self.slot(op);
+                r.written = true;
+                r.current_value = value;
                 None
             }
         }
@@ -279,6 +459,47 @@ impl sim::Oracle for Ledger {
                         "claim {op} ended after {} ms, outside its retry window of {} ms",
                         (r.ended_us - r.started_us) / 1000,
                         r.window_ms
+                    ),
+                });
+            }
+        }
+        self.finish_messaging()
+    }
+}
+
+impl Ledger {
+    /// Messaging invariants, judged once the healing phase is quiet.
+    fn finish_messaging(&self) -> Option<Violation> {
+        for &(op, r) in &self.ops {
+            let phantom = r.accepted_versions & !r.committed_versions;
+            if phantom != 0 {
+                return Some(Violation {
+                    invariant: inv::NO_PHANTOM_EVENT,
+                    operation: u64::from(op),
+                    message: format!(
+                        "an event for {op} (v{}) was published, but the state change it announces never committed",
+                        phantom.trailing_zeros()
+                    ),
+                });
+            }
+            let owed = r.committed_versions | r.accepted_versions;
+            if owed != 0 && r.effects == 0 && !r.written && r.dead_versions == 0 {
+                return Some(Violation {
+                    invariant: inv::NO_LOST_EFFECT,
+                    operation: u64::from(op),
+                    message: format!(
+                        "the change to {op} committed, but no consumer handled its event and it is in no dead-letter queue"
+                    ),
+                });
+            }
+            let newest_dead = r.dead_versions & version_bit(r.newest_version) != 0;
+            if r.written && !newest_dead && r.current_value != r.newest_value {
+                return Some(Violation {
+                    invariant: inv::STATE_CONVERGES,
+                    operation: u64::from(op),
+                    message: format!(
+                        "after healing the consumer holds {op} = {}, but the newest committed write is {} (v{})",
+                        r.current_value, r.newest_value, r.newest_version
                     ),
                 });
             }

@@ -5,6 +5,7 @@
 //! handled events); the [`ledger`] judges runs on those alone.
 
 pub mod ledger;
+pub mod messaging;
 pub mod msg;
 pub mod node;
 pub mod payment;

@@ -2,6 +2,7 @@
 //! engine's queue never allocates per event.
 
 use crate::ledger::OpId;
+use crate::messaging::{Event, TxKind, TxResult};
 use std::fmt;
 
 /// An idempotency key as the client sends it.
@@ -61,10 +62,14 @@ pub enum Msg {
         key: Key,
         amount_eur: u32,
     },
+    /// `result_op` and `result_eur` name the payment a "paid" answer stands
+    /// for: a replayed result may belong to another request than the one asked.
     PayReply {
         op: OpId,
         attempt: u32,
         status: PayStatus,
+        result_op: OpId,
+        result_eur: u32,
     },
     /// Service to bank: transfer money for claim `op`.
     Transfer {
@@ -75,6 +80,52 @@ pub enum Msg {
     TransferDone {
         op: OpId,
         key: Key,
+    },
+    /// Producer (or its outbox relay) to broker.
+    Publish {
+        ev: Event,
+    },
+    /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
+    PublishAck {
+        id: u32,
+        duplicate: bool,
+    },
+    /// Broker to consumer; `receipt` names this delivery.
+    Deliver {
+        ev: Event,
+        receipt: u32,
+    },
+    /// Consumer to broker: delete the message.
+    Ack {
+        id: u32,
+        receipt: u32,
+    },
+    /// Consumer to its database: one transaction.
+    Tx {
+        ev: Event,
+        kind: TxKind,
+        slot: u8,
+        receipt: u32,
+    },
+    TxDone {
+        id: u32,
+        slot: u8,
+        receipt: u32,
+        result: TxResult,
+    },
+    /// Service to bank, "state instead of action": claim `op` is paid
+    /// `total_eur` in total; the bank pays only what is missing.
+    Settle {
+        op: OpId,
+        total_eur: u32,
+    },
+    /// Service to bank: how much has been paid for claim `op`? (query before retry)
+    StatusQuery {
+        op: OpId,
+    },
+    StatusReply {
+        op: OpId,
+        paid_eur: u32,
     },
 }
 
@@ -93,7 +144,25 @@ impl fmt::Display for Msg {
             Msg::PayReply {
                 op,
                 attempt,
+                status: PayStatus::Paid,
+                result_op,
+                result_eur,
+            } if result_op != op => write!(
+                f,
+                "claim {op}: paid (replayed result of claim {result_op}, {result_eur} EUR) [attempt {attempt}]"
+            ),
+            Msg::PayReply {
+                op,
+                attempt,
+                status: PayStatus::Paid,
+                result_eur,
+                ..
+            } => write!(f, "claim {op}: paid {result_eur} EUR [attempt {attempt}]"),
+            Msg::PayReply {
+                op,
+                attempt,
                 status,
+                ..
             } => write!(f, "claim {op}: {} [attempt {attempt}]", status.as_str()),
             Msg::Transfer {
                 op,
@@ -101,6 +170,34 @@ impl fmt::Display for Msg {
                 amount_eur,
             } => write!(f, "transfer {amount_eur} EUR for claim {op} [{key}]"),
             Msg::TransferDone { op, key } => write!(f, "transfer done for claim {op} [{key}]"),
+            Msg::Publish { ev } => write!(
+                f,
+                "publish event #{} for {} (value {}, v{})",
+                ev.id, ev.op, ev.value, ev.version
+            ),
+            Msg::PublishAck { id, duplicate } => {
+                let d = if duplicate {
+                    " (duplicate, dropped)"
+                } else {
+                    ""
+                };
+                write!(f, "stored event #{id}{d}")
+            }
+            Msg::Deliver { ev, receipt } => write!(
+                f,
+                "deliver event #{} for {} (value {}, v{}) [receipt {receipt}]",
+                ev.id, ev.op, ev.value, ev.version
+            ),
+            Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
+            Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
+            Msg::TxDone { id, result, .. } => {
+                write!(f, "tx for event #{id}: {}", result.as_str())
+            }
+            Msg::Settle { op, total_eur } => {
+                write!(f, "claim {op} is paid {total_eur} EUR in total: pay what is missing")
+            }
+            Msg::StatusQuery { op } => write!(f, "how much is paid for claim {op}?"),
+            Msg::StatusReply { op, paid_eur } => write!(f, "claim {op}: {paid_eur} EUR paid so far"),
         }
     }
 }

@@ -2,6 +2,10 @@
 //! so the engine's hot path stays monomorphic.
 
 use crate::ledger::{Ledger, Obs};
+use crate::messaging::{
+    Broker, BrokerStorage, Consumer, ConsumerDb, ConsumerDbStorage, ConsumerState, Producer,
+    ProducerState, ProducerStorage,
+};
 use crate::msg::Msg;
 use crate::payment::{
     Bank, BankStorage, Client, ClientState, ClientStorage, Service, ServiceState, ServiceStorage,
@@ -12,6 +16,10 @@ pub enum Node {
     Client(Client),
     Service(Service),
     Bank(Bank),
+    Producer(Producer),
+    Broker(Broker),
+    Consumer(Consumer),
+    ConsumerDb(ConsumerDb),
 }
 
 #[derive(Debug)]
@@ -20,6 +28,11 @@ pub enum NodeState {
     Service(ServiceState),
     /// The bank keeps nothing in memory worth losing.
     Bank,
+    Producer(ProducerState),
+    /// The broker's queue is all durable.
+    Broker,
+    Consumer(ConsumerState),
+    ConsumerDb,
 }
 
 #[derive(Debug)]
@@ -27,6 +40,11 @@ pub enum NodeStorage {
     Client(ClientStorage),
     Service(ServiceStorage),
     Bank(BankStorage),
+    Producer(ProducerStorage),
+    Broker(BrokerStorage),
+    /// A consumer keeps its durable data in `consumer-db`.
+    Consumer,
+    ConsumerDb(ConsumerDbStorage),
 }
 
 macro_rules! reset_as {
@@ -52,6 +70,18 @@ impl Actor for Node {
             Node::Client(c) => reset_as!(slot, Client, c),
             Node::Service(s) => reset_as!(slot, Service, s),
             Node::Bank(b) => reset_as!(slot, Bank, b),
+            Node::Producer(p) => reset_as!(slot, Producer, p),
+            Node::Broker(b) => reset_as!(slot, Broker, b),
+            Node::Consumer(_) => *slot = Some(NodeStorage::Consumer),
+            Node::ConsumerDb(_) => {
+                if !matches!(slot, Some(NodeStorage::ConsumerDb(_))) {
+                    *slot = Some(NodeStorage::ConsumerDb(Default::default()));
+                }
+                let Some(NodeStorage::ConsumerDb(s)) = slot else {
+                    unreachable!()
+                };
+                ConsumerDb::reset_storage(s);
+            }
         }
     }
 
@@ -60,6 +90,15 @@ impl Actor for Node {
             (Node::Client(c), NodeStorage::Client(s)) => NodeState::Client(c.on_start(s, ctx)),
             (Node::Service(v), NodeStorage::Service(s)) => NodeState::Service(v.on_start(s, ctx)),
             (Node::Bank(_), NodeStorage::Bank(_)) => NodeState::Bank,
+            (Node::Producer(p), NodeStorage::Producer(s)) => {
+                NodeState::Producer(p.on_start(s, ctx))
+            }
+            (Node::Broker(b), NodeStorage::Broker(s)) => {
+                b.on_start(s, ctx);
+                NodeState::Broker
+            }
+            (Node::Consumer(c), NodeStorage::Consumer) => NodeState::Consumer(c.on_start()),
+            (Node::ConsumerDb(_), NodeStorage::ConsumerDb(_)) => NodeState::ConsumerDb,
             _ => unreachable!("storage kind matches node kind"),
         }
     }
@@ -80,6 +119,18 @@ impl Actor for Node {
                 v.on_msg(st, s, from, msg, ctx)
             }
             (Node::Bank(b), NodeState::Bank, NodeStorage::Bank(s)) => b.on_msg(s, from, msg, ctx),
+            (Node::Producer(p), NodeState::Producer(st), NodeStorage::Producer(s)) => {
+                p.on_msg(st, s, msg, ctx)
+            }
+            (Node::Broker(b), NodeState::Broker, NodeStorage::Broker(s)) => {
+                b.on_msg(s, from, msg, ctx)
+            }
+            (Node::Consumer(c), NodeState::Consumer(st), NodeStorage::Consumer) => {
+                c.on_msg(st, msg, ctx)
+            }
+            (Node::ConsumerDb(_), NodeState::ConsumerDb, NodeStorage::ConsumerDb(s)) => {
+                ConsumerDb::on_msg(s, from, msg, ctx)
+            }
             _ => unreachable!("state kind matches node kind"),
         }
     }
@@ -99,6 +150,14 @@ impl Actor for Node {
                 v.on_timer(st, s, tag, ctx)
             }
             (Node::Bank(_), NodeState::Bank, NodeStorage::Bank(_)) => {}
+            (Node::Producer(p), NodeState::Producer(st), NodeStorage::Producer(s)) => {
+                p.on_timer(st, s, tag, ctx)
+            }
+            (Node::Broker(b), NodeState::Broker, NodeStorage::Broker(s)) => b.on_timer(s, ctx),
+            (Node::Consumer(c), NodeState::Consumer(st), NodeStorage::Consumer) => {
+                c.on_timer(st, tag, ctx)
+            }
+            (Node::ConsumerDb(_), NodeState::ConsumerDb, NodeStorage::ConsumerDb(_)) => {}
             _ => unreachable!("state kind matches node kind"),
         }
     }

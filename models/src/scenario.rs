@@ -9,14 +9,17 @@
 
 use crate::node::{Node, System};
 use crate::payment::{
-    Bank, BankConfig, Client, ClientConfig, Idempotency, Jitter, KeyPolicy, OpSpec, RetryPolicy,
-    Service, ServiceConfig,
+    Bank, BankConfig, Client, ClientConfig, Concurrent, Idempotency, Jitter, KeyPolicy, Mode,
+    OpSpec, RetryPolicy, Service, ServiceConfig,
 };
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use sim::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World, US_PER_MS};
 use std::collections::BTreeMap;
 use std::fmt;
+
+#[path = "scenario_messaging.rs"]
+mod messaging;
 
 // ------------------------------------------------------------------ errors
 
@@ -365,6 +368,11 @@ struct ServiceDto {
     pass_key_to_bank: bool,
     bank_timeout_ms: u64,
     bank_max_attempts: u32,
+    lease_ms: u64,
+    concurrent: String,
+    processing_ms: u64,
+    max_keys: u32,
+    mode: String,
 }
 
 impl Default for ServiceDto {
@@ -376,6 +384,11 @@ impl Default for ServiceDto {
             pass_key_to_bank: true,
             bank_timeout_ms: 5_000,
             bank_max_attempts: 3,
+            lease_ms: 0,
+            concurrent: "reject".into(),
+            processing_ms: 0,
+            max_keys: 10_000,
+            mode: "action".into(),
         }
     }
 }
@@ -384,11 +397,17 @@ impl Default for ServiceDto {
 #[serde(deny_unknown_fields, default)]
 struct BankDto {
     accepts_key: bool,
+    key_retention_ms: u64,
+    status_query: bool,
 }
 
 impl Default for BankDto {
     fn default() -> Self {
-        BankDto { accepts_key: true }
+        BankDto {
+            accepts_key: true,
+            key_retention_ms: 0,
+            status_query: false,
+        }
     }
 }
 
@@ -607,6 +626,9 @@ impl Scenario {
                 help,
             }
         };
+        if messaging::wants(&effective) {
+            return messaging::load(file, &shown_file, &effective);
+        }
         let dto: FileDto = toml::from_str(&effective).map_err(|e| {
             let msg = e.message().trim().to_string();
             let help = if msg.starts_with("unknown field") {
@@ -968,9 +990,22 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         &s.idempotency,
         &[
             ("none", Idempotency::None),
+            ("check-then-act", Idempotency::CheckThenAct),
             ("claim-same-tx", Idempotency::ClaimSameTx),
+            ("split-key-first", Idempotency::SplitKeyFirst),
+            ("split-booking-first", Idempotency::SplitBookingFirst),
         ],
         sat("idempotency"),
+    )?;
+    let concurrent = one_of(
+        &s.concurrent,
+        &[("reject", Concurrent::Reject), ("wait", Concurrent::Wait)],
+        sat("concurrent"),
+    )?;
+    let mode = one_of(
+        &s.mode,
+        &[("action", Mode::Action), ("state", Mode::State)],
+        sat("mode"),
     )?;
     if s.bank_timeout_ms == 0 || s.bank_max_attempts == 0 {
         return Err(invalid(
@@ -991,9 +1026,17 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         pass_key_to_bank: s.pass_key_to_bank,
         bank_timeout_ms: s.bank_timeout_ms,
         bank_max_attempts: s.bank_max_attempts,
+        lease_ms: s.lease_ms,
+        concurrent,
+        processing_ms: s.processing_ms,
+        max_keys: s.max_keys,
+        mode,
+        query_before_retry: d.bank.status_query,
     };
     let bank = BankConfig {
         accepts_key: d.bank.accepts_key,
+        key_retention_ms: d.bank.key_retention_ms,
+        status_query: d.bank.status_query,
     };
     let system = System {
         world,
@@ -1011,4 +1054,79 @@ fn world_actor(names: &[&str], name: &str) -> Option<sim::ActorId> {
         .iter()
         .position(|n| *n == name)
         .map(|i| i as sim::ActorId)
+}
+
+// ------------------------------------------------------------------ judging
+
+/// A sweep's result held against a scenario's `[expect]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judgement {
+    pub found: Verdict,
+    /// The invariant of the lowest failing seed (`model-panic` for a panic).
+    pub invariant: Option<&'static str>,
+    pub lowest_failing_seed: Option<u64>,
+    /// Situations the expectation names that no run reached.
+    pub missing: Vec<&'static str>,
+    /// Why it does not match; `None` when it does.
+    pub mismatch: Option<String>,
+}
+
+impl Judgement {
+    pub fn matched(&self) -> bool {
+        self.mismatch.is_none()
+    }
+}
+
+impl Expect {
+    /// The expectation as people read it: `violation (no-duplicate-effect)`.
+    pub fn describe(&self) -> String {
+        match self.invariant {
+            Some(i) => format!("{} ({i})", self.verdict.as_str()),
+            None => self.verdict.as_str().to_string(),
+        }
+    }
+
+    /// Verdict must match; a violation must break the named invariant; a
+    /// "holds" must have reached every situation it names, or it proves little.
+    pub fn judge(&self, sum: &sim::Summary) -> Judgement {
+        let (found, invariant) = match &sum.first_failure {
+            Some(f) => match &f.outcome {
+                sim::Outcome::Violation(v) => (Verdict::Violation, Some(v.invariant)),
+                _ => (Verdict::Violation, Some("model-panic")),
+            },
+            None if sum.inconclusive > 0 => (Verdict::Inconclusive, None),
+            None => (Verdict::Holds, None),
+        };
+        let missing: Vec<&'static str> = self
+            .situations
+            .iter()
+            .filter(|&&id| sum.situations & (1 << id) == 0)
+            .map(|&id| crate::situation::name(id))
+            .collect();
+        let found_text = match invariant {
+            Some(i) => format!("{} of {i}", found.as_str()),
+            None => found.as_str().to_string(),
+        };
+        let mismatch = if sum.schedules == 0 {
+            Some("no seed ran".to_string())
+        } else if found != self.verdict {
+            Some(format!(
+                "expected {}, found {found_text}",
+                self.verdict.as_str()
+            ))
+        } else if self.verdict == Verdict::Violation && invariant != self.invariant {
+            Some(format!("expected {}, found {found_text}", self.describe()))
+        } else if self.verdict == Verdict::Holds && !missing.is_empty() {
+            Some(format!("situations not reached: {}", missing.join(", ")))
+        } else {
+            None
+        };
+        Judgement {
+            found,
+            invariant,
+            lowest_failing_seed: sum.first_failure.as_ref().map(|f| f.seed),
+            missing,
+            mismatch,
+        }
+    }
 }

@@ -300,6 +300,12 @@ impl<M: Model> Sim<M> {
         self.layout
     }
 
+    /// An actor's durable storage as the last run left it: lets a metrics pass
+    /// read end-of-run numbers (a dedup table's size) without a trace.
+    pub fn storage(&self, actor: ActorId) -> Option<&<M::Node as Actor>::Storage> {
+        self.storages.get(actor as usize).and_then(Option::as_ref)
+    }
+
     /// A sweep's run: no trace, no record.
     pub fn run_seed(&mut self, model: &M, seed: u64) -> RunReport {
         self.run(

@@ -12,6 +12,7 @@ pub mod choice;
 pub mod engine;
 pub mod exhaustive;
 pub mod explore;
+pub mod shrink;
 pub mod trace;
 pub mod world;
 
@@ -21,6 +22,7 @@ pub use engine::{
     FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport, Sim, Source, Violation,
 };
 pub use explore::{explore, run_guarded, Failure, SeedRange, Summary};
+pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
 pub use world::{
     CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,

@@ -29,6 +29,12 @@ pub struct Args {
     /// Override a scenario key before validation, e.g. client.retry.max_attempts=3.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// Do not shrink the lowest failing seed (see docs/shrinking.md).
+    #[arg(long)]
+    no_shrink: bool,
+    /// Write the lowest failing run (shrunk unless --no-shrink) as a repro file.
+    #[arg(long, value_name = "FILE")]
+    repro_out: Option<String>,
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
     #[arg(long, conflicts_with_all = ["runs", "seeds"])]
     exhaustive: bool,
@@ -114,6 +120,7 @@ pub struct FailureLine {
     pub seed: u64,
     pub invariant: String,
     pub sentence: String,
+    pub events: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -131,6 +138,8 @@ pub struct SweepLine {
     pub scenario: String,
     /// The replay command without its seed: scenario and overrides.
     pub replay: String,
+    /// The --set overrides, so a merge can load the same scenario to shrink.
+    pub sets: Vec<String>,
     pub seeds: Option<Seeds>,
     pub schedules: u64,
     pub events: u64,
@@ -150,10 +159,19 @@ pub struct SweepLine {
     pub seed: Option<u64>,
     pub situations: Vec<String>,
     pub repro: Option<String>,
+    /// Events of the lowest failing run, and of its shrunk version (docs/shrinking.md).
+    pub original_events: Option<u64>,
+    pub shrunk_events: Option<u64>,
 }
 
 impl SweepLine {
-    pub fn from_summary(name: &str, replay: String, seeds: SeedRange, sum: &sim::Summary) -> Self {
+    pub fn from_summary(
+        name: &str,
+        replay: String,
+        sets: &[String],
+        seeds: SeedRange,
+        sum: &sim::Summary,
+    ) -> Self {
         let failure = sum.first_failure.as_ref().map(|f| FailureLine {
             seed: f.seed,
             invariant: match &f.outcome {
@@ -161,6 +179,7 @@ impl SweepLine {
                 _ => "model-panic".to_string(),
             },
             sentence: render::outcome_sentence(&f.outcome),
+            events: f.events,
         });
         let situation_runs = sum
             .situation_runs
@@ -172,6 +191,7 @@ impl SweepLine {
         let mut line = SweepLine {
             scenario: name.to_string(),
             replay,
+            sets: sets.to_vec(),
             seeds: Some(Seeds {
                 start: seeds.start,
                 end: seeds.end,
@@ -225,6 +245,7 @@ impl SweepLine {
         self.repro = self
             .seed
             .map(|seed| format!("{} --seed {seed}", self.replay));
+        self.original_events = self.failure.as_ref().map(|f| f.events);
     }
 
     /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in one sweep.
@@ -318,15 +339,46 @@ impl SweepLine {
         lines.join("\n") + "\n"
     }
 
-    /// Prints the summary as `check` does: text on stdout, or JSON on stdout and text on stderr.
-    pub fn print(&self, json: bool) {
+    /// Shrinks the lowest failing seed (unless `no_shrink`), writes the repro
+    /// file if asked, and returns the shrunk trace's text.
+    pub fn shrink(
+        &mut self,
+        s: &models::Scenario,
+        no_shrink: bool,
+        repro_out: Option<&str>,
+    ) -> Result<Option<String>, UsageError> {
+        let shrunk = super::shrink::for_check(
+            s,
+            &self.sets,
+            self.failure.as_ref().map(|f| f.seed),
+            no_shrink,
+            repro_out,
+        )?;
+        self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
+        Ok(shrunk.as_ref().map(|d| {
+            format!(
+                "\nshrunk (docs/shrinking.md):\n{}",
+                crate::render::formats::text(&d.trace)
+            )
+        }))
+    }
+
+    /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
+    /// text on stderr; the shrunk trace follows the text.
+    pub fn print(&self, json: bool, shrunk_text: Option<&str>) {
         let text = self.text();
         if json {
             eprint!("{text}");
             let data = serde_json::to_value(self).expect("a summary serialises");
             println!("{}", json_line("summary", data));
+            if let Some(t) = shrunk_text {
+                eprint!("{t}");
+            }
         } else {
             print!("{text}");
+            if let Some(t) = shrunk_text {
+                print!("{t}");
+            }
         }
     }
 }
@@ -364,8 +416,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         bar.update(done)
     });
     bar.finish();
-    let line = SweepLine::from_summary(&s.name, replay, seeds, &sum);
-    line.print(a.json);
+    let mut line = SweepLine::from_summary(&s.name, replay, &a.set, seeds, &sum);
+    // Shrinking: the lowest failing seed, cut down to a locally minimal run.
+    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref())?;
+    line.print(a.json, shrunk_text.as_deref());
     Ok(line.exit_code())
 }
 

@@ -12,6 +12,12 @@ pub struct Args {
     /// JSON Lines on stdout; human text goes to stderr.
     #[arg(long)]
     json: bool,
+    /// Do not shrink the lowest failing seed (as `check --no-shrink`).
+    #[arg(long)]
+    no_shrink: bool,
+    /// Write the lowest failing run as a repro file (as `check --repro-out`).
+    #[arg(long, value_name = "FILE")]
+    repro_out: Option<String>,
 }
 
 fn read(file: &str) -> Result<String, UsageError> {
@@ -109,6 +115,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     merged.seeds = Some(Seeds { start, end });
     merged.derive();
-    merged.print(a.json);
+    // The shrink step of `check`, on the merged lowest failing seed, so the
+    // output is the one machine's; it needs the scenario, the shards do not.
+    let mut shrunk_text = None;
+    if merged.failure.is_some() && !(a.no_shrink && a.repro_out.is_none()) {
+        let overrides = crate::scenarios::parse_overrides(&merged.sets)?;
+        let s = crate::scenarios::load(&merged.scenario, &overrides)?;
+        shrunk_text = merged.shrink(&s, a.no_shrink, a.repro_out.as_deref())?;
+    }
+    merged.print(a.json, shrunk_text.as_deref());
     Ok(merged.exit_code())
 }

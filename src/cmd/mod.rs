@@ -2,6 +2,10 @@
 
 pub mod bench;
 pub mod check;
+pub mod diff;
 pub mod list;
 pub mod merge;
 pub mod replay;
+pub mod shrink;
+pub mod sweep;
+pub mod verify;

@@ -1,34 +1,47 @@
-use crate::render;
+use crate::render::formats::{self, Format};
 use crate::scenarios::{self, UsageError};
-use sim::{Recorder, Sim, Source};
+use sim::Sim;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario name (from `idemsim list`) or path to a .toml file.
-    scenario: String,
+    /// Scenario name (from `idemsim list`) or path to a .toml file; with
+    /// --repro, where to find the repro's scenario [default: its name].
+    #[arg(required_unless_present = "repro")]
+    scenario: Option<String>,
     /// The seed to replay.
-    #[arg(long)]
-    seed: u64,
+    #[arg(long, required_unless_present = "repro", conflicts_with = "repro")]
+    seed: Option<u64>,
+    /// Replay a repro file written by `idemsim shrink --out` or `check --repro-out`.
+    #[arg(long, value_name = "FILE")]
+    repro: Option<String>,
+    /// Trace format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// Override a scenario key before validation, e.g. client.key=stable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "repro")]
     set: Vec<String>,
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let overrides = scenarios::parse_overrides(&a.set)?;
-    let s = scenarios::load(&a.scenario, &overrides)?;
-    let mut sim = Sim::new(&s.system);
-    let mut rec = Recorder::default();
-    let report = sim.run(
-        &s.system,
-        Source::Seed {
-            seed: a.seed,
-            record: false,
-        },
-        &mut rec,
-    );
-    println!("# {} · seed {} · {} events", s.name, a.seed, report.events);
-    print!("{}", render::text(&s.system.world, &rec.entries));
-    println!("=> {}", render::outcome_sentence(&report.outcome));
+    let (s, record, source) = match &a.repro {
+        Some(path) => {
+            let (_, s, record) = super::shrink::load_repro(path, a.scenario.as_deref())?;
+            (s, record, format!("repro file {path}"))
+        }
+        None => {
+            let overrides = scenarios::parse_overrides(&a.set)?;
+            let name = a
+                .scenario
+                .as_deref()
+                .expect("clap requires it without --repro");
+            let s = scenarios::load(name, &overrides)?;
+            let seed = a.seed.expect("clap requires it without --repro");
+            let mut sim = Sim::new(&s.system);
+            let (record, _) = sim::shrink::record_seed(&mut sim, &s.system, seed);
+            (s, record, format!("seed {seed}"))
+        }
+    };
+    let (trace, report) = super::shrink::traced(&s, &record, source, None);
+    print!("{}", formats::render(a.format, &trace));
     Ok(super::check::exit_code(&report.outcome))
 }

@@ -1,0 +1,397 @@
+//! Laws of the engine, checked with proptest on a toy model that knows nothing
+//! of payments: actors pass a token around and count their steps, once in
+//! durable storage and once in volatile state.
+
+use proptest::prelude::*;
+use sim::{
+    Actor, ActorId, CrashConfig, Ctx, Model, Oracle, PerMilleRange, Recorder, Sim, Source, TimeUs,
+    TraceEntry, TraceKind, Violation, World, US_PER_MS,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Token {
+    hops: u32,
+}
+
+/// What an actor saw at one step: both counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Counted {
+    durable: u64,
+    volatile: u64,
+}
+
+struct Hopper {
+    peers: u32,
+    max_hops: u32,
+    /// A deliberate model bug under some schedules, for the panic test.
+    buggy: bool,
+}
+
+#[derive(Debug)]
+struct Volatile {
+    steps: u64,
+}
+
+#[derive(Debug)]
+struct Durable {
+    steps: u64,
+}
+
+impl Actor for Hopper {
+    type Msg = Token;
+    type Obs = Counted;
+    type State = Volatile;
+    type Storage = Durable;
+
+    fn reset_storage(&self, s: &mut Option<Durable>) {
+        *s = Some(Durable { steps: 0 });
+    }
+
+    fn on_start(&self, _s: &mut Durable, ctx: &mut Ctx<'_, Token, Counted>) -> Volatile {
+        if ctx.me() == 0 && ctx.now_us() == 0 {
+            for _ in 0..3 {
+                ctx.send(1 % self.peers, Token { hops: 0 });
+            }
+        }
+        ctx.set_timer(0, 5 * US_PER_MS);
+        Volatile { steps: 0 }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut Volatile,
+        s: &mut Durable,
+        _from: ActorId,
+        msg: Token,
+        ctx: &mut Ctx<'_, Token, Counted>,
+    ) {
+        assert!(
+            !(self.buggy && msg.hops == 7 && ctx.now_us() % 5 == 0),
+            "model bug at {} us",
+            ctx.now_us()
+        );
+        st.steps += 1;
+        s.steps += 1;
+        ctx.observe(Counted {
+            durable: s.steps,
+            volatile: st.steps,
+        });
+        if msg.hops < self.max_hops {
+            let to = ctx.range(0, u64::from(self.peers - 1)) as u32;
+            ctx.send(to, Token { hops: msg.hops + 1 });
+        }
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut Volatile,
+        s: &mut Durable,
+        _tag: u32,
+        ctx: &mut Ctx<'_, Token, Counted>,
+    ) {
+        st.steps += 1;
+        s.steps += 1;
+        ctx.observe(Counted {
+            durable: s.steps,
+            volatile: st.steps,
+        });
+    }
+}
+
+struct NoOracle;
+
+impl Oracle for NoOracle {
+    type Obs = Counted;
+    fn reset(&mut self) {}
+    fn observe(&mut self, _: TimeUs, _: ActorId, _: &Counted) -> Option<Violation> {
+        None
+    }
+    fn finish(&mut self, _: TimeUs) -> Option<Violation> {
+        None
+    }
+}
+
+struct Toy {
+    world: World,
+    nodes: Vec<Hopper>,
+}
+
+impl Model for Toy {
+    type Node = Hopper;
+    type Oracle = NoOracle;
+    fn world(&self) -> &World {
+        &self.world
+    }
+    fn nodes(&self) -> &[Hopper] {
+        &self.nodes
+    }
+    fn new_oracle(&self) -> NoOracle {
+        NoOracle
+    }
+}
+
+fn toy(actors: u32, loss: u32, dup: u32, crash: u32, delay_ms_max: u64) -> Toy {
+    let mut world = World::new((0..actors).map(|i| format!("a{i}")).collect());
+    for l in &mut world.links {
+        l.loss_per_mille = PerMilleRange { lo: 0, hi: loss };
+        l.duplicate_per_mille = PerMilleRange::fixed(dup);
+        l.delay_us_min = US_PER_MS;
+        l.delay_us_max = delay_ms_max * US_PER_MS;
+    }
+    for c in &mut world.crashes {
+        *c = CrashConfig {
+            crash_per_mille: PerMilleRange::fixed(crash),
+            restart_us_min: US_PER_MS,
+            restart_us_max: 20 * US_PER_MS,
+        };
+    }
+    world.fault_phase_us = 200 * US_PER_MS;
+    let nodes = (0..actors)
+        .map(|_| Hopper {
+            peers: actors,
+            max_hops: 40,
+            buggy: false,
+        })
+        .collect();
+    Toy { world, nodes }
+}
+
+type Trace = Vec<TraceEntry<Token, Counted>>;
+
+fn traced(model: &Toy, source: Source<'_>) -> (Trace, sim::RunReport) {
+    let mut sim = Sim::new(model);
+    let mut rec = Recorder::default();
+    let report = sim.run(model, source, &mut rec);
+    (rec.entries, report)
+}
+
+fn params() -> impl Strategy<Value = (u64, u32, u32, u32, u32, u64)> {
+    (
+        any::<u64>(),
+        2u32..5,
+        0u32..400,
+        0u32..200,
+        0u32..150,
+        1u64..40,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn same_seed_gives_an_identical_trace((seed, n, loss, dup, crash, delay) in params()) {
+        let m = toy(n, loss, dup, crash, delay);
+        let a = traced(&m, Source::Seed { seed, record: false });
+        let b = traced(&m, Source::Seed { seed, record: true });
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn replay_from_recorded_choices_gives_an_identical_trace((seed, n, loss, dup, crash, delay) in params()) {
+        let m = toy(n, loss, dup, crash, delay);
+        let mut sim = Sim::new(&m);
+        let mut rec = Recorder::default();
+        let first = sim.run(&m, Source::Seed { seed, record: true }, &mut rec);
+        let record = sim.choices.take_recorded();
+        let (again, report) = traced(&m, Source::Replay { record: &record, log_points: false });
+        prop_assert_eq!(rec.entries, again);
+        prop_assert_eq!(first, report);
+    }
+
+    #[test]
+    fn virtual_time_never_goes_backwards((seed, n, loss, dup, crash, delay) in params()) {
+        let (trace, _) = traced(&toy(n, loss, dup, crash, delay), Source::Seed { seed, record: false });
+        for w in trace.windows(2) {
+            prop_assert!(w[0].time_us <= w[1].time_us, "{:?} then {:?}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn every_delivered_message_was_sent((seed, n, loss, dup, crash, delay) in params()) {
+        let (trace, _) = traced(&toy(n, loss, dup, crash, delay), Source::Seed { seed, record: false });
+        let mut sent: Vec<(u32, ActorId, ActorId, Token, u8)> = Vec::new();
+        let mut delivered: Vec<u32> = Vec::new();
+        for e in &trace {
+            match e.kind {
+                TraceKind::Send { from, to, msg, msg_id, copies, .. } => sent.push((msg_id, from, to, msg, copies)),
+                TraceKind::Deliver { from, to, msg, msg_id, duplicate } => {
+                    let s = sent.iter().find(|s| s.0 == msg_id);
+                    prop_assert!(s.is_some(), "message {} delivered but never sent", msg_id);
+                    let s = s.unwrap();
+                    prop_assert_eq!((s.1, s.2, s.3), (from, to, msg));
+                    // A copy beyond the first exists only if the network duplicated the send.
+                    let copies = delivered.iter().filter(|&&d| d == msg_id).count() + 1;
+                    prop_assert!(copies <= usize::from(s.4));
+                    // The copy may overtake the original (delays reorder), so only its existence is checked.
+                    if duplicate {
+                        prop_assert_eq!(s.4, 2);
+                    }
+                    delivered.push(msg_id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_loses_volatile_state_and_keeps_durable_storage((seed, n, loss, dup, _c, delay) in params()) {
+        let (trace, report) = traced(&toy(n, loss, dup, 120, delay), Source::Seed { seed, record: false });
+        let mut last: Vec<Counted> = vec![Counted { durable: 0, volatile: 0 }; n as usize];
+        let mut crashed = vec![false; n as usize];
+        for e in &trace {
+            match e.kind {
+                TraceKind::Crash { actor } => crashed[actor as usize] = true,
+                TraceKind::Observe { actor, obs } => {
+                    let prev = last[actor as usize];
+                    prop_assert_eq!(obs.durable, prev.durable + 1, "storage survives every crash");
+                    if crashed[actor as usize] {
+                        prop_assert_eq!(obs.volatile, 1, "state starts afresh after a crash");
+                        crashed[actor as usize] = false;
+                    } else {
+                        prop_assert_eq!(obs.volatile, prev.volatile + 1);
+                    }
+                    last[actor as usize] = obs;
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(report.faults.crashed as usize, trace.iter().filter(|e| matches!(e.kind, TraceKind::Crash { .. })).count());
+    }
+}
+
+#[test]
+fn crashes_do_happen_in_the_crash_law() {
+    // Guards the law above against vacuity: with these parameters crashes fire.
+    let m = toy(3, 0, 0, 120, 5);
+    let crashes: u64 = (0..50)
+        .map(|seed| {
+            traced(
+                &m,
+                Source::Seed {
+                    seed,
+                    record: false,
+                },
+            )
+            .1
+            .faults
+            .crashed
+        })
+        .sum();
+    assert!(crashes > 10, "only {crashes} crashes in 50 seeds");
+}
+
+#[test]
+fn hitting_the_step_limit_is_inconclusive_not_a_hang() {
+    let mut m = toy(3, 0, 0, 0, 5);
+    m.world.limits.max_steps = 10;
+    let (_, report) = traced(
+        &m,
+        Source::Seed {
+            seed: 1,
+            record: false,
+        },
+    );
+    assert_eq!(
+        report.outcome,
+        sim::Outcome::Inconclusive(sim::Limit::Steps)
+    );
+}
+
+#[test]
+fn healing_restarts_every_crashed_actor_and_the_run_ends_quiet() {
+    let m = toy(3, 100, 50, 150, 5);
+    for seed in 0..30 {
+        let (trace, report) = traced(
+            &m,
+            Source::Seed {
+                seed,
+                record: false,
+            },
+        );
+        assert_eq!(report.outcome, sim::Outcome::Holds);
+        let heal = trace
+            .iter()
+            .position(|e| matches!(e.kind, TraceKind::HealingStarts))
+            .expect("every run reaches the healing phase");
+        // No faults after healing starts.
+        assert!(!trace[heal..].iter().any(|e| matches!(
+            e.kind,
+            TraceKind::Crash { .. }
+                | TraceKind::Drop {
+                    reason: sim::DropReason::Lost | sim::DropReason::Partitioned,
+                    ..
+                }
+        )));
+    }
+}
+
+#[test]
+fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
+    let mut m = toy(2, 0, 300, 0, 30);
+    for n in &mut m.nodes {
+        n.buggy = true;
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let sum = sim::explore(&m, sim::SeedRange { start: 0, end: 200 }, 2, &stop, &|_| {});
+    let mut sim = Sim::new(&m);
+    let f = sum.first_failure.clone().expect("a failing seed");
+    let below: Vec<bool> = (0..=f.seed)
+        .map(|seed| sim::run_guarded(&mut sim, &m, seed).outcome.is_failure())
+        .collect();
+    std::panic::set_hook(hook);
+    assert_eq!(sum.schedules, 200, "the sweep finished every seed");
+    assert!(sum.panics > 0 && sum.panics < 200, "{} panics", sum.panics);
+    assert!(matches!(&f.outcome, sim::Outcome::Panicked(m) if m.contains("model bug")));
+    // It is the lowest seed that panics, whichever thread found it.
+    assert_eq!(below.iter().position(|&b| b), Some(f.seed as usize));
+}
+
+#[test]
+fn partitions_cut_one_way_or_both_ways_only_inside_their_window() {
+    let window_us = 100 * US_PER_MS;
+    for both_ways in [false, true] {
+        let mut m = toy(2, 0, 0, 0, 5);
+        // Cuts a1 -> a0, and with both_ways a0 -> a1 too.
+        m.world.partitions.push(sim::Partition {
+            a: 1,
+            b: 0,
+            both_ways,
+            start_us: 0,
+            end_us: window_us,
+        });
+        let (trace, report) = traced(
+            &m,
+            Source::Seed {
+                seed: 3,
+                record: false,
+            },
+        );
+        assert!(report.faults.partitioned > 0, "both_ways={both_ways}");
+        let mut forward_in_window = 0;
+        for e in &trace {
+            let inside = e.time_us < window_us;
+            match e.kind {
+                TraceKind::Send { from, to, .. } if inside && from != to => {
+                    assert!(!both_ways && from == 0, "{e:?} crossed the partition");
+                    forward_in_window += 1;
+                }
+                TraceKind::Drop {
+                    from,
+                    reason: sim::DropReason::Partitioned,
+                    ..
+                } => {
+                    assert!(inside, "{e:?} dropped outside the window");
+                    assert!(
+                        both_ways || from == 1,
+                        "{e:?} dropped in the open direction"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(forward_in_window > 0, !both_ways);
+    }
+}

@@ -1,0 +1,159 @@
+//! Per-run numbers for design comparisons, gathered by a tracer.
+//!
+//! The tracer reads only what the actors already tell the oracle (intents,
+//! effects, attempts, endings) and the client's requests, so `check` keeps
+//! its zero-cost `NoTrace` hot path and the ledger stays as it is; only a
+//! sweep pays for building trace entries.
+
+use models::ledger::{AttemptOutcome, Ending, Obs, OpId};
+use models::Msg;
+use sim::{Outcome, TimeUs, TraceEntry, TraceKind, Tracer};
+
+#[derive(Clone, Copy, Debug)]
+struct OpTrack {
+    op: OpId,
+    intent_us: Option<TimeUs>,
+    effects: u32,
+    first_effect_us: Option<TimeUs>,
+    ending: Option<Ending>,
+    /// Highest attempt number the client sent (network copies share one).
+    attempts: u32,
+    unknown: bool,
+}
+
+/// Collects one run's per-operation facts; reused from run to run.
+#[derive(Debug, Default)]
+pub struct MetricsTracer {
+    ops: Vec<OpTrack>,
+}
+
+/// What one run contributes to a variant's row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunMetrics {
+    /// Business operations the client started.
+    pub operations: u32,
+    /// Client attempts over those operations.
+    pub attempts: u32,
+    /// Some operation's effect landed twice or more.
+    pub duplicate: bool,
+    /// Some operation the client gave up on, or was told was done, had no
+    /// effect when the run ended.
+    pub lost: bool,
+    /// The client saw at least one attempt end with an unknown outcome (timeout).
+    pub unknown: bool,
+}
+
+impl MetricsTracer {
+    pub fn reset(&mut self) {
+        self.ops.clear();
+    }
+
+    fn track(&mut self, op: OpId) -> &mut OpTrack {
+        let i = match self.ops.iter().position(|t| t.op == op) {
+            Some(i) => i,
+            None => {
+                self.ops.push(OpTrack {
+                    op,
+                    intent_us: None,
+                    effects: 0,
+                    first_effect_us: None,
+                    ending: None,
+                    attempts: 0,
+                    unknown: false,
+                });
+                self.ops.len() - 1
+            }
+        };
+        &mut self.ops[i]
+    }
+
+    /// Summarises the run that just ended; appends each operation's time from
+    /// intent to first effect (microseconds) to `times_to_effect_us`.
+    pub fn finish(&self, times_to_effect_us: &mut Vec<u64>) -> RunMetrics {
+        let mut m = RunMetrics::default();
+        for t in self.ops.iter().filter(|t| t.intent_us.is_some()) {
+            m.operations += 1;
+            m.attempts += t.attempts;
+            m.duplicate |= t.effects > 1;
+            m.unknown |= t.unknown;
+            // A final failure (rejected input) owes no effect; an operation still
+            // open when the run stopped is not judged here (see operation-ends).
+            let owed = matches!(
+                t.ending,
+                Some(Ending::Success | Ending::DeadLetter | Ending::Abandoned)
+            );
+            m.lost |= owed && t.effects == 0;
+            if let (Some(start), Some(first)) = (t.intent_us, t.first_effect_us) {
+                times_to_effect_us.push(first.saturating_sub(start));
+            }
+        }
+        m
+    }
+}
+
+impl Tracer<Msg, Obs> for MetricsTracer {
+    const ENABLED: bool = true;
+
+    fn record(&mut self, entry: TraceEntry<Msg, Obs>) {
+        let now = entry.time_us;
+        match entry.kind {
+            TraceKind::Send {
+                msg: Msg::Pay { op, attempt, .. },
+                ..
+            }
+            | TraceKind::Drop {
+                msg: Msg::Pay { op, attempt, .. },
+                ..
+            } => {
+                let t = self.track(op);
+                t.attempts = t.attempts.max(attempt);
+            }
+            TraceKind::Observe { obs, .. } => match obs {
+                Obs::Intent { op, .. } => {
+                    self.track(op).intent_us.get_or_insert(now);
+                }
+                Obs::Effect { op, .. } => {
+                    let t = self.track(op);
+                    t.effects += 1;
+                    t.first_effect_us.get_or_insert(now);
+                }
+                Obs::Attempt {
+                    op,
+                    attempt,
+                    outcome,
+                } => {
+                    let t = self.track(op);
+                    t.attempts = t.attempts.max(attempt);
+                    t.unknown |= outcome == AttemptOutcome::Unknown;
+                }
+                Obs::ToldSuccess { .. } => {}
+                Obs::Ended { op, ending } => {
+                    self.track(op).ending = Some(ending);
+                }
+                // In the messaging model the business operation starts when its state commits.
+                Obs::EventCommitted { op, .. } => {
+                    self.track(op).intent_us.get_or_insert(now);
+                }
+                Obs::DeadLettered { op, .. } => {
+                    self.track(op).ending = Some(models::ledger::Ending::DeadLetter);
+                }
+                Obs::Accepted { .. }
+                | Obs::ValueWritten { .. }
+                | Obs::ExecStart { .. }
+                | Obs::ExecEnd { .. }
+                | Obs::ExecutorsLost
+                | Obs::DedupStore { .. } => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// The verdict class of one run, for a variant's verdict column.
+pub fn failure_name(outcome: &Outcome) -> Option<&'static str> {
+    match outcome {
+        Outcome::Violation(v) => Some(v.invariant),
+        Outcome::Panicked(_) => Some("model-panic"),
+        Outcome::Holds | Outcome::Inconclusive(_) => None,
+    }
+}

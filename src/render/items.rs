@@ -1,0 +1,508 @@
+//! The one model of a trace every format is derived from: the engine's raw
+//! entries, resolved to names and annotated from the effect ledger. `json`
+//! prints these items as they are; `text`, `mermaid`, `dot` and `chrome` read
+//! nothing else.
+
+use super::Entry;
+use models::ledger::Obs;
+use models::situation;
+use models::Msg;
+use serde::Serialize;
+use sim::{DropReason, Outcome, RunReport, TraceKind, Turn, World};
+
+/// What a trace is of, for headers.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    pub scenario: String,
+    /// "seed 2", "shrunk from seed 2", "repro file repro.json".
+    pub source: String,
+    /// Engine events (handled deliveries, timers, restarts; see docs/shrinking.md).
+    pub events: u64,
+    pub actors: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<ShrinkInfo>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ShrinkInfo {
+    pub original_events: u64,
+    pub shrunk_events: u64,
+    pub original_decisions: usize,
+    pub shrunk_decisions: usize,
+    pub runs: u32,
+    /// Locally minimal (the passes reached a fixpoint within the rerun bound).
+    pub complete: bool,
+}
+
+/// One trace entry, resolved.
+#[derive(Clone, Debug, Serialize)]
+pub struct Item {
+    pub step: u64,
+    pub time_us: u64,
+    pub actor: String,
+    #[serde(skip)]
+    pub actor_id: u32,
+    #[serde(flatten)]
+    pub what: What,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum What {
+    Mix {
+        text: String,
+        /// Drew no fault at all: left out of the text trace.
+        #[serde(skip)]
+        quiet: bool,
+    },
+    Start {},
+    Restart {},
+    Crash {},
+    Send {
+        to: String,
+        #[serde(skip)]
+        to_id: u32,
+        msg: String,
+        msg_id: u32,
+        copies: u8,
+        deliver_at_us: u64,
+    },
+    Drop {
+        to: String,
+        #[serde(skip)]
+        to_id: u32,
+        msg: String,
+        msg_id: u32,
+        reason: &'static str,
+        /// "reply lost", "message lost", "cut off by a partition", "receiver is down".
+        note: &'static str,
+    },
+    Deliver {
+        from: String,
+        #[serde(skip)]
+        from_id: u32,
+        msg: String,
+        msg_id: u32,
+        duplicate: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<&'static str>,
+    },
+    TimerSet {
+        tag: u32,
+        at_us: u64,
+    },
+    TimerFired {
+        tag: u32,
+    },
+    /// An effect in the outside world; `n` counts effects of this operation.
+    Effect {
+        site: &'static str,
+        op: u32,
+        amount_eur: u32,
+        n: u32,
+    },
+    /// A client's conclusion from one attempt.
+    Attempt {
+        op: u32,
+        attempt: u32,
+        outcome: &'static str,
+    },
+    Observe {
+        text: String,
+    },
+    Situation {
+        name: &'static str,
+    },
+    Healing {},
+}
+
+impl What {
+    /// The `type` of the JSON Lines envelope.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            What::Mix { .. } => "mix",
+            What::Start {} => "start",
+            What::Restart {} => "restart",
+            What::Crash {} => "crash",
+            What::Send { .. } => "send",
+            What::Drop { .. } => "drop",
+            What::Deliver { .. } => "deliver",
+            What::TimerSet { .. } => "timer_set",
+            What::TimerFired { .. } => "timer_fired",
+            What::Effect { .. } => "effect",
+            What::Attempt { .. } => "attempt",
+            What::Observe { .. } => "observe",
+            What::Situation { .. } => "situation",
+            What::Healing {} => "healing",
+        }
+    }
+}
+
+/// How the run ended, with the one-sentence explanation.
+#[derive(Clone, Debug, Serialize)]
+pub struct End {
+    pub verdict: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invariant: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation: Option<u64>,
+    pub message: String,
+    /// Indices into the items of the effects of the violated operation.
+    pub effects: Vec<usize>,
+    /// The item after whose step the violation could no longer be avoided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_step: Option<u64>,
+    pub sentence: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub header: Header,
+    pub items: Vec<Item>,
+    pub end: End,
+}
+
+fn is_reply(msg: &Msg) -> bool {
+    matches!(msg, Msg::PayReply { .. } | Msg::TransferDone { .. })
+}
+
+/// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
+pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
+    let name = |a: u32| world.actor_names[a as usize].clone();
+    let mut effects: Vec<(u32, u32)> = Vec::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let same_step = || {
+            entries
+                .iter()
+                .filter(move |o| o.step == e.step && e.step > 0)
+        };
+        let (actor, what) = match &e.kind {
+            TraceKind::LinkMix {
+                from,
+                to,
+                loss_per_mille,
+                duplicate_per_mille,
+            } => (
+                *from,
+                What::Mix {
+                    text: format!(
+                        "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
+                        name(*to)
+                    ),
+                    quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
+                },
+            ),
+            TraceKind::CrashMix {
+                actor,
+                crash_per_mille,
+            } => (
+                *actor,
+                What::Mix {
+                    text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
+                    quiet: *crash_per_mille == 0,
+                },
+            ),
+            TraceKind::PartitionMix {
+                a,
+                b,
+                start_us,
+                end_us,
+            } => (
+                *a,
+                What::Mix {
+                    text: format!(
+                        "swarm mix: cut off from {} from {} until {}",
+                        name(*b),
+                        super::time(*start_us).trim(),
+                        super::time(*end_us).trim()
+                    ),
+                    quiet: false,
+                },
+            ),
+            TraceKind::Start { actor } => (*actor, What::Start {}),
+            TraceKind::Restart { actor } => (*actor, What::Restart {}),
+            TraceKind::Crash { actor } => (*actor, What::Crash {}),
+            TraceKind::Send {
+                from,
+                to,
+                msg,
+                msg_id,
+                copies,
+                deliver_at_us,
+            } => (
+                *from,
+                What::Send {
+                    to: name(*to),
+                    to_id: *to,
+                    msg: msg.to_string(),
+                    msg_id: *msg_id,
+                    copies: *copies,
+                    deliver_at_us: *deliver_at_us,
+                },
+            ),
+            TraceKind::Drop {
+                from,
+                to,
+                msg,
+                msg_id,
+                reason,
+            } => {
+                let note = match reason {
+                    DropReason::Lost if is_reply(msg) => "reply lost",
+                    DropReason::Lost => "message lost",
+                    DropReason::Partitioned => "cut off by a partition",
+                    DropReason::ReceiverDown => "receiver is down",
+                };
+                (
+                    *from,
+                    What::Drop {
+                        to: name(*to),
+                        to_id: *to,
+                        msg: msg.to_string(),
+                        msg_id: *msg_id,
+                        reason: reason.as_str(),
+                        note,
+                    },
+                )
+            }
+            TraceKind::Deliver {
+                from,
+                to,
+                msg,
+                msg_id,
+                duplicate,
+            } => {
+                // A request handled without its effect is a dedup hit: the
+                // bank executes no transfer, the service answers from its table.
+                let effect = same_step().any(|o| {
+                    matches!(o.kind, TraceKind::Observe { obs: Obs::Effect { .. }, .. })
+                });
+                let forwards = same_step()
+                    .any(|o| matches!(o.kind, TraceKind::Send { msg: Msg::Transfer { .. }, .. }));
+                let note = match msg {
+                    Msg::Transfer { .. } if !effect => Some("dedup hit: no second transfer"),
+                    Msg::Pay {
+                        key: models::msg::Key::Op { .. } | models::msg::Key::Time { .. },
+                        ..
+                    } if !forwards
+                        && same_step().any(|o| {
+                            matches!(o.kind, TraceKind::Send { msg: Msg::PayReply { .. }, .. })
+                        }) =>
+                    {
+                        Some("dedup hit: answered from the key table")
+                    }
+                    _ => None,
+                };
+                (
+                    *to,
+                    What::Deliver {
+                        from: name(*from),
+                        from_id: *from,
+                        msg: msg.to_string(),
+                        msg_id: *msg_id,
+                        duplicate: *duplicate,
+                        note,
+                    },
+                )
+            }
+            TraceKind::TimerSet { actor, tag, at_us } => (
+                *actor,
+                What::TimerSet {
+                    tag: *tag,
+                    at_us: *at_us,
+                },
+            ),
+            TraceKind::TimerFired { actor, tag } => (*actor, What::TimerFired { tag: *tag }),
+            TraceKind::Observe { actor, obs } => {
+                let what = match *obs {
+                    Obs::Effect { site, op, amount } => {
+                        let n = match effects.iter_mut().find(|(o, _)| *o == op) {
+                            Some((_, n)) => {
+                                *n += 1;
+                                *n
+                            }
+                            None => {
+                                effects.push((op, 1));
+                                1
+                            }
+                        };
+                        What::Effect {
+                            site: site.as_str(),
+                            op,
+                            amount_eur: amount,
+                            n,
+                        }
+                    }
+                    Obs::Attempt {
+                        op,
+                        attempt,
+                        outcome,
+                    } => What::Attempt {
+                        op,
+                        attempt,
+                        outcome: outcome.as_str(),
+                    },
+                    other => What::Observe {
+                        text: other.to_string(),
+                    },
+                };
+                (*actor, what)
+            }
+            TraceKind::Reached { actor, situation } => (
+                *actor,
+                What::Situation {
+                    name: situation::name(*situation),
+                },
+            ),
+            TraceKind::HealingStarts => (0, What::Healing {}),
+        };
+        debug_assert_eq!(out.len(), i);
+        out.push(Item {
+            step: e.step,
+            time_us: e.time_us,
+            actor: name(actor),
+            actor_id: actor,
+            what,
+        });
+    }
+    out
+}
+
+/// One line of an item for people, without time and actor.
+pub fn describe(item: &Item) -> String {
+    match &item.what {
+        What::Mix { text, .. } => text.clone(),
+        What::Start {} => "start".into(),
+        What::Restart {} => "restart: state rebuilt from storage".into(),
+        What::Crash {} => "CRASH: volatile state lost, storage kept".into(),
+        What::Send {
+            to, msg, copies, ..
+        } => {
+            let dup = if *copies > 1 {
+                "  (the network duplicates it)"
+            } else {
+                ""
+            };
+            format!("→ {to}  {msg}{dup}")
+        }
+        What::Drop { to, msg, note, .. } => format!("→ {to}  ✗ {note}: {msg}"),
+        What::Deliver {
+            from,
+            msg,
+            duplicate,
+            note,
+            ..
+        } => {
+            let dup = if *duplicate {
+                "  (network duplicate)"
+            } else {
+                ""
+            };
+            let note = note.map(|n| format!("  ← {n}")).unwrap_or_default();
+            format!("← {from}  {msg}{dup}{note}")
+        }
+        What::TimerSet { tag, at_us } => format!("timer {tag} set for {}", super::time(*at_us)),
+        What::TimerFired { tag } => format!("timer {tag} fires"),
+        What::Effect {
+            site,
+            op,
+            amount_eur,
+            n,
+        } => format!("• EFFECT {site} of {amount_eur} EUR  ← {site} #{n} for claim {op}"),
+        What::Attempt {
+            op,
+            attempt,
+            outcome,
+        } => format!("• attempt {attempt} for claim {op}: {outcome}"),
+        What::Observe { text } => format!("• {text}"),
+        What::Situation { name } => format!("◦ situation: {name}"),
+        What::Healing {} => "── healing phase: faults stop, crashed actors restart ──".into(),
+    }
+}
+
+/// Builds the whole trace: header, items and the ending with its sentence.
+pub fn trace(
+    world: &World,
+    header: Header,
+    entries: &[Entry],
+    report: &RunReport,
+    turn: Option<&Turn>,
+) -> Trace {
+    let items = items(world, entries);
+    let end = end(&items, report, turn);
+    Trace { header, items, end }
+}
+
+fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>) -> End {
+    let (verdict, invariant, operation, message) = match &report.outcome {
+        Outcome::Holds => ("holds", None, None, "every invariant holds".to_string()),
+        Outcome::Violation(v) => (
+            "violation",
+            Some(v.invariant),
+            Some(v.operation),
+            v.message.clone(),
+        ),
+        Outcome::Inconclusive(l) => (
+            "inconclusive",
+            None,
+            None,
+            format!("the run hit its {} limit", l.as_str()),
+        ),
+        Outcome::Panicked(m) => ("panic", None, None, format!("a model panicked: {m}")),
+    };
+    let effects: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| matches!(it.what, What::Effect { op, .. } if Some(u64::from(op)) == operation))
+        .map(|(i, _)| i)
+        .collect();
+    let turn_item = turn.map(|t| t.entry.min(items.len().saturating_sub(1)));
+    let sentence = match (invariant, operation) {
+        (Some(inv), Some(op)) => {
+            let effect_list = if effects.is_empty() {
+                "no effect at all".to_string()
+            } else {
+                let list: Vec<String> = effects
+                    .iter()
+                    .map(|&i| {
+                        let it = &items[i];
+                        let site = match &it.what {
+                            What::Effect { site, n, .. } => format!("{site} #{n}"),
+                            _ => unreachable!("effects are effect items"),
+                        };
+                        format!("{site} at {} (step {})", super::time(it.time_us), it.step)
+                    })
+                    .collect();
+                format!("effects {}", list.join(", "))
+            };
+            let when = match (turn, turn_item) {
+                (Some(t), Some(i)) => {
+                    let it = &items[i];
+                    format!(
+                        "; it could no longer be avoided after step {} ({}, {}: {})",
+                        t.step,
+                        super::time(it.time_us),
+                        it.actor,
+                        describe(it)
+                    )
+                }
+                _ => "; no single different decision avoids it".to_string(),
+            };
+            format!("Violation of {inv} on claim {op}: {message}; {effect_list}{when}.")
+        }
+        _ => format!("{}: {message}.", verdict),
+    };
+    End {
+        verdict,
+        invariant,
+        operation,
+        message,
+        effects,
+        turn: turn_item,
+        turn_step: turn.map(|t| t.step),
+        sentence,
+    }
+}

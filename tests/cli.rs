@@ -1,0 +1,214 @@
+//! The command line as a user meets it: exit codes, messages, JSON, determinism.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn idemsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The one place that runs the binary and checks its exit code.
+#[track_caller]
+fn check(args: &[&str], code: i32) -> (String, String) {
+    let out = idemsim(args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "idemsim {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+#[test]
+fn a_holding_scenario_exits_0() {
+    let (out, _) = check(&["check", "payment-stable-key", "--runs", "300"], 0);
+    assert!(out.contains("holds over 300 schedules"), "{out}");
+    assert!(out.contains("situations reached: "), "{out}");
+}
+
+#[test]
+fn check_without_a_scenario_runs_the_default() {
+    let (out, _) = check(&["check", "--runs", "50"], 0);
+    assert!(out.starts_with("payment-stable-key: holds"), "{out}");
+}
+
+#[test]
+fn a_violation_exits_1_with_the_lowest_failing_seed_and_a_repro_line() {
+    let (out, _) = check(&["check", "payment-retry-without-key", "--runs", "200"], 1);
+    assert!(out.contains("violation of no-duplicate-effect"), "{out}");
+    let repro = out
+        .lines()
+        .find_map(|l| l.strip_prefix("repro: "))
+        .expect("a repro line");
+    let args: Vec<&str> = repro.split_whitespace().skip(1).collect();
+    let (trace, _) = check(&args, 1);
+    assert!(trace.contains("transfer #2 for claim 4711"), "{trace}");
+}
+
+#[test]
+fn hitting_a_limit_exits_3() {
+    let (out, _) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--runs",
+            "20",
+            "--set",
+            "run.max_steps=3",
+        ],
+        3,
+    );
+    assert!(out.contains("inconclusive"), "{out}");
+}
+
+#[test]
+fn the_lowest_failing_seed_is_the_lowest_not_the_first_found() {
+    let (all, _) = check(
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--seeds",
+            "0..400",
+            "--json",
+            "--jobs",
+            "2",
+        ],
+        1,
+    );
+    let lowest = summary(&all)["seed"].as_u64().expect("a failing seed");
+    // Nothing below it fails.
+    if lowest > 0 {
+        let below = format!("0..{lowest}");
+        check(
+            &["check", "payment-retry-without-key", "--seeds", &below],
+            0,
+        );
+    }
+}
+
+fn summary(jsonl: &str) -> serde_json::Value {
+    let last = jsonl.lines().last().expect("JSON output");
+    let v: serde_json::Value = serde_json::from_str(last).expect("JSON Lines");
+    assert_eq!(v["type"], "summary");
+    v["data"].clone()
+}
+
+#[test]
+fn json_summary_has_the_promised_fields() {
+    let (out, err) = check(
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--runs",
+            "100",
+            "--json",
+        ],
+        1,
+    );
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("every stdout line is JSON");
+        assert!(v["type"].is_string() && v.get("data").is_some(), "{line}");
+    }
+    let s = summary(&out);
+    assert_eq!(s["scenario"], "payment-retry-without-key");
+    assert_eq!(s["verdict"], "violation");
+    assert_eq!(s["invariant"], "no-duplicate-effect");
+    assert!(s["seed"].is_u64());
+    assert_eq!(s["schedules"], 100);
+    assert!(s["events"].as_u64().unwrap() > 100);
+    assert!(
+        err.contains("violation"),
+        "human text goes to stderr: {err}"
+    );
+}
+
+#[test]
+fn jobs_1_and_jobs_2_print_byte_identical_json() {
+    for scenario in ["payment-retry-without-key", "payment-stable-key"] {
+        let runs = "1500";
+        let one = idemsim(&["check", scenario, "--runs", runs, "--json", "--jobs", "1"]);
+        let two = idemsim(&["check", scenario, "--runs", runs, "--json", "--jobs", "2"]);
+        assert!(!one.stdout.is_empty());
+        assert_eq!(text(&one.stdout), text(&two.stdout), "{scenario}");
+        assert_eq!(one.status.code(), two.status.code());
+    }
+}
+
+#[test]
+fn replay_of_payment_retry_without_key_at_its_lowest_failing_seed() {
+    let (out, _) = check(&["check", "payment-retry-without-key", "--json"], 1);
+    let seed = summary(&out)["seed"].as_u64().unwrap().to_string();
+    let (trace, _) = check(&["replay", "payment-retry-without-key", "--seed", &seed], 1);
+    insta::assert_snapshot!("replay_payment_retry_without_key_lowest_seed", trace);
+}
+
+#[test]
+fn list_shows_every_scenario_with_its_expected_verdict() {
+    let (out, _) = check(&["list"], 0);
+    let files = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "toml")
+        })
+        .count();
+    assert_eq!(out.lines().count(), files, "{out}");
+    assert!(out.contains("payment-retry-without-key"));
+    assert!(out.contains("violation (no-duplicate-effect)"));
+}
+
+#[test]
+fn bad_scenario_files_exit_2_with_file_line_and_fix() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bad");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8);
+    for path in names {
+        let rel = format!(
+            "tests/fixtures/bad/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
+        let (out, err) = check(&["check", &rel, "--runs", "1"], 2);
+        assert!(out.is_empty(), "{rel}: {out}");
+        assert!(err.starts_with(&format!("error: {rel}:")), "{rel}: {err}");
+        assert!(!err.contains("panicked"), "{rel}: {err}");
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::assert_snapshot!(format!("bad_{name}"), err);
+    }
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let (_, err) = check(&["check", "no-such-scenario"], 2);
+    assert!(
+        err.contains("no scenario named `no-such-scenario`"),
+        "{err}"
+    );
+    check(&["check", "payment-stable-key", "--seeds", "9..3"], 2);
+    check(&["frobnicate"], 2);
+    let (_, err) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--set",
+            "client.retry.max_atempts=3",
+        ],
+        2,
+    );
+    assert!(err.contains("did you mean `max_attempts`"), "{err}");
+}

@@ -1,0 +1,298 @@
+//! Shrinking, repro files and trace formats, on every scenario that expects a
+//! violation: the folder is read at test time, so scenarios added later are
+//! covered without touching this file.
+
+use models::scenario::Verdict;
+use models::Scenario;
+use proptest::prelude::*;
+use sim::shrink::{self, ShrinkLimits, Signature};
+use sim::{explore, NoTrace, Outcome, Record, Recorder, SeedRange, Sim};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+/// Seeds searched for the lowest failure, at most.
+const SEED_CAP: u64 = 2000;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scenario_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn load(path: &Path) -> Scenario {
+    let text = std::fs::read_to_string(path).expect("readable scenario");
+    let shown = format!("scenarios/{}", path.file_name().unwrap().to_string_lossy());
+    Scenario::load(&shown, &text).expect("valid scenario")
+}
+
+/// Every scenario that expects a violation, with its lowest failing seed.
+fn violating() -> Vec<(PathBuf, Scenario, u64)> {
+    let mut out = Vec::new();
+    for path in scenario_files() {
+        let s = load(&path);
+        if s.expect.verdict != Verdict::Violation {
+            continue;
+        }
+        let stop = AtomicBool::new(false);
+        let seeds = SeedRange {
+            start: 0,
+            end: s.runs.min(SEED_CAP),
+        };
+        let sum = explore(&s.system, seeds, 1, &stop, &|_| {});
+        let seed = sum
+            .first_failure
+            .unwrap_or_else(|| panic!("{} expects a violation within {SEED_CAP} seeds", s.name))
+            .seed;
+        out.push((path, s, seed));
+    }
+    assert!(!out.is_empty(), "at least one scenario expects a violation");
+    out
+}
+
+fn signature(sim: &mut Sim<models::System>, s: &Scenario, r: &Record) -> Option<Signature> {
+    let report = shrink::replay(sim, &s.system, r, false, &mut NoTrace);
+    Signature::of(&report.outcome)
+}
+
+#[test]
+fn shrinking_keeps_the_signature_is_locally_minimal_and_deterministic() {
+    for (_, s, seed) in violating() {
+        let mut sim = Sim::new(&s.system);
+        let report = sim.run_seed(&s.system, seed);
+        let original = Signature::of(&report.outcome).expect("the seed fails");
+        let shrunk = shrink::shrink_seed(&mut sim, &s.system, seed, ShrinkLimits::default())
+            .expect("the seed fails");
+        assert!(
+            shrunk.complete,
+            "{}: the rerun bound stopped shrinking",
+            s.name
+        );
+        assert_eq!(shrunk.signature, original, "{}", s.name);
+        assert_eq!(
+            signature(&mut sim, &s, &shrunk.record).as_ref(),
+            Some(&original),
+            "{}: the shrunk record replays to the same failure",
+            s.name
+        );
+        if let Outcome::Violation(v) = &shrunk.report.outcome {
+            assert_eq!(Some(v.invariant), s.expect.invariant, "{}", s.name);
+        }
+        assert!(
+            shrunk.report.events <= shrunk.original_report.events
+                || shrunk.record.nonzero_count() < shrunk.original.nonzero_count()
+        );
+        // Local minimality: zeroing any one remaining decision loses the failure.
+        for (stream, values) in shrunk.record.streams.iter().enumerate() {
+            for (i, &v) in values.iter().enumerate() {
+                if v == 0 {
+                    continue;
+                }
+                let mut c = shrunk.record.clone();
+                c.streams[stream][i] = 0;
+                assert_ne!(
+                    signature(&mut sim, &s, &c).as_ref(),
+                    Some(&original),
+                    "{}: stream {} ({}) decision {i} = {v} can be zero and it still fails",
+                    s.name,
+                    stream,
+                    shrink::stream_name(&s.system.world, stream as u32)
+                );
+            }
+        }
+        // Determinism: the same failure shrinks to the same record, also in a fresh simulator.
+        let mut fresh = Sim::new(&s.system);
+        let again = shrink::shrink_seed(&mut fresh, &s.system, seed, ShrinkLimits::default())
+            .expect("the seed fails");
+        assert_eq!(again.record, shrunk.record, "{}", s.name);
+        assert_eq!(again.runs, shrunk.runs, "{}", s.name);
+    }
+}
+
+#[test]
+fn payment_retry_without_key_shrinks_to_at_most_20_events() {
+    let path = root().join("scenarios/payment-retry-without-key.toml");
+    let s = load(&path);
+    let (_, _, seed) = violating()
+        .into_iter()
+        .find(|(p, _, _)| *p == path)
+        .expect("the scenario expects a violation");
+    let mut sim = Sim::new(&s.system);
+    let shrunk = shrink::shrink_seed(&mut sim, &s.system, seed, ShrinkLimits::default()).unwrap();
+    assert!(
+        shrunk.report.events <= 20,
+        "{} events",
+        shrunk.report.events
+    );
+    // One lost reply is the only fault left (plus the swarm's loss rate that makes it possible).
+    assert_eq!(shrunk.report.faults.lost, 1);
+    assert_eq!(shrunk.report.faults.total(), 1);
+}
+
+#[test]
+fn the_point_of_no_return_is_the_last_step_a_single_change_still_avoids() {
+    for (_, s, seed) in violating() {
+        let mut sim = Sim::new(&s.system);
+        let shrunk =
+            shrink::shrink_seed(&mut sim, &s.system, seed, ShrinkLimits::default()).unwrap();
+        // A failure the configuration alone causes (no fault needed) may have
+        // no decision that avoids it; the trace then says so.
+        let Some(turn) = shrink::point_of_no_return(&mut sim, &s.system, &shrunk.record) else {
+            continue;
+        };
+        // The named alternative does avoid it.
+        let mut c = shrunk.record.clone();
+        c.set(turn.stream, turn.index as usize, turn.alternative);
+        assert_ne!(signature(&mut sim, &s, &c), Some(shrunk.signature.clone()));
+        assert!(turn.step <= shrunk.report.events, "{}", s.name);
+        let mut rec = Recorder::default();
+        shrink::replay(&mut sim, &s.system, &shrunk.record, false, &mut rec);
+        assert_eq!(rec.entries[turn.entry].step, turn.step, "{}", s.name);
+    }
+}
+
+fn idemsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("idemsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+#[test]
+fn shrunk_traces_snapshot() {
+    for (path, s, seed) in violating() {
+        let p = path.to_string_lossy().into_owned();
+        let seed = seed.to_string();
+        for format in ["text", "mermaid"] {
+            let (code, out, err) = idemsim(&["shrink", &p, "--seed", &seed, "--format", format]);
+            assert_eq!(code, 1, "{}: {err}", s.name);
+            insta::assert_snapshot!(format!("{}.{format}", s.name), out);
+        }
+    }
+}
+
+#[test]
+fn every_format_renders_and_json_lines_parse() {
+    let (path, s, seed) = violating().remove(0);
+    let p = path.to_string_lossy().into_owned();
+    let seed = seed.to_string();
+    let (_, json, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "json"]);
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines[0]["type"], "run");
+    assert_eq!(lines.last().unwrap()["type"], "end");
+    assert!(lines
+        .iter()
+        .all(|l| l["type"].is_string() && l["data"].is_object()));
+    let (_, mermaid, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "mermaid"]);
+    assert!(mermaid.starts_with("sequenceDiagram\n"));
+    assert!(!mermaid.contains(';') || mermaid.contains("#35;"));
+    let (_, dot, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "dot"]);
+    assert!(dot.starts_with("digraph happens_before {") && dot.trim_end().ends_with('}'));
+    assert!(dot.contains("style=dashed"), "send → receive edges");
+    let (_, chrome, _) = idemsim(&["shrink", &p, "--seed", &seed, "--format", "chrome"]);
+    let doc: serde_json::Value = serde_json::from_str(&chrome).expect("chrome trace is JSON");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    for a in &s.system.world.actor_names {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["ph"] == "M" && e["args"]["name"] == a.as_str()),
+            "a track for {a}"
+        );
+    }
+}
+
+#[test]
+fn a_repro_file_replays_the_identical_trace() {
+    for (path, s, seed) in violating() {
+        let p = path.to_string_lossy().into_owned();
+        let seed = seed.to_string();
+        let dir =
+            std::env::temp_dir().join(format!("idemsim-repro-{}-{}", s.name, std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("repro.json");
+        let f = file.to_string_lossy().into_owned();
+        let (code, shrunk, _) = idemsim(&[
+            "shrink", &p, "--seed", &seed, "--format", "json", "--out", &f,
+        ]);
+        assert_eq!(code, 1);
+        let (code, replayed, err) = idemsim(&["replay", "--repro", &f, "--format", "json"]);
+        assert_eq!(code, 1, "{err}");
+        // Everything but the header (which names the source) is identical.
+        let body = |t: &str| t.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(body(&shrunk), body(&replayed), "{}", s.name);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn a_repro_of_a_changed_scenario_is_refused() {
+    let (path, s, seed) = violating().remove(0);
+    let dir = std::env::temp_dir().join(format!("idemsim-changed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join(format!("{}.toml", s.name));
+    std::fs::copy(&path, &copy).unwrap();
+    let c = copy.to_string_lossy().into_owned();
+    let file = dir.join("repro.json").to_string_lossy().into_owned();
+    let (code, _, _) = idemsim(&["shrink", &c, "--seed", &seed.to_string(), "--out", &file]);
+    assert_eq!(code, 1);
+    let (code, _, _) = idemsim(&["replay", "--repro", &file, &c]);
+    assert_eq!(code, 1, "the unchanged scenario replays");
+    let text = std::fs::read_to_string(&copy).unwrap();
+    std::fs::write(
+        &copy,
+        text.replace("timeout_ms = 10000", "timeout_ms = 9000") + "\n# edited\n",
+    )
+    .unwrap();
+    let (code, out, err) = idemsim(&["replay", "--repro", &file, &c]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "no run is printed: {out}");
+    assert!(err.contains("changed since"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any list of numbers is a run, and replaying it twice gives the same trace.
+    #[test]
+    fn any_record_replays_identically(
+        values in proptest::collection::vec(proptest::collection::vec(0u64..4000, 0..8), 16..17)
+    ) {
+        let s = load(&root().join("scenarios/payment-stable-key.toml"));
+        let mut sim = Sim::new(&s.system);
+        let record = Record { streams: values };
+        let mut a = Recorder::default();
+        let ra = shrink::replay(&mut sim, &s.system, &record, false, &mut a);
+        let read = sim.choices.take_recorded();
+        let mut b = Recorder::default();
+        let rb = shrink::replay(&mut sim, &s.system, &read, false, &mut b);
+        prop_assert_eq!(ra, rb);
+        prop_assert_eq!(a.entries, b.entries);
+    }
+
+    /// Stream names round-trip, so a repro's keys find their streams.
+    #[test]
+    fn stream_names_round_trip(stream in 0u32..16) {
+        let s = load(&root().join("scenarios/payment-stable-key.toml"));
+        let name = shrink::stream_name(&s.system.world, stream);
+        prop_assert_eq!(shrink::stream_by_name(&s.system.world, &name), Some(stream));
+    }
+}
