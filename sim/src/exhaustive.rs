@@ -47,7 +47,7 @@ pub struct ExhaustiveReport {
     pub first_inconclusive: Option<(Record, Limit)>,
     pub faults: FaultCounts,
     pub situations: u64,
-    /// The enumeration hit `max_schedules` before it was complete.
+    /// The enumeration hit `max_schedules` or `max_events` before it was complete.
     pub truncated: bool,
     /// Stopped from outside (Ctrl-C).
     pub interrupted: bool,
@@ -75,7 +75,7 @@ struct Search<'a, M: Model> {
     model: &'a M,
     sim: Sim<M>,
     max_faults: u32,
-    max_schedules: u64,
+    bounds: Bounds,
     stop: &'a AtomicBool,
     progress: &'a dyn Fn(u64),
     report: ExhaustiveReport,
@@ -88,7 +88,9 @@ impl<M: Model> Search<'_, M> {
             self.report.interrupted = true;
             return None;
         }
-        if self.report.schedules >= self.max_schedules {
+        if self.report.schedules >= self.bounds.max_schedules
+            || self.report.events >= self.bounds.max_events
+        {
             self.report.truncated = true;
             return None;
         }
@@ -188,21 +190,42 @@ fn normalized(r: &Record) -> Record {
     r
 }
 
+/// Limits on an enumeration, so that a scenario whose runs are long (or never
+/// end) gives "inconclusive" in bounded time instead of running for hours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub max_schedules: u64,
+    /// Engine events over all schedules together.
+    pub max_events: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            max_schedules: 10_000_000,
+            max_events: 100_000_000,
+        }
+    }
+}
+
 /// Runs every schedule of `model` with at most `max_faults` non-zero decisions,
-/// up to `max_schedules` of them. `progress` gets the number run so far.
+/// within `bounds`. `progress` gets the number run so far.
 pub fn exhaustive<M: Model>(
     model: &M,
     max_faults: u32,
-    max_schedules: u64,
+    bounds: Bounds,
     stop: &AtomicBool,
     progress: &dyn Fn(u64),
 ) -> ExhaustiveReport {
-    assert!(max_schedules > 0, "at least one schedule");
+    assert!(
+        bounds.max_schedules > 0 && bounds.max_events > 0,
+        "bounds allow at least one schedule"
+    );
     let mut search = Search {
         model,
         sim: Sim::new(model),
         max_faults,
-        max_schedules,
+        bounds,
         stop,
         progress,
         report: ExhaustiveReport {
@@ -341,6 +364,28 @@ mod tests {
         }
     }
 
+    fn schedules(max_schedules: u64) -> Bounds {
+        Bounds {
+            max_schedules,
+            ..Bounds::default()
+        }
+    }
+
+    #[test]
+    fn the_event_bound_truncates() {
+        let stop = AtomicBool::new(false);
+        let bounds = Bounds {
+            max_schedules: 1000,
+            max_events: 1,
+        };
+        let r = exhaustive(&toy(), 3, bounds, &stop, &|_| {});
+        assert!(r.truncated && !r.complete());
+        assert_eq!(
+            r.schedules, 1,
+            "the first schedule runs, then the bound holds"
+        );
+    }
+
     fn points_of_base(model: &ToyModel) -> usize {
         let mut sim = Sim::new(model);
         let base = base_record(model);
@@ -363,7 +408,7 @@ mod tests {
     #[test]
     fn zero_faults_is_the_one_quiet_schedule() {
         let stop = AtomicBool::new(false);
-        let r = exhaustive(&toy(), 0, 1000, &stop, &|_| {});
+        let r = exhaustive(&toy(), 0, schedules(1000), &stop, &|_| {});
         assert_eq!(r.schedules, 1);
         assert_eq!(r.holds, 1);
         assert!(r.complete());
@@ -373,7 +418,7 @@ mod tests {
     fn one_fault_runs_once_per_decision_point_and_finds_the_shortest() {
         let m = toy();
         let stop = AtomicBool::new(false);
-        let r = exhaustive(&m, 1, 1000, &stop, &|_| {});
+        let r = exhaustive(&m, 1, schedules(1000), &stop, &|_| {});
         assert_eq!(r.schedules, 1 + points_of_base(&m) as u64);
         let c = r.shortest.expect("a lost ack or a duplicate breaks it");
         assert_eq!(c.faults, 1);
@@ -400,7 +445,7 @@ mod tests {
     fn more_faults_allowed_means_strictly_more_schedules() {
         let stop = AtomicBool::new(false);
         let counts: Vec<u64> = (0..4)
-            .map(|k| exhaustive(&toy(), k, 100_000, &stop, &|_| {}).schedules)
+            .map(|k| exhaustive(&toy(), k, schedules(100_000), &stop, &|_| {}).schedules)
             .collect();
         assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
     }
@@ -408,7 +453,7 @@ mod tests {
     #[test]
     fn a_stop_request_ends_the_search_and_says_so() {
         let stop = AtomicBool::new(true);
-        let r = exhaustive(&toy(), 2, 1000, &stop, &|_| {});
+        let r = exhaustive(&toy(), 2, schedules(1000), &stop, &|_| {});
         assert!(r.interrupted && !r.complete());
         assert_eq!(r.schedules, 0);
     }

@@ -3,7 +3,7 @@ use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
 use models::situation;
 use serde::{Deserialize, Serialize};
-use sim::exhaustive::{exhaustive, ExhaustiveReport};
+use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
 use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamKind, StreamLayout};
 use std::collections::BTreeMap;
 
@@ -42,8 +42,11 @@ pub struct Args {
     #[arg(long, value_name = "K", default_value_t = 2, requires = "exhaustive")]
     max_faults: u32,
     /// Bound on the schedules exhaustive mode runs; hitting it is "inconclusive".
-    #[arg(long, default_value_t = 10_000_000, requires = "exhaustive")]
+    #[arg(long, default_value_t = Bounds::default().max_schedules, requires = "exhaustive")]
     max_schedules: u64,
+    /// Bound on the events of all exhaustive schedules together; hitting it is "inconclusive".
+    #[arg(long, default_value_t = Bounds::default().max_events, requires = "exhaustive")]
+    max_events: u64,
 }
 
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
@@ -458,16 +461,19 @@ fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
 }
 
 fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
-    if a.max_schedules == 0 {
+    if a.max_schedules == 0 || a.max_events == 0 {
         return Err(UsageError(
-            "error: --max-schedules must be at least 1\n".into(),
+            "error: --max-schedules and --max-events must be at least 1\n".into(),
         ));
     }
     let bar = Progress::new(None, a.json);
     let r: ExhaustiveReport = exhaustive(
         &s.system,
         a.max_faults,
-        a.max_schedules,
+        Bounds {
+            max_schedules: a.max_schedules,
+            max_events: a.max_events,
+        },
         &progress::STOP,
         &|done| bar.update(done),
     );
@@ -513,9 +519,13 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         ));
     }
     if r.truncated {
+        let (flag, value) = if r.schedules >= a.max_schedules {
+            ("--max-schedules", a.max_schedules)
+        } else {
+            ("--max-events", a.max_events)
+        };
         lines.push(format!(
-            "stopped at --max-schedules {}: the enumeration is incomplete",
-            a.max_schedules
+            "stopped at {flag} {value}: the enumeration is incomplete"
         ));
     }
     if r.inconclusive > 0 {
