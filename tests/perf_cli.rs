@@ -262,3 +262,23 @@ fn swarm_partitions_fire_and_show_in_the_trace() {
     });
     assert!(shown);
 }
+
+#[test]
+fn exhaustive_counterexample_replays_from_its_repro_file() {
+    let path = scratch("exhaustive.repro.json");
+    let path = path.to_string_lossy().into_owned();
+    let out = idemsim(&[
+        "check",
+        "payment-retry-without-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+        "--repro-out",
+        &path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(&format!("repro: idemsim replay --repro {path}")));
+    let replay = idemsim(&["replay", "--repro", &path]);
+    assert_eq!(replay.status.code(), Some(1), "the repro fails again");
+    assert!(stdout(&replay).contains("no-duplicate-effect"));
+}

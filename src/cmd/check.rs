@@ -559,6 +559,17 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         let json = serde_json::json!({ "streams": c.record.streams });
         lines.push(format!("record: {json}"));
         record_json = Some(json);
+        match &a.repro_out {
+            Some(path) => {
+                let repro = super::shrink::repro_of(s, &a.set, None, &c.record, &c.outcome);
+                super::shrink::write_repro(path, &repro)?;
+                lines.push(format!("repro: idemsim replay --repro {path}"));
+            }
+            None => lines.push(
+                "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE"
+                    .to_string(),
+            ),
+        }
         // The trace of the counterexample, re-derived by replaying its record.
         let mut sim = Sim::new(&s.system);
         let mut rec = Recorder::default();
