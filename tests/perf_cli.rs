@@ -87,7 +87,7 @@ fn exhaustive_finds_the_retry_bug_with_one_fault() {
     assert!(text.contains("shortest counterexample: 1 fault"), "{text}");
     assert!(text.contains("no-duplicate-effect"), "{text}");
     assert!(
-        text.contains("link service→client decision #0 = 1"),
+        text.contains("link:service->client decision #0 = 1"),
         "{text}"
     );
     assert!(

@@ -4,7 +4,7 @@ use crate::scenarios::{self, UsageError};
 use models::situation;
 use serde::{Deserialize, Serialize};
 use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
-use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamKind, StreamLayout};
+use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayout};
 use std::collections::BTreeMap;
 
 #[derive(clap::Args)]
@@ -426,22 +426,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     Ok(line.exit_code())
 }
 
-/// A decision's place in words, e.g. `link service→client #2`.
-fn stream_name(world: &sim::World, layout: StreamLayout, stream: u32) -> String {
-    let name = |a: u32| world.actor_names[a as usize].as_str();
-    match layout.kind(stream) {
-        StreamKind::Swarm => "swarm".to_string(),
-        StreamKind::Link { from, to } => format!("link {}→{}", name(from), name(to)),
-        StreamKind::Crash { actor } => format!("crash {}", name(actor)),
-        StreamKind::Actor { actor } => format!("actor {}", name(actor)),
-    }
-}
-
-/// The non-zero decisions of a record outside the swarm mix, in words.
+/// The non-zero decisions of a record outside the swarm mix, named as in repro files.
 fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
-    let layout = StreamLayout {
-        actors: world.actor_count(),
-    };
     let mut out = Vec::new();
     for (stream, values) in record.streams.iter().enumerate() {
         let stream = stream as u32;
@@ -452,12 +438,24 @@ fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
             if *v != 0 {
                 out.push(format!(
                     "{} decision #{i} = {v}",
-                    stream_name(world, layout, stream)
+                    sim::shrink::stream_name(world, stream)
                 ));
             }
         }
     }
     out
+}
+
+/// A record as the `choices` of a repro file: stream name to decision values.
+fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+    let map: BTreeMap<String, &Vec<u64>> = record
+        .streams
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(i, v)| (sim::shrink::stream_name(world, i as u32), v))
+        .collect();
+    serde_json::json!(map)
 }
 
 fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
@@ -556,7 +554,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         for d in describe_record(&s.system.world, &c.record) {
             lines.push(format!("  {d}"));
         }
-        let json = serde_json::json!({ "streams": c.record.streams });
+        let json = record_choices(&s.system.world, &c.record);
         lines.push(format!("record: {json}"));
         record_json = Some(json);
         match &a.repro_out {
