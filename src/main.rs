@@ -2,6 +2,7 @@
 //! and knows about exit codes.
 
 mod cmd;
+mod progress;
 mod render;
 mod scenarios;
 
@@ -40,6 +41,10 @@ enum Command {
     Shrink(cmd::shrink::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
+    /// Measure schedules/s, events/s and peak memory against the bare event loop.
+    Bench(cmd::bench::Args),
+    /// Combine the --json summaries of `check --shard I/N` runs into one.
+    Merge(cmd::merge::Args),
     /// Run design variants (the cross product of --set values) on the same seeds and compare them.
     Sweep(cmd::sweep::Args),
     /// Replay one run's decisions under another design and show both traces side by side.
@@ -69,6 +74,8 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::Merge(a) => cmd::merge::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Shrink(a) => cmd::shrink::run(a),

@@ -88,10 +88,14 @@ pub struct ClientOp {
     pub last_backoff_ms: u64,
 }
 
+/// Most operations one client runs; scenario validation enforces it.
+pub const MAX_CLIENT_OPS: usize = 16;
+
 /// Volatile: which attempt each operation waits on (its open connection).
+/// A fixed array, so a (re)start allocates nothing.
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
-    pub awaiting: Vec<Option<u32>>,
+    pub awaiting: [Option<u32>; MAX_CLIENT_OPS],
 }
 
 pub struct Client {
@@ -136,9 +140,8 @@ impl Client {
                 self.retry_or_give_up(s, i, ctx);
             }
         }
-        ClientState {
-            awaiting: vec![None; self.cfg.ops.len()],
-        }
+        assert!(self.cfg.ops.len() <= MAX_CLIENT_OPS, "too many operations");
+        ClientState::default()
     }
 
     pub fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {

@@ -240,6 +240,13 @@ struct NetworkDto {
     links: Vec<LinkDto>,
     #[serde(default)]
     partitions: Vec<PartitionDto>,
+    /// Swarm testing: the chance per seed of one random partition between two actors.
+    #[serde(default)]
+    random_partition_per_mille: PerMille,
+    #[serde(default = "thousand")]
+    random_partition_ms_min: u64,
+    #[serde(default = "thirty_thousand")]
+    random_partition_ms_max: u64,
 }
 
 impl Default for NetworkDto {
@@ -251,8 +258,18 @@ impl Default for NetworkDto {
             delay_ms_max: 50,
             links: Vec::new(),
             partitions: Vec::new(),
+            random_partition_per_mille: PerMille::default(),
+            random_partition_ms_min: thousand(),
+            random_partition_ms_max: thirty_thousand(),
         }
     }
+}
+
+fn thousand() -> u64 {
+    1000
+}
+fn thirty_thousand() -> u64 {
+    30_000
 }
 
 fn one() -> u64 {
@@ -846,6 +863,20 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
             end_us: p.end_ms * US_PER_MS,
         });
     }
+    min_max(
+        n.random_partition_ms_min,
+        n.random_partition_ms_max,
+        vec![Key("network"), Key("random_partition_ms_max")],
+        "random partition duration",
+    )?;
+    world.random_partition = sim::RandomPartition {
+        per_mille: per_mille(
+            n.random_partition_per_mille,
+            vec![Key("network"), Key("random_partition_per_mille")],
+        )?,
+        duration_us_min: n.random_partition_ms_min * US_PER_MS,
+        duration_us_max: n.random_partition_ms_max * US_PER_MS,
+    };
     for (name, c) in &d.crashes {
         let at = |k| vec![Key("crashes"), Name(name.clone()), Key(k)];
         let id = actor(name, vec![Key("crashes"), Name(name.clone())])?;

@@ -4,7 +4,7 @@
 use crate::actor::{Actor, ActorId, Command, Ctx, TimeUs, MAX_TIMER_TAGS};
 use crate::choice::{Choices, Record, StreamLayout};
 use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
-use crate::world::World;
+use crate::world::{Partition, World};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -78,11 +78,12 @@ impl Outcome {
 /// Which faults fired in a run: a "holds" verdict is only worth something if they did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {
-    pub lost: u32,
-    pub duplicated: u32,
-    pub partitioned: u32,
-    pub crashed: u32,
-    pub dropped_at_down_actor: u32,
+    // u64: sweeps add these up over billions of runs.
+    pub lost: u64,
+    pub duplicated: u64,
+    pub partitioned: u64,
+    pub crashed: u64,
+    pub dropped_at_down_actor: u64,
 }
 
 impl FaultCounts {
@@ -94,7 +95,7 @@ impl FaultCounts {
         self.dropped_at_down_actor += o.dropped_at_down_actor;
     }
 
-    pub fn total(&self) -> u32 {
+    pub fn total(&self) -> u64 {
         self.lost + self.duplicated + self.partitioned + self.crashed
     }
 }
@@ -129,28 +130,99 @@ enum EventKind<M> {
     },
 }
 
-struct Event<M> {
+/// The heap's element: only the ordering key and where the payload lives, so a
+/// sift moves 24 bytes instead of a whole message.
+#[derive(Clone, Copy)]
+struct Slot {
     time_us: TimeUs,
     seq: u64,
-    kind: EventKind<M>,
+    index: u32,
 }
 
 // Ordered by (time, seq) only, reversed so BinaryHeap pops the earliest;
-// seq makes every tie deterministic.
-impl<M> PartialEq for Event<M> {
+// seq is unique per run, so the pop order is total and the same for any heap.
+impl PartialEq for Slot {
     fn eq(&self, o: &Self) -> bool {
         self.time_us == o.time_us && self.seq == o.seq
     }
 }
-impl<M> Eq for Event<M> {}
-impl<M> PartialOrd for Event<M> {
+impl Eq for Slot {}
+impl PartialOrd for Slot {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
 }
-impl<M> Ord for Event<M> {
+impl Ord for Slot {
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time_us, o.seq).cmp(&(self.time_us, self.seq))
+    }
+}
+
+struct Event<M> {
+    time_us: TimeUs,
+    kind: EventKind<M>,
+}
+
+/// The event queue: a heap of small keys over a slab of payloads whose free
+/// slots are reused, so neither allocates once a run has warmed them up.
+struct EventQueue<M> {
+    heap: BinaryHeap<Slot>,
+    slab: Vec<EventKind<M>>,
+    free: Vec<u32>,
+}
+
+impl<M: Copy> EventQueue<M> {
+    fn with_capacity(n: usize) -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(n),
+            slab: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.slab.clear();
+        self.free.clear();
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    #[inline]
+    fn peek_time(&self) -> Option<TimeUs> {
+        self.heap.peek().map(|s| s.time_us)
+    }
+
+    #[inline]
+    fn push(&mut self, time_us: TimeUs, seq: u64, kind: EventKind<M>) {
+        let index = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = kind;
+                i
+            }
+            None => {
+                self.slab.push(kind);
+                u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
+            }
+        };
+        self.heap.push(Slot {
+            time_us,
+            seq,
+            index,
+        });
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Event<M>> {
+        let slot = self.heap.pop()?;
+        self.free.push(slot.index);
+        Some(Event {
+            time_us: slot.time_us,
+            kind: self.slab[slot.index as usize],
+        })
     }
 }
 
@@ -167,7 +239,7 @@ type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 pub struct Sim<M: Model> {
     layout: StreamLayout,
     pub choices: Choices,
-    queue: BinaryHeap<Event<MsgOf<M>>>,
+    queue: EventQueue<MsgOf<M>>,
     out: Vec<Command<MsgOf<M>, ObsOf<M>>>,
     states: Vec<Option<NodeState<M>>>,
     storages: Vec<Option<NodeStorage<M>>>,
@@ -175,6 +247,8 @@ pub struct Sim<M: Model> {
     loss_pm: Vec<u32>,
     dup_pm: Vec<u32>,
     crash_pm: Vec<u32>,
+    /// This seed's random partition, if the scenario allows one and the seed drew it.
+    random_partition: Option<Partition>,
     oracle: M::Oracle,
     seq: u64,
     next_msg_id: u32,
@@ -207,7 +281,7 @@ impl<M: Model> Sim<M> {
                 actors: world.actor_count(),
             },
             choices: Choices::new(),
-            queue: BinaryHeap::with_capacity(64),
+            queue: EventQueue::with_capacity(64),
             out: Vec::with_capacity(16),
             states: (0..n).map(|_| None).collect(),
             storages: (0..n).map(|_| None).collect(),
@@ -215,6 +289,7 @@ impl<M: Model> Sim<M> {
             loss_pm: vec![0; n * n],
             dup_pm: vec![0; n * n],
             crash_pm: vec![0; n],
+            random_partition: None,
             oracle: model.new_oracle(),
             seq: 0,
             next_msg_id: 0,
@@ -270,6 +345,51 @@ impl<M: Model> Sim<M> {
     }
 }
 
+/// The swarm stream's decisions that pick every range at its maximum: what
+/// exhaustive mode replays so that each fault the scenario allows "may happen".
+/// Mirrors the order of draws in `draw_swarm_mix`; ranges with `lo == hi` are
+/// no decision and take no place in the stream.
+pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
+    let n = world.actor_count();
+    let mut out = Vec::new();
+    let mut put = |lo: u32, hi: u32| {
+        if hi > lo {
+            out.push(u64::from(hi - lo));
+        }
+    };
+    for from in 0..n {
+        for to in 0..n {
+            let l = world.link(from, to);
+            put(l.loss_per_mille.lo, l.loss_per_mille.hi);
+            put(l.duplicate_per_mille.lo, l.duplicate_per_mille.hi);
+        }
+    }
+    for c in &world.crashes {
+        put(c.crash_per_mille.lo, c.crash_per_mille.hi);
+    }
+    let rp = &world.random_partition;
+    if rp.enabled() {
+        // At its maximum probability the partition happens (a decision only
+        // below 1000 per mille), between the last two actors, from the start
+        // of the run for its longest duration.
+        put(rp.per_mille.lo, rp.per_mille.hi);
+        if rp.per_mille.hi < 1000 {
+            out.push(1);
+        }
+        out.push(u64::from(n - 1));
+        if n > 2 {
+            out.push(u64::from(n - 2));
+        }
+        if world.fault_phase_us > 0 {
+            out.push(0);
+        }
+        if rp.duration_us_max > rp.duration_us_min {
+            out.push(rp.duration_us_max - rp.duration_us_min);
+        }
+    }
+    out
+}
+
 struct Run<'s, 'm, 't, M: Model, T> {
     sim: &'s mut Sim<M>,
     model: &'m M,
@@ -314,7 +434,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
             }
         }
         loop {
-            let next_time = self.sim.queue.peek().map(|e| e.time_us);
+            let next_time = self.sim.queue.peek_time();
             if self.phase == Phase::Fault {
                 let heal_now = match next_time {
                     None => true,
@@ -447,18 +567,48 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 });
             }
         }
+        self.sim.random_partition = None;
+        // Drawn after everything else, and only when asked for, so that the
+        // swarm streams of scenarios without it stay as they were.
+        let rp = world.random_partition;
+        if rp.enabled() {
+            debug_assert!(n >= 2);
+            let choices = &mut self.sim.choices;
+            let p = choices.range(
+                swarm,
+                u64::from(rp.per_mille.lo),
+                u64::from(rp.per_mille.hi),
+            );
+            if choices.chance(swarm, p as u32) {
+                let a = choices.choose(swarm, u64::from(n)) as ActorId;
+                let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
+                let start_us = choices.range(swarm, 0, world.fault_phase_us);
+                let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
+                let cut = Partition {
+                    a,
+                    b,
+                    both_ways: true,
+                    start_us,
+                    end_us: start_us.saturating_add(duration_us),
+                };
+                self.sim.random_partition = Some(cut);
+                self.trace(TraceKind::PartitionMix {
+                    a,
+                    b,
+                    start_us: cut.start_us,
+                    end_us: cut.end_us,
+                });
+            }
+        }
     }
 
     fn start_healing(&mut self, world: &World) -> Option<Violation> {
         debug_assert!(self.phase == Phase::Fault);
         self.phase = Phase::Healing;
         self.now_us = self.now_us.max(
-            world.fault_phase_us.min(
-                self.sim
-                    .queue
-                    .peek()
-                    .map_or(world.fault_phase_us, |e| e.time_us),
-            ),
+            world
+                .fault_phase_us
+                .min(self.sim.queue.peek_time().unwrap_or(world.fault_phase_us)),
         );
         self.trace(TraceKind::HealingStarts);
         for actor in 0..world.actor_count() {
@@ -604,7 +754,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
     fn push(&mut self, time_us: TimeUs, kind: EventKind<MsgOf<M>>) {
         let seq = self.sim.seq;
         self.sim.seq += 1;
-        self.sim.queue.push(Event { time_us, seq, kind });
+        self.sim.queue.push(time_us, seq, kind);
     }
 
     /// Applies a handler's commands in the order it pushed them.
@@ -665,10 +815,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         let stream = self.sim.layout.link(from, to);
         let mut copies = 1u8;
         if self.phase == Phase::Fault {
-            if world
-                .partitions
-                .iter()
-                .any(|p| p.cuts(from, to, self.now_us))
+            let now_us = self.now_us;
+            if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
+                || self
+                    .sim
+                    .random_partition
+                    .is_some_and(|p| p.cuts(from, to, now_us))
             {
                 self.faults.partitioned += 1;
                 self.trace(TraceKind::Drop {

@@ -37,7 +37,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn merge(&mut self, o: Summary) {
+    /// Combines two disjoint sweeps; the result is the same in any order.
+    pub fn merge(&mut self, o: Summary) {
         self.schedules += o.schedules;
         self.events += o.events;
         self.holds += o.holds;

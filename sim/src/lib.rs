@@ -7,8 +7,10 @@
 //! OS randomness, no hash-order iteration anywhere in here.
 
 pub mod actor;
+pub mod bench;
 pub mod choice;
 pub mod engine;
+pub mod exhaustive;
 pub mod explore;
 pub mod shrink;
 pub mod trace;
@@ -22,4 +24,6 @@ pub use engine::{
 pub use explore::{explore, guarded, inside_model, run_guarded, Failure, SeedRange, Summary};
 pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
-pub use world::{CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, World};
+pub use world::{
+    CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,
+};

@@ -36,6 +36,14 @@ pub enum TraceKind<M, O> {
         actor: ActorId,
         crash_per_mille: u32,
     },
+    /// The random partition this seed drew: `a` and `b` are cut off from each
+    /// other from `start_us` until `end_us`.
+    PartitionMix {
+        a: ActorId,
+        b: ActorId,
+        start_us: TimeUs,
+        end_us: TimeUs,
+    },
     Start {
         actor: ActorId,
     },

@@ -54,6 +54,22 @@ impl Partition {
     }
 }
 
+/// A partition a seed may draw (swarm testing): with a probability drawn
+/// from `per_mille`, two random actors are cut off from each other, both
+/// ways, from a random time in the fault phase for a random duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RandomPartition {
+    pub per_mille: PerMilleRange,
+    pub duration_us_min: TimeUs,
+    pub duration_us_max: TimeUs,
+}
+
+impl RandomPartition {
+    pub fn enabled(&self) -> bool {
+        self.per_mille.hi > 0
+    }
+}
+
 /// Crash behaviour of one actor during the fault phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct CrashConfig {
@@ -87,6 +103,8 @@ pub struct World {
     /// Row-major `from * n + to`.
     pub links: Vec<LinkConfig>,
     pub partitions: Vec<Partition>,
+    /// Off unless the scenario asks for it; then drawn per seed.
+    pub random_partition: RandomPartition,
     pub crashes: Vec<CrashConfig>,
     /// Faults stop at this time; then crashed actors restart and the system
     /// runs until it is quiet, so "eventually exactly once" can be judged.
@@ -102,6 +120,7 @@ impl World {
             crashes: vec![CrashConfig::default(); n],
             actor_names,
             partitions: Vec::new(),
+            random_partition: RandomPartition::default(),
             fault_phase_us: 60 * 1_000_000,
             limits: Limits::default(),
         }
@@ -146,6 +165,13 @@ impl World {
             assert!((p.a as usize) < n && (p.b as usize) < n, "partition actor");
             assert!(p.start_us <= p.end_us, "partition window");
         }
+        let rp = &self.random_partition;
+        rp.per_mille.check();
+        assert!(
+            rp.duration_us_min <= rp.duration_us_max,
+            "partition duration range"
+        );
+        assert!(!rp.enabled() || n >= 2, "a partition needs two actors");
         assert!(self.limits.max_steps > 0 && self.limits.max_queue > 0);
     }
 }

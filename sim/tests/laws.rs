@@ -264,7 +264,7 @@ proptest! {
 fn crashes_do_happen_in_the_crash_law() {
     // Guards the law above against vacuity: with these parameters crashes fire.
     let m = toy(3, 0, 0, 120, 5);
-    let crashes: u32 = (0..50)
+    let crashes: u64 = (0..50)
         .map(|seed| {
             traced(
                 &m,

@@ -1,8 +1,11 @@
+use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
 use models::situation;
-use sim::{explore, Outcome, SeedRange};
-use std::sync::atomic::AtomicBool;
+use serde::{Deserialize, Serialize};
+use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
+use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayout};
+use std::collections::BTreeMap;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,6 +17,9 @@ pub struct Args {
     /// Seed range A..B (B exclusive).
     #[arg(long, value_parser = parse_seeds)]
     seeds: Option<SeedRange>,
+    /// Run only shard I of N (0-based) of the seed range; `idemsim merge` combines the shards' --json output.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "exhaustive")]
+    shard: Option<(u64, u64)>,
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
@@ -29,6 +35,18 @@ pub struct Args {
     /// Write the lowest failing run (shrunk unless --no-shrink) as a repro file.
     #[arg(long, value_name = "FILE")]
     repro_out: Option<String>,
+    /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
+    #[arg(long, conflicts_with_all = ["runs", "seeds"])]
+    exhaustive: bool,
+    /// Most non-zero decisions (lost or duplicated messages, crashes, maximal delays) per schedule.
+    #[arg(long, value_name = "K", default_value_t = 2, requires = "exhaustive")]
+    max_faults: u32,
+    /// Bound on the schedules exhaustive mode runs; hitting it is "inconclusive".
+    #[arg(long, default_value_t = Bounds::default().max_schedules, requires = "exhaustive")]
+    max_schedules: u64,
+    /// Bound on the events of all exhaustive schedules together; hitting it is "inconclusive".
+    #[arg(long, default_value_t = Bounds::default().max_events, requires = "exhaustive")]
+    max_events: u64,
 }
 
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
@@ -51,6 +69,26 @@ pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     Ok(SeedRange { start, end })
 }
 
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not I/N, e.g. 0/4 for the first of four shards"))?;
+    let index: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{a}` is not a shard index"))?;
+    let count: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a shard count"))?;
+    if count == 0 || index >= count {
+        return Err(format!(
+            "shard {index}/{count} does not exist: shards are numbered 0 to N-1 (e.g. JOB_COMPLETION_INDEX)"
+        ));
+    }
+    Ok((index, count))
+}
+
 pub fn exit_code(o: &Outcome) -> u8 {
     match o {
         Outcome::Holds => crate::exit::HOLDS,
@@ -63,73 +101,439 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+// ------------------------------------------------------------------ the summary line
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    pub lost: u64,
+    pub duplicated: u64,
+    pub partitioned: u64,
+    pub crashed: u64,
+    pub dropped_at_down_actor: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seeds {
+    pub start: u64,
+    pub end: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct FailureLine {
+    pub seed: u64,
+    pub invariant: String,
+    pub sentence: String,
+    pub events: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct InconclusiveLine {
+    pub seed: u64,
+    pub limit: String,
+}
+
+/// A sweep's summary as `check --json` prints it. It carries everything a
+/// merge needs (counts, the seed range, the lowest failure and inconclusive
+/// seed, the situation bit set), so N shards merge into the line one machine
+/// would have printed; the derived fields are recomputed by [`SweepLine::derive`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepLine {
+    pub scenario: String,
+    /// The replay command without its seed: scenario and overrides.
+    pub replay: String,
+    /// The --set overrides, so a merge can load the same scenario to shrink.
+    pub sets: Vec<String>,
+    pub seeds: Option<Seeds>,
+    pub schedules: u64,
+    pub events: u64,
+    pub holds: u64,
+    pub violations: u64,
+    pub panics: u64,
+    pub inconclusive: u64,
+    pub faults: Faults,
+    pub situation_bits: u64,
+    pub situation_runs: BTreeMap<String, u64>,
+    pub failure: Option<FailureLine>,
+    pub first_inconclusive: Option<InconclusiveLine>,
+    pub interrupted: bool,
+    // Derived from the fields above.
+    pub verdict: String,
+    pub invariant: Option<String>,
+    pub seed: Option<u64>,
+    pub situations: Vec<String>,
+    pub repro: Option<String>,
+    /// Events of the lowest failing run, and of its shrunk version (docs/shrinking.md).
+    pub original_events: Option<u64>,
+    pub shrunk_events: Option<u64>,
+}
+
+impl SweepLine {
+    pub fn from_summary(
+        name: &str,
+        replay: String,
+        sets: &[String],
+        seeds: SeedRange,
+        sum: &sim::Summary,
+    ) -> Self {
+        let failure = sum.first_failure.as_ref().map(|f| FailureLine {
+            seed: f.seed,
+            invariant: match &f.outcome {
+                Outcome::Violation(v) => v.invariant.to_string(),
+                _ => "model-panic".to_string(),
+            },
+            sentence: render::outcome_sentence(&f.outcome),
+            events: f.events,
+        });
+        let situation_runs = sum
+            .situation_runs
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (situation::name(i as u32).to_string(), *n))
+            .collect();
+        let mut line = SweepLine {
+            scenario: name.to_string(),
+            replay,
+            sets: sets.to_vec(),
+            seeds: Some(Seeds {
+                start: seeds.start,
+                end: seeds.end,
+            }),
+            schedules: sum.schedules,
+            events: sum.events,
+            holds: sum.holds,
+            violations: sum.violations,
+            panics: sum.panics,
+            inconclusive: sum.inconclusive,
+            faults: Faults {
+                lost: sum.faults.lost,
+                duplicated: sum.faults.duplicated,
+                partitioned: sum.faults.partitioned,
+                crashed: sum.faults.crashed,
+                dropped_at_down_actor: sum.faults.dropped_at_down_actor,
+            },
+            situation_bits: sum.situations,
+            situation_runs,
+            failure,
+            first_inconclusive: sum.first_inconclusive.map(|(seed, l)| InconclusiveLine {
+                seed,
+                limit: l.as_str().to_string(),
+            }),
+            interrupted: sum.interrupted,
+            ..SweepLine::default()
+        };
+        line.derive();
+        line
+    }
+
+    /// Recomputes verdict, invariant, seed, situation names and repro.
+    pub fn derive(&mut self) {
+        self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
+            (Some(_), _, _) => "violation",
+            (None, true, _) => "interrupted",
+            (None, false, 0) => "holds",
+            (None, false, _) => "inconclusive",
+        }
+        .to_string();
+        self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
+        self.seed = self
+            .failure
+            .as_ref()
+            .map(|f| f.seed)
+            .or(self.first_inconclusive.as_ref().map(|i| i.seed));
+        self.situations = situation::names(self.situation_bits)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        self.repro = self
+            .seed
+            .map(|seed| format!("{} --seed {seed}", self.replay));
+        self.original_events = self.failure.as_ref().map(|f| f.events);
+    }
+
+    /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in one sweep.
+    pub fn absorb(&mut self, o: &SweepLine) {
+        self.schedules += o.schedules;
+        self.events += o.events;
+        self.holds += o.holds;
+        self.violations += o.violations;
+        self.panics += o.panics;
+        self.inconclusive += o.inconclusive;
+        self.faults.lost += o.faults.lost;
+        self.faults.duplicated += o.faults.duplicated;
+        self.faults.partitioned += o.faults.partitioned;
+        self.faults.crashed += o.faults.crashed;
+        self.faults.dropped_at_down_actor += o.faults.dropped_at_down_actor;
+        self.situation_bits |= o.situation_bits;
+        for (k, v) in &o.situation_runs {
+            *self.situation_runs.entry(k.clone()).or_insert(0) += v;
+        }
+        if let Some(f) = &o.failure {
+            if self.failure.as_ref().is_none_or(|m| f.seed < m.seed) {
+                self.failure = Some(f.clone());
+            }
+        }
+        if let Some(i) = &o.first_inconclusive {
+            if self
+                .first_inconclusive
+                .as_ref()
+                .is_none_or(|m| i.seed < m.seed)
+            {
+                self.first_inconclusive = Some(i.clone());
+            }
+        }
+        self.interrupted |= o.interrupted;
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self.verdict.as_str() {
+            "violation" => crate::exit::VIOLATION,
+            "holds" => crate::exit::HOLDS,
+            "interrupted" => progress::INTERRUPTED,
+            _ => crate::exit::INCONCLUSIVE,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let range = self
+            .seeds
+            .map(|s| format!(" (seeds {}..{})", s.start, s.end))
+            .unwrap_or_default();
+        let mut lines = vec![format!(
+            "{}: {} over {} schedules{range}, {} events",
+            self.scenario, self.verdict, self.schedules, self.events
+        )];
+        if self.interrupted {
+            lines.push(format!(
+                "interrupted after {} schedules (Ctrl-C): the counts cover only what ran",
+                self.schedules
+            ));
+        }
+        if let Some(f) = &self.failure {
+            lines.push(format!("lowest failing seed {}: {}", f.seed, f.sentence));
+            lines.push(format!(
+                "failing seeds: {} of {} ({} violations, {} panics)",
+                self.violations + self.panics,
+                self.schedules,
+                self.violations,
+                self.panics
+            ));
+        } else if let Some(i) = &self.first_inconclusive {
+            lines.push(format!(
+                "{} runs hit a limit; lowest seed {} hit {}",
+                self.inconclusive, i.seed, i.limit
+            ));
+        }
+        lines.push(format!(
+            "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
+            self.faults.lost, self.faults.duplicated, self.faults.partitioned, self.faults.crashed
+        ));
+        lines.push(format!(
+            "situations reached: {}",
+            if self.situations.is_empty() {
+                "none".to_string()
+            } else {
+                self.situations.join(", ")
+            }
+        ));
+        if let Some(r) = &self.repro {
+            lines.push(format!("repro: {r}"));
+        }
+        lines.join("\n") + "\n"
+    }
+
+    /// Shrinks the lowest failing seed (unless `no_shrink`), writes the repro
+    /// file if asked, and returns the shrunk trace's text.
+    pub fn shrink(
+        &mut self,
+        s: &models::Scenario,
+        no_shrink: bool,
+        repro_out: Option<&str>,
+    ) -> Result<Option<String>, UsageError> {
+        let shrunk = super::shrink::for_check(
+            s,
+            &self.sets,
+            self.failure.as_ref().map(|f| f.seed),
+            no_shrink,
+            repro_out,
+        )?;
+        self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
+        Ok(shrunk.as_ref().map(|d| {
+            format!(
+                "\nshrunk (docs/shrinking.md):\n{}",
+                crate::render::formats::text(&d.trace)
+            )
+        }))
+    }
+
+    /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
+    /// text on stderr; the shrunk trace follows the text.
+    pub fn print(&self, json: bool, shrunk_text: Option<&str>) {
+        let text = self.text();
+        if json {
+            eprint!("{text}");
+            let data = serde_json::to_value(self).expect("a summary serialises");
+            println!("{}", json_line("summary", data));
+            if let Some(t) = shrunk_text {
+                eprint!("{t}");
+            }
+        } else {
+            print!("{text}");
+            if let Some(t) = shrunk_text {
+                print!("{t}");
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ check
+
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let overrides = scenarios::parse_overrides(&a.set)?;
     let s = scenarios::load(name, &overrides)?;
-    let seeds = a.seeds.unwrap_or(SeedRange {
-        start: 0,
-        end: a.runs.unwrap_or(s.runs),
-    });
-    if seeds.is_empty() {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
-    }
     let jobs = a.jobs.unwrap_or_else(default_jobs);
     if jobs == 0 {
         return Err(UsageError("error: --jobs must be at least 1\n".into()));
     }
-    let stop = AtomicBool::new(false);
-    let sum = explore(&s.system, seeds, jobs, &stop, &|_| {});
-    let (verdict, code) = match (&sum.first_failure, sum.inconclusive) {
-        (Some(_), _) => ("violation", crate::exit::VIOLATION),
-        (None, 0) => ("holds", crate::exit::HOLDS),
-        (None, _) => ("inconclusive", crate::exit::INCONCLUSIVE),
-    };
-    let invariant = match &sum.first_failure {
-        Some(f) => match &f.outcome {
-            Outcome::Violation(v) => Some(v.invariant.to_string()),
-            Outcome::Panicked(_) => Some("model-panic".to_string()),
-            _ => None,
-        },
-        None => None,
-    };
-    let seed = sum
-        .first_failure
-        .as_ref()
-        .map(|f| f.seed)
-        .or(sum.first_inconclusive.map(|i| i.0));
     let sets: String = a.set.iter().map(|s| format!(" --set {s}")).collect();
-    let repro = seed.map(|seed| format!("idemsim replay {}{sets} --seed {seed}", s.name));
-    let reached = situation::names(sum.situations);
+    let replay = format!("idemsim replay {}{sets}", s.name);
+    progress::install_ctrl_c();
+    if a.exhaustive {
+        return run_exhaustive(&a, &s, &replay);
+    }
+    let all = a.seeds.unwrap_or(SeedRange {
+        start: 0,
+        end: a.runs.unwrap_or(s.runs),
+    });
+    if all.is_empty() {
+        return Err(UsageError("error: --runs must be at least 1\n".into()));
+    }
+    // A shard may be empty when there are more shards than seeds; it merges as nothing.
+    let seeds = match a.shard {
+        Some((i, n)) => all.shard(i, n),
+        None => all,
+    };
+    let bar = Progress::new(Some(seeds.len()), a.json);
+    let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
+        bar.update(done)
+    });
+    bar.finish();
+    let mut line = SweepLine::from_summary(&s.name, replay, &a.set, seeds, &sum);
+    // Shrinking: the lowest failing seed, cut down to a locally minimal run.
+    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref())?;
+    line.print(a.json, shrunk_text.as_deref());
+    Ok(line.exit_code())
+}
+
+/// The non-zero decisions of a record outside the swarm mix, named as in repro files.
+fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
+    let mut out = Vec::new();
+    for (stream, values) in record.streams.iter().enumerate() {
+        let stream = stream as u32;
+        if stream == StreamLayout::SWARM {
+            continue;
+        }
+        for (i, v) in values.iter().enumerate() {
+            if *v != 0 {
+                out.push(format!(
+                    "{} decision #{i} = {v}",
+                    sim::shrink::stream_name(world, stream)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A record as the `choices` of a repro file: stream name to decision values.
+fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+    let map: BTreeMap<String, &Vec<u64>> = record
+        .streams
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(i, v)| (sim::shrink::stream_name(world, i as u32), v))
+        .collect();
+    serde_json::json!(map)
+}
+
+fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
+    if a.max_schedules == 0 || a.max_events == 0 {
+        return Err(UsageError(
+            "error: --max-schedules and --max-events must be at least 1\n".into(),
+        ));
+    }
+    let bar = Progress::new(None, a.json);
+    let r: ExhaustiveReport = exhaustive(
+        &s.system,
+        a.max_faults,
+        Bounds {
+            max_schedules: a.max_schedules,
+            max_events: a.max_events,
+        },
+        &progress::STOP,
+        &|done| bar.update(done),
+    );
+    bar.finish();
+    let k = a.max_faults;
+    let plural = |n: u32| if n == 1 { "fault" } else { "faults" };
+    let (verdict, code) = match (&r.shortest, r.interrupted, r.truncated, r.inconclusive) {
+        (Some(c), _, _, _) => ("violation", exit_code(&c.outcome)),
+        (None, true, _, _) => ("interrupted", progress::INTERRUPTED),
+        (None, false, true, _) | (None, false, false, 1..) => {
+            ("inconclusive", crate::exit::INCONCLUSIVE)
+        }
+        (None, false, false, 0) => ("holds", crate::exit::HOLDS),
+    };
     let mut lines = Vec::new();
-    lines.push(format!(
-        "{}: {verdict} over {} schedules (seeds {}..{}), {} events",
-        s.name, sum.schedules, seeds.start, seeds.end, sum.events
-    ));
-    if let Some(f) = &sum.first_failure {
+    match verdict {
+        "holds" => lines.push(format!(
+            "{}: holds for every schedule with at most {k} {} ({} schedules, {} events)",
+            s.name,
+            plural(k),
+            r.schedules,
+            r.events
+        )),
+        "violation" => lines.push(format!(
+            "{}: violation among {} schedules with at most {k} {} ({} events)",
+            s.name,
+            r.schedules,
+            plural(k),
+            r.events
+        )),
+        _ => lines.push(format!(
+            "{}: {verdict} after {} schedules with at most {k} {} ({} events)",
+            s.name,
+            r.schedules,
+            plural(k),
+            r.events
+        )),
+    }
+    if r.interrupted {
         lines.push(format!(
-            "lowest failing seed {}: {}",
-            f.seed,
-            render::outcome_sentence(&f.outcome)
+            "interrupted after {} schedules (Ctrl-C): the enumeration is incomplete",
+            r.schedules
         ));
+    }
+    if r.truncated {
+        let (flag, value) = if r.schedules >= a.max_schedules {
+            ("--max-schedules", a.max_schedules)
+        } else {
+            ("--max-events", a.max_events)
+        };
         lines.push(format!(
-            "failing seeds: {} of {} ({} violations, {} panics)",
-            sum.violations + sum.panics,
-            sum.schedules,
-            sum.violations,
-            sum.panics
+            "stopped at {flag} {value}: the enumeration is incomplete"
         ));
-    } else if let Some((seed, limit)) = sum.first_inconclusive {
-        lines.push(format!(
-            "{} runs hit a limit; lowest seed {seed} hit {}",
-            sum.inconclusive,
-            limit.as_str()
-        ));
+    }
+    if r.inconclusive > 0 {
+        lines.push(format!("{} schedules hit a limit", r.inconclusive));
     }
     lines.push(format!(
         "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
-        sum.faults.lost, sum.faults.duplicated, sum.faults.partitioned, sum.faults.crashed
+        r.faults.lost, r.faults.duplicated, r.faults.partitioned, r.faults.crashed
     ));
+    let reached = situation::names(r.situations);
     lines.push(format!(
         "situations reached: {}",
         if reached.is_empty() {
@@ -138,63 +542,94 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             reached.join(", ")
         }
     ));
-    if let Some(r) = &repro {
-        lines.push(format!("repro: {r}"));
+    let mut record_json = None;
+    if let Some(c) = &r.shortest {
+        lines.push(format!(
+            "shortest counterexample: {} {}, {} events: {}",
+            c.faults,
+            plural(c.faults),
+            c.events,
+            render::outcome_sentence(&c.outcome)
+        ));
+        for d in describe_record(&s.system.world, &c.record) {
+            lines.push(format!("  {d}"));
+        }
+        let json = record_choices(&s.system.world, &c.record);
+        lines.push(format!("record: {json}"));
+        record_json = Some(json);
+        match &a.repro_out {
+            Some(path) => {
+                let repro = super::shrink::repro_of(s, &a.set, None, &c.record, &c.outcome);
+                super::shrink::write_repro(path, &repro)?;
+                lines.push(format!("repro: idemsim replay --repro {path}"));
+            }
+            None => lines.push(
+                "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE"
+                    .to_string(),
+            ),
+        }
+        // The trace of the counterexample, re-derived by replaying its record.
+        let mut sim = Sim::new(&s.system);
+        let mut rec = Recorder::default();
+        let report = sim.run(
+            &s.system,
+            Source::Replay {
+                record: &c.record,
+                log_points: false,
+            },
+            &mut rec,
+        );
+        debug_assert_eq!(report.outcome, c.outcome, "a record replays its run");
+        lines.push(format!("# trace · {} events", report.events));
+        lines.push(
+            render::text(&s.system.world, &rec.entries)
+                .trim_end()
+                .to_string(),
+        );
+        lines.push(format!("=> {}", render::outcome_sentence(&report.outcome)));
     }
     let text = lines.join("\n") + "\n";
-    // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let shrunk = super::shrink::for_check(
-        &s,
-        &a.set,
-        sum.first_failure.as_ref().map(|f| f.seed),
-        a.no_shrink,
-        a.repro_out.as_deref(),
-    )?;
-    let shrunk_text = shrunk.as_ref().map(|d| {
-        format!(
-            "\nshrunk (docs/shrinking.md):\n{}",
-            crate::render::formats::text(&d.trace)
-        )
-    });
-    let original_events = sum.first_failure.as_ref().map(|f| f.events);
-    let shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
     if a.json {
         eprint!("{text}");
+        let invariant = r.shortest.as_ref().map(|c| match &c.outcome {
+            Outcome::Violation(v) => v.invariant.to_string(),
+            _ => "model-panic".to_string(),
+        });
         println!(
             "{}",
             json_line(
-                "summary",
+                "exhaustive",
                 serde_json::json!({
                     "scenario": s.name,
+                    "replay": replay,
                     "verdict": verdict,
                     "invariant": invariant,
-                    "seed": seed,
-                    "schedules": sum.schedules,
-                    "events": sum.events,
-                    "violations": sum.violations,
-                    "panics": sum.panics,
-                    "inconclusive": sum.inconclusive,
+                    "max_faults": k,
+                    "schedules": r.schedules,
+                    "events": r.events,
+                    "holds": r.holds,
+                    "violations": r.violations,
+                    "panics": r.panics,
+                    "inconclusive": r.inconclusive,
+                    "complete": r.complete(),
                     "faults": {
-                        "lost": sum.faults.lost,
-                        "duplicated": sum.faults.duplicated,
-                        "partitioned": sum.faults.partitioned,
-                        "crashed": sum.faults.crashed,
+                        "lost": r.faults.lost,
+                        "duplicated": r.faults.duplicated,
+                        "partitioned": r.faults.partitioned,
+                        "crashed": r.faults.crashed,
                     },
                     "situations": reached,
-                    "repro": repro,
-                    "original_events": original_events,
-                    "shrunk_events": shrunk_events,
+                    "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
+                        "faults": c.faults,
+                        "events": c.events,
+                        "outcome": render::outcome_sentence(&c.outcome),
+                        "record": record_json,
+                    })),
                 })
             )
         );
-        if let Some(t) = &shrunk_text {
-            eprint!("{t}");
-        }
     } else {
         print!("{text}");
-        if let Some(t) = &shrunk_text {
-            print!("{t}");
-        }
     }
     Ok(code)
 }

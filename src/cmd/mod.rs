@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod check;
 pub mod diff;
 pub mod list;
+pub mod merge;
 pub mod replay;
 pub mod shrink;
 pub mod sweep;

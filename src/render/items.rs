@@ -205,6 +205,23 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
                     quiet: *crash_per_mille == 0,
                 },
             ),
+            TraceKind::PartitionMix {
+                a,
+                b,
+                start_us,
+                end_us,
+            } => (
+                *a,
+                What::Mix {
+                    text: format!(
+                        "swarm mix: cut off from {} from {} until {}",
+                        name(*b),
+                        super::time(*start_us).trim(),
+                        super::time(*end_us).trim()
+                    ),
+                    quiet: false,
+                },
+            ),
             TraceKind::Start { actor } => (*actor, What::Start {}),
             TraceKind::Restart { actor } => (*actor, What::Restart {}),
             TraceKind::Crash { actor } => (*actor, What::Crash {}),

@@ -1,0 +1,76 @@
+//! The progress bar of long sweeps and the Ctrl-C switch.
+//!
+//! A bar appears only when a person is watching: stderr is a terminal and the
+//! output is not JSON. It never touches stdout, so piped output is unchanged.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Set by Ctrl-C; sweeps poll it between chunks of seeds.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Exit code after an interrupted sweep that found no violation (128 + SIGINT).
+pub const INTERRUPTED: u8 = 130;
+
+/// The first Ctrl-C asks the sweep to stop and print what ran; a second one quits at once.
+pub fn install_ctrl_c() {
+    let result = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(INTERRUPTED));
+        }
+    });
+    // Without a handler Ctrl-C still ends the process, only without a summary.
+    if let Err(e) = result {
+        eprintln!("warning: Ctrl-C handler not installed: {e}");
+    }
+}
+
+/// A bar over `total` schedules, or nothing when no one watches.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    high: AtomicU64,
+}
+
+impl Progress {
+    pub fn new(total: Option<u64>, json: bool) -> Progress {
+        let watching = !json && std::io::stderr().is_terminal();
+        let bar = watching.then(|| {
+            let (bar, template) = match total {
+                Some(n) => (
+                    ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
+                    "{bar:30} {human_pos}/{human_len} schedules, {per_sec:0}, ETA {eta}",
+                ),
+                None => (
+                    ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+                    "{spinner} {human_pos} schedules, {per_sec:0}, {elapsed}",
+                ),
+            };
+            bar.set_style(
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            high: AtomicU64::new(0),
+        }
+    }
+
+    /// Called from worker threads; positions only move forward.
+    pub fn update(&self, done: u64) {
+        if let Some(bar) = &self.bar {
+            let before = self.high.fetch_max(done, Ordering::Relaxed);
+            if done > before {
+                bar.set_position(done);
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The CLI of issue 5: parallel sweeps, shards and merge, exhaustive mode,
+//! bench and Ctrl-C, through the real binary.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn idemsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("idemsim runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("perf_cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.join(name)
+}
+
+fn summary_data(line: &str) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("a JSON line");
+    assert_eq!(v["type"], "summary");
+    v["data"].clone()
+}
+
+#[test]
+fn jobs_do_not_change_the_output() {
+    for scenario in ["payment-stable-key", "payment-retry-without-key"] {
+        let one = idemsim(&["check", scenario, "--runs", "3000", "--jobs", "1", "--json"]);
+        let two = idemsim(&["check", scenario, "--runs", "3000", "--jobs", "2", "--json"]);
+        assert_eq!(one.status.code(), two.status.code());
+        assert_eq!(stdout(&one), stdout(&two), "{scenario}");
+        assert_eq!(one.stderr, two.stderr, "{scenario}");
+        assert_eq!(summary_data(&stdout(&one))["schedules"], 3000);
+    }
+}
+
+#[test]
+fn merged_shards_equal_one_machine() {
+    for scenario in ["payment-stable-key", "payment-retry-without-key"] {
+        let whole = idemsim(&["check", scenario, "--runs", "2500", "--json"]);
+        let mut files = Vec::new();
+        for i in 0..3 {
+            let shard = format!("{i}/3");
+            let out = idemsim(&[
+                "check", scenario, "--runs", "2500", "--shard", &shard, "--json",
+            ]);
+            let data = summary_data(&stdout(&out));
+            assert!(data["schedules"].as_u64().expect("count") < 2500);
+            let path = scratch(&format!("{scenario}-{i}.jsonl"));
+            std::fs::write(&path, &out.stdout).expect("write shard");
+            files.push(path.to_string_lossy().into_owned());
+        }
+        // Order of the files does not matter.
+        files.reverse();
+        let mut args = vec!["merge", "--json"];
+        args.extend(files.iter().map(String::as_str));
+        let merged = idemsim(&args);
+        assert_eq!(stdout(&merged), stdout(&whole), "{scenario}");
+        assert_eq!(merged.stderr, whole.stderr, "{scenario}");
+        assert_eq!(merged.status.code(), whole.status.code());
+
+        // A missing shard is refused, not merged into a summary that lies.
+        let gap = idemsim(&["merge", &files[0], &files[2]]);
+        assert_eq!(gap.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&gap.stderr);
+        assert!(err.contains("are missing"), "{err}");
+    }
+}
+
+#[test]
+fn exhaustive_finds_the_retry_bug_with_one_fault() {
+    let out = idemsim(&[
+        "check",
+        "payment-retry-without-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.contains("shortest counterexample: 1 fault"), "{text}");
+    assert!(text.contains("no-duplicate-effect"), "{text}");
+    assert!(
+        text.contains("link:service->client decision #0 = 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ reply lost"),
+        "the trace is printed: {text}"
+    );
+}
+
+#[test]
+fn exhaustive_holds_for_the_stable_key() {
+    let out = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    assert_eq!(v["type"], "exhaustive");
+    let d = &v["data"];
+    assert_eq!(d["verdict"], "holds");
+    assert_eq!(d["complete"], true);
+    // K = 1 runs the all-zero schedule plus one per decision point it meets.
+    let k1 = d["schedules"].as_u64().expect("count");
+    assert!(k1 > 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("holds for every schedule with at most 1 fault"),
+        "{err}"
+    );
+    // One more fault allowed: strictly more schedules, still holds.
+    let k2 = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "2",
+        "--json",
+    ]);
+    assert_eq!(k2.status.code(), Some(0));
+    let v2: serde_json::Value = serde_json::from_str(stdout(&k2).trim()).expect("JSON");
+    assert!(v2["data"]["schedules"].as_u64().expect("count") > k1);
+}
+
+#[test]
+fn exhaustive_is_bounded_by_max_schedules() {
+    let out = idemsim(&[
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "3",
+        "--max-schedules",
+        "10",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "hitting the bound is inconclusive"
+    );
+    assert!(stdout(&out).contains("stopped at --max-schedules 10"));
+}
+
+#[test]
+fn bench_json_has_the_required_keys() {
+    let out = idemsim(&["bench", "--runs", "400", "--jobs", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    assert_eq!(v["type"], "bench");
+    let d = &v["data"];
+    for key in [
+        "schedules_per_sec",
+        "events_per_sec",
+        "baseline_events_per_sec",
+        "overhead_ratio",
+    ] {
+        let x = d[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} missing: {d}"));
+        assert!(x > 0.0, "{key} = {x}");
+    }
+    assert_eq!(d["schedules"], 400);
+    assert_eq!(d["scenario"], "payment-stable-key");
+}
+
+#[test]
+fn shard_out_of_range_is_a_usage_error() {
+    let out = idemsim(&["check", "--runs", "10", "--shard", "3/3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("numbered 0 to N-1"));
+}
+
+/// Waits until the process catches SIGINT (Linux shows it in /proc), so the
+/// signal is not sent before the handler is installed, however slow the machine.
+#[cfg(unix)]
+fn wait_for_sigint_handler(pid: u32) {
+    let status = format!("/proc/{pid}/status");
+    for _ in 0..400 {
+        let caught = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let mask = s.lines().find(|l| l.starts_with("SigCgt:"))?;
+            u64::from_str_radix(mask.split_whitespace().nth(1)?, 16).ok()
+        });
+        match caught {
+            Some(mask) if mask & (1 << 1) != 0 => return, // bit of signal 2, SIGINT
+            None if !std::path::Path::new("/proc/self/status").exists() => break,
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    // No /proc (not Linux): give it time instead.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_prints_what_ran() {
+    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(["check", "payment-stable-key", "--runs", "1000000000000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("idemsim starts");
+    wait_for_sigint_handler(child.id());
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("idemsim ends");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(text.contains("interrupted after"), "{text}");
+    assert!(
+        text.contains("payment-stable-key: interrupted over"),
+        "{text}"
+    );
+}
+
+#[test]
+fn swarm_partitions_fire_and_show_in_the_trace() {
+    let set = "network.random_partition_per_mille=[0,500]";
+    let one = idemsim(&[
+        "check", "--runs", "2000", "--set", set, "--jobs", "1", "--json",
+    ]);
+    let two = idemsim(&[
+        "check", "--runs", "2000", "--set", set, "--jobs", "2", "--json",
+    ]);
+    assert_eq!(stdout(&one), stdout(&two));
+    let d = summary_data(&stdout(&one));
+    assert_eq!(d["verdict"], "holds");
+    assert!(
+        d["faults"]["partitioned"].as_u64().expect("count") > 0,
+        "{d}"
+    );
+    // Without the key nothing is partitioned: the default draws no partition.
+    let plain = summary_data(&stdout(&idemsim(&["check", "--runs", "2000", "--json"])));
+    assert_eq!(plain["faults"]["partitioned"], 0);
+    // Some seed among the first few draws one, and its trace says which.
+    let shown = (0..20).any(|seed| {
+        let seed = seed.to_string();
+        let out = idemsim(&[
+            "replay",
+            "payment-stable-key",
+            "--seed",
+            &seed,
+            "--set",
+            set,
+        ]);
+        stdout(&out).contains("swarm mix: cut off from")
+    });
+    assert!(shown);
+}
+
+#[test]
+fn exhaustive_counterexample_replays_from_its_repro_file() {
+    let path = scratch("exhaustive.repro.json");
+    let path = path.to_string_lossy().into_owned();
+    let out = idemsim(&[
+        "check",
+        "payment-retry-without-key",
+        "--exhaustive",
+        "--max-faults",
+        "1",
+        "--repro-out",
+        &path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(&format!("repro: idemsim replay --repro {path}")));
+    let replay = idemsim(&["replay", "--repro", &path]);
+    assert_eq!(replay.status.code(), Some(1), "the repro fails again");
+    assert!(stdout(&replay).contains("no-duplicate-effect"));
+}
