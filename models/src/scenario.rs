@@ -708,79 +708,86 @@ fn one_of<T: Copy>(value: &str, options: &[(&str, T)], path: Vec<Seg>) -> Result
         })
 }
 
-fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
-    use Seg::{Index, Key, Name};
-    let expect = {
-        let verdict = one_of(
-            &d.expect.verdict,
-            &[
-                ("holds", Verdict::Holds),
-                ("violation", Verdict::Violation),
-                ("inconclusive", Verdict::Inconclusive),
-            ],
-            vec![Key("expect"), Key("verdict")],
-        )?;
-        let invariant = match &d.expect.invariant {
-            None => None,
-            Some(name) => Some(
-                *crate::ledger::inv::ALL
-                    .iter()
-                    .find(|i| **i == name.as_str())
-                    .ok_or_else(|| {
-                        invalid(
-                            vec![Key("expect"), Key("invariant")],
-                            format!("unknown invariant \"{name}\""),
-                            format!("expected one of {}", crate::ledger::inv::ALL.join(", ")),
-                        )
-                    })?,
-            ),
-        };
-        if verdict == Verdict::Violation && invariant.is_none() {
-            return Err(invalid(
-                vec![Key("expect")],
-                "a scenario that expects a violation must name the invariant",
-                "add invariant = \"no-duplicate-effect\" (or another) to [expect]",
-            ));
-        }
-        let mut situations = Vec::new();
-        for (i, s) in d.expect.situations.iter().enumerate() {
-            let id = crate::situation::id(s).ok_or_else(|| {
-                let names: Vec<&str> = crate::situation::NAMES.iter().map(|(_, n)| *n).collect();
-                invalid(
-                    vec![Key("expect"), Key("situations"), Index(i)],
-                    format!("unknown situation \"{s}\""),
-                    format!("expected one of {}", names.join(", ")),
-                )
-            })?;
-            situations.push(id);
-        }
-        Expect {
-            verdict,
-            invariant,
-            situations,
-        }
+/// `[expect]`, shared by every model.
+fn build_expect(e: &ExpectDto) -> Result<Expect, Invalid> {
+    use Seg::{Index, Key};
+    let verdict = one_of(
+        &e.verdict,
+        &[
+            ("holds", Verdict::Holds),
+            ("violation", Verdict::Violation),
+            ("inconclusive", Verdict::Inconclusive),
+        ],
+        vec![Key("expect"), Key("verdict")],
+    )?;
+    let invariant = match &e.invariant {
+        None => None,
+        Some(name) => Some(
+            *crate::ledger::inv::ALL
+                .iter()
+                .find(|i| **i == name.as_str())
+                .ok_or_else(|| {
+                    invalid(
+                        vec![Key("expect"), Key("invariant")],
+                        format!("unknown invariant \"{name}\""),
+                        format!("expected one of {}", crate::ledger::inv::ALL.join(", ")),
+                    )
+                })?,
+        ),
     };
-    if d.model != "payment" {
+    if verdict == Verdict::Violation && invariant.is_none() {
         return Err(invalid(
-            vec![Key("model")],
-            format!("unknown model \"{}\"", d.model),
-            "expected \"payment\" or \"messaging\"",
+            vec![Key("expect")],
+            "a scenario that expects a violation must name the invariant",
+            "add invariant = \"no-duplicate-effect\" (or another) to [expect]",
         ));
     }
-    let names: Vec<String> = ACTORS_PAYMENT.iter().map(|s| s.to_string()).collect();
-    let mut world = World::new(names);
-    let actor = |name: &str, path: Vec<Seg>| {
-        world_actor(ACTORS_PAYMENT, name).ok_or_else(|| {
+    let mut situations = Vec::new();
+    for (i, s) in e.situations.iter().enumerate() {
+        let id = crate::situation::id(s).ok_or_else(|| {
+            let names: Vec<&str> = crate::situation::NAMES.iter().map(|(_, n)| *n).collect();
             invalid(
-                path,
-                format!("no actor named \"{name}\" in this model"),
-                format!("actors are {}", ACTORS_PAYMENT.join(", ")),
+                vec![Key("expect"), Key("situations"), Index(i)],
+                format!("unknown situation \"{s}\""),
+                format!("expected one of {}", names.join(", ")),
             )
-        })
+        })?;
+        situations.push(id);
+    }
+    Ok(Expect {
+        verdict,
+        invariant,
+        situations,
+    })
+}
+
+/// `[run]`, `[network]` and `[crashes]`, shared by every model: the engine's
+/// world for the actors `names`. `actors_hint` ends the unknown-actor help.
+fn build_world(
+    run: &RunDto,
+    network: &NetworkDto,
+    crashes: &BTreeMap<String, CrashDto>,
+    names: &[String],
+    actors_hint: &str,
+) -> Result<World, Invalid> {
+    use Seg::{Index, Key, Name};
+    let mut world = World::new(names.to_vec());
+    let actor = |name: &str, path: Vec<Seg>| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| i as sim::ActorId)
+            .ok_or_else(|| {
+                invalid(
+                    path,
+                    format!("no actor named \"{name}\" in this model"),
+                    format!("actors are {}{actors_hint}", names.join(", ")),
+                )
+            })
     };
 
     // Run limits and phases.
-    let r = &d.run;
+    let r = run;
     if r.runs == 0 {
         return Err(invalid(
             vec![Key("run"), Key("runs")],
@@ -796,7 +803,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
     };
 
     // Network: a default for every link, then per-link overrides.
-    let n = &d.network;
+    let n = network;
     let base = LinkConfig {
         loss_per_mille: per_mille(
             n.loss_per_mille,
@@ -849,7 +856,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
             return Err(invalid(
                 at("between"),
                 format!("a partition is between two actors, not {}", p.between.len()),
-                "write between = [\"client\", \"service\"]",
+                format!("write between = [\"{}\", \"{}\"]", names[0], names[1]),
             ));
         }
         let a = actor(&p.between[0], at("between"))?;
@@ -877,7 +884,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         duration_us_min: n.random_partition_ms_min * US_PER_MS,
         duration_us_max: n.random_partition_ms_max * US_PER_MS,
     };
-    for (name, c) in &d.crashes {
+    for (name, c) in crashes {
         let at = |k| vec![Key("crashes"), Name(name.clone()), Key(k)];
         let id = actor(name, vec![Key("crashes"), Name(name.clone())])?;
         min_max(
@@ -892,6 +899,22 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
             restart_us_max: c.restart_ms_max * US_PER_MS,
         };
     }
+
+    Ok(world)
+}
+
+fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
+    use Seg::{Index, Key};
+    let expect = build_expect(&d.expect)?;
+    if d.model != "payment" {
+        return Err(invalid(
+            vec![Key("model")],
+            format!("unknown model \"{}\"", d.model),
+            "expected \"payment\" or \"messaging\"",
+        ));
+    }
+    let names: Vec<String> = ACTORS_PAYMENT.iter().map(|s| s.to_string()).collect();
+    let world = build_world(&d.run, &d.network, &d.crashes, &names, "")?;
 
     // The client and its operations.
     let c = &d.client;
@@ -1047,13 +1070,6 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         ],
     };
     Ok((expect, system))
-}
-
-fn world_actor(names: &[&str], name: &str) -> Option<sim::ActorId> {
-    names
-        .iter()
-        .position(|n| *n == name)
-        .map(|i| i as sim::ActorId)
 }
 
 // ------------------------------------------------------------------ judging

@@ -4,8 +4,8 @@
 //! error machinery and its helpers; only the messaging tables are new here.
 
 use super::{
-    fnv1a, help_for_unknown, invalid, line_col, min_max, one_of, per_mille, span_of, CrashDto,
-    Expect, ExpectDto, Invalid, NetworkDto, RunDto, Scenario, ScenarioError, Seg, Verdict,
+    build_expect, build_world, fnv1a, help_for_unknown, invalid, line_col, one_of, span_of,
+    CrashDto, Expect, ExpectDto, Invalid, NetworkDto, RunDto, Scenario, ScenarioError, Seg,
 };
 use crate::messaging::{
     AckMode, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb, EventSpec, Handler,
@@ -13,7 +13,7 @@ use crate::messaging::{
 };
 use crate::node::{Node, System};
 use serde::Deserialize;
-use sim::{CrashConfig, Limits, LinkConfig, Partition, World, US_PER_MS};
+use sim::US_PER_MS;
 use std::collections::BTreeMap;
 
 pub const MAX_CONSUMERS: u32 = 8;
@@ -192,179 +192,6 @@ pub(super) fn load(
     })
 }
 
-// The next two functions mirror the payment loader's checks of the shared
-// tables, so both models refuse the same mistakes with the same messages.
-
-fn expect(e: &ExpectDto) -> Result<Expect, Invalid> {
-    use Seg::{Index, Key};
-    let verdict = one_of(
-        &e.verdict,
-        &[
-            ("holds", Verdict::Holds),
-            ("violation", Verdict::Violation),
-            ("inconclusive", Verdict::Inconclusive),
-        ],
-        vec![Key("expect"), Key("verdict")],
-    )?;
-    let invariant = match &e.invariant {
-        None => None,
-        Some(name) => Some(
-            *crate::ledger::inv::ALL
-                .iter()
-                .find(|i| **i == name.as_str())
-                .ok_or_else(|| {
-                    invalid(
-                        vec![Key("expect"), Key("invariant")],
-                        format!("unknown invariant \"{name}\""),
-                        format!("expected one of {}", crate::ledger::inv::ALL.join(", ")),
-                    )
-                })?,
-        ),
-    };
-    if verdict == Verdict::Violation && invariant.is_none() {
-        return Err(invalid(
-            vec![Key("expect")],
-            "a scenario that expects a violation must name the invariant",
-            "add invariant = \"no-duplicate-effect\" (or another) to [expect]",
-        ));
-    }
-    let mut situations = Vec::new();
-    for (i, s) in e.situations.iter().enumerate() {
-        let id = crate::situation::id(s).ok_or_else(|| {
-            let names: Vec<&str> = crate::situation::NAMES.iter().map(|(_, n)| *n).collect();
-            invalid(
-                vec![Key("expect"), Key("situations"), Index(i)],
-                format!("unknown situation \"{s}\""),
-                format!("expected one of {}", names.join(", ")),
-            )
-        })?;
-        situations.push(id);
-    }
-    Ok(Expect {
-        verdict,
-        invariant,
-        situations,
-    })
-}
-
-fn world(d: &FileDto, names: &[String]) -> Result<World, Invalid> {
-    use Seg::{Index, Key, Name};
-    let mut world = World::new(names.to_vec());
-    let actor = |name: &str, path: Vec<Seg>| {
-        names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| i as sim::ActorId)
-            .ok_or_else(|| {
-                invalid(
-                    path,
-                    format!("no actor named \"{name}\" in this model"),
-                    format!(
-                        "actors are {} (broker.consumers sets how many consumers)",
-                        names.join(", ")
-                    ),
-                )
-            })
-    };
-    let r = &d.run;
-    if r.runs == 0 {
-        return Err(invalid(
-            vec![Key("run"), Key("runs")],
-            "runs must be at least 1",
-            "write runs = 1000",
-        ));
-    }
-    world.fault_phase_us = r.fault_phase_ms * US_PER_MS;
-    world.limits = Limits {
-        max_steps: r.max_steps.max(1),
-        max_time_us: r.max_time_ms.saturating_mul(US_PER_MS),
-        max_queue: r.max_queue.max(1) as usize,
-    };
-    let n = &d.network;
-    min_max(
-        n.delay_ms_min,
-        n.delay_ms_max,
-        vec![Key("network"), Key("delay_ms_max")],
-        "network delay",
-    )?;
-    let base = LinkConfig {
-        loss_per_mille: per_mille(
-            n.loss_per_mille,
-            vec![Key("network"), Key("loss_per_mille")],
-        )?,
-        duplicate_per_mille: per_mille(
-            n.duplicate_per_mille,
-            vec![Key("network"), Key("duplicate_per_mille")],
-        )?,
-        delay_us_min: n.delay_ms_min * US_PER_MS,
-        delay_us_max: n.delay_ms_max * US_PER_MS,
-    };
-    for l in &mut world.links {
-        *l = base;
-    }
-    for (i, l) in n.links.iter().enumerate() {
-        let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
-        let from = actor(&l.from, at("from"))?;
-        let to = actor(&l.to, at("to"))?;
-        let mut cfg = *world.link(from, to);
-        if let Some(p) = l.loss_per_mille {
-            cfg.loss_per_mille = per_mille(p, at("loss_per_mille"))?;
-        }
-        if let Some(p) = l.duplicate_per_mille {
-            cfg.duplicate_per_mille = per_mille(p, at("duplicate_per_mille"))?;
-        }
-        if let Some(v) = l.delay_ms_min {
-            cfg.delay_us_min = v * US_PER_MS;
-        }
-        if let Some(v) = l.delay_ms_max {
-            cfg.delay_us_max = v * US_PER_MS;
-        }
-        min_max(
-            cfg.delay_us_min,
-            cfg.delay_us_max,
-            at("delay_ms_max"),
-            "link delay",
-        )?;
-        *world.link_mut(from, to) = cfg;
-    }
-    for (i, p) in n.partitions.iter().enumerate() {
-        let at = |k| vec![Key("network"), Key("partitions"), Index(i), Key(k)];
-        if p.between.len() != 2 {
-            return Err(invalid(
-                at("between"),
-                format!("a partition is between two actors, not {}", p.between.len()),
-                "write between = [\"producer\", \"broker\"]",
-            ));
-        }
-        let a = actor(&p.between[0], at("between"))?;
-        let b = actor(&p.between[1], at("between"))?;
-        min_max(p.start_ms, p.end_ms, at("end_ms"), "partition window")?;
-        world.partitions.push(Partition {
-            a,
-            b,
-            both_ways: !p.one_way,
-            start_us: p.start_ms * US_PER_MS,
-            end_us: p.end_ms * US_PER_MS,
-        });
-    }
-    for (name, c) in &d.crashes {
-        let at = |k| vec![Key("crashes"), Name(name.clone()), Key(k)];
-        let id = actor(name, vec![Key("crashes"), Name(name.clone())])?;
-        min_max(
-            c.restart_ms_min,
-            c.restart_ms_max,
-            at("restart_ms_max"),
-            "restart delay",
-        )?;
-        world.crashes[id as usize] = CrashConfig {
-            crash_per_mille: per_mille(c.crash_per_mille, at("crash_per_mille"))?,
-            restart_us_min: c.restart_ms_min * US_PER_MS,
-            restart_us_max: c.restart_ms_max * US_PER_MS,
-        };
-    }
-    Ok(world)
-}
-
 fn above_zero(v: u64, path: Vec<Seg>, example: &str) -> Result<(), Invalid> {
     if v == 0 {
         return Err(invalid(path, "must be above 0", example.to_string()));
@@ -374,7 +201,7 @@ fn above_zero(v: u64, path: Vec<Seg>, example: &str) -> Result<(), Invalid> {
 
 fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
     use Seg::{Index, Key};
-    let expect = expect(&d.expect)?;
+    let expect = build_expect(&d.expect)?;
     debug_assert_eq!(d.model, "messaging");
     let b = &d.broker;
     let bat = |k| vec![Key("broker"), Key(k)];
@@ -389,7 +216,13 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         ));
     }
     let names = actor_names(b.consumers);
-    let world = world(d, &names)?;
+    let world = build_world(
+        &d.run,
+        &d.network,
+        &d.crashes,
+        &names,
+        " (broker.consumers sets how many consumers)",
+    )?;
     above_zero(
         b.visibility_timeout_ms,
         bat("visibility_timeout_ms"),
