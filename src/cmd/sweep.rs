@@ -14,7 +14,6 @@ use models::node::{Node, NodeStorage};
 use models::scenario::Override;
 use models::System;
 use sim::{Outcome, Sim, Source};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -250,12 +249,9 @@ fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
                     seed,
                     record: false,
                 };
-                let outcome =
-                    match catch_unwind(AssertUnwindSafe(|| sim.run(system, source, &mut tracer))) {
-                        Ok(report) => report.outcome,
-                        Err(_) => Outcome::Panicked("panic".into()),
-                    };
-                let m = tracer.finish(&mut local.times_to_effect_us);
+                let outcome = sim::guarded(|| sim.run(system, source, &mut tracer))
+                    .map_or_else(Outcome::Panicked, |report| report.outcome);
+                let m = tracer.finish(&outcome, &mut local.times_to_effect_us);
                 local.runs += 1;
                 match &outcome {
                     Outcome::Holds => {}
@@ -517,7 +513,7 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
 /// What the columns mean, printed under the table (one item per line).
 const LEGEND: &[&str] = &[
     "failing: runs that broke an invariant; the interval is Wilson's 95% score interval.",
-    "dup, lost, unknown: share of runs in which an effect landed twice or more; in which an operation the client gave up on or was told was done had no effect when the run ended; in which the client saw an attempt end with an unknown outcome (a timeout).",
+    "dup, lost, unknown: share of runs in which an effect landed twice or more; in which an operation the client gave up on or was told was done, or an event whose change committed and that is in no dead-letter queue, had no effect when the run ended; in which the client saw an attempt end with an unknown outcome (a timeout).",
     "attempts/op: client attempts per business operation (1.00 = no retries).",
     "effect p50, p99: virtual time from an operation's intent to its first effect, over all operations of all runs that got one.",
     "dedup keys: the most idempotency keys the service held at once, over all runs.",

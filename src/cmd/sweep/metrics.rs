@@ -5,7 +5,7 @@
 //! its zero-cost `NoTrace` hot path and the ledger stays as it is; only a
 //! sweep pays for building trace entries.
 
-use models::ledger::{AttemptOutcome, Ending, Obs, OpId};
+use models::ledger::{inv, AttemptOutcome, Ending, Obs, OpId};
 use models::Msg;
 use sim::{Outcome, TimeUs, TraceEntry, TraceKind, Tracer};
 
@@ -19,6 +19,10 @@ struct OpTrack {
     /// Highest attempt number the client sent (network copies share one).
     attempts: u32,
     unknown: bool,
+    /// Messaging: the producer committed the change, so its event is owed.
+    committed: bool,
+    /// Messaging: the broker moved one of its events to the dead-letter queue.
+    dead_lettered: bool,
 }
 
 /// Collects one run's per-operation facts; reused from run to run.
@@ -60,6 +64,8 @@ impl MetricsTracer {
                     ending: None,
                     attempts: 0,
                     unknown: false,
+                    committed: false,
+                    dead_lettered: false,
                 });
                 self.ops.len() - 1
             }
@@ -69,7 +75,21 @@ impl MetricsTracer {
 
     /// Summarises the run that just ended; appends each operation's time from
     /// intent to first effect (microseconds) to `times_to_effect_us`.
-    pub fn finish(&self, times_to_effect_us: &mut Vec<u64>) -> RunMetrics {
+    pub fn finish(&self, outcome: &Outcome, times_to_effect_us: &mut Vec<u64>) -> RunMetrics {
+        // A committed event is only known to be lost when the run got to the
+        // end of its healing phase: a run stopped early by another violation
+        // may still have had it in flight.
+        let reached_end = match outcome {
+            Outcome::Holds => true,
+            Outcome::Violation(v) => matches!(
+                v.invariant,
+                inv::NO_LOST_EFFECT
+                    | inv::STATE_CONVERGES
+                    | inv::NO_PHANTOM_EVENT
+                    | inv::OPERATION_ENDS
+            ),
+            Outcome::Inconclusive(_) | Outcome::Panicked(_) => false,
+        };
         let mut m = RunMetrics::default();
         for t in self.ops.iter().filter(|t| t.intent_us.is_some()) {
             m.operations += 1;
@@ -83,6 +103,7 @@ impl MetricsTracer {
                 Some(Ending::Success | Ending::DeadLetter | Ending::Abandoned)
             );
             m.lost |= owed && t.effects == 0;
+            m.lost |= reached_end && t.committed && t.effects == 0 && !t.dead_lettered;
             if let (Some(start), Some(first)) = (t.intent_us, t.first_effect_us) {
                 times_to_effect_us.push(first.saturating_sub(start));
             }
@@ -132,13 +153,20 @@ impl Tracer<Msg, Obs> for MetricsTracer {
                 }
                 // In the messaging model the business operation starts when its state commits.
                 Obs::EventCommitted { op, .. } => {
-                    self.track(op).intent_us.get_or_insert(now);
+                    let t = self.track(op);
+                    t.intent_us.get_or_insert(now);
+                    t.committed = true;
                 }
                 Obs::DeadLettered { op, .. } => {
-                    self.track(op).ending = Some(models::ledger::Ending::DeadLetter);
+                    self.track(op).dead_lettered = true;
+                }
+                // A set-value write is the consumer's effect for its entity.
+                Obs::ValueWritten { op, .. } => {
+                    let t = self.track(op);
+                    t.effects += 1;
+                    t.first_effect_us.get_or_insert(now);
                 }
                 Obs::Accepted { .. }
-                | Obs::ValueWritten { .. }
                 | Obs::ExecStart { .. }
                 | Obs::ExecEnd { .. }
                 | Obs::ExecutorsLost
