@@ -303,6 +303,19 @@ impl sim::Oracle for Ledger {
                         },
                     });
                 }
+                // The first transfer for a client's operation must carry that
+                // operation's payload: a changed payload that got executed is
+                // the other half of a mismatch (the first is a wrong answer).
+                if site == Site::BankTransfer && r.intended && amount != r.amount {
+                    return Some(Violation {
+                        invariant: inv::NO_MISMATCHED_PAYLOAD,
+                        operation: u64::from(op),
+                        message: format!(
+                            "claim {op} was paid {amount} EUR, but its operation is {} EUR: another payload was executed",
+                            r.amount
+                        ),
+                    });
+                }
                 None
             }
             Obs::Attempt {
