@@ -615,50 +615,67 @@ impl Scenario {
                 .collect();
             format!("{file} with {}", sets.join(" "))
         };
-        let located = |span: Option<std::ops::Range<usize>>, message: String, help| {
-            let (line, column, src) = line_col(&effective, span.map_or(0, |s| s.start));
-            ScenarioError {
-                file: shown_file.clone(),
-                line,
-                column,
-                message,
-                source_line: Some(src),
-                help,
-            }
-        };
         if messaging::wants(&effective) {
-            return messaging::load(file, &shown_file, &effective);
+            return load_model(file, &shown_file, &effective, messaging::build, |d| {
+                (d.summary.clone(), d.run.runs)
+            });
         }
-        let dto: FileDto = toml::from_str(&effective).map_err(|e| {
-            let msg = e.message().trim().to_string();
-            let help = if msg.starts_with("unknown field") {
-                help_for_unknown(&msg)
-            } else if msg.starts_with("missing field") {
-                Some("add it; docs/scenario-format.md lists every key with its default".into())
-            } else if msg.contains("invalid type") {
-                Some("check the value's type against docs/scenario-format.md".into())
-            } else {
-                None
-            };
-            located(e.span(), msg, help)
-        })?;
-        let name = std::path::Path::new(file)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or(file)
-            .to_string();
-        let built = build(&dto)
-            .map_err(|inv| located(span_of(&effective, &inv.path), inv.message, inv.help))?;
-        Ok(Scenario {
-            name,
-            file: file.to_string(),
-            summary: dto.summary.trim().to_string(),
-            hash: fnv1a(effective.as_bytes()),
-            expect: built.0,
-            runs: dto.run.runs,
-            system: built.1,
+        load_model(file, &shown_file, &effective, build, |d: &FileDto| {
+            (d.summary.clone(), d.run.runs)
         })
     }
+}
+
+/// Parses a model's DTO from the effective text and builds it; every error is
+/// placed at its file, line and column. `head` gives the summary and budget.
+fn load_model<D: serde::de::DeserializeOwned>(
+    file: &str,
+    shown_file: &str,
+    effective: &str,
+    build: fn(&D) -> Result<(Expect, System), Invalid>,
+    head: impl FnOnce(&D) -> (String, u64),
+) -> Result<Scenario, ScenarioError> {
+    let located = |span: Option<std::ops::Range<usize>>, message: String, help| {
+        let (line, column, src) = line_col(effective, span.map_or(0, |s| s.start));
+        ScenarioError {
+            file: shown_file.to_string(),
+            line,
+            column,
+            message,
+            source_line: Some(src),
+            help,
+        }
+    };
+    let dto: D = toml::from_str(effective).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        let help = if msg.starts_with("unknown field") {
+            help_for_unknown(&msg)
+        } else if msg.starts_with("missing field") {
+            Some("add it; docs/scenario-format.md lists every key with its default".into())
+        } else if msg.contains("invalid type") {
+            Some("check the value's type against docs/scenario-format.md".into())
+        } else {
+            None
+        };
+        located(e.span(), msg, help)
+    })?;
+    let name = std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(file)
+        .to_string();
+    let (expect, system) =
+        build(&dto).map_err(|inv| located(span_of(effective, &inv.path), inv.message, inv.help))?;
+    let (summary, runs) = head(&dto);
+    Ok(Scenario {
+        name,
+        file: file.to_string(),
+        summary: summary.trim().to_string(),
+        hash: fnv1a(effective.as_bytes()),
+        expect,
+        runs,
+        system,
+    })
 }
 
 fn per_mille(p: PerMille, path: Vec<Seg>) -> Result<PerMilleRange, Invalid> {

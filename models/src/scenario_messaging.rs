@@ -4,8 +4,8 @@
 //! error machinery and its helpers; only the messaging tables are new here.
 
 use super::{
-    build_expect, build_world, fnv1a, help_for_unknown, invalid, line_col, one_of, span_of,
-    CrashDto, Expect, ExpectDto, Invalid, NetworkDto, RunDto, Scenario, ScenarioError, Seg,
+    build_expect, build_world, invalid, one_of, CrashDto, Expect, ExpectDto, Invalid, NetworkDto,
+    RunDto, Seg,
 };
 use crate::messaging::{
     AckMode, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb, EventSpec, Handler,
@@ -33,12 +33,12 @@ pub(super) fn wants(text: &str) -> bool {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct FileDto {
-    summary: String,
+pub(super) struct FileDto {
+    pub(super) summary: String,
     model: String,
     expect: ExpectDto,
     #[serde(default)]
-    run: RunDto,
+    pub(super) run: RunDto,
     #[serde(default)]
     network: NetworkDto,
     #[serde(default)]
@@ -147,51 +147,6 @@ fn actor_names(consumers: u32) -> Vec<String> {
     names
 }
 
-pub(super) fn load(
-    file: &str,
-    shown_file: &str,
-    effective: &str,
-) -> Result<Scenario, ScenarioError> {
-    let located = |span: Option<std::ops::Range<usize>>, message: String, help| {
-        let (line, column, src) = line_col(effective, span.map_or(0, |s| s.start));
-        ScenarioError {
-            file: shown_file.to_string(),
-            line,
-            column,
-            message,
-            source_line: Some(src),
-            help,
-        }
-    };
-    let dto: FileDto = toml::from_str(effective).map_err(|e| {
-        let msg = e.message().trim().to_string();
-        let help = if msg.starts_with("unknown field") {
-            help_for_unknown(&msg)
-        } else if msg.contains("invalid type") {
-            Some("check the value's type against docs/catalog-messaging.md".into())
-        } else {
-            None
-        };
-        located(e.span(), msg, help)
-    })?;
-    let name = std::path::Path::new(file)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or(file)
-        .to_string();
-    let (expect, system) =
-        build(&dto).map_err(|inv| located(span_of(effective, &inv.path), inv.message, inv.help))?;
-    Ok(Scenario {
-        name,
-        file: file.to_string(),
-        summary: dto.summary.trim().to_string(),
-        hash: fnv1a(effective.as_bytes()),
-        expect,
-        runs: dto.run.runs,
-        system,
-    })
-}
-
 fn above_zero(v: u64, path: Vec<Seg>, example: &str) -> Result<(), Invalid> {
     if v == 0 {
         return Err(invalid(path, "must be above 0", example.to_string()));
@@ -199,7 +154,7 @@ fn above_zero(v: u64, path: Vec<Seg>, example: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
-fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
+pub(super) fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
     use Seg::{Index, Key};
     let expect = build_expect(&d.expect)?;
     debug_assert_eq!(d.model, "messaging");
