@@ -397,6 +397,8 @@ pub struct ServiceConfig {
     pub processing_ms: u64,
     /// Capacity of the dedup store, judged by `dedup-store-bounded`; 0: none.
     pub max_keys: u32,
+    /// Requests the service works on at once; more are shed with 503 (0: no limit).
+    pub max_in_flight: u32,
     pub mode: Mode,
     /// Ask the bank what it has paid before re-sending (needs `bank.status_query`).
     pub query_before_retry: bool,
@@ -712,6 +714,15 @@ impl Service {
         ctx: Cx,
     ) {
         let busy = |ctx: Cx| Self::reply(caller, op, PayStatus::ServerError, (op, 0), ctx);
+        // Load shedding at the front door: a full service answers 503 before
+        // it looks at the key, so a synchronised wave of retries meets a wall.
+        let in_flight = st.calls.iter().filter(|c| c.is_some()).count()
+            + st.steps.iter().filter(|c| c.is_some()).count();
+        if self.cfg.max_in_flight != 0 && in_flight >= self.cfg.max_in_flight as usize {
+            ctx.reached(sit::OVERLOADED);
+            busy(ctx);
+            return;
+        }
         if !self.keyed(key) {
             s.bookings.push(Booking {
                 op,

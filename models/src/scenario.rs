@@ -372,6 +372,7 @@ struct ServiceDto {
     concurrent: String,
     processing_ms: u64,
     max_keys: u32,
+    max_in_flight: u32,
     mode: String,
 }
 
@@ -388,6 +389,7 @@ impl Default for ServiceDto {
             concurrent: "reject".into(),
             processing_ms: 0,
             max_keys: 10_000,
+            max_in_flight: 0,
             mode: "action".into(),
         }
     }
@@ -1070,6 +1072,7 @@ fn build(d: &FileDto) -> Result<(Expect, System), Invalid> {
         concurrent,
         processing_ms: s.processing_ms,
         max_keys: s.max_keys,
+        max_in_flight: s.max_in_flight,
         mode,
         query_before_retry: d.bank.status_query,
     };

@@ -37,6 +37,8 @@ pub const KEY_REAPED: u32 = 26;
 pub const KEY_COLLISION: u32 = 27;
 /// The service re-sent a transfer after the bank stayed silent.
 pub const BANK_RETRIED: u32 = 28;
+/// The service shed a request with 503 because it was at its `max_in_flight`.
+pub const OVERLOADED: u32 = 29;
 
 pub const NAMES: &[(u32, &str)] = &[
     (CLIENT_RETRIED, "client-retried"),
@@ -64,6 +66,7 @@ pub const NAMES: &[(u32, &str)] = &[
     (KEY_REAPED, "key-reaped"),
     (KEY_COLLISION, "key-collision"),
     (BANK_RETRIED, "bank-retried"),
+    (OVERLOADED, "overloaded"),
 ];
 
 pub fn name(id: u32) -> &'static str {

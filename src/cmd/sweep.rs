@@ -162,6 +162,8 @@ pub struct VariantStats {
     /// Sorted once every seed has run.
     pub times_to_effect_us: Vec<u64>,
     pub peak_dedup_keys: u64,
+    /// Sum over runs of each run's peak requests per second at the service.
+    pub peak_requests_sum: u64,
 }
 
 impl VariantStats {
@@ -182,6 +184,12 @@ impl VariantStats {
         self.attempts += o.attempts;
         self.times_to_effect_us.extend(o.times_to_effect_us);
         self.peak_dedup_keys = self.peak_dedup_keys.max(o.peak_dedup_keys);
+        self.peak_requests_sum += o.peak_requests_sum;
+    }
+
+    /// The mean over runs of each run's busiest second at the service.
+    pub fn peak_requests_per_s(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.peak_requests_sum as f64 / self.runs as f64)
     }
 
     pub fn failing(&self) -> u64 {
@@ -269,6 +277,7 @@ fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
                 local.unknown_runs += u64::from(m.unknown);
                 local.operations += u64::from(m.operations);
                 local.attempts += u64::from(m.attempts);
+                local.peak_requests_sum += u64::from(m.peak_requests_per_s);
                 // The service only drops a key to replace an expired one with the
                 // same key in one step, so its size at the end of a run is the peak.
                 if let Some(NodeStorage::Service(s)) = service.and_then(|a| sim.storage(a)) {
@@ -409,6 +418,7 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
             "lost",
             "unknown",
             "attempts/op",
+            "peak req/s",
             "effect p50",
             "effect p99",
             "dedup keys",
@@ -433,6 +443,10 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
         c.push(pct(s.share(s.lost_runs)));
         c.push(pct(s.share(s.unknown_runs)));
         c.push(s.amplification().map_or("-".into(), |x| format!("{x:.2}")));
+        c.push(
+            s.peak_requests_per_s()
+                .map_or("-".into(), |x| format!("{x:.1}")),
+        );
         for q in [0.5, 0.99] {
             c.push(s.time_to_effect_us(q).map_or("-".into(), human_time));
         }
@@ -515,6 +529,7 @@ const LEGEND: &[&str] = &[
     "failing: runs that broke an invariant; the interval is Wilson's 95% score interval.",
     "dup, lost, unknown: share of runs in which an effect landed twice or more; in which an operation the client gave up on or was told was done, or an event whose change committed and that is in no dead-letter queue, had no effect when the run ended; in which the client saw an attempt end with an unknown outcome (a timeout).",
     "attempts/op: client attempts per business operation (1.00 = no retries).",
+    "peak req/s: payment requests reaching the service in its busiest second of virtual time, averaged over runs (how synchronised the retries are).",
     "effect p50, p99: virtual time from an operation's intent to its first effect, over all operations of all runs that got one.",
     "dedup keys: the most idempotency keys the service held at once, over all runs.",
 ];
@@ -548,6 +563,7 @@ fn csv(axes: &[Axis], rows: &[Row]) -> String {
             "lost_rate",
             "unknown_rate",
             "attempts_per_operation",
+            "peak_requests_per_sec",
             "effect_p50_us",
             "effect_p99_us",
             "peak_dedup_keys",
@@ -576,6 +592,7 @@ fn csv(axes: &[Axis], rows: &[Row]) -> String {
             c.push(format!("{x:.4}"));
         }
         c.push(opt(s.amplification().map(|x| format!("{x:.4}"))));
+        c.push(opt(s.peak_requests_per_s().map(|x| format!("{x:.4}"))));
         c.push(opt(s.time_to_effect_us(0.5)));
         c.push(opt(s.time_to_effect_us(0.99)));
         c.push(s.peak_dedup_keys.to_string());
@@ -620,6 +637,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
                 "lost_rate": round(s.share(s.lost_runs)),
                 "unknown_rate": round(s.share(s.unknown_runs)),
                 "attempts_per_operation": s.amplification().map(round),
+                "peak_requests_per_sec": s.peak_requests_per_s().map(round),
                 "effect_p50_us": s.time_to_effect_us(0.5),
                 "effect_p99_us": s.time_to_effect_us(0.99),
                 "peak_dedup_keys": s.peak_dedup_keys,

@@ -29,6 +29,10 @@ struct OpTrack {
 #[derive(Debug, Default)]
 pub struct MetricsTracer {
     ops: Vec<OpTrack>,
+    /// Payment requests arriving at the service in the current virtual second.
+    second: u64,
+    in_second: u32,
+    peak_per_second: u32,
 }
 
 /// What one run contributes to a variant's row.
@@ -45,11 +49,17 @@ pub struct RunMetrics {
     pub lost: bool,
     /// The client saw at least one attempt end with an unknown outcome (timeout).
     pub unknown: bool,
+    /// The most payment requests that reached the service within one second
+    /// of virtual time: how synchronised the retries were.
+    pub peak_requests_per_s: u32,
 }
 
 impl MetricsTracer {
     pub fn reset(&mut self) {
         self.ops.clear();
+        self.second = 0;
+        self.in_second = 0;
+        self.peak_per_second = 0;
     }
 
     fn track(&mut self, op: OpId) -> &mut OpTrack {
@@ -90,7 +100,10 @@ impl MetricsTracer {
             ),
             Outcome::Inconclusive(_) | Outcome::Panicked(_) => false,
         };
-        let mut m = RunMetrics::default();
+        let mut m = RunMetrics {
+            peak_requests_per_s: self.peak_per_second,
+            ..RunMetrics::default()
+        };
         for t in self.ops.iter().filter(|t| t.intent_us.is_some()) {
             m.operations += 1;
             m.attempts += t.attempts;
@@ -118,6 +131,19 @@ impl Tracer<Msg, Obs> for MetricsTracer {
     fn record(&mut self, entry: TraceEntry<Msg, Obs>) {
         let now = entry.time_us;
         match entry.kind {
+            // Deliveries come in time order, so one running bucket suffices.
+            TraceKind::Deliver {
+                msg: Msg::Pay { .. },
+                ..
+            } => {
+                let second = now / 1_000_000;
+                if second != self.second || self.in_second == 0 {
+                    self.second = second;
+                    self.in_second = 0;
+                }
+                self.in_second += 1;
+                self.peak_per_second = self.peak_per_second.max(self.in_second);
+            }
             TraceKind::Send {
                 msg: Msg::Pay { op, attempt, .. },
                 ..
