@@ -1025,21 +1025,14 @@ impl Service {
         };
         let caller = step.client.expect("steps answer a request");
         let ok = match step.kind {
-            StepKind::CallBank => self.call_bank(
-                st,
-                step.op,
-                step.key,
-                step.amount_eur,
-                step.client,
-                false,
-                ctx,
-            ),
-            StepKind::BookAndCall => {
-                s.bookings.push(Booking {
-                    op: step.op,
-                    key: step.key,
-                    amount_eur: step.amount_eur,
-                });
+            StepKind::CallBank | StepKind::BookAndCall => {
+                if step.kind == StepKind::BookAndCall {
+                    s.bookings.push(Booking {
+                        op: step.op,
+                        key: step.key,
+                        amount_eur: step.amount_eur,
+                    });
+                }
                 self.call_bank(
                     st,
                     step.op,

@@ -502,6 +502,15 @@ fn help_for_unknown(message: &str) -> Option<String> {
             "write `{k}`: durations and probabilities carry their unit in the key (milliseconds `_ms`, per mille `_per_mille`)"
         ));
     }
+    // A key written without its bound (`delay_ms` for `delay_ms_min`/`_max`).
+    let extended: Vec<String> = expected
+        .iter()
+        .filter(|k| k.starts_with(unknown) && k.len() > unknown.len())
+        .map(|k| format!("`{k}`"))
+        .collect();
+    if !extended.is_empty() {
+        return Some(format!("did you mean {}?", extended.join(" or ")));
+    }
     let best = expected
         .iter()
         .map(|k| (edit_distance(k, unknown), *k))
