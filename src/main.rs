@@ -1,21 +1,9 @@
-//! The `idemsim` command line: the only place that does I/O, formats output
-//! and knows about exit codes.
-
-mod cmd;
-mod progress;
-mod render;
-mod scenarios;
+//! The `idemsim` binary: parses the command line and hands over to the
+//! library's commands; everything else lives in `idemsim` (src/lib.rs).
 
 use clap::{Parser, Subcommand};
+use idemsim::{cmd, exit};
 use std::process::ExitCode;
-
-/// Exit codes: outcome classes, documented in the README.
-pub mod exit {
-    pub const HOLDS: u8 = 0;
-    pub const VIOLATION: u8 = 1;
-    pub const BAD_INPUT: u8 = 2;
-    pub const INCONCLUSIVE: u8 = 3;
-}
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +29,8 @@ enum Command {
     Shrink(cmd::shrink::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
+    /// What every model declares (tables, message kinds, situations) and the invariants.
+    Models(cmd::models::Args),
     /// Measure schedules/s, events/s and peak memory against the bare event loop.
     Bench(cmd::bench::Args),
     /// Combine the --json summaries of `check --shard I/N` runs into one.
@@ -74,6 +64,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::List(a) => cmd::list::run(a),
+        Command::Models(a) => cmd::models::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Merge(a) => cmd::merge::run(a),
         Command::Sweep(a) => cmd::sweep::run(a),

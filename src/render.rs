@@ -3,11 +3,10 @@
 pub mod formats;
 pub mod items;
 
-use models::ledger::Obs;
-use models::Msg;
+use models::{Msg, NodeTimer, Obs};
 use sim::{Outcome, TraceEntry};
 
-pub type Entry = TraceEntry<Msg, Obs>;
+pub type Entry = TraceEntry<Msg, Obs, NodeTimer>;
 
 /// Virtual time for people: seconds below an hour, clock time above.
 pub fn time(us: u64) -> String {
@@ -47,17 +46,11 @@ pub fn json_line(kind: &str, data: serde_json::Value) -> String {
 /// observations, which exist in one design and not the other and would make
 /// two runs look parted before their behaviour differs.
 pub fn diff_hides(e: &Entry) -> bool {
-    matches!(
-        e.kind,
-        sim::TraceKind::TimerSet { .. }
-            | sim::TraceKind::Observe {
-                obs: Obs::ExecStart { .. }
-                    | Obs::ExecEnd { .. }
-                    | Obs::ExecutorsLost
-                    | Obs::DedupStore { .. },
-                ..
-            }
-    )
+    match &e.kind {
+        sim::TraceKind::TimerSet { .. } => true,
+        sim::TraceKind::Observe { obs, .. } => obs.is_bookkeeping(),
+        _ => false,
+    }
 }
 
 /// One line per trace entry (see [`diff_hides`]), without step numbers or an

@@ -379,6 +379,7 @@ fn diff_with_common_settings_parts_where_the_key_has_expired() {
         "client.key=stable",
         "service.idempotency=claim-same-tx",
         "client.retry.base_ms=43200000",
+        "client.retry.cap_ms=43200000",
         "client.retry.max_attempts=7",
         "run.fault_phase_ms=259200000",
         "service.retention_ms=86400000",

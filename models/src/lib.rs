@@ -1,18 +1,18 @@
-//! idemsim's actors, their design variants, and the domain's invariants.
+//! idemsim's models: the actors, their design variants, and the effect ledger.
 //!
-//! Depends on `sim`; `sim` never depends on this crate. Actors report effects
-//! where they land in the outside world (the bank's transfers, a consumer's
-//! handled events); the [`ledger`] judges runs on those alone.
+//! Layering (no cycles): [`core`] knows no model; each model folder
+//! ([`payment`], [`messaging`]) depends on `core` alone and is generic over
+//! the world's message type; [`registry`] lists the models and builds the
+//! world's message and actor enums; [`scenario`] loads scenario files through
+//! the registry. Actors report effects where they land in the outside world;
+//! the ledger judges runs on those alone.
 
-pub mod ledger;
+pub mod core;
 pub mod messaging;
-pub mod msg;
-pub mod node;
 pub mod payment;
+pub mod registry;
 pub mod scenario;
-pub mod situation;
 
-pub use ledger::{Ledger, Obs};
-pub use msg::Msg;
-pub use node::{Node, System};
+pub use crate::core::{Ledger, Obs};
+pub use registry::{Msg, Node, NodeTimer, System};
 pub use scenario::{Scenario, ScenarioError};

@@ -1,14 +1,21 @@
 //! Actors are plain state machines: a handler gets its state, one input and a
-//! context, pushes commands into the context's output buffer, and returns.
+//! context, pushes commands into the context, and returns.
 //!
 //! Durable storage (a database, a log) and volatile state are separate types:
 //! a crash drops the state and keeps the storage, and `on_start` rebuilds the
 //! state from the storage. One handler call is one atomic step; an operation
 //! that is two transactions in the real system must be two steps here (use
 //! [`Ctx::continue_with`]), because a crash can fall between any two steps.
+//!
+//! Every kind of actor implements the one [`Actor`] trait. A world of several
+//! kinds is an enum over them (see [`compose!`](crate::compose)), which
+//! implements [`Actor`] too and hands each kind a [`Narrow`] context: the
+//! dispatch stays static, with no `dyn` on the hot path.
 
 use crate::choice::{Choices, StreamId};
-use std::fmt::Debug;
+use crate::situation::SituationId;
+use std::fmt::{Debug, Display};
+use std::marker::PhantomData;
 
 /// Index of an actor in its world.
 pub type ActorId = u32;
@@ -19,129 +26,120 @@ pub type TimeUs = u64;
 pub const US_PER_MS: u64 = 1_000;
 pub const US_PER_S: u64 = 1_000_000;
 
-/// Timer tags per actor; a small fixed bound keeps timers allocation-free.
-pub const MAX_TIMER_TAGS: u32 = 64;
+/// A message between actors. Built-in models keep their messages small and
+/// `Copy`; a user's model may carry `String` or `Vec` payloads.
+pub trait Message: Clone + Debug + Display {
+    /// A small index naming the message's kind (a transfer, a status query),
+    /// so that link faults can select kinds. `0` when a model has one kind.
+    fn kind(&self) -> u16 {
+        0
+    }
+}
+
+/// A timer an actor sets, as a typed value named in traces ("attempt
+/// timeout", "relay poll"). Setting a timer replaces the pending one with the
+/// same [`slot`](Timer::slot); a crash cancels all of the actor's timers.
+pub trait Timer: Copy + Debug + Display + Eq {
+    /// Dense index below the actor's [`Actor::timer_slots`].
+    fn slot(&self) -> u32;
+}
+
+/// The timer type of an actor that sets none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoTimer {}
+
+impl Display for NoTimer {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {}
+    }
+}
+
+impl Timer for NoTimer {
+    fn slot(&self) -> u32 {
+        match *self {}
+    }
+}
 
 /// What a handler asks the engine to do once it returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command<M, O> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command<M, O, T> {
     Send {
         to: ActorId,
         msg: M,
     },
     SetTimer {
-        tag: u32,
+        timer: T,
         after_us: TimeUs,
     },
     CancelTimer {
-        tag: u32,
+        timer: T,
     },
     /// Something happened in the outside world, or a client learned an outcome:
     /// the oracle judges it.
     Observe(O),
     /// A named situation of interest was reached (for coverage).
-    Reached(u32),
+    Reached(SituationId),
 }
 
-/// The handler's window on the engine: time, identity, decisions and outputs.
-pub struct Ctx<'a, M, O> {
-    pub(crate) now_us: TimeUs,
-    pub(crate) me: ActorId,
-    pub(crate) stream: StreamId,
-    pub(crate) choices: &'a mut Choices,
-    pub(crate) out: &'a mut Vec<Command<M, O>>,
-}
+/// A handler's window on the engine: time, identity, decisions and outputs.
+///
+/// Handlers take `ctx: &mut impl Ctx<Self>`, so the same code runs under the
+/// engine, inside an enum of actors (through [`Narrow`]) and in unit tests
+/// (through [`Context::detached`]).
+pub trait Ctx<A: Actor + ?Sized> {
+    fn now_us(&self) -> TimeUs;
+    fn me(&self) -> ActorId;
+    /// True in `on_start` after a crash; false on the first start.
+    fn restarted(&self) -> bool;
+    fn send(&mut self, to: ActorId, msg: A::Msg);
+    fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs);
+    fn cancel_timer(&mut self, timer: A::Timer);
+    fn observe(&mut self, obs: A::Obs);
+    fn reached(&mut self, situation: SituationId);
+    /// The actor's own recorded decision: a value in `0..arity`.
+    fn choose(&mut self, arity: u64) -> u64;
+    /// The actor's own recorded decision: true with `per_mille / 1000`.
+    fn chance(&mut self, per_mille: u32) -> bool;
 
-impl<'a, M, O> Ctx<'a, M, O> {
-    /// A context outside the engine, for unit tests of a single actor.
-    pub fn detached(
-        now_us: TimeUs,
-        me: ActorId,
-        choices: &'a mut Choices,
-        out: &'a mut Vec<Command<M, O>>,
-    ) -> Self {
-        Ctx {
-            now_us,
-            me,
-            stream: 0,
-            choices,
-            out,
+    /// The actor's own recorded decision: a value in `lo..=hi`, recorded as
+    /// its offset from `lo`, so zero is the smallest.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        assert!(lo <= hi, "range {lo}..={hi} is empty");
+        match (hi - lo).checked_add(1) {
+            Some(arity) => lo + self.choose(arity),
+            // The full u64 range has 2^64 values; no scenario draws from it.
+            None => panic!("range {lo}..={hi} is too wide to draw from"),
         }
     }
 
-    pub fn now_us(&self) -> TimeUs {
-        self.now_us
-    }
-
-    pub fn me(&self) -> ActorId {
-        self.me
-    }
-
-    pub fn send(&mut self, to: ActorId, msg: M) {
-        self.out.push(Command::Send { to, msg });
-    }
-
-    pub fn set_timer(&mut self, tag: u32, after_us: TimeUs) {
-        assert!(tag < MAX_TIMER_TAGS, "timer tag {tag} over the bound");
-        self.out.push(Command::SetTimer { tag, after_us });
-    }
-
-    pub fn cancel_timer(&mut self, tag: u32) {
-        assert!(tag < MAX_TIMER_TAGS, "timer tag {tag} over the bound");
-        self.out.push(Command::CancelTimer { tag });
-    }
-
-    /// Ends this atomic step and continues with the timer `tag` at once.
+    /// Ends this atomic step and continues with `timer` at once.
     /// A crash may fall in between, which is the point.
-    pub fn continue_with(&mut self, tag: u32) {
-        self.set_timer(tag, 0);
-    }
-
-    pub fn observe(&mut self, obs: O) {
-        self.out.push(Command::Observe(obs));
-    }
-
-    pub fn reached(&mut self, situation: u32) {
-        assert!(situation < 64, "situation ids fit a u64 bit set");
-        self.out.push(Command::Reached(situation));
-    }
-
-    /// The actor's own recorded decision: a value in `0..arity`.
-    pub fn choose(&mut self, arity: u64) -> u64 {
-        self.choices.choose(self.stream, arity)
-    }
-
-    /// The actor's own recorded decision: a value in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        self.choices.range(self.stream, lo, hi)
-    }
-
-    /// The actor's own recorded decision: true with `per_mille / 1000`.
-    pub fn chance(&mut self, per_mille: u32) -> bool {
-        self.choices.chance(self.stream, per_mille)
+    fn continue_with(&mut self, timer: A::Timer) {
+        self.set_timer(timer, 0);
     }
 }
 
-/// A plain state machine. Dispatch over several kinds of actor goes through an
-/// enum in the model, not `Box<dyn>`, so the hot path stays monomorphic.
+/// A plain state machine. Config lives on `&self`; state and storage are values.
 pub trait Actor {
-    type Msg: Copy + Debug;
-    type Obs: Copy + Debug;
+    type Msg: Message;
+    type Obs: Clone + Debug;
+    type Timer: Timer;
     /// Volatile: lost on a crash.
     type State: Debug;
     /// Durable: survives a crash.
     type Storage: Debug;
 
+    /// How many timer slots this actor uses (see [`Timer::slot`]).
+    fn timer_slots(&self) -> u32 {
+        0
+    }
+
     /// The storage of a fresh run. Reuses `storage`'s allocations where it can.
     fn reset_storage(&self, storage: &mut Option<Self::Storage>);
 
     /// Builds the volatile state from durable storage, on the first start and
-    /// after every restart.
-    fn on_start(
-        &self,
-        storage: &mut Self::Storage,
-        ctx: &mut Ctx<'_, Self::Msg, Self::Obs>,
-    ) -> Self::State;
+    /// after every restart ([`Ctx::restarted`] tells which).
+    fn on_start(&self, storage: &mut Self::Storage, ctx: &mut impl Ctx<Self>) -> Self::State;
 
     fn on_msg(
         &self,
@@ -149,14 +147,345 @@ pub trait Actor {
         storage: &mut Self::Storage,
         from: ActorId,
         msg: Self::Msg,
-        ctx: &mut Ctx<'_, Self::Msg, Self::Obs>,
-    );
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let _ = (state, storage, from, msg, ctx);
+    }
 
     fn on_timer(
         &self,
         state: &mut Self::State,
         storage: &mut Self::Storage,
-        tag: u32,
-        ctx: &mut Ctx<'_, Self::Msg, Self::Obs>,
-    );
+        timer: Self::Timer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let _ = (state, storage, timer, ctx);
+    }
+}
+
+/// The engine's context of one handler call: commands go into a buffer the
+/// engine applies in order once the handler returns.
+pub struct Context<'a, A: Actor + ?Sized> {
+    pub(crate) now_us: TimeUs,
+    pub(crate) me: ActorId,
+    pub(crate) restarted: bool,
+    pub(crate) stream: StreamId,
+    pub(crate) choices: &'a mut Choices,
+    pub(crate) out: &'a mut Vec<Command<A::Msg, A::Obs, A::Timer>>,
+}
+
+impl<'a, A: Actor + ?Sized> Context<'a, A> {
+    /// A context outside the engine, for unit tests of a single actor: its
+    /// decisions come from `choices` (stream 0), its commands go to `out`.
+    pub fn detached(
+        now_us: TimeUs,
+        me: ActorId,
+        choices: &'a mut Choices,
+        out: &'a mut Vec<Command<A::Msg, A::Obs, A::Timer>>,
+    ) -> Self {
+        Context {
+            now_us,
+            me,
+            restarted: false,
+            stream: 0,
+            choices,
+            out,
+        }
+    }
+
+    /// The same, as the context of `on_start` after a crash.
+    pub fn detached_restart(
+        now_us: TimeUs,
+        me: ActorId,
+        choices: &'a mut Choices,
+        out: &'a mut Vec<Command<A::Msg, A::Obs, A::Timer>>,
+    ) -> Self {
+        Context {
+            restarted: true,
+            ..Context::detached(now_us, me, choices, out)
+        }
+    }
+}
+
+impl<A: Actor + ?Sized> Ctx<A> for Context<'_, A> {
+    #[inline]
+    fn now_us(&self) -> TimeUs {
+        self.now_us
+    }
+    #[inline]
+    fn me(&self) -> ActorId {
+        self.me
+    }
+    #[inline]
+    fn restarted(&self) -> bool {
+        self.restarted
+    }
+    #[inline]
+    fn send(&mut self, to: ActorId, msg: A::Msg) {
+        self.out.push(Command::Send { to, msg });
+    }
+    #[inline]
+    fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs) {
+        self.out.push(Command::SetTimer { timer, after_us });
+    }
+    #[inline]
+    fn cancel_timer(&mut self, timer: A::Timer) {
+        self.out.push(Command::CancelTimer { timer });
+    }
+    #[inline]
+    fn observe(&mut self, obs: A::Obs) {
+        self.out.push(Command::Observe(obs));
+    }
+    #[inline]
+    fn reached(&mut self, situation: SituationId) {
+        self.out.push(Command::Reached(situation));
+    }
+    #[inline]
+    fn choose(&mut self, arity: u64) -> u64 {
+        self.choices.choose(self.stream, arity)
+    }
+    #[inline]
+    fn chance(&mut self, per_mille: u32) -> bool {
+        self.choices.chance(self.stream, per_mille)
+    }
+}
+
+/// The context an enum of actors hands to one of its kinds: the same engine
+/// context, with the kind's timers wrapped into the enum's timer type by
+/// `wrap` (a constructor such as `NodeTimer::Client`). Everything inlines.
+pub struct Narrow<'c, O: ?Sized, C, F> {
+    inner: &'c mut C,
+    wrap: F,
+    outer: PhantomData<fn(&O)>,
+}
+
+impl<'c, O: ?Sized, C, F> Narrow<'c, O, C, F> {
+    pub fn new(inner: &'c mut C, wrap: F) -> Self {
+        Narrow {
+            inner,
+            wrap,
+            outer: PhantomData,
+        }
+    }
+}
+
+impl<O, I, C, F> Ctx<I> for Narrow<'_, O, C, F>
+where
+    O: Actor + ?Sized,
+    I: Actor<Msg = O::Msg, Obs = O::Obs> + ?Sized,
+    C: Ctx<O>,
+    F: Fn(I::Timer) -> O::Timer,
+{
+    #[inline]
+    fn now_us(&self) -> TimeUs {
+        self.inner.now_us()
+    }
+    #[inline]
+    fn me(&self) -> ActorId {
+        self.inner.me()
+    }
+    #[inline]
+    fn restarted(&self) -> bool {
+        self.inner.restarted()
+    }
+    #[inline]
+    fn send(&mut self, to: ActorId, msg: I::Msg) {
+        self.inner.send(to, msg);
+    }
+    #[inline]
+    fn set_timer(&mut self, timer: I::Timer, after_us: TimeUs) {
+        self.inner.set_timer((self.wrap)(timer), after_us);
+    }
+    #[inline]
+    fn cancel_timer(&mut self, timer: I::Timer) {
+        self.inner.cancel_timer((self.wrap)(timer));
+    }
+    #[inline]
+    fn observe(&mut self, obs: I::Obs) {
+        self.inner.observe(obs);
+    }
+    #[inline]
+    fn reached(&mut self, situation: SituationId) {
+        self.inner.reached(situation);
+    }
+    #[inline]
+    fn choose(&mut self, arity: u64) -> u64 {
+        self.inner.choose(arity)
+    }
+    #[inline]
+    fn chance(&mut self, per_mille: u32) -> bool {
+        self.inner.chance(per_mille)
+    }
+}
+
+/// Declares an enum of actor kinds that is itself an [`Actor`]: the enum, its
+/// state, storage and timer enums, and a dispatch with no `dyn`. Every kind
+/// must share the enum's message and observation types.
+///
+/// ```
+/// use sim::{compose, Actor, ActorId, Ctx, Message, NoTimer};
+///
+/// #[derive(Clone, Debug)]
+/// pub struct Ping;
+/// impl std::fmt::Display for Ping {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("ping")
+///     }
+/// }
+/// impl Message for Ping {}
+///
+/// pub struct Echo;
+/// impl Actor for Echo {
+///     type Msg = Ping;
+///     type Obs = ();
+///     type Timer = NoTimer;
+///     type State = ();
+///     type Storage = ();
+///     fn reset_storage(&self, s: &mut Option<()>) {
+///         *s = Some(());
+///     }
+///     fn on_start(&self, _: &mut (), _: &mut impl Ctx<Self>) {}
+///     fn on_msg(&self, _: &mut (), _: &mut (), from: ActorId, m: Ping, ctx: &mut impl Ctx<Self>) {
+///         ctx.send(from, m);
+///     }
+/// }
+///
+/// compose! {
+///     /// Two kinds of actor in one world.
+///     pub enum Node, NodeState, NodeStorage, NodeTimer {
+///         msg: Ping,
+///         obs: (),
+///         A(Echo),
+///         B(Echo),
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! compose {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $node:ident, $state:ident, $storage:ident, $timer:ident {
+            msg: $msg:ty,
+            obs: $obs:ty,
+            $( $(#[$vmeta:meta])* $variant:ident($kind:ty) ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis enum $node {
+            $( $(#[$vmeta])* $variant($kind), )+
+        }
+
+        /// Volatile state of one actor of the enum.
+        #[derive(Debug)]
+        $vis enum $state {
+            $( $variant(<$kind as $crate::Actor>::State), )+
+        }
+
+        /// Durable storage of one actor of the enum.
+        #[derive(Debug)]
+        $vis enum $storage {
+            $( $variant(<$kind as $crate::Actor>::Storage), )+
+        }
+
+        /// A timer of one actor of the enum.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis enum $timer {
+            $( $variant(<$kind as $crate::Actor>::Timer), )+
+        }
+
+        impl ::std::fmt::Display for $timer {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                match self {
+                    $( $timer::$variant(t) => ::std::fmt::Display::fmt(t, f), )+
+                }
+            }
+        }
+
+        impl $crate::Timer for $timer {
+            #[inline]
+            fn slot(&self) -> u32 {
+                match self {
+                    $( $timer::$variant(t) => $crate::Timer::slot(t), )+
+                }
+            }
+        }
+
+        impl $crate::Actor for $node {
+            type Msg = $msg;
+            type Obs = $obs;
+            type Timer = $timer;
+            type State = $state;
+            type Storage = $storage;
+
+            fn timer_slots(&self) -> u32 {
+                match self {
+                    $( $node::$variant(a) => $crate::Actor::timer_slots(a), )+
+                }
+            }
+
+            fn reset_storage(&self, slot: &mut Option<$storage>) {
+                match self {
+                    $( $node::$variant(a) => {
+                        // Reuse the previous run's storage of the same kind.
+                        let mut inner = match slot.take() {
+                            Some($storage::$variant(s)) => Some(s),
+                            _ => None,
+                        };
+                        $crate::Actor::reset_storage(a, &mut inner);
+                        *slot = inner.map($storage::$variant);
+                    } )+
+                }
+            }
+
+            fn on_start(
+                &self,
+                storage: &mut $storage,
+                ctx: &mut impl $crate::Ctx<Self>,
+            ) -> $state {
+                match (self, storage) {
+                    $( ($node::$variant(a), $storage::$variant(s)) => {
+                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
+                        $state::$variant($crate::Actor::on_start(a, s, &mut c))
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("storage kind matches actor kind"),
+                }
+            }
+
+            fn on_msg(
+                &self,
+                state: &mut $state,
+                storage: &mut $storage,
+                from: $crate::ActorId,
+                msg: $msg,
+                ctx: &mut impl $crate::Ctx<Self>,
+            ) {
+                match (self, state, storage) {
+                    $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s)) => {
+                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
+                        $crate::Actor::on_msg(a, st, s, from, msg, &mut c)
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("state kind matches actor kind"),
+                }
+            }
+
+            fn on_timer(
+                &self,
+                state: &mut $state,
+                storage: &mut $storage,
+                timer: $timer,
+                ctx: &mut impl $crate::Ctx<Self>,
+            ) {
+                match (self, state, storage, timer) {
+                    $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s), $timer::$variant(t)) => {
+                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
+                        $crate::Actor::on_timer(a, st, s, t, &mut c)
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("timer kind matches actor kind"),
+                }
+            }
+        }
+    };
 }

@@ -90,12 +90,23 @@ enum Mode {
     Replay,
 }
 
+/// One stream's position in the current run. Stale entries (an older `run`)
+/// read as fresh, so starting a run costs nothing per stream: a world with
+/// thousands of links pays only for the streams a run touches.
+#[derive(Clone, Default)]
+struct StreamPos {
+    run: u64,
+    cursor: u32,
+    rng: Option<ChaCha8Rng>,
+}
+
 /// The choice source of one run. Reused across runs without reallocating.
 pub struct Choices {
     mode: Mode,
     seed: u64,
-    rngs: Vec<Option<ChaCha8Rng>>,
-    cursor: Vec<u32>,
+    /// Counts runs; a stream whose `run` differs has not been touched yet.
+    run: u64,
+    streams: Vec<StreamPos>,
     replay: Record,
     recording: bool,
     recorded: Record,
@@ -115,8 +126,8 @@ impl Choices {
         Choices {
             mode: Mode::Random,
             seed: 0,
-            rngs: Vec::new(),
-            cursor: Vec::new(),
+            run: 0,
+            streams: Vec::new(),
             replay: Record::default(),
             recording: false,
             recorded: Record::default(),
@@ -127,10 +138,10 @@ impl Choices {
     }
 
     fn reset(&mut self, stream_count: usize) {
-        self.rngs.clear();
-        self.rngs.resize(stream_count, None);
-        self.cursor.clear();
-        self.cursor.resize(stream_count, 0);
+        self.run += 1;
+        if self.streams.len() < stream_count {
+            self.streams.resize(stream_count, StreamPos::default());
+        }
         self.nonzero = 0;
         self.points.clear();
         if self.recording {
@@ -139,6 +150,28 @@ impl Choices {
                 s.clear();
             }
         }
+    }
+
+    /// The stream's position in this run, refreshed on first touch.
+    #[inline]
+    fn pos(&mut self, stream: StreamId) -> &mut StreamPos {
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        if p.run != run {
+            p.run = run;
+            p.cursor = 0;
+            p.rng = None;
+        }
+        p
+    }
+
+    /// The next index of `stream`, and the stream's generator in random mode.
+    #[inline]
+    fn next_index(&mut self, stream: StreamId) -> u32 {
+        let p = self.pos(stream);
+        let index = p.cursor;
+        p.cursor = index + 1;
+        index
     }
 
     /// Prepares a random run from `seed`. `record` keeps the decisions for replay.
@@ -184,7 +217,7 @@ impl Choices {
 
     fn rng(&mut self, stream: StreamId) -> &mut ChaCha8Rng {
         let seed = self.seed;
-        self.rngs[stream as usize].get_or_insert_with(|| {
+        self.pos(stream).rng.get_or_insert_with(|| {
             let mut r = ChaCha8Rng::seed_from_u64(seed);
             r.set_stream(u64::from(stream));
             r
@@ -199,8 +232,7 @@ impl Choices {
         if arity == 1 {
             return 0;
         }
-        let index = self.cursor[stream as usize];
-        self.cursor[stream as usize] = index + 1;
+        let index = self.next_index(stream);
         let value = match self.mode {
             Mode::Random => {
                 let word = self.rng(stream).next_u64();
@@ -238,8 +270,7 @@ impl Choices {
         }
         match self.mode {
             Mode::Random => {
-                let index = self.cursor[stream as usize];
-                self.cursor[stream as usize] = index + 1;
+                let index = self.next_index(stream);
                 let word = self.rng(stream).next_u64();
                 let happens = ((u128::from(word) * 1000) >> 64) < u128::from(per_mille);
                 if happens {
@@ -259,7 +290,10 @@ impl Choices {
     #[inline]
     pub fn range(&mut self, stream: StreamId, lo: u64, hi: u64) -> u64 {
         assert!(lo <= hi, "range {lo}..={hi} is empty");
-        lo + self.choose(stream, hi - lo + 1)
+        let arity = (hi - lo)
+            .checked_add(1)
+            .expect("validation keeps ranges below 2^64 values");
+        lo + self.choose(stream, arity)
     }
 }
 

@@ -1,8 +1,9 @@
 //! The event loop: virtual time, the (time, sequence) ordered queue, the lossy
 //! network, crashes, the two phases, limits and the oracle's checks.
 
-use crate::actor::{Actor, ActorId, Command, Ctx, TimeUs, MAX_TIMER_TAGS};
+use crate::actor::{Actor, ActorId, Command, Context, Message, TimeUs, Timer};
 use crate::choice::{Choices, Record, StreamLayout};
+use crate::situation::SituationSet;
 use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
 use crate::world::{Partition, World};
 use std::cmp::Ordering;
@@ -29,6 +30,42 @@ pub trait Oracle {
     fn reset(&mut self);
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Self::Obs) -> Option<Violation>;
     fn finish(&mut self, now_us: TimeUs) -> Option<Violation>;
+
+    /// Numbers a sweep adds up over its runs (operations that ended unknown,
+    /// attempts, a histogram of times to effect): named here, filled by [`count`](Oracle::count).
+    fn counters(&self) -> &'static [Counter] {
+        &[]
+    }
+
+    /// Adds this run's numbers to `into`: the counters' slots laid end to end,
+    /// in the order of [`counters`](Oracle::counters).
+    fn count(&self, outcome: &Outcome, into: &mut [u64]) {
+        let _ = (outcome, into);
+    }
+}
+
+/// How two tallies combine one counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    Sum,
+    Max,
+}
+
+/// A named number (or array of numbers, such as a histogram's buckets) an
+/// oracle reports per run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub name: &'static str,
+    pub merge: Merge,
+    /// Slots this counter takes: 1 for a number, the bucket count of a histogram.
+    pub len: usize,
+}
+
+impl Counter {
+    /// The slots all `counters` take together.
+    pub fn total_len(counters: &[Counter]) -> usize {
+        counters.iter().map(|c| c.len).sum()
+    }
 }
 
 /// A world with its actors and its oracle.
@@ -42,6 +79,9 @@ pub trait Model {
 
 pub type MsgOf<M> = <<M as Model>::Node as Actor>::Msg;
 pub type ObsOf<M> = <<M as Model>::Node as Actor>::Obs;
+pub type TimerOf<M> = <<M as Model>::Node as Actor>::Timer;
+/// A trace entry of model `M`.
+pub type EntryOf<M> = TraceEntry<MsgOf<M>, ObsOf<M>, TimerOf<M>>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
@@ -107,12 +147,25 @@ pub struct RunReport {
     pub events: u64,
     pub end_time_us: TimeUs,
     pub faults: FaultCounts,
-    /// Bit set of the situations actors reported.
-    pub situations: u64,
+    /// The situations actors reported.
+    pub situations: SituationSet,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum EventKind<M> {
+impl RunReport {
+    /// The report of a run whose model panicked.
+    pub fn panicked(message: String) -> RunReport {
+        RunReport {
+            outcome: Outcome::Panicked(message),
+            events: 0,
+            end_time_us: 0,
+            faults: FaultCounts::default(),
+            situations: SituationSet::EMPTY,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum EventKind<M, T> {
     Deliver {
         from: ActorId,
         to: ActorId,
@@ -122,12 +175,16 @@ enum EventKind<M> {
     },
     Timer {
         actor: ActorId,
-        tag: u32,
+        timer: T,
+        /// Index into the world's timer generations.
+        slot: u32,
         generation: u32,
     },
     Restart {
         actor: ActorId,
     },
+    /// A free slab entry.
+    Vacant,
 }
 
 /// The heap's element: only the ordering key and where the payload lives, so a
@@ -158,20 +215,20 @@ impl Ord for Slot {
     }
 }
 
-struct Event<M> {
+struct Event<M, T> {
     time_us: TimeUs,
-    kind: EventKind<M>,
+    kind: EventKind<M, T>,
 }
 
 /// The event queue: a heap of small keys over a slab of payloads whose free
 /// slots are reused, so neither allocates once a run has warmed them up.
-struct EventQueue<M> {
+struct EventQueue<M, T> {
     heap: BinaryHeap<Slot>,
-    slab: Vec<EventKind<M>>,
+    slab: Vec<EventKind<M, T>>,
     free: Vec<u32>,
 }
 
-impl<M: Copy> EventQueue<M> {
+impl<M, T> EventQueue<M, T> {
     fn with_capacity(n: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
@@ -197,7 +254,7 @@ impl<M: Copy> EventQueue<M> {
     }
 
     #[inline]
-    fn push(&mut self, time_us: TimeUs, seq: u64, kind: EventKind<M>) {
+    fn push(&mut self, time_us: TimeUs, seq: u64, kind: EventKind<M, T>) {
         let index = match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = kind;
@@ -216,12 +273,17 @@ impl<M: Copy> EventQueue<M> {
     }
 
     #[inline]
-    fn pop(&mut self) -> Option<Event<M>> {
+    fn pop(&mut self) -> Option<Event<M, T>> {
         let slot = self.heap.pop()?;
         self.free.push(slot.index);
+        let kind = std::mem::replace(&mut self.slab[slot.index as usize], EventKind::Vacant);
+        debug_assert!(
+            !matches!(kind, EventKind::Vacant),
+            "a queued event is never vacant"
+        );
         Some(Event {
             time_us: slot.time_us,
-            kind: self.slab[slot.index as usize],
+            kind,
         })
     }
 }
@@ -239,14 +301,24 @@ type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 pub struct Sim<M: Model> {
     layout: StreamLayout,
     pub choices: Choices,
-    queue: EventQueue<MsgOf<M>>,
-    out: Vec<Command<MsgOf<M>, ObsOf<M>>>,
+    queue: EventQueue<MsgOf<M>, TimerOf<M>>,
+    out: Vec<Command<MsgOf<M>, ObsOf<M>, TimerOf<M>>>,
     states: Vec<Option<NodeState<M>>>,
     storages: Vec<Option<NodeStorage<M>>>,
+    /// Where each actor's timer slots start in `timer_gen`, and their count.
+    timer_base: Vec<u32>,
+    timer_slots: Vec<u32>,
     timer_gen: Vec<u32>,
     loss_pm: Vec<u32>,
     dup_pm: Vec<u32>,
     crash_pm: Vec<u32>,
+    /// Per link: some message kinds have faults of their own.
+    link_has_kinds: Vec<bool>,
+    /// This seed's loss and duplication for each of `world.kind_faults`.
+    kind_pm: Vec<(u32, u32)>,
+    /// Links whose loss or duplication is a swarm range, drawn per seed; the
+    /// others keep the rates set once in [`Sim::new`].
+    swarm_links: Vec<u32>,
     /// This seed's random partition, if the scenario allows one and the seed drew it.
     random_partition: Option<Partition>,
     oracle: M::Oracle,
@@ -276,6 +348,30 @@ impl<M: Model> Sim<M> {
             "one node per actor name"
         );
         let n = world.actor_count() as usize;
+        let timer_slots: Vec<u32> = model.nodes().iter().map(Actor::timer_slots).collect();
+        let mut timer_base = Vec::with_capacity(n);
+        let mut total = 0u32;
+        for &k in &timer_slots {
+            timer_base.push(total);
+            total = total
+                .checked_add(k)
+                .expect("fewer than 2^32 timer slots in a world");
+        }
+        let mut link_has_kinds = vec![false; n * n];
+        for k in &world.kind_faults {
+            link_has_kinds[k.from as usize * n + k.to as usize] = true;
+        }
+        let mut loss_pm = vec![0; n * n];
+        let mut dup_pm = vec![0; n * n];
+        let mut swarm_links = Vec::new();
+        for (i, l) in world.links.iter().enumerate() {
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            if loss.lo != loss.hi || dup.lo != dup.hi {
+                swarm_links.push(i as u32);
+            }
+            loss_pm[i] = loss.lo;
+            dup_pm[i] = dup.lo;
+        }
         Sim {
             layout: StreamLayout {
                 actors: world.actor_count(),
@@ -285,10 +381,15 @@ impl<M: Model> Sim<M> {
             out: Vec::with_capacity(16),
             states: (0..n).map(|_| None).collect(),
             storages: (0..n).map(|_| None).collect(),
-            timer_gen: vec![0; n * MAX_TIMER_TAGS as usize],
-            loss_pm: vec![0; n * n],
-            dup_pm: vec![0; n * n],
+            timer_base,
+            timer_slots,
+            timer_gen: vec![0; total as usize],
+            loss_pm,
+            dup_pm,
             crash_pm: vec![0; n],
+            link_has_kinds,
+            kind_pm: vec![(0, 0); world.kind_faults.len()],
+            swarm_links,
             random_partition: None,
             oracle: model.new_oracle(),
             seq: 0,
@@ -301,9 +402,14 @@ impl<M: Model> Sim<M> {
     }
 
     /// An actor's durable storage as the last run left it: lets a metrics pass
-    /// read end-of-run numbers (a dedup table's size) without a trace.
+    /// read end-of-run numbers without a trace.
     pub fn storage(&self, actor: ActorId) -> Option<&<M::Node as Actor>::Storage> {
         self.storages.get(actor as usize).and_then(Option::as_ref)
+    }
+
+    /// The oracle as the last run left it.
+    pub fn oracle(&self) -> &M::Oracle {
+        &self.oracle
     }
 
     /// A sweep's run: no trace, no record.
@@ -318,7 +424,7 @@ impl<M: Model> Sim<M> {
         )
     }
 
-    pub fn run<T: Tracer<MsgOf<M>, ObsOf<M>>>(
+    pub fn run<T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
         &mut self,
         model: &M,
         source: Source<'_>,
@@ -339,7 +445,7 @@ impl<M: Model> Sim<M> {
             step: 0,
             phase: Phase::Fault,
             faults: FaultCounts::default(),
-            situations: 0,
+            situations: SituationSet::EMPTY,
         };
         run.execute()
     }
@@ -352,7 +458,7 @@ impl<M: Model> Sim<M> {
 pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
     let n = world.actor_count();
     let mut out = Vec::new();
-    let mut put = |lo: u32, hi: u32| {
+    let put = |out: &mut Vec<u64>, lo: u32, hi: u32| {
         if hi > lo {
             out.push(u64::from(hi - lo));
         }
@@ -360,19 +466,19 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
     for from in 0..n {
         for to in 0..n {
             let l = world.link(from, to);
-            put(l.loss_per_mille.lo, l.loss_per_mille.hi);
-            put(l.duplicate_per_mille.lo, l.duplicate_per_mille.hi);
+            put(&mut out, l.loss_per_mille.lo, l.loss_per_mille.hi);
+            put(&mut out, l.duplicate_per_mille.lo, l.duplicate_per_mille.hi);
         }
     }
     for c in &world.crashes {
-        put(c.crash_per_mille.lo, c.crash_per_mille.hi);
+        put(&mut out, c.crash_per_mille.lo, c.crash_per_mille.hi);
     }
     let rp = &world.random_partition;
     if rp.enabled() {
         // At its maximum probability the partition happens (a decision only
-        // below 1000 per mille), between the last two actors, from the start
-        // of the run for its longest duration.
-        put(rp.per_mille.lo, rp.per_mille.hi);
+        // below 1000 per mille), between the last two actors, for its longest
+        // duration, from the start of the run.
+        put(&mut out, rp.per_mille.lo, rp.per_mille.hi);
         if rp.per_mille.hi < 1000 {
             out.push(1);
         }
@@ -380,12 +486,16 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
         if n > 2 {
             out.push(u64::from(n - 2));
         }
-        if world.fault_phase_us > 0 {
-            out.push(0);
-        }
         if rp.duration_us_max > rp.duration_us_min {
             out.push(rp.duration_us_max - rp.duration_us_min);
         }
+        if world.fault_phase_us > rp.duration_us_max {
+            out.push(0);
+        }
+    }
+    for k in &world.kind_faults {
+        put(&mut out, k.loss_per_mille.lo, k.loss_per_mille.hi);
+        put(&mut out, k.duplicate_per_mille.lo, k.duplicate_per_mille.hi);
     }
     out
 }
@@ -398,12 +508,12 @@ struct Run<'s, 'm, 't, M: Model, T> {
     step: u64,
     phase: Phase,
     faults: FaultCounts,
-    situations: u64,
+    situations: SituationSet,
 }
 
-impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
+impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
     #[inline(always)]
-    fn trace(&mut self, kind: TraceKind<MsgOf<M>, ObsOf<M>>) {
+    fn trace(&mut self, kind: TraceKind<MsgOf<M>, ObsOf<M>, TimerOf<M>>) {
         if T::ENABLED {
             self.tracer.record(TraceEntry {
                 time_us: self.now_us,
@@ -429,7 +539,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         self.reset(world);
         self.draw_swarm_mix(world);
         for actor in 0..n {
-            if let Some(v) = self.start(actor) {
+            if let Some(v) = self.start(actor, false) {
                 return self.report(Outcome::Violation(v));
             }
         }
@@ -471,24 +581,25 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 }
                 EventKind::Timer {
                     actor,
-                    tag,
+                    timer,
+                    slot,
                     generation,
                 } => {
-                    let slot = (actor * MAX_TIMER_TAGS + tag) as usize;
-                    if self.sim.timer_gen[slot] != generation {
+                    if self.sim.timer_gen[slot as usize] != generation {
                         continue; // cancelled, replaced or from before a crash
                     }
                     self.step += 1;
-                    self.fire(actor, tag)
+                    self.fire(actor, timer)
                 }
                 EventKind::Restart { actor } => {
                     self.step += 1;
                     if self.sim.states[actor as usize].is_none() {
-                        self.start(actor)
+                        self.start(actor, true)
                     } else {
                         None
                     }
                 }
+                EventKind::Vacant => unreachable!("a queued event is never vacant"),
             };
             if let Some(v) = violation {
                 return self.report(Outcome::Violation(v));
@@ -527,31 +638,23 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
     fn draw_swarm_mix(&mut self, world: &World) {
         let n = world.actor_count();
         let swarm = StreamLayout::SWARM;
-        for from in 0..n {
-            for to in 0..n {
-                let l = world.link(from, to);
-                let i = (from * n + to) as usize;
-                let loss = l.loss_per_mille;
-                let dup = l.duplicate_per_mille;
-                let lp = self
-                    .sim
-                    .choices
-                    .range(swarm, u64::from(loss.lo), u64::from(loss.hi));
-                let dp = self
-                    .sim
-                    .choices
-                    .range(swarm, u64::from(dup.lo), u64::from(dup.hi));
-                self.sim.loss_pm[i] = lp as u32;
-                self.sim.dup_pm[i] = dp as u32;
-                if (loss.lo != loss.hi || dup.lo != dup.hi) && T::ENABLED {
-                    self.trace(TraceKind::LinkMix {
-                        from,
-                        to,
-                        loss_per_mille: lp as u32,
-                        duplicate_per_mille: dp as u32,
-                    });
-                }
-            }
+        // Links in row-major order, as always; a fixed link draws nothing.
+        for k in 0..self.sim.swarm_links.len() {
+            let i = self.sim.swarm_links[k];
+            let (from, to) = (i / n, i % n);
+            let l = world.link(from, to);
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            let choices = &mut self.sim.choices;
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            self.sim.loss_pm[i as usize] = lp;
+            self.sim.dup_pm[i as usize] = dp;
+            self.trace(TraceKind::LinkMix {
+                from,
+                to,
+                loss_per_mille: lp,
+                duplicate_per_mille: dp,
+            });
         }
         for actor in 0..n {
             let c = world.crashes[actor as usize].crash_per_mille;
@@ -560,7 +663,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 .choices
                 .range(swarm, u64::from(c.lo), u64::from(c.hi)) as u32;
             self.sim.crash_pm[actor as usize] = p;
-            if c.lo != c.hi && T::ENABLED {
+            if c.lo != c.hi {
                 self.trace(TraceKind::CrashMix {
                     actor,
                     crash_per_mille: p,
@@ -582,8 +685,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
             if choices.chance(swarm, p as u32) {
                 let a = choices.choose(swarm, u64::from(n)) as ActorId;
                 let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
-                let start_us = choices.range(swarm, 0, world.fault_phase_us);
+                // The whole cut lies inside the fault phase: validation keeps
+                // the longest duration within it, so no cut is silently shortened.
                 let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
+                let latest_start_us = world.fault_phase_us.saturating_sub(duration_us);
+                let start_us = choices.range(swarm, 0, latest_start_us);
                 let cut = Partition {
                     a,
                     b,
@@ -600,6 +706,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 });
             }
         }
+        for (i, k) in world.kind_faults.iter().enumerate() {
+            let choices = &mut self.sim.choices;
+            let (loss, dup) = (k.loss_per_mille, k.duplicate_per_mille);
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            self.sim.kind_pm[i] = (lp, dp);
+        }
     }
 
     fn start_healing(&mut self, world: &World) -> Option<Violation> {
@@ -614,7 +727,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         for actor in 0..world.actor_count() {
             if self.sim.states[actor as usize].is_none() {
                 self.step += 1;
-                if let Some(v) = self.start(actor) {
+                if let Some(v) = self.start(actor, true) {
                     return Some(v);
                 }
             }
@@ -634,8 +747,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         let world = self.model.world();
         let c = &world.crashes[actor as usize];
         self.sim.states[actor as usize] = None;
-        let base = (actor * MAX_TIMER_TAGS) as usize;
-        for g in &mut self.sim.timer_gen[base..base + MAX_TIMER_TAGS as usize] {
+        let base = self.sim.timer_base[actor as usize] as usize;
+        let count = self.sim.timer_slots[actor as usize] as usize;
+        for g in &mut self.sim.timer_gen[base..base + count] {
             *g = g.wrapping_add(1);
         }
         self.faults.crashed += 1;
@@ -644,7 +758,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
             .sim
             .choices
             .range(stream, c.restart_us_min, c.restart_us_max);
-        self.push(self.now_us + delay, EventKind::Restart { actor });
+        self.push(
+            self.now_us.saturating_add(delay),
+            EventKind::Restart { actor },
+        );
         true
     }
 
@@ -656,7 +773,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         msg_id: u32,
         duplicate: bool,
     ) -> Option<Violation> {
-        if self.sim.states[to as usize].is_none() {
+        if self.sim.states[to as usize].is_none() || self.crash_roll(to) {
+            // A down receiver, or one that dies before it can take this step:
+            // the message dies with it.
             self.faults.dropped_at_down_actor += 1;
             self.trace(TraceKind::Drop {
                 from,
@@ -667,32 +786,23 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
             });
             return None;
         }
-        if self.crash_roll(to) {
-            // The receiver died before it could take this step; the message dies with it.
-            self.faults.dropped_at_down_actor += 1;
-            self.trace(TraceKind::Drop {
+        if T::ENABLED {
+            self.trace(TraceKind::Deliver {
                 from,
                 to,
-                msg,
+                msg: msg.clone(),
                 msg_id,
-                reason: DropReason::ReceiverDown,
+                duplicate,
             });
-            return None;
         }
-        self.trace(TraceKind::Deliver {
-            from,
-            to,
-            msg,
-            msg_id,
-            duplicate,
-        });
         let node = &self.model.nodes()[to as usize];
         let sim = &mut *self.sim;
         let state = sim.states[to as usize].as_mut().expect("receiver is up");
         let storage = sim.storages[to as usize].as_mut().expect("storage exists");
-        let mut ctx = Ctx {
+        let mut ctx = Context::<M::Node> {
             now_us: self.now_us,
             me: to,
+            restarted: false,
             stream: sim.layout.actor(to),
             choices: &mut sim.choices,
             out: &mut sim.out,
@@ -701,7 +811,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         self.apply(to)
     }
 
-    fn fire(&mut self, actor: ActorId, tag: u32) -> Option<Violation> {
+    fn fire(&mut self, actor: ActorId, timer: TimerOf<M>) -> Option<Violation> {
         debug_assert!(
             self.sim.states[actor as usize].is_some(),
             "timers die with a crash"
@@ -709,27 +819,28 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         if self.crash_roll(actor) {
             return None;
         }
-        self.trace(TraceKind::TimerFired { actor, tag });
+        self.trace(TraceKind::TimerFired { actor, timer });
         let node = &self.model.nodes()[actor as usize];
         let sim = &mut *self.sim;
         let state = sim.states[actor as usize].as_mut().expect("actor is up");
         let storage = sim.storages[actor as usize]
             .as_mut()
             .expect("storage exists");
-        let mut ctx = Ctx {
+        let mut ctx = Context::<M::Node> {
             now_us: self.now_us,
             me: actor,
+            restarted: false,
             stream: sim.layout.actor(actor),
             choices: &mut sim.choices,
             out: &mut sim.out,
         };
-        node.on_timer(state, storage, tag, &mut ctx);
+        node.on_timer(state, storage, timer, &mut ctx);
         self.apply(actor)
     }
 
-    fn start(&mut self, actor: ActorId) -> Option<Violation> {
+    fn start(&mut self, actor: ActorId, restarted: bool) -> Option<Violation> {
         debug_assert!(self.sim.states[actor as usize].is_none());
-        if self.now_us > 0 {
+        if restarted {
             self.trace(TraceKind::Restart { actor });
         } else {
             self.trace(TraceKind::Start { actor });
@@ -739,9 +850,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         let storage = sim.storages[actor as usize]
             .as_mut()
             .expect("storage exists");
-        let mut ctx = Ctx {
+        let mut ctx = Context::<M::Node> {
             now_us: self.now_us,
             me: actor,
+            restarted,
             stream: sim.layout.actor(actor),
             choices: &mut sim.choices,
             out: &mut sim.out,
@@ -751,10 +863,21 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         self.apply(actor)
     }
 
-    fn push(&mut self, time_us: TimeUs, kind: EventKind<MsgOf<M>>) {
+    fn push(&mut self, time_us: TimeUs, kind: EventKind<MsgOf<M>, TimerOf<M>>) {
         let seq = self.sim.seq;
         self.sim.seq += 1;
         self.sim.queue.push(time_us, seq, kind);
+    }
+
+    /// The index of `timer` of `actor` in the world's timer generations.
+    #[inline]
+    fn timer_slot(&self, actor: ActorId, timer: &TimerOf<M>) -> u32 {
+        let slot = timer.slot();
+        assert!(
+            slot < self.sim.timer_slots[actor as usize],
+            "timer {timer} of actor {actor} has slot {slot}, over the actor's timer_slots"
+        );
+        self.sim.timer_base[actor as usize] + slot
     }
 
     /// Applies a handler's commands in the order it pushed them.
@@ -767,37 +890,39 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
             }
             match cmd {
                 Command::Send { to, msg } => self.send(actor, to, msg),
-                Command::SetTimer { tag, after_us } => {
-                    let slot = (actor * MAX_TIMER_TAGS + tag) as usize;
-                    self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
-                    let generation = self.sim.timer_gen[slot];
+                Command::SetTimer { timer, after_us } => {
+                    let slot = self.timer_slot(actor, &timer);
+                    let g = &mut self.sim.timer_gen[slot as usize];
+                    *g = g.wrapping_add(1);
+                    let generation = *g;
+                    let at_us = self.now_us.saturating_add(after_us);
                     self.trace(TraceKind::TimerSet {
                         actor,
-                        tag,
-                        at_us: self.now_us + after_us,
+                        timer,
+                        at_us,
                     });
                     self.push(
-                        self.now_us + after_us,
+                        at_us,
                         EventKind::Timer {
                             actor,
-                            tag,
+                            timer,
+                            slot,
                             generation,
                         },
                     );
                 }
-                Command::CancelTimer { tag } => {
-                    let slot = (actor * MAX_TIMER_TAGS + tag) as usize;
+                Command::CancelTimer { timer } => {
+                    let slot = self.timer_slot(actor, &timer) as usize;
                     self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
                 }
                 Command::Observe(obs) => {
-                    self.trace(TraceKind::Observe { actor, obs });
                     violation = self.sim.oracle.observe(self.now_us, actor, &obs);
+                    self.trace(TraceKind::Observe { actor, obs });
                 }
                 Command::Reached(situation) => {
-                    if T::ENABLED && self.situations & (1 << situation) == 0 {
+                    if self.situations.insert(situation) {
                         self.trace(TraceKind::Reached { actor, situation });
                     }
-                    self.situations |= 1 << situation;
                 }
             }
         }
@@ -805,12 +930,29 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
         violation
     }
 
+    /// This seed's loss and duplication for `msg` on the link `from → to`.
+    #[inline]
+    fn fault_rates(&self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> (u32, u32) {
+        let world = self.model.world();
+        let i = (from * world.actor_count() + to) as usize;
+        if self.sim.link_has_kinds[i] {
+            let kind = msg.kind();
+            if let Some(k) = world
+                .kind_faults
+                .iter()
+                .position(|k| k.from == from && k.to == to && k.kind == kind)
+            {
+                return self.sim.kind_pm[k];
+            }
+        }
+        (self.sim.loss_pm[i], self.sim.dup_pm[i])
+    }
+
     fn send(&mut self, from: ActorId, to: ActorId, msg: MsgOf<M>) {
         let world = self.model.world();
-        let n = world.actor_count();
-        assert!(to < n, "send to unknown actor {to}");
+        assert!(to < world.actor_count(), "send to unknown actor {to}");
         let msg_id = self.sim.next_msg_id;
-        self.sim.next_msg_id += 1;
+        self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
         let link = world.link(from, to);
         let stream = self.sim.layout.link(from, to);
         let mut copies = 1u8;
@@ -832,8 +974,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 });
                 return;
             }
-            let i = (from * n + to) as usize;
-            if self.sim.choices.chance(stream, self.sim.loss_pm[i]) {
+            let (loss_pm, dup_pm) = self.fault_rates(from, to, &msg);
+            if self.sim.choices.chance(stream, loss_pm) {
                 self.faults.lost += 1;
                 self.trace(TraceKind::Drop {
                     from,
@@ -844,35 +986,59 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>> Run<'_, '_, '_, M, T> {
                 });
                 return;
             }
-            if self.sim.choices.chance(stream, self.sim.dup_pm[i]) {
+            if self.sim.choices.chance(stream, dup_pm) {
                 self.faults.duplicated += 1;
                 copies = 2;
             }
         }
-        for copy in 0..copies {
-            let delay = self
-                .sim
+        let delay = |run: &mut Self| {
+            run.sim
                 .choices
-                .range(stream, link.delay_us_min, link.delay_us_max);
-            let at = self.now_us + delay;
-            if copy == 0 {
-                self.trace(TraceKind::Send {
+                .range(stream, link.delay_us_min, link.delay_us_max)
+        };
+        let first_at = self.now_us.saturating_add(delay(self));
+        if T::ENABLED {
+            self.trace(TraceKind::Send {
+                from,
+                to,
+                msg: msg.clone(),
+                msg_id,
+                copies,
+                deliver_at_us: first_at,
+            });
+        }
+        if copies == 2 {
+            let second_at = self.now_us.saturating_add(delay(self));
+            let copy = msg.clone();
+            self.push(
+                first_at,
+                EventKind::Deliver {
                     from,
                     to,
-                    msg,
+                    msg: copy,
                     msg_id,
-                    copies,
-                    deliver_at_us: at,
-                });
-            }
+                    duplicate: false,
+                },
+            );
             self.push(
-                at,
+                second_at,
                 EventKind::Deliver {
                     from,
                     to,
                     msg,
                     msg_id,
-                    duplicate: copy > 0,
+                    duplicate: true,
+                },
+            );
+        } else {
+            self.push(
+                first_at,
+                EventKind::Deliver {
+                    from,
+                    to,
+                    msg,
+                    msg_id,
+                    duplicate: false,
                 },
             );
         }

@@ -17,7 +17,8 @@
 //!   would be no decision at all); it is never enumerated.
 
 use crate::choice::{ChoicePoint, Record, StreamLayout};
-use crate::engine::{swarm_max_decisions, FaultCounts, Limit, Model, Outcome, Sim, Source};
+use crate::engine::{swarm_max_decisions, Limit, Model, Outcome, RunReport, Sim, Source};
+use crate::explore::Tally;
 use crate::trace::NoTrace;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,18 +36,11 @@ pub struct Counterexample {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExhaustiveReport {
     pub max_faults: u32,
-    pub schedules: u64,
-    pub events: u64,
-    pub holds: u64,
-    pub violations: u64,
-    pub panics: u64,
-    pub inconclusive: u64,
+    pub tally: Tally,
     /// Fewest faults, then fewest events; the first met on a tie.
     pub shortest: Option<Counterexample>,
     /// The first inconclusive schedule met, for a repro when nothing failed.
     pub first_inconclusive: Option<(Record, Limit)>,
-    pub faults: FaultCounts,
-    pub situations: u64,
     /// The enumeration hit `max_schedules` or `max_events` before it was complete.
     pub truncated: bool,
     /// Stopped from outside (Ctrl-C).
@@ -88,8 +82,8 @@ impl<M: Model> Search<'_, M> {
             self.report.interrupted = true;
             return None;
         }
-        if self.report.schedules >= self.bounds.max_schedules
-            || self.report.events >= self.bounds.max_events
+        if self.report.tally.schedules >= self.bounds.max_schedules
+            || self.report.tally.events >= self.bounds.max_events
         {
             self.report.truncated = true;
             return None;
@@ -106,38 +100,25 @@ impl<M: Model> Search<'_, M> {
                 &mut NoTrace,
             )
         }));
+        let run = result.unwrap_or_else(|payload| {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            RunReport::panicked(msg)
+        });
         let r = &mut self.report;
-        r.schedules += 1;
-        let (outcome, events) = match result {
-            Ok(run) => {
-                r.events += run.events;
-                r.faults.add(&run.faults);
-                r.situations |= run.situations;
-                (run.outcome, run.events)
-            }
-            Err(payload) => {
-                let msg = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "panic".into());
-                (Outcome::Panicked(msg), 0)
-            }
-        };
+        r.tally.add_counted(&run, self.sim.oracle());
+        let (outcome, events) = (run.outcome, run.events);
         match &outcome {
-            Outcome::Holds => r.holds += 1,
+            Outcome::Holds => {}
             Outcome::Inconclusive(limit) => {
-                r.inconclusive += 1;
                 if r.first_inconclusive.is_none() {
                     r.first_inconclusive = Some((normalized(record), *limit));
                 }
             }
             Outcome::Violation(_) | Outcome::Panicked(_) => {
-                if matches!(outcome, Outcome::Panicked(_)) {
-                    r.panics += 1;
-                } else {
-                    r.violations += 1;
-                }
                 let better = r
                     .shortest
                     .as_ref()
@@ -152,8 +133,8 @@ impl<M: Model> Search<'_, M> {
                 }
             }
         }
-        if r.schedules & 1023 == 0 {
-            (self.progress)(r.schedules);
+        if r.tally.schedules & 1023 == 0 {
+            (self.progress)(r.tally.schedules);
         }
         Some(self.sim.choices.points().to_vec())
     }
@@ -235,14 +216,14 @@ pub fn exhaustive<M: Model>(
     };
     let mut record = base_record(model);
     search.visit(&mut record, 0, 0);
-    (search.progress)(search.report.schedules);
+    (search.progress)(search.report.tally.schedules);
     search.report
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actor::{Actor, ActorId, Ctx};
+    use crate::actor::{Actor, ActorId, Ctx, Message, Timer};
     use crate::engine::{Oracle, Violation};
     use crate::world::{LinkConfig, PerMilleRange, World};
     use crate::TimeUs;
@@ -260,20 +241,49 @@ mod tests {
         Ack,
     }
 
+    impl std::fmt::Display for Msg {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{self:?}")
+        }
+    }
+
+    impl Message for Msg {}
+
+    /// The sender's one timer.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Resend;
+
+    impl std::fmt::Display for Resend {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("resend")
+        }
+    }
+
+    impl Timer for Resend {
+        fn slot(&self) -> u32 {
+            0
+        }
+    }
+
     impl Actor for Toy {
         type Msg = Msg;
         type Obs = ();
+        type Timer = Resend;
         type State = ();
         type Storage = bool;
+
+        fn timer_slots(&self) -> u32 {
+            1
+        }
 
         fn reset_storage(&self, s: &mut Option<bool>) {
             *s = Some(false);
         }
 
-        fn on_start(&self, acked: &mut bool, ctx: &mut Ctx<'_, Msg, ()>) {
+        fn on_start(&self, acked: &mut bool, ctx: &mut impl Ctx<Self>) {
             if matches!(self, Toy::Sender) && !*acked {
                 ctx.send(1, Msg::Req);
-                ctx.set_timer(0, 1_000);
+                ctx.set_timer(Resend, 1_000);
             }
         }
 
@@ -283,7 +293,7 @@ mod tests {
             acked: &mut bool,
             from: ActorId,
             msg: Msg,
-            ctx: &mut Ctx<'_, Msg, ()>,
+            ctx: &mut impl Ctx<Self>,
         ) {
             match (self, msg) {
                 (Toy::Receiver, Msg::Req) => {
@@ -292,16 +302,16 @@ mod tests {
                 }
                 (Toy::Sender, Msg::Ack) => {
                     *acked = true;
-                    ctx.cancel_timer(0);
+                    ctx.cancel_timer(Resend);
                 }
                 _ => {}
             }
         }
 
-        fn on_timer(&self, _: &mut (), acked: &mut bool, _: u32, ctx: &mut Ctx<'_, Msg, ()>) {
+        fn on_timer(&self, _: &mut (), acked: &mut bool, _: Resend, ctx: &mut impl Ctx<Self>) {
             if !*acked {
                 ctx.send(1, Msg::Req);
-                ctx.set_timer(0, 1_000);
+                ctx.set_timer(Resend, 1_000);
             }
         }
     }
@@ -381,7 +391,7 @@ mod tests {
         let r = exhaustive(&toy(), 3, bounds, &stop, &|_| {});
         assert!(r.truncated && !r.complete());
         assert_eq!(
-            r.schedules, 1,
+            r.tally.schedules, 1,
             "the first schedule runs, then the bound holds"
         );
     }
@@ -409,8 +419,8 @@ mod tests {
     fn zero_faults_is_the_one_quiet_schedule() {
         let stop = AtomicBool::new(false);
         let r = exhaustive(&toy(), 0, schedules(1000), &stop, &|_| {});
-        assert_eq!(r.schedules, 1);
-        assert_eq!(r.holds, 1);
+        assert_eq!(r.tally.schedules, 1);
+        assert_eq!(r.tally.holds, 1);
         assert!(r.complete());
     }
 
@@ -419,7 +429,7 @@ mod tests {
         let m = toy();
         let stop = AtomicBool::new(false);
         let r = exhaustive(&m, 1, schedules(1000), &stop, &|_| {});
-        assert_eq!(r.schedules, 1 + points_of_base(&m) as u64);
+        assert_eq!(r.tally.schedules, 1 + points_of_base(&m) as u64);
         let c = r.shortest.expect("a lost ack or a duplicate breaks it");
         assert_eq!(c.faults, 1);
         assert_eq!(
@@ -445,7 +455,11 @@ mod tests {
     fn more_faults_allowed_means_strictly_more_schedules() {
         let stop = AtomicBool::new(false);
         let counts: Vec<u64> = (0..4)
-            .map(|k| exhaustive(&toy(), k, schedules(100_000), &stop, &|_| {}).schedules)
+            .map(|k| {
+                exhaustive(&toy(), k, schedules(100_000), &stop, &|_| {})
+                    .tally
+                    .schedules
+            })
             .collect();
         assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
     }
@@ -455,6 +469,6 @@ mod tests {
         let stop = AtomicBool::new(true);
         let r = exhaustive(&toy(), 2, schedules(1000), &stop, &|_| {});
         assert!(r.interrupted && !r.complete());
-        assert_eq!(r.schedules, 0);
+        assert_eq!(r.tally.schedules, 0);
     }
 }

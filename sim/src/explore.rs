@@ -2,7 +2,10 @@
 //! does not depend on the number of threads: every seed runs, and results are
 //! merged with order-independent operations (sums, minimum failing seed, unions).
 
-use crate::engine::{FaultCounts, Limit, Model, Outcome, Sim, Violation};
+use crate::engine::{
+    Counter, FaultCounts, Limit, Merge, Model, Oracle, Outcome, RunReport, Sim, Violation,
+};
+use crate::situation::SituationSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -15,30 +18,86 @@ pub struct Failure {
     pub events: u64,
 }
 
-/// What a sweep found, identical for any number of threads.
+/// Counts over a set of runs: the one tally that sweeps, exhaustive search,
+/// shards and merges all add up, with order-independent operations only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct Tally {
     pub schedules: u64,
     pub events: u64,
     pub holds: u64,
     pub violations: u64,
     pub inconclusive: u64,
     pub panics: u64,
-    pub first_failure: Option<Failure>,
-    /// The lowest inconclusive seed, for a repro when nothing failed.
-    pub first_inconclusive: Option<(u64, Limit)>,
     pub faults: FaultCounts,
     /// Union of the situations reached by all runs.
-    pub situations: u64,
+    pub situations: SituationSet,
     /// Runs that reached each situation (index = situation id).
     pub situation_runs: Vec<u64>,
-    /// True when the sweep was stopped before every seed ran.
-    pub interrupted: bool,
+    /// The oracle's counters, added up (see [`Oracle::counters`]).
+    pub counter_kinds: &'static [Counter],
+    pub counters: Vec<u64>,
 }
 
-impl Summary {
-    /// Combines two disjoint sweeps; the result is the same in any order.
-    pub fn merge(&mut self, o: Summary) {
+impl Tally {
+    /// An empty tally for the counters of `oracle`.
+    pub fn for_oracle(oracle: &impl Oracle) -> Tally {
+        let kinds = oracle.counters();
+        Tally {
+            counter_kinds: kinds,
+            counters: vec![0; Counter::total_len(kinds)],
+            ..Tally::default()
+        }
+    }
+
+    /// Counts one run and the oracle's numbers for it (a panicked run leaves
+    /// the oracle half-way, so its numbers are not added).
+    pub fn add_counted(&mut self, r: &RunReport, oracle: &impl Oracle) {
+        self.add(r);
+        if !matches!(r.outcome, Outcome::Panicked(_)) {
+            let kinds = oracle.counters();
+            if self.counter_kinds.len() != kinds.len() {
+                self.counter_kinds = kinds;
+                self.counters = vec![0; Counter::total_len(kinds)];
+            }
+            oracle.count(&r.outcome, &mut self.counters);
+        }
+    }
+
+    /// The slots of the counter named `name`, if the oracle has one.
+    pub fn counter(&self, name: &str) -> Option<&[u64]> {
+        let mut at = 0;
+        for c in self.counter_kinds {
+            if c.name == name {
+                return self.counters.get(at..at + c.len);
+            }
+            at += c.len;
+        }
+        None
+    }
+
+    /// Counts one run.
+    pub fn add(&mut self, r: &RunReport) {
+        self.schedules += 1;
+        self.events += r.events;
+        self.faults.add(&r.faults);
+        self.situations.union(&r.situations);
+        for id in r.situations.iter() {
+            let i = usize::from(id);
+            if self.situation_runs.len() <= i {
+                self.situation_runs.resize(i + 1, 0);
+            }
+            self.situation_runs[i] += 1;
+        }
+        match r.outcome {
+            Outcome::Holds => self.holds += 1,
+            Outcome::Inconclusive(_) => self.inconclusive += 1,
+            Outcome::Violation(_) => self.violations += 1,
+            Outcome::Panicked(_) => self.panics += 1,
+        }
+    }
+
+    /// Combines two disjoint tallies; the result is the same in any order.
+    pub fn merge(&mut self, o: &Tally) {
         self.schedules += o.schedules;
         self.events += o.events;
         self.holds += o.holds;
@@ -46,13 +105,89 @@ impl Summary {
         self.inconclusive += o.inconclusive;
         self.panics += o.panics;
         self.faults.add(&o.faults);
-        self.situations |= o.situations;
+        self.situations.union(&o.situations);
         if self.situation_runs.len() < o.situation_runs.len() {
             self.situation_runs.resize(o.situation_runs.len(), 0);
         }
-        for (a, b) in self.situation_runs.iter_mut().zip(o.situation_runs) {
+        for (a, b) in self.situation_runs.iter_mut().zip(&o.situation_runs) {
             *a += b;
         }
+        if self.counter_kinds.is_empty() {
+            self.counter_kinds = o.counter_kinds;
+        }
+        if self.counters.len() < o.counters.len() {
+            self.counters.resize(o.counters.len(), 0);
+        }
+        let merges = self
+            .counter_kinds
+            .iter()
+            .flat_map(|c| std::iter::repeat_n(c.merge, c.len));
+        for ((a, b), m) in self
+            .counters
+            .iter_mut()
+            .zip(&o.counters)
+            .zip(merges.chain(std::iter::repeat(Merge::Sum)))
+        {
+            match m {
+                Merge::Sum => *a += b,
+                Merge::Max => *a = (*a).max(*b),
+            }
+        }
+    }
+
+    /// Runs that failed: violations and model panics.
+    pub fn failing(&self) -> u64 {
+        self.violations + self.panics
+    }
+
+    /// The counts add up: every schedule has exactly one outcome.
+    pub fn consistent(&self) -> bool {
+        self.holds
+            .checked_add(self.violations)
+            .and_then(|n| n.checked_add(self.inconclusive))
+            .and_then(|n| n.checked_add(self.panics))
+            == Some(self.schedules)
+    }
+}
+
+/// What a sweep found, identical for any number of threads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub tally: Tally,
+    pub first_failure: Option<Failure>,
+    /// The lowest inconclusive seed, for a repro when nothing failed.
+    pub first_inconclusive: Option<(u64, Limit)>,
+    /// True when the sweep was stopped before every seed ran.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// Counts one run of `seed`, keeping the lowest failing and inconclusive
+    /// seeds, and the oracle's numbers for it.
+    pub fn add(&mut self, seed: u64, r: &RunReport, oracle: &impl Oracle) {
+        self.tally.add_counted(r, oracle);
+        match &r.outcome {
+            Outcome::Holds => {}
+            Outcome::Inconclusive(limit) => {
+                if self.first_inconclusive.is_none_or(|m| seed < m.0) {
+                    self.first_inconclusive = Some((seed, *limit));
+                }
+            }
+            Outcome::Violation(_) | Outcome::Panicked(_) => {
+                if self.first_failure.as_ref().is_none_or(|m| seed < m.seed) {
+                    self.first_failure = Some(Failure {
+                        seed,
+                        outcome: r.outcome.clone(),
+                        events: r.events,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Combines two disjoint sweeps; the result is the same in any order.
+    pub fn merge(&mut self, o: Summary) {
+        self.tally.merge(&o.tally);
         self.interrupted |= o.interrupted;
         if let Some(f) = o.first_failure {
             if self.first_failure.as_ref().is_none_or(|m| f.seed < m.seed) {
@@ -128,17 +263,8 @@ pub fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, String> {
 }
 
 /// Runs one seed, turning a panic inside a model into a reported failure.
-pub fn run_guarded<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> crate::engine::RunReport {
-    match guarded(|| sim.run_seed(model, seed)) {
-        Ok(r) => r,
-        Err(msg) => crate::engine::RunReport {
-            outcome: Outcome::Panicked(msg),
-            events: 0,
-            end_time_us: 0,
-            faults: FaultCounts::default(),
-            situations: 0,
-        },
-    }
+pub fn run_guarded<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> RunReport {
+    guarded(|| sim.run_seed(model, seed)).unwrap_or_else(RunReport::panicked)
 }
 
 const CHUNK: u64 = 256;
@@ -153,16 +279,45 @@ pub fn explore<M: Model + Sync>(
     stop: &AtomicBool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Summary {
+    sweep(model, seeds, jobs, stop, progress, false)
+}
+
+/// Like [`explore`], but stops taking new seeds once a run fails. Chunks of
+/// seeds are taken in ascending order, and a chunk taken always finishes, so
+/// the lowest failing seed is exact and the same for any number of threads;
+/// the counts are not (they depend on how far other threads got), so callers
+/// report the verdict and the seed only. What `verify` uses for ablations.
+pub fn find_failure<M: Model + Sync>(
+    model: &M,
+    seeds: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+) -> Summary {
+    sweep(model, seeds, jobs, stop, &|_| {}, true)
+}
+
+fn sweep<M: Model + Sync>(
+    model: &M,
+    seeds: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+    progress: &(dyn Fn(u64) + Sync),
+    until_failure: bool,
+) -> Summary {
     let jobs = jobs.max(1);
     let next = AtomicU64::new(seeds.start);
     let done = AtomicU64::new(0);
     let total = Mutex::new(Summary::default());
+    let failed = AtomicBool::new(false);
     let worker = || {
         let mut sim = Sim::new(model);
         let mut local = Summary::default();
         loop {
             if stop.load(Ordering::Relaxed) {
                 local.interrupted = true;
+                break;
+            }
+            if until_failure && failed.load(Ordering::Relaxed) {
                 break;
             }
             let lo = next.fetch_add(CHUNK, Ordering::Relaxed);
@@ -172,41 +327,9 @@ pub fn explore<M: Model + Sync>(
             let hi = (lo + CHUNK).min(seeds.end);
             for seed in lo..hi {
                 let r = run_guarded(&mut sim, model, seed);
-                local.schedules += 1;
-                local.events += r.events;
-                local.faults.add(&r.faults);
-                local.situations |= r.situations;
-                let mut bits = r.situations;
-                while bits != 0 {
-                    let i = bits.trailing_zeros() as usize;
-                    if local.situation_runs.len() <= i {
-                        local.situation_runs.resize(i + 1, 0);
-                    }
-                    local.situation_runs[i] += 1;
-                    bits &= bits - 1;
-                }
-                match &r.outcome {
-                    Outcome::Holds => local.holds += 1,
-                    Outcome::Inconclusive(limit) => {
-                        local.inconclusive += 1;
-                        if local.first_inconclusive.is_none_or(|m| seed < m.0) {
-                            local.first_inconclusive = Some((seed, *limit));
-                        }
-                    }
-                    Outcome::Violation(_) | Outcome::Panicked(_) => {
-                        if matches!(r.outcome, Outcome::Panicked(_)) {
-                            local.panics += 1;
-                        } else {
-                            local.violations += 1;
-                        }
-                        if local.first_failure.as_ref().is_none_or(|m| seed < m.seed) {
-                            local.first_failure = Some(Failure {
-                                seed,
-                                outcome: r.outcome.clone(),
-                                events: r.events,
-                            });
-                        }
-                    }
+                local.add(seed, &r, sim.oracle());
+                if until_failure && r.outcome.is_failure() {
+                    failed.store(true, Ordering::Relaxed);
                 }
             }
             let finished = done.fetch_add(hi - lo, Ordering::Relaxed) + (hi - lo);
@@ -228,7 +351,7 @@ pub fn explore<M: Model + Sync>(
     }
     let mut summary = total.into_inner().expect("workers finished");
     // An interrupted sweep still reports only what ran; a complete one is never "interrupted".
-    if summary.schedules == seeds.len() {
+    if summary.tally.schedules == seeds.len() {
         summary.interrupted = false;
     }
     summary

@@ -13,17 +13,26 @@ pub mod engine;
 pub mod exhaustive;
 pub mod explore;
 pub mod shrink;
+pub mod situation;
 pub mod trace;
 pub mod world;
 
-pub use actor::{Actor, ActorId, Command, Ctx, TimeUs, US_PER_MS, US_PER_S};
+pub use actor::{
+    Actor, ActorId, Command, Context, Ctx, Message, Narrow, NoTimer, TimeUs, Timer, US_PER_MS,
+    US_PER_S,
+};
 pub use choice::{ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout};
 pub use engine::{
-    FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport, Sim, Source, Violation,
+    Counter, EntryOf, FaultCounts, Limit, Merge, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport,
+    Sim, Source, TimerOf, Violation,
 };
-pub use explore::{explore, guarded, inside_model, run_guarded, Failure, SeedRange, Summary};
+pub use explore::{
+    explore, find_failure, guarded, inside_model, run_guarded, Failure, SeedRange, Summary, Tally,
+};
 pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
+pub use situation::{SituationId, SituationSet, MAX_SITUATIONS};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
 pub use world::{
-    CrashConfig, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,
+    CrashConfig, KindFault, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,
+    MAX_ACTORS,
 };

@@ -21,8 +21,8 @@
 //! the same record. Shrinking runs with [`NoTrace`], off the sweep's hot path.
 
 use crate::choice::{Record, StreamId, StreamKind, StreamLayout};
-use crate::engine::{Model, MsgOf, ObsOf, Outcome, RunReport, Sim, Source};
-use crate::trace::{NoTrace, Recorder, TraceEntry, Tracer};
+use crate::engine::{Model, MsgOf, ObsOf, Outcome, RunReport, Sim, Source, TimerOf};
+use crate::trace::{NoTrace, Recorder, Tracer};
 use crate::world::World;
 use std::collections::BTreeSet;
 
@@ -82,7 +82,7 @@ pub struct Shrunk {
 }
 
 /// Replays `record`, turning a panic inside a model into a reported failure.
-pub fn replay<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>>(
+pub fn replay<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
     sim: &mut Sim<M>,
     model: &M,
     record: &Record,
@@ -90,24 +90,14 @@ pub fn replay<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>>>(
     tracer: &mut T,
 ) -> RunReport {
     let source = Source::Replay { record, log_points };
-    crate::explore::guarded(|| sim.run(model, source, tracer)).unwrap_or_else(panicked)
-}
-
-fn panicked(msg: String) -> RunReport {
-    RunReport {
-        outcome: Outcome::Panicked(msg),
-        events: 0,
-        end_time_us: 0,
-        faults: Default::default(),
-        situations: 0,
-    }
+    crate::explore::guarded(|| sim.run(model, source, tracer)).unwrap_or_else(RunReport::panicked)
 }
 
 /// Runs `seed` once, recording its decisions.
 pub fn record_seed<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> (Record, RunReport) {
     let source = Source::Seed { seed, record: true };
-    let report =
-        crate::explore::guarded(|| sim.run(model, source, &mut NoTrace)).unwrap_or_else(panicked);
+    let report = crate::explore::guarded(|| sim.run(model, source, &mut NoTrace))
+        .unwrap_or_else(RunReport::panicked);
     (sim.choices.take_recorded(), report)
 }
 
@@ -375,11 +365,7 @@ pub struct Turn {
 /// gives the step: up to that step a different decision could still prevent
 /// the failure, after it no single one can. `None` if no single change avoids
 /// it (a failure already fixed by the configuration).
-pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn>
-where
-    MsgOf<M>: std::fmt::Debug,
-    ObsOf<M>: std::fmt::Debug,
-{
+pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn> {
     let mut base = Recorder::default();
     let report = replay(sim, model, record, true, &mut base);
     let target = Signature::of(&report.outcome)?;
@@ -426,7 +412,9 @@ where
     best
 }
 
-fn lines<M: std::fmt::Debug, O: std::fmt::Debug>(entries: &[TraceEntry<M, O>]) -> Vec<String> {
+fn lines<M: std::fmt::Debug, O: std::fmt::Debug, T: std::fmt::Debug>(
+    entries: &[crate::trace::TraceEntry<M, O, T>],
+) -> Vec<String> {
     entries
         .iter()
         .map(|e| format!("{} {} {:?}", e.time_us, e.step, e.kind))

@@ -4,6 +4,7 @@
 //! `ENABLED` is false, so every trace call compiles away on the hot path.
 
 use crate::actor::{ActorId, TimeUs};
+use crate::situation::SituationId;
 
 /// Why a message did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,7 +25,7 @@ impl DropReason {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TraceKind<M, O> {
+pub enum TraceKind<M, O, T> {
     /// The fault mix this seed drew (swarm testing): per link and actor.
     LinkMix {
         from: ActorId,
@@ -72,12 +73,12 @@ pub enum TraceKind<M, O> {
     },
     TimerSet {
         actor: ActorId,
-        tag: u32,
+        timer: T,
         at_us: TimeUs,
     },
     TimerFired {
         actor: ActorId,
-        tag: u32,
+        timer: T,
     },
     Crash {
         actor: ActorId,
@@ -91,39 +92,39 @@ pub enum TraceKind<M, O> {
     },
     Reached {
         actor: ActorId,
-        situation: u32,
+        situation: SituationId,
     },
     HealingStarts,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TraceEntry<M, O> {
+pub struct TraceEntry<M, O, T> {
     pub time_us: TimeUs,
     /// The engine step (popped event) this entry belongs to.
     pub step: u64,
-    pub kind: TraceKind<M, O>,
+    pub kind: TraceKind<M, O, T>,
 }
 
-pub trait Tracer<M, O> {
+pub trait Tracer<M, O, T> {
     const ENABLED: bool;
-    fn record(&mut self, entry: TraceEntry<M, O>);
+    fn record(&mut self, entry: TraceEntry<M, O, T>);
 }
 
 /// The sweep's tracer: records nothing, costs nothing.
 pub struct NoTrace;
 
-impl<M, O> Tracer<M, O> for NoTrace {
+impl<M, O, T> Tracer<M, O, T> for NoTrace {
     const ENABLED: bool = false;
     #[inline(always)]
-    fn record(&mut self, _entry: TraceEntry<M, O>) {}
+    fn record(&mut self, _entry: TraceEntry<M, O, T>) {}
 }
 
 /// Keeps every entry, for replays and failing seeds.
-pub struct Recorder<M, O> {
-    pub entries: Vec<TraceEntry<M, O>>,
+pub struct Recorder<M, O, T> {
+    pub entries: Vec<TraceEntry<M, O, T>>,
 }
 
-impl<M, O> Default for Recorder<M, O> {
+impl<M, O, T> Default for Recorder<M, O, T> {
     fn default() -> Self {
         Recorder {
             entries: Vec::new(),
@@ -131,9 +132,9 @@ impl<M, O> Default for Recorder<M, O> {
     }
 }
 
-impl<M, O> Tracer<M, O> for Recorder<M, O> {
+impl<M, O, T> Tracer<M, O, T> for Recorder<M, O, T> {
     const ENABLED: bool = true;
-    fn record(&mut self, entry: TraceEntry<M, O>) {
+    fn record(&mut self, entry: TraceEntry<M, O, T>) {
         self.entries.push(entry);
     }
 }

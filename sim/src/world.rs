@@ -35,6 +35,19 @@ pub struct LinkConfig {
     pub delay_us_max: TimeUs,
 }
 
+/// Loss and duplication for one kind of message on one directed link, in
+/// place of the link's own: "duplicate only the status query, never the
+/// transfer". Delays stay the link's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindFault {
+    pub from: ActorId,
+    pub to: ActorId,
+    /// The message kind, as [`Message::kind`](crate::Message::kind) numbers it.
+    pub kind: u16,
+    pub loss_per_mille: PerMilleRange,
+    pub duplicate_per_mille: PerMilleRange,
+}
+
 /// A time window during which messages between two actors are dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Partition {
@@ -97,12 +110,17 @@ impl Default for Limits {
     }
 }
 
+/// Most actors in one world: links are a dense `n × n` table.
+pub const MAX_ACTORS: usize = 256;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct World {
     pub actor_names: Vec<String>,
     /// Row-major `from * n + to`.
     pub links: Vec<LinkConfig>,
     pub partitions: Vec<Partition>,
+    /// Per-kind loss and duplication on some links (usually none).
+    pub kind_faults: Vec<KindFault>,
     /// Off unless the scenario asks for it; then drawn per seed.
     pub random_partition: RandomPartition,
     pub crashes: Vec<CrashConfig>,
@@ -120,6 +138,7 @@ impl World {
             crashes: vec![CrashConfig::default(); n],
             actor_names,
             partitions: Vec::new(),
+            kind_faults: Vec::new(),
             random_partition: RandomPartition::default(),
             fault_phase_us: 60 * 1_000_000,
             limits: Limits::default(),
@@ -149,7 +168,7 @@ impl World {
     /// Panics on a configuration that validation should have refused.
     pub fn check(&self) {
         let n = self.actor_names.len();
-        assert!(n > 0 && n <= 32, "1..=32 actors");
+        assert!(n > 0 && n <= MAX_ACTORS, "1..={MAX_ACTORS} actors");
         assert_eq!(self.links.len(), n * n);
         assert_eq!(self.crashes.len(), n);
         for l in &self.links {
@@ -160,6 +179,14 @@ impl World {
         for c in &self.crashes {
             c.crash_per_mille.check();
             assert!(c.restart_us_min <= c.restart_us_max, "restart range");
+        }
+        for k in &self.kind_faults {
+            assert!(
+                (k.from as usize) < n && (k.to as usize) < n,
+                "kind fault actor"
+            );
+            k.loss_per_mille.check();
+            k.duplicate_per_mille.check();
         }
         for p in &self.partitions {
             assert!((p.a as usize) < n && (p.b as usize) < n, "partition actor");

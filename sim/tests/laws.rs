@@ -4,13 +4,37 @@
 
 use proptest::prelude::*;
 use sim::{
-    Actor, ActorId, CrashConfig, Ctx, Model, Oracle, PerMilleRange, Recorder, Sim, Source, TimeUs,
-    TraceEntry, TraceKind, Violation, World, US_PER_MS,
+    Actor, ActorId, CrashConfig, Ctx, Message, Model, Oracle, PerMilleRange, Recorder, Sim, Source,
+    TimeUs, Timer, TraceEntry, TraceKind, Violation, World, US_PER_MS,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Token {
     hops: u32,
+}
+
+impl std::fmt::Display for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "token after {} hops", self.hops)
+    }
+}
+
+impl Message for Token {}
+
+/// Every actor's one timer: it counts a step when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tick;
+
+impl std::fmt::Display for Tick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("tick")
+    }
+}
+
+impl Timer for Tick {
+    fn slot(&self) -> u32 {
+        0
+    }
 }
 
 /// What an actor saw at one step: both counters.
@@ -40,20 +64,25 @@ struct Durable {
 impl Actor for Hopper {
     type Msg = Token;
     type Obs = Counted;
+    type Timer = Tick;
     type State = Volatile;
     type Storage = Durable;
+
+    fn timer_slots(&self) -> u32 {
+        1
+    }
 
     fn reset_storage(&self, s: &mut Option<Durable>) {
         *s = Some(Durable { steps: 0 });
     }
 
-    fn on_start(&self, _s: &mut Durable, ctx: &mut Ctx<'_, Token, Counted>) -> Volatile {
-        if ctx.me() == 0 && ctx.now_us() == 0 {
+    fn on_start(&self, _s: &mut Durable, ctx: &mut impl Ctx<Self>) -> Volatile {
+        if ctx.me() == 0 && !ctx.restarted() {
             for _ in 0..3 {
                 ctx.send(1 % self.peers, Token { hops: 0 });
             }
         }
-        ctx.set_timer(0, 5 * US_PER_MS);
+        ctx.set_timer(Tick, 5 * US_PER_MS);
         Volatile { steps: 0 }
     }
 
@@ -63,7 +92,7 @@ impl Actor for Hopper {
         s: &mut Durable,
         _from: ActorId,
         msg: Token,
-        ctx: &mut Ctx<'_, Token, Counted>,
+        ctx: &mut impl Ctx<Self>,
     ) {
         assert!(
             !(self.buggy && msg.hops == 7 && ctx.now_us() % 5 == 0),
@@ -82,13 +111,7 @@ impl Actor for Hopper {
         }
     }
 
-    fn on_timer(
-        &self,
-        st: &mut Volatile,
-        s: &mut Durable,
-        _tag: u32,
-        ctx: &mut Ctx<'_, Token, Counted>,
-    ) {
+    fn on_timer(&self, st: &mut Volatile, s: &mut Durable, _timer: Tick, ctx: &mut impl Ctx<Self>) {
         st.steps += 1;
         s.steps += 1;
         ctx.observe(Counted {
@@ -156,7 +179,7 @@ fn toy(actors: u32, loss: u32, dup: u32, crash: u32, delay_ms_max: u64) -> Toy {
     Toy { world, nodes }
 }
 
-type Trace = Vec<TraceEntry<Token, Counted>>;
+type Trace = Vec<TraceEntry<Token, Counted, Tick>>;
 
 fn traced(model: &Toy, source: Source<'_>) -> (Trace, sim::RunReport) {
     let mut sim = Sim::new(model);
@@ -342,8 +365,12 @@ fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
         .map(|seed| sim::run_guarded(&mut sim, &m, seed).outcome.is_failure())
         .collect();
     std::panic::set_hook(hook);
-    assert_eq!(sum.schedules, 200, "the sweep finished every seed");
-    assert!(sum.panics > 0 && sum.panics < 200, "{} panics", sum.panics);
+    assert_eq!(sum.tally.schedules, 200, "the sweep finished every seed");
+    assert!(
+        sum.tally.panics > 0 && sum.tally.panics < 200,
+        "{} panics",
+        sum.tally.panics
+    );
     assert!(matches!(&f.outcome, sim::Outcome::Panicked(m) if m.contains("model bug")));
     // It is the lowest seed that panics, whichever thread found it.
     assert_eq!(below.iter().position(|&b| b), Some(f.seed as usize));

@@ -77,7 +77,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         sum.merge(s_part);
         // The bare loop does as many events per schedule as the engine did on average.
         if round == 0 {
-            events_per_schedule = (sum.events as f64 / sum.schedules.max(1) as f64)
+            events_per_schedule = (sum.tally.events as f64 / sum.tally.schedules.max(1) as f64)
                 .round()
                 .max(1.0) as u64;
         }
@@ -89,8 +89,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         bare.checksum = bare.checksum.wrapping_add(b.checksum);
     }
     std::hint::black_box(bare.checksum);
-    let schedules_per_sec = per_sec(sum.schedules, engine_secs);
-    let events_per_sec = per_sec(sum.events, engine_secs);
+    let schedules_per_sec = per_sec(sum.tally.schedules, engine_secs);
+    let events_per_sec = per_sec(sum.tally.events, engine_secs);
     let baseline_events_per_sec = per_sec(bare.events, bare_secs);
     let overhead_ratio = if events_per_sec > 0.0 {
         baseline_events_per_sec / events_per_sec
@@ -98,7 +98,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         0.0
     };
     let peak = peak_rss_kib();
-    let verdict = match (&sum.first_failure, sum.inconclusive) {
+    let verdict = match (&sum.first_failure, sum.tally.inconclusive) {
         (Some(_), _) => "violation",
         (None, 0) => "holds",
         (None, _) => "inconclusive",
@@ -111,8 +111,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 serde_json::json!({
                     "scenario": s.name,
                     "jobs": jobs,
-                    "schedules": sum.schedules,
-                    "events": sum.events,
+                    "schedules": sum.tally.schedules,
+                    "events": sum.tally.events,
                     "seconds": engine_secs,
                     "schedules_per_sec": schedules_per_sec.round(),
                     "events_per_sec": events_per_sec.round(),
@@ -128,7 +128,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     } else {
         println!(
             "bench {}: {} schedules (seeds 0..{}) on {jobs} threads, verdict {verdict}",
-            s.name, sum.schedules, a.runs
+            s.name, sum.tally.schedules, a.runs
         );
         println!(
             "engine:    {:.2} s, {:.0} schedules/s, {:.2} M events/s ({events_per_schedule} events per schedule)",

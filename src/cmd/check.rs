@@ -1,7 +1,8 @@
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
-use models::situation;
+use models::core::ledger::counter;
+use models::registry;
 use serde::{Deserialize, Serialize};
 use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
 use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayout};
@@ -132,11 +133,81 @@ pub struct InconclusiveLine {
     pub limit: String,
 }
 
+/// A sweep's verdict, as `check` reports it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepVerdict {
+    #[default]
+    Holds,
+    Violation,
+    Inconclusive,
+    /// Stopped by Ctrl-C before every seed ran, with no violation found.
+    Interrupted,
+}
+
+impl SweepVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepVerdict::Holds => "holds",
+            SweepVerdict::Violation => "violation",
+            SweepVerdict::Inconclusive => "inconclusive",
+            SweepVerdict::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The effect ledger's operation counts over a sweep: what clients finally knew.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Operations {
+    /// Operations clients started, over all runs.
+    pub started: u64,
+    pub done: u64,
+    pub failed: u64,
+    /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
+    pub unknown: u64,
+    pub abandoned: u64,
+    /// Still open when their run stopped (a violation or a limit came first).
+    pub open: u64,
+    /// Events owed by committed state changes.
+    pub events: u64,
+}
+
+impl Operations {
+    fn from_tally(t: &sim::Tally) -> Operations {
+        let c = |name| {
+            t.counter(name)
+                .and_then(|v| v.first())
+                .copied()
+                .unwrap_or(0)
+        };
+        Operations {
+            started: c(counter::OPERATIONS),
+            done: c(counter::DONE),
+            failed: c(counter::FAILED),
+            unknown: c(counter::UNKNOWN),
+            abandoned: c(counter::ABANDONED),
+            open: c(counter::OPEN),
+            events: c(counter::EVENTS),
+        }
+    }
+
+    fn add(&mut self, o: &Operations) {
+        self.started += o.started;
+        self.done += o.done;
+        self.failed += o.failed;
+        self.unknown += o.unknown;
+        self.abandoned += o.abandoned;
+        self.open += o.open;
+        self.events += o.events;
+    }
+}
+
 /// A sweep's summary as `check --json` prints it. It carries everything a
 /// merge needs (counts, the seed range, the lowest failure and inconclusive
-/// seed, the situation bit set), so N shards merge into the line one machine
-/// would have printed; the derived fields are recomputed by [`SweepLine::derive`].
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+/// seed, the situations with their run counts), so N shards merge into the
+/// line one machine would have printed; the derived fields are recomputed by
+/// [`SweepLine::derive`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SweepLine {
     pub scenario: String,
     /// The replay command without its seed: scenario and overrides.
@@ -151,16 +222,19 @@ pub struct SweepLine {
     pub panics: u64,
     pub inconclusive: u64,
     pub faults: Faults,
-    pub situation_bits: u64,
+    /// Runs that reached each situation, by name.
     pub situation_runs: BTreeMap<String, u64>,
+    pub operations: Operations,
     pub failure: Option<FailureLine>,
     pub first_inconclusive: Option<InconclusiveLine>,
     pub interrupted: bool,
     // Derived from the fields above.
-    pub verdict: String,
+    pub verdict: SweepVerdict,
     pub invariant: Option<String>,
     pub seed: Option<u64>,
     pub situations: Vec<String>,
+    /// Share of started operations that ended unknown (for a person to reconcile).
+    pub unknown_rate: Option<f64>,
     pub repro: Option<String>,
     /// Events of the lowest failing run, and of its shrunk version (docs/shrinking.md).
     pub original_events: Option<u64>,
@@ -175,6 +249,7 @@ impl SweepLine {
         seeds: SeedRange,
         sum: &sim::Summary,
     ) -> Self {
+        let t = &sum.tally;
         let failure = sum.first_failure.as_ref().map(|f| FailureLine {
             seed: f.seed,
             invariant: match &f.outcome {
@@ -184,12 +259,12 @@ impl SweepLine {
             sentence: render::outcome_sentence(&f.outcome),
             events: f.events,
         });
-        let situation_runs = sum
+        let situation_runs = t
             .situation_runs
             .iter()
             .enumerate()
             .filter(|(_, n)| **n > 0)
-            .map(|(i, n)| (situation::name(i as u32).to_string(), *n))
+            .map(|(i, n)| (registry::situation_name(i as u16).to_string(), *n))
             .collect();
         let mut line = SweepLine {
             scenario: name.to_string(),
@@ -199,21 +274,21 @@ impl SweepLine {
                 start: seeds.start,
                 end: seeds.end,
             }),
-            schedules: sum.schedules,
-            events: sum.events,
-            holds: sum.holds,
-            violations: sum.violations,
-            panics: sum.panics,
-            inconclusive: sum.inconclusive,
+            schedules: t.schedules,
+            events: t.events,
+            holds: t.holds,
+            violations: t.violations,
+            panics: t.panics,
+            inconclusive: t.inconclusive,
             faults: Faults {
-                lost: sum.faults.lost,
-                duplicated: sum.faults.duplicated,
-                partitioned: sum.faults.partitioned,
-                crashed: sum.faults.crashed,
-                dropped_at_down_actor: sum.faults.dropped_at_down_actor,
+                lost: t.faults.lost,
+                duplicated: t.faults.duplicated,
+                partitioned: t.faults.partitioned,
+                crashed: t.faults.crashed,
+                dropped_at_down_actor: t.faults.dropped_at_down_actor,
             },
-            situation_bits: sum.situations,
             situation_runs,
+            operations: Operations::from_tally(t),
             failure,
             first_inconclusive: sum.first_inconclusive.map(|(seed, l)| InconclusiveLine {
                 seed,
@@ -229,22 +304,33 @@ impl SweepLine {
     /// Recomputes verdict, invariant, seed, situation names and repro.
     pub fn derive(&mut self) {
         self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
-            (Some(_), _, _) => "violation",
-            (None, true, _) => "interrupted",
-            (None, false, 0) => "holds",
-            (None, false, _) => "inconclusive",
-        }
-        .to_string();
+            (Some(_), _, _) => SweepVerdict::Violation,
+            (None, true, _) => SweepVerdict::Interrupted,
+            (None, false, 0) => SweepVerdict::Holds,
+            (None, false, _) => SweepVerdict::Inconclusive,
+        };
         self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
         self.seed = self
             .failure
             .as_ref()
             .map(|f| f.seed)
             .or(self.first_inconclusive.as_ref().map(|i| i.seed));
-        self.situations = situation::names(self.situation_bits)
-            .into_iter()
-            .map(String::from)
+        // In id order, as the models declare them.
+        let mut names: Vec<(u16, String)> = self
+            .situation_runs
+            .keys()
+            .map(|n| {
+                let id = registry::situations()
+                    .into_iter()
+                    .find(|s| s.name == n)
+                    .map_or(u16::MAX, |s| s.id);
+                (id, n.clone())
+            })
             .collect();
+        names.sort();
+        self.situations = names.into_iter().map(|(_, n)| n).collect();
+        let ops = &self.operations;
+        self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
         self.repro = self
             .seed
             .map(|seed| format!("{} --seed {seed}", self.replay));
@@ -264,10 +350,10 @@ impl SweepLine {
         self.faults.partitioned += o.faults.partitioned;
         self.faults.crashed += o.faults.crashed;
         self.faults.dropped_at_down_actor += o.faults.dropped_at_down_actor;
-        self.situation_bits |= o.situation_bits;
         for (k, v) in &o.situation_runs {
             *self.situation_runs.entry(k.clone()).or_insert(0) += v;
         }
+        self.operations.add(&o.operations);
         if let Some(f) = &o.failure {
             if self.failure.as_ref().is_none_or(|m| f.seed < m.seed) {
                 self.failure = Some(f.clone());
@@ -286,11 +372,11 @@ impl SweepLine {
     }
 
     pub fn exit_code(&self) -> u8 {
-        match self.verdict.as_str() {
-            "violation" => crate::exit::VIOLATION,
-            "holds" => crate::exit::HOLDS,
-            "interrupted" => progress::INTERRUPTED,
-            _ => crate::exit::INCONCLUSIVE,
+        match self.verdict {
+            SweepVerdict::Violation => crate::exit::VIOLATION,
+            SweepVerdict::Holds => crate::exit::HOLDS,
+            SweepVerdict::Interrupted => progress::INTERRUPTED,
+            SweepVerdict::Inconclusive => crate::exit::INCONCLUSIVE,
         }
     }
 
@@ -301,7 +387,10 @@ impl SweepLine {
             .unwrap_or_default();
         let mut lines = vec![format!(
             "{}: {} over {} schedules{range}, {} events",
-            self.scenario, self.verdict, self.schedules, self.events
+            self.scenario,
+            self.verdict.as_str(),
+            self.schedules,
+            self.events
         )];
         if self.interrupted {
             lines.push(format!(
@@ -328,6 +417,19 @@ impl SweepLine {
             "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
             self.faults.lost, self.faults.duplicated, self.faults.partitioned, self.faults.crashed
         ));
+        let ops = &self.operations;
+        if ops.started > 0 {
+            lines.push(format!(
+                "operations: {} started; {} done, {} failed, {} unknown ({:.1}%, for a person to reconcile), {} given up silently, {} still open",
+                ops.started,
+                ops.done,
+                ops.failed,
+                ops.unknown,
+                self.unknown_rate.unwrap_or(0.0) * 100.0,
+                ops.abandoned,
+                ops.open
+            ));
+        }
         lines.push(format!(
             "situations reached: {}",
             if self.situations.is_empty() {
@@ -478,7 +580,12 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
     bar.finish();
     let k = a.max_faults;
     let plural = |n: u32| if n == 1 { "fault" } else { "faults" };
-    let (verdict, code) = match (&r.shortest, r.interrupted, r.truncated, r.inconclusive) {
+    let (verdict, code) = match (
+        &r.shortest,
+        r.interrupted,
+        r.truncated,
+        r.tally.inconclusive,
+    ) {
         (Some(c), _, _, _) => ("violation", exit_code(&c.outcome)),
         (None, true, _, _) => ("interrupted", progress::INTERRUPTED),
         (None, false, true, _) | (None, false, false, 1..) => {
@@ -492,32 +599,32 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             "{}: holds for every schedule with at most {k} {} ({} schedules, {} events)",
             s.name,
             plural(k),
-            r.schedules,
-            r.events
+            r.tally.schedules,
+            r.tally.events
         )),
         "violation" => lines.push(format!(
             "{}: violation among {} schedules with at most {k} {} ({} events)",
             s.name,
-            r.schedules,
+            r.tally.schedules,
             plural(k),
-            r.events
+            r.tally.events
         )),
         _ => lines.push(format!(
             "{}: {verdict} after {} schedules with at most {k} {} ({} events)",
             s.name,
-            r.schedules,
+            r.tally.schedules,
             plural(k),
-            r.events
+            r.tally.events
         )),
     }
     if r.interrupted {
         lines.push(format!(
             "interrupted after {} schedules (Ctrl-C): the enumeration is incomplete",
-            r.schedules
+            r.tally.schedules
         ));
     }
     if r.truncated {
-        let (flag, value) = if r.schedules >= a.max_schedules {
+        let (flag, value) = if r.tally.schedules >= a.max_schedules {
             ("--max-schedules", a.max_schedules)
         } else {
             ("--max-events", a.max_events)
@@ -526,14 +633,17 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             "stopped at {flag} {value}: the enumeration is incomplete"
         ));
     }
-    if r.inconclusive > 0 {
-        lines.push(format!("{} schedules hit a limit", r.inconclusive));
+    if r.tally.inconclusive > 0 {
+        lines.push(format!("{} schedules hit a limit", r.tally.inconclusive));
     }
     lines.push(format!(
         "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
-        r.faults.lost, r.faults.duplicated, r.faults.partitioned, r.faults.crashed
+        r.tally.faults.lost,
+        r.tally.faults.duplicated,
+        r.tally.faults.partitioned,
+        r.tally.faults.crashed
     ));
-    let reached = situation::names(r.situations);
+    let reached = registry::situation_names(&r.tally.situations);
     lines.push(format!(
         "situations reached: {}",
         if reached.is_empty() {
@@ -605,18 +715,18 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
                     "verdict": verdict,
                     "invariant": invariant,
                     "max_faults": k,
-                    "schedules": r.schedules,
-                    "events": r.events,
-                    "holds": r.holds,
-                    "violations": r.violations,
-                    "panics": r.panics,
-                    "inconclusive": r.inconclusive,
+                    "schedules": r.tally.schedules,
+                    "events": r.tally.events,
+                    "holds": r.tally.holds,
+                    "violations": r.tally.violations,
+                    "panics": r.tally.panics,
+                    "inconclusive": r.tally.inconclusive,
                     "complete": r.complete(),
                     "faults": {
-                        "lost": r.faults.lost,
-                        "duplicated": r.faults.duplicated,
-                        "partitioned": r.faults.partitioned,
-                        "crashed": r.faults.crashed,
+                        "lost": r.tally.faults.lost,
+                        "duplicated": r.tally.faults.duplicated,
+                        "partitioned": r.tally.faults.partitioned,
+                        "crashed": r.tally.faults.crashed,
                     },
                     "situations": reached,
                     "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({

@@ -5,6 +5,7 @@ pub mod check;
 pub mod diff;
 pub mod list;
 pub mod merge;
+pub mod models;
 pub mod replay;
 pub mod shrink;
 pub mod sweep;

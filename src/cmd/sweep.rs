@@ -4,19 +4,18 @@
 //! (0..N for every variant), so that a difference between two rows comes from
 //! the design and not from luck, and prints one row per variant.
 
-mod metrics;
 mod plot;
 pub mod stats;
 
 use crate::scenarios::{self, UsageError};
-use metrics::{failure_name, MetricsTracer};
-use models::node::{Node, NodeStorage};
+use models::core::hist;
+use models::core::ledger::counter;
+use models::core::Metric;
 use models::scenario::Override;
 use models::System;
-use sim::{Outcome, Sim, Source};
+use sim::{explore, SeedRange, Summary};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -144,162 +143,123 @@ fn cross_product(axes: &[Axis]) -> Vec<Vec<usize>> {
     out
 }
 
-/// A variant's numbers over all its seeds. Merging is order-independent, so
-/// the result does not depend on how seeds were spread over threads.
+/// A variant's numbers over all its seeds: the sweep's summary, with the
+/// effect ledger's counters (constant memory, merged order-independently).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VariantStats {
-    pub runs: u64,
-    pub violations: u64,
-    pub panics: u64,
-    pub inconclusive: u64,
-    /// Lowest failing seed and its invariant.
-    pub first_failure: Option<(u64, &'static str)>,
-    pub duplicate_runs: u64,
-    pub lost_runs: u64,
-    pub unknown_runs: u64,
-    pub operations: u64,
-    pub attempts: u64,
-    /// Sorted once every seed has run.
-    pub times_to_effect_us: Vec<u64>,
-    pub peak_dedup_keys: u64,
-    /// Sum over runs of each run's peak requests per second at the service.
-    pub peak_requests_sum: u64,
+    pub summary: Summary,
 }
 
 impl VariantStats {
-    fn merge(&mut self, o: VariantStats) {
-        self.runs += o.runs;
-        self.violations += o.violations;
-        self.panics += o.panics;
-        self.inconclusive += o.inconclusive;
-        if let Some(f) = o.first_failure {
-            if self.first_failure.is_none_or(|m| f.0 < m.0) {
-                self.first_failure = Some(f);
-            }
-        }
-        self.duplicate_runs += o.duplicate_runs;
-        self.lost_runs += o.lost_runs;
-        self.unknown_runs += o.unknown_runs;
-        self.operations += o.operations;
-        self.attempts += o.attempts;
-        self.times_to_effect_us.extend(o.times_to_effect_us);
-        self.peak_dedup_keys = self.peak_dedup_keys.max(o.peak_dedup_keys);
-        self.peak_requests_sum += o.peak_requests_sum;
+    pub fn runs(&self) -> u64 {
+        self.summary.tally.schedules
     }
 
-    /// The mean over runs of each run's busiest second at the service.
-    pub fn peak_requests_per_s(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.peak_requests_sum as f64 / self.runs as f64)
+    fn counter(&self, name: &str) -> u64 {
+        self.summary
+            .tally
+            .counter(name)
+            .and_then(|c| c.first())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn slot(&self, name: &str, i: usize) -> u64 {
+        self.summary
+            .tally
+            .counter(name)
+            .and_then(|c| c.get(i))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The lowest failing seed and its invariant.
+    pub fn first_failure(&self) -> Option<(u64, &'static str)> {
+        self.summary.first_failure.as_ref().map(|f| {
+            let name = match &f.outcome {
+                sim::Outcome::Violation(v) => v.invariant,
+                _ => "model-panic",
+            };
+            (f.seed, name)
+        })
     }
 
     pub fn failing(&self) -> u64 {
-        self.violations + self.panics
+        self.summary.tally.failing()
+    }
+
+    pub fn inconclusive(&self) -> u64 {
+        self.summary.tally.inconclusive
     }
 
     pub fn verdict(&self) -> &'static str {
         if self.failing() > 0 {
             "violation"
-        } else if self.inconclusive > 0 {
+        } else if self.inconclusive() > 0 {
             "inconclusive"
         } else {
             "holds"
         }
     }
 
-    fn share(&self, n: u64) -> f64 {
-        if self.runs == 0 {
-            0.0
-        } else {
-            n as f64 / self.runs as f64
-        }
+    fn share(&self, n: u64, of: u64) -> Option<f64> {
+        (of > 0).then(|| n as f64 / of as f64)
     }
 
     pub fn violation_rate(&self) -> f64 {
-        self.share(self.failing())
+        self.share(self.failing(), self.runs()).unwrap_or(0.0)
     }
 
     pub fn interval(&self) -> (f64, f64) {
-        stats::wilson(self.failing(), self.runs, stats::Z95)
+        stats::wilson(self.failing(), self.runs(), stats::Z95)
     }
 
-    pub fn amplification(&self) -> Option<f64> {
-        (self.operations > 0).then(|| self.attempts as f64 / self.operations as f64)
+    /// Business operations: the clients' and the committed events.
+    pub fn operations(&self) -> u64 {
+        self.counter(counter::OPERATIONS) + self.counter(counter::EVENTS)
+    }
+
+    /// The value of one metric column; `None` when it has no meaning here.
+    pub fn metric(&self, m: &Metric) -> Option<f64> {
+        let runs = self.runs();
+        match m {
+            Metric::Duplicated => self.share(self.counter(counter::RUNS_DUPLICATED), runs),
+            Metric::Lost => self.share(self.counter(counter::RUNS_LOST), runs),
+            Metric::Unknown => self.share(
+                self.counter(counter::UNKNOWN),
+                self.counter(counter::OPERATIONS),
+            ),
+            Metric::AttemptsPerOperation => self.share(
+                self.counter(counter::ATTEMPTS),
+                self.counter(counter::OPERATIONS),
+            ),
+            Metric::ReceivedPerOperation(layer) => self.share(
+                self.slot(counter::RECEIVED, usize::from(layer.index)),
+                self.operations(),
+            ),
+            Metric::PeakPerSecond(layer) => self.share(
+                self.slot(counter::PEAK_PER_S, usize::from(layer.index)),
+                runs,
+            ),
+            Metric::TimeToEffect => self.time_to_effect_us(0.5).map(|x| x as f64),
+            Metric::DedupKeys => Some(self.counter(counter::PEAK_DEDUP_KEYS) as f64),
+        }
     }
 
     pub fn time_to_effect_us(&self, q: f64) -> Option<u64> {
-        stats::quantile_sorted(&self.times_to_effect_us, q)
+        hist::quantile(self.summary.tally.counter(counter::TIME_TO_EFFECT)?, q)
     }
 }
 
-const CHUNK: u64 = 64;
-
 /// Runs seeds `0..runs` of one variant on `jobs` threads.
-fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
-    let service = system
-        .nodes
-        .iter()
-        .position(|n| matches!(n, Node::Service(_)))
-        .map(|i| i as sim::ActorId);
-    let next = AtomicU64::new(0);
-    let total = Mutex::new(VariantStats::default());
-    let worker = || {
-        let mut sim = Sim::new(system);
-        let mut tracer = MetricsTracer::default();
-        let mut local = VariantStats::default();
-        loop {
-            let lo = next.fetch_add(CHUNK, Ordering::Relaxed);
-            if lo >= runs {
-                break;
-            }
-            for seed in lo..(lo + CHUNK).min(runs) {
-                tracer.reset();
-                let source = Source::Seed {
-                    seed,
-                    record: false,
-                };
-                let outcome = sim::guarded(|| sim.run(system, source, &mut tracer))
-                    .map_or_else(Outcome::Panicked, |report| report.outcome);
-                let m = tracer.finish(&outcome, &mut local.times_to_effect_us);
-                local.runs += 1;
-                match &outcome {
-                    Outcome::Holds => {}
-                    Outcome::Inconclusive(_) => local.inconclusive += 1,
-                    Outcome::Violation(_) => local.violations += 1,
-                    Outcome::Panicked(_) => local.panics += 1,
-                }
-                if let Some(name) = failure_name(&outcome) {
-                    if local.first_failure.is_none_or(|f| seed < f.0) {
-                        local.first_failure = Some((seed, name));
-                    }
-                }
-                local.duplicate_runs += u64::from(m.duplicate);
-                local.lost_runs += u64::from(m.lost);
-                local.unknown_runs += u64::from(m.unknown);
-                local.operations += u64::from(m.operations);
-                local.attempts += u64::from(m.attempts);
-                local.peak_requests_sum += u64::from(m.peak_requests_per_s);
-                // The service only drops a key to replace an expired one with the
-                // same key in one step, so its size at the end of a run is the peak.
-                if let Some(NodeStorage::Service(s)) = service.and_then(|a| sim.storage(a)) {
-                    local.peak_dedup_keys = local.peak_dedup_keys.max(s.keys.len() as u64);
-                }
-            }
-        }
-        total.lock().expect("workers do not panic").merge(local);
+fn run_variant(system: &System, runs: u64, jobs: usize, stop: &AtomicBool) -> VariantStats {
+    let seeds = SeedRange {
+        start: 0,
+        end: runs,
     };
-    if jobs <= 1 {
-        worker();
-    } else {
-        std::thread::scope(|s| {
-            for _ in 0..jobs {
-                s.spawn(worker);
-            }
-        });
+    VariantStats {
+        summary: explore(system, seeds, jobs, stop, &|_| {}),
     }
-    let mut stats = total.into_inner().expect("workers finished");
-    stats.times_to_effect_us.sort_unstable();
-    assert_eq!(stats.runs, runs, "every seed ran once");
-    stats
 }
 
 /// One row of the result: the variant's values (one per axis) and its numbers.
@@ -344,18 +304,20 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         return Err(UsageError("error: --runs must be at least 1\n".into()));
     }
     let name = variants[0].1.name.clone();
+    let metrics = variants[0].1.system.model.metrics();
+    let stop = AtomicBool::new(false);
     let rows: Vec<Row> = variants
         .iter()
         .map(|(overrides, scenario)| Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
-            stats: run_variant(&scenario.system, runs, jobs),
+            stats: run_variant(&scenario.system, runs, jobs, &stop),
         })
         .collect();
     let out = match a.format {
-        Format::Table => table(&name, runs, &axes, &rows, false),
-        Format::Markdown => table(&name, runs, &axes, &rows, true),
-        Format::Csv => csv(&axes, &rows),
-        Format::Json => json(&name, runs, &axes, &rows),
+        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
+        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
+        Format::Csv => csv(&axes, &rows, metrics),
+        Format::Json => json(&name, runs, &axes, &rows, metrics),
     };
     print!("{out}");
     if let Some(path) = &a.plot {
@@ -392,13 +354,103 @@ fn human_time(us: u64) -> String {
 }
 
 fn verdict_text(s: &VariantStats) -> String {
-    match s.first_failure {
+    match s.first_failure() {
         Some((_, invariant)) => format!("violation: {invariant}"),
         None => s.verdict().to_string(),
     }
 }
 
-fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> String {
+/// How a metric's value reads in a table cell.
+#[derive(Clone, Copy)]
+enum Shape {
+    Percent,
+    Ratio,
+    Rate,
+    Time,
+    Count,
+}
+
+/// Reads one column's value from a variant.
+type Reader = Box<dyn Fn(&VariantStats) -> Option<f64>>;
+
+/// One column a metric contributes: its machine name, its header, what it
+/// means, and how to read its value from a variant.
+struct Field {
+    name: String,
+    header: String,
+    legend: String,
+    shape: Shape,
+    value: Reader,
+}
+
+fn fields(metrics: &[Metric]) -> Vec<Field> {
+    let mut out = Vec::new();
+    for &m in metrics {
+        let of = move |s: &VariantStats| s.metric(&m);
+        let field = |name: &str, header: &str, legend: &str, shape| Field {
+            name: name.to_string(),
+            header: header.to_string(),
+            legend: legend.to_string(),
+            shape,
+            value: Box::new(of),
+        };
+        match m {
+            Metric::Duplicated => out.push(field("duplicate_rate", "dup", "dup: share of runs in which some operation took effect twice or more.", Shape::Percent)),
+            Metric::Lost => out.push(field("lost_rate", "lost", "lost: share of runs that reached their end with an owed effect missing (told done, given up silently, or a committed event neither handled nor dead-lettered).", Shape::Percent)),
+            Metric::Unknown => out.push(field("unknown_rate", "unknown", "unknown: share of operations whose client finally knows nothing (a dead letter with an unknown outcome, for a person to reconcile).", Shape::Percent)),
+            Metric::AttemptsPerOperation => out.push(field("attempts_per_operation", "attempts/op", "attempts/op: client attempts per business operation (1.00 = no retries).", Shape::Ratio)),
+            Metric::ReceivedPerOperation(layer) => out.push(field(
+                &format!("{}_requests_per_operation", layer.name),
+                &format!("{}/op", layer.name),
+                &format!("{0}/op: requests the {0} received per business operation: retries at every layer above it multiply here.", layer.name),
+                Shape::Ratio,
+            )),
+            Metric::PeakPerSecond(layer) => out.push(field(
+                &format!("peak_{}_requests_per_sec", layer.name),
+                "peak req/s",
+                &format!("peak req/s: requests reaching the {} in its busiest second of virtual time, averaged over runs (how synchronised the retries are).", layer.name),
+                Shape::Rate,
+            )),
+            Metric::TimeToEffect => {
+                for (q, name, header) in [(0.5, "effect_p50_us", "effect p50"), (0.99, "effect_p99_us", "effect p99")] {
+                    out.push(Field {
+                        name: name.into(),
+                        header: header.into(),
+                        legend: if q < 0.9 {
+                            "effect p50, p99: virtual time from an operation's intent (or commit) to its first effect, over all operations that got one (a histogram, within 9%).".into()
+                        } else {
+                            String::new()
+                        },
+                        shape: Shape::Time,
+                        value: Box::new(move |s: &VariantStats| s.time_to_effect_us(q).map(|x| x as f64)),
+                    });
+                }
+            }
+            Metric::DedupKeys => out.push(field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count)),
+        }
+    }
+    out
+}
+
+fn cell(f: &Field, s: &VariantStats) -> String {
+    match ((f.value)(s), f.shape) {
+        (None, _) => "-".into(),
+        (Some(x), Shape::Percent) => pct(x),
+        (Some(x), Shape::Ratio) => format!("{x:.2}"),
+        (Some(x), Shape::Rate) => format!("{x:.1}"),
+        (Some(x), Shape::Time) => human_time(x as u64),
+        (Some(x), Shape::Count) => format!("{x:.0}"),
+    }
+}
+
+fn table(
+    name: &str,
+    runs: u64,
+    axes: &[Axis],
+    rows: &[Row],
+    metrics: &[Metric],
+    markdown: bool,
+) -> String {
     // Keys with one value are the same in every row: said once, above the table.
     let varying: Vec<usize> = (0..axes.len())
         .filter(|&i| axes[i].values.len() > 1)
@@ -407,51 +459,27 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
         .filter(|&i| axes[i].values.len() == 1)
         .map(|i| format!("{}={}", axes[i].key, axes[i].values[0]))
         .collect();
+    let fields = fields(metrics);
     let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
     let key_columns = header.len();
-    header.extend(
-        [
-            "verdict",
-            "failing",
-            "violation rate (95% CI)",
-            "dup",
-            "lost",
-            "unknown",
-            "attempts/op",
-            "peak req/s",
-            "effect p50",
-            "effect p99",
-            "dedup keys",
-            "lowest failing seed",
-        ]
-        .map(String::from),
-    );
+    header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));
+    header.extend(fields.iter().map(|f| f.header.clone()));
+    header.push("lowest failing seed".into());
     let mut cells: Vec<Vec<String>> = Vec::new();
     for r in rows {
         let s = &r.stats;
         let (lo, hi) = s.interval();
         let mut c: Vec<String> = varying.iter().map(|&i| r.values[i].clone()).collect();
         c.push(verdict_text(s));
-        c.push(format!("{}/{}", s.failing(), s.runs));
+        c.push(format!("{}/{}", s.failing(), s.runs()));
         c.push(format!(
             "{} ({}–{})",
             pct(s.violation_rate()),
             pct(lo),
             pct(hi)
         ));
-        c.push(pct(s.share(s.duplicate_runs)));
-        c.push(pct(s.share(s.lost_runs)));
-        c.push(pct(s.share(s.unknown_runs)));
-        c.push(s.amplification().map_or("-".into(), |x| format!("{x:.2}")));
-        c.push(
-            s.peak_requests_per_s()
-                .map_or("-".into(), |x| format!("{x:.1}")),
-        );
-        for q in [0.5, 0.99] {
-            c.push(s.time_to_effect_us(q).map_or("-".into(), human_time));
-        }
-        c.push(s.peak_dedup_keys.to_string());
-        c.push(s.first_failure.map_or("-".into(), |f| f.0.to_string()));
+        c.extend(fields.iter().map(|f| cell(f, s)));
+        c.push(s.first_failure().map_or("-".into(), |f| f.0.to_string()));
         cells.push(c);
     }
     let mut out = String::new();
@@ -517,22 +545,22 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
         }
     }
     out.push('\n');
-    for item in LEGEND {
+    let legend = std::iter::once(
+        "failing: runs that broke an invariant; the interval is Wilson's 95% score interval."
+            .to_string(),
+    )
+    .chain(
+        fields
+            .iter()
+            .map(|f| f.legend.clone())
+            .filter(|l| !l.is_empty()),
+    );
+    for item in legend {
         let bullet = if markdown { "- " } else { "" };
         out.push_str(&format!("{bullet}{item}\n"));
     }
     out
 }
-
-/// What the columns mean, printed under the table (one item per line).
-const LEGEND: &[&str] = &[
-    "failing: runs that broke an invariant; the interval is Wilson's 95% score interval.",
-    "dup, lost, unknown: share of runs in which an effect landed twice or more; in which an operation the client gave up on or was told was done, or an event whose change committed and that is in no dead-letter queue, had no effect when the run ended; in which the client saw an attempt end with an unknown outcome (a timeout).",
-    "attempts/op: client attempts per business operation (1.00 = no retries).",
-    "peak req/s: payment requests reaching the service in its busiest second of virtual time, averaged over runs (how synchronised the retries are).",
-    "effect p50, p99: virtual time from an operation's intent to its first effect, over all operations of all runs that got one.",
-    "dedup keys: the most idempotency keys the service held at once, over all runs.",
-];
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -546,7 +574,17 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or(String::new(), |x| x.to_string())
 }
 
-fn csv(axes: &[Axis], rows: &[Row]) -> String {
+/// A metric's value for CSV and JSON: whole numbers for times and counts.
+fn raw(f: &Field, s: &VariantStats) -> serde_json::Value {
+    match ((f.value)(s), f.shape) {
+        (None, _) => serde_json::Value::Null,
+        (Some(x), Shape::Time | Shape::Count) => serde_json::json!(x.round() as u64),
+        (Some(x), _) => serde_json::json!((x * 1e6).round() / 1e6),
+    }
+}
+
+fn csv(axes: &[Axis], rows: &[Row], metrics: &[Metric]) -> String {
+    let fields = fields(metrics);
     let mut header: Vec<String> = axes.iter().map(|a| csv_field(&a.key)).collect();
     header.extend(
         [
@@ -559,51 +597,37 @@ fn csv(axes: &[Axis], rows: &[Row]) -> String {
             "violation_rate",
             "ci95_low",
             "ci95_high",
-            "duplicate_rate",
-            "lost_rate",
-            "unknown_rate",
-            "attempts_per_operation",
-            "peak_requests_per_sec",
-            "effect_p50_us",
-            "effect_p99_us",
-            "peak_dedup_keys",
         ]
         .map(String::from),
     );
+    header.extend(fields.iter().map(|f| f.name.clone()));
     let mut out = header.join(",") + "\n";
     for r in rows {
         let s = &r.stats;
         let (lo, hi) = s.interval();
         let mut c: Vec<String> = r.values.iter().map(|v| csv_field(v)).collect();
         c.push(s.verdict().into());
-        c.push(opt(s.first_failure.map(|f| f.1)));
-        c.push(opt(s.first_failure.map(|f| f.0)));
-        c.push(s.runs.to_string());
+        c.push(opt(s.first_failure().map(|f| f.1)));
+        c.push(opt(s.first_failure().map(|f| f.0)));
+        c.push(s.runs().to_string());
         c.push(s.failing().to_string());
-        c.push(s.inconclusive.to_string());
-        for x in [
-            s.violation_rate(),
-            lo,
-            hi,
-            s.share(s.duplicate_runs),
-            s.share(s.lost_runs),
-            s.share(s.unknown_runs),
-        ] {
+        c.push(s.inconclusive().to_string());
+        for x in [s.violation_rate(), lo, hi] {
             c.push(format!("{x:.4}"));
         }
-        c.push(opt(s.amplification().map(|x| format!("{x:.4}"))));
-        c.push(opt(s.peak_requests_per_s().map(|x| format!("{x:.4}"))));
-        c.push(opt(s.time_to_effect_us(0.5)));
-        c.push(opt(s.time_to_effect_us(0.99)));
-        c.push(s.peak_dedup_keys.to_string());
+        c.extend(fields.iter().map(|f| match raw(f, s) {
+            serde_json::Value::Null => String::new(),
+            v => v.to_string(),
+        }));
         out.push_str(&(c.join(",") + "\n"));
     }
     out
 }
 
-fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
+fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row], metrics: &[Metric]) -> String {
     use crate::render::json_line;
     let round = |x: f64| (x * 1e6).round() / 1e6;
+    let fields = fields(metrics);
     let mut out = json_line(
         "sweep",
         serde_json::json!({
@@ -611,6 +635,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
             "seeds": [0, runs],
             "variants": rows.len(),
             "keys": axes.iter().map(|a| serde_json::json!({"key": a.key, "values": a.values})).collect::<Vec<_>>(),
+            "metrics": fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         }),
     ) + "\n";
     for r in rows {
@@ -621,28 +646,22 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
             .zip(&r.values)
             .map(|(a, v)| (a.key.clone(), serde_json::Value::from(v.as_str())))
             .collect();
-        out.push_str(&json_line(
-            "variant",
-            serde_json::json!({
-                "set": set,
-                "verdict": s.verdict(),
-                "invariant": s.first_failure.map(|f| f.1),
-                "lowest_failing_seed": s.first_failure.map(|f| f.0),
-                "runs": s.runs,
-                "failing": s.failing(),
-                "inconclusive": s.inconclusive,
-                "violation_rate": round(s.violation_rate()),
-                "ci95": [round(lo), round(hi)],
-                "duplicate_rate": round(s.share(s.duplicate_runs)),
-                "lost_rate": round(s.share(s.lost_runs)),
-                "unknown_rate": round(s.share(s.unknown_runs)),
-                "attempts_per_operation": s.amplification().map(round),
-                "peak_requests_per_sec": s.peak_requests_per_s().map(round),
-                "effect_p50_us": s.time_to_effect_us(0.5),
-                "effect_p99_us": s.time_to_effect_us(0.99),
-                "peak_dedup_keys": s.peak_dedup_keys,
-            }),
-        ));
+        let mut data = serde_json::json!({
+            "set": set,
+            "verdict": s.verdict(),
+            "invariant": s.first_failure().map(|f| f.1),
+            "lowest_failing_seed": s.first_failure().map(|f| f.0),
+            "runs": s.runs(),
+            "failing": s.failing(),
+            "inconclusive": s.inconclusive(),
+            "violation_rate": round(s.violation_rate()),
+            "ci95": [round(lo), round(hi)],
+        });
+        let obj = data.as_object_mut().expect("an object");
+        for f in &fields {
+            obj.insert(f.name.clone(), raw(f, s));
+        }
+        out.push_str(&json_line("variant", data));
         out.push('\n');
     }
     out

@@ -60,7 +60,9 @@ pub fn text(t: &Trace) -> String {
     for (i, it) in t.items.iter().enumerate() {
         if matches!(
             it.what,
-            What::TimerSet { .. } | What::Mix { quiet: true, .. }
+            What::TimerSet { .. }
+                | What::Mix { quiet: true, .. }
+                | What::Observe { quiet: true, .. }
         ) {
             continue;
         }
@@ -258,10 +260,11 @@ pub fn mermaid(t: &Trace) -> String {
             What::Crash {} | What::Restart {} | What::Effect { .. } | What::Attempt { .. } => {
                 format!("Note over {}: {at} · {}{turn}", it.actor, describe(it))
             }
-            What::TimerFired { tag } => {
-                format!("Note over {}: {at} · timer {tag} fires{turn}", it.actor)
+            What::TimerFired { timer } => {
+                format!("Note over {}: {at} · timer: {timer}{turn}", it.actor)
             }
-            What::Observe { text } => format!("Note over {}: {at} · {text}{turn}", it.actor),
+            What::Observe { quiet: true, .. } if turn.is_empty() => continue,
+            What::Observe { text, .. } => format!("Note over {}: {at} · {text}{turn}", it.actor),
             What::Healing {} => format!("Note over {all}: {at} · healing phase: faults stop"),
             // Sends show as arrows when delivered; starts, mixes, timer sets
             // and situations would only crowd the diagram. Unless one of them
@@ -321,6 +324,7 @@ pub fn dot(t: &Trace) -> String {
                     | What::TimerSet { .. }
                     | What::Healing {}
                     | What::Situation { .. }
+                    | What::Observe { quiet: true, .. }
             )
         {
             continue;

@@ -1,12 +1,12 @@
 //! The one model of a trace every format is derived from: the engine's raw
-//! entries, resolved to names and annotated from the effect ledger. `json`
-//! prints these items as they are; `text`, `mermaid`, `dot` and `chrome` read
-//! nothing else.
+//! entries, resolved to names and annotated from the effect ledger's
+//! observations. `json` prints these items as they are; `text`, `mermaid`,
+//! `dot` and `chrome` read nothing else. The words come from the models:
+//! messages, observations and timers describe themselves.
 
 use super::Entry;
-use models::ledger::Obs;
-use models::situation;
-use models::Msg;
+use models::registry;
+use models::{Msg, Obs};
 use serde::Serialize;
 use sim::{DropReason, Outcome, RunReport, TraceKind, Turn, World};
 
@@ -88,27 +88,35 @@ pub enum What {
         note: Option<&'static str>,
     },
     TimerSet {
-        tag: u32,
+        timer: String,
         at_us: u64,
     },
     TimerFired {
-        tag: u32,
+        timer: String,
     },
     /// An effect in the outside world; `n` counts effects of this operation.
     Effect {
         site: &'static str,
-        op: u32,
-        amount_eur: u32,
+        operation: String,
+        payload: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unit: Option<&'static str>,
         n: u32,
+        #[serde(skip)]
+        op_key: u64,
     },
     /// A client's conclusion from one attempt.
     Attempt {
-        op: u32,
+        operation: String,
         attempt: u32,
         outcome: &'static str,
     },
     Observe {
         text: String,
+        /// Says again what a send or delivery line shows (an attempt sent, a
+        /// request received): kept in JSON, left out of the drawn traces.
+        #[serde(skip)]
+        quiet: bool,
     },
     Situation {
         name: &'static str,
@@ -144,8 +152,9 @@ pub struct End {
     pub verdict: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub invariant: Option<&'static str>,
+    /// The operation the violation concerns, as the model names it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation: Option<u64>,
+    pub operation: Option<String>,
     pub message: String,
     /// Indices into the items of the effects of the violated operation.
     pub effects: Vec<usize>,
@@ -164,209 +173,50 @@ pub struct Trace {
     pub end: End,
 }
 
-fn is_reply(msg: &Msg) -> bool {
-    matches!(msg, Msg::PayReply { .. } | Msg::TransferDone { .. })
+/// What one engine step did, for annotating its delivery: whether an effect
+/// landed and which messages it sent. Entries of a step are contiguous.
+struct StepFacts {
+    effect: bool,
+    sent: Vec<Msg>,
+}
+
+fn step_facts(entries: &[Entry], from: usize) -> (StepFacts, usize) {
+    let step = entries[from].step;
+    let mut facts = StepFacts {
+        effect: false,
+        sent: Vec::new(),
+    };
+    let mut end = from;
+    while end < entries.len() && entries[end].step == step {
+        match &entries[end].kind {
+            TraceKind::Observe {
+                obs: Obs::Effect { .. } | Obs::ValueWritten { .. },
+                ..
+            } => facts.effect = true,
+            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => facts.sent.push(*msg),
+            _ => {}
+        }
+        end += 1;
+    }
+    (facts, end)
 }
 
 /// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
+/// One pass: each step's facts are gathered once, when the step begins.
 pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
     let name = |a: u32| world.actor_names[a as usize].clone();
-    let mut effects: Vec<(u32, u32)> = Vec::new();
+    let mut effects: Vec<(u64, u32)> = Vec::new();
     let mut out = Vec::with_capacity(entries.len());
+    let mut facts = StepFacts {
+        effect: false,
+        sent: Vec::new(),
+    };
+    let mut step_end = 0;
     for (i, e) in entries.iter().enumerate() {
-        let same_step = || {
-            entries
-                .iter()
-                .filter(move |o| o.step == e.step && e.step > 0)
-        };
-        let (actor, what) = match &e.kind {
-            TraceKind::LinkMix {
-                from,
-                to,
-                loss_per_mille,
-                duplicate_per_mille,
-            } => (
-                *from,
-                What::Mix {
-                    text: format!(
-                        "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
-                        name(*to)
-                    ),
-                    quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
-                },
-            ),
-            TraceKind::CrashMix {
-                actor,
-                crash_per_mille,
-            } => (
-                *actor,
-                What::Mix {
-                    text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
-                    quiet: *crash_per_mille == 0,
-                },
-            ),
-            TraceKind::PartitionMix {
-                a,
-                b,
-                start_us,
-                end_us,
-            } => (
-                *a,
-                What::Mix {
-                    text: format!(
-                        "swarm mix: cut off from {} from {} until {}",
-                        name(*b),
-                        super::time(*start_us).trim(),
-                        super::time(*end_us).trim()
-                    ),
-                    quiet: false,
-                },
-            ),
-            TraceKind::Start { actor } => (*actor, What::Start {}),
-            TraceKind::Restart { actor } => (*actor, What::Restart {}),
-            TraceKind::Crash { actor } => (*actor, What::Crash {}),
-            TraceKind::Send {
-                from,
-                to,
-                msg,
-                msg_id,
-                copies,
-                deliver_at_us,
-            } => (
-                *from,
-                What::Send {
-                    to: name(*to),
-                    to_id: *to,
-                    msg: msg.to_string(),
-                    msg_id: *msg_id,
-                    copies: *copies,
-                    deliver_at_us: *deliver_at_us,
-                },
-            ),
-            TraceKind::Drop {
-                from,
-                to,
-                msg,
-                msg_id,
-                reason,
-            } => {
-                let note = match reason {
-                    DropReason::Lost if is_reply(msg) => "reply lost",
-                    DropReason::Lost => "message lost",
-                    DropReason::Partitioned => "cut off by a partition",
-                    DropReason::ReceiverDown => "receiver is down",
-                };
-                (
-                    *from,
-                    What::Drop {
-                        to: name(*to),
-                        to_id: *to,
-                        msg: msg.to_string(),
-                        msg_id: *msg_id,
-                        reason: reason.as_str(),
-                        note,
-                    },
-                )
-            }
-            TraceKind::Deliver {
-                from,
-                to,
-                msg,
-                msg_id,
-                duplicate,
-            } => {
-                // A request handled without its effect is a dedup hit: the
-                // bank executes no transfer, the service answers from its table.
-                let effect = same_step().any(|o| {
-                    matches!(o.kind, TraceKind::Observe { obs: Obs::Effect { .. }, .. })
-                });
-                let forwards = same_step()
-                    .any(|o| matches!(o.kind, TraceKind::Send { msg: Msg::Transfer { .. }, .. }));
-                let note = match msg {
-                    Msg::Transfer { .. } if !effect => Some("dedup hit: no second transfer"),
-                    Msg::Pay {
-                        key: models::msg::Key::Op { .. } | models::msg::Key::Time { .. },
-                        ..
-                    } if !forwards => same_step().find_map(|o| match o.kind {
-                        TraceKind::Send {
-                            msg: Msg::PayReply { status, .. },
-                            ..
-                        } => Some(match status {
-                            models::msg::PayStatus::InProgress => {
-                                "key in progress: answered 409, not executed"
-                            }
-                            models::msg::PayStatus::Mismatch => {
-                                "key known with another payload: refused"
-                            }
-                            _ => "dedup hit: answered from the key table",
-                        }),
-                        _ => None,
-                    }),
-                    _ => None,
-                };
-                (
-                    *to,
-                    What::Deliver {
-                        from: name(*from),
-                        from_id: *from,
-                        msg: msg.to_string(),
-                        msg_id: *msg_id,
-                        duplicate: *duplicate,
-                        note,
-                    },
-                )
-            }
-            TraceKind::TimerSet { actor, tag, at_us } => (
-                *actor,
-                What::TimerSet {
-                    tag: *tag,
-                    at_us: *at_us,
-                },
-            ),
-            TraceKind::TimerFired { actor, tag } => (*actor, What::TimerFired { tag: *tag }),
-            TraceKind::Observe { actor, obs } => {
-                let what = match *obs {
-                    Obs::Effect { site, op, amount } => {
-                        let n = match effects.iter_mut().find(|(o, _)| *o == op) {
-                            Some((_, n)) => {
-                                *n += 1;
-                                *n
-                            }
-                            None => {
-                                effects.push((op, 1));
-                                1
-                            }
-                        };
-                        What::Effect {
-                            site: site.as_str(),
-                            op,
-                            amount_eur: amount,
-                            n,
-                        }
-                    }
-                    Obs::Attempt {
-                        op,
-                        attempt,
-                        outcome,
-                    } => What::Attempt {
-                        op,
-                        attempt,
-                        outcome: outcome.as_str(),
-                    },
-                    other => What::Observe {
-                        text: other.to_string(),
-                    },
-                };
-                (*actor, what)
-            }
-            TraceKind::Reached { actor, situation } => (
-                *actor,
-                What::Situation {
-                    name: situation::name(*situation),
-                },
-            ),
-            TraceKind::HealingStarts => (0, What::Healing {}),
-        };
+        if i >= step_end {
+            (facts, step_end) = step_facts(entries, i);
+        }
+        let (actor, what) = resolve(e, &name, &facts, &mut effects);
         debug_assert_eq!(out.len(), i);
         out.push(Item {
             step: e.step,
@@ -377,6 +227,188 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
         });
     }
     out
+}
+
+fn resolve(
+    e: &Entry,
+    name: &impl Fn(u32) -> String,
+    facts: &StepFacts,
+    effects: &mut Vec<(u64, u32)>,
+) -> (u32, What) {
+    match &e.kind {
+        TraceKind::LinkMix {
+            from,
+            to,
+            loss_per_mille,
+            duplicate_per_mille,
+        } => (
+            *from,
+            What::Mix {
+                text: format!(
+                    "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
+                    name(*to)
+                ),
+                quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
+            },
+        ),
+        TraceKind::CrashMix {
+            actor,
+            crash_per_mille,
+        } => (
+            *actor,
+            What::Mix {
+                text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
+                quiet: *crash_per_mille == 0,
+            },
+        ),
+        TraceKind::PartitionMix {
+            a,
+            b,
+            start_us,
+            end_us,
+        } => (
+            *a,
+            What::Mix {
+                text: format!(
+                    "swarm mix: cut off from {} from {} until {}",
+                    name(*b),
+                    super::time(*start_us).trim(),
+                    super::time(*end_us).trim()
+                ),
+                quiet: false,
+            },
+        ),
+        TraceKind::Start { actor } => (*actor, What::Start {}),
+        TraceKind::Restart { actor } => (*actor, What::Restart {}),
+        TraceKind::Crash { actor } => (*actor, What::Crash {}),
+        TraceKind::Send {
+            from,
+            to,
+            msg,
+            msg_id,
+            copies,
+            deliver_at_us,
+        } => (
+            *from,
+            What::Send {
+                to: name(*to),
+                to_id: *to,
+                msg: msg.to_string(),
+                msg_id: *msg_id,
+                copies: *copies,
+                deliver_at_us: *deliver_at_us,
+            },
+        ),
+        TraceKind::Drop {
+            from,
+            to,
+            msg,
+            msg_id,
+            reason,
+        } => {
+            let note = match reason {
+                DropReason::Lost if msg.is_reply() => "reply lost",
+                DropReason::Lost => "message lost",
+                DropReason::Partitioned => "cut off by a partition",
+                DropReason::ReceiverDown => "receiver is down",
+            };
+            (
+                *from,
+                What::Drop {
+                    to: name(*to),
+                    to_id: *to,
+                    msg: msg.to_string(),
+                    msg_id: *msg_id,
+                    reason: reason.as_str(),
+                    note,
+                },
+            )
+        }
+        TraceKind::Deliver {
+            from,
+            to,
+            msg,
+            msg_id,
+            duplicate,
+        } => (
+            *to,
+            What::Deliver {
+                from: name(*from),
+                from_id: *from,
+                msg: msg.to_string(),
+                msg_id: *msg_id,
+                duplicate: *duplicate,
+                note: msg.delivery_note(facts.effect, &facts.sent),
+            },
+        ),
+        TraceKind::TimerSet { actor, timer, at_us } => (
+            *actor,
+            What::TimerSet {
+                timer: timer.to_string(),
+                at_us: *at_us,
+            },
+        ),
+        TraceKind::TimerFired { actor, timer } => (
+            *actor,
+            What::TimerFired {
+                timer: timer.to_string(),
+            },
+        ),
+        TraceKind::Observe { actor, obs } => (*actor, observed(obs, effects)),
+        TraceKind::Reached { actor, situation } => (
+            *actor,
+            What::Situation {
+                name: registry::situation_name(*situation),
+            },
+        ),
+        TraceKind::HealingStarts => (0, What::Healing {}),
+    }
+}
+
+fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
+    match *obs {
+        Obs::Effect { site, op, payload } => {
+            let key = op.key();
+            let n = match effects.iter_mut().find(|(o, _)| *o == key) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    effects.push((key, 1));
+                    1
+                }
+            };
+            What::Effect {
+                site: site.name,
+                operation: op.to_string(),
+                payload,
+                unit: op.space.unit,
+                n,
+                op_key: key,
+            }
+        }
+        Obs::Attempt {
+            op,
+            attempt,
+            outcome,
+        } => What::Attempt {
+            operation: op.to_string(),
+            attempt,
+            outcome: outcome.as_str(),
+        },
+        other => What::Observe {
+            text: other.to_string(),
+            quiet: matches!(other, Obs::AttemptSent { .. } | Obs::Received { .. }),
+        },
+    }
+}
+
+fn payload_text(payload: u32, unit: Option<&str>) -> String {
+    match unit {
+        Some(u) => format!("{payload} {u}"),
+        None => format!("value {payload}"),
+    }
 }
 
 /// One line of an item for people, without time and actor.
@@ -412,20 +444,25 @@ pub fn describe(item: &Item) -> String {
             let note = note.map(|n| format!("  ← {n}")).unwrap_or_default();
             format!("← {from}  {msg}{dup}{note}")
         }
-        What::TimerSet { tag, at_us } => format!("timer {tag} set for {}", super::time(*at_us)),
-        What::TimerFired { tag } => format!("timer {tag} fires"),
+        What::TimerSet { timer, at_us } => format!("timer set: {timer} at {}", super::time(*at_us)),
+        What::TimerFired { timer } => format!("timer: {timer}"),
         What::Effect {
             site,
-            op,
-            amount_eur,
+            operation,
+            payload,
+            unit,
             n,
-        } => format!("• EFFECT {site} of {amount_eur} EUR  ← {site} #{n} for claim {op}"),
+            ..
+        } => format!(
+            "• EFFECT {site} of {}  ← {site} #{n} for {operation}",
+            payload_text(*payload, *unit)
+        ),
         What::Attempt {
-            op,
+            operation,
             attempt,
             outcome,
-        } => format!("• attempt {attempt} for claim {op}: {outcome}"),
-        What::Observe { text } => format!("• {text}"),
+        } => format!("• attempt {attempt} for {operation}: {outcome}"),
+        What::Observe { text, .. } => format!("• {text}"),
         What::Situation { name } => format!("◦ situation: {name}"),
         What::Healing {} => "── healing phase: faults stop, crashed actors restart ──".into(),
     }
@@ -440,12 +477,22 @@ pub fn trace(
     turn: Option<&Turn>,
 ) -> Trace {
     let items = items(world, entries);
-    let end = end(&items, report, turn);
+    let operation = match &report.outcome {
+        Outcome::Violation(v) => entries.iter().find_map(|e| match &e.kind {
+            TraceKind::Observe { obs, .. } => obs
+                .op()
+                .filter(|op| op.key() == v.operation)
+                .map(|op| op.to_string()),
+            _ => None,
+        }),
+        _ => None,
+    };
+    let end = end(&items, report, turn, operation);
     Trace { header, items, end }
 }
 
-fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>) -> End {
-    let (verdict, invariant, operation, message) = match &report.outcome {
+fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>, operation: Option<String>) -> End {
+    let (verdict, invariant, op_key, message) = match &report.outcome {
         Outcome::Holds => ("holds", None, None, "every invariant holds".to_string()),
         Outcome::Violation(v) => (
             "violation",
@@ -464,12 +511,12 @@ fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>) -> End {
     let effects: Vec<usize> = items
         .iter()
         .enumerate()
-        .filter(|(_, it)| matches!(it.what, What::Effect { op, .. } if Some(u64::from(op)) == operation))
+        .filter(|(_, it)| matches!(it.what, What::Effect { op_key: k, .. } if Some(k) == op_key))
         .map(|(i, _)| i)
         .collect();
     let turn_item = turn.map(|t| t.entry.min(items.len().saturating_sub(1)));
-    let sentence = match (invariant, operation) {
-        (Some(inv), Some(op)) => {
+    let sentence = match invariant {
+        Some(inv) => {
             let effect_list = if effects.is_empty() {
                 "no effect at all".to_string()
             } else {
@@ -499,9 +546,13 @@ fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>) -> End {
                 }
                 _ => "; no single different decision avoids it".to_string(),
             };
-            format!("Violation of {inv} on claim {op}: {message}; {effect_list}{when}.")
+            let on = operation
+                .as_ref()
+                .map(|o| format!(" on {o}"))
+                .unwrap_or_default();
+            format!("Violation of {inv}{on}: {message}; {effect_list}{when}.")
         }
-        _ => format!("{}: {message}.", verdict),
+        None => format!("{verdict}: {message}."),
     };
     End {
         verdict,

@@ -1,0 +1,149 @@
+//! One windowed dedup store for every place that remembers what it has seen:
+//! a service's idempotency keys, a bank's keys, a broker's publish dedup
+//! window. Entries live for `retention_us` after they were created (0:
+//! forever); an expired entry is as good as absent.
+
+use super::table::Table;
+use sim::TimeUs;
+use std::hash::Hash;
+
+#[derive(Clone, Debug)]
+pub struct Entry<V> {
+    pub created_us: TimeUs,
+    pub value: V,
+}
+
+/// What a lookup found.
+#[derive(Debug)]
+pub enum Lookup<'a, V> {
+    Live(&'a mut V),
+    /// There was an entry, but its retention ran out.
+    Expired,
+    Absent,
+}
+
+#[derive(Clone, Debug)]
+pub struct DedupStore<K: Hash + Eq, V> {
+    retention_us: TimeUs,
+    entries: Table<K, Entry<V>>,
+    /// No entry was created before this: reaping before it finds nothing.
+    oldest_us: TimeUs,
+}
+
+impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
+    pub fn new(retention_us: TimeUs) -> Self {
+        DedupStore {
+            retention_us,
+            entries: Table::default(),
+            oldest_us: TimeUs::MAX,
+        }
+    }
+
+    /// Empties the store for a new run, keeping its memory.
+    pub fn reset(&mut self, retention_us: TimeUs) {
+        self.retention_us = retention_us;
+        self.entries.clear();
+        self.oldest_us = TimeUs::MAX;
+    }
+
+    fn expired(&self, created_us: TimeUs, now_us: TimeUs) -> bool {
+        self.retention_us != 0 && now_us.saturating_sub(created_us) >= self.retention_us
+    }
+
+    pub fn lookup(&mut self, key: &K, now_us: TimeUs) -> Lookup<'_, V> {
+        let expired = match self.entries.get(key) {
+            None => return Lookup::Absent,
+            Some(e) => self.expired(e.created_us, now_us),
+        };
+        if expired {
+            return Lookup::Expired;
+        }
+        Lookup::Live(&mut self.entries.get_mut(key).expect("present").value)
+    }
+
+    /// A live entry's value.
+    pub fn get(&self, key: &K, now_us: TimeUs) -> Option<&V> {
+        let e = self.entries.get(key)?;
+        (!self.expired(e.created_us, now_us)).then_some(&e.value)
+    }
+
+    /// Inserts (or replaces) `key`, created now.
+    pub fn insert(&mut self, key: K, value: V, now_us: TimeUs) {
+        self.oldest_us = self.oldest_us.min(now_us);
+        self.entries.insert(
+            key,
+            Entry {
+                created_us: now_us,
+                value,
+            },
+        );
+    }
+
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.entries.swap_remove(key).map(|e| e.value)
+    }
+
+    /// Drops expired entries; returns how many. Cheap when none can have expired.
+    pub fn reap(&mut self, now_us: TimeUs) -> usize {
+        if self.retention_us == 0 || !self.expired(self.oldest_us, now_us) {
+            return 0;
+        }
+        let before = self.entries.len();
+        let retention_us = self.retention_us;
+        self.entries
+            .retain(|_, e| now_us.saturating_sub(e.created_us) < retention_us);
+        self.oldest_us = self
+            .entries
+            .values()
+            .map(|e| e.created_us)
+            .min()
+            .unwrap_or(TimeUs::MAX);
+        before - self.entries.len()
+    }
+
+    /// Entries held, live or not yet reaped.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every entry, live or expired, in a deterministic order.
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &Entry<V>)> {
+        self.entries.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut Entry<V>)> {
+        self.entries.iter_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_lives_for_its_retention_and_is_reaped_after() {
+        let mut s: DedupStore<u32, &str> = DedupStore::new(100);
+        s.insert(1, "a", 0);
+        s.insert(2, "b", 50);
+        assert!(matches!(s.lookup(&1, 99), Lookup::Live(_)));
+        assert!(matches!(s.lookup(&1, 100), Lookup::Expired));
+        assert!(matches!(s.lookup(&3, 0), Lookup::Absent));
+        assert_eq!(s.reap(99), 0);
+        assert_eq!(s.reap(120), 1);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.get(&2, 149), Some(&"b"));
+        assert_eq!(s.get(&2, 150), None);
+    }
+
+    #[test]
+    fn retention_zero_keeps_forever() {
+        let mut s: DedupStore<u32, ()> = DedupStore::new(0);
+        s.insert(1, (), 0);
+        assert_eq!(s.reap(u64::MAX), 0);
+        assert!(s.get(&1, u64::MAX).is_some());
+    }
+}

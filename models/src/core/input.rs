@@ -1,0 +1,264 @@
+//! The vocabulary model loaders validate their tables with: a path into the
+//! TOML tree for every mistake (the loader turns it into file, line and
+//! column), and checks that say what is wrong in the user's words and how to
+//! fix it. Durations are checked after conversion, with checked arithmetic,
+//! so no value wraps.
+
+use sim::{PerMilleRange, TimeUs, US_PER_MS};
+
+/// A path into the TOML tree, for finding where a validated value was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(&'static str),
+    Name(String),
+    Index(usize),
+}
+
+/// A value that parsed but makes no sense: where, what, and the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    pub path: Vec<Seg>,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+pub fn invalid(path: Vec<Seg>, message: impl Into<String>, help: impl Into<String>) -> Invalid {
+    Invalid {
+        path,
+        message: message.into(),
+        help: Some(help.into()),
+    }
+}
+
+/// Why a model could not build from a scenario file.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The model's tables do not parse into its structure (a wrong type, an
+    /// unknown key); the error carries its place in the text.
+    Toml(toml::de::Error),
+    Invalid(Invalid),
+}
+
+impl From<Invalid> for LoadError {
+    fn from(i: Invalid) -> Self {
+        LoadError::Invalid(i)
+    }
+}
+
+impl From<toml::de::Error> for LoadError {
+    fn from(e: toml::de::Error) -> Self {
+        LoadError::Toml(e)
+    }
+}
+
+/// Builds a path from string keys: `path(&["client", "retry", "cap_ms"])`.
+pub fn path(keys: &[&'static str]) -> Vec<Seg> {
+    keys.iter().map(|k| Seg::Key(k)).collect()
+}
+
+/// The closest of `options` to `word`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(word: &str, options: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let options: Vec<&'a str> = options.into_iter().collect();
+    let close = options
+        .iter()
+        .map(|o| (strsim::damerau_levenshtein(word, o), *o))
+        .filter(|(d, o)| *d <= 2.max(o.len() / 4) && *d < o.len())
+        .min()
+        .map(|(_, o)| o);
+    // A name that grew a prefix or suffix (`dead-lettered` → `broker-dead-lettered`).
+    close.or_else(|| {
+        (word.len() >= 4)
+            .then(|| options.iter().copied().find(|o| o.contains(word)))
+            .flatten()
+    })
+}
+
+/// `value` must be one of `options`; otherwise the error lists them and
+/// suggests the closest.
+pub fn one_of<T: Copy>(value: &str, options: &[(&str, T)], path: Vec<Seg>) -> Result<T, Invalid> {
+    if let Some((_, v)) = options.iter().find(|(n, _)| *n == value) {
+        return Ok(*v);
+    }
+    let names: Vec<String> = options.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+    let help = match did_you_mean(value, options.iter().map(|(n, _)| *n)) {
+        Some(best) => format!(
+            "did you mean \"{best}\"? The values are {}",
+            names.join(", ")
+        ),
+        None => format!("write one of {}", names.join(", ")),
+    };
+    Err(invalid(path, format!("unknown value \"{value}\""), help))
+}
+
+/// Most days any duration in a scenario may span: beyond it a number is a
+/// mistake (a unit mix-up), not a design.
+pub const MAX_DURATION_DAYS: u64 = 3650;
+pub const MAX_DURATION_MS: u64 = MAX_DURATION_DAYS * 24 * 3600 * 1000;
+
+/// A duration in milliseconds as engine microseconds, at most `max_ms`.
+pub fn duration_us(ms: u64, max_ms: u64, path: Vec<Seg>) -> Result<TimeUs, Invalid> {
+    debug_assert!(max_ms <= MAX_DURATION_MS);
+    if ms > max_ms {
+        return Err(invalid(
+            path,
+            format!("{ms} ms is longer than the {} this key allows", human_ms(max_ms)),
+            format!(
+                "durations are in milliseconds: 30 s is 30000, 30 days is 2592000000; the range is 0 to {max_ms}"
+            ),
+        ));
+    }
+    Ok(ms
+        .checked_mul(US_PER_MS)
+        .expect("the maximum keeps microseconds below 2^64"))
+}
+
+/// Like [`duration_us`], and above zero.
+pub fn positive_duration_us(
+    ms: u64,
+    max_ms: u64,
+    path: Vec<Seg>,
+    example: &str,
+) -> Result<TimeUs, Invalid> {
+    if ms == 0 {
+        return Err(invalid(path, "must be above 0", example.to_string()));
+    }
+    duration_us(ms, max_ms, path)
+}
+
+/// A count in `lo..=hi`.
+pub fn count_in(value: u64, lo: u64, hi: u64, path: Vec<Seg>, what: &str) -> Result<u64, Invalid> {
+    if value < lo || value > hi {
+        return Err(invalid(
+            path,
+            format!("{value} {what}: the range is {lo} to {hi}"),
+            format!("write a number from {lo} to {hi}"),
+        ));
+    }
+    Ok(value)
+}
+
+/// `lo` must not be above `hi`; the error points at `path` (usually the maximum).
+pub fn min_max(lo: u64, hi: u64, path: Vec<Seg>, what: &str) -> Result<(), Invalid> {
+    if lo > hi {
+        return Err(invalid(
+            path,
+            format!("{what}: the minimum {lo} is above the maximum {hi}"),
+            "swap them, or raise the maximum",
+        ));
+    }
+    Ok(())
+}
+
+/// A per-mille probability, fixed (`20`) or a swarm range (`[0, 100]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PerMille(pub u64, pub u64);
+
+impl<'de> serde::Deserialize<'de> for PerMille {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, SeqAccess, Visitor};
+        use std::fmt;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PerMille;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a whole number per mille (0 to 1000) or a range [lo, hi] of them")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PerMille, E> {
+                if v < 0 {
+                    return Err(E::custom(format!(
+                        "{v} is negative: a per-mille probability is 0 to 1000"
+                    )));
+                }
+                Ok(PerMille(v as u64, v as u64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PerMille, E> {
+                Ok(PerMille(v, v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PerMille, E> {
+                Err(E::custom(format!(
+                    "{v} is a fraction: probabilities are whole numbers per mille, e.g. {} for {v}",
+                    (v * 1000.0).round() as i64
+                )))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PerMille, A::Error> {
+                let two = "a range has exactly two values [lo, hi]";
+                let lo: u64 = seq.next_element()?.ok_or_else(|| de::Error::custom(two))?;
+                let hi: u64 = seq.next_element()?.ok_or_else(|| de::Error::custom(two))?;
+                if seq.next_element::<u64>()?.is_some() {
+                    return Err(de::Error::custom(two));
+                }
+                Ok(PerMille(lo, hi))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A validated per-mille probability or swarm range.
+pub fn per_mille(p: PerMille, path: Vec<Seg>) -> Result<PerMilleRange, Invalid> {
+    if p.0 > 1000 || p.1 > 1000 {
+        return Err(invalid(
+            path,
+            format!("probability {} is over 1000 per mille", p.0.max(p.1)),
+            "per mille runs from 0 (never) to 1000 (always); 5% is 50",
+        ));
+    }
+    if p.0 > p.1 {
+        return Err(invalid(
+            path,
+            format!("range [{}, {}] has its minimum above its maximum", p.0, p.1),
+            format!("write [{}, {}]", p.1, p.0),
+        ));
+    }
+    Ok(PerMilleRange {
+        lo: p.0 as u32,
+        hi: p.1 as u32,
+    })
+}
+
+/// A duration for people, in the unit that keeps the number short.
+pub fn human_ms(ms: u64) -> String {
+    if ms < 1000 || !ms.is_multiple_of(1000) {
+        format!("{ms} ms")
+    } else if ms < 120_000 || !ms.is_multiple_of(60_000) {
+        format!("{} s", ms / 1000)
+    } else if ms < 7_200_000 || !ms.is_multiple_of(3_600_000) {
+        format!("{} min", ms / 60_000)
+    } else if ms < 172_800_000 || !ms.is_multiple_of(86_400_000) {
+        format!("{} h", ms / 3_600_000)
+    } else {
+        format!("{} days", ms / 86_400_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_checked_after_conversion() {
+        let p = || path(&["client", "timeout_ms"]);
+        assert_eq!(duration_us(10_000, 86_400_000, p()), Ok(10_000_000));
+        let e = duration_us(2_305_843_009_213_693_952, MAX_DURATION_MS, p()).unwrap_err();
+        assert!(e.message.contains("longer than"), "{}", e.message);
+        assert!(positive_duration_us(0, 10, p(), "x").is_err());
+    }
+
+    #[test]
+    fn typos_get_a_suggestion_and_nonsense_does_not() {
+        assert_eq!(
+            did_you_mean("stabel", ["stable", "per-attempt", "none"]),
+            Some("stable")
+        );
+        assert_eq!(did_you_mean("xyz", ["stable", "none"]), None);
+        let e = one_of("exponentail", &[("fixed", 1), ("exponential", 2)], vec![]).unwrap_err();
+        assert!(e.help.unwrap().contains("did you mean \"exponential\""));
+    }
+
+    #[test]
+    fn human_durations_pick_a_short_unit() {
+        assert_eq!(human_ms(1500), "1500 ms");
+        assert_eq!(human_ms(30_000), "30 s");
+        assert_eq!(human_ms(2_592_000_000), "30 days");
+    }
+}

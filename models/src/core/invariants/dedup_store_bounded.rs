@@ -1,0 +1,30 @@
+use super::{violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::Obs;
+use sim::{ActorId, TimeUs, Violation};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "dedup-store-bounded",
+    doc: "A dedup store grew over the capacity the scenario gives it (`max_keys`): keys that \
+          never expire grow without limit. Judged on every insert.",
+};
+
+pub fn observe(_: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    let Obs::DedupStore { keys, bound } = *obs else {
+        return None;
+    };
+    if bound == 0 || keys <= bound {
+        return None;
+    }
+    violation(
+        &INVARIANT,
+        0,
+        format!(
+            "the dedup store holds {keys} keys, over its bound of {bound}: keys that never expire grow without limit"
+        ),
+    )
+}
+
+pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {
+    None
+}

@@ -1,0 +1,34 @@
+use super::{violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::Obs;
+use sim::{ActorId, TimeUs, Violation};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "no-duplicate-effect",
+    doc: "Two or more effects landed for one business operation (two transfers for one claim, \
+          one event handled twice). Judged the moment the second effect lands.",
+};
+
+pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    let Obs::Effect { site, op, payload } = *obs else {
+        return None;
+    };
+    let r = l.get(op)?;
+    if r.effects == 0 {
+        return None;
+    }
+    let n = r.effects + 1;
+    let total = r.effect_total + u64::from(payload);
+    let message = match op.space.unit {
+        Some(unit) => format!(
+            "{} #{n} for {op}: {total} {unit} in total for one operation",
+            site.name
+        ),
+        None => format!("{} #{n} for {op}: one event took effect {n} times", site.name),
+    };
+    violation(&INVARIANT, op.key(), message)
+}
+
+pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {
+    None
+}

@@ -1,0 +1,38 @@
+use super::{violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::{Ending, Obs};
+use sim::{ActorId, TimeUs, Violation};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "no-lost-effect",
+    doc: "An owed effect never happened and nobody will know: a client gave up silently and \
+          nothing landed, or a committed state change's event was neither handled nor put in a \
+          dead-letter queue (acked before its commit, discarded by the broker). Judged at the \
+          end of the healing phase.",
+};
+
+pub fn observe(_: &Ledger, _: TimeUs, _: ActorId, _: &Obs) -> Option<Violation> {
+    None
+}
+
+pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
+    let r = l
+        .ops
+        .values()
+        .find(|r| (r.intended || r.committed) && r.lost())?;
+    let message = if r.committed {
+        let entity = r.entity.map_or_else(String::new, |e| format!(" to {e}"));
+        format!(
+            "the change{entity} committed, but no consumer handled {} and it is in no dead-letter queue",
+            r.op
+        )
+    } else if r.ending == Some(Ending::Abandoned) {
+        format!(
+            "{} was given up without a dead-letter record and nothing took effect",
+            r.op
+        )
+    } else {
+        format!("{} was reported done but nothing took effect by the end", r.op)
+    };
+    violation(&INVARIANT, r.op.key(), message)
+}

@@ -1,0 +1,56 @@
+use super::{human, violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::Obs;
+use sim::{ActorId, TimeUs, Violation, US_PER_MS};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "operation-ends",
+    doc: "Every operation a client starts ends (done, failed, or a dead letter) by the end of \
+          the run; no attempt follows a final error (a rejected input never becomes valid); and \
+          no attempt is sent after the client's retry window closed.",
+};
+
+pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    let Obs::AttemptSent { op, attempt } = *obs else {
+        return None;
+    };
+    let r = l.get(op)?;
+    if r.rejected {
+        return violation(
+            &INVARIANT,
+            op.key(),
+            format!(
+                "{op} was retried (attempt {attempt}) after a final error: a rejected input never becomes valid, the operation had to end"
+            ),
+        );
+    }
+    let elapsed_us = now_us.saturating_sub(r.started_us);
+    if r.window_ms > 0 && elapsed_us > r.window_ms.saturating_mul(US_PER_MS) {
+        return violation(
+            &INVARIANT,
+            op.key(),
+            format!(
+                "attempt {attempt} of {op} was sent {} after the operation started, outside its retry window of {}",
+                human(elapsed_us),
+                human(r.window_ms * US_PER_MS)
+            ),
+        );
+    }
+    None
+}
+
+pub fn finish(l: &Ledger, now_us: TimeUs) -> Option<Violation> {
+    let r = l
+        .ops
+        .values()
+        .find(|r| r.intended && r.ending.is_none())?;
+    violation(
+        &INVARIANT,
+        r.op.key(),
+        format!(
+            "{} never ended: neither done, failed nor a dead letter after {}",
+            r.op,
+            human(now_us.saturating_sub(r.started_us))
+        ),
+    )
+}

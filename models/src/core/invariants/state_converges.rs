@@ -1,0 +1,31 @@
+use super::{violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::Obs;
+use sim::{ActorId, TimeUs, Violation};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "state-converges",
+    doc: "After healing, a consumer's copy of an entity differs from the newest committed write \
+          (an old event overwrote a newer value). Judged per entity, not per event, at the end \
+          of the healing phase.",
+};
+
+pub fn observe(_: &Ledger, _: TimeUs, _: ActorId, _: &Obs) -> Option<Violation> {
+    None
+}
+
+pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
+    let r = l.ops.values().find(|r| match (r.current, r.newest) {
+        (Some((_, held)), Some((_, newest))) => !r.newest_dead && held != newest,
+        _ => false,
+    })?;
+    let ((_, held), (version, newest)) = (r.current?, r.newest?);
+    violation(
+        &INVARIANT,
+        r.op.key(),
+        format!(
+            "after healing the consumer holds {} = {held}, but the newest committed write is {newest} (v{version})",
+            r.op
+        ),
+    )
+}

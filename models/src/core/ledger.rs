@@ -1,0 +1,409 @@
+//! The effect ledger: the oracle that judges every run.
+//!
+//! It keeps one record per business operation: what the business wanted, what
+//! landed in the outside world (effects, observed where they land, never
+//! where a service believes it caused them), and what the client was finally
+//! told. The invariants in [`super::invariants`] judge each observation
+//! against the records as they stood before it, and the records once more at
+//! the end of the healing phase.
+
+use super::hist;
+use super::invariants;
+use super::obs::{Ending, Obs, Site, MAX_LAYERS};
+use super::op::{Key, Op};
+use super::table::Table;
+use sim::{ActorId, Counter, Merge, Outcome, TimeUs, Violation};
+
+/// Everything the ledger knows about one operation (or one entity).
+#[derive(Clone, Copy, Debug)]
+pub struct OpRecord {
+    pub op: Op,
+    // --- what the business wanted, at its client
+    pub intended: bool,
+    pub payload: u32,
+    pub window_ms: u64,
+    pub started_us: TimeUs,
+    /// Attempts the client sent.
+    pub attempts: u32,
+    /// A final error (422) was answered: any later attempt retries a rejected input.
+    pub rejected: bool,
+    /// The payload of the attempt the client was told is done.
+    pub told_done: Option<u32>,
+    pub ending: Option<Ending>,
+    pub ended_us: TimeUs,
+    // --- what landed in the outside world
+    pub effects: u32,
+    pub effect_total: u64,
+    pub site: Option<&'static Site>,
+    /// When the first effect landed, and with which payload.
+    pub first_effect: Option<(TimeUs, u32)>,
+    // --- an event owed by a committed state change
+    pub committed: bool,
+    pub committed_us: TimeUs,
+    pub entity: Option<Op>,
+    pub version: u32,
+    pub accepted: bool,
+    pub dead: bool,
+    pub written: bool,
+    pub superseded: bool,
+    // --- an entity: the newest committed write and what the consumer holds
+    pub newest: Option<(u32, u32)>,
+    pub newest_dead: bool,
+    pub current: Option<(u32, u32)>,
+    // --- requests each layer received for this operation
+    pub received: [u32; MAX_LAYERS],
+}
+
+impl OpRecord {
+    fn new(op: Op) -> OpRecord {
+        OpRecord {
+            op,
+            intended: false,
+            payload: 0,
+            window_ms: 0,
+            started_us: 0,
+            attempts: 0,
+            rejected: false,
+            told_done: None,
+            ending: None,
+            ended_us: 0,
+            effects: 0,
+            effect_total: 0,
+            site: None,
+            first_effect: None,
+            committed: false,
+            committed_us: 0,
+            entity: None,
+            version: 0,
+            accepted: false,
+            dead: false,
+            written: false,
+            superseded: false,
+            newest: None,
+            newest_dead: false,
+            current: None,
+            received: [0; MAX_LAYERS],
+        }
+    }
+
+    /// The event took effect in some form: applied, written, or made moot by
+    /// a newer version of its entity.
+    pub fn handled(&self) -> bool {
+        self.effects > 0 || self.written || self.superseded
+    }
+
+    /// An effect this operation owes and that nobody will ever deliver or
+    /// reconcile: told done, or given up silently, or a committed event that is
+    /// neither handled nor in a dead-letter queue.
+    pub fn lost(&self) -> bool {
+        let client_owed = self.told_done.is_some() || self.ending == Some(Ending::Abandoned);
+        let event_owed = self.committed && !self.dead;
+        (client_owed && self.effects == 0) || (event_owed && !self.handled())
+    }
+}
+
+/// Requests per second at one layer, tracked as they arrive.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rate {
+    second: u64,
+    in_second: u32,
+    peak: u32,
+}
+
+/// The oracle of every model.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    pub ops: Table<Op, OpRecord>,
+    /// The first operation each key was used for.
+    pub keys: Table<Key, Op>,
+    /// Executions running now: the key and the actor (service process) running it.
+    pub executors: Vec<(Key, ActorId)>,
+    pub peak_dedup_keys: u32,
+    rates: [Rate; MAX_LAYERS],
+    /// The healing phase ended and `finish` ran: liveness can be judged.
+    pub finished: bool,
+}
+
+impl Ledger {
+    pub fn get(&self, op: Op) -> Option<&OpRecord> {
+        self.ops.get(&op)
+    }
+
+    /// Effects of `op` so far.
+    pub fn effects(&self, op: Op) -> u32 {
+        self.get(op).map_or(0, |r| r.effects)
+    }
+
+    fn rec(&mut self, op: Op) -> &mut OpRecord {
+        self.ops.entry(op).or_insert_with(|| OpRecord::new(op))
+    }
+
+    /// Records `obs`, which the invariants have already judged.
+    fn record(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) {
+        match *obs {
+            Obs::Intent {
+                op,
+                payload,
+                window_ms,
+            } => {
+                let r = self.rec(op);
+                if !r.intended {
+                    r.intended = true;
+                    r.payload = payload;
+                    r.window_ms = window_ms;
+                    r.started_us = now_us;
+                }
+            }
+            Obs::AttemptSent { op, attempt } => {
+                let r = self.rec(op);
+                r.attempts = r.attempts.max(attempt);
+            }
+            Obs::Received { layer, op, key } => {
+                self.rec(op).received[usize::from(layer.index)] += 1;
+                if key.is_some() {
+                    self.keys.entry(key).or_insert(op);
+                }
+                let rate = &mut self.rates[usize::from(layer.index)];
+                let second = now_us / sim::US_PER_S;
+                if second != rate.second || rate.in_second == 0 {
+                    rate.second = second;
+                    rate.in_second = 0;
+                }
+                rate.in_second += 1;
+                rate.peak = rate.peak.max(rate.in_second);
+            }
+            Obs::Effect { site, op, payload } => {
+                let r = self.rec(op);
+                r.effects += 1;
+                r.effect_total += u64::from(payload);
+                r.site.get_or_insert(site);
+                r.first_effect.get_or_insert((now_us, payload));
+            }
+            Obs::Attempt { op, outcome, .. } => {
+                let r = self.rec(op);
+                r.rejected |= outcome == super::obs::AttemptOutcome::Rejected;
+            }
+            Obs::ToldDone { op, payload } => self.rec(op).told_done = Some(payload),
+            Obs::Ended { op, ending } => {
+                let r = self.rec(op);
+                debug_assert!(r.ending.is_none(), "an operation ends once");
+                r.ending = Some(ending);
+                r.ended_us = now_us;
+            }
+            Obs::Committed {
+                op,
+                entity,
+                value,
+                version,
+            } => {
+                let r = self.rec(op);
+                r.committed = true;
+                r.committed_us = now_us;
+                r.entity = Some(entity);
+                r.version = version;
+                r.payload = value;
+                let e = self.rec(entity);
+                if e.newest.is_none_or(|(v, _)| version >= v) {
+                    e.newest = Some((version, value));
+                    e.newest_dead = false;
+                }
+            }
+            Obs::Accepted { op } => self.rec(op).accepted = true,
+            Obs::DeadLettered { op } => {
+                let r = self.rec(op);
+                r.dead = true;
+                let (entity, version) = (r.entity, r.version);
+                if let Some(e) = entity.and_then(|e| self.ops.get_mut(&e)) {
+                    if e.newest.is_some_and(|(v, _)| v == version) {
+                        e.newest_dead = true;
+                    }
+                }
+            }
+            Obs::ValueWritten {
+                op,
+                entity,
+                value,
+                version,
+            } => {
+                let r = self.rec(op);
+                r.written = true;
+                r.first_effect.get_or_insert((now_us, value));
+                self.rec(entity).current = Some((version, value));
+            }
+            Obs::Superseded { op } => self.rec(op).superseded = true,
+            Obs::ExecStart { key } => self.executors.push((key, actor)),
+            Obs::ExecEnd { key } => {
+                if let Some(i) = self.executors.iter().position(|e| *e == (key, actor)) {
+                    self.executors.swap_remove(i);
+                }
+            }
+            Obs::ExecutorsLost => self.executors.retain(|(_, a)| *a != actor),
+            Obs::DedupStore { keys, .. } => {
+                self.peak_dedup_keys = self.peak_dedup_keys.max(keys);
+            }
+        }
+    }
+}
+
+/// The ledger's numbers per run, for `check` and `sweep`.
+pub mod counter {
+    /// Operations the clients started.
+    pub const OPERATIONS: &str = "operations";
+    /// Their endings: told done, known failed, unknown (for a person), abandoned, still open.
+    pub const DONE: &str = "ended_done";
+    pub const FAILED: &str = "ended_failed";
+    pub const UNKNOWN: &str = "ended_unknown";
+    pub const ABANDONED: &str = "ended_abandoned";
+    pub const OPEN: &str = "open";
+    /// Attempts the clients sent.
+    pub const ATTEMPTS: &str = "attempts";
+    /// Events owed by committed state changes.
+    pub const EVENTS: &str = "events";
+    /// Operations with two or more effects; operations whose owed effect is missing.
+    pub const DUPLICATED_OPS: &str = "duplicated_ops";
+    pub const LOST_OPS: &str = "lost_ops";
+    /// Runs with at least one duplicated, lost, or unknown-ending operation.
+    pub const RUNS_DUPLICATED: &str = "runs_duplicated";
+    pub const RUNS_LOST: &str = "runs_lost";
+    pub const RUNS_UNKNOWN: &str = "runs_unknown";
+    /// The most keys a dedup store held (the maximum over runs).
+    pub const PEAK_DEDUP_KEYS: &str = "peak_dedup_keys";
+    /// Requests each layer received, over all runs (one slot per layer).
+    pub const RECEIVED: &str = "received";
+    /// Each layer's busiest second, summed over runs (one slot per layer).
+    pub const PEAK_PER_S: &str = "peak_per_s";
+    /// Times from intent (or commit) to first effect: a log-linear histogram in µs.
+    pub const TIME_TO_EFFECT: &str = "time_to_effect_us";
+}
+
+static COUNTERS: [Counter; 17] = {
+    use counter::*;
+    const fn one(name: &'static str) -> Counter {
+        Counter {
+            name,
+            merge: Merge::Sum,
+            len: 1,
+        }
+    }
+    [
+        one(OPERATIONS),
+        one(DONE),
+        one(FAILED),
+        one(UNKNOWN),
+        one(ABANDONED),
+        one(OPEN),
+        one(ATTEMPTS),
+        one(EVENTS),
+        one(DUPLICATED_OPS),
+        one(LOST_OPS),
+        one(RUNS_DUPLICATED),
+        one(RUNS_LOST),
+        one(RUNS_UNKNOWN),
+        Counter {
+            name: PEAK_DEDUP_KEYS,
+            merge: Merge::Max,
+            len: 1,
+        },
+        Counter {
+            name: RECEIVED,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        Counter {
+            name: PEAK_PER_S,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        Counter {
+            name: TIME_TO_EFFECT,
+            merge: Merge::Sum,
+            len: hist::BUCKETS,
+        },
+    ]
+};
+
+impl sim::Oracle for Ledger {
+    type Obs = Obs;
+
+    fn reset(&mut self) {
+        self.ops.clear();
+        self.keys.clear();
+        self.executors.clear();
+        self.peak_dedup_keys = 0;
+        self.rates = [Rate::default(); MAX_LAYERS];
+        self.finished = false;
+    }
+
+    fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) -> Option<Violation> {
+        let v = invariants::observe_all(self, now_us, actor, obs);
+        // Recorded even when it broke an invariant: the run's numbers (a
+        // second effect, a duplicate run) must count what happened.
+        self.record(now_us, actor, obs);
+        v
+    }
+
+    fn finish(&mut self, now_us: TimeUs) -> Option<Violation> {
+        self.finished = true;
+        invariants::finish_all(self, now_us)
+    }
+
+    fn counters(&self) -> &'static [Counter] {
+        &COUNTERS
+    }
+
+    fn count(&self, outcome: &Outcome, into: &mut [u64]) {
+        // Slots in the order of COUNTERS; the arrays come last.
+        const RECEIVED_AT: usize = 14;
+        const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
+        const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
+        debug_assert_eq!(into.len(), HIST_AT + hist::BUCKETS);
+        // Loss can only be told once the run got to the end of its healing
+        // phase: a run stopped early may have had the effect in flight.
+        let judged_to_end = self.finished || matches!(outcome, Outcome::Holds);
+        let (mut dup, mut lost, mut unknown) = (false, false, false);
+        for r in self.ops.values() {
+            if r.intended {
+                into[0] += 1;
+                let slot = match r.ending {
+                    Some(Ending::Done) => 1,
+                    Some(Ending::Failed) => 2,
+                    Some(Ending::Unknown) => 3,
+                    Some(Ending::Abandoned) => 4,
+                    None => 5,
+                };
+                into[slot] += 1;
+                unknown |= r.ending == Some(Ending::Unknown);
+                into[6] += u64::from(r.attempts);
+            }
+            if r.committed {
+                into[7] += 1;
+            }
+            if r.effects > 1 {
+                into[8] += 1;
+                dup = true;
+            }
+            if judged_to_end && (r.intended || r.committed) && r.lost() {
+                into[9] += 1;
+                lost = true;
+            }
+            for (i, n) in r.received.iter().enumerate() {
+                into[RECEIVED_AT + i] += u64::from(*n);
+            }
+            let start = if r.intended {
+                Some(r.started_us)
+            } else {
+                r.committed.then_some(r.committed_us)
+            };
+            if let (Some(start), Some((at, _))) = (start, r.first_effect) {
+                into[HIST_AT + hist::bucket(at.saturating_sub(start))] += 1;
+            }
+        }
+        into[10] += u64::from(dup);
+        into[11] += u64::from(lost);
+        into[12] += u64::from(unknown);
+        into[13] = into[13].max(u64::from(self.peak_dedup_keys));
+        for (i, rate) in self.rates.iter().enumerate() {
+            into[PEAK_AT + i] += u64::from(rate.peak);
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! What every model shares: business operations, the observations actors
+//! report, the effect ledger and its invariants, the plug-in interface, and
+//! the components models are built from (retry policy, windowed dedup store,
+//! slot pool). Nothing here knows a model.
+
+pub mod dedup;
+pub mod hist;
+pub mod input;
+pub mod invariants;
+pub mod ledger;
+pub mod model;
+pub mod obs;
+pub mod op;
+pub mod retry;
+pub mod slots;
+pub mod table;
+pub mod wire;
+
+pub use ledger::Ledger;
+pub use model::{BuildInput, Built, Metric, ModelSpec, SituationDoc};
+pub use obs::{AttemptOutcome, Ending, Layer, Obs, Site};
+pub use op::{Key, Op, Space};
+pub use wire::Carries;

@@ -1,0 +1,238 @@
+//! Observations: what actors tell the effect ledger. They are the ledger's
+//! whole vocabulary, shared by every model: where an operation starts, what
+//! landed in the outside world, and what each client was finally told.
+
+use super::op::{Key, Op};
+use std::fmt;
+
+/// Where an effect lands in the outside world.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Site {
+    /// "transfer", "booking in accounting".
+    pub name: &'static str,
+}
+
+/// A layer of the system that receives requests: the per-layer counts show
+/// how retries at several layers multiply (client 3 × service 3 = 9 at the bank).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Layer {
+    /// Index into the ledger's per-layer counters; unique per layer.
+    pub index: u8,
+    /// "service", "bank".
+    pub name: &'static str,
+}
+
+/// Most layers a world counts requests at.
+pub const MAX_LAYERS: usize = 8;
+
+/// What a client concluded from one attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Ok,
+    /// Definitely not executed (shed with 503 before it started): retryable.
+    Fail,
+    /// A timeout, a 409 "in progress", a 504: the effect may or may not have
+    /// happened.
+    Unknown,
+    /// A final error (422): retrying it cannot succeed.
+    Rejected,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::Fail => "failed, not executed",
+            AttemptOutcome::Unknown => "unknown",
+            AttemptOutcome::Rejected => "rejected (final)",
+        }
+    }
+}
+
+/// What a client finally knows about its operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Told it is done: the effect is owed, once, with the payload asked.
+    Done,
+    /// Knows it failed (every attempt was refused before it executed), and
+    /// says so in a dead letter: no effect may have happened.
+    Failed,
+    /// Gave up without knowing, and recorded it visibly for a person to
+    /// reconcile (a dead letter with an unknown outcome, a refused retry).
+    Unknown,
+    /// Gave up without a trace: the mistake the articles warn about.
+    Abandoned,
+}
+
+impl Ending {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Done => "done",
+            Ending::Failed => "dead letter: failed, nothing was executed",
+            Ending::Unknown => "dead letter: outcome unknown, for a person to reconcile",
+            Ending::Abandoned => "given up silently",
+        }
+    }
+}
+
+/// Observations actors push; the ledger judges them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Obs {
+    /// A client starts a business operation: `payload` once, ending within
+    /// `window_ms` (0: no window).
+    Intent {
+        op: Op,
+        payload: u32,
+        window_ms: u64,
+    },
+    /// A client sends attempt `attempt` of `op`.
+    AttemptSent { op: Op, attempt: u32 },
+    /// A layer received a request for `op`, carrying `key`.
+    Received {
+        layer: &'static Layer,
+        op: Op,
+        key: Key,
+    },
+    /// An effect in the outside world, with its payload.
+    Effect {
+        site: &'static Site,
+        op: Op,
+        payload: u32,
+    },
+    /// A client finished one attempt and concluded this.
+    Attempt {
+        op: Op,
+        attempt: u32,
+        outcome: AttemptOutcome,
+    },
+    /// A client was told `op` is done, in answer to an attempt that asked for
+    /// `payload`. The service's echo of what it did is not part of this: the
+    /// ledger compares the asked payload with the effect that landed.
+    ToldDone { op: Op, payload: u32 },
+    /// The operation ended at its client.
+    Ended { op: Op, ending: Ending },
+    /// A producer committed a state change of `entity`, so the event `op`
+    /// is owed: it must take effect once, or reach a dead-letter queue.
+    Committed {
+        op: Op,
+        entity: Op,
+        value: u32,
+        version: u32,
+    },
+    /// A broker stored the event `op` in its queue.
+    Accepted { op: Op },
+    /// A broker moved the event `op` to its dead-letter queue: visible, not lost.
+    DeadLettered { op: Op },
+    /// A set-value write of the event `op` landed: `entity` holds `value`.
+    ValueWritten {
+        op: Op,
+        entity: Op,
+        value: u32,
+        version: u32,
+    },
+    /// A versioned write of the event `op` was refused: `entity` already holds
+    /// a newer version, which supersedes it.
+    Superseded { op: Op },
+    /// A service instance starts executing the request bound to `key` (it
+    /// passed the dedup check, claimed the key or took it over).
+    ExecStart { key: Key },
+    /// That execution finished or gave up.
+    ExecEnd { key: Key },
+    /// The reporting actor restarted: every execution it ran died with it.
+    ExecutorsLost,
+    /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
+    DedupStore { keys: u32, bound: u32 },
+}
+
+impl Obs {
+    /// The operation this observation is about, if it names one.
+    pub fn op(&self) -> Option<Op> {
+        match *self {
+            Obs::Intent { op, .. }
+            | Obs::AttemptSent { op, .. }
+            | Obs::Received { op, .. }
+            | Obs::Effect { op, .. }
+            | Obs::Attempt { op, .. }
+            | Obs::ToldDone { op, .. }
+            | Obs::Ended { op, .. }
+            | Obs::Committed { op, .. }
+            | Obs::Accepted { op }
+            | Obs::DeadLettered { op }
+            | Obs::ValueWritten { op, .. }
+            | Obs::Superseded { op } => Some(op),
+            Obs::ExecStart { key } | Obs::ExecEnd { key } => match key {
+                Key::Op { op, .. } => Some(op),
+                Key::Time { .. } | Key::None => None,
+            },
+            Obs::ExecutorsLost | Obs::DedupStore { .. } => None,
+        }
+    }
+
+    /// Bookkeeping that one design reports and another does not (an
+    /// execution's start, the dedup store's size): `diff` hides it, so two
+    /// runs do not look parted before their behaviour differs.
+    pub fn is_bookkeeping(&self) -> bool {
+        matches!(
+            self,
+            Obs::ExecStart { .. }
+                | Obs::ExecEnd { .. }
+                | Obs::ExecutorsLost
+                | Obs::DedupStore { .. }
+                | Obs::Received { .. }
+                | Obs::AttemptSent { .. }
+        )
+    }
+}
+
+impl fmt::Display for Obs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Obs::Intent { op, payload, .. } => {
+                write!(f, "intent: {op}, {}", op.payload(payload))
+            }
+            Obs::AttemptSent { op, attempt } => write!(f, "attempt {attempt} for {op} sent"),
+            Obs::Received { layer, op, key } => {
+                write!(f, "{} receives a request for {op} [{key}]", layer.name)
+            }
+            Obs::Effect { site, op, payload } => {
+                write!(
+                    f,
+                    "EFFECT {} of {} for {op}",
+                    site.name,
+                    op.payload(payload)
+                )
+            }
+            Obs::Attempt {
+                op,
+                attempt,
+                outcome,
+            } => write!(f, "attempt {attempt} for {op}: {}", outcome.as_str()),
+            Obs::ToldDone { op, payload } => {
+                write!(f, "told: {op} is done ({})", op.payload(payload))
+            }
+            Obs::Ended { op, ending } => write!(f, "{op} ended: {}", ending.as_str()),
+            Obs::Committed {
+                op,
+                entity,
+                value,
+                version,
+            } => write!(f, "committed: {entity} = {value} (v{version}), {op} owed"),
+            Obs::Accepted { op } => write!(f, "queued: {op}"),
+            Obs::DeadLettered { op } => write!(f, "DEAD LETTER: {op}"),
+            Obs::ValueWritten {
+                entity,
+                value,
+                version,
+                ..
+            } => write!(f, "WRITE at consumer: {entity} = {value} (v{version})"),
+            Obs::Superseded { op } => write!(f, "{op} superseded by a newer version"),
+            Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
+            Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
+            Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
+            Obs::DedupStore { keys, bound } => {
+                let s = if keys == 1 { "" } else { "s" };
+                write!(f, "dedup store holds {keys} key{s} (bound {bound})")
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Business operations: the unit the effect ledger judges.
+//!
+//! Identity is the operation (a claim to pay, an event to handle, a request
+//! to serve), never a coarser thing such as the entity an event is about, and
+//! never a service's own record of what it did.
+
+use std::fmt;
+
+/// A namespace of operation ids, with the words traces use for it. Each model
+/// declares its own (`claim 4711`, `event #3`, `entity 4711`).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Space {
+    /// Distinguishes spaces in a violation's signature; unique per space.
+    pub code: u8,
+    /// "claim", "event", "entity".
+    pub noun: &'static str,
+    /// Written between the noun and the id: "" (claim 4711) or "#" (event #3).
+    pub id_prefix: &'static str,
+    /// The unit of an operation's payload ("EUR"), or none (a plain value).
+    pub unit: Option<&'static str>,
+    /// The prefix of keys minted for operations of this space: `zahl-4711-01`.
+    pub key_prefix: &'static str,
+}
+
+/// One business operation. Compared and hashed by its space's code and its
+/// id: two integers, on the ledger's hot path.
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    pub space: &'static Space,
+    pub id: u32,
+}
+
+impl PartialEq for Op {
+    #[inline]
+    fn eq(&self, o: &Op) -> bool {
+        self.id == o.id && self.space.code == o.space.code
+    }
+}
+
+impl Eq for Op {}
+
+impl PartialOrd for Op {
+    fn partial_cmp(&self, o: &Op) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Op {
+    fn cmp(&self, o: &Op) -> std::cmp::Ordering {
+        (self.space.code, self.id).cmp(&(o.space.code, o.id))
+    }
+}
+
+impl std::hash::Hash for Op {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.key());
+    }
+}
+
+impl Op {
+    pub const fn new(space: &'static Space, id: u32) -> Op {
+        Op { space, id }
+    }
+
+    /// The operation as a number, for a violation's signature.
+    pub fn key(self) -> u64 {
+        (u64::from(self.space.code) << 32) | u64::from(self.id)
+    }
+
+    /// A payload of this operation for people: "1200 EUR" or "value 1200".
+    pub fn payload(self, payload: u32) -> Payload {
+        Payload {
+            unit: self.space.unit,
+            value: payload,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}{}", self.space.noun, self.space.id_prefix, self.id)
+    }
+}
+
+/// A payload with its unit, as traces print it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Payload {
+    pub unit: Option<&'static str>,
+    pub value: u32,
+}
+
+impl fmt::Display for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.unit {
+            Some(u) => write!(f, "{} {u}", self.value),
+            None => write!(f, "value {}", self.value),
+        }
+    }
+}
+
+/// An idempotency key as a client sends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Key {
+    None,
+    /// Minted per business operation (`n` = 1) or, wrongly, per attempt.
+    Op {
+        op: Op,
+        n: u32,
+    },
+    /// Derived from a clock reading: two operations in one bucket collide.
+    Time {
+        bucket: u64,
+    },
+}
+
+impl Key {
+    pub fn is_some(self) -> bool {
+        self != Key::None
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Key::None => write!(f, "no key"),
+            Key::Op { op, n } => write!(f, "{}-{}-{n:02}", op.space.key_prefix, op.id),
+            Key::Time { bucket } => write!(f, "ts-{bucket}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static CLAIM: Space = Space {
+        code: 1,
+        noun: "claim",
+        id_prefix: "",
+        unit: Some("EUR"),
+        key_prefix: "zahl",
+    };
+    static EVENT: Space = Space {
+        code: 2,
+        noun: "event",
+        id_prefix: "#",
+        unit: None,
+        key_prefix: "event",
+    };
+
+    #[test]
+    fn operations_speak_their_models_words() {
+        let claim = Op::new(&CLAIM, 4711);
+        assert_eq!(claim.to_string(), "claim 4711");
+        assert_eq!(claim.payload(1200).to_string(), "1200 EUR");
+        assert_eq!(Key::Op { op: claim, n: 1 }.to_string(), "zahl-4711-01");
+        let event = Op::new(&EVENT, 3);
+        assert_eq!(event.to_string(), "event #3");
+        assert_eq!(event.payload(7).to_string(), "value 7");
+        assert_ne!(
+            claim.key(),
+            Op::new(&EVENT, 4711).key(),
+            "spaces keep ids apart"
+        );
+    }
+}

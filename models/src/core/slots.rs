@@ -1,0 +1,81 @@
+//! A bounded pool of slots: the calls a service has in flight, the jobs a
+//! consumer works on. A slot's index names the timer that guards it.
+
+#[derive(Clone, Debug)]
+pub struct Slots<T> {
+    slots: Vec<Option<T>>,
+    bound: usize,
+}
+
+impl<T> Slots<T> {
+    pub fn new(bound: usize) -> Self {
+        Slots {
+            slots: Vec::new(),
+            bound,
+        }
+    }
+
+    pub fn bound(&self) -> usize {
+        self.bound
+    }
+
+    /// Puts `value` into a free slot; `None` when all `bound` slots are busy.
+    pub fn insert(&mut self, value: T) -> Option<usize> {
+        let i = match self.slots.iter().position(Option::is_none) {
+            Some(i) => i,
+            None if self.slots.len() < self.bound => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
+            None => return None,
+        };
+        self.slots[i] = Some(value);
+        Some(i)
+    }
+
+    pub fn get(&self, i: usize) -> Option<&T> {
+        self.slots.get(i).and_then(Option::as_ref)
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        self.slots.get_mut(i).and_then(Option::as_mut)
+    }
+
+    pub fn take(&mut self, i: usize) -> Option<T> {
+        self.slots.get_mut(i).and_then(Option::take)
+    }
+
+    /// Busy slots with their indices.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|v| (i, v)))
+    }
+
+    /// The first busy slot that matches.
+    pub fn find(&self, f: impl Fn(&T) -> bool) -> Option<usize> {
+        self.iter().find(|(_, v)| f(v)).map(|(i, _)| i)
+    }
+
+    pub fn busy(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_reused_and_bounded() {
+        let mut s = Slots::new(2);
+        assert_eq!(s.insert('a'), Some(0));
+        assert_eq!(s.insert('b'), Some(1));
+        assert_eq!(s.insert('c'), None);
+        assert_eq!(s.take(0), Some('a'));
+        assert_eq!(s.insert('d'), Some(0));
+        assert_eq!(s.busy(), 2);
+        assert_eq!(s.find(|v| *v == 'b'), Some(1));
+    }
+}

@@ -1,0 +1,38 @@
+//! How a kind of actor speaks its model's messages inside a world whose
+//! message type it does not know: the world's message (an enum over every
+//! model's messages, or a user's own) carries each model's message type.
+//! So a model depends on nothing but `core`, and a world of payment and
+//! messaging actors (or a user's consumer beside the built-in broker) is a
+//! choice of message type, not a change to any model.
+
+/// A world's message type that carries `T`, one model's messages.
+pub trait Carries<T>: sim::Message {
+    fn wrap(t: T) -> Self;
+    /// The model's message inside, if this is one of them.
+    fn peek(&self) -> Option<&T>;
+}
+
+/// What every model's message type tells the world about itself.
+pub trait ModelMessage: Copy + PartialEq + std::fmt::Debug + std::fmt::Display {
+    /// Kind names, as link faults select them (`kinds = ["status-query"]`).
+    const KINDS: &'static [&'static str];
+    /// Index into [`KINDS`](ModelMessage::KINDS).
+    fn kind(&self) -> u16;
+    /// An answer to a request: a lost one shows as "reply lost".
+    fn is_reply(&self) -> bool;
+    /// A note for a trace line showing this message's delivery, from what the
+    /// same step did: whether an effect landed, and which messages of this
+    /// model it sent ("dedup hit: no second transfer").
+    fn delivery_note(&self, effect: bool, sent: &[Self]) -> Option<&'static str> {
+        let _ = (effect, sent);
+        None
+    }
+
+    /// Whether two runs that sent these two messages at the same point still
+    /// do the same thing (for `diff`): requests of one kind may carry other
+    /// keys or payloads under another design; an answer that says something
+    /// else is a real difference.
+    fn same_for_diff(&self, other: &Self) -> bool {
+        self.kind() == other.kind() && (!self.is_reply() || self == other)
+    }
+}

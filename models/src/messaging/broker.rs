@@ -1,0 +1,286 @@
+//! The broker: a durable queue that delivers at least once. An unacked
+//! delivery becomes visible again after the visibility timeout; after its
+//! last delivery a message goes to the dead-letter queue or is dropped; a
+//! publish dedup window drops a repeated message id for a while.
+
+use super::msg::{Event, Msg};
+use super::situations as sit;
+use crate::core::dedup::DedupStore;
+use crate::core::{Carries, Obs};
+use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
+use std::fmt;
+use std::marker::PhantomData;
+
+/// What happens to a message after its last delivery attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtMaxDeliveries {
+    /// It moves to the dead-letter queue, where a person sees it.
+    DeadLetter,
+    /// It is dropped (RabbitMQ rejecting without a dead-letter exchange, SQS
+    /// at the end of its retention period): the effect is silently lost.
+    Discard,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrokerConfig {
+    pub consumers: Vec<ActorId>,
+    /// An unacked delivery becomes visible again after this (SQS 30 s, NATS AckWait 30 s).
+    pub visibility_timeout_ms: u64,
+    /// Deliveries before the message leaves the queue; 0 = unlimited.
+    pub max_deliveries: u32,
+    pub at_max_deliveries: AtMaxDeliveries,
+    /// A publish with a message id accepted within this window is dropped; 0 = off.
+    pub dedup_window_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QStatus {
+    Ready,
+    InFlight { receipt: u32, deadline_us: TimeUs },
+    Acked,
+    Dead,
+    Discarded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QMsg {
+    pub ev: Event,
+    pub status: QStatus,
+    pub deliveries: u32,
+}
+
+/// The broker's durable queue, dead-letter queue and dedup table.
+#[derive(Clone, Debug)]
+pub struct BrokerStorage {
+    pub queue: Vec<QMsg>,
+    /// Message ids accepted within the dedup window; they stay tracked after
+    /// delivery, as in SQS FIFO.
+    pub dedup: DedupStore<u32, ()>,
+    pub next_receipt: u32,
+}
+
+/// The broker's one timer: the earliest visibility deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BrokerTimer;
+
+impl fmt::Display for BrokerTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("visibility timeout")
+    }
+}
+
+impl Timer for BrokerTimer {
+    fn slot(&self) -> u32 {
+        0
+    }
+}
+
+pub struct Broker<W> {
+    pub cfg: BrokerConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Broker<W> {
+    pub fn new(cfg: BrokerConfig) -> Self {
+        Broker {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+
+    fn window_us(&self) -> TimeUs {
+        self.cfg.dedup_window_ms * US_PER_MS
+    }
+}
+
+impl<W: Carries<Msg>> Broker<W> {
+    /// A message that has had its last delivery leaves the queue.
+    fn retire(&self, m: &mut QMsg, ctx: &mut impl Ctx<Self>) {
+        match self.cfg.at_max_deliveries {
+            AtMaxDeliveries::DeadLetter => {
+                m.status = QStatus::Dead;
+                ctx.reached(sit::BROKER_DEAD_LETTERED);
+                ctx.observe(Obs::DeadLettered { op: m.ev.op() });
+            }
+            AtMaxDeliveries::Discard => {
+                m.status = QStatus::Discarded;
+                ctx.reached(sit::BROKER_DISCARDED);
+            }
+        }
+    }
+
+    /// Delivers every ready message and re-arms the one visibility timer.
+    fn dispatch(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
+        let now = ctx.now_us();
+        let n = self.cfg.consumers.len() as u64;
+        for m in &mut s.queue {
+            if m.status != QStatus::Ready {
+                continue;
+            }
+            if self.cfg.max_deliveries != 0 && m.deliveries >= self.cfg.max_deliveries {
+                self.retire(m, ctx);
+                continue;
+            }
+            if m.deliveries > 0 {
+                ctx.reached(sit::LEASE_EXPIRED_REDELIVERY);
+            }
+            let consumer = self.cfg.consumers[ctx.choose(n) as usize];
+            let receipt = s.next_receipt;
+            s.next_receipt += 1;
+            m.deliveries += 1;
+            m.status = QStatus::InFlight {
+                receipt,
+                deadline_us: now + self.cfg.visibility_timeout_ms * US_PER_MS,
+            };
+            ctx.send(consumer, W::wrap(Msg::Deliver { ev: m.ev, receipt }));
+        }
+        let next = s
+            .queue
+            .iter()
+            .filter_map(|m| match m.status {
+                QStatus::InFlight { deadline_us, .. } => Some(deadline_us),
+                _ => None,
+            })
+            .min();
+        match next {
+            Some(t) => ctx.set_timer(BrokerTimer, t.saturating_sub(now)),
+            None => ctx.cancel_timer(BrokerTimer),
+        }
+    }
+
+    fn on_publish(
+        &self,
+        s: &mut BrokerStorage,
+        from: ActorId,
+        ev: Event,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let now = ctx.now_us();
+        if self.cfg.dedup_window_ms != 0 {
+            s.dedup.reap(now);
+            if s.dedup.get(&ev.id, now).is_some() {
+                ctx.reached(sit::BROKER_DEDUP_HIT);
+                let ack = Msg::PublishAck {
+                    id: ev.id,
+                    duplicate: true,
+                };
+                ctx.send(from, W::wrap(ack));
+                return;
+            }
+        }
+        if s.queue.iter().any(|m| m.ev.id == ev.id) {
+            if self.cfg.dedup_window_ms != 0 {
+                ctx.reached(sit::REPUBLISH_AFTER_DEDUP_WINDOW);
+            }
+            ctx.reached(sit::DUPLICATE_PUBLISH);
+        }
+        // The queue grows by one per accepted publish; run.max_steps bounds publishes.
+        s.queue.push(QMsg {
+            ev,
+            status: QStatus::Ready,
+            deliveries: 0,
+        });
+        if self.cfg.dedup_window_ms != 0 {
+            s.dedup.insert(ev.id, (), now);
+        }
+        ctx.observe(Obs::Accepted { op: ev.op() });
+        let ack = Msg::PublishAck {
+            id: ev.id,
+            duplicate: false,
+        };
+        ctx.send(from, W::wrap(ack));
+        self.dispatch(s, ctx);
+    }
+
+    fn on_ack(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
+        // A late ack (after the lease expired, or from another consumer's
+        // delivery) is still accepted, as NATS does (nats-server#4786).
+        let in_flight = s
+            .queue
+            .iter_mut()
+            .find(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }));
+        if let Some(m) = in_flight {
+            if let QStatus::InFlight {
+                receipt: current, ..
+            } = m.status
+            {
+                if current != receipt {
+                    ctx.reached(sit::LATE_ACK);
+                }
+            }
+            m.status = QStatus::Acked;
+        }
+        self.dispatch(s, ctx);
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Broker<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = BrokerTimer;
+    /// The broker's queue is all durable.
+    type State = ();
+    type Storage = BrokerStorage;
+
+    fn timer_slots(&self) -> u32 {
+        1
+    }
+
+    fn reset_storage(&self, storage: &mut Option<BrokerStorage>) {
+        let s = storage.get_or_insert_with(|| BrokerStorage {
+            queue: Vec::new(),
+            dedup: DedupStore::new(self.window_us()),
+            next_receipt: 1,
+        });
+        s.queue.clear();
+        s.dedup.reset(self.window_us());
+        s.next_receipt = 1;
+    }
+
+    fn on_start(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
+        // After a restart the leases restart too: in-flight messages get a fresh deadline.
+        let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
+        for m in &mut s.queue {
+            if let QStatus::InFlight { receipt, .. } = m.status {
+                m.status = QStatus::InFlight {
+                    receipt,
+                    deadline_us,
+                };
+            }
+        }
+        self.dispatch(s, ctx);
+    }
+
+    fn on_msg(
+        &self,
+        _: &mut (),
+        s: &mut BrokerStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match msg.peek() {
+            Some(&Msg::Publish { ev }) => self.on_publish(s, from, ev, ctx),
+            Some(&Msg::Ack { id, receipt }) => self.on_ack(s, id, receipt, ctx),
+            _ => {}
+        }
+    }
+
+    fn on_timer(
+        &self,
+        _: &mut (),
+        s: &mut BrokerStorage,
+        _: BrokerTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let now = ctx.now_us();
+        for m in &mut s.queue {
+            if let QStatus::InFlight { deadline_us, .. } = m.status {
+                if deadline_us <= now {
+                    m.status = QStatus::Ready;
+                }
+            }
+        }
+        self.dispatch(s, ctx);
+    }
+}

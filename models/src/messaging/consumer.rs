@@ -1,0 +1,288 @@
+//! A consumer: takes a delivery, runs the handler's transactions against the
+//! shared database, and acks before or after the commit.
+
+use super::msg::{Event, Msg, TxKind, TxResult};
+use super::CONSUMER_LAYER;
+use crate::core::slots::Slots;
+use crate::core::{Carries, Key, Obs};
+use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use std::fmt;
+use std::marker::PhantomData;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handler {
+    /// Apply the effect for every delivery.
+    Effect,
+    /// Inbox row in the effect's transaction.
+    InboxSameTx,
+    /// Check the inbox, apply the effect, write the inbox row: three transactions.
+    InboxSeparateTx,
+    /// Check the inbox, write the inbox row, apply the effect: the other order.
+    InboxRecordFirst,
+    /// Insert keyed by the event under a unique constraint; "already exists" counts as success.
+    UniqueKey,
+    /// Set the entity's value (naturally idempotent, order-sensitive).
+    SetValue { versioned: bool },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckMode {
+    AfterCommit,
+    /// Ack on receipt, then process: a crash while processing loses the message.
+    BeforeCommit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsumerConfig {
+    pub broker: ActorId,
+    pub db: ActorId,
+    pub handler: Handler,
+    pub ack: AckMode,
+    pub processing_ms: u64,
+    /// Extra processing time drawn per delivery, 0..=this.
+    pub processing_jitter_ms: u64,
+    /// Give up a delivery whose database reply does not come (the lease then expires).
+    pub tx_timeout_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Checking,
+    Processing,
+    Committing,
+    Recording,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Job {
+    pub ev: Event,
+    pub receipt: u32,
+    pub phase: Phase,
+}
+
+/// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
+#[derive(Clone, Debug)]
+pub struct ConsumerState {
+    pub jobs: Slots<Job>,
+}
+
+pub const MAX_JOBS: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsumerTimer {
+    /// The handler's work on job `slot` is done.
+    Processed { slot: u32 },
+    /// The database did not answer job `slot`'s transaction in time.
+    TxTimeout { slot: u32 },
+}
+
+impl fmt::Display for ConsumerTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConsumerTimer::Processed { .. } => f.write_str("processing done"),
+            ConsumerTimer::TxTimeout { .. } => f.write_str("transaction timeout"),
+        }
+    }
+}
+
+impl Timer for ConsumerTimer {
+    fn slot(&self) -> u32 {
+        match *self {
+            ConsumerTimer::Processed { slot } => slot,
+            ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
+        }
+    }
+}
+
+pub struct Consumer<W> {
+    pub cfg: ConsumerConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Consumer<W> {
+    pub fn new(cfg: ConsumerConfig) -> Self {
+        Consumer {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Consumer<W> {
+    fn tx(&self, slot: usize, job: &mut Job, kind: TxKind, phase: Phase, ctx: &mut impl Ctx<Self>) {
+        job.phase = phase;
+        let tx = Msg::Tx {
+            ev: job.ev,
+            kind,
+            slot: slot as u8,
+            receipt: job.receipt,
+        };
+        ctx.send(self.cfg.db, W::wrap(tx));
+        ctx.set_timer(
+            ConsumerTimer::TxTimeout { slot: slot as u32 },
+            self.cfg.tx_timeout_ms * US_PER_MS,
+        );
+    }
+
+    fn process(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
+        job.phase = Phase::Processing;
+        let ms = self.cfg.processing_ms + ctx.range(0, self.cfg.processing_jitter_ms);
+        ctx.set_timer(
+            ConsumerTimer::Processed { slot: slot as u32 },
+            ms * US_PER_MS,
+        );
+    }
+
+    fn finish(&self, st: &mut ConsumerState, slot: usize, ctx: &mut impl Ctx<Self>) {
+        let job = st.jobs.take(slot).expect("slot is busy");
+        ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
+        if self.cfg.ack == AckMode::AfterCommit {
+            let ack = Msg::Ack {
+                id: job.ev.id,
+                receipt: job.receipt,
+            };
+            ctx.send(self.cfg.broker, W::wrap(ack));
+        }
+    }
+
+    fn on_deliver(
+        &self,
+        st: &mut ConsumerState,
+        ev: Event,
+        receipt: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        ctx.observe(Obs::Received {
+            layer: &CONSUMER_LAYER,
+            op: ev.op(),
+            key: Key::None,
+        });
+        let mut job = Job {
+            ev,
+            receipt,
+            phase: Phase::Processing,
+        };
+        let Some(slot) = st.jobs.insert(job) else {
+            return; // busy: the lease expires and another delivery follows
+        };
+        if self.cfg.ack == AckMode::BeforeCommit {
+            ctx.send(self.cfg.broker, W::wrap(Msg::Ack { id: ev.id, receipt }));
+        }
+        if matches!(
+            self.cfg.handler,
+            Handler::InboxSeparateTx | Handler::InboxRecordFirst
+        ) {
+            self.tx(slot, &mut job, TxKind::CheckInbox, Phase::Checking, ctx);
+        } else {
+            self.process(slot, &mut job, ctx);
+        }
+        *st.jobs.get_mut(slot).expect("just inserted") = job;
+    }
+
+    fn on_tx_done(
+        &self,
+        st: &mut ConsumerState,
+        id: u32,
+        slot: usize,
+        receipt: u32,
+        result: TxResult,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(job) = st.jobs.get_mut(slot) else {
+            return;
+        };
+        if job.ev.id != id || job.receipt != receipt {
+            return; // a late reply for a delivery given up
+        }
+        ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
+        match (job.phase, result, self.cfg.handler) {
+            (Phase::Checking, TxResult::NotSeen, _) => self.process(slot, job, ctx),
+            (Phase::Committing, TxResult::Applied, Handler::InboxSeparateTx) => {
+                self.tx(slot, job, TxKind::RecordInbox, Phase::Recording, ctx)
+            }
+            (Phase::Recording, TxResult::Applied, Handler::InboxRecordFirst) => {
+                self.tx(slot, job, TxKind::Effect, Phase::Committing, ctx)
+            }
+            _ => self.finish(st, slot, ctx),
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Consumer<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = ConsumerTimer;
+    type State = ConsumerState;
+    /// A consumer keeps its durable data in `consumer-db`.
+    type Storage = ();
+
+    fn timer_slots(&self) -> u32 {
+        2 * MAX_JOBS as u32
+    }
+
+    fn reset_storage(&self, storage: &mut Option<()>) {
+        *storage = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut impl Ctx<Self>) -> ConsumerState {
+        ConsumerState {
+            jobs: Slots::new(MAX_JOBS),
+        }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut ConsumerState,
+        _: &mut (),
+        _from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match msg.peek() {
+            Some(&Msg::Deliver { ev, receipt }) => self.on_deliver(st, ev, receipt, ctx),
+            Some(&Msg::TxDone {
+                id,
+                slot,
+                receipt,
+                result,
+            }) => self.on_tx_done(st, id, usize::from(slot), receipt, result, ctx),
+            _ => {}
+        }
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut ConsumerState,
+        _: &mut (),
+        timer: ConsumerTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match timer {
+            ConsumerTimer::TxTimeout { slot } => {
+                // No answer from the database: drop the delivery unacked; the lease redelivers it.
+                st.jobs.take(slot as usize);
+            }
+            ConsumerTimer::Processed { slot } => {
+                let slot = slot as usize;
+                let Some(job) = st.jobs.get_mut(slot) else {
+                    return;
+                };
+                debug_assert_eq!(job.phase, Phase::Processing);
+                let (kind, phase) = match self.cfg.handler {
+                    Handler::Effect | Handler::InboxSeparateTx => {
+                        (TxKind::Effect, Phase::Committing)
+                    }
+                    Handler::InboxRecordFirst => (TxKind::RecordInbox, Phase::Recording),
+                    Handler::InboxSameTx => (TxKind::InboxAndEffect, Phase::Committing),
+                    Handler::UniqueKey => (TxKind::InsertUnique, Phase::Committing),
+                    Handler::SetValue { versioned } => {
+                        (TxKind::SetValue { versioned }, Phase::Committing)
+                    }
+                };
+                let mut job = *job;
+                self.tx(slot, &mut job, kind, phase, ctx);
+                *st.jobs.get_mut(slot).expect("busy") = job;
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The consumers' shared database: business effects, the inbox, unique rows
+//! and set values. Effects are observed here, where they land.
+
+use super::msg::{Event, Msg, TxKind, TxResult};
+use super::situations as sit;
+use super::CONSUMER_WRITE;
+use crate::core::{Carries, Obs};
+use sim::{Actor, ActorId, Ctx, NoTimer};
+use std::marker::PhantomData;
+
+#[derive(Clone, Debug, Default)]
+pub struct ConsumerDbStorage {
+    /// Message ids in the inbox.
+    pub inbox: Vec<u32>,
+    /// Message ids whose effect was applied (once per application).
+    pub effects: Vec<u32>,
+    /// Event ids under a unique constraint.
+    pub unique: Vec<u32>,
+    /// (entity, value, version).
+    pub values: Vec<(u32, u32, u32)>,
+}
+
+pub struct ConsumerDb<W> {
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Default for ConsumerDb<W> {
+    fn default() -> Self {
+        ConsumerDb { wire: PhantomData }
+    }
+}
+
+impl<W: Carries<Msg>> ConsumerDb<W> {
+    fn effect(s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+        s.effects.push(ev.id);
+        ctx.observe(Obs::Effect {
+            site: &CONSUMER_WRITE,
+            op: ev.op(),
+            payload: ev.value,
+        });
+    }
+
+    fn set_value(
+        s: &mut ConsumerDbStorage,
+        ev: Event,
+        versioned: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) -> TxResult {
+        let current = s.values.iter().position(|v| v.0 == ev.entity);
+        let stored_version = current.map(|i| s.values[i].2);
+        if stored_version.is_some_and(|v| v > ev.version) {
+            ctx.reached(sit::OUT_OF_ORDER_WRITE);
+        }
+        if versioned && stored_version.is_some_and(|v| v >= ev.version) {
+            if stored_version.is_some_and(|v| v > ev.version) {
+                ctx.reached(sit::STALE_WRITE_REJECTED);
+                ctx.observe(Obs::Superseded { op: ev.op() });
+            }
+            return TxResult::Stale;
+        }
+        let row = (ev.entity, ev.value, ev.version);
+        match current {
+            Some(i) => s.values[i] = row,
+            None => s.values.push(row),
+        }
+        ctx.observe(Obs::ValueWritten {
+            op: ev.op(),
+            entity: ev.entity_op(),
+            value: ev.value,
+            version: ev.version,
+        });
+        TxResult::Applied
+    }
+
+    /// One transaction.
+    fn run(
+        s: &mut ConsumerDbStorage,
+        ev: Event,
+        kind: TxKind,
+        ctx: &mut impl Ctx<Self>,
+    ) -> TxResult {
+        let effect_done = s.effects.contains(&ev.id);
+        match kind {
+            TxKind::Effect => {
+                if effect_done {
+                    ctx.reached(sit::REDELIVERED_AFTER_EFFECT);
+                }
+                Self::effect(s, ev, ctx);
+                TxResult::Applied
+            }
+            TxKind::InboxAndEffect => {
+                if s.inbox.contains(&ev.id) {
+                    ctx.reached(sit::INBOX_HIT);
+                    TxResult::Duplicate
+                } else {
+                    s.inbox.push(ev.id);
+                    Self::effect(s, ev, ctx);
+                    TxResult::Applied
+                }
+            }
+            TxKind::CheckInbox => {
+                let known = s.inbox.contains(&ev.id);
+                match (known, effect_done) {
+                    (true, true) => ctx.reached(sit::INBOX_HIT),
+                    (true, false) => ctx.reached(sit::INBOX_ROW_WITHOUT_EFFECT),
+                    (false, true) => ctx.reached(sit::EFFECT_WITHOUT_INBOX_ROW),
+                    (false, false) => {}
+                }
+                if known {
+                    TxResult::Duplicate
+                } else {
+                    TxResult::NotSeen
+                }
+            }
+            TxKind::RecordInbox => {
+                if !s.inbox.contains(&ev.id) {
+                    s.inbox.push(ev.id);
+                }
+                TxResult::Applied
+            }
+            TxKind::InsertUnique => {
+                if s.unique.contains(&ev.id) {
+                    ctx.reached(sit::UNIQUE_KEY_HIT);
+                    TxResult::Duplicate
+                } else {
+                    s.unique.push(ev.id);
+                    Self::effect(s, ev, ctx);
+                    TxResult::Applied
+                }
+            }
+            TxKind::SetValue { versioned } => Self::set_value(s, ev, versioned, ctx),
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = NoTimer;
+    type State = ();
+    type Storage = ConsumerDbStorage;
+
+    fn reset_storage(&self, storage: &mut Option<ConsumerDbStorage>) {
+        let s = storage.get_or_insert_with(ConsumerDbStorage::default);
+        s.inbox.clear();
+        s.effects.clear();
+        s.unique.clear();
+        s.values.clear();
+    }
+
+    fn on_start(&self, _: &mut ConsumerDbStorage, _: &mut impl Ctx<Self>) {}
+
+    fn on_msg(
+        &self,
+        _: &mut (),
+        s: &mut ConsumerDbStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(&Msg::Tx {
+            ev,
+            kind,
+            slot,
+            receipt,
+        }) = msg.peek()
+        else {
+            return;
+        };
+        let result = Self::run(s, ev, kind, ctx);
+        let done = Msg::TxDone {
+            id: ev.id,
+            slot,
+            receipt,
+            result,
+        };
+        ctx.send(from, W::wrap(done));
+    }
+}

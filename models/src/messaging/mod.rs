@@ -1,0 +1,106 @@
+//! The messaging half of the catalog: a producer that changes its state and
+//! must publish an event (dual write, or a transactional outbox with a relay),
+//! a durable broker with acks, a visibility timeout, a dead-letter queue and
+//! an optional publish dedup window, and consumers that share one database
+//! (the `consumer-db` actor) with an inbox, a unique key or a set-value handler.
+//!
+//! Every database transaction is one step of the actor that owns the database;
+//! a consumer's transaction is a request to `consumer-db` and its reply, so a
+//! crash or a lost reply can fall between the commit and the ack. Effects are
+//! observed where they land: in `consumer-db`, never in the consumer that
+//! believes it handled a message. Each event is one business operation; the
+//! entity it changes matters only for `state-converges`.
+
+mod broker;
+mod consumer;
+mod consumer_db;
+mod msg;
+mod producer;
+mod scenario;
+pub mod situations;
+
+pub use broker::{
+    AtMaxDeliveries, Broker, BrokerConfig, BrokerStorage, BrokerTimer, QMsg, QStatus,
+};
+pub use consumer::{AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler};
+pub use consumer_db::{ConsumerDb, ConsumerDbStorage};
+pub use msg::{Event, Msg, TxKind, TxResult};
+pub use producer::{
+    EventSpec, OutboxRow, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer,
+    WriteMode,
+};
+
+use crate::core::input::LoadError;
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+
+/// Events, numbered by their outbox row.
+pub static EVENT: Space = Space {
+    code: 2,
+    noun: "event",
+    id_prefix: "#",
+    unit: None,
+    key_prefix: "event",
+};
+
+/// The business entities events change (a claim, a customer's address).
+pub static ENTITY: Space = Space {
+    code: 3,
+    noun: "entity",
+    id_prefix: "",
+    unit: None,
+    key_prefix: "entity",
+};
+
+/// The effect: a write in the consumers' database.
+pub static CONSUMER_WRITE: Site = Site {
+    name: "consumer write",
+};
+
+/// Deliveries a consumer received per event.
+pub static CONSUMER_LAYER: Layer = Layer {
+    index: 2,
+    name: "consumer",
+};
+
+pub struct Messaging;
+
+static METRICS: &[Metric] = &[
+    Metric::Duplicated,
+    Metric::Lost,
+    Metric::ReceivedPerOperation(&CONSUMER_LAYER),
+    Metric::TimeToEffect,
+];
+
+impl<N> ModelSpec<N> for Messaging
+where
+    N: sim::Actor
+        + From<Producer<N::Msg>>
+        + From<Broker<N::Msg>>
+        + From<Consumer<N::Msg>>
+        + From<ConsumerDb<N::Msg>>,
+    N::Msg: crate::core::Carries<Msg>,
+{
+    fn name(&self) -> &'static str {
+        "messaging"
+    }
+
+    fn about(&self) -> &'static str {
+        "a producer, a broker and consumers: dual writes, outbox, inbox, acks, dead letters"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        scenario::TABLES
+    }
+
+    fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError> {
+        scenario::build(input)
+    }
+
+    fn situations(&self) -> &'static [SituationDoc] {
+        situations::ALL
+    }
+
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+}

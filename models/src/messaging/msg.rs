@@ -1,0 +1,166 @@
+//! The messaging model's messages: small and `Copy`.
+
+use super::{ENTITY, EVENT};
+use crate::core::wire::ModelMessage;
+use crate::core::Op;
+use std::fmt;
+
+/// One event as it travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The message id: the outbox row's id, stable across republishes. It
+    /// names the business operation (`event #3`).
+    pub id: u32,
+    /// The business entity the event changes.
+    pub entity: u32,
+    /// The payload: an amount for an effect, the new value for set-value.
+    pub value: u32,
+    /// The entity's row version after the change (1, 2, ...).
+    pub version: u32,
+}
+
+impl Event {
+    pub fn op(&self) -> Op {
+        Op::new(&EVENT, self.id)
+    }
+
+    pub fn entity_op(&self) -> Op {
+        Op::new(&ENTITY, self.entity)
+    }
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "event #{} for {} (value {}, v{})",
+            self.id,
+            self.entity_op(),
+            self.value,
+            self.version
+        )
+    }
+}
+
+/// What a consumer asks its database to do in one transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxKind {
+    /// Apply the effect, no questions asked.
+    Effect,
+    /// Inbox row and effect in one transaction: a known id is skipped.
+    InboxAndEffect,
+    /// Read the inbox (a transaction of its own).
+    CheckInbox,
+    /// Write the inbox row (a transaction of its own).
+    RecordInbox,
+    /// Insert keyed by the event under a unique constraint.
+    InsertUnique,
+    /// Set the entity's value; `versioned` only if the stored version is older.
+    SetValue { versioned: bool },
+}
+
+impl TxKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxKind::Effect => "apply effect",
+            TxKind::InboxAndEffect => "inbox row + effect",
+            TxKind::CheckInbox => "check inbox",
+            TxKind::RecordInbox => "write inbox row",
+            TxKind::InsertUnique => "insert under unique key",
+            TxKind::SetValue { versioned: false } => "set value",
+            TxKind::SetValue { versioned: true } => "set value if newer",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxResult {
+    Applied,
+    /// Already there (inbox hit or "already exists"): counts as success.
+    Duplicate,
+    /// The inbox does not know the id.
+    NotSeen,
+    /// A versioned write older than the stored one, rejected.
+    Stale,
+}
+
+impl TxResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TxResult::Applied => "applied",
+            TxResult::Duplicate => "already there",
+            TxResult::NotSeen => "not seen",
+            TxResult::Stale => "stale, rejected",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Producer (or its outbox relay) to broker.
+    Publish { ev: Event },
+    /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
+    PublishAck { id: u32, duplicate: bool },
+    /// Broker to consumer; `receipt` names this delivery.
+    Deliver { ev: Event, receipt: u32 },
+    /// Consumer to broker: delete the message.
+    Ack { id: u32, receipt: u32 },
+    /// Consumer to its database: one transaction.
+    Tx {
+        ev: Event,
+        kind: TxKind,
+        slot: u8,
+        receipt: u32,
+    },
+    TxDone {
+        id: u32,
+        slot: u8,
+        receipt: u32,
+        result: TxResult,
+    },
+}
+
+impl ModelMessage for Msg {
+    const KINDS: &'static [&'static str] =
+        &["publish", "publish-ack", "deliver", "ack", "tx", "tx-done"];
+
+    fn kind(&self) -> u16 {
+        match self {
+            Msg::Publish { .. } => 0,
+            Msg::PublishAck { .. } => 1,
+            Msg::Deliver { .. } => 2,
+            Msg::Ack { .. } => 3,
+            Msg::Tx { .. } => 4,
+            Msg::TxDone { .. } => 5,
+        }
+    }
+
+    fn is_reply(&self) -> bool {
+        matches!(
+            self,
+            Msg::PublishAck { .. } | Msg::Ack { .. } | Msg::TxDone { .. }
+        )
+    }
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Msg::Publish { ev } => write!(f, "publish {ev}"),
+            Msg::PublishAck { id, duplicate } => {
+                let d = if duplicate {
+                    " (duplicate, dropped)"
+                } else {
+                    ""
+                };
+                write!(f, "stored event #{id}{d}")
+            }
+            Msg::Deliver { ev, receipt } => write!(f, "deliver {ev} [receipt {receipt}]"),
+            Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
+            Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
+            Msg::TxDone { id, result, .. } => {
+                write!(f, "tx for event #{id}: {}", result.as_str())
+            }
+        }
+    }
+}

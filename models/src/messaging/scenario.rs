@@ -1,0 +1,278 @@
+//! The messaging model's tables in a scenario file: `[producer]`,
+//! `[broker]`, `[consumer]` and `[[events]]`.
+
+use super::{
+    AckMode, AtMaxDeliveries, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb,
+    EventSpec, Handler, Producer, ProducerConfig, WriteMode,
+};
+use crate::core::input::{
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, LoadError, Seg,
+    MAX_DURATION_MS,
+};
+use crate::core::retry::RetryPolicy;
+use crate::core::{BuildInput, Built, Carries};
+use serde::Deserialize;
+
+pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
+
+pub const MAX_CONSUMERS: u64 = 64;
+pub const MAX_EVENTS: u64 = 1000;
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(default)]
+struct FileDto {
+    producer: ProducerDto,
+    broker: BrokerDto,
+    consumer: ConsumerDto,
+    #[serde(default = "default_events")]
+    events: Vec<EventDto>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct ProducerDto {
+    write: String,
+    publish_timeout_ms: u64,
+    publish_max_attempts: u64,
+    commit_fail_per_mille: u64,
+}
+
+impl Default for ProducerDto {
+    fn default() -> Self {
+        ProducerDto {
+            write: "outbox".into(),
+            publish_timeout_ms: 5_000,
+            publish_max_attempts: 3,
+            commit_fail_per_mille: 0,
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct BrokerDto {
+    visibility_timeout_ms: u64,
+    max_deliveries: u64,
+    at_max_deliveries: String,
+    dedup_window_ms: u64,
+    consumers: u64,
+}
+
+impl Default for BrokerDto {
+    fn default() -> Self {
+        BrokerDto {
+            visibility_timeout_ms: 30_000,
+            max_deliveries: 0,
+            at_max_deliveries: "dead-letter".into(),
+            dedup_window_ms: 0,
+            consumers: 1,
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct ConsumerDto {
+    handler: String,
+    ack: String,
+    processing_ms: u64,
+    processing_jitter_ms: u64,
+    tx_timeout_ms: u64,
+}
+
+impl Default for ConsumerDto {
+    fn default() -> Self {
+        ConsumerDto {
+            handler: "inbox-same-tx".into(),
+            ack: "after-commit".into(),
+            processing_ms: 100,
+            processing_jitter_ms: 0,
+            tx_timeout_ms: 5_000,
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct EventDto {
+    entity: u32,
+    #[serde(default = "default_value")]
+    value: u32,
+    #[serde(default)]
+    start_ms: u64,
+}
+
+fn default_value() -> u32 {
+    1200
+}
+
+fn default_events() -> Vec<EventDto> {
+    vec![EventDto {
+        entity: 4711,
+        value: 1200,
+        start_ms: 0,
+    }]
+}
+
+pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+where
+    N: From<Producer<W>> + From<Broker<W>> + From<Consumer<W>> + From<ConsumerDb<W>>,
+    W: Carries<super::Msg>,
+{
+    let d: FileDto = toml::from_str(input.text)?;
+    let b = &d.broker;
+    let bat = |k| path(&["broker", k]);
+    let consumers = count_in(b.consumers, 1, MAX_CONSUMERS, bat("consumers"), "consumers")? as u32;
+    let broker = BrokerConfig {
+        // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3.
+        consumers: (0..consumers).map(|i| 3 + i).collect(),
+        visibility_timeout_ms: positive_duration_us(
+            b.visibility_timeout_ms,
+            12 * 3600 * 1000,
+            bat("visibility_timeout_ms"),
+            "SQS and NATS default to 30 s: visibility_timeout_ms = 30000",
+        )? / 1000,
+        max_deliveries: count_in(
+            b.max_deliveries,
+            0,
+            1000,
+            bat("max_deliveries"),
+            "deliveries",
+        )? as u32,
+        at_max_deliveries: one_of(
+            &b.at_max_deliveries,
+            &[
+                ("dead-letter", AtMaxDeliveries::DeadLetter),
+                ("discard", AtMaxDeliveries::Discard),
+            ],
+            bat("at_max_deliveries"),
+        )?,
+        dedup_window_ms: duration_us(b.dedup_window_ms, DAY_MS, bat("dedup_window_ms"))? / 1000,
+    };
+
+    let p = &d.producer;
+    let pat = |k| path(&["producer", k]);
+    let mode = one_of(
+        &p.write,
+        &[
+            ("state-first", WriteMode::StateFirst),
+            ("event-first", WriteMode::EventFirst),
+            ("outbox", WriteMode::Outbox),
+        ],
+        pat("write"),
+    )?;
+    let publish_timeout_ms = positive_duration_us(
+        p.publish_timeout_ms,
+        DAY_MS,
+        pat("publish_timeout_ms"),
+        "write publish_timeout_ms = 5000",
+    )? / 1000;
+    let attempts = count_in(
+        p.publish_max_attempts,
+        1,
+        100,
+        pat("publish_max_attempts"),
+        "attempts",
+    )?;
+    let commit_fail_per_mille = count_in(
+        p.commit_fail_per_mille,
+        0,
+        1000,
+        pat("commit_fail_per_mille"),
+        "per mille",
+    )? as u32;
+    if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
+        return Err(invalid(
+            vec![Seg::Key("events")],
+            format!(
+                "{} events: a scenario has 1 to {MAX_EVENTS}",
+                d.events.len()
+            ),
+            "give [[events]] tables with entity and value",
+        )
+        .into());
+    }
+    let mut events = Vec::with_capacity(d.events.len());
+    for (i, e) in d.events.iter().enumerate() {
+        let at = vec![Seg::Key("events"), Seg::Index(i), Seg::Key("start_ms")];
+        let start_us = duration_us(e.start_ms, MAX_DURATION_MS, at.clone())?;
+        if start_us > input.max_time_us {
+            return Err(invalid(
+                at,
+                format!(
+                    "the event starts at {} ms, after run.max_time_ms",
+                    e.start_ms
+                ),
+                "start events before the run's time limit, or raise run.max_time_ms",
+            )
+            .into());
+        }
+        events.push(EventSpec {
+            entity: e.entity,
+            value: e.value,
+            start_ms: e.start_ms,
+        });
+    }
+    let producer = ProducerConfig {
+        broker: 1,
+        mode,
+        publish_timeout_ms,
+        publish_retry: RetryPolicy::immediate(attempts as u32),
+        commit_fail_per_mille,
+        events,
+    };
+
+    let c = &d.consumer;
+    let cat = |k| path(&["consumer", k]);
+    let consumer = ConsumerConfig {
+        broker: 1,
+        db: 2,
+        handler: one_of(
+            &c.handler,
+            &[
+                ("effect", Handler::Effect),
+                ("inbox-same-tx", Handler::InboxSameTx),
+                ("inbox-separate-tx", Handler::InboxSeparateTx),
+                ("inbox-record-first", Handler::InboxRecordFirst),
+                ("unique-key", Handler::UniqueKey),
+                ("set-value", Handler::SetValue { versioned: false }),
+                ("set-value-versioned", Handler::SetValue { versioned: true }),
+            ],
+            cat("handler"),
+        )?,
+        ack: one_of(
+            &c.ack,
+            &[
+                ("after-commit", AckMode::AfterCommit),
+                ("before-commit", AckMode::BeforeCommit),
+            ],
+            cat("ack"),
+        )?,
+        processing_ms: duration_us(c.processing_ms, DAY_MS, cat("processing_ms"))? / 1000,
+        processing_jitter_ms: duration_us(
+            c.processing_jitter_ms,
+            DAY_MS,
+            cat("processing_jitter_ms"),
+        )? / 1000,
+        tx_timeout_ms: positive_duration_us(
+            c.tx_timeout_ms,
+            DAY_MS,
+            cat("tx_timeout_ms"),
+            "write tx_timeout_ms = 5000",
+        )? / 1000,
+    };
+
+    let mut actors = vec![
+        ("producer".to_string(), N::from(Producer::new(producer))),
+        ("broker".to_string(), N::from(Broker::new(broker))),
+        ("consumer-db".to_string(), N::from(ConsumerDb::default())),
+    ];
+    for i in 1..=consumers {
+        actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
+    }
+    Ok(Built {
+        actors,
+        actors_hint: " (broker.consumers sets how many consumers)",
+    })
+}

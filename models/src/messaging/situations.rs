@@ -1,0 +1,46 @@
+//! The messaging model's situations: ids 64 to 127.
+
+use crate::core::SituationDoc;
+use sim::SituationId;
+
+pub const RELAY_CRASH_BETWEEN_STEPS: SituationId = 64;
+pub const REPUBLISH_AFTER_CRASH: SituationId = 65;
+pub const PUBLISH_RETRIED: SituationId = 66;
+pub const BROKER_DEDUP_HIT: SituationId = 67;
+pub const REPUBLISH_AFTER_DEDUP_WINDOW: SituationId = 68;
+pub const DUPLICATE_PUBLISH: SituationId = 69;
+pub const BROKER_DEAD_LETTERED: SituationId = 70;
+pub const BROKER_DISCARDED: SituationId = 71;
+pub const LEASE_EXPIRED_REDELIVERY: SituationId = 72;
+pub const LATE_ACK: SituationId = 73;
+pub const INBOX_HIT: SituationId = 74;
+pub const INBOX_ROW_WITHOUT_EFFECT: SituationId = 75;
+pub const EFFECT_WITHOUT_INBOX_ROW: SituationId = 76;
+pub const REDELIVERED_AFTER_EFFECT: SituationId = 77;
+pub const UNIQUE_KEY_HIT: SituationId = 78;
+pub const OUT_OF_ORDER_WRITE: SituationId = 79;
+pub const STALE_WRITE_REJECTED: SituationId = 80;
+pub const COMMIT_FAILED: SituationId = 81;
+pub const PUBLISH_GIVEN_UP: SituationId = 83;
+
+pub static ALL: &[SituationDoc] = &[
+    SituationDoc { id: COMMIT_FAILED, name: "commit-failed", doc: "A producer's commit aborted (deadlock, constraint, failover)." },
+    SituationDoc { id: PUBLISH_RETRIED, name: "publish-retried", doc: "A publish got no confirmation in time and was sent again (no crash involved)." },
+    SituationDoc { id: PUBLISH_GIVEN_UP, name: "publish-given-up", doc: "A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait." },
+    SituationDoc { id: RELAY_CRASH_BETWEEN_STEPS, name: "relay-crash-between-steps", doc: "The producer restarted after a crash that fell between publishing an outbox row and marking it sent." },
+    SituationDoc { id: REPUBLISH_AFTER_CRASH, name: "republish-after-crash", doc: "After such a restart the relay published the unmarked row again." },
+    SituationDoc { id: DUPLICATE_PUBLISH, name: "duplicate-publish", doc: "The broker stored a second copy of an event it had already accepted." },
+    SituationDoc { id: BROKER_DEDUP_HIT, name: "broker-dedup-hit", doc: "The broker dropped a publish whose message id it saw within its dedup window." },
+    SituationDoc { id: REPUBLISH_AFTER_DEDUP_WINDOW, name: "republish-after-dedup-window", doc: "A publish of a known message id arrived after the broker's dedup window and was stored again." },
+    SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
+    SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it)." },
+    SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
+    SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
+    SituationDoc { id: INBOX_HIT, name: "inbox-hit", doc: "A delivery's message id was already in the inbox: the consumer skipped the effect." },
+    SituationDoc { id: UNIQUE_KEY_HIT, name: "unique-key-hit", doc: "An insert under the business key found the row there: \"already exists\" counted as success." },
+    SituationDoc { id: REDELIVERED_AFTER_EFFECT, name: "redelivered-after-effect", doc: "A message whose effect is already in the database was processed again without a dedup check." },
+    SituationDoc { id: INBOX_ROW_WITHOUT_EFFECT, name: "inbox-row-without-effect", doc: "A delivery found its inbox row committed but its effect missing: the two were written in separate transactions." },
+    SituationDoc { id: EFFECT_WITHOUT_INBOX_ROW, name: "effect-without-inbox-row", doc: "A delivery found its effect committed but its inbox row missing: the two were written in separate transactions." },
+    SituationDoc { id: OUT_OF_ORDER_WRITE, name: "out-of-order-write", doc: "A set-value event arrived older than the version already stored." },
+    SituationDoc { id: STALE_WRITE_REJECTED, name: "stale-write-rejected", doc: "A versioned write refused an event older than the stored version." },
+];

@@ -1,0 +1,150 @@
+//! The bank (the payment provider): the outside world where money leaves.
+//! Its transfers are the effects the ledger counts, never the service's
+//! bookings.
+
+use super::msg::{Msg, TransferResult};
+use super::situations as sit;
+use super::{BANK_LAYER, TRANSFER};
+use crate::core::dedup::DedupStore;
+use crate::core::{Carries, Key, Obs, Op};
+use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
+use std::marker::PhantomData;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BankConfig {
+    /// The bank deduplicates transfers on the key it is given.
+    pub accepts_key: bool,
+    /// How long the bank remembers a key; 0: forever.
+    pub key_retention_us: TimeUs,
+    /// The bank answers "how much is paid for claim X?".
+    pub status_query: bool,
+}
+
+/// The bank's ledger: every executed transfer, and the keys it remembers.
+#[derive(Clone, Debug)]
+pub struct BankStorage {
+    pub transfers: Vec<(Op, u32)>,
+    pub keys: DedupStore<Key, ()>,
+}
+
+impl BankStorage {
+    pub fn paid_eur(&self, op: Op) -> u32 {
+        self.transfers
+            .iter()
+            .filter(|t| t.0 == op)
+            .map(|t| t.1)
+            .sum()
+    }
+}
+
+pub struct Bank<W> {
+    pub cfg: BankConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Bank<W> {
+    pub fn new(cfg: BankConfig) -> Self {
+        Bank {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Bank<W> {
+    fn pay(
+        &self,
+        s: &mut BankStorage,
+        op: Op,
+        key: Key,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        s.transfers.push((op, amount_eur));
+        if self.cfg.accepts_key && key.is_some() {
+            s.keys.insert(key, (), ctx.now_us());
+        }
+        ctx.observe(Obs::Effect {
+            site: &TRANSFER,
+            op,
+            payload: amount_eur,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_transfer(
+        &self,
+        s: &mut BankStorage,
+        from: ActorId,
+        op: Op,
+        key: Key,
+        amount_eur: u32,
+        if_paid_eur: Option<u32>,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        ctx.observe(Obs::Received {
+            layer: &BANK_LAYER,
+            op,
+            key,
+        });
+        let now = ctx.now_us();
+        let known = self.cfg.accepts_key && key.is_some() && s.keys.get(&key, now).is_some();
+        let paid_eur = s.paid_eur(op);
+        let result = if known {
+            ctx.reached(sit::BANK_DEDUP_HIT);
+            TransferResult::Done
+        } else if if_paid_eur.is_some_and(|expected| expected != paid_eur) {
+            TransferResult::Refused { paid_eur }
+        } else {
+            self.pay(s, op, key, amount_eur, ctx);
+            TransferResult::Done
+        };
+        ctx.send(from, W::wrap(Msg::TransferDone { op, key, result }));
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Bank<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = NoTimer;
+    /// The bank keeps nothing in memory worth losing.
+    type State = ();
+    type Storage = BankStorage;
+
+    fn reset_storage(&self, storage: &mut Option<BankStorage>) {
+        let s = storage.get_or_insert_with(|| BankStorage {
+            transfers: Vec::new(),
+            keys: DedupStore::new(self.cfg.key_retention_us),
+        });
+        s.transfers.clear();
+        s.keys.reset(self.cfg.key_retention_us);
+    }
+
+    fn on_start(&self, _: &mut BankStorage, _: &mut impl Ctx<Self>) {}
+
+    fn on_msg(
+        &self,
+        _: &mut (),
+        s: &mut BankStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match msg.peek() {
+            Some(&Msg::Transfer {
+                op,
+                key,
+                amount_eur,
+                if_paid_eur,
+            }) => self.on_transfer(s, from, op, key, amount_eur, if_paid_eur, ctx),
+            Some(&Msg::StatusQuery { op }) if self.cfg.status_query => {
+                let reply = Msg::StatusReply {
+                    op,
+                    paid_eur: s.paid_eur(op),
+                };
+                ctx.send(from, W::wrap(reply));
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! The payment chain of the source articles: the claims system (client) asks
+//! the payment service to pay claim 4711; the service books it and has the
+//! bank (the payment provider) transfer the money. Each actor's design
+//! variants live in its configuration.
+
+mod bank;
+mod client;
+mod msg;
+mod scenario;
+mod service;
+pub mod situations;
+
+pub use bank::{Bank, BankConfig, BankStorage};
+pub use client::{
+    Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy, OpSpec,
+    OpStatus,
+};
+pub use msg::{Msg, PayStatus, TransferResult};
+pub use service::{
+    Concurrent, Idempotency, KeyRow, KeyState, Mode, Service, ServiceConfig, ServiceState,
+    ServiceStorage, ServiceTimer,
+};
+
+use crate::core::input::LoadError;
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+
+/// Claims, paid in euros; keys are minted as `zahl-4711-01`.
+pub static CLAIM: Space = Space {
+    code: 1,
+    noun: "claim",
+    id_prefix: "",
+    unit: Some("EUR"),
+    key_prefix: "zahl",
+};
+
+/// The effect: money leaving the bank.
+pub static TRANSFER: Site = Site { name: "transfer" };
+
+/// Layers that receive payment requests.
+pub static SERVICE_LAYER: Layer = Layer {
+    index: 0,
+    name: "service",
+};
+pub static BANK_LAYER: Layer = Layer {
+    index: 1,
+    name: "bank",
+};
+
+/// The payment model, as the registry knows it.
+pub struct Payment;
+
+static METRICS: &[Metric] = &[
+    Metric::Duplicated,
+    Metric::Lost,
+    Metric::Unknown,
+    Metric::AttemptsPerOperation,
+    Metric::ReceivedPerOperation(&BANK_LAYER),
+    Metric::PeakPerSecond(&SERVICE_LAYER),
+    Metric::TimeToEffect,
+    Metric::DedupKeys,
+];
+
+impl<N> ModelSpec<N> for Payment
+where
+    N: sim::Actor + From<Client<N::Msg>> + From<Service<N::Msg>> + From<Bank<N::Msg>>,
+    N::Msg: crate::core::Carries<Msg>,
+{
+    fn name(&self) -> &'static str {
+        "payment"
+    }
+
+    fn about(&self) -> &'static str {
+        "a claims system, a payment service and a bank: idempotency keys, retries, dedup stores"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        scenario::TABLES
+    }
+
+    fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError> {
+        scenario::build(input)
+    }
+
+    fn situations(&self) -> &'static [SituationDoc] {
+        situations::ALL
+    }
+
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+}

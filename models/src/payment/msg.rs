@@ -1,0 +1,213 @@
+//! The payment chain's messages: small and `Copy`.
+
+use crate::core::wire::ModelMessage;
+use crate::core::{Key, Op};
+use std::fmt;
+
+/// The payment service's answer to the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PayStatus {
+    Paid,
+    /// Another request with this key is being executed (HTTP 409): the
+    /// outcome is not known yet; retryable.
+    InProgress,
+    /// The key is known with another request (HTTP 422): final.
+    Mismatch,
+    /// Shed before anything was executed (HTTP 503): retryable, and the
+    /// client knows nothing happened.
+    Overloaded,
+    /// The bank did not confirm (HTTP 504): the transfer may or may not have
+    /// happened; retryable.
+    GatewayTimeout,
+}
+
+impl PayStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayStatus::Paid => "paid",
+            PayStatus::InProgress => "409 in progress",
+            PayStatus::Mismatch => "422 key reused with another request",
+            PayStatus::Overloaded => "503 overloaded, not executed",
+            PayStatus::GatewayTimeout => "504 the bank did not confirm",
+        }
+    }
+}
+
+/// The bank's answer to a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferResult {
+    /// Executed now, or recognised by its key as already executed.
+    Done,
+    /// A conditional transfer whose condition ("paid so far is X") no longer holds.
+    Refused { paid_eur: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Client to service: pay `amount_eur` for claim `op`.
+    Pay {
+        op: Op,
+        attempt: u32,
+        key: Key,
+        amount_eur: u32,
+    },
+    /// The service's answer; `amount_eur` is what it says was paid.
+    PayReply {
+        op: Op,
+        attempt: u32,
+        status: PayStatus,
+        amount_eur: u32,
+    },
+    /// Service to bank: transfer money for claim `op`; with `if_paid_eur`,
+    /// only if exactly that much is paid so far (a conditional update).
+    Transfer {
+        op: Op,
+        key: Key,
+        amount_eur: u32,
+        if_paid_eur: Option<u32>,
+    },
+    TransferDone {
+        op: Op,
+        key: Key,
+        result: TransferResult,
+    },
+    /// Service to bank: how much has been paid for claim `op`?
+    StatusQuery {
+        op: Op,
+    },
+    StatusReply {
+        op: Op,
+        paid_eur: u32,
+    },
+}
+
+impl ModelMessage for Msg {
+    const KINDS: &'static [&'static str] = &[
+        "pay",
+        "pay-reply",
+        "transfer",
+        "transfer-done",
+        "status-query",
+        "status-reply",
+    ];
+
+    fn kind(&self) -> u16 {
+        match self {
+            Msg::Pay { .. } => 0,
+            Msg::PayReply { .. } => 1,
+            Msg::Transfer { .. } => 2,
+            Msg::TransferDone { .. } => 3,
+            Msg::StatusQuery { .. } => 4,
+            Msg::StatusReply { .. } => 5,
+        }
+    }
+
+    fn is_reply(&self) -> bool {
+        matches!(
+            self,
+            Msg::PayReply { .. } | Msg::TransferDone { .. } | Msg::StatusReply { .. }
+        )
+    }
+
+    fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+        match self {
+            // A transfer handled without its effect: the bank recognised the key
+            // (or refused a stale conditional transfer).
+            Msg::Transfer { .. } if !effect => Some(match sent.first() {
+                Some(Msg::TransferDone {
+                    result: TransferResult::Refused { .. },
+                    ..
+                }) => "condition no longer holds: refused",
+                _ => "dedup hit: no second transfer",
+            }),
+            // A keyed request answered without calling the bank.
+            Msg::Pay { key, .. } if key.is_some() => {
+                let forwards = sent
+                    .iter()
+                    .any(|m| matches!(m, Msg::Transfer { .. } | Msg::StatusQuery { .. }));
+                if forwards {
+                    return None;
+                }
+                sent.iter().find_map(|m| match m {
+                    Msg::PayReply { status, .. } => match status {
+                        PayStatus::InProgress => {
+                            Some("key in progress: answered 409, not executed")
+                        }
+                        PayStatus::Mismatch => Some("key known with another request: refused"),
+                        PayStatus::Paid => Some("dedup hit: answered from the key table"),
+                        PayStatus::Overloaded | PayStatus::GatewayTimeout => None,
+                    },
+                    _ => None,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn same_for_diff(&self, other: &Self) -> bool {
+        match (self, other) {
+            // An answer's status is what the client acts on; the echoed amount may differ.
+            (Msg::PayReply { status: a, .. }, Msg::PayReply { status: b, .. }) => a == b,
+            (Msg::TransferDone { result: a, .. }, Msg::TransferDone { result: b, .. }) => a == b,
+            _ => self.kind() == other.kind() && (!self.is_reply() || self == other),
+        }
+    }
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Msg::Pay {
+                op,
+                attempt,
+                key,
+                amount_eur,
+            } => write!(
+                f,
+                "pay {amount_eur} EUR for {op} [{key}, attempt {attempt}]"
+            ),
+            Msg::PayReply {
+                op,
+                attempt,
+                status: PayStatus::Paid,
+                amount_eur,
+            } => write!(f, "{op}: paid {amount_eur} EUR [attempt {attempt}]"),
+            Msg::PayReply {
+                op,
+                attempt,
+                status,
+                ..
+            } => write!(f, "{op}: {} [attempt {attempt}]", status.as_str()),
+            Msg::Transfer {
+                op,
+                key,
+                amount_eur,
+                if_paid_eur: None,
+            } => write!(f, "transfer {amount_eur} EUR for {op} [{key}]"),
+            Msg::Transfer {
+                op,
+                amount_eur,
+                if_paid_eur: Some(paid),
+                ..
+            } => write!(
+                f,
+                "transfer {amount_eur} EUR for {op} if {paid} EUR are paid so far"
+            ),
+            Msg::TransferDone {
+                op,
+                key,
+                result: TransferResult::Done,
+            } => write!(f, "transfer done for {op} [{key}]"),
+            Msg::TransferDone {
+                op,
+                result: TransferResult::Refused { paid_eur },
+                ..
+            } => write!(
+                f,
+                "transfer for {op} refused: {paid_eur} EUR are paid already"
+            ),
+            Msg::StatusQuery { op } => write!(f, "how much is paid for {op}?"),
+            Msg::StatusReply { op, paid_eur } => write!(f, "{op}: {paid_eur} EUR paid so far"),
+        }
+    }
+}

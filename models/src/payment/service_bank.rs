@@ -1,0 +1,251 @@
+//! The service's side of the bank: calls in flight, their timeouts and
+//! retries, status queries, confirmations (late ones included) and the
+//! answers owed to clients when a call ends.
+
+use super::KeyRow;
+use super::{
+    BankCall, CallPhase, KeyState, Mode, Service, ServiceState, ServiceStorage, ServiceTimer,
+};
+use crate::core::dedup::Lookup;
+use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::msg::{Msg, PayStatus};
+use crate::payment::situations as sit;
+use sim::Ctx;
+
+impl<W: Carries<Msg>> Service<W> {
+    /// What the bank sees as the key: nothing unless it is passed on.
+    fn wire_key(&self, key: Key) -> Key {
+        if self.cfg.pass_key_to_bank && self.cfg.mode == Mode::Action {
+            key
+        } else {
+            Key::None
+        }
+    }
+
+    fn state_mode(&self) -> bool {
+        matches!(self.cfg.mode, Mode::State | Mode::StateConditional)
+    }
+
+    fn arm(&self, slot: usize, ctx: &mut impl Ctx<Self>) {
+        ctx.set_timer(
+            ServiceTimer::BankTimeout { slot: slot as u32 },
+            self.cfg.bank_timeout_us,
+        );
+    }
+
+    fn send_query(&self, op: Op, ctx: &mut impl Ctx<Self>) {
+        ctx.send(self.cfg.bank, W::wrap(Msg::StatusQuery { op }));
+    }
+
+    fn send_transfer(
+        &self,
+        c: &BankCall,
+        amount_eur: u32,
+        if_paid_eur: Option<u32>,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let t = Msg::Transfer {
+            op: c.op,
+            key: self.wire_key(c.key),
+            amount_eur,
+            if_paid_eur,
+        };
+        ctx.send(self.cfg.bank, W::wrap(t));
+    }
+
+    /// Starts a bank call; false when every slot is busy (the caller answers 503).
+    /// In a "state" mode the call always starts by reading what is paid.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn call_bank(
+        &self,
+        st: &mut ServiceState,
+        op: Op,
+        key: Key,
+        amount_eur: u32,
+        client: Option<(sim::ActorId, u32)>,
+        query_first: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) -> bool {
+        let query = query_first || self.state_mode();
+        let call = BankCall {
+            op,
+            key,
+            amount_eur,
+            client,
+            attempts: 1,
+            phase: if query {
+                CallPhase::Query
+            } else {
+                CallPhase::Transfer
+            },
+        };
+        let Some(slot) = st.calls.insert(call) else {
+            return false;
+        };
+        if query {
+            self.send_query(op, ctx);
+        } else {
+            self.send_transfer(&call, amount_eur, None, ctx);
+        }
+        self.arm(slot, ctx);
+        true
+    }
+
+    pub(super) fn on_transfer_done(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        op: Op,
+        key: Key,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let waiting = st
+            .calls
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer && self.wire_key(c.key) == key);
+        match waiting {
+            Some(slot) => self.complete(st, s, slot, ctx),
+            None => self.record_late(s, op, ctx),
+        }
+    }
+
+    /// A confirmation for a call the service stopped waiting for (it answered
+    /// 504, or crashed since): the money went out, so the key is paid.
+    fn record_late(&self, s: &mut ServiceStorage, op: Op, ctx: &mut impl Ctx<Self>) {
+        let now = ctx.now_us();
+        let stuck = s
+            .keys
+            .iter()
+            .find(|(_, e)| e.value.op == op && e.value.state == KeyState::InProgress)
+            .map(|(k, _)| *k);
+        if let Some(key) = stuck {
+            if let Lookup::Live(row) = s.keys.lookup(&key, now) {
+                row.state = KeyState::Paid;
+                ctx.reached(sit::LATE_CONFIRMATION_RECORDED);
+            }
+        }
+    }
+
+    /// The bank refused a conditional transfer: what was read is stale. Read again.
+    pub(super) fn on_refused(&self, st: &mut ServiceState, op: Op, ctx: &mut impl Ctx<Self>) {
+        let Some(slot) = st
+            .calls
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer)
+        else {
+            return;
+        };
+        ctx.reached(sit::CONDITIONAL_TRANSFER_REFUSED);
+        if let Some(c) = st.calls.get_mut(slot) {
+            c.phase = CallPhase::Query;
+        }
+        self.send_query(op, ctx);
+        self.arm(slot, ctx);
+    }
+
+    pub(super) fn on_status(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        op: Op,
+        paid_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(slot) = st.calls.find(|c| c.op == op && c.phase == CallPhase::Query) else {
+            return;
+        };
+        let call = *st.calls.get(slot).expect("slot is busy");
+        if paid_eur >= call.amount_eur {
+            ctx.reached(if self.state_mode() {
+                sit::SETTLE_NOTHING_MISSING
+            } else {
+                sit::QUERY_FOUND_TRANSFER
+            });
+            self.complete(st, s, slot, ctx);
+            return;
+        }
+        // Not paid (yet): now the transfer, once per reading.
+        let (amount, condition) = match self.cfg.mode {
+            Mode::Action => (call.amount_eur, None),
+            Mode::State => (call.amount_eur - paid_eur, None),
+            Mode::StateConditional => (call.amount_eur - paid_eur, Some(paid_eur)),
+        };
+        if call.attempts > 1 {
+            ctx.reached(sit::BANK_RETRIED);
+        }
+        if let Some(c) = st.calls.get_mut(slot) {
+            c.phase = CallPhase::Transfer;
+        }
+        self.send_transfer(&call, amount, condition, ctx);
+        self.arm(slot, ctx);
+    }
+
+    /// The bank confirmed call `slot`: record the result, answer everyone waiting.
+    fn complete(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        slot: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let call = st.calls.take(slot).expect("slot is busy");
+        ctx.cancel_timer(ServiceTimer::BankTimeout { slot: slot as u32 });
+        if self.keyed(call.key) {
+            let now = ctx.now_us();
+            match s.keys.lookup(&call.key, now) {
+                Lookup::Live(row) => row.state = KeyState::Paid,
+                // Check-then-act records the key only now; so does a
+                // booking-first execution whose second step has not run.
+                Lookup::Expired | Lookup::Absent => {
+                    let row = KeyRow {
+                        op: call.op,
+                        amount_eur: call.amount_eur,
+                        state: KeyState::Paid,
+                        locked_us: now,
+                    };
+                    self.insert_key(s, call.key, row, ctx);
+                }
+            }
+            ctx.observe(Obs::ExecEnd { key: call.key });
+        }
+        if let Some(caller) = call.client {
+            Self::reply(caller, call.op, PayStatus::Paid, call.amount_eur, ctx);
+        }
+        self.answer_waiters(st, call.key, PayStatus::Paid, call.amount_eur, ctx);
+    }
+
+    pub(super) fn on_bank_timeout(
+        &self,
+        st: &mut ServiceState,
+        slot: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(call) = st.calls.get_mut(slot) else {
+            return;
+        };
+        if call.attempts < self.cfg.bank_max_attempts {
+            call.attempts += 1;
+            let c = *call;
+            if self.cfg.query_before_retry || self.state_mode() {
+                // The transfer's outcome is unknown: ask before paying again.
+                call.phase = CallPhase::Query;
+                self.send_query(c.op, ctx);
+            } else {
+                ctx.reached(sit::BANK_RETRIED);
+                self.send_transfer(&c, c.amount_eur, None, ctx);
+            }
+            self.arm(slot, ctx);
+            return;
+        }
+        // The bank stays silent: answer 504 (the outcome is unknown) and leave
+        // the key "in progress"; a late confirmation, a restart or a lease
+        // takeover resolves it.
+        ctx.reached(sit::BANK_GAVE_UP);
+        let c = st.calls.take(slot).expect("slot is busy");
+        if self.keyed(c.key) {
+            ctx.observe(Obs::ExecEnd { key: c.key });
+        }
+        if let Some(caller) = c.client {
+            Self::reply(caller, c.op, PayStatus::GatewayTimeout, 0, ctx);
+        }
+        self.answer_waiters(st, c.key, PayStatus::GatewayTimeout, 0, ctx);
+    }
+}

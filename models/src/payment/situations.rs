@@ -1,0 +1,50 @@
+//! The payment model's situations: ids 0 to 63.
+
+use crate::core::SituationDoc;
+use sim::SituationId;
+
+pub const CLIENT_RETRIED: SituationId = 1;
+pub const DUPLICATE_AFTER_COMMIT: SituationId = 2;
+pub const CONCURRENT_DUPLICATE: SituationId = 3;
+pub const RETRY_AFTER_KEY_EXPIRED: SituationId = 4;
+pub const CRASH_BETWEEN_STEPS: SituationId = 5;
+pub const BANK_DEDUP_HIT: SituationId = 7;
+pub const RECOVERED_AFTER_RESTART: SituationId = 8;
+pub const CLIENT_RECOVERED_AFTER_RESTART: SituationId = 9;
+pub const LEASE_EXPIRED_TAKEOVER: SituationId = 20;
+pub const QUERY_FOUND_TRANSFER: SituationId = 21;
+pub const SETTLE_NOTHING_MISSING: SituationId = 22;
+pub const DUPLICATE_WAITED: SituationId = 23;
+pub const PAYLOAD_MISMATCH_REJECTED: SituationId = 24;
+pub const KEY_REAPED: SituationId = 26;
+pub const KEY_COLLISION: SituationId = 27;
+pub const BANK_RETRIED: SituationId = 28;
+pub const OVERLOADED: SituationId = 29;
+pub const CLIENT_DEAD_LETTERED: SituationId = 30;
+pub const LATE_CONFIRMATION_RECORDED: SituationId = 31;
+pub const CONDITIONAL_TRANSFER_REFUSED: SituationId = 32;
+pub const BANK_GAVE_UP: SituationId = 33;
+
+pub static ALL: &[SituationDoc] = &[
+    SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
+    SituationDoc { id: CLIENT_RECOVERED_AFTER_RESTART, name: "client-recovered-after-restart", doc: "The client restarted after a crash with an operation pending, and resumed it from its own database." },
+    SituationDoc { id: CLIENT_DEAD_LETTERED, name: "client-dead-lettered", doc: "The client gave an operation up and recorded it in a dead letter a person will see." },
+    SituationDoc { id: DUPLICATE_AFTER_COMMIT, name: "duplicate-after-commit", doc: "A request arrived for a key whose payment is already recorded as done; the service answered from its key table." },
+    SituationDoc { id: CONCURRENT_DUPLICATE, name: "concurrent-duplicate", doc: "A request arrived for a key whose execution is still in progress." },
+    SituationDoc { id: DUPLICATE_WAITED, name: "duplicate-waited", doc: "A concurrent duplicate was held open and answered with the first execution's result." },
+    SituationDoc { id: RETRY_AFTER_KEY_EXPIRED, name: "retry-after-key-expired", doc: "A request arrived for a key the service had already forgotten (retention ran out): it was treated as new." },
+    SituationDoc { id: KEY_REAPED, name: "key-reaped", doc: "Expired keys were removed from the service's dedup store." },
+    SituationDoc { id: KEY_COLLISION, name: "key-collision", doc: "A key already stored for another operation arrived with a different claim." },
+    SituationDoc { id: PAYLOAD_MISMATCH_REJECTED, name: "payload-mismatch-rejected", doc: "A request reused a known key with another payload and was refused with 422." },
+    SituationDoc { id: CRASH_BETWEEN_STEPS, name: "crash-between-steps", doc: "The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking." },
+    SituationDoc { id: RECOVERED_AFTER_RESTART, name: "recovered-after-restart", doc: "The service restarted with a key left \"in progress\" and drove its payment to an end." },
+    SituationDoc { id: LEASE_EXPIRED_TAKEOVER, name: "lease-expired-takeover", doc: "A request found its key \"in progress\" past the lease and took the execution over." },
+    SituationDoc { id: LATE_CONFIRMATION_RECORDED, name: "late-confirmation-recorded", doc: "The bank's confirmation arrived after the service had stopped waiting; the service recorded the key as paid anyway." },
+    SituationDoc { id: BANK_GAVE_UP, name: "bank-gave-up", doc: "The bank stayed silent through every attempt; the service answered 504 and left the key \"in progress\"." },
+    SituationDoc { id: BANK_RETRIED, name: "bank-retried", doc: "The service sent a transfer to the bank again after the bank stayed silent." },
+    SituationDoc { id: BANK_DEDUP_HIT, name: "bank-dedup-hit", doc: "The bank recognised a transfer's key and executed no second transfer." },
+    SituationDoc { id: QUERY_FOUND_TRANSFER, name: "query-found-transfer", doc: "A status query before a retry found the transfer already made." },
+    SituationDoc { id: SETTLE_NOTHING_MISSING, name: "settle-nothing-missing", doc: "In \"state instead of action\" mode the service read the claim as fully paid and paid nothing more." },
+    SituationDoc { id: CONDITIONAL_TRANSFER_REFUSED, name: "conditional-transfer-refused", doc: "The bank refused a transfer made on a stale reading of what was paid (the conditional update's version check)." },
+    SituationDoc { id: OVERLOADED, name: "overloaded", doc: "The service shed a request with 503 because it was at its max_in_flight." },
+];

@@ -1,0 +1,225 @@
+//! The one list of models. Each entry names the model, its message type and
+//! its kinds of actor; from it come the world's message enum, the actor enum
+//! (static dispatch through `sim::compose!`), and the list the loader and the
+//! command line ask. Adding a model is a folder plus one entry here.
+
+use crate::core::wire::ModelMessage;
+use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
+use crate::{messaging, payment};
+use sim::{SituationId, World};
+use std::fmt;
+
+macro_rules! registry {
+    ($(
+        $variant:ident: $spec:expr, $msg:ty => { $( $actor:ident($kind:ty) ),+ $(,)? }
+    ),+ $(,)?) => {
+        /// A message of any model.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Msg {
+            $( $variant($msg), )+
+        }
+
+        $(
+            impl Carries<$msg> for Msg {
+                #[inline]
+                fn wrap(t: $msg) -> Self {
+                    Msg::$variant(t)
+                }
+                #[inline]
+                fn peek(&self) -> Option<&$msg> {
+                    match self {
+                        Msg::$variant(m) => Some(m),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+            }
+        )+
+
+        impl fmt::Display for Msg {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $( Msg::$variant(m) => fmt::Display::fmt(m, f), )+
+                }
+            }
+        }
+
+        impl sim::Message for Msg {
+            #[inline]
+            fn kind(&self) -> u16 {
+                let mut base = 0u16;
+                $(
+                    if let Msg::$variant(m) = self {
+                        return base + m.kind();
+                    }
+                    base += <$msg as ModelMessage>::KINDS.len() as u16;
+                )+
+                unreachable!("every message belongs to a model: {base}")
+            }
+        }
+
+        impl Msg {
+            /// An answer to a request.
+            pub fn is_reply(&self) -> bool {
+                match self {
+                    $( Msg::$variant(m) => m.is_reply(), )+
+                }
+            }
+
+            /// A note for the line showing this message's delivery (see
+            /// [`ModelMessage::delivery_note`]); `sent` is what the step sent.
+            pub fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+                match self {
+                    $( Msg::$variant(m) => {
+                        let same: Vec<$msg> = sent
+                            .iter()
+                            .filter_map(|s| Carries::<$msg>::peek(s).copied())
+                            .collect();
+                        m.delivery_note(effect, &same)
+                    } )+
+                }
+            }
+        }
+
+        impl Msg {
+            /// See [`ModelMessage::same_for_diff`].
+            pub fn same_for_diff(&self, other: &Msg) -> bool {
+                match (self, other) {
+                    $( (Msg::$variant(a), Msg::$variant(b)) => a.same_for_diff(b), )+
+                    #[allow(unreachable_patterns)]
+                    _ => false,
+                }
+            }
+        }
+
+        /// Every message kind's name, in the order `sim::Message::kind` numbers them.
+        pub fn message_kinds() -> Vec<&'static str> {
+            let mut v = Vec::new();
+            $( v.extend_from_slice(<$msg as ModelMessage>::KINDS); )+
+            v
+        }
+
+        sim::compose! {
+            /// An actor of any model.
+            pub enum Node, NodeState, NodeStorage, NodeTimer {
+                msg: Msg,
+                obs: Obs,
+                $( $( $actor($kind), )+ )+
+            }
+        }
+
+        $( $(
+            impl From<$kind> for Node {
+                fn from(a: $kind) -> Node {
+                    Node::$actor(a)
+                }
+            }
+        )+ )+
+
+        /// Every model, in the order `idemsim` lists them.
+        pub static MODELS: &[&dyn ModelSpec<Node>] = &[ $( &$spec ),+ ];
+    };
+}
+
+registry! {
+    Payment: payment::Payment, payment::Msg => {
+        Client(payment::Client<Msg>),
+        Service(payment::Service<Msg>),
+        Bank(payment::Bank<Msg>),
+    },
+    Messaging: messaging::Messaging, messaging::Msg => {
+        Producer(messaging::Producer<Msg>),
+        Broker(messaging::Broker<Msg>),
+        Consumer(messaging::Consumer<Msg>),
+        ConsumerDb(messaging::ConsumerDb<Msg>),
+    },
+}
+
+/// The model named `name`.
+pub fn model(name: &str) -> Option<&'static dyn ModelSpec<Node>> {
+    MODELS.iter().copied().find(|m| m.name() == name)
+}
+
+/// The names of every model.
+pub fn model_names() -> Vec<&'static str> {
+    MODELS.iter().map(|m| m.name()).collect()
+}
+
+/// Every situation of every model, once each.
+pub fn situations() -> Vec<&'static SituationDoc> {
+    let mut all: Vec<&'static SituationDoc> = Vec::new();
+    for m in MODELS {
+        for s in m.situations() {
+            if !all.iter().any(|o| o.id == s.id) {
+                all.push(s);
+            }
+        }
+    }
+    all.sort_by_key(|s| s.id);
+    all
+}
+
+/// The name of situation `id`.
+pub fn situation_name(id: SituationId) -> &'static str {
+    situations()
+        .into_iter()
+        .find(|s| s.id == id)
+        .map_or("unknown-situation", |s| s.name)
+}
+
+/// The names of the situations in `set`, in id order.
+pub fn situation_names(set: &sim::SituationSet) -> Vec<&'static str> {
+    set.iter().map(situation_name).collect()
+}
+
+/// A whole world: the engine's configuration plus the actors of one model.
+pub struct System {
+    pub world: World,
+    pub nodes: Vec<Node>,
+    pub model: &'static dyn ModelSpec<Node>,
+}
+
+impl sim::Model for System {
+    type Node = Node;
+    type Oracle = Ledger;
+
+    fn world(&self) -> &World {
+        &self.world
+    }
+
+    fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    fn new_oracle(&self) -> Ledger {
+        Ledger::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::Message;
+
+    #[test]
+    fn situation_ids_and_names_are_unique_across_models() {
+        let all = situations();
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a.id, b.id, "{} and {}", a.name, b.name);
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn message_kinds_number_every_model_in_turn() {
+        let kinds = message_kinds();
+        let transfer = Msg::Payment(payment::Msg::StatusQuery {
+            op: crate::core::Op::new(&payment::CLAIM, 1),
+        });
+        assert_eq!(kinds[usize::from(transfer.kind())], "status-query");
+        let ack = Msg::Messaging(messaging::Msg::Ack { id: 1, receipt: 1 });
+        assert_eq!(kinds[usize::from(ack.kind())], "ack");
+    }
+}

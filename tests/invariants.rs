@@ -1,0 +1,406 @@
+//! Each invariant, judged on observation sequences written from the domain:
+//! the cases where it must fire, and the cases where a correct design must
+//! leave it silent. The ledger sees only these observations, as in a run.
+
+use models::core::invariants;
+use models::core::{AttemptOutcome, Ending, Key, Ledger, Obs, Op};
+use models::messaging::{CONSUMER_WRITE, ENTITY, EVENT};
+use models::payment::{BANK_LAYER, CLAIM, SERVICE_LAYER, TRANSFER};
+use sim::{Oracle, TimeUs, US_PER_S};
+
+fn claim(id: u32) -> Op {
+    Op::new(&CLAIM, id)
+}
+
+fn event(id: u32) -> Op {
+    Op::new(&EVENT, id)
+}
+
+fn entity(id: u32) -> Op {
+    Op::new(&ENTITY, id)
+}
+
+fn key(op: Op) -> Key {
+    Key::Op { op, n: 1 }
+}
+
+/// Feeds `steps` (time in seconds, actor, observation) to a fresh ledger and
+/// finishes the run; returns the invariant that fired, if any.
+fn judge(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
+    let mut l = Ledger::default();
+    l.reset();
+    let mut now: TimeUs = 0;
+    for &(s, actor, obs) in steps {
+        now = s * US_PER_S;
+        if let Some(v) = l.observe(now, actor, &obs) {
+            return Some(v.invariant);
+        }
+    }
+    l.finish(now).map(|v| v.invariant)
+}
+
+#[track_caller]
+fn fires(name: &str, steps: &[(u64, u32, Obs)]) {
+    assert!(invariants::by_name(name).is_some(), "no invariant {name}");
+    assert_eq!(judge(steps), Some(name), "{steps:#?}");
+}
+
+#[track_caller]
+fn silent(steps: &[(u64, u32, Obs)]) {
+    assert_eq!(judge(steps), None, "{steps:#?}");
+}
+
+fn intent(op: Op, payload: u32) -> Obs {
+    Obs::Intent {
+        op,
+        payload,
+        window_ms: 0,
+    }
+}
+
+fn transfer(op: Op, payload: u32) -> Obs {
+    Obs::Effect {
+        site: &TRANSFER,
+        op,
+        payload,
+    }
+}
+
+fn told(op: Op, payload: u32) -> Obs {
+    Obs::ToldDone { op, payload }
+}
+
+fn ended(op: Op, ending: Ending) -> Obs {
+    Obs::Ended { op, ending }
+}
+
+/// A claim paid once and its client told so: the correct run every case varies.
+fn paid_once(op: Op) -> Vec<(u64, u32, Obs)> {
+    vec![
+        (0, 0, intent(op, 1200)),
+        (1, 2, transfer(op, 1200)),
+        (2, 0, told(op, 1200)),
+        (2, 0, ended(op, Ending::Done)),
+    ]
+}
+
+#[test]
+fn no_duplicate_effect() {
+    let a = claim(4711);
+    let mut twice = paid_once(a);
+    twice.insert(2, (1, 2, transfer(a, 1200)));
+    fires("no-duplicate-effect", &twice);
+    // Two claims paid once each are two operations, not a duplicate.
+    let mut two = paid_once(a);
+    two.extend(paid_once(claim(4712)));
+    silent(&two);
+    // Two events about one entity are two operations too.
+    let committed = |id, version| Obs::Committed {
+        op: event(id),
+        entity: entity(7),
+        value: id,
+        version,
+    };
+    let applied = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: id,
+    };
+    silent(&[
+        (0, 0, committed(1, 1)),
+        (0, 0, committed(2, 2)),
+        (1, 3, applied(1)),
+        (2, 3, applied(2)),
+    ]);
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, committed(1, 1)),
+            (1, 3, applied(1)),
+            (2, 3, applied(1)),
+        ],
+    );
+}
+
+#[test]
+fn no_mismatched_payload() {
+    let a = claim(4711);
+    // The bank executed another amount than the operation's.
+    fires(
+        "no-mismatched-payload",
+        &[(0, 0, intent(a, 1200)), (1, 2, transfer(a, 1300))],
+    );
+    // The client asked for 1,300 on a retry and was told "done"; 1,200 landed.
+    fires(
+        "no-mismatched-payload",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 2, transfer(a, 1200)),
+            (2, 0, told(a, 1300)),
+        ],
+    );
+    silent(&paid_once(a));
+}
+
+#[test]
+fn no_false_success() {
+    let a = claim(4711);
+    fires(
+        "no-false-success",
+        &[(0, 0, intent(a, 1200)), (1, 0, told(a, 1200))],
+    );
+    silent(&paid_once(a));
+}
+
+#[test]
+fn no_false_failure() {
+    let a = claim(4711);
+    let paid = [(0, 0, intent(a, 1200)), (1, 2, transfer(a, 1200))];
+    let mut failed = paid.to_vec();
+    failed.push((2, 0, ended(a, Ending::Failed)));
+    fires("no-false-failure", &failed);
+    // Recorded as failed first, and then the money went out after all.
+    fires(
+        "no-false-failure",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 0, ended(a, Ending::Failed)),
+            (2, 2, transfer(a, 1200)),
+        ],
+    );
+    // "Unknown" is honest whether or not it was paid.
+    let mut unknown = paid.to_vec();
+    unknown.push((2, 0, ended(a, Ending::Unknown)));
+    silent(&unknown);
+    // "Failed" with nothing paid is true.
+    silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Failed))]);
+}
+
+#[test]
+fn one_key_one_operation() {
+    let (a, b) = (claim(4711), claim(4712));
+    let ts = Key::Time { bucket: 0 };
+    let received = |op, key| Obs::Received {
+        layer: &SERVICE_LAYER,
+        op,
+        key,
+    };
+    fires(
+        "one-key-one-operation",
+        &[(0, 1, received(a, ts)), (0, 1, received(b, ts))],
+    );
+    // The same operation's retries reuse its key: that is the point of a key.
+    silent(&[(0, 1, received(a, key(a))), (10, 1, received(a, key(a)))]);
+    // Requests without a key name no operation by key.
+    silent(&[
+        (0, 1, received(a, Key::None)),
+        (0, 1, received(b, Key::None)),
+    ]);
+    // Each layer may see the key; the bank seeing it for the same claim is fine.
+    silent(&[
+        (0, 1, received(a, key(a))),
+        (
+            0,
+            2,
+            Obs::Received {
+                layer: &BANK_LAYER,
+                op: a,
+                key: key(a),
+            },
+        ),
+    ]);
+}
+
+#[test]
+fn operation_ends() {
+    let a = claim(4711);
+    // Never ended.
+    fires("operation-ends", &[(0, 0, intent(a, 1200))]);
+    // Retried after a final error.
+    fires(
+        "operation-ends",
+        &[
+            (0, 0, intent(a, 1200)),
+            (0, 0, Obs::AttemptSent { op: a, attempt: 1 }),
+            (
+                1,
+                0,
+                Obs::Attempt {
+                    op: a,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Rejected,
+                },
+            ),
+            (2, 0, Obs::AttemptSent { op: a, attempt: 2 }),
+        ],
+    );
+    let windowed = Obs::Intent {
+        op: a,
+        payload: 1200,
+        window_ms: 60_000,
+    };
+    // An attempt sent after the window closed.
+    fires(
+        "operation-ends",
+        &[
+            (0, 0, windowed),
+            (61, 0, Obs::AttemptSent { op: a, attempt: 5 }),
+            (62, 0, ended(a, Ending::Unknown)),
+        ],
+    );
+    // The last attempt at the window's edge, ending after it: the window
+    // bounds the attempts, so this is fine.
+    silent(&[
+        (0, 0, windowed),
+        (60, 0, Obs::AttemptSent { op: a, attempt: 5 }),
+        (70, 0, ended(a, Ending::Unknown)),
+    ]);
+    silent(&paid_once(a));
+}
+
+#[test]
+fn at_most_one_executor() {
+    let k = key(claim(4711));
+    let start = Obs::ExecStart { key: k };
+    fires("at-most-one-executor", &[(0, 1, start), (1, 1, start)]);
+    silent(&[
+        (0, 1, start),
+        (1, 1, Obs::ExecEnd { key: k }),
+        (2, 1, start),
+    ]);
+    // A crash ends the executions of the process that crashed.
+    silent(&[(0, 1, start), (1, 1, Obs::ExecutorsLost), (2, 1, start)]);
+}
+
+#[test]
+fn dedup_store_bounded() {
+    let store = |keys, bound| Obs::DedupStore { keys, bound };
+    fires("dedup-store-bounded", &[(0, 1, store(9, 8))]);
+    silent(&[(0, 1, store(8, 8))]);
+    silent(&[(0, 1, store(1_000_000, 0))]);
+}
+
+#[test]
+fn no_lost_effect() {
+    let a = claim(4711);
+    fires(
+        "no-lost-effect",
+        &[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Abandoned))],
+    );
+    // Unknown but recorded for a person: not lost.
+    silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Unknown))]);
+    let committed = Obs::Committed {
+        op: event(1),
+        entity: entity(7),
+        value: 1,
+        version: 1,
+    };
+    fires("no-lost-effect", &[(0, 0, committed)]);
+    silent(&[
+        (0, 0, committed),
+        (1, 1, Obs::DeadLettered { op: event(1) }),
+    ]);
+    // One event handled does not cover another event of the same entity.
+    let second = Obs::Committed {
+        op: event(2),
+        entity: entity(7),
+        value: 2,
+        version: 2,
+    };
+    fires(
+        "no-lost-effect",
+        &[
+            (0, 0, committed),
+            (0, 0, second),
+            (
+                1,
+                2,
+                Obs::Effect {
+                    site: &CONSUMER_WRITE,
+                    op: event(2),
+                    payload: 2,
+                },
+            ),
+        ],
+    );
+    // A set-value event made moot by a newer version was handled.
+    silent(&[
+        (0, 0, committed),
+        (0, 0, second),
+        (
+            1,
+            2,
+            Obs::ValueWritten {
+                op: event(2),
+                entity: entity(7),
+                value: 2,
+                version: 2,
+            },
+        ),
+        (2, 2, Obs::Superseded { op: event(1) }),
+    ]);
+}
+
+#[test]
+fn no_phantom_event() {
+    fires(
+        "no-phantom-event",
+        &[(0, 1, Obs::Accepted { op: event(1) })],
+    );
+    silent(&[
+        (
+            0,
+            0,
+            Obs::Committed {
+                op: event(1),
+                entity: entity(7),
+                value: 1,
+                version: 1,
+            },
+        ),
+        (0, 1, Obs::Accepted { op: event(1) }),
+        (1, 1, Obs::DeadLettered { op: event(1) }),
+    ]);
+}
+
+#[test]
+fn state_converges() {
+    let committed = |id, version| Obs::Committed {
+        op: event(id),
+        entity: entity(7),
+        value: id * 10,
+        version,
+    };
+    let written = |id, version| Obs::ValueWritten {
+        op: event(id),
+        entity: entity(7),
+        value: id * 10,
+        version,
+    };
+    // v2 then the late v1 overwrites it.
+    fires(
+        "state-converges",
+        &[
+            (0, 0, committed(1, 1)),
+            (0, 0, committed(2, 2)),
+            (1, 2, written(2, 2)),
+            (2, 2, written(1, 1)),
+        ],
+    );
+    silent(&[
+        (0, 0, committed(1, 1)),
+        (0, 0, committed(2, 2)),
+        (1, 2, written(1, 1)),
+        (2, 2, written(2, 2)),
+    ]);
+}
+
+#[test]
+fn every_invariant_has_cases_here() {
+    let this = include_str!("invariants.rs");
+    for i in invariants::ALL {
+        let test = format!("fn {}()", i.name.replace('-', "_"));
+        assert!(this.contains(&test), "no test {test} for {}", i.name);
+        assert!(!i.doc.is_empty());
+    }
+}
