@@ -754,6 +754,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
         self.faults.crashed += 1;
         self.trace(TraceKind::Crash { actor });
+        self.snapshot(actor);
         let delay = self
             .sim
             .choices
@@ -880,6 +881,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.timer_base[actor as usize] + slot
     }
 
+    /// Hands the tracer what `actor` holds after its step, if it asks.
+    #[inline(always)]
+    fn snapshot(&mut self, actor: ActorId) {
+        if T::SNAPSHOTS {
+            let i = actor as usize;
+            let state = self.sim.states[i]
+                .as_ref()
+                .map(|s| s as &dyn std::fmt::Debug);
+            let storage = self.sim.storages[i].as_ref().expect("storage exists");
+            self.tracer.snapshot(self.step, actor, state, storage);
+        }
+    }
+
     /// Applies a handler's commands in the order it pushed them.
     fn apply(&mut self, actor: ActorId) -> Option<Violation> {
         let mut out = std::mem::take(&mut self.sim.out);
@@ -927,6 +941,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             }
         }
         self.sim.out = out;
+        self.snapshot(actor);
         violation
     }
 

@@ -107,7 +107,23 @@ pub struct TraceEntry<M, O, T> {
 
 pub trait Tracer<M, O, T> {
     const ENABLED: bool;
+    /// Whether [`snapshot`](Tracer::snapshot) wants the actors' state; off
+    /// unless a tracer asks, so ordinary traces pay nothing for it.
+    const SNAPSHOTS: bool = false;
     fn record(&mut self, entry: TraceEntry<M, O, T>);
+
+    /// After each step of `actor` (at engine step `step`): its volatile
+    /// state (`None` while it is down) and its durable storage, as the
+    /// step left them. Reports use it to show what each actor holds.
+    fn snapshot(
+        &mut self,
+        step: u64,
+        actor: ActorId,
+        state: Option<&dyn std::fmt::Debug>,
+        storage: &dyn std::fmt::Debug,
+    ) {
+        let _ = (step, actor, state, storage);
+    }
 }
 
 /// The sweep's tracer: records nothing, costs nothing.

@@ -422,3 +422,60 @@ fn partitions_cut_one_way_or_both_ways_only_inside_their_window() {
         assert_eq!(forward_in_window > 0, !both_ways);
     }
 }
+
+/// A tracer that asks for snapshots and keeps them.
+#[derive(Default)]
+struct Snapshots {
+    taken: Vec<(u64, ActorId, Option<String>, String)>,
+}
+
+impl sim::Tracer<Token, Counted, Tick> for Snapshots {
+    const ENABLED: bool = true;
+    const SNAPSHOTS: bool = true;
+    fn record(&mut self, _: TraceEntry<Token, Counted, Tick>) {}
+    fn snapshot(
+        &mut self,
+        step: u64,
+        actor: ActorId,
+        state: Option<&dyn std::fmt::Debug>,
+        storage: &dyn std::fmt::Debug,
+    ) {
+        self.taken.push((
+            step,
+            actor,
+            state.map(|s| format!("{s:?}")),
+            format!("{storage:?}"),
+        ));
+    }
+}
+
+#[test]
+fn snapshots_show_volatile_state_gone_after_a_crash_and_storage_kept() {
+    let m = toy(3, 0, 0, 120, 5);
+    let mut saw_crash = false;
+    for seed in 0..20 {
+        let mut sim = Sim::new(&m);
+        let mut snaps = Snapshots::default();
+        let plain = sim.run_seed(&m, seed);
+        let r = sim.run(
+            &m,
+            Source::Seed {
+                seed,
+                record: false,
+            },
+            &mut snaps,
+        );
+        assert_eq!(r, plain, "asking for snapshots changes nothing");
+        for (i, (_, actor, state, storage)) in snaps.taken.iter().enumerate() {
+            if state.is_none() {
+                saw_crash = true;
+                // The storage a crash leaves is the storage the actor had.
+                let before = snaps.taken[..i].iter().rev().find(|t| t.1 == *actor);
+                if let Some(b) = before {
+                    assert_eq!(&b.3, storage);
+                }
+            }
+        }
+    }
+    assert!(saw_crash, "crashes happen with these parameters");
+}
