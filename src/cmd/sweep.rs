@@ -15,7 +15,7 @@ use models::scenario::Override;
 use models::System;
 use sim::{Outcome, Sim, Source};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -233,8 +233,10 @@ impl VariantStats {
 
 const CHUNK: u64 = 64;
 
-/// Runs seeds `0..runs` of one variant on `jobs` threads.
-fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
+/// Runs seeds `0..runs` of one variant on `jobs` threads. `stop` (Ctrl-C)
+/// ends it between chunks; every chunk handed out runs to its end, so the
+/// seeds that ran are always `0..stats.runs`.
+fn run_variant(system: &System, runs: u64, jobs: usize, stop: &AtomicBool) -> VariantStats {
     let service = system
         .nodes
         .iter()
@@ -247,11 +249,16 @@ fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
         let mut tracer = MetricsTracer::default();
         let mut local = VariantStats::default();
         loop {
-            let lo = next.fetch_add(CHUNK, Ordering::Relaxed);
-            if lo >= runs {
+            if stop.load(Ordering::Relaxed) {
                 break;
             }
-            for seed in lo..(lo + CHUNK).min(runs) {
+            let claimed = next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < runs).then(|| n.saturating_add(CHUNK).min(runs))
+            });
+            let Ok(lo) = claimed else {
+                break;
+            };
+            for seed in lo..lo.saturating_add(CHUNK).min(runs) {
                 tracer.reset();
                 let source = Source::Seed {
                     seed,
@@ -298,7 +305,11 @@ fn run_variant(system: &System, runs: u64, jobs: usize) -> VariantStats {
     }
     let mut stats = total.into_inner().expect("workers finished");
     stats.times_to_effect_us.sort_unstable();
-    assert_eq!(stats.runs, runs, "every seed ran once");
+    debug_assert_eq!(
+        stats.runs,
+        next.load(Ordering::Relaxed),
+        "seeds 0..next ran"
+    );
     stats
 }
 
@@ -320,10 +331,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         axes.push(axis);
     }
-    let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = super::check::jobs(a.jobs)?;
     // Load every variant before running any, so a bad value fails at once.
     let combos = cross_product(&axes);
     let mut variants = Vec::with_capacity(combos.len());
@@ -341,29 +349,69 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let runs = a.runs.unwrap_or(variants[0].1.runs);
     if runs == 0 {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
     let name = variants[0].1.name.clone();
-    let rows: Vec<Row> = variants
-        .iter()
-        .map(|(overrides, scenario)| Row {
+    crate::progress::install_ctrl_c();
+    // Ctrl-C stops the variant that is running; the rows of what ran print.
+    let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
+    for (overrides, scenario) in &variants {
+        if crate::progress::STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let stats = run_variant(&scenario.system, runs, jobs, &crate::progress::STOP);
+        rows.push(Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
-            stats: run_variant(&scenario.system, runs, jobs),
-        })
-        .collect();
-    let out = match a.format {
+            stats,
+        });
+    }
+    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs < runs);
+    let mut out = match a.format {
         Format::Table => table(&name, runs, &axes, &rows, false),
         Format::Markdown => table(&name, runs, &axes, &rows, true),
         Format::Csv => csv(&axes, &rows),
         Format::Json => json(&name, runs, &axes, &rows),
     };
-    print!("{out}");
+    if interrupted {
+        let partial: Vec<String> = rows
+            .iter()
+            .filter(|r| r.stats.runs < runs)
+            .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs))
+            .collect();
+        let note = format!(
+            "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+            rows.len(),
+            variants.len(),
+            if partial.is_empty() { "" } else { ", " },
+            partial.join(", ")
+        );
+        match a.format {
+            Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
+            Format::Json => {
+                out.push_str(&crate::render::json_line(
+                    "interrupted",
+                    serde_json::json!({
+                        "variants_run": rows.len(),
+                        "variants": variants.len(),
+                        "note": note,
+                    }),
+                ));
+                out.push('\n');
+            }
+            Format::Csv => crate::eoutln!("{note}"),
+        }
+    }
+    crate::out!("{out}");
     if let Some(path) = &a.plot {
         let svg = plot::svg(&name, runs, &axes, &rows);
         std::fs::write(path, svg)
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}\n", path.display())))?;
     }
-    Ok(crate::exit::HOLDS)
+    Ok(if interrupted {
+        crate::progress::INTERRUPTED
+    } else {
+        crate::exit::HOLDS
+    })
 }
 
 // ------------------------------------------------------------------ output
@@ -553,7 +601,7 @@ fn csv(axes: &[Axis], rows: &[Row]) -> String {
             "verdict",
             "invariant",
             "lowest_failing_seed",
-            "runs",
+            "schedules",
             "failing",
             "inconclusive",
             "violation_rate",
@@ -608,7 +656,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
         "sweep",
         serde_json::json!({
             "scenario": name,
-            "seeds": [0, runs],
+            "seeds": {"start": 0, "end": runs},
             "variants": rows.len(),
             "keys": axes.iter().map(|a| serde_json::json!({"key": a.key, "values": a.values})).collect::<Vec<_>>(),
         }),
@@ -628,7 +676,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
                 "verdict": s.verdict(),
                 "invariant": s.first_failure.map(|f| f.1),
                 "lowest_failing_seed": s.first_failure.map(|f| f.0),
-                "runs": s.runs,
+                "schedules": s.runs,
                 "failing": s.failing(),
                 "inconclusive": s.inconclusive,
                 "violation_rate": round(s.violation_rate()),

@@ -4,11 +4,11 @@ use crate::render::json_line;
 use crate::scenarios::{self, UsageError};
 use models::situation;
 use sim::{explore, SeedRange};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario names or .toml paths [default: every file in scenarios/].
+    /// Scenario names or .toml paths [default: every scenario of `idemsim list`].
     scenarios: Vec<String>,
     /// Seeds per scenario [default: each scenario's run.runs].
     #[arg(long)]
@@ -19,40 +19,34 @@ pub struct Args {
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
-    /// JSON Lines on stdout: one `scenario` line each, then a `summary`.
+    /// JSON Lines on stdout: one `verify` line per scenario, then a `verify_summary`.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = super::check::jobs(a.jobs)?;
     if a.runs == Some(0) || a.max_runs == Some(0) {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
-    let names: Vec<String> = if a.scenarios.is_empty() {
-        scenarios::all()
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect()
+    let entries = if a.scenarios.is_empty() {
+        scenarios::catalog()?
     } else {
-        a.scenarios.clone()
+        a.scenarios
+            .iter()
+            .map(|n| scenarios::locate(n))
+            .collect::<Result<Vec<_>, _>>()?
     };
-    if names.is_empty() {
-        return Err(UsageError(format!(
-            "error: no scenario files in {}\n",
-            scenarios::dir().display()
-        )));
-    }
     // Load every file first, so a bad one stops the run before any sweep.
-    let mut loaded = Vec::with_capacity(names.len());
-    for n in &names {
-        loaded.push(scenarios::load(n, &[])?);
+    let mut loaded = Vec::with_capacity(entries.len());
+    for e in &entries {
+        loaded.push(scenarios::load_entry(e, &[])?);
     }
-    let stop = AtomicBool::new(false);
+    crate::progress::install_ctrl_c();
+    let stop = &crate::progress::STOP;
     let mut matched = 0usize;
+    let mut judged = 0usize;
+    let mut interrupted = false;
     let width = loaded
         .iter()
         .map(|s| s.name.len())
@@ -60,12 +54,20 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .unwrap_or(8)
         .max(8);
     if !a.json {
-        println!(
+        crate::outln!(
             "{:<width$}  {:<36} {:<36} {:>7} {:>8}  situations reached",
-            "scenario", "expected", "found", "seeds", "lowest"
+            "scenario",
+            "expected",
+            "found",
+            "seeds",
+            "lowest"
         );
     }
     for s in &loaded {
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
         let budget = match (a.runs, a.max_runs) {
             (Some(n), _) => n,
             (None, Some(m)) => s.runs.min(m),
@@ -78,9 +80,48 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 end: budget,
             },
             jobs,
-            &stop,
+            stop,
             &|_| {},
         );
+        if sum.interrupted {
+            // Seeds 0..schedules ran (sim::explore): shown, never judged.
+            interrupted = true;
+            let reached = situation::names(sum.situations);
+            if a.json {
+                crate::outln!(
+                    "{}",
+                    json_line(
+                        "verify",
+                        serde_json::json!({
+                            "scenario": s.name,
+                            "expected": s.expect.verdict.as_str(),
+                            "expected_invariant": s.expect.invariant,
+                            "found": "interrupted",
+                            "invariant": sum.violation().map(|v| v.invariant),
+                            "matched": false,
+                            "mismatch": null,
+                            "schedules": sum.schedules,
+                            "seeds": {"start": 0, "end": sum.schedules},
+                            "lowest_failing_seed": sum.first_failure.as_ref().map(|f| f.seed),
+                            "situations": reached,
+                            "situations_missing": [],
+                        })
+                    )
+                );
+            } else {
+                crate::outln!(
+                    "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds 0..{} of 0..{budget}: not judged",
+                    s.name,
+                    s.expect.describe(),
+                    "interrupted",
+                    sum.schedules,
+                    sum.first_failure.as_ref().map_or_else(|| "-".to_string(), |f| f.seed.to_string()),
+                    sum.schedules,
+                );
+            }
+            break;
+        }
+        judged += 1;
         let j = s.expect.judge(&sum);
         if j.matched() {
             matched += 1;
@@ -91,10 +132,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         };
         let reached = situation::names(sum.situations);
         if a.json {
-            println!(
+            crate::outln!(
                 "{}",
                 json_line(
-                    "scenario",
+                    "verify",
                     serde_json::json!({
                         "scenario": s.name,
                         "expected": s.expect.verdict.as_str(),
@@ -103,7 +144,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                         "invariant": j.invariant,
                         "matched": j.matched(),
                         "mismatch": j.mismatch,
-                        "seeds": sum.schedules,
+                        "schedules": sum.schedules,
+                        "seeds": {"start": 0, "end": budget},
                         "lowest_failing_seed": j.lowest_failing_seed,
                         "situations": reached,
                         "situations_missing": j.missing,
@@ -114,7 +156,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             let lowest = j
                 .lowest_failing_seed
                 .map_or_else(|| "-".to_string(), |s| s.to_string());
-            println!(
+            crate::outln!(
                 "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
                 s.name,
                 s.expect.describe(),
@@ -128,25 +170,55 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 }
             );
             if let Some(m) = &j.mismatch {
-                println!("{:<width$}  MISMATCH: {m}", "");
+                crate::outln!("{:<width$}  MISMATCH: {m}", "");
             }
         }
     }
     let total = loaded.len();
+    if interrupted {
+        let text = format!(
+            "interrupted (Ctrl-C): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run"
+        );
+        if a.json {
+            crate::eoutln!("{text}");
+            crate::outln!(
+                "{}",
+                json_line(
+                    "verify_summary",
+                    serde_json::json!({
+                        "total": total,
+                        "judged": judged,
+                        "matched": matched,
+                        "mismatched": judged - matched,
+                        "interrupted": true,
+                    })
+                )
+            );
+        } else {
+            crate::outln!("{text}");
+        }
+        return Ok(if matched < judged {
+            crate::exit::VIOLATION
+        } else {
+            crate::progress::INTERRUPTED
+        });
+    }
     if a.json {
-        println!(
+        crate::outln!(
             "{}",
             json_line(
-                "summary",
+                "verify_summary",
                 serde_json::json!({
                     "total": total,
+                    "judged": judged,
                     "matched": matched,
                     "mismatched": total - matched,
+                    "interrupted": false,
                 })
             )
         );
     } else {
-        println!(
+        crate::outln!(
             "{matched} of {total} scenarios match their expectation{}",
             if matched == total {
                 String::new()

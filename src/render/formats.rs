@@ -40,10 +40,10 @@ fn header_line(t: &Trace) -> String {
             sh.original_decisions,
             sh.shrunk_decisions,
             sh.runs,
-            if sh.complete {
-                ""
-            } else {
-                ", rerun bound hit: not minimal"
+            match (sh.complete, sh.stopped) {
+                (true, _) => String::new(),
+                (false, Some(why)) => format!(", {why}: not minimal"),
+                (false, None) => ", rerun bound hit: not minimal".to_string(),
             }
         );
     }

@@ -30,8 +30,11 @@ pub struct ShrinkInfo {
     pub original_decisions: usize,
     pub shrunk_decisions: usize,
     pub runs: u32,
-    /// Locally minimal (the passes reached a fixpoint within the rerun bound).
+    /// Locally minimal (the passes reached a fixpoint within the budget).
     pub complete: bool,
+    /// What stopped shrinking early, when something did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<&'static str>,
 }
 
 /// One trace entry, resolved.
