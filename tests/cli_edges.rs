@@ -661,3 +661,54 @@ fn repro_files_are_checked_against_version_and_scenario() {
         .err("the scenario changed since"),
     );
 }
+
+#[test]
+fn long_runs_say_where_their_output_was_bounded() {
+    // A client that gives up after 3,000 lost attempts: a run of about 12,000 events
+    // that fails at its end, with 6,000 decisions before it.
+    let dir = scratch("long");
+    let text = std::fs::read_to_string(root().join("scenarios/payment-give-up-silently.toml"))
+        .unwrap()
+        .replace("loss_per_mille = [0, 900]", "loss_per_mille = 1000")
+        .replace("max_attempts = 3", "max_attempts = 3000")
+        .replace("cap_ms = 8000", "cap_ms = 1")
+        .replace("base_ms = 1000", "base_ms = 1")
+        .replace("timeout_ms = 10000", "timeout_ms = 10");
+    std::fs::write(dir.join("long.toml"), text).unwrap();
+    let cases = [
+        case(
+            "the point of no return of a long run",
+            &["replay", "long.toml", "--seed", "0"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("· 11964 events")
+        .out("the point of no return was searched among the last ")
+        .out(" of 6000 decisions only: the run is long"),
+        case(
+            "a Mermaid diagram past Mermaid's limit is cut in the middle, with a warning",
+            &["replay", "long.toml", "--seed", "0", "--format", "mermaid"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("lines left out here: Mermaid renders at most 50000 characters")
+        .err("warning: the Mermaid diagram of 11964 events would have "),
+        case(
+            "its JSON says how far the search went",
+            &["replay", "long.toml", "--seed", "0", "--format", "json"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("\"turn_search\":{\"decisions\":6000,\"searched\":"),
+    ];
+    for c in &cases {
+        let (out, _) = check(c);
+        if c.args.contains(&"mermaid".to_string()) {
+            assert!(
+                out.chars().count() <= 50_000,
+                "{} characters",
+                out.chars().count()
+            );
+        }
+    }
+}

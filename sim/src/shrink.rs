@@ -26,7 +26,7 @@
 
 use crate::choice::{Record, StreamId, StreamKind, StreamLayout};
 use crate::engine::{Model, MsgOf, ObsOf, Outcome, RunReport, Sim, Source};
-use crate::trace::{NoTrace, Recorder, TraceEntry, Tracer};
+use crate::trace::{NoTrace, Recorder, Tracer};
 use crate::world::World;
 use std::collections::BTreeSet;
 
@@ -455,6 +455,32 @@ pub struct Turn {
     pub alternative: u64,
 }
 
+/// Finds the point of no return of a failing record, searching every
+/// decision (see [`point_of_no_return_within`]).
+pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn>
+where
+    MsgOf<M>: PartialEq,
+    ObsOf<M>: PartialEq,
+{
+    point_of_no_return_within(sim, model, record, u64::MAX).turn
+}
+
+/// The result of a search for the point of no return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnSearch {
+    pub turn: Option<Turn>,
+    /// Decisions the failing run met, and how many of them (the last ones) were tried.
+    pub decisions: usize,
+    pub searched: usize,
+}
+
+impl TurnSearch {
+    /// True when every decision was tried, so `turn` is exact.
+    pub fn complete(&self) -> bool {
+        self.searched == self.decisions
+    }
+}
+
 /// Finds the point of no return of a failing record.
 ///
 /// For every decision the run meets, it tries a few single alternatives (for
@@ -464,18 +490,43 @@ pub struct Turn {
 /// gives the step: up to that step a different decision could still prevent
 /// the failure, after it no single one can. `None` if no single change avoids
 /// it (a failure already fixed by the configuration).
-pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn>
+///
+/// Each alternative is one replay of the whole run, so the search costs about
+/// (decisions × 4 × events). It goes from the last decision backwards and
+/// stops before the replays would pass `max_events` events in all; the
+/// result then covers the last `searched` decisions only, which the caller
+/// says. Ties go to the earliest decision and alternative, whatever the order
+/// of the search, so a bounded and an unbounded search agree when both find
+/// the same latest step.
+pub fn point_of_no_return_within<M: Model>(
+    sim: &mut Sim<M>,
+    model: &M,
+    record: &Record,
+    max_events: u64,
+) -> TurnSearch
 where
-    MsgOf<M>: std::fmt::Debug,
-    ObsOf<M>: std::fmt::Debug,
+    MsgOf<M>: PartialEq,
+    ObsOf<M>: PartialEq,
 {
     let mut base = Recorder::default();
     let report = replay(sim, model, record, true, &mut base);
-    let target = Signature::of(&report.outcome)?;
     let points = sim.choices.points().to_vec();
-    let base_lines = lines(&base.entries);
-    let mut best: Option<Turn> = None;
-    for p in points {
+    let Some(target) = Signature::of(&report.outcome) else {
+        return TurnSearch {
+            turn: None,
+            decisions: points.len(),
+            searched: points.len(),
+        };
+    };
+    let mut spent: u64 = 0;
+    let mut searched = 0;
+    // (turn, index of its decision point)
+    let mut best: Option<(Turn, usize)> = None;
+    for (k, p) in points.iter().enumerate().rev() {
+        if spent >= max_events {
+            break;
+        }
+        searched += 1;
         let value = record.get(p.stream, p.index as usize).min(p.arity - 1);
         let top = p.arity - 1;
         let mut alts = vec![0, 1, top, top / 2];
@@ -486,40 +537,44 @@ where
             c.set(p.stream, p.index as usize, alt);
             let mut rec = Recorder::default();
             let r = replay(sim, model, &c, false, &mut rec);
+            spent = spent.saturating_add(r.events.max(1));
             if Signature::of(&r.outcome).as_ref() == Some(&target) {
                 continue;
             }
-            let other = lines(&rec.entries);
-            let entry = base_lines
+            let entry = base
+                .entries
                 .iter()
-                .zip(other.iter())
+                .zip(rec.entries.iter())
                 .position(|(a, b)| a != b)
-                .unwrap_or(base_lines.len().min(other.len()));
+                .unwrap_or(base.entries.len().min(rec.entries.len()));
             let step = base
                 .entries
                 .get(entry)
                 .or(rec.entries.get(entry))
                 .map_or(report.events, |e| e.step);
-            if best.as_ref().is_none_or(|b| step > b.step) {
-                best = Some(Turn {
-                    step,
-                    entry,
-                    stream: p.stream,
-                    index: p.index,
-                    value,
-                    alternative: alt,
-                });
+            let better = best
+                .as_ref()
+                .is_none_or(|(b, bk)| step > b.step || (step == b.step && k < *bk));
+            if better {
+                best = Some((
+                    Turn {
+                        step,
+                        entry,
+                        stream: p.stream,
+                        index: p.index,
+                        value,
+                        alternative: alt,
+                    },
+                    k,
+                ));
             }
         }
     }
-    best
-}
-
-fn lines<M: std::fmt::Debug, O: std::fmt::Debug>(entries: &[TraceEntry<M, O>]) -> Vec<String> {
-    entries
-        .iter()
-        .map(|e| format!("{} {} {:?}", e.time_us, e.step, e.kind))
-        .collect()
+    TurnSearch {
+        turn: best.map(|(t, _)| t),
+        decisions: points.len(),
+        searched,
+    }
 }
 
 /// The stable name of a stream, as repro files key their choices:

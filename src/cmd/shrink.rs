@@ -7,7 +7,7 @@ use crate::render::items::{self, Header, ShrinkInfo, Trace};
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
-use sim::{explore, Outcome, Record, Recorder, RunReport, SeedRange, Sim};
+use sim::{explore, Outcome, Record, RunReport, SeedRange, Sim};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -120,8 +120,11 @@ pub fn traced(
     shrink: Option<ShrinkInfo>,
 ) -> (Trace, RunReport) {
     let mut sim = Sim::new(&s.system);
-    let turn = shr::point_of_no_return(&mut sim, &s.system, record);
-    let mut rec = Recorder::default();
+    let search =
+        shr::point_of_no_return_within(&mut sim, &s.system, record, POINT_OF_NO_RETURN_EVENTS);
+    let turn = search.turn.clone();
+    // Items straight from the run: a long trace never exists twice.
+    let mut rec = items::ItemRecorder::new(&s.system.world);
     let report = shr::replay(&mut sim, &s.system, record, false, &mut rec);
     let header = Header {
         scenario: s.name.clone(),
@@ -130,15 +133,18 @@ pub fn traced(
         actors: s.system.world.actor_names.clone(),
         shrink,
     };
-    let t = items::trace(
-        &s.system.world,
-        header,
-        &rec.entries,
-        &report,
-        turn.as_ref(),
-    );
+    let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());
+    if !search.complete() {
+        t.end.note_bounded_search(search.searched, search.decisions);
+    }
     (t, report)
 }
+
+/// Events the search for the point of no return may replay in all. Each
+/// decision costs up to four replays of the whole run, so a long run is only
+/// searched from its end: a 100,000-event run gets its last few decisions
+/// tried, a catalog scenario every one of them.
+pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 
 /// Lines of the text trace between its header and its last line.
 pub fn body_lines(t: &Trace) -> usize {

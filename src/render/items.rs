@@ -7,8 +7,18 @@ use super::Entry;
 use models::ledger::Obs;
 use models::situation;
 use models::Msg;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use sim::{DropReason, Outcome, RunReport, TraceKind, Turn, World};
+use std::sync::Arc;
+
+/// An actor's name, shared by every item that names it (a long trace holds
+/// hundreds of thousands of items, so one string each would add up).
+pub type Name = Arc<str>;
+
+/// A message is kept as it is and written out as its sentence.
+fn as_text<S: Serializer>(msg: &Msg, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(msg)
+}
 
 /// What a trace is of, for headers.
 #[derive(Clone, Debug, Serialize)]
@@ -42,7 +52,7 @@ pub struct ShrinkInfo {
 pub struct Item {
     pub step: u64,
     pub time_us: u64,
-    pub actor: String,
+    pub actor: Name,
     #[serde(skip)]
     pub actor_id: u32,
     #[serde(flatten)]
@@ -62,29 +72,32 @@ pub enum What {
     Restart {},
     Crash {},
     Send {
-        to: String,
+        to: Name,
         #[serde(skip)]
         to_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         copies: u8,
         deliver_at_us: u64,
     },
     Drop {
-        to: String,
+        to: Name,
         #[serde(skip)]
         to_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         reason: &'static str,
         /// "reply lost", "message lost", "cut off by a partition", "receiver is down".
         note: &'static str,
     },
     Deliver {
-        from: String,
+        from: Name,
         #[serde(skip)]
         from_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         duplicate: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,7 +170,34 @@ pub struct End {
     pub turn: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_step: Option<u64>,
+    /// Set when the search for the point of no return tried only the last
+    /// decisions of a long run: `searched` of `decisions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_search: Option<TurnSearchNote>,
     pub sentence: String,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TurnSearchNote {
+    pub searched: usize,
+    pub decisions: usize,
+}
+
+impl End {
+    /// Says in the ending that the point of no return was searched among the
+    /// last `searched` of `decisions` decisions only.
+    pub fn note_bounded_search(&mut self, searched: usize, decisions: usize) {
+        self.turn_search = Some(TurnSearchNote {
+            searched,
+            decisions,
+        });
+        if self.invariant.is_some() {
+            let base = self.sentence.trim_end_matches('.');
+            self.sentence = format!(
+                "{base} (the point of no return was searched among the last {searched} of {decisions} decisions only: the run is long)."
+            );
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -171,17 +211,113 @@ fn is_reply(msg: &Msg) -> bool {
     matches!(msg, Msg::PayReply { .. } | Msg::TransferDone { .. })
 }
 
-/// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
-pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
-    let name = |a: u32| world.actor_names[a as usize].clone();
-    let mut effects: Vec<(u32, u32)> = Vec::new();
-    let mut out = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        let same_step = || {
-            entries
+/// What the entries of one engine step did; a delivery's note depends on
+/// what else its step did (an effect, a transfer sent on, a reply).
+#[derive(Default)]
+struct StepFacts {
+    /// An effect was observed in this step.
+    effect: bool,
+    /// A transfer was sent on in this step.
+    forwards: bool,
+    /// The status of the first payment reply sent in this step.
+    reply: Option<models::msg::PayStatus>,
+}
+
+impl StepFacts {
+    fn see(&mut self, e: &Entry) {
+        match &e.kind {
+            TraceKind::Observe {
+                obs: Obs::Effect { .. },
+                ..
+            } => self.effect = true,
+            TraceKind::Send {
+                msg: Msg::Transfer { .. },
+                ..
+            } => self.forwards = true,
+            TraceKind::Send {
+                msg: Msg::PayReply { status, .. },
+                ..
+            } if self.reply.is_none() => self.reply = Some(*status),
+            _ => {}
+        }
+    }
+
+    /// The note of a delivery of `msg` in a step that did these things.
+    fn note(&self, msg: &Msg) -> Option<&'static str> {
+        // A request handled without its effect is a dedup hit: the bank
+        // executes no transfer, the service answers from its table.
+        match msg {
+            Msg::Transfer { .. } if !self.effect => Some("dedup hit: no second transfer"),
+            Msg::Pay {
+                key: models::msg::Key::Op { .. } | models::msg::Key::Time { .. },
+                ..
+            } if !self.forwards => self.reply.map(|status| match status {
+                models::msg::PayStatus::InProgress => "key in progress: answered 409, not executed",
+                models::msg::PayStatus::Mismatch => "key known with another payload: refused",
+                _ => "dedup hit: answered from the key table",
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Turns trace entries into items as a run records them, so a long replay
+/// never holds its raw entries and its items at once: memory stays one item
+/// per entry, and time linear (a step's deliveries get their notes when the
+/// step ends). Item `i` is entry `i`.
+pub struct ItemRecorder {
+    names: Vec<Name>,
+    pub items: Vec<Item>,
+    effects: Vec<(u32, u32)>,
+    step: u64,
+    facts: StepFacts,
+    /// Deliveries of the current step, waiting for their notes.
+    pending: Vec<usize>,
+}
+
+impl ItemRecorder {
+    pub fn new(world: &World) -> ItemRecorder {
+        ItemRecorder {
+            names: world
+                .actor_names
                 .iter()
-                .filter(move |o| o.step == e.step && e.step > 0)
-        };
+                .map(|n| Name::from(n.as_str()))
+                .collect(),
+            items: Vec::new(),
+            effects: Vec::new(),
+            step: 0,
+            facts: StepFacts::default(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn close_step(&mut self) {
+        for i in self.pending.drain(..) {
+            if let What::Deliver { msg, note, .. } = &mut self.items[i].what {
+                *note = self.facts.note(msg);
+            }
+        }
+        self.facts = StepFacts::default();
+    }
+
+    /// The items, every step closed.
+    pub fn finish(mut self) -> Vec<Item> {
+        self.close_step();
+        self.items
+    }
+
+    fn push(&mut self, e: Entry) {
+        if e.step != self.step {
+            self.close_step();
+            self.step = e.step;
+        }
+        // Step 0 (the mix and the starts) is not a handler's step: no notes.
+        if e.step > 0 {
+            self.facts.see(&e);
+        }
+        let names = &self.names;
+        let name = |a: u32| names[a as usize].clone();
+        let effects = &mut self.effects;
         let (actor, what) = match &e.kind {
             TraceKind::LinkMix {
                 from,
@@ -240,7 +376,7 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
                 What::Send {
                     to: name(*to),
                     to_id: *to,
-                    msg: msg.to_string(),
+                    msg: *msg,
                     msg_id: *msg_id,
                     copies: *copies,
                     deliver_at_us: *deliver_at_us,
@@ -264,7 +400,7 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
                     What::Drop {
                         to: name(*to),
                         to_id: *to,
-                        msg: msg.to_string(),
+                        msg: *msg,
                         msg_id: *msg_id,
                         reason: reason.as_str(),
                         note,
@@ -278,44 +414,18 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
                 msg_id,
                 duplicate,
             } => {
-                // A request handled without its effect is a dedup hit: the
-                // bank executes no transfer, the service answers from its table.
-                let effect = same_step().any(|o| {
-                    matches!(o.kind, TraceKind::Observe { obs: Obs::Effect { .. }, .. })
-                });
-                let forwards = same_step()
-                    .any(|o| matches!(o.kind, TraceKind::Send { msg: Msg::Transfer { .. }, .. }));
-                let note = match msg {
-                    Msg::Transfer { .. } if !effect => Some("dedup hit: no second transfer"),
-                    Msg::Pay {
-                        key: models::msg::Key::Op { .. } | models::msg::Key::Time { .. },
-                        ..
-                    } if !forwards => same_step().find_map(|o| match o.kind {
-                        TraceKind::Send {
-                            msg: Msg::PayReply { status, .. },
-                            ..
-                        } => Some(match status {
-                            models::msg::PayStatus::InProgress => {
-                                "key in progress: answered 409, not executed"
-                            }
-                            models::msg::PayStatus::Mismatch => {
-                                "key known with another payload: refused"
-                            }
-                            _ => "dedup hit: answered from the key table",
-                        }),
-                        _ => None,
-                    }),
-                    _ => None,
-                };
+                if e.step > 0 {
+                    self.pending.push(self.items.len());
+                }
                 (
                     *to,
                     What::Deliver {
                         from: name(*from),
                         from_id: *from,
-                        msg: msg.to_string(),
+                        msg: *msg,
                         msg_id: *msg_id,
                         duplicate: *duplicate,
-                        note,
+                        note: None,
                     },
                 )
             }
@@ -370,16 +480,32 @@ pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
             ),
             TraceKind::HealingStarts => (0, What::Healing {}),
         };
-        debug_assert_eq!(out.len(), i);
-        out.push(Item {
+        let item = Item {
             step: e.step,
             time_us: e.time_us,
             actor: name(actor),
             actor_id: actor,
             what,
-        });
+        };
+        self.items.push(item);
     }
-    out
+}
+
+impl sim::Tracer<Msg, Obs> for ItemRecorder {
+    const ENABLED: bool = true;
+    fn record(&mut self, entry: Entry) {
+        self.push(entry);
+    }
+}
+
+/// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
+pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
+    let mut r = ItemRecorder::new(world);
+    r.items.reserve(entries.len());
+    for e in entries {
+        r.push(e.clone());
+    }
+    r.finish()
 }
 
 /// One line of an item for people, without time and actor.
@@ -434,15 +560,14 @@ pub fn describe(item: &Item) -> String {
     }
 }
 
-/// Builds the whole trace: header, items and the ending with its sentence.
-pub fn trace(
-    world: &World,
+/// Builds the whole trace (header, items, the ending with its sentence) from
+/// the items an [`ItemRecorder`] made.
+pub fn trace_of_items(
     header: Header,
-    entries: &[Entry],
+    items: Vec<Item>,
     report: &RunReport,
     turn: Option<&Turn>,
 ) -> Trace {
-    let items = items(world, entries);
     let end = end(&items, report, turn);
     Trace { header, items, end }
 }
@@ -514,6 +639,7 @@ fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>) -> End {
         effects,
         turn: turn_item,
         turn_step: turn.map(|t| t.step),
+        turn_search: None,
         sentence,
     }
 }
