@@ -712,3 +712,111 @@ fn long_runs_say_where_their_output_was_bounded() {
         }
     }
 }
+
+#[test]
+fn interrupts_print_what_ran_and_shrinking_keeps_its_budget() {
+    let dir = scratch("budget");
+    // A failing run of about 12,000 events: each shrinking rerun costs a replay of it.
+    let text = std::fs::read_to_string(root().join("scenarios/payment-give-up-silently.toml"))
+        .unwrap()
+        .replace("loss_per_mille = [0, 900]", "loss_per_mille = 999")
+        .replace("max_attempts = 3", "max_attempts = 3000")
+        .replace("cap_ms = 8000", "cap_ms = 1")
+        .replace("base_ms = 1000", "base_ms = 1")
+        .replace("timeout_ms = 10000", "timeout_ms = 10");
+    std::fs::write(dir.join("long.toml"), text).unwrap();
+    let huge = "100000000000";
+    let cases = [
+        case(
+            "Ctrl-C in sweep prints the rows that ran",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--set",
+                "client.retry.max_attempts=1,2,3",
+                "--runs",
+                huge,
+            ],
+        )
+        .interrupt(Duration::from_millis(800))
+        .code(130)
+        .out("client.retry.max_attempts")
+        .out("interrupted (Ctrl-C): 1 of 3 variants ran, 1 ran seeds 0..")
+        .out("the rows cover only what ran"),
+        case(
+            "Ctrl-C in verify prints the scenarios that ran",
+            &["verify", "--runs", huge],
+        )
+        .interrupt(Duration::from_millis(800))
+        .code(130)
+        .out("interrupted (Ctrl-C) after seeds 0..")
+        .out("not judged")
+        .out("interrupted (Ctrl-C): 0 of "),
+        case(
+            "the rerun budget stops shrinking and the trace says so",
+            &[
+                "shrink",
+                "payment-retry-without-key",
+                "--shrink-max-runs",
+                "3",
+            ],
+        )
+        .code(1)
+        .out("rerun budget hit (--shrink-max-runs): not minimal")
+        .err("stopped after 3 reruns: rerun budget hit"),
+        case(
+            "the time budget stops shrinking and the trace says so",
+            &[
+                "shrink",
+                "long.toml",
+                "--seed",
+                "0",
+                "--shrink-budget-ms",
+                "1",
+            ],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("time budget hit (--shrink-budget-ms): not minimal")
+        .err("time budget hit"),
+        case(
+            "check takes the same budget",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--runs",
+                "50",
+                "--shrink-max-runs",
+                "2",
+                "--json",
+            ],
+        )
+        .code(1)
+        .err("rerun budget hit (--shrink-max-runs): not minimal")
+        .out("\"shrunk_events\":"),
+        case(
+            "a zero budget is refused",
+            &["check", "--shrink-budget-ms", "0"],
+        )
+        .code(2)
+        .err("--shrink-max-runs and --shrink-budget-ms must be at least 1"),
+        case(
+            "without shrinking there are no shrink figures",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--runs",
+                "50",
+                "--no-shrink",
+                "--json",
+            ],
+        )
+        .code(1)
+        .out("\"lowest_failing_seed\":")
+        .not_out("original_events")
+        .not_out("situation_bits"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}

@@ -508,8 +508,13 @@ fn table(name: &str, runs: u64, axes: &[Axis], rows: &[Row], markdown: bool) -> 
     } else {
         format!("; fixed: {}", fixed.join(" "))
     };
+    let each = if rows.iter().any(|r| r.stats.runs < runs) {
+        format!("asked for seeds 0..{runs} each, interrupted (see below)")
+    } else {
+        format!("each on seeds 0..{runs}")
+    };
     out.push_str(&format!(
-        "{name}: {} variants, each on seeds 0..{runs}{fixed_text}\n\n",
+        "{name}: {} variants, {each}{fixed_text}\n\n",
         rows.len()
     ));
     let width: Vec<usize> = (0..header.len())
