@@ -771,7 +771,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
                     "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
                         "faults": c.faults,
                         "events": c.events,
-                        "outcome": render::outcome_sentence(&c.outcome),
+                        "sentence": render::outcome_sentence(&c.outcome),
                         "record": record_json,
                     })),
                 })
