@@ -450,6 +450,12 @@ impl SweepLine {
                 self.violations,
                 self.panics
             ));
+            if self.panics > 0 {
+                lines.push(
+                    "a model panicked: that is a bug in idemsim, not a finding about the design; please report it with this command line"
+                        .to_string(),
+                );
+            }
         } else if let Some(i) = &self.first_inconclusive {
             lines.push(format!(
                 "{} runs hit a limit; lowest seed {} hit {}",
