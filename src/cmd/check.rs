@@ -551,7 +551,17 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         end: a.runs.unwrap_or(s.runs),
     });
     if all.is_empty() {
-        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
+        let what = if a.runs.is_some() {
+            "error: --runs must be at least 1".to_string()
+        } else {
+            format!(
+                "error: {}: run.runs is 0, so there is no seed to run",
+                s.file
+            )
+        };
+        return Err(UsageError(format!(
+            "{what}\nhelp: give the number of seeds to run, e.g. --runs 1000\n"
+        )));
     }
     // A shard may be empty when there are more shards than seeds; it merges as nothing.
     let seeds = match a.shard {
