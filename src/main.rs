@@ -2,7 +2,7 @@
 //! library's commands; everything else lives in `idemsim` (src/lib.rs).
 
 use clap::{Parser, Subcommand};
-use idemsim::{cmd, exit};
+use idemsim::{cmd, exit, out, scenarios};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -15,6 +15,15 @@ schedules and checks that every business effect happens exactly once.\n\n\
 Exit codes: 0 holds, 1 invariant violated, 2 bad usage or scenario file, 3 inconclusive."
 )]
 struct Cli {
+    /// A folder of scenario .toml files to use on top of the built-in ones
+    /// (repeatable; the first wins; also IDEMSIM_SCENARIOS, separated like PATH).
+    #[arg(
+        long = "scenarios",
+        id = "scenario_dirs",
+        value_name = "DIR",
+        global = true
+    )]
+    scenarios: Vec<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -60,6 +69,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    scenarios::set_folders(cli.scenarios);
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),
@@ -72,12 +82,15 @@ fn main() -> ExitCode {
         Command::Shrink(a) => cmd::shrink::run(a),
         Command::Verify(a) => cmd::verify::run(a),
     };
+    out::flush();
     match result {
+        // Output that could not be written (other than to a closed pipe) is a failed command.
+        Ok(_) if out::stdout_failed() => ExitCode::from(exit::BAD_INPUT),
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprint!("{e}");
+            idemsim::eout!("{e}");
             if !e.to_string().ends_with('\n') {
-                eprintln!();
+                idemsim::eoutln!();
             }
             ExitCode::from(exit::BAD_INPUT)
         }

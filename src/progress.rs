@@ -22,7 +22,7 @@ pub fn install_ctrl_c() {
     });
     // Without a handler Ctrl-C still ends the process, only without a summary.
     if let Err(e) = result {
-        eprintln!("warning: Ctrl-C handler not installed: {e}");
+        crate::eoutln!("warning: Ctrl-C handler not installed: {e}");
     }
 }
 

@@ -1,11 +1,22 @@
-//! Finding and loading scenario files by path or by name.
+//! Finding and loading scenarios: by path, or by name in the catalog.
+//!
+//! The catalog is the shipped scenarios, embedded in the binary (`build.rs`),
+//! with the user's folders on top: `--scenarios DIR` (repeatable, first wins),
+//! then the folders in `IDEMSIM_SCENARIOS` (separated like `PATH`). A user file
+//! with a built-in's name shadows the built-in; `idemsim list` says so.
 
 use models::scenario::Override;
 use models::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
 /// The scenario `check` runs when none is given.
 pub const DEFAULT: &str = "payment-stable-key";
+
+/// The environment variable naming more scenario folders.
+pub const ENV: &str = "IDEMSIM_SCENARIOS";
 
 /// A bad command line or scenario: printed as is, exit code 2.
 #[derive(Debug)]
@@ -23,38 +34,172 @@ impl From<ScenarioError> for UsageError {
     }
 }
 
-/// The `scenarios/` folder: in the working directory, else beside the sources.
-pub fn dir() -> PathBuf {
-    let here = PathBuf::from("scenarios");
-    if here.is_dir() {
-        return here;
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+static FOLDERS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+
+/// The `--scenarios DIR` folders of the command line; set once by `main`.
+pub fn set_folders(dirs: Vec<PathBuf>) {
+    let _ = FOLDERS.set(dirs);
 }
 
-/// `arg` is a path to a `.toml` file or the name of one in `scenarios/`.
-pub fn resolve(arg: &str) -> Result<PathBuf, UsageError> {
-    let p = Path::new(arg);
-    if p.extension().is_some_and(|e| e == "toml") || arg.contains('/') {
+/// Where a scenario comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Shipped in the binary.
+    BuiltIn,
+    /// A file: in a user folder, or given by path.
+    File(PathBuf),
+}
+
+/// One scenario the catalog or a path names.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub name: String,
+    pub origin: Origin,
+    /// What this entry hides: built-ins and files of the same name in lower folders.
+    pub shadows: Vec<Origin>,
+}
+
+impl Entry {
+    /// "built-in" or the file's path, for `list` and messages.
+    pub fn source(&self) -> String {
+        origin_text(&self.origin)
+    }
+
+    /// What names this scenario on a command line so that it is this one:
+    /// the name of a built-in, the path of a file.
+    pub fn arg(&self) -> String {
+        match &self.origin {
+            Origin::BuiltIn => self.name.clone(),
+            Origin::File(p) => p.to_string_lossy().into_owned(),
+        }
+    }
+
+    pub fn is_built_in(&self) -> bool {
+        self.origin == Origin::BuiltIn
+    }
+}
+
+pub fn origin_text(o: &Origin) -> String {
+    match o {
+        Origin::BuiltIn => "built-in".to_string(),
+        Origin::File(p) => p.to_string_lossy().into_owned(),
+    }
+}
+
+/// The user's folders, highest priority first: `--scenarios`, then `IDEMSIM_SCENARIOS`.
+fn folders() -> Result<Vec<(PathBuf, &'static str)>, UsageError> {
+    let mut out: Vec<(PathBuf, &'static str)> = FOLDERS
+        .get()
+        .into_iter()
+        .flatten()
+        .map(|d| (d.clone(), "--scenarios"))
+        .collect();
+    if let Some(v) = std::env::var_os(ENV) {
+        out.extend(
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| (p, ENV)),
+        );
+    }
+    for (dir, from) in &out {
+        if !dir.is_dir() {
+            return Err(UsageError(format!(
+                "error: {from} names `{}`, which is not a folder\nhelp: give a folder that holds scenario .toml files, or leave it out to use the built-in scenarios\n",
+                dir.display()
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The `.toml` files of a folder, sorted.
+fn toml_files(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        UsageError(format!(
+            "error: cannot read folder {}: {e}\n",
+            dir.display()
+        ))
+    })?;
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml") && p.is_file())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Every scenario by name, sorted: the highest folder's file wins, then the built-in.
+pub fn catalog() -> Result<Vec<Entry>, UsageError> {
+    let mut layers: Vec<Vec<(String, Origin)>> = Vec::new();
+    for (dir, _) in folders()? {
+        let files = toml_files(&dir)?;
+        layers.push(
+            files
+                .into_iter()
+                .filter_map(|p| {
+                    let name = p.file_stem()?.to_str()?.to_string();
+                    Some((name, Origin::File(p)))
+                })
+                .collect(),
+        );
+    }
+    layers.push(
+        BUILT_IN
+            .iter()
+            .map(|(n, _)| (n.to_string(), Origin::BuiltIn))
+            .collect(),
+    );
+    let mut entries: Vec<Entry> = Vec::new();
+    for layer in layers {
+        for (name, origin) in layer {
+            match entries.iter_mut().find(|e| e.name == name) {
+                Some(e) => e.shadows.push(origin),
+                None => entries.push(Entry {
+                    name,
+                    origin,
+                    shadows: Vec::new(),
+                }),
+            }
+        }
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+fn looks_like_path(arg: &str) -> bool {
+    Path::new(arg).extension().is_some_and(|e| e == "toml")
+        || arg.contains('/')
+        || arg.contains(std::path::MAIN_SEPARATOR)
+}
+
+/// `arg` is a path to a `.toml` file or a name from the catalog.
+pub fn locate(arg: &str) -> Result<Entry, UsageError> {
+    if looks_like_path(arg) {
+        let p = Path::new(arg);
         if p.is_file() {
-            return Ok(p.to_path_buf());
+            let name = p
+                .file_stem()
+                .map_or_else(|| arg.to_string(), |s| s.to_string_lossy().into_owned());
+            return Ok(Entry {
+                name,
+                origin: Origin::File(p.to_path_buf()),
+                shadows: Vec::new(),
+            });
         }
         return Err(UsageError(format!(
             "error: scenario file `{arg}` does not exist\nhelp: give a path to a .toml file or a name from `idemsim list`\n"
         )));
     }
-    let named = dir().join(format!("{arg}.toml"));
-    if named.is_file() {
-        return Ok(named);
+    let all = catalog()?;
+    if let Some(e) = all.iter().find(|e| e.name == arg) {
+        return Ok(e.clone());
     }
-    let names: Vec<String> = all()
+    let mut close: Vec<(usize, &str)> = all
         .iter()
-        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|e| (edit_distance(arg, &e.name), e.name.as_str()))
+        .filter(|(d, n)| *d <= 3 || n.contains(arg) || arg.contains(n))
         .collect();
-    let close: Vec<&String> = names
-        .iter()
-        .filter(|n| n.contains(arg) || arg.contains(n.as_str()))
-        .collect();
+    close.sort();
     let hint = if close.is_empty() {
         "run `idemsim list` to see the scenarios".to_string()
     } else {
@@ -62,28 +207,31 @@ pub fn resolve(arg: &str) -> Result<PathBuf, UsageError> {
             "did you mean {}?",
             close
                 .iter()
-                .map(|s| format!("`{s}`"))
+                .take(3)
+                .map(|(_, s)| format!("`{s}`"))
                 .collect::<Vec<_>>()
                 .join(" or ")
         )
     };
     Err(UsageError(format!(
-        "error: no scenario named `{arg}` in {}\nhelp: {hint}\n",
-        dir().display()
+        "error: no scenario named `{arg}` (built-in or in a --scenarios folder)\nhelp: {hint}\n"
     )))
 }
 
-/// Every scenario file, sorted by name.
-pub fn all() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir())
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+/// Levenshtein distance, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// The way a path is shown in messages and repro lines: relative when it can be.
@@ -95,15 +243,68 @@ pub fn display_path(p: &Path) -> String {
         .into_owned()
 }
 
+/// Loads an entry; a built-in is labelled `scenarios/NAME.toml` in messages,
+/// its place in the source tree.
+pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageError> {
+    match &e.origin {
+        Origin::BuiltIn => {
+            let text = BUILT_IN
+                .iter()
+                .find(|(n, _)| *n == e.name)
+                .map(|(_, t)| *t)
+                .expect("a built-in entry names a built-in");
+            Ok(Scenario::load_with(
+                &format!("scenarios/{}.toml", e.name),
+                text,
+                overrides,
+            )?)
+        }
+        Origin::File(path) => {
+            let bytes = std::fs::read(path).map_err(|err| {
+                UsageError(format!("error: cannot read {}: {err}\n", path.display()))
+            })?;
+            let text = String::from_utf8(bytes).map_err(|err| {
+                let at = err.utf8_error().valid_up_to();
+                let ok = &err.as_bytes()[..at];
+                let line = ok.iter().filter(|&&b| b == b'\n').count() + 1;
+                let column = ok.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+                UsageError(format!(
+                    "error: {}:{line}:{column}: the file is not UTF-8 text (byte {at})\nhelp: save it as UTF-8\n",
+                    path.display()
+                ))
+            })?;
+            Ok(Scenario::load_with(&display_path(path), &text, overrides)?)
+        }
+    }
+}
+
 pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
-    let path = resolve(arg)?;
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| UsageError(format!("error: cannot read {}: {e}\n", path.display())))?;
-    Ok(Scenario::load_with(&display_path(&path), &text, overrides)?)
+    load_entry(&locate(arg)?, overrides)
 }
 
 pub fn parse_overrides(sets: &[String]) -> Result<Vec<Override>, UsageError> {
     sets.iter()
         .map(|s| Override::parse(s).map_err(|m| UsageError(format!("error: --set {m}\n"))))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_scenario_is_built_in() {
+        assert!(BUILT_IN.iter().any(|(n, _)| *n == DEFAULT));
+        let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn edit_distance_counts_edits() {
+        assert_eq!(edit_distance("payment-stable-ky", "payment-stable-key"), 1);
+        assert_eq!(edit_distance("abc", "abc"), 0);
+        assert_eq!(edit_distance("", "ab"), 2);
+    }
 }

@@ -84,7 +84,9 @@ fn the_lowest_failing_seed_is_the_lowest_not_the_first_found() {
         ],
         1,
     );
-    let lowest = summary(&all)["seed"].as_u64().expect("a failing seed");
+    let lowest = summary(&all)["lowest_failing_seed"]
+        .as_u64()
+        .expect("a failing seed");
     // Nothing below it fails.
     if lowest > 0 {
         let below = format!("0..{lowest}");
@@ -122,7 +124,7 @@ fn json_summary_has_the_promised_fields() {
     assert_eq!(s["scenario"], "payment-retry-without-key");
     assert_eq!(s["verdict"], "violation");
     assert_eq!(s["invariant"], "no-duplicate-effect");
-    assert!(s["seed"].is_u64());
+    assert!(s["lowest_failing_seed"].is_u64());
     assert_eq!(s["schedules"], 100);
     assert!(s["events"].as_u64().unwrap() > 100);
     assert!(
@@ -146,7 +148,10 @@ fn jobs_1_and_jobs_2_print_byte_identical_json() {
 #[test]
 fn replay_of_payment_retry_without_key_at_its_lowest_failing_seed() {
     let (out, _) = check(&["check", "payment-retry-without-key", "--json"], 1);
-    let seed = summary(&out)["seed"].as_u64().unwrap().to_string();
+    let seed = summary(&out)["lowest_failing_seed"]
+        .as_u64()
+        .unwrap()
+        .to_string();
     let (trace, _) = check(&["replay", "payment-retry-without-key", "--seed", &seed], 1);
     insta::assert_snapshot!("replay_payment_retry_without_key_lowest_seed", trace);
 }

@@ -61,7 +61,7 @@ fn assert_consistent(row: &serde_json::Value) {
     );
     assert!(f(&row["attempts_per_operation"]) >= 1.0, "{row}");
     let failing = row["failing"].as_u64().unwrap() as f64;
-    assert_eq!(rate, failing / row["runs"].as_f64().unwrap(), "{row}");
+    assert_eq!(rate, failing / row["schedules"].as_f64().unwrap(), "{row}");
 }
 
 #[test]

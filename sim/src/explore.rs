@@ -157,7 +157,8 @@ pub struct Summary {
     pub first_failure: Option<Failure>,
     /// The lowest inconclusive seed, for a repro when nothing failed.
     pub first_inconclusive: Option<(u64, Limit)>,
-    /// True when the sweep was stopped before every seed ran.
+    /// True when the sweep was stopped before every seed ran. The seeds that
+    /// ran are then exactly `start..start + schedules` of the range swept.
     pub interrupted: bool,
 }
 
@@ -229,12 +230,19 @@ impl SeedRange {
     }
 
     /// Shard `index` of `count`: contiguous and deterministic, together exactly the range.
+    /// Computed in 128 bits, so it is exact for any range of `u64` seeds.
     pub fn shard(&self, index: u64, count: u64) -> SeedRange {
         assert!(count > 0 && index < count, "shard {index}/{count}");
-        let n = self.len();
-        let lo = self.start + n * index / count;
-        let hi = self.start + n * (index + 1) / count;
-        SeedRange { start: lo, end: hi }
+        let n = u128::from(self.len());
+        let at = |i: u64| {
+            let offset = n * u128::from(i) / u128::from(count);
+            // offset <= n = end - start, so the sum stays within u64.
+            self.start + u64::try_from(offset).expect("an offset within the range")
+        };
+        SeedRange {
+            start: at(index),
+            end: at(index + 1),
+        }
     }
 }
 
@@ -305,6 +313,10 @@ fn sweep<M: Model + Sync>(
     until_failure: bool,
 ) -> Summary {
     let jobs = jobs.max(1);
+    // The next seed to hand out; it never passes `seeds.end`, so it cannot
+    // wrap at the top of u64. Every chunk handed out runs to its end (`stop`
+    // is only read between chunks), so the seeds that ran are always the
+    // contiguous range `seeds.start..next`, also after an interrupt.
     let next = AtomicU64::new(seeds.start);
     let done = AtomicU64::new(0);
     let total = Mutex::new(Summary::default());
@@ -320,11 +332,13 @@ fn sweep<M: Model + Sync>(
             if until_failure && failed.load(Ordering::Relaxed) {
                 break;
             }
-            let lo = next.fetch_add(CHUNK, Ordering::Relaxed);
-            if lo >= seeds.end {
+            let claimed = next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < seeds.end).then(|| n.saturating_add(CHUNK).min(seeds.end))
+            });
+            let Ok(lo) = claimed else {
                 break;
-            }
-            let hi = (lo + CHUNK).min(seeds.end);
+            };
+            let hi = lo.saturating_add(CHUNK).min(seeds.end);
             for seed in lo..hi {
                 let r = run_guarded(&mut sim, model, seed);
                 local.add(seed, &r, sim.oracle());
@@ -354,5 +368,44 @@ fn sweep<M: Model + Sync>(
     if summary.tally.schedules == seeds.len() {
         summary.interrupted = false;
     }
+    debug_assert_eq!(
+        summary.tally.schedules,
+        next.load(Ordering::Relaxed) - seeds.start,
+        "the seeds that ran are seeds.start..next"
+    );
     summary
+}
+#[cfg(test)]
+mod tests {
+    use super::SeedRange;
+
+    #[test]
+    fn shards_of_the_whole_u64_range_tile_it_without_overflow() {
+        let all = SeedRange {
+            start: 0,
+            end: u64::MAX,
+        };
+        let half = u64::MAX / 2;
+        assert_eq!(
+            all.shard(0, 2),
+            SeedRange {
+                start: 0,
+                end: half
+            }
+        );
+        assert_eq!(
+            all.shard(1, 2),
+            SeedRange {
+                start: half,
+                end: u64::MAX
+            }
+        );
+        let top = SeedRange {
+            start: u64::MAX - 1,
+            end: u64::MAX,
+        };
+        assert_eq!(top.shard(0, 1), top);
+        assert!(top.shard(0, 3).is_empty());
+        assert_eq!(top.shard(2, 3), top);
+    }
 }

@@ -8,14 +8,18 @@
 //! lower the rest by binary search; rerun each candidate; keep it when the run
 //! still fails with the same [`Signature`] and its record is smaller.
 //!
-//! "Smaller" is the order [`smaller`]: fewer nonzero decisions first, then a
-//! smaller sum of values, then a shorter record, then lexicographic. Every kept
-//! change strictly descends this well-founded order, so shrinking terminates;
-//! a bound on reruns caps its cost anyway. When the passes reach a fixpoint
-//! within the bound, the result is locally minimal: zeroing any one remaining
-//! nonzero decision (a lost message, a duplicate, a crash, a delay above the
-//! link's minimum, a drawn fault rate) changes the signature, because such a
-//! candidate, had it kept the failure, would have been smaller and kept.
+//! "Smaller" is the order [`smaller_run`]: fewer nonzero decisions first, then
+//! a smaller sum of values, then fewer events, then a shorter record, then
+//! lexicographic. A candidate is kept only if its run is also no longer in
+//! events than the original run, so a shrunk trace is never longer than the
+//! one it came from. Every kept change strictly descends this well-founded
+//! order, so shrinking terminates; a budget of reruns (and whatever the caller
+//! adds through `should_stop`, such as wall time) caps its cost anyway. When
+//! the passes reach a fixpoint within the budget, the result is locally
+//! minimal: zeroing any one remaining nonzero decision (a lost message, a
+//! duplicate, a crash, a delay above the link's minimum, a drawn fault rate)
+//! changes the signature or makes the run longer than the original, because
+//! such a candidate, had it kept the failure, would have been smaller and kept.
 //!
 //! Everything here is deterministic: the same failing record always shrinks to
 //! the same record. Shrinking runs with [`NoTrace`], off the sweep's hot path.
@@ -64,6 +68,25 @@ impl Default for ShrinkLimits {
     }
 }
 
+/// Why shrinking stopped before a fixpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// [`ShrinkLimits::max_runs`] reruns were spent.
+    MaxRuns,
+    /// The caller's `should_stop` said so (a time budget, Ctrl-C).
+    Caller,
+}
+
+/// Where a shrink stands, for the caller's `should_stop` (progress, budgets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShrinkProgress {
+    /// Candidate reruns spent so far.
+    pub runs: u32,
+    /// Events and nonzero decisions of the smallest failing run so far.
+    pub events: u64,
+    pub nonzero: usize,
+}
+
 /// A shrunk failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shrunk {
@@ -79,6 +102,8 @@ pub struct Shrunk {
     /// True when the passes reached a fixpoint within the bound, so the
     /// result is locally minimal; false when the bound stopped them.
     pub complete: bool,
+    /// What stopped it early, when it did not reach a fixpoint.
+    pub stopped: Option<Stopped>,
 }
 
 /// Replays `record`, turning a panic inside a model into a reported failure.
@@ -101,13 +126,20 @@ pub fn record_seed<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> (Record,
     (sim.choices.take_recorded(), report)
 }
 
-/// The order shrinking descends: fewer nonzero decisions, then a smaller sum,
+/// The order of records alone: fewer nonzero decisions, then a smaller sum,
 /// then a shorter record, then lexicographically smaller values.
 pub fn smaller(a: &Record, b: &Record) -> bool {
-    key(a) < key(b)
+    key(a, 0) < key(b, 0)
 }
 
-fn key(r: &Record) -> (usize, u128, usize, Vec<u64>) {
+/// The order shrinking descends: fewer nonzero decisions, then a smaller sum,
+/// then fewer events in the run, then a shorter record, then lexicographically
+/// smaller values.
+pub fn smaller_run(a: &Record, a_events: u64, b: &Record, b_events: u64) -> bool {
+    key(a, a_events) < key(b, b_events)
+}
+
+fn key(r: &Record, events: u64) -> (usize, u128, u64, usize, Vec<u64>) {
     let sum: u128 = r
         .streams
         .iter()
@@ -116,27 +148,52 @@ fn key(r: &Record) -> (usize, u128, usize, Vec<u64>) {
         .sum();
     let len: usize = r.streams.iter().map(Vec::len).sum();
     let flat: Vec<u64> = r.streams.iter().flat_map(|s| s.iter().copied()).collect();
-    (r.nonzero_count(), sum, len, flat)
+    (r.nonzero_count(), sum, events, len, flat)
 }
+
+/// How often (in reruns) shrinking asks its caller whether to stop.
+const ASK_EVERY: u32 = 16;
 
 struct Shrinker<'a, M: Model> {
     sim: &'a mut Sim<M>,
     model: &'a M,
     target: Signature,
     limits: ShrinkLimits,
+    /// Events of the original run: no kept candidate runs longer.
+    max_events: u64,
     runs: u32,
     best: Record,
     best_report: RunReport,
     tried: BTreeSet<Vec<Vec<u64>>>,
+    should_stop: &'a mut dyn FnMut(&ShrinkProgress) -> bool,
+    /// The rerun count at which to ask `should_stop` next.
+    next_ask: u32,
+    stopped: Option<Stopped>,
 }
 
 impl<M: Model> Shrinker<'_, M> {
-    fn exhausted(&self) -> bool {
-        self.runs >= self.limits.max_runs
+    fn exhausted(&mut self) -> bool {
+        if self.stopped.is_some() {
+            return true;
+        }
+        if self.runs >= self.limits.max_runs {
+            self.stopped = Some(Stopped::MaxRuns);
+        } else if self.runs >= self.next_ask {
+            self.next_ask = self.runs.saturating_add(ASK_EVERY);
+            let progress = ShrinkProgress {
+                runs: self.runs,
+                events: self.best_report.events,
+                nonzero: self.best.nonzero_count(),
+            };
+            if (self.should_stop)(&progress) {
+                self.stopped = Some(Stopped::Caller);
+            }
+        }
+        self.stopped.is_some()
     }
 
     /// Reruns `candidate`; keeps what the run actually read if it fails the
-    /// same way and is smaller than the best so far.
+    /// same way, is no longer than the original and is smaller than the best so far.
     fn attempt(&mut self, mut candidate: Record) -> bool {
         candidate.normalize();
         if candidate == self.best || self.exhausted() {
@@ -147,12 +204,14 @@ impl<M: Model> Shrinker<'_, M> {
         }
         self.runs += 1;
         let report = replay(self.sim, self.model, &candidate, false, &mut NoTrace);
-        if Signature::of(&report.outcome).as_ref() != Some(&self.target) {
+        if Signature::of(&report.outcome).as_ref() != Some(&self.target)
+            || report.events > self.max_events
+        {
             return false;
         }
         // What the run read: clamped values, and only the decisions it met.
         let read = self.sim.choices.take_recorded();
-        if !smaller(&read, &self.best) {
+        if !smaller_run(&read, report.events, &self.best, self.best_report.events) {
             return false;
         }
         self.best = read;
@@ -283,6 +342,19 @@ pub fn shrink<M: Model>(
     record: &Record,
     limits: ShrinkLimits,
 ) -> Shrunk {
+    shrink_with(sim, model, record, limits, &mut |_| false)
+}
+
+/// [`shrink`], asking `should_stop` every few reruns whether to stop early
+/// (the CLI's wall-clock budget and Ctrl-C: `sim` reads no clock itself).
+/// The result is then the smallest failing run found so far.
+pub fn shrink_with<M: Model>(
+    sim: &mut Sim<M>,
+    model: &M,
+    record: &Record,
+    limits: ShrinkLimits,
+    should_stop: &mut dyn FnMut(&ShrinkProgress) -> bool,
+) -> Shrunk {
     let mut original = record.clone();
     original.normalize();
     let original_report = replay(sim, model, &original, false, &mut NoTrace);
@@ -294,10 +366,14 @@ pub fn shrink<M: Model>(
         model,
         target: target.clone(),
         limits,
+        max_events: original_report.events,
         runs: 0,
         best: start,
         best_report: original_report.clone(),
         tried: BTreeSet::new(),
+        should_stop,
+        next_ask: 0,
+        stopped: None,
     };
     let mut complete = false;
     while !sh.exhausted() {
@@ -314,6 +390,7 @@ pub fn shrink<M: Model>(
             }
         }
     }
+    let stopped = if complete { None } else { sh.stopped };
     let (record, report, runs) = (sh.best, sh.best_report, sh.runs);
     Shrunk {
         signature: target,
@@ -323,6 +400,7 @@ pub fn shrink<M: Model>(
         report,
         runs,
         complete,
+        stopped,
     }
 }
 
@@ -333,9 +411,20 @@ pub fn shrink_seed<M: Model>(
     seed: u64,
     limits: ShrinkLimits,
 ) -> Option<Shrunk> {
+    shrink_seed_with(sim, model, seed, limits, &mut |_| false)
+}
+
+/// [`shrink_seed`] with a `should_stop` callback, as [`shrink_with`].
+pub fn shrink_seed_with<M: Model>(
+    sim: &mut Sim<M>,
+    model: &M,
+    seed: u64,
+    limits: ShrinkLimits,
+    should_stop: &mut dyn FnMut(&ShrinkProgress) -> bool,
+) -> Option<Shrunk> {
     let (record, report) = record_seed(sim, model, seed);
     Signature::of(&report.outcome)?;
-    let mut shrunk = shrink(sim, model, &record, limits);
+    let mut shrunk = shrink_with(sim, model, &record, limits, should_stop);
     // The seed's own report, not its replay's: they are equal, and this says so.
     debug_assert_eq!(shrunk.original_report.outcome, report.outcome);
     shrunk.original_report = report;
@@ -356,6 +445,33 @@ pub struct Turn {
     pub alternative: u64,
 }
 
+/// Finds the point of no return of a failing record, searching every
+/// decision (see [`point_of_no_return_within`]).
+pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn>
+where
+    MsgOf<M>: PartialEq,
+    ObsOf<M>: PartialEq,
+    TimerOf<M>: PartialEq,
+{
+    point_of_no_return_within(sim, model, record, u64::MAX).turn
+}
+
+/// The result of a search for the point of no return.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnSearch {
+    pub turn: Option<Turn>,
+    /// Decisions the failing run met, and how many of them (the last ones) were tried.
+    pub decisions: usize,
+    pub searched: usize,
+}
+
+impl TurnSearch {
+    /// True when every decision was tried, so `turn` is exact.
+    pub fn complete(&self) -> bool {
+        self.searched == self.decisions
+    }
+}
+
 /// Finds the point of no return of a failing record.
 ///
 /// For every decision the run meets, it tries a few single alternatives (for
@@ -365,14 +481,44 @@ pub struct Turn {
 /// gives the step: up to that step a different decision could still prevent
 /// the failure, after it no single one can. `None` if no single change avoids
 /// it (a failure already fixed by the configuration).
-pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> Option<Turn> {
+///
+/// Each alternative is one replay of the whole run, so the search costs about
+/// (decisions × 4 × events). It goes from the last decision backwards and
+/// stops before the replays would pass `max_events` events in all; the
+/// result then covers the last `searched` decisions only, which the caller
+/// says. Ties go to the earliest decision and alternative, whatever the order
+/// of the search, so a bounded and an unbounded search agree when both find
+/// the same latest step.
+pub fn point_of_no_return_within<M: Model>(
+    sim: &mut Sim<M>,
+    model: &M,
+    record: &Record,
+    max_events: u64,
+) -> TurnSearch
+where
+    MsgOf<M>: PartialEq,
+    ObsOf<M>: PartialEq,
+    TimerOf<M>: PartialEq,
+{
     let mut base = Recorder::default();
     let report = replay(sim, model, record, true, &mut base);
-    let target = Signature::of(&report.outcome)?;
     let points = sim.choices.points().to_vec();
-    let base_lines = lines(&base.entries);
-    let mut best: Option<Turn> = None;
-    for p in points {
+    let Some(target) = Signature::of(&report.outcome) else {
+        return TurnSearch {
+            turn: None,
+            decisions: points.len(),
+            searched: points.len(),
+        };
+    };
+    let mut spent: u64 = 0;
+    let mut searched = 0;
+    // (turn, index of its decision point)
+    let mut best: Option<(Turn, usize)> = None;
+    for (k, p) in points.iter().enumerate().rev() {
+        if spent >= max_events {
+            break;
+        }
+        searched += 1;
         let value = record.get(p.stream, p.index as usize).min(p.arity - 1);
         let top = p.arity - 1;
         let mut alts = vec![0, 1, top, top / 2];
@@ -383,42 +529,44 @@ pub fn point_of_no_return<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record
             c.set(p.stream, p.index as usize, alt);
             let mut rec = Recorder::default();
             let r = replay(sim, model, &c, false, &mut rec);
+            spent = spent.saturating_add(r.events.max(1));
             if Signature::of(&r.outcome).as_ref() == Some(&target) {
                 continue;
             }
-            let other = lines(&rec.entries);
-            let entry = base_lines
+            let entry = base
+                .entries
                 .iter()
-                .zip(other.iter())
+                .zip(rec.entries.iter())
                 .position(|(a, b)| a != b)
-                .unwrap_or(base_lines.len().min(other.len()));
+                .unwrap_or(base.entries.len().min(rec.entries.len()));
             let step = base
                 .entries
                 .get(entry)
                 .or(rec.entries.get(entry))
                 .map_or(report.events, |e| e.step);
-            if best.as_ref().is_none_or(|b| step > b.step) {
-                best = Some(Turn {
-                    step,
-                    entry,
-                    stream: p.stream,
-                    index: p.index,
-                    value,
-                    alternative: alt,
-                });
+            let better = best
+                .as_ref()
+                .is_none_or(|(b, bk)| step > b.step || (step == b.step && k < *bk));
+            if better {
+                best = Some((
+                    Turn {
+                        step,
+                        entry,
+                        stream: p.stream,
+                        index: p.index,
+                        value,
+                        alternative: alt,
+                    },
+                    k,
+                ));
             }
         }
     }
-    best
-}
-
-fn lines<M: std::fmt::Debug, O: std::fmt::Debug, T: std::fmt::Debug>(
-    entries: &[crate::trace::TraceEntry<M, O, T>],
-) -> Vec<String> {
-    entries
-        .iter()
-        .map(|e| format!("{} {} {:?}", e.time_us, e.step, e.kind))
-        .collect()
+    TurnSearch {
+        turn: best.map(|(t, _)| t),
+        decisions: points.len(),
+        searched,
+    }
 }
 
 /// The stable name of a stream, as repro files key their choices:

@@ -53,12 +53,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let s = scenarios::load(name, &[])?;
     if a.runs == 0 {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
-    let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = super::check::jobs(a.jobs)?;
     let seeds = SeedRange {
         start: 0,
         end: a.runs,
@@ -104,7 +101,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         (None, _) => "inconclusive",
     };
     if a.json {
-        println!(
+        crate::outln!(
             "{}",
             json_line(
                 "bench",
@@ -126,25 +123,27 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             )
         );
     } else {
-        println!(
+        crate::outln!(
             "bench {}: {} schedules (seeds 0..{}) on {jobs} threads, verdict {verdict}",
-            s.name, sum.tally.schedules, a.runs
+            s.name,
+            sum.tally.schedules,
+            a.runs
         );
-        println!(
+        crate::outln!(
             "engine:    {:.2} s, {:.0} schedules/s, {:.2} M events/s ({events_per_schedule} events per schedule)",
             engine_secs,
             schedules_per_sec,
             events_per_sec / 1e6
         );
-        println!(
+        crate::outln!(
             "bare loop: {:.2} s, {:.2} M events/s (BinaryHeap + ChaCha8, one draw per event, same events per schedule)",
             bare_secs,
             baseline_events_per_sec / 1e6
         );
-        println!("overhead:  {overhead_ratio:.2}x the bare loop");
+        crate::outln!("overhead:  {overhead_ratio:.2}x the bare loop");
         match peak {
-            Some(k) => println!("peak memory: {:.1} MiB (VmHWM)", k as f64 / 1024.0),
-            None => println!("peak memory: unknown (no /proc/self/status)"),
+            Some(k) => crate::outln!("peak memory: {:.1} MiB (VmHWM)", k as f64 / 1024.0),
+            None => crate::outln!("peak memory: unknown (no /proc/self/status)"),
         }
     }
     Ok(crate::exit::HOLDS)

@@ -36,6 +36,12 @@ pub struct Args {
     /// Write the lowest failing run (shrunk unless --no-shrink) as a repro file.
     #[arg(long, value_name = "FILE")]
     repro_out: Option<String>,
+    /// Most candidate reruns shrinking may spend [default: 20000].
+    #[arg(long, value_name = "N")]
+    shrink_max_runs: Option<u32>,
+    /// Most wall-clock milliseconds shrinking may take [default: 30000].
+    #[arg(long, value_name = "MS")]
+    shrink_budget_ms: Option<u64>,
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
     #[arg(long, conflicts_with_all = ["runs", "seeds"])]
     exhaustive: bool,
@@ -102,6 +108,26 @@ pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The most worker threads `--jobs` accepts: far above any core count that
+/// helps, far below what would exhaust the process's threads or memory.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs` as given, checked, or one per core.
+pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
+    match given {
+        None => Ok(default_jobs()),
+        Some(0) => Err(UsageError(
+            "error: --jobs must be at least 1\nhelp: leave it out to use one worker per core\n"
+                .into(),
+        )),
+        Some(n) if n > MAX_JOBS => Err(UsageError(format!(
+            "error: --jobs {n} is more than {MAX_JOBS} worker threads\nhelp: give at most {MAX_JOBS}; more threads than cores ({}) do not make a sweep faster\n",
+            default_jobs()
+        ))),
+        Some(n) => Ok(n),
+    }
+}
+
 // ------------------------------------------------------------------ the summary line
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
@@ -133,9 +159,18 @@ pub struct InconclusiveLine {
     pub limit: String,
 }
 
+/// Which shard of which range a summary is, so a merge can tell a missing shard.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardLine {
+    pub index: u64,
+    pub count: u64,
+    /// The whole range the shards split.
+    pub of: Seeds,
+}
+
 /// A sweep's verdict, as `check` reports it.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum SweepVerdict {
     #[default]
     Holds,
@@ -143,6 +178,8 @@ pub enum SweepVerdict {
     Inconclusive,
     /// Stopped by Ctrl-C before every seed ran, with no violation found.
     Interrupted,
+    /// A shard that no seed fell to (more shards than seeds).
+    NoSeeds,
 }
 
 impl SweepVerdict {
@@ -152,6 +189,7 @@ impl SweepVerdict {
             SweepVerdict::Violation => "violation",
             SweepVerdict::Inconclusive => "inconclusive",
             SweepVerdict::Interrupted => "interrupted",
+            SweepVerdict::NoSeeds => "no-seeds",
         }
     }
 }
@@ -191,30 +229,51 @@ impl Operations {
         }
     }
 
-    fn add(&mut self, o: &Operations) {
-        self.started += o.started;
-        self.done += o.done;
-        self.failed += o.failed;
-        self.unknown += o.unknown;
-        self.abandoned += o.abandoned;
-        self.open += o.open;
-        self.events += o.events;
+    fn absorb(&mut self, o: &Operations) -> Result<(), String> {
+        for (a, b) in [
+            (&mut self.started, o.started),
+            (&mut self.done, o.done),
+            (&mut self.failed, o.failed),
+            (&mut self.unknown, o.unknown),
+            (&mut self.abandoned, o.abandoned),
+            (&mut self.open, o.open),
+            (&mut self.events, o.events),
+        ] {
+            *a = a
+                .checked_add(b)
+                .ok_or("the operation counts add up past 2^64")?;
+        }
+        Ok(())
     }
 }
 
-/// A sweep's summary as `check --json` prints it. It carries everything a
-/// merge needs (counts, the seed range, the lowest failure and inconclusive
-/// seed, the situations with their run counts), so N shards merge into the
-/// line one machine would have printed; the derived fields are recomputed by
-/// [`SweepLine::derive`].
+/// A sweep's summary as `check --json` prints it (docs/json-output.md). It
+/// carries everything a merge needs (counts, the seed range, the shard, the
+/// lowest failure and inconclusive seed, the situations reached), so N shards
+/// merge into the line one machine would have printed; the derived fields are
+/// recomputed by [`SweepLine::derive`].
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SweepLine {
     pub scenario: String,
+    /// The scenario's file, when it was given by path rather than by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
     /// The replay command without its seed: scenario and overrides.
     pub replay: String,
     /// The --set overrides, so a merge can load the same scenario to shrink.
     pub sets: Vec<String>,
+    /// FNV-1a of the scenario's effective text, as in repro files: a merge
+    /// refuses shards of different texts and a scenario changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_hash: Option<String>,
+    /// The seeds the counts cover: the range asked for, or on an interrupt
+    /// the part of it that ran (always its beginning).
     pub seeds: Option<Seeds>,
+    /// The range asked for, when an interrupt left part of it unrun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<Seeds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardLine>,
     pub schedules: u64,
     pub events: u64,
     pub holds: u64,
@@ -222,8 +281,10 @@ pub struct SweepLine {
     pub panics: u64,
     pub inconclusive: u64,
     pub faults: Faults,
-    /// Runs that reached each situation, by name.
+    /// Runs that reached each situation, by name; `situations` lists the names.
     pub situation_runs: BTreeMap<String, u64>,
+    /// What the clients finally knew, over all runs (the effect ledger's counts).
+    #[serde(default)]
     pub operations: Operations,
     pub failure: Option<FailureLine>,
     pub first_inconclusive: Option<InconclusiveLine>,
@@ -231,13 +292,18 @@ pub struct SweepLine {
     // Derived from the fields above.
     pub verdict: SweepVerdict,
     pub invariant: Option<String>,
-    pub seed: Option<u64>,
+    pub lowest_failing_seed: Option<u64>,
+    #[serde(default)]
     pub situations: Vec<String>,
     /// Share of started operations that ended unknown (for a person to reconcile).
+    #[serde(default)]
     pub unknown_rate: Option<f64>,
     pub repro: Option<String>,
-    /// Events of the lowest failing run, and of its shrunk version (docs/shrinking.md).
+    /// Events of the lowest failing run and of its shrunk version, only when
+    /// it was shrunk (docs/shrinking.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shrunk_events: Option<u64>,
 }
 
@@ -266,14 +332,22 @@ impl SweepLine {
             .filter(|(_, n)| **n > 0)
             .map(|(i, n)| (registry::situation_name(i as u16).to_string(), *n))
             .collect();
+        // Every chunk of seeds handed out runs to its end, so what ran of an
+        // interrupted sweep is the beginning of its range (sim::explore).
+        let ran = Seeds {
+            start: seeds.start,
+            end: seeds.start + t.schedules.min(seeds.len()),
+        };
+        let asked = Seeds {
+            start: seeds.start,
+            end: seeds.end,
+        };
         let mut line = SweepLine {
             scenario: name.to_string(),
             replay,
             sets: sets.to_vec(),
-            seeds: Some(Seeds {
-                start: seeds.start,
-                end: seeds.end,
-            }),
+            seeds: Some(ran),
+            requested: (ran != asked).then_some(asked),
             schedules: t.schedules,
             events: t.events,
             holds: t.holds,
@@ -301,20 +375,17 @@ impl SweepLine {
         line
     }
 
-    /// Recomputes verdict, invariant, seed, situation names and repro.
+    /// Recomputes verdict, invariant, lowest failing seed, situation names and repro.
     pub fn derive(&mut self) {
         self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
             (Some(_), _, _) => SweepVerdict::Violation,
             (None, true, _) => SweepVerdict::Interrupted,
+            (None, false, _) if self.schedules == 0 => SweepVerdict::NoSeeds,
             (None, false, 0) => SweepVerdict::Holds,
             (None, false, _) => SweepVerdict::Inconclusive,
         };
         self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
-        self.seed = self
-            .failure
-            .as_ref()
-            .map(|f| f.seed)
-            .or(self.first_inconclusive.as_ref().map(|i| i.seed));
+        self.lowest_failing_seed = self.failure.as_ref().map(|f| f.seed);
         // In id order, as the models declare them.
         let mut names: Vec<(u16, String)> = self
             .situation_runs
@@ -331,29 +402,75 @@ impl SweepLine {
         self.situations = names.into_iter().map(|(_, n)| n).collect();
         let ops = &self.operations;
         self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
+        // The run to replay: the lowest failing seed, else the lowest inconclusive one.
         self.repro = self
-            .seed
+            .lowest_failing_seed
+            .or(self.first_inconclusive.as_ref().map(|i| i.seed))
             .map(|seed| format!("{} --seed {seed}", self.replay));
-        self.original_events = self.failure.as_ref().map(|f| f.events);
     }
 
-    /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in one sweep.
-    pub fn absorb(&mut self, o: &SweepLine) {
-        self.schedules += o.schedules;
-        self.events += o.events;
-        self.holds += o.holds;
-        self.violations += o.violations;
-        self.panics += o.panics;
-        self.inconclusive += o.inconclusive;
-        self.faults.lost += o.faults.lost;
-        self.faults.duplicated += o.faults.duplicated;
-        self.faults.partitioned += o.faults.partitioned;
-        self.faults.crashed += o.faults.crashed;
-        self.faults.dropped_at_down_actor += o.faults.dropped_at_down_actor;
-        for (k, v) in &o.situation_runs {
-            *self.situation_runs.entry(k.clone()).or_insert(0) += v;
+    /// What to load the scenario by: its file when it was given by path, else its name.
+    pub fn scenario_arg(&self) -> String {
+        self.scenario_file
+            .clone()
+            .unwrap_or_else(|| self.scenario.clone())
+    }
+
+    /// Checks that every situation a JSON line names is one some model declares.
+    pub fn check_situation_names(&self) -> Result<(), String> {
+        let known = registry::situations();
+        for name in self.situations.iter().chain(self.situation_runs.keys()) {
+            if !known.iter().any(|s| s.name == name) {
+                return Err(format!("unknown situation `{name}`"));
+            }
         }
-        self.operations.add(&o.operations);
+        Ok(())
+    }
+
+    /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in
+    /// one sweep. A count that would overflow is an error (a corrupt file).
+    pub fn absorb(&mut self, o: &SweepLine) -> Result<(), String> {
+        let add = |a: &mut u64, b: u64, what: &str| {
+            *a = a
+                .checked_add(b)
+                .ok_or_else(|| format!("the {what} add up past 2^64"))?;
+            Ok::<(), String>(())
+        };
+        add(&mut self.schedules, o.schedules, "schedules")?;
+        add(&mut self.events, o.events, "events")?;
+        add(&mut self.holds, o.holds, "holds")?;
+        add(&mut self.violations, o.violations, "violations")?;
+        add(&mut self.panics, o.panics, "panics")?;
+        add(
+            &mut self.inconclusive,
+            o.inconclusive,
+            "inconclusive counts",
+        )?;
+        add(&mut self.faults.lost, o.faults.lost, "fault counts")?;
+        add(
+            &mut self.faults.duplicated,
+            o.faults.duplicated,
+            "fault counts",
+        )?;
+        add(
+            &mut self.faults.partitioned,
+            o.faults.partitioned,
+            "fault counts",
+        )?;
+        add(&mut self.faults.crashed, o.faults.crashed, "fault counts")?;
+        add(
+            &mut self.faults.dropped_at_down_actor,
+            o.faults.dropped_at_down_actor,
+            "fault counts",
+        )?;
+        self.operations.absorb(&o.operations)?;
+        for (k, v) in &o.situation_runs {
+            add(
+                self.situation_runs.entry(k.clone()).or_insert(0),
+                *v,
+                "situation counts",
+            )?;
+        }
         if let Some(f) = &o.failure {
             if self.failure.as_ref().is_none_or(|m| f.seed < m.seed) {
                 self.failure = Some(f.clone());
@@ -369,18 +486,33 @@ impl SweepLine {
             }
         }
         self.interrupted |= o.interrupted;
+        Ok(())
     }
 
     pub fn exit_code(&self) -> u8 {
         match self.verdict {
             SweepVerdict::Violation => crate::exit::VIOLATION,
-            SweepVerdict::Holds => crate::exit::HOLDS,
+            SweepVerdict::Holds | SweepVerdict::NoSeeds => crate::exit::HOLDS,
             SweepVerdict::Interrupted => progress::INTERRUPTED,
             SweepVerdict::Inconclusive => crate::exit::INCONCLUSIVE,
         }
     }
 
     pub fn text(&self) -> String {
+        if self.verdict == SweepVerdict::NoSeeds {
+            let which = match (&self.shard, self.seeds) {
+                (Some(sh), _) => format!(
+                    "shard {}/{} of seeds {}..{} is empty (more shards than seeds)",
+                    sh.index, sh.count, sh.of.start, sh.of.end
+                ),
+                (None, Some(r)) => format!("the seed range {}..{} is empty", r.start, r.end),
+                (None, None) => "the seed range is empty".to_string(),
+            };
+            return format!(
+                "{}: no seeds ran: {which}; nothing was checked, and `idemsim merge` counts this shard as nothing\n",
+                self.scenario
+            );
+        }
         let range = self
             .seeds
             .map(|s| format!(" (seeds {}..{})", s.start, s.end))
@@ -393,8 +525,15 @@ impl SweepLine {
             self.events
         )];
         if self.interrupted {
+            let ran = match (self.seeds, self.requested) {
+                (Some(r), Some(q)) => format!(
+                    ": seeds {}..{} ran, {}..{} did not",
+                    r.start, r.end, r.end, q.end
+                ),
+                _ => String::new(),
+            };
             lines.push(format!(
-                "interrupted after {} schedules (Ctrl-C): the counts cover only what ran",
+                "interrupted after {} schedules (Ctrl-C){ran}; the counts cover only what ran",
                 self.schedules
             ));
         }
@@ -407,6 +546,12 @@ impl SweepLine {
                 self.violations,
                 self.panics
             ));
+            if self.panics > 0 {
+                lines.push(
+                    "a model panicked: that is a bug in idemsim, not a finding about the design; please report it with this command line"
+                        .to_string(),
+                );
+            }
         } else if let Some(i) = &self.first_inconclusive {
             lines.push(format!(
                 "{} runs hit a limit; lowest seed {} hit {}",
@@ -451,14 +596,19 @@ impl SweepLine {
         s: &models::Scenario,
         no_shrink: bool,
         repro_out: Option<&str>,
+        budget: super::shrink::Budget,
     ) -> Result<Option<String>, UsageError> {
+        let from = crate::scenarios::locate(&self.scenario_arg())?;
         let shrunk = super::shrink::for_check(
             s,
+            &from,
             &self.sets,
             self.failure.as_ref().map(|f| f.seed),
             no_shrink,
             repro_out,
+            budget,
         )?;
+        self.original_events = shrunk.as_ref().map(|d| d.shrunk.original_report.events);
         self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
         Ok(shrunk.as_ref().map(|d| {
             format!(
@@ -473,16 +623,16 @@ impl SweepLine {
     pub fn print(&self, json: bool, shrunk_text: Option<&str>) {
         let text = self.text();
         if json {
-            eprint!("{text}");
+            crate::eout!("{text}");
             let data = serde_json::to_value(self).expect("a summary serialises");
-            println!("{}", json_line("summary", data));
+            crate::outln!("{}", json_line("summary", data));
             if let Some(t) = shrunk_text {
-                eprint!("{t}");
+                crate::eout!("{t}");
             }
         } else {
-            print!("{text}");
+            crate::out!("{text}");
             if let Some(t) = shrunk_text {
-                print!("{t}");
+                crate::out!("{t}");
             }
         }
     }
@@ -494,12 +644,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let overrides = scenarios::parse_overrides(&a.set)?;
     let s = scenarios::load(name, &overrides)?;
-    let jobs = a.jobs.unwrap_or_else(default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = jobs(a.jobs)?;
+    let budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let sets: String = a.set.iter().map(|s| format!(" --set {s}")).collect();
-    let replay = format!("idemsim replay {}{sets}", s.name);
+    // A scenario given by path (or found in a --scenarios folder) is replayed by
+    // its path: its name alone could find another scenario of that name.
+    let entry = scenarios::locate(name)?;
+    let replay = format!("idemsim replay {}{sets}", entry.arg());
     progress::install_ctrl_c();
     if a.exhaustive {
         return run_exhaustive(&a, &s, &replay);
@@ -509,7 +660,17 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         end: a.runs.unwrap_or(s.runs),
     });
     if all.is_empty() {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        let what = if a.runs.is_some() {
+            "error: --runs must be at least 1".to_string()
+        } else {
+            format!(
+                "error: {}: run.runs is 0, so there is no seed to run",
+                s.file
+            )
+        };
+        return Err(UsageError(format!(
+            "{what}\nhelp: give the number of seeds to run, e.g. --runs 1000\n"
+        )));
     }
     // A shard may be empty when there are more shards than seeds; it merges as nothing.
     let seeds = match a.shard {
@@ -522,8 +683,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     });
     bar.finish();
     let mut line = SweepLine::from_summary(&s.name, replay, &a.set, seeds, &sum);
+    line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
+    line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
+    line.shard = a.shard.map(|(index, count)| ShardLine {
+        index,
+        count,
+        of: Seeds {
+            start: all.start,
+            end: all.end,
+        },
+    });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref())?;
+    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
     line.print(a.json, shrunk_text.as_deref());
     Ok(line.exit_code())
 }
@@ -563,7 +734,7 @@ fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
 fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
     if a.max_schedules == 0 || a.max_events == 0 {
         return Err(UsageError(
-            "error: --max-schedules and --max-events must be at least 1\n".into(),
+            "error: --max-schedules and --max-events must be at least 1\nhelp: leave them out for the defaults\n".into(),
         ));
     }
     let bar = Progress::new(None, a.json);
@@ -669,7 +840,8 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         record_json = Some(json);
         match &a.repro_out {
             Some(path) => {
-                let repro = super::shrink::repro_of(s, &a.set, None, &c.record, &c.outcome);
+                let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+                let repro = super::shrink::repro_of(s, &from, &a.set, None, &c.record, &c.outcome);
                 super::shrink::write_repro(path, &repro)?;
                 lines.push(format!("repro: idemsim replay --repro {path}"));
             }
@@ -700,12 +872,12 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
     }
     let text = lines.join("\n") + "\n";
     if a.json {
-        eprint!("{text}");
+        crate::eout!("{text}");
         let invariant = r.shortest.as_ref().map(|c| match &c.outcome {
             Outcome::Violation(v) => v.invariant.to_string(),
             _ => "model-panic".to_string(),
         });
-        println!(
+        crate::outln!(
             "{}",
             json_line(
                 "exhaustive",
@@ -732,14 +904,14 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
                     "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
                         "faults": c.faults,
                         "events": c.events,
-                        "outcome": render::outcome_sentence(&c.outcome),
+                        "sentence": render::outcome_sentence(&c.outcome),
                         "record": record_json,
                     })),
                 })
             )
         );
     } else {
-        print!("{text}");
+        crate::out!("{text}");
     }
     Ok(code)
 }

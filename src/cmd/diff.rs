@@ -31,6 +31,10 @@ pub struct Args {
     width: usize,
 }
 
+/// Narrower columns cannot hold a wrapped line's indent; wider ones fit no screen.
+const MIN_WIDTH: usize = 20;
+const MAX_WIDTH: usize = 1000;
+
 /// One trace line and the trace entry it shows.
 struct Line {
     entry: Option<usize>,
@@ -178,8 +182,11 @@ fn outcome_line(o: &Outcome) -> String {
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    if a.width < 20 {
-        return Err(UsageError("error: --width must be at least 20\n".into()));
+    if !(MIN_WIDTH..=MAX_WIDTH).contains(&a.width) {
+        return Err(UsageError(format!(
+            "error: --width {} is outside {MIN_WIDTH}..={MAX_WIDTH}\nhelp: give each column's width in characters, e.g. --width 72 (the default)\n",
+            a.width
+        )));
     }
     let common = scenarios::parse_overrides(&a.both)?;
     let mut changed = common.clone();
@@ -189,7 +196,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let other = scenarios::load(&a.scenario, &changed)?;
     if base.system.world.actor_names != other.system.world.actor_names {
         return Err(UsageError(
-            "error: the change alters the actors, so a record of one run cannot drive the other\n"
+            "error: the change alters the actors, so a record of one run cannot drive the other\nhelp: diff changes that keep the actors (options of the client, service or bank), or compare the two with `idemsim sweep`\n"
                 .into(),
         ));
     }
@@ -232,7 +239,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         _ => false,
     };
     let part = (0..n).find(|&i| !same_event(i));
-    let shown = part.map_or(n, |p| (p + 1 + a.after).min(n));
+    let shown = part.map_or(n, |p| (p + 1).saturating_add(a.after).min(n));
     // The traces right-align their times; drop the padding both sides share.
     let indent = la
         .iter()
@@ -310,6 +317,6 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     out.push('\n');
     out.push_str(&format!("A => {}\n", outcome_line(&report_a.outcome)));
     out.push_str(&format!("B => {}\n", outcome_line(&report_b.outcome)));
-    print!("{out}");
+    crate::out!("{out}");
     Ok(crate::exit::HOLDS)
 }

@@ -1,5 +1,4 @@
 use crate::scenarios::{self, UsageError};
-use models::Scenario;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -9,29 +8,49 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    for path in scenarios::all() {
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| UsageError(format!("error: cannot read {}: {e}\n", path.display())))?;
-        let s = Scenario::load(&scenarios::display_path(&path), &text)?;
+    let entries = scenarios::catalog()?;
+    let width = entries
+        .iter()
+        .map(|e| e.source().chars().count())
+        .max()
+        .unwrap_or(8);
+    for e in &entries {
+        let s = scenarios::load_entry(e, &[])?;
         let expect = match s.expect.invariant {
             Some(i) => format!("{} ({i})", s.expect.verdict.as_str()),
             None => s.expect.verdict.as_str().to_string(),
         };
+        let shadows: Vec<String> = e.shadows.iter().map(scenarios::origin_text).collect();
         if a.json {
-            println!(
+            crate::outln!(
                 "{}",
                 crate::render::json_line(
                     "scenario",
                     serde_json::json!({
-                        "name": s.name,
+                        "scenario": s.name,
                         "summary": s.summary,
-                        "verdict": s.expect.verdict.as_str(),
-                        "invariant": s.expect.invariant,
+                        "expected": s.expect.verdict.as_str(),
+                        "expected_invariant": s.expect.invariant,
+                        "source": e.source(),
+                        "shadows": shadows,
                     })
                 )
             );
         } else {
-            println!("{:<40} {:<34} {}", s.name, expect, s.summary);
+            crate::outln!(
+                "{:<40} {:<34} {:<width$}  {}",
+                s.name,
+                expect,
+                e.source(),
+                s.summary
+            );
+        }
+        for hidden in &shadows {
+            crate::eoutln!(
+                "note: {} shadows {hidden} `{}`: the name means the first",
+                e.source(),
+                e.name
+            );
         }
     }
     Ok(crate::exit::HOLDS)

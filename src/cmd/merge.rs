@@ -2,6 +2,7 @@
 //! machines into the summary one machine would have printed for the whole range.
 
 use super::check::{Seeds, SweepLine};
+
 use crate::scenarios::UsageError;
 
 #[derive(clap::Args)]
@@ -18,6 +19,12 @@ pub struct Args {
     /// Write the lowest failing run as a repro file (as `check --repro-out`).
     #[arg(long, value_name = "FILE")]
     repro_out: Option<String>,
+    /// Most reruns shrinking may spend (as `check --shrink-max-runs`).
+    #[arg(long, value_name = "N")]
+    shrink_max_runs: Option<u32>,
+    /// Most wall-clock milliseconds shrinking may take (as `check --shrink-budget-ms`).
+    #[arg(long, value_name = "MS")]
+    shrink_budget_ms: Option<u64>,
 }
 
 fn read(file: &str) -> Result<String, UsageError> {
@@ -30,7 +37,8 @@ fn read(file: &str) -> Result<String, UsageError> {
     }
 }
 
-/// Every `summary` line of every file, with the place it came from.
+/// Every `summary` line of every file, with the place it came from, each
+/// checked on its own: a file that contradicts itself is refused, not merged.
 fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
     let mut out = Vec::new();
     for file in files {
@@ -52,23 +60,123 @@ fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
             let data = value.get("data").cloned().unwrap_or_default();
             let sweep: SweepLine = serde_json::from_value(data).map_err(|e| {
                 UsageError(format!(
-                    "error: {at}:1: summary line lacks what a merge needs: {e}\nhelp: produce the shards with the same idemsim version\n"
+                    "error: {at}: summary line lacks what a merge needs: {e}\nhelp: produce the shards with the same idemsim version\n"
                 ))
             })?;
+            sweep
+                .check_situation_names()
+                .map_err(|m| corrupt(&at, &m))?;
+            consistent(&sweep).map_err(|m| corrupt(&at, &m))?;
             out.push((at, sweep));
         }
     }
     Ok(out)
 }
 
+fn corrupt(at: &str, what: &str) -> UsageError {
+    UsageError(format!(
+        "error: {at}: corrupt summary: {what}\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, or rerun that shard\n"
+    ))
+}
+
+/// The checks one summary line must pass on its own.
+fn consistent(l: &SweepLine) -> Result<(), String> {
+    let Some(r) = l.seeds else {
+        return Err("no seed range (`seeds`)".into());
+    };
+    if r.start > r.end {
+        return Err(format!("the seed range {}..{} is reversed", r.start, r.end));
+    }
+    let len = r.end - r.start;
+    if l.schedules != len {
+        return Err(format!(
+            "{} schedules for the {len} seeds {}..{}",
+            l.schedules, r.start, r.end
+        ));
+    }
+    let parts = [l.holds, l.violations, l.panics, l.inconclusive]
+        .iter()
+        .try_fold(0u64, |acc, &x| acc.checked_add(x));
+    if parts != Some(l.schedules) {
+        return Err(format!(
+            "holds + violations + panics + inconclusive = {} + {} + {} + {}, not the {} schedules",
+            l.holds, l.violations, l.panics, l.inconclusive, l.schedules
+        ));
+    }
+    let within = |seed: u64| r.start <= seed && seed < r.end;
+    match (&l.failure, l.violations + l.panics) {
+        (None, 0) => {}
+        (Some(f), 1..) if within(f.seed) => {}
+        (Some(f), 1..) => {
+            return Err(format!(
+                "the failing seed {} is outside its range {}..{}",
+                f.seed, r.start, r.end
+            ))
+        }
+        (Some(_), 0) => return Err("a failure, but no violations or panics counted".into()),
+        (None, _) => return Err("violations or panics counted, but no failure given".into()),
+    }
+    match (&l.first_inconclusive, l.inconclusive) {
+        (None, 0) => {}
+        (Some(i), 1..) if within(i.seed) => {}
+        (Some(i), 1..) => {
+            return Err(format!(
+                "the inconclusive seed {} is outside its range {}..{}",
+                i.seed, r.start, r.end
+            ))
+        }
+        (Some(_), 0) => return Err("an inconclusive seed, but no inconclusive runs counted".into()),
+        (None, _) => return Err("inconclusive runs counted, but no seed given".into()),
+    }
+    if let Some((name, n)) = l.situation_runs.iter().find(|(_, n)| **n > l.schedules) {
+        return Err(format!(
+            "{n} runs reached {name}, more than the {} schedules",
+            l.schedules
+        ));
+    }
+    if let Some(sh) = l.shard {
+        if sh.count == 0 || sh.index >= sh.count {
+            return Err(format!("shard {}/{} does not exist", sh.index, sh.count));
+        }
+        if sh.of.start > sh.of.end {
+            return Err(format!(
+                "the shards' range {}..{} is reversed",
+                sh.of.start, sh.of.end
+            ));
+        }
+        let mine = sim::SeedRange {
+            start: sh.of.start,
+            end: sh.of.end,
+        }
+        .shard(sh.index, sh.count);
+        let ran_all = (r.start, r.end) == (mine.start, mine.end);
+        let ran_beginning = l.interrupted && r.start == mine.start && r.end <= mine.end;
+        if ran_beginning && !ran_all {
+            return Err(format!(
+                "shard {}/{} was interrupted (Ctrl-C): seeds {}..{} ran, {}..{} did not; rerun that shard",
+                sh.index, sh.count, r.start, r.end, r.end, mine.end
+            ));
+        }
+        if !ran_all {
+            return Err(format!(
+                "shard {}/{} of {}..{} is seeds {}..{}, not {}..{}",
+                sh.index, sh.count, sh.of.start, sh.of.end, mine.start, mine.end, r.start, r.end
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(a: Args) -> Result<u8, UsageError> {
+    let shrink_budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let mut lines = summaries(&a.files)?;
     if lines.is_empty() {
         return Err(UsageError(
             "error: no summary line in the given files\nhelp: run the shards as `idemsim check --json --shard I/N > shard-I.jsonl`\n".into(),
         ));
     }
-    let (first_at, first) = &lines[0];
+    let (first_at, first) = lines[0].clone();
+    let first = &first;
     for (at, l) in &lines[1..] {
         if l.replay != first.replay {
             return Err(UsageError(format!(
@@ -76,20 +184,70 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 l.replay, first.replay
             )));
         }
-    }
-    let mut missing = Vec::new();
-    for (at, l) in &lines {
-        if l.seeds.is_none() {
-            missing.push(at.clone());
+        if l.scenario_hash.is_some()
+            && first.scenario_hash.is_some()
+            && l.scenario_hash != first.scenario_hash
+        {
+            return Err(UsageError(format!(
+                "error: {at}: shard of scenario text {}, but {first_at} is of {}: the scenario file changed between the shards\nhelp: rerun every shard with the same scenario file\n",
+                l.scenario_hash.as_deref().unwrap_or("?"),
+                first.scenario_hash.as_deref().unwrap_or("?")
+            )));
+        }
+        if l.shard.map(|s| (s.count, s.of)) != first.shard.map(|s| (s.count, s.of)) {
+            let show = |s: Option<super::check::ShardLine>| {
+                s.map_or("not a shard".to_string(), |s| {
+                    format!("one of {} shards of {}..{}", s.count, s.of.start, s.of.end)
+                })
+            };
+            return Err(UsageError(format!(
+                "error: {at} is {}, but {first_at} is {}\nhelp: merge the shards of one run: the same --runs/--seeds and the same N in --shard I/N\n",
+                show(l.shard),
+                show(first.shard)
+            )));
         }
     }
-    if !missing.is_empty() {
-        return Err(UsageError(format!(
-            "error: {}: summary without a seed range\n",
-            missing.join(", ")
-        )));
-    }
     lines.sort_by_key(|(_, l)| l.seeds.map(|s| (s.start, s.end)));
+    // Each shard once, and every shard there, when the lines say which they are.
+    if let Some(sh) = lines[0].1.shard {
+        let mut seen: Vec<Option<&str>> = vec![
+            None;
+            usize::try_from(sh.count)
+                .unwrap_or(usize::MAX)
+                .min(lines.len() + 1)
+        ];
+        for (at, l) in &lines {
+            let i = l.shard.expect("checked above").index;
+            if let Some(slot) = seen.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
+                if let Some(before) = slot {
+                    return Err(UsageError(format!(
+                        "error: {at}: shard {i}/{} is given twice (also {before})\nhelp: give every shard I/N of one run exactly once\n",
+                        sh.count
+                    )));
+                }
+                *slot = Some(at.as_str());
+            }
+        }
+        let whole = sim::SeedRange {
+            start: sh.of.start,
+            end: sh.of.end,
+        };
+        let present: Vec<u64> = lines
+            .iter()
+            .map(|(_, l)| l.shard.expect("checked").index)
+            .collect();
+        // The first missing shard that holds seeds (an empty shard adds nothing).
+        let missing = (0..sh.count)
+            .filter(|i| !present.contains(i))
+            .map(|i| (i, whole.shard(i, sh.count)))
+            .find(|(_, r)| !r.is_empty());
+        if let Some((i, r)) = missing {
+            return Err(UsageError(format!(
+                "error: shard {i}/{} is not among the files: seeds {}..{} are missing\nhelp: give every shard I/N of one run exactly once\n",
+                sh.count, r.start, r.end
+            )));
+        }
+    }
     // The shards must tile one range: a gap or an overlap would make the counts lie.
     for w in lines.windows(2) {
         let (a_at, a) = &w[0];
@@ -110,18 +268,29 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let start = lines[0].1.seeds.expect("checked").start;
     let end = lines[lines.len() - 1].1.seeds.expect("checked").end;
     let mut merged = lines[0].1.clone();
-    for (_, l) in &lines[1..] {
-        merged.absorb(l);
+    for (at, l) in &lines[1..] {
+        merged.absorb(l).map_err(|m| corrupt(at, &m))?;
     }
     merged.seeds = Some(Seeds { start, end });
+    merged.shard = None;
+    merged.requested = None;
     merged.derive();
     // The shrink step of `check`, on the merged lowest failing seed, so the
     // output is the one machine's; it needs the scenario, the shards do not.
     let mut shrunk_text = None;
     if merged.failure.is_some() && !(a.no_shrink && a.repro_out.is_none()) {
         let overrides = crate::scenarios::parse_overrides(&merged.sets)?;
-        let s = crate::scenarios::load(&merged.scenario, &overrides)?;
-        shrunk_text = merged.shrink(&s, a.no_shrink, a.repro_out.as_deref())?;
+        let s = crate::scenarios::load(&merged.scenario_arg(), &overrides)?;
+        let now = super::shrink::hash_hex(s.hash);
+        if let Some(then) = &merged.scenario_hash {
+            if *then != now {
+                return Err(UsageError(format!(
+                    "error: {first_at}: the shards ran scenario `{}` with hash {then}, but it now hashes to {now}: the scenario changed after the shards ran\nhelp: the failing seed may not fail any more; merge with --no-shrink to see the shards' summary, or rerun the shards\n",
+                    merged.scenario
+                )));
+            }
+        }
+        shrunk_text = merged.shrink(&s, a.no_shrink, a.repro_out.as_deref(), shrink_budget)?;
     }
     merged.print(a.json, shrunk_text.as_deref());
     Ok(merged.exit_code())

@@ -42,6 +42,6 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
     };
     let (trace, report) = super::shrink::traced(&s, &record, source, None);
-    print!("{}", formats::render(a.format, &trace));
+    crate::out!("{}", formats::render(a.format, &trace));
     Ok(super::check::exit_code(&report.outcome))
 }

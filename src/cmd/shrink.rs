@@ -7,7 +7,7 @@ use crate::render::items::{self, Header, ShrinkInfo, Trace};
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
-use sim::{explore, Outcome, Record, Recorder, RunReport, SeedRange, Sim};
+use sim::{explore, Outcome, Record, RunReport, SeedRange, Sim};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -36,10 +36,71 @@ pub struct Args {
     /// instead of traces (the numbers in docs/shrinking.md come from `--all --stats`).
     #[arg(long)]
     stats: bool,
+    /// Most candidate reruns shrinking may spend [default: 20000].
+    #[arg(long, value_name = "N")]
+    shrink_max_runs: Option<u32>,
+    /// Most wall-clock milliseconds shrinking may take [default: 30000].
+    #[arg(long, value_name = "MS")]
+    shrink_budget_ms: Option<u64>,
 }
 
 /// Seeds searched for a failure when none is given.
 pub const SEARCH_CAP: u64 = 100_000;
+
+/// What shrinking may spend: reruns (deterministic) and wall time (enforced
+/// here, since `sim` reads no clock; a result cut by it depends on the
+/// machine's speed, and the trace's header says so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub max_runs: u32,
+    pub time: Duration,
+}
+
+impl Budget {
+    pub const DEFAULT_RUNS: u32 = 20_000;
+    pub const DEFAULT_MS: u64 = 30_000;
+
+    /// From `--shrink-max-runs` and `--shrink-budget-ms`, each defaulted.
+    pub fn from_flags(max_runs: Option<u32>, ms: Option<u64>) -> Result<Budget, UsageError> {
+        if max_runs == Some(0) || ms == Some(0) {
+            return Err(UsageError(
+                "error: --shrink-max-runs and --shrink-budget-ms must be at least 1\nhelp: to skip shrinking, give --no-shrink\n".into(),
+            ));
+        }
+        Ok(Budget {
+            max_runs: max_runs.unwrap_or(Budget::DEFAULT_RUNS),
+            time: Duration::from_millis(ms.unwrap_or(Budget::DEFAULT_MS)),
+        })
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_runs: Budget::DEFAULT_RUNS,
+            time: Duration::from_millis(Budget::DEFAULT_MS),
+        }
+    }
+}
+
+/// Why a shrink stopped before it was locally minimal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    Runs,
+    Time,
+    Interrupted,
+}
+
+impl Cut {
+    /// Words for the trace's header and the JSON `run` record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cut::Runs => "rerun budget hit (--shrink-max-runs)",
+            Cut::Time => "time budget hit (--shrink-budget-ms)",
+            Cut::Interrupted => "interrupted (Ctrl-C)",
+        }
+    }
+}
 
 /// A shrunk failure with everything needed to show it.
 pub struct Done {
@@ -48,6 +109,7 @@ pub struct Done {
     pub trace: Trace,
     pub original_lines: usize,
     pub elapsed: Duration,
+    pub cut: Option<Cut>,
 }
 
 /// Runs `record` with a trace and builds the full trace, with its point of no return.
@@ -58,8 +120,11 @@ pub fn traced(
     shrink: Option<ShrinkInfo>,
 ) -> (Trace, RunReport) {
     let mut sim = Sim::new(&s.system);
-    let turn = shr::point_of_no_return(&mut sim, &s.system, record);
-    let mut rec = Recorder::default();
+    let search =
+        shr::point_of_no_return_within(&mut sim, &s.system, record, POINT_OF_NO_RETURN_EVENTS);
+    let turn = search.turn.clone();
+    // Items straight from the run: a long trace never exists twice.
+    let mut rec = items::ItemRecorder::new(&s.system.world);
     let report = shr::replay(&mut sim, &s.system, record, false, &mut rec);
     let header = Header {
         scenario: s.name.clone(),
@@ -68,15 +133,18 @@ pub fn traced(
         actors: s.system.world.actor_names.clone(),
         shrink,
     };
-    let t = items::trace(
-        &s.system.world,
-        header,
-        &rec.entries,
-        &report,
-        turn.as_ref(),
-    );
+    let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());
+    if !search.complete() {
+        t.end.note_bounded_search(search.searched, search.decisions);
+    }
     (t, report)
 }
+
+/// Events the search for the point of no return may replay in all. Each
+/// decision costs up to four replays of the whole run, so a long run is only
+/// searched from its end: a 100,000-event run gets its last few decisions
+/// tried, a catalog scenario every one of them.
+pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 
 /// Lines of the text trace between its header and its last line.
 pub fn body_lines(t: &Trace) -> usize {
@@ -90,11 +158,56 @@ fn stopwatch() -> Instant {
     Instant::now()
 }
 
-/// Shrinks `seed` of `s`; `None` if the seed does not fail.
-pub fn shrink_seed(s: &Scenario, seed: u64) -> Option<Done> {
+/// After this long, a shrink says on stderr what it is doing, and again every
+/// [`REPORT_EVERY`], so it never runs silently.
+const QUIET_FOR: Duration = Duration::from_secs(2);
+const REPORT_EVERY: Duration = Duration::from_secs(5);
+
+/// Shrinks `seed` of `s` within `budget`; `None` if the seed does not fail.
+pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
     let started = stopwatch();
     let mut sim = Sim::new(&s.system);
-    let shrunk = shr::shrink_seed(&mut sim, &s.system, seed, ShrinkLimits::default())?;
+    let mut cut = None;
+    let mut reported = Duration::ZERO;
+    let mut should_stop = |p: &shr::ShrinkProgress| {
+        let elapsed = started.elapsed();
+        if crate::progress::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+            cut = Some(Cut::Interrupted);
+        } else if elapsed >= budget.time {
+            cut = Some(Cut::Time);
+        }
+        if elapsed >= QUIET_FOR && (reported.is_zero() || elapsed >= reported + REPORT_EVERY) {
+            reported = elapsed;
+            crate::eoutln!(
+                "shrinking {} seed {seed}: {} reruns, {} events, {} decisions so far ({:.0} s of {:.0} s, {} reruns allowed; see --shrink-budget-ms, --shrink-max-runs)",
+                s.name,
+                p.runs,
+                p.events,
+                p.nonzero,
+                elapsed.as_secs_f64(),
+                budget.time.as_secs_f64(),
+                budget.max_runs
+            );
+        }
+        cut.is_some()
+    };
+    let limits = ShrinkLimits {
+        max_runs: budget.max_runs,
+    };
+    let shrunk = shr::shrink_seed_with(&mut sim, &s.system, seed, limits, &mut should_stop)?;
+    let cut = match shrunk.stopped {
+        None => None,
+        Some(shr::Stopped::MaxRuns) => Some(Cut::Runs),
+        Some(shr::Stopped::Caller) => cut,
+    };
+    if let Some(c) = cut {
+        crate::eoutln!(
+            "shrinking {} seed {seed} stopped after {} reruns: {}; the trace is the smallest failing run found, not a minimal one",
+            s.name,
+            shrunk.runs,
+            c.as_str()
+        );
+    }
     let info = ShrinkInfo {
         original_events: shrunk.original_report.events,
         shrunk_events: shrunk.report.events,
@@ -102,6 +215,7 @@ pub fn shrink_seed(s: &Scenario, seed: u64) -> Option<Done> {
         shrunk_decisions: shrunk.record.nonzero_count(),
         runs: shrunk.runs,
         complete: shrunk.complete,
+        stopped: cut.map(Cut::as_str),
     };
     let (trace, _) = traced(
         s,
@@ -119,6 +233,7 @@ pub fn shrink_seed(s: &Scenario, seed: u64) -> Option<Done> {
         trace,
         original_lines,
         elapsed,
+        cut,
     })
 }
 
@@ -162,8 +277,11 @@ pub fn hash_hex(h: u64) -> String {
     format!("{h:016x}")
 }
 
+/// A repro of `record`; `from` is where the scenario was found, so a file
+/// scenario is replayed from its path, not by a name another file may have.
 pub fn repro_of(
     s: &Scenario,
+    from: &scenarios::Entry,
     sets: &[String],
     seed: Option<u64>,
     record: &Record,
@@ -184,7 +302,11 @@ pub fn repro_of(
     Repro {
         idemsim: env!("CARGO_PKG_VERSION").to_string(),
         scenario: s.name.clone(),
-        file: s.file.clone(),
+        file: if from.is_built_in() {
+            String::new()
+        } else {
+            from.arg()
+        },
         scenario_hash: hash_hex(s.hash),
         sets: sets.to_vec(),
         seed,
@@ -244,11 +366,34 @@ pub fn load_repro(
             e.column()
         ))
     })?;
+    let ours = env!("CARGO_PKG_VERSION");
+    if r.idemsim != ours {
+        return Err(UsageError(format!(
+            "error: {path}: the repro was written by idemsim {}, and this is idemsim {ours}\n\
+             help: decisions are recorded per version and may mean another run in this one; \
+             replay it with idemsim {}, or make a new repro with `idemsim shrink {}{} --seed {} --out {path}`\n",
+            r.idemsim,
+            r.idemsim,
+            if r.file.is_empty() { &r.scenario } else { &r.file },
+            r.sets.iter().map(|x| format!(" --set {x}")).collect::<String>(),
+            r.seed.map_or("S".to_string(), |x| x.to_string()),
+        )));
+    }
     let overrides = scenarios::parse_overrides(&r.sets)?;
-    // An explicit scenario, else the file it was made from, else its name in scenarios/.
-    let from_file =
-        (!r.file.is_empty() && std::path::Path::new(&r.file).is_file()).then_some(r.file.as_str());
-    let s = scenarios::load(scenario.or(from_file).unwrap_or(&r.scenario), &overrides)?;
+    // An explicit scenario, else the file it was made from, else its built-in name.
+    let arg = match (scenario, r.file.is_empty()) {
+        (Some(given), _) => given,
+        (None, true) => r.scenario.as_str(),
+        (None, false) if std::path::Path::new(&r.file).is_file() => r.file.as_str(),
+        (None, false) => {
+            return Err(UsageError(format!(
+                "error: {path}: the repro was made from the scenario file {}, which is not there from here\n\
+                 help: name the file: `idemsim replay PATH/TO/{}.toml --repro {path}`\n",
+                r.file, r.scenario
+            )))
+        }
+    };
+    let s = scenarios::load(arg, &overrides)?;
     if hash_hex(s.hash) != r.scenario_hash {
         return Err(UsageError(format!(
             "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\
@@ -258,7 +403,7 @@ pub fn load_repro(
             r.scenario_hash,
             s.file,
             hash_hex(s.hash),
-            r.scenario,
+            if r.file.is_empty() { &r.scenario } else { &r.file },
             r.sets.iter().map(|x| format!(" --set {x}")).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
@@ -285,21 +430,24 @@ pub fn load_repro(
 // ------------------------------------------------------------ the command
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
+    let budget = Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
+    crate::progress::install_ctrl_c();
     if a.all {
-        return run_all(&a);
+        return run_all(&a, budget);
     }
     let name = a
         .scenario
         .as_deref()
         .expect("clap requires it without --all");
     let overrides = scenarios::parse_overrides(&a.set)?;
-    let s = scenarios::load(name, &overrides)?;
+    let entry = scenarios::locate(name)?;
+    let s = scenarios::load_entry(&entry, &overrides)?;
     let seed = match a.seed {
         Some(seed) => seed,
         None => match lowest_failing_seed(&s, SEARCH_CAP) {
             Some(seed) => seed,
             None => {
-                println!(
+                crate::outln!(
                     "{}: no seed of {} fails, nothing to shrink",
                     s.name,
                     s.runs.min(SEARCH_CAP)
@@ -308,26 +456,27 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             }
         },
     };
-    let Some(done) = shrink_seed(&s, seed) else {
-        println!("{}: seed {seed} does not fail, nothing to shrink", s.name);
+    let Some(done) = shrink_seed(&s, seed, budget) else {
+        crate::outln!("{}: seed {seed} does not fail, nothing to shrink", s.name);
         return Ok(crate::exit::HOLDS);
     };
     if let Some(path) = &a.out {
         let r = repro_of(
             &s,
+            &entry,
             &a.set,
             Some(seed),
             &done.shrunk.record,
             &done.shrunk.report.outcome,
         );
         write_repro(path, &r)?;
-        eprintln!("wrote {path}: replay it with `idemsim replay --repro {path}`");
+        crate::eoutln!("wrote {path}: replay it with `idemsim replay --repro {path}`");
     }
     if a.stats {
-        print!("{}", stats_header());
-        println!("{}", stats_row(&s, &done));
+        crate::out!("{}", stats_header());
+        crate::outln!("{}", stats_row(&s, &done));
     } else {
-        print!("{}", formats::render(a.format, &done.trace));
+        crate::out!("{}", formats::render(a.format, &done.trace));
     }
     Ok(super::check::exit_code(&done.shrunk.report.outcome))
 }
@@ -356,37 +505,42 @@ fn stats_row(s: &Scenario, d: &Done) -> String {
         d.shrunk.record.nonzero_count(),
         d.shrunk.runs,
         d.elapsed.as_secs_f64() * 1000.0,
-        if d.shrunk.complete {
-            ""
-        } else {
-            " (bound hit)"
+        match d.cut {
+            None if d.shrunk.complete => "",
+            None => " (bound hit)",
+            Some(Cut::Runs) => " (rerun budget hit)",
+            Some(Cut::Time) => " (time budget hit)",
+            Some(Cut::Interrupted) => " (interrupted)",
         }
     )
 }
 
-fn run_all(a: &Args) -> Result<u8, UsageError> {
+fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
     let overrides = scenarios::parse_overrides(&a.set)?;
     if a.stats {
-        print!("{}", stats_header());
+        crate::out!("{}", stats_header());
     }
-    for path in scenarios::all() {
-        let s = scenarios::load(&path.to_string_lossy(), &overrides)?;
+    for entry in scenarios::catalog()? {
+        let s = scenarios::load_entry(&entry, &overrides)?;
         if s.expect.verdict != models::scenario::Verdict::Violation {
             continue;
         }
         let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
-            eprintln!(
+            crate::eoutln!(
                 "{}: expects a violation, but no seed of {} fails",
-                s.name, s.runs
+                s.name,
+                s.runs
             );
             continue;
         };
-        let done = shrink_seed(&s, seed).expect("the seed failed in the sweep");
+        let Some(done) = shrink_seed(&s, seed, budget) else {
+            return Err(not_failing(&s, seed));
+        };
         if a.stats {
-            println!("{}", stats_row(&s, &done));
+            crate::outln!("{}", stats_row(&s, &done));
         } else {
-            print!("{}", formats::render(a.format, &done.trace));
-            println!();
+            crate::out!("{}", formats::render(a.format, &done.trace));
+            crate::outln!();
         }
     }
     Ok(crate::exit::HOLDS)
@@ -396,12 +550,23 @@ fn run_all(a: &Args) -> Result<u8, UsageError> {
 
 /// What `check` does after its sweep: shrink the lowest failing seed (unless
 /// told not to), write the repro file if asked, and return the text trace.
+/// A seed that failed in a sweep does not fail when rerun: the scenario
+/// changed in between, or a model is not deterministic (a bug).
+fn not_failing(s: &Scenario, seed: u64) -> UsageError {
+    UsageError(format!(
+        "error: seed {seed} of {} failed in the sweep but not when run again\nhelp: the scenario file changed since the sweep ran (rerun it); if it did not, a model is not deterministic, which is a bug: please report it with this command line\n",
+        s.file
+    ))
+}
+
 pub fn for_check(
     s: &Scenario,
+    from: &scenarios::Entry,
     sets: &[String],
     failing_seed: Option<u64>,
     no_shrink: bool,
     repro_out: Option<&str>,
+    budget: Budget,
 ) -> Result<Option<Done>, UsageError> {
     let Some(seed) = failing_seed else {
         return Ok(None);
@@ -413,15 +578,18 @@ pub fn for_check(
             let (record, report) = shr::record_seed(&mut sim, &s.system, seed);
             write_repro(
                 path,
-                &repro_of(s, sets, Some(seed), &record, &report.outcome),
+                &repro_of(s, from, sets, Some(seed), &record, &report.outcome),
             )?;
         }
         return Ok(None);
     }
-    let done = shrink_seed(s, seed).expect("the sweep's failing seed fails when rerun");
+    let Some(done) = shrink_seed(s, seed, budget) else {
+        return Err(not_failing(s, seed));
+    };
     if let Some(path) = repro_out {
         let r = repro_of(
             s,
+            from,
             sets,
             Some(seed),
             &done.shrunk.record,

@@ -15,7 +15,7 @@ use models::scenario::Override;
 use models::System;
 use sim::{explore, SeedRange, Summary};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -251,7 +251,9 @@ impl VariantStats {
     }
 }
 
-/// Runs seeds `0..runs` of one variant on `jobs` threads.
+/// Runs seeds `0..runs` of one variant on `jobs` threads. `stop` (Ctrl-C)
+/// ends it between chunks; every chunk handed out runs to its end, so the
+/// seeds that ran are always `0..stats.runs()`.
 fn run_variant(system: &System, runs: u64, jobs: usize, stop: &AtomicBool) -> VariantStats {
     let seeds = SeedRange {
         start: 0,
@@ -280,10 +282,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         axes.push(axis);
     }
-    let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = super::check::jobs(a.jobs)?;
     // Load every variant before running any, so a bad value fails at once.
     let combos = cross_product(&axes);
     let mut variants = Vec::with_capacity(combos.len());
@@ -305,27 +304,66 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let name = variants[0].1.name.clone();
     let metrics = variants[0].1.system.model.metrics();
-    let stop = AtomicBool::new(false);
-    let rows: Vec<Row> = variants
-        .iter()
-        .map(|(overrides, scenario)| Row {
+    crate::progress::install_ctrl_c();
+    // Ctrl-C stops the variant that is running; the rows of what ran print.
+    let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
+    for (overrides, scenario) in &variants {
+        if crate::progress::STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let stats = run_variant(&scenario.system, runs, jobs, &crate::progress::STOP);
+        rows.push(Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
-            stats: run_variant(&scenario.system, runs, jobs, &stop),
-        })
-        .collect();
-    let out = match a.format {
+            stats,
+        });
+    }
+    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
+    let mut out = match a.format {
         Format::Table => table(&name, runs, &axes, &rows, metrics, false),
         Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
         Format::Csv => csv(&axes, &rows, metrics),
         Format::Json => json(&name, runs, &axes, &rows, metrics),
     };
-    print!("{out}");
+    if interrupted {
+        let partial: Vec<String> = rows
+            .iter()
+            .filter(|r| r.stats.runs() < runs)
+            .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
+            .collect();
+        let note = format!(
+            "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+            rows.len(),
+            variants.len(),
+            if partial.is_empty() { "" } else { ", " },
+            partial.join(", ")
+        );
+        match a.format {
+            Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
+            Format::Json => {
+                out.push_str(&crate::render::json_line(
+                    "interrupted",
+                    serde_json::json!({
+                        "variants_run": rows.len(),
+                        "variants": variants.len(),
+                        "note": note,
+                    }),
+                ));
+                out.push('\n');
+            }
+            Format::Csv => crate::eoutln!("{note}"),
+        }
+    }
+    crate::out!("{out}");
     if let Some(path) = &a.plot {
         let svg = plot::svg(&name, runs, &axes, &rows);
         std::fs::write(path, svg)
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}\n", path.display())))?;
     }
-    Ok(crate::exit::HOLDS)
+    Ok(if interrupted {
+        crate::progress::INTERRUPTED
+    } else {
+        crate::exit::HOLDS
+    })
 }
 
 // ------------------------------------------------------------------ output
@@ -488,8 +526,13 @@ fn table(
     } else {
         format!("; fixed: {}", fixed.join(" "))
     };
+    let each = if rows.iter().any(|r| r.stats.runs() < runs) {
+        format!("asked for seeds 0..{runs} each, interrupted (see below)")
+    } else {
+        format!("each on seeds 0..{runs}")
+    };
     out.push_str(&format!(
-        "{name}: {} variants, each on seeds 0..{runs}{fixed_text}\n\n",
+        "{name}: {} variants, {each}{fixed_text}\n\n",
         rows.len()
     ));
     let width: Vec<usize> = (0..header.len())
@@ -591,7 +634,7 @@ fn csv(axes: &[Axis], rows: &[Row], metrics: &[Metric]) -> String {
             "verdict",
             "invariant",
             "lowest_failing_seed",
-            "runs",
+            "schedules",
             "failing",
             "inconclusive",
             "violation_rate",
@@ -632,7 +675,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row], metrics: &[Metric]) 
         "sweep",
         serde_json::json!({
             "scenario": name,
-            "seeds": [0, runs],
+            "seeds": {"start": 0, "end": runs},
             "variants": rows.len(),
             "keys": axes.iter().map(|a| serde_json::json!({"key": a.key, "values": a.values})).collect::<Vec<_>>(),
             "metrics": fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
@@ -651,7 +694,7 @@ fn json(name: &str, runs: u64, axes: &[Axis], rows: &[Row], metrics: &[Metric]) 
             "verdict": s.verdict(),
             "invariant": s.first_failure().map(|f| f.1),
             "lowest_failing_seed": s.first_failure().map(|f| f.0),
-            "runs": s.runs(),
+            "schedules": s.runs(),
             "failing": s.failing(),
             "inconclusive": s.inconclusive(),
             "violation_rate": round(s.violation_rate()),

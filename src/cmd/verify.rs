@@ -7,12 +7,12 @@ use crate::scenarios::{self, UsageError};
 use models::registry;
 use models::scenario::{Ablation, Judgement, Verdict};
 use models::Scenario;
-use sim::{explore, find_failure, SeedRange};
-use std::sync::atomic::AtomicBool;
+use sim::{explore, find_failure, SeedRange, Summary};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario names or .toml paths [default: every scenario in the catalog].
+    /// Scenario names or .toml paths [default: every scenario of `idemsim list`].
     scenarios: Vec<String>,
     /// Seeds per scenario [default: each scenario's run.runs].
     #[arg(long)]
@@ -23,7 +23,7 @@ pub struct Args {
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
-    /// JSON Lines on stdout: one `scenario` line each, then a `summary`.
+    /// JSON Lines on stdout: one `verify` line per scenario, then a `verify_summary`.
     #[arg(long)]
     json: bool,
     /// Skip the ablations (faster; a holding verdict is then not checked for being earned).
@@ -34,6 +34,7 @@ pub struct Args {
 /// One scenario's result: its judgement and its ablations.
 struct Checked {
     judgement: Judgement,
+    budget: u64,
     seeds: u64,
     situations: Vec<&'static str>,
     ablations: Vec<Ablation>,
@@ -41,24 +42,36 @@ struct Checked {
     mismatch: Option<String>,
 }
 
-fn check(s: &Scenario, budget: u64, jobs: usize, ablate: bool) -> Result<Checked, UsageError> {
-    let stop = AtomicBool::new(false);
-    let seeds = SeedRange {
-        start: 0,
-        end: budget,
-    };
-    let sum = explore(&s.system, seeds, jobs, &stop, &|_| {});
-    let judgement = s.expect.judge(&sum);
+/// The ablations of a holding scenario, on the same seeds; `None` if interrupted.
+fn ablate(
+    s: &Scenario,
+    seeds: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<Ablation>>, UsageError> {
     let mut ablations = Vec::new();
-    if ablate && s.expect.verdict == Verdict::Holds {
-        for p in &s.expect.protections {
-            let ablated = s.ablated(&s.file, p)?;
-            let found = find_failure(&ablated.system, seeds, jobs, &stop);
-            ablations.push(p.judge(&found));
+    for p in &s.expect.protections {
+        let ablated = s.ablated(&s.file, p)?;
+        let found = find_failure(&ablated.system, seeds, jobs, stop);
+        if found.interrupted && found.first_failure.is_none() {
+            return Ok(None);
         }
+        ablations.push(p.judge(&found));
     }
+    Ok(Some(ablations))
+}
+
+fn judge(
+    s: &Scenario,
+    sum: &Summary,
+    budget: u64,
+    ablations: Vec<Ablation>,
+    ablate: bool,
+) -> Checked {
+    let judgement = s.expect.judge(sum);
+    let holds = s.expect.verdict == Verdict::Holds;
     let mismatch = judgement.mismatch.clone().or_else(|| {
-        if ablate && s.expect.verdict == Verdict::Holds && s.expect.protections.is_empty() {
+        if ablate && holds && s.expect.protections.is_empty() {
             return Some(
                 "holds, but names no protections: list in [expect] protections the overrides that remove what makes it hold"
                     .to_string(),
@@ -70,13 +83,14 @@ fn check(s: &Scenario, budget: u64, jobs: usize, ablate: bool) -> Result<Checked
                 .map(|m| format!("protection {}: {m}", a.protection.describe()))
         })
     });
-    Ok(Checked {
+    Checked {
         judgement,
+        budget,
         seeds: sum.tally.schedules,
         situations: registry::situation_names(&sum.tally.situations),
         ablations,
         mismatch,
-    })
+    }
 }
 
 fn found_text(verdict: Verdict, invariant: Option<&str>) -> String {
@@ -111,7 +125,8 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "invariant": j.invariant,
         "matched": c.mismatch.is_none(),
         "mismatch": c.mismatch,
-        "seeds": c.seeds,
+        "schedules": c.seeds,
+        "seeds": {"start": 0, "end": c.budget},
         "lowest_failing_seed": j.lowest_failing_seed,
         "situations": c.situations,
         "situations_missing": j.missing,
@@ -124,7 +139,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
     let lowest = j
         .lowest_failing_seed
         .map_or_else(|| "-".to_string(), |s| s.to_string());
-    println!(
+    crate::outln!(
         "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
         s.name,
         s.expect.describe(),
@@ -146,7 +161,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
         } else {
             "NOT LOAD-BEARING"
         };
-        println!(
+        crate::outln!(
             "{:<width$}    without {:<48} {:<40} {:<12} {mark}",
             "",
             a.protection.describe(),
@@ -155,37 +170,72 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
         );
     }
     if let Some(m) = &c.mismatch {
-        println!("{:<width$}  MISMATCH: {m}", "");
+        crate::outln!("{:<width$}  MISMATCH: {m}", "");
+    }
+}
+
+/// What an interrupted scenario shows: the seeds that ran, never judged.
+fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width: usize) {
+    let t = &sum.tally;
+    if json {
+        crate::outln!(
+            "{}",
+            json_line(
+                "verify",
+                serde_json::json!({
+                    "scenario": s.name,
+                    "expected": s.expect.verdict.as_str(),
+                    "expected_invariant": s.expect.invariant,
+                    "found": "interrupted",
+                    "invariant": sum.violation().map(|v| v.invariant),
+                    "matched": false,
+                    "mismatch": null,
+                    "schedules": t.schedules,
+                    "seeds": {"start": 0, "end": t.schedules},
+                    "lowest_failing_seed": sum.first_failure.as_ref().map(|f| f.seed),
+                    "situations": registry::situation_names(&t.situations),
+                    "situations_missing": [],
+                    "ablations": [],
+                })
+            )
+        );
+    } else {
+        crate::outln!(
+            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds 0..{} of 0..{budget}: not judged",
+            s.name,
+            s.expect.describe(),
+            "interrupted",
+            t.schedules,
+            sum.first_failure
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |f| f.seed.to_string()),
+            t.schedules,
+        );
     }
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
-    if jobs == 0 {
-        return Err(UsageError("error: --jobs must be at least 1\n".into()));
-    }
+    let jobs = super::check::jobs(a.jobs)?;
     if a.runs == Some(0) || a.max_runs == Some(0) {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
-    let names: Vec<String> = if a.scenarios.is_empty() {
-        scenarios::all()
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect()
+    let entries = if a.scenarios.is_empty() {
+        scenarios::catalog()?
     } else {
-        a.scenarios.clone()
+        a.scenarios
+            .iter()
+            .map(|n| scenarios::locate(n))
+            .collect::<Result<Vec<_>, _>>()?
     };
-    if names.is_empty() {
-        return Err(UsageError(format!(
-            "error: no scenario files in {}\n",
-            scenarios::dir().display()
-        )));
-    }
     // Load every file first, so a bad one stops the run before any sweep.
-    let mut loaded = Vec::with_capacity(names.len());
-    for n in &names {
-        loaded.push(scenarios::load(n, &[])?);
+    let mut loaded = Vec::with_capacity(entries.len());
+    for e in &entries {
+        loaded.push(scenarios::load_entry(e, &[])?);
     }
+    crate::progress::install_ctrl_c();
+    let stop = &crate::progress::STOP;
+    let (mut matched, mut judged, mut interrupted) = (0usize, 0usize, false);
+    let (mut ablations, mut load_bearing) = (0usize, 0usize);
     let width = loaded
         .iter()
         .map(|s| s.name.len())
@@ -193,46 +243,108 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .unwrap_or(8)
         .max(8);
     if !a.json {
-        println!(
+        crate::outln!(
             "{:<width$}  {:<36} {:<36} {:>7} {:>8}  situations reached",
-            "scenario", "expected", "found", "seeds", "lowest"
+            "scenario",
+            "expected",
+            "found",
+            "seeds",
+            "lowest"
         );
     }
-    let (mut matched, mut ablations, mut ablations_matched) = (0usize, 0usize, 0usize);
     for s in &loaded {
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
         let budget = match (a.runs, a.max_runs) {
             (Some(n), _) => n,
             (None, Some(m)) => s.runs.min(m),
             (None, None) => s.runs,
         };
-        let c = check(s, budget, jobs, !a.no_ablations)?;
+        let seeds = SeedRange {
+            start: 0,
+            end: budget,
+        };
+        let sum = explore(&s.system, seeds, jobs, stop, &|_| {});
+        if sum.interrupted {
+            // Seeds 0..schedules ran (sim::explore): shown, never judged.
+            interrupted = true;
+            print_interrupted(s, &sum, budget, a.json, width);
+            break;
+        }
+        let ablate_here = !a.no_ablations && s.expect.verdict == Verdict::Holds;
+        let found = if ablate_here {
+            ablate(s, seeds, jobs, stop)?
+        } else {
+            Some(Vec::new())
+        };
+        let Some(found) = found else {
+            interrupted = true;
+            print_interrupted(s, &sum, budget, a.json, width);
+            break;
+        };
+        judged += 1;
+        let c = judge(s, &sum, budget, found, !a.no_ablations);
         matched += usize::from(c.mismatch.is_none());
         ablations += c.ablations.len();
-        ablations_matched += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
+        load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
         if a.json {
-            println!("{}", json_line("scenario", json_of(s, &c)));
+            crate::outln!("{}", json_line("verify", json_of(s, &c)));
         } else {
             print_text(s, &c, width);
         }
     }
     let total = loaded.len();
+    if interrupted {
+        let text = format!(
+            "interrupted (Ctrl-C): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run"
+        );
+        if a.json {
+            crate::eoutln!("{text}");
+            crate::outln!(
+                "{}",
+                json_line(
+                    "verify_summary",
+                    serde_json::json!({
+                        "total": total,
+                        "judged": judged,
+                        "matched": matched,
+                        "mismatched": judged - matched,
+                        "ablations": ablations,
+                        "ablations_load_bearing": load_bearing,
+                        "interrupted": true,
+                    })
+                )
+            );
+        } else {
+            crate::outln!("{text}");
+        }
+        return Ok(if matched < judged {
+            crate::exit::VIOLATION
+        } else {
+            crate::progress::INTERRUPTED
+        });
+    }
     if a.json {
-        println!(
+        crate::outln!(
             "{}",
             json_line(
-                "summary",
+                "verify_summary",
                 serde_json::json!({
                     "total": total,
+                    "judged": judged,
                     "matched": matched,
                     "mismatched": total - matched,
                     "ablations": ablations,
-                    "ablations_load_bearing": ablations_matched,
+                    "ablations_load_bearing": load_bearing,
+                    "interrupted": false,
                 })
             )
         );
     } else {
-        println!(
-            "{matched} of {total} scenarios match their expectation{}; {ablations_matched} of {ablations} protections are load-bearing",
+        crate::outln!(
+            "{matched} of {total} scenarios match their expectation{}; {load_bearing} of {ablations} protections are load-bearing",
             if matched == total {
                 String::new()
             } else {

@@ -6,9 +6,21 @@
 
 use super::Entry;
 use models::registry;
-use models::{Msg, Obs};
-use serde::Serialize;
+use models::{Msg, NodeTimer, Obs};
+use serde::{Serialize, Serializer};
 use sim::{DropReason, Outcome, RunReport, TraceKind, Turn, World};
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::sync::Arc;
+
+/// An actor's name, shared by every item that names it (a long trace holds
+/// hundreds of thousands of items, so one string each would add up).
+pub type Name = Arc<str>;
+
+/// A message or timer is kept as it is and written out as its sentence.
+fn as_text<S: Serializer, D: Display>(value: &D, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
+}
 
 /// What a trace is of, for headers.
 #[derive(Clone, Debug, Serialize)]
@@ -30,8 +42,11 @@ pub struct ShrinkInfo {
     pub original_decisions: usize,
     pub shrunk_decisions: usize,
     pub runs: u32,
-    /// Locally minimal (the passes reached a fixpoint within the rerun bound).
+    /// Locally minimal (the passes reached a fixpoint within the budget).
     pub complete: bool,
+    /// What stopped shrinking early, when something did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<&'static str>,
 }
 
 /// One trace entry, resolved.
@@ -39,7 +54,7 @@ pub struct ShrinkInfo {
 pub struct Item {
     pub step: u64,
     pub time_us: u64,
-    pub actor: String,
+    pub actor: Name,
     #[serde(skip)]
     pub actor_id: u32,
     #[serde(flatten)]
@@ -59,40 +74,45 @@ pub enum What {
     Restart {},
     Crash {},
     Send {
-        to: String,
+        to: Name,
         #[serde(skip)]
         to_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         copies: u8,
         deliver_at_us: u64,
     },
     Drop {
-        to: String,
+        to: Name,
         #[serde(skip)]
         to_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         reason: &'static str,
         /// "reply lost", "message lost", "cut off by a partition", "receiver is down".
         note: &'static str,
     },
     Deliver {
-        from: String,
+        from: Name,
         #[serde(skip)]
         from_id: u32,
-        msg: String,
+        #[serde(serialize_with = "as_text")]
+        msg: Msg,
         msg_id: u32,
         duplicate: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<&'static str>,
     },
     TimerSet {
-        timer: String,
+        #[serde(serialize_with = "as_text")]
+        timer: NodeTimer,
         at_us: u64,
     },
     TimerFired {
-        timer: String,
+        #[serde(serialize_with = "as_text")]
+        timer: NodeTimer,
     },
     /// An effect in the outside world; `n` counts effects of this operation.
     Effect {
@@ -163,7 +183,34 @@ pub struct End {
     pub turn: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_step: Option<u64>,
+    /// Set when the search for the point of no return tried only the last
+    /// decisions of a long run: `searched` of `decisions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_search: Option<TurnSearchNote>,
     pub sentence: String,
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TurnSearchNote {
+    pub searched: usize,
+    pub decisions: usize,
+}
+
+impl End {
+    /// Says in the ending that the point of no return was searched among the
+    /// last `searched` of `decisions` decisions only.
+    pub fn note_bounded_search(&mut self, searched: usize, decisions: usize) {
+        self.turn_search = Some(TurnSearchNote {
+            searched,
+            decisions,
+        });
+        if self.invariant.is_some() {
+            let base = self.sentence.trim_end_matches('.');
+            self.sentence = format!(
+                "{base} (the point of no return was searched among the last {searched} of {decisions} decisions only: the run is long)."
+            );
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -173,198 +220,252 @@ pub struct Trace {
     pub end: End,
 }
 
-/// What one engine step did, for annotating its delivery: whether an effect
-/// landed and which messages it sent. Entries of a step are contiguous.
+/// What the entries of one engine step did; a delivery's note depends on
+/// what else its step did (an effect landed, which messages it sent), and
+/// the model of the message writes it.
+#[derive(Default)]
 struct StepFacts {
+    /// An effect was observed in this step.
     effect: bool,
+    /// The messages this step sent (or tried to send).
     sent: Vec<Msg>,
 }
 
-fn step_facts(entries: &[Entry], from: usize) -> (StepFacts, usize) {
-    let step = entries[from].step;
-    let mut facts = StepFacts {
-        effect: false,
-        sent: Vec::new(),
-    };
-    let mut end = from;
-    while end < entries.len() && entries[end].step == step {
-        match &entries[end].kind {
+impl StepFacts {
+    fn see(&mut self, e: &Entry) {
+        match &e.kind {
             TraceKind::Observe {
                 obs: Obs::Effect { .. } | Obs::ValueWritten { .. },
                 ..
-            } => facts.effect = true,
-            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => facts.sent.push(*msg),
+            } => self.effect = true,
+            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => self.sent.push(*msg),
             _ => {}
         }
-        end += 1;
     }
-    (facts, end)
+
+    /// The note of a delivery of `msg` in a step that did these things.
+    fn note(&self, msg: &Msg) -> Option<&'static str> {
+        msg.delivery_note(self.effect, &self.sent)
+    }
+
+    fn clear(&mut self) {
+        self.effect = false;
+        self.sent.clear();
+    }
 }
 
-/// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
-/// One pass: each step's facts are gathered once, when the step begins.
-pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
-    let name = |a: u32| world.actor_names[a as usize].clone();
-    let mut effects: Vec<(u64, u32)> = Vec::new();
-    let mut out = Vec::with_capacity(entries.len());
-    let mut facts = StepFacts {
-        effect: false,
-        sent: Vec::new(),
-    };
-    let mut step_end = 0;
-    for (i, e) in entries.iter().enumerate() {
-        if i >= step_end {
-            (facts, step_end) = step_facts(entries, i);
+/// Turns trace entries into items as a run records them, so a long replay
+/// never holds its raw entries and its items at once: memory stays one item
+/// per entry, and time linear (a step's deliveries get their notes when the
+/// step ends). Item `i` is entry `i`.
+pub struct ItemRecorder {
+    names: Vec<Name>,
+    pub items: Vec<Item>,
+    effects: Vec<(u64, u32)>,
+    /// Each operation's name, the first time an observation names it.
+    ops: BTreeMap<u64, String>,
+    step: u64,
+    facts: StepFacts,
+    /// Deliveries of the current step, waiting for their notes.
+    pending: Vec<usize>,
+}
+
+impl ItemRecorder {
+    pub fn new(world: &World) -> ItemRecorder {
+        ItemRecorder {
+            names: world
+                .actor_names
+                .iter()
+                .map(|n| Name::from(n.as_str()))
+                .collect(),
+            items: Vec::new(),
+            effects: Vec::new(),
+            ops: BTreeMap::new(),
+            step: 0,
+            facts: StepFacts::default(),
+            pending: Vec::new(),
         }
-        let (actor, what) = resolve(e, &name, &facts, &mut effects);
-        debug_assert_eq!(out.len(), i);
-        out.push(Item {
+    }
+
+    fn close_step(&mut self) {
+        for i in self.pending.drain(..) {
+            if let What::Deliver { msg, note, .. } = &mut self.items[i].what {
+                *note = self.facts.note(msg);
+            }
+        }
+        self.facts.clear();
+    }
+
+    /// The items, every step closed, and the operations' names by key.
+    pub fn finish(mut self) -> (Vec<Item>, BTreeMap<u64, String>) {
+        self.close_step();
+        (self.items, self.ops)
+    }
+
+    fn push(&mut self, e: Entry) {
+        if e.step != self.step {
+            self.close_step();
+            self.step = e.step;
+        }
+        // Step 0 (the mix and the starts) is not a handler's step: no notes.
+        if e.step > 0 {
+            self.facts.see(&e);
+        }
+        let names = &self.names;
+        let name = |a: u32| names[a as usize].clone();
+        let effects = &mut self.effects;
+        let (actor, what) = match &e.kind {
+            TraceKind::LinkMix {
+                from,
+                to,
+                loss_per_mille,
+                duplicate_per_mille,
+            } => (
+                *from,
+                What::Mix {
+                    text: format!(
+                        "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
+                        name(*to)
+                    ),
+                    quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
+                },
+            ),
+            TraceKind::CrashMix {
+                actor,
+                crash_per_mille,
+            } => (
+                *actor,
+                What::Mix {
+                    text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
+                    quiet: *crash_per_mille == 0,
+                },
+            ),
+            TraceKind::PartitionMix {
+                a,
+                b,
+                start_us,
+                end_us,
+            } => (
+                *a,
+                What::Mix {
+                    text: format!(
+                        "swarm mix: cut off from {} from {} until {}",
+                        name(*b),
+                        super::time(*start_us).trim(),
+                        super::time(*end_us).trim()
+                    ),
+                    quiet: false,
+                },
+            ),
+            TraceKind::Start { actor } => (*actor, What::Start {}),
+            TraceKind::Restart { actor } => (*actor, What::Restart {}),
+            TraceKind::Crash { actor } => (*actor, What::Crash {}),
+            TraceKind::Send {
+                from,
+                to,
+                msg,
+                msg_id,
+                copies,
+                deliver_at_us,
+            } => (
+                *from,
+                What::Send {
+                    to: name(*to),
+                    to_id: *to,
+                    msg: *msg,
+                    msg_id: *msg_id,
+                    copies: *copies,
+                    deliver_at_us: *deliver_at_us,
+                },
+            ),
+            TraceKind::Drop {
+                from,
+                to,
+                msg,
+                msg_id,
+                reason,
+            } => {
+                let note = match reason {
+                    DropReason::Lost if msg.is_reply() => "reply lost",
+                    DropReason::Lost => "message lost",
+                    DropReason::Partitioned => "cut off by a partition",
+                    DropReason::ReceiverDown => "receiver is down",
+                };
+                (
+                    *from,
+                    What::Drop {
+                        to: name(*to),
+                        to_id: *to,
+                        msg: *msg,
+                        msg_id: *msg_id,
+                        reason: reason.as_str(),
+                        note,
+                    },
+                )
+            }
+            TraceKind::Deliver {
+                from,
+                to,
+                msg,
+                msg_id,
+                duplicate,
+            } => {
+                if e.step > 0 {
+                    self.pending.push(self.items.len());
+                }
+                (
+                    *to,
+                    What::Deliver {
+                        from: name(*from),
+                        from_id: *from,
+                        msg: *msg,
+                        msg_id: *msg_id,
+                        duplicate: *duplicate,
+                        note: None,
+                    },
+                )
+            }
+            TraceKind::TimerSet {
+                actor,
+                timer,
+                at_us,
+            } => (
+                *actor,
+                What::TimerSet {
+                    timer: *timer,
+                    at_us: *at_us,
+                },
+            ),
+            TraceKind::TimerFired { actor, timer } => {
+                (*actor, What::TimerFired { timer: *timer })
+            }
+            TraceKind::Observe { actor, obs } => {
+                if let Some(op) = obs.op() {
+                    self.ops.entry(op.key()).or_insert_with(|| op.to_string());
+                }
+                (*actor, observed(obs, effects))
+            }
+            TraceKind::Reached { actor, situation } => (
+                *actor,
+                What::Situation {
+                    name: registry::situation_name(*situation),
+                },
+            ),
+            TraceKind::HealingStarts => (0, What::Healing {}),
+        };
+        let item = Item {
             step: e.step,
             time_us: e.time_us,
             actor: name(actor),
             actor_id: actor,
             what,
-        });
-    }
-    out
-}
-
-fn resolve(
-    e: &Entry,
-    name: &impl Fn(u32) -> String,
-    facts: &StepFacts,
-    effects: &mut Vec<(u64, u32)>,
-) -> (u32, What) {
-    match &e.kind {
-        TraceKind::LinkMix {
-            from,
-            to,
-            loss_per_mille,
-            duplicate_per_mille,
-        } => (
-            *from,
-            What::Mix {
-                text: format!(
-                    "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
-                    name(*to)
-                ),
-                quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
-            },
-        ),
-        TraceKind::CrashMix {
-            actor,
-            crash_per_mille,
-        } => (
-            *actor,
-            What::Mix {
-                text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
-                quiet: *crash_per_mille == 0,
-            },
-        ),
-        TraceKind::PartitionMix {
-            a,
-            b,
-            start_us,
-            end_us,
-        } => (
-            *a,
-            What::Mix {
-                text: format!(
-                    "swarm mix: cut off from {} from {} until {}",
-                    name(*b),
-                    super::time(*start_us).trim(),
-                    super::time(*end_us).trim()
-                ),
-                quiet: false,
-            },
-        ),
-        TraceKind::Start { actor } => (*actor, What::Start {}),
-        TraceKind::Restart { actor } => (*actor, What::Restart {}),
-        TraceKind::Crash { actor } => (*actor, What::Crash {}),
-        TraceKind::Send {
-            from,
-            to,
-            msg,
-            msg_id,
-            copies,
-            deliver_at_us,
-        } => (
-            *from,
-            What::Send {
-                to: name(*to),
-                to_id: *to,
-                msg: msg.to_string(),
-                msg_id: *msg_id,
-                copies: *copies,
-                deliver_at_us: *deliver_at_us,
-            },
-        ),
-        TraceKind::Drop {
-            from,
-            to,
-            msg,
-            msg_id,
-            reason,
-        } => {
-            let note = match reason {
-                DropReason::Lost if msg.is_reply() => "reply lost",
-                DropReason::Lost => "message lost",
-                DropReason::Partitioned => "cut off by a partition",
-                DropReason::ReceiverDown => "receiver is down",
-            };
-            (
-                *from,
-                What::Drop {
-                    to: name(*to),
-                    to_id: *to,
-                    msg: msg.to_string(),
-                    msg_id: *msg_id,
-                    reason: reason.as_str(),
-                    note,
-                },
-            )
-        }
-        TraceKind::Deliver {
-            from,
-            to,
-            msg,
-            msg_id,
-            duplicate,
-        } => (
-            *to,
-            What::Deliver {
-                from: name(*from),
-                from_id: *from,
-                msg: msg.to_string(),
-                msg_id: *msg_id,
-                duplicate: *duplicate,
-                note: msg.delivery_note(facts.effect, &facts.sent),
-            },
-        ),
-        TraceKind::TimerSet { actor, timer, at_us } => (
-            *actor,
-            What::TimerSet {
-                timer: timer.to_string(),
-                at_us: *at_us,
-            },
-        ),
-        TraceKind::TimerFired { actor, timer } => (
-            *actor,
-            What::TimerFired {
-                timer: timer.to_string(),
-            },
-        ),
-        TraceKind::Observe { actor, obs } => (*actor, observed(obs, effects)),
-        TraceKind::Reached { actor, situation } => (
-            *actor,
-            What::Situation {
-                name: registry::situation_name(*situation),
-            },
-        ),
-        TraceKind::HealingStarts => (0, What::Healing {}),
+        };
+        self.items.push(item);
     }
 }
 
+/// An observation as an item: effects numbered per operation, attempts
+/// apart, the rest as the observation's own sentence.
 fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
     match *obs {
         Obs::Effect { site, op, payload } => {
@@ -402,6 +503,23 @@ fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
             quiet: matches!(other, Obs::AttemptSent { .. } | Obs::Received { .. }),
         },
     }
+}
+
+impl sim::Tracer<Msg, Obs, NodeTimer> for ItemRecorder {
+    const ENABLED: bool = true;
+    fn record(&mut self, entry: Entry) {
+        self.push(entry);
+    }
+}
+
+/// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
+pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
+    let mut r = ItemRecorder::new(world);
+    r.items.reserve(entries.len());
+    for e in entries {
+        r.push(e.clone());
+    }
+    r.finish().0
 }
 
 fn payload_text(payload: u32, unit: Option<&str>) -> String {
@@ -444,7 +562,9 @@ pub fn describe(item: &Item) -> String {
             let note = note.map(|n| format!("  ← {n}")).unwrap_or_default();
             format!("← {from}  {msg}{dup}{note}")
         }
-        What::TimerSet { timer, at_us } => format!("timer set: {timer} at {}", super::time(*at_us)),
+        What::TimerSet { timer, at_us } => {
+            format!("timer set: {timer} at {}", super::time(*at_us))
+        }
         What::TimerFired { timer } => format!("timer: {timer}"),
         What::Effect {
             site,
@@ -468,30 +588,24 @@ pub fn describe(item: &Item) -> String {
     }
 }
 
-/// Builds the whole trace: header, items and the ending with its sentence.
-pub fn trace(
-    world: &World,
+/// Builds the whole trace (header, items, the ending with its sentence) from
+/// the items an [`ItemRecorder`] made.
+pub fn trace_of_items(
     header: Header,
-    entries: &[Entry],
+    (items, ops): (Vec<Item>, BTreeMap<u64, String>),
     report: &RunReport,
     turn: Option<&Turn>,
 ) -> Trace {
-    let items = items(world, entries);
-    let operation = match &report.outcome {
-        Outcome::Violation(v) => entries.iter().find_map(|e| match &e.kind {
-            TraceKind::Observe { obs, .. } => obs
-                .op()
-                .filter(|op| op.key() == v.operation)
-                .map(|op| op.to_string()),
-            _ => None,
-        }),
-        _ => None,
-    };
-    let end = end(&items, report, turn, operation);
+    let end = end(&items, &ops, report, turn);
     Trace { header, items, end }
 }
 
-fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>, operation: Option<String>) -> End {
+fn end(
+    items: &[Item],
+    ops: &BTreeMap<u64, String>,
+    report: &RunReport,
+    turn: Option<&Turn>,
+) -> End {
     let (verdict, invariant, op_key, message) = match &report.outcome {
         Outcome::Holds => ("holds", None, None, "every invariant holds".to_string()),
         Outcome::Violation(v) => (
@@ -515,6 +629,7 @@ fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>, operation: Optio
         .map(|(i, _)| i)
         .collect();
     let turn_item = turn.map(|t| t.entry.min(items.len().saturating_sub(1)));
+    let operation = op_key.and_then(|k| ops.get(&k).cloned());
     let sentence = match invariant {
         Some(inv) => {
             let effect_list = if effects.is_empty() {
@@ -562,6 +677,7 @@ fn end(items: &[Item], report: &RunReport, turn: Option<&Turn>, operation: Optio
         effects,
         turn: turn_item,
         turn_step: turn.map(|t| t.step),
+        turn_search: None,
         sentence,
     }
 }

@@ -1,0 +1,822 @@
+//! Command-line edges (issue 10): each case is a command line a user or a
+//! script may really give, with the exit code and the words it must produce.
+//! Every case runs through the one [`check`] helper, which also fails on a
+//! panic, on a hang and on a run that took longer than its time limit.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// What to do with the child's stdout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stdout {
+    Read,
+    /// Closed before the child writes: every write meets a closed pipe.
+    ClosedAtOnce,
+    /// Closed after the first line was read.
+    ClosedAfterOneLine,
+}
+
+struct Case {
+    what: &'static str,
+    args: Vec<String>,
+    env: Vec<(&'static str, String)>,
+    cwd: PathBuf,
+    stdout: Stdout,
+    /// Send SIGINT (Ctrl-C) this long after the handler is installed.
+    interrupt_after: Option<Duration>,
+    code: i32,
+    out_has: Vec<String>,
+    out_lacks: Vec<String>,
+    err_has: Vec<String>,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn case(what: &'static str, args: &[&str]) -> Case {
+    Case {
+        what,
+        args: args.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: root(),
+        stdout: Stdout::Read,
+        interrupt_after: None,
+        code: 0,
+        out_has: Vec::new(),
+        out_lacks: Vec::new(),
+        err_has: Vec::new(),
+    }
+}
+
+impl Case {
+    fn code(mut self, c: i32) -> Self {
+        self.code = c;
+        self
+    }
+    fn out(mut self, s: &str) -> Self {
+        self.out_has.push(s.to_string());
+        self
+    }
+    fn not_out(mut self, s: &str) -> Self {
+        self.out_lacks.push(s.to_string());
+        self
+    }
+    fn err(mut self, s: &str) -> Self {
+        self.err_has.push(s.to_string());
+        self
+    }
+    fn env(mut self, k: &'static str, v: &str) -> Self {
+        self.env.push((k, v.to_string()));
+        self
+    }
+    fn cwd(mut self, dir: &Path) -> Self {
+        self.cwd = dir.to_path_buf();
+        self
+    }
+    fn stdout(mut self, s: Stdout) -> Self {
+        self.stdout = s;
+        self
+    }
+    fn interrupt(mut self, after: Duration) -> Self {
+        self.interrupt_after = Some(after);
+        self
+    }
+}
+
+/// Longest any case may run before it counts as a hang.
+const HANG: Duration = Duration::from_secs(120);
+const POLL: Duration = Duration::from_millis(20);
+
+/// Waits until the process catches SIGINT (Linux shows it in /proc).
+fn wait_for_sigint_handler(pid: u32) {
+    let status = format!("/proc/{pid}/status");
+    for _ in 0..600 {
+        let caught = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let mask = s.lines().find(|l| l.starts_with("SigCgt:"))?;
+            u64::from_str_radix(mask.split_whitespace().nth(1)?, 16).ok()
+        });
+        match caught {
+            Some(mask) if mask & (1 << 1) != 0 => return,
+            None if !Path::new("/proc/self/status").exists() => break,
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+}
+
+/// Runs one case and checks everything it promises; returns (stdout, stderr).
+#[track_caller]
+fn check(c: &Case) -> (String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemsim"));
+    cmd.args(&c.args)
+        .current_dir(&c.cwd)
+        .env_remove("IDEMSIM_SCENARIOS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in &c.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("idemsim starts");
+    let mut out_pipe = child.stdout.take().expect("piped");
+    let mut err_pipe = child.stderr.take().expect("piped");
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err_pipe.read_to_end(&mut s);
+        s
+    });
+    let stdout_mode = c.stdout;
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        match stdout_mode {
+            Stdout::Read => {
+                let _ = out_pipe.read_to_end(&mut s);
+            }
+            Stdout::ClosedAtOnce => drop(out_pipe),
+            Stdout::ClosedAfterOneLine => {
+                let mut byte = [0u8; 1];
+                while out_pipe.read(&mut byte).unwrap_or(0) == 1 {
+                    s.push(byte[0]);
+                    if byte[0] == b'\n' {
+                        break;
+                    }
+                }
+                drop(out_pipe);
+            }
+        }
+        s
+    });
+    if let Some(after) = c.interrupt_after {
+        wait_for_sigint_handler(child.id());
+        std::thread::sleep(after);
+        let ok = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(ok.success());
+    }
+    // Counted in polls rather than read from a clock (clippy.toml keeps clocks out).
+    let mut waited = Duration::ZERO;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("waitable") {
+            break st;
+        }
+        waited += POLL;
+        if waited > HANG {
+            let _ = child.kill();
+            panic!(
+                "{}: idemsim {:?} hangs (killed after {HANG:?})",
+                c.what, c.args
+            );
+        }
+        std::thread::sleep(POLL);
+    };
+    let out = String::from_utf8_lossy(&out_reader.join().expect("reader")).into_owned();
+    let err = String::from_utf8_lossy(&err_reader.join().expect("reader")).into_owned();
+    let ctx = format!(
+        "{}: idemsim {}\nexit: {:?}\nstdout:\n{out}\nstderr:\n{err}",
+        c.what,
+        c.args.join(" "),
+        status.code()
+    );
+    assert!(!err.contains("panicked"), "a panic\n{ctx}");
+    assert_eq!(status.code(), Some(c.code), "exit code\n{ctx}");
+    for s in &c.out_has {
+        assert!(out.contains(s.as_str()), "stdout lacks `{s}`\n{ctx}");
+    }
+    for s in &c.out_lacks {
+        assert!(!out.contains(s.as_str()), "stdout has `{s}`\n{ctx}");
+    }
+    for s in &c.err_has {
+        assert!(err.contains(s.as_str()), "stderr lacks `{s}`\n{ctx}");
+    }
+    if c.code == 2 {
+        assert!(err.starts_with("error: "), "an exit-2 message\n{ctx}");
+        // Ours say `help: ...`; clap's own end with "try '--help'".
+        assert!(
+            err.contains("\nhelp: ") || err.contains("try '--help'"),
+            "a fix\n{ctx}"
+        );
+    }
+    (out, err)
+}
+
+/// A fresh folder for one test's files, outside the checkout.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("idemsim-edges-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    dir
+}
+
+const TOP: &str = "18446744073709551615";
+
+#[test]
+fn seed_ranges_shards_and_jobs_at_their_limits() {
+    let cases = [
+        case(
+            "a one-seed range at the top of u64 runs that seed and ends",
+            &[
+                "check",
+                "--seeds",
+                "18446744073709551614..18446744073709551615",
+                "--jobs",
+                "2",
+            ],
+        )
+        .out("holds over 1 schedules (seeds 18446744073709551614..18446744073709551615)"),
+        case(
+            "the top seed range fails the same way when sharded",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--seeds",
+                "18446744073709551000..18446744073709551615",
+                "--shard",
+                "1/2",
+                "--no-shrink",
+            ],
+        )
+        .code(1)
+        .out("(seeds 18446744073709551307..18446744073709551615)"),
+        case(
+            "a shard of the whole u64 range runs its half (interrupted to end it)",
+            &[
+                "check",
+                "--seeds",
+                &format!("0..{TOP}"),
+                "--shard",
+                "1/2",
+                "--jobs",
+                "1",
+            ],
+        )
+        .interrupt(Duration::from_millis(1500))
+        .code(130)
+        .out("payment-stable-key: interrupted over ")
+        .out("(seeds 9223372036854775807..")
+        .out("did not; the counts cover only what ran"),
+        case(
+            "--jobs has an upper bound",
+            &["check", "--runs", "1", "--jobs", "100000"],
+        )
+        .code(2)
+        .err("--jobs 100000 is more than 1024"),
+        case("--jobs 0 is refused", &["verify", "--jobs", "0"])
+            .code(2)
+            .err("--jobs must be at least 1"),
+        case(
+            "sweep and bench share the bound",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--set",
+                "client.key=stable",
+                "--jobs",
+                "5000",
+            ],
+        )
+        .code(2)
+        .err("more than 1024"),
+        case(
+            "a shard with no seeds says so and is not a verdict over 0 schedules",
+            &["check", "--runs", "1", "--shard", "0/4"],
+        )
+        .out("no seeds ran: shard 0/4 of seeds 0..1 is empty")
+        .not_out("over 0 schedules"),
+        case(
+            "its JSON verdict is no-seeds",
+            &["check", "--runs", "2", "--shard", "0/3", "--json"],
+        )
+        .out("\"verdict\":\"no-seeds\""),
+        case("--runs 0 is refused", &["check", "--runs", "0"])
+            .code(2)
+            .err("--runs must be at least 1"),
+        case(
+            "a reversed seed range is refused",
+            &["check", "--seeds", "9..3"],
+        )
+        .code(2)
+        .err("empty seed range 9..3"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
+
+#[test]
+fn diff_width_is_validated() {
+    let base = [
+        "diff",
+        "payment-retry-without-key",
+        "--seed",
+        "2",
+        "--set",
+        "client.key=stable",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let cases = [
+        (with(&["--width", "0"]), 2, "--width 0 is outside 20..=1000"),
+        (with(&["--width", "19"]), 2, "--width 19 is outside"),
+        (with(&["--width", TOP]), 2, "is outside 20..=1000"),
+        (with(&["--width", "20"]), 0, ""),
+        (with(&["--width", "1000", "--after", TOP]), 0, ""),
+    ];
+    for (args, code, err) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = case("diff --width", &args).code(code);
+        if !err.is_empty() {
+            c = c.err(err);
+        } else {
+            c = c.out("A => ");
+        }
+        check(&c);
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_the_end_of_the_output_not_a_panic() {
+    let cases = [
+        case("idemsim list | head -1", &["list"]).stdout(Stdout::ClosedAfterOneLine),
+        case("idemsim list >&-", &["list"]).stdout(Stdout::ClosedAtOnce),
+        // Far more than a pipe holds: the writes after the first line all fail.
+        case(
+            "a long JSON trace into head -1",
+            &[
+                "replay",
+                "payment-uncapped-retries",
+                "--seed",
+                "0",
+                "--format",
+                "json",
+            ],
+        )
+        .stdout(Stdout::ClosedAfterOneLine)
+        .code(3),
+        case(
+            "a failing check keeps its exit code when its reader left",
+            &["check", "payment-retry-without-key", "--runs", "50"],
+        )
+        .stdout(Stdout::ClosedAtOnce)
+        .code(1),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
+
+/// Two shards of a failing scenario as JSON Lines files in `dir`.
+fn shards(dir: &Path, scenario: &str) -> [PathBuf; 2] {
+    [0, 1].map(|i| {
+        let shard = format!("{i}/2");
+        let (out, _) = check(
+            &case(
+                "a shard",
+                &[
+                    "check",
+                    scenario,
+                    "--runs",
+                    "400",
+                    "--shard",
+                    &shard,
+                    "--json",
+                    "--no-shrink",
+                ],
+            )
+            .code(1)
+            .cwd(dir),
+        );
+        let path = dir.join(format!("shard-{i}.jsonl"));
+        std::fs::write(&path, out).expect("write a shard");
+        path
+    })
+}
+
+/// `file` with its summary's data edited by `f`, written as `name`.
+fn edited(dir: &Path, file: &Path, name: &str, f: impl Fn(&mut serde_json::Value)) -> String {
+    let text = std::fs::read_to_string(file).expect("a shard file");
+    let mut v: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON line");
+    f(&mut v["data"]);
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{v}\n")).expect("write");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn merge_refuses_corrupt_and_stale_summaries() {
+    let dir = scratch("merge");
+    let scenario = dir.join("mine.toml");
+    std::fs::copy(
+        root().join("scenarios/payment-retry-without-key.toml"),
+        &scenario,
+    )
+    .expect("copy a scenario");
+    let [s0, s1] = shards(&dir, "mine.toml");
+    let (a, b) = (
+        s0.to_string_lossy().into_owned(),
+        s1.to_string_lossy().into_owned(),
+    );
+    let reversed = edited(&dir, &s0, "reversed.jsonl", |d| {
+        d["seeds"] = serde_json::json!({"start": 200, "end": 0});
+    });
+    let unbalanced = edited(&dir, &s0, "unbalanced.jsonl", |d| {
+        d["holds"] = serde_json::json!(d["holds"].as_u64().unwrap() + 1);
+    });
+    let wrapped = edited(&dir, &s0, "wrapped.jsonl", |d| {
+        d["events"] = serde_json::json!(u64::MAX);
+    });
+    let wrapped2 = edited(&dir, &s1, "wrapped2.jsonl", |d| {
+        d["events"] = serde_json::json!(u64::MAX);
+    });
+    let outside = edited(&dir, &s0, "outside.jsonl", |d| {
+        d["failure"]["seed"] = serde_json::json!(399);
+    });
+    let cases = [
+        case("the shards merge", &["merge", &a, &b]).code(1).out("violation over 400 schedules (seeds 0..400)"),
+        case("a reversed range", &["merge", &reversed, &b])
+            .code(2)
+            .err("reversed.jsonl:1: corrupt summary: the seed range 200..0 is reversed"),
+        case("counts that do not add up", &["merge", &unbalanced, &b])
+            .code(2)
+            .err("unbalanced.jsonl:1: corrupt summary: holds + violations + panics + inconclusive"),
+        case("counts that wrap", &["merge", &wrapped, &wrapped2])
+            .code(2)
+            .err("corrupt summary: the events add up past 2^64"),
+        case("a failing seed outside its shard", &["merge", &outside, &b])
+            .code(2)
+            .err("outside.jsonl:1: corrupt summary: the failing seed 399 is outside its range 0..200"),
+        case("one shard twice", &["merge", &a, &a, &b])
+            .code(2)
+            .err("shard 0/2 is given twice"),
+        case("a missing shard", &["merge", &b])
+            .code(2)
+            .err("shard 0/2 is not among the files: seeds 0..200 are missing"),
+    ];
+    for c in cases {
+        check(&c.cwd(&dir));
+    }
+    // The scenario file changes after the shards ran: the merge cannot shrink
+    // the shards' failing seed under the new text, and says so.
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    std::fs::write(&scenario, text + "\n# edited after the shards ran\n").unwrap();
+    check(
+        &case(
+            "the scenario changed after the shards ran",
+            &["merge", &a, &b],
+        )
+        .cwd(&dir)
+        .code(2)
+        .err("the scenario changed after the shards ran"),
+    );
+    check(
+        &case(
+            "--no-shrink merges what the shards saw",
+            &["merge", "--no-shrink", &a, &b],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("violation over 400 schedules"),
+    );
+}
+
+/// A scenario of the user's, a copy of a built-in with a summary of its own.
+fn user_scenario(dir: &Path, name: &str, from: &str, summary: &str) -> PathBuf {
+    let text = std::fs::read_to_string(root().join(format!("scenarios/{from}.toml"))).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("summary"))
+        .expect("a summary line");
+    lines[at] = format!("summary = \"{summary}\"");
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn the_binary_works_outside_the_checkout_and_says_where_scenarios_come_from() {
+    let away = scratch("away");
+    let mine = away.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    user_scenario(
+        &mine,
+        "payment-stable-key",
+        "payment-stable-key",
+        "My own stable key",
+    );
+    user_scenario(
+        &mine,
+        "my-retry",
+        "payment-retry-without-key",
+        "My retry without a key",
+    );
+    let mine_s = mine.to_string_lossy().into_owned();
+    let cases = [
+        case("list with no checkout", &["list"])
+            .cwd(&away)
+            .out("payment-stable-key")
+            .out("built-in")
+            .not_out("mine"),
+        case(
+            "check with no checkout",
+            &["check", "payment-retry-without-key", "--runs", "100"],
+        )
+        .cwd(&away)
+        .code(1)
+        .out("repro: idemsim replay payment-retry-without-key --seed"),
+        case(
+            "verify one built-in with no checkout",
+            &["verify", "payment-stable-key", "--max-runs", "50"],
+        )
+        .cwd(&away)
+        .out("1 of 1 scenarios match"),
+        case(
+            "--scenarios adds a folder and reports shadowing",
+            &["list", "--scenarios", "mine"],
+        )
+        .cwd(&away)
+        .out("my-retry")
+        .out("mine/my-retry.toml")
+        .out("My own stable key")
+        .err("note: mine/payment-stable-key.toml shadows built-in `payment-stable-key`"),
+        case("IDEMSIM_SCENARIOS does the same", &["list", "--json"])
+            .cwd(&away)
+            .env("IDEMSIM_SCENARIOS", &mine_s)
+            .out("\"source\":\"")
+            .out("my-retry.toml")
+            .out("\"shadows\":[\"built-in\"]"),
+        case(
+            "a user scenario by name is replayed by its path",
+            &[
+                "check",
+                "my-retry",
+                "--scenarios",
+                "mine",
+                "--runs",
+                "100",
+                "--no-shrink",
+            ],
+        )
+        .cwd(&away)
+        .code(1)
+        .out("repro: idemsim replay mine/my-retry.toml --seed"),
+        case(
+            "a scenario given by path is replayed by that path",
+            &["check", "mine/payment-stable-key.toml", "--runs", "30"],
+        )
+        .cwd(&away)
+        .out("payment-stable-key: holds"),
+        case(
+            "a missing --scenarios folder",
+            &["list", "--scenarios", "nowhere"],
+        )
+        .cwd(&away)
+        .code(2)
+        .err("--scenarios names `nowhere`, which is not a folder"),
+        case("a near miss of a name", &["check", "payment-stable-ky"])
+            .cwd(&away)
+            .code(2)
+            .err("did you mean `payment-stable-key`"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+    // The repro line of a path scenario replays that file, not the built-in of its name.
+    let (out, _) = check(
+        &case(
+            "shadowing path scenario",
+            &[
+                "check",
+                "mine/my-retry.toml",
+                "--runs",
+                "100",
+                "--no-shrink",
+            ],
+        )
+        .cwd(&away)
+        .code(1),
+    );
+    let repro = out
+        .lines()
+        .find_map(|l| l.strip_prefix("repro: idemsim "))
+        .expect("a repro line");
+    let args: Vec<&str> = repro.split_whitespace().collect();
+    check(
+        &case("the repro line replays", &args)
+            .cwd(&away)
+            .code(1)
+            .out("# my-retry"),
+    );
+}
+
+#[test]
+fn repro_files_are_checked_against_version_and_scenario() {
+    let dir = scratch("repro");
+    let file = dir.join("r.json");
+    let f = file.to_string_lossy().into_owned();
+    check(
+        &case(
+            "write a repro",
+            &["shrink", "payment-retry-without-key", "--out", &f],
+        )
+        .cwd(&dir)
+        .code(1),
+    );
+    check(
+        &case("it replays", &["replay", "--repro", &f])
+            .cwd(&dir)
+            .code(1),
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["idemsim"] = serde_json::json!("0.0.1-old");
+    let old = dir.join("old.json");
+    std::fs::write(&old, v.to_string()).unwrap();
+    let o = old.to_string_lossy().into_owned();
+    check(
+        &case("a repro of another version", &["replay", "--repro", &o])
+            .cwd(&dir)
+            .code(2)
+            .err("written by idemsim 0.0.1-old, and this is idemsim"),
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["scenario_hash"] = serde_json::json!("0000000000000000");
+    let stale = dir.join("stale.json");
+    std::fs::write(&stale, v.to_string()).unwrap();
+    let s = stale.to_string_lossy().into_owned();
+    check(
+        &case(
+            "a repro of another scenario text",
+            &["replay", "--repro", &s],
+        )
+        .cwd(&dir)
+        .code(2)
+        .err("the scenario changed since"),
+    );
+}
+
+#[test]
+fn long_runs_say_where_their_output_was_bounded() {
+    // A client that gives up after 3,000 lost attempts: a run of about 12,000 events
+    // that fails at its end, with 6,000 decisions before it.
+    let dir = scratch("long");
+    let text = std::fs::read_to_string(root().join("scenarios/payment-give-up-silently.toml"))
+        .unwrap()
+        .replace("loss_per_mille = [0, 900]", "loss_per_mille = 1000")
+        .replace("max_attempts = 3", "max_attempts = 3000")
+        .replace("cap_ms = 8000", "cap_ms = 1")
+        .replace("base_ms = 1000", "base_ms = 1")
+        .replace("timeout_ms = 10000", "timeout_ms = 10");
+    std::fs::write(dir.join("long.toml"), text).unwrap();
+    let cases = [
+        case(
+            "the point of no return of a long run",
+            &["replay", "long.toml", "--seed", "0"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("· 11964 events")
+        .out("the point of no return was searched among the last ")
+        .out(" of 6000 decisions only: the run is long"),
+        case(
+            "a Mermaid diagram past Mermaid's limit is cut in the middle, with a warning",
+            &["replay", "long.toml", "--seed", "0", "--format", "mermaid"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("lines left out here: Mermaid renders at most 50000 characters")
+        .err("warning: the Mermaid diagram of 11964 events would have "),
+        case(
+            "its JSON says how far the search went",
+            &["replay", "long.toml", "--seed", "0", "--format", "json"],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("\"turn_search\":{\"decisions\":6000,\"searched\":"),
+    ];
+    for c in &cases {
+        let (out, _) = check(c);
+        if c.args.contains(&"mermaid".to_string()) {
+            assert!(
+                out.chars().count() <= 50_000,
+                "{} characters",
+                out.chars().count()
+            );
+        }
+    }
+}
+
+#[test]
+fn interrupts_print_what_ran_and_shrinking_keeps_its_budget() {
+    let dir = scratch("budget");
+    // A failing run of about 12,000 events: each shrinking rerun costs a replay of it.
+    let text = std::fs::read_to_string(root().join("scenarios/payment-give-up-silently.toml"))
+        .unwrap()
+        .replace("loss_per_mille = [0, 900]", "loss_per_mille = 999")
+        .replace("max_attempts = 3", "max_attempts = 3000")
+        .replace("cap_ms = 8000", "cap_ms = 1")
+        .replace("base_ms = 1000", "base_ms = 1")
+        .replace("timeout_ms = 10000", "timeout_ms = 10");
+    std::fs::write(dir.join("long.toml"), text).unwrap();
+    let huge = "100000000000";
+    let cases = [
+        case(
+            "Ctrl-C in sweep prints the rows that ran",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--set",
+                "client.retry.max_attempts=1,2,3",
+                "--runs",
+                huge,
+            ],
+        )
+        .interrupt(Duration::from_millis(800))
+        .code(130)
+        .out("client.retry.max_attempts")
+        .out("interrupted (Ctrl-C): 1 of 3 variants ran, 1 ran seeds 0..")
+        .out("the rows cover only what ran"),
+        case(
+            "Ctrl-C in verify prints the scenarios that ran",
+            &["verify", "--runs", huge],
+        )
+        .interrupt(Duration::from_millis(800))
+        .code(130)
+        .out("interrupted (Ctrl-C) after seeds 0..")
+        .out("not judged")
+        .out("interrupted (Ctrl-C): 0 of "),
+        case(
+            "the rerun budget stops shrinking and the trace says so",
+            &[
+                "shrink",
+                "payment-retry-without-key",
+                "--shrink-max-runs",
+                "3",
+            ],
+        )
+        .code(1)
+        .out("rerun budget hit (--shrink-max-runs): not minimal")
+        .err("stopped after 3 reruns: rerun budget hit"),
+        case(
+            "the time budget stops shrinking and the trace says so",
+            &[
+                "shrink",
+                "long.toml",
+                "--seed",
+                "0",
+                "--shrink-budget-ms",
+                "1",
+            ],
+        )
+        .cwd(&dir)
+        .code(1)
+        .out("time budget hit (--shrink-budget-ms): not minimal")
+        .err("time budget hit"),
+        case(
+            "check takes the same budget",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--runs",
+                "50",
+                "--shrink-max-runs",
+                "2",
+                "--json",
+            ],
+        )
+        .code(1)
+        .err("rerun budget hit (--shrink-max-runs): not minimal")
+        .out("\"shrunk_events\":"),
+        case(
+            "a zero budget is refused",
+            &["check", "--shrink-budget-ms", "0"],
+        )
+        .code(2)
+        .err("--shrink-max-runs and --shrink-budget-ms must be at least 1"),
+        case(
+            "without shrinking there are no shrink figures",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--runs",
+                "50",
+                "--no-shrink",
+                "--json",
+            ],
+        )
+        .code(1)
+        .out("\"lowest_failing_seed\":")
+        .not_out("original_events")
+        .not_out("situation_bits"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
