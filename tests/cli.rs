@@ -217,3 +217,45 @@ fn bad_usage_exits_2() {
     );
     assert!(err.contains("did you mean `max_attempts`"), "{err}");
 }
+
+#[test]
+fn a_mistake_in_a_set_is_the_arguments_and_the_files_lines_stay_the_users() {
+    let (_, err) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--set",
+            "client.retry.bse_ms=3",
+        ],
+        2,
+    );
+    assert!(
+        err.starts_with("error: --set client.retry.bse_ms=3: unknown field `bse_ms`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `base_ms`?"), "{err}");
+    assert!(!err.contains(" | "), "no line of the file is shown: {err}");
+
+    // An override that adds a line near the top of the file must not move
+    // the line a mistake further down is reported at.
+    for bad in ["unknown-key", "min-above-max", "wrong-type"] {
+        let file = format!("tests/fixtures/bad/{bad}.toml");
+        let (_, alone) = check(&["check", &file, "--runs", "1"], 2);
+        let (_, with_set) = check(
+            &[
+                "check",
+                &file,
+                "--runs",
+                "1",
+                "--set",
+                "expect.situations=[]",
+            ],
+            2,
+        );
+        assert_eq!(
+            alone.lines().next(),
+            with_set.lines().next(),
+            "{bad}: {alone}\n---\n{with_set}"
+        );
+    }
+}

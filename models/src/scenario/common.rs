@@ -40,7 +40,11 @@ fn default_model() -> String {
 /// One protection: an override, several applied together, or a table
 /// naming the invariant their removal must break.
 #[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    deny_unknown_fields,
+    expecting = "this is not a protection: write an override \"key=value\", a list of overrides removed together, or { set = \"key=value\", breaks = \"invariant\" }"
+)]
 pub enum ProtectionDto {
     One(String),
     Together(Vec<String>),
@@ -52,7 +56,10 @@ pub enum ProtectionDto {
 }
 
 #[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "`set` is an override \"key=value\" or a list of them"
+)]
 pub enum OneOrMore {
     One(String),
     More(Vec<String>),

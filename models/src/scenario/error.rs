@@ -19,11 +19,16 @@ impl std::error::Error for ScenarioError {}
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "error: {}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
-        )?;
+        if self.file.starts_with("--set ") {
+            // The mistake is in the argument, which has no lines.
+            writeln!(f, "error: {}: {}", self.file, self.message)?;
+        } else {
+            writeln!(
+                f,
+                "error: {}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )?;
+        }
         if let Some(src) = &self.source_line {
             let num = self.line.to_string();
             let pad = " ".repeat(num.len());

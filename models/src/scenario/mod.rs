@@ -8,13 +8,15 @@
 
 mod common;
 mod error;
+mod locate;
 
 pub use error::ScenarioError;
+pub use locate::Override;
 
-use crate::core::input::{did_you_mean, invalid, Invalid, LoadError};
+use crate::core::input::{did_you_mean, invalid, Invalid};
 use crate::core::BuildInput;
 use crate::registry::{self, System};
-use error::{help_for_unknown, line_col, plain, span_of};
+use locate::{apply_overrides, Locator};
 use sim::SituationId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -90,155 +92,6 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
-/// An override `key.path=value` from the command line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Override {
-    pub key: String,
-    pub value: String,
-}
-
-impl Override {
-    pub fn parse(s: &str) -> Result<Override, String> {
-        let (k, v) = s
-            .split_once('=')
-            .ok_or_else(|| format!("`{s}` is not KEY=VALUE, e.g. client.retry.max_attempts=3"))?;
-        let key = k.trim();
-        if key.is_empty() || key.split('.').any(str::is_empty) {
-            return Err(format!(
-                "`{s}` has an empty key or key part; write a path such as client.retry.max_attempts"
-            ));
-        }
-        if v.trim().is_empty() {
-            return Err(format!("`{s}` has no value; write {key}=VALUE"));
-        }
-        Ok(Override {
-            key: key.to_string(),
-            value: v.trim().to_string(),
-        })
-    }
-
-    fn shown(&self) -> String {
-        format!("--set {}={}", self.key, self.value)
-    }
-}
-
-fn set_error(o: &Override, message: String, help: Option<String>) -> ScenarioError {
-    ScenarioError {
-        file: o.shown(),
-        line: 1,
-        column: 1,
-        message,
-        source_line: None,
-        help,
-    }
-}
-
-fn apply_overrides(
-    file: &str,
-    text: &str,
-    overrides: &[Override],
-) -> Result<String, ScenarioError> {
-    if overrides.is_empty() {
-        return Ok(text.to_string());
-    }
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        let (line, column, src) = line_col(text, e.span().map_or(0, |s| s.start));
-        ScenarioError {
-            file: file.into(),
-            line,
-            column,
-            message: plain(e.message()),
-            source_line: Some(src),
-            help: None,
-        }
-    })?;
-    for o in overrides {
-        let value: toml_edit::Value = match o.value.parse() {
-            Ok(v) => v,
-            // A bare word is a string: `--set client.key=stable`.
-            Err(_) => toml_edit::Value::from(o.value.as_str()),
-        };
-        let parts: Vec<&str> = o.key.split('.').collect();
-        let mut table = doc.as_table_mut();
-        for p in &parts[..parts.len() - 1] {
-            let entry = table
-                .entry(p)
-                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
-            table = match entry.as_table_mut() {
-                Some(t) => t,
-                None => {
-                    return Err(set_error(
-                        o,
-                        format!("`{p}` is not a table, so `{}` cannot be set", o.key),
-                        Some("use a key path such as client.retry.max_attempts".into()),
-                    ))
-                }
-            };
-        }
-        table.insert(parts[parts.len() - 1], toml_edit::value(value));
-    }
-    Ok(doc.to_string())
-}
-
-/// Where a mistake is: in the file, or in the value an override put there.
-struct Locator<'a> {
-    file: &'a str,
-    effective: &'a str,
-    overrides: &'a [Override],
-}
-
-impl Locator<'_> {
-    fn at(&self, offset: usize, message: String, help: Option<String>) -> ScenarioError {
-        for o in self.overrides {
-            let path: Vec<crate::core::input::Seg> = o
-                .key
-                .split('.')
-                .map(|k| crate::core::input::Seg::Name(k.to_string()))
-                .collect();
-            if let Some(span) = span_of(self.effective, &path) {
-                if span.contains(&offset) || span.start == offset {
-                    return set_error(o, message, help);
-                }
-            }
-        }
-        let (line, column, src) = line_col(self.effective, offset);
-        ScenarioError {
-            file: self.file.to_string(),
-            line,
-            column,
-            message,
-            source_line: Some(src),
-            help,
-        }
-    }
-
-    fn toml(&self, e: &toml::de::Error) -> ScenarioError {
-        let msg = plain(e.message());
-        let help = if msg.starts_with("unknown field") {
-            help_for_unknown(&msg)
-        } else if msg.starts_with("missing field") {
-            Some("add it; docs/scenario-format.md lists every key with its default".into())
-        } else if msg.contains("wrong type") {
-            Some("check the value's type against docs/scenario-format.md".into())
-        } else {
-            None
-        };
-        self.at(e.span().map_or(0, |s| s.start), msg, help)
-    }
-
-    fn invalid(&self, i: Invalid) -> ScenarioError {
-        let offset = span_of(self.effective, &i.path).map_or(0, |s| s.start);
-        self.at(offset, i.message, i.help)
-    }
-
-    fn load(&self, e: LoadError) -> ScenarioError {
-        match e {
-            LoadError::Toml(e) => self.toml(&e),
-            LoadError::Invalid(i) => self.invalid(i),
-        }
-    }
-}
-
 /// Top-level keys neither shared nor the model's.
 fn check_top_level(
     effective: &str,
@@ -285,11 +138,7 @@ impl Scenario {
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
         let effective = apply_overrides(file, text, overrides)?;
-        let loc = Locator {
-            file,
-            effective: &effective,
-            overrides,
-        };
+        let loc = Locator::new(file, text, &effective, overrides);
         let dto: common::CommonDto = toml::from_str(&effective).map_err(|e| loc.toml(&e))?;
         let model = registry::model(&dto.model).ok_or_else(|| {
             let names = registry::model_names();

@@ -1,0 +1,302 @@
+//! `--set` overrides and where a mistake is: in the user's file (at the line
+//! the user wrote, even when an override added lines before it) or in the
+//! `--set` argument that put the value there.
+
+use super::error::{help_for_unknown, line_col, plain, span_of, ScenarioError};
+use crate::core::input::{Invalid, LoadError, Seg};
+
+/// An override `key.path=value` from the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+}
+
+impl Override {
+    pub fn parse(s: &str) -> Result<Override, String> {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}` is not KEY=VALUE, e.g. client.retry.max_attempts=3"))?;
+        let key = k.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(format!(
+                "`{s}` has an empty key or key part; write a path such as client.retry.max_attempts"
+            ));
+        }
+        if v.trim().is_empty() {
+            return Err(format!("`{s}` has no value; write {key}=VALUE"));
+        }
+        Ok(Override {
+            key: key.to_string(),
+            value: v.trim().to_string(),
+        })
+    }
+
+    pub(super) fn shown(&self) -> String {
+        format!("--set {}={}", self.key, self.value)
+    }
+
+    fn path(&self) -> Vec<Seg> {
+        self.key
+            .split('.')
+            .map(|k| Seg::Name(k.to_string()))
+            .collect()
+    }
+}
+
+fn set_error(o: &Override, message: String, help: Option<String>) -> ScenarioError {
+    ScenarioError {
+        file: o.shown(),
+        line: 1,
+        column: 1,
+        message,
+        source_line: None,
+        help,
+    }
+}
+
+/// The text with every override written into its TOML tree.
+pub(super) fn apply_overrides(
+    file: &str,
+    text: &str,
+    overrides: &[Override],
+) -> Result<String, ScenarioError> {
+    if overrides.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let (line, column, src) = line_col(text, e.span().map_or(0, |s| s.start));
+        let message = plain(e.message());
+        let help = Some(syntax_help(&src, &message));
+        ScenarioError {
+            file: file.into(),
+            line,
+            column,
+            message,
+            source_line: Some(src),
+            help,
+        }
+    })?;
+    for o in overrides {
+        let value: toml_edit::Value = match o.value.parse() {
+            Ok(v) => v,
+            // A bare word is a string: `--set client.key=stable`.
+            Err(_) => toml_edit::Value::from(o.value.as_str()),
+        };
+        let parts: Vec<&str> = o.key.split('.').collect();
+        let mut table = doc.as_table_mut();
+        for p in &parts[..parts.len() - 1] {
+            let entry = table
+                .entry(p)
+                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
+            table = match entry.as_table_mut() {
+                Some(t) => t,
+                None => {
+                    return Err(set_error(
+                        o,
+                        format!("`{p}` is not a table, so `{}` cannot be set", o.key),
+                        Some("use a key path such as client.retry.max_attempts".into()),
+                    ))
+                }
+            };
+        }
+        table.insert(parts[parts.len() - 1], toml_edit::value(value));
+    }
+    Ok(doc.to_string())
+}
+
+/// A fix for a TOML syntax error, from the line it is on.
+pub(super) fn syntax_help(src: &str, message: &str) -> String {
+    let line = src.trim();
+    if line.ends_with('=') {
+        "write a value after `=` (a number, \"text\" in quotes, true or false, or [min, max]), or delete the line".into()
+    } else if message.contains("duplicate key") {
+        "each key may appear once per table: delete one of the two lines".into()
+    } else if line.starts_with('[') && !line.ends_with(']') {
+        "close the table header with `]`".into()
+    } else {
+        "write `key = value` with text in quotes; docs/scenario-format.md shows every key".into()
+    }
+}
+
+/// For each line of the text with overrides applied, the line of the user's
+/// file it came from; `None` for a line an override added.
+struct LineMap {
+    original: Vec<Option<usize>>,
+}
+
+impl LineMap {
+    /// Aligns the two texts by their longest common run of lines; lines left
+    /// between two aligned ones pair up in order (a value an override
+    /// replaced in place), and any extra line of the effective text is new.
+    fn new(original: &str, effective: &str) -> LineMap {
+        let a: Vec<&str> = original.lines().collect();
+        let b: Vec<&str> = effective.lines().collect();
+        // Scenario files are short; a quadratic table is fine and is bounded
+        // by the loader's file size limit.
+        let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+        for i in (0..a.len()).rev() {
+            for j in (0..b.len()).rev() {
+                lcs[i][j] = if a[i] == b[j] {
+                    lcs[i + 1][j + 1] + 1
+                } else {
+                    lcs[i + 1][j].max(lcs[i][j + 1])
+                };
+            }
+        }
+        let mut map = vec![None; b.len()];
+        let (mut i, mut j) = (0, 0);
+        let (mut gap_a, mut gap_b) = (Vec::new(), Vec::new());
+        let flush = |map: &mut Vec<Option<usize>>, ga: &mut Vec<usize>, gb: &mut Vec<usize>| {
+            for (x, y) in ga.iter().zip(gb.iter()) {
+                map[*y] = Some(*x);
+            }
+            ga.clear();
+            gb.clear();
+        };
+        while i < a.len() && j < b.len() {
+            if a[i] == b[j] {
+                flush(&mut map, &mut gap_a, &mut gap_b);
+                map[j] = Some(i);
+                i += 1;
+                j += 1;
+            } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+                gap_a.push(i);
+                i += 1;
+            } else {
+                gap_b.push(j);
+                j += 1;
+            }
+        }
+        gap_a.extend(i..a.len());
+        gap_b.extend(j..b.len());
+        flush(&mut map, &mut gap_a, &mut gap_b);
+        LineMap { original: map }
+    }
+}
+
+/// Where a mistake is: in the file, or in the value an override put there.
+pub(super) struct Locator<'a> {
+    file: &'a str,
+    text: &'a str,
+    effective: &'a str,
+    overrides: &'a [Override],
+    lines: Option<LineMap>,
+}
+
+impl<'a> Locator<'a> {
+    pub(super) fn new(
+        file: &'a str,
+        text: &'a str,
+        effective: &'a str,
+        overrides: &'a [Override],
+    ) -> Locator<'a> {
+        let lines = (!overrides.is_empty()).then(|| LineMap::new(text, effective));
+        Locator {
+            file,
+            text,
+            effective,
+            overrides,
+            lines,
+        }
+    }
+
+    pub(super) fn at(&self, offset: usize, message: String, help: Option<String>) -> ScenarioError {
+        let (line, column, src) = line_col(self.effective, offset);
+        // An override writes `key = value` on one line: a mistake on that
+        // line (in its key or its value) is the argument's.
+        for o in self.overrides {
+            if let Some(span) = span_of(self.effective, &o.path()) {
+                if line_col(self.effective, span.start).0 == line {
+                    return set_error(o, message, help);
+                }
+            }
+        }
+        let Some(map) = &self.lines else {
+            return ScenarioError {
+                file: self.file.to_string(),
+                line,
+                column,
+                message,
+                source_line: Some(src),
+                help,
+            };
+        };
+        match map.original.get(line - 1).copied().flatten() {
+            Some(orig) => ScenarioError {
+                file: self.file.to_string(),
+                line: orig + 1,
+                column,
+                message,
+                source_line: self.text.lines().nth(orig).map(str::to_string),
+                help,
+            },
+            // A line only an override could have added (a table header it
+            // created): blame the override that names that table.
+            None => {
+                let o = self
+                    .overrides
+                    .iter()
+                    .find(|o| src.contains(o.key.split('.').next().unwrap_or("")))
+                    .unwrap_or(&self.overrides[0]);
+                set_error(o, message, help)
+            }
+        }
+    }
+
+    pub(super) fn toml(&self, e: &toml::de::Error) -> ScenarioError {
+        let raw = plain(e.message());
+        let offset = e.span().map_or(0, |s| s.start);
+        let help = if raw.starts_with("unknown field") {
+            help_for_unknown(&raw)
+        } else if raw.starts_with("missing field") {
+            Some("add it; docs/scenario-format.md lists every key with its default".into())
+        } else if raw.starts_with("this is not a protection") || raw.starts_with("`set` is") {
+            Some("docs/scenario-format.md shows the three forms of a protection".into())
+        } else if raw.contains("wrong type") {
+            Some("check the value's type against docs/scenario-format.md".into())
+        } else {
+            let (_, _, src) = line_col(self.effective, offset);
+            Some(syntax_help(&src, &raw))
+        };
+        let message = if e.message().trim().is_empty() {
+            let (_, _, src) = line_col(self.effective, offset);
+            if src.trim().ends_with('=') {
+                "the value after `=` is missing".to_string()
+            } else {
+                "the TOML syntax breaks here".to_string()
+            }
+        } else {
+            raw
+        };
+        self.at(offset, message, help)
+    }
+
+    pub(super) fn invalid(&self, i: Invalid) -> ScenarioError {
+        let offset = span_of(self.effective, &i.path).map_or(0, |s| s.start);
+        self.at(offset, i.message, i.help)
+    }
+
+    pub(super) fn load(&self, e: LoadError) -> ScenarioError {
+        match e {
+            LoadError::Toml(e) => self.toml(&e),
+            LoadError::Invalid(i) => self.invalid(i),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineMap;
+
+    #[test]
+    fn lines_an_override_added_map_to_no_line_and_later_lines_keep_theirs() {
+        let original = "a = 1\n[t]\nx = 1\n\n[u]\ny = 2\n";
+        let effective = "a = 1\n[t]\nx = 5\nnew = 3\n\n[u]\ny = 2\n";
+        let m = LineMap::new(original, effective);
+        assert_eq!(
+            m.original,
+            vec![Some(0), Some(1), Some(2), None, Some(3), Some(4), Some(5)]
+        );
+    }
+}
