@@ -385,18 +385,20 @@ pub fn world(
     world.limits = limits;
     let n = &c.network;
     let nat = |k| path(&["network", k]);
-    min_max(
-        n.delay_ms_min,
-        n.delay_ms_max,
-        nat("delay_ms_max"),
-        "network delay",
-    )?;
+    // Each bound in its range first: a huge minimum is that key's mistake,
+    // not the maximum's.
     let base = LinkConfig {
         loss_per_mille: per_mille(n.loss_per_mille, nat("loss_per_mille"))?,
         duplicate_per_mille: per_mille(n.duplicate_per_mille, nat("duplicate_per_mille"))?,
         delay_us_min: duration_us(n.delay_ms_min, DAY_MS, nat("delay_ms_min"))?,
         delay_us_max: duration_us(n.delay_ms_max, DAY_MS, nat("delay_ms_max"))?,
     };
+    min_max(
+        n.delay_ms_min,
+        n.delay_ms_max,
+        nat("delay_ms_max"),
+        "network delay (ms)",
+    )?;
     for l in &mut world.links {
         *l = base;
     }
@@ -432,10 +434,10 @@ pub fn world(
             cfg.delay_us_max = duration_us(v, DAY_MS, at("delay_ms_max"))?;
         }
         min_max(
-            cfg.delay_us_min,
-            cfg.delay_us_max,
+            cfg.delay_us_min / 1000,
+            cfg.delay_us_max / 1000,
             at("delay_ms_max"),
-            "link delay (µs)",
+            "link delay (ms)",
         )?;
         *world.link_mut(from, to) = cfg;
     }
@@ -448,17 +450,18 @@ pub fn world(
     for (name, cr) in &c.crashes {
         let at = |k| vec![Key("crashes"), Name(name.clone()), Key(k)];
         let id = actor(names, name, vec![Key("crashes"), Name(name.clone())], hint)?;
-        min_max(
-            cr.restart_ms_min,
-            cr.restart_ms_max,
-            at("restart_ms_max"),
-            "restart delay",
-        )?;
-        world.crashes[id as usize] = CrashConfig {
+        let crash = CrashConfig {
             crash_per_mille: per_mille(cr.crash_per_mille, at("crash_per_mille"))?,
             restart_us_min: duration_us(cr.restart_ms_min, DAY_MS, at("restart_ms_min"))?,
             restart_us_max: duration_us(cr.restart_ms_max, DAY_MS, at("restart_ms_max"))?,
         };
+        min_max(
+            cr.restart_ms_min,
+            cr.restart_ms_max,
+            at("restart_ms_max"),
+            "restart delay (ms)",
+        )?;
+        world.crashes[id as usize] = crash;
     }
     Ok(world)
 }
@@ -551,8 +554,9 @@ fn partition(
             "name two different actors",
         ));
     }
-    min_max(p.start_ms, p.end_ms, at("end_ms"), "partition window")?;
+    let start_us = duration_us(p.start_ms, MAX_DURATION_MS, at("start_ms"))?;
     let end_us = duration_us(p.end_ms, MAX_DURATION_MS, at("end_ms"))?;
+    min_max(p.start_ms, p.end_ms, at("end_ms"), "partition window (ms)")?;
     if end_us > fault_phase_us {
         return Err(invalid(
             at("end_ms"),
@@ -568,7 +572,7 @@ fn partition(
         a,
         b,
         both_ways: !p.one_way,
-        start_us: p.start_ms * US_PER_MS,
+        start_us,
         end_us,
     })
 }
@@ -584,12 +588,6 @@ fn random_partition(
         n.random_partition_per_mille,
         nat("random_partition_per_mille"),
     )?;
-    min_max(
-        n.random_partition_ms_min,
-        n.random_partition_ms_max,
-        nat("random_partition_ms_max"),
-        "random partition duration",
-    )?;
     let min_us = duration_us(
         n.random_partition_ms_min,
         MAX_DURATION_MS,
@@ -599,6 +597,12 @@ fn random_partition(
         n.random_partition_ms_max,
         MAX_DURATION_MS,
         nat("random_partition_ms_max"),
+    )?;
+    min_max(
+        n.random_partition_ms_min,
+        n.random_partition_ms_max,
+        nat("random_partition_ms_max"),
+        "random partition duration (ms)",
     )?;
     if p.hi > 0 {
         if names.len() < 2 {
