@@ -116,7 +116,7 @@ fn folders() -> Result<Vec<(PathBuf, &'static str)>, UsageError> {
 fn toml_files(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
     let rd = std::fs::read_dir(dir).map_err(|e| {
         UsageError(format!(
-            "error: cannot read folder {}: {e}\n",
+            "error: cannot read folder {}: {e}\nhelp: check the folder given to --scenarios or IDEMSIM_SCENARIOS and its permissions\n",
             dir.display()
         ))
     })?;
@@ -261,7 +261,10 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
         }
         Origin::File(path) => {
             let bytes = std::fs::read(path).map_err(|err| {
-                UsageError(format!("error: cannot read {}: {err}\n", path.display()))
+                UsageError(format!(
+                    "error: cannot read {}: {err}\nhelp: check the path and its permissions; `idemsim list` shows the scenarios idemsim knows\n",
+                    path.display()
+                ))
             })?;
             let text = String::from_utf8(bytes).map_err(|err| {
                 let at = err.utf8_error().valid_up_to();
@@ -284,7 +287,9 @@ pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
 
 pub fn parse_overrides(sets: &[String]) -> Result<Vec<Override>, UsageError> {
     sets.iter()
-        .map(|s| Override::parse(s).map_err(|m| UsageError(format!("error: --set {m}\n"))))
+        .map(|s| Override::parse(s).map_err(|m| UsageError(format!(
+            "error: --set {m}\nhelp: write --set KEY=VALUE, e.g. --set client.retry.max_attempts=3\n"
+        ))))
         .collect()
 }
 

@@ -1,32 +1,9 @@
 //! The command line as a user meets it: exit codes, messages, JSON, determinism.
 
+mod common;
+
+use common::{idemsim, run as check, summary, text};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn idemsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The one place that runs the binary and checks its exit code.
-#[track_caller]
-fn check(args: &[&str], code: i32) -> (String, String) {
-    let out = idemsim(args);
-    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "idemsim {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
 
 #[test]
 fn a_holding_scenario_exits_0() {
@@ -95,13 +72,6 @@ fn the_lowest_failing_seed_is_the_lowest_not_the_first_found() {
             0,
         );
     }
-}
-
-fn summary(jsonl: &str) -> serde_json::Value {
-    let last = jsonl.lines().last().expect("JSON output");
-    let v: serde_json::Value = serde_json::from_str(last).expect("JSON Lines");
-    assert_eq!(v["type"], "summary");
-    v["data"].clone()
 }
 
 #[test]

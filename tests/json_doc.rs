@@ -6,24 +6,13 @@
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
+
+mod common;
+
+use common::outcome as stdout;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("idemsim runs");
-    assert!(
-        matches!(out.status.code(), Some(0 | 1 | 3)),
-        "idemsim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 /// Objects whose keys are data (names of situations, keys, streams), not fields.

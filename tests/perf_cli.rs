@@ -2,15 +2,10 @@
 //! bench and Ctrl-C, through the real binary.
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn idemsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("idemsim runs")
-}
+use common::idemsim;
+use std::process::{Command, Output, Stdio};
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8 output")

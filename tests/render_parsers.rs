@@ -9,18 +9,13 @@
 //! reason on a developer's machine without CI.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+
+use common::idemsim;
+use std::process::Command;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn idemsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("idemsim runs")
+    common::root().to_path_buf()
 }
 
 /// The folder with node_modules and check.mjs, or why there is none.

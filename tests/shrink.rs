@@ -2,13 +2,14 @@
 //! violation: the folder is read at test time, so scenarios added later are
 //! covered without touching this file.
 
+mod common;
+
 use models::scenario::Verdict;
 use models::Scenario;
 use proptest::prelude::*;
 use sim::shrink::{self, ShrinkLimits, Signature};
 use sim::{explore, NoTrace, Outcome, Record, Recorder, SeedRange, Sim};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 /// Seeds searched for the lowest failure, at most.
@@ -167,15 +168,11 @@ fn the_point_of_no_return_is_the_last_step_a_single_change_still_avoids() {
 }
 
 fn idemsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("idemsim runs");
+    let out = common::idemsim(args);
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).expect("utf-8"),
-        String::from_utf8(out.stderr).expect("utf-8"),
+        common::text(&out.stdout),
+        common::text(&out.stderr),
     )
 }
 

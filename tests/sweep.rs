@@ -2,33 +2,12 @@
 //! between designs, honest intervals, output independent of threads, clear
 //! errors, the parting step of two runs, and a plot that is well-formed SVG.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::run as check;
 
 #[path = "../src/cmd/sweep/stats.rs"]
 mod stats;
-
-fn idemsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs")
-}
-
-#[track_caller]
-fn check(args: &[&str], code: i32) -> (String, String) {
-    let out = idemsim(args);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "idemsim {args:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
 
 /// The `variant` records of a JSON Lines sweep, in row order.
 fn variants(jsonl: &str) -> Vec<serde_json::Value> {

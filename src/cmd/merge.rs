@@ -30,10 +30,14 @@ pub struct Args {
 fn read(file: &str) -> Result<String, UsageError> {
     if file == "-" {
         std::io::read_to_string(std::io::stdin())
-            .map_err(|e| UsageError(format!("error: cannot read stdin: {e}\n")))
+            .map_err(|e| UsageError(format!(
+                "error: cannot read stdin: {e}\nhelp: pipe the shards' JSON Lines in, or name their files\n"
+            )))
     } else {
         std::fs::read_to_string(file)
-            .map_err(|e| UsageError(format!("error: cannot read {file}: {e}\n")))
+            .map_err(|e| UsageError(format!(
+                "error: cannot read {file}: {e}\nhelp: give the files that `idemsim check --json --shard I/N` wrote\n"
+            )))
     }
 }
 

@@ -348,7 +348,9 @@ pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
     let text =
         one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n";
     std::fs::write(path, text)
-        .map_err(|e| UsageError(format!("error: cannot write repro file {path}: {e}\n")))
+        .map_err(|e| UsageError(format!(
+            "error: cannot write repro file {path}: {e}\nhelp: check that its folder exists and is writable\n"
+        )))
 }
 
 /// Reads a repro file and loads its scenario (by name, or `scenario` if given),
@@ -358,7 +360,9 @@ pub fn load_repro(
     scenario: Option<&str>,
 ) -> Result<(Repro, Scenario, Record), UsageError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("error: cannot read repro file {path}: {e}\n")))?;
+        .map_err(|e| UsageError(format!(
+            "error: cannot read repro file {path}: {e}\nhelp: give a file written by `idemsim check --repro-out FILE` or `idemsim shrink --out FILE`\n"
+        )))?;
     let r: Repro = serde_json::from_str(&text).map_err(|e| {
         UsageError(format!(
             "error: {path}:{}:{}: not a repro file: {e}\nhelp: write one with `idemsim shrink SCENARIO --seed S --out {path}`\n",

@@ -273,7 +273,9 @@ pub struct Row {
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let mut axes: Vec<Axis> = Vec::new();
     for s in &a.set {
-        let axis = parse_axis(s).map_err(|m| UsageError(format!("error: --set {m}\n")))?;
+        let axis = parse_axis(s).map_err(|m| UsageError(format!(
+                "error: --set {m}\nhelp: write --set KEY=V1,V2,..., e.g. --set client.retry.max_attempts=1,3,5\n"
+            )))?;
         if axes.iter().any(|x| x.key == axis.key) {
             return Err(UsageError(format!(
                 "error: --set {} is given twice\nhelp: list all its values in one --set, e.g. {}=1,3\n",
@@ -300,7 +302,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let runs = a.runs.unwrap_or(variants[0].1.runs);
     if runs == 0 {
-        return Err(UsageError("error: --runs must be at least 1\n".into()));
+        return Err(UsageError(
+            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
+        ));
     }
     let name = variants[0].1.name.clone();
     let metrics = variants[0].1.system.model.metrics();
@@ -356,8 +360,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     crate::out!("{out}");
     if let Some(path) = &a.plot {
         let svg = plot::svg(&name, runs, &axes, &rows);
-        std::fs::write(path, svg)
-            .map_err(|e| UsageError(format!("error: cannot write {}: {e}\n", path.display())))?;
+        std::fs::write(path, svg).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+                path.display()
+            ))
+        })?;
     }
     Ok(if interrupted {
         crate::progress::INTERRUPTED
