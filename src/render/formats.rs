@@ -54,16 +54,35 @@ fn header_line(t: &Trace) -> String {
 /// Long runs of steps that repeat (a retry loop against a partition) are
 /// folded, so a shrunk trace stays on one screen.
 pub fn text(t: &Trace) -> String {
-    let width = t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6);
     let mut out = header_line(t) + "\n";
+    for line in fold(text_blocks(t, false), |n, p, a, b| {
+        format!(
+            "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
+            ""
+        )
+    }) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out, "=> {}", t.end.sentence);
+    out
+}
+
+/// The text trace's lines, one block per engine step, with the items each
+/// line shows. Timer sets, quiet swarm mixes and quiet observations are left
+/// out; with `show_turn`, the point of no return is kept even when it is one
+/// of those (the HTML report must not hide the decisive moment).
+pub fn text_blocks(t: &Trace, show_turn: bool) -> Vec<Block> {
+    let width = t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6);
     let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
+        let is_turn = t.end.turn == Some(i);
         if matches!(
             it.what,
             What::TimerSet { .. }
                 | What::Mix { quiet: true, .. }
                 | What::Observe { quiet: true, .. }
-        ) {
+        ) && !(show_turn && is_turn)
+        {
             continue;
         }
         let first = blocks.last().is_none_or(|b| b.step != it.step);
@@ -76,7 +95,7 @@ pub fn text(t: &Trace) -> String {
             String::new()
         };
         let block = blocks.last_mut().expect("a block per step");
-        let mark = if t.end.turn == Some(i) {
+        let mark = if is_turn {
             block.pinned = true;
             "  ◀ point of no return"
         } else {
@@ -94,25 +113,19 @@ pub fn text(t: &Trace) -> String {
             )
         };
         block.lines.push(line);
+        block.items.push(i);
     }
-    for line in fold(blocks, |n, p, a, b| {
-        format!(
-            "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
-            ""
-        )
-    }) {
-        let _ = writeln!(out, "{line}");
-    }
-    let _ = writeln!(out, "=> {}", t.end.sentence);
-    out
+    blocks
 }
 
 /// The lines one engine step printed.
-struct Block {
-    step: u64,
-    lines: Vec<String>,
+pub struct Block {
+    pub step: u64,
+    pub lines: Vec<String>,
+    /// The items the lines show, one per line (empty in Mermaid's blocks).
+    pub items: Vec<usize>,
     /// Never folded: effects, the point of no return, the healing marker.
-    pinned: bool,
+    pub pinned: bool,
 }
 
 impl Block {
@@ -120,6 +133,7 @@ impl Block {
         Block {
             step,
             lines: Vec::new(),
+            items: Vec::new(),
             pinned: false,
         }
     }
@@ -147,13 +161,31 @@ impl Block {
     }
 }
 
-/// Folds runs of at least four repetitions of a period of 1 to 3 steps into
-/// the first period, one summary line and the last period.
-fn fold(blocks: Vec<Block>, summary: impl Fn(usize, usize, u64, u64) -> String) -> Vec<String> {
+/// A stretch of blocks in a folded rendering.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// Blocks shown as they are.
+    Shown(std::ops::Range<usize>),
+    /// `repeats` repetitions of a period of `period` blocks, hidden between
+    /// the first period and the last (both shown, as `Shown` around it).
+    Folded {
+        blocks: std::ops::Range<usize>,
+        repeats: usize,
+        period: usize,
+    },
+}
+
+/// Where runs of at least four repetitions of a period of 1 to 3 blocks
+/// are folded: the first period and the last stay, the ones between are
+/// hidden. Blocks are compared by their [`Block::shape`]; pinned blocks are
+/// never folded. The text and Mermaid traces print this plan, and the HTML
+/// report draws it with a control that unfolds it.
+pub fn fold_plan(blocks: &[Block]) -> Vec<Segment> {
     const MIN_REPEATS: usize = 4;
     let shapes: Vec<String> = blocks.iter().map(Block::shape).collect();
     let free = |i: usize| !blocks[i].pinned;
     let mut out = Vec::new();
+    let mut shown_from = 0;
     let mut i = 0;
     while i < blocks.len() {
         let mut best = (0, 0);
@@ -174,20 +206,45 @@ fn fold(blocks: Vec<Block>, summary: impl Fn(usize, usize, u64, u64) -> String) 
         }
         let (k, p) = best;
         if k == 0 {
-            out.extend(blocks[i].lines.iter().cloned());
             i += 1;
             continue;
         }
-        for b in &blocks[i..i + p] {
-            out.extend(b.lines.iter().cloned());
-        }
-        let hidden_first = blocks[i + p].step;
-        let hidden_last = blocks[i + (k - 1) * p - 1].step;
-        out.push(summary(k - 2, p, hidden_first, hidden_last));
-        for b in &blocks[i + (k - 1) * p..i + k * p] {
-            out.extend(b.lines.iter().cloned());
-        }
+        out.push(Segment::Shown(shown_from..i + p));
+        out.push(Segment::Folded {
+            blocks: i + p..i + (k - 1) * p,
+            repeats: k - 2,
+            period: p,
+        });
+        shown_from = i + (k - 1) * p;
         i += k * p;
+    }
+    out.push(Segment::Shown(shown_from..blocks.len()));
+    out.retain(|s| !matches!(s, Segment::Shown(r) if r.is_empty()));
+    out
+}
+
+/// The lines of `blocks` with [`fold_plan`]'s folds replaced by one summary
+/// line, made by `summary(repeats, period, first hidden step, last hidden step)`.
+fn fold(blocks: Vec<Block>, summary: impl Fn(usize, usize, u64, u64) -> String) -> Vec<String> {
+    let mut out = Vec::new();
+    for segment in fold_plan(&blocks) {
+        match segment {
+            Segment::Shown(r) => {
+                for b in &blocks[r] {
+                    out.extend(b.lines.iter().cloned());
+                }
+            }
+            Segment::Folded {
+                blocks: r,
+                repeats,
+                period,
+            } => out.push(summary(
+                repeats,
+                period,
+                blocks[r.start].step,
+                blocks[r.end - 1].step,
+            )),
+        }
     }
     out
 }
