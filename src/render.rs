@@ -1,6 +1,7 @@
 //! Turning traces and summaries into text and JSON for people and programs.
 
 pub mod formats;
+pub mod html;
 pub mod items;
 
 use models::{Msg, NodeTimer, Obs};

@@ -222,10 +222,13 @@ fn one_line_arrays(pretty: &str) -> String {
     out.join("\n")
 }
 
+/// A repro file's text, as `write_repro` writes it.
+pub fn repro_text(r: &Repro) -> String {
+    one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n"
+}
+
 pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
-    let text =
-        one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n";
-    std::fs::write(path, text)
+    std::fs::write(path, repro_text(r))
         .map_err(|e| UsageError(format!("error: cannot write repro file {path}: {e}\n")))
 }
 

@@ -1,0 +1,1 @@
+//! The report of a sweep (filled in below).
