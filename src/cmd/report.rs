@@ -94,6 +94,50 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
     (html, report)
 }
 
+/// Tells where `check --html` wrote its report, on stdout with the text
+/// summary, or on stderr when stdout carries JSON.
+pub fn announce(path: Option<&Path>, json: bool) {
+    let line = match path {
+        Some(p) => format!("report: {}", p.display()),
+        None => "report: none written, no seed failed".to_string(),
+    };
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
+/// Writes the report of exhaustive mode's shortest counterexample into `dir`.
+pub fn write_counterexample(
+    s: &Scenario,
+    sets: &[String],
+    record: &Record,
+    max_faults: u32,
+    dir: &Path,
+) -> Result<PathBuf, UsageError> {
+    let path = dir.join(format!("{}-exhaustive.html", s.name));
+    let sets_text = sets_text(sets);
+    let (html, _) = render(&Subject {
+        scenario: s,
+        sets,
+        record,
+        source: format!("shortest counterexample with at most {max_faults} faults"),
+        seed: None,
+        shrink: None,
+        commands: vec![(
+            "find it again".into(),
+            format!(
+                "idemsim check {}{sets_text} --exhaustive --max-faults {max_faults}",
+                s.name
+            ),
+        )],
+        repro_file: true,
+    });
+    write(&path, &html)?;
+    Ok(path)
+}
+
 fn write(path: &Path, html: &str) -> Result<(), UsageError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {

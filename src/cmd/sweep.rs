@@ -4,6 +4,7 @@
 //! (0..N for every variant), so that a difference between two rows comes from
 //! the design and not from luck, and prints one row per variant.
 
+mod html;
 mod plot;
 pub mod stats;
 
@@ -46,6 +47,10 @@ pub struct Args {
     /// Also draw the violation rate against the first swept key as a self-contained SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Also write an HTML report: every metric against the swept values, each
+    /// variant linked to the report of its lowest failing seed (written next to it).
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
 }
 
 /// One `--set`: a key path and the values it takes, in the order given.
@@ -324,6 +329,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         let svg = plot::svg(&name, runs, &axes, &rows);
         std::fs::write(path, svg)
             .map_err(|e| UsageError(format!("error: cannot write {}: {e}\n", path.display())))?;
+    }
+    if let Some(path) = &a.html {
+        let written = html::write(path, &name, runs, &axes, &rows, metrics, &variants)?;
+        eprintln!(
+            "wrote {} and {written} report(s) of failing seeds next to it",
+            path.display()
+        );
     }
     Ok(crate::exit::HOLDS)
 }

@@ -5,7 +5,7 @@
 //! - [`run`]: one run as a sequence (Lamport) diagram with stepping, every
 //!   actor's state and storage, the effect ledger, the point of no return and
 //!   the violation (`idemsim report`, `check --html`).
-//! - `sweep`: design variants, every metric against the swept values, each
+//! - [`sweep`]: design variants, every metric against the swept values, each
 //!   variant linked to the report of its lowest failing seed (`sweep --html`).
 //!
 //! The pages draw themselves from a JSON document embedded in the page: the
@@ -15,6 +15,7 @@
 pub mod ledger;
 pub mod run;
 pub mod state;
+pub mod sweep;
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
