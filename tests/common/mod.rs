@@ -3,6 +3,8 @@
 //! Each test file includes it with `mod common;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use models::scenario::{Override, Verdict};
 use models::{Msg, NodeTimer, Obs, Scenario};
 use sim::{explore, Outcome, Recorder, SeedRange, Sim, SituationId, Source, Summary, TraceEntry};

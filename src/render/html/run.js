@@ -444,18 +444,14 @@
   const info = document.getElementById('step-info');
   const panel = document.getElementById('states');
 
+  // One block per line, so that a marked line can be shaded across the box.
   function pre(lines, marks) {
     const p = document.createElement('pre');
     lines.forEach((id, j) => {
-      const line = S[id] + '\n';
-      if (marks && marks.has(j)) {
-        const m = document.createElement('span');
-        m.className = 'chg';
-        m.textContent = line;
-        p.appendChild(m);
-      } else {
-        p.appendChild(document.createTextNode(line));
-      }
+      const line = document.createElement('span');
+      line.className = marks && marks.has(j) ? 'ln chg' : 'ln';
+      line.textContent = S[id];
+      p.appendChild(line);
     });
     return p;
   }
