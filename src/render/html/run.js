@@ -15,7 +15,7 @@
   const A = D.actors;
   const NS = 'http://www.w3.org/2000/svg';
   const ROW = 22;
-  const LANE = 112;
+  const LANE = 104;
   const PAD = 16;
   const K = { MIX: 0, START: 1, RESTART: 2, CRASH: 3, SEND: 4, DROP: 5, DELIVER: 6, TIMER_SET: 7,
     TIMER: 8, EFFECT: 9, ATTEMPT: 10, OBSERVE: 11, SITUATION: 12, HEALING: 13 };

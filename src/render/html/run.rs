@@ -263,7 +263,7 @@ pub fn page(input: &RunInput) -> String {
     let mut body = String::new();
     let shrink = h.shrink.map_or(String::new(), |sh| {
         format!(
-            " · shrunk from {} to {} events, {} → {} decisions{}",
+            " · shrunk: {} → {} events, {} → {} nonzero decisions{}",
             sh.original_events,
             sh.shrunk_events,
             sh.original_decisions,
