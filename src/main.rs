@@ -36,6 +36,8 @@ enum Command {
     Replay(cmd::replay::Args),
     /// Shrink a failing seed to a minimal run; print it, write a repro file.
     Shrink(cmd::shrink::Args),
+    /// Write one run as a self-contained HTML report: diagram, states, ledger.
+    Report(cmd::report::Args),
     /// List the scenarios with their summary and expected verdict.
     List(cmd::list::Args),
     /// What every model declares (tables, message kinds, situations) and the invariants.
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Diff(a) => cmd::diff::run(a),
         Command::Shrink(a) => cmd::shrink::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Verify(a) => cmd::verify::run(a),
     };
     out::flush();

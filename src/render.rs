@@ -1,6 +1,9 @@
 //! Turning traces and summaries into text and JSON for people and programs.
 
+mod chrome;
+mod fold;
 pub mod formats;
+pub mod html;
 pub mod items;
 
 use models::{Msg, NodeTimer, Obs};

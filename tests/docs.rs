@@ -236,3 +236,123 @@ fn the_table_of_mistakes_agrees_with_the_scenarios() {
         );
     }
 }
+
+// ------------------------------------------------------------ HTML reports
+
+/// A report marker: `<!-- report: idemsim report NAME --seed S --shrink -o
+/// docs/reports/NAME.html -->` names the command that writes a committed
+/// report; the page it sits in links to that report.
+const REPORT: &str = "<!-- report: idemsim ";
+
+struct Marker {
+    doc: PathBuf,
+    /// The command's arguments, without `idemsim`.
+    args: Vec<String>,
+    /// The `-o` path, relative to the checkout.
+    out: String,
+}
+
+fn report_markers() -> Vec<Marker> {
+    let mut out = Vec::new();
+    for doc in doc_files() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix(REPORT) else {
+                continue;
+            };
+            let args: Vec<String> = rest
+                .trim_end_matches("-->")
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+            assert_eq!(
+                args.first().map(String::as_str),
+                Some("report"),
+                "{}: a report marker runs `idemsim report`: {line}",
+                doc.display()
+            );
+            let o = args.iter().position(|a| a == "-o").unwrap_or_else(|| {
+                panic!("{}: a report marker needs -o FILE: {line}", doc.display())
+            });
+            let path = args[o + 1].clone();
+            out.push(Marker {
+                doc: doc.clone(),
+                args,
+                out: path,
+            });
+        }
+    }
+    out
+}
+
+/// Writes the marker's report into a scratch directory and returns it.
+fn fresh_report(m: &Marker) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docs-reports");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = Path::new(&m.out).file_name().unwrap();
+    let scratch = dir.join(name);
+    let args: Vec<String> = m
+        .args
+        .iter()
+        .map(|a| {
+            if *a == m.out {
+                scratch.to_string_lossy().into_owned()
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::outcome(&args);
+    std::fs::read(&scratch).unwrap()
+}
+
+/// The committed reports are what `idemsim report` writes today, each is
+/// linked from the page that names it, and none is left without a marker.
+#[test]
+fn committed_reports_match_what_idemsim_writes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bless = std::env::var_os("IDEMSIM_BLESS_DOCS").is_some();
+    let markers = report_markers();
+    assert!(
+        !markers.is_empty(),
+        "the teaching chapters link to reports of their traces"
+    );
+    let mut stale = Vec::new();
+    for m in &markers {
+        let name = Path::new(&m.out).file_name().unwrap().to_string_lossy();
+        let text = std::fs::read_to_string(&m.doc).unwrap();
+        assert!(
+            text.contains(&format!("reports/{name})")),
+            "{} names {} in a report marker but does not link it",
+            m.doc.display(),
+            m.out
+        );
+        let fresh = fresh_report(m);
+        let path = root.join(&m.out);
+        if std::fs::read(&path).ok().as_deref() != Some(&fresh[..]) {
+            if bless {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &fresh).unwrap();
+            } else {
+                stale.push(m.out.clone());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale or missing reports {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test docs` and review the diff"
+    );
+    for entry in std::fs::read_dir(root.join("docs/reports")).unwrap() {
+        let path = entry.unwrap().path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            markers.iter().any(|m| m.out == rel),
+            "{rel} is named by no report marker: delete it or add its marker"
+        );
+    }
+}

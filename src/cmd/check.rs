@@ -42,6 +42,10 @@ pub struct Args {
     /// Most wall-clock milliseconds shrinking may take [default: 30000].
     #[arg(long, value_name = "MS")]
     shrink_budget_ms: Option<u64>,
+    /// Write the HTML report of the lowest failing run (shrunk unless --no-shrink) into DIR
+    /// (see docs/report.md).
+    #[arg(long, value_name = "DIR")]
+    html: Option<std::path::PathBuf>,
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
     #[arg(long, conflicts_with_all = ["runs", "seeds"])]
     exhaustive: bool,
@@ -598,24 +602,46 @@ impl SweepLine {
         repro_out: Option<&str>,
         budget: super::shrink::Budget,
     ) -> Result<Option<String>, UsageError> {
+        Ok(self
+            .shrink_and_report(s, no_shrink, repro_out, None, budget)?
+            .0)
+    }
+
+    /// [`shrink`](Self::shrink), and with `html`, the HTML report of the
+    /// lowest failing run written into that directory; returns its path too.
+    pub fn shrink_and_report(
+        &mut self,
+        s: &models::Scenario,
+        no_shrink: bool,
+        repro_out: Option<&str>,
+        html: Option<&std::path::Path>,
+        budget: super::shrink::Budget,
+    ) -> Result<(Option<String>, Option<std::path::PathBuf>), UsageError> {
         let from = crate::scenarios::locate(&self.scenario_arg())?;
-        let shrunk = super::shrink::for_check(
-            s,
-            &from,
-            &self.sets,
-            self.failure.as_ref().map(|f| f.seed),
-            no_shrink,
-            repro_out,
-            budget,
-        )?;
+        let seed = self.failure.as_ref().map(|f| f.seed);
+        let shrunk =
+            super::shrink::for_check(s, &from, &self.sets, seed, no_shrink, repro_out, budget)?;
         self.original_events = shrunk.as_ref().map(|d| d.shrunk.original_report.events);
         self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
-        Ok(shrunk.as_ref().map(|d| {
+        let report = match (html, seed) {
+            (Some(dir), Some(seed)) => Some(super::report::write_failure(
+                s,
+                &from,
+                &self.sets,
+                seed,
+                shrunk.as_ref(),
+                dir,
+                None,
+            )?),
+            _ => None,
+        };
+        let text = shrunk.as_ref().map(|d| {
             format!(
                 "\nshrunk (docs/shrinking.md):\n{}",
                 crate::render::formats::text(&d.trace)
             )
-        }))
+        });
+        Ok((text, report))
     }
 
     /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
@@ -694,8 +720,17 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         },
     });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
+    let (shrunk_text, report) = line.shrink_and_report(
+        &s,
+        a.no_shrink,
+        a.repro_out.as_deref(),
+        a.html.as_deref(),
+        budget,
+    )?;
     line.print(a.json, shrunk_text.as_deref());
+    if a.html.is_some() {
+        super::report::announce(report.as_deref(), a.json);
+    }
     Ok(line.exit_code())
 }
 
@@ -838,6 +873,11 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         let json = record_choices(&s.system.world, &c.record);
         lines.push(format!("record: {json}"));
         record_json = Some(json);
+        if let Some(dir) = &a.html {
+            let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+            let path = super::report::write_counterexample(s, &from, &a.set, &c.record, k, dir)?;
+            lines.push(format!("report: {}", path.display()));
+        }
         match &a.repro_out {
             Some(path) => {
                 let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;

@@ -7,6 +7,7 @@ pub mod list;
 pub mod merge;
 pub mod models;
 pub mod replay;
+pub mod report;
 pub mod shrink;
 pub mod sweep;
 pub mod verify;

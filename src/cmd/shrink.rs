@@ -344,13 +344,17 @@ fn one_line_arrays(pretty: &str) -> String {
     out.join("\n")
 }
 
+/// A repro file's text, as `write_repro` writes it.
+pub fn repro_text(r: &Repro) -> String {
+    one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n"
+}
+
 pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
-    let text =
-        one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n";
-    std::fs::write(path, text)
-        .map_err(|e| UsageError(format!(
+    std::fs::write(path, repro_text(r)).map_err(|e| {
+        UsageError(format!(
             "error: cannot write repro file {path}: {e}\nhelp: check that its folder exists and is writable\n"
-        )))
+        ))
+    })
 }
 
 /// Reads a repro file and loads its scenario (by name, or `scenario` if given),

@@ -4,6 +4,7 @@
 //! (0..N for every variant), so that a difference between two rows comes from
 //! the design and not from luck, and prints one row per variant.
 
+mod html;
 mod plot;
 pub mod stats;
 
@@ -46,6 +47,10 @@ pub struct Args {
     /// Also draw the violation rate against the first swept key as a self-contained SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Also write an HTML report: every metric against the swept values, each
+    /// variant linked to the report of its lowest failing seed (written next to it).
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
 }
 
 /// One `--set`: a key path and the values it takes, in the order given.
@@ -366,6 +371,27 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 path.display()
             ))
         })?;
+    }
+    if let Some(path) = &a.html {
+        let from = scenarios::locate(&a.scenario)?;
+        let budget = super::shrink::Budget::from_flags(None, None)?;
+        let written = html::write(
+            path,
+            &html::Input {
+                name: &name,
+                runs,
+                axes: &axes,
+                rows: &rows,
+                metrics,
+                variants: &variants,
+                from: &from,
+                budget,
+            },
+        )?;
+        crate::eout!(
+            "wrote {} and {written} report(s) of failing seeds next to it\n",
+            path.display()
+        );
     }
     Ok(if interrupted {
         crate::progress::INTERRUPTED

@@ -1,6 +1,9 @@
 //! The trace formats of `replay` and `shrink`, all derived from [`Trace`].
 
-use super::items::{describe, Item, Trace, What};
+pub use super::chrome::chrome;
+pub use super::fold::{fold_plan, Block, Segment};
+use super::fold::{folded, pinned};
+use super::items::{describe, Trace, What};
 use super::time;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::fmt::Write;
@@ -54,164 +57,83 @@ fn header_line(t: &Trace) -> String {
 /// Long runs of steps that repeat (a retry loop against a partition) are
 /// folded, so a shrunk trace stays on one screen.
 pub fn text(t: &Trace) -> String {
-    let width = t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6);
+    let width = actor_width(t);
     let mut out = header_line(t) + "\n";
-    let shows = |i: usize| {
-        !matches!(
-            t.items[i].what,
-            What::TimerSet { .. }
-                | What::Mix { quiet: true, .. }
-                | What::Observe { quiet: true, .. }
-        )
-    };
-    let line = |i: usize, first: bool| {
-        let it = &t.items[i];
-        let step = if first {
-            format!("#{}", it.step)
-        } else {
-            String::new()
-        };
-        let mark = if t.end.turn == Some(i) {
-            "  ◀ point of no return"
-        } else {
-            ""
-        };
-        if matches!(it.what, What::Healing {}) {
-            format!("{step:>4} {:>12}  {}", time(it.time_us), describe(it))
-        } else {
-            format!(
-                "{step:>4} {:>12}  {:<width$}  {}{mark}",
-                time(it.time_us),
-                it.actor,
-                describe(it)
-            )
-        }
-    };
-    folded(t, shows, line, &mut out, |n, p, a, b| {
-        format!(
-            "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
-            ""
-        )
-    });
+    let shows = |i: usize| text_shows(t, i, false);
+    let line = |i: usize, first: bool| text_line(t, i, first, width);
+    folded(t, shows, line, &mut out, text_fold_line);
     let _ = writeln!(out, "=> {}", t.end.sentence);
     out
 }
 
-/// The items one engine step shows: `shown[lo..hi]`. Lines are not kept but
-/// formatted again when printed, so a long trace costs one line at a time.
-struct Block {
-    step: u64,
-    lo: usize,
-    hi: usize,
-    /// Never folded: effects, the point of no return, the healing marker.
-    pinned: bool,
-    /// A hash of the block's lines with every number and run of spaces
-    /// collapsed, so the rounds of a loop look alike whatever their times and counters.
-    shape: u64,
+fn actor_width(t: &Trace) -> usize {
+    t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6)
 }
 
-/// FNV-1a over the shape of a line: digits (and dots between them) become one
-/// `0`, runs of spaces one space.
-fn hash_shape(h: &mut u64, line: &str) {
-    let mut prev = '\n';
-    let mut push = |c: char| {
-        let mut buf = [0u8; 4];
-        for b in c.encode_utf8(&mut buf).bytes() {
-            *h ^= u64::from(b);
-            *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+/// The fold line of the text trace.
+pub fn text_fold_line(n: usize, p: usize, a: u64, b: u64) -> String {
+    format!(
+        "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
+        ""
+    )
+}
+
+/// Whether the text trace shows item `i`: timer sets, quiet swarm mixes and
+/// quiet observations are left out; with `show_turn`, the point of no return
+/// is kept even when it is one of those (a report must not hide the decisive
+/// moment).
+fn text_shows(t: &Trace, i: usize, show_turn: bool) -> bool {
+    let hidden = matches!(
+        t.items[i].what,
+        What::TimerSet { .. } | What::Mix { quiet: true, .. } | What::Observe { quiet: true, .. }
+    );
+    !hidden || (show_turn && t.end.turn == Some(i))
+}
+
+/// Item `i`'s line in the text trace; `first` of its step carries the step number.
+fn text_line(t: &Trace, i: usize, first: bool, width: usize) -> String {
+    let it = &t.items[i];
+    let step = if first {
+        format!("#{}", it.step)
+    } else {
+        String::new()
     };
-    for c in line.chars() {
-        let c = match c {
-            '0'..='9' | '.' if prev == '0' || c != '.' => '0',
-            c => c,
-        };
-        if !(c == prev && (c == '0' || c == ' ')) {
-            push(c);
-        }
-        prev = c;
+    let mark = if t.end.turn == Some(i) {
+        "  ◀ point of no return"
+    } else {
+        ""
+    };
+    if matches!(it.what, What::Healing {}) {
+        format!("{step:>4} {:>12}  {}", time(it.time_us), describe(it))
+    } else {
+        format!(
+            "{step:>4} {:>12}  {:<width$}  {}{mark}",
+            time(it.time_us),
+            it.actor,
+            describe(it)
+        )
     }
-    push('\n');
 }
 
-/// Prints the items `shows` keeps, one `line(item, first of its step)` each,
-/// folding runs of at least four repetitions of a period of 1 to 3 steps into
-/// the first period, one `summary` line and the last period.
-fn folded(
-    t: &Trace,
-    shows: impl Fn(usize) -> bool,
-    line: impl Fn(usize, bool) -> String,
-    out: &mut String,
-    summary: impl Fn(usize, usize, u64, u64) -> String,
-) {
-    const MIN_REPEATS: usize = 4;
-    let mut shown: Vec<usize> = Vec::new();
+/// The text trace's lines as blocks, one per engine step, with the items each
+/// line shows, for a report that draws the folds itself ([`fold_plan`]).
+pub fn text_blocks(t: &Trace, show_turn: bool) -> Vec<Block> {
+    let width = actor_width(t);
     let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
-        if !shows(i) {
+        if !text_shows(t, i, show_turn) {
             continue;
         }
-        if blocks.last().is_none_or(|b| b.step != it.step) {
-            blocks.push(Block {
-                step: it.step,
-                lo: shown.len(),
-                hi: shown.len(),
-                pinned: false,
-                shape: 0xcbf2_9ce4_8422_2325,
-            });
+        let first = blocks.last().is_none_or(|b| b.step != it.step);
+        if first {
+            blocks.push(Block::new(it.step));
         }
-        shown.push(i);
         let block = blocks.last_mut().expect("a block per step");
-        block.hi = shown.len();
-        block.pinned |=
-            t.end.turn == Some(i) || matches!(it.what, What::Effect { .. } | What::Healing {});
+        block.pinned |= pinned(t, i);
+        block.lines.push(text_line(t, i, first, width));
+        block.items.push(i);
     }
-    for b in &mut blocks {
-        for (k, &item) in shown[b.lo..b.hi].iter().enumerate() {
-            hash_shape(&mut b.shape, &line(item, k == 0));
-        }
-    }
-    let emit = |b: &Block, out: &mut String| {
-        for (k, &item) in shown[b.lo..b.hi].iter().enumerate() {
-            let _ = writeln!(out, "{}", line(item, k == 0));
-        }
-    };
-    let free = |i: usize| !blocks[i].pinned;
-    let mut i = 0;
-    while i < blocks.len() {
-        let mut best = (0, 0);
-        for p in 1..=3 {
-            let mut k = 1;
-            while i + (k + 1) * p <= blocks.len()
-                && (0..p).all(|j| {
-                    let a = i + j;
-                    let b = i + k * p + j;
-                    free(a) && free(b) && blocks[a].shape == blocks[b].shape
-                })
-            {
-                k += 1;
-            }
-            if k >= MIN_REPEATS && k * p > best.0 * best.1 {
-                best = (k, p);
-            }
-        }
-        let (k, p) = best;
-        if k == 0 {
-            emit(&blocks[i], out);
-            i += 1;
-            continue;
-        }
-        for b in &blocks[i..i + p] {
-            emit(b, out);
-        }
-        let hidden_first = blocks[i + p].step;
-        let hidden_last = blocks[i + (k - 1) * p - 1].step;
-        let _ = writeln!(out, "{}", summary(k - 2, p, hidden_first, hidden_last));
-        for b in &blocks[i + (k - 1) * p..i + k * p] {
-            emit(b, out);
-        }
-        i += k * p;
-    }
+    blocks
 }
 
 pub fn json(t: &Trace) -> String {
@@ -512,75 +434,4 @@ fn dot_escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
-}
-
-/// Chrome trace events: one thread per actor (pid 1), instants for what
-/// happens at an actor, complete ("X") slices for downtime after a crash and
-/// for each message's flight (pid 2, one thread per message).
-pub fn chrome(t: &Trace) -> String {
-    use serde_json::json;
-    // Each event is written out as soon as it is made: one line each (small
-    // diffs), and still one JSON document, without a tree of the whole trace.
-    let mut lines = String::new();
-    let mut push = |e: serde_json::Value| {
-        if !lines.is_empty() {
-            lines.push_str(",\n");
-        }
-        let _ = write!(lines, "{e}");
-    };
-    push(
-        json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "actors"}}),
-    );
-    push(
-        json!({"ph": "M", "name": "process_name", "pid": 2, "tid": 0, "args": {"name": "messages in flight"}}),
-    );
-    for (i, a) in t.header.actors.iter().enumerate() {
-        push(
-            json!({"ph": "M", "name": "thread_name", "pid": 1, "tid": i + 1, "args": {"name": a}}),
-        );
-    }
-    let mut down: Vec<Option<u64>> = vec![None; t.header.actors.len()];
-    for it in &t.items {
-        let tid = it.actor_id as usize + 1;
-        match &it.what {
-            What::TimerSet { .. } | What::Mix { .. } => continue,
-            What::Crash {} => down[it.actor_id as usize] = Some(it.time_us),
-            What::Restart {} => {
-                if let Some(from) = down[it.actor_id as usize].take() {
-                    push(
-                        json!({"ph": "X", "name": "down (crashed)", "cat": "crash", "pid": 1, "tid": tid,
-                        "ts": from, "dur": it.time_us - from}),
-                    );
-                }
-            }
-            What::Send {
-                to,
-                msg,
-                msg_id,
-                deliver_at_us,
-                ..
-            } => {
-                push(
-                    json!({"ph": "M", "name": "thread_name", "pid": 2, "tid": msg_id + 1,
-                    "args": {"name": format!("msg {msg_id}: {} → {to}", it.actor)}}),
-                );
-                push(
-                    json!({"ph": "X", "name": msg.to_string(), "cat": "message", "pid": 2, "tid": msg_id + 1,
-                    "ts": it.time_us, "dur": deliver_at_us - it.time_us,
-                    "args": {"from": it.actor, "to": to, "step": it.step}}),
-                );
-            }
-            _ => {}
-        }
-        push(
-            json!({"ph": "i", "s": "t", "name": describe(it), "cat": it.what.kind(), "pid": 1, "tid": tid,
-            "ts": it.time_us, "args": {"step": it.step}}),
-        );
-    }
-    push(
-        json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
-        "ts": t.items.last().map_or(0, |i: &Item| i.time_us)}),
-    );
-    let other = json!({"scenario": t.header.scenario, "source": t.header.source});
-    format!("{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{lines}\n]}}\n")
 }

@@ -588,6 +588,23 @@ pub fn describe(item: &Item) -> String {
     }
 }
 
+/// Builds the whole trace from raw entries a tracer kept (the HTML report's
+/// tracer keeps them for its state snapshots).
+pub fn trace(
+    world: &World,
+    header: Header,
+    entries: &[Entry],
+    report: &RunReport,
+    turn: Option<&Turn>,
+) -> Trace {
+    let mut r = ItemRecorder::new(world);
+    r.items.reserve(entries.len());
+    for e in entries {
+        r.push(e.clone());
+    }
+    trace_of_items(header, r.finish(), report, turn)
+}
+
 /// Builds the whole trace (header, items, the ending with its sentence) from
 /// the items an [`ItemRecorder`] made.
 pub fn trace_of_items(

@@ -3,6 +3,7 @@
 //! Each test file includes it with `mod common;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cli;
 
 #[allow(unused_imports)]

@@ -34,7 +34,7 @@ fn esc(s: &str) -> String {
 }
 
 /// A tick label: a millisecond key's whole values in the unit that reads best.
-fn tick_label(key: &str, value: &str) -> String {
+pub(super) fn tick_label(key: &str, value: &str) -> String {
     let Some(ms) = key
         .ends_with("_ms")
         .then(|| value.parse::<u64>().ok())
@@ -57,7 +57,7 @@ fn tick_label(key: &str, value: &str) -> String {
 }
 
 /// Where each of the x key's values sits, 0..=1 across the plot area.
-fn x_positions(values: &[String]) -> (Vec<f64>, &'static str) {
+pub(super) fn x_positions(values: &[String]) -> (Vec<f64>, &'static str) {
     let n = values.len();
     let numbers: Option<Vec<f64>> = values
         .iter()

@@ -1,0 +1,333 @@
+//! `idemsim report`: one run as a self-contained HTML page (see
+//! `docs/report.md`), and the code `check --html` and `sweep --html` use to
+//! write the report of a failing seed.
+
+use super::shrink::{self as shrink_cmd, Done};
+use crate::render::html::run::{self as html_run, RunInput};
+use crate::render::html::state::StateRecorder;
+use crate::render::items::{self, Header, ShrinkInfo};
+use crate::scenarios::{self, UsageError};
+use models::Scenario;
+use sim::shrink as shr;
+use sim::{Outcome, Record, RunReport, Sim};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenario name (from `idemsim list`) or path to a .toml file; with
+    /// --repro, where to find the repro's scenario [default: its name].
+    #[arg(required_unless_present = "repro")]
+    scenario: Option<String>,
+    /// The seed whose run the report shows.
+    #[arg(long, required_unless_present = "repro", conflicts_with = "repro")]
+    seed: Option<u64>,
+    /// Show the run of a repro file written by `idemsim shrink --out` or `check --repro-out`.
+    #[arg(long, value_name = "FILE")]
+    repro: Option<String>,
+    /// Shrink the seed's run first and show the minimal run, as `idemsim shrink` prints it.
+    #[arg(long, conflicts_with = "repro")]
+    shrink: bool,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "out", value_name = "FILE.html")]
+    out: PathBuf,
+    /// Override a scenario key before validation, e.g. client.key=stable.
+    #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "repro")]
+    set: Vec<String>,
+    /// With --shrink: most candidate reruns shrinking may spend [default: 20000].
+    #[arg(long, value_name = "N")]
+    shrink_max_runs: Option<u32>,
+    /// With --shrink: most wall-clock milliseconds shrinking may take [default: 30000].
+    #[arg(long, value_name = "MS")]
+    shrink_budget_ms: Option<u64>,
+}
+
+impl Args {
+    fn shrink_budget(&self) -> Result<shrink_cmd::Budget, UsageError> {
+        shrink_cmd::Budget::from_flags(self.shrink_max_runs, self.shrink_budget_ms)
+    }
+}
+
+/// What a report is of, and the commands that reproduce it.
+pub struct Subject<'a> {
+    pub scenario: &'a Scenario,
+    /// Where the scenario came from: commands name its path when it is a file.
+    pub from: &'a scenarios::Entry,
+    pub sets: &'a [String],
+    pub record: &'a Record,
+    /// "seed 2", "shrunk from seed 2", "repro file r.json".
+    pub source: String,
+    pub seed: Option<u64>,
+    pub shrink: Option<ShrinkInfo>,
+    /// (what it does, command), the first one shown at the top.
+    pub commands: Vec<(String, String)>,
+    /// Offer the run as a repro file: for a run no seed command replays
+    /// (a shrunk one, one from a repro file).
+    pub repro_file: bool,
+}
+
+/// Runs the subject's record with snapshots and renders its page.
+pub fn render(subject: &Subject) -> (String, RunReport) {
+    let s = subject.scenario;
+    let mut sim = Sim::new(&s.system);
+    let turn = shr::point_of_no_return(&mut sim, &s.system, subject.record);
+    let mut rec = StateRecorder::default();
+    let report = shr::replay(&mut sim, &s.system, subject.record, false, &mut rec);
+    let header = Header {
+        scenario: s.name.clone(),
+        source: subject.source.clone(),
+        events: report.events,
+        actors: s.system.world.actor_names.clone(),
+        shrink: subject.shrink,
+    };
+    let trace = items::trace(
+        &s.system.world,
+        header,
+        &rec.entries,
+        &report,
+        turn.as_ref(),
+    );
+    let violated = match &report.outcome {
+        Outcome::Violation(v) => Some(v.operation),
+        _ => None,
+    };
+    let repro = shrink_cmd::repro_of(
+        s,
+        subject.from,
+        subject.sets,
+        subject.seed,
+        subject.record,
+        &report.outcome,
+    );
+    let html = html_run::page(&RunInput {
+        trace: &trace,
+        entries: &rec.entries,
+        changes: &rec.changes,
+        violated,
+        commands: subject.commands.clone(),
+        repro: subject.repro_file.then(|| shrink_cmd::repro_text(&repro)),
+    });
+    (html, report)
+}
+
+/// Tells where `check --html` wrote its report, on stdout with the text
+/// summary, or on stderr when stdout carries JSON.
+pub fn announce(path: Option<&Path>, json: bool) {
+    let line = match path {
+        Some(p) => format!("report: {}", p.display()),
+        None => "report: none written, no seed failed".to_string(),
+    };
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
+/// Writes the report of exhaustive mode's shortest counterexample into `dir`.
+pub fn write_counterexample(
+    s: &Scenario,
+    from: &scenarios::Entry,
+    sets: &[String],
+    record: &Record,
+    max_faults: u32,
+    dir: &Path,
+) -> Result<PathBuf, UsageError> {
+    let path = dir.join(format!("{}-exhaustive.html", s.name));
+    let sets_text = sets_text(sets);
+    let (html, _) = render(&Subject {
+        scenario: s,
+        from,
+        sets,
+        record,
+        source: format!("shortest counterexample with at most {max_faults} faults"),
+        seed: None,
+        shrink: None,
+        commands: vec![(
+            "find it again".into(),
+            format!(
+                "idemsim check {}{sets_text} --exhaustive --max-faults {max_faults}",
+                from.arg()
+            ),
+        )],
+        repro_file: true,
+    });
+    write(&path, &html)?;
+    Ok(path)
+}
+
+fn write(path: &Path, html: &str) -> Result<(), UsageError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "error: cannot create the directory {}: {e}\nhelp: give a path in a directory you can write to\n",
+                dir.display()
+            ))
+        })?;
+    }
+    std::fs::write(path, html).map_err(|e| {
+        UsageError(format!(
+            "error: cannot write {}: {e}\nhelp: give a path in a directory you can write to\n",
+            path.display()
+        ))
+    })
+}
+
+fn sets_text(sets: &[String]) -> String {
+    sets.iter().map(|x| format!(" --set {x}")).collect()
+}
+
+/// The commands for a seed's run, shrunk or as it ran.
+pub fn seed_commands(
+    name: &str,
+    sets: &[String],
+    seed: u64,
+    shrunk: bool,
+) -> Vec<(String, String)> {
+    let sets = sets_text(sets);
+    if shrunk {
+        vec![
+            (
+                "print this shrunk run".into(),
+                format!("idemsim shrink {name}{sets} --seed {seed}"),
+            ),
+            (
+                "replay the seed as it ran, unshrunk".into(),
+                format!("idemsim replay {name}{sets} --seed {seed}"),
+            ),
+            (
+                "write this report".into(),
+                format!("idemsim report {name}{sets} --seed {seed} --shrink -o REPORT.html"),
+            ),
+        ]
+    } else {
+        vec![
+            (
+                "replay this run".into(),
+                format!("idemsim replay {name}{sets} --seed {seed}"),
+            ),
+            (
+                "write this report".into(),
+                format!("idemsim report {name}{sets} --seed {seed} -o REPORT.html"),
+            ),
+        ]
+    }
+}
+
+/// The record of a seed's run: the shrunk one if `done` has it.
+fn seed_run(s: &Scenario, seed: u64, done: Option<&Done>) -> (Record, String, Option<ShrinkInfo>) {
+    match done {
+        Some(d) => (
+            d.shrunk.record.clone(),
+            format!("shrunk from seed {seed}"),
+            d.trace.header.shrink,
+        ),
+        None => {
+            let mut sim = Sim::new(&s.system);
+            let record = shr::record_seed(&mut sim, &s.system, seed).0;
+            (record, format!("seed {seed}"), None)
+        }
+    }
+}
+
+/// Writes the report of a failing seed into `dir`, shrunk if `done` has the
+/// shrunk run, and returns its path: `<scenario>-seed-<N>.html`, or
+/// `<prefix>-seed-<N>.html` when a prefix is given.
+pub fn write_failure(
+    s: &Scenario,
+    from: &scenarios::Entry,
+    sets: &[String],
+    seed: u64,
+    done: Option<&Done>,
+    dir: &Path,
+    prefix: Option<&str>,
+) -> Result<PathBuf, UsageError> {
+    let path = dir.join(format!("{}-seed-{seed}.html", prefix.unwrap_or(&s.name)));
+    let (record, source, shrink) = seed_run(s, seed, done);
+    let (html, _) = render(&Subject {
+        scenario: s,
+        from,
+        sets,
+        record: &record,
+        source,
+        seed: Some(seed),
+        shrink,
+        commands: seed_commands(&from.arg(), sets, seed, done.is_some()),
+        repro_file: done.is_some(),
+    });
+    write(&path, &html)?;
+    Ok(path)
+}
+
+pub fn run(a: Args) -> Result<u8, UsageError> {
+    let (html, report) = match &a.repro {
+        Some(path) => {
+            let (r, s, record) = shrink_cmd::load_repro(path, a.scenario.as_deref())?;
+            let from = scenarios::locate(match (a.scenario.as_deref(), r.file.is_empty()) {
+                (Some(given), _) => given,
+                (None, true) => &r.scenario,
+                (None, false) => &r.file,
+            })?;
+            render(&Subject {
+                scenario: &s,
+                from: &from,
+                sets: &r.sets,
+                record: &record,
+                source: format!("repro file {path}"),
+                seed: r.seed,
+                shrink: None,
+                commands: vec![
+                    (
+                        "replay this run".into(),
+                        format!("idemsim replay --repro {path}"),
+                    ),
+                    (
+                        "write this report".into(),
+                        format!("idemsim report --repro {path} -o REPORT.html"),
+                    ),
+                ],
+                repro_file: true,
+            })
+        }
+        None => {
+            let overrides = scenarios::parse_overrides(&a.set)?;
+            let name = a
+                .scenario
+                .as_deref()
+                .expect("clap requires it without --repro");
+            let s = scenarios::load(name, &overrides)?;
+            let from = scenarios::locate(name)?;
+            let seed = a.seed.expect("clap requires it without --repro");
+            let done = if a.shrink {
+                let d = shrink_cmd::shrink_seed(&s, seed, a.shrink_budget()?);
+                if d.is_none() {
+                    eprintln!(
+                        "{}: seed {seed} does not fail, so there is nothing to shrink: the report shows the run as it is",
+                        s.name
+                    );
+                }
+                d
+            } else {
+                None
+            };
+            let (record, source, shrink) = seed_run(&s, seed, done.as_ref());
+            render(&Subject {
+                scenario: &s,
+                from: &from,
+                sets: &a.set,
+                record: &record,
+                source,
+                seed: Some(seed),
+                shrink,
+                commands: seed_commands(&from.arg(), &a.set, seed, done.is_some()),
+                repro_file: done.is_some(),
+            })
+        }
+    };
+    write(&a.out, &html)?;
+    eprintln!(
+        "wrote {} ({} KB): open it in a browser",
+        a.out.display(),
+        html.len().div_ceil(1024)
+    );
+    Ok(super::check::exit_code(&report.outcome))
+}

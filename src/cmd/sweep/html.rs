@@ -1,0 +1,183 @@
+//! `sweep --html FILE`: the sweep as a page that charts every metric the
+//! model declares against the swept values, and the report of each
+//! variant's lowest failing seed (shrunk), written next to FILE as
+//! `<stem>-<variant>-seed-<N>.html` and linked from its row.
+
+use super::{fields, plot, Axis, Row, Shape};
+use crate::cmd::{report, shrink};
+use crate::render::html::sweep as page;
+use crate::scenarios::UsageError;
+use models::core::Metric;
+use models::scenario::Override;
+use models::Scenario;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// A file-name piece for a variant: its values, with anything but letters,
+/// digits, dots and dashes turned into dashes.
+fn slug(values: &[String]) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|v| {
+            let s: String = v
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            s.trim_matches('-').to_string()
+        })
+        .collect();
+    parts.join("_")
+}
+
+fn shape(s: Shape) -> &'static str {
+    match s {
+        Shape::Percent => "percent",
+        Shape::Ratio => "ratio",
+        Shape::Rate => "rate",
+        Shape::Time => "time_us",
+        Shape::Count => "count",
+    }
+}
+
+/// Writes the page and the reports of failing variants; returns how many
+/// reports it wrote.
+/// What a sweep's HTML report shows, and how it reports its failing seeds.
+pub struct Input<'a> {
+    pub name: &'a str,
+    pub runs: u64,
+    pub axes: &'a [Axis],
+    pub rows: &'a [Row],
+    pub metrics: &'a [Metric],
+    pub variants: &'a [(Vec<Override>, Scenario)],
+    /// Where the scenario came from: the failing seeds' commands name it.
+    pub from: &'a crate::scenarios::Entry,
+    pub budget: shrink::Budget,
+}
+
+pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
+    let Input {
+        name,
+        runs,
+        axes,
+        rows,
+        metrics,
+        variants,
+        from,
+        budget,
+    } = *input;
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let stem = path
+        .file_stem()
+        .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
+    let fields = fields(metrics);
+    let mut used: Vec<String> = Vec::new();
+    let mut out_rows = Vec::with_capacity(rows.len());
+    let mut written = 0;
+    for (i, (r, (overrides, scenario))) in rows.iter().zip(variants).enumerate() {
+        let s = &r.stats;
+        let (lo, hi) = s.interval();
+        let mut link = None;
+        if let Some((seed, _)) = s.first_failure() {
+            // The values of the keys that vary name the variant.
+            let named: Vec<String> = (0..axes.len())
+                .filter(|&k| axes[k].values.len() > 1)
+                .map(|k| r.values[k].clone())
+                .collect();
+            let mut prefix = format!("{stem}-{}", slug(&named));
+            if prefix == format!("{stem}-") || used.contains(&prefix) {
+                prefix = format!("{stem}-{}", i + 1);
+            }
+            used.push(prefix.clone());
+            let sets: Vec<String> = overrides
+                .iter()
+                .map(|o| format!("{}={}", o.key, o.value))
+                .collect();
+            let done = shrink::shrink_seed(scenario, seed, budget);
+            let file = report::write_failure(
+                scenario,
+                from,
+                &sets,
+                seed,
+                done.as_ref(),
+                dir,
+                Some(&prefix),
+            )?;
+            written += 1;
+            link = file.file_name().map(|f| f.to_string_lossy().into_owned());
+        }
+        out_rows.push(json!({
+            "values": r.values,
+            "verdict": s.verdict(),
+            "invariant": s.first_failure().map(|f| f.1),
+            "seed": s.first_failure().map(|f| f.0),
+            "runs": s.runs(),
+            "failing": s.failing(),
+            "rate": s.violation_rate(),
+            "lo": lo,
+            "hi": hi,
+            "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
+            "report": link,
+        }));
+    }
+    let axes_json: Vec<Value> = axes
+        .iter()
+        .map(|a| {
+            let (pos, note) = plot::x_positions(&a.values);
+            json!({
+                "key": a.key,
+                "values": a.values,
+                "labels": a.values.iter().map(|v| plot::tick_label(&a.key, v)).collect::<Vec<_>>(),
+                "pos": pos,
+                "note": note,
+                "categorical": a.values.iter().any(|v| v.parse::<f64>().is_err()),
+            })
+        })
+        .collect();
+    let data = json!({
+        "scenario": name,
+        "runs": runs,
+        "axes": axes_json,
+        "metrics": fields.iter().map(|f| json!({
+            "name": f.name,
+            "header": f.header,
+            "legend": f.legend,
+            "shape": shape(f.shape),
+        })).collect::<Vec<_>>(),
+        "rows": out_rows,
+    });
+    let html = page::page(&data);
+    if !dir.as_os_str().is_empty() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "error: cannot create the directory {}: {e}\n",
+                dir.display()
+            ))
+        })?;
+    }
+    std::fs::write(path, html).map_err(|e| {
+        UsageError(format!(
+            "error: cannot write {}: {e}\nhelp: give a path in a directory you can write to\n",
+            path.display()
+        ))
+    })?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn a_variant_slug_keeps_its_values_readable() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(slug(&v(&["86400000", "true"])), "86400000_true");
+        assert_eq!(slug(&v(&["[0,100]", "state-first"])), "0-100_state-first");
+        assert_eq!(slug(&v(&["\"a b\""])), "a-b");
+    }
+}

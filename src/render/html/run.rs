@@ -1,0 +1,417 @@
+//! The report of one run: the data the page's script draws from, and the
+//! parts of the page that need no script (header, ledger, repro commands).
+//!
+//! Rows are the lines of the text trace (the same items, the same folds),
+//! so the page and `replay --format text` never disagree about what a run
+//! did. Each row is a short array of numbers; texts go through one string
+//! table, times and steps are deltas from the row before.
+
+use super::super::formats::{fold_plan, text_blocks, Segment};
+use super::super::items::{Trace, What};
+use super::super::Entry;
+use super::ledger::{ledger, OpRow};
+use super::state::{Change, Delta};
+use super::{esc, Strings};
+use serde_json::{json, Value};
+use sim::{Timer, TraceKind};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Everything one run's report shows.
+pub struct RunInput<'a> {
+    pub trace: &'a Trace,
+    /// The raw entries the trace was built from (item `i` is entry `i`).
+    pub entries: &'a [Entry],
+    /// What each actor held after each step (see [`super::state`]).
+    pub changes: &'a [Change],
+    /// The operation key of the violation, if the run violated an invariant.
+    pub violated: Option<u64>,
+    /// Commands that reproduce the run, as (what it does, command).
+    pub commands: Vec<(String, String)>,
+    /// The run as a repro file (JSON), offered for download.
+    pub repro: Option<String>,
+}
+
+/// Row kinds, in the order the script's `K` numbers them.
+fn kind(w: &What) -> u8 {
+    match w {
+        What::Mix { .. } => 0,
+        What::Start {} => 1,
+        What::Restart {} => 2,
+        What::Crash {} => 3,
+        What::Send { .. } => 4,
+        What::Drop { .. } => 5,
+        What::Deliver { .. } => 6,
+        What::TimerSet { .. } => 7,
+        What::TimerFired { .. } => 8,
+        What::Effect { .. } => 9,
+        What::Attempt { .. } => 10,
+        What::Observe { .. } => 11,
+        What::Situation { .. } => 12,
+        What::Healing {} => 13,
+    }
+}
+
+/// The JSON document the page's script reads.
+pub fn data(input: &RunInput) -> Value {
+    let t = input.trace;
+    let blocks = text_blocks(t, true);
+    let mut s = Strings::default();
+    // Item index → row, for the rows the page shows.
+    let mut row_of: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut shown: Vec<usize> = Vec::new();
+    let mut first_row = Vec::with_capacity(blocks.len());
+    for b in &blocks {
+        first_row.push(shown.len());
+        for &i in &b.items {
+            row_of.insert(i, shown.len());
+            shown.push(i);
+        }
+    }
+    first_row.push(shown.len());
+    let folds: Vec<Value> = fold_plan(&blocks)
+        .into_iter()
+        .filter_map(|seg| match seg {
+            Segment::Folded {
+                blocks: r,
+                repeats,
+                period,
+            } => Some(json!([
+                first_row[r.start],
+                first_row[r.end],
+                repeats,
+                period,
+                blocks[r.start].step,
+                blocks[r.end - 1].step
+            ])),
+            Segment::Shown(_) => None,
+        })
+        .collect();
+    // Where each timer was set: the latest setting of its slot fires.
+    let mut set_at: BTreeMap<(u32, u32), u64> = BTreeMap::new();
+    let mut timer_set_step: BTreeMap<usize, u64> = BTreeMap::new();
+    for (i, e) in input.entries.iter().enumerate() {
+        match &e.kind {
+            TraceKind::TimerSet { actor, timer, .. } => {
+                set_at.insert((*actor, timer.slot()), e.step);
+            }
+            TraceKind::TimerFired { actor, timer } => {
+                if let Some(&step) = set_at.get(&(*actor, timer.slot())) {
+                    timer_set_step.insert(i, step);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut sent_row: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut rows: Vec<Value> = Vec::with_capacity(shown.len());
+    let (mut step, mut time) = (0u64, 0u64);
+    for (row, &i) in shown.iter().enumerate() {
+        let it = &t.items[i];
+        let mut r: Vec<Value> = vec![
+            json!(kind(&it.what)),
+            json!(it.step.wrapping_sub(step) as i64),
+            json!(it.time_us as i64 - time as i64),
+            json!(it.actor_id),
+        ];
+        (step, time) = (it.step, it.time_us);
+        let back = |id: &u32| sent_row.get(id).map_or(0, |&r| row - r);
+        match &it.what {
+            What::Mix { text, .. } => r.push(json!(s.id(text))),
+            What::Start {} | What::Restart {} | What::Crash {} | What::Healing {} => {}
+            What::Send {
+                to_id,
+                msg,
+                msg_id,
+                copies,
+                ..
+            } => {
+                sent_row.insert(*msg_id, row);
+                r.extend([json!(to_id), json!(s.id_of(msg))]);
+                if *copies > 1 {
+                    r.push(json!(copies));
+                }
+            }
+            What::Drop {
+                to_id,
+                msg,
+                msg_id,
+                note,
+                ..
+            } => r.extend([
+                json!(to_id),
+                json!(s.id_of(msg)),
+                json!(s.id(note)),
+                json!(back(msg_id)),
+            ]),
+            // [msg, rows back to the send, duplicate, note, sender]: the
+            // last ones only when they say something (most rows of a long
+            // run are plain deliveries).
+            What::Deliver {
+                from_id,
+                msg,
+                msg_id,
+                duplicate,
+                note,
+                ..
+            } => {
+                let b = back(msg_id);
+                r.extend([json!(s.id_of(msg)), json!(b)]);
+                let note = note.map_or(-1, |n| s.id(n) as i64);
+                if b == 0 {
+                    r.extend([json!(u8::from(*duplicate)), json!(note), json!(from_id)]);
+                } else if note >= 0 {
+                    r.extend([json!(u8::from(*duplicate)), json!(note)]);
+                } else if *duplicate {
+                    r.push(json!(1));
+                }
+            }
+            What::TimerSet { timer, at_us } => r.extend([json!(s.id_of(timer)), json!(at_us)]),
+            What::TimerFired { timer } => r.extend([
+                json!(s.id_of(timer)),
+                // Steps back to where it was set.
+                json!(timer_set_step.get(&i).map_or(-1, |&x| (it.step - x) as i64)),
+            ]),
+            What::Effect {
+                site,
+                operation,
+                payload,
+                unit,
+                n,
+                ..
+            } => {
+                let p = match unit {
+                    Some(u) => format!("{payload} {u}"),
+                    None => format!("value {payload}"),
+                };
+                r.extend([
+                    json!(s.id(site)),
+                    json!(s.id(operation)),
+                    json!(s.id(&p)),
+                    json!(n),
+                ]);
+            }
+            What::Attempt {
+                operation,
+                attempt,
+                outcome,
+            } => r.extend([json!(s.id(operation)), json!(attempt), json!(s.id(outcome))]),
+            What::Observe { text, .. } => r.push(json!(s.id(text))),
+            What::Situation { name } => r.push(json!(s.id(name))),
+        }
+        rows.push(Value::Array(r));
+    }
+    let mut last = 0;
+    let changes: Vec<Value> = input
+        .changes
+        .iter()
+        .map(|c| {
+            let d = c.step - last;
+            last = c.step;
+            json!([
+                d,
+                c.actor,
+                delta(&c.state, &mut s),
+                delta(&c.storage, &mut s)
+            ])
+        })
+        .collect();
+    let end = &t.end;
+    let (templates, strings) = s.to_json();
+    json!({
+        "version": 1,
+        "header": t.header,
+        "actors": t.header.actors,
+        "items": rows,
+        "folds": folds,
+        "end": {
+            "verdict": end.verdict,
+            "invariant": end.invariant,
+            "operation": end.operation,
+            "message": end.message,
+            "sentence": end.sentence,
+            "effects": end.effects.iter().filter_map(|i| row_of.get(i)).collect::<Vec<_>>(),
+            "turn": end.turn.and_then(|i| row_of.get(&i)),
+            "turn_step": end.turn_step,
+        },
+        "changes": changes,
+        "T": templates,
+        "S": strings,
+    })
+}
+
+/// 0: unchanged, 1: down, `[at, remove, line ids...]`: a hunk.
+fn delta(d: &Delta, s: &mut Strings) -> Value {
+    match d {
+        Delta::Same => json!(0),
+        Delta::Down => json!(1),
+        Delta::Hunk { at, remove, insert } => {
+            let mut v = vec![json!(at), json!(remove)];
+            v.extend(insert.iter().map(|l| json!(s.id(l))));
+            Value::Array(v)
+        }
+    }
+}
+
+const CSS: &str = include_str!("run.css");
+const JS: &str = include_str!("run.js");
+
+/// The whole page.
+pub fn page(input: &RunInput) -> String {
+    let t = input.trace;
+    let h = &t.header;
+    let mut body = String::new();
+    let shrink = h.shrink.map_or(String::new(), |sh| {
+        format!(
+            " · shrunk: {} → {} events, {} → {} nonzero decisions{}",
+            sh.original_events,
+            sh.shrunk_events,
+            sh.original_decisions,
+            sh.shrunk_decisions,
+            if sh.complete {
+                ""
+            } else {
+                " (rerun bound hit: not minimal)"
+            }
+        )
+    });
+    let _ = write!(
+        body,
+        "<header class=\"top\">\n<h1>{}</h1>\n<p class=\"sub\">{} · {} events · {} actors{}</p>\n\
+         <p id=\"verdict\" class=\"verdict {}\"><b>{}</b> {}</p>\n",
+        esc(&h.scenario),
+        esc(&h.source),
+        h.events,
+        h.actors.len(),
+        esc(&shrink),
+        esc(t.end.verdict),
+        esc(t.end.verdict),
+        esc(&t.end.sentence),
+    );
+    if let Some((_, cmd)) = input.commands.first() {
+        let _ = writeln!(
+            body,
+            "<p class=\"repro\">repro: <code>{}</code> <button class=\"copy\" data-copy=\"{}\">copy</button></p>",
+            esc(cmd),
+            esc(cmd)
+        );
+    }
+    body.push_str("</header>\n");
+    body.push_str(
+        "<main class=\"run\">\n<section class=\"pane\" aria-label=\"sequence diagram\">\n\
+         <div class=\"toolbar\"><span class=\"hint\">← / → step · click a row · click ⋮ to unfold</span>\
+         <span id=\"legend\"></span></div>\n\
+         <div id=\"lane-head\"></div>\n<div id=\"scroller\" tabindex=\"0\"><svg id=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\"></svg></div>\n\
+         </section>\n<aside id=\"side\">\n<div id=\"step-info\"></div>\n<div id=\"states\"></div>\n</aside>\n</main>\n",
+    );
+    body.push_str(&ledger_html(&ledger(input.entries, input.violated)));
+    body.push_str(&repro_html(input));
+    let _ = write!(
+        body,
+        "<footer>idemsim {} · a report of one seeded run; every number in it comes from the run's trace</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    let title = format!("{} · {} · idemsim", h.scenario, h.source);
+    super::page(&title, CSS, &body, &data(input), JS)
+}
+
+/// A ledger cell: every mention, or for a long list (thousands of attempts
+/// in a retry storm) the first and the last ones around a count, so that
+/// the page stays small; the diagram has every one of them.
+fn mentions(ms: &[super::ledger::Mention]) -> String {
+    const HEAD: usize = 4;
+    const TAIL: usize = 3;
+    let li = |m: &super::ledger::Mention| {
+        format!(
+            "<li data-step=\"{}\"><span class=\"at\">#{}</span> {}</li>",
+            m.step,
+            m.step,
+            esc(&m.text)
+        )
+    };
+    if ms.is_empty() {
+        return "<span class=\"none\">—</span>".into();
+    }
+    let mut out = String::from("<ul>");
+    if ms.len() <= HEAD + TAIL + 1 {
+        ms.iter().for_each(|m| out.push_str(&li(m)));
+    } else {
+        ms[..HEAD].iter().for_each(|m| out.push_str(&li(m)));
+        let hidden = &ms[HEAD..ms.len() - TAIL];
+        let _ = write!(
+            out,
+            "<li class=\"more\">… {} more, steps #{} to #{} …</li>",
+            hidden.len(),
+            hidden[0].step,
+            hidden[hidden.len() - 1].step
+        );
+        ms[ms.len() - TAIL..]
+            .iter()
+            .for_each(|m| out.push_str(&li(m)));
+    }
+    out.push_str("</ul>");
+    out
+}
+
+fn ledger_html(rows: &[OpRow]) -> String {
+    let mut out = String::from(
+        "<section id=\"ledger-section\">\n<h2>Effect ledger</h2>\n<p class=\"note\">Per business operation: what was asked, \
+         what landed in the outside world, and what the client was finally told. The invariants compare these two \
+         facts; a service's own records are not evidence. Click an entry to go to its step.</p>\n",
+    );
+    if rows.is_empty() {
+        out.push_str("<p class=\"none\">No operation was observed in this run.</p>\n</section>\n");
+        return out;
+    }
+    out.push_str(
+        "<table id=\"ledger\">\n<thead><tr><th>operation</th><th>asked</th><th>landed</th><th>told</th>\
+         <th>landed in the world</th><th>the client knows</th></tr></thead>\n<tbody>\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "<tr{}><td class=\"op\">{}{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"sum\">{}</td><td class=\"sum\">{}</td></tr>",
+            if r.violated { " class=\"violated\"" } else { "" },
+            esc(&r.operation),
+            if r.violated {
+                "<br><span class=\"badge\">violation</span>"
+            } else {
+                ""
+            },
+            mentions(&r.asked),
+            mentions(&r.landed),
+            mentions(&r.told),
+            esc(&r.landed_summary),
+            esc(&r.known),
+        );
+    }
+    out.push_str("</tbody>\n</table>\n</section>\n");
+    out
+}
+
+fn repro_html(input: &RunInput) -> String {
+    let mut out = String::from(
+        "<section id=\"repro-section\">\n<h2>Reproduce</h2>\n<dl class=\"commands\">\n",
+    );
+    for (what, cmd) in &input.commands {
+        let _ = writeln!(
+            out,
+            "<dt>{}</dt><dd><code>{}</code> <button class=\"copy\" data-copy=\"{}\">copy</button></dd>",
+            esc(what),
+            esc(cmd),
+            esc(cmd)
+        );
+    }
+    out.push_str("</dl>\n");
+    if let Some(r) = &input.repro {
+        let _ = writeln!(
+            out,
+            "<details><summary>The run as a repro file: its recorded decisions \
+             (<a id=\"repro-download\" download=\"repro.json\" href=\"#\">download repro.json</a>, \
+             then <code>idemsim replay --repro repro.json</code>)</summary>\n<pre id=\"repro-file\">{}</pre>\n</details>",
+            esc(r)
+        );
+    }
+    out.push_str("</section>\n");
+    out
+}

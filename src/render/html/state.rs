@@ -1,0 +1,213 @@
+//! What each actor holds after each step, for the report's state panel.
+//!
+//! [`StateRecorder`] is a [`sim::Tracer`] that asks for snapshots. It keeps
+//! the trace entries like a [`sim::Recorder`] and, per actor, the volatile
+//! state and the durable storage pretty-printed with `{:#?}`. A snapshot that
+//! did not change is not kept, and one that did is kept as one line hunk
+//! against the previous one (most steps change a counter or a row), so a long
+//! run stays small; the report's script rebuilds any step from the hunks.
+
+use super::super::Entry;
+use models::{Msg, NodeTimer, Obs};
+use sim::{ActorId, TraceEntry, Tracer};
+
+/// How one part (state or storage) of one actor changed in one step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delta {
+    Same,
+    /// The actor is down: its volatile state is gone.
+    Down,
+    /// Lines `at..at + remove` of the previous text become `insert`.
+    Hunk {
+        at: usize,
+        remove: usize,
+        insert: Vec<String>,
+    },
+}
+
+/// A step after which an actor's state or storage differs from before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub step: u64,
+    pub actor: ActorId,
+    pub state: Delta,
+    pub storage: Delta,
+}
+
+#[derive(Default)]
+struct Held {
+    /// `None` before the first snapshot and while the actor is down.
+    state: Option<Vec<String>>,
+    storage: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct StateRecorder {
+    pub entries: Vec<Entry>,
+    pub changes: Vec<Change>,
+    held: Vec<Held>,
+}
+
+impl Tracer<Msg, Obs, NodeTimer> for StateRecorder {
+    const ENABLED: bool = true;
+    const SNAPSHOTS: bool = true;
+
+    fn record(&mut self, entry: TraceEntry<Msg, Obs, NodeTimer>) {
+        self.entries.push(entry);
+    }
+
+    fn snapshot(
+        &mut self,
+        step: u64,
+        actor: ActorId,
+        state: Option<&dyn std::fmt::Debug>,
+        storage: &dyn std::fmt::Debug,
+    ) {
+        let a = actor as usize;
+        if self.held.len() <= a {
+            self.held.resize_with(a + 1, Held::default);
+        }
+        let held = &mut self.held[a];
+        let state = state.map(pretty);
+        let storage = pretty(storage);
+        let state_delta = match (&held.state, &state) {
+            (_, None) => {
+                if held.state.is_none() {
+                    Delta::Same
+                } else {
+                    Delta::Down
+                }
+            }
+            (before, Some(now)) => hunk(before.as_deref().unwrap_or(&[]), now),
+        };
+        let storage_delta = hunk(&held.storage, &storage);
+        held.state = state;
+        held.storage = storage;
+        if state_delta != Delta::Same || storage_delta != Delta::Same {
+            self.changes.push(Change {
+                step,
+                actor,
+                state: state_delta,
+                storage: storage_delta,
+            });
+        }
+    }
+}
+
+/// `{:#?}` without the actor enum's wrapper (`Service(\n    ServiceState {`):
+/// the panel already names the actor.
+pub fn pretty(value: &dyn std::fmt::Debug) -> Vec<String> {
+    let text = format!("{value:#?}");
+    let lines: Vec<&str> = text.lines().collect();
+    let wrapped = lines.len() >= 3
+        && lines[0].ends_with('(')
+        && lines[0][..lines[0].len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && lines[lines.len() - 1] == ")";
+    if !wrapped {
+        return lines.into_iter().map(String::from).collect();
+    }
+    let inner = &lines[1..lines.len() - 1];
+    let mut out: Vec<String> = inner
+        .iter()
+        .map(|l| l.strip_prefix("    ").unwrap_or(l).to_string())
+        .collect();
+    // The wrapper's field ends in a comma: `    ServiceState {..},`.
+    if let Some(last) = out.last_mut() {
+        if let Some(t) = last.strip_suffix(',') {
+            *last = t.to_string();
+        }
+    }
+    out
+}
+
+/// The one hunk that turns `before` into `after`: their common first and
+/// last lines stay, the lines between are replaced.
+pub fn hunk(before: &[String], after: &[String]) -> Delta {
+    if before == after {
+        return Delta::Same;
+    }
+    let prefix = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let max_suffix = before.len().min(after.len()) - prefix;
+    let suffix = before
+        .iter()
+        .rev()
+        .zip(after.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    Delta::Hunk {
+        at: prefix,
+        remove: before.len() - prefix - suffix,
+        insert: after[prefix..after.len() - suffix].to_vec(),
+    }
+}
+
+/// Applies `d` to `text` (what the report's script does).
+pub fn apply(text: &mut Option<Vec<String>>, d: &Delta) {
+    match d {
+        Delta::Same => {}
+        Delta::Down => *text = None,
+        Delta::Hunk { at, remove, insert } => {
+            let t = text.get_or_insert_with(Vec::new);
+            t.splice(*at..*at + *remove, insert.iter().cloned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(s: &str) -> Vec<String> {
+        s.lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_hunk_replaces_only_the_lines_that_changed() {
+        let a = lines("x {\n  n: 1,\n  m: 2,\n}");
+        let b = lines("x {\n  n: 5,\n  m: 2,\n}");
+        assert_eq!(
+            hunk(&a, &b),
+            Delta::Hunk {
+                at: 1,
+                remove: 1,
+                insert: vec!["  n: 5,".into()]
+            }
+        );
+        assert_eq!(hunk(&a, &a), Delta::Same);
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let mut t = Some(x.clone());
+            apply(&mut t, &hunk(x, y));
+            assert_eq!(t.as_ref(), Some(y));
+        }
+        // Repeated lines: the prefix and the suffix must not overlap.
+        let c = lines("a\na");
+        let d = lines("a\na\na");
+        let mut t = Some(c.clone());
+        apply(&mut t, &hunk(&c, &d));
+        assert_eq!(t, Some(d));
+    }
+
+    #[test]
+    fn the_actor_wrapper_is_taken_off() {
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        enum Node {
+            Service(Inner),
+            Bank(()),
+        }
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        struct Inner {
+            calls: u32,
+        }
+        assert_eq!(
+            pretty(&Node::Service(Inner { calls: 2 })),
+            ["Inner {", "    calls: 2,", "}"]
+        );
+        assert_eq!(pretty(&Node::Bank(())), ["()"]);
+        assert_eq!(pretty(&7u32), ["7"]);
+    }
+}

@@ -1,0 +1,166 @@
+//! The report of a sweep: the page around the data `sweep --html` gathers
+//! (`src/cmd/sweep/html.rs`). The table needs no script; the charts, one per
+//! metric against a swept key the reader picks, are drawn by `sweep.js`.
+
+use super::esc;
+use serde_json::Value;
+use std::fmt::Write;
+
+const CSS: &str = include_str!("sweep.css");
+const JS: &str = include_str!("sweep.js");
+
+/// A metric's value as the table shows it.
+fn cell(v: &Value, shape: &str) -> String {
+    let Some(x) = v.as_f64() else {
+        return "-".into();
+    };
+    match shape {
+        "percent" => format!("{:.1}%", x * 100.0),
+        "ratio" => format!("{x:.2}"),
+        "rate" => format!("{x:.1}"),
+        "time_us" => human_us(x),
+        _ => format!("{x:.0}"),
+    }
+}
+
+/// A duration in the unit that keeps the number short (as the table format).
+pub fn human_us(us: f64) -> String {
+    const UNITS: &[(f64, &str)] = &[
+        (86_400e6, "d"),
+        (3_600e6, "h"),
+        (60e6, "min"),
+        (1e6, "s"),
+        (1e3, "ms"),
+    ];
+    for &(size, unit) in UNITS {
+        if us >= size {
+            let v = us / size;
+            return if unit == "ms" {
+                format!("{v:.0} {unit}")
+            } else {
+                format!("{v:.1} {unit}")
+            };
+        }
+    }
+    format!("{us:.0} µs")
+}
+
+pub fn page(data: &Value) -> String {
+    let name = data["scenario"].as_str().unwrap_or("");
+    let axes = data["axes"].as_array().cloned().unwrap_or_default();
+    let rows = data["rows"].as_array().cloned().unwrap_or_default();
+    let metrics = data["metrics"].as_array().cloned().unwrap_or_default();
+    let varying: Vec<usize> = (0..axes.len())
+        .filter(|&i| axes[i]["values"].as_array().map_or(0, Vec::len) > 1)
+        .collect();
+    let fixed: Vec<String> = (0..axes.len())
+        .filter(|i| !varying.contains(i))
+        .map(|i| {
+            format!(
+                "{}={}",
+                axes[i]["key"].as_str().unwrap_or(""),
+                axes[i]["values"][0].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<header class=\"top\">\n<h1>{} · sweep</h1>\n<p class=\"sub\">{} variants, each on the same seeds 0..{}{}</p>\n</header>\n",
+        esc(name),
+        rows.len(),
+        data["runs"],
+        if fixed.is_empty() {
+            String::new()
+        } else {
+            format!("; fixed: {}", esc(&fixed.join(" ")))
+        }
+    );
+    b.push_str(
+        "<section>\n<h2>Metrics against the swept values</h2>\n<p class=\"controls\" id=\"controls\"></p>\n\
+         <div id=\"series\"></div>\n<div id=\"charts\"></div>\n</section>\n",
+    );
+    b.push_str("<section>\n<h2>Variants</h2>\n<table id=\"variants\">\n<thead><tr>");
+    for &i in &varying {
+        let _ = write!(b, "<th>{}</th>", esc(axes[i]["key"].as_str().unwrap_or("")));
+    }
+    b.push_str("<th>verdict</th><th>failing</th><th>violation rate (95% CI)</th>");
+    for m in &metrics {
+        let _ = write!(b, "<th>{}</th>", esc(m["header"].as_str().unwrap_or("")));
+    }
+    b.push_str("<th>lowest failing seed</th></tr></thead>\n<tbody>\n");
+    for r in &rows {
+        let violation = r["verdict"] == "violation";
+        b.push_str(if violation {
+            "<tr class=\"violation\">"
+        } else {
+            "<tr>"
+        });
+        for &i in &varying {
+            let _ = write!(b, "<td>{}</td>", esc(r["values"][i].as_str().unwrap_or("")));
+        }
+        let verdict = match r["invariant"].as_str() {
+            Some(inv) => format!("violation: {inv}"),
+            None => r["verdict"].as_str().unwrap_or("").to_string(),
+        };
+        let pct = |v: &Value| format!("{:.1}%", v.as_f64().unwrap_or(0.0) * 100.0);
+        let _ = write!(
+            b,
+            "<td>{}</td><td class=\"num\">{}/{}</td><td class=\"num\">{} ({}–{})</td>",
+            esc(&verdict),
+            r["failing"],
+            r["runs"],
+            pct(&r["rate"]),
+            pct(&r["lo"]),
+            pct(&r["hi"])
+        );
+        for (j, m) in metrics.iter().enumerate() {
+            let _ = write!(
+                b,
+                "<td class=\"num\">{}</td>",
+                esc(&cell(&r["metrics"][j], m["shape"].as_str().unwrap_or("")))
+            );
+        }
+        match (r["seed"].as_u64(), r["report"].as_str()) {
+            (Some(seed), Some(link)) => {
+                let _ = write!(
+                    b,
+                    "<td><a class=\"report\" href=\"{}\">seed {seed}: report</a></td>",
+                    esc(link)
+                );
+            }
+            (Some(seed), None) => {
+                let _ = write!(b, "<td>{seed}</td>");
+            }
+            _ => b.push_str("<td class=\"none\">-</td>"),
+        }
+        b.push_str("</tr>\n");
+    }
+    b.push_str("</tbody>\n</table>\n<ul class=\"legend\">\n<li>failing: runs that broke an invariant; the interval is Wilson's 95% score interval.</li>\n");
+    for m in &metrics {
+        if let Some(l) = m["legend"].as_str().filter(|l| !l.is_empty()) {
+            let _ = writeln!(b, "<li>{}</li>", esc(l));
+        }
+    }
+    b.push_str("<li>Each report shows the variant's lowest failing seed, shrunk to a minimal run.</li>\n</ul>\n</section>\n");
+    let _ = write!(
+        b,
+        "<footer>idemsim {} · every variant runs the same seeds, so a difference between rows comes from the design</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_us;
+
+    #[test]
+    fn durations_read_in_human_units() {
+        assert_eq!(human_us(850.0), "850 µs");
+        assert_eq!(human_us(12_000.0), "12 ms");
+        assert_eq!(human_us(2_500_000.0), "2.5 s");
+        assert_eq!(human_us(90e6), "1.5 min");
+        assert_eq!(human_us(2.0 * 86_400e6), "2.0 d");
+    }
+}

@@ -1,0 +1,86 @@
+//! Headless Chromium for the tests of the HTML reports, driven over the
+//! DevTools protocol by `tests/browser/cdp.mjs` (Node's built-ins only).
+//!
+//! Without Chromium or Node the browser tests skip with a printed reason,
+//! except in CI (`CI=true`), where `.ci/run` installs Chromium and a
+//! missing browser is a failure.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the page gave back: the value of each `eval` step, in order, and
+/// every console error, uncaught exception and network request it made.
+pub struct Page {
+    pub results: Vec<Value>,
+    pub errors: Vec<String>,
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// The browser to use: `IDEMSIM_CHROMIUM`, else `chromium` on the PATH.
+fn chromium() -> Option<PathBuf> {
+    match std::env::var_os("IDEMSIM_CHROMIUM") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => on_path("chromium"),
+    }
+}
+
+/// Whether the browser tests can run; prints why not, and fails in CI.
+pub fn available() -> bool {
+    let missing = match (chromium(), on_path("node")) {
+        (Some(_), Some(_)) => return true,
+        (None, _) => "Chromium is not installed (Debian: apt-get install -y chromium)",
+        (_, None) => "Node.js is not installed",
+    };
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{missing}: in CI the browser tests must run (.ci/run installs Chromium)"
+    );
+    eprintln!("skipping the browser test: {missing}");
+    false
+}
+
+/// Opens `file` in headless Chromium and runs `steps` (see cdp.mjs).
+#[track_caller]
+pub fn open(file: &Path, steps: Value) -> Page {
+    let file = file.canonicalize().expect("the page exists");
+    let plan = serde_json::json!({
+        "url": format!("file://{}", file.display()),
+        "width": 1400,
+        "height": 1000,
+        "steps": steps,
+    });
+    let plan_path = file.with_extension("plan.json");
+    std::fs::write(&plan_path, plan.to_string()).expect("write the plan");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/cdp.mjs");
+    let mut cmd = Command::new("node");
+    cmd.arg(script).arg(&plan_path);
+    if let Some(c) = chromium() {
+        cmd.env("IDEMSIM_CHROMIUM", c);
+    }
+    let out = cmd.output().expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+        panic!(
+            "the browser driver printed no result ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    Page {
+        results: v["results"].as_array().cloned().unwrap_or_default(),
+        errors: v["errors"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|e| e.as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
