@@ -247,3 +247,41 @@ fn the_table_of_mistakes_agrees_with_the_scenarios() {
         );
     }
 }
+
+/// Each catalog page describes every scenario of its model, and its generated
+/// `idemsim verify` block runs the ablations of every holding one, so a new
+/// scenario cannot be left out of the catalog, nor its protections unshown.
+#[test]
+fn the_catalogs_cover_every_scenario_and_the_protections_of_each_holding_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let verdicts = expected_verdicts();
+    for (prefix, page) in [
+        ("payment-", "docs/catalog-payment.md"),
+        ("messaging-", "docs/catalog-messaging.md"),
+    ] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let verified: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(MARK))
+            .filter_map(|rest| rest.trim_end_matches("-->").trim().strip_prefix("verify "))
+            .flat_map(str::split_whitespace)
+            .collect();
+        let mine: Vec<_> = verdicts
+            .iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .collect();
+        assert!(!mine.is_empty(), "no scenario starts with {prefix}");
+        for (name, verdict) in mine {
+            assert!(
+                text.contains(&format!("`{name}`")),
+                "{page} does not describe `{name}`"
+            );
+            if verdict == "holds" {
+                assert!(
+                    verified.contains(&name.as_str()),
+                    "the generated `idemsim verify` block of {page} does not run the ablations of `{name}`"
+                );
+            }
+        }
+    }
+}
