@@ -307,6 +307,32 @@ fn fresh_report(m: &Marker) -> Vec<u8> {
     std::fs::read(&scratch).unwrap()
 }
 
+/// A report beside a shrunk trace shows the same run: the trace comes from
+/// `idemsim shrink NAME`, which shrinks the lowest failing seed, so the
+/// report's `--seed` must be that seed.
+fn same_run_as_the_shrunk_trace(m: &Marker) {
+    let name = &m.args[1];
+    let seed = m
+        .args
+        .iter()
+        .position(|a| a == "--seed")
+        .map(|i| &m.args[i + 1]);
+    let mut args = vec!["check", name.as_str(), "--json", "--no-shrink"];
+    for (i, a) in m.args.iter().enumerate() {
+        if a == "--set" {
+            args.extend(["--set", m.args[i + 1].as_str()]);
+        }
+    }
+    let out = common::outcome(&args);
+    let lowest = common::summary(&out)["lowest_failing_seed"].to_string();
+    assert_eq!(
+        seed.map(String::as_str),
+        Some(lowest.as_str()),
+        "{}: the report of {name} shows another seed than the shrunk trace beside it",
+        m.doc.display()
+    );
+}
+
 /// The committed reports are what `idemsim report` writes today, each is
 /// linked from the page that names it, and none is left without a marker.
 #[test]
@@ -328,6 +354,7 @@ fn committed_reports_match_what_idemsim_writes() {
             m.doc.display(),
             m.out
         );
+        same_run_as_the_shrunk_trace(m);
         let fresh = fresh_report(m);
         let path = root.join(&m.out);
         if std::fs::read(&path).ok().as_deref() != Some(&fresh[..]) {
@@ -354,5 +381,43 @@ fn committed_reports_match_what_idemsim_writes() {
             markers.iter().any(|m| m.out == rel),
             "{rel} is named by no report marker: delete it or add its marker"
         );
+    }
+}
+
+/// Each catalog page describes every scenario of its model, and its generated
+/// `idemsim verify` block runs the ablations of every holding one, so a new
+/// scenario cannot be left out of the catalog, nor its protections unshown.
+#[test]
+fn the_catalogs_cover_every_scenario_and_the_protections_of_each_holding_one() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let verdicts = expected_verdicts();
+    for (prefix, page) in [
+        ("payment-", "docs/catalog-payment.md"),
+        ("messaging-", "docs/catalog-messaging.md"),
+    ] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let verified: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(MARK))
+            .filter_map(|rest| rest.trim_end_matches("-->").trim().strip_prefix("verify "))
+            .flat_map(str::split_whitespace)
+            .collect();
+        let mine: Vec<_> = verdicts
+            .iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .collect();
+        assert!(!mine.is_empty(), "no scenario starts with {prefix}");
+        for (name, verdict) in mine {
+            assert!(
+                text.contains(&format!("`{name}`")),
+                "{page} does not describe `{name}`"
+            );
+            if verdict == "holds" {
+                assert!(
+                    verified.contains(&name.as_str()),
+                    "the generated `idemsim verify` block of {page} does not run the ablations of `{name}`"
+                );
+            }
+        }
     }
 }
