@@ -417,7 +417,7 @@ pub fn world(
         if let Some(selected) = &l.kinds {
             world
                 .kind_faults
-                .extend(kind_faults(l, selected, &kinds, from, to, i)?);
+                .extend(kind_faults(l, selected, &kinds, from, to, i, world.link(from, to))?);
             continue;
         }
         let mut cfg = *world.link(from, to);
@@ -473,6 +473,7 @@ fn kind_faults(
     from: sim::ActorId,
     to: sim::ActorId,
     i: usize,
+    link: &LinkConfig,
 ) -> Result<Vec<KindFault>, Invalid> {
     use Seg::{Index, Key};
     let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
@@ -490,11 +491,15 @@ fn kind_faults(
             "name at least one message kind, e.g. [\"status-query\"]",
         ));
     }
-    let loss = per_mille(l.loss_per_mille.unwrap_or_default(), at("loss_per_mille"))?;
-    let dup = per_mille(
-        l.duplicate_per_mille.unwrap_or_default(),
-        at("duplicate_per_mille"),
-    )?;
+    // What the entry leaves out, the chosen kinds keep from the link.
+    let loss = match l.loss_per_mille {
+        Some(p) => per_mille(p, at("loss_per_mille"))?,
+        None => link.loss_per_mille,
+    };
+    let dup = match l.duplicate_per_mille {
+        Some(p) => per_mille(p, at("duplicate_per_mille"))?,
+        None => link.duplicate_per_mille,
+    };
     let mut out = Vec::new();
     for (j, name) in selected.iter().enumerate() {
         let Some(kind) = kinds.iter().position(|k| k == name) else {
