@@ -141,9 +141,16 @@ async function main() {
       }
       await settle();
     } else if (step.click !== undefined) {
+      // Scroll first and let the page settle (its own scrolling, layout)
+      // before reading where the element is: a position read in the same
+      // frame as the scroll can be stale by the time the mouse arrives.
+      const sel = JSON.stringify(step.click);
+      await s('Runtime.evaluate', {
+        expression: `(() => { const e = document.querySelector(${sel}); if (e) e.scrollIntoView({ block: 'center', inline: 'nearest' }); })()`,
+      });
+      await settle();
       const r = await s('Runtime.evaluate', {
-        expression: `(() => { const e = document.querySelector(${JSON.stringify(step.click)}); if (!e) return null;
-          e.scrollIntoView({ block: 'center', inline: 'nearest' });
+        expression: `(() => { const e = document.querySelector(${sel}); if (!e) return null;
           const b = e.getBoundingClientRect(); return [b.left + Math.min(b.width / 2, 40), b.top + b.height / 2]; })()`,
         returnByValue: true,
       });

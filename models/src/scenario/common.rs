@@ -415,9 +415,15 @@ pub fn world(
             ));
         }
         if let Some(selected) = &l.kinds {
-            world
-                .kind_faults
-                .extend(kind_faults(l, selected, &kinds, from, to, i, world.link(from, to))?);
+            world.kind_faults.extend(kind_faults(
+                l,
+                selected,
+                &kinds,
+                from,
+                to,
+                i,
+                world.link(from, to),
+            )?);
             continue;
         }
         let mut cfg = *world.link(from, to);

@@ -132,11 +132,43 @@ impl Scenario {
         Scenario::load_with(file, text, &[])
     }
 
+    /// Loads a scenario with `--set` overrides applied, and checks that each
+    /// of its protections can be removed (its overrides make a valid
+    /// scenario), so `verify` never meets a broken protection late.
     pub fn load_with(
         file: &str,
         text: &str,
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
+        let (scenario, effective) = Scenario::build(file, text, overrides)?;
+        let loc = Locator::new(file, text, &effective, overrides);
+        for (i, p) in scenario.expect.protections.iter().enumerate() {
+            let mut all = overrides.to_vec();
+            all.extend(p.overrides.iter().cloned());
+            if let Err(e) = Scenario::build(file, text, &all) {
+                use crate::core::input::Seg::{Index, Key};
+                return Err(loc.invalid(invalid(
+                    vec![Key("expect"), Key("protections"), Index(i)],
+                    format!(
+                        "the protection `{}` cannot be removed: {}",
+                        p.describe(),
+                        e.message
+                    ),
+                    e.help.unwrap_or_else(|| {
+                        "write each override as key=value with a key and value the scenario format allows".into()
+                    }),
+                )));
+            }
+        }
+        Ok(scenario)
+    }
+
+    /// Parses, validates and builds; returns the text with overrides applied too.
+    fn build(
+        file: &str,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<(Scenario, String), ScenarioError> {
         let effective = apply_overrides(file, text, overrides)?;
         let loc = Locator::new(file, text, &effective, overrides);
         let dto: common::CommonDto = toml::from_str(&effective).map_err(|e| loc.toml(&e))?;
@@ -177,7 +209,7 @@ impl Scenario {
             let sets: Vec<String> = overrides.iter().map(Override::shown).collect();
             format!("{file} with {}", sets.join(" "))
         };
-        Ok(Scenario {
+        let scenario = Scenario {
             name,
             file: shown,
             text: text.to_string(),
@@ -191,7 +223,8 @@ impl Scenario {
                 nodes,
                 model,
             },
-        })
+        };
+        Ok((scenario, effective))
     }
 
     /// The scenario with `protection` removed: its overrides applied on top
@@ -199,7 +232,7 @@ impl Scenario {
     pub fn ablated(&self, file: &str, protection: &Protection) -> Result<Scenario, ScenarioError> {
         let mut overrides = self.overrides.clone();
         overrides.extend(protection.overrides.iter().cloned());
-        Scenario::load_with(file, &self.text, &overrides)
+        Scenario::build(file, &self.text, &overrides).map(|(s, _)| s)
     }
 }
 
