@@ -51,6 +51,8 @@ pub fn json_line(kind: &str, data: serde_json::Value) -> String {
 pub fn diff_hides(e: &Entry) -> bool {
     match &e.kind {
         sim::TraceKind::TimerSet { .. } => true,
+        // A link from an actor to itself carries no message.
+        sim::TraceKind::LinkMix { from, to, .. } => from == to,
         sim::TraceKind::Observe { obs, .. } => obs.is_bookkeeping(),
         _ => false,
     }

@@ -327,7 +327,8 @@ impl ItemRecorder {
                         "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
                         name(*to)
                     ),
-                    quiet: *loss_per_mille == 0 && *duplicate_per_mille == 0,
+                    // A link from an actor to itself carries no message.
+                    quiet: from == to || (*loss_per_mille == 0 && *duplicate_per_mille == 0),
                 },
             ),
             TraceKind::CrashMix {
