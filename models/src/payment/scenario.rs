@@ -9,7 +9,7 @@ use crate::core::input::{
     count_in, duration_us, invalid, one_of, path, positive_duration_us, Invalid, LoadError, Seg,
     MAX_DURATION_MS,
 };
-use crate::core::retry::{Jitter, RetryPolicy};
+use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
 
@@ -47,34 +47,6 @@ impl Default for ClientDto {
             timeout_ms: 10_000,
             timeout_means: "unknown".into(),
             retry: RetryDto::default(),
-        }
-    }
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, default)]
-struct RetryDto {
-    policy: String,
-    max_attempts: u64,
-    base_ms: u64,
-    cap_ms: u64,
-    jitter: String,
-    window_ms: u64,
-    retry_final_errors: bool,
-    dead_letter: bool,
-}
-
-impl Default for RetryDto {
-    fn default() -> Self {
-        RetryDto {
-            policy: "fixed".into(),
-            max_attempts: 5,
-            base_ms: 0,
-            cap_ms: 60_000,
-            jitter: "none".into(),
-            window_ms: 0,
-            retry_final_errors: false,
-            dead_letter: true,
         }
     }
 }
@@ -185,63 +157,6 @@ where
     })
 }
 
-fn retry(rt: &RetryDto, timeout_ms: u64) -> Result<(RetryPolicy, bool, bool), Invalid> {
-    let at = |k| path(&["client", "retry", k]);
-    let (multiplier, max_attempts) = match one_of(
-        &rt.policy,
-        &[("none", 0u8), ("fixed", 1), ("exponential", 2)],
-        at("policy"),
-    )? {
-        0 => (1, 1),
-        m => (
-            u64::from(m),
-            count_in(rt.max_attempts, 0, 10_000, at("max_attempts"), "attempts")? as u32,
-        ),
-    };
-    duration_us(rt.base_ms, DAY_MS, at("base_ms"))?;
-    duration_us(rt.cap_ms, 30 * DAY_MS, at("cap_ms"))?;
-    if rt.base_ms > rt.cap_ms {
-        return Err(invalid(
-            at("cap_ms"),
-            format!(
-                "the backoff cap ({} ms) is below its base ({} ms): every wait would be cut to the cap",
-                rt.cap_ms, rt.base_ms
-            ),
-            "raise cap_ms to at least base_ms, or lower base_ms",
-        ));
-    }
-    duration_us(rt.window_ms, MAX_DURATION_MS, at("window_ms"))?;
-    if rt.window_ms != 0 && rt.window_ms < timeout_ms {
-        return Err(invalid(
-            at("window_ms"),
-            format!(
-                "the retry window ({} ms) is shorter than one attempt's timeout ({timeout_ms} ms): no retry could ever start",
-                rt.window_ms
-            ),
-            "make window_ms at least client.timeout_ms, or 0 for no window",
-        ));
-    }
-    let jitter = one_of(
-        &rt.jitter,
-        &[
-            ("none", Jitter::None),
-            ("full", Jitter::Full),
-            ("equal", Jitter::Equal),
-            ("decorrelated", Jitter::Decorrelated),
-        ],
-        at("jitter"),
-    )?;
-    let policy = RetryPolicy {
-        max_attempts,
-        base_ms: rt.base_ms,
-        cap_ms: rt.cap_ms,
-        multiplier,
-        jitter,
-        window_ms: rt.window_ms,
-    };
-    Ok((policy, rt.retry_final_errors, rt.dead_letter))
-}
-
 fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<ClientConfig, Invalid> {
     let at = |k| path(&["client", k]);
     let key = match c.key.as_str() {
@@ -273,7 +188,7 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
         at("timeout_ms"),
         "the articles' client waits 10 s: timeout_ms = 10000",
     )?;
-    let (retry, retry_final_errors, dead_letter) = retry(&c.retry, c.timeout_ms)?;
+    let retry = c.retry.build("client", c.timeout_ms)?;
     if ops.is_empty() || ops.len() as u64 > MAX_OPERATIONS {
         return Err(invalid(
             vec![Seg::Key("operations")],
@@ -333,9 +248,9 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
         service: 1,
         timeout_ms: c.timeout_ms,
         key,
-        retry,
-        retry_final_errors,
-        dead_letter,
+        retry: retry.policy,
+        retry_final_errors: retry.retry_final_errors,
+        dead_letter: retry.dead_letter,
         timeout_means_failed,
         ops: specs,
     })
