@@ -5,7 +5,7 @@
 
 use crate::core::wire::ModelMessage;
 use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
-use crate::{messaging, payment};
+use crate::{http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
 
@@ -132,6 +132,10 @@ registry! {
         Broker(messaging::Broker<Msg>),
         Consumer(messaging::Consumer<Msg>),
         ConsumerDb(messaging::ConsumerDb<Msg>),
+    },
+    Http: http::Http, http::Msg => {
+        HttpClient(http::Client<Msg>),
+        HttpServer(http::Server<Msg>),
     },
 }
 

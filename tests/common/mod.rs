@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use models::scenario::{Override, Verdict};
-use models::{Msg, NodeTimer, Obs, Scenario};
+use models::{Msg, NodeTimer, Obs, Scenario, ScenarioError};
 use sim::{explore, Outcome, Recorder, SeedRange, Sim, SituationId, Source, Summary, TraceEntry};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -58,6 +58,15 @@ pub fn load_text(file: &str, text: &str, sets: &[&str]) -> Scenario {
         .map(|s| Override::parse(s).expect("well-formed override"))
         .collect();
     Scenario::load_with(file, text, &overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error a scenario text gives on loading (it must give one).
+#[track_caller]
+pub fn load_error(file: &str, text: &str) -> ScenarioError {
+    match Scenario::load(file, text) {
+        Ok(s) => panic!("{file} loads, as {}", s.name),
+        Err(e) => e,
+    }
 }
 
 /// Seeds `0..seeds` of `s`.
