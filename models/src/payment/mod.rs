@@ -6,7 +6,7 @@
 mod bank;
 mod client;
 mod msg;
-mod scenario;
+pub(crate) mod scenario;
 mod service;
 pub mod situations;
 
@@ -18,7 +18,7 @@ pub use client::{
 pub use msg::{Msg, PayStatus, TransferResult};
 pub use service::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Service, ServiceConfig, ServiceState,
-    ServiceStorage, ServiceTimer,
+    ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS,
 };
 
 use crate::core::input::LoadError;

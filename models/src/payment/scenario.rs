@@ -12,6 +12,7 @@ use crate::core::input::{
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
+use sim::ActorId;
 
 pub const TABLES: &[&str] = &["client", "service", "bank", "operations"];
 
@@ -135,18 +136,7 @@ where
     N: From<Client<W>> + From<Service<W>> + From<Bank<W>>,
     W: Carries<super::Msg>,
 {
-    let d: FileDto = toml::from_str(input.text)?;
-    let client = client(&d.client, &d.operations, input)?;
-    let service = service(&d.service, &d.bank)?;
-    let bank = BankConfig {
-        accepts_key: d.bank.accepts_key,
-        key_retention_us: duration_us(
-            d.bank.key_retention_ms,
-            MAX_DURATION_MS,
-            path(&["bank", "key_retention_ms"]),
-        )?,
-        status_query: d.bank.status_query,
-    };
+    let (client, service, bank) = hops(input, 1, 2)?;
     Ok(Built {
         actors: vec![
             (ACTORS[0].to_string(), N::from(Client::new(client))),
@@ -157,7 +147,36 @@ where
     })
 }
 
-fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<ClientConfig, Invalid> {
+/// The claims system, the payment service and the bank, from the tables
+/// `[client]`, `[service]`, `[bank]` and `[[operations]]` (a composed
+/// model has these too): the client calls the service at `service`, the
+/// service the bank at `bank`.
+pub(crate) fn hops(
+    input: &BuildInput<'_>,
+    service: ActorId,
+    bank: ActorId,
+) -> Result<(ClientConfig, ServiceConfig, BankConfig), LoadError> {
+    let d: FileDto = toml::from_str(input.text)?;
+    let client = client(&d.client, &d.operations, input, service)?;
+    let service = self::service(&d.service, &d.bank, bank)?;
+    let bank = BankConfig {
+        accepts_key: d.bank.accepts_key,
+        key_retention_us: duration_us(
+            d.bank.key_retention_ms,
+            MAX_DURATION_MS,
+            path(&["bank", "key_retention_ms"]),
+        )?,
+        status_query: d.bank.status_query,
+    };
+    Ok((client, service, bank))
+}
+
+fn client(
+    c: &ClientDto,
+    ops: &[OpDto],
+    input: &BuildInput<'_>,
+    service: ActorId,
+) -> Result<ClientConfig, Invalid> {
     let at = |k| path(&["client", k]);
     let key = match c.key.as_str() {
         "timestamp" => {
@@ -245,7 +264,7 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
         at("timeout_means"),
     )?;
     Ok(ClientConfig {
-        service: 1,
+        service,
         timeout_ms: c.timeout_ms,
         key,
         retry: retry.policy,
@@ -256,7 +275,7 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
     })
 }
 
-fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
+fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, Invalid> {
     let at = |k| path(&["service", k]);
     let idempotency = one_of(
         &s.idempotency,
@@ -283,14 +302,14 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         ],
         at("mode"),
     )?;
-    if s.query_before_retry && !bank.status_query {
+    if s.query_before_retry && !b.status_query {
         return Err(invalid(
             at("query_before_retry"),
             "the service is to ask the bank before a retry, but the bank answers no status queries",
             "add status_query = true to [bank], or remove query_before_retry",
         ));
     }
-    if mode != Mode::Action && !bank.status_query {
+    if mode != Mode::Action && !b.status_query {
         return Err(invalid(
             at("mode"),
             "\"state instead of action\" reads what is paid from the bank, but the bank answers no status queries",
@@ -298,7 +317,7 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         ));
     }
     Ok(ServiceConfig {
-        bank: 2,
+        bank,
         idempotency,
         retention_us: duration_us(s.retention_ms, MAX_DURATION_MS, at("retention_ms"))?,
         fingerprint_check: s.fingerprint_check,
@@ -330,6 +349,6 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         mode,
         query_before_retry: s.query_before_retry,
         // Asking is possible only where the bank answers.
-        query_on_recovery: s.query_on_recovery && bank.status_query,
+        query_on_recovery: s.query_on_recovery && b.status_query,
     })
 }
