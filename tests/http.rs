@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check, failing_trace, load, load_error, load_text, reached, sweep, trace_of, Entry};
+use common::{check, failing_trace, load, load_text, reached, refuses, sweep, trace_of, Entry};
 use models::core::Obs;
 use models::http::{self, situations as sit, Method, Status};
 use models::scenario::Verdict;
@@ -191,16 +191,7 @@ fn requests_that_make_no_sense_are_refused_with_their_place_and_a_fix() {
             "\"done\"",
         ),
     ];
-    for (tail, message, help) in cases {
-        let text = format!("{base}{tail}");
-        let e = load_error("bad.toml", &text);
-        assert!(e.message.contains(message), "{tail}: {e}");
-        assert!(
-            e.help.as_deref().is_some_and(|h| h.contains(help)),
-            "{tail}: {e}"
-        );
-        assert!(e.line > 1, "{tail}: the error points into the file: {e}");
-    }
+    refuses(base, cases);
     // The default scenario of the model loads: one POST, keys on.
     let s = load_text("ok.toml", base, &[]);
     assert_eq!(s.system.world.actor_names, ["client", "server"]);

@@ -69,6 +69,22 @@ pub fn load_error(file: &str, text: &str) -> ScenarioError {
     }
 }
 
+/// Bad input is refused with its place and a fix: each case is a text
+/// appended to `base`, words the error's message must contain, and words
+/// its help must contain; the error must point into the file, past line 1.
+#[track_caller]
+pub fn refuses(base: &str, cases: &[(&str, &str, &str)]) {
+    for (tail, message, help) in cases {
+        let e = load_error("bad.toml", &format!("{base}{tail}"));
+        assert!(e.message.contains(message), "{tail}: {e}");
+        assert!(
+            e.help.as_deref().is_some_and(|h| h.contains(help)),
+            "{tail}: {e}"
+        );
+        assert!(e.line > 1, "{tail}: the error points into the file: {e}");
+    }
+}
+
 /// Seeds `0..seeds` of `s`.
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);

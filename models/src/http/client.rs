@@ -3,13 +3,13 @@
 //! read-modify-write: GET the resource, then PUT it back with the change
 //! applied to what was read, conditional on the ETag read if `if_match`.
 
-use super::msg::{Method, Msg, Read, Status};
+use super::msg::{Method, Msg, Read, Request, Status};
 use super::situations as sit;
 use super::REQUEST;
-use crate::core::client_op::{ClientOp, ClientSituations, OpStatus, Persistence};
+pub use crate::core::client_op::ClientStorage;
+use crate::core::client_op::{self, ClientSituations, OpStatus, OpTimer, OpTimerKind, Persistence};
 use crate::core::{AttemptOutcome, Carries, Ending, Obs, Op};
-use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
-use std::fmt;
+use sim::{Actor, ActorId, Ctx, US_PER_MS};
 use std::marker::PhantomData;
 
 const SITUATIONS: ClientSituations = ClientSituations {
@@ -83,12 +83,6 @@ pub struct ClientConfig {
     pub requests: Vec<RequestSpec>,
 }
 
-/// The client's database: survives its crashes.
-#[derive(Clone, Debug, Default)]
-pub struct ClientStorage {
-    pub ops: Vec<ClientOp>,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Waiting for the answer to the request itself.
@@ -107,31 +101,12 @@ pub struct ClientState {
     pub after_412: Vec<bool>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientTimer {
-    /// No answer to the current attempt in time.
-    Timeout { i: u32, id: u32 },
-    /// The request's first attempt, or the next after a backoff.
-    NextAttempt { i: u32, id: u32 },
-}
-
-impl fmt::Display for ClientTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ClientTimer::Timeout { id, .. } => write!(f, "attempt timeout (request #{id})"),
-            ClientTimer::NextAttempt { id, .. } => write!(f, "next attempt (request #{id})"),
-        }
-    }
-}
-
-impl Timer for ClientTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ClientTimer::Timeout { i, .. } => 2 * i,
-            ClientTimer::NextAttempt { i, .. } => 2 * i + 1,
-        }
-    }
-}
+client_op::client_timers!(
+    /// The client's timers, one pair per request.
+    ClientTimer,
+    Requests,
+    REQUEST
+);
 
 pub struct Client<W> {
     pub cfg: ClientConfig,
@@ -147,17 +122,7 @@ impl<W> Client<W> {
     }
 
     fn timeout(&self, i: usize) -> ClientTimer {
-        ClientTimer::Timeout {
-            i: i as u32,
-            id: self.cfg.requests[i].id,
-        }
-    }
-
-    fn next_attempt(&self, i: usize) -> ClientTimer {
-        ClientTimer::NextAttempt {
-            i: i as u32,
-            id: self.cfg.requests[i].id,
-        }
+        OpTimer::timeout(i, self.cfg.requests[i].id)
     }
 
     fn index_of(&self, op: Op) -> Option<usize> {
@@ -185,7 +150,7 @@ impl<W: Carries<Msg>> Client<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let spec = self.cfg.requests[i];
-        let request = Msg::Request {
+        let request = Msg::Request(Request {
             op: spec.op(),
             attempt,
             method,
@@ -193,7 +158,7 @@ impl<W: Carries<Msg>> Client<W> {
             body,
             key: self.cfg.idempotency_key && method != Method::Get,
             read,
-        };
+        });
         st.awaiting[i] = Some((attempt, phase));
         ctx.send(self.cfg.server, W::wrap(request));
         let timeout_us = self.cfg.persistence.timeout_ms.saturating_mul(US_PER_MS);
@@ -229,10 +194,7 @@ impl<W: Carries<Msg>> Client<W> {
 
     fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
         let op = self.cfg.requests[i].op();
-        let p = &self.cfg.persistence;
-        if let Some(wait_us) = s.ops[i].retry_or_give_up(op, p, &SITUATIONS, ctx) {
-            ctx.set_timer(self.next_attempt(i), wait_us);
-        }
+        s.ops[i].retry_or_give_up(i, op, &self.cfg.persistence, &SITUATIONS, ctx);
     }
 
     /// A final answer that is not success: the request cannot succeed by retrying.
@@ -315,32 +277,17 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type Storage = ClientStorage;
 
     fn timer_slots(&self) -> u32 {
-        2 * self.cfg.requests.len() as u32
+        client_op::timer_slots(self.cfg.requests.len())
     }
 
     fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        let s = storage.get_or_insert_with(ClientStorage::default);
-        s.ops.clear();
-        s.ops.resize(self.cfg.requests.len(), ClientOp::NEW);
+        ClientStorage::reset(storage, self.cfg.requests.len());
     }
 
     fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
-        let now_us = ctx.now_us();
-        for (i, spec) in self.cfg.requests.iter().enumerate() {
-            if s.ops[i].status == OpStatus::NotStarted {
-                let at_us = spec.start_ms.saturating_mul(US_PER_MS);
-                ctx.set_timer(self.next_attempt(i), at_us.saturating_sub(now_us));
-            }
-        }
-        for i in 0..s.ops.len() {
-            if s.ops[i].status == OpStatus::Pending {
-                let op = self.cfg.requests[i].op();
-                let p = &self.cfg.persistence;
-                if let Some(wait_us) = s.ops[i].recover(op, p, &SITUATIONS, ctx) {
-                    ctx.set_timer(self.next_attempt(i), wait_us);
-                }
-            }
-        }
+        let spec = |i: usize| (self.cfg.requests[i].op(), self.cfg.requests[i].start_ms);
+        let p = &self.cfg.persistence;
+        client_op::start_ops(&mut s.ops, spec, p, &SITUATIONS, ctx);
         let n = self.cfg.requests.len();
         ClientState {
             awaiting: vec![None; n],
@@ -390,15 +337,14 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         timer: ClientTimer,
         ctx: &mut impl Ctx<Self>,
     ) {
-        match timer {
-            ClientTimer::NextAttempt { i, .. } => {
-                let i = i as usize;
+        let i = timer.i as usize;
+        match timer.kind {
+            OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);
                 }
             }
-            ClientTimer::Timeout { i, .. } => {
-                let i = i as usize;
+            OpTimerKind::Timeout => {
                 if s.ops[i].status == OpStatus::Done {
                     return;
                 }

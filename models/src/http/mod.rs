@@ -19,9 +19,9 @@ pub mod situations;
 
 pub use client::{
     Action, Client, ClientConfig, ClientState, ClientStorage, ClientTimer, DeleteNotFound, Phase,
-    RequestSpec,
+    RequestSpec, Requests,
 };
-pub use msg::{Method, Msg, Read, Status};
+pub use msg::{Method, Msg, Read, Request, Status};
 pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
 
 use crate::core::input::LoadError;

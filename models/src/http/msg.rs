@@ -65,19 +65,23 @@ pub struct Read {
     pub if_match: bool,
 }
 
+/// One attempt's request. `resource` is 0 for a POST to the collection;
+/// `key` says whether it carries its operation's Idempotency-Key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    pub attempt: u32,
+    pub method: Method,
+    pub resource: u32,
+    pub body: u32,
+    pub key: bool,
+    pub read: Option<Read>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Msg {
-    /// Client to server. `resource` is 0 for a POST to the collection;
-    /// `key` says whether the request carries its operation's Idempotency-Key.
-    Request {
-        op: Op,
-        attempt: u32,
-        method: Method,
-        resource: u32,
-        body: u32,
-        key: bool,
-        read: Option<Read>,
-    },
+    /// Client to server.
+    Request(Request),
     /// The server's answer: the resource's value and ETag as they stand after
     /// the request, or as they were when the stored answer was made.
     Response {
@@ -110,7 +114,7 @@ impl ModelMessage for Msg {
 
     fn kind(&self) -> u16 {
         match self {
-            Msg::Request { method, .. } => match method {
+            Msg::Request(Request { method, .. }) => match method {
                 Method::Get => 0,
                 Method::Post => 1,
                 Method::Put => 2,
@@ -126,7 +130,7 @@ impl ModelMessage for Msg {
     }
 
     fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
-        let Msg::Request { method, .. } = self else {
+        let Msg::Request(Request { method, .. }) = self else {
             return None;
         };
         if effect {
@@ -136,7 +140,7 @@ impl ModelMessage for Msg {
             Msg::Response {
                 status, replayed, ..
             } => Some((*status, *replayed)),
-            Msg::Request { .. } => None,
+            Msg::Request(_) => None,
         })?;
         match (method, status) {
             _ if replayed => Some("Idempotency-Key known: the stored response, not executed again"),
@@ -159,7 +163,7 @@ impl ModelMessage for Msg {
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Msg::Request {
+            Msg::Request(Request {
                 op,
                 attempt,
                 method,
@@ -167,7 +171,7 @@ impl fmt::Display for Msg {
                 body,
                 key,
                 read,
-            } => {
+            }) => {
                 write!(f, "{op}: {}", method.as_str())?;
                 match (method, resource) {
                     (Method::Post, _) => write!(f, " /claims value {body}")?,

@@ -8,8 +8,8 @@ use super::{
 };
 use crate::core::client_op::Persistence;
 use crate::core::input::{
-    count_in, duration_us, invalid, one_of, path, positive_duration_us, Invalid, LoadError, Seg,
-    MAX_DURATION_MS,
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg, MAX_DURATION_MS,
 };
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
@@ -257,17 +257,7 @@ fn request(
         }
         (_, Some(v)) => v,
     };
-    let start_us = duration_us(r.start_ms, MAX_DURATION_MS, at("start_ms"))?;
-    if start_us > input.max_time_us {
-        return Err(invalid(
-            at("start_ms"),
-            format!(
-                "the request starts at {} ms, after run.max_time_ms",
-                r.start_ms
-            ),
-            "start it before the run's time limit, or raise run.max_time_ms",
-        ));
-    }
+    start_us(r.start_ms, input.max_time_us, at("start_ms"), "request")?;
     Ok(RequestSpec {
         id: i as u32 + 1,
         action,

@@ -5,7 +5,7 @@
 //! write that changes a resource is an effect of the request that made it,
 //! and a repeat that finds the resource already as it asks changes nothing.
 
-use super::msg::{Method, Msg, Read, Status};
+use super::msg::{Method, Msg, Request, Status};
 use super::situations as sit;
 use super::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, SERVER_LAYER, WRITE};
 use crate::core::dedup::DedupStore;
@@ -99,18 +99,6 @@ impl<W> Server<W> {
     }
 }
 
-/// A request as the server handles it.
-#[derive(Clone, Copy, Debug)]
-struct Req {
-    op: Op,
-    attempt: u32,
-    method: Method,
-    id: u32,
-    body: u32,
-    key: bool,
-    read: Option<Read>,
-}
-
 /// What executing a request did: the answer, and the change it made, if any.
 struct Outcome {
     status: Status,
@@ -163,9 +151,13 @@ impl<W: Carries<Msg>> Server<W> {
         }
     }
 
-    fn put(&self, s: &mut ServerStorage, q: Req, ctx: &mut impl Ctx<Self>) -> Outcome {
-        let Req {
-            op, id, body, read, ..
+    fn put(&self, s: &mut ServerStorage, q: Request, ctx: &mut impl Ctx<Self>) -> Outcome {
+        let Request {
+            op,
+            resource: id,
+            body,
+            read,
+            ..
         } = q;
         let at = s.find(id);
         if let Some(r) = read.filter(|r| r.if_match) {
@@ -232,8 +224,13 @@ impl<W: Carries<Msg>> Server<W> {
         }
     }
 
-    fn execute(&self, s: &mut ServerStorage, q: Req, ctx: &mut impl Ctx<Self>) -> Outcome {
-        let Req { op, id, body, .. } = q;
+    fn execute(&self, s: &mut ServerStorage, q: Request, ctx: &mut impl Ctx<Self>) -> Outcome {
+        let Request {
+            op,
+            resource: id,
+            body,
+            ..
+        } = q;
         let at = s.find(id).filter(|&i| s.resources[i].exists);
         let not_found = Outcome {
             status: Status::NotFound,
@@ -289,13 +286,14 @@ impl<W: Carries<Msg>> Server<W> {
         });
     }
 
-    fn on_request(&self, s: &mut ServerStorage, from: ActorId, q: Req, ctx: &mut impl Ctx<Self>) {
-        let Req {
-            op,
-            attempt,
-            method,
-            ..
-        } = q;
+    fn on_request(
+        &self,
+        s: &mut ServerStorage,
+        from: ActorId,
+        q: Request,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Request { op, method, .. } = q;
         let key = Msg::key_of(op, q.key);
         ctx.observe(Obs::Received {
             layer: &SERVER_LAYER,
@@ -306,24 +304,14 @@ impl<W: Carries<Msg>> Server<W> {
         let now = ctx.now_us();
         if let Some(stored) = s.keys.get(&key, now).filter(|_| keyed).copied() {
             ctx.reached(sit::KEY_REPLAYED);
-            let reply = Msg::Response {
-                op,
-                attempt,
-                method,
-                status: stored.status,
-                resource: stored.resource,
-                value: stored.value,
-                etag: stored.etag,
-                replayed: true,
-            };
-            ctx.send(from, W::wrap(reply));
+            Self::respond(from, q, stored, true, ctx);
             return;
         }
         let out = self.execute(s, q, ctx);
         let r = out.at.map(|i| s.resources[i]);
         let stored = Stored {
             status: out.status,
-            resource: r.map_or(q.id, |r| r.id),
+            resource: r.map_or(q.resource, |r| r.id),
             value: r.map_or(0, |r| r.value),
             etag: r.map_or(0, |r| r.version),
         };
@@ -332,15 +320,26 @@ impl<W: Carries<Msg>> Server<W> {
         if keyed && out.status.is_success() {
             self.remember(s, key, stored, ctx);
         }
+        Self::respond(from, q, stored, false, ctx);
+    }
+
+    /// Answers `q` with `stored`, as executed now or replayed from the key store.
+    fn respond(
+        from: ActorId,
+        q: Request,
+        stored: Stored,
+        replayed: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         let reply = Msg::Response {
-            op,
-            attempt,
-            method,
+            op: q.op,
+            attempt: q.attempt,
+            method: q.method,
             status: stored.status,
             resource: stored.resource,
             value: stored.value,
             etag: stored.etag,
-            replayed: false,
+            replayed,
         };
         ctx.send(from, W::wrap(reply));
     }
@@ -386,25 +385,7 @@ impl<W: Carries<Msg>> Actor for Server<W> {
         msg: W,
         ctx: &mut impl Ctx<Self>,
     ) {
-        if let Some(&Msg::Request {
-            op,
-            attempt,
-            method,
-            resource,
-            body,
-            key,
-            read,
-        }) = msg.peek()
-        {
-            let q = Req {
-                op,
-                attempt,
-                method,
-                id: resource,
-                body,
-                key,
-                read,
-            };
+        if let Some(&Msg::Request(q)) = msg.peek() {
             self.on_request(s, from, q, ctx);
         }
     }

@@ -6,8 +6,8 @@ use super::{
     EventSpec, Handler, Producer, ProducerConfig, WriteMode,
 };
 use crate::core::input::{
-    count_in, duration_us, invalid, one_of, path, positive_duration_us, Invalid, LoadError, Seg,
-    MAX_DURATION_MS,
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg,
 };
 use crate::core::retry::RetryPolicy;
 use crate::core::{BuildInput, Built, Carries};
@@ -171,18 +171,7 @@ where
     let mut events = Vec::with_capacity(d.events.len());
     for (i, e) in d.events.iter().enumerate() {
         let at = vec![Seg::Key("events"), Seg::Index(i), Seg::Key("start_ms")];
-        let start_us = duration_us(e.start_ms, MAX_DURATION_MS, at.clone())?;
-        if start_us > input.max_time_us {
-            return Err(invalid(
-                at,
-                format!(
-                    "the event starts at {} ms, after run.max_time_ms",
-                    e.start_ms
-                ),
-                "start events before the run's time limit, or raise run.max_time_ms",
-            )
-            .into());
-        }
+        start_us(e.start_ms, input.max_time_us, at, "event")?;
         events.push(EventSpec {
             entity: e.entity,
             value: e.value,

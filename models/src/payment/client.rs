@@ -5,12 +5,11 @@
 use super::msg::{Msg, PayStatus};
 use super::situations as sit;
 use super::CLAIM;
-pub use crate::core::client_op::{ClientOp, OpStatus};
-use crate::core::client_op::{ClientSituations, Persistence};
+use crate::core::client_op::{self, ClientSituations, OpTimer, OpTimerKind, Persistence};
+pub use crate::core::client_op::{ClientOp, ClientStorage, OpStatus};
 use crate::core::retry::RetryPolicy;
 use crate::core::{AttemptOutcome, Carries, Key, Obs, Op};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
-use std::fmt;
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::marker::PhantomData;
 
 const SITUATIONS: ClientSituations = ClientSituations {
@@ -71,44 +70,18 @@ pub struct ClientConfig {
     pub ops: Vec<OpSpec>,
 }
 
-/// The claims system's database: survives its crashes.
-#[derive(Clone, Debug, Default)]
-pub struct ClientStorage {
-    pub ops: Vec<ClientOp>,
-}
-
 /// Volatile: which attempt each operation waits on (its open connection).
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
     pub awaiting: Vec<Option<u32>>,
 }
 
-/// The client's timers, one pair per operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientTimer {
-    /// No answer to the current attempt in time.
-    Timeout { i: u32, claim: u32 },
-    /// The operation's first attempt, or the next after a backoff.
-    NextAttempt { i: u32, claim: u32 },
-}
-
-impl fmt::Display for ClientTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ClientTimer::Timeout { claim, .. } => write!(f, "attempt timeout (claim {claim})"),
-            ClientTimer::NextAttempt { claim, .. } => write!(f, "next attempt (claim {claim})"),
-        }
-    }
-}
-
-impl Timer for ClientTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ClientTimer::Timeout { i, .. } => 2 * i,
-            ClientTimer::NextAttempt { i, .. } => 2 * i + 1,
-        }
-    }
-}
+client_op::client_timers!(
+    /// The client's timers, one pair per operation.
+    ClientTimer,
+    Claims,
+    CLAIM
+);
 
 pub struct Client<W> {
     pub cfg: ClientConfig,
@@ -124,17 +97,7 @@ impl<W> Client<W> {
     }
 
     fn timeout(&self, i: usize) -> ClientTimer {
-        ClientTimer::Timeout {
-            i: i as u32,
-            claim: self.cfg.ops[i].claim,
-        }
-    }
-
-    fn next_attempt(&self, i: usize) -> ClientTimer {
-        ClientTimer::NextAttempt {
-            i: i as u32,
-            claim: self.cfg.ops[i].claim,
-        }
+        OpTimer::timeout(i, self.cfg.ops[i].claim)
     }
 
     pub fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {
@@ -193,10 +156,7 @@ impl<W: Carries<Msg>> Client<W> {
     /// After an attempt that may be retried: retry within the policy or give up.
     fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
         let op = self.cfg.ops[i].op();
-        if let Some(wait_us) = s.ops[i].retry_or_give_up(op, &self.persistence(), &SITUATIONS, ctx)
-        {
-            ctx.set_timer(self.next_attempt(i), wait_us);
-        }
+        s.ops[i].retry_or_give_up(i, op, &self.persistence(), &SITUATIONS, ctx);
     }
 
     fn attempt_ended(
@@ -258,35 +218,17 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type Storage = ClientStorage;
 
     fn timer_slots(&self) -> u32 {
-        2 * self.cfg.ops.len() as u32
+        client_op::timer_slots(self.cfg.ops.len())
     }
 
     fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        let s = storage.get_or_insert_with(ClientStorage::default);
-        s.ops.clear();
-        s.ops.resize(self.cfg.ops.len(), ClientOp::NEW);
+        ClientStorage::reset(storage, self.cfg.ops.len());
     }
 
     fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
-        let now_us = ctx.now_us();
-        for (i, spec) in self.cfg.ops.iter().enumerate() {
-            if s.ops[i].status == OpStatus::NotStarted {
-                let at_us = spec.start_ms.saturating_mul(US_PER_MS);
-                ctx.set_timer(self.next_attempt(i), at_us.saturating_sub(now_us));
-            }
-        }
-        // After a restart the open connections are gone: the last attempts'
-        // outcomes are unknown, so they are retried within the policy.
-        let p = self.persistence();
-        for i in 0..s.ops.len() {
-            if s.ops[i].status == OpStatus::Pending {
-                let op = self.cfg.ops[i].op();
-                if let Some(wait_us) = s.ops[i].recover(op, &p, &SITUATIONS, ctx) {
-                    ctx.set_timer(self.next_attempt(i), wait_us);
-                }
-            }
-        }
+        let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
+        client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
         ClientState {
             awaiting: vec![None; self.cfg.ops.len()],
         }
@@ -326,15 +268,14 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         timer: ClientTimer,
         ctx: &mut impl Ctx<Self>,
     ) {
-        match timer {
-            ClientTimer::NextAttempt { i, .. } => {
-                let i = i as usize;
+        let i = timer.i as usize;
+        match timer.kind {
+            OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);
                 }
             }
-            ClientTimer::Timeout { i, .. } => {
-                let i = i as usize;
+            OpTimerKind::Timeout => {
                 if s.ops[i].status == OpStatus::Done {
                     return;
                 }

@@ -12,8 +12,8 @@ pub mod situations;
 
 pub use bank::{Bank, BankConfig, BankStorage};
 pub use client::{
-    Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy, OpSpec,
-    OpStatus,
+    Claims, Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy,
+    OpSpec, OpStatus,
 };
 pub use msg::{Msg, PayStatus, TransferResult};
 pub use service::{

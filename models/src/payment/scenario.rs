@@ -6,8 +6,8 @@ use super::{
     Service, ServiceConfig,
 };
 use crate::core::input::{
-    count_in, duration_us, invalid, one_of, path, positive_duration_us, Invalid, LoadError, Seg,
-    MAX_DURATION_MS,
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg, MAX_DURATION_MS,
 };
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
@@ -240,17 +240,7 @@ fn client(
                 ));
             }
         }
-        let start_us = duration_us(o.start_ms, MAX_DURATION_MS, at("start_ms"))?;
-        if start_us > input.max_time_us {
-            return Err(invalid(
-                at("start_ms"),
-                format!(
-                    "the operation starts at {} ms, after run.max_time_ms",
-                    o.start_ms
-                ),
-                "start it before the run's time limit, or raise run.max_time_ms",
-            ));
-        }
+        start_us(o.start_ms, input.max_time_us, at("start_ms"), "operation")?;
         specs.push(OpSpec {
             claim: o.claim,
             amount_eur: o.amount_eur,
