@@ -4,6 +4,7 @@
 
 use models::core::invariants;
 use models::core::{AttemptOutcome, Ending, Key, Ledger, Obs, Op};
+use models::http::{EDIT, REQUEST, RESOURCE, WRITE};
 use models::messaging::{CONSUMER_WRITE, ENTITY, EVENT};
 use models::payment::{BANK_LAYER, CLAIM, SERVICE_LAYER, TRANSFER};
 use sim::{Oracle, TimeUs, US_PER_S};
@@ -393,6 +394,80 @@ fn state_converges() {
         (1, 2, written(1, 1)),
         (2, 2, written(2, 2)),
     ]);
+}
+
+#[test]
+fn no_lost_update() {
+    let (a, b) = (Op::new(&REQUEST, 1), Op::new(&REQUEST, 2));
+    let claim = Op::new(&RESOURCE, 4711);
+    // A write of `op` landing as `version`, computed from a read of `read`
+    // (0: a blind PUT).
+    let write = |op, version: u32, read: u32| -> Vec<(u64, u32, Obs)> {
+        let site = if read == 0 { &WRITE } else { &EDIT };
+        vec![
+            (
+                version.into(),
+                2,
+                Obs::Effect {
+                    site,
+                    op,
+                    payload: 200,
+                },
+            ),
+            (
+                version.into(),
+                2,
+                Obs::NewVersion {
+                    op,
+                    entity: claim,
+                    version,
+                    read,
+                },
+            ),
+        ]
+    };
+    let done = |t: u64, op: Op| -> Vec<(u64, u32, Obs)> {
+        vec![(t, 0, told(op, 200)), (t, 0, ended(op, Ending::Done))]
+    };
+    let run = |parts: &[Vec<(u64, u32, Obs)>]| -> Vec<(u64, u32, Obs)> {
+        let mut v = vec![(0, 0, intent(a, 200)), (0, 1, intent(b, 200))];
+        v.extend(parts.iter().flatten().copied());
+        v
+    };
+    // Both read v1; b's write replaces a's v2 after a was told done.
+    fires(
+        "no-lost-update",
+        &run(&[write(a, 2, 1), done(2, a), write(b, 3, 1), done(3, b)]),
+    );
+    // The same, with a told done only after its write was replaced.
+    fires(
+        "no-lost-update",
+        &run(&[write(a, 2, 1), write(b, 3, 1), done(3, b), done(4, a)]),
+    );
+    // b read a's version (If-Match made it read again): nothing is lost.
+    silent(&run(&[
+        write(a, 2, 1),
+        done(2, a),
+        write(b, 3, 2),
+        done(3, b),
+    ]));
+    // A blind PUT depends on no read: the last writer wins, by design.
+    silent(&run(&[
+        write(a, 2, 1),
+        done(2, a),
+        write(b, 3, 0),
+        done(3, b),
+    ]));
+    // A request's own earlier write is no one else's update (its second
+    // landing is a duplicate effect, not a lost update).
+    assert_eq!(
+        judge(&run(&[write(a, 2, 1), write(a, 3, 1), done(3, a)])),
+        Some("no-duplicate-effect")
+    );
+    // Replaced, but its client never claimed it was done: an honest unknown.
+    let mut unknown = run(&[write(a, 2, 1), write(b, 3, 1), done(3, b)]);
+    unknown.push((4, 0, ended(a, Ending::Unknown)));
+    silent(&unknown);
 }
 
 #[test]

@@ -1,13 +1,16 @@
 //! idemsim's models: the actors, their design variants, and the effect ledger.
 //!
 //! Layering (no cycles): [`core`] knows no model; each model folder
-//! ([`payment`], [`messaging`]) depends on `core` alone and is generic over
-//! the world's message type; [`registry`] lists the models and builds the
-//! world's message and actor enums; [`scenario`] loads scenario files through
-//! the registry. Actors report effects where they land in the outside world;
+//! ([`payment`], [`messaging`], [`http`]) depends on `core` alone, a composed
+//! model ([`chain`]) on `core` and the models it composes; every model is
+//! generic over the world's message type; [`registry`] lists the models and
+//! builds the world's message and actor enums; [`scenario`] loads scenario
+//! files through the registry. Actors report effects where they land in the outside world;
 //! the ledger judges runs on those alone.
 
+pub mod chain;
 pub mod core;
+pub mod http;
 pub mod messaging;
 pub mod payment;
 pub mod registry;

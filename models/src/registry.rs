@@ -1,18 +1,20 @@
-//! The one list of models. Each entry names the model, its message type and
-//! its kinds of actor; from it come the world's message enum, the actor enum
-//! (static dispatch through `sim::compose!`), and the list the loader and the
-//! command line ask. Adding a model is a folder plus one entry here.
+//! The one list of models. It names every model's message type (a model
+//! composed of others', such as the chain, adds none) and every model with
+//! its new kinds of actor; from it come the world's message enum, the actor
+//! enum (static dispatch through `sim::compose!`), and the list the loader
+//! and the command line ask. Adding a model is a folder plus its entries here.
 
 use crate::core::wire::ModelMessage;
 use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
-use crate::{messaging, payment};
+use crate::{chain, http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
 
 macro_rules! registry {
-    ($(
-        $variant:ident: $spec:expr, $msg:ty => { $( $actor:ident($kind:ty) ),+ $(,)? }
-    ),+ $(,)?) => {
+    (
+        messages { $( $variant:ident($msg:ty) ),+ $(,)? }
+        models { $( $spec:expr => { $( $actor:ident($kind:ty) ),* $(,)? } ),+ $(,)? }
+    ) => {
         /// A message of any model.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Msg {
@@ -104,7 +106,7 @@ macro_rules! registry {
             pub enum Node, NodeState, NodeStorage, NodeTimer {
                 msg: Msg,
                 obs: Obs,
-                $( $( $actor($kind), )+ )+
+                $( $( $actor($kind), )* )+
             }
         }
 
@@ -114,7 +116,7 @@ macro_rules! registry {
                     Node::$actor(a)
                 }
             }
-        )+ )+
+        )* )+
 
         /// Every model, in the order `idemsim` lists them.
         pub static MODELS: &[&dyn ModelSpec<Node>] = &[ $( &$spec ),+ ];
@@ -122,17 +124,32 @@ macro_rules! registry {
 }
 
 registry! {
-    Payment: payment::Payment, payment::Msg => {
-        Client(payment::Client<Msg>),
-        Service(payment::Service<Msg>),
-        Bank(payment::Bank<Msg>),
-    },
-    Messaging: messaging::Messaging, messaging::Msg => {
-        Producer(messaging::Producer<Msg>),
-        Broker(messaging::Broker<Msg>),
-        Consumer(messaging::Consumer<Msg>),
-        ConsumerDb(messaging::ConsumerDb<Msg>),
-    },
+    messages {
+        Payment(payment::Msg),
+        Messaging(messaging::Msg),
+        Http(http::Msg),
+    }
+    models {
+        payment::Payment => {
+            Client(payment::Client<Msg>),
+            Service(payment::Service<Msg>),
+            Bank(payment::Bank<Msg>),
+        },
+        messaging::Messaging => {
+            Producer(messaging::Producer<Msg>),
+            Broker(messaging::Broker<Msg>),
+            Consumer(messaging::Consumer<Msg>),
+            ConsumerDb(messaging::ConsumerDb<Msg>),
+        },
+        http::Http => {
+            HttpClient(http::Client<Msg>),
+            HttpServer(http::Server<Msg>),
+        },
+        // The payment and messaging kinds, joined by one new kind.
+        chain::Chain => {
+            BookingService(chain::BookingService<Msg>),
+        },
+    }
 }
 
 /// The model named `name`.

@@ -9,7 +9,7 @@ pub mod cli;
 #[allow(unused_imports)]
 pub use cli::{case, run_case, Case, Stdout};
 use models::scenario::{Override, Verdict};
-use models::{Msg, NodeTimer, Obs, Scenario};
+use models::{Msg, NodeTimer, Obs, Scenario, ScenarioError};
 use sim::{explore, Outcome, Recorder, SeedRange, Sim, SituationId, Source, Summary, TraceEntry};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -63,6 +63,31 @@ pub fn load_text(file: &str, text: &str, sets: &[&str]) -> Scenario {
         .map(|s| Override::parse(s).expect("well-formed override"))
         .collect();
     Scenario::load_with(file, text, &overrides).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error a scenario text gives on loading (it must give one).
+#[track_caller]
+pub fn load_error(file: &str, text: &str) -> ScenarioError {
+    match Scenario::load(file, text) {
+        Ok(s) => panic!("{file} loads, as {}", s.name),
+        Err(e) => e,
+    }
+}
+
+/// Bad input is refused with its place and a fix: each case is a text
+/// appended to `base`, words the error's message must contain, and words
+/// its help must contain; the error must point into the file, past line 1.
+#[track_caller]
+pub fn refuses(base: &str, cases: &[(&str, &str, &str)]) {
+    for (tail, message, help) in cases {
+        let e = load_error("bad.toml", &format!("{base}{tail}"));
+        assert!(e.message.contains(message), "{tail}: {e}");
+        assert!(
+            e.help.as_deref().is_some_and(|h| h.contains(help)),
+            "{tail}: {e}"
+        );
+        assert!(e.line > 1, "{tail}: the error points into the file: {e}");
+    }
 }
 
 /// Seeds `0..seeds` of `s`.

@@ -95,6 +95,25 @@ pub fn one_of<T: Copy>(value: &str, options: &[(&str, T)], path: Vec<Seg>) -> Re
 pub const MAX_DURATION_DAYS: u64 = 3650;
 pub const MAX_DURATION_MS: u64 = MAX_DURATION_DAYS * 24 * 3600 * 1000;
 
+/// When a `what` (an operation, an event, a request) starts: `start_ms` as
+/// engine microseconds, no later than the run's time limit `max_time_us`.
+pub fn start_us(
+    start_ms: u64,
+    max_time_us: TimeUs,
+    path: Vec<Seg>,
+    what: &str,
+) -> Result<TimeUs, Invalid> {
+    let start_us = duration_us(start_ms, MAX_DURATION_MS, path.clone())?;
+    if start_us > max_time_us {
+        return Err(invalid(
+            path,
+            format!("the {what} starts at {start_ms} ms, after run.max_time_ms"),
+            "start it before the run's time limit, or raise run.max_time_ms",
+        ));
+    }
+    Ok(start_us)
+}
+
 /// A duration in milliseconds as engine microseconds, at most `max_ms`.
 pub fn duration_us(ms: u64, max_ms: u64, path: Vec<Seg>) -> Result<TimeUs, Invalid> {
     debug_assert!(max_ms <= MAX_DURATION_MS);

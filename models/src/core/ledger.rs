@@ -119,6 +119,13 @@ pub struct Ledger {
     /// Executions running now: the key and the actor (service process) running it.
     pub executors: Vec<(Key, ActorId)>,
     pub peak_dedup_keys: u32,
+    /// Resource versions: (resource, version) → the operation whose write made it.
+    pub versions: Table<(Op, u32), Op>,
+    /// The newest version of each resource.
+    pub heads: Table<Op, u32>,
+    /// Operations whose write was replaced by a write computed from an older
+    /// read (one that never saw it), with the operation that replaced it.
+    pub overwritten: Table<Op, Op>,
     rates: [Rate; MAX_LAYERS],
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
@@ -136,6 +143,28 @@ impl Ledger {
 
     fn rec(&mut self, op: Op) -> &mut OpRecord {
         self.ops.entry(op).or_insert_with(|| OpRecord::new(op))
+    }
+
+    /// The newest version of `entity` so far (0: none).
+    pub fn head(&self, entity: Op) -> u32 {
+        self.heads.get(&entity).copied().unwrap_or(0)
+    }
+
+    /// The writes a write of `op` on `entity`, computed from a read of
+    /// version `read`, replaces without having seen them: every version
+    /// after `read` that another operation wrote, as (version, writer).
+    pub fn unseen_writes(
+        &self,
+        op: Op,
+        entity: Op,
+        read: u32,
+    ) -> impl Iterator<Item = (u32, Op)> + '_ {
+        // A write that depends on no read (0) replaces nothing it should have seen.
+        let first = if read == 0 { u32::MAX } else { read + 1 };
+        (first..=self.head(entity)).filter_map(move |v| {
+            let w = *self.versions.get(&(entity, v))?;
+            (w != op).then_some((v, w))
+        })
     }
 
     /// Records `obs`, which the invariants have already judged.
@@ -231,6 +260,21 @@ impl Ledger {
                 self.rec(entity).current = Some((version, value));
             }
             Obs::Superseded { op } => self.rec(op).superseded = true,
+            Obs::NewVersion {
+                op,
+                entity,
+                version,
+                read,
+            } => {
+                let lost: Vec<Op> = self.unseen_writes(op, entity, read).map(|w| w.1).collect();
+                for w in lost {
+                    self.overwritten.entry(w).or_insert(op);
+                }
+                self.versions.insert((entity, version), op);
+                if version > self.head(entity) {
+                    self.heads.insert(entity, version);
+                }
+            }
             Obs::ExecStart { key } => self.executors.push((key, actor)),
             Obs::ExecEnd { key } => {
                 if let Some(i) = self.executors.iter().position(|e| *e == (key, actor)) {
@@ -330,6 +374,9 @@ impl sim::Oracle for Ledger {
         self.keys.clear();
         self.executors.clear();
         self.peak_dedup_keys = 0;
+        self.versions.clear();
+        self.heads.clear();
+        self.overwritten.clear();
         self.rates = [Rate::default(); MAX_LAYERS];
         self.finished = false;
     }

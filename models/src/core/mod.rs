@@ -1,8 +1,10 @@
 //! What every model shares: business operations, the observations actors
 //! report, the effect ledger and its invariants, the plug-in interface, and
-//! the components models are built from (retry policy, windowed dedup store,
-//! slot pool). Nothing here knows a model.
+//! the components models are built from (retry policy and its scenario table,
+//! a client's record of an operation, windowed dedup store, slot pool).
+//! Nothing here knows a model.
 
+pub mod client_op;
 pub mod dedup;
 pub mod hist;
 pub mod input;
@@ -12,6 +14,7 @@ pub mod model;
 pub mod obs;
 pub mod op;
 pub mod retry;
+pub mod retry_table;
 pub mod slots;
 pub mod table;
 pub mod wire;

@@ -133,6 +133,15 @@ pub enum Obs {
     /// A versioned write of the event `op` was refused: `entity` already holds
     /// a newer version, which supersedes it.
     Superseded { op: Op },
+    /// A write of `op` made `entity` version `version` (its ETag), computed
+    /// from the client's read of version `read`; 0 when the write depends on
+    /// no read (a blind PUT, an increment the server computes).
+    NewVersion {
+        op: Op,
+        entity: Op,
+        version: u32,
+        read: u32,
+    },
     /// A service instance starts executing the request bound to `key` (it
     /// passed the dedup check, claimed the key or took it over).
     ExecStart { key: Key },
@@ -159,7 +168,8 @@ impl Obs {
             | Obs::Accepted { op }
             | Obs::DeadLettered { op }
             | Obs::ValueWritten { op, .. }
-            | Obs::Superseded { op } => Some(op),
+            | Obs::Superseded { op }
+            | Obs::NewVersion { op, .. } => Some(op),
             Obs::ExecStart { key } | Obs::ExecEnd { key } => match key {
                 Key::Op { op, .. } => Some(op),
                 Key::Time { .. } | Key::None => None,
@@ -226,6 +236,21 @@ impl fmt::Display for Obs {
                 ..
             } => write!(f, "WRITE at consumer: {entity} = {value} (v{version})"),
             Obs::Superseded { op } => write!(f, "{op} superseded by a newer version"),
+            Obs::NewVersion {
+                op,
+                entity,
+                version,
+                read: 0,
+            } => write!(f, "{entity} is now v{version}, written by {op}"),
+            Obs::NewVersion {
+                op,
+                entity,
+                version,
+                read,
+            } => write!(
+                f,
+                "{entity} is now v{version}, written by {op} from a read of v{read}"
+            ),
             Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
             Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
             Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),

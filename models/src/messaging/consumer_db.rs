@@ -4,7 +4,7 @@
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;
 use super::CONSUMER_WRITE;
-use crate::core::{Carries, Obs};
+use crate::core::{Carries, Obs, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
 
@@ -21,20 +21,31 @@ pub struct ConsumerDbStorage {
 }
 
 pub struct ConsumerDb<W> {
+    /// Where the effect lands, as traces name it.
+    pub site: &'static Site,
     wire: PhantomData<fn() -> W>,
+}
+
+impl<W> ConsumerDb<W> {
+    pub fn new(site: &'static Site) -> Self {
+        ConsumerDb {
+            site,
+            wire: PhantomData,
+        }
+    }
 }
 
 impl<W> Default for ConsumerDb<W> {
     fn default() -> Self {
-        ConsumerDb { wire: PhantomData }
+        ConsumerDb::new(&CONSUMER_WRITE)
     }
 }
 
 impl<W: Carries<Msg>> ConsumerDb<W> {
-    fn effect(s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+    fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
         s.effects.push(ev.id);
         ctx.observe(Obs::Effect {
-            site: &CONSUMER_WRITE,
+            site: self.site,
             op: ev.op(),
             payload: ev.value,
         });
@@ -74,6 +85,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
 
     /// One transaction.
     fn run(
+        &self,
         s: &mut ConsumerDbStorage,
         ev: Event,
         kind: TxKind,
@@ -85,7 +97,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 if effect_done {
                     ctx.reached(sit::REDELIVERED_AFTER_EFFECT);
                 }
-                Self::effect(s, ev, ctx);
+                self.effect(s, ev, ctx);
                 TxResult::Applied
             }
             TxKind::InboxAndEffect => {
@@ -94,7 +106,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::Duplicate
                 } else {
                     s.inbox.push(ev.id);
-                    Self::effect(s, ev, ctx);
+                    self.effect(s, ev, ctx);
                     TxResult::Applied
                 }
             }
@@ -124,7 +136,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::Duplicate
                 } else {
                     s.unique.push(ev.id);
-                    Self::effect(s, ev, ctx);
+                    self.effect(s, ev, ctx);
                     TxResult::Applied
                 }
             }
@@ -167,7 +179,7 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
         else {
             return;
         };
-        let result = Self::run(s, ev, kind, ctx);
+        let result = self.run(s, ev, kind, ctx);
         let done = Msg::TxDone {
             id: ev.id,
             slot,

@@ -16,7 +16,8 @@ mod consumer;
 mod consumer_db;
 mod msg;
 mod producer;
-mod scenario;
+mod relay;
+pub(crate) mod scenario;
 pub mod situations;
 
 pub use broker::{
@@ -26,9 +27,9 @@ pub use consumer::{AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTim
 pub use consumer_db::{ConsumerDb, ConsumerDbStorage};
 pub use msg::{Event, Msg, TxKind, TxResult};
 pub use producer::{
-    EventSpec, OutboxRow, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer,
-    WriteMode,
+    EventSpec, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer, WriteMode,
 };
+pub use relay::{OutboxRow, Relay, RelayState, RelayTimer};
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};

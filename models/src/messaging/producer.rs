@@ -2,10 +2,11 @@
 //! write (either order) or with a transactional outbox and its relay.
 
 use super::msg::{Event, Msg};
+use super::relay::{OutboxRow, Relay, RelayState, RelayTimer};
 use super::situations as sit;
 use crate::core::retry::RetryPolicy;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, Narrow, Timer, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -47,14 +48,6 @@ pub enum RequestStatus {
     Taken,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutboxRow {
-    pub ev: Event,
-    pub sent: bool,
-    /// Publish attempts, a column many relays keep for monitoring.
-    pub attempts: u32,
-}
-
 /// The producer's database (business rows and the outbox) and its request source.
 #[derive(Clone, Debug, Default)]
 pub struct ProducerStorage {
@@ -74,11 +67,7 @@ pub struct Pending {
 #[derive(Clone, Debug, Default)]
 pub struct ProducerState {
     pub pending: Vec<Option<Pending>>,
-    /// The outbox row the relay is publishing, with its publish confirmed or not.
-    pub relay: Option<(usize, bool)>,
-    /// The process restarted with a published but unmarked row: the relay's
-    /// next publish of it is a republish after a crash.
-    pub unmarked_after_restart: bool,
+    pub relay: RelayState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,12 +78,8 @@ pub enum ProducerTimer {
     PublishTimeout(u32),
     /// State first: the publish after the commit, a step of its own.
     Publish(u32),
-    /// The relay looks for the next unsent outbox row.
-    RelayPoll,
-    /// The relay's publish got no confirmation in time.
-    RelayTimeout,
-    /// The relay marks its row sent, a transaction of its own.
-    RelayMark,
+    /// The outbox relay's.
+    Relay(RelayTimer),
 }
 
 impl fmt::Display for ProducerTimer {
@@ -103,9 +88,7 @@ impl fmt::Display for ProducerTimer {
             ProducerTimer::Request(i) => write!(f, "request {}", i + 1),
             ProducerTimer::PublishTimeout(i) => write!(f, "publish timeout (event #{})", i + 1),
             ProducerTimer::Publish(i) => write!(f, "publish step (event #{})", i + 1),
-            ProducerTimer::RelayPoll => f.write_str("relay poll"),
-            ProducerTimer::RelayTimeout => f.write_str("relay publish timeout"),
-            ProducerTimer::RelayMark => f.write_str("relay: mark the row sent"),
+            ProducerTimer::Relay(t) => fmt::Display::fmt(&t, f),
         }
     }
 }
@@ -117,9 +100,7 @@ impl Timer for ProducerTimer {
     fn slot(&self) -> u32 {
         // Events are few enough (validation) that 3 * i + 2 stays far below u32::MAX.
         match *self {
-            ProducerTimer::RelayPoll => 0,
-            ProducerTimer::RelayTimeout => 1,
-            ProducerTimer::RelayMark => 2,
+            ProducerTimer::Relay(t) => t.slot(),
             ProducerTimer::Request(i) => RELAY_SLOTS + 3 * i,
             ProducerTimer::PublishTimeout(i) => RELAY_SLOTS + 3 * i + 1,
             ProducerTimer::Publish(i) => RELAY_SLOTS + 3 * i + 2,
@@ -129,12 +110,14 @@ impl Timer for ProducerTimer {
 
 pub struct Producer<W> {
     pub cfg: ProducerConfig,
+    relay: Relay<W>,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Producer<W> {
     pub fn new(cfg: ProducerConfig) -> Self {
         Producer {
+            relay: Relay::new(cfg.broker, cfg.publish_timeout_ms),
             cfg,
             wire: PhantomData,
         }
@@ -201,45 +184,6 @@ impl<W: Carries<Msg>> Producer<W> {
         );
     }
 
-    fn relay_next(
-        &self,
-        st: &mut ProducerState,
-        s: &mut ProducerStorage,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        if st.relay.is_some() {
-            return;
-        }
-        let Some(r) = s.outbox.iter().position(|r| !r.sent) else {
-            return;
-        };
-        st.relay = Some((r, false));
-        self.relay_publish(st, s, r, ctx);
-    }
-
-    fn relay_publish(
-        &self,
-        st: &mut ProducerState,
-        s: &mut ProducerStorage,
-        r: usize,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        let row = &mut s.outbox[r];
-        if row.attempts > 0 {
-            if std::mem::take(&mut st.unmarked_after_restart) {
-                ctx.reached(sit::REPUBLISH_AFTER_CRASH);
-            } else {
-                ctx.reached(sit::PUBLISH_RETRIED);
-            }
-        }
-        row.attempts += 1;
-        ctx.send(self.cfg.broker, W::wrap(Msg::Publish { ev: row.ev }));
-        ctx.set_timer(
-            ProducerTimer::RelayTimeout,
-            self.cfg.publish_timeout_ms * US_PER_MS,
-        );
-    }
-
     fn on_request(
         &self,
         st: &mut ProducerState,
@@ -261,7 +205,7 @@ impl<W: Carries<Msg>> Producer<W> {
             WriteMode::EventFirst => self.publish(st, i, ev, ctx),
             WriteMode::Outbox => {
                 if self.commit(s, ev, true, ctx) {
-                    ctx.continue_with(ProducerTimer::RelayPoll);
+                    ctx.continue_with(ProducerTimer::Relay(RelayTimer::Poll));
                 }
             }
         }
@@ -313,18 +257,10 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
                 );
             }
         }
-        let unmarked = s.outbox.iter().any(|r| !r.sent && r.attempts > 0);
-        if ctx.restarted() && unmarked {
-            // Published (perhaps) but never marked sent: the relay will publish again.
-            ctx.reached(sit::RELAY_CRASH_BETWEEN_STEPS);
-        }
-        if s.outbox.iter().any(|r| !r.sent) {
-            ctx.continue_with(ProducerTimer::RelayPoll);
-        }
+        let mut relay = Narrow::<Self, _, _>::new(ctx, ProducerTimer::Relay);
         ProducerState {
             pending: vec![None; self.cfg.events.len()],
-            relay: None,
-            unmarked_after_restart: ctx.restarted() && unmarked,
+            relay: self.relay.on_start(&mut s.outbox, &mut relay),
         }
     }
 
@@ -332,24 +268,19 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
         &self,
         st: &mut ProducerState,
         s: &mut ProducerStorage,
-        _from: ActorId,
+        from: ActorId,
         msg: W,
         ctx: &mut impl Ctx<Self>,
     ) {
+        if self.cfg.mode == WriteMode::Outbox {
+            let mut relay = Narrow::<Self, _, _>::new(ctx, ProducerTimer::Relay);
+            self.relay
+                .on_msg(&mut st.relay, &mut s.outbox, from, msg, &mut relay);
+            return;
+        }
         let Some(&Msg::PublishAck { id, .. }) = msg.peek() else {
             return;
         };
-        if self.cfg.mode == WriteMode::Outbox {
-            if let Some((r, confirmed)) = st.relay.as_mut() {
-                if s.outbox[*r].ev.id == id && !*confirmed {
-                    *confirmed = true;
-                    ctx.cancel_timer(ProducerTimer::RelayTimeout);
-                    // Marking the row sent is its own transaction: a crash may come first.
-                    ctx.continue_with(ProducerTimer::RelayMark);
-                }
-            }
-            return;
-        }
         let Some(i) = st
             .pending
             .iter()
@@ -379,17 +310,10 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
                 self.publish(st, i, self.event(i), ctx);
             }
             ProducerTimer::PublishTimeout(i) => self.on_publish_timeout(st, i as usize, ctx),
-            ProducerTimer::RelayPoll => self.relay_next(st, s, ctx),
-            ProducerTimer::RelayTimeout => {
-                if let Some((r, false)) = st.relay {
-                    self.relay_publish(st, s, r, ctx);
-                }
-            }
-            ProducerTimer::RelayMark => {
-                if let Some((r, true)) = st.relay.take() {
-                    s.outbox[r].sent = true;
-                    self.relay_next(st, s, ctx);
-                }
+            ProducerTimer::Relay(t) => {
+                let mut relay = Narrow::<Self, _, _>::new(ctx, ProducerTimer::Relay);
+                self.relay
+                    .on_timer(&mut st.relay, &mut s.outbox, t, &mut relay);
             }
         }
     }

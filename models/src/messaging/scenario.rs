@@ -6,12 +6,13 @@ use super::{
     EventSpec, Handler, Producer, ProducerConfig, WriteMode,
 };
 use crate::core::input::{
-    count_in, duration_us, invalid, one_of, path, positive_duration_us, LoadError, Seg,
-    MAX_DURATION_MS,
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg,
 };
 use crate::core::retry::RetryPolicy;
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
+use sim::ActorId;
 
 pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
@@ -51,7 +52,7 @@ impl Default for ProducerDto {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, default)]
-struct BrokerDto {
+pub(crate) struct BrokerDto {
     visibility_timeout_ms: u64,
     max_deliveries: u64,
     at_max_deliveries: String,
@@ -73,7 +74,7 @@ impl Default for BrokerDto {
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, default)]
-struct ConsumerDto {
+pub(crate) struct ConsumerDto {
     handler: String,
     ack: String,
     processing_ms: u64,
@@ -121,35 +122,9 @@ where
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
-    let b = &d.broker;
-    let bat = |k| path(&["broker", k]);
-    let consumers = count_in(b.consumers, 1, MAX_CONSUMERS, bat("consumers"), "consumers")? as u32;
-    let broker = BrokerConfig {
-        // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3.
-        consumers: (0..consumers).map(|i| 3 + i).collect(),
-        visibility_timeout_ms: positive_duration_us(
-            b.visibility_timeout_ms,
-            12 * 3600 * 1000,
-            bat("visibility_timeout_ms"),
-            "SQS and NATS default to 30 s: visibility_timeout_ms = 30000",
-        )? / 1000,
-        max_deliveries: count_in(
-            b.max_deliveries,
-            0,
-            1000,
-            bat("max_deliveries"),
-            "deliveries",
-        )? as u32,
-        at_max_deliveries: one_of(
-            &b.at_max_deliveries,
-            &[
-                ("dead-letter", AtMaxDeliveries::DeadLetter),
-                ("discard", AtMaxDeliveries::Discard),
-            ],
-            bat("at_max_deliveries"),
-        )?,
-        dedup_window_ms: duration_us(b.dedup_window_ms, DAY_MS, bat("dedup_window_ms"))? / 1000,
-    };
+    let consumers = consumer_count(&d.broker)?;
+    // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3.
+    let broker = broker(&d.broker, (0..consumers).map(|i| 3 + i).collect())?;
 
     let p = &d.producer;
     let pat = |k| path(&["producer", k]);
@@ -196,18 +171,7 @@ where
     let mut events = Vec::with_capacity(d.events.len());
     for (i, e) in d.events.iter().enumerate() {
         let at = vec![Seg::Key("events"), Seg::Index(i), Seg::Key("start_ms")];
-        let start_us = duration_us(e.start_ms, MAX_DURATION_MS, at.clone())?;
-        if start_us > input.max_time_us {
-            return Err(invalid(
-                at,
-                format!(
-                    "the event starts at {} ms, after run.max_time_ms",
-                    e.start_ms
-                ),
-                "start events before the run's time limit, or raise run.max_time_ms",
-            )
-            .into());
-        }
+        start_us(e.start_ms, input.max_time_us, at, "event")?;
         events.push(EventSpec {
             entity: e.entity,
             value: e.value,
@@ -223,11 +187,70 @@ where
         events,
     };
 
-    let c = &d.consumer;
-    let cat = |k| path(&["consumer", k]);
-    let consumer = ConsumerConfig {
-        broker: 1,
-        db: 2,
+    let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
+
+    let mut actors = vec![
+        ("producer".to_string(), N::from(Producer::new(producer))),
+        ("broker".to_string(), N::from(Broker::new(broker))),
+        ("consumer-db".to_string(), N::from(ConsumerDb::default())),
+    ];
+    for i in 1..=consumers {
+        actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
+    }
+    Ok(Built {
+        actors,
+        actors_hint: " (broker.consumers sets how many consumers)",
+    })
+}
+
+/// How many consumers `[broker] consumers` asks for.
+pub(crate) fn consumer_count(b: &BrokerDto) -> Result<u32, Invalid> {
+    let at = path(&["broker", "consumers"]);
+    Ok(count_in(b.consumers, 1, MAX_CONSUMERS, at, "consumers")? as u32)
+}
+
+/// `[broker]`, delivering to the actors `consumers`.
+pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerConfig, Invalid> {
+    let bat = |k| path(&["broker", k]);
+    Ok(BrokerConfig {
+        consumers,
+        visibility_timeout_ms: positive_duration_us(
+            b.visibility_timeout_ms,
+            12 * 3600 * 1000,
+            bat("visibility_timeout_ms"),
+            "SQS and NATS default to 30 s: visibility_timeout_ms = 30000",
+        )? / 1000,
+        max_deliveries: count_in(
+            b.max_deliveries,
+            0,
+            1000,
+            bat("max_deliveries"),
+            "deliveries",
+        )? as u32,
+        at_max_deliveries: one_of(
+            &b.at_max_deliveries,
+            &[
+                ("dead-letter", AtMaxDeliveries::DeadLetter),
+                ("discard", AtMaxDeliveries::Discard),
+            ],
+            bat("at_max_deliveries"),
+        )?,
+        dedup_window_ms: duration_us(b.dedup_window_ms, DAY_MS, bat("dedup_window_ms"))? / 1000,
+    })
+}
+
+/// A consumer's table (`[consumer]`, or `table` in a composed model), for
+/// consumers that take deliveries from `broker` and write to `db`.
+pub(crate) fn consumer(
+    c: &ConsumerDto,
+    table: &'static str,
+    broker: ActorId,
+    db: ActorId,
+) -> Result<ConsumerConfig, Invalid> {
+    let cat = |k| path(&[table, k]);
+    Ok(ConsumerConfig {
+        broker,
+        db,
         handler: one_of(
             &c.handler,
             &[
@@ -261,18 +284,5 @@ where
             cat("tx_timeout_ms"),
             "write tx_timeout_ms = 5000",
         )? / 1000,
-    };
-
-    let mut actors = vec![
-        ("producer".to_string(), N::from(Producer::new(producer))),
-        ("broker".to_string(), N::from(Broker::new(broker))),
-        ("consumer-db".to_string(), N::from(ConsumerDb::default())),
-    ];
-    for i in 1..=consumers {
-        actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
-    }
-    Ok(Built {
-        actors,
-        actors_hint: " (broker.consumers sets how many consumers)",
     })
 }

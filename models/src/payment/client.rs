@@ -5,11 +5,18 @@
 use super::msg::{Msg, PayStatus};
 use super::situations as sit;
 use super::CLAIM;
+use crate::core::client_op::{self, ClientSituations, OpTimer, OpTimerKind, Persistence};
+pub use crate::core::client_op::{ClientOp, ClientStorage, OpStatus};
 use crate::core::retry::RetryPolicy;
-use crate::core::{AttemptOutcome, Carries, Ending, Key, Obs, Op};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
-use std::fmt;
+use crate::core::{AttemptOutcome, Carries, Key, Obs, Op};
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::marker::PhantomData;
+
+const SITUATIONS: ClientSituations = ClientSituations {
+    retried: sit::CLIENT_RETRIED,
+    dead_lettered: sit::CLIENT_DEAD_LETTERED,
+    recovered: sit::CLIENT_RECOVERED_AFTER_RESTART,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyPolicy {
@@ -63,63 +70,18 @@ pub struct ClientConfig {
     pub ops: Vec<OpSpec>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpStatus {
-    NotStarted,
-    Pending,
-    Done,
-}
-
-/// One operation in the claims system's own database.
-#[derive(Clone, Copy, Debug)]
-pub struct ClientOp {
-    pub status: OpStatus,
-    pub attempts: u32,
-    pub started_us: TimeUs,
-    pub last_backoff_ms: u64,
-    /// Some attempt's outcome was unknown (a timeout, 409, 504): if the
-    /// operation is given up, nobody knows whether it happened.
-    pub uncertain: bool,
-}
-
-/// The claims system's database: survives its crashes.
-#[derive(Clone, Debug, Default)]
-pub struct ClientStorage {
-    pub ops: Vec<ClientOp>,
-}
-
 /// Volatile: which attempt each operation waits on (its open connection).
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
     pub awaiting: Vec<Option<u32>>,
 }
 
-/// The client's timers, one pair per operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientTimer {
-    /// No answer to the current attempt in time.
-    Timeout { i: u32, claim: u32 },
-    /// The operation's first attempt, or the next after a backoff.
-    NextAttempt { i: u32, claim: u32 },
-}
-
-impl fmt::Display for ClientTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            ClientTimer::Timeout { claim, .. } => write!(f, "attempt timeout (claim {claim})"),
-            ClientTimer::NextAttempt { claim, .. } => write!(f, "next attempt (claim {claim})"),
-        }
-    }
-}
-
-impl Timer for ClientTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ClientTimer::Timeout { i, .. } => 2 * i,
-            ClientTimer::NextAttempt { i, .. } => 2 * i + 1,
-        }
-    }
-}
+client_op::client_timers!(
+    /// The client's timers, one pair per operation.
+    ClientTimer,
+    Claims,
+    CLAIM
+);
 
 pub struct Client<W> {
     pub cfg: ClientConfig,
@@ -135,17 +97,7 @@ impl<W> Client<W> {
     }
 
     fn timeout(&self, i: usize) -> ClientTimer {
-        ClientTimer::Timeout {
-            i: i as u32,
-            claim: self.cfg.ops[i].claim,
-        }
-    }
-
-    fn next_attempt(&self, i: usize) -> ClientTimer {
-        ClientTimer::NextAttempt {
-            i: i as u32,
-            claim: self.cfg.ops[i].claim,
-        }
+        OpTimer::timeout(i, self.cfg.ops[i].claim)
     }
 
     pub fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {
@@ -162,6 +114,14 @@ impl<W> Client<W> {
 }
 
 impl<W: Carries<Msg>> Client<W> {
+    fn persistence(&self) -> Persistence {
+        Persistence {
+            retry: self.cfg.retry,
+            timeout_ms: self.cfg.timeout_ms,
+            dead_letter: self.cfg.dead_letter,
+        }
+    }
+
     fn send_attempt(
         &self,
         st: &mut ClientState,
@@ -170,27 +130,11 @@ impl<W: Carries<Msg>> Client<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let spec = self.cfg.ops[i];
+        let window_ms = self.cfg.retry.window_ms;
         let op = &mut s.ops[i];
-        if op.status == OpStatus::NotStarted {
-            op.status = OpStatus::Pending;
-            op.started_us = ctx.now_us();
-            ctx.observe(Obs::Intent {
-                op: spec.op(),
-                payload: spec.amount_eur,
-                window_ms: self.cfg.retry.window_ms,
-            });
-        } else {
-            ctx.reached(sit::CLIENT_RETRIED);
-        }
-        debug_assert_eq!(op.status, OpStatus::Pending);
-        op.attempts += 1;
-        let attempt = op.attempts;
+        let attempt = op.begin_attempt(spec.op(), spec.amount_eur, window_ms, &SITUATIONS, ctx);
         let key = self.key_for(i, attempt, op.started_us);
         st.awaiting[i] = Some(attempt);
-        ctx.observe(Obs::AttemptSent {
-            op: spec.op(),
-            attempt,
-        });
         let pay = Msg::Pay {
             op: spec.op(),
             attempt,
@@ -204,48 +148,15 @@ impl<W: Carries<Msg>> Client<W> {
         );
     }
 
-    fn end(&self, s: &mut ClientStorage, i: usize, ending: Ending, ctx: &mut impl Ctx<Self>) {
-        debug_assert_eq!(s.ops[i].status, OpStatus::Pending);
-        s.ops[i].status = OpStatus::Done;
-        if matches!(ending, Ending::Failed | Ending::Unknown) {
-            ctx.reached(sit::CLIENT_DEAD_LETTERED);
-        }
-        ctx.observe(Obs::Ended {
-            op: self.cfg.ops[i].op(),
-            ending,
-        });
-    }
-
-    /// Gives the operation up: in a dead letter saying whether its outcome is
-    /// known, or silently.
     fn give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
-        let ending = match (self.cfg.dead_letter, s.ops[i].uncertain) {
-            (false, _) => Ending::Abandoned,
-            (true, true) => Ending::Unknown,
-            (true, false) => Ending::Failed,
-        };
-        self.end(s, i, ending, ctx);
+        let op = self.cfg.ops[i].op();
+        s.ops[i].give_up(op, self.cfg.dead_letter, &SITUATIONS, ctx);
     }
 
     /// After an attempt that may be retried: retry within the policy or give up.
     fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
-        let op = s.ops[i];
-        let now_us = ctx.now_us();
-        let next = self.cfg.retry.next_ms(
-            op.attempts,
-            op.last_backoff_ms,
-            op.started_us,
-            now_us,
-            self.cfg.timeout_ms,
-            |lo, hi| ctx.range(lo, hi),
-        );
-        match next {
-            Some(delay_ms) => {
-                s.ops[i].last_backoff_ms = delay_ms;
-                ctx.set_timer(self.next_attempt(i), delay_ms.saturating_mul(US_PER_MS));
-            }
-            None => self.give_up(s, i, ctx),
-        }
+        let op = self.cfg.ops[i].op();
+        s.ops[i].retry_or_give_up(i, op, &self.persistence(), &SITUATIONS, ctx);
     }
 
     fn attempt_ended(
@@ -256,12 +167,7 @@ impl<W: Carries<Msg>> Client<W> {
         outcome: AttemptOutcome,
         ctx: &mut impl Ctx<Self>,
     ) {
-        s.ops[i].uncertain |= outcome == AttemptOutcome::Unknown;
-        ctx.observe(Obs::Attempt {
-            op: self.cfg.ops[i].op(),
-            attempt,
-            outcome,
-        });
+        s.ops[i].attempt_ended(self.cfg.ops[i].op(), attempt, outcome, ctx);
     }
 
     fn on_reply(
@@ -277,13 +183,9 @@ impl<W: Carries<Msg>> Client<W> {
         ctx.cancel_timer(self.timeout(i));
         match status {
             PayStatus::Paid => {
-                self.attempt_ended(s, i, attempt, AttemptOutcome::Ok, ctx);
                 let spec = self.cfg.ops[i];
-                ctx.observe(Obs::ToldDone {
-                    op: spec.op(),
-                    payload: spec.amount_for(attempt),
-                });
-                self.end(s, i, Ending::Done, ctx);
+                let paid = spec.amount_for(attempt);
+                s.ops[i].done(spec.op(), attempt, paid, &SITUATIONS, ctx);
             }
             PayStatus::Overloaded => {
                 self.attempt_ended(s, i, attempt, AttemptOutcome::Fail, ctx);
@@ -316,39 +218,17 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type Storage = ClientStorage;
 
     fn timer_slots(&self) -> u32 {
-        2 * self.cfg.ops.len() as u32
+        client_op::timer_slots(self.cfg.ops.len())
     }
 
     fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        let s = storage.get_or_insert_with(ClientStorage::default);
-        s.ops.clear();
-        s.ops.extend(self.cfg.ops.iter().map(|_| ClientOp {
-            status: OpStatus::NotStarted,
-            attempts: 0,
-            started_us: 0,
-            last_backoff_ms: 0,
-            uncertain: false,
-        }));
+        ClientStorage::reset(storage, self.cfg.ops.len());
     }
 
     fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
-        let now_us = ctx.now_us();
-        for (i, spec) in self.cfg.ops.iter().enumerate() {
-            if s.ops[i].status == OpStatus::NotStarted {
-                let at_us = spec.start_ms.saturating_mul(US_PER_MS);
-                ctx.set_timer(self.next_attempt(i), at_us.saturating_sub(now_us));
-            }
-        }
-        // After a restart the open connections are gone: the last attempts'
-        // outcomes are unknown, so they are retried within the policy.
-        for i in 0..s.ops.len() {
-            if s.ops[i].status == OpStatus::Pending {
-                ctx.reached(sit::CLIENT_RECOVERED_AFTER_RESTART);
-                s.ops[i].uncertain = true;
-                self.retry_or_give_up(s, i, ctx);
-            }
-        }
+        let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
+        client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
         ClientState {
             awaiting: vec![None; self.cfg.ops.len()],
         }
@@ -388,15 +268,14 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         timer: ClientTimer,
         ctx: &mut impl Ctx<Self>,
     ) {
-        match timer {
-            ClientTimer::NextAttempt { i, .. } => {
-                let i = i as usize;
+        let i = timer.i as usize;
+        match timer.kind {
+            OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);
                 }
             }
-            ClientTimer::Timeout { i, .. } => {
-                let i = i as usize;
+            OpTimerKind::Timeout => {
                 if s.ops[i].status == OpStatus::Done {
                     return;
                 }

@@ -6,19 +6,19 @@
 mod bank;
 mod client;
 mod msg;
-mod scenario;
+pub(crate) mod scenario;
 mod service;
 pub mod situations;
 
 pub use bank::{Bank, BankConfig, BankStorage};
 pub use client::{
-    Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy, OpSpec,
-    OpStatus,
+    Claims, Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy,
+    OpSpec, OpStatus,
 };
 pub use msg::{Msg, PayStatus, TransferResult};
 pub use service::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Service, ServiceConfig, ServiceState,
-    ServiceStorage, ServiceTimer,
+    ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS,
 };
 
 use crate::core::input::LoadError;

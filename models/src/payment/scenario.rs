@@ -6,12 +6,13 @@ use super::{
     Service, ServiceConfig,
 };
 use crate::core::input::{
-    count_in, duration_us, invalid, one_of, path, positive_duration_us, Invalid, LoadError, Seg,
-    MAX_DURATION_MS,
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg, MAX_DURATION_MS,
 };
-use crate::core::retry::{Jitter, RetryPolicy};
+use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
+use sim::ActorId;
 
 pub const TABLES: &[&str] = &["client", "service", "bank", "operations"];
 
@@ -47,34 +48,6 @@ impl Default for ClientDto {
             timeout_ms: 10_000,
             timeout_means: "unknown".into(),
             retry: RetryDto::default(),
-        }
-    }
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, default)]
-struct RetryDto {
-    policy: String,
-    max_attempts: u64,
-    base_ms: u64,
-    cap_ms: u64,
-    jitter: String,
-    window_ms: u64,
-    retry_final_errors: bool,
-    dead_letter: bool,
-}
-
-impl Default for RetryDto {
-    fn default() -> Self {
-        RetryDto {
-            policy: "fixed".into(),
-            max_attempts: 5,
-            base_ms: 0,
-            cap_ms: 60_000,
-            jitter: "none".into(),
-            window_ms: 0,
-            retry_final_errors: false,
-            dead_letter: true,
         }
     }
 }
@@ -163,18 +136,7 @@ where
     N: From<Client<W>> + From<Service<W>> + From<Bank<W>>,
     W: Carries<super::Msg>,
 {
-    let d: FileDto = toml::from_str(input.text)?;
-    let client = client(&d.client, &d.operations, input)?;
-    let service = service(&d.service, &d.bank)?;
-    let bank = BankConfig {
-        accepts_key: d.bank.accepts_key,
-        key_retention_us: duration_us(
-            d.bank.key_retention_ms,
-            MAX_DURATION_MS,
-            path(&["bank", "key_retention_ms"]),
-        )?,
-        status_query: d.bank.status_query,
-    };
+    let (client, service, bank) = hops(input, 1, 2)?;
     Ok(Built {
         actors: vec![
             (ACTORS[0].to_string(), N::from(Client::new(client))),
@@ -185,64 +147,36 @@ where
     })
 }
 
-fn retry(rt: &RetryDto, timeout_ms: u64) -> Result<(RetryPolicy, bool, bool), Invalid> {
-    let at = |k| path(&["client", "retry", k]);
-    let (multiplier, max_attempts) = match one_of(
-        &rt.policy,
-        &[("none", 0u8), ("fixed", 1), ("exponential", 2)],
-        at("policy"),
-    )? {
-        0 => (1, 1),
-        m => (
-            u64::from(m),
-            count_in(rt.max_attempts, 0, 10_000, at("max_attempts"), "attempts")? as u32,
-        ),
+/// The claims system, the payment service and the bank, from the tables
+/// `[client]`, `[service]`, `[bank]` and `[[operations]]` (a composed
+/// model has these too): the client calls the service at `service`, the
+/// service the bank at `bank`.
+pub(crate) fn hops(
+    input: &BuildInput<'_>,
+    service: ActorId,
+    bank: ActorId,
+) -> Result<(ClientConfig, ServiceConfig, BankConfig), LoadError> {
+    let d: FileDto = toml::from_str(input.text)?;
+    let client = client(&d.client, &d.operations, input, service)?;
+    let service = self::service(&d.service, &d.bank, bank)?;
+    let bank = BankConfig {
+        accepts_key: d.bank.accepts_key,
+        key_retention_us: duration_us(
+            d.bank.key_retention_ms,
+            MAX_DURATION_MS,
+            path(&["bank", "key_retention_ms"]),
+        )?,
+        status_query: d.bank.status_query,
     };
-    duration_us(rt.base_ms, DAY_MS, at("base_ms"))?;
-    duration_us(rt.cap_ms, 30 * DAY_MS, at("cap_ms"))?;
-    if rt.base_ms > rt.cap_ms {
-        return Err(invalid(
-            at("cap_ms"),
-            format!(
-                "the backoff cap ({} ms) is below its base ({} ms): every wait would be cut to the cap",
-                rt.cap_ms, rt.base_ms
-            ),
-            "raise cap_ms to at least base_ms, or lower base_ms",
-        ));
-    }
-    duration_us(rt.window_ms, MAX_DURATION_MS, at("window_ms"))?;
-    if rt.window_ms != 0 && rt.window_ms < timeout_ms {
-        return Err(invalid(
-            at("window_ms"),
-            format!(
-                "the retry window ({} ms) is shorter than one attempt's timeout ({timeout_ms} ms): no retry could ever start",
-                rt.window_ms
-            ),
-            "make window_ms at least client.timeout_ms, or 0 for no window",
-        ));
-    }
-    let jitter = one_of(
-        &rt.jitter,
-        &[
-            ("none", Jitter::None),
-            ("full", Jitter::Full),
-            ("equal", Jitter::Equal),
-            ("decorrelated", Jitter::Decorrelated),
-        ],
-        at("jitter"),
-    )?;
-    let policy = RetryPolicy {
-        max_attempts,
-        base_ms: rt.base_ms,
-        cap_ms: rt.cap_ms,
-        multiplier,
-        jitter,
-        window_ms: rt.window_ms,
-    };
-    Ok((policy, rt.retry_final_errors, rt.dead_letter))
+    Ok((client, service, bank))
 }
 
-fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<ClientConfig, Invalid> {
+fn client(
+    c: &ClientDto,
+    ops: &[OpDto],
+    input: &BuildInput<'_>,
+    service: ActorId,
+) -> Result<ClientConfig, Invalid> {
     let at = |k| path(&["client", k]);
     let key = match c.key.as_str() {
         "timestamp" => {
@@ -273,7 +207,7 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
         at("timeout_ms"),
         "the articles' client waits 10 s: timeout_ms = 10000",
     )?;
-    let (retry, retry_final_errors, dead_letter) = retry(&c.retry, c.timeout_ms)?;
+    let retry = c.retry.build("client", c.timeout_ms)?;
     if ops.is_empty() || ops.len() as u64 > MAX_OPERATIONS {
         return Err(invalid(
             vec![Seg::Key("operations")],
@@ -306,17 +240,7 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
                 ));
             }
         }
-        let start_us = duration_us(o.start_ms, MAX_DURATION_MS, at("start_ms"))?;
-        if start_us > input.max_time_us {
-            return Err(invalid(
-                at("start_ms"),
-                format!(
-                    "the operation starts at {} ms, after run.max_time_ms",
-                    o.start_ms
-                ),
-                "start it before the run's time limit, or raise run.max_time_ms",
-            ));
-        }
+        start_us(o.start_ms, input.max_time_us, at("start_ms"), "operation")?;
         specs.push(OpSpec {
             claim: o.claim,
             amount_eur: o.amount_eur,
@@ -330,18 +254,18 @@ fn client(c: &ClientDto, ops: &[OpDto], input: &BuildInput<'_>) -> Result<Client
         at("timeout_means"),
     )?;
     Ok(ClientConfig {
-        service: 1,
+        service,
         timeout_ms: c.timeout_ms,
         key,
-        retry,
-        retry_final_errors,
-        dead_letter,
+        retry: retry.policy,
+        retry_final_errors: retry.retry_final_errors,
+        dead_letter: retry.dead_letter,
         timeout_means_failed,
         ops: specs,
     })
 }
 
-fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
+fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, Invalid> {
     let at = |k| path(&["service", k]);
     let idempotency = one_of(
         &s.idempotency,
@@ -368,14 +292,14 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         ],
         at("mode"),
     )?;
-    if s.query_before_retry && !bank.status_query {
+    if s.query_before_retry && !b.status_query {
         return Err(invalid(
             at("query_before_retry"),
             "the service is to ask the bank before a retry, but the bank answers no status queries",
             "add status_query = true to [bank], or remove query_before_retry",
         ));
     }
-    if mode != Mode::Action && !bank.status_query {
+    if mode != Mode::Action && !b.status_query {
         return Err(invalid(
             at("mode"),
             "\"state instead of action\" reads what is paid from the bank, but the bank answers no status queries",
@@ -383,7 +307,7 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         ));
     }
     Ok(ServiceConfig {
-        bank: 2,
+        bank,
         idempotency,
         retention_us: duration_us(s.retention_ms, MAX_DURATION_MS, at("retention_ms"))?,
         fingerprint_check: s.fingerprint_check,
@@ -415,6 +339,6 @@ fn service(s: &ServiceDto, bank: &BankDto) -> Result<ServiceConfig, Invalid> {
         mode,
         query_before_retry: s.query_before_retry,
         // Asking is possible only where the bank answers.
-        query_on_recovery: s.query_on_recovery && bank.status_query,
+        query_on_recovery: s.query_on_recovery && b.status_query,
     })
 }

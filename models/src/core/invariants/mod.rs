@@ -63,6 +63,7 @@ invariants! {
     no_lost_effect,
     no_phantom_event,
     state_converges,
+    no_lost_update,
 }
 
 /// The invariant named `name`.

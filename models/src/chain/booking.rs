@@ -1,0 +1,353 @@
+//! The booking service: the payment service of the payment model (keys
+//! claimed "in progress", bookings, bank calls, recovery) composed with the
+//! messaging model's outbox relay, so that every booking announces itself
+//! with a "payment booked" event.
+//!
+//! It owns no copy of either: it hands each message and timer to the inner
+//! service or the relay through a [`Narrow`] context, and after every step
+//! of the service looks at what that step booked. In outbox mode it writes
+//! an outbox row for each new booking in that same step, which is the same
+//! transaction (a crash falls between steps, never inside one). In
+//! event-first mode (the mistake) it publishes the event when the request
+//! arrives and lets the service run the request only once the broker has
+//! confirmed it, so the event goes out before the transaction that may or
+//! may not book.
+
+use super::situations as sit;
+use crate::core::slots::Slots;
+use crate::core::{Carries, Obs, Op};
+use crate::messaging::{self, Event, OutboxRow, Relay, RelayState, RelayTimer};
+use crate::payment::{
+    self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS,
+};
+use sim::{Actor, ActorId, Ctx, Narrow, TimeUs, Timer};
+use std::fmt;
+
+/// How a booking's event reaches the broker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Publish {
+    /// An outbox row in the booking's transaction; the relay publishes it.
+    Outbox,
+    /// Published when the request arrives, before the transaction that books.
+    EventFirst,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BookingConfig {
+    pub publish: Publish,
+    pub broker: ActorId,
+    /// The relay's wait for the broker's confirmation, and the event-first
+    /// request's, after which that request is dropped.
+    pub publish_timeout_us: TimeUs,
+}
+
+/// The payment database with its outbox table, committed together per step.
+#[derive(Clone, Debug)]
+pub struct BookingStorage {
+    pub service: ServiceStorage,
+    pub outbox: Vec<OutboxRow>,
+    /// The last event id handed out: a database sequence, unique across crashes.
+    pub last_event: u32,
+}
+
+/// Event first: a request whose event is out, waiting for the broker's
+/// confirmation before the service runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Publishing {
+    pub from: ActorId,
+    pub pay: payment::Msg,
+    pub ev: Event,
+}
+
+#[derive(Clone, Debug)]
+pub struct BookingState {
+    pub service: ServiceState,
+    pub relay: RelayState,
+    pub publishing: Slots<Publishing>,
+}
+
+/// Requests an event-first service holds while their events are confirmed.
+pub const MAX_PUBLISHING: usize = 64;
+const SERVICE_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32;
+/// How the payment service's timers become the booking service's.
+type ToBooking = fn(ServiceTimer) -> BookingTimer;
+const RELAY_SLOTS: u32 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BookingTimer {
+    Service(ServiceTimer),
+    Relay(RelayTimer),
+    /// Event first: the broker did not confirm request `slot`'s event in time.
+    PublishTimeout {
+        slot: u32,
+    },
+}
+
+impl fmt::Display for BookingTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BookingTimer::Service(t) => fmt::Display::fmt(t, f),
+            BookingTimer::Relay(t) => fmt::Display::fmt(t, f),
+            BookingTimer::PublishTimeout { .. } => f.write_str("publish timeout"),
+        }
+    }
+}
+
+impl Timer for BookingTimer {
+    fn slot(&self) -> u32 {
+        match *self {
+            BookingTimer::Service(t) => t.slot(),
+            BookingTimer::Relay(t) => SERVICE_SLOTS + t.slot(),
+            BookingTimer::PublishTimeout { slot } => SERVICE_SLOTS + RELAY_SLOTS + slot,
+        }
+    }
+}
+
+pub struct BookingService<W> {
+    pub service: Service<W>,
+    pub relay: Relay<W>,
+    pub cfg: BookingConfig,
+}
+
+impl<W> BookingService<W> {
+    pub fn new(service: payment::ServiceConfig, cfg: BookingConfig) -> Self {
+        BookingService {
+            service: Service::new(service),
+            relay: Relay::new(cfg.broker, cfg.publish_timeout_us / sim::US_PER_MS),
+            cfg,
+        }
+    }
+}
+
+/// The event announcing the booking of `amount_eur` for claim `claim`, as its
+/// `version`-th booking: its id comes from the sequence.
+fn next_event(s: &mut BookingStorage, claim: u32, amount_eur: u32, version: u32) -> Event {
+    s.last_event += 1;
+    Event {
+        id: s.last_event,
+        entity: claim,
+        value: amount_eur,
+        version,
+    }
+}
+
+fn bookings_of(s: &ServiceStorage, claim: u32) -> u32 {
+    s.bookings.iter().filter(|b| b.op.id == claim).count() as u32
+}
+
+/// The booking of `ev`'s claim committed: the event is owed.
+fn committed(ev: Event) -> Obs {
+    Obs::Committed {
+        op: ev.op(),
+        entity: Op::new(&payment::CLAIM, ev.entity),
+        value: ev.value,
+        version: ev.version,
+    }
+}
+
+impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
+    /// Outbox mode: an outbox row for every booking the step just made, in
+    /// the step's transaction, and the relay woken up.
+    fn write_outbox_rows(&self, s: &mut BookingStorage, before: usize, ctx: &mut impl Ctx<Self>) {
+        if self.cfg.publish != Publish::Outbox || s.service.bookings.len() == before {
+            return;
+        }
+        for i in before..s.service.bookings.len() {
+            let b = s.service.bookings[i];
+            let version = bookings_of(&s.service, b.op.id);
+            let ev = next_event(s, b.op.id, b.amount_eur, version);
+            s.outbox.push(OutboxRow {
+                ev,
+                sent: false,
+                attempts: 0,
+            });
+            ctx.observe(committed(ev));
+        }
+        ctx.continue_with(BookingTimer::Relay(RelayTimer::Poll));
+    }
+
+    /// Runs `step` of the payment service, then writes the outbox rows of the
+    /// bookings it made in the same step; returns its result and how many
+    /// bookings it made.
+    fn service_step<C: Ctx<Self>, R>(
+        &self,
+        s: &mut BookingStorage,
+        ctx: &mut C,
+        step: impl FnOnce(&mut ServiceStorage, &mut Narrow<'_, Self, C, ToBooking>) -> R,
+    ) -> (R, usize) {
+        let before = s.service.bookings.len();
+        let mut c = Narrow::<Self, _, _>::new(ctx, BookingTimer::Service as ToBooking);
+        let result = step(&mut s.service, &mut c);
+        self.write_outbox_rows(s, before, ctx);
+        (result, s.service.bookings.len() - before)
+    }
+
+    /// Runs one message through the payment service, as one step.
+    fn serve(
+        &self,
+        st: &mut BookingState,
+        s: &mut BookingStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) -> usize {
+        let service = &mut st.service;
+        self.service_step(s, ctx, |ss, c| {
+            self.service.on_msg(service, ss, from, msg, c)
+        })
+        .1
+    }
+
+    /// Event first: the event goes out now; the service runs the request
+    /// once the broker confirms it.
+    fn publish_first(
+        &self,
+        st: &mut BookingState,
+        s: &mut BookingStorage,
+        from: ActorId,
+        pay: payment::Msg,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let payment::Msg::Pay {
+            op,
+            attempt,
+            amount_eur,
+            ..
+        } = pay
+        else {
+            return;
+        };
+        let version = bookings_of(&s.service, op.id) + 1;
+        let ev = next_event(s, op.id, amount_eur, version);
+        let Some(slot) = st.publishing.insert(Publishing { from, pay, ev }) else {
+            // Full: shed before anything happened, as the service would.
+            let reply = payment::Msg::PayReply {
+                op,
+                attempt,
+                status: PayStatus::Overloaded,
+                amount_eur: 0,
+            };
+            ctx.send(from, W::wrap(reply));
+            return;
+        };
+        ctx.send(self.cfg.broker, W::wrap(messaging::Msg::Publish { ev }));
+        let timer = BookingTimer::PublishTimeout { slot: slot as u32 };
+        ctx.set_timer(timer, self.cfg.publish_timeout_us);
+    }
+
+    /// Event first: the broker has the event; now the request's transaction.
+    fn published(
+        &self,
+        st: &mut BookingState,
+        s: &mut BookingStorage,
+        id: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(slot) = st.publishing.find(|p| p.ev.id == id) else {
+            return; // a duplicate confirmation, or one for a request given up
+        };
+        let p = st.publishing.take(slot).expect("slot is busy");
+        ctx.cancel_timer(BookingTimer::PublishTimeout { slot: slot as u32 });
+        if self.serve(st, s, p.from, W::wrap(p.pay), ctx) > 0 {
+            ctx.observe(committed(p.ev));
+        } else {
+            ctx.reached(sit::PUBLISHED_WITHOUT_BOOKING);
+        }
+    }
+}
+
+impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingService<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = BookingTimer;
+    type State = BookingState;
+    type Storage = BookingStorage;
+
+    fn timer_slots(&self) -> u32 {
+        debug_assert_eq!(self.service.timer_slots(), SERVICE_SLOTS);
+        debug_assert_eq!(self.relay.timer_slots(), RELAY_SLOTS);
+        SERVICE_SLOTS + RELAY_SLOTS + MAX_PUBLISHING as u32
+    }
+
+    fn reset_storage(&self, storage: &mut Option<BookingStorage>) {
+        // Each part resets itself, reusing the previous run's allocations.
+        let (mut service, mut outbox) = match storage.take() {
+            Some(b) => (Some(b.service), Some(b.outbox)),
+            None => (None, None),
+        };
+        self.service.reset_storage(&mut service);
+        self.relay.reset_storage(&mut outbox);
+        *storage = Some(BookingStorage {
+            service: service.expect("reset makes a storage"),
+            outbox: outbox.expect("reset makes a storage"),
+            last_event: 0,
+        });
+    }
+
+    fn on_start(&self, s: &mut BookingStorage, ctx: &mut impl Ctx<Self>) -> BookingState {
+        let (service, _) = self.service_step(s, ctx, |ss, c| self.service.on_start(ss, c));
+        let mut r = Narrow::<Self, _, _>::new(ctx, BookingTimer::Relay);
+        let relay = self.relay.on_start(&mut s.outbox, &mut r);
+        BookingState {
+            service,
+            relay,
+            publishing: Slots::new(MAX_PUBLISHING),
+        }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut BookingState,
+        s: &mut BookingStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        if let Some(&messaging::Msg::PublishAck { id, .. }) = Carries::<messaging::Msg>::peek(&msg)
+        {
+            match self.cfg.publish {
+                Publish::EventFirst => self.published(st, s, id, ctx),
+                Publish::Outbox => {
+                    let mut r = Narrow::<Self, _, _>::new(ctx, BookingTimer::Relay);
+                    self.relay
+                        .on_msg(&mut st.relay, &mut s.outbox, from, msg, &mut r);
+                }
+            }
+            return;
+        }
+        let pay = Carries::<payment::Msg>::peek(&msg).copied();
+        match pay {
+            Some(p @ payment::Msg::Pay { .. }) if self.cfg.publish == Publish::EventFirst => {
+                self.publish_first(st, s, from, p, ctx);
+            }
+            _ => {
+                self.serve(st, s, from, msg, ctx);
+            }
+        }
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut BookingState,
+        s: &mut BookingStorage,
+        timer: BookingTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match timer {
+            BookingTimer::Service(t) => {
+                let service = &mut st.service;
+                self.service_step(s, ctx, |ss, c| self.service.on_timer(service, ss, t, c));
+            }
+            BookingTimer::Relay(t) => {
+                let mut r = Narrow::<Self, _, _>::new(ctx, BookingTimer::Relay);
+                self.relay.on_timer(&mut st.relay, &mut s.outbox, t, &mut r);
+            }
+            BookingTimer::PublishTimeout { slot } => {
+                // The request is dropped unanswered; the client's retry publishes again.
+                if st.publishing.take(slot as usize).is_some() {
+                    ctx.reached(sit::PUBLISH_UNCONFIRMED);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The chain's tables in a scenario file: one table per hop, each the table
+//! of the model the hop comes from, so a chain scenario reads like a payment
+//! scenario followed by a messaging one:
+//!
+//! - `[client]` (with `[client.retry]`), `[service]`, `[bank]` and
+//!   `[[operations]]`: the payment model's tables, parsed by its loader;
+//! - `[outbox]`: how the service's bookings reach the broker;
+//! - `[broker]`: the messaging model's broker table;
+//! - `[accounting]`: the messaging model's consumer table, for the
+//!   accounting consumers and their database.
+//!
+//! The topology is the articles' chain, wired here once: client → service →
+//! bank, service → broker → accounting-1..N → accounting-db.
+
+use super::{BookingConfig, BookingService, Publish, ACCOUNTING_BOOKING};
+use crate::core::input::{invalid, one_of, path, positive_duration_us, LoadError};
+use crate::core::{BuildInput, Built, Carries};
+use crate::messaging::scenario::{self as queue, BrokerDto, ConsumerDto};
+use crate::messaging::{self, Broker, Consumer, ConsumerDb, Handler};
+use crate::payment::{self, Bank, Client, Idempotency, Mode};
+use serde::Deserialize;
+use sim::ActorId;
+
+pub const TABLES: &[&str] = &[
+    "client",
+    "service",
+    "bank",
+    "operations",
+    "outbox",
+    "broker",
+    "accounting",
+];
+
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+// The chain's actors, in world order.
+const SERVICE: ActorId = 1;
+const BANK: ActorId = 2;
+const BROKER: ActorId = 3;
+const ACCOUNTING_DB: ActorId = 4;
+const FIRST_ACCOUNTING: ActorId = 5;
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(default)]
+struct FileDto {
+    outbox: OutboxDto,
+    broker: BrokerDto,
+    accounting: ConsumerDto,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct OutboxDto {
+    write: String,
+    publish_timeout_ms: u64,
+}
+
+impl Default for OutboxDto {
+    fn default() -> Self {
+        OutboxDto {
+            write: "outbox".into(),
+            publish_timeout_ms: 5_000,
+        }
+    }
+}
+
+pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+where
+    N: From<Client<W>>
+        + From<BookingService<W>>
+        + From<Bank<W>>
+        + From<Broker<W>>
+        + From<Consumer<W>>
+        + From<ConsumerDb<W>>,
+    W: Carries<payment::Msg> + Carries<messaging::Msg>,
+{
+    let (client, service, bank) = payment::scenario::hops(input, SERVICE, BANK)?;
+    if service.mode != Mode::Action {
+        return Err(invalid(
+            path(&["service", "mode"]),
+            "the chain announces every booking, and only \"action\" mode books a payment",
+            "remove `mode` from [service], or write mode = \"action\"",
+        )
+        .into());
+    }
+    let d: FileDto = toml::from_str(input.text)?;
+    let oat = |k| path(&["outbox", k]);
+    let publish = one_of(
+        &d.outbox.write,
+        &[
+            ("outbox", Publish::Outbox),
+            ("event-first", Publish::EventFirst),
+        ],
+        oat("write"),
+    )?;
+    let books_on_arrival = matches!(
+        service.idempotency,
+        Idempotency::ClaimSameTx | Idempotency::None
+    );
+    if publish == Publish::EventFirst && !books_on_arrival {
+        return Err(invalid(
+            oat("write"),
+            "event first publishes before the transaction that books on arrival, and this service books in a later step",
+            "use service.idempotency = \"claim-same-tx\" or \"none\" with event first",
+        )
+        .into());
+    }
+    let booking = BookingConfig {
+        publish,
+        broker: BROKER,
+        publish_timeout_us: positive_duration_us(
+            d.outbox.publish_timeout_ms,
+            DAY_MS,
+            oat("publish_timeout_ms"),
+            "write publish_timeout_ms = 5000",
+        )?,
+    };
+    let consumers = queue::consumer_count(&d.broker)?;
+    let broker = queue::broker(
+        &d.broker,
+        (0..consumers).map(|i| FIRST_ACCOUNTING + i).collect(),
+    )?;
+    let consumer = queue::consumer(&d.accounting, "accounting", BROKER, ACCOUNTING_DB)?;
+    if matches!(consumer.handler, Handler::SetValue { .. }) {
+        return Err(invalid(
+            path(&["accounting", "handler"]),
+            "accounting books every payment; a set-value handler would keep only the last one of a claim",
+            "use handler = \"inbox-same-tx\" (or \"effect\", \"unique-key\", an inbox variant)",
+        )
+        .into());
+    }
+    let mut actors = vec![
+        ("client".to_string(), N::from(Client::new(client))),
+        (
+            "service".to_string(),
+            N::from(BookingService::new(service, booking)),
+        ),
+        ("bank".to_string(), N::from(Bank::new(bank))),
+        ("broker".to_string(), N::from(Broker::new(broker))),
+        (
+            "accounting-db".to_string(),
+            N::from(ConsumerDb::new(&ACCOUNTING_BOOKING)),
+        ),
+    ];
+    for i in 1..=consumers {
+        actors.push((format!("accounting-{i}"), N::from(Consumer::new(consumer))));
+    }
+    Ok(Built {
+        actors,
+        actors_hint: " (broker.consumers sets how many accounting consumers)",
+    })
+}

@@ -1,0 +1,31 @@
+//! The chain's own situations (ids 192 to 255); its scenarios may also name
+//! every situation of the payment and messaging models whose actors it runs.
+
+use crate::core::SituationDoc;
+use crate::{messaging, payment};
+use sim::SituationId;
+use std::sync::OnceLock;
+
+pub const PUBLISHED_WITHOUT_BOOKING: SituationId = 192;
+pub const PUBLISH_UNCONFIRMED: SituationId = 193;
+
+static OWN: &[SituationDoc] = &[
+    SituationDoc { id: PUBLISHED_WITHOUT_BOOKING, name: "published-without-booking", doc: "Event first: the transaction after a published \"payment booked\" event booked nothing (the request was a duplicate, answered from the key table): the event announces a booking that does not exist." },
+    SituationDoc { id: PUBLISH_UNCONFIRMED, name: "publish-unconfirmed", doc: "Event first: the broker did not confirm a request's event in time; the request was dropped unanswered." },
+];
+
+/// The chain's situations: those of the hops it reuses, then its own.
+pub fn all() -> &'static [SituationDoc] {
+    static ALL: OnceLock<Vec<SituationDoc>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        [payment::situations::ALL, messaging::situations::ALL, OWN]
+            .into_iter()
+            .flatten()
+            .map(|s| SituationDoc {
+                id: s.id,
+                name: s.name,
+                doc: s.doc,
+            })
+            .collect()
+    })
+}

@@ -1,0 +1,314 @@
+//! A client's own record of one business operation, shared by every model's
+//! clients (the claims system, an HTTP client): it starts once, is attempted
+//! within a retry policy, and ends with what the client finally knows (done,
+//! failed, or unknown in a dead letter), never more than it was told.
+
+use super::obs::{AttemptOutcome, Ending, Obs};
+use super::op::{Op, Space};
+use super::retry::RetryPolicy;
+use sim::{Actor, Ctx, SituationId, TimeUs, Timer, US_PER_MS};
+use std::fmt;
+use std::marker::PhantomData;
+
+/// The namespace of a client's operations, for its timers' names: a marker
+/// type (`payment::Claims`), so a timer stays two integers.
+pub trait OpSpace: Copy + fmt::Debug + Eq + 'static {
+    const SPACE: &'static Space;
+}
+
+/// Declares a client's timer type `$timer`, naming its operations with the
+/// marker `$marker` for the space `$space`:
+/// `client_timers!(ClientTimer, Claims, CLAIM)`.
+macro_rules! client_timers {
+    ($(#[$meta:meta])* $timer:ident, $marker:ident, $space:path) => {
+        /// The operations' space, as the client's timers name it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $marker;
+
+        impl $crate::core::client_op::OpSpace for $marker {
+            const SPACE: &'static $crate::core::Space = &$space;
+        }
+
+        $(#[$meta])*
+        pub type $timer = $crate::core::client_op::OpTimer<$marker>;
+    };
+}
+pub(crate) use client_timers;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpTimerKind {
+    /// No answer to the current attempt in time.
+    Timeout,
+    /// The operation's first attempt, or the next after a backoff.
+    NextAttempt,
+}
+
+/// A client's two timers of operation `id`, the `i`-th in its list, named in
+/// its model's words: "attempt timeout (claim 4711)", "next attempt (request #3)".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpTimer<S> {
+    pub kind: OpTimerKind,
+    pub i: u32,
+    pub id: u32,
+    space: PhantomData<fn() -> S>,
+}
+
+impl<S> OpTimer<S> {
+    pub fn timeout(i: usize, id: u32) -> Self {
+        OpTimer {
+            kind: OpTimerKind::Timeout,
+            i: i as u32,
+            id,
+            space: PhantomData,
+        }
+    }
+
+    pub fn next_attempt(i: usize, id: u32) -> Self {
+        OpTimer {
+            kind: OpTimerKind::NextAttempt,
+            ..Self::timeout(i, id)
+        }
+    }
+}
+
+impl<S: OpSpace> fmt::Display for OpTimer<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            OpTimerKind::Timeout => "attempt timeout",
+            OpTimerKind::NextAttempt => "next attempt",
+        };
+        write!(f, "{what} ({})", Op::new(S::SPACE, self.id))
+    }
+}
+
+impl<S: OpSpace> Timer for OpTimer<S> {
+    fn slot(&self) -> u32 {
+        match self.kind {
+            OpTimerKind::Timeout => 2 * self.i,
+            OpTimerKind::NextAttempt => 2 * self.i + 1,
+        }
+    }
+}
+
+/// Timer slots of a client with `n` operations.
+pub fn timer_slots(n: usize) -> u32 {
+    2 * n as u32
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpStatus {
+    NotStarted,
+    Pending,
+    Done,
+}
+
+/// One operation in the client's own database: it survives the client's crashes.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientOp {
+    pub status: OpStatus,
+    pub attempts: u32,
+    pub started_us: TimeUs,
+    pub last_backoff_ms: u64,
+    /// Some attempt's outcome was unknown (a timeout, 409, 504): if the
+    /// operation is given up, nobody knows whether it happened.
+    pub uncertain: bool,
+}
+
+/// A client's database: its operations, surviving its crashes.
+#[derive(Clone, Debug, Default)]
+pub struct ClientStorage {
+    pub ops: Vec<ClientOp>,
+}
+
+impl ClientStorage {
+    /// The storage of a fresh run with `n` operations, reusing `storage`'s memory.
+    pub fn reset(storage: &mut Option<ClientStorage>, n: usize) {
+        let s = storage.get_or_insert_with(ClientStorage::default);
+        s.ops.clear();
+        s.ops.resize(n, ClientOp::NEW);
+    }
+}
+
+/// How a client retries and what it does when it gives up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Persistence {
+    pub retry: RetryPolicy,
+    /// An attempt without an answer after this is over, its outcome unknown.
+    pub timeout_ms: u64,
+    /// Record what was given up, or drop it silently (a mistake).
+    pub dead_letter: bool,
+}
+
+/// The situations a client reports, as its model numbers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientSituations {
+    /// A second or later attempt.
+    pub retried: SituationId,
+    /// Given up into a dead letter a person will see.
+    pub dead_lettered: SituationId,
+    /// Restarted with the operation pending.
+    pub recovered: SituationId,
+}
+
+impl ClientOp {
+    pub const NEW: ClientOp = ClientOp {
+        status: OpStatus::NotStarted,
+        attempts: 0,
+        started_us: 0,
+        last_backoff_ms: 0,
+        uncertain: false,
+    };
+
+    /// Counts the next attempt of `op` and reports it; the first one starts
+    /// the operation (its intent: `payload`, within `window_ms`). Returns the
+    /// attempt's number.
+    pub fn begin_attempt<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        payload: u32,
+        window_ms: u64,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) -> u32 {
+        if self.status == OpStatus::NotStarted {
+            self.status = OpStatus::Pending;
+            self.started_us = ctx.now_us();
+            ctx.observe(Obs::Intent {
+                op,
+                payload,
+                window_ms,
+            });
+        } else {
+            ctx.reached(sit.retried);
+        }
+        debug_assert_eq!(self.status, OpStatus::Pending);
+        self.attempts += 1;
+        ctx.observe(Obs::AttemptSent {
+            op,
+            attempt: self.attempts,
+        });
+        self.attempts
+    }
+
+    /// What the client concluded from attempt `attempt`.
+    pub fn attempt_ended<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        attempt: u32,
+        outcome: AttemptOutcome,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        self.uncertain |= outcome == AttemptOutcome::Unknown;
+        ctx.observe(Obs::Attempt {
+            op,
+            attempt,
+            outcome,
+        });
+    }
+
+    /// Told done, for the payload attempt `attempt` asked for.
+    pub fn done<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        attempt: u32,
+        payload: u32,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        self.attempt_ended(op, attempt, AttemptOutcome::Ok, ctx);
+        ctx.observe(Obs::ToldDone { op, payload });
+        self.end(op, Ending::Done, sit, ctx);
+    }
+
+    pub fn end<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        ending: Ending,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        debug_assert_eq!(self.status, OpStatus::Pending);
+        self.status = OpStatus::Done;
+        if matches!(ending, Ending::Failed | Ending::Unknown) {
+            ctx.reached(sit.dead_lettered);
+        }
+        ctx.observe(Obs::Ended { op, ending });
+    }
+
+    /// Gives the operation up: in a dead letter saying whether its outcome is
+    /// known, or silently.
+    pub fn give_up<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        dead_letter: bool,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        let ending = match (dead_letter, self.uncertain) {
+            (false, _) => Ending::Abandoned,
+            (true, true) => Ending::Unknown,
+            (true, false) => Ending::Failed,
+        };
+        self.end(op, ending, sit, ctx);
+    }
+
+    /// After an attempt that may be retried: the next attempt's timer within
+    /// the policy, or, once the policy gives up, the operation's end.
+    pub fn retry_or_give_up<S: OpSpace, A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized>(
+        &mut self,
+        i: usize,
+        op: Op,
+        p: &Persistence,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        let now_us = ctx.now_us();
+        let next = p.retry.next_ms(
+            self.attempts,
+            self.last_backoff_ms,
+            self.started_us,
+            now_us,
+            p.timeout_ms,
+            |lo, hi| ctx.range(lo, hi),
+        );
+        match next {
+            Some(delay_ms) => {
+                self.last_backoff_ms = delay_ms;
+                let wait_us = delay_ms.saturating_mul(US_PER_MS);
+                ctx.set_timer(OpTimer::next_attempt(i, op.id), wait_us);
+            }
+            None => self.give_up(op, p.dead_letter, sit, ctx),
+        }
+    }
+}
+
+/// A client's start, first or after a restart: each operation not started
+/// yet gets its first attempt at its start time (`spec(i)`: the operation and
+/// its start in ms); each one pending has lost its open connection, so its
+/// last attempt's outcome is unknown, and it is retried within the policy.
+pub fn start_ops<S: OpSpace, A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized>(
+    ops: &mut [ClientOp],
+    spec: impl Fn(usize) -> (Op, u64),
+    p: &Persistence,
+    sit: &ClientSituations,
+    ctx: &mut impl Ctx<A>,
+) {
+    let now_us = ctx.now_us();
+    for (i, o) in ops.iter().enumerate() {
+        if o.status == OpStatus::NotStarted {
+            let (op, start_ms) = spec(i);
+            let at_us = start_ms.saturating_mul(US_PER_MS);
+            ctx.set_timer(
+                OpTimer::next_attempt(i, op.id),
+                at_us.saturating_sub(now_us),
+            );
+        }
+    }
+    for (i, o) in ops.iter_mut().enumerate() {
+        if o.status == OpStatus::Pending {
+            ctx.reached(sit.recovered);
+            o.uncertain = true;
+            o.retry_or_give_up(i, spec(i).0, p, sit, ctx);
+        }
+    }
+}

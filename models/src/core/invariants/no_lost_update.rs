@@ -1,0 +1,46 @@
+use super::{violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::Obs;
+use sim::{ActorId, TimeUs, Violation};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "no-lost-update",
+    doc: "A client was told its write is done, but another write, computed from an older read \
+          of the same resource, replaced it without having seen it (a read-modify-write without \
+          If-Match): the update is silently gone. A write that depends on no read (a blind PUT: \
+          the last writer wins) does not break this. Judged the moment both facts hold.",
+};
+
+pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    match *obs {
+        Obs::ToldDone { op, .. } => {
+            let by = *l.overwritten.get(&op)?;
+            violation(
+                &INVARIANT,
+                op.key(),
+                format!(
+                    "the client was told {op} is done, but {by} had already replaced its write with one computed from an older read: the update is lost"
+                ),
+            )
+        }
+        Obs::NewVersion {
+            op, entity, read, ..
+        } => {
+            let (version, by) = l
+                .unseen_writes(op, entity, read)
+                .find(|(_, w)| l.get(*w).is_some_and(|r| r.told_done.is_some()))?;
+            violation(
+                &INVARIANT,
+                by.key(),
+                format!(
+                    "{op} wrote {entity} from a read of v{read}, over v{version} by {by}, whose client was told it is done: that update is lost"
+                ),
+            )
+        }
+        _ => None,
+    }
+}
+
+pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {
+    None
+}

@@ -1,0 +1,367 @@
+//! An HTTP client: it sends each of its requests, retries it within its
+//! policy after a timeout, and records what it finally knows. An edit is a
+//! read-modify-write: GET the resource, then PUT it back with the change
+//! applied to what was read, conditional on the ETag read if `if_match`.
+
+use super::msg::{Method, Msg, Read, Request, Status};
+use super::situations as sit;
+use super::REQUEST;
+pub use crate::core::client_op::ClientStorage;
+use crate::core::client_op::{self, ClientSituations, OpStatus, OpTimer, OpTimerKind, Persistence};
+use crate::core::{AttemptOutcome, Carries, Ending, Obs, Op};
+use sim::{Actor, ActorId, Ctx, US_PER_MS};
+use std::marker::PhantomData;
+
+const SITUATIONS: ClientSituations = ClientSituations {
+    retried: sit::REQUEST_RETRIED,
+    dead_lettered: sit::REQUEST_DEAD_LETTERED,
+    recovered: sit::REQUEST_RESUMED_AFTER_RESTART,
+};
+
+/// What a request asks of the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// POST /claims: create a resource with `value`.
+    Create,
+    /// PUT /claims/{id}: the resource is `value`.
+    Replace,
+    /// DELETE /claims/{id}.
+    Delete,
+    /// PATCH /claims/{id}: add `value`.
+    Increment,
+    /// GET /claims/{id}, then PUT it back with `value` added to what was read.
+    Edit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestSpec {
+    /// The request's number: `request #id`, one business operation.
+    pub id: u32,
+    pub action: Action,
+    pub resource: u32,
+    pub value: u32,
+    pub start_ms: u64,
+}
+
+impl RequestSpec {
+    pub fn op(&self) -> Op {
+        Op::new(&REQUEST, self.id)
+    }
+
+    /// What the operation asks for: the body, the amount added, or (for a
+    /// DELETE, which has no body) the resource it removes.
+    pub fn payload(&self) -> u32 {
+        match self.action {
+            Action::Delete => self.resource,
+            _ => self.value,
+        }
+    }
+}
+
+/// How a client reads a 404 in answer to a DELETE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeleteNotFound {
+    /// The resource is gone, which is what was asked: done. (An earlier
+    /// attempt whose answer was lost may have deleted it.)
+    Done,
+    /// "Nothing to delete": recorded as failed (a mistake when retrying).
+    Failed,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    pub server: ActorId,
+    pub persistence: Persistence,
+    /// Every write carries its request's Idempotency-Key (`req-3-01`).
+    pub idempotency_key: bool,
+    /// An edit's PUT is conditional on the ETag it read (If-Match).
+    pub if_match: bool,
+    pub delete_404: DeleteNotFound,
+    /// Retry a final error (a 404) too: a mistake, it never becomes a success.
+    pub retry_final_errors: bool,
+    /// Sorted by id.
+    pub requests: Vec<RequestSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the answer to the request itself.
+    Request,
+    /// An edit waiting for its GET.
+    Read,
+    /// An edit waiting for its PUT.
+    Write,
+}
+
+/// Volatile: the open connection of each request's current attempt.
+#[derive(Clone, Debug, Default)]
+pub struct ClientState {
+    pub awaiting: Vec<Option<(u32, Phase)>>,
+    /// The last attempt of an edit ended in a 412: the next one reads again.
+    pub after_412: Vec<bool>,
+}
+
+client_op::client_timers!(
+    /// The client's timers, one pair per request.
+    ClientTimer,
+    Requests,
+    REQUEST
+);
+
+pub struct Client<W> {
+    pub cfg: ClientConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Client<W> {
+    pub fn new(cfg: ClientConfig) -> Self {
+        Client {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+
+    fn timeout(&self, i: usize) -> ClientTimer {
+        OpTimer::timeout(i, self.cfg.requests[i].id)
+    }
+
+    fn index_of(&self, op: Op) -> Option<usize> {
+        if op.space != &REQUEST {
+            return None;
+        }
+        self.cfg
+            .requests
+            .binary_search_by_key(&op.id, |r| r.id)
+            .ok()
+    }
+}
+
+impl<W: Carries<Msg>> Client<W> {
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        st: &mut ClientState,
+        i: usize,
+        attempt: u32,
+        phase: Phase,
+        method: Method,
+        body: u32,
+        read: Option<Read>,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let spec = self.cfg.requests[i];
+        let request = Msg::Request(Request {
+            op: spec.op(),
+            attempt,
+            method,
+            resource: spec.resource,
+            body,
+            key: self.cfg.idempotency_key && method != Method::Get,
+            read,
+        });
+        st.awaiting[i] = Some((attempt, phase));
+        ctx.send(self.cfg.server, W::wrap(request));
+        let timeout_us = self.cfg.persistence.timeout_ms.saturating_mul(US_PER_MS);
+        ctx.set_timer(self.timeout(i), timeout_us);
+    }
+
+    fn send_attempt(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        i: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let spec = self.cfg.requests[i];
+        let window_ms = self.cfg.persistence.retry.window_ms;
+        let attempt =
+            s.ops[i].begin_attempt(spec.op(), spec.payload(), window_ms, &SITUATIONS, ctx);
+        let (phase, method) = match spec.action {
+            Action::Create => (Phase::Request, Method::Post),
+            Action::Replace => (Phase::Request, Method::Put),
+            Action::Delete => (Phase::Request, Method::Delete),
+            Action::Increment => (Phase::Request, Method::Patch),
+            Action::Edit => {
+                if std::mem::take(&mut st.after_412[i]) {
+                    ctx.reached(sit::REREAD_AFTER_412);
+                }
+                (Phase::Read, Method::Get)
+            }
+        };
+        let body = if method == Method::Get { 0 } else { spec.value };
+        self.send(st, i, attempt, phase, method, body, None, ctx);
+    }
+
+    fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
+        let op = self.cfg.requests[i].op();
+        s.ops[i].retry_or_give_up(i, op, &self.cfg.persistence, &SITUATIONS, ctx);
+    }
+
+    /// A final answer that is not success: the request cannot succeed by retrying.
+    fn final_error(&self, s: &mut ClientStorage, i: usize, attempt: u32, ctx: &mut impl Ctx<Self>) {
+        let op = self.cfg.requests[i].op();
+        s.ops[i].attempt_ended(op, attempt, AttemptOutcome::Rejected, ctx);
+        if self.cfg.retry_final_errors {
+            self.retry_or_give_up(s, i, ctx);
+        } else {
+            s.ops[i].give_up(op, self.cfg.persistence.dead_letter, &SITUATIONS, ctx);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_response(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        i: usize,
+        attempt: u32,
+        phase: Phase,
+        status: Status,
+        value: u32,
+        etag: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let spec = self.cfg.requests[i];
+        let op = spec.op();
+        if phase == Phase::Read && status == Status::Ok {
+            // The read is in: now the write, computed from it.
+            let read = Read {
+                version: etag,
+                value,
+                if_match: self.cfg.if_match,
+            };
+            let body = value.saturating_add(spec.value);
+            self.send(
+                st,
+                i,
+                attempt,
+                Phase::Write,
+                Method::Put,
+                body,
+                Some(read),
+                ctx,
+            );
+            return;
+        }
+        st.awaiting[i] = None;
+        ctx.cancel_timer(self.timeout(i));
+        match status {
+            Status::Ok | Status::Created | Status::NoContent => {
+                s.ops[i].done(op, attempt, spec.payload(), &SITUATIONS, ctx);
+            }
+            Status::NotFound if spec.action == Action::Delete => match self.cfg.delete_404 {
+                DeleteNotFound::Done => {
+                    s.ops[i].done(op, attempt, spec.payload(), &SITUATIONS, ctx)
+                }
+                DeleteNotFound::Failed => {
+                    s.ops[i].attempt_ended(op, attempt, AttemptOutcome::Rejected, ctx);
+                    s.ops[i].end(op, Ending::Failed, &SITUATIONS, ctx);
+                }
+            },
+            Status::NotFound => self.final_error(s, i, attempt, ctx),
+            Status::PreconditionFailed => {
+                // Someone wrote since the read: nothing was written; read again.
+                st.after_412[i] = true;
+                s.ops[i].attempt_ended(op, attempt, AttemptOutcome::Fail, ctx);
+                self.retry_or_give_up(s, i, ctx);
+            }
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Client<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = ClientTimer;
+    type State = ClientState;
+    type Storage = ClientStorage;
+
+    fn timer_slots(&self) -> u32 {
+        client_op::timer_slots(self.cfg.requests.len())
+    }
+
+    fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
+        ClientStorage::reset(storage, self.cfg.requests.len());
+    }
+
+    fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
+        let spec = |i: usize| (self.cfg.requests[i].op(), self.cfg.requests[i].start_ms);
+        let p = &self.cfg.persistence;
+        client_op::start_ops(&mut s.ops, spec, p, &SITUATIONS, ctx);
+        let n = self.cfg.requests.len();
+        ClientState {
+            awaiting: vec![None; n],
+            after_412: vec![false; n],
+        }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        _from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(&Msg::Response {
+            op,
+            attempt,
+            method,
+            status,
+            value,
+            etag,
+            ..
+        }) = msg.peek()
+        else {
+            return;
+        };
+        let Some(i) = self.index_of(op) else {
+            return;
+        };
+        // An answer to an attempt we stopped waiting for arrives on a closed connection.
+        let Some((awaited, phase)) = st.awaiting[i] else {
+            return;
+        };
+        // An edit's attempt asks twice: the answer must be to the request it waits on.
+        let answers_awaited = (phase == Phase::Read) == (method == Method::Get);
+        if awaited != attempt || !answers_awaited || s.ops[i].status != OpStatus::Pending {
+            return;
+        }
+        self.on_response(st, s, i, attempt, phase, status, value, etag, ctx);
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        timer: ClientTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let i = timer.i as usize;
+        match timer.kind {
+            OpTimerKind::NextAttempt => {
+                if s.ops[i].status != OpStatus::Done {
+                    self.send_attempt(st, s, i, ctx);
+                }
+            }
+            OpTimerKind::Timeout => {
+                if s.ops[i].status == OpStatus::Done {
+                    return;
+                }
+                let (attempt, phase) = st.awaiting[i]
+                    .take()
+                    .expect("a timeout belongs to an attempt");
+                // Before its write was sent an edit has changed nothing; any
+                // other silence leaves the outcome unknown, not failed.
+                let outcome = if phase == Phase::Read {
+                    AttemptOutcome::Fail
+                } else {
+                    AttemptOutcome::Unknown
+                };
+                let op = self.cfg.requests[i].op();
+                s.ops[i].attempt_ended(op, attempt, outcome, ctx);
+                self.retry_or_give_up(s, i, ctx);
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! HTTP resource semantics: clients send requests to a resource server over
+//! a lossy network and retry them after a timeout. What a retry does depends
+//! on the method's semantics as implemented: a PUT that replaces and a DELETE
+//! are naturally idempotent (a repeat finds the resource already as it
+//! asks); a POST that creates and a PATCH that adds are not, unless the
+//! request carries an Idempotency-Key the server honours. Two editors who
+//! read, modify and write one resource lose an update unless the write is
+//! conditional on the ETag they read (If-Match, 412 Precondition Failed).
+//!
+//! Each request a client makes is one business operation (`request #3`);
+//! its effect is the change it makes to a resource, observed at the server
+//! where it lands, with the resource's new version for `no-lost-update`.
+
+mod client;
+mod msg;
+mod scenario;
+mod server;
+pub mod situations;
+
+pub use client::{
+    Action, Client, ClientConfig, ClientState, ClientStorage, ClientTimer, DeleteNotFound, Phase,
+    RequestSpec, Requests,
+};
+pub use msg::{Method, Msg, Read, Request, Status};
+pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
+
+use crate::core::input::LoadError;
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+
+/// The requests clients make, one business operation each; their
+/// Idempotency-Keys are minted as `req-3-01`.
+pub static REQUEST: Space = Space {
+    code: 4,
+    noun: "request",
+    id_prefix: "#",
+    unit: None,
+    key_prefix: "req",
+};
+
+/// The server's resources, as the versions of `no-lost-update` name them.
+pub static RESOURCE: Space = Space {
+    code: 5,
+    noun: "resource",
+    id_prefix: "/claims/",
+    unit: None,
+    key_prefix: "res",
+};
+
+/// The effects, by what the request did to a resource.
+pub static CREATION: Site = Site { name: "creation" };
+pub static WRITE: Site = Site { name: "write" };
+pub static EDIT: Site = Site { name: "edit" };
+pub static INCREMENT: Site = Site { name: "increment" };
+pub static DELETION: Site = Site { name: "deletion" };
+
+/// Requests the server received per operation.
+pub static SERVER_LAYER: Layer = Layer {
+    index: 3,
+    name: "server",
+};
+
+pub struct Http;
+
+static METRICS: &[Metric] = &[
+    Metric::Duplicated,
+    Metric::Lost,
+    Metric::Unknown,
+    Metric::AttemptsPerOperation,
+    Metric::ReceivedPerOperation(&SERVER_LAYER),
+    Metric::PeakPerSecond(&SERVER_LAYER),
+    Metric::TimeToEffect,
+    Metric::DedupKeys,
+];
+
+impl<N> ModelSpec<N> for Http
+where
+    N: sim::Actor + From<Client<N::Msg>> + From<Server<N::Msg>>,
+    N::Msg: crate::core::Carries<Msg>,
+{
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn about(&self) -> &'static str {
+        "HTTP clients and a resource server: POST, PUT, PATCH, DELETE, Idempotency-Key, If-Match"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        scenario::TABLES
+    }
+
+    fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError> {
+        scenario::build(input)
+    }
+
+    fn situations(&self) -> &'static [SituationDoc] {
+        situations::ALL
+    }
+
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+}

@@ -1,0 +1,222 @@
+//! The HTTP model's messages: a request and its response, small and `Copy`.
+
+use crate::core::wire::ModelMessage;
+use crate::core::{Key, Op};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// 200
+    Ok,
+    /// 201
+    Created,
+    /// 204
+    NoContent,
+    /// 404
+    NotFound,
+    /// 412: the If-Match ETag is not the resource's current one; nothing written.
+    PreconditionFailed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "200 OK",
+            Status::Created => "201 Created",
+            Status::NoContent => "204 No Content",
+            Status::NotFound => "404 Not Found",
+            Status::PreconditionFailed => "412 Precondition Failed",
+        }
+    }
+
+    pub fn is_success(self) -> bool {
+        matches!(self, Status::Ok | Status::Created | Status::NoContent)
+    }
+}
+
+/// What a write was computed from: the representation the client read, and
+/// whether the request makes the write conditional on it (`If-Match`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Read {
+    /// The ETag read: the resource's version.
+    pub version: u32,
+    pub value: u32,
+    pub if_match: bool,
+}
+
+/// One attempt's request. `resource` is 0 for a POST to the collection;
+/// `key` says whether it carries its operation's Idempotency-Key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub op: Op,
+    pub attempt: u32,
+    pub method: Method,
+    pub resource: u32,
+    pub body: u32,
+    pub key: bool,
+    pub read: Option<Read>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Client to server.
+    Request(Request),
+    /// The server's answer: the resource's value and ETag as they stand after
+    /// the request, or as they were when the stored answer was made.
+    Response {
+        op: Op,
+        attempt: u32,
+        /// The method of the request it answers (an edit's GET or its PUT).
+        method: Method,
+        status: Status,
+        resource: u32,
+        value: u32,
+        etag: u32,
+        /// Answered from the Idempotency-Key store, not executed again.
+        replayed: bool,
+    },
+}
+
+impl Msg {
+    /// The Idempotency-Key a request of `op` carries, if any.
+    pub fn key_of(op: Op, key: bool) -> Key {
+        if key {
+            Key::Op { op, n: 1 }
+        } else {
+            Key::None
+        }
+    }
+}
+
+impl ModelMessage for Msg {
+    const KINDS: &'static [&'static str] = &["get", "post", "put", "patch", "delete", "response"];
+
+    fn kind(&self) -> u16 {
+        match self {
+            Msg::Request(Request { method, .. }) => match method {
+                Method::Get => 0,
+                Method::Post => 1,
+                Method::Put => 2,
+                Method::Patch => 3,
+                Method::Delete => 4,
+            },
+            Msg::Response { .. } => 5,
+        }
+    }
+
+    fn is_reply(&self) -> bool {
+        matches!(self, Msg::Response { .. })
+    }
+
+    fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+        let Msg::Request(Request { method, .. }) = self else {
+            return None;
+        };
+        if effect {
+            return None;
+        }
+        let (status, replayed) = sent.iter().find_map(|m| match m {
+            Msg::Response {
+                status, replayed, ..
+            } => Some((*status, *replayed)),
+            Msg::Request(_) => None,
+        })?;
+        match (method, status) {
+            _ if replayed => Some("Idempotency-Key known: the stored response, not executed again"),
+            (Method::Put, Status::Ok) => Some("the resource already is this: nothing changed"),
+            (Method::Delete, Status::NotFound) => Some("already gone: nothing deleted"),
+            (_, Status::PreconditionFailed) => Some("If-Match names an old ETag: nothing written"),
+            _ => None,
+        }
+    }
+
+    fn same_for_diff(&self, other: &Self) -> bool {
+        match (self, other) {
+            // What the client acts on is the status; the value may differ.
+            (Msg::Response { status: a, .. }, Msg::Response { status: b, .. }) => a == b,
+            _ => self.kind() == other.kind(),
+        }
+    }
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Msg::Request(Request {
+                op,
+                attempt,
+                method,
+                resource,
+                body,
+                key,
+                read,
+            }) => {
+                write!(f, "{op}: {}", method.as_str())?;
+                match (method, resource) {
+                    (Method::Post, _) => write!(f, " /claims value {body}")?,
+                    (Method::Get | Method::Delete, r) => write!(f, " /claims/{r}")?,
+                    (Method::Patch, r) => write!(f, " /claims/{r} add {body}")?,
+                    (Method::Put, r) => write!(f, " /claims/{r} value {body}")?,
+                }
+                match read {
+                    Some(Read {
+                        version,
+                        if_match: true,
+                        ..
+                    }) => write!(f, " [If-Match v{version}")?,
+                    Some(Read { version, .. }) => write!(f, " [read v{version}, no If-Match")?,
+                    None => f.write_str(" [")?,
+                }
+                if read.is_some() {
+                    f.write_str(", ")?;
+                }
+                if key {
+                    write!(f, "Idempotency-Key {}, ", Msg::key_of(op, key))?;
+                }
+                write!(f, "attempt {attempt}]")
+            }
+            Msg::Response {
+                op,
+                attempt,
+                status,
+                resource,
+                value,
+                etag,
+                replayed,
+                ..
+            } => {
+                write!(f, "{op}: {}", status.as_str())?;
+                match status {
+                    Status::Ok | Status::Created => {
+                        write!(f, " /claims/{resource} = {value}, ETag v{etag}")?
+                    }
+                    Status::PreconditionFailed => write!(f, ", ETag now v{etag}")?,
+                    Status::NoContent | Status::NotFound => {}
+                }
+                let r = if replayed { ", replayed" } else { "" };
+                write!(f, " [attempt {attempt}{r}]")
+            }
+        }
+    }
+}

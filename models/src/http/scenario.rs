@@ -1,0 +1,375 @@
+//! The HTTP model's tables in a scenario file: `[client]` (with
+//! `[client.retry]`), `[server]`, `[[resources]]` and `[[requests]]`. Every
+//! client named in `[[requests]]` is an actor with the `[client]` settings;
+//! the server is the actor `server`.
+
+use super::{
+    Action, Client, ClientConfig, DeleteNotFound, PutMode, RequestSpec, Server, ServerConfig,
+};
+use crate::core::client_op::Persistence;
+use crate::core::input::{
+    count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
+    LoadError, Seg, MAX_DURATION_MS,
+};
+use crate::core::retry_table::RetryDto;
+use crate::core::{BuildInput, Built, Carries};
+use serde::Deserialize;
+
+pub const TABLES: &[&str] = &["client", "server", "resources", "requests"];
+
+/// Most requests, and most resources, in one scenario.
+pub const MAX_REQUESTS: u64 = 1000;
+pub const MAX_RESOURCES: u64 = 1000;
+/// Most clients: each is an actor.
+pub const MAX_CLIENTS: usize = 64;
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+#[derive(Deserialize, Debug)]
+#[serde(default)]
+struct FileDto {
+    client: ClientDto,
+    server: ServerDto,
+    resources: Vec<ResourceDto>,
+    requests: Vec<RequestDto>,
+}
+
+impl Default for FileDto {
+    fn default() -> Self {
+        FileDto {
+            client: ClientDto::default(),
+            server: ServerDto::default(),
+            resources: vec![ResourceDto {
+                id: 4711,
+                value: 1000,
+            }],
+            requests: vec![RequestDto {
+                client: default_client(),
+                method: "post".into(),
+                resource: None,
+                value: Some(1200),
+                start_ms: 0,
+            }],
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct ClientDto {
+    timeout_ms: u64,
+    idempotency_key: bool,
+    if_match: bool,
+    delete_404: String,
+    retry: RetryDto,
+}
+
+impl Default for ClientDto {
+    fn default() -> Self {
+        ClientDto {
+            timeout_ms: 10_000,
+            idempotency_key: true,
+            if_match: true,
+            delete_404: "done".into(),
+            retry: RetryDto::default(),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+struct ServerDto {
+    idempotency_keys: bool,
+    key_retention_ms: u64,
+    max_keys: u64,
+    put: String,
+}
+
+impl Default for ServerDto {
+    fn default() -> Self {
+        ServerDto {
+            idempotency_keys: true,
+            key_retention_ms: DAY_MS,
+            max_keys: 10_000,
+            put: "replace".into(),
+        }
+    }
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct ResourceDto {
+    id: u32,
+    #[serde(default)]
+    value: u32,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RequestDto {
+    #[serde(default = "default_client")]
+    client: String,
+    method: String,
+    resource: Option<u32>,
+    value: Option<u32>,
+    #[serde(default)]
+    start_ms: u64,
+}
+
+fn default_client() -> String {
+    "client".into()
+}
+
+const SERVER: &str = "server";
+
+fn client_name(name: &str, at: Vec<Seg>) -> Result<(), Invalid> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok {
+        return Err(invalid(
+            at,
+            format!("\"{name}\" is not a client name"),
+            "name clients with lowercase letters, digits and dashes, starting with a letter: \"alice\", \"editor-2\"",
+        ));
+    }
+    if name == SERVER {
+        return Err(invalid(
+            at,
+            "\"server\" is the resource server's name",
+            "give the client another name, e.g. \"client\"",
+        ));
+    }
+    Ok(())
+}
+
+fn resources(d: &[ResourceDto]) -> Result<Vec<(u32, u32)>, Invalid> {
+    if d.len() as u64 > MAX_RESOURCES {
+        return Err(invalid(
+            vec![Seg::Key("resources")],
+            format!(
+                "{} resources: a scenario has at most {MAX_RESOURCES}",
+                d.len()
+            ),
+            "use fewer [[resources]] tables",
+        ));
+    }
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(d.len());
+    for (i, r) in d.iter().enumerate() {
+        let at = vec![Seg::Key("resources"), Seg::Index(i), Seg::Key("id")];
+        if r.id == 0 || r.id > u32::MAX / 2 {
+            return Err(invalid(
+                at,
+                format!("resource id {} is out of range", r.id),
+                format!("use an id from 1 to {}", u32::MAX / 2),
+            ));
+        }
+        if out.iter().any(|o| o.0 == r.id) {
+            return Err(invalid(
+                at,
+                format!("resource /claims/{} appears twice", r.id),
+                "give each [[resources]] table its own id",
+            ));
+        }
+        out.push((r.id, r.value));
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// One `[[requests]]` table, validated; `known` are the resources it may name.
+fn request(
+    r: &RequestDto,
+    i: usize,
+    known: &[u32],
+    input: &BuildInput<'_>,
+) -> Result<RequestSpec, Invalid> {
+    let at = |k| vec![Seg::Key("requests"), Seg::Index(i), Seg::Key(k)];
+    let action = one_of(
+        &r.method,
+        &[
+            ("post", Action::Create),
+            ("put", Action::Replace),
+            ("patch", Action::Increment),
+            ("delete", Action::Delete),
+            ("edit", Action::Edit),
+        ],
+        at("method"),
+    )?;
+    let method = r.method.to_uppercase();
+    let resource = match (action, r.resource) {
+        (Action::Create, Some(_)) => {
+            return Err(invalid(
+                at("resource"),
+                "a POST creates a new resource under /claims, and the server picks its id",
+                "remove `resource`, or use method = \"put\" to write a resource you name",
+            ))
+        }
+        (Action::Create, None) => 0,
+        (_, None) => {
+            return Err(invalid(
+                at("method"),
+                format!("a {method} names the resource it acts on"),
+                "add resource = 4711 (an id from [[resources]])",
+            ))
+        }
+        (Action::Replace, Some(id)) => id,
+        (_, Some(id)) if known.contains(&id) => id,
+        (_, Some(id)) => {
+            return Err(invalid(
+                at("resource"),
+                format!("no resource /claims/{id}: neither in [[resources]] nor written by a PUT"),
+                format!("add a [[resources]] table with id = {id}, or name a resource that exists"),
+            ))
+        }
+    };
+    if resource > u32::MAX / 2 {
+        return Err(invalid(
+            at("resource"),
+            format!("resource id {resource} is out of range"),
+            format!("use an id from 1 to {}", u32::MAX / 2),
+        ));
+    }
+    let value = match (action, r.value) {
+        (Action::Delete, Some(_)) => {
+            return Err(invalid(
+                at("value"),
+                "a DELETE has no body",
+                "remove `value`",
+            ))
+        }
+        (Action::Delete, None) => 0,
+        (_, None) => {
+            return Err(invalid(
+                at("method"),
+                format!("a {method} needs the value it sends"),
+                "add value = 1200",
+            ))
+        }
+        (Action::Increment | Action::Edit, Some(0)) => {
+            return Err(invalid(
+                at("value"),
+                "adding 0 changes nothing",
+                "write the amount to add, at least 1",
+            ))
+        }
+        (_, Some(v)) => v,
+    };
+    start_us(r.start_ms, input.max_time_us, at("start_ms"), "request")?;
+    Ok(RequestSpec {
+        id: i as u32 + 1,
+        action,
+        resource,
+        value,
+        start_ms: r.start_ms,
+    })
+}
+
+pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+where
+    N: From<Client<W>> + From<Server<W>>,
+    W: Carries<super::Msg>,
+{
+    let d: FileDto = toml::from_str(input.text)?;
+    let initial = resources(&d.resources)?;
+    if d.requests.is_empty() || d.requests.len() as u64 > MAX_REQUESTS {
+        return Err(invalid(
+            vec![Seg::Key("requests")],
+            format!(
+                "{} requests: a scenario has 1 to {MAX_REQUESTS}",
+                d.requests.len()
+            ),
+            "give [[requests]] tables with method, resource and value",
+        )
+        .into());
+    }
+    // A request may act on an initial resource, or on one a PUT writes.
+    let mut known: Vec<u32> = initial.iter().map(|r| r.0).collect();
+    known.extend(
+        d.requests
+            .iter()
+            .filter(|r| r.method == "put")
+            .filter_map(|r| r.resource),
+    );
+    let mut clients: Vec<(String, Vec<RequestSpec>)> = Vec::new();
+    for (i, r) in d.requests.iter().enumerate() {
+        let at = vec![Seg::Key("requests"), Seg::Index(i), Seg::Key("client")];
+        client_name(&r.client, at.clone())?;
+        let spec = request(r, i, &known, input)?;
+        let n = clients.len();
+        match clients.iter_mut().find(|c| c.0 == r.client) {
+            Some(c) => c.1.push(spec),
+            None if n == MAX_CLIENTS => {
+                return Err(invalid(
+                    at,
+                    format!("more than {MAX_CLIENTS} clients: each is an actor"),
+                    "let clients make several requests each",
+                )
+                .into())
+            }
+            None => clients.push((r.client.clone(), vec![spec])),
+        }
+    }
+
+    let c = &d.client;
+    let cat = |k| path(&["client", k]);
+    positive_duration_us(
+        c.timeout_ms,
+        DAY_MS,
+        cat("timeout_ms"),
+        "write timeout_ms = 10000",
+    )?;
+    let retry = c.retry.build("client", c.timeout_ms)?;
+    let delete_404 = one_of(
+        &c.delete_404,
+        &[
+            ("done", DeleteNotFound::Done),
+            ("failed", DeleteNotFound::Failed),
+        ],
+        cat("delete_404"),
+    )?;
+    let server_id = clients.len() as sim::ActorId;
+    let config = |requests: Vec<RequestSpec>| ClientConfig {
+        server: server_id,
+        persistence: Persistence {
+            retry: retry.policy,
+            timeout_ms: c.timeout_ms,
+            dead_letter: retry.dead_letter,
+        },
+        idempotency_key: c.idempotency_key,
+        if_match: c.if_match,
+        delete_404,
+        retry_final_errors: retry.retry_final_errors,
+        requests,
+    };
+
+    let s = &d.server;
+    let sat = |k| path(&["server", k]);
+    let server = ServerConfig {
+        keys: s.idempotency_keys,
+        key_retention_us: duration_us(
+            s.key_retention_ms,
+            MAX_DURATION_MS,
+            sat("key_retention_ms"),
+        )?,
+        max_keys: count_in(s.max_keys, 0, 10_000_000, sat("max_keys"), "keys")? as u32,
+        put: one_of(
+            &s.put,
+            &[("replace", PutMode::Replace), ("add", PutMode::Add)],
+            sat("put"),
+        )?,
+        resources: initial,
+    };
+
+    let mut actors: Vec<(String, N)> = clients
+        .into_iter()
+        .map(|(name, requests)| (name, N::from(Client::new(config(requests)))))
+        .collect();
+    actors.push((SERVER.to_string(), N::from(Server::new(server))));
+    Ok(Built {
+        actors,
+        actors_hint: " (each client named in [[requests]] is an actor)",
+    })
+}

@@ -1,0 +1,392 @@
+//! The resource server: claims under `/claims/{id}`, each with a value and a
+//! version that is its ETag, kept in durable storage. Every request is one
+//! step, one transaction: the write, the stored Idempotency-Key and its
+//! response commit together. Effects are observed here, where they land: a
+//! write that changes a resource is an effect of the request that made it,
+//! and a repeat that finds the resource already as it asks changes nothing.
+
+use super::msg::{Method, Msg, Request, Status};
+use super::situations as sit;
+use super::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, SERVER_LAYER, WRITE};
+use crate::core::dedup::DedupStore;
+use crate::core::{Carries, Key, Obs, Op, Site};
+use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
+use std::marker::PhantomData;
+
+/// What a PUT handler does with the body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PutMode {
+    /// Replace the representation: naturally idempotent.
+    Replace,
+    /// Add the body to the value: a POST in disguise, whatever the method promises.
+    Add,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Honour the Idempotency-Key header: a known key gets the stored response.
+    pub keys: bool,
+    /// How long a key and its response are kept; 0: forever.
+    pub key_retention_us: TimeUs,
+    /// Capacity of the key store, judged by `dedup-store-bounded`; 0: none.
+    pub max_keys: u32,
+    pub put: PutMode,
+    /// The resources at the start, as (id, value), sorted by id.
+    pub resources: Vec<(u32, u32)>,
+}
+
+/// One resource as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resource {
+    pub id: u32,
+    pub value: u32,
+    /// The ETag: 1 for a new resource, one more for every change.
+    pub version: u32,
+    /// The request whose write made this version (none for an initial one).
+    pub writer: Option<Op>,
+    pub exists: bool,
+}
+
+/// A stored response, replayed for a known Idempotency-Key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stored {
+    pub status: Status,
+    pub resource: u32,
+    pub value: u32,
+    pub etag: u32,
+}
+
+/// The server's database.
+#[derive(Clone, Debug)]
+pub struct ServerStorage {
+    /// Sorted by id: initial resources, then those POST created.
+    pub resources: Vec<Resource>,
+    pub keys: DedupStore<Key, Stored>,
+    pub next_id: u32,
+    /// Requests (by operation id) whose write has landed, sorted: only to
+    /// report a request that took effect a second time.
+    pub applied: Vec<u32>,
+}
+
+impl ServerStorage {
+    fn find(&self, id: u32) -> Option<usize> {
+        self.resources.binary_search_by_key(&id, |r| r.id).ok()
+    }
+
+    /// Records that `op`'s write landed; true if one had landed before.
+    fn applied_before(&mut self, op: Op) -> bool {
+        match self.applied.binary_search(&op.id) {
+            Ok(_) => true,
+            Err(i) => {
+                self.applied.insert(i, op.id);
+                false
+            }
+        }
+    }
+}
+
+pub struct Server<W> {
+    pub cfg: ServerConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Server<W> {
+    pub fn new(cfg: ServerConfig) -> Self {
+        Server {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+}
+
+/// What executing a request did: the answer, and the change it made, if any.
+struct Outcome {
+    status: Status,
+    at: Option<usize>,
+}
+
+impl<W: Carries<Msg>> Server<W> {
+    /// A write landed: the resource at `i` is a new version made by `op`.
+    #[allow(clippy::too_many_arguments)]
+    fn landed(
+        s: &mut ServerStorage,
+        i: usize,
+        op: Op,
+        site: &'static Site,
+        payload: u32,
+        read: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let r = &mut s.resources[i];
+        r.version += 1;
+        r.writer = Some(op);
+        let (id, version) = (r.id, r.version);
+        if s.applied_before(op) {
+            ctx.reached(sit::WRITE_REPEATED);
+        }
+        ctx.observe(Obs::Effect { site, op, payload });
+        ctx.observe(Obs::NewVersion {
+            op,
+            entity: Op::new(&RESOURCE, id),
+            version,
+            read,
+        });
+    }
+
+    fn post(&self, s: &mut ServerStorage, op: Op, body: u32, ctx: &mut impl Ctx<Self>) -> Outcome {
+        let id = s.next_id;
+        s.next_id += 1;
+        s.resources.push(Resource {
+            id,
+            value: body,
+            version: 0,
+            writer: None,
+            exists: true,
+        });
+        let i = s.resources.len() - 1;
+        Self::landed(s, i, op, &CREATION, body, 0, ctx);
+        Outcome {
+            status: Status::Created,
+            at: Some(i),
+        }
+    }
+
+    fn put(&self, s: &mut ServerStorage, q: Request, ctx: &mut impl Ctx<Self>) -> Outcome {
+        let Request {
+            op,
+            resource: id,
+            body,
+            read,
+            ..
+        } = q;
+        let at = s.find(id);
+        if let Some(r) = read.filter(|r| r.if_match) {
+            let current = at.map(|i| s.resources[i]).filter(|c| c.exists);
+            if current.is_none_or(|c| c.version != r.version) {
+                ctx.reached(sit::PRECONDITION_FAILED);
+                return Outcome {
+                    status: Status::PreconditionFailed,
+                    at,
+                };
+            }
+        }
+        let (i, status) = match at {
+            Some(i) if s.resources[i].exists => (i, Status::Ok),
+            Some(i) => (i, Status::Created),
+            None => {
+                // A PUT to a resource that does not exist creates it, under the client's id.
+                let i = s.resources.partition_point(|r| r.id < id);
+                s.next_id = s.next_id.max(id.saturating_add(1));
+                s.resources.insert(
+                    i,
+                    Resource {
+                        id,
+                        value: 0,
+                        version: 0,
+                        writer: None,
+                        exists: false,
+                    },
+                );
+                (i, Status::Created)
+            }
+        };
+        let c = s.resources[i];
+        let new_value = match self.cfg.put {
+            PutMode::Replace => body,
+            PutMode::Add if c.exists => c.value.saturating_add(body),
+            PutMode::Add => body,
+        };
+        if self.cfg.put == PutMode::Replace && c.exists && c.value == body && c.writer == Some(op) {
+            ctx.reached(sit::PUT_CHANGED_NOTHING);
+            return Outcome {
+                status,
+                at: Some(i),
+            };
+        }
+        let latest = c.version;
+        if let Some(r) = read {
+            if r.version < latest && c.writer != Some(op) {
+                ctx.reached(sit::STALE_WRITE);
+            }
+        }
+        let r = &mut s.resources[i];
+        r.value = new_value;
+        r.exists = true;
+        // An edit's effect is the change it was computed to make; a PUT's is its body.
+        let (site, payload) = match read {
+            Some(r) => (&EDIT, body.saturating_sub(r.value)),
+            None => (&WRITE, body),
+        };
+        Self::landed(s, i, op, site, payload, read.map_or(0, |r| r.version), ctx);
+        Outcome {
+            status,
+            at: Some(i),
+        }
+    }
+
+    fn execute(&self, s: &mut ServerStorage, q: Request, ctx: &mut impl Ctx<Self>) -> Outcome {
+        let Request {
+            op,
+            resource: id,
+            body,
+            ..
+        } = q;
+        let at = s.find(id).filter(|&i| s.resources[i].exists);
+        let not_found = Outcome {
+            status: Status::NotFound,
+            at: s.find(id),
+        };
+        match q.method {
+            Method::Post => self.post(s, op, body, ctx),
+            Method::Put => self.put(s, q, ctx),
+            Method::Get => match at {
+                Some(i) => Outcome {
+                    status: Status::Ok,
+                    at: Some(i),
+                },
+                None => not_found,
+            },
+            Method::Patch => match at {
+                Some(i) => {
+                    let r = &mut s.resources[i];
+                    r.value = r.value.saturating_add(body);
+                    Self::landed(s, i, op, &INCREMENT, body, 0, ctx);
+                    Outcome {
+                        status: Status::Ok,
+                        at: Some(i),
+                    }
+                }
+                None => not_found,
+            },
+            Method::Delete => match at {
+                Some(i) => {
+                    s.resources[i].exists = false;
+                    Self::landed(s, i, op, &DELETION, id, 0, ctx);
+                    Outcome {
+                        status: Status::NoContent,
+                        at: Some(i),
+                    }
+                }
+                None => {
+                    ctx.reached(sit::DELETE_FOUND_NOTHING);
+                    not_found
+                }
+            },
+        }
+    }
+
+    /// Stores the response under the request's key, in the write's transaction.
+    fn remember(&self, s: &mut ServerStorage, key: Key, stored: Stored, ctx: &mut impl Ctx<Self>) {
+        let now = ctx.now_us();
+        s.keys.reap(now);
+        s.keys.insert(key, stored, now);
+        ctx.observe(Obs::DedupStore {
+            keys: s.keys.len() as u32,
+            bound: self.cfg.max_keys,
+        });
+    }
+
+    fn on_request(
+        &self,
+        s: &mut ServerStorage,
+        from: ActorId,
+        q: Request,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Request { op, method, .. } = q;
+        let key = Msg::key_of(op, q.key);
+        ctx.observe(Obs::Received {
+            layer: &SERVER_LAYER,
+            op,
+            key,
+        });
+        let keyed = self.cfg.keys && key.is_some() && method != Method::Get;
+        let now = ctx.now_us();
+        if let Some(stored) = s.keys.get(&key, now).filter(|_| keyed).copied() {
+            ctx.reached(sit::KEY_REPLAYED);
+            Self::respond(from, q, stored, true, ctx);
+            return;
+        }
+        let out = self.execute(s, q, ctx);
+        let r = out.at.map(|i| s.resources[i]);
+        let stored = Stored {
+            status: out.status,
+            resource: r.map_or(q.resource, |r| r.id),
+            value: r.map_or(0, |r| r.value),
+            etag: r.map_or(0, |r| r.version),
+        };
+        // Only an executed request has a response worth replaying: a 404 or a
+        // 412 changed nothing, and its retry must be free to succeed.
+        if keyed && out.status.is_success() {
+            self.remember(s, key, stored, ctx);
+        }
+        Self::respond(from, q, stored, false, ctx);
+    }
+
+    /// Answers `q` with `stored`, as executed now or replayed from the key store.
+    fn respond(
+        from: ActorId,
+        q: Request,
+        stored: Stored,
+        replayed: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let reply = Msg::Response {
+            op: q.op,
+            attempt: q.attempt,
+            method: q.method,
+            status: stored.status,
+            resource: stored.resource,
+            value: stored.value,
+            etag: stored.etag,
+            replayed,
+        };
+        ctx.send(from, W::wrap(reply));
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Server<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = NoTimer;
+    /// Everything the server keeps is in its database.
+    type State = ();
+    type Storage = ServerStorage;
+
+    fn reset_storage(&self, storage: &mut Option<ServerStorage>) {
+        let s = storage.get_or_insert_with(|| ServerStorage {
+            resources: Vec::new(),
+            keys: DedupStore::new(self.cfg.key_retention_us),
+            next_id: 0,
+            applied: Vec::new(),
+        });
+        s.resources.clear();
+        s.resources
+            .extend(self.cfg.resources.iter().map(|&(id, value)| Resource {
+                id,
+                value,
+                version: 1,
+                writer: None,
+                exists: true,
+            }));
+        s.keys.reset(self.cfg.key_retention_us);
+        // POST creates ids after every initial one.
+        s.next_id = self.cfg.resources.last().map_or(1, |r| r.0 + 1);
+        s.applied.clear();
+    }
+
+    fn on_start(&self, _: &mut ServerStorage, _: &mut impl Ctx<Self>) {}
+
+    fn on_msg(
+        &self,
+        _: &mut (),
+        s: &mut ServerStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        if let Some(&Msg::Request(q)) = msg.peek() {
+            self.on_request(s, from, q, ctx);
+        }
+    }
+}

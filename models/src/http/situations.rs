@@ -1,0 +1,28 @@
+//! The HTTP model's situations: ids 128 to 191.
+
+use crate::core::SituationDoc;
+use sim::SituationId;
+
+pub const REQUEST_RETRIED: SituationId = 128;
+pub const REQUEST_DEAD_LETTERED: SituationId = 129;
+pub const REQUEST_RESUMED_AFTER_RESTART: SituationId = 130;
+pub const KEY_REPLAYED: SituationId = 131;
+pub const PUT_CHANGED_NOTHING: SituationId = 132;
+pub const DELETE_FOUND_NOTHING: SituationId = 133;
+pub const PRECONDITION_FAILED: SituationId = 134;
+pub const REREAD_AFTER_412: SituationId = 135;
+pub const STALE_WRITE: SituationId = 136;
+pub const WRITE_REPEATED: SituationId = 137;
+
+pub static ALL: &[SituationDoc] = &[
+    SituationDoc { id: REQUEST_RETRIED, name: "request-retried", doc: "An HTTP client sent a second or later attempt of a request." },
+    SituationDoc { id: REQUEST_DEAD_LETTERED, name: "request-dead-lettered", doc: "An HTTP client gave a request up and recorded it in a dead letter a person will see." },
+    SituationDoc { id: REQUEST_RESUMED_AFTER_RESTART, name: "request-resumed-after-restart", doc: "An HTTP client restarted with a request pending and resumed it from its own database." },
+    SituationDoc { id: KEY_REPLAYED, name: "idempotency-key-replayed", doc: "The server knew a request's Idempotency-Key and answered with the stored response, executing nothing." },
+    SituationDoc { id: PUT_CHANGED_NOTHING, name: "put-changed-nothing", doc: "A PUT found the resource already as it asks: nothing changed (a repeat of a PUT that had landed)." },
+    SituationDoc { id: DELETE_FOUND_NOTHING, name: "delete-found-nothing", doc: "A DELETE found the resource already gone and answered 404." },
+    SituationDoc { id: PRECONDITION_FAILED, name: "precondition-failed", doc: "A write's If-Match named an ETag that is no longer current: 412, nothing written." },
+    SituationDoc { id: REREAD_AFTER_412, name: "reread-after-412", doc: "An editor read the resource again after a 412 and computed its write anew." },
+    SituationDoc { id: STALE_WRITE, name: "stale-write", doc: "A write computed from an older read replaced a newer version it never saw: a lost update." },
+    SituationDoc { id: WRITE_REPEATED, name: "write-repeated", doc: "A write landed for a request whose earlier execution had already changed a resource: the request took effect again (a retried POST or PATCH, a PUT that adds)." },
+];

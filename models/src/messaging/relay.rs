@@ -1,0 +1,189 @@
+//! The outbox relay: it publishes the outbox's unsent rows one at a time,
+//! waits for the broker's confirmation (publishing again after a timeout,
+//! never giving up), and marks the row sent in a step of its own, so a crash
+//! between the publish and the mark publishes the row again.
+//!
+//! It runs inside the process that owns the outbox table (a producer, a
+//! booking service): that process writes rows in its own transactions and
+//! hands the relay its timers and the broker's confirmations through a
+//! [`sim::Narrow`] context. The outbox table is the relay's storage.
+
+use super::msg::{Event, Msg};
+use super::situations as sit;
+use crate::core::{Carries, Obs};
+use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use std::fmt;
+use std::marker::PhantomData;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutboxRow {
+    pub ev: Event,
+    pub sent: bool,
+    /// Publish attempts, a column many relays keep for monitoring.
+    pub attempts: u32,
+}
+
+/// Volatile: the row the relay is publishing, with its publish confirmed or not.
+#[derive(Clone, Debug, Default)]
+pub struct RelayState {
+    pub row: Option<(usize, bool)>,
+    /// The process restarted with a published but unmarked row: the relay's
+    /// next publish of it is a republish after a crash.
+    pub unmarked_after_restart: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayTimer {
+    /// Look for the next unsent outbox row.
+    Poll,
+    /// The publish got no confirmation in time.
+    Timeout,
+    /// Mark the row sent, a transaction of its own.
+    Mark,
+}
+
+impl fmt::Display for RelayTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RelayTimer::Poll => "relay poll",
+            RelayTimer::Timeout => "relay publish timeout",
+            RelayTimer::Mark => "relay: mark the row sent",
+        })
+    }
+}
+
+impl Timer for RelayTimer {
+    fn slot(&self) -> u32 {
+        match self {
+            RelayTimer::Poll => 0,
+            RelayTimer::Timeout => 1,
+            RelayTimer::Mark => 2,
+        }
+    }
+}
+
+pub struct Relay<W> {
+    pub broker: ActorId,
+    /// Wait this long for the broker's confirmation before publishing again.
+    pub publish_timeout_ms: u64,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Relay<W> {
+    pub fn new(broker: ActorId, publish_timeout_ms: u64) -> Self {
+        Relay {
+            broker,
+            publish_timeout_ms,
+            wire: PhantomData,
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Relay<W> {
+    fn next(&self, st: &mut RelayState, outbox: &mut [OutboxRow], ctx: &mut impl Ctx<Self>) {
+        if st.row.is_some() {
+            return;
+        }
+        let Some(r) = outbox.iter().position(|r| !r.sent) else {
+            return;
+        };
+        st.row = Some((r, false));
+        self.publish(st, outbox, r, ctx);
+    }
+
+    fn publish(
+        &self,
+        st: &mut RelayState,
+        outbox: &mut [OutboxRow],
+        r: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let row = &mut outbox[r];
+        if row.attempts > 0 {
+            if std::mem::take(&mut st.unmarked_after_restart) {
+                ctx.reached(sit::REPUBLISH_AFTER_CRASH);
+            } else {
+                ctx.reached(sit::PUBLISH_RETRIED);
+            }
+        }
+        row.attempts += 1;
+        ctx.send(self.broker, W::wrap(Msg::Publish { ev: row.ev }));
+        ctx.set_timer(RelayTimer::Timeout, self.publish_timeout_ms * US_PER_MS);
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Relay<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = RelayTimer;
+    type State = RelayState;
+    /// The outbox table, written by the process that owns it.
+    type Storage = Vec<OutboxRow>;
+
+    fn timer_slots(&self) -> u32 {
+        3
+    }
+
+    fn reset_storage(&self, storage: &mut Option<Vec<OutboxRow>>) {
+        storage.get_or_insert_with(Vec::new).clear();
+    }
+
+    fn on_start(&self, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) -> RelayState {
+        let unmarked = outbox.iter().any(|r| !r.sent && r.attempts > 0);
+        if ctx.restarted() && unmarked {
+            // Published (perhaps) but never marked sent: the relay will publish again.
+            ctx.reached(sit::RELAY_CRASH_BETWEEN_STEPS);
+        }
+        if outbox.iter().any(|r| !r.sent) {
+            ctx.continue_with(RelayTimer::Poll);
+        }
+        RelayState {
+            row: None,
+            unmarked_after_restart: ctx.restarted() && unmarked,
+        }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut RelayState,
+        outbox: &mut Vec<OutboxRow>,
+        _from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(&Msg::PublishAck { id, .. }) = msg.peek() else {
+            return;
+        };
+        if let Some((r, confirmed)) = st.row.as_mut() {
+            if outbox[*r].ev.id == id && !*confirmed {
+                *confirmed = true;
+                ctx.cancel_timer(RelayTimer::Timeout);
+                // Marking the row sent is its own transaction: a crash may come first.
+                ctx.continue_with(RelayTimer::Mark);
+            }
+        }
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut RelayState,
+        outbox: &mut Vec<OutboxRow>,
+        timer: RelayTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match timer {
+            RelayTimer::Poll => self.next(st, outbox, ctx),
+            RelayTimer::Timeout => {
+                if let Some((r, false)) = st.row {
+                    self.publish(st, outbox, r, ctx);
+                }
+            }
+            RelayTimer::Mark => {
+                if let Some((r, true)) = st.row.take() {
+                    outbox[r].sent = true;
+                    self.next(st, outbox, ctx);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The HTTP model: what each method's semantics make of a retry, how the
+//! ledger judges a repeated DELETE and a lost update, and the loader's
+//! errors for requests that make no sense.
+
+mod common;
+
+use common::{check, failing_trace, load, load_text, reached, refuses, sweep, trace_of, Entry};
+use models::core::Obs;
+use models::http::{self, situations as sit, Method, Status};
+use models::scenario::Verdict;
+use models::Msg;
+use sim::{Outcome, TraceKind};
+
+const SEEDS: u64 = 300;
+
+/// Each mistake comes with the one change that fixes it, and each fix with
+/// the change that breaks it again: the method's promise, kept or not.
+#[test]
+fn each_method_keeps_its_promise_only_as_implemented() {
+    use Verdict::{Holds, Violation};
+    let dup = Some("no-duplicate-effect");
+    let cases: &[(&str, &[&str], Verdict, Option<&str>)] = &[
+        (
+            "http-post-retried-without-key",
+            &["client.idempotency_key=true"],
+            Holds,
+            None,
+        ),
+        // A key protects only where the server honours it.
+        (
+            "http-post-retried-without-key",
+            &[
+                "client.idempotency_key=true",
+                "server.idempotency_keys=false",
+            ],
+            Violation,
+            dup,
+        ),
+        // A key makes an increment safe to retry, as it does a create.
+        (
+            "http-patch-retried",
+            &["client.idempotency_key=true"],
+            Holds,
+            None,
+        ),
+        ("http-put-appends", &["server.put=replace"], Holds, None),
+        ("http-put-retried", &["server.put=add"], Violation, dup),
+        (
+            "http-delete-404-as-failure",
+            &["client.delete_404=done"],
+            Holds,
+            None,
+        ),
+        ("http-lost-update", &["client.if_match=true"], Holds, None),
+    ];
+    for (name, sets, verdict, invariant) in cases {
+        check(name, sets, SEEDS, *verdict, *invariant);
+    }
+}
+
+fn effects_of(entries: &[Entry], site: &str) -> usize {
+    entries
+        .iter()
+        .filter(|e| matches!(&e.kind, TraceKind::Observe { obs: Obs::Effect { site: s, .. }, .. } if s.name == site))
+        .count()
+}
+
+fn responses(entries: &[Entry], status: Status, method: Method) -> usize {
+    entries
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.kind,
+                TraceKind::Deliver {
+                    msg: Msg::Http(http::Msg::Response { status: s, method: m, .. }),
+                    ..
+                } if *s == status && *m == method
+            )
+        })
+        .count()
+}
+
+/// A DELETE retried after its 204 was lost gets 404: the ledger judges the
+/// deletion that landed (one) against what the client was told (done), so
+/// reading "already gone" as success is right, and reading it as failure
+/// is a false failure.
+#[test]
+fn a_repeated_delete_is_judged_by_the_one_deletion_that_landed() {
+    let s = load("http-delete-retried", &[]);
+    let seed = (0..SEEDS)
+        .find(|&seed| reached(&trace_of(&s, seed).0, sit::DELETE_FOUND_NOTHING))
+        .expect("some retry finds the resource gone");
+    let (entries, outcome) = trace_of(&s, seed);
+    assert!(matches!(outcome, Outcome::Holds), "{outcome:?}");
+    assert!(responses(&entries, Status::NotFound, Method::Delete) >= 1);
+    assert_eq!(effects_of(&entries, "deletion"), 2, "one per resource");
+    let (entries, outcome) = failing_trace("http-delete-404-as-failure");
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-false-failure"),
+        "{outcome:?}"
+    );
+    assert!(reached(&entries, sit::DELETE_FOUND_NOTHING));
+    assert_eq!(effects_of(&entries, "deletion"), 1);
+}
+
+/// The lost update is a write computed from a read that missed another
+/// client's write: both editors read v1, both were (or would be) told 200.
+#[test]
+fn a_lost_update_is_a_write_from_a_stale_read() {
+    let (entries, outcome) = failing_trace("http-lost-update");
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-lost-update"),
+        "{outcome:?}"
+    );
+    assert!(reached(&entries, sit::STALE_WRITE));
+    let stale_reads = entries
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                TraceKind::Observe {
+                    obs: Obs::NewVersion { read: 1, .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(stale_reads, 2, "both writes were computed from v1");
+    // With If-Match the slower editor gets 412, reads again, and nothing is lost.
+    let s = load("http-lost-update", &["client.if_match=true"]);
+    let sum = sweep(&s, SEEDS);
+    assert_eq!(sum.tally.failing(), 0);
+    assert!(sum.tally.situations.contains(sit::PRECONDITION_FAILED));
+    assert!(sum.tally.situations.contains(sit::REREAD_AFTER_412));
+}
+
+/// An edit sends two requests in one attempt; a duplicated answer to its
+/// GET arriving while it waits on its PUT is not the PUT's answer.
+#[test]
+fn an_edit_takes_only_the_answer_to_the_request_it_waits_on() {
+    let s = load(
+        "http-if-match",
+        &[
+            "network.loss_per_mille=0",
+            "network.duplicate_per_mille=0",
+            "network.links=[{from=\"server\", to=\"alice\", kinds=[\"response\"], duplicate_per_mille=1000}, {from=\"server\", to=\"bob\", kinds=[\"response\"], duplicate_per_mille=1000}, {from=\"server\", to=\"carol\", kinds=[\"response\"], duplicate_per_mille=1000}]",
+        ],
+    );
+    let sum = sweep(&s, SEEDS);
+    assert_eq!(sum.tally.failing(), 0, "{:?}", sum.first_failure);
+    assert!(sum.tally.faults.duplicated > 0);
+}
+
+#[test]
+fn requests_that_make_no_sense_are_refused_with_their_place_and_a_fix() {
+    let base = "summary = \"x\"\nmodel = \"http\"\n[expect]\nverdict = \"holds\"\n[[resources]]\nid = 4711\n";
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[[requests]]\nmethod = \"post\"\nresource = 4711\nvalue = 1\n",
+            "a POST creates a new resource under /claims",
+            "remove `resource`",
+        ),
+        (
+            "[[requests]]\nmethod = \"patch\"\nresource = 4711\n",
+            "a PATCH needs the value it sends",
+            "add value",
+        ),
+        (
+            "[[requests]]\nmethod = \"delete\"\nresource = 4711\nvalue = 3\n",
+            "a DELETE has no body",
+            "remove `value`",
+        ),
+        (
+            "[[requests]]\nmethod = \"edit\"\nresource = 9\nvalue = 3\n",
+            "no resource /claims/9",
+            "[[resources]]",
+        ),
+        (
+            "[[requests]]\nmethod = \"pacth\"\nresource = 4711\nvalue = 3\n",
+            "unknown value \"pacth\"",
+            "did you mean \"patch\"",
+        ),
+        (
+            "[[requests]]\nclient = \"server\"\nmethod = \"put\"\nresource = 4711\nvalue = 3\n",
+            "the resource server's name",
+            "another name",
+        ),
+        (
+            "[[requests]]\nmethod = \"put\"\nresource = 4711\nvalue = 3\n[client]\ndelete_404 = \"ok\"\n",
+            "unknown value \"ok\"",
+            "\"done\"",
+        ),
+    ];
+    refuses(base, cases);
+    // The default scenario of the model loads: one POST, keys on.
+    let s = load_text("ok.toml", base, &[]);
+    assert_eq!(s.system.world.actor_names, ["client", "server"]);
+}
