@@ -421,3 +421,280 @@ fn the_catalogs_cover_every_scenario_and_the_protections_of_each_holding_one() {
         }
     }
 }
+
+// ------------------------------------------------------------- exercises
+
+/// An exercise marker: `<!-- exercise: SCENARIO --set KEY=VALUE [--set ...] -->`
+/// above an exercise in a chapter of `docs/learn/`. The exercise names a
+/// failing scenario of the catalog; the overrides are its answer, which the
+/// chapter shows in a `<details>` block after the question.
+const EXERCISE: &str = "<!-- exercise: ";
+
+/// Keys an answer may not touch: an exercise asks for a design change, and
+/// switching the faults off, shortening the run or editing the expectation
+/// would make any scenario "hold".
+const NOT_AN_ANSWER: &[&str] = &[
+    "run.",
+    "network.",
+    "crashes.",
+    "expect.",
+    "events",
+    "operations",
+];
+
+#[derive(Debug)]
+struct Exercise {
+    /// `file:line` of the marker, for messages.
+    place: String,
+    scenario: String,
+    /// The answer's overrides, `key.path=value` each.
+    sets: Vec<String>,
+}
+
+/// The scenario and the overrides of one marker's arguments, or why they do
+/// not form an exercise.
+fn parse_exercise(args: &str) -> Result<(String, Vec<String>), String> {
+    let mut words = args.split_whitespace();
+    let scenario = words
+        .next()
+        .filter(|w| !w.starts_with("--"))
+        .ok_or("an exercise names a scenario first")?
+        .to_string();
+    let mut sets = Vec::new();
+    while let Some(w) = words.next() {
+        if w != "--set" {
+            return Err(format!(
+                "`{w}`: an answer is made of `--set KEY=VALUE` only"
+            ));
+        }
+        let set = words.next().ok_or("`--set` without an override")?;
+        if !set.contains('=') {
+            return Err(format!("`{set}` is not KEY=VALUE"));
+        }
+        if let Some(k) = NOT_AN_ANSWER.iter().find(|k| set.starts_with(*k)) {
+            return Err(format!(
+                "`{set}`: an answer changes the design, not `{k}` (faults, limits, expectation, workload)"
+            ));
+        }
+        sets.push(set.to_string());
+    }
+    if sets.is_empty() {
+        return Err("an exercise has at least one `--set` as its answer".into());
+    }
+    Ok((scenario, sets))
+}
+
+/// Every exercise of the learning path. Each marker must be followed, before
+/// the next heading or marker, by a `<details>` block that shows every
+/// override of the answer as `--set KEY=VALUE`, so the page and the test
+/// cannot disagree about what the answer is.
+fn exercises() -> Vec<Exercise> {
+    let mut out = Vec::new();
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(learn_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pages.sort();
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.file_name().unwrap().to_string_lossy().into_owned();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(rest) = line.trim().strip_prefix(EXERCISE) else {
+                continue;
+            };
+            let place = format!("docs/learn/{name}:{}", i + 1);
+            let (scenario, sets) = parse_exercise(rest.trim_end_matches("-->"))
+                .unwrap_or_else(|e| panic!("{place}: {e}"));
+            let body: Vec<&str> = lines[i + 1..]
+                .iter()
+                .take_while(|l| !l.starts_with('#') && !l.trim().starts_with(EXERCISE))
+                .copied()
+                .collect();
+            let open = body.iter().position(|l| l.trim() == "<details>");
+            let close = body.iter().position(|l| l.trim() == "</details>");
+            let (Some(open), Some(close)) = (open, close) else {
+                panic!("{place}: the answer belongs in a <details> block after the question");
+            };
+            assert!(
+                open > 0 && open < close,
+                "{place}: the question comes first, then the <details> block with the answer"
+            );
+            let answer = body[open..close].join("\n");
+            for set in &sets {
+                assert!(
+                    answer.contains(&format!("--set {set}")),
+                    "{place}: the <details> block does not show `--set {set}`, which the marker tests"
+                );
+            }
+            out.push(Exercise {
+                place,
+                scenario,
+                sets,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn exercise_markers_are_parsed_strictly() {
+    assert_eq!(
+        parse_exercise("payment-x --set a.b=c --set d=e"),
+        Ok(("payment-x".into(), vec!["a.b=c".into(), "d=e".into()]))
+    );
+    for bad in [
+        "",
+        "--set a=b",
+        "payment-x",
+        "payment-x --set",
+        "payment-x --set a",
+        "payment-x --runs 5 --set a=b",
+        "payment-x --set network.loss_per_mille=0",
+        "payment-x --set crashes.service.crash_per_mille=0",
+        "payment-x --set run.fault_phase_ms=1",
+        "payment-x --set expect.verdict=holds",
+    ] {
+        assert!(parse_exercise(bad).is_err(), "`{bad}` was accepted");
+    }
+}
+
+#[test]
+fn the_path_has_exercises_in_several_chapters() {
+    let all = exercises();
+    let chapters: std::collections::BTreeSet<&str> = all
+        .iter()
+        .map(|e| e.place.split(':').next().unwrap())
+        .collect();
+    assert!(
+        all.len() >= 6 && chapters.len() >= 6,
+        "at least six exercises over at least six chapters, found {} in {}",
+        all.len(),
+        chapters.len()
+    );
+}
+
+/// Each exercise's scenario fails as the catalog ships it, holds with the
+/// answer's overrides over its test budget (with faults firing), and, for an
+/// answer of several overrides, fails with any one of them left out: the
+/// answer is the fix, all of it and nothing more.
+#[test]
+fn every_exercise_fails_without_its_answer_and_holds_with_it() {
+    use models::scenario::Verdict;
+    let all = exercises();
+    let mut wrong = Vec::new();
+    for ex in &all {
+        let base = common::load(&ex.scenario, &[]);
+        let budget = base.runs.min(common::TEST_BUDGET);
+        if base.expect.verdict != Verdict::Violation {
+            wrong.push(format!(
+                "{}: `{}` does not expect a violation; an exercise starts from a failing scenario",
+                ex.place, ex.scenario
+            ));
+            continue;
+        }
+        let found = |sets: &[&str]| {
+            let s = common::load(&ex.scenario, sets);
+            let sum = common::sweep(&s, budget);
+            let f = &sum.tally.faults;
+            let faults = f.lost + f.duplicated + f.partitioned + f.crashed;
+            (s.expect.judge(&sum).found, sum.tally.panics, faults)
+        };
+        let (without, _, _) = found(&[]);
+        if without != Verdict::Violation {
+            wrong.push(format!(
+                "{}: `{}` gives {} without the answer",
+                ex.place,
+                ex.scenario,
+                without.as_str()
+            ));
+        }
+        let sets: Vec<&str> = ex.sets.iter().map(String::as_str).collect();
+        let (with, panics, faults) = found(&sets);
+        if with != Verdict::Holds || panics > 0 || faults == 0 {
+            wrong.push(format!(
+                "{}: `{}` with {sets:?} gives {} ({panics} panics, {faults} faults) over {budget} seeds; the answer must hold under the scenario's faults",
+                ex.place,
+                ex.scenario,
+                with.as_str()
+            ));
+        }
+        if sets.len() > 1 {
+            for left_out in 0..sets.len() {
+                let part: Vec<&str> = sets
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != left_out)
+                    .map(|(_, s)| *s)
+                    .collect();
+                let (partial, _, _) = found(&part);
+                if partial == Verdict::Holds {
+                    wrong.push(format!(
+                        "{}: `{}` already holds without `{}`: the answer has an override it does not need",
+                        ex.place, ex.scenario, sets[left_out]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "exercises off:\n{}", wrong.join("\n"));
+}
+
+// ----------------------------------------------------------- index checks
+
+/// The reference pages of the path (the legend of a trace and the glossary)
+/// are reachable from where a reader starts: the index, chapter 00 or 01,
+/// and the README's learn section.
+#[test]
+fn the_reference_pages_are_linked_from_the_start_of_the_path() {
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let index = read(&learn_dir().join("README.md"));
+    let start = read(&learn_dir().join("00-what-a-verdict-means.md"))
+        + &read(&learn_dir().join("01-why-duplicates.md"));
+    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    for page in ["reading-a-trace.md", "glossary.md"] {
+        assert!(
+            index.contains(&format!("]({page})")),
+            "the index does not link {page}"
+        );
+        assert!(
+            start.contains(&format!("]({page})")),
+            "neither chapter 00 nor 01 links {page}"
+        );
+        assert!(
+            readme.contains(&format!("](docs/learn/{page})")),
+            "the README's learn section does not link {page}"
+        );
+    }
+}
+
+/// Every relative link in the learning path points to a file that exists
+/// (anchors are not checked), so a renamed chapter cannot leave dead links.
+#[test]
+fn every_relative_link_in_the_path_resolves() {
+    let mut dead = Vec::new();
+    for entry in std::fs::read_dir(learn_dir()).unwrap() {
+        let page = entry.unwrap().path();
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for target in line.split("](").skip(1).filter_map(|t| t.split(')').next()) {
+                let file = target.split('#').next().unwrap();
+                if file.is_empty() || file.contains("://") {
+                    continue;
+                }
+                if !page.parent().unwrap().join(file).exists() {
+                    dead.push(format!(
+                        "{}:{}: {target}",
+                        page.file_name().unwrap().to_string_lossy(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        dead.is_empty(),
+        "dead links in docs/learn:\n{}",
+        dead.join("\n")
+    );
+}

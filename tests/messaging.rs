@@ -72,6 +72,11 @@ scenario_tests! {
     short_visibility_duplicates: "messaging-visibility-below-processing", 100;
     set_value_without_version_diverges: "messaging-set-value-no-version", 300;
     discard_at_max_deliveries_loses: "messaging-discard-at-max-deliveries", 300;
+    // Chapter 16 of the learning path; their fixes are its exercises (tests/docs.rs).
+    webhook_without_dedup_duplicates: "messaging-webhook-no-dedup", 300;
+    webhook_event_id_holds: "messaging-webhook-event-id", 2000;
+    import_rerun_append_duplicates: "messaging-import-rerun-append", 300;
+    import_line_id_holds: "messaging-import-line-id", 2000;
 }
 
 #[test]
