@@ -9,6 +9,7 @@
 mod common;
 mod error;
 mod locate;
+mod network;
 
 pub use error::ScenarioError;
 pub use locate::Override;
@@ -196,7 +197,7 @@ impl Scenario {
             })
             .map_err(|e| loc.load(e))?;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
-        let world = common::world(&dto, &names, built.actors_hint, fault_phase_us, limits)
+        let world = network::world(&dto, &names, built.actors_hint, fault_phase_us, limits)
             .map_err(|i| loc.invalid(i))?;
         let name = std::path::Path::new(file)
             .file_stem()

@@ -1,0 +1,412 @@
+//! `[network]` and `[crashes]`: the links, partitions and crashes of the
+//! engine's world, for the actors a model built.
+
+use super::common::CommonDto;
+use crate::core::input::{
+    did_you_mean, duration_us, invalid, min_max, path, per_mille, Invalid, PerMille, Seg,
+    MAX_DURATION_MS,
+};
+use serde::Deserialize;
+use sim::{CrashConfig, KindFault, Limits, LinkConfig, Partition, TimeUs, World, US_PER_MS};
+
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkDto {
+    #[serde(default)]
+    loss_per_mille: PerMille,
+    #[serde(default)]
+    duplicate_per_mille: PerMille,
+    #[serde(default = "one")]
+    delay_ms_min: u64,
+    #[serde(default = "fifty")]
+    delay_ms_max: u64,
+    #[serde(default)]
+    links: Vec<LinkDto>,
+    #[serde(default)]
+    partitions: Vec<PartitionDto>,
+    /// Swarm testing: the chance per seed of one random partition between two actors.
+    #[serde(default)]
+    random_partition_per_mille: PerMille,
+    #[serde(default = "thousand")]
+    random_partition_ms_min: u64,
+    #[serde(default = "thirty_thousand")]
+    random_partition_ms_max: u64,
+}
+
+impl Default for NetworkDto {
+    fn default() -> Self {
+        NetworkDto {
+            loss_per_mille: PerMille::default(),
+            duplicate_per_mille: PerMille::default(),
+            delay_ms_min: one(),
+            delay_ms_max: fifty(),
+            links: Vec::new(),
+            partitions: Vec::new(),
+            random_partition_per_mille: PerMille::default(),
+            random_partition_ms_min: thousand(),
+            random_partition_ms_max: thirty_thousand(),
+        }
+    }
+}
+
+fn one() -> u64 {
+    1
+}
+fn fifty() -> u64 {
+    50
+}
+fn thousand() -> u64 {
+    1000
+}
+fn thirty_thousand() -> u64 {
+    30_000
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct LinkDto {
+    from: String,
+    to: String,
+    /// Only these message kinds get this link's loss and duplication.
+    kinds: Option<Vec<String>>,
+    loss_per_mille: Option<PerMille>,
+    duplicate_per_mille: Option<PerMille>,
+    delay_ms_min: Option<u64>,
+    delay_ms_max: Option<u64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct PartitionDto {
+    between: Vec<String>,
+    #[serde(default)]
+    one_way: bool,
+    start_ms: u64,
+    end_ms: u64,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CrashDto {
+    #[serde(default)]
+    crash_per_mille: PerMille,
+    #[serde(default)]
+    restart_ms_min: u64,
+    #[serde(default)]
+    restart_ms_max: u64,
+}
+
+/// Resolves an actor's name to its id.
+fn actor(
+    names: &[String],
+    name: &str,
+    path: Vec<Seg>,
+    hint: &str,
+) -> Result<sim::ActorId, Invalid> {
+    names
+        .iter()
+        .position(|n| n == name)
+        .map(|i| i as sim::ActorId)
+        .ok_or_else(|| {
+            let help = match did_you_mean(name, names.iter().map(String::as_str)) {
+                Some(b) => format!(
+                    "did you mean \"{b}\"? The actors are {}{hint}",
+                    names.join(", ")
+                ),
+                None => format!("the actors are {}{hint}", names.join(", ")),
+            };
+            invalid(
+                path,
+                format!("no actor named \"{name}\" in this model"),
+                help,
+            )
+        })
+}
+
+/// `[network]` and `[crashes]` for the actors `names`: the engine's world.
+pub fn world(
+    c: &CommonDto,
+    names: &[String],
+    hint: &str,
+    fault_phase_us: TimeUs,
+    limits: Limits,
+) -> Result<World, Invalid> {
+    use Seg::{Index, Key, Name};
+    if names.len() > sim::MAX_ACTORS {
+        return Err(invalid(
+            vec![],
+            format!(
+                "{} actors: a world has at most {}",
+                names.len(),
+                sim::MAX_ACTORS
+            ),
+            "use fewer consumers or clients",
+        ));
+    }
+    let mut world = World::new(names.to_vec());
+    world.fault_phase_us = fault_phase_us;
+    world.limits = limits;
+    let n = &c.network;
+    let nat = |k| path(&["network", k]);
+    // Each bound in its range first: a huge minimum is that key's mistake,
+    // not the maximum's.
+    let base = LinkConfig {
+        loss_per_mille: per_mille(n.loss_per_mille, nat("loss_per_mille"))?,
+        duplicate_per_mille: per_mille(n.duplicate_per_mille, nat("duplicate_per_mille"))?,
+        delay_us_min: duration_us(n.delay_ms_min, DAY_MS, nat("delay_ms_min"))?,
+        delay_us_max: duration_us(n.delay_ms_max, DAY_MS, nat("delay_ms_max"))?,
+    };
+    min_max(
+        n.delay_ms_min,
+        n.delay_ms_max,
+        nat("delay_ms_max"),
+        "network delay (ms)",
+    )?;
+    for l in &mut world.links {
+        *l = base;
+    }
+    let kinds = crate::registry::message_kinds();
+    for (i, l) in n.links.iter().enumerate() {
+        let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
+        let from = actor(names, &l.from, at("from"), hint)?;
+        let to = actor(names, &l.to, at("to"), hint)?;
+        if from == to {
+            return Err(invalid(
+                at("to"),
+                format!("a link from \"{}\" to itself: an actor does not send to itself over the network", l.from),
+                "name two different actors",
+            ));
+        }
+        if let Some(selected) = &l.kinds {
+            world.kind_faults.extend(kind_faults(
+                l,
+                selected,
+                &kinds,
+                from,
+                to,
+                i,
+                world.link(from, to),
+            )?);
+            continue;
+        }
+        let mut cfg = *world.link(from, to);
+        if let Some(p) = l.loss_per_mille {
+            cfg.loss_per_mille = per_mille(p, at("loss_per_mille"))?;
+        }
+        if let Some(p) = l.duplicate_per_mille {
+            cfg.duplicate_per_mille = per_mille(p, at("duplicate_per_mille"))?;
+        }
+        if let Some(v) = l.delay_ms_min {
+            cfg.delay_us_min = duration_us(v, DAY_MS, at("delay_ms_min"))?;
+        }
+        if let Some(v) = l.delay_ms_max {
+            cfg.delay_us_max = duration_us(v, DAY_MS, at("delay_ms_max"))?;
+        }
+        min_max(
+            cfg.delay_us_min / 1000,
+            cfg.delay_us_max / 1000,
+            at("delay_ms_max"),
+            "link delay (ms)",
+        )?;
+        *world.link_mut(from, to) = cfg;
+    }
+    for (i, p) in n.partitions.iter().enumerate() {
+        world
+            .partitions
+            .push(partition(p, names, hint, i, fault_phase_us)?);
+    }
+    random_partition(n, names, fault_phase_us, &mut world)?;
+    for (name, cr) in &c.crashes {
+        let at = |k| vec![Key("crashes"), Name(name.clone()), Key(k)];
+        let id = actor(names, name, vec![Key("crashes"), Name(name.clone())], hint)?;
+        let crash = CrashConfig {
+            crash_per_mille: per_mille(cr.crash_per_mille, at("crash_per_mille"))?,
+            restart_us_min: duration_us(cr.restart_ms_min, DAY_MS, at("restart_ms_min"))?,
+            restart_us_max: duration_us(cr.restart_ms_max, DAY_MS, at("restart_ms_max"))?,
+        };
+        min_max(
+            cr.restart_ms_min,
+            cr.restart_ms_max,
+            at("restart_ms_max"),
+            "restart delay (ms)",
+        )?;
+        world.crashes[id as usize] = crash;
+    }
+    Ok(world)
+}
+
+fn kind_faults(
+    l: &LinkDto,
+    selected: &[String],
+    kinds: &[&str],
+    from: sim::ActorId,
+    to: sim::ActorId,
+    i: usize,
+    link: &LinkConfig,
+) -> Result<Vec<KindFault>, Invalid> {
+    use Seg::{Index, Key};
+    let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
+    if l.delay_ms_min.is_some() || l.delay_ms_max.is_some() {
+        return Err(invalid(
+            at("kinds"),
+            "a link entry with `kinds` sets loss and duplication only: delays belong to the whole link",
+            "put the delays in a second [[network.links]] entry without `kinds`",
+        ));
+    }
+    if selected.is_empty() {
+        return Err(invalid(
+            at("kinds"),
+            "`kinds` is empty",
+            "name at least one message kind, e.g. [\"status-query\"]",
+        ));
+    }
+    // What the entry leaves out, the chosen kinds keep from the link.
+    let loss = match l.loss_per_mille {
+        Some(p) => per_mille(p, at("loss_per_mille"))?,
+        None => link.loss_per_mille,
+    };
+    let dup = match l.duplicate_per_mille {
+        Some(p) => per_mille(p, at("duplicate_per_mille"))?,
+        None => link.duplicate_per_mille,
+    };
+    let mut out = Vec::new();
+    for (j, name) in selected.iter().enumerate() {
+        let Some(kind) = kinds.iter().position(|k| k == name) else {
+            let help = match did_you_mean(name, kinds.iter().copied()) {
+                Some(b) => format!("did you mean \"{b}\"?"),
+                None => format!("the message kinds are {}", kinds.join(", ")),
+            };
+            return Err(invalid(
+                vec![
+                    Key("network"),
+                    Key("links"),
+                    Index(i),
+                    Key("kinds"),
+                    Index(j),
+                ],
+                format!("unknown message kind \"{name}\""),
+                help,
+            ));
+        };
+        out.push(KindFault {
+            from,
+            to,
+            kind: kind as u16,
+            loss_per_mille: loss,
+            duplicate_per_mille: dup,
+        });
+    }
+    Ok(out)
+}
+
+fn partition(
+    p: &PartitionDto,
+    names: &[String],
+    hint: &str,
+    i: usize,
+    fault_phase_us: TimeUs,
+) -> Result<Partition, Invalid> {
+    use Seg::{Index, Key};
+    let at = |k| vec![Key("network"), Key("partitions"), Index(i), Key(k)];
+    if p.between.len() != 2 {
+        return Err(invalid(
+            at("between"),
+            format!("a partition is between two actors, not {}", p.between.len()),
+            format!(
+                "write between = [\"{}\", \"{}\"]",
+                names[0],
+                names[names.len().min(2) - 1]
+            ),
+        ));
+    }
+    let a = actor(names, &p.between[0], at("between"), hint)?;
+    let b = actor(names, &p.between[1], at("between"), hint)?;
+    if a == b {
+        return Err(invalid(
+            at("between"),
+            format!("\"{}\" cannot be cut off from itself", p.between[0]),
+            "name two different actors",
+        ));
+    }
+    let start_us = duration_us(p.start_ms, MAX_DURATION_MS, at("start_ms"))?;
+    let end_us = duration_us(p.end_ms, MAX_DURATION_MS, at("end_ms"))?;
+    min_max(p.start_ms, p.end_ms, at("end_ms"), "partition window (ms)")?;
+    if end_us > fault_phase_us {
+        return Err(invalid(
+            at("end_ms"),
+            format!(
+                "the partition ends at {} ms, after the fault phase ({} ms): faults stop when healing starts, so it would be cut short",
+                p.end_ms,
+                fault_phase_us / US_PER_MS
+            ),
+            format!("raise run.fault_phase_ms to at least {}, or end the partition earlier", p.end_ms),
+        ));
+    }
+    Ok(Partition {
+        a,
+        b,
+        both_ways: !p.one_way,
+        start_us,
+        end_us,
+    })
+}
+
+fn random_partition(
+    n: &NetworkDto,
+    names: &[String],
+    fault_phase_us: TimeUs,
+    world: &mut World,
+) -> Result<(), Invalid> {
+    let nat = |k| path(&["network", k]);
+    let p = per_mille(
+        n.random_partition_per_mille,
+        nat("random_partition_per_mille"),
+    )?;
+    let min_us = duration_us(
+        n.random_partition_ms_min,
+        MAX_DURATION_MS,
+        nat("random_partition_ms_min"),
+    )?;
+    let max_us = duration_us(
+        n.random_partition_ms_max,
+        MAX_DURATION_MS,
+        nat("random_partition_ms_max"),
+    )?;
+    min_max(
+        n.random_partition_ms_min,
+        n.random_partition_ms_max,
+        nat("random_partition_ms_max"),
+        "random partition duration (ms)",
+    )?;
+    if p.hi > 0 {
+        if names.len() < 2 {
+            return Err(invalid(
+                nat("random_partition_per_mille"),
+                "a partition needs two actors",
+                "remove random_partition_per_mille",
+            ));
+        }
+        if max_us > fault_phase_us {
+            return Err(invalid(
+                nat("random_partition_ms_max"),
+                format!(
+                    "a random partition may last {} ms, longer than the fault phase ({} ms): it would be cut short",
+                    n.random_partition_ms_max,
+                    fault_phase_us / US_PER_MS
+                ),
+                format!(
+                    "raise run.fault_phase_ms to at least {}, or shorten random_partition_ms_max",
+                    n.random_partition_ms_max
+                ),
+            ));
+        }
+    }
+    world.random_partition = sim::RandomPartition {
+        per_mille: p,
+        duration_us_min: min_us,
+        duration_us_max: max_us,
+    };
+    Ok(())
+}
