@@ -6,6 +6,7 @@ pub mod cmd;
 pub mod out;
 pub mod progress;
 pub mod render;
+pub mod repro;
 pub mod scenarios;
 
 /// Exit codes: outcome classes, documented in the README.

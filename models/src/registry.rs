@@ -3,7 +3,7 @@
 //! (static dispatch through `sim::compose!`), and the list the loader and the
 //! command line ask. Adding a model is a folder plus one entry here.
 
-use crate::core::wire::ModelMessage;
+use crate::core::wire::{ModelMessage, WorldMessage};
 use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
 use crate::{messaging, payment};
 use sim::{SituationId, World};
@@ -89,6 +89,20 @@ macro_rules! registry {
                     #[allow(unreachable_patterns)]
                     _ => false,
                 }
+            }
+        }
+
+        impl WorldMessage for Msg {
+            fn is_reply(&self) -> bool {
+                Msg::is_reply(self)
+            }
+
+            fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+                Msg::delivery_note(self, effect, sent)
+            }
+
+            fn same_for_diff(&self, other: &Msg) -> bool {
+                Msg::same_for_diff(self, other)
             }
         }
 

@@ -3,7 +3,7 @@
 use super::items::{describe, Item, Trace, What};
 use super::time;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::fmt::Write;
+use std::fmt::{Display, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -19,7 +19,7 @@ pub enum Format {
     Chrome,
 }
 
-pub fn render(format: Format, t: &Trace) -> String {
+pub fn render<M: Display, T: Display>(format: Format, t: &Trace<M, T>) -> String {
     match format {
         Format::Text => text(t),
         Format::Json => json(t),
@@ -29,7 +29,7 @@ pub fn render(format: Format, t: &Trace) -> String {
     }
 }
 
-fn header_line(t: &Trace) -> String {
+fn header_line<M, T>(t: &Trace<M, T>) -> String {
     let h = &t.header;
     let mut s = format!("# {} · {} · {} events", h.scenario, h.source, h.events);
     if let Some(sh) = &h.shrink {
@@ -53,7 +53,7 @@ fn header_line(t: &Trace) -> String {
 /// Timer sets are left out: the firing shows them where they matter.
 /// Long runs of steps that repeat (a retry loop against a partition) are
 /// folded, so a shrunk trace stays on one screen.
-pub fn text(t: &Trace) -> String {
+pub fn text<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let width = t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6);
     let mut out = header_line(t) + "\n";
     let shows = |i: usize| {
@@ -137,8 +137,8 @@ fn hash_shape(h: &mut u64, line: &str) {
 /// Prints the items `shows` keeps, one `line(item, first of its step)` each,
 /// folding runs of at least four repetitions of a period of 1 to 3 steps into
 /// the first period, one `summary` line and the last period.
-fn folded(
-    t: &Trace,
+fn folded<M, T>(
+    t: &Trace<M, T>,
     shows: impl Fn(usize) -> bool,
     line: impl Fn(usize, bool) -> String,
     out: &mut String,
@@ -214,7 +214,7 @@ fn folded(
     }
 }
 
-pub fn json(t: &Trace) -> String {
+pub fn json<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::new();
     let line = |kind: &str, data: serde_json::Value| super::json_line(kind, data);
     out += &line(
@@ -257,7 +257,7 @@ pub fn mm(s: &str) -> String {
     out
 }
 
-pub fn mermaid(t: &Trace) -> String {
+pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::from("sequenceDiagram\n");
     for a in &t.header.actors {
         let _ = writeln!(out, "    participant {a}");
@@ -426,7 +426,7 @@ struct HbNode {
 }
 
 /// Each actor's own order, plus send → receive (and send → loss) edges.
-pub fn dot(t: &Trace) -> String {
+pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut g: DiGraph<HbNode, &'static str> = DiGraph::new();
     let mut last: Vec<Option<NodeIndex>> = vec![None; t.header.actors.len()];
     // Message id → the node of its send (the first, should one repeat).
@@ -517,7 +517,7 @@ fn dot_escape(s: &str) -> String {
 /// Chrome trace events: one thread per actor (pid 1), instants for what
 /// happens at an actor, complete ("X") slices for downtime after a crash and
 /// for each message's flight (pid 2, one thread per message).
-pub fn chrome(t: &Trace) -> String {
+pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     use serde_json::json;
     // Each event is written out as soon as it is made: one line each (small
     // diffs), and still one JSON document, without a tree of the whole trace.
@@ -579,7 +579,7 @@ pub fn chrome(t: &Trace) -> String {
     }
     push(
         json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
-        "ts": t.items.last().map_or(0, |i: &Item| i.time_us)}),
+        "ts": t.items.last().map_or(0, |i: &Item<M, T>| i.time_us)}),
     );
     let other = json!({"scenario": t.header.scenario, "source": t.header.source});
     format!("{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{lines}\n]}}\n")

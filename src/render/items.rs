@@ -4,7 +4,8 @@
 //! `dot` and `chrome` read nothing else. The words come from the models:
 //! messages, observations and timers describe themselves.
 
-use super::Entry;
+use super::EntryOf;
+use models::core::wire::WorldMessage;
 use models::registry;
 use models::{Msg, NodeTimer, Obs};
 use serde::{Serialize, Serializer};
@@ -49,21 +50,23 @@ pub struct ShrinkInfo {
     pub stopped: Option<&'static str>,
 }
 
-/// One trace entry, resolved.
+/// One trace entry, resolved. `M` and `T` are the world's message and timer
+/// types: the built-in models' by default, a user's own otherwise.
 #[derive(Clone, Debug, Serialize)]
-pub struct Item {
+#[serde(bound(serialize = "M: Display, T: Display"))]
+pub struct Item<M = Msg, T = NodeTimer> {
     pub step: u64,
     pub time_us: u64,
     pub actor: Name,
     #[serde(skip)]
     pub actor_id: u32,
     #[serde(flatten)]
-    pub what: What,
+    pub what: What<M, T>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum What {
+#[serde(untagged, bound(serialize = "M: Display, T: Display"))]
+pub enum What<M = Msg, T = NodeTimer> {
     Mix {
         text: String,
         /// Drew no fault at all: left out of the text trace.
@@ -78,7 +81,7 @@ pub enum What {
         #[serde(skip)]
         to_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        msg: M,
         msg_id: u32,
         copies: u8,
         deliver_at_us: u64,
@@ -88,7 +91,7 @@ pub enum What {
         #[serde(skip)]
         to_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        msg: M,
         msg_id: u32,
         reason: &'static str,
         /// "reply lost", "message lost", "cut off by a partition", "receiver is down".
@@ -99,7 +102,7 @@ pub enum What {
         #[serde(skip)]
         from_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        msg: M,
         msg_id: u32,
         duplicate: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,12 +110,12 @@ pub enum What {
     },
     TimerSet {
         #[serde(serialize_with = "as_text")]
-        timer: NodeTimer,
+        timer: T,
         at_us: u64,
     },
     TimerFired {
         #[serde(serialize_with = "as_text")]
-        timer: NodeTimer,
+        timer: T,
     },
     /// An effect in the outside world; `n` counts effects of this operation.
     Effect {
@@ -144,7 +147,7 @@ pub enum What {
     Healing {},
 }
 
-impl What {
+impl<M, T> What<M, T> {
     /// The `type` of the JSON Lines envelope.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -214,37 +217,45 @@ impl End {
 }
 
 #[derive(Clone, Debug)]
-pub struct Trace {
+pub struct Trace<M = Msg, T = NodeTimer> {
     pub header: Header,
-    pub items: Vec<Item>,
+    pub items: Vec<Item<M, T>>,
     pub end: End,
 }
 
 /// What the entries of one engine step did; a delivery's note depends on
 /// what else its step did (an effect landed, which messages it sent), and
 /// the model of the message writes it.
-#[derive(Default)]
-struct StepFacts {
+struct StepFacts<M> {
     /// An effect was observed in this step.
     effect: bool,
     /// The messages this step sent (or tried to send).
-    sent: Vec<Msg>,
+    sent: Vec<M>,
 }
 
-impl StepFacts {
-    fn see(&mut self, e: &Entry) {
+impl<M: WorldMessage> StepFacts<M> {
+    fn new() -> Self {
+        StepFacts {
+            effect: false,
+            sent: Vec::new(),
+        }
+    }
+
+    fn see<T>(&mut self, e: &EntryOf<M, T>) {
         match &e.kind {
             TraceKind::Observe {
                 obs: Obs::Effect { .. } | Obs::ValueWritten { .. },
                 ..
             } => self.effect = true,
-            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => self.sent.push(*msg),
+            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => {
+                self.sent.push(msg.clone())
+            }
             _ => {}
         }
     }
 
     /// The note of a delivery of `msg` in a step that did these things.
-    fn note(&self, msg: &Msg) -> Option<&'static str> {
+    fn note(&self, msg: &M) -> Option<&'static str> {
         msg.delivery_note(self.effect, &self.sent)
     }
 
@@ -258,20 +269,20 @@ impl StepFacts {
 /// never holds its raw entries and its items at once: memory stays one item
 /// per entry, and time linear (a step's deliveries get their notes when the
 /// step ends). Item `i` is entry `i`.
-pub struct ItemRecorder {
+pub struct ItemRecorder<M = Msg, T = NodeTimer> {
     names: Vec<Name>,
-    pub items: Vec<Item>,
+    pub items: Vec<Item<M, T>>,
     effects: Vec<(u64, u32)>,
     /// Each operation's name, the first time an observation names it.
     ops: BTreeMap<u64, String>,
     step: u64,
-    facts: StepFacts,
+    facts: StepFacts<M>,
     /// Deliveries of the current step, waiting for their notes.
     pending: Vec<usize>,
 }
 
-impl ItemRecorder {
-    pub fn new(world: &World) -> ItemRecorder {
+impl<M: WorldMessage, T: Clone> ItemRecorder<M, T> {
+    pub fn new(world: &World) -> Self {
         ItemRecorder {
             names: world
                 .actor_names
@@ -282,7 +293,7 @@ impl ItemRecorder {
             effects: Vec::new(),
             ops: BTreeMap::new(),
             step: 0,
-            facts: StepFacts::default(),
+            facts: StepFacts::new(),
             pending: Vec::new(),
         }
     }
@@ -297,12 +308,12 @@ impl ItemRecorder {
     }
 
     /// The items, every step closed, and the operations' names by key.
-    pub fn finish(mut self) -> (Vec<Item>, BTreeMap<u64, String>) {
+    pub fn finish(mut self) -> (Vec<Item<M, T>>, BTreeMap<u64, String>) {
         self.close_step();
         (self.items, self.ops)
     }
 
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: EntryOf<M, T>) {
         if e.step != self.step {
             self.close_step();
             self.step = e.step;
@@ -372,7 +383,7 @@ impl ItemRecorder {
                 What::Send {
                     to: name(*to),
                     to_id: *to,
-                    msg: *msg,
+                    msg: msg.clone(),
                     msg_id: *msg_id,
                     copies: *copies,
                     deliver_at_us: *deliver_at_us,
@@ -396,7 +407,7 @@ impl ItemRecorder {
                     What::Drop {
                         to: name(*to),
                         to_id: *to,
-                        msg: *msg,
+                        msg: msg.clone(),
                         msg_id: *msg_id,
                         reason: reason.as_str(),
                         note,
@@ -418,7 +429,7 @@ impl ItemRecorder {
                     What::Deliver {
                         from: name(*from),
                         from_id: *from,
-                        msg: *msg,
+                        msg: msg.clone(),
                         msg_id: *msg_id,
                         duplicate: *duplicate,
                         note: None,
@@ -432,12 +443,12 @@ impl ItemRecorder {
             } => (
                 *actor,
                 What::TimerSet {
-                    timer: *timer,
+                    timer: timer.clone(),
                     at_us: *at_us,
                 },
             ),
             TraceKind::TimerFired { actor, timer } => {
-                (*actor, What::TimerFired { timer: *timer })
+                (*actor, What::TimerFired { timer: timer.clone() })
             }
             TraceKind::Observe { actor, obs } => {
                 if let Some(op) = obs.op() {
@@ -466,7 +477,7 @@ impl ItemRecorder {
 
 /// An observation as an item: effects numbered per operation, attempts
 /// apart, the rest as the observation's own sentence.
-fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
+fn observed<M, T>(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What<M, T> {
     match *obs {
         Obs::Effect { site, op, payload } => {
             let key = op.key();
@@ -505,15 +516,18 @@ fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
     }
 }
 
-impl sim::Tracer<Msg, Obs, NodeTimer> for ItemRecorder {
+impl<M: WorldMessage, T: Clone> sim::Tracer<M, Obs, T> for ItemRecorder<M, T> {
     const ENABLED: bool = true;
-    fn record(&mut self, entry: Entry) {
+    fn record(&mut self, entry: EntryOf<M, T>) {
         self.push(entry);
     }
 }
 
 /// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
-pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
+pub fn items<M: WorldMessage, T: Clone>(
+    world: &World,
+    entries: &[EntryOf<M, T>],
+) -> Vec<Item<M, T>> {
     let mut r = ItemRecorder::new(world);
     r.items.reserve(entries.len());
     for e in entries {
@@ -530,7 +544,7 @@ fn payload_text(payload: u32, unit: Option<&str>) -> String {
 }
 
 /// One line of an item for people, without time and actor.
-pub fn describe(item: &Item) -> String {
+pub fn describe<M: Display, T: Display>(item: &Item<M, T>) -> String {
     match &item.what {
         What::Mix { text, .. } => text.clone(),
         What::Start {} => "start".into(),
@@ -590,18 +604,18 @@ pub fn describe(item: &Item) -> String {
 
 /// Builds the whole trace (header, items, the ending with its sentence) from
 /// the items an [`ItemRecorder`] made.
-pub fn trace_of_items(
+pub fn trace_of_items<M: Display, T: Display>(
     header: Header,
-    (items, ops): (Vec<Item>, BTreeMap<u64, String>),
+    (items, ops): (Vec<Item<M, T>>, BTreeMap<u64, String>),
     report: &RunReport,
     turn: Option<&Turn>,
-) -> Trace {
+) -> Trace<M, T> {
     let end = end(&items, &ops, report, turn);
     Trace { header, items, end }
 }
 
-fn end(
-    items: &[Item],
+fn end<M: Display, T: Display>(
+    items: &[Item<M, T>],
     ops: &BTreeMap<u64, String>,
     report: &RunReport,
     turn: Option<&Turn>,
