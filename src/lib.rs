@@ -8,6 +8,7 @@ pub mod progress;
 pub mod render;
 pub mod repro;
 pub mod scenarios;
+pub mod testing;
 
 /// Exit codes: outcome classes, documented in the README.
 pub mod exit {

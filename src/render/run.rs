@@ -11,10 +11,16 @@ use models::core::wire::WorldMessage;
 use models::Obs;
 use sim::shrink as shr;
 use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, TimerOf};
-use std::fmt::Display;
 
 /// The trace type of model `M`.
 pub type TraceOf<M> = Trace<MsgOf<M>, TimerOf<M>>;
+
+/// A model whose runs can be traced: its actors report to the effect ledger
+/// ([`Obs`]) and its world message implements [`WorldMessage`]. Every such
+/// [`Model`] is one; the trait only names the bounds once.
+pub trait LedgerModel: Model<Node: Actor<Obs = Obs, Msg: WorldMessage>> {}
+
+impl<M: Model<Node: Actor<Obs = Obs, Msg: WorldMessage>>> LedgerModel for M {}
 
 /// Events the search for the point of no return may replay in all. Each
 /// decision costs up to four replays of the whole run, so a long run is only
@@ -29,26 +35,20 @@ pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 ///
 /// ```
 /// # use idemsim::render::{formats, run};
-/// let s = models::Scenario::load("demo.toml", "model = \"payment\"").unwrap();
+/// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
 /// let record = run::record_of_seed(&s.system, 0);
-/// let (trace, report) = run::trace_of_record(&s.system, "demo", &record, "seed 0".into(), None);
+/// let (trace, report) = run::trace_of_record(&s.system, "payment-stable-key", &record, "seed 0".into(), None);
 /// assert!(!report.outcome.is_failure());
-/// assert!(formats::text(&trace).starts_with("# demo · seed 0 · "));
+/// assert!(formats::text(&trace).starts_with("# payment-stable-key · seed 0 · "));
 /// assert!(formats::mermaid(&trace).starts_with("sequenceDiagram"));
 /// ```
-pub fn trace_of_record<M>(
+pub fn trace_of_record<M: LedgerModel>(
     model: &M,
     name: &str,
     record: &Record,
     source: String,
     shrink: Option<ShrinkInfo>,
-) -> (TraceOf<M>, RunReport)
-where
-    M: Model,
-    M::Node: Actor<Obs = Obs>,
-    MsgOf<M>: WorldMessage,
-    TimerOf<M>: Display,
-{
+) -> (TraceOf<M>, RunReport) {
     let mut sim = Sim::new(model);
     let search = shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS);
     let turn = search.turn.clone();
@@ -76,13 +76,7 @@ pub fn record_of_seed<M: Model>(model: &M, seed: u64) -> Record {
 }
 
 /// The trace of seed `seed` of `model` (see [`trace_of_record`]).
-pub fn trace_of_seed<M>(model: &M, name: &str, seed: u64) -> (TraceOf<M>, RunReport)
-where
-    M: Model,
-    M::Node: Actor<Obs = Obs>,
-    MsgOf<M>: WorldMessage,
-    TimerOf<M>: Display,
-{
+pub fn trace_of_seed<M: LedgerModel>(model: &M, name: &str, seed: u64) -> (TraceOf<M>, RunReport) {
     let record = record_of_seed(model, seed);
     trace_of_record(model, name, &record, format!("seed {seed}"), None)
 }
