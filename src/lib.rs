@@ -5,6 +5,7 @@
 pub mod cmd;
 pub mod out;
 pub mod progress;
+pub mod regressions;
 pub mod render;
 pub mod repro;
 pub mod scenarios;

@@ -218,6 +218,31 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
     )))
 }
 
+/// `arg` names a folder (every `.toml` file in it, sorted), a `.toml` file
+/// or a name from the catalog: what `idemsim verify DIR` accepts.
+pub fn locate_all(arg: &str) -> Result<Vec<Entry>, UsageError> {
+    let p = Path::new(arg);
+    if !p.is_dir() {
+        return Ok(vec![locate(arg)?]);
+    }
+    let files = toml_files(p)?;
+    if files.is_empty() {
+        return Err(UsageError(format!(
+            "error: the folder `{arg}` holds no scenario .toml files\nhelp: give a folder of scenario files, a .toml file or a name from `idemsim list`\n"
+        )));
+    }
+    Ok(files
+        .into_iter()
+        .map(|path| Entry {
+            name: path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+            origin: Origin::File(path),
+            shadows: Vec::new(),
+        })
+        .collect())
+}
+
 /// Levenshtein distance, for "did you mean".
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

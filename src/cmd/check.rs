@@ -45,6 +45,8 @@ pub struct Args {
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
     #[arg(long, conflicts_with_all = ["runs", "seeds"])]
     exhaustive: bool,
+    #[command(flatten)]
+    regressions: crate::regressions::Flags,
     /// Most non-zero decisions (lost or duplicated messages, crashes, maximal delays) per schedule.
     #[arg(long, value_name = "K", default_value_t = 2, requires = "exhaustive")]
     max_faults: u32,
@@ -598,6 +600,18 @@ impl SweepLine {
         repro_out: Option<&str>,
         budget: super::shrink::Budget,
     ) -> Result<Option<String>, UsageError> {
+        let done = self.shrink_done(s, no_shrink, repro_out, budget)?;
+        Ok(done.as_ref().map(shrunk_text))
+    }
+
+    /// [`shrink`](SweepLine::shrink), returning the shrunk failure itself.
+    pub fn shrink_done(
+        &mut self,
+        s: &models::Scenario,
+        no_shrink: bool,
+        repro_out: Option<&str>,
+        budget: super::shrink::Budget,
+    ) -> Result<Option<super::shrink::Done>, UsageError> {
         let from = crate::scenarios::locate(&self.scenario_arg())?;
         let shrunk = super::shrink::for_check(
             s,
@@ -610,12 +624,7 @@ impl SweepLine {
         )?;
         self.original_events = shrunk.as_ref().map(|d| d.shrunk.original_report.events);
         self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
-        Ok(shrunk.as_ref().map(|d| {
-            format!(
-                "\nshrunk (docs/shrinking.md):\n{}",
-                crate::render::formats::text(&d.trace)
-            )
-        }))
+        Ok(shrunk)
     }
 
     /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
@@ -636,6 +645,14 @@ impl SweepLine {
             }
         }
     }
+}
+
+/// The shrunk trace as `check` prints it after its summary.
+fn shrunk_text(d: &super::shrink::Done) -> String {
+    format!(
+        "\nshrunk (docs/shrinking.md):\n{}",
+        crate::render::formats::text(&d.trace)
+    )
 }
 
 // ------------------------------------------------------------------ check
@@ -677,6 +694,16 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some((i, n)) => all.shard(i, n),
         None => all,
     };
+    // The regression database: this scenario's recorded failures run first.
+    // Shards leave it alone (`idemsim merge` sees no regressions).
+    let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
+    let replayed = match &db {
+        Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
+        None => Vec::new(),
+    };
+    for r in &replayed {
+        crate::regressions::cli::print(r, a.json, "");
+    }
     let bar = Progress::new(Some(seeds.len()), a.json);
     let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
         bar.update(done)
@@ -694,9 +721,25 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         },
     });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let shrunk_text = line.shrink(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
-    line.print(a.json, shrunk_text.as_deref());
-    Ok(line.exit_code())
+    let done = line.shrink_done(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
+    line.print(a.json, done.as_ref().map(shrunk_text).as_deref());
+    if let (Some(db), Some(f)) = (&db, &sum.first_failure) {
+        let record = done.as_ref().map(|d| &d.shrunk.record);
+        let outcome = done
+            .as_ref()
+            .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
+        let recorded = crate::regressions::cli::record_failure(
+            db, &s, &entry, &a.set, f.seed, record, outcome,
+        )?;
+        // A failure found again that a replayed regression already shows: said once.
+        if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {
+            r.print(a.json, "");
+        }
+    }
+    Ok(crate::regressions::cli::exit_code(
+        line.exit_code(),
+        &replayed,
+    ))
 }
 
 /// The non-zero decisions of a record outside the swarm mix, named as in repro files.
