@@ -11,6 +11,12 @@ pub mod repro;
 pub mod scenarios;
 pub mod testing;
 
+/// The guide to idemsim as a library (`docs/library.md`): the actor, a
+/// minimal model, sweeps, shrinking, traces, repro files, tests and proptest.
+/// Its code blocks run as doctests.
+#[doc = include_str!("../docs/library.md")]
+pub mod guide {}
+
 /// Exit codes: outcome classes, documented in the README.
 pub mod exit {
     pub const HOLDS: u8 = 0;
