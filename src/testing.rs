@@ -130,8 +130,8 @@ impl<'m, M: LedgerModel> Check<'m, M> {
             None => Ok(summary),
             Some(f) => {
                 let mut failure = self.failure(f.seed);
-                failure.failing = summary.tally.failing();
-                failure.seeds = self.seeds.clone();
+                failure.0.failing = summary.tally.failing();
+                failure.0.seeds = self.seeds.clone();
                 Err(failure)
             }
         }
@@ -168,7 +168,7 @@ impl<'m, M: LedgerModel> Check<'m, M> {
             &shrunk.record,
             &report.outcome,
         );
-        Failure {
+        Failure::new(Details {
             name: self.name.clone(),
             seed,
             seeds: seed..seed.saturating_add(1),
@@ -179,14 +179,20 @@ impl<'m, M: LedgerModel> Check<'m, M> {
             mermaid: formats::mermaid(&trace),
             repro,
             repro_line: format!("repro: {}", self.repro.replace("{seed}", &seed.to_string())),
-        }
+        })
     }
 }
 
 /// A failing run, shrunk: what [`check_model`] returns when a seed fails.
-/// Its `Display` is the shrunk trace followed by one repro line.
+/// Its `Display` is the shrunk trace followed by one repro line; its
+/// [`Details`] are its fields (`failure.seed`, `failure.trace`), boxed so that
+/// a `Result<_, Failure>` stays small.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub struct Failure(Box<Details>);
+
+/// What a [`Failure`] knows: the seed, the shrunk run, its trace and repro.
+#[derive(Clone, Debug)]
+pub struct Details {
     /// The name the check was given.
     pub name: String,
     /// The lowest failing seed.
@@ -210,12 +216,30 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// The failure of `details`.
+    pub fn new(details: Details) -> Failure {
+        Failure(Box::new(details))
+    }
+
+    /// Its details, owned.
+    pub fn into_details(self) -> Details {
+        *self.0
+    }
+
     /// The violated invariant's name, or `None` for a model's panic.
     pub fn invariant(&self) -> Option<&'static str> {
         match &self.outcome {
             Outcome::Violation(v) => Some(v.invariant),
             _ => None,
         }
+    }
+}
+
+impl std::ops::Deref for Failure {
+    type Target = Details;
+
+    fn deref(&self) -> &Details {
+        &self.0
     }
 }
 

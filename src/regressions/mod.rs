@@ -335,7 +335,7 @@ impl Db {
 
     /// The stored regressions whose scenario file is gone: stale, reported
     /// by `verify` so that none is silently dropped.
-    pub fn orphans<'a>(&self, stored: &'a [Stored]) -> Vec<Replayed> {
+    pub fn orphans(&self, stored: &[Stored]) -> Vec<Replayed> {
         stored
             .iter()
             .filter_map(|st| {

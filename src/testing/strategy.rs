@@ -5,7 +5,7 @@
 //! proptest's own shrinking could only try other seeds, which are other runs
 //! altogether, not smaller ones.
 
-use super::Failure;
+use super::{Details, Failure};
 use crate::render::run::LedgerModel;
 use proptest::strategy::{NewTree, Strategy, ValueTree};
 use proptest::test_runner::{TestCaseError, TestRunner};
@@ -94,7 +94,7 @@ impl Schedule {
                     None,
                 );
                 let line = format!("repro: idemsim::testing::replay(&model, {})", self.seed);
-                Failure {
+                Failure::new(Details {
                     name: "schedule".into(),
                     seed: self.seed,
                     seeds: self.seed..self.seed.saturating_add(1),
@@ -112,7 +112,7 @@ impl Schedule {
                     trace: crate::render::formats::text(&trace),
                     mermaid: crate::render::formats::mermaid(&trace),
                     repro_line: line,
-                }
+                })
             }
         };
         Err(failure.into())
