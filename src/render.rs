@@ -7,6 +7,7 @@ pub mod run;
 use models::{Msg, NodeTimer, Obs};
 use sim::{Outcome, TraceEntry};
 
+/// A trace entry of the built-in models.
 pub type Entry = TraceEntry<Msg, Obs, NodeTimer>;
 
 /// A trace entry of a world with message type `M` and timer type `T`: the

@@ -53,7 +53,9 @@ pub enum Origin {
 /// One scenario the catalog or a path names.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// Its name: the file name without `.toml`.
     pub name: String,
+    /// Where it comes from.
     pub origin: Origin,
     /// What this entry hides: built-ins and files of the same name in lower folders.
     pub shadows: Vec<Origin>,
@@ -74,11 +76,13 @@ impl Entry {
         }
     }
 
+    /// Shipped in the binary.
     pub fn is_built_in(&self) -> bool {
         self.origin == Origin::BuiltIn
     }
 }
 
+/// "built-in" or the file's path.
 pub fn origin_text(o: &Origin) -> String {
     match o {
         Origin::BuiltIn => "built-in".to_string(),
@@ -303,10 +307,12 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
     }
 }
 
+/// Loads the scenario `arg` names (a path or a catalog name) with `overrides` applied.
 pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
     load_entry(&locate(arg)?, overrides)
 }
 
+/// Parses `--set KEY=VALUE` arguments.
 pub fn parse_overrides(sets: &[String]) -> Result<Vec<Override>, UsageError> {
     sets.iter()
         .map(|s| Override::parse(s).map_err(|m| UsageError(format!("error: --set {m}\n"))))

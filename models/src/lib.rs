@@ -7,6 +7,8 @@
 //! the registry. Actors report effects where they land in the outside world;
 //! the ledger judges runs on those alone.
 
+#![warn(missing_docs)]
+
 pub mod core;
 pub mod messaging;
 pub mod payment;

@@ -16,7 +16,10 @@ macro_rules! registry {
         /// A message of any model.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Msg {
-            $( $variant($msg), )+
+            $(
+                #[doc = concat!("A message of the `", stringify!($variant), "` model.")]
+                $variant($msg),
+            )+
         }
 
         $(
@@ -118,7 +121,10 @@ macro_rules! registry {
             pub enum Node, NodeState, NodeStorage, NodeTimer {
                 msg: Msg,
                 obs: Obs,
-                $( $( $actor($kind), )+ )+
+                $( $(
+                    #[doc = concat!("A `", stringify!($actor), "` actor.")]
+                    $actor($kind),
+                )+ )+
             }
         }
 
@@ -188,8 +194,11 @@ pub fn situation_names(set: &sim::SituationSet) -> Vec<&'static str> {
 
 /// A whole world: the engine's configuration plus the actors of one model.
 pub struct System {
+    /// The engine's configuration: actors' names, links, crashes, phases, limits.
     pub world: World,
+    /// One actor per name in `world`.
     pub nodes: Vec<Node>,
+    /// The model that built it.
     pub model: &'static dyn ModelSpec<Node>,
 }
 

@@ -1,3 +1,7 @@
+//! `idemsim check`: sweep a scenario's seeds (or enumerate its schedules with
+//! `--exhaustive`), give the verdict, shrink the lowest failure and print it; the
+//! summary line (`SweepLine`) is also what `merge` combines.
+
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
@@ -9,6 +13,7 @@ use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayo
 use std::collections::BTreeMap;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim check`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file [default: payment-stable-key].
     scenario: Option<String>,
@@ -58,6 +63,7 @@ pub struct Args {
     max_events: u64,
 }
 
+/// Parses `--seeds A..B` (B exclusive, above A).
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     let (a, b) = s
         .split_once("..")
@@ -78,6 +84,7 @@ pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     Ok(SeedRange { start, end })
 }
 
+/// Parses `--shard I/N` (0-based, I below N).
 pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
         .split_once('/')
@@ -98,6 +105,7 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((index, count))
 }
 
+/// The exit code of one run's outcome.
 pub fn exit_code(o: &Outcome) -> u8 {
     match o {
         Outcome::Holds => crate::exit::HOLDS,
@@ -106,6 +114,7 @@ pub fn exit_code(o: &Outcome) -> u8 {
     }
 }
 
+/// One worker thread per core.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -133,38 +142,57 @@ pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
 // ------------------------------------------------------------------ the summary line
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+/// Faults fired over a sweep, as the JSON summary writes them.
 pub struct Faults {
+    /// Messages lost.
     pub lost: u64,
+    /// Messages duplicated.
     pub duplicated: u64,
+    /// Messages a partition dropped.
     pub partitioned: u64,
+    /// Crashes.
     pub crashed: u64,
+    /// Messages dropped because their receiver was down.
     pub dropped_at_down_actor: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// A seed range, end exclusive.
 pub struct Seeds {
+    /// The first seed.
     pub start: u64,
+    /// One past the last.
     pub end: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest failing seed and what it gave.
 pub struct FailureLine {
+    /// The seed.
     pub seed: u64,
+    /// The invariant it broke (`model-panic` for a panic).
     pub invariant: String,
+    /// The outcome in one sentence.
     pub sentence: String,
+    /// Engine events of its run.
     pub events: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest seed that hit a limit.
 pub struct InconclusiveLine {
+    /// The seed.
     pub seed: u64,
+    /// The limit (`max_steps`, `max_time`, `max_queue`).
     pub limit: String,
 }
 
 /// Which shard of which range a summary is, so a merge can tell a missing shard.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShardLine {
+    /// This shard's index, from 0.
     pub index: u64,
+    /// How many shards.
     pub count: u64,
     /// The whole range the shards split.
     pub of: Seeds,
@@ -175,8 +203,11 @@ pub struct ShardLine {
 #[serde(rename_all = "kebab-case")]
 pub enum SweepVerdict {
     #[default]
+    /// No run failed or hit a limit.
     Holds,
+    /// Some run broke an invariant (or a model panicked).
     Violation,
+    /// No violation, but some run hit a limit.
     Inconclusive,
     /// Stopped by Ctrl-C before every seed ran, with no violation found.
     Interrupted,
@@ -185,6 +216,7 @@ pub enum SweepVerdict {
 }
 
 impl SweepVerdict {
+    /// The JSON and text spelling: `holds`, `violation`, `inconclusive`, `interrupted`, `no-seeds`.
     pub fn as_str(self) -> &'static str {
         match self {
             SweepVerdict::Holds => "holds",
@@ -201,10 +233,13 @@ impl SweepVerdict {
 pub struct Operations {
     /// Operations clients started, over all runs.
     pub started: u64,
+    /// Told done.
     pub done: u64,
+    /// Known failed, in a dead letter.
     pub failed: u64,
     /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
     pub unknown: u64,
+    /// Given up silently.
     pub abandoned: u64,
     /// Still open when their run stopped (a violation or a limit came first).
     pub open: u64,
@@ -256,6 +291,7 @@ impl Operations {
 /// recomputed by [`SweepLine::derive`].
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SweepLine {
+    /// The scenario's name.
     pub scenario: String,
     /// The scenario's file, when it was given by path rather than by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -275,41 +311,59 @@ pub struct SweepLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested: Option<Seeds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Which shard of which range this is, for `--shard`.
     pub shard: Option<ShardLine>,
+    /// Runs counted.
     pub schedules: u64,
+    /// Engine events over all runs.
     pub events: u64,
+    /// Runs that held.
     pub holds: u64,
+    /// Runs that broke an invariant.
     pub violations: u64,
+    /// Runs in which a model panicked.
     pub panics: u64,
+    /// Runs that hit a limit.
     pub inconclusive: u64,
+    /// Faults fired over all runs.
     pub faults: Faults,
     /// Runs that reached each situation, by name; `situations` lists the names.
     pub situation_runs: BTreeMap<String, u64>,
     /// What the clients finally knew, over all runs (the effect ledger's counts).
     #[serde(default)]
     pub operations: Operations,
+    /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
+    /// The lowest seed that hit a limit, if any.
     pub first_inconclusive: Option<InconclusiveLine>,
+    /// Ctrl-C stopped the sweep before every seed ran.
     pub interrupted: bool,
     // Derived from the fields above.
+    /// The verdict.
     pub verdict: SweepVerdict,
+    /// The lowest failure's invariant.
     pub invariant: Option<String>,
+    /// The lowest failing seed.
     pub lowest_failing_seed: Option<u64>,
     #[serde(default)]
+    /// Names of the situations reached, in id order.
     pub situations: Vec<String>,
     /// Share of started operations that ended unknown (for a person to reconcile).
     #[serde(default)]
     pub unknown_rate: Option<f64>,
+    /// The command that replays the lowest failing (else inconclusive) seed.
     pub repro: Option<String>,
     /// Events of the lowest failing run and of its shrunk version, only when
     /// it was shrunk (docs/shrinking.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_events: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Events of the shrunk run, when shrunk.
     pub shrunk_events: Option<u64>,
 }
 
 impl SweepLine {
+    /// The summary line of a sweep of scenario `name` over `seeds`.
     pub fn from_summary(
         name: &str,
         replay: String,
@@ -491,6 +545,7 @@ impl SweepLine {
         Ok(())
     }
 
+    /// The exit code of this summary's verdict.
     pub fn exit_code(&self) -> u8 {
         match self.verdict {
             SweepVerdict::Violation => crate::exit::VIOLATION,
@@ -500,6 +555,7 @@ impl SweepLine {
         }
     }
 
+    /// The summary for people, as `check` prints it.
     pub fn text(&self) -> String {
         if self.verdict == SweepVerdict::NoSeeds {
             let which = match (&self.shard, self.seeds) {
@@ -657,6 +713,7 @@ fn shrunk_text(d: &super::shrink::Done) -> String {
 
 // ------------------------------------------------------------------ check
 
+/// Runs `idemsim check`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let overrides = scenarios::parse_overrides(&a.set)?;

@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim shrink`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file.
     #[arg(required_unless_present = "all")]
@@ -51,12 +52,16 @@ pub const SEARCH_CAP: u64 = 100_000;
 /// machine's speed, and the trace's header says so).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
+    /// Candidate reruns, at most.
     pub max_runs: u32,
+    /// Wall-clock time, at most.
     pub time: Duration,
 }
 
 impl Budget {
+    /// Reruns when `--shrink-max-runs` is not given.
     pub const DEFAULT_RUNS: u32 = 20_000;
+    /// Milliseconds when `--shrink-budget-ms` is not given.
     pub const DEFAULT_MS: u64 = 30_000;
 
     /// From `--shrink-max-runs` and `--shrink-budget-ms`, each defaulted.
@@ -85,8 +90,11 @@ impl Default for Budget {
 /// Why a shrink stopped before it was locally minimal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut {
+    /// The rerun budget ran out.
     Runs,
+    /// The time budget ran out.
     Time,
+    /// Ctrl-C.
     Interrupted,
 }
 
@@ -103,11 +111,17 @@ impl Cut {
 
 /// A shrunk failure with everything needed to show it.
 pub struct Done {
+    /// The seed it came from.
     pub seed: u64,
+    /// The shrink: the original and the shrunk record and their runs.
     pub shrunk: Shrunk,
+    /// The shrunk run's trace.
     pub trace: Trace,
+    /// Lines of the original run's text trace, for before/after figures.
     pub original_lines: usize,
+    /// How long shrinking took.
     pub elapsed: Duration,
+    /// What stopped it early, if anything did.
     pub cut: Option<Cut>,
 }
 
@@ -305,6 +319,7 @@ pub fn load_repro(
 
 // ------------------------------------------------------------ the command
 
+/// Runs `idemsim shrink`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let budget = Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     crate::progress::install_ctrl_c();
@@ -424,8 +439,6 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
 
 // ------------------------------------------------------------ for `check`
 
-/// What `check` does after its sweep: shrink the lowest failing seed (unless
-/// told not to), write the repro file if asked, and return the text trace.
 /// A seed that failed in a sweep does not fail when rerun: the scenario
 /// changed in between, or a model is not deterministic (a bug).
 fn not_failing(s: &Scenario, seed: u64) -> UsageError {
@@ -435,6 +448,8 @@ fn not_failing(s: &Scenario, seed: u64) -> UsageError {
     ))
 }
 
+/// What `check` does after its sweep: shrink the lowest failing seed (unless
+/// told not to), write the repro file if asked, and return the shrunk failure.
 pub fn for_check(
     s: &Scenario,
     from: &scenarios::Entry,

@@ -11,6 +11,7 @@ use sim::{explore, find_failure, SeedRange, Summary};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim verify`.
 pub struct Args {
     /// Scenario names, .toml paths or folders of .toml files [default: every scenario of `idemsim list`].
     scenarios: Vec<String>,
@@ -216,6 +217,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
     }
 }
 
+/// Runs `idemsim verify`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let jobs = super::check::jobs(a.jobs)?;
     if a.runs == Some(0) || a.max_runs == Some(0) {

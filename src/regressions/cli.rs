@@ -103,7 +103,7 @@ impl Recorded {
         })
     }
 
-    /// Prints it as [`print`] does a replayed regression.
+    /// Prints it as [`print()`] does a replayed regression.
     pub fn print(&self, json: bool, indent: &str) {
         if json {
             crate::eoutln!("{indent}{}", self.text());

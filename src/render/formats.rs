@@ -6,6 +6,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use std::fmt::{Display, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// A trace format, as `--format` names it.
 pub enum Format {
     /// A timeline for people: step, virtual time, actor, event, annotations.
     Text,
@@ -16,9 +17,12 @@ pub enum Format {
     /// The happens-before graph in Graphviz dot.
     Dot,
     /// Chrome trace-event JSON: open in https://ui.perfetto.dev.
+    // clap prints the line above as `--format`'s help: a bare URL reads best there.
+    #[allow(rustdoc::bare_urls)]
     Chrome,
 }
 
+/// `t` in `format`.
 pub fn render<M: Display, T: Display>(format: Format, t: &Trace<M, T>) -> String {
     match format {
         Format::Text => text(t),
@@ -214,6 +218,7 @@ fn folded<M, T>(
     }
 }
 
+/// JSON Lines: a `run` record, one record per item, and the `end` (docs/json-output.md).
 pub fn json<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::new();
     let line = |kind: &str, data: serde_json::Value| super::json_line(kind, data);
@@ -257,6 +262,7 @@ pub fn mm(s: &str) -> String {
     out
 }
 
+/// A Mermaid `sequenceDiagram`, cut to fit GitHub's size limit.
 pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::from("sequenceDiagram\n");
     for a in &t.header.actors {

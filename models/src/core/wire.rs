@@ -7,6 +7,7 @@
 
 /// A world's message type that carries `T`, one model's messages.
 pub trait Carries<T>: sim::Message {
+    /// The world's message carrying the model's message `t`.
     fn wrap(t: T) -> Self;
     /// The model's message inside, if this is one of them.
     fn peek(&self) -> Option<&T>;

@@ -12,6 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which idempotency key the client sends.
 pub enum KeyPolicy {
     /// One key per business operation, reused on every retry.
     Stable,
@@ -19,21 +20,28 @@ pub enum KeyPolicy {
     PerAttempt,
     /// Derived from the clock, bucketed: operations started together collide.
     Timestamp {
+        /// The bucket's width: keys of operations started within it collide.
         bucket_ms: u64,
     },
+    /// No key: the service cannot tell a retry from a new request.
     None,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One business operation the client is asked to run: pay a claim.
 pub struct OpSpec {
+    /// The claim's number.
     pub claim: u32,
+    /// The amount to pay.
     pub amount_eur: u32,
+    /// When the claims system asks for it.
     pub start_ms: u64,
     /// A retry that sends another amount under the same key (a client bug).
     pub retry_amount_eur: Option<u32>,
 }
 
 impl OpSpec {
+    /// The business operation.
     pub fn op(&self) -> Op {
         Op::new(&CLAIM, self.claim)
     }
@@ -48,10 +56,15 @@ impl OpSpec {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// The client's configuration.
 pub struct ClientConfig {
+    /// The payment service's actor id.
     pub service: ActorId,
+    /// How long it waits for an answer to an attempt.
     pub timeout_ms: u64,
+    /// Which key it sends.
     pub key: KeyPolicy,
+    /// When it retries, and when it gives up.
     pub retry: RetryPolicy,
     /// Retry a final error too (a mistake: a rejected input never becomes valid).
     pub retry_final_errors: bool,
@@ -60,22 +73,31 @@ pub struct ClientConfig {
     /// Read a timeout as "failed, nothing happened" (a mistake: the request
     /// may have been executed and only the answer lost).
     pub timeout_means_failed: bool,
+    /// The operations it runs.
     pub ops: Vec<OpSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where an operation stands at its client.
 pub enum OpStatus {
+    /// Its start time has not come yet.
     NotStarted,
+    /// Started, not finished.
     Pending,
+    /// Finished (done, failed, unknown or abandoned).
     Done,
 }
 
 /// One operation in the claims system's own database.
 #[derive(Clone, Copy, Debug)]
 pub struct ClientOp {
+    /// Where it stands.
     pub status: OpStatus,
+    /// Attempts sent.
     pub attempts: u32,
+    /// When it started.
     pub started_us: TimeUs,
+    /// The last backoff waited (for decorrelated jitter).
     pub last_backoff_ms: u64,
     /// Some attempt's outcome was unknown (a timeout, 409, 504): if the
     /// operation is given up, nobody knows whether it happened.
@@ -85,12 +107,14 @@ pub struct ClientOp {
 /// The claims system's database: survives its crashes.
 #[derive(Clone, Debug, Default)]
 pub struct ClientStorage {
+    /// One record per operation, in the order of `ClientConfig::ops`.
     pub ops: Vec<ClientOp>,
 }
 
 /// Volatile: which attempt each operation waits on (its open connection).
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
+    /// Per operation, the attempt whose answer it is waiting for.
     pub awaiting: Vec<Option<u32>>,
 }
 
@@ -98,9 +122,19 @@ pub struct ClientState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientTimer {
     /// No answer to the current attempt in time.
-    Timeout { i: u32, claim: u32 },
+    Timeout {
+        /// The operation's index in the client's list.
+        i: u32,
+        /// Its claim number, for traces.
+        claim: u32,
+    },
     /// The operation's first attempt, or the next after a backoff.
-    NextAttempt { i: u32, claim: u32 },
+    NextAttempt {
+        /// The operation's index in the client's list.
+        i: u32,
+        /// Its claim number, for traces.
+        claim: u32,
+    },
 }
 
 impl fmt::Display for ClientTimer {
@@ -121,12 +155,15 @@ impl Timer for ClientTimer {
     }
 }
 
+/// The claims system: runs operations, retries them, tells the ledger what it concluded.
 pub struct Client<W> {
+    /// Its configuration.
     pub cfg: ClientConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Client<W> {
+    /// A client configured by `cfg`.
     pub fn new(cfg: ClientConfig) -> Self {
         Client {
             cfg,
@@ -148,6 +185,7 @@ impl<W> Client<W> {
         }
     }
 
+    /// The key attempt `attempt` of operation `i` carries, under the configured policy.
     pub fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {
         let op = self.cfg.ops[i].op();
         match self.cfg.key {
