@@ -357,3 +357,67 @@ fn check_model_fails_with_the_shrunk_trace_and_one_repro_line() {
     )));
     assert!(check_model(&mailer(true), 0..300).is_ok());
 }
+
+/// A world message with a `String` beside the built-in models' messages.
+#[derive(Clone, Debug, PartialEq)]
+enum Mixed {
+    Messaging(models::messaging::Msg),
+    Payment(models::payment::Msg),
+    Note(String),
+}
+
+impl fmt::Display for Mixed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mixed::Messaging(m) => m.fmt(f),
+            Mixed::Payment(m) => m.fmt(f),
+            Mixed::Note(s) => f.write_str(s),
+        }
+    }
+}
+
+impl Message for Mixed {}
+impl WorldMessage for Mixed {}
+
+impl models::core::Carries<models::messaging::Msg> for Mixed {
+    fn wrap(t: models::messaging::Msg) -> Self {
+        Mixed::Messaging(t)
+    }
+    fn peek(&self) -> Option<&models::messaging::Msg> {
+        match self {
+            Mixed::Messaging(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+impl models::core::Carries<models::payment::Msg> for Mixed {
+    fn wrap(t: models::payment::Msg) -> Self {
+        Mixed::Payment(t)
+    }
+    fn peek(&self) -> Option<&models::payment::Msg> {
+        match self {
+            Mixed::Payment(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+fn is_actor<A: Actor<Msg = Mixed, Obs = Obs>>() {}
+
+#[test]
+fn every_built_in_actor_runs_in_a_world_whose_message_is_not_copy() {
+    use models::{messaging, payment};
+    // Compiles only if no built-in actor needs its world message to be `Copy`.
+    is_actor::<messaging::Producer<Mixed>>();
+    is_actor::<messaging::Broker<Mixed>>();
+    is_actor::<messaging::Consumer<Mixed>>();
+    is_actor::<messaging::ConsumerDb<Mixed>>();
+    is_actor::<payment::Client<Mixed>>();
+    is_actor::<payment::Service<Mixed>>();
+    is_actor::<payment::Bank<Mixed>>();
+    // And the trace machinery takes it.
+    let note = Mixed::Note("hello".into());
+    assert!(!note.is_reply());
+    assert_eq!(note.to_string(), "hello");
+}
