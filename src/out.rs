@@ -27,7 +27,7 @@ fn failed(e: &io::Error) {
     }
 }
 
-/// Writes to stdout; used by [`out!`] and [`outln!`].
+/// Writes to stdout; used by [`out!`](crate::out!) and [`outln!`](crate::outln!).
 pub fn write_out(args: fmt::Arguments) {
     if OUT_CLOSED.load(Ordering::Relaxed) {
         return;
@@ -38,7 +38,7 @@ pub fn write_out(args: fmt::Arguments) {
     }
 }
 
-/// Writes to stderr; used by [`eout!`] and [`eoutln!`]. Errors end stderr quietly.
+/// Writes to stderr; used by [`eout!`](crate::eout!) and [`eoutln!`](crate::eoutln!). Errors end stderr quietly.
 pub fn write_err(args: fmt::Arguments) {
     if ERR_CLOSED.load(Ordering::Relaxed) {
         return;

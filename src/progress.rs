@@ -33,6 +33,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A progress bar over `total` schedules (a spinner when unknown), shown only when stderr is a terminal and not under `--json`.
     pub fn new(total: Option<u64>, json: bool) -> Progress {
         let watching = !json && std::io::stderr().is_terminal();
         let bar = watching.then(|| {
@@ -68,6 +69,7 @@ impl Progress {
         }
     }
 
+    /// Clears the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

@@ -5,11 +5,17 @@ mod fold;
 pub mod formats;
 pub mod html;
 pub mod items;
+pub mod run;
 
 use models::{Msg, NodeTimer, Obs};
 use sim::{Outcome, TraceEntry};
 
+/// A trace entry of the built-in models.
 pub type Entry = TraceEntry<Msg, Obs, NodeTimer>;
+
+/// A trace entry of a world with message type `M` and timer type `T`: the
+/// built-in models' ([`Entry`]) or a user's own.
+pub type EntryOf<M, T> = TraceEntry<M, Obs, T>;
 
 /// Virtual time for people: seconds below an hour, clock time above.
 pub fn time(us: u64) -> String {

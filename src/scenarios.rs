@@ -53,7 +53,9 @@ pub enum Origin {
 /// One scenario the catalog or a path names.
 #[derive(Clone, Debug)]
 pub struct Entry {
+    /// Its name: the file name without `.toml`.
     pub name: String,
+    /// Where it comes from.
     pub origin: Origin,
     /// What this entry hides: built-ins and files of the same name in lower folders.
     pub shadows: Vec<Origin>,
@@ -74,11 +76,13 @@ impl Entry {
         }
     }
 
+    /// Shipped in the binary.
     pub fn is_built_in(&self) -> bool {
         self.origin == Origin::BuiltIn
     }
 }
 
+/// "built-in" or the file's path.
 pub fn origin_text(o: &Origin) -> String {
     match o {
         Origin::BuiltIn => "built-in".to_string(),
@@ -218,6 +222,31 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
     )))
 }
 
+/// `arg` names a folder (every `.toml` file in it, sorted), a `.toml` file
+/// or a name from the catalog: what `idemsim verify DIR` accepts.
+pub fn locate_all(arg: &str) -> Result<Vec<Entry>, UsageError> {
+    let p = Path::new(arg);
+    if !p.is_dir() {
+        return Ok(vec![locate(arg)?]);
+    }
+    let files = toml_files(p)?;
+    if files.is_empty() {
+        return Err(UsageError(format!(
+            "error: the folder `{arg}` holds no scenario .toml files\nhelp: give a folder of scenario files, a .toml file or a name from `idemsim list`\n"
+        )));
+    }
+    Ok(files
+        .into_iter()
+        .map(|path| Entry {
+            name: path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+            origin: Origin::File(path),
+            shadows: Vec::new(),
+        })
+        .collect())
+}
+
 /// Levenshtein distance, for "did you mean".
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
@@ -281,10 +310,12 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
     }
 }
 
+/// Loads the scenario `arg` names (a path or a catalog name) with `overrides` applied.
 pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
     load_entry(&locate(arg)?, overrides)
 }
 
+/// Parses `--set KEY=VALUE` arguments.
 pub fn parse_overrides(sets: &[String]) -> Result<Vec<Override>, UsageError> {
     sets.iter()
         .map(|s| Override::parse(s).map_err(|m| UsageError(format!(

@@ -180,6 +180,37 @@ fn every_json_record_and_field_is_documented() {
         &stdout(&["merge", "--json", &files[0], &files[1]]),
         &mut seen,
     );
+    // The regression database: a holding design broken in a scratch copy,
+    // checked twice (records, then replays), then verified.
+    let text = std::fs::read_to_string(root().join("examples/ci/scenarios/order-events.toml"))
+        .expect("the example scenario")
+        .replace(r#"handler = "inbox-same-tx""#, r#"handler = "effect""#);
+    let scenario = scratch("order-events.toml");
+    std::fs::write(&scenario, text).expect("write a scenario");
+    let db = scratch("regressions");
+    let _ = std::fs::remove_dir_all(&db);
+    let (scenario, db) = (scenario.to_string_lossy(), db.to_string_lossy());
+    for _ in 0..2 {
+        let args = [
+            "check",
+            &scenario,
+            "--runs",
+            "50",
+            "--json",
+            "--regressions",
+            &db,
+        ];
+        printed(&stdout(&args), &mut seen);
+    }
+    let args = [
+        "verify",
+        &scenario,
+        "--no-ablations",
+        "--json",
+        "--regressions",
+        &db,
+    ];
+    printed(&stdout(&args), &mut seen);
 
     let doc = documented();
     let mut missing = Vec::new();
@@ -214,6 +245,7 @@ fn every_json_record_and_field_is_documented() {
         "drop",
         "effect",
         "end",
+        "regression",
     ] {
         assert!(seen.contains_key(kind), "no command above printed `{kind}`");
     }

@@ -8,6 +8,8 @@
 //! files through the registry. Actors report effects where they land in the outside world;
 //! the ledger judges runs on those alone.
 
+#![warn(missing_docs)]
+
 pub mod chain;
 pub mod core;
 pub mod http;

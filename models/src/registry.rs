@@ -4,7 +4,7 @@
 //! enum (static dispatch through `sim::compose!`), and the list the loader
 //! and the command line ask. Adding a model is a folder plus its entries here.
 
-use crate::core::wire::ModelMessage;
+use crate::core::wire::{ModelMessage, WorldMessage};
 use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
 use crate::{chain, http, messaging, payment};
 use sim::{SituationId, World};
@@ -18,7 +18,10 @@ macro_rules! registry {
         /// A message of any model.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Msg {
-            $( $variant($msg), )+
+            $(
+                #[doc = concat!("A message of the `", stringify!($variant), "` model.")]
+                $variant($msg),
+            )+
         }
 
         $(
@@ -94,6 +97,20 @@ macro_rules! registry {
             }
         }
 
+        impl WorldMessage for Msg {
+            fn is_reply(&self) -> bool {
+                Msg::is_reply(self)
+            }
+
+            fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+                Msg::delivery_note(self, effect, sent)
+            }
+
+            fn same_for_diff(&self, other: &Msg) -> bool {
+                Msg::same_for_diff(self, other)
+            }
+        }
+
         /// Every message kind's name, in the order `sim::Message::kind` numbers them.
         pub fn message_kinds() -> Vec<&'static str> {
             let mut v = Vec::new();
@@ -106,7 +123,10 @@ macro_rules! registry {
             pub enum Node, NodeState, NodeStorage, NodeTimer {
                 msg: Msg,
                 obs: Obs,
-                $( $( $actor($kind), )* )+
+                $( $(
+                    #[doc = concat!("A `", stringify!($actor), "` actor.")]
+                    $actor($kind),
+                )* )+
             }
         }
 
@@ -191,8 +211,11 @@ pub fn situation_names(set: &sim::SituationSet) -> Vec<&'static str> {
 
 /// A whole world: the engine's configuration plus the actors of one model.
 pub struct System {
+    /// The engine's configuration: actors' names, links, crashes, phases, limits.
     pub world: World,
+    /// One actor per name in `world`.
     pub nodes: Vec<Node>,
+    /// The model that built it.
     pub model: &'static dyn ModelSpec<Node>,
 }
 

@@ -23,7 +23,9 @@ pub type ActorId = u32;
 /// Virtual time, in microseconds since the start of the run.
 pub type TimeUs = u64;
 
+/// Microseconds per millisecond: virtual time is in µs.
 pub const US_PER_MS: u64 = 1_000;
+/// Microseconds per second.
 pub const US_PER_S: u64 = 1_000_000;
 
 /// A message between actors. Built-in models keep their messages small and
@@ -63,15 +65,23 @@ impl Timer for NoTimer {
 /// What a handler asks the engine to do once it returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command<M, O, T> {
+    /// Send `msg` to actor `to` over the link between them (faults apply).
     Send {
+        /// The receiving actor.
         to: ActorId,
+        /// The message.
         msg: M,
     },
+    /// Fire `timer` after `after_us`, replacing a pending timer of the same slot.
     SetTimer {
+        /// The timer.
         timer: T,
+        /// Delay from now.
         after_us: TimeUs,
     },
+    /// Cancel the pending timer of `timer`'s slot, if any.
     CancelTimer {
+        /// The timer (its slot is what counts).
         timer: T,
     },
     /// Something happened in the outside world, or a client learned an outcome:
@@ -87,14 +97,21 @@ pub enum Command<M, O, T> {
 /// engine, inside an enum of actors (through [`Narrow`]) and in unit tests
 /// (through [`Context::detached`]).
 pub trait Ctx<A: Actor + ?Sized> {
+    /// Virtual time now, in microseconds since the start of the run.
     fn now_us(&self) -> TimeUs;
+    /// This actor's id (its index in the world).
     fn me(&self) -> ActorId;
     /// True in `on_start` after a crash; false on the first start.
     fn restarted(&self) -> bool;
+    /// Sends `msg` to actor `to`; the network may lose, duplicate or delay it.
     fn send(&mut self, to: ActorId, msg: A::Msg);
+    /// Sets `timer` to fire after `after_us`, replacing one pending in its slot.
     fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs);
+    /// Cancels the pending timer of `timer`'s slot.
     fn cancel_timer(&mut self, timer: A::Timer);
+    /// Reports an observation to the oracle (the effect ledger), which judges it at once.
     fn observe(&mut self, obs: A::Obs);
+    /// Marks a named situation as reached in this run (coverage for "holds").
     fn reached(&mut self, situation: SituationId);
     /// The actor's own recorded decision: a value in `0..arity`.
     fn choose(&mut self, arity: u64) -> u64;
@@ -121,8 +138,11 @@ pub trait Ctx<A: Actor + ?Sized> {
 
 /// A plain state machine. Config lives on `&self`; state and storage are values.
 pub trait Actor {
+    /// The world's message type, shared by every actor of a world.
     type Msg: Message;
+    /// What the actor reports to the oracle.
     type Obs: Clone + Debug;
+    /// The actor's timers.
     type Timer: Timer;
     /// Volatile: lost on a crash.
     type State: Debug;
@@ -141,6 +161,7 @@ pub trait Actor {
     /// after every restart ([`Ctx::restarted`] tells which).
     fn on_start(&self, storage: &mut Self::Storage, ctx: &mut impl Ctx<Self>) -> Self::State;
 
+    /// Handles a message from actor `from`: one atomic step.
     fn on_msg(
         &self,
         state: &mut Self::State,
@@ -152,6 +173,7 @@ pub trait Actor {
         let _ = (state, storage, from, msg, ctx);
     }
 
+    /// Handles one of its timers firing: one atomic step.
     fn on_timer(
         &self,
         state: &mut Self::State,
@@ -260,6 +282,7 @@ pub struct Narrow<'c, O: ?Sized, C, F> {
 }
 
 impl<'c, O: ?Sized, C, F> Narrow<'c, O, C, F> {
+    /// Wraps `inner`, turning the kind's timers into the enum's with `wrap`.
     pub fn new(inner: &'c mut C, wrap: F) -> Self {
         Narrow {
             inner,
@@ -378,19 +401,28 @@ macro_rules! compose {
         /// Volatile state of one actor of the enum.
         #[derive(Debug)]
         $vis enum $state {
-            $( $variant(<$kind as $crate::Actor>::State), )+
+            $(
+                #[doc = concat!("The state of a `", stringify!($variant), "`.")]
+                $variant(<$kind as $crate::Actor>::State),
+            )+
         }
 
         /// Durable storage of one actor of the enum.
         #[derive(Debug)]
         $vis enum $storage {
-            $( $variant(<$kind as $crate::Actor>::Storage), )+
+            $(
+                #[doc = concat!("The storage of a `", stringify!($variant), "`.")]
+                $variant(<$kind as $crate::Actor>::Storage),
+            )+
         }
 
         /// A timer of one actor of the enum.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         $vis enum $timer {
-            $( $variant(<$kind as $crate::Actor>::Timer), )+
+            $(
+                #[doc = concat!("A timer of a `", stringify!($variant), "`.")]
+                $variant(<$kind as $crate::Actor>::Timer),
+            )+
         }
 
         impl ::std::fmt::Display for $timer {

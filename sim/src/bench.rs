@@ -17,8 +17,11 @@ pub const BARE_PENDING: u64 = 8;
 /// What the bare loop did; `checksum` keeps the optimiser from deleting the work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BareTotals {
+    /// Seeds run.
     pub schedules: u64,
+    /// Events popped in all.
     pub events: u64,
+    /// A sum over the work done, printed so the work cannot be optimised away.
     pub checksum: u64,
 }
 

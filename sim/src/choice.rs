@@ -25,10 +25,12 @@ pub type StreamId = u32;
 /// The recorded decisions of one run: one list of values per stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Record {
+    /// Decision values per stream, indexed by [`StreamId`].
     pub streams: Vec<Vec<u64>>,
 }
 
 impl Record {
+    /// An empty record of `stream_count` streams.
     pub fn with_streams(stream_count: usize) -> Record {
         Record {
             streams: vec![Vec::new(); stream_count],
@@ -52,6 +54,7 @@ impl Record {
         }
     }
 
+    /// The value of decision `index` of `stream`; zero past the end, as a replay reads it.
     pub fn get(&self, stream: StreamId, index: usize) -> u64 {
         self.streams
             .get(stream as usize)
@@ -60,6 +63,7 @@ impl Record {
             .unwrap_or(0)
     }
 
+    /// Sets decision `index` of `stream`, growing the record with zeros as needed.
     pub fn set(&mut self, stream: StreamId, index: usize, value: u64) {
         let s = stream as usize;
         if self.streams.len() <= s {
@@ -76,7 +80,9 @@ impl Record {
 /// One place where a run made a decision, for exhaustive enumeration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChoicePoint {
+    /// The stream the decision was drawn from.
     pub stream: StreamId,
+    /// Its position in that stream.
     pub index: u32,
     /// The decision took a value in `0..arity`.
     pub arity: u64,
@@ -122,6 +128,7 @@ impl Default for Choices {
 }
 
 impl Choices {
+    /// A choice source; [`start_random`](Choices::start_random) or [`start_replay`](Choices::start_replay) begins a run.
     pub fn new() -> Choices {
         Choices {
             mode: Mode::Random,
@@ -199,6 +206,7 @@ impl Choices {
         &self.recorded
     }
 
+    /// The decisions recorded, normalized, leaving an empty record behind.
     pub fn take_recorded(&mut self) -> Record {
         let mut r = std::mem::take(&mut self.recorded);
         r.normalize();
@@ -303,40 +311,62 @@ impl Choices {
 /// every design variant of the same topology.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamLayout {
+    /// Actors in the world.
     pub actors: u32,
 }
 
 /// What a stream is for, for repro files and traces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamKind {
+    /// The per-seed fault mix (swarm testing).
     Swarm,
-    Link { from: u32, to: u32 },
-    Crash { actor: u32 },
-    Actor { actor: u32 },
+    /// Loss, duplication and delays of one directed link.
+    Link {
+        /// The sender.
+        from: u32,
+        /// The receiver.
+        to: u32,
+    },
+    /// One actor's crashes and restart delays.
+    Crash {
+        /// The actor.
+        actor: u32,
+    },
+    /// One actor's own draws.
+    Actor {
+        /// The actor.
+        actor: u32,
+    },
 }
 
 impl StreamLayout {
+    /// The swarm stream's id.
     pub const SWARM: StreamId = 0;
 
+    /// How many streams the world has.
     pub fn count(&self) -> usize {
         (1 + self.actors * self.actors + 2 * self.actors) as usize
     }
 
+    /// The stream of the link `from → to` (loss, duplication, delay).
     pub fn link(&self, from: u32, to: u32) -> StreamId {
         debug_assert!(from < self.actors && to < self.actors);
         1 + from * self.actors + to
     }
 
+    /// The stream of `actor`'s crashes (and restart delays).
     pub fn crash(&self, actor: u32) -> StreamId {
         debug_assert!(actor < self.actors);
         1 + self.actors * self.actors + actor
     }
 
+    /// The stream of `actor`'s own draws (`Ctx::choose`, jitter).
     pub fn actor(&self, actor: u32) -> StreamId {
         debug_assert!(actor < self.actors);
         1 + self.actors * self.actors + self.actors + actor
     }
 
+    /// What `stream` is for.
     pub fn kind(&self, stream: StreamId) -> StreamKind {
         let n = self.actors;
         assert!(

@@ -26,9 +26,13 @@ pub struct Violation {
 /// `observe` runs the moment an effect is recorded (safety); `finish` runs at
 /// the end of the healing phase (liveness).
 pub trait Oracle {
+    /// The observations it judges.
     type Obs;
+    /// Forgets the previous run: called before each run.
     fn reset(&mut self);
+    /// Judges one observation the moment `actor` reports it; a violation ends the run.
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Self::Obs) -> Option<Violation>;
+    /// Judges the end of the run (after the healing phase): liveness.
     fn finish(&mut self, now_us: TimeUs) -> Option<Violation>;
 
     /// Numbers a sweep adds up over its runs (operations that ended unknown,
@@ -47,7 +51,9 @@ pub trait Oracle {
 /// How two tallies combine one counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Merge {
+    /// Counts add up over runs.
     Sum,
+    /// The largest value over runs wins.
     Max,
 }
 
@@ -55,7 +61,9 @@ pub enum Merge {
 /// oracle reports per run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counter {
+    /// Its stable name (the column `sweep` shows).
     pub name: &'static str,
+    /// How two tallies combine it.
     pub merge: Merge,
     /// Slots this counter takes: 1 for a number, the bucket count of a histogram.
     pub len: usize,
@@ -70,27 +78,40 @@ impl Counter {
 
 /// A world with its actors and its oracle.
 pub trait Model {
+    /// The actor type: usually an enum over kinds made with [`compose!`](crate::compose).
     type Node: Actor;
+    /// The judge of the actors' observations.
     type Oracle: Oracle<Obs = <Self::Node as Actor>::Obs>;
+    /// The engine's configuration: actor names, links, crashes, phases, limits.
     fn world(&self) -> &World;
+    /// One actor per name in [`World::actor_names`], in the same order.
     fn nodes(&self) -> &[Self::Node];
+    /// A fresh oracle for one simulator (reset before each run).
     fn new_oracle(&self) -> Self::Oracle;
 }
 
+/// The world message type of model `M`.
 pub type MsgOf<M> = <<M as Model>::Node as Actor>::Msg;
+/// The observation type of model `M`.
 pub type ObsOf<M> = <<M as Model>::Node as Actor>::Obs;
+/// The timer type of model `M`.
 pub type TimerOf<M> = <<M as Model>::Node as Actor>::Timer;
 /// A trace entry of model `M`.
 pub type EntryOf<M> = TraceEntry<MsgOf<M>, ObsOf<M>, TimerOf<M>>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A limit on a run; hitting one ends it as [`Outcome::Inconclusive`].
 pub enum Limit {
+    /// [`Limits::max_steps`](crate::Limits::max_steps): engine events.
     Steps,
+    /// [`Limits::max_time_us`](crate::Limits::max_time_us): virtual time.
     Time,
+    /// [`Limits::max_queue`](crate::Limits::max_queue): pending events.
     Queue,
 }
 
 impl Limit {
+    /// The name of its scenario key, `max_steps`, `max_time` or `max_queue`.
     pub fn as_str(self) -> &'static str {
         match self {
             Limit::Steps => "max_steps",
@@ -101,15 +122,20 @@ impl Limit {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// How a run ended.
 pub enum Outcome {
+    /// Every invariant held, through the healing phase.
     Holds,
+    /// An invariant broke.
     Violation(Violation),
+    /// The run hit a limit before it could be judged.
     Inconclusive(Limit),
     /// A model panicked: reported as a failure with its seed, not a crash of the sweep.
     Panicked(String),
 }
 
 impl Outcome {
+    /// A violation or a panic: what sweeps look for and shrinking keeps.
     pub fn is_failure(&self) -> bool {
         matches!(self, Outcome::Violation(_) | Outcome::Panicked(_))
     }
@@ -119,14 +145,20 @@ impl Outcome {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FaultCounts {
     // u64: sweeps add these up over billions of runs.
+    /// Messages the network lost.
     pub lost: u64,
+    /// Messages the network duplicated.
     pub duplicated: u64,
+    /// Messages a partition dropped.
     pub partitioned: u64,
+    /// Crashes of actors.
     pub crashed: u64,
+    /// Messages dropped because their receiver was down (a consequence, not a fault of its own).
     pub dropped_at_down_actor: u64,
 }
 
 impl FaultCounts {
+    /// Adds `o`'s counts.
     pub fn add(&mut self, o: &FaultCounts) {
         self.lost += o.lost;
         self.duplicated += o.duplicated;
@@ -135,17 +167,22 @@ impl FaultCounts {
         self.dropped_at_down_actor += o.dropped_at_down_actor;
     }
 
+    /// Faults injected: lost, duplicated, partitioned and crashes.
     pub fn total(&self) -> u64 {
         self.lost + self.duplicated + self.partitioned + self.crashed
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// What one run gave.
 pub struct RunReport {
+    /// How it ended.
     pub outcome: Outcome,
     /// Events the engine handled (deliveries, timers, restarts, drops).
     pub events: u64,
+    /// Virtual time when it ended.
     pub end_time_us: TimeUs,
+    /// The faults that fired.
     pub faults: FaultCounts,
     /// The situations actors reported.
     pub situations: SituationSet,
@@ -300,6 +337,7 @@ type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 /// One simulator per thread; all buffers are reused from run to run.
 pub struct Sim<M: Model> {
     layout: StreamLayout,
+    /// The recorded source of decisions; after a recording run, its record (`take_recorded`).
     pub choices: Choices,
     queue: EventQueue<MsgOf<M>, TimerOf<M>>,
     out: Vec<Command<MsgOf<M>, ObsOf<M>, TimerOf<M>>>,
@@ -328,17 +366,24 @@ pub struct Sim<M: Model> {
 
 /// How a run gets its decisions.
 pub enum Source<'r> {
+    /// From a seed: ChaCha8 streams keyed by it.
     Seed {
+        /// The seed.
         seed: u64,
+        /// Keep the decisions made, for `choices.take_recorded()`.
         record: bool,
     },
+    /// From a record: its values, zeros past its end.
     Replay {
+        /// The decisions to replay.
         record: &'r Record,
+        /// Log each decision point met (for exhaustive search and the point of no return).
         log_points: bool,
     },
 }
 
 impl<M: Model> Sim<M> {
+    /// A simulator for `model` (checks its world; panics on one validation should have refused).
     pub fn new(model: &M) -> Self {
         let world = model.world();
         world.check();
@@ -397,6 +442,7 @@ impl<M: Model> Sim<M> {
         }
     }
 
+    /// Which stream belongs to which link or actor in this model's world.
     pub fn layout(&self) -> StreamLayout {
         self.layout
     }
@@ -424,6 +470,7 @@ impl<M: Model> Sim<M> {
         )
     }
 
+    /// Runs the model once, from `source`, handing every trace entry to `tracer`.
     pub fn run<T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
         &mut self,
         model: &M,

@@ -26,16 +26,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A failing schedule: its record replays it exactly.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Counterexample {
+    /// Its decisions.
     pub record: Record,
     /// Decisions set to non-zero, swarm mix not counted.
     pub faults: u32,
+    /// Engine events of its run.
     pub events: u64,
+    /// The failure.
     pub outcome: Outcome,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What an exhaustive enumeration found.
 pub struct ExhaustiveReport {
+    /// The most nonzero decisions per schedule enumerated.
     pub max_faults: u32,
+    /// Counts over every schedule run.
     pub tally: Tally,
     /// Fewest faults, then fewest events; the first met on a tie.
     pub shortest: Option<Counterexample>,
@@ -175,6 +181,7 @@ fn normalized(r: &Record) -> Record {
 /// end) gives "inconclusive" in bounded time instead of running for hours.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Bounds {
+    /// Schedules to run at most.
     pub max_schedules: u64,
     /// Engine events over all schedules together.
     pub max_events: u64,

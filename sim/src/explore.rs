@@ -13,8 +13,11 @@ use std::sync::Mutex;
 /// The lowest failing seed and what it gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    /// The seed.
     pub seed: u64,
+    /// What it gave: a violation or a panic.
     pub outcome: Outcome,
+    /// Engine events of its run.
     pub events: u64,
 }
 
@@ -22,12 +25,19 @@ pub struct Failure {
 /// shards and merges all add up, with order-independent operations only.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Runs counted.
     pub schedules: u64,
+    /// Engine events over all of them.
     pub events: u64,
+    /// Runs that held.
     pub holds: u64,
+    /// Runs that broke an invariant.
     pub violations: u64,
+    /// Runs that hit a limit.
     pub inconclusive: u64,
+    /// Runs in which a model panicked.
     pub panics: u64,
+    /// Faults fired over all runs.
     pub faults: FaultCounts,
     /// Union of the situations reached by all runs.
     pub situations: SituationSet,
@@ -35,6 +45,7 @@ pub struct Tally {
     pub situation_runs: Vec<u64>,
     /// The oracle's counters, added up (see [`Oracle::counters`]).
     pub counter_kinds: &'static [Counter],
+    /// The counters' slots, laid end to end in the order of `counter_kinds`.
     pub counters: Vec<u64>,
 }
 
@@ -153,7 +164,9 @@ impl Tally {
 /// What a sweep found, identical for any number of threads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Counts over every seed that ran.
     pub tally: Tally,
+    /// The lowest failing seed, if any.
     pub first_failure: Option<Failure>,
     /// The lowest inconclusive seed, for a repro when nothing failed.
     pub first_inconclusive: Option<(u64, Limit)>,
@@ -202,6 +215,7 @@ impl Summary {
         }
     }
 
+    /// The lowest failing seed's violation (`None` when nothing failed or it was a panic).
     pub fn violation(&self) -> Option<&Violation> {
         match &self.first_failure {
             Some(Failure {
@@ -216,15 +230,19 @@ impl Summary {
 /// Seeds to run: `start..end`, optionally one shard of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRange {
+    /// The first seed.
     pub start: u64,
+    /// One past the last seed.
     pub end: u64,
 }
 
 impl SeedRange {
+    /// How many seeds.
     pub fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
     }
 
+    /// No seed at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -6,6 +6,8 @@
 //! A run is a pure function of its seed (or of its record): no wall clock, no
 //! OS randomness, no hash-order iteration anywhere in here.
 
+#![warn(missing_docs)]
+
 pub mod actor;
 pub mod bench;
 pub mod choice;

@@ -34,8 +34,11 @@ use std::collections::BTreeSet;
 /// it concerns. The message (amounts, counts) may change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Signature {
+    /// An invariant broke, for one operation.
     Violation {
+        /// The invariant's name.
         invariant: &'static str,
+        /// The operation, as the oracle numbers it.
         operation: u64,
     },
     /// A model panicked; any panic counts as the same failure.
@@ -43,6 +46,7 @@ pub enum Signature {
 }
 
 impl Signature {
+    /// The signature of a failing outcome; `None` for one that holds or is inconclusive.
     pub fn of(outcome: &Outcome) -> Option<Signature> {
         match outcome {
             Outcome::Violation(v) => Some(Signature::Violation {
@@ -84,18 +88,22 @@ pub struct ShrinkProgress {
     pub runs: u32,
     /// Events and nonzero decisions of the smallest failing run so far.
     pub events: u64,
+    /// Nonzero decisions of that run.
     pub nonzero: usize,
 }
 
 /// A shrunk failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shrunk {
+    /// What the shrunk run keeps failing with.
     pub signature: Signature,
     /// The record the shrink started from, and its run.
     pub original: Record,
+    /// The run of `original`.
     pub original_report: RunReport,
     /// The smallest failing record found (normalized), and its run.
     pub record: Record,
+    /// The run of `record`.
     pub report: RunReport,
     /// Candidate reruns spent.
     pub runs: u32,
@@ -439,9 +447,13 @@ pub struct Turn {
     pub step: u64,
     /// Index of the first trace entry of the failing run that the alternative changes.
     pub entry: usize,
+    /// The stream of the decision that turns it.
     pub stream: StreamId,
+    /// Its position in the stream.
     pub index: u32,
+    /// The value the failing run drew.
     pub value: u64,
+    /// The value that avoids the failure.
     pub alternative: u64,
 }
 
@@ -459,9 +471,11 @@ where
 /// The result of a search for the point of no return.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TurnSearch {
+    /// The latest point of no return found, if a single different decision avoids the failure.
     pub turn: Option<Turn>,
     /// Decisions the failing run met, and how many of them (the last ones) were tried.
     pub decisions: usize,
+    /// How many of the last decisions were tried.
     pub searched: usize,
 }
 

@@ -13,9 +13,11 @@ pub const MAX_SITUATIONS: usize = 256;
 pub struct SituationSet([u64; MAX_SITUATIONS / 64]);
 
 impl SituationSet {
+    /// No situation.
     pub const EMPTY: SituationSet = SituationSet([0; MAX_SITUATIONS / 64]);
 
     #[inline]
+    /// Adds `id`; true when it was not in the set yet.
     pub fn insert(&mut self, id: SituationId) -> bool {
         let (w, b) = Self::at(id);
         let fresh = self.0[w] & b == 0;
@@ -24,17 +26,20 @@ impl SituationSet {
     }
 
     #[inline]
+    /// Whether `id` is in the set.
     pub fn contains(&self, id: SituationId) -> bool {
         let (w, b) = Self::at(id);
         self.0[w] & b != 0
     }
 
+    /// Adds every id of `o`.
     pub fn union(&mut self, o: &SituationSet) {
         for (a, b) in self.0.iter_mut().zip(o.0) {
             *a |= b;
         }
     }
 
+    /// No id at all.
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)
     }

@@ -9,12 +9,16 @@ use crate::situation::SituationId;
 /// Why a message did not arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
+    /// Lost by the network.
     Lost,
+    /// Dropped by a partition.
     Partitioned,
+    /// Its receiver was down, or crashed before it could take the step.
     ReceiverDown,
 }
 
 impl DropReason {
+    /// `lost`, `partitioned` or `receiver down`: the words JSON traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::Lost => "lost",
@@ -25,91 +29,147 @@ impl DropReason {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// What one trace entry records; `M`, `O` and `T` are the world's message, observation and timer types.
 pub enum TraceKind<M, O, T> {
     /// The fault mix this seed drew (swarm testing): per link and actor.
     LinkMix {
+        /// The sender.
         from: ActorId,
+        /// The receiver.
         to: ActorId,
+        /// Chance of loss this seed drew, in per mille.
         loss_per_mille: u32,
+        /// Chance of duplication this seed drew, in per mille.
         duplicate_per_mille: u32,
     },
+    /// The crash rate this seed drew for one actor.
     CrashMix {
+        /// The actor.
         actor: ActorId,
+        /// Chance of a crash before each step, in per mille.
         crash_per_mille: u32,
     },
     /// The random partition this seed drew: `a` and `b` are cut off from each
     /// other from `start_us` until `end_us`.
     PartitionMix {
+        /// One side of the cut.
         a: ActorId,
+        /// The other side.
         b: ActorId,
+        /// When the cut starts.
         start_us: TimeUs,
+        /// When it ends.
         end_us: TimeUs,
     },
+    /// An actor starts (at time zero).
     Start {
+        /// The actor.
         actor: ActorId,
     },
     /// `msg_id` identifies one send; a network duplicate shares it.
     Send {
+        /// The sender.
         from: ActorId,
+        /// The receiver.
         to: ActorId,
+        /// The message.
         msg: M,
+        /// The send's id.
         msg_id: u32,
+        /// 2 when the network duplicated it.
         copies: u8,
+        /// When the first copy arrives.
         deliver_at_us: TimeUs,
     },
+    /// A message the network, a partition or a down receiver dropped.
     Drop {
+        /// The sender.
         from: ActorId,
+        /// The receiver.
         to: ActorId,
+        /// The message.
         msg: M,
+        /// The send's id.
         msg_id: u32,
+        /// Why it did not arrive.
         reason: DropReason,
     },
+    /// A message arrives and its receiver handles it.
     Deliver {
+        /// The sender.
         from: ActorId,
+        /// The receiver.
         to: ActorId,
+        /// The message.
         msg: M,
+        /// The send's id.
         msg_id: u32,
+        /// This copy is the network's duplicate.
         duplicate: bool,
     },
+    /// An actor sets a timer.
     TimerSet {
+        /// The actor.
         actor: ActorId,
+        /// The timer.
         timer: T,
+        /// When it fires.
         at_us: TimeUs,
     },
+    /// A timer fires and its actor handles it.
     TimerFired {
+        /// The actor.
         actor: ActorId,
+        /// The timer.
         timer: T,
     },
+    /// An actor crashes: its volatile state and timers are gone.
     Crash {
+        /// The actor.
         actor: ActorId,
     },
+    /// A crashed actor restarts and rebuilds its state from storage.
     Restart {
+        /// The actor.
         actor: ActorId,
     },
+    /// An actor reports an observation to the oracle.
     Observe {
+        /// The actor.
         actor: ActorId,
+        /// The observation.
         obs: O,
     },
+    /// An actor reaches a named situation for the first time in the run.
     Reached {
+        /// The actor.
         actor: ActorId,
+        /// The situation.
         situation: SituationId,
     },
+    /// The fault phase ends: faults stop and crashed actors restart.
     HealingStarts,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// One entry of a trace.
 pub struct TraceEntry<M, O, T> {
+    /// Virtual time of the entry.
     pub time_us: TimeUs,
     /// The engine step (popped event) this entry belongs to.
     pub step: u64,
+    /// What happened.
     pub kind: TraceKind<M, O, T>,
 }
 
+/// Where a run's trace entries go: a sweep's [`NoTrace`] keeps none, a [`Recorder`] every one.
 pub trait Tracer<M, O, T> {
+    /// False for a tracer that keeps nothing: the engine then skips building entries.
     const ENABLED: bool;
     /// Whether [`snapshot`](Tracer::snapshot) wants the actors' state; off
     /// unless a tracer asks, so ordinary traces pay nothing for it.
     const SNAPSHOTS: bool = false;
+    /// Takes one entry.
     fn record(&mut self, entry: TraceEntry<M, O, T>);
 
     /// After each step of `actor` (at engine step `step`): its volatile
@@ -137,6 +197,7 @@ impl<M, O, T> Tracer<M, O, T> for NoTrace {
 
 /// Keeps every entry, for replays and failing seeds.
 pub struct Recorder<M, O, T> {
+    /// Every entry, in order.
     pub entries: Vec<TraceEntry<M, O, T>>,
 }
 

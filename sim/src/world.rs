@@ -7,17 +7,22 @@ use crate::actor::{ActorId, TimeUs};
 /// testing). `lo == hi` is a fixed probability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct PerMilleRange {
+    /// Lowest per mille a seed may draw.
     pub lo: u32,
+    /// Highest per mille a seed may draw.
     pub hi: u32,
 }
 
 impl PerMilleRange {
+    /// Never.
     pub const ZERO: PerMilleRange = PerMilleRange { lo: 0, hi: 0 };
 
+    /// Always `p` per mille.
     pub fn fixed(p: u32) -> Self {
         PerMilleRange { lo: p, hi: p }
     }
 
+    /// Panics unless `lo <= hi <= 1000`.
     pub fn check(&self) {
         assert!(
             self.lo <= self.hi && self.hi <= 1000,
@@ -29,9 +34,13 @@ impl PerMilleRange {
 /// Faults and delays of one directed link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct LinkConfig {
+    /// Chance a message is lost, drawn per seed from this range.
     pub loss_per_mille: PerMilleRange,
+    /// Chance a message is duplicated, drawn per seed.
     pub duplicate_per_mille: PerMilleRange,
+    /// Shortest delay.
     pub delay_us_min: TimeUs,
+    /// Longest delay.
     pub delay_us_max: TimeUs,
 }
 
@@ -40,26 +49,35 @@ pub struct LinkConfig {
 /// transfer". Delays stay the link's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KindFault {
+    /// The sender.
     pub from: ActorId,
+    /// The receiver.
     pub to: ActorId,
     /// The message kind, as [`Message::kind`](crate::Message::kind) numbers it.
     pub kind: u16,
+    /// Chance such a message is lost, instead of the link's.
     pub loss_per_mille: PerMilleRange,
+    /// Chance such a message is duplicated, instead of the link's.
     pub duplicate_per_mille: PerMilleRange,
 }
 
 /// A time window during which messages between two actors are dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Partition {
+    /// One side.
     pub a: ActorId,
+    /// The other side.
     pub b: ActorId,
     /// Both directions, or only from `a` to `b`.
     pub both_ways: bool,
+    /// When the cut starts.
     pub start_us: TimeUs,
+    /// When it ends (exclusive).
     pub end_us: TimeUs,
 }
 
 impl Partition {
+    /// Whether a message `from → to` sent at `now_us` is dropped.
     pub fn cuts(&self, from: ActorId, to: ActorId, now_us: TimeUs) -> bool {
         let dir =
             (from == self.a && to == self.b) || (self.both_ways && from == self.b && to == self.a);
@@ -72,12 +90,16 @@ impl Partition {
 /// ways, from a random time in the fault phase for a random duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct RandomPartition {
+    /// Chance the seed draws a partition at all.
     pub per_mille: PerMilleRange,
+    /// Shortest cut.
     pub duration_us_min: TimeUs,
+    /// Longest cut.
     pub duration_us_max: TimeUs,
 }
 
 impl RandomPartition {
+    /// Whether a seed may draw a partition.
     pub fn enabled(&self) -> bool {
         self.per_mille.hi > 0
     }
@@ -88,15 +110,20 @@ impl RandomPartition {
 pub struct CrashConfig {
     /// Chance of a crash before each of the actor's steps.
     pub crash_per_mille: PerMilleRange,
+    /// Shortest time until the restart.
     pub restart_us_min: TimeUs,
+    /// Longest time until the restart.
     pub restart_us_max: TimeUs,
 }
 
 /// Bounds on a run. Hitting one is the outcome "inconclusive", never a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// Engine events (steps) per run.
     pub max_steps: u64,
+    /// Virtual time per run.
     pub max_time_us: TimeUs,
+    /// Pending events at once.
     pub max_queue: usize,
 }
 
@@ -114,23 +141,29 @@ impl Default for Limits {
 pub const MAX_ACTORS: usize = 256;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// The engine's configuration of a world: validated values only.
 pub struct World {
+    /// One name per actor; an actor's id is its index here.
     pub actor_names: Vec<String>,
     /// Row-major `from * n + to`.
     pub links: Vec<LinkConfig>,
+    /// Fixed partitions (time windows).
     pub partitions: Vec<Partition>,
     /// Per-kind loss and duplication on some links (usually none).
     pub kind_faults: Vec<KindFault>,
     /// Off unless the scenario asks for it; then drawn per seed.
     pub random_partition: RandomPartition,
+    /// Crash behaviour per actor, in actor order.
     pub crashes: Vec<CrashConfig>,
     /// Faults stop at this time; then crashed actors restart and the system
     /// runs until it is quiet, so "eventually exactly once" can be judged.
     pub fault_phase_us: TimeUs,
+    /// Bounds on a run.
     pub limits: Limits,
 }
 
 impl World {
+    /// A world of these actors: reliable links with no delay, no crashes, a 60 s fault phase, default limits.
     pub fn new(actor_names: Vec<String>) -> World {
         let n = actor_names.len();
         World {
@@ -145,19 +178,23 @@ impl World {
         }
     }
 
+    /// How many actors.
     pub fn actor_count(&self) -> u32 {
         self.actor_names.len() as u32
     }
 
+    /// The link `from → to`.
     pub fn link(&self, from: ActorId, to: ActorId) -> &LinkConfig {
         &self.links[(from * self.actor_count() + to) as usize]
     }
 
+    /// The link `from → to`, to change.
     pub fn link_mut(&mut self, from: ActorId, to: ActorId) -> &mut LinkConfig {
         let n = self.actor_count();
         &mut self.links[(from * n + to) as usize]
     }
 
+    /// The id of the actor named `name`.
     pub fn actor_id(&self, name: &str) -> Option<ActorId> {
         self.actor_names
             .iter()

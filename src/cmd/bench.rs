@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim bench`.
 pub struct Args {
     /// Scenario name or path [default: payment-stable-key, the reference].
     scenario: Option<String>,
@@ -49,6 +50,7 @@ fn per_sec(count: u64, secs: f64) -> f64 {
     }
 }
 
+/// Runs `idemsim bench`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let s = scenarios::load(name, &[])?;

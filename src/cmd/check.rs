@@ -1,3 +1,7 @@
+//! `idemsim check`: sweep a scenario's seeds (or enumerate its schedules with
+//! `--exhaustive`), give the verdict, shrink the lowest failure and print it; the
+//! summary line (`SweepLine`) is also what `merge` combines.
+
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
@@ -9,6 +13,7 @@ use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayo
 use std::collections::BTreeMap;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim check`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file [default: payment-stable-key].
     scenario: Option<String>,
@@ -49,6 +54,8 @@ pub struct Args {
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
     #[arg(long, conflicts_with_all = ["runs", "seeds"])]
     exhaustive: bool,
+    #[command(flatten)]
+    regressions: crate::regressions::Flags,
     /// Most non-zero decisions (lost or duplicated messages, crashes, maximal delays) per schedule.
     #[arg(long, value_name = "K", default_value_t = 2, requires = "exhaustive")]
     max_faults: u32,
@@ -60,6 +67,7 @@ pub struct Args {
     max_events: u64,
 }
 
+/// Parses `--seeds A..B` (B exclusive, above A).
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     let (a, b) = s
         .split_once("..")
@@ -80,6 +88,7 @@ pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     Ok(SeedRange { start, end })
 }
 
+/// Parses `--shard I/N` (0-based, I below N).
 pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
         .split_once('/')
@@ -100,6 +109,7 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((index, count))
 }
 
+/// The exit code of one run's outcome.
 pub fn exit_code(o: &Outcome) -> u8 {
     match o {
         Outcome::Holds => crate::exit::HOLDS,
@@ -108,6 +118,7 @@ pub fn exit_code(o: &Outcome) -> u8 {
     }
 }
 
+/// One worker thread per core.
 pub fn default_jobs() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
@@ -135,38 +146,57 @@ pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
 // ------------------------------------------------------------------ the summary line
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+/// Faults fired over a sweep, as the JSON summary writes them.
 pub struct Faults {
+    /// Messages lost.
     pub lost: u64,
+    /// Messages duplicated.
     pub duplicated: u64,
+    /// Messages a partition dropped.
     pub partitioned: u64,
+    /// Crashes.
     pub crashed: u64,
+    /// Messages dropped because their receiver was down.
     pub dropped_at_down_actor: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// A seed range, end exclusive.
 pub struct Seeds {
+    /// The first seed.
     pub start: u64,
+    /// One past the last.
     pub end: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest failing seed and what it gave.
 pub struct FailureLine {
+    /// The seed.
     pub seed: u64,
+    /// The invariant it broke (`model-panic` for a panic).
     pub invariant: String,
+    /// The outcome in one sentence.
     pub sentence: String,
+    /// Engine events of its run.
     pub events: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest seed that hit a limit.
 pub struct InconclusiveLine {
+    /// The seed.
     pub seed: u64,
+    /// The limit (`max_steps`, `max_time`, `max_queue`).
     pub limit: String,
 }
 
 /// Which shard of which range a summary is, so a merge can tell a missing shard.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShardLine {
+    /// This shard's index, from 0.
     pub index: u64,
+    /// How many shards.
     pub count: u64,
     /// The whole range the shards split.
     pub of: Seeds,
@@ -177,8 +207,11 @@ pub struct ShardLine {
 #[serde(rename_all = "kebab-case")]
 pub enum SweepVerdict {
     #[default]
+    /// No run failed or hit a limit.
     Holds,
+    /// Some run broke an invariant (or a model panicked).
     Violation,
+    /// No violation, but some run hit a limit.
     Inconclusive,
     /// Stopped by Ctrl-C before every seed ran, with no violation found.
     Interrupted,
@@ -187,6 +220,7 @@ pub enum SweepVerdict {
 }
 
 impl SweepVerdict {
+    /// The JSON and text spelling: `holds`, `violation`, `inconclusive`, `interrupted`, `no-seeds`.
     pub fn as_str(self) -> &'static str {
         match self {
             SweepVerdict::Holds => "holds",
@@ -203,10 +237,13 @@ impl SweepVerdict {
 pub struct Operations {
     /// Operations clients started, over all runs.
     pub started: u64,
+    /// Told done.
     pub done: u64,
+    /// Known failed, in a dead letter.
     pub failed: u64,
     /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
     pub unknown: u64,
+    /// Given up silently.
     pub abandoned: u64,
     /// Still open when their run stopped (a violation or a limit came first).
     pub open: u64,
@@ -258,6 +295,7 @@ impl Operations {
 /// recomputed by [`SweepLine::derive`].
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct SweepLine {
+    /// The scenario's name.
     pub scenario: String,
     /// The scenario's file, when it was given by path rather than by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -277,41 +315,59 @@ pub struct SweepLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requested: Option<Seeds>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Which shard of which range this is, for `--shard`.
     pub shard: Option<ShardLine>,
+    /// Runs counted.
     pub schedules: u64,
+    /// Engine events over all runs.
     pub events: u64,
+    /// Runs that held.
     pub holds: u64,
+    /// Runs that broke an invariant.
     pub violations: u64,
+    /// Runs in which a model panicked.
     pub panics: u64,
+    /// Runs that hit a limit.
     pub inconclusive: u64,
+    /// Faults fired over all runs.
     pub faults: Faults,
     /// Runs that reached each situation, by name; `situations` lists the names.
     pub situation_runs: BTreeMap<String, u64>,
     /// What the clients finally knew, over all runs (the effect ledger's counts).
     #[serde(default)]
     pub operations: Operations,
+    /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
+    /// The lowest seed that hit a limit, if any.
     pub first_inconclusive: Option<InconclusiveLine>,
+    /// Ctrl-C stopped the sweep before every seed ran.
     pub interrupted: bool,
     // Derived from the fields above.
+    /// The verdict.
     pub verdict: SweepVerdict,
+    /// The lowest failure's invariant.
     pub invariant: Option<String>,
+    /// The lowest failing seed.
     pub lowest_failing_seed: Option<u64>,
     #[serde(default)]
+    /// Names of the situations reached, in id order.
     pub situations: Vec<String>,
     /// Share of started operations that ended unknown (for a person to reconcile).
     #[serde(default)]
     pub unknown_rate: Option<f64>,
+    /// The command that replays the lowest failing (else inconclusive) seed.
     pub repro: Option<String>,
     /// Events of the lowest failing run and of its shrunk version, only when
     /// it was shrunk (docs/shrinking.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_events: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Events of the shrunk run, when shrunk.
     pub shrunk_events: Option<u64>,
 }
 
 impl SweepLine {
+    /// The summary line of a sweep of scenario `name` over `seeds`.
     pub fn from_summary(
         name: &str,
         replay: String,
@@ -493,6 +549,7 @@ impl SweepLine {
         Ok(())
     }
 
+    /// The exit code of this summary's verdict.
     pub fn exit_code(&self) -> u8 {
         match self.verdict {
             SweepVerdict::Violation => crate::exit::VIOLATION,
@@ -502,6 +559,7 @@ impl SweepLine {
         }
     }
 
+    /// The summary for people, as `check` prints it.
     pub fn text(&self) -> String {
         if self.verdict == SweepVerdict::NoSeeds {
             let which = match (&self.shard, self.seeds) {
@@ -602,46 +660,25 @@ impl SweepLine {
         repro_out: Option<&str>,
         budget: super::shrink::Budget,
     ) -> Result<Option<String>, UsageError> {
-        Ok(self
-            .shrink_and_report(s, no_shrink, repro_out, None, budget)?
-            .0)
+        let done = self.shrink_done(s, no_shrink, repro_out, budget)?;
+        Ok(done.as_ref().map(shrunk_text))
     }
 
-    /// [`shrink`](Self::shrink), and with `html`, the HTML report of the
-    /// lowest failing run written into that directory; returns its path too.
-    pub fn shrink_and_report(
+    /// [`shrink`](SweepLine::shrink), returning the shrunk failure itself.
+    pub fn shrink_done(
         &mut self,
         s: &models::Scenario,
         no_shrink: bool,
         repro_out: Option<&str>,
-        html: Option<&std::path::Path>,
         budget: super::shrink::Budget,
-    ) -> Result<(Option<String>, Option<std::path::PathBuf>), UsageError> {
+    ) -> Result<Option<super::shrink::Done>, UsageError> {
         let from = crate::scenarios::locate(&self.scenario_arg())?;
         let seed = self.failure.as_ref().map(|f| f.seed);
         let shrunk =
             super::shrink::for_check(s, &from, &self.sets, seed, no_shrink, repro_out, budget)?;
         self.original_events = shrunk.as_ref().map(|d| d.shrunk.original_report.events);
         self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
-        let report = match (html, seed) {
-            (Some(dir), Some(seed)) => Some(super::report::write_failure(
-                s,
-                &from,
-                &self.sets,
-                seed,
-                shrunk.as_ref(),
-                dir,
-                None,
-            )?),
-            _ => None,
-        };
-        let text = shrunk.as_ref().map(|d| {
-            format!(
-                "\nshrunk (docs/shrinking.md):\n{}",
-                crate::render::formats::text(&d.trace)
-            )
-        });
-        Ok((text, report))
+        Ok(shrunk)
     }
 
     /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
@@ -664,8 +701,17 @@ impl SweepLine {
     }
 }
 
+/// The shrunk trace as `check` prints it after its summary.
+fn shrunk_text(d: &super::shrink::Done) -> String {
+    format!(
+        "\nshrunk (docs/shrinking.md):\n{}",
+        crate::render::formats::text(&d.trace)
+    )
+}
+
 // ------------------------------------------------------------------ check
 
+/// Runs `idemsim check`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
     let overrides = scenarios::parse_overrides(&a.set)?;
@@ -703,6 +749,16 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some((i, n)) => all.shard(i, n),
         None => all,
     };
+    // The regression database: this scenario's recorded failures run first.
+    // Shards leave it alone (`idemsim merge` sees no regressions).
+    let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
+    let replayed = match &db {
+        Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
+        None => Vec::new(),
+    };
+    for r in &replayed {
+        crate::regressions::cli::print(r, a.json, "");
+    }
     let bar = Progress::new(Some(seeds.len()), a.json);
     let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
         bar.update(done)
@@ -720,18 +776,40 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         },
     });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let (shrunk_text, report) = line.shrink_and_report(
-        &s,
-        a.no_shrink,
-        a.repro_out.as_deref(),
-        a.html.as_deref(),
-        budget,
-    )?;
-    line.print(a.json, shrunk_text.as_deref());
-    if a.html.is_some() {
+    let done = line.shrink_done(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
+    line.print(a.json, done.as_ref().map(shrunk_text).as_deref());
+    if let Some(dir) = a.html.as_deref() {
+        let report = match &sum.first_failure {
+            Some(f) => Some(super::report::write_failure(
+                &s,
+                &entry,
+                &a.set,
+                f.seed,
+                done.as_ref(),
+                dir,
+                None,
+            )?),
+            None => None,
+        };
         super::report::announce(report.as_deref(), a.json);
     }
-    Ok(line.exit_code())
+    if let (Some(db), Some(f)) = (&db, &sum.first_failure) {
+        let record = done.as_ref().map(|d| &d.shrunk.record);
+        let outcome = done
+            .as_ref()
+            .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
+        let recorded = crate::regressions::cli::record_failure(
+            db, &s, &entry, &a.set, f.seed, record, outcome,
+        )?;
+        // A failure found again that a replayed regression already shows: said once.
+        if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {
+            r.print(a.json, "");
+        }
+    }
+    Ok(crate::regressions::cli::exit_code(
+        line.exit_code(),
+        &replayed,
+    ))
 }
 
 /// The non-zero decisions of a record outside the swarm mix, named as in repro files.

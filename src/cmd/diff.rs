@@ -11,6 +11,7 @@ use models::{Msg, Obs, Scenario};
 use sim::{Outcome, Recorder, Sim, Source, TraceKind};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim diff`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file.
     scenario: String,
@@ -181,6 +182,7 @@ fn outcome_line(o: &Outcome) -> String {
     render::outcome_sentence(o)
 }
 
+/// Runs `idemsim diff`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     if !(MIN_WIDTH..=MAX_WIDTH).contains(&a.width) {
         return Err(UsageError(format!(

@@ -1,12 +1,16 @@
+//! `idemsim list`: the scenarios with their summary, expected verdict and origin.
+
 use crate::scenarios::{self, UsageError};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim list`.
 pub struct Args {
     /// JSON Lines on stdout.
     #[arg(long)]
     json: bool,
 }
 
+/// Runs `idemsim list`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let entries = scenarios::catalog()?;
     let width = entries

@@ -6,6 +6,7 @@ use super::check::{Seeds, SweepLine};
 use crate::scenarios::UsageError;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim merge`.
 pub struct Args {
     /// JSON Lines files written by `idemsim check --json --shard I/N`; `-` reads stdin.
     #[arg(required = true)]
@@ -171,6 +172,7 @@ fn consistent(l: &SweepLine) -> Result<(), String> {
     Ok(())
 }
 
+/// Runs `idemsim merge`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let shrink_budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let mut lines = summaries(&a.files)?;

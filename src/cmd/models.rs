@@ -8,12 +8,14 @@ use models::core::invariants;
 use models::registry;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim models`.
 pub struct Args {
     /// JSON Lines on stdout: one `model` line each, then one `invariant` line each.
     #[arg(long)]
     json: bool,
 }
 
+/// Runs `idemsim models`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let kinds = registry::message_kinds();
     for m in registry::MODELS {

@@ -1,8 +1,11 @@
+//! `idemsim replay`: the full trace of one run, from a seed or a repro file.
+
 use crate::render::formats::{self, Format};
 use crate::scenarios::{self, UsageError};
 use sim::Sim;
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim replay`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file; with
     /// --repro, where to find the repro's scenario [default: its name].
@@ -22,6 +25,7 @@ pub struct Args {
     set: Vec<String>,
 }
 
+/// Runs `idemsim replay`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let (s, record, source) = match &a.repro {
         Some(path) => {

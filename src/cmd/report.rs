@@ -13,6 +13,7 @@ use sim::{Outcome, Record, RunReport, Sim};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
+/// `idemsim report`'s arguments.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file; with
     /// --repro, where to find the repro's scenario [default: its name].
@@ -49,14 +50,19 @@ impl Args {
 
 /// What a report is of, and the commands that reproduce it.
 pub struct Subject<'a> {
+    /// The scenario the run is of.
     pub scenario: &'a Scenario,
     /// Where the scenario came from: commands name its path when it is a file.
     pub from: &'a scenarios::Entry,
+    /// The `--set` overrides, for the commands shown.
     pub sets: &'a [String],
+    /// The run's decisions.
     pub record: &'a Record,
     /// "seed 2", "shrunk from seed 2", "repro file r.json".
     pub source: String,
+    /// The seed, when the run is one.
     pub seed: Option<u64>,
+    /// How it was shrunk, when it was.
     pub shrink: Option<ShrinkInfo>,
     /// (what it does, command), the first one shown at the top.
     pub commands: Vec<(String, String)>,
@@ -258,6 +264,7 @@ pub fn write_failure(
     Ok(path)
 }
 
+/// Runs `idemsim report`: writes the page and returns the run's exit code.
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let (html, report) = match &a.repro {
         Some(path) => {

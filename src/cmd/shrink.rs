@@ -3,16 +3,16 @@
 //! `check` and `replay` use for shrinking, traces and repro files.
 
 use crate::render::formats::{self, Format};
-use crate::render::items::{self, Header, ShrinkInfo, Trace};
+use crate::render::items::{ShrinkInfo, Trace};
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
 use sim::{explore, Outcome, Record, RunReport, SeedRange, Sim};
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim shrink`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file.
     #[arg(required_unless_present = "all")]
@@ -52,12 +52,16 @@ pub const SEARCH_CAP: u64 = 100_000;
 /// machine's speed, and the trace's header says so).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
+    /// Candidate reruns, at most.
     pub max_runs: u32,
+    /// Wall-clock time, at most.
     pub time: Duration,
 }
 
 impl Budget {
+    /// Reruns when `--shrink-max-runs` is not given.
     pub const DEFAULT_RUNS: u32 = 20_000;
+    /// Milliseconds when `--shrink-budget-ms` is not given.
     pub const DEFAULT_MS: u64 = 30_000;
 
     /// From `--shrink-max-runs` and `--shrink-budget-ms`, each defaulted.
@@ -86,8 +90,11 @@ impl Default for Budget {
 /// Why a shrink stopped before it was locally minimal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut {
+    /// The rerun budget ran out.
     Runs,
+    /// The time budget ran out.
     Time,
+    /// Ctrl-C.
     Interrupted,
 }
 
@@ -104,47 +111,32 @@ impl Cut {
 
 /// A shrunk failure with everything needed to show it.
 pub struct Done {
+    /// The seed it came from.
     pub seed: u64,
+    /// The shrink: the original and the shrunk record and their runs.
     pub shrunk: Shrunk,
+    /// The shrunk run's trace.
     pub trace: Trace,
+    /// Lines of the original run's text trace, for before/after figures.
     pub original_lines: usize,
+    /// How long shrinking took.
     pub elapsed: Duration,
+    /// What stopped it early, if anything did.
     pub cut: Option<Cut>,
 }
 
-/// Runs `record` with a trace and builds the full trace, with its point of no return.
+/// Runs `record` with a trace and builds the full trace, with its point of no
+/// return (see [`render::run::trace_of_record`](crate::render::run::trace_of_record)).
 pub fn traced(
     s: &Scenario,
     record: &Record,
     source: String,
     shrink: Option<ShrinkInfo>,
 ) -> (Trace, RunReport) {
-    let mut sim = Sim::new(&s.system);
-    let search =
-        shr::point_of_no_return_within(&mut sim, &s.system, record, POINT_OF_NO_RETURN_EVENTS);
-    let turn = search.turn.clone();
-    // Items straight from the run: a long trace never exists twice.
-    let mut rec = items::ItemRecorder::new(&s.system.world);
-    let report = shr::replay(&mut sim, &s.system, record, false, &mut rec);
-    let header = Header {
-        scenario: s.name.clone(),
-        source,
-        events: report.events,
-        actors: s.system.world.actor_names.clone(),
-        shrink,
-    };
-    let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());
-    if !search.complete() {
-        t.end.note_bounded_search(search.searched, search.decisions);
-    }
-    (t, report)
+    crate::render::run::trace_of_record(&s.system, &s.name, record, source, shrink)
 }
 
-/// Events the search for the point of no return may replay in all. Each
-/// decision costs up to four replays of the whole run, so a long run is only
-/// searched from its end: a 100,000-event run gets its last few decisions
-/// tried, a catalog scenario every one of them.
-pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
+pub use crate::render::run::POINT_OF_NO_RETURN_EVENTS;
 
 /// Lines of the text trace between its header and its last line.
 pub fn body_lines(t: &Trace) -> usize {
@@ -208,15 +200,7 @@ pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
             c.as_str()
         );
     }
-    let info = ShrinkInfo {
-        original_events: shrunk.original_report.events,
-        shrunk_events: shrunk.report.events,
-        original_decisions: shrunk.original.nonzero_count(),
-        shrunk_decisions: shrunk.record.nonzero_count(),
-        runs: shrunk.runs,
-        complete: shrunk.complete,
-        stopped: cut.map(Cut::as_str),
-    };
+    let info = crate::render::run::shrink_info(&shrunk, cut.map(Cut::as_str));
     let (trace, _) = traced(
         s,
         &shrunk.record,
@@ -250,32 +234,7 @@ pub fn lowest_failing_seed(s: &Scenario, cap: u64) -> Option<u64> {
 
 // ------------------------------------------------------------ repro files
 
-/// A shrunk run on disk: small, and tied to the exact scenario text it came from.
-#[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq, Eq)]
-pub struct Repro {
-    /// The idemsim version that wrote it.
-    pub idemsim: String,
-    pub scenario: String,
-    /// The scenario file it was made from, as shown in messages.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub file: String,
-    /// FNV-1a of the scenario's effective text (after `--set`), in hex.
-    pub scenario_hash: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sets: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invariant: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operation: Option<u64>,
-    /// Decision values per stream, by stream name; streams not listed are all zeros.
-    pub choices: BTreeMap<String, Vec<u64>>,
-}
-
-pub fn hash_hex(h: u64) -> String {
-    format!("{h:016x}")
-}
+pub use crate::repro::{hash_hex, Repro};
 
 /// A repro of `record`; `from` is where the scenario was found, so a file
 /// scenario is replayed from its path, not by a name another file may have.
@@ -287,70 +246,22 @@ pub fn repro_of(
     record: &Record,
     outcome: &Outcome,
 ) -> Repro {
-    let world = &s.system.world;
-    let choices = record
-        .streams
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(i, v)| (shr::stream_name(world, i as sim::StreamId), v.clone()))
-        .collect();
-    let (invariant, operation) = match outcome {
-        Outcome::Violation(v) => (Some(v.invariant.to_string()), Some(v.operation)),
-        _ => (None, None),
-    };
-    Repro {
-        idemsim: env!("CARGO_PKG_VERSION").to_string(),
-        scenario: s.name.clone(),
-        file: if from.is_built_in() {
-            String::new()
-        } else {
-            from.arg()
-        },
-        scenario_hash: hash_hex(s.hash),
-        sets: sets.to_vec(),
-        seed,
-        invariant,
-        operation,
-        choices,
+    let mut r = Repro::new(&s.name, s.hash, &s.system.world, seed, record, outcome);
+    if !from.is_built_in() {
+        r.file = from.arg();
     }
-}
-
-/// Puts each list of decision values on one line, so a repro stays short to read.
-fn one_line_arrays(pretty: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut open: Option<(String, Vec<String>)> = None;
-    for line in pretty.lines() {
-        let t = line.trim();
-        match &mut open {
-            Some((head, items)) if t.starts_with(']') => {
-                out.push(format!("{head}{}{t}", items.join(", ")));
-                open = None;
-            }
-            Some((_, items)) if t.trim_end_matches(',').parse::<u64>().is_ok() => {
-                items.push(t.trim_end_matches(',').to_string());
-            }
-            Some((head, items)) => {
-                // Not a list of numbers after all: keep it as it was.
-                out.push(head.clone());
-                out.append(items);
-                out.push(line.to_string());
-                open = None;
-            }
-            None if t.ends_with('[') => open = Some((line.to_string(), Vec::new())),
-            None => out.push(line.to_string()),
-        }
-    }
-    out.join("\n")
+    r.sets = sets.to_vec();
+    r
 }
 
 /// A repro file's text, as `write_repro` writes it.
 pub fn repro_text(r: &Repro) -> String {
-    one_line_arrays(&serde_json::to_string_pretty(r).expect("a repro serializes")) + "\n"
+    r.to_json()
 }
 
+/// Writes `r` to `path`.
 pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
-    std::fs::write(path, repro_text(r)).map_err(|e| {
+    r.write(std::path::Path::new(path)).map_err(|e| {
         UsageError(format!(
             "error: cannot write repro file {path}: {e}\nhelp: check that its folder exists and is writable\n"
         ))
@@ -363,19 +274,9 @@ pub fn load_repro(
     path: &str,
     scenario: Option<&str>,
 ) -> Result<(Repro, Scenario, Record), UsageError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!(
-            "error: cannot read repro file {path}: {e}\nhelp: give a file written by `idemsim check --repro-out FILE` or `idemsim shrink --out FILE`\n"
-        )))?;
-    let r: Repro = serde_json::from_str(&text).map_err(|e| {
-        UsageError(format!(
-            "error: {path}:{}:{}: not a repro file: {e}\nhelp: write one with `idemsim shrink SCENARIO --seed S --out {path}`\n",
-            e.line(),
-            e.column()
-        ))
-    })?;
-    let ours = env!("CARGO_PKG_VERSION");
-    if r.idemsim != ours {
+    let r = Repro::read(std::path::Path::new(path))?;
+    let ours = crate::repro::VERSION;
+    if !r.same_version() {
         return Err(UsageError(format!(
             "error: {path}: the repro was written by idemsim {}, and this is idemsim {ours}\n\
              help: decisions are recorded per version and may mean another run in this one; \
@@ -416,27 +317,17 @@ pub fn load_repro(
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }
-    let world = &s.system.world;
-    let mut record = Record::with_streams(
-        sim::StreamLayout {
-            actors: world.actor_count(),
-        }
-        .count(),
-    );
-    for (name, values) in &r.choices {
-        let id = shr::stream_by_name(world, name).ok_or_else(|| {
-            UsageError(format!(
-                "error: {path}: no decision stream `{name}` in scenario `{}`\nhelp: streams are named swarm, link:A->B, crash:A, actor:A after the scenario's actors\n",
-                s.name
-            ))
-        })?;
-        record.streams[id as usize] = values.clone();
-    }
+    let record = r.record(&s.system.world).map_err(|e| {
+        UsageError(format!(
+            "error: {path}: {e}\nhelp: streams are named swarm, link:A->B, crash:A, actor:A after the scenario's actors\n"
+        ))
+    })?;
     Ok((r, s, record))
 }
 
 // ------------------------------------------------------------ the command
 
+/// Runs `idemsim shrink`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let budget = Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     crate::progress::install_ctrl_c();
@@ -556,8 +447,6 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
 
 // ------------------------------------------------------------ for `check`
 
-/// What `check` does after its sweep: shrink the lowest failing seed (unless
-/// told not to), write the repro file if asked, and return the text trace.
 /// A seed that failed in a sweep does not fail when rerun: the scenario
 /// changed in between, or a model is not deterministic (a bug).
 fn not_failing(s: &Scenario, seed: u64) -> UsageError {
@@ -567,6 +456,8 @@ fn not_failing(s: &Scenario, seed: u64) -> UsageError {
     ))
 }
 
+/// What `check` does after its sweep: shrink the lowest failing seed (unless
+/// told not to), write the repro file if asked, and return the shrunk failure.
 pub fn for_check(
     s: &Scenario,
     from: &scenarios::Entry,

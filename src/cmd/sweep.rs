@@ -19,14 +19,20 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The output formats of `idemsim sweep`.
 pub enum Format {
+    /// An aligned table for a terminal.
     Table,
+    /// A Markdown table.
     Markdown,
+    /// Comma-separated values.
     Csv,
+    /// JSON Lines: a `sweep` record, then one `variant` per row.
     Json,
 }
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim sweep`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file.
     scenario: String,
@@ -56,10 +62,13 @@ pub struct Args {
 /// One `--set`: a key path and the values it takes, in the order given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Axis {
+    /// The scenario key path.
     pub key: String,
+    /// Its values, as TOML.
     pub values: Vec<String>,
 }
 
+/// Parses `KEY=V1,V2,...` (commas inside brackets or quotes belong to a value).
 pub fn parse_axis(s: &str) -> Result<Axis, String> {
     let (k, v) = s.split_once('=').ok_or_else(|| {
         format!("`{s}` is not KEY=V1,V2,..., e.g. client.retry.max_attempts=1,3,5")
@@ -152,10 +161,12 @@ fn cross_product(axes: &[Axis]) -> Vec<Vec<usize>> {
 /// effect ledger's counters (constant memory, merged order-independently).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VariantStats {
+    /// The sweep's summary over the variant's seeds.
     pub summary: Summary,
 }
 
 impl VariantStats {
+    /// Seeds run.
     pub fn runs(&self) -> u64 {
         self.summary.tally.schedules
     }
@@ -189,14 +200,17 @@ impl VariantStats {
         })
     }
 
+    /// Runs that failed (violations and panics).
     pub fn failing(&self) -> u64 {
         self.summary.tally.failing()
     }
 
+    /// Runs that hit a limit.
     pub fn inconclusive(&self) -> u64 {
         self.summary.tally.inconclusive
     }
 
+    /// `violation`, `inconclusive` or `holds`.
     pub fn verdict(&self) -> &'static str {
         if self.failing() > 0 {
             "violation"
@@ -211,10 +225,12 @@ impl VariantStats {
         (of > 0).then(|| n as f64 / of as f64)
     }
 
+    /// The share of runs that failed.
     pub fn violation_rate(&self) -> f64 {
         self.share(self.failing(), self.runs()).unwrap_or(0.0)
     }
 
+    /// The 95% Wilson interval of that share.
     pub fn interval(&self) -> (f64, f64) {
         stats::wilson(self.failing(), self.runs(), stats::Z95)
     }
@@ -251,6 +267,7 @@ impl VariantStats {
         }
     }
 
+    /// The `q` quantile (0..=1) of the time from intent (or commit) to first effect.
     pub fn time_to_effect_us(&self, q: f64) -> Option<u64> {
         hist::quantile(self.summary.tally.counter(counter::TIME_TO_EFFECT)?, q)
     }
@@ -271,10 +288,13 @@ fn run_variant(system: &System, runs: u64, jobs: usize, stop: &AtomicBool) -> Va
 
 /// One row of the result: the variant's values (one per axis) and its numbers.
 pub struct Row {
+    /// The variant's value of each swept key, in the order of the axes.
     pub values: Vec<String>,
+    /// Its numbers.
     pub stats: VariantStats,
 }
 
+/// Runs `idemsim sweep`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let mut axes: Vec<Axis> = Vec::new();
     for s in &a.set {

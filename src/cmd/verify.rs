@@ -11,8 +11,9 @@ use sim::{explore, find_failure, SeedRange, Summary};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(clap::Args)]
+/// The arguments of `idemsim verify`.
 pub struct Args {
-    /// Scenario names or .toml paths [default: every scenario of `idemsim list`].
+    /// Scenario names, .toml paths or folders of .toml files [default: every scenario of `idemsim list`].
     scenarios: Vec<String>,
     /// Seeds per scenario [default: each scenario's run.runs].
     #[arg(long)]
@@ -29,6 +30,8 @@ pub struct Args {
     /// Skip the ablations (faster; a holding verdict is then not checked for being earned).
     #[arg(long)]
     no_ablations: bool,
+    #[command(flatten)]
+    regressions: crate::regressions::Flags,
 }
 
 /// One scenario's result: its judgement and its ablations.
@@ -214,6 +217,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
     }
 }
 
+/// Runs `idemsim verify`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let jobs = super::check::jobs(a.jobs)?;
     if a.runs == Some(0) || a.max_runs == Some(0) {
@@ -222,10 +226,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let entries = if a.scenarios.is_empty() {
         scenarios::catalog()?
     } else {
-        a.scenarios
-            .iter()
-            .map(|n| scenarios::locate(n))
-            .collect::<Result<Vec<_>, _>>()?
+        let mut all = Vec::new();
+        for arg in &a.scenarios {
+            all.extend(scenarios::locate_all(arg)?);
+        }
+        all
     };
     // Load every file first, so a bad one stops the run before any sweep.
     let mut loaded = Vec::with_capacity(entries.len());
@@ -252,11 +257,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             "lowest"
         );
     }
-    for s in &loaded {
+    let db = a.regressions.db();
+    let mut counts = crate::regressions::cli::Counts::default();
+    for (s, entry) in loaded.iter().zip(&entries) {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
+        // Its recorded failures first, then the sweep.
+        let replayed = match &db {
+            Some(db) => crate::regressions::cli::replay_scenario(db, entry),
+            None => Vec::new(),
+        };
         let budget = match (a.runs, a.max_runs) {
             (Some(n), _) => n,
             (None, Some(m)) => s.runs.min(m),
@@ -285,14 +297,43 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             break;
         };
         judged += 1;
-        let c = judge(s, &sum, budget, found, !a.no_ablations);
+        let mut c = judge(s, &sum, budget, found, !a.no_ablations);
+        if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
+            c.mismatch.get_or_insert_with(|| r.text());
+        }
+        let recorded = match &db {
+            Some(db) => crate::regressions::cli::record_sweep_failure(db, s, entry, &sum)?,
+            None => None,
+        }
+        // A failure found again that a replayed regression already shows: said once.
+        .filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file));
+        replayed.iter().for_each(|r| counts.add(r));
+        counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
         matched += usize::from(c.mismatch.is_none());
         ablations += c.ablations.len();
         load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
         if a.json {
-            crate::outln!("{}", json_line("verify", json_of(s, &c)));
+            let mut line = json_of(s, &c);
+            let mut regressions: Vec<serde_json::Value> =
+                replayed.iter().map(|r| r.json()).collect();
+            regressions.extend(recorded.iter().map(|r| r.json()));
+            line["regressions"] = serde_json::json!(regressions);
+            crate::outln!("{}", json_line("verify", line));
         } else {
             print_text(s, &c, width);
+            for r in &replayed {
+                crate::outln!("{:<width$}    {}", "", r.text());
+            }
+            if let Some(r) = &recorded {
+                crate::outln!("{:<width$}    {}", "", r.text());
+            }
+        }
+    }
+    // Regressions whose scenario file is gone: stale, never silently dropped.
+    if let Some(db) = &db {
+        for r in db.orphans(&db.stored()) {
+            counts.add(&r);
+            crate::regressions::cli::print(&r, a.json, "");
         }
     }
     let total = loaded.len();
@@ -314,6 +355,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                         "ablations": ablations,
                         "ablations_load_bearing": load_bearing,
                         "interrupted": true,
+                        "regressions": counts.json(db.as_ref()),
                     })
                 )
             );
@@ -339,17 +381,19 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                     "ablations": ablations,
                     "ablations_load_bearing": load_bearing,
                     "interrupted": false,
+                    "regressions": counts.json(db.as_ref()),
                 })
             )
         );
     } else {
         crate::outln!(
-            "{matched} of {total} scenarios match their expectation{}; {load_bearing} of {ablations} protections are load-bearing",
+            "{matched} of {total} scenarios match their expectation{}; {load_bearing} of {ablations} protections are load-bearing{}",
             if matched == total {
                 String::new()
             } else {
                 format!(", {} do not", total - matched)
-            }
+            },
+            db.as_ref().map_or_else(String::new, |db| counts.text(db))
         );
     }
     Ok(if matched == total {

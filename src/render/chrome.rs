@@ -1,10 +1,11 @@
-//! Chrome trace events of a run, for https://ui.perfetto.dev or chrome://tracing.
+//! Chrome trace events of a run, for <https://ui.perfetto.dev> or `chrome://tracing`.
 
 use super::items::{describe, Item, Trace, What};
 use sim::DropReason;
 use std::collections::BTreeMap;
+use std::fmt::Display;
 
-/// Chrome trace events, for https://ui.perfetto.dev or chrome://tracing: one
+/// Chrome trace events, for <https://ui.perfetto.dev> or `chrome://tracing`: one
 /// thread per actor (pid 1), and nothing else, so a run of any length has as
 /// many lanes as actors.
 ///
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 /// receiving one, with one id) links each send to each of its deliveries, a
 /// network duplicate included; a lost message, or one that finds its receiver
 /// down, is an instant.
-pub fn chrome(t: &Trace) -> String {
+pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     use serde_json::json;
     let n = t.header.actors.len();
     let mut ev = Vec::new();
@@ -139,7 +140,7 @@ pub fn chrome(t: &Trace) -> String {
     }
     ev.push(
         json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
-        "ts": t.items.last().map_or(0, |i: &Item| i.time_us)}),
+        "ts": t.items.last().map_or(0, |i: &Item<M, T>| i.time_us)}),
     );
     // One event per line: small diffs, and still one JSON document.
     let lines: Vec<String> = ev.iter().map(|e| e.to_string()).collect();

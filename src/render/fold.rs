@@ -16,7 +16,9 @@ const MAX_PERIOD: usize = 3;
 /// The lines one engine step printed, for a caller that keeps them (the
 /// HTML report); the text trace formats lines again instead of keeping them.
 pub struct Block {
+    /// The engine step.
     pub step: u64,
+    /// Its lines, as the text trace prints them.
     pub lines: Vec<String>,
     /// The items the lines show, one per line.
     pub items: Vec<usize>,
@@ -25,6 +27,7 @@ pub struct Block {
 }
 
 impl Block {
+    /// An empty block of step `step`.
     pub fn new(step: u64) -> Block {
         Block {
             step,
@@ -51,26 +54,29 @@ pub enum Segment {
     /// `repeats` repetitions of a period of `period` blocks, hidden between
     /// the first period and the last (both shown, as `Shown` around it).
     Folded {
+        /// The hidden blocks.
         blocks: Range<usize>,
+        /// How many periods are hidden.
         repeats: usize,
+        /// Blocks per period.
         period: usize,
     },
 }
 
 /// Whether item `i` keeps its step from being folded.
-pub fn pinned(t: &Trace, i: usize) -> bool {
+pub fn pinned<M, T>(t: &Trace<M, T>, i: usize) -> bool {
     t.end.turn == Some(i) || matches!(t.items[i].what, What::Effect { .. } | What::Healing {})
 }
 
-/// [`plan`] for blocks whose lines are kept.
+/// The folding plan (see `plan`) for blocks whose lines are kept.
 pub fn fold_plan(blocks: &[Block]) -> Vec<Segment> {
     let shapes: Vec<u64> = blocks.iter().map(Block::shape).collect();
     let pinned: Vec<bool> = blocks.iter().map(|b| b.pinned).collect();
     plan(&shapes, &pinned)
 }
 
-/// Where runs of at least [`MIN_REPEATS`] repetitions of a period of 1 to
-/// [`MAX_PERIOD`] blocks are folded: the first period and the last stay, the
+/// Where runs of at least `MIN_REPEATS` repetitions of a period of 1 to
+/// `MAX_PERIOD` blocks are folded: the first period and the last stay, the
 /// ones between are hidden. Blocks compare by shape (a hash of their lines
 /// with numbers collapsed); pinned blocks are never folded. Linear in the
 /// number of blocks: each start either folds a run and jumps past it or
@@ -156,8 +162,8 @@ struct Span {
 /// Prints the items `shows` keeps, one `line(item, first of its step)` each,
 /// folded by [`plan`] with one `summary(repeats, period, first hidden step,
 /// last hidden step)` line per fold.
-pub fn folded(
-    t: &Trace,
+pub fn folded<M, T>(
+    t: &Trace<M, T>,
     shows: impl Fn(usize) -> bool,
     line: impl Fn(usize, bool) -> String,
     out: &mut String,

@@ -6,9 +6,10 @@ use super::fold::{folded, pinned};
 use super::items::{describe, Trace, What};
 use super::time;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::fmt::Write;
+use std::fmt::{Display, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// A trace format, as `--format` names it.
 pub enum Format {
     /// A timeline for people: step, virtual time, actor, event, annotations.
     Text,
@@ -18,11 +19,13 @@ pub enum Format {
     Mermaid,
     /// The happens-before graph in Graphviz dot.
     Dot,
+    #[allow(rustdoc::bare_urls)]
     /// Chrome trace-event JSON: open in https://ui.perfetto.dev.
     Chrome,
 }
 
-pub fn render(format: Format, t: &Trace) -> String {
+/// `t` in `format`.
+pub fn render<M: Display, T: Display>(format: Format, t: &Trace<M, T>) -> String {
     match format {
         Format::Text => text(t),
         Format::Json => json(t),
@@ -32,7 +35,7 @@ pub fn render(format: Format, t: &Trace) -> String {
     }
 }
 
-fn header_line(t: &Trace) -> String {
+fn header_line<M, T>(t: &Trace<M, T>) -> String {
     let h = &t.header;
     let mut s = format!("# {} · {} · {} events", h.scenario, h.source, h.events);
     if let Some(sh) = &h.shrink {
@@ -56,7 +59,7 @@ fn header_line(t: &Trace) -> String {
 /// Timer sets are left out: the firing shows them where they matter.
 /// Long runs of steps that repeat (a retry loop against a partition) are
 /// folded, so a shrunk trace stays on one screen.
-pub fn text(t: &Trace) -> String {
+pub fn text<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let width = actor_width(t);
     let mut out = header_line(t) + "\n";
     let shows = |i: usize| text_shows(t, i, false);
@@ -66,7 +69,7 @@ pub fn text(t: &Trace) -> String {
     out
 }
 
-fn actor_width(t: &Trace) -> usize {
+fn actor_width<M, T>(t: &Trace<M, T>) -> usize {
     t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6)
 }
 
@@ -82,7 +85,7 @@ pub fn text_fold_line(n: usize, p: usize, a: u64, b: u64) -> String {
 /// quiet observations are left out; with `show_turn`, the point of no return
 /// is kept even when it is one of those (a report must not hide the decisive
 /// moment).
-fn text_shows(t: &Trace, i: usize, show_turn: bool) -> bool {
+fn text_shows<M, T>(t: &Trace<M, T>, i: usize, show_turn: bool) -> bool {
     let hidden = matches!(
         t.items[i].what,
         What::TimerSet { .. } | What::Mix { quiet: true, .. } | What::Observe { quiet: true, .. }
@@ -91,7 +94,12 @@ fn text_shows(t: &Trace, i: usize, show_turn: bool) -> bool {
 }
 
 /// Item `i`'s line in the text trace; `first` of its step carries the step number.
-fn text_line(t: &Trace, i: usize, first: bool, width: usize) -> String {
+fn text_line<M: Display, T: Display>(
+    t: &Trace<M, T>,
+    i: usize,
+    first: bool,
+    width: usize,
+) -> String {
     let it = &t.items[i];
     let step = if first {
         format!("#{}", it.step)
@@ -117,7 +125,7 @@ fn text_line(t: &Trace, i: usize, first: bool, width: usize) -> String {
 
 /// The text trace's lines as blocks, one per engine step, with the items each
 /// line shows, for a report that draws the folds itself ([`fold_plan`]).
-pub fn text_blocks(t: &Trace, show_turn: bool) -> Vec<Block> {
+pub fn text_blocks<M: Display, T: Display>(t: &Trace<M, T>, show_turn: bool) -> Vec<Block> {
     let width = actor_width(t);
     let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
@@ -136,7 +144,8 @@ pub fn text_blocks(t: &Trace, show_turn: bool) -> Vec<Block> {
     blocks
 }
 
-pub fn json(t: &Trace) -> String {
+/// JSON Lines: a `run` record, one record per item, and the `end` (docs/json-output.md).
+pub fn json<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::new();
     let line = |kind: &str, data: serde_json::Value| super::json_line(kind, data);
     out += &line(
@@ -179,7 +188,8 @@ pub fn mm(s: &str) -> String {
     out
 }
 
-pub fn mermaid(t: &Trace) -> String {
+/// A Mermaid `sequenceDiagram`, cut to fit GitHub's size limit.
+pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::from("sequenceDiagram\n");
     for a in &t.header.actors {
         let _ = writeln!(out, "    participant {a}");
@@ -348,7 +358,7 @@ struct HbNode {
 }
 
 /// Each actor's own order, plus send → receive (and send → loss) edges.
-pub fn dot(t: &Trace) -> String {
+pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut g: DiGraph<HbNode, &'static str> = DiGraph::new();
     let mut last: Vec<Option<NodeIndex>> = vec![None; t.header.actors.len()];
     // Message id → the node of its send (the first, should one repeat).

@@ -62,6 +62,7 @@ pub fn page(title: &str, css: &str, body: &str, data: &serde_json::Value, script
 /// are stored once and referred to by index.
 #[derive(Default)]
 pub struct Strings {
+    /// The texts, by index.
     pub list: Vec<String>,
     index: std::collections::BTreeMap<String, usize>,
 }
@@ -72,6 +73,7 @@ impl Strings {
         self.id(&d.to_string())
     }
 
+    /// The index of `s`, adding it if new.
     pub fn id(&mut self, s: &str) -> usize {
         if let Some(&i) = self.index.get(s) {
             return i;

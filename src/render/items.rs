@@ -4,7 +4,8 @@
 //! `dot` and `chrome` read nothing else. The words come from the models:
 //! messages, observations and timers describe themselves.
 
-use super::Entry;
+use super::EntryOf;
+use models::core::wire::WorldMessage;
 use models::registry;
 use models::{Msg, NodeTimer, Obs};
 use serde::{Serialize, Serializer};
@@ -25,22 +26,31 @@ fn as_text<S: Serializer, D: Display>(value: &D, s: S) -> Result<S::Ok, S::Error
 /// What a trace is of, for headers.
 #[derive(Clone, Debug, Serialize)]
 pub struct Header {
+    /// The scenario's (or model's) name.
     pub scenario: String,
     /// "seed 2", "shrunk from seed 2", "repro file repro.json".
     pub source: String,
     /// Engine events (handled deliveries, timers, restarts; see docs/shrinking.md).
     pub events: u64,
+    /// The actors' names, in world order.
     pub actors: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The shrink's figures, for a shrunk run.
     pub shrink: Option<ShrinkInfo>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
+/// What shrinking did, for a trace's header.
 pub struct ShrinkInfo {
+    /// Events of the run shrinking started from.
     pub original_events: u64,
+    /// Events of the shrunk run.
     pub shrunk_events: u64,
+    /// Nonzero decisions before.
     pub original_decisions: usize,
+    /// Nonzero decisions after.
     pub shrunk_decisions: usize,
+    /// Candidate reruns spent.
     pub runs: u32,
     /// Locally minimal (the passes reached a fixpoint within the budget).
     pub complete: bool,
@@ -49,102 +59,154 @@ pub struct ShrinkInfo {
     pub stopped: Option<&'static str>,
 }
 
-/// One trace entry, resolved.
+/// One trace entry, resolved. `M` and `T` are the world's message and timer
+/// types: the built-in models' by default, a user's own otherwise.
 #[derive(Clone, Debug, Serialize)]
-pub struct Item {
+#[serde(bound(serialize = "M: Display, T: Display"))]
+pub struct Item<M = Msg, T = NodeTimer> {
+    /// The engine step it belongs to.
     pub step: u64,
+    /// Virtual time.
     pub time_us: u64,
+    /// The actor it is about (the sender of a send, the receiver of a delivery).
     pub actor: Name,
     #[serde(skip)]
+    /// That actor's id.
     pub actor_id: u32,
     #[serde(flatten)]
-    pub what: What,
+    /// What happened.
+    pub what: What<M, T>,
 }
 
 #[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum What {
+#[serde(untagged, bound(serialize = "M: Display, T: Display"))]
+/// What a trace item says happened.
+pub enum What<M = Msg, T = NodeTimer> {
+    /// The fault mix a seed drew (swarm testing).
     Mix {
+        /// It, in words.
         text: String,
         /// Drew no fault at all: left out of the text trace.
         #[serde(skip)]
         quiet: bool,
     },
+    /// An actor starts.
     Start {},
+    /// A crashed actor restarts, rebuilding its state from storage.
     Restart {},
+    /// An actor crashes.
     Crash {},
+    /// A message is sent.
     Send {
+        /// The receiver's name.
         to: Name,
         #[serde(skip)]
+        /// The receiver's id.
         to_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        /// The message.
+        msg: M,
+        /// The send's id (a network duplicate shares it).
         msg_id: u32,
+        /// 2 when the network duplicates it.
         copies: u8,
+        /// When the first copy arrives.
         deliver_at_us: u64,
     },
+    /// A message is dropped.
     Drop {
+        /// The receiver's name.
         to: Name,
         #[serde(skip)]
+        /// The receiver's id.
         to_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        /// The message.
+        msg: M,
+        /// The send's id.
         msg_id: u32,
+        /// `lost`, `partitioned` or `receiver down`.
         reason: &'static str,
         /// "reply lost", "message lost", "cut off by a partition", "receiver is down".
         note: &'static str,
     },
+    /// A message is delivered and handled.
     Deliver {
+        /// The sender's name.
         from: Name,
         #[serde(skip)]
+        /// The sender's id.
         from_id: u32,
         #[serde(serialize_with = "as_text")]
-        msg: Msg,
+        /// The message.
+        msg: M,
+        /// The send's id.
         msg_id: u32,
+        /// This copy is the network's duplicate.
         duplicate: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// What the step did with it, when the model says ("dedup hit: no second transfer").
         note: Option<&'static str>,
     },
+    /// A timer is set.
     TimerSet {
         #[serde(serialize_with = "as_text")]
-        timer: NodeTimer,
+        /// The timer.
+        timer: T,
+        /// When it fires.
         at_us: u64,
     },
+    /// A timer fires.
     TimerFired {
         #[serde(serialize_with = "as_text")]
-        timer: NodeTimer,
+        /// The timer.
+        timer: T,
     },
     /// An effect in the outside world; `n` counts effects of this operation.
     Effect {
+        /// Where it landed.
         site: &'static str,
+        /// The operation, as the model names it.
         operation: String,
+        /// Its payload.
         payload: u32,
         #[serde(skip_serializing_if = "Option::is_none")]
+        /// The payload's unit, if any.
         unit: Option<&'static str>,
+        /// Which effect of this operation it is (1, 2, ...).
         n: u32,
         #[serde(skip)]
+        /// The operation's key, to find the effects of a violated operation.
         op_key: u64,
     },
     /// A client's conclusion from one attempt.
     Attempt {
+        /// The operation.
         operation: String,
+        /// The attempt's number.
         attempt: u32,
+        /// What the client concluded.
         outcome: &'static str,
     },
+    /// Any other observation.
     Observe {
+        /// It, in the model's words.
         text: String,
         /// Says again what a send or delivery line shows (an attempt sent, a
         /// request received): kept in JSON, left out of the drawn traces.
         #[serde(skip)]
         quiet: bool,
     },
+    /// A situation is reached for the first time in the run.
     Situation {
+        /// Its stable name.
         name: &'static str,
     },
+    /// The fault phase ends: faults stop, crashed actors restart.
     Healing {},
 }
 
-impl What {
+impl<M, T> What<M, T> {
     /// The `type` of the JSON Lines envelope.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -169,12 +231,15 @@ impl What {
 /// How the run ended, with the one-sentence explanation.
 #[derive(Clone, Debug, Serialize)]
 pub struct End {
+    /// `holds`, `violation`, `inconclusive` or `panic`.
     pub verdict: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The invariant broken, for a violation.
     pub invariant: Option<&'static str>,
     /// The operation the violation concerns, as the model names it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
+    /// The oracle's message.
     pub message: String,
     /// Indices into the items of the effects of the violated operation.
     pub effects: Vec<usize>,
@@ -182,17 +247,22 @@ pub struct End {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The engine step of the point of no return.
     pub turn_step: Option<u64>,
     /// Set when the search for the point of no return tried only the last
     /// decisions of a long run: `searched` of `decisions`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_search: Option<TurnSearchNote>,
+    /// The whole ending in one sentence for people.
     pub sentence: String,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
+/// How much of a long run the search for the point of no return covered.
 pub struct TurnSearchNote {
+    /// Decisions tried (the last ones).
     pub searched: usize,
+    /// Decisions the run met.
     pub decisions: usize,
 }
 
@@ -214,37 +284,49 @@ impl End {
 }
 
 #[derive(Clone, Debug)]
-pub struct Trace {
+/// A whole trace: the header, one item per engine trace entry, and the ending.
+pub struct Trace<M = Msg, T = NodeTimer> {
+    /// What the trace is of.
     pub header: Header,
-    pub items: Vec<Item>,
+    /// One item per trace entry, in order.
+    pub items: Vec<Item<M, T>>,
+    /// How the run ended, with its sentence.
     pub end: End,
 }
 
 /// What the entries of one engine step did; a delivery's note depends on
 /// what else its step did (an effect landed, which messages it sent), and
 /// the model of the message writes it.
-#[derive(Default)]
-struct StepFacts {
+struct StepFacts<M> {
     /// An effect was observed in this step.
     effect: bool,
     /// The messages this step sent (or tried to send).
-    sent: Vec<Msg>,
+    sent: Vec<M>,
 }
 
-impl StepFacts {
-    fn see(&mut self, e: &Entry) {
+impl<M: WorldMessage> StepFacts<M> {
+    fn new() -> Self {
+        StepFacts {
+            effect: false,
+            sent: Vec::new(),
+        }
+    }
+
+    fn see<T>(&mut self, e: &EntryOf<M, T>) {
         match &e.kind {
             TraceKind::Observe {
                 obs: Obs::Effect { .. } | Obs::ValueWritten { .. },
                 ..
             } => self.effect = true,
-            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => self.sent.push(*msg),
+            TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => {
+                self.sent.push(msg.clone())
+            }
             _ => {}
         }
     }
 
     /// The note of a delivery of `msg` in a step that did these things.
-    fn note(&self, msg: &Msg) -> Option<&'static str> {
+    fn note(&self, msg: &M) -> Option<&'static str> {
         msg.delivery_note(self.effect, &self.sent)
     }
 
@@ -258,20 +340,22 @@ impl StepFacts {
 /// never holds its raw entries and its items at once: memory stays one item
 /// per entry, and time linear (a step's deliveries get their notes when the
 /// step ends). Item `i` is entry `i`.
-pub struct ItemRecorder {
+pub struct ItemRecorder<M = Msg, T = NodeTimer> {
     names: Vec<Name>,
-    pub items: Vec<Item>,
+    /// The items so far.
+    pub items: Vec<Item<M, T>>,
     effects: Vec<(u64, u32)>,
     /// Each operation's name, the first time an observation names it.
     ops: BTreeMap<u64, String>,
     step: u64,
-    facts: StepFacts,
+    facts: StepFacts<M>,
     /// Deliveries of the current step, waiting for their notes.
     pending: Vec<usize>,
 }
 
-impl ItemRecorder {
-    pub fn new(world: &World) -> ItemRecorder {
+impl<M: WorldMessage, T: Clone> ItemRecorder<M, T> {
+    /// A recorder for a run of `world` (its actors' names).
+    pub fn new(world: &World) -> Self {
         ItemRecorder {
             names: world
                 .actor_names
@@ -282,7 +366,7 @@ impl ItemRecorder {
             effects: Vec::new(),
             ops: BTreeMap::new(),
             step: 0,
-            facts: StepFacts::default(),
+            facts: StepFacts::new(),
             pending: Vec::new(),
         }
     }
@@ -297,12 +381,12 @@ impl ItemRecorder {
     }
 
     /// The items, every step closed, and the operations' names by key.
-    pub fn finish(mut self) -> (Vec<Item>, BTreeMap<u64, String>) {
+    pub fn finish(mut self) -> (Vec<Item<M, T>>, BTreeMap<u64, String>) {
         self.close_step();
         (self.items, self.ops)
     }
 
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: EntryOf<M, T>) {
         if e.step != self.step {
             self.close_step();
             self.step = e.step;
@@ -373,7 +457,7 @@ impl ItemRecorder {
                 What::Send {
                     to: name(*to),
                     to_id: *to,
-                    msg: *msg,
+                    msg: msg.clone(),
                     msg_id: *msg_id,
                     copies: *copies,
                     deliver_at_us: *deliver_at_us,
@@ -397,7 +481,7 @@ impl ItemRecorder {
                     What::Drop {
                         to: name(*to),
                         to_id: *to,
-                        msg: *msg,
+                        msg: msg.clone(),
                         msg_id: *msg_id,
                         reason: reason.as_str(),
                         note,
@@ -419,7 +503,7 @@ impl ItemRecorder {
                     What::Deliver {
                         from: name(*from),
                         from_id: *from,
-                        msg: *msg,
+                        msg: msg.clone(),
                         msg_id: *msg_id,
                         duplicate: *duplicate,
                         note: None,
@@ -433,12 +517,12 @@ impl ItemRecorder {
             } => (
                 *actor,
                 What::TimerSet {
-                    timer: *timer,
+                    timer: timer.clone(),
                     at_us: *at_us,
                 },
             ),
             TraceKind::TimerFired { actor, timer } => {
-                (*actor, What::TimerFired { timer: *timer })
+                (*actor, What::TimerFired { timer: timer.clone() })
             }
             TraceKind::Observe { actor, obs } => {
                 if let Some(op) = obs.op() {
@@ -467,7 +551,7 @@ impl ItemRecorder {
 
 /// An observation as an item: effects numbered per operation, attempts
 /// apart, the rest as the observation's own sentence.
-fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
+fn observed<M, T>(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What<M, T> {
     match *obs {
         Obs::Effect { site, op, payload } => {
             let key = op.key();
@@ -506,15 +590,18 @@ fn observed(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What {
     }
 }
 
-impl sim::Tracer<Msg, Obs, NodeTimer> for ItemRecorder {
+impl<M: WorldMessage, T: Clone> sim::Tracer<M, Obs, T> for ItemRecorder<M, T> {
     const ENABLED: bool = true;
-    fn record(&mut self, entry: Entry) {
+    fn record(&mut self, entry: EntryOf<M, T>) {
         self.push(entry);
     }
 }
 
 /// Resolves raw entries; item `i` is raw entry `i`, so indices carry over.
-pub fn items(world: &World, entries: &[Entry]) -> Vec<Item> {
+pub fn items<M: WorldMessage, T: Clone>(
+    world: &World,
+    entries: &[EntryOf<M, T>],
+) -> Vec<Item<M, T>> {
     let mut r = ItemRecorder::new(world);
     r.items.reserve(entries.len());
     for e in entries {
@@ -531,7 +618,7 @@ fn payload_text(payload: u32, unit: Option<&str>) -> String {
 }
 
 /// One line of an item for people, without time and actor.
-pub fn describe(item: &Item) -> String {
+pub fn describe<M: Display, T: Display>(item: &Item<M, T>) -> String {
     match &item.what {
         What::Mix { text, .. } => text.clone(),
         What::Start {} => "start".into(),
@@ -591,13 +678,13 @@ pub fn describe(item: &Item) -> String {
 
 /// Builds the whole trace from raw entries a tracer kept (the HTML report's
 /// tracer keeps them for its state snapshots).
-pub fn trace(
+pub fn trace<M: WorldMessage + Display, T: Clone + Display>(
     world: &World,
     header: Header,
-    entries: &[Entry],
+    entries: &[EntryOf<M, T>],
     report: &RunReport,
     turn: Option<&Turn>,
-) -> Trace {
+) -> Trace<M, T> {
     let mut r = ItemRecorder::new(world);
     r.items.reserve(entries.len());
     for e in entries {
@@ -608,18 +695,18 @@ pub fn trace(
 
 /// Builds the whole trace (header, items, the ending with its sentence) from
 /// the items an [`ItemRecorder`] made.
-pub fn trace_of_items(
+pub fn trace_of_items<M: Display, T: Display>(
     header: Header,
-    (items, ops): (Vec<Item>, BTreeMap<u64, String>),
+    (items, ops): (Vec<Item<M, T>>, BTreeMap<u64, String>),
     report: &RunReport,
     turn: Option<&Turn>,
-) -> Trace {
+) -> Trace<M, T> {
     let end = end(&items, &ops, report, turn);
     Trace { header, items, end }
 }
 
-fn end(
-    items: &[Item],
+fn end<M: Display, T: Display>(
+    items: &[Item<M, T>],
     ops: &BTreeMap<u64, String>,
     report: &RunReport,
     turn: Option<&Turn>,

@@ -181,6 +181,41 @@ pub fn idemsim(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the binary in `dir` with extra environment variables: what a user's
+/// own project runs (`tests/ci_recipe.rs`).
+pub fn idemsim_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("IDEMSIM_REGRESSIONS")
+        .env_remove("IDEMSIM_SCENARIOS")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs")
+}
+
+/// [`run`] in `dir`: checks the exit code; returns stdout and stderr.
+#[track_caller]
+pub fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)], code: i32) -> (String, String) {
+    let out = idemsim_in(dir, args, env);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "idemsim {args:?} in {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        dir.display()
+    );
+    (stdout, stderr)
+}
+
+/// A fresh scratch folder under the target directory (emptied first).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

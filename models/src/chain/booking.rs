@@ -33,8 +33,11 @@ pub enum Publish {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the booking service publishes its "payment booked" event.
 pub struct BookingConfig {
+    /// Outbox row in the booking's transaction, or the event published first (a mistake).
     pub publish: Publish,
+    /// The broker the events go to.
     pub broker: ActorId,
     /// The relay's wait for the broker's confirmation, and the event-first
     /// request's, after which that request is dropped.
@@ -44,7 +47,9 @@ pub struct BookingConfig {
 /// The payment database with its outbox table, committed together per step.
 #[derive(Clone, Debug)]
 pub struct BookingStorage {
+    /// The payment service's database (keys, bookings).
     pub service: ServiceStorage,
+    /// The outbox table, written in the same transaction as each booking.
     pub outbox: Vec<OutboxRow>,
     /// The last event id handed out: a database sequence, unique across crashes.
     pub last_event: u32,
@@ -54,15 +59,22 @@ pub struct BookingStorage {
 /// confirmation before the service runs it.
 #[derive(Clone, Copy, Debug)]
 pub struct Publishing {
+    /// The client the request came from.
     pub from: ActorId,
+    /// The payment request held back.
     pub pay: payment::Msg,
+    /// The event published for it.
     pub ev: Event,
 }
 
 #[derive(Clone, Debug)]
+/// Volatile: the payment service's, the relay's, and the held requests.
 pub struct BookingState {
+    /// The payment service's volatile state.
     pub service: ServiceState,
+    /// The relay's volatile state.
     pub relay: RelayState,
+    /// Event first: requests waiting for their event's confirmation.
     pub publishing: Slots<Publishing>,
 }
 
@@ -74,11 +86,15 @@ type ToBooking = fn(ServiceTimer) -> BookingTimer;
 const RELAY_SLOTS: u32 = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The booking service's timers: the payment service's, the relay's, and its own.
 pub enum BookingTimer {
+    /// A timer of the payment service.
     Service(ServiceTimer),
+    /// A timer of the outbox relay.
     Relay(RelayTimer),
     /// Event first: the broker did not confirm request `slot`'s event in time.
     PublishTimeout {
+        /// The held request's slot.
         slot: u32,
     },
 }
@@ -103,13 +119,18 @@ impl Timer for BookingTimer {
     }
 }
 
+/// The insurer's payment service with its outbox: the payment service and the relay in one process, so a booking and its outbox row commit together.
 pub struct BookingService<W> {
+    /// The payment service it runs.
     pub service: Service<W>,
+    /// The outbox relay it runs.
     pub relay: Relay<W>,
+    /// How it publishes.
     pub cfg: BookingConfig,
 }
 
 impl<W> BookingService<W> {
+    /// A booking service around the payment service configured by `service`.
     pub fn new(service: payment::ServiceConfig, cfg: BookingConfig) -> Self {
         BookingService {
             service: Service::new(service),

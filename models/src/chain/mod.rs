@@ -32,6 +32,7 @@ pub static ACCOUNTING_BOOKING: Site = Site {
     name: "booking in accounting",
 };
 
+/// The insurer chain model (`model = "chain"`): claims system, payment service with outbox, bank, broker and accounting.
 pub struct Chain;
 
 static METRICS: &[Metric] = &[

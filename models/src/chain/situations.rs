@@ -6,7 +6,9 @@ use crate::{messaging, payment};
 use sim::SituationId;
 use std::sync::OnceLock;
 
+/// A "payment booked" event went out for a request that booked nothing.
 pub const PUBLISHED_WITHOUT_BOOKING: SituationId = 192;
+/// An event was published and its confirmation never arrived.
 pub const PUBLISH_UNCONFIRMED: SituationId = 193;
 
 static OWN: &[SituationDoc] = &[

@@ -13,6 +13,7 @@ use std::marker::PhantomData;
 /// The namespace of a client's operations, for its timers' names: a marker
 /// type (`payment::Claims`), so a timer stays two integers.
 pub trait OpSpace: Copy + fmt::Debug + Eq + 'static {
+    /// The space the timers' operation ids belong to.
     const SPACE: &'static Space;
 }
 
@@ -36,6 +37,7 @@ macro_rules! client_timers {
 pub(crate) use client_timers;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which of an operation's two timers.
 pub enum OpTimerKind {
     /// No answer to the current attempt in time.
     Timeout,
@@ -47,13 +49,17 @@ pub enum OpTimerKind {
 /// its model's words: "attempt timeout (claim 4711)", "next attempt (request #3)".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpTimer<S> {
+    /// Which timer.
     pub kind: OpTimerKind,
+    /// The operation's index in the client's list.
     pub i: u32,
+    /// The operation's id, for traces.
     pub id: u32,
     space: PhantomData<fn() -> S>,
 }
 
 impl<S> OpTimer<S> {
+    /// The attempt timeout of the `i`-th operation, `id`.
     pub fn timeout(i: usize, id: u32) -> Self {
         OpTimer {
             kind: OpTimerKind::Timeout,
@@ -63,6 +69,7 @@ impl<S> OpTimer<S> {
         }
     }
 
+    /// The next attempt of the `i`-th operation, `id`.
     pub fn next_attempt(i: usize, id: u32) -> Self {
         OpTimer {
             kind: OpTimerKind::NextAttempt,
@@ -96,18 +103,26 @@ pub fn timer_slots(n: usize) -> u32 {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where an operation stands at its client.
 pub enum OpStatus {
+    /// Its start time has not come yet.
     NotStarted,
+    /// Started, not finished.
     Pending,
+    /// Finished (done, failed, unknown or abandoned).
     Done,
 }
 
 /// One operation in the client's own database: it survives the client's crashes.
 #[derive(Clone, Copy, Debug)]
 pub struct ClientOp {
+    /// Where it stands.
     pub status: OpStatus,
+    /// Attempts sent.
     pub attempts: u32,
+    /// When it started.
     pub started_us: TimeUs,
+    /// The last backoff waited (decorrelated jitter grows from it).
     pub last_backoff_ms: u64,
     /// Some attempt's outcome was unknown (a timeout, 409, 504): if the
     /// operation is given up, nobody knows whether it happened.
@@ -117,6 +132,7 @@ pub struct ClientOp {
 /// A client's database: its operations, surviving its crashes.
 #[derive(Clone, Debug, Default)]
 pub struct ClientStorage {
+    /// One record per operation, in the order of the client's list.
     pub ops: Vec<ClientOp>,
 }
 
@@ -132,6 +148,7 @@ impl ClientStorage {
 /// How a client retries and what it does when it gives up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Persistence {
+    /// When to retry and when to stop.
     pub retry: RetryPolicy,
     /// An attempt without an answer after this is over, its outcome unknown.
     pub timeout_ms: u64,
@@ -151,6 +168,7 @@ pub struct ClientSituations {
 }
 
 impl ClientOp {
+    /// An operation not started yet.
     pub const NEW: ClientOp = ClientOp {
         status: OpStatus::NotStarted,
         attempts: 0,
@@ -220,6 +238,7 @@ impl ClientOp {
         self.end(op, Ending::Done, sit, ctx);
     }
 
+    /// Ends the operation with `ending`, reporting it and the situation it means.
     pub fn end<A: Actor<Obs = Obs> + ?Sized>(
         &mut self,
         op: Op,

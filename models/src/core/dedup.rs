@@ -8,21 +8,27 @@ use sim::TimeUs;
 use std::hash::Hash;
 
 #[derive(Clone, Debug)]
+/// One remembered key's record.
 pub struct Entry<V> {
+    /// When it was created: it expires `retention_us` later.
     pub created_us: TimeUs,
+    /// What the store keeps for it (a result, a state).
     pub value: V,
 }
 
 /// What a lookup found.
 #[derive(Debug)]
 pub enum Lookup<'a, V> {
+    /// A live entry, to read or change.
     Live(&'a mut V),
     /// There was an entry, but its retention ran out.
     Expired,
+    /// No entry.
     Absent,
 }
 
 #[derive(Clone, Debug)]
+/// A store of keys with a retention: lookups treat expired entries as absent, [`reap`](DedupStore::reap) drops them.
 pub struct DedupStore<K: Hash + Eq, V> {
     retention_us: TimeUs,
     entries: Table<K, Entry<V>>,
@@ -31,6 +37,7 @@ pub struct DedupStore<K: Hash + Eq, V> {
 }
 
 impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
+    /// A store whose entries live `retention_us` (0: forever).
     pub fn new(retention_us: TimeUs) -> Self {
         DedupStore {
             retention_us,
@@ -50,6 +57,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         self.retention_us != 0 && now_us.saturating_sub(created_us) >= self.retention_us
     }
 
+    /// Finds `key` as of `now_us`: live, expired or absent.
     pub fn lookup(&mut self, key: &K, now_us: TimeUs) -> Lookup<'_, V> {
         let expired = match self.entries.get(key) {
             None => return Lookup::Absent,
@@ -79,6 +87,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         );
     }
 
+    /// Removes `key`, returning its value.
     pub fn remove(&mut self, key: &K) -> Option<V> {
         self.entries.swap_remove(key).map(|e| e.value)
     }
@@ -106,6 +115,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         self.entries.len()
     }
 
+    /// No entry at all.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -115,6 +125,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         self.entries.iter()
     }
 
+    /// Every entry, to change, in a deterministic order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut Entry<V>)> {
         self.entries.iter_mut()
     }

@@ -9,19 +9,26 @@ use sim::{PerMilleRange, TimeUs, US_PER_MS};
 /// A path into the TOML tree, for finding where a validated value was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seg {
+    /// A table key written in the code.
     Key(&'static str),
+    /// A key the user wrote (an actor's name).
     Name(String),
+    /// An element of an array.
     Index(usize),
 }
 
 /// A value that parsed but makes no sense: where, what, and the fix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invalid {
+    /// Where in the TOML tree.
     pub path: Vec<Seg>,
+    /// What is wrong, in the user's words.
     pub message: String,
+    /// How to fix it.
     pub help: Option<String>,
 }
 
+/// An [`Invalid`] with a fix.
 pub fn invalid(path: Vec<Seg>, message: impl Into<String>, help: impl Into<String>) -> Invalid {
     Invalid {
         path,
@@ -36,6 +43,7 @@ pub enum LoadError {
     /// The model's tables do not parse into its structure (a wrong type, an
     /// unknown key); the error carries its place in the text.
     Toml(toml::de::Error),
+    /// A value that parsed but makes no sense.
     Invalid(Invalid),
 }
 
@@ -93,6 +101,7 @@ pub fn one_of<T: Copy>(value: &str, options: &[(&str, T)], path: Vec<Seg>) -> Re
 /// Most days any duration in a scenario may span: beyond it a number is a
 /// mistake (a unit mix-up), not a design.
 pub const MAX_DURATION_DAYS: u64 = 3650;
+/// [`MAX_DURATION_DAYS`] in milliseconds.
 pub const MAX_DURATION_MS: u64 = MAX_DURATION_DAYS * 24 * 3600 * 1000;
 
 /// When a `what` (an operation, an event, a request) starts: `start_ms` as

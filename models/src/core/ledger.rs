@@ -17,11 +17,16 @@ use sim::{ActorId, Counter, Merge, Outcome, TimeUs, Violation};
 /// Everything the ledger knows about one operation (or one entity).
 #[derive(Clone, Copy, Debug)]
 pub struct OpRecord {
+    /// The operation (or entity) this record is about.
     pub op: Op,
     // --- what the business wanted, at its client
+    /// A client reported an intent for it.
     pub intended: bool,
+    /// The payload the client asked for.
     pub payload: u32,
+    /// The window the operation must end within (0: none).
     pub window_ms: u64,
+    /// When the intent was reported.
     pub started_us: TimeUs,
     /// Attempts the client sent.
     pub attempts: u32,
@@ -29,28 +34,45 @@ pub struct OpRecord {
     pub rejected: bool,
     /// The payload of the attempt the client was told is done.
     pub told_done: Option<u32>,
+    /// How it ended at its client, once it did.
     pub ending: Option<Ending>,
+    /// When it ended.
     pub ended_us: TimeUs,
     // --- what landed in the outside world
+    /// Effects that landed.
     pub effects: u32,
+    /// Their payloads added up.
     pub effect_total: u64,
+    /// Where they landed.
     pub site: Option<&'static Site>,
     /// When the first effect landed, and with which payload.
     pub first_effect: Option<(TimeUs, u32)>,
     // --- an event owed by a committed state change
+    /// A producer committed the state change that owes this event.
     pub committed: bool,
+    /// When.
     pub committed_us: TimeUs,
+    /// The entity the change is about.
     pub entity: Option<Op>,
+    /// The entity's version after the change.
     pub version: u32,
+    /// A broker stored the event.
     pub accepted: bool,
+    /// A broker dead-lettered it.
     pub dead: bool,
+    /// A set-value write of it landed.
     pub written: bool,
+    /// A newer version superseded it.
     pub superseded: bool,
     // --- an entity: the newest committed write and what the consumer holds
+    /// For an entity: the newest committed (value, version).
     pub newest: Option<(u32, u32)>,
+    /// Whether that newest event went to a dead-letter queue.
     pub newest_dead: bool,
+    /// For an entity: the (value, version) the consumers' database holds.
     pub current: Option<(u32, u32)>,
     // --- requests each layer received for this operation
+    /// Requests each layer received for it, by [`Layer::index`](super::obs::Layer::index).
     pub received: [u32; MAX_LAYERS],
 }
 
@@ -113,11 +135,13 @@ struct Rate {
 /// The oracle of every model.
 #[derive(Debug, Default)]
 pub struct Ledger {
+    /// One record per operation and per entity.
     pub ops: Table<Op, OpRecord>,
     /// The first operation each key was used for.
     pub keys: Table<Key, Op>,
     /// Executions running now: the key and the actor (service process) running it.
     pub executors: Vec<(Key, ActorId)>,
+    /// The most keys any dedup store reported holding.
     pub peak_dedup_keys: u32,
     /// Resource versions: (resource, version) → the operation whose write made it.
     pub versions: Table<(Op, u32), Op>,
@@ -132,6 +156,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
         self.ops.get(&op)
     }
@@ -295,9 +320,13 @@ pub mod counter {
     pub const OPERATIONS: &str = "operations";
     /// Their endings: told done, known failed, unknown (for a person), abandoned, still open.
     pub const DONE: &str = "ended_done";
+    /// Operations that ended known failed, in a dead letter.
     pub const FAILED: &str = "ended_failed";
+    /// Operations that ended unknown, for a person to reconcile.
     pub const UNKNOWN: &str = "ended_unknown";
+    /// Operations given up silently.
     pub const ABANDONED: &str = "ended_abandoned";
+    /// Operations still open when the run stopped.
     pub const OPEN: &str = "open";
     /// Attempts the clients sent.
     pub const ATTEMPTS: &str = "attempts";
@@ -305,10 +334,13 @@ pub mod counter {
     pub const EVENTS: &str = "events";
     /// Operations with two or more effects; operations whose owed effect is missing.
     pub const DUPLICATED_OPS: &str = "duplicated_ops";
+    /// Operations whose owed effect is missing.
     pub const LOST_OPS: &str = "lost_ops";
     /// Runs with at least one duplicated, lost, or unknown-ending operation.
     pub const RUNS_DUPLICATED: &str = "runs_duplicated";
+    /// Runs with at least one lost operation.
     pub const RUNS_LOST: &str = "runs_lost";
+    /// Runs with at least one operation that ended unknown.
     pub const RUNS_UNKNOWN: &str = "runs_unknown";
     /// The most keys a dedup store held (the maximum over runs).
     pub const PEAK_DEDUP_KEYS: &str = "peak_dedup_keys";

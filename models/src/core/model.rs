@@ -8,6 +8,7 @@ use sim::{SituationId, TimeUs};
 /// A named situation a model's actors report.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SituationDoc {
+    /// Its id, in the model's range.
     pub id: SituationId,
     /// Stable: scenario files and JSON use it.
     pub name: &'static str,
@@ -43,12 +44,15 @@ pub struct BuildInput<'a> {
     /// The scenario text with overrides applied; the model parses its own
     /// tables from it (unknown keys inside them are errors).
     pub text: &'a str,
+    /// When faults stop (the run's `fault_phase_ms`).
     pub fault_phase_us: TimeUs,
+    /// The run's time limit: no operation may start after it.
     pub max_time_us: TimeUs,
 }
 
 /// The actors a model built from a scenario, in world order.
 pub struct Built<N> {
+    /// Each actor's name and the actor, in world order.
     pub actors: Vec<(String, N)>,
     /// Ends the help of an unknown-actor error, e.g. how to get more consumers.
     pub actors_hint: &'static str,
@@ -65,6 +69,8 @@ pub trait ModelSpec<N>: Sync {
     fn tables(&self) -> &'static [&'static str];
     /// Parses and validates the model's tables into actors.
     fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError>;
+    /// The situations its actors report, with their names and meaning.
     fn situations(&self) -> &'static [SituationDoc];
+    /// The `sweep` columns that mean something for it.
     fn metrics(&self) -> &'static [Metric];
 }

@@ -28,6 +28,7 @@ pub const MAX_LAYERS: usize = 8;
 /// What a client concluded from one attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttemptOutcome {
+    /// Done: the effect happened.
     Ok,
     /// Definitely not executed (shed with 503 before it started): retryable.
     Fail,
@@ -39,6 +40,7 @@ pub enum AttemptOutcome {
 }
 
 impl AttemptOutcome {
+    /// The words traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             AttemptOutcome::Ok => "ok",
@@ -65,6 +67,7 @@ pub enum Ending {
 }
 
 impl Ending {
+    /// The words traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             Ending::Done => "done",
@@ -81,76 +84,135 @@ pub enum Obs {
     /// A client starts a business operation: `payload` once, ending within
     /// `window_ms` (0: no window).
     Intent {
+        /// The operation.
         op: Op,
+        /// What it asks for (an amount), once.
         payload: u32,
+        /// It must end within this (0: no window).
         window_ms: u64,
     },
     /// A client sends attempt `attempt` of `op`.
-    AttemptSent { op: Op, attempt: u32 },
+    AttemptSent {
+        /// The operation.
+        op: Op,
+        /// The attempt's number, from 1.
+        attempt: u32,
+    },
     /// A layer received a request for `op`, carrying `key`.
     Received {
+        /// The layer that received it.
         layer: &'static Layer,
+        /// The operation.
         op: Op,
+        /// The idempotency key it carries.
         key: Key,
     },
     /// An effect in the outside world, with its payload.
     Effect {
+        /// Where it landed.
         site: &'static Site,
+        /// The operation it is for.
         op: Op,
+        /// What it did (an amount).
         payload: u32,
     },
     /// A client finished one attempt and concluded this.
     Attempt {
+        /// The operation.
         op: Op,
+        /// The attempt's number.
         attempt: u32,
+        /// What the client concluded.
         outcome: AttemptOutcome,
     },
     /// A client was told `op` is done, in answer to an attempt that asked for
     /// `payload`. The service's echo of what it did is not part of this: the
     /// ledger compares the asked payload with the effect that landed.
-    ToldDone { op: Op, payload: u32 },
+    ToldDone {
+        /// The operation.
+        op: Op,
+        /// The payload the answered attempt asked for.
+        payload: u32,
+    },
     /// The operation ended at its client.
-    Ended { op: Op, ending: Ending },
+    Ended {
+        /// The operation.
+        op: Op,
+        /// How it ended.
+        ending: Ending,
+    },
     /// A producer committed a state change of `entity`, so the event `op`
     /// is owed: it must take effect once, or reach a dead-letter queue.
     Committed {
+        /// The event owed.
         op: Op,
+        /// The entity the change is about.
         entity: Op,
+        /// The entity's new value.
         value: u32,
+        /// The entity's version after the change.
         version: u32,
     },
     /// A broker stored the event `op` in its queue.
-    Accepted { op: Op },
+    Accepted {
+        /// The event.
+        op: Op,
+    },
     /// A broker moved the event `op` to its dead-letter queue: visible, not lost.
-    DeadLettered { op: Op },
+    DeadLettered {
+        /// The event.
+        op: Op,
+    },
     /// A set-value write of the event `op` landed: `entity` holds `value`.
     ValueWritten {
+        /// The event whose write landed.
         op: Op,
+        /// The entity written.
         entity: Op,
+        /// The value it holds now.
         value: u32,
+        /// Its version.
         version: u32,
     },
     /// A versioned write of the event `op` was refused: `entity` already holds
     /// a newer version, which supersedes it.
-    Superseded { op: Op },
+    Superseded {
+        /// The event refused.
+        op: Op,
+    },
     /// A write of `op` made `entity` version `version` (its ETag), computed
     /// from the client's read of version `read`; 0 when the write depends on
     /// no read (a blind PUT, an increment the server computes).
     NewVersion {
+        /// The request whose write it is.
         op: Op,
+        /// The resource written.
         entity: Op,
+        /// The version the write made.
         version: u32,
+        /// The version the write was computed from (0: none).
         read: u32,
     },
     /// A service instance starts executing the request bound to `key` (it
     /// passed the dedup check, claimed the key or took it over).
-    ExecStart { key: Key },
+    ExecStart {
+        /// The key the request is bound to.
+        key: Key,
+    },
     /// That execution finished or gave up.
-    ExecEnd { key: Key },
+    ExecEnd {
+        /// The key the request is bound to.
+        key: Key,
+    },
     /// The reporting actor restarted: every execution it ran died with it.
     ExecutorsLost,
     /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
-    DedupStore { keys: u32, bound: u32 },
+    DedupStore {
+        /// Live records now.
+        keys: u32,
+        /// Its capacity (0: none).
+        bound: u32,
+    },
 }
 
 impl Obs {

@@ -26,7 +26,9 @@ pub struct Space {
 /// id: two integers, on the ledger's hot path.
 #[derive(Clone, Copy, Debug)]
 pub struct Op {
+    /// The namespace: its noun, unit and code.
     pub space: &'static Space,
+    /// The id within it (claim 4711).
     pub id: u32,
 }
 
@@ -59,6 +61,7 @@ impl std::hash::Hash for Op {
 }
 
 impl Op {
+    /// Operation `id` of `space`.
     pub const fn new(space: &'static Space, id: u32) -> Op {
         Op { space, id }
     }
@@ -86,7 +89,9 @@ impl fmt::Display for Op {
 /// A payload with its unit, as traces print it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Payload {
+    /// Its unit, if it has one.
     pub unit: Option<&'static str>,
+    /// The number.
     pub value: u32,
 }
 
@@ -102,19 +107,24 @@ impl fmt::Display for Payload {
 /// An idempotency key as a client sends it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Key {
+    /// No key at all.
     None,
     /// Minted per business operation (`n` = 1) or, wrongly, per attempt.
     Op {
+        /// The operation it was minted for.
         op: Op,
+        /// Which key of that operation: 1 for a stable key, the attempt's number for a key per attempt.
         n: u32,
     },
     /// Derived from a clock reading: two operations in one bucket collide.
     Time {
+        /// The clock reading's bucket (a second, a minute).
         bucket: u64,
     },
 }
 
 impl Key {
+    /// Any key at all.
     pub fn is_some(self) -> bool {
         self != Key::None
     }

@@ -5,21 +5,30 @@
 use sim::{TimeUs, US_PER_MS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a wait is randomized (AWS's "Exponential Backoff and Jitter").
 pub enum Jitter {
+    /// The exponential wait itself: clients retry in lockstep.
     None,
+    /// Uniform in `0..=wait`.
     Full,
+    /// Half the wait plus a uniform half.
     Equal,
+    /// Uniform between the base and three times the last wait, capped.
     Decorrelated,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// When a layer retries, how long it waits, and when it stops.
 pub struct RetryPolicy {
     /// Total attempts including the first; 0 means no cap (a mistake).
     pub max_attempts: u32,
+    /// The first wait.
     pub base_ms: u64,
+    /// No wait is longer.
     pub cap_ms: u64,
     /// 1 = fixed interval, 2 = exponential.
     pub multiplier: u64,
+    /// How waits are randomized.
     pub jitter: Jitter,
     /// The retry window: no attempt starts later than this after the first,
     /// and an attempt starts only if its timeout falls inside the window, so

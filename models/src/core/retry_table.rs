@@ -10,6 +10,7 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, default)]
+/// `[client.retry]` as written in a scenario file.
 pub struct RetryDto {
     policy: String,
     max_attempts: u64,
@@ -39,6 +40,7 @@ impl Default for RetryDto {
 /// A validated retry table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Retry {
+    /// Backoff, jitter, cap, attempts and window.
     pub policy: RetryPolicy,
     /// Retry a final error too (a mistake: a rejected input never becomes valid).
     pub retry_final_errors: bool,

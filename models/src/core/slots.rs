@@ -2,12 +2,14 @@
 //! consumer works on. A slot's index names the timer that guards it.
 
 #[derive(Clone, Debug)]
+/// At most `bound` values, each in a numbered slot that frees when taken.
 pub struct Slots<T> {
     slots: Vec<Option<T>>,
     bound: usize,
 }
 
 impl<T> Slots<T> {
+    /// An empty pool of at most `bound` slots.
     pub fn new(bound: usize) -> Self {
         Slots {
             slots: Vec::new(),
@@ -15,6 +17,7 @@ impl<T> Slots<T> {
         }
     }
 
+    /// The most slots it holds.
     pub fn bound(&self) -> usize {
         self.bound
     }
@@ -33,14 +36,17 @@ impl<T> Slots<T> {
         Some(i)
     }
 
+    /// The value in slot `i`, if busy.
     pub fn get(&self, i: usize) -> Option<&T> {
         self.slots.get(i).and_then(Option::as_ref)
     }
 
+    /// The value in slot `i`, to change.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
         self.slots.get_mut(i).and_then(Option::as_mut)
     }
 
+    /// Frees slot `i`, returning its value.
     pub fn take(&mut self, i: usize) -> Option<T> {
         self.slots.get_mut(i).and_then(Option::take)
     }
@@ -58,6 +64,7 @@ impl<T> Slots<T> {
         self.iter().find(|(_, v)| f(v)).map(|(i, _)| i)
     }
 
+    /// How many slots are busy.
     pub fn busy(&self) -> usize {
         self.slots.iter().filter(|s| s.is_some()).count()
     }

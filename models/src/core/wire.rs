@@ -7,6 +7,7 @@
 
 /// A world's message type that carries `T`, one model's messages.
 pub trait Carries<T>: sim::Message {
+    /// The world's message carrying the model's message `t`.
     fn wrap(t: T) -> Self;
     /// The model's message inside, if this is one of them.
     fn peek(&self) -> Option<&T>;
@@ -34,5 +35,38 @@ pub trait ModelMessage: Copy + PartialEq + std::fmt::Debug + std::fmt::Display {
     /// else is a real difference.
     fn same_for_diff(&self, other: &Self) -> bool {
         self.kind() == other.kind() && (!self.is_reply() || self == other)
+    }
+}
+
+/// What traces and `idemsim diff` ask of a world's message type, beyond what
+/// the engine needs ([`sim::Message`]): which messages are replies, the note
+/// on a delivery line, and when two messages count as the same for a diff.
+///
+/// The registry's `Msg` answers by asking each model's [`ModelMessage`]. A
+/// user's own world message implements it with an empty `impl` (every method
+/// has a default) and gets every trace format. It must compare with `==`: the
+/// search for a run's point of no return compares two runs entry by entry.
+/// Nothing here needs `Copy`: a message with `String` or `Vec` payloads
+/// renders like any other.
+pub trait WorldMessage: sim::Message + PartialEq {
+    /// An answer to a request: a lost one shows as "reply lost".
+    fn is_reply(&self) -> bool {
+        false
+    }
+
+    /// A note for the trace line showing this message's delivery, from what
+    /// the same step did: whether an effect landed, and what it sent.
+    fn delivery_note(&self, effect: bool, sent: &[Self]) -> Option<&'static str>
+    where
+        Self: Sized,
+    {
+        let _ = (effect, sent);
+        None
+    }
+
+    /// Whether two runs that sent these two messages at the same point still
+    /// do the same thing (for `diff`): by default, when they are of one kind.
+    fn same_for_diff(&self, other: &Self) -> bool {
+        self.kind() == other.kind()
     }
 }

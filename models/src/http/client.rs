@@ -34,16 +34,22 @@ pub enum Action {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One request a client makes: a business operation.
 pub struct RequestSpec {
     /// The request's number: `request #id`, one business operation.
     pub id: u32,
+    /// What it does.
     pub action: Action,
+    /// The resource it addresses (0: the collection, for a POST).
     pub resource: u32,
+    /// The body, or the amount added.
     pub value: u32,
+    /// When it starts.
     pub start_ms: u64,
 }
 
 impl RequestSpec {
+    /// The request's business operation.
     pub fn op(&self) -> Op {
         Op::new(&REQUEST, self.id)
     }
@@ -69,13 +75,17 @@ pub enum DeleteNotFound {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A client's configuration.
 pub struct ClientConfig {
+    /// The server it talks to.
     pub server: ActorId,
+    /// How it retries and gives up.
     pub persistence: Persistence,
     /// Every write carries its request's Idempotency-Key (`req-3-01`).
     pub idempotency_key: bool,
     /// An edit's PUT is conditional on the ETag it read (If-Match).
     pub if_match: bool,
+    /// How it reads a 404 answering a DELETE.
     pub delete_404: DeleteNotFound,
     /// Retry a final error (a 404) too: a mistake, it never becomes a success.
     pub retry_final_errors: bool,
@@ -84,6 +94,7 @@ pub struct ClientConfig {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a request's current attempt waits for.
 pub enum Phase {
     /// Waiting for the answer to the request itself.
     Request,
@@ -96,6 +107,7 @@ pub enum Phase {
 /// Volatile: the open connection of each request's current attempt.
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
+    /// Per request: the attempt and phase whose answer is awaited.
     pub awaiting: Vec<Option<(u32, Phase)>>,
     /// The last attempt of an edit ended in a 412: the next one reads again.
     pub after_412: Vec<bool>,
@@ -108,12 +120,15 @@ client_op::client_timers!(
     REQUEST
 );
 
+/// An HTTP client making its requests, retrying them by its policy.
 pub struct Client<W> {
+    /// Its configuration.
     pub cfg: ClientConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Client<W> {
+    /// A client with configuration `cfg`.
     pub fn new(cfg: ClientConfig) -> Self {
         Client {
             cfg,

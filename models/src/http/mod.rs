@@ -48,9 +48,13 @@ pub static RESOURCE: Space = Space {
 
 /// The effects, by what the request did to a resource.
 pub static CREATION: Site = Site { name: "creation" };
+/// A PUT replaced a resource's value.
 pub static WRITE: Site = Site { name: "write" };
+/// An edit's PUT wrote a value computed from a read.
 pub static EDIT: Site = Site { name: "edit" };
+/// A PATCH added to a value.
 pub static INCREMENT: Site = Site { name: "increment" };
+/// A DELETE removed a resource.
 pub static DELETION: Site = Site { name: "deletion" };
 
 /// Requests the server received per operation.
@@ -59,6 +63,7 @@ pub static SERVER_LAYER: Layer = Layer {
     name: "server",
 };
 
+/// The HTTP model (`model = "http"`): clients and a server with resources, keys and ETags.
 pub struct Http;
 
 static METRICS: &[Metric] = &[

@@ -5,15 +5,22 @@ use crate::core::{Key, Op};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An HTTP method.
 pub enum Method {
+    /// GET: read.
     Get,
+    /// POST: create in the collection.
     Post,
+    /// PUT: replace.
     Put,
+    /// PATCH: add to the value.
     Patch,
+    /// DELETE: remove.
     Delete,
 }
 
 impl Method {
+    /// The method as HTTP writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -26,6 +33,7 @@ impl Method {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The status codes the model answers with.
 pub enum Status {
     /// 200
     Ok,
@@ -40,6 +48,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status line.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "200 OK",
@@ -50,6 +59,7 @@ impl Status {
         }
     }
 
+    /// A 2xx.
     pub fn is_success(self) -> bool {
         matches!(self, Status::Ok | Status::Created | Status::NoContent)
     }
@@ -61,7 +71,9 @@ impl Status {
 pub struct Read {
     /// The ETag read: the resource's version.
     pub version: u32,
+    /// The value read.
     pub value: u32,
+    /// The write carries `If-Match` with the ETag read.
     pub if_match: bool,
 }
 
@@ -69,29 +81,43 @@ pub struct Read {
 /// `key` says whether it carries its operation's Idempotency-Key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The request's business operation.
     pub op: Op,
+    /// The attempt number, from 1.
     pub attempt: u32,
+    /// The method.
     pub method: Method,
+    /// The resource addressed.
     pub resource: u32,
+    /// The body (a value, or an amount to add).
     pub body: u32,
+    /// It carries the operation's Idempotency-Key.
     pub key: bool,
+    /// What an edit's write was computed from.
     pub read: Option<Read>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A message of the HTTP model.
 pub enum Msg {
     /// Client to server.
     Request(Request),
     /// The server's answer: the resource's value and ETag as they stand after
     /// the request, or as they were when the stored answer was made.
     Response {
+        /// The request's operation.
         op: Op,
+        /// The attempt it answers.
         attempt: u32,
         /// The method of the request it answers (an edit's GET or its PUT).
         method: Method,
+        /// The status.
         status: Status,
+        /// The resource's id.
         resource: u32,
+        /// Its value.
         value: u32,
+        /// Its ETag (version).
         etag: u32,
         /// Answered from the Idempotency-Key store, not executed again.
         replayed: bool,

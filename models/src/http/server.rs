@@ -23,6 +23,7 @@ pub enum PutMode {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// The server's configuration.
 pub struct ServerConfig {
     /// Honour the Idempotency-Key header: a known key gets the stored response.
     pub keys: bool,
@@ -30,6 +31,7 @@ pub struct ServerConfig {
     pub key_retention_us: TimeUs,
     /// Capacity of the key store, judged by `dedup-store-bounded`; 0: none.
     pub max_keys: u32,
+    /// What a PUT does to the value.
     pub put: PutMode,
     /// The resources at the start, as (id, value), sorted by id.
     pub resources: Vec<(u32, u32)>,
@@ -38,21 +40,28 @@ pub struct ServerConfig {
 /// One resource as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Resource {
+    /// Its id.
     pub id: u32,
+    /// Its value.
     pub value: u32,
     /// The ETag: 1 for a new resource, one more for every change.
     pub version: u32,
     /// The request whose write made this version (none for an initial one).
     pub writer: Option<Op>,
+    /// False once deleted.
     pub exists: bool,
 }
 
 /// A stored response, replayed for a known Idempotency-Key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stored {
+    /// The status answered.
     pub status: Status,
+    /// The resource's id.
     pub resource: u32,
+    /// Its value then.
     pub value: u32,
+    /// Its ETag then.
     pub etag: u32,
 }
 
@@ -61,7 +70,9 @@ pub struct Stored {
 pub struct ServerStorage {
     /// Sorted by id: initial resources, then those POST created.
     pub resources: Vec<Resource>,
+    /// Idempotency-Keys and their stored responses.
     pub keys: DedupStore<Key, Stored>,
+    /// The id the next POST gets.
     pub next_id: u32,
     /// Requests (by operation id) whose write has landed, sorted: only to
     /// report a request that took effect a second time.
@@ -85,12 +96,15 @@ impl ServerStorage {
     }
 }
 
+/// The HTTP server: resources in a database, optional Idempotency-Key store and ETags.
 pub struct Server<W> {
+    /// Its configuration.
     pub cfg: ServerConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Server<W> {
+    /// A server with configuration `cfg`.
     pub fn new(cfg: ServerConfig) -> Self {
         Server {
             cfg,

@@ -3,17 +3,28 @@
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// A client sent a request again.
 pub const REQUEST_RETRIED: SituationId = 128;
+/// A client gave a request up into a dead letter.
 pub const REQUEST_DEAD_LETTERED: SituationId = 129;
+/// A client restarted with a request pending and resumed it.
 pub const REQUEST_RESUMED_AFTER_RESTART: SituationId = 130;
+/// The server answered a known Idempotency-Key from its store.
 pub const KEY_REPLAYED: SituationId = 131;
+/// A repeated PUT changed nothing.
 pub const PUT_CHANGED_NOTHING: SituationId = 132;
+/// A DELETE found nothing to delete (404).
 pub const DELETE_FOUND_NOTHING: SituationId = 133;
+/// A conditional write was refused with 412.
 pub const PRECONDITION_FAILED: SituationId = 134;
+/// A client read again after a 412.
 pub const REREAD_AFTER_412: SituationId = 135;
+/// A write was computed from a version that was no longer current.
 pub const STALE_WRITE: SituationId = 136;
+/// A request's write landed a second time.
 pub const WRITE_REPEATED: SituationId = 137;
 
+/// The HTTP model's situations.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: REQUEST_RETRIED, name: "request-retried", doc: "An HTTP client sent a second or later attempt of a request." },
     SituationDoc { id: REQUEST_DEAD_LETTERED, name: "request-dead-lettered", doc: "An HTTP client gave a request up and recorded it in a dead letter a person will see." },

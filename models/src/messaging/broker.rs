@@ -22,40 +22,60 @@ pub enum AtMaxDeliveries {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// The broker's configuration.
 pub struct BrokerConfig {
+    /// The consumers it delivers to, one chosen per delivery.
     pub consumers: Vec<ActorId>,
     /// An unacked delivery becomes visible again after this (SQS 30 s, NATS AckWait 30 s).
     pub visibility_timeout_ms: u64,
     /// Deliveries before the message leaves the queue; 0 = unlimited.
     pub max_deliveries: u32,
+    /// What happens after the last delivery.
     pub at_max_deliveries: AtMaxDeliveries,
     /// A publish with a message id accepted within this window is dropped; 0 = off.
     pub dedup_window_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a queued message stands.
 pub enum QStatus {
+    /// Waiting for a delivery.
     Ready,
-    InFlight { receipt: u32, deadline_us: TimeUs },
+    /// Delivered, waiting for its ack until the lease runs out.
+    InFlight {
+        /// The delivery's receipt; an ack must name it.
+        receipt: u32,
+        /// When the delivery's lease runs out and it becomes visible again.
+        deadline_us: TimeUs,
+    },
+    /// Acked: done.
     Acked,
+    /// In the dead-letter queue, for a person.
     Dead,
+    /// Dropped after its last delivery: lost.
     Discarded,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A message in the queue.
 pub struct QMsg {
+    /// The event it carries.
     pub ev: Event,
+    /// Where it stands.
     pub status: QStatus,
+    /// Deliveries so far.
     pub deliveries: u32,
 }
 
 /// The broker's durable queue, dead-letter queue and dedup table.
 #[derive(Clone, Debug)]
 pub struct BrokerStorage {
+    /// Every message published, in order.
     pub queue: Vec<QMsg>,
     /// Message ids accepted within the dedup window; they stay tracked after
     /// delivery, as in SQS FIFO.
     pub dedup: DedupStore<u32, ()>,
+    /// The receipt the next delivery gets.
     pub next_receipt: u32,
 }
 
@@ -75,12 +95,15 @@ impl Timer for BrokerTimer {
     }
 }
 
+/// The broker: a durable queue that delivers at least once.
 pub struct Broker<W> {
+    /// Its configuration.
     pub cfg: BrokerConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Broker<W> {
+    /// A broker configured by `cfg`.
     pub fn new(cfg: BrokerConfig) -> Self {
         Broker {
             cfg,

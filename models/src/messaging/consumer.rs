@@ -10,6 +10,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the consumer's handler does with a delivery.
 pub enum Handler {
     /// Apply the effect for every delivery.
     Effect,
@@ -22,22 +23,33 @@ pub enum Handler {
     /// Insert keyed by the event under a unique constraint; "already exists" counts as success.
     UniqueKey,
     /// Set the entity's value (naturally idempotent, order-sensitive).
-    SetValue { versioned: bool },
+    SetValue {
+        /// Only if the stored version is older.
+        versioned: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// When the consumer acks a delivery.
 pub enum AckMode {
+    /// Ack once the handler's transactions committed.
     AfterCommit,
     /// Ack on receipt, then process: a crash while processing loses the message.
     BeforeCommit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A consumer's configuration.
 pub struct ConsumerConfig {
+    /// The broker to ack to.
     pub broker: ActorId,
+    /// The database actor its transactions go to.
     pub db: ActorId,
+    /// What it does with a delivery.
     pub handler: Handler,
+    /// When it acks.
     pub ack: AckMode,
+    /// Processing time per delivery.
     pub processing_ms: u64,
     /// Extra processing time drawn per delivery, 0..=this.
     pub processing_jitter_ms: u64,
@@ -63,17 +75,25 @@ pub struct Job {
 /// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
 #[derive(Clone, Debug)]
 pub struct ConsumerState {
+    /// The deliveries in progress, one slot each.
     pub jobs: Slots<Job>,
 }
 
 pub const MAX_JOBS: usize = 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A consumer's timers, one pair per job slot.
 pub enum ConsumerTimer {
     /// The handler's work on job `slot` is done.
-    Processed { slot: u32 },
+    Processed {
+        /// The job's slot.
+        slot: u32,
+    },
     /// The database did not answer job `slot`'s transaction in time.
-    TxTimeout { slot: u32 },
+    TxTimeout {
+        /// The job's slot.
+        slot: u32,
+    },
 }
 
 impl fmt::Display for ConsumerTimer {
@@ -94,12 +114,15 @@ impl Timer for ConsumerTimer {
     }
 }
 
+/// A consumer: takes a delivery, runs the handler's transactions against the shared database, acks.
 pub struct Consumer<W> {
+    /// Its configuration.
     pub cfg: ConsumerConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Consumer<W> {
+    /// A consumer configured by `cfg`.
     pub fn new(cfg: ConsumerConfig) -> Self {
         Consumer {
             cfg,

@@ -9,6 +9,7 @@ use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
 
 #[derive(Clone, Debug, Default)]
+/// The consumers' database: what survives a crash.
 pub struct ConsumerDbStorage {
     /// Message ids in the inbox.
     pub inbox: Vec<u32>,
@@ -20,6 +21,7 @@ pub struct ConsumerDbStorage {
     pub values: Vec<(u32, u32, u32)>,
 }
 
+/// The consumers' shared database, where effects land (and are observed).
 pub struct ConsumerDb<W> {
     /// Where the effect lands, as traces name it.
     pub site: &'static Site,
@@ -27,6 +29,7 @@ pub struct ConsumerDb<W> {
 }
 
 impl<W> ConsumerDb<W> {
+    /// A consumer database whose effects land at `site`.
     pub fn new(site: &'static Site) -> Self {
         ConsumerDb {
             site,

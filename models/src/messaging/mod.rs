@@ -63,6 +63,7 @@ pub static CONSUMER_LAYER: Layer = Layer {
     name: "consumer",
 };
 
+/// The messaging model, as the registry lists it.
 pub struct Messaging;
 
 static METRICS: &[Metric] = &[

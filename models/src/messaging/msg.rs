@@ -20,10 +20,12 @@ pub struct Event {
 }
 
 impl Event {
+    /// The business operation: the event itself.
     pub fn op(&self) -> Op {
         Op::new(&EVENT, self.id)
     }
 
+    /// The entity it changes, as an operation id (for `state-converges`).
     pub fn entity_op(&self) -> Op {
         Op::new(&ENTITY, self.entity)
     }
@@ -56,10 +58,14 @@ pub enum TxKind {
     /// Insert keyed by the event under a unique constraint.
     InsertUnique,
     /// Set the entity's value; `versioned` only if the stored version is older.
-    SetValue { versioned: bool },
+    SetValue {
+        /// Only if the stored version is older.
+        versioned: bool,
+    },
 }
 
 impl TxKind {
+    /// The words traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             TxKind::Effect => "apply effect",
@@ -74,7 +80,9 @@ impl TxKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a consumer's transaction did.
 pub enum TxResult {
+    /// Done: it wrote.
     Applied,
     /// Already there (inbox hit or "already exists"): counts as success.
     Duplicate,
@@ -85,6 +93,7 @@ pub enum TxResult {
 }
 
 impl TxResult {
+    /// The words traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             TxResult::Applied => "applied",
@@ -96,26 +105,54 @@ impl TxResult {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The messaging model's messages: small and `Copy`.
 pub enum Msg {
     /// Producer (or its outbox relay) to broker.
-    Publish { ev: Event },
-    /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
-    PublishAck { id: u32, duplicate: bool },
-    /// Broker to consumer; `receipt` names this delivery.
-    Deliver { ev: Event, receipt: u32 },
-    /// Consumer to broker: delete the message.
-    Ack { id: u32, receipt: u32 },
-    /// Consumer to its database: one transaction.
-    Tx {
+    Publish {
+        /// The event.
         ev: Event,
-        kind: TxKind,
-        slot: u8,
+    },
+    /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
+    PublishAck {
+        /// The event's id.
+        id: u32,
+        /// The dedup window dropped it as a repeat.
+        duplicate: bool,
+    },
+    /// Broker to consumer; `receipt` names this delivery.
+    Deliver {
+        /// The event.
+        ev: Event,
+        /// Names this delivery.
         receipt: u32,
     },
-    TxDone {
+    /// Consumer to broker: delete the message.
+    Ack {
+        /// The event's id.
         id: u32,
-        slot: u8,
+        /// The delivery acked.
         receipt: u32,
+    },
+    /// Consumer to its database: one transaction.
+    Tx {
+        /// The event it is for.
+        ev: Event,
+        /// What the transaction does.
+        kind: TxKind,
+        /// The consumer's job slot, echoed in the answer.
+        slot: u8,
+        /// The delivery's receipt, echoed in the answer.
+        receipt: u32,
+    },
+    /// The database to the consumer: the transaction's result.
+    TxDone {
+        /// The event's id.
+        id: u32,
+        /// The consumer's job slot.
+        slot: u8,
+        /// The delivery's receipt.
+        receipt: u32,
+        /// What it did.
         result: TxResult,
     },
 }

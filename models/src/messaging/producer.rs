@@ -11,6 +11,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the producer gets its state change and its event out.
 pub enum WriteMode {
     /// Commit the state, then publish: a crash in between loses the event.
     StateFirst,
@@ -21,15 +22,22 @@ pub enum WriteMode {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One state change the producer is asked to make (each owes an event).
 pub struct EventSpec {
+    /// The entity it changes.
     pub entity: u32,
+    /// The new value.
     pub value: u32,
+    /// When the request arrives.
     pub start_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A producer's configuration.
 pub struct ProducerConfig {
+    /// The broker it publishes to.
     pub broker: ActorId,
+    /// How it writes.
     pub mode: WriteMode,
     /// Wait this long for the broker's publish confirmation before resending.
     pub publish_timeout_ms: u64,
@@ -37,6 +45,7 @@ pub struct ProducerConfig {
     pub publish_retry: RetryPolicy,
     /// Chance that a commit aborts (deadlock, constraint, failover).
     pub commit_fail_per_mille: u32,
+    /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,
 }
 
@@ -51,9 +60,11 @@ pub enum RequestStatus {
 /// The producer's database (business rows and the outbox) and its request source.
 #[derive(Clone, Debug, Default)]
 pub struct ProducerStorage {
+    /// Each request's status (the request source survives crashes: it is the caller).
     pub requests: Vec<RequestStatus>,
     /// (entity, value, version): the business table.
     pub rows: Vec<(u32, u32, u32)>,
+    /// The outbox table.
     pub outbox: Vec<OutboxRow>,
 }
 
@@ -65,12 +76,16 @@ pub struct Pending {
 }
 
 #[derive(Clone, Debug, Default)]
+/// The producer's volatile state: what its process is doing.
 pub struct ProducerState {
+    /// Dual write: publishes waiting for confirmation, per event.
     pub pending: Vec<Option<Pending>>,
+    /// The outbox relay's volatile state.
     pub relay: RelayState,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The producer's timers.
 pub enum ProducerTimer {
     /// Request `i` arrives.
     Request(u32),
@@ -108,13 +123,16 @@ impl Timer for ProducerTimer {
     }
 }
 
+/// The producer: a state change that owes an event, by dual write or transactional outbox.
 pub struct Producer<W> {
+    /// Its configuration.
     pub cfg: ProducerConfig,
     relay: Relay<W>,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Producer<W> {
+    /// A producer configured by `cfg`.
     pub fn new(cfg: ProducerConfig) -> Self {
         Producer {
             relay: Relay::new(cfg.broker, cfg.publish_timeout_ms),

@@ -16,8 +16,11 @@ use std::fmt;
 use std::marker::PhantomData;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A row of the transactional outbox.
 pub struct OutboxRow {
+    /// The event to publish.
     pub ev: Event,
+    /// The relay marked it sent.
     pub sent: bool,
     /// Publish attempts, a column many relays keep for monitoring.
     pub attempts: u32,
@@ -26,6 +29,7 @@ pub struct OutboxRow {
 /// Volatile: the row the relay is publishing, with its publish confirmed or not.
 #[derive(Clone, Debug, Default)]
 pub struct RelayState {
+    /// The row being published, and whether the broker confirmed it.
     pub row: Option<(usize, bool)>,
     /// The process restarted with a published but unmarked row: the relay's
     /// next publish of it is a republish after a crash.
@@ -33,6 +37,7 @@ pub struct RelayState {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The relay's timers.
 pub enum RelayTimer {
     /// Look for the next unsent outbox row.
     Poll,
@@ -62,7 +67,9 @@ impl Timer for RelayTimer {
     }
 }
 
+/// The outbox relay: polls the outbox, publishes a row, waits for the broker's confirmation, then marks the row sent in a transaction of its own.
 pub struct Relay<W> {
+    /// The broker it publishes to.
     pub broker: ActorId,
     /// Wait this long for the broker's confirmation before publishing again.
     pub publish_timeout_ms: u64,
@@ -70,6 +77,7 @@ pub struct Relay<W> {
 }
 
 impl<W> Relay<W> {
+    /// A relay publishing to `broker`.
     pub fn new(broker: ActorId, publish_timeout_ms: u64) -> Self {
         Relay {
             broker,

@@ -3,26 +3,46 @@
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// `relay-crash-between-steps`: The producer restarted after a crash that fell between publishing an outbox row and marking it sent.
 pub const RELAY_CRASH_BETWEEN_STEPS: SituationId = 64;
+/// `republish-after-crash`: After such a restart the relay published the unmarked row again.
 pub const REPUBLISH_AFTER_CRASH: SituationId = 65;
+/// `publish-retried`: A publish got no confirmation in time and was sent again (no crash involved).
 pub const PUBLISH_RETRIED: SituationId = 66;
+/// `broker-dedup-hit`: The broker dropped a publish whose message id it saw within its dedup window.
 pub const BROKER_DEDUP_HIT: SituationId = 67;
+/// `republish-after-dedup-window`: A publish of a known message id arrived after the broker's dedup window and was stored again.
 pub const REPUBLISH_AFTER_DEDUP_WINDOW: SituationId = 68;
+/// `duplicate-publish`: The broker stored a second copy of an event it had already accepted.
 pub const DUPLICATE_PUBLISH: SituationId = 69;
+/// `broker-dead-lettered`: The broker moved a message to its dead-letter queue after its last delivery: visible, not lost.
 pub const BROKER_DEAD_LETTERED: SituationId = 70;
+/// `broker-discarded`: The broker dropped a message after its last delivery, with no dead-letter queue.
 pub const BROKER_DISCARDED: SituationId = 71;
+/// `lease-expired-redelivery`: An unacked delivery's visibility timeout ran out and the broker delivered the message again.
 pub const LEASE_EXPIRED_REDELIVERY: SituationId = 72;
+/// `late-ack`: An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it).
 pub const LATE_ACK: SituationId = 73;
+/// `inbox-hit`: A delivery's message id was already in the inbox: the consumer skipped the effect.
 pub const INBOX_HIT: SituationId = 74;
+/// `inbox-row-without-effect`: A delivery found its inbox row committed but its effect missing: the two were written in separate transactions.
 pub const INBOX_ROW_WITHOUT_EFFECT: SituationId = 75;
+/// `effect-without-inbox-row`: A delivery found its effect committed but its inbox row missing: the two were written in separate transactions.
 pub const EFFECT_WITHOUT_INBOX_ROW: SituationId = 76;
+/// `redelivered-after-effect`: A message whose effect is already in the database was processed again without a dedup check.
 pub const REDELIVERED_AFTER_EFFECT: SituationId = 77;
+/// `unique-key-hit`: An insert under the business key found the row there: "already exists" counted as success.
 pub const UNIQUE_KEY_HIT: SituationId = 78;
+/// `out-of-order-write`: A set-value event arrived older than the version already stored.
 pub const OUT_OF_ORDER_WRITE: SituationId = 79;
+/// `stale-write-rejected`: A versioned write refused an event older than the stored version.
 pub const STALE_WRITE_REJECTED: SituationId = 80;
+/// `commit-failed`: A producer's commit aborted (deadlock, constraint, failover).
 pub const COMMIT_FAILED: SituationId = 81;
+/// `publish-given-up`: A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait.
 pub const PUBLISH_GIVEN_UP: SituationId = 83;
 
+/// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: COMMIT_FAILED, name: "commit-failed", doc: "A producer's commit aborted (deadlock, constraint, failover)." },
     SituationDoc { id: PUBLISH_RETRIED, name: "publish-retried", doc: "A publish got no confirmation in time and was sent again (no crash involved)." },

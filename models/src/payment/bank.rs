@@ -10,6 +10,7 @@ use crate::core::{Carries, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
 
+/// The bank's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BankConfig {
     /// The bank deduplicates transfers on the key it is given.
@@ -23,11 +24,14 @@ pub struct BankConfig {
 /// The bank's ledger: every executed transfer, and the keys it remembers.
 #[derive(Clone, Debug)]
 pub struct BankStorage {
+    /// Every transfer executed: the claim and the amount.
     pub transfers: Vec<(Op, u32)>,
+    /// The keys it deduplicates on.
     pub keys: DedupStore<Key, ()>,
 }
 
 impl BankStorage {
+    /// What it has paid for claim `op` in all.
     pub fn paid_eur(&self, op: Op) -> u32 {
         self.transfers
             .iter()
@@ -37,12 +41,15 @@ impl BankStorage {
     }
 }
 
+/// The bank: executes transfers, where the effect of a payment lands.
 pub struct Bank<W> {
+    /// Its configuration.
     pub cfg: BankConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Bank<W> {
+    /// A bank configured by `cfg`.
     pub fn new(cfg: BankConfig) -> Self {
         Bank {
             cfg,

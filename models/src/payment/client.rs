@@ -19,6 +19,7 @@ const SITUATIONS: ClientSituations = ClientSituations {
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which idempotency key the client sends.
 pub enum KeyPolicy {
     /// One key per business operation, reused on every retry.
     Stable,
@@ -26,21 +27,28 @@ pub enum KeyPolicy {
     PerAttempt,
     /// Derived from the clock, bucketed: operations started together collide.
     Timestamp {
+        /// The bucket's width: keys of operations started within it collide.
         bucket_ms: u64,
     },
+    /// No key: the service cannot tell a retry from a new request.
     None,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One business operation the client is asked to run: pay a claim.
 pub struct OpSpec {
+    /// The claim's number.
     pub claim: u32,
+    /// The amount to pay.
     pub amount_eur: u32,
+    /// When the claims system asks for it.
     pub start_ms: u64,
     /// A retry that sends another amount under the same key (a client bug).
     pub retry_amount_eur: Option<u32>,
 }
 
 impl OpSpec {
+    /// The business operation.
     pub fn op(&self) -> Op {
         Op::new(&CLAIM, self.claim)
     }
@@ -55,10 +63,15 @@ impl OpSpec {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// The client's configuration.
 pub struct ClientConfig {
+    /// The payment service's actor id.
     pub service: ActorId,
+    /// How long it waits for an answer to an attempt.
     pub timeout_ms: u64,
+    /// Which key it sends.
     pub key: KeyPolicy,
+    /// When it retries, and when it gives up.
     pub retry: RetryPolicy,
     /// Retry a final error too (a mistake: a rejected input never becomes valid).
     pub retry_final_errors: bool,
@@ -67,12 +80,14 @@ pub struct ClientConfig {
     /// Read a timeout as "failed, nothing happened" (a mistake: the request
     /// may have been executed and only the answer lost).
     pub timeout_means_failed: bool,
+    /// The operations it runs.
     pub ops: Vec<OpSpec>,
 }
 
 /// Volatile: which attempt each operation waits on (its open connection).
 #[derive(Clone, Debug, Default)]
 pub struct ClientState {
+    /// Per operation, the attempt whose answer it is waiting for.
     pub awaiting: Vec<Option<u32>>,
 }
 
@@ -83,12 +98,15 @@ client_op::client_timers!(
     CLAIM
 );
 
+/// The claims system: runs operations, retries them, tells the ledger what it concluded.
 pub struct Client<W> {
+    /// Its configuration.
     pub cfg: ClientConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Client<W> {
+    /// A client configured by `cfg`.
     pub fn new(cfg: ClientConfig) -> Self {
         Client {
             cfg,
@@ -100,6 +118,7 @@ impl<W> Client<W> {
         OpTimer::timeout(i, self.cfg.ops[i].claim)
     }
 
+    /// The key attempt `attempt` of operation `i` carries, under the configured policy.
     pub fn key_for(&self, i: usize, attempt: u32, started_us: TimeUs) -> Key {
         let op = self.cfg.ops[i].op();
         match self.cfg.key {

@@ -41,6 +41,7 @@ pub static SERVICE_LAYER: Layer = Layer {
     index: 0,
     name: "service",
 };
+/// Transfers the bank received, per claim.
 pub static BANK_LAYER: Layer = Layer {
     index: 1,
     name: "bank",

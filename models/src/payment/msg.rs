@@ -7,6 +7,7 @@ use std::fmt;
 /// The payment service's answer to the client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PayStatus {
+    /// Paid (HTTP 200), now or earlier under this key.
     Paid,
     /// Another request with this key is being executed (HTTP 409): the
     /// outcome is not known yet; retryable.
@@ -22,6 +23,7 @@ pub enum PayStatus {
 }
 
 impl PayStatus {
+    /// The words traces use.
     pub fn as_str(self) -> &'static str {
         match self {
             PayStatus::Paid => "paid",
@@ -39,44 +41,68 @@ pub enum TransferResult {
     /// Executed now, or recognised by its key as already executed.
     Done,
     /// A conditional transfer whose condition ("paid so far is X") no longer holds.
-    Refused { paid_eur: u32 },
+    Refused {
+        /// What is paid so far.
+        paid_eur: u32,
+    },
 }
 
+/// The payment model's messages: small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Msg {
     /// Client to service: pay `amount_eur` for claim `op`.
     Pay {
+        /// The claim.
         op: Op,
+        /// The client's attempt, from 1.
         attempt: u32,
+        /// The idempotency key it carries.
         key: Key,
+        /// The amount asked for.
         amount_eur: u32,
     },
     /// The service's answer; `amount_eur` is what it says was paid.
     PayReply {
+        /// The claim.
         op: Op,
+        /// The attempt it answers.
         attempt: u32,
+        /// The answer.
         status: PayStatus,
+        /// What the service says was paid.
         amount_eur: u32,
     },
     /// Service to bank: transfer money for claim `op`; with `if_paid_eur`,
     /// only if exactly that much is paid so far (a conditional update).
     Transfer {
+        /// The claim.
         op: Op,
+        /// The key passed on to the bank (or none).
         key: Key,
+        /// The amount to transfer.
         amount_eur: u32,
+        /// The condition of a conditional transfer: paid so far.
         if_paid_eur: Option<u32>,
     },
+    /// Bank to service: the transfer's result.
     TransferDone {
+        /// The claim.
         op: Op,
+        /// The key the transfer carried.
         key: Key,
+        /// What the bank did.
         result: TransferResult,
     },
     /// Service to bank: how much has been paid for claim `op`?
     StatusQuery {
+        /// The claim.
         op: Op,
     },
+    /// Bank to service: what it has paid for the claim.
     StatusReply {
+        /// The claim.
         op: Op,
+        /// Paid so far.
         paid_eur: u32,
     },
 }

@@ -59,8 +59,11 @@ pub enum Mode {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The payment service's configuration.
 pub struct ServiceConfig {
+    /// The bank's actor id.
     pub bank: ActorId,
+    /// How it deduplicates requests.
     pub idempotency: Idempotency,
     /// Keys older than this are forgotten; 0 keeps them forever.
     pub retention_us: TimeUs,
@@ -68,10 +71,13 @@ pub struct ServiceConfig {
     pub fingerprint_check: bool,
     /// Hand the key on to the bank, which may deduplicate on it.
     pub pass_key_to_bank: bool,
+    /// How long it waits for the bank's answer.
     pub bank_timeout_us: TimeUs,
+    /// Attempts per transfer (the first included).
     pub bank_max_attempts: u32,
     /// An "in progress" key older than this may be taken over; 0: never.
     pub lease_us: TimeUs,
+    /// What it does with a duplicate of a request in flight.
     pub concurrent: Concurrent,
     /// Work between accepting a request and calling the bank.
     pub processing_us: TimeUs,
@@ -79,6 +85,7 @@ pub struct ServiceConfig {
     pub max_keys: u32,
     /// Requests the service works on at once; more are shed with 503.
     pub max_in_flight: u32,
+    /// What it pays: the amount asked, or what is missing to a total.
     pub mode: Mode,
     /// Ask the bank what it has paid before re-sending after a timeout
     /// (needs `bank.status_query`).
@@ -89,16 +96,22 @@ pub struct ServiceConfig {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a key's request stands.
 pub enum KeyState {
+    /// Claimed: an execution is running (or died with a crash).
     InProgress,
+    /// Paid: the answer is known.
     Paid,
 }
 
 /// A row of the key table: the request the key stands for, and its state.
 #[derive(Clone, Copy, Debug)]
 pub struct KeyRow {
+    /// The claim it stands for.
     pub op: Op,
+    /// The amount of the request it stands for.
     pub amount_eur: u32,
+    /// Where it stands.
     pub state: KeyState,
     /// When the current executor claimed the key (the lease's start).
     pub locked_us: TimeUs,
@@ -114,7 +127,9 @@ pub struct Booking {
 /// The payment database: key rows and bookings, committed atomically per step.
 #[derive(Clone, Debug)]
 pub struct ServiceStorage {
+    /// The idempotency keys it remembers.
     pub keys: DedupStore<Key, KeyRow>,
+    /// Payments booked.
     pub bookings: Vec<Booking>,
 }
 
@@ -174,22 +189,33 @@ pub struct Waiter {
 /// Volatile: open requests, bank calls and pending steps die with a crash.
 #[derive(Clone, Debug)]
 pub struct ServiceState {
+    /// Bank calls in flight.
     pub calls: Slots<BankCall>,
+    /// Steps waiting to run (a second transaction, a retry).
     pub steps: Slots<Step>,
+    /// Duplicates waiting for a running execution's result.
     pub waiters: Vec<Waiter>,
 }
 
 /// Bank calls, pending steps and waiters a service keeps at most.
 pub const MAX_BANK_CALLS: usize = 64;
+/// Pending steps a service keeps at most.
 pub const MAX_STEPS: usize = 64;
 pub const MAX_WAITERS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The service's timers.
 pub enum ServiceTimer {
     /// The bank did not answer call `slot` in time.
-    BankTimeout { slot: u32 },
+    BankTimeout {
+        /// The call's slot.
+        slot: u32,
+    },
     /// Pending step `slot` runs.
-    Step { slot: u32 },
+    Step {
+        /// The step's slot.
+        slot: u32,
+    },
 }
 
 impl fmt::Display for ServiceTimer {
@@ -210,12 +236,15 @@ impl Timer for ServiceTimer {
     }
 }
 
+/// The payment service: books payments and has the bank transfer them.
 pub struct Service<W> {
+    /// Its configuration.
     pub cfg: ServiceConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Service<W> {
+    /// A service configured by `cfg`.
     pub fn new(cfg: ServiceConfig) -> Self {
         Service {
             cfg,

@@ -3,28 +3,50 @@
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// `client-retried`: The client sent a second or later attempt of an operation.
 pub const CLIENT_RETRIED: SituationId = 1;
+/// `duplicate-after-commit`: A request arrived for a key whose payment is already recorded as done; the service answered from its key table.
 pub const DUPLICATE_AFTER_COMMIT: SituationId = 2;
+/// `concurrent-duplicate`: A request arrived for a key whose execution is still in progress.
 pub const CONCURRENT_DUPLICATE: SituationId = 3;
+/// `retry-after-key-expired`: A request arrived for a key the service had already forgotten (retention ran out): it was treated as new.
 pub const RETRY_AFTER_KEY_EXPIRED: SituationId = 4;
+/// `crash-between-steps`: The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking.
 pub const CRASH_BETWEEN_STEPS: SituationId = 5;
+/// `bank-dedup-hit`: The bank recognised a transfer's key and executed no second transfer.
 pub const BANK_DEDUP_HIT: SituationId = 7;
+/// `recovered-after-restart`: The service restarted with a key left "in progress" and drove its payment to an end.
 pub const RECOVERED_AFTER_RESTART: SituationId = 8;
+/// `client-recovered-after-restart`: The client restarted after a crash with an operation pending, and resumed it from its own database.
 pub const CLIENT_RECOVERED_AFTER_RESTART: SituationId = 9;
+/// `lease-expired-takeover`: A request found its key "in progress" past the lease and took the execution over.
 pub const LEASE_EXPIRED_TAKEOVER: SituationId = 20;
+/// `query-found-transfer`: A status query before a retry found the transfer already made.
 pub const QUERY_FOUND_TRANSFER: SituationId = 21;
+/// `settle-nothing-missing`: In "state instead of action" mode the service read the claim as fully paid and paid nothing more.
 pub const SETTLE_NOTHING_MISSING: SituationId = 22;
+/// `duplicate-waited`: A concurrent duplicate was held open and answered with the first execution's result.
 pub const DUPLICATE_WAITED: SituationId = 23;
+/// `payload-mismatch-rejected`: A request reused a known key with another payload and was refused with 422.
 pub const PAYLOAD_MISMATCH_REJECTED: SituationId = 24;
+/// `key-reaped`: Expired keys were removed from the service's dedup store.
 pub const KEY_REAPED: SituationId = 26;
+/// `key-collision`: A key already stored for another operation arrived with a different claim.
 pub const KEY_COLLISION: SituationId = 27;
+/// `bank-retried`: The service sent a transfer to the bank again after the bank stayed silent.
 pub const BANK_RETRIED: SituationId = 28;
+/// `overloaded`: The service shed a request with 503 because it was at its max_in_flight.
 pub const OVERLOADED: SituationId = 29;
+/// `client-dead-lettered`: The client gave an operation up and recorded it in a dead letter a person will see.
 pub const CLIENT_DEAD_LETTERED: SituationId = 30;
+/// `late-confirmation-recorded`: The bank's confirmation arrived after the service had stopped waiting; the service recorded the key as paid anyway.
 pub const LATE_CONFIRMATION_RECORDED: SituationId = 31;
+/// `conditional-transfer-refused`: The bank refused a transfer made on a stale reading of what was paid (the conditional update's version check).
 pub const CONDITIONAL_TRANSFER_REFUSED: SituationId = 32;
+/// `bank-gave-up`: The bank stayed silent through every attempt; the service answered 504 and left the key "in progress".
 pub const BANK_GAVE_UP: SituationId = 33;
 
+/// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
     SituationDoc { id: CLIENT_RECOVERED_AFTER_RESTART, name: "client-recovered-after-restart", doc: "The client restarted after a crash with an operation pending, and resumed it from its own database." },

@@ -5,13 +5,19 @@ use crate::core::input::{did_you_mean, Seg};
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A bad scenario file or override, located, with the fix: printed as the CLI prints it.
 pub struct ScenarioError {
     /// The file, or `--set KEY=VALUE` when the mistake is in an override.
     pub file: String,
+    /// Line, from 1.
     pub line: usize,
+    /// Column, from 1.
     pub column: usize,
+    /// What is wrong, in the user's words.
     pub message: String,
+    /// The line it is on, shown under the message.
     pub source_line: Option<String>,
+    /// How to fix it.
     pub help: Option<String>,
 }
 

@@ -8,11 +8,14 @@ use crate::core::input::{Invalid, LoadError, Seg};
 /// An override `key.path=value` from the command line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Override {
+    /// The dotted key path (`client.retry.max_attempts`).
     pub key: String,
+    /// The value, as TOML (a bare word is a string).
     pub value: String,
 }
 
 impl Override {
+    /// Parses `key.path=value`; the error says what is wrong.
     pub fn parse(s: &str) -> Result<Override, String> {
         let (k, v) = s
             .split_once('=')

@@ -22,13 +22,18 @@ use sim::SituationId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+/// What a scenario expects of its runs, or what a sweep found.
 pub enum Verdict {
+    /// Every run holds.
     Holds,
+    /// Some run breaks an invariant.
     Violation,
+    /// No violation, but some run hit a limit.
     Inconclusive,
 }
 
 impl Verdict {
+    /// `holds`, `violation` or `inconclusive`, as scenario files write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
@@ -43,7 +48,9 @@ impl Verdict {
 /// removal must break, if the scenario names one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protection {
+    /// The overrides that remove it, applied together.
     pub overrides: Vec<Override>,
+    /// The invariant the removal must break, if one is named.
     pub breaks: Option<&'static str>,
 }
 
@@ -59,8 +66,11 @@ impl Protection {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A scenario's `[expect]` table, validated.
 pub struct Expect {
+    /// The verdict it must get.
     pub verdict: Verdict,
+    /// For a violation: the invariant that must break.
     pub invariant: Option<&'static str>,
     /// Situations a run of this scenario must reach for "holds" to count.
     pub situations: Vec<SituationId>,
@@ -70,20 +80,27 @@ pub struct Expect {
 
 /// A validated scenario: what to run and what it must give.
 pub struct Scenario {
+    /// Its name: the file name without `.toml`.
     pub name: String,
     /// The file as shown in messages (and the overrides, if any).
     pub file: String,
     /// The text as written, before overrides: ablations reload it.
     pub text: String,
+    /// The `--set` overrides applied.
     pub overrides: Vec<Override>,
+    /// Its one-line summary.
     pub summary: String,
     /// FNV-1a of the effective text (after overrides): repro files check it.
     pub hash: u64,
+    /// What its runs must give.
     pub expect: Expect,
+    /// Seeds a check runs by default (`run.runs`).
     pub runs: u64,
+    /// The model to run: world and actors.
     pub system: System,
 }
 
+/// FNV-1a, the hash of scenario texts in repro files.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
@@ -242,9 +259,11 @@ impl Scenario {
 /// A sweep's result held against a scenario's `[expect]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judgement {
+    /// The verdict found.
     pub found: Verdict,
     /// The invariant of the lowest failing seed (`model-panic` for a panic).
     pub invariant: Option<&'static str>,
+    /// The lowest failing seed, if any.
     pub lowest_failing_seed: Option<u64>,
     /// Situations the expectation names that no run reached.
     pub missing: Vec<&'static str>,
@@ -253,6 +272,7 @@ pub struct Judgement {
 }
 
 impl Judgement {
+    /// Whether the sweep gave what the scenario expects.
     pub fn matched(&self) -> bool {
         self.mismatch.is_none()
     }
@@ -320,9 +340,13 @@ impl Expect {
 /// What removing one protection gave on the same seeds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ablation {
+    /// The protection removed.
     pub protection: Protection,
+    /// The verdict found without it.
     pub found: Verdict,
+    /// The invariant it broke, if it did.
     pub invariant: Option<&'static str>,
+    /// The lowest failing seed without it.
     pub lowest_failing_seed: Option<u64>,
     /// Why it does not count as load-bearing; `None` when it does.
     pub mismatch: Option<String>,

@@ -12,13 +12,16 @@ use sim::TraceKind;
 /// One observation about an operation, at the step that reported it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Mention {
+    /// The step that reported it.
     pub step: u64,
+    /// What it says.
     pub text: String,
 }
 
 /// One row of the ledger: the two facts that meet at the end of a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct OpRow {
+    /// The operation's name.
     pub operation: String,
     /// The intent (payload asked) or the committed change that owes an event.
     pub asked: Vec<Mention>,

@@ -19,6 +19,7 @@ use std::fmt::Write;
 
 /// Everything one run's report shows.
 pub struct RunInput<'a> {
+    /// The trace shown.
     pub trace: &'a Trace,
     /// The raw entries the trace was built from (item `i` is entry `i`).
     pub entries: &'a [Entry],

@@ -14,13 +14,17 @@ use sim::{ActorId, TraceEntry, Tracer};
 /// How one part (state or storage) of one actor changed in one step.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Delta {
+    /// No change.
     Same,
     /// The actor is down: its volatile state is gone.
     Down,
     /// Lines `at..at + remove` of the previous text become `insert`.
     Hunk {
+        /// First line replaced.
         at: usize,
+        /// Lines removed.
         remove: usize,
+        /// Lines put in their place.
         insert: Vec<String>,
     },
 }
@@ -28,9 +32,13 @@ pub enum Delta {
 /// A step after which an actor's state or storage differs from before.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
+    /// The step.
     pub step: u64,
+    /// The actor.
     pub actor: ActorId,
+    /// How its volatile state changed.
     pub state: Delta,
+    /// How its durable storage changed.
     pub storage: Delta,
 }
 
@@ -42,8 +50,11 @@ struct Held {
 }
 
 #[derive(Default)]
+/// A tracer that keeps the entries and each actor's state and storage after every step, as the changes from the step before.
 pub struct StateRecorder {
+    /// Every trace entry.
     pub entries: Vec<Entry>,
+    /// The changes, in step order.
     pub changes: Vec<Change>,
     held: Vec<Held>,
 }

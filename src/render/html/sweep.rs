@@ -45,6 +45,7 @@ pub fn human_us(us: f64) -> String {
     format!("{us:.0} µs")
 }
 
+/// The sweep report's page for the JSON `data` of its rows and axes.
 pub fn page(data: &Value) -> String {
     let name = data["scenario"].as_str().unwrap_or("");
     let axes = data["axes"].as_array().cloned().unwrap_or_default();

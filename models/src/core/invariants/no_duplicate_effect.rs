@@ -24,6 +24,7 @@ pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation
             "{} #{n} for {op}: {total} {unit} in total for one operation",
             site.name
         ),
+        // The space's noun: "one event", or a user model's "one webhook".
         None => format!(
             "{} #{n} for {op}: one {} took effect {n} times",
             site.name, op.space.noun

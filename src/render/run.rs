@@ -1,0 +1,95 @@
+//! Traces of any model's runs, built-in or a user's own: replay a record (or
+//! a seed) with an [`ItemRecorder`], find the point of no return, and build the
+//! [`Trace`] every format in [`formats`](super::formats) prints.
+//!
+//! What a model needs for this: its actors observe the effect ledger's
+//! [`Obs`], and its world message implements [`WorldMessage`] (an empty
+//! `impl` will do). Its messages need not be `Copy`.
+
+use super::items::{self, Header, ItemRecorder, ShrinkInfo, Trace};
+use models::core::wire::WorldMessage;
+use models::Obs;
+use sim::shrink as shr;
+use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, TimerOf};
+
+/// The trace type of model `M`.
+pub type TraceOf<M> = Trace<MsgOf<M>, TimerOf<M>>;
+
+/// A model whose runs can be traced: its actors report to the effect ledger
+/// ([`Obs`]) and its world message implements [`WorldMessage`]. Every such
+/// [`Model`] is one; the trait only names the bounds once.
+pub trait LedgerModel: Model<Node: Actor<Obs = Obs, Msg: WorldMessage>> {}
+
+impl<M: Model<Node: Actor<Obs = Obs, Msg: WorldMessage>>> LedgerModel for M {}
+
+/// Events the search for the point of no return may replay in all. Each
+/// decision costs up to four replays of the whole run, so a long run is only
+/// searched from its end: a 100,000-event run gets its last few decisions
+/// tried, a catalog scenario every one of them.
+pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
+
+/// Replays `record` on `model` and builds its whole trace: the items, the
+/// ending with its one-sentence explanation and, for a violation, the step
+/// after which it could no longer be avoided. `name` and `source` go into the
+/// header ("shrunk from seed 2"); `shrink` adds the shrink's figures to it.
+///
+/// ```
+/// # use idemsim::render::{formats, run};
+/// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+/// let record = run::record_of_seed(&s.system, 0);
+/// let (trace, report) = run::trace_of_record(&s.system, "payment-stable-key", &record, "seed 0".into(), None);
+/// assert!(!report.outcome.is_failure());
+/// assert!(formats::text(&trace).starts_with("# payment-stable-key · seed 0 · "));
+/// assert!(formats::mermaid(&trace).starts_with("sequenceDiagram"));
+/// ```
+pub fn trace_of_record<M: LedgerModel>(
+    model: &M,
+    name: &str,
+    record: &Record,
+    source: String,
+    shrink: Option<ShrinkInfo>,
+) -> (TraceOf<M>, RunReport) {
+    let mut sim = Sim::new(model);
+    let search = shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS);
+    let turn = search.turn.clone();
+    // Items straight from the run: a long trace never exists twice.
+    let mut rec = ItemRecorder::new(model.world());
+    let report = shr::replay(&mut sim, model, record, false, &mut rec);
+    let header = Header {
+        scenario: name.to_string(),
+        source,
+        events: report.events,
+        actors: model.world().actor_names.clone(),
+        shrink,
+    };
+    let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());
+    if !search.complete() {
+        t.end.note_bounded_search(search.searched, search.decisions);
+    }
+    (t, report)
+}
+
+/// The decisions seed `seed` of `model` makes: replaying them is the same run.
+pub fn record_of_seed<M: Model>(model: &M, seed: u64) -> Record {
+    let mut sim = Sim::new(model);
+    sim::shrink::record_seed(&mut sim, model, seed).0
+}
+
+/// The trace of seed `seed` of `model` (see [`trace_of_record`]).
+pub fn trace_of_seed<M: LedgerModel>(model: &M, name: &str, seed: u64) -> (TraceOf<M>, RunReport) {
+    let record = record_of_seed(model, seed);
+    trace_of_record(model, name, &record, format!("seed {seed}"), None)
+}
+
+/// The figures a trace's header shows for a shrunk run.
+pub fn shrink_info(shrunk: &shr::Shrunk, stopped: Option<&'static str>) -> ShrinkInfo {
+    ShrinkInfo {
+        original_events: shrunk.original_report.events,
+        shrunk_events: shrunk.report.events,
+        original_decisions: shrunk.original.nonzero_count(),
+        shrunk_decisions: shrunk.record.nonzero_count(),
+        runs: shrunk.runs,
+        complete: shrunk.complete,
+        stopped,
+    }
+}

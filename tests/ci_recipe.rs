@@ -1,0 +1,301 @@
+//! The CI recipe of docs/ci.md, run against the example user folder
+//! `examples/ci/` copied into a scratch folder that stands for the user's
+//! repository: `idemsim verify scenarios` over the folder, and the regression
+//! database `.idemsim/regressions/` it keeps: the first failing run records
+//! the failure, the next replays it first, a fixed design reports it fixed, a
+//! regression that no longer means the same run is stale, and none is
+//! silently dropped.
+
+mod common;
+
+use common::{root, run_in, scratch_dir};
+use std::path::{Path, PathBuf};
+
+const HOLDING: &str = "scenarios/order-events.toml";
+
+/// A copy of examples/ci/scenarios in a fresh folder: the user's repository.
+fn user_repo(name: &str) -> PathBuf {
+    let repo = scratch_dir(&format!("ci_recipe/{name}"));
+    let from = root().join("examples/ci/scenarios");
+    std::fs::create_dir_all(repo.join("scenarios")).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, repo.join("scenarios").join(p.file_name().unwrap())).unwrap();
+    }
+    repo
+}
+
+/// The design of order-events with its inbox row moved out of the effect's
+/// transaction (`broken`), or back in.
+fn set_broken(repo: &Path, broken: bool) {
+    let path = repo.join(HOLDING);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (from, to) = if broken {
+        (
+            r#"handler = "inbox-same-tx""#,
+            r#"handler = "inbox-separate-tx""#,
+        )
+    } else {
+        (
+            r#"handler = "inbox-separate-tx""#,
+            r#"handler = "inbox-same-tx""#,
+        )
+    };
+    assert!(text.contains(from));
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+fn regressions(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn verify_a_folder_records_replays_first_and_reports_fixed() {
+    let repo = user_repo("lifecycle");
+    let db = repo.join(".idemsim/regressions");
+    // The folder as shipped: one design holds with load-bearing protections,
+    // one known-broken design breaks as expected; nothing is recorded.
+    let (out, _) = run_in(&repo, &["verify", "scenarios"], &[], 0);
+    assert!(
+        out.contains(
+            "3 of 3 scenarios match their expectation; 7 of 7 protections are load-bearing"
+        ),
+        "{out}"
+    );
+    assert!(
+        regressions(&db).is_empty(),
+        "an expected violation is no regression"
+    );
+
+    // Someone "simplifies" the consumer: the first run records the failure.
+    set_broken(&repo, true);
+    let (out, _) = run_in(&repo, &["verify", "scenarios"], &[], 1);
+    let files = regressions(&db);
+    assert_eq!(files.len(), 1, "{out}");
+    assert!(files[0].starts_with("order-events-") && files[0].ends_with(".json"));
+    let shown = format!(".idemsim/regressions/{}", files[0]);
+    assert!(
+        out.contains(&format!(
+            "recorded regression {shown}: it is replayed first from now on"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("MISMATCH: expected holds, found violation"),
+        "{out}"
+    );
+    assert!(
+        out.contains("0 replayed (0 still fail, 0 fixed, 0 stale), 1 recorded"),
+        "{out}"
+    );
+
+    // The second run replays it before its sweep: still fails, nothing new written.
+    let (out, _) = run_in(&repo, &["verify", "scenarios"], &[], 1);
+    assert!(
+        out.contains(&format!("regression {shown}: still fails: violation of")),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 replayed (1 still fail, 0 fixed, 0 stale), 0 recorded"),
+        "{out}"
+    );
+    assert_eq!(regressions(&db), files, "deduplicated");
+
+    // `check` of the scenario replays it first too, before its own summary.
+    let (out, _) = run_in(&repo, &["check", HOLDING, "--runs", "50"], &[], 1);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!("regression {shown}: still fails")),
+        "{out}"
+    );
+
+    // The design is fixed: the regression replays against the new text and holds.
+    set_broken(&repo, false);
+    let (out, _) = run_in(&repo, &["verify", "scenarios"], &[], 0);
+    assert!(
+        out.contains(&format!(
+            "regression {shown}: fixed: it holds now (scenario changed since it was recorded)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 replayed (0 still fail, 1 fixed, 0 stale), 0 recorded"),
+        "{out}"
+    );
+    // Kept: it goes on guarding against the failure's return.
+    assert_eq!(regressions(&db), files);
+}
+
+#[test]
+fn a_regression_that_can_no_longer_mean_its_run_is_stale_and_reported() {
+    let repo = user_repo("stale");
+    let db = repo.join(".idemsim/regressions");
+    set_broken(&repo, true);
+    run_in(&repo, &["check", HOLDING, "--runs", "100"], &[], 1);
+    let files = regressions(&db);
+    assert_eq!(files.len(), 1);
+    let path = db.join(&files[0]);
+    let shown = format!(".idemsim/regressions/{}", files[0]);
+
+    // Written by another idemsim version: its decisions may mean another run.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let old = text.replace(
+        &format!("\"idemsim\": \"{}\"", env!("CARGO_PKG_VERSION")),
+        "\"idemsim\": \"0.0.1\"",
+    );
+    assert_ne!(old, text);
+    std::fs::write(&path, old).unwrap();
+    let (out, _) = run_in(&repo, &["check", HOLDING, "--runs", "100"], &[], 1);
+    assert!(
+        out.starts_with(&format!(
+            "regression {shown}: stale: written by idemsim 0.0.1"
+        )),
+        "{out}"
+    );
+    // The sweep finds the same failure again and records it anew, by this version.
+    assert!(
+        out.contains(&format!("recorded regression {shown}")),
+        "{out}"
+    );
+    assert_eq!(regressions(&db), files);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+
+    // Its scenario file is gone: verify reports it, exits as the scenarios do.
+    std::fs::write(&path, text).unwrap();
+    std::fs::remove_file(repo.join(HOLDING)).unwrap();
+    let (out, _) = run_in(&repo, &["verify", "scenarios", "--no-ablations"], &[], 0);
+    assert!(
+        out.contains(&format!(
+            "regression {shown}: stale: its scenario file {HOLDING} is gone; delete it"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 replayed (0 still fail, 0 fixed, 1 stale)"),
+        "{out}"
+    );
+    // Not a JSON file of ours: stale too, never a crash.
+    std::fs::write(db.join("notes.json"), "{ not json").unwrap();
+    let (out, _) = run_in(
+        &repo,
+        &["verify", "scenarios", "--no-ablations", "--json"],
+        &[],
+        0,
+    );
+    let summary = out.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(summary).unwrap();
+    assert_eq!(v["type"], "verify_summary");
+    assert_eq!(v["data"]["regressions"]["stale"], 2, "{summary}");
+    assert!(out.contains(r#""status":"stale""#));
+}
+
+#[test]
+fn the_folder_is_configurable_and_can_be_turned_off() {
+    let repo = user_repo("flags");
+    set_broken(&repo, true);
+    let default = repo.join(".idemsim/regressions");
+    run_in(
+        &repo,
+        &["verify", HOLDING, "--no-regressions", "--no-ablations"],
+        &[],
+        1,
+    );
+    assert!(!default.exists(), "--no-regressions writes nothing");
+    run_in(
+        &repo,
+        &[
+            "verify",
+            HOLDING,
+            "--regressions",
+            "ci/db",
+            "--no-ablations",
+        ],
+        &[],
+        1,
+    );
+    assert_eq!(regressions(&repo.join("ci/db")).len(), 1);
+    run_in(
+        &repo,
+        &["check", HOLDING, "--runs", "100"],
+        &[("IDEMSIM_REGRESSIONS", "env-db")],
+        1,
+    );
+    assert_eq!(regressions(&repo.join("env-db")).len(), 1);
+    assert!(!default.exists());
+    // JSON: a `regression` record per replayed file, before the summary.
+    let (out, _) = run_in(
+        &repo,
+        &[
+            "check",
+            HOLDING,
+            "--runs",
+            "10",
+            "--json",
+            "--regressions",
+            "ci/db",
+        ],
+        &[],
+        1,
+    );
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "regression");
+    assert_eq!(first["data"]["status"], "still-fails");
+    assert_eq!(first["data"]["scenario"], "order-events");
+    // Built-in scenarios are idemsim's own: never recorded.
+    run_in(
+        &repo,
+        &["check", "payment-retry-without-key", "--runs", "50"],
+        &[],
+        1,
+    );
+    assert!(!default.exists());
+}
+
+#[test]
+fn inside_idemsims_own_checkout_nothing_is_recorded_by_default() {
+    let repo = user_repo("checkout");
+    set_broken(&repo, true);
+    let scenario = repo.join(HOLDING);
+    let before = regressions(&root().join(".idemsim/regressions"));
+    // Run from the checkout's root, as idemsim's tests and developers do.
+    run_in(
+        root(),
+        &["check", &scenario.to_string_lossy(), "--runs", "100"],
+        &[],
+        1,
+    );
+    assert_eq!(regressions(&root().join(".idemsim/regressions")), before);
+}
+
+#[test]
+fn verify_takes_folders_and_refuses_an_empty_one() {
+    let repo = user_repo("folders");
+    let (out, _) = run_in(
+        &repo,
+        &[
+            "verify",
+            "scenarios",
+            "payment-stable-key",
+            "--max-runs",
+            "20",
+            "--no-ablations",
+        ],
+        &[],
+        0,
+    );
+    assert!(out.contains("4 of 4 scenarios match"), "{out}");
+    std::fs::create_dir_all(repo.join("empty")).unwrap();
+    let (_, err) = run_in(&repo, &["verify", "empty"], &[], 2);
+    assert!(
+        err.contains("error: the folder `empty` holds no scenario .toml files"),
+        "{err}"
+    );
+    assert!(err.contains("help: "), "{err}");
+}
