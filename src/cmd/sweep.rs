@@ -248,6 +248,11 @@ impl VariantStats {
             ),
             Metric::TimeToEffect => self.time_to_effect_us(0.5).map(|x| x as f64),
             Metric::DedupKeys => Some(self.counter(counter::PEAK_DEDUP_KEYS) as f64),
+            Metric::AttemptsPerRun => self.share(self.counter(counter::ATTEMPTS), runs),
+            Metric::CompletionTime => self.share(
+                self.counter(counter::COMPLETION_US),
+                self.counter(counter::RUNS_COMPLETED),
+            ),
         }
     }
 
@@ -499,6 +504,8 @@ fn fields(metrics: &[Metric]) -> Vec<Field> {
                 }
             }
             Metric::DedupKeys => out.push(field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count)),
+            Metric::AttemptsPerRun => out.push(field("attempts_per_run", "attempts/run", "attempts/run: client attempts in a run, all operations together, mean over runs (the run's total work).", Shape::Count)),
+            Metric::CompletionTime => out.push(field("completion_us", "completion", "completion: virtual time from a run's first intent to its last operation's end, mean over the runs in which every operation ended.", Shape::Time)),
         }
     }
     out
