@@ -47,6 +47,16 @@ pub struct Args {
     /// Also draw the violation rate against the first swept key as a self-contained SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// What --plot draws: violation_rate, or metric fields as the CSV header
+    /// names them (e.g. attempts_per_run,completion_us), one panel each.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        default_value = "violation_rate",
+        requires = "plot"
+    )]
+    plot_metric: Vec<String>,
     /// Also write an HTML report: every metric against the swept values, each
     /// variant linked to the report of its lowest failing seed (written next to it).
     #[arg(long, value_name = "FILE.html")]
@@ -318,6 +328,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let name = variants[0].1.name.clone();
     let metrics = variants[0].1.system.model.metrics();
+    let plot_fields = fields(metrics);
+    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
     crate::progress::install_ctrl_c();
     // Ctrl-C stops the variant that is running; the rows of what ran print.
     let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
@@ -369,7 +381,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     crate::out!("{out}");
     if let Some(path) = &a.plot {
-        let svg = plot::svg(&name, runs, &axes, &rows);
+        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
         std::fs::write(path, svg).map_err(|e| {
             UsageError(format!(
                 "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
