@@ -394,6 +394,7 @@ fn the_catalogs_cover_every_scenario_and_the_protections_of_each_holding_one() {
     for (prefix, page) in [
         ("payment-", "docs/catalog-payment.md"),
         ("messaging-", "docs/catalog-messaging.md"),
+        ("contention-", "docs/catalog-contention.md"),
     ] {
         let text = std::fs::read_to_string(root.join(page)).unwrap();
         let verified: Vec<&str> = text

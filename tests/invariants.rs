@@ -470,6 +470,87 @@ fn no_lost_update() {
     silent(&unknown);
 }
 
+/// The contention model's compare-and-set, as the ledger sees it: a write
+/// refused for a stale version leaves no effect and no version, and the
+/// retry that read the newer version replaces nothing unseen. A blind write
+/// computed from the same old read replaces the first write's version.
+#[test]
+fn no_lost_update_under_contention() {
+    use models::contention::{RESOURCE_LAYER, ROW, UPDATE, WRITE as CAS_WRITE};
+    let (a, b) = (Op::new(&CAS_WRITE, 1), Op::new(&CAS_WRITE, 2));
+    let row = Op::new(&ROW, 1);
+    let received = |op| Obs::Received {
+        layer: &RESOURCE_LAYER,
+        op,
+        key: Key::None,
+    };
+    let landed = |t: u64, op, version: u32, read: u32| -> Vec<(u64, u32, Obs)> {
+        vec![
+            (t, 2, received(op)),
+            (
+                t,
+                2,
+                Obs::Effect {
+                    site: &UPDATE,
+                    op,
+                    payload: 1,
+                },
+            ),
+            (
+                t,
+                2,
+                Obs::NewVersion {
+                    op,
+                    entity: row,
+                    version,
+                    read,
+                },
+            ),
+        ]
+    };
+    let done = |t: u64, op: Op, attempt: u32| -> Vec<(u64, u32, Obs)> {
+        let actor = op.id - 1;
+        vec![
+            (
+                t,
+                actor,
+                Obs::Attempt {
+                    op,
+                    attempt,
+                    outcome: AttemptOutcome::Ok,
+                },
+            ),
+            (t, actor, told(op, 1)),
+            (t, actor, ended(op, Ending::Done)),
+        ]
+    };
+    let start = vec![(0, 0, intent(a, 1)), (0, 1, intent(b, 1))];
+    // Both read v1; a's compare-and-set lands, b's is refused and b reads v2.
+    let mut cas = start.clone();
+    cas.extend(landed(1, a, 2, 1));
+    cas.push((1, 2, received(b)));
+    cas.push((
+        2,
+        1,
+        Obs::Attempt {
+            op: b,
+            attempt: 1,
+            outcome: AttemptOutcome::Fail,
+        },
+    ));
+    cas.extend(done(2, a, 1));
+    cas.extend(landed(3, b, 3, 2));
+    cas.extend(done(4, b, 2));
+    silent(&cas);
+    // Without the condition, b's write from its read of v1 lands over v2.
+    let mut blind = start;
+    blind.extend(landed(1, a, 2, 1));
+    blind.extend(landed(1, b, 3, 1));
+    blind.extend(done(2, b, 1));
+    blind.extend(done(2, a, 1));
+    fires("no-lost-update", &blind);
+}
+
 #[test]
 fn every_invariant_has_cases_here() {
     let this = include_str!("invariants.rs");

@@ -1,7 +1,7 @@
 //! idemsim's models: the actors, their design variants, and the effect ledger.
 //!
 //! Layering (no cycles): [`core`] knows no model; each model folder
-//! ([`payment`], [`messaging`], [`http`]) depends on `core` alone, a composed
+//! ([`payment`], [`messaging`], [`http`], [`contention`]) depends on `core` alone, a composed
 //! model ([`chain`]) on `core` and the models it composes; every model is
 //! generic over the world's message type; [`registry`] lists the models and
 //! builds the world's message and actor enums; [`scenario`] loads scenario
@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod chain;
+pub mod contention;
 pub mod core;
 pub mod http;
 pub mod messaging;

@@ -6,7 +6,7 @@
 
 use crate::core::wire::{ModelMessage, WorldMessage};
 use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
-use crate::{chain, http, messaging, payment};
+use crate::{chain, contention, http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
 
@@ -148,6 +148,7 @@ registry! {
         Payment(payment::Msg),
         Messaging(messaging::Msg),
         Http(http::Msg),
+        Contention(contention::Msg),
     }
     models {
         payment::Payment => {
@@ -168,6 +169,10 @@ registry! {
         // The payment and messaging kinds, joined by one new kind.
         chain::Chain => {
             BookingService(chain::BookingService<Msg>),
+        },
+        contention::Contention => {
+            ContentionClient(contention::Client<Msg>),
+            ContentionResource(contention::Resource<Msg>),
         },
     }
 }

@@ -53,6 +53,16 @@ pub struct Args {
     /// Also draw the violation rate against the first swept key as a self-contained SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// What --plot draws: violation_rate, or metric fields as the CSV header
+    /// names them (e.g. attempts_per_run,completion_us), one panel each.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        default_value = "violation_rate",
+        requires = "plot"
+    )]
+    plot_metric: Vec<String>,
     /// Also write an HTML report: every metric against the swept values, each
     /// variant linked to the report of its lowest failing seed (written next to it).
     #[arg(long, value_name = "FILE.html")]
@@ -264,6 +274,11 @@ impl VariantStats {
             ),
             Metric::TimeToEffect => self.time_to_effect_us(0.5).map(|x| x as f64),
             Metric::DedupKeys => Some(self.counter(counter::PEAK_DEDUP_KEYS) as f64),
+            Metric::AttemptsPerRun => self.share(self.counter(counter::ATTEMPTS), runs),
+            Metric::CompletionTime => self.share(
+                self.counter(counter::COMPLETION_US),
+                self.counter(counter::RUNS_COMPLETED),
+            ),
         }
     }
 
@@ -333,6 +348,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let name = variants[0].1.name.clone();
     let metrics = variants[0].1.system.model.metrics();
+    let plot_fields = fields(metrics);
+    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
     crate::progress::install_ctrl_c();
     // Ctrl-C stops the variant that is running; the rows of what ran print.
     let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
@@ -384,7 +401,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     crate::out!("{out}");
     if let Some(path) = &a.plot {
-        let svg = plot::svg(&name, runs, &axes, &rows);
+        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
         std::fs::write(path, svg).map_err(|e| {
             UsageError(format!(
                 "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
@@ -519,6 +536,8 @@ fn fields(metrics: &[Metric]) -> Vec<Field> {
                 }
             }
             Metric::DedupKeys => out.push(field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count)),
+            Metric::AttemptsPerRun => out.push(field("attempts_per_run", "attempts/run", "attempts/run: client attempts in a run, all operations together, mean over runs (the run's total work).", Shape::Count)),
+            Metric::CompletionTime => out.push(field("completion_us", "completion", "completion: virtual time from a run's first intent to its last operation's end, mean over the runs in which every operation ended.", Shape::Time)),
         }
     }
     out

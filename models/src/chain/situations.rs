@@ -1,4 +1,4 @@
-//! The chain's own situations (ids 192 to 255); its scenarios may also name
+//! The chain's own situations (ids 192 to 239; the contention model has 240 to 255); its scenarios may also name
 //! every situation of the payment and messaging models whose actors it runs.
 
 use crate::core::SituationDoc;

@@ -350,9 +350,14 @@ pub mod counter {
     pub const PEAK_PER_S: &str = "peak_per_s";
     /// Times from intent (or commit) to first effect: a log-linear histogram in µs.
     pub const TIME_TO_EFFECT: &str = "time_to_effect_us";
+    /// Runs in which every operation a client started ended, and the sum
+    /// over them of the time from the first intent to the last ending (µs).
+    pub const RUNS_COMPLETED: &str = "runs_completed";
+    /// The sum of those completion times (µs), over `RUNS_COMPLETED` runs.
+    pub const COMPLETION_US: &str = "completion_us";
 }
 
-static COUNTERS: [Counter; 17] = {
+static COUNTERS: [Counter; 19] = {
     use counter::*;
     const fn one(name: &'static str) -> Counter {
         Counter {
@@ -395,6 +400,8 @@ static COUNTERS: [Counter; 17] = {
             merge: Merge::Sum,
             len: hist::BUCKETS,
         },
+        one(RUNS_COMPLETED),
+        one(COMPLETION_US),
     ]
 };
 
@@ -435,13 +442,21 @@ impl sim::Oracle for Ledger {
         const RECEIVED_AT: usize = 14;
         const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
         const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
-        debug_assert_eq!(into.len(), HIST_AT + hist::BUCKETS);
+        const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
+        debug_assert_eq!(into.len(), COMPLETED_AT + 2);
         // Loss can only be told once the run got to the end of its healing
         // phase: a run stopped early may have had the effect in flight.
         let judged_to_end = self.finished || matches!(outcome, Outcome::Holds);
         let (mut dup, mut lost, mut unknown) = (false, false, false);
+        // The run's completion: from its first intent to its last ending.
+        let (mut first_intent_us, mut last_end_us, mut all_ended) = (TimeUs::MAX, 0, true);
         for r in self.ops.values() {
             if r.intended {
+                first_intent_us = first_intent_us.min(r.started_us);
+                match r.ending {
+                    Some(_) => last_end_us = last_end_us.max(r.ended_us),
+                    None => all_ended = false,
+                }
                 into[0] += 1;
                 let slot = match r.ending {
                     Some(Ending::Done) => 1,
@@ -481,6 +496,10 @@ impl sim::Oracle for Ledger {
         into[11] += u64::from(lost);
         into[12] += u64::from(unknown);
         into[13] = into[13].max(u64::from(self.peak_dedup_keys));
+        if all_ended && first_intent_us != TimeUs::MAX {
+            into[COMPLETED_AT] += 1;
+            into[COMPLETED_AT + 1] += last_end_us.saturating_sub(first_intent_us);
+        }
         for (i, rate) in self.rates.iter().enumerate() {
             into[PEAK_AT + i] += u64::from(rate.peak);
         }

@@ -35,6 +35,13 @@ pub enum Metric {
     TimeToEffect,
     /// The most keys a dedup store held.
     DedupKeys,
+    /// Client attempts in a run, all operations together, mean over runs:
+    /// the total work of a run (the "calls" of AWS's backoff experiment).
+    AttemptsPerRun,
+    /// From a run's first intent to its last operation's end, mean over the
+    /// runs in which every operation ended (the "completion time" of AWS's
+    /// backoff experiment).
+    CompletionTime,
 }
 
 /// What a model's loader gets besides the text: the shared limits it must

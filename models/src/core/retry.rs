@@ -57,26 +57,59 @@ impl RetryPolicy {
         &self,
         attempts: u32,
         last_backoff_ms: u64,
-        mut range: impl FnMut(u64, u64) -> u64,
+        range: impl FnMut(u64, u64) -> u64,
     ) -> u64 {
         assert!(attempts >= 1, "a backoff follows an attempt");
-        let cap_ms = self.cap_ms.max(self.base_ms);
-        let exp = self
-            .base_ms
-            .saturating_mul(self.multiplier.max(1).saturating_pow(attempts - 1))
-            .min(cap_ms);
-        let delay_ms = match self.jitter {
+        self.wait(1, attempts - 1, last_backoff_ms, range)
+    }
+
+    /// The same formulas in microseconds, with the exponent given:
+    /// `expo(exponent) = min(cap, base * m^exponent)`, jittered, the last wait
+    /// having been `last_backoff_us`. Draws of whole microseconds are as good
+    /// as continuous next to network delays of milliseconds, which is what a
+    /// reproduction of AWS's simulator (floating-point waits) needs.
+    pub fn backoff_us(
+        &self,
+        exponent: u32,
+        last_backoff_us: u64,
+        range: impl FnMut(u64, u64) -> u64,
+    ) -> u64 {
+        self.wait(US_PER_MS, exponent, last_backoff_us, range)
+    }
+
+    /// The formulas of AWS's backoff simulator
+    /// (`aws-samples/aws-arch-backoff-simulator`, `backoff_simulator.py`),
+    /// in units of `1 / unit` ms:
+    ///
+    /// - none: `expo(n) = min(cap, base * m^n)`
+    /// - full: `U(0, expo(n))`
+    /// - equal: `expo(n)/2 + U(0, expo(n)/2)`
+    /// - decorrelated: `min(cap, U(base, 3 * previous))`, the first previous
+    ///   being `base`; it ignores `n`.
+    fn wait(
+        &self,
+        unit: u64,
+        exponent: u32,
+        last: u64,
+        mut range: impl FnMut(u64, u64) -> u64,
+    ) -> u64 {
+        let base = self.base_ms.saturating_mul(unit);
+        let cap = self.cap_ms.max(self.base_ms).saturating_mul(unit);
+        let exp = base
+            .saturating_mul(self.multiplier.max(1).saturating_pow(exponent))
+            .min(cap);
+        let delay = match self.jitter {
             Jitter::None => exp,
             Jitter::Full => range(0, exp),
+            // The upper half rounds up, so the two halves add up to `exp`.
             Jitter::Equal => exp / 2 + range(0, exp - exp / 2),
-            // sleep = min(cap, U(base, 3 * previous sleep)), the first sleep being base.
             Jitter::Decorrelated => {
-                let prev = last_backoff_ms.max(self.base_ms);
-                range(self.base_ms, prev.saturating_mul(3).max(self.base_ms)).min(cap_ms)
+                let prev = last.max(base);
+                range(base, prev.saturating_mul(3).max(base)).min(cap)
             }
         };
-        debug_assert!(delay_ms <= cap_ms || cap_ms == 0);
-        delay_ms
+        debug_assert!(delay <= cap || cap == 0);
+        delay
     }
 
     /// After attempt `attempts` ended without an answer it can use: the wait
@@ -95,15 +128,51 @@ impl RetryPolicy {
             return None;
         }
         let delay_ms = self.backoff_ms(attempts, last_backoff_ms, range);
-        if self.window_ms != 0 {
-            let ends_us = now_us
-                .saturating_add(delay_ms.saturating_mul(US_PER_MS))
-                .saturating_add(attempt_timeout_ms.saturating_mul(US_PER_MS));
-            if ends_us.saturating_sub(started_us) > self.window_ms.saturating_mul(US_PER_MS) {
-                return None;
-            }
+        let delay_us = delay_ms.saturating_mul(US_PER_MS);
+        self.in_window(delay_us, started_us, now_us, attempt_timeout_ms)
+            .then_some(delay_ms)
+    }
+
+    /// [`next_ms`](Self::next_ms) in microseconds, for a client that counts
+    /// its retries' exponent itself ([`backoff_us`](Self::backoff_us)): the
+    /// same cap on attempts (checked before anything is drawn) and the same
+    /// window.
+    #[allow(clippy::too_many_arguments)]
+    pub fn next_us(
+        &self,
+        attempts: u32,
+        exponent: u32,
+        last_backoff_us: u64,
+        started_us: TimeUs,
+        now_us: TimeUs,
+        attempt_timeout_ms: u64,
+        range: impl FnMut(u64, u64) -> u64,
+    ) -> Option<u64> {
+        if self.max_attempts != 0 && attempts >= self.max_attempts {
+            return None;
         }
-        Some(delay_ms)
+        let delay_us = self.backoff_us(exponent, last_backoff_us, range);
+        self.in_window(delay_us, started_us, now_us, attempt_timeout_ms)
+            .then_some(delay_us)
+    }
+
+    /// Whether an attempt that starts `delay_us` from now ends, timeout
+    /// included, inside the retry window of an operation that started at
+    /// `started_us`.
+    fn in_window(
+        &self,
+        delay_us: u64,
+        started_us: TimeUs,
+        now_us: TimeUs,
+        attempt_timeout_ms: u64,
+    ) -> bool {
+        if self.window_ms == 0 {
+            return true;
+        }
+        let ends_us = now_us
+            .saturating_add(delay_us)
+            .saturating_add(attempt_timeout_ms.saturating_mul(US_PER_MS));
+        ends_us.saturating_sub(started_us) <= self.window_ms.saturating_mul(US_PER_MS)
     }
 }
 
@@ -140,6 +209,137 @@ mod tests {
             assert_eq!(lo(Jitter::Decorrelated), 100);
             assert_eq!(hi(Jitter::Decorrelated), 900);
         }
+    }
+
+    /// AWS's simulator with its parameters (base 5 ms, cap 2000 ms): its
+    /// n-th retry waits `expo(n) = min(cap, base * 2^n)`, n from 1.
+    fn aws(jitter: Jitter) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 0,
+            base_ms: 5,
+            cap_ms: 2000,
+            multiplier: 2,
+            jitter,
+            window_ms: 0,
+        }
+    }
+
+    const MS: u64 = US_PER_MS;
+
+    #[test]
+    fn no_jitter_is_the_simulators_expo() {
+        let p = aws(Jitter::None);
+        let waits: Vec<u64> = (1..=10)
+            .map(|n| p.backoff_us(n, 0, |_, _| 0) / MS)
+            .collect();
+        assert_eq!(waits, [10, 20, 40, 80, 160, 320, 640, 1280, 2000, 2000]);
+        // The µs formula is the ms formula with the exponent one lower.
+        for n in 1..12 {
+            assert_eq!(
+                p.backoff_us(n - 1, 0, |_, _| 0),
+                p.backoff_ms(n, 0, |_, _| 0) * MS
+            );
+        }
+    }
+
+    #[test]
+    fn full_jitter_draws_from_zero_to_expo() {
+        let p = aws(Jitter::Full);
+        for n in 1..12 {
+            let expo = aws(Jitter::None).backoff_us(n, 0, |_, _| 0);
+            let mut asked = None;
+            let w = p.backoff_us(n, 0, |lo, hi| {
+                asked = Some((lo, hi));
+                hi / 3
+            });
+            assert_eq!(asked, Some((0, expo)));
+            assert_eq!(w, expo / 3);
+        }
+    }
+
+    #[test]
+    fn equal_jitter_keeps_half_and_draws_the_other_half() {
+        let p = aws(Jitter::Equal);
+        for n in 1..12 {
+            let v = aws(Jitter::None).backoff_us(n, 0, |_, _| 0);
+            let mut asked = None;
+            let w = p.backoff_us(n, 0, |lo, hi| {
+                asked = Some((lo, hi));
+                lo
+            });
+            assert_eq!(asked, Some((0, v / 2)), "v = {v} µs is even here");
+            assert_eq!(w, v / 2);
+            assert_eq!(p.backoff_us(n, 0, |_, hi| hi), v);
+        }
+        // An odd expo still spans exactly [v/2, v] in whole units.
+        let odd = RetryPolicy {
+            base_ms: 5,
+            ..aws(Jitter::Equal)
+        };
+        assert_eq!(odd.backoff_ms(1, 0, |_, hi| hi), 5);
+        assert_eq!(odd.backoff_ms(1, 0, |lo, _| lo), 2);
+    }
+
+    #[test]
+    fn decorrelated_jitter_walks_from_the_previous_sleep() {
+        let p = aws(Jitter::Decorrelated);
+        // sleep = min(cap, U(base, sleep * 3)), sleep starting at base.
+        let mut sleep = 0;
+        let mut asked = Vec::new();
+        for _ in 0..8 {
+            sleep = p.backoff_us(7, sleep, |lo, hi| {
+                asked.push((lo / MS, hi / MS));
+                hi
+            });
+        }
+        assert_eq!(
+            asked,
+            [
+                (5, 15),
+                (5, 45),
+                (5, 135),
+                (5, 405),
+                (5, 1215),
+                (5, 3645),
+                (5, 6000),
+                (5, 6000)
+            ]
+        );
+        assert_eq!(sleep, 2000 * MS, "capped");
+        // The exponent plays no part: the walk depends on the previous sleep.
+        assert_eq!(
+            p.backoff_us(1, 100 * MS, |_, hi| hi),
+            p.backoff_us(9, 100 * MS, |_, hi| hi)
+        );
+    }
+
+    #[test]
+    fn next_us_caps_attempts_before_drawing_and_keeps_the_window() {
+        let capped = RetryPolicy {
+            max_attempts: 3,
+            ..aws(Jitter::Full)
+        };
+        let mut drew = false;
+        let next = capped.next_us(3, 3, 0, 0, 0, 1, |_, _| {
+            drew = true;
+            0
+        });
+        assert_eq!(next, None);
+        assert!(
+            !drew,
+            "no decision is drawn for a retry that will not happen"
+        );
+        assert_eq!(capped.next_us(2, 2, 0, 0, 0, 1, |_, hi| hi), Some(20 * MS));
+        let windowed = RetryPolicy {
+            window_ms: 1000,
+            ..aws(Jitter::None)
+        };
+        // 10 ms wait + 990 ms timeout ends exactly at the window; 1 µs later does not.
+        assert_eq!(
+            windowed.next_us(1, 1, 0, 0, 0, 990, |_, _| 0),
+            Some(10 * MS)
+        );
+        assert_eq!(windowed.next_us(1, 1, 0, 0, 1, 990, |_, _| 0), None);
     }
 
     #[test]

@@ -1,0 +1,96 @@
+//! Contention on one resource under optimistic concurrency: the experiment
+//! of the AWS Architecture Blog post "Exponential Backoff And Jitter" (Marc
+//! Brooker, 2015) and of its simulator, `aws-samples/aws-arch-backoff-simulator`.
+//! N clients each make one write to one row. A write is a read, then a
+//! compare-and-set on the version read; a client whose write finds the row
+//! moved on backs off and tries again from a fresh read. The network is
+//! reliable with small delays, so what the strategies change is contention:
+//! how many calls all clients make in total, and how long until the last one
+//! is done.
+//!
+//! Each write is one business operation (`write #3`); its effect is the
+//! increment it lands at the resource, observed there, with the row's new
+//! version for `no-lost-update`. A blind write (no compare-and-set) loses
+//! updates, which that invariant catches.
+
+mod client;
+mod msg;
+mod resource;
+mod scenario;
+pub mod situations;
+
+pub use client::{Client, ClientConfig, ClientState, ClientStorage, ClientTimer, Phase, AMOUNT};
+pub use msg::Msg;
+pub use resource::{Resource, ResourceStorage};
+pub use scenario::{MAX_CLIENTS, MAX_WRITES};
+
+use crate::core::input::LoadError;
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+
+/// The clients' writes, one business operation each.
+pub static WRITE: Space = Space {
+    code: 8,
+    noun: "write",
+    id_prefix: "#",
+    unit: None,
+    key_prefix: "write",
+};
+
+/// The contended row, as the versions of `no-lost-update` name it.
+pub static ROW: Space = Space {
+    code: 9,
+    noun: "row",
+    id_prefix: "#",
+    unit: None,
+    key_prefix: "row",
+};
+
+/// The effect of a write: its increment, landed on the row.
+pub static UPDATE: Site = Site { name: "update" };
+
+/// Writes (compare-and-set calls) the resource received per operation.
+pub static RESOURCE_LAYER: Layer = Layer {
+    index: 6,
+    name: "resource",
+};
+
+/// The contention model (`model = "contention"`): N clients compare-and-set one row.
+pub struct Contention;
+
+static METRICS: &[Metric] = &[
+    Metric::Duplicated,
+    Metric::Lost,
+    Metric::AttemptsPerOperation,
+    Metric::AttemptsPerRun,
+    Metric::CompletionTime,
+];
+
+impl<N> ModelSpec<N> for Contention
+where
+    N: sim::Actor + From<Client<N::Msg>> + From<Resource<N::Msg>>,
+    N::Msg: crate::core::Carries<Msg>,
+{
+    fn name(&self) -> &'static str {
+        "contention"
+    }
+
+    fn about(&self) -> &'static str {
+        "N clients write one row with compare-and-set and back off on conflict (AWS's backoff and jitter experiment)"
+    }
+
+    fn tables(&self) -> &'static [&'static str] {
+        scenario::TABLES
+    }
+
+    fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError> {
+        scenario::build(input)
+    }
+
+    fn situations(&self) -> &'static [SituationDoc] {
+        situations::ALL
+    }
+
+    fn metrics(&self) -> &'static [Metric] {
+        METRICS
+    }
+}

@@ -1,0 +1,150 @@
+//! The contention model's messages: a read of the row and a conditional
+//! write, each with its answer, small and `Copy`.
+
+use crate::core::wire::ModelMessage;
+use crate::core::Op;
+use std::fmt;
+
+/// A message of the contention model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Msg {
+    /// Client to resource: the row's value and version, please.
+    Read {
+        /// The write (business operation) it belongs to.
+        op: Op,
+        /// The attempt, from 1.
+        attempt: u32,
+    },
+    /// The row as it stands, and the write that made its current version
+    /// (none for the initial one), so a client whose answer was lost can
+    /// find its own write.
+    ReadReply {
+        /// The write (business operation) it belongs to.
+        op: Op,
+        /// The attempt, from 1.
+        attempt: u32,
+        /// The row's value (or the value written).
+        value: u32,
+        /// The row's version.
+        version: u32,
+        /// The write that made that version.
+        writer: Option<Op>,
+    },
+    /// Client to resource: set the row to `value`, computed from a read of
+    /// version `read` by adding `amount`. With `cas` the write is conditional
+    /// on the row still being at that version (compare-and-set); without, it
+    /// is blind: it lands whatever was written since the read.
+    Write {
+        /// The write (business operation) it belongs to.
+        op: Op,
+        /// The attempt, from 1.
+        attempt: u32,
+        /// The version the write was computed from.
+        read: u32,
+        /// The row's value (or the value written).
+        value: u32,
+        /// What the write adds.
+        amount: u32,
+        /// Conditional on the version read.
+        cas: bool,
+    },
+    /// Whether the write landed, and the row's version after it.
+    WriteReply {
+        /// The write (business operation) it belongs to.
+        op: Op,
+        /// The attempt, from 1.
+        attempt: u32,
+        /// The write landed.
+        ok: bool,
+        /// The row's version.
+        version: u32,
+    },
+}
+
+impl ModelMessage for Msg {
+    const KINDS: &'static [&'static str] = &["read", "read-reply", "write", "write-reply"];
+
+    fn kind(&self) -> u16 {
+        match self {
+            Msg::Read { .. } => 0,
+            Msg::ReadReply { .. } => 1,
+            Msg::Write { .. } => 2,
+            Msg::WriteReply { .. } => 3,
+        }
+    }
+
+    fn is_reply(&self) -> bool {
+        matches!(self, Msg::ReadReply { .. } | Msg::WriteReply { .. })
+    }
+
+    fn delivery_note(&self, effect: bool, sent: &[Msg]) -> Option<&'static str> {
+        let Msg::Write { cas: true, .. } = self else {
+            return None;
+        };
+        let refused = sent
+            .iter()
+            .any(|m| matches!(m, Msg::WriteReply { ok: false, .. }));
+        (!effect && refused).then_some("the row moved on since the read: nothing written")
+    }
+}
+
+impl fmt::Display for Msg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Msg::Read { op, attempt } => write!(f, "{op}: read the row [attempt {attempt}]"),
+            Msg::ReadReply {
+                op,
+                attempt,
+                value,
+                version,
+                writer,
+            } => {
+                write!(f, "{op}: the row is {value} at v{version}")?;
+                if let Some(w) = writer {
+                    write!(f, ", written by {w}")?;
+                }
+                write!(f, " [attempt {attempt}]")
+            }
+            Msg::Write {
+                op,
+                attempt,
+                read,
+                value,
+                cas: true,
+                ..
+            } => write!(
+                f,
+                "{op}: set the row to {value} if still v{read} [attempt {attempt}]"
+            ),
+            Msg::Write {
+                op,
+                attempt,
+                read,
+                value,
+                cas: false,
+                ..
+            } => write!(
+                f,
+                "{op}: set the row to {value} (read at v{read}, no condition) [attempt {attempt}]"
+            ),
+            Msg::WriteReply {
+                op,
+                attempt,
+                ok: true,
+                version,
+            } => write!(
+                f,
+                "{op}: written, the row is now v{version} [attempt {attempt}]"
+            ),
+            Msg::WriteReply {
+                op,
+                attempt,
+                ok: false,
+                version,
+            } => write!(
+                f,
+                "{op}: conflict, the row is already v{version}: nothing written [attempt {attempt}]"
+            ),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The contention model's situations: ids 240 to 255 (the chain keeps 192
+//! to 239).
+
+use crate::core::SituationDoc;
+use sim::SituationId;
+
+/// A compare-and-set found the row at another version.
+pub const CAS_CONFLICT: SituationId = 240;
+/// A client tried its write again.
+pub const WRITE_RETRIED: SituationId = 241;
+/// A backoff reached its cap.
+pub const BACKOFF_AT_CAP: SituationId = 242;
+/// A blind write landed over a version it never read.
+pub const STALE_BLIND_WRITE: SituationId = 243;
+/// A client whose answer was lost found its own write when it read again.
+pub const OWN_WRITE_FOUND: SituationId = 244;
+/// A client gave its write up into a dead letter.
+pub const WRITE_DEAD_LETTERED: SituationId = 245;
+/// A client restarted with its write pending and resumed it.
+pub const WRITE_RESUMED_AFTER_RESTART: SituationId = 246;
+
+/// The contention model's situations.
+pub static ALL: &[SituationDoc] = &[
+    SituationDoc { id: CAS_CONFLICT, name: "cas-conflict", doc: "A compare-and-set found the row at a newer version than its read: nothing was written, and the client backs off." },
+    SituationDoc { id: WRITE_RETRIED, name: "write-retried", doc: "A client read the row again for a second or later attempt of its write, after a backoff." },
+    SituationDoc { id: BACKOFF_AT_CAP, name: "backoff-at-cap", doc: "A client's exponential backoff reached its cap: from here on its waits stop growing." },
+    SituationDoc { id: STALE_BLIND_WRITE, name: "stale-blind-write", doc: "A write without a condition replaced a version its read had not seen: the update that made that version is lost." },
+    SituationDoc { id: OWN_WRITE_FOUND, name: "own-write-found", doc: "A client whose answer was lost read the row again and found its own write as the current version: done, nothing written twice." },
+    SituationDoc { id: WRITE_DEAD_LETTERED, name: "write-dead-lettered", doc: "A client gave its write up within its retry policy and recorded it in a dead letter a person will see." },
+    SituationDoc { id: WRITE_RESUMED_AFTER_RESTART, name: "write-resumed-after-restart", doc: "A client restarted with a write pending and resumed it from its own database." },
+];
