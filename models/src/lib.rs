@@ -8,6 +8,7 @@
 //! the ledger judges runs on those alone.
 
 pub mod core;
+pub mod external;
 pub mod messaging;
 pub mod payment;
 pub mod registry;

@@ -45,6 +45,9 @@ pub struct BuildInput<'a> {
     pub text: &'a str,
     pub fault_phase_us: TimeUs,
     pub max_time_us: TimeUs,
+    /// The scenario file's folder, where relative paths in it point (an
+    /// external program); `None` for a scenario that is no file (built in).
+    pub dir: Option<&'a std::path::Path>,
 }
 
 /// The actors a model built from a scenario, in world order.

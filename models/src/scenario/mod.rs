@@ -81,6 +81,8 @@ pub struct Scenario {
     pub expect: Expect,
     pub runs: u64,
     pub system: System,
+    /// The folder of the scenario's file, where its relative paths point.
+    pub dir: Option<std::path::PathBuf>,
 }
 
 pub fn fnv1a(bytes: &[u8]) -> u64 {
@@ -132,8 +134,28 @@ impl Scenario {
         Scenario::load_with(file, text, &[])
     }
 
+    /// Loads a scenario whose relative paths point into the folder of
+    /// `file`, the name it has in messages.
     pub fn load_with(
         file: &str,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        let dir = std::path::Path::new(file).parent().map(|d| {
+            if d.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                d
+            }
+        });
+        Scenario::load_at(file, dir, text, overrides)
+    }
+
+    /// Loads a scenario whose relative paths point into `dir` (`None`: a
+    /// scenario that is no file, such as a built-in one).
+    pub fn load_at(
+        file: &str,
+        dir: Option<&std::path::Path>,
         text: &str,
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
@@ -161,6 +183,7 @@ impl Scenario {
                 text: &effective,
                 fault_phase_us,
                 max_time_us: limits.max_time_us,
+                dir,
             })
             .map_err(|e| loc.load(e))?;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
@@ -191,6 +214,7 @@ impl Scenario {
                 nodes,
                 model,
             },
+            dir: dir.map(std::path::Path::to_path_buf),
         })
     }
 
@@ -199,7 +223,7 @@ impl Scenario {
     pub fn ablated(&self, file: &str, protection: &Protection) -> Result<Scenario, ScenarioError> {
         let mut overrides = self.overrides.clone();
         overrides.extend(protection.overrides.iter().cloned());
-        Scenario::load_with(file, &self.text, &overrides)
+        Scenario::load_at(file, self.dir.as_deref(), &self.text, &overrides)
     }
 }
 
