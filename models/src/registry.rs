@@ -132,6 +132,8 @@ registry! {
         Broker(messaging::Broker<Msg>),
         Consumer(messaging::Consumer<Msg>),
         ConsumerDb(messaging::ConsumerDb<Msg>),
+        // A user's program as the consumer (docs/protocol.md).
+        External(messaging::ProgramConsumer<Msg>),
     },
 }
 

@@ -16,6 +16,7 @@ mod consumer;
 mod consumer_db;
 mod msg;
 mod producer;
+mod program;
 mod scenario;
 pub mod situations;
 
@@ -29,6 +30,7 @@ pub use producer::{
     EventSpec, OutboxRow, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer,
     WriteMode,
 };
+pub use program::{ConsumerRole, ProgramConsumer};
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
@@ -77,7 +79,8 @@ where
         + From<Producer<N::Msg>>
         + From<Broker<N::Msg>>
         + From<Consumer<N::Msg>>
-        + From<ConsumerDb<N::Msg>>,
+        + From<ConsumerDb<N::Msg>>
+        + From<ProgramConsumer<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {
