@@ -3,6 +3,7 @@
 //! parses arguments; tests and users call these modules directly.
 
 pub mod cmd;
+pub mod external;
 pub mod out;
 pub mod progress;
 pub mod render;

@@ -41,7 +41,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             (s, record, format!("seed {seed}"))
         }
     };
-    let (trace, report) = super::shrink::traced(&s, &record, source, None);
+    let (trace, report) = super::shrink::traced(&s, &record, source.clone(), None);
     crate::out!("{}", formats::render(a.format, &trace));
+    crate::external::check_outcome(&s, &source, &report.outcome)?;
     Ok(super::check::exit_code(&report.outcome))
 }

@@ -120,12 +120,21 @@ pub fn traced(
     shrink: Option<ShrinkInfo>,
 ) -> (Trace, RunReport) {
     let mut sim = Sim::new(&s.system);
-    let search =
-        shr::point_of_no_return_within(&mut sim, &s.system, record, POINT_OF_NO_RETURN_EVENTS);
-    let turn = search.turn.clone();
     // Items straight from the run: a long trace never exists twice.
     let mut rec = items::ItemRecorder::new(&s.system.world);
     let report = shr::replay(&mut sim, &s.system, record, false, &mut rec);
+    // An external program's protocol error has no point of no return to
+    // find, and each replay of it would wait for the program again.
+    let search = if crate::external::is_protocol_error(&report.outcome) {
+        shr::TurnSearch {
+            turn: None,
+            decisions: 0,
+            searched: 0,
+        }
+    } else {
+        shr::point_of_no_return_within(&mut sim, &s.system, record, POINT_OF_NO_RETURN_EVENTS)
+    };
+    let turn = search.turn.clone();
     let header = Header {
         scenario: s.name.clone(),
         source,
@@ -460,6 +469,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         crate::outln!("{}: seed {seed} does not fail, nothing to shrink", s.name);
         return Ok(crate::exit::HOLDS);
     };
+    let seed_text = format!("seed {seed}");
+    crate::external::check_outcome(&s, &seed_text, &done.shrunk.original_report.outcome)?;
     if let Some(path) = &a.out {
         let r = repro_of(
             &s,
