@@ -60,6 +60,15 @@ pub fn load_text(file: &str, text: &str, sets: &[&str]) -> Scenario {
     Scenario::load_with(file, text, &overrides).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A scenario file anywhere (relative to the checkout), with `sets` applied;
+/// its relative paths (an external program) point into its folder.
+#[track_caller]
+pub fn load_path(path: &str, sets: &[&str]) -> Scenario {
+    let path = root().join(path);
+    let text = std::fs::read_to_string(&path).expect("scenario file exists");
+    load_text(&path.to_string_lossy(), &text, sets)
+}
+
 /// Seeds `0..seeds` of `s`.
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
