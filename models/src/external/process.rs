@@ -132,6 +132,16 @@ impl Process {
         }
     }
 
+    /// A line the program wrote without being asked (after its `done`, or
+    /// before its first line), if one is waiting: that is a protocol error,
+    /// since it would be taken for part of the next answer.
+    pub fn stray_line(&mut self) -> Option<String> {
+        match self.lines.try_recv() {
+            Ok(Ok(line)) => Some(line),
+            _ => None,
+        }
+    }
+
     /// How the program ended, if it did within a short grace period.
     fn exit_status(&mut self) -> Option<String> {
         for _ in 0..50 {

@@ -69,6 +69,13 @@ pub fn failure(what: impl Into<String>, fix: impl Into<String>) -> Failure {
     }
 }
 
+fn stray_failure() -> Failure {
+    failure(
+        "the program wrote a line when it was not asked (after its {\"type\":\"done\"}, or before its first line)",
+        "write lines only in answer to a line from idemsim, and exactly one {\"type\":\"done\"} per answer; debug output goes to stderr",
+    )
+}
+
 /// The process of one actor in one simulator, and what it said.
 #[derive(Default)]
 pub struct Session {
@@ -95,7 +102,10 @@ impl Session {
     /// A new run: forget its lines; keep the process, which the `start`
     /// line resets (a fresh process per run would cost more than the run).
     pub fn new_run(&mut self, keep_transcript: bool) {
-        self.tail.clear();
+        if !self.tail.is_empty() {
+            // Kept: a stray line found at the next run's start belongs to the last one.
+            self.note('·', "(the run ends; a new run starts)");
+        }
         self.transcript = keep_transcript.then(Vec::new);
     }
 
@@ -129,9 +139,15 @@ impl Session {
             self.spawns += 1;
             self.process = Some(p);
         }
+        let p = self.process.as_mut().expect("started above");
+        if let Some(stray) = p.stray_line() {
+            self.note('←', &stray);
+            return Err(stray_failure());
+        }
+        let written = p.write_line(line);
         self.note('→', line);
         let p = self.process.as_mut().expect("started above");
-        if let Err(e) = p.write_line(line) {
+        if let Err(e) = written {
             // A program that already exited: say how, if it did.
             let how = match p.read_line(process::now()) {
                 Err(ReadError::Closed(Some(status))) => format!(" (it exited: {status})"),
@@ -179,7 +195,16 @@ impl Session {
             self.note('←', &l);
             let out = protocol::parse(&l).map_err(|e| failure(e.what, e.fix))?;
             match out {
-                Out::Done => break,
+                Out::Done => {
+                    // A line already waiting after the done is caught here;
+                    // one that comes later is caught before the next call.
+                    let p = self.process.as_mut().expect("started above");
+                    if let Some(stray) = p.stray_line() {
+                        self.note('←', &stray);
+                        return Err(stray_failure());
+                    }
+                    break;
+                }
                 Out::Log { .. } => {}
                 _ => shown.push(l),
             }
