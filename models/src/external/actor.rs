@@ -65,7 +65,8 @@ pub trait Role: 'static {
 }
 
 pub struct External<W, R> {
-    pub cfg: ExternalConfig,
+    /// Boxed, so the world's actor enum does not grow for the built-in actors.
+    pub cfg: Box<ExternalConfig>,
     pub mode: CheckMode,
     wire: PhantomData<fn() -> (W, R)>,
 }
@@ -73,7 +74,7 @@ pub struct External<W, R> {
 impl<W, R> External<W, R> {
     pub fn new(cfg: ExternalConfig) -> Self {
         External {
-            cfg,
+            cfg: Box::new(cfg),
             mode: CheckMode::default(),
             wire: PhantomData,
         }
