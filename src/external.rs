@@ -9,7 +9,7 @@ use crate::scenarios::UsageError;
 use models::external::{first_difference, protocol_error, CheckMode, Difference, Exchange};
 use models::registry::NodeStorage;
 use models::{Node, Scenario};
-use sim::{guarded, Outcome, RunReport, SeedRange, Sim, Summary};
+use sim::{guarded, NoTrace, Outcome, Record, RunReport, SeedRange, Sim, Source, Summary};
 
 /// Seeds the determinism check runs twice before a sweep, from its first.
 pub const DETERMINISM_SEEDS: u64 = 3;
@@ -174,4 +174,55 @@ pub fn determinism_check_first(
         },
         replay,
     )
+}
+
+/// What every program of a run got and answered, in order: `→` a line
+/// idemsim wrote, `←` a line the program wrote (`replay --transcript`).
+/// Lines of several programs are prefixed with the actor's name.
+pub fn transcript_text(s: &Scenario, record: &Record) -> Result<(String, RunReport), UsageError> {
+    if !has_programs(s) {
+        return Err(UsageError(format!(
+            "error: {} runs no external program, so it has no transcript\nhelp: --transcript shows what a program of [consumer] program = [...] got and answered (docs/protocol.md); leave it out for the trace\n",
+            s.file
+        )));
+    }
+    let t = with_mode(
+        s,
+        CheckMode {
+            fresh_process: false,
+            transcript: true,
+        },
+    )?;
+    let mut sim = Sim::new(&t.system);
+    let source = Source::Replay {
+        record,
+        log_points: false,
+    };
+    let report =
+        guarded(|| sim.run(&t.system, source, &mut NoTrace)).unwrap_or_else(RunReport::panicked);
+    let externals: Vec<u32> = (0..t.system.nodes.len() as u32)
+        .filter(|&i| matches!(t.system.nodes[i as usize], Node::External(_)))
+        .collect();
+    // (time, actor, index in its transcript): a stable order across actors.
+    let mut order: Vec<(u64, u32, usize)> = Vec::new();
+    for &a in &externals {
+        for (i, e) in transcript(&sim, a).iter().enumerate() {
+            order.push((e.now_us, a, i));
+        }
+    }
+    order.sort();
+    let mut out = String::new();
+    for (_, a, i) in order {
+        let e = &transcript(&sim, a)[i];
+        let who = if externals.len() > 1 {
+            format!("{} ", t.system.world.actor_names[a as usize])
+        } else {
+            String::new()
+        };
+        out.push_str(&format!("{who}→ {}\n", e.input));
+        for l in &e.written {
+            out.push_str(&format!("{who}← {l}\n"));
+        }
+    }
+    Ok((out, report))
 }

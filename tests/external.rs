@@ -191,6 +191,34 @@ fn one_process_serves_every_seed_of_a_simulator() {
 }
 
 #[test]
+fn replay_shows_the_transcript_line_by_line() {
+    let (text, _) = run(&["replay", IN_TX, "--seed", "5", "--transcript"], 0);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("→ {\"type\":\"start\""), "{text}");
+    // Every line idemsim wrote is answered, and every answer ends with done.
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with('→') {
+            assert!(i > 0 || lines[1].starts_with('←'), "{text}");
+            if i > 0 {
+                assert_eq!(lines[i - 1], "← {\"type\":\"done\"}", "{text}");
+            }
+        }
+    }
+    assert_eq!(lines.last(), Some(&"← {\"type\":\"done\"}"));
+    let (_, err) = run(
+        &[
+            "replay",
+            "payment-stable-key",
+            "--seed",
+            "1",
+            "--transcript",
+        ],
+        2,
+    );
+    assert!(err.contains("runs no external program"), "{err}");
+}
+
+#[test]
 fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
     for (m, what) in [
         ("not-json", "not a JSON object"),

@@ -24,7 +24,7 @@ import sys
 
 def emit(lines):
     for line in lines:
-        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
     sys.stdout.write('{"type":"done"}\n')
     # One flush per handler: idemsim waits for the done line.
     sys.stdout.flush()

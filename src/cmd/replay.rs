@@ -20,6 +20,9 @@ pub struct Args {
     /// Override a scenario key before validation, e.g. client.key=stable.
     #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "repro")]
     set: Vec<String>,
+    /// Instead of the trace, the lines an external program got (→) and wrote (←) (docs/protocol.md).
+    #[arg(long, conflicts_with = "format")]
+    transcript: bool,
 }
 
 pub fn run(a: Args) -> Result<u8, UsageError> {
@@ -41,6 +44,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             (s, record, format!("seed {seed}"))
         }
     };
+    if a.transcript {
+        let (text, report) = crate::external::transcript_text(&s, &record)?;
+        crate::out!("{text}");
+        crate::external::check_outcome(&s, &source, &report.outcome)?;
+        return Ok(super::check::exit_code(&report.outcome));
+    }
     let (trace, report) = super::shrink::traced(&s, &record, source.clone(), None);
     crate::out!("{}", formats::render(a.format, &trace));
     crate::external::check_outcome(&s, &source, &report.outcome)?;

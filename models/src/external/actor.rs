@@ -53,8 +53,9 @@ pub trait Role: 'static {
     /// Reached when a message about an operation arrives after the program
     /// reported that operation's effect: its own dedup is put to the test.
     const REDELIVERED_AFTER_EFFECT: SituationId;
-    /// A message as JSON for the program; `None`: not handed to it.
-    fn incoming(msg: &Self::Msg) -> Option<Value>;
+    /// A message as JSON text (one object, no newline) for the program;
+    /// `None`: not handed to it.
+    fn incoming(msg: &Self::Msg) -> Option<String>;
     /// The operation a message is about, and what idemsim observes when it
     /// arrives (the arrival is a fact; what the program makes of it is not).
     fn arrival(msg: &Self::Msg) -> Option<(u32, Obs)>;

@@ -171,7 +171,8 @@ pub fn first_difference(actor: &str, a: &[Exchange], b: &[Exchange]) -> Option<D
     let n = a.len().max(b.len());
     (0..n).find_map(|i| {
         let (x, y) = (a.get(i), b.get(i));
-        (x != y).then(|| Difference {
+        let same = matches!((x, y), (Some(x), Some(y)) if x.same(y));
+        (!same).then(|| Difference {
             actor: actor.to_string(),
             handler: i,
             now_us: x.or(y).map_or(0, |e| e.now_us),
@@ -220,11 +221,16 @@ mod tests {
             now_us: 7,
             input: i.into(),
             output: vec![o.into()],
+            written: vec![o.into(), format!("log {i}")],
         };
         let a = vec![ex("s", "x"), ex("m", "y")];
         let b = vec![ex("s", "x"), ex("m", "z")];
         let d = first_difference("c", &a, &b).unwrap();
         assert_eq!(d.handler, 1);
+        // Log lines are no part of the answer.
+        let mut logged = a.clone();
+        logged[1].written.push("another log".into());
+        assert!(first_difference("c", &a, &logged).is_none());
         assert!(first_difference("c", &a, &a).is_none());
         let d = first_difference("c", &a, &a[..1]).unwrap();
         assert_eq!((d.handler, d.second), (1, None));

@@ -56,7 +56,8 @@ pub fn start(
     )
 }
 
-pub fn msg(from: &str, now_us: u64, payload: &Value) -> String {
+/// The `msg` line; `payload` is the message's JSON text.
+pub fn msg(from: &str, now_us: u64, payload: &str) -> String {
     format!(
         r#"{{"type":"msg","from":{},"now_us":{now_us},"payload":{payload}}}"#,
         q(from)
@@ -358,7 +359,7 @@ mod tests {
             s,
             r#"{"type":"start","actor":"consumer-1","restarted":true,"now_us":5,"storage":{"processed:1":true}}"#
         );
-        let m = msg("broker", 1, &json!({"a": "b\nc"}));
+        let m = msg("broker", 1, &json!({"a": "b\nc"}).to_string());
         assert!(!m.contains('\n'));
         let back: Value = serde_json::from_str(&m).unwrap();
         assert_eq!(back["payload"]["a"], "b\nc");

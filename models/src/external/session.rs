@@ -51,8 +51,18 @@ pub struct Exchange {
     pub now_us: u64,
     /// The line idemsim wrote.
     pub input: String,
-    /// The lines the program answered, without `log` lines and the `done`.
+    /// The lines the program answered, without `log` lines and the `done`:
+    /// what the determinism check compares.
     pub output: Vec<String>,
+    /// Every line it answered, as written (for `replay --transcript`).
+    pub written: Vec<String>,
+}
+
+impl Exchange {
+    /// The same input got the same answer (logs aside).
+    pub fn same(&self, o: &Exchange) -> bool {
+        self.input == o.input && self.output == o.output
+    }
 }
 
 /// What went wrong, in the user's words, and how to fix it.
@@ -161,6 +171,7 @@ impl Session {
         let deadline = process::now() + timeout;
         let mut outs = Vec::new();
         let mut shown = Vec::new();
+        let mut written = Vec::new();
         loop {
             let p = self.process.as_mut().expect("started above");
             let read = p.read_line(deadline);
@@ -194,6 +205,9 @@ impl Session {
             };
             self.note('←', &l);
             let out = protocol::parse(&l).map_err(|e| failure(e.what, e.fix))?;
+            if self.transcript.is_some() {
+                written.push(l.clone());
+            }
             match out {
                 Out::Done => {
                     // A line already waiting after the done is caught here;
@@ -221,6 +235,7 @@ impl Session {
                 now_us,
                 input: line.to_string(),
                 output: shown,
+                written,
             });
         }
         Ok(outs)
