@@ -25,7 +25,7 @@ fn mode(m: &str) -> String {
 fn dedup_in_the_effects_step_holds_and_every_protection_is_load_bearing() {
     let (out, _) = run(&["check", IN_TX, "--jobs", "2"], 0);
     assert!(out.contains("holds over 300 schedules"), "{out}");
-    assert!(out.contains("redelivered-to-program-after-effect"), "{out}");
+    assert!(out.contains("program-effect-redelivered"), "{out}");
     let (out, _) = run(&["verify", IN_TX, "--jobs", "2"], 0);
     assert!(out.contains("3 of 3 protections are load-bearing"), "{out}");
 }

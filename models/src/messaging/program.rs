@@ -20,7 +20,7 @@ const ACK_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1}"#;
 impl Role for ConsumerRole {
     type Msg = Msg;
 
-    const REDELIVERED_AFTER_EFFECT: SituationId = sit::REDELIVERED_TO_PROGRAM_AFTER_EFFECT;
+    const REDELIVERED_AFTER_EFFECT: SituationId = sit::PROGRAM_EFFECT_REDELIVERED;
 
     /// A consumer gets deliveries; nothing else reaches it from the built-in
     /// actors. Written by hand (numbers only, nothing to escape) so that
