@@ -324,3 +324,15 @@ fn a_missing_program_or_a_built_in_key_beside_it_is_refused_where_it_is_written(
     let (_, err) = run(&["check", f], 2);
     assert!(err.contains("no consumer.program is given"), "{err}");
 }
+
+#[test]
+fn ctrl_c_stops_the_sweep_and_not_the_program_mid_answer() {
+    // The terminal's SIGINT reaches the whole foreground group; a program in
+    // that group would die mid-answer and read as a protocol error (exit 2).
+    let (code, out, err) = common::interrupt_group(
+        &["check", IN_TX, "--runs", "1000000", "--jobs", "2"],
+        std::time::Duration::from_secs(3),
+    );
+    assert_eq!(code, Some(130), "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("interrupted"), "{out}");
+}
