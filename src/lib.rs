@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod cmd;
+pub mod external;
 pub mod out;
 pub mod progress;
 pub mod regressions;

@@ -42,7 +42,10 @@ pub fn outcome_sentence(o: &Outcome) -> String {
         Outcome::Holds => "every invariant holds".into(),
         Outcome::Violation(v) => format!("violation of {}: {}", v.invariant, v.message),
         Outcome::Inconclusive(l) => format!("inconclusive: the run hit its {} limit", l.as_str()),
-        Outcome::Panicked(m) => format!("a model panicked: {m}"),
+        Outcome::Panicked(m) => match models::external::protocol_error(m) {
+            Some(report) => format!("an external program broke the protocol: {report}"),
+            None => format!("a model panicked: {m}"),
+        },
     }
 }
 

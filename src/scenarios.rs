@@ -282,8 +282,9 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
                 .find(|(n, _)| *n == e.name)
                 .map(|(_, t)| *t)
                 .expect("a built-in entry names a built-in");
-            Ok(Scenario::load_with(
+            Ok(Scenario::load_at(
                 &format!("scenarios/{}.toml", e.name),
+                None,
                 text,
                 overrides,
             )?)
@@ -305,7 +306,15 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
                     path.display()
                 ))
             })?;
-            Ok(Scenario::load_with(&display_path(path), &text, overrides)?)
+            // Relative paths in the file (an external program) point into
+            // its real folder, wherever the label in messages says it is.
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            Ok(Scenario::load_at(
+                &display_path(path),
+                Some(dir.unwrap_or(Path::new("."))),
+                &text,
+                overrides,
+            )?)
         }
     }
 }

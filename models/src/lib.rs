@@ -13,6 +13,7 @@
 pub mod chain;
 pub mod contention;
 pub mod core;
+pub mod external;
 pub mod http;
 pub mod messaging;
 pub mod payment;

@@ -161,6 +161,8 @@ registry! {
             Broker(messaging::Broker<Msg>),
             Consumer(messaging::Consumer<Msg>),
             ConsumerDb(messaging::ConsumerDb<Msg>),
+            // A user's program as the consumer (docs/protocol.md).
+            External(messaging::ProgramConsumer<Msg>),
         },
         http::Http => {
             HttpClient(http::Client<Msg>),
@@ -255,6 +257,19 @@ mod tests {
                 assert_ne!(a.name, b.name);
             }
         }
+    }
+
+    /// The hot path of the built-in models owes nothing to external programs:
+    /// the program actor is no bigger than built-in actors, so the world's
+    /// actor, state, storage and timer enums keep their size.
+    #[test]
+    fn a_program_actor_does_not_grow_the_worlds_enums() {
+        use std::mem::size_of;
+        type P = messaging::ProgramConsumer<Msg>;
+        assert!(size_of::<P>() <= size_of::<payment::Client<Msg>>());
+        assert!(size_of::<<P as sim::Actor>::Storage>() <= size_of::<messaging::BrokerStorage>());
+        assert!(size_of::<<P as sim::Actor>::State>() <= size_of::<messaging::ConsumerState>());
+        assert!(size_of::<<P as sim::Actor>::Timer>() <= size_of::<messaging::ConsumerTimer>());
     }
 
     #[test]

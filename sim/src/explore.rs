@@ -170,6 +170,10 @@ pub struct Summary {
     pub first_failure: Option<Failure>,
     /// The lowest inconclusive seed, for a repro when nothing failed.
     pub first_inconclusive: Option<(u64, Limit)>,
+    /// The lowest seed whose model panicked, even when a lower seed is a
+    /// violation: a panic is a bug (or an external program that broke its
+    /// protocol), and its seed must be reported, not hidden behind a finding.
+    pub first_panic: Option<(u64, String)>,
     /// True when the sweep was stopped before every seed ran. The seeds that
     /// ran are then exactly `start..start + schedules` of the range swept.
     pub interrupted: bool,
@@ -188,6 +192,11 @@ impl Summary {
                 }
             }
             Outcome::Violation(_) | Outcome::Panicked(_) => {
+                if let Outcome::Panicked(m) = &r.outcome {
+                    if self.first_panic.as_ref().is_none_or(|p| seed < p.0) {
+                        self.first_panic = Some((seed, m.clone()));
+                    }
+                }
                 if self.first_failure.as_ref().is_none_or(|m| seed < m.seed) {
                     self.first_failure = Some(Failure {
                         seed,
@@ -211,6 +220,11 @@ impl Summary {
         if let Some(i) = o.first_inconclusive {
             if self.first_inconclusive.is_none_or(|m| i.0 < m.0) {
                 self.first_inconclusive = Some(i);
+            }
+        }
+        if let Some(p) = o.first_panic {
+            if self.first_panic.as_ref().is_none_or(|m| p.0 < m.0) {
+                self.first_panic = Some(p);
             }
         }
     }

@@ -62,6 +62,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         start: 0,
         end: a.runs,
     };
+    let replay = format!("idemsim replay {name}");
+    // Before the clock starts: a program that is not deterministic, or
+    // breaks the protocol, has no throughput worth reporting.
+    let first = crate::external::DETERMINISM_SEEDS;
+    crate::external::determinism_check_first(&s, seeds, first, &replay)?;
     let stop = AtomicBool::new(false);
     let mut sum = sim::Summary::default();
     let mut engine_secs = 0.0;
@@ -88,6 +93,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         bare.checksum = bare.checksum.wrapping_add(b.checksum);
     }
     std::hint::black_box(bare.checksum);
+    crate::external::check_summary(&s, &replay, &sum)?;
     let schedules_per_sec = per_sec(sum.tally.schedules, engine_secs);
     let events_per_sec = per_sec(sum.tally.events, engine_secs);
     let baseline_events_per_sec = per_sec(bare.events, bare_secs);

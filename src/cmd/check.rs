@@ -65,6 +65,10 @@ pub struct Args {
     /// Bound on the events of all exhaustive schedules together; hitting it is "inconclusive".
     #[arg(long, default_value_t = Bounds::default().max_events, requires = "exhaustive")]
     max_events: u64,
+    /// With an external program (docs/protocol.md): run this many first seeds
+    /// twice before the sweep and stop if the program answers differently (0 skips).
+    #[arg(long, value_name = "N", default_value_t = crate::external::DETERMINISM_SEEDS)]
+    determinism_seeds: u64,
 }
 
 /// Parses `--seeds A..B` (B exclusive, above A).
@@ -115,6 +119,18 @@ pub fn exit_code(o: &Outcome) -> u8 {
         Outcome::Holds => crate::exit::HOLDS,
         Outcome::Violation(_) | Outcome::Panicked(_) => crate::exit::VIOLATION,
         Outcome::Inconclusive(_) => crate::exit::INCONCLUSIVE,
+    }
+}
+
+/// `word` as a shell reads it back: as is when it is plain, else in single
+/// quotes (`--set 'consumer.program=["python3", "c.py"]'`), so a repro line
+/// can be pasted.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,=/:+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -718,7 +734,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let s = scenarios::load(name, &overrides)?;
     let jobs = jobs(a.jobs)?;
     let budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
-    let sets: String = a.set.iter().map(|s| format!(" --set {s}")).collect();
+    let sets: String = a
+        .set
+        .iter()
+        .map(|s| format!(" --set {}", shell_word(s)))
+        .collect();
     // A scenario given by path (or found in a --scenarios folder) is replayed by
     // its path: its name alone could find another scenario of that name.
     let entry = scenarios::locate(name)?;
@@ -749,6 +769,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some((i, n)) => all.shard(i, n),
         None => all,
     };
+    crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
     // The regression database: this scenario's recorded failures run first.
     // Shards leave it alone (`idemsim merge` sees no regressions).
     let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
@@ -764,6 +785,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         bar.update(done)
     });
     bar.finish();
+    // A program that broke the protocol is bad input, whatever else the sweep found.
+    crate::external::check_summary(&s, &replay, &sum)?;
     let mut line = SweepLine::from_summary(&s.name, replay, &a.set, seeds, &sum);
     line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
@@ -862,6 +885,9 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
         &|done| bar.update(done),
     );
     bar.finish();
+    if let Some(c) = &r.shortest {
+        crate::external::check_outcome(s, "the shortest counterexample", &c.outcome)?;
+    }
     let k = a.max_faults;
     let plural = |n: u32| if n == 1 { "fault" } else { "faults" };
     let (verdict, code) = match (

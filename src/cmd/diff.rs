@@ -205,25 +205,35 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
 
     let mut sim_a = Sim::new(&base.system);
     let mut rec_a = Recorder::default();
-    let report_a = sim_a.run(
-        &base.system,
-        Source::Seed {
-            seed: a.seed,
-            record: true,
-        },
-        &mut rec_a,
-    );
+    // Guarded: an external program's protocol error ends its run (exit 2 below).
+    let report_a = sim::guarded(|| {
+        sim_a.run(
+            &base.system,
+            Source::Seed {
+                seed: a.seed,
+                record: true,
+            },
+            &mut rec_a,
+        )
+    })
+    .unwrap_or_else(sim::RunReport::panicked);
+    let seed_text = format!("seed {}", a.seed);
+    crate::external::check_outcome(&base, &seed_text, &report_a.outcome)?;
     let record = sim_a.choices.take_recorded();
     let mut sim_b = Sim::new(&other.system);
     let mut rec_b = Recorder::default();
-    let report_b = sim_b.run(
-        &other.system,
-        Source::Replay {
-            record: &record,
-            log_points: false,
-        },
-        &mut rec_b,
-    );
+    let report_b = sim::guarded(|| {
+        sim_b.run(
+            &other.system,
+            Source::Replay {
+                record: &record,
+                log_points: false,
+            },
+            &mut rec_b,
+        )
+    })
+    .unwrap_or_else(sim::RunReport::panicked);
+    crate::external::check_outcome(&other, &seed_text, &report_b.outcome)?;
 
     let (ea, eb) = (&rec_a.entries, &rec_b.entries);
     let la = lines(&base, ea);

@@ -23,6 +23,9 @@ pub struct Args {
     /// Override a scenario key before validation, e.g. client.key=stable.
     #[arg(long = "set", value_name = "KEY=VALUE", conflicts_with = "repro")]
     set: Vec<String>,
+    /// Instead of the trace, the lines an external program got (→) and wrote (←) (docs/protocol.md).
+    #[arg(long, conflicts_with = "format")]
+    transcript: bool,
 }
 
 /// Runs `idemsim replay`: the exit code, or `Err` for bad input (exit 2).
@@ -45,7 +48,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             (s, record, format!("seed {seed}"))
         }
     };
-    let (trace, report) = super::shrink::traced(&s, &record, source, None);
+    if a.transcript {
+        let (text, report) = crate::external::transcript_text(&s, &record)?;
+        crate::out!("{text}");
+        crate::external::check_outcome(&s, &source, &report.outcome)?;
+        return Ok(super::check::exit_code(&report.outcome));
+    }
+    let (trace, report) = super::shrink::traced(&s, &record, source.clone(), None);
     crate::out!("{}", formats::render(a.format, &trace));
+    crate::external::check_outcome(&s, &source, &report.outcome)?;
     Ok(super::check::exit_code(&report.outcome))
 }

@@ -359,6 +359,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         crate::outln!("{}: seed {seed} does not fail, nothing to shrink", s.name);
         return Ok(crate::exit::HOLDS);
     };
+    let seed_text = format!("seed {seed}");
+    crate::external::check_outcome(&s, &seed_text, &done.shrunk.original_report.outcome)?;
     if let Some(path) = &a.out {
         let r = repro_of(
             &s,

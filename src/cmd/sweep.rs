@@ -357,7 +357,22 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         if crate::progress::STOP.load(Ordering::Relaxed) {
             break;
         }
+        let sets: String = overrides
+            .iter()
+            .map(|o| {
+                let set = format!("{}={}", o.key, o.value);
+                format!(" --set {}", super::check::shell_word(&set))
+            })
+            .collect();
+        let replay = format!("idemsim replay {}{sets}", a.scenario);
+        let seeds = SeedRange {
+            start: 0,
+            end: runs,
+        };
+        let first = crate::external::DETERMINISM_SEEDS;
+        crate::external::determinism_check_first(scenario, seeds, first, &replay)?;
         let stats = run_variant(&scenario.system, runs, jobs, &crate::progress::STOP);
+        crate::external::check_summary(scenario, &replay, &stats.summary)?;
         rows.push(Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
             stats,

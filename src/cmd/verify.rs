@@ -56,6 +56,16 @@ fn ablate(
     for p in &s.expect.protections {
         let ablated = s.ablated(&s.file, p)?;
         let found = find_failure(&ablated.system, seeds, jobs, stop);
+        let sets: String = p
+            .overrides
+            .iter()
+            .map(|o| {
+                let set = format!("{}={}", o.key, o.value);
+                format!(" --set {}", super::check::shell_word(&set))
+            })
+            .collect();
+        let replay = format!("idemsim replay {}{sets}", s.file);
+        crate::external::check_summary(&ablated, &replay, &found)?;
         if found.interrupted && found.first_failure.is_none() {
             return Ok(None);
         }
@@ -278,7 +288,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             start: 0,
             end: budget,
         };
+        let replay = format!("idemsim replay {}", s.file);
+        let first = crate::external::DETERMINISM_SEEDS;
+        crate::external::determinism_check_first(s, seeds, first, &replay)?;
         let sum = explore(&s.system, seeds, jobs, stop, &|_| {});
+        crate::external::check_summary(s, &replay, &sum)?;
         if sum.interrupted {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.
             interrupted = true;

@@ -725,7 +725,12 @@ fn end<M: Display, T: Display>(
             None,
             format!("the run hit its {} limit", l.as_str()),
         ),
-        Outcome::Panicked(m) => ("panic", None, None, format!("a model panicked: {m}")),
+        Outcome::Panicked(_) => (
+            "panic",
+            None,
+            None,
+            crate::render::outcome_sentence(&report.outcome),
+        ),
     };
     let effects: Vec<usize> = items
         .iter()

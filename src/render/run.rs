@@ -7,6 +7,7 @@
 //! `impl` will do). Its messages need not be `Copy`.
 
 use super::items::{self, Header, ItemRecorder, ShrinkInfo, Trace};
+use crate::external::is_protocol_error;
 use models::core::wire::WorldMessage;
 use models::Obs;
 use sim::shrink as shr;
@@ -50,11 +51,21 @@ pub fn trace_of_record<M: LedgerModel>(
     shrink: Option<ShrinkInfo>,
 ) -> (TraceOf<M>, RunReport) {
     let mut sim = Sim::new(model);
-    let search = shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS);
-    let turn = search.turn.clone();
     // Items straight from the run: a long trace never exists twice.
     let mut rec = ItemRecorder::new(model.world());
     let report = shr::replay(&mut sim, model, record, false, &mut rec);
+    // A run an external program broke has no point of no return to find, and
+    // each replay of it would wait for the program again.
+    let search = if is_protocol_error(&report.outcome) {
+        shr::TurnSearch {
+            turn: None,
+            decisions: 0,
+            searched: 0,
+        }
+    } else {
+        shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS)
+    };
+    let turn = search.turn.clone();
     let header = Header {
         scenario: name.to_string(),
         source,

@@ -90,6 +90,15 @@ pub fn refuses(base: &str, cases: &[(&str, &str, &str)]) {
     }
 }
 
+/// A scenario file anywhere (relative to the checkout), with `sets` applied;
+/// its relative paths (an external program) point into its folder.
+#[track_caller]
+pub fn load_path(path: &str, sets: &[&str]) -> Scenario {
+    let path = root().join(path);
+    let text = std::fs::read_to_string(&path).expect("scenario file exists");
+    load_text(&path.to_string_lossy(), &text, sets)
+}
+
 /// Seeds `0..seeds` of `s`.
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
@@ -258,4 +267,42 @@ pub fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir.join(name)
+}
+
+/// Runs the binary in a process group of its own, as a shell runs a
+/// foreground job, and sends SIGINT to the whole group `after` it caught
+/// SIGINT (Ctrl-C at a terminal reaches every process of the group).
+/// Returns the exit code, stdout and stderr.
+#[cfg(unix)]
+pub fn interrupt_group(args: &[&str], after: std::time::Duration) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("the binary runs");
+    let pid = child.id();
+    // Linux shows caught signals in /proc: wait until the handler is in.
+    let status = format!("/proc/{pid}/status");
+    for _ in 0..600 {
+        let caught = std::fs::read_to_string(&status).ok().and_then(|s| {
+            let mask = s.lines().find(|l| l.starts_with("SigCgt:"))?;
+            u64::from_str_radix(mask.split_whitespace().nth(1)?, 16).ok()
+        });
+        if caught.is_some_and(|m| m & (1 << 1) != 0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(after);
+    let sent = Command::new("kill")
+        .args(["-INT", "--", &format!("-{pid}")])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("the binary ends");
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
 }

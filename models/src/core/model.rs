@@ -55,6 +55,9 @@ pub struct BuildInput<'a> {
     pub fault_phase_us: TimeUs,
     /// The run's time limit: no operation may start after it.
     pub max_time_us: TimeUs,
+    /// The scenario file's folder, where relative paths in it point (an
+    /// external program); `None` for a scenario that is no file (built in).
+    pub dir: Option<&'a std::path::Path>,
 }
 
 /// The actors a model built from a scenario, in world order.

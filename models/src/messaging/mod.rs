@@ -16,6 +16,7 @@ mod consumer;
 mod consumer_db;
 mod msg;
 mod producer;
+mod program;
 mod relay;
 pub(crate) mod scenario;
 pub mod situations;
@@ -29,6 +30,7 @@ pub use msg::{Event, Msg, TxKind, TxResult};
 pub use producer::{
     EventSpec, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer, WriteMode,
 };
+pub use program::{ConsumerRole, ProgramConsumer};
 pub use relay::{OutboxRow, Relay, RelayState, RelayTimer};
 
 use crate::core::input::LoadError;
@@ -79,7 +81,8 @@ where
         + From<Producer<N::Msg>>
         + From<Broker<N::Msg>>
         + From<Consumer<N::Msg>>
-        + From<ConsumerDb<N::Msg>>,
+        + From<ConsumerDb<N::Msg>>
+        + From<ProgramConsumer<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

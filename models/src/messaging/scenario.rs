@@ -3,7 +3,7 @@
 
 use super::{
     AckMode, AtMaxDeliveries, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb,
-    EventSpec, Handler, Producer, ProducerConfig, WriteMode,
+    EventSpec, Handler, Producer, ProducerConfig, ProgramConsumer, WriteMode,
 };
 use crate::core::input::{
     count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
@@ -11,6 +11,7 @@ use crate::core::input::{
 };
 use crate::core::retry::RetryPolicy;
 use crate::core::{BuildInput, Built, Carries};
+use crate::external::{self, ExternalConfig, DEFAULT_HANDLER_TIMEOUT_MS};
 use serde::Deserialize;
 use sim::ActorId;
 
@@ -80,6 +81,9 @@ pub(crate) struct ConsumerDto {
     processing_ms: u64,
     processing_jitter_ms: u64,
     tx_timeout_ms: u64,
+    /// A user's program in the consumer's place (docs/protocol.md).
+    program: Option<Vec<String>>,
+    handler_timeout_ms: u64,
 }
 
 impl Default for ConsumerDto {
@@ -90,8 +94,70 @@ impl Default for ConsumerDto {
             processing_ms: 100,
             processing_jitter_ms: 0,
             tx_timeout_ms: 5_000,
+            program: None,
+            handler_timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
         }
     }
+}
+
+/// The built-in consumer's keys, which mean nothing when a program is the consumer.
+const BUILT_IN_CONSUMER_KEYS: &[&str] = &[
+    "handler",
+    "ack",
+    "processing_ms",
+    "processing_jitter_ms",
+    "tx_timeout_ms",
+];
+
+/// Longest wall-clock time a program's handler may be given.
+const MAX_HANDLER_TIMEOUT_MS: u64 = 3600 * 1000;
+
+/// Whether the scenario writes `[consumer] key` (a default is not written).
+fn written(text: &str, key: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| {
+        t.get("consumer")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|c| c.contains_key(key))
+    })
+}
+
+/// `[consumer] program`, checked: the built-in consumer's keys are not
+/// written beside it, and the program and its files exist.
+fn program_of(
+    c: &ConsumerDto,
+    input: &BuildInput<'_>,
+) -> Result<Option<(external::Program, u64)>, LoadError> {
+    let cat = |k| path(&["consumer", k]);
+    let Some(argv) = &c.program else {
+        if written(input.text, "handler_timeout_ms") {
+            return Err(invalid(
+                cat("handler_timeout_ms"),
+                "handler_timeout_ms is the time-out of an external program, and no consumer.program is given",
+                "delete the line, or give the program: program = [\"python3\", \"consumer.py\"]",
+            )
+            .into());
+        }
+        return Ok(None);
+    };
+    if let Some(k) = BUILT_IN_CONSUMER_KEYS
+        .iter()
+        .find(|k| written(input.text, k))
+    {
+        return Err(invalid(
+            cat(k),
+            format!("consumer.{k} belongs to the built-in consumer, and consumer.program replaces it: the program decides how it handles a delivery and when it acks"),
+            "delete the line, or delete consumer.program to use the built-in consumer",
+        )
+        .into());
+    }
+    let program = external::resolve_program(argv, input.dir, &cat("program"))?;
+    let timeout_ms = positive_duration_us(
+        c.handler_timeout_ms,
+        MAX_HANDLER_TIMEOUT_MS,
+        cat("handler_timeout_ms"),
+        "write handler_timeout_ms = 10000 (wall-clock milliseconds per handler)",
+    )? / 1000;
+    Ok(Some((program, timeout_ms)))
 }
 
 #[derive(Deserialize, Debug)]
@@ -118,13 +184,23 @@ fn default_events() -> Vec<EventDto> {
 
 pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
-    N: From<Producer<W>> + From<Broker<W>> + From<Consumer<W>> + From<ConsumerDb<W>>,
+    N: From<Producer<W>>
+        + From<Broker<W>>
+        + From<Consumer<W>>
+        + From<ConsumerDb<W>>
+        + From<ProgramConsumer<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
+    let program = program_of(&d.consumer, input)?;
     let consumers = consumer_count(&d.broker)?;
-    // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3.
-    let broker = broker(&d.broker, (0..consumers).map(|i| 3 + i).collect())?;
+    // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3;
+    // a program keeps its own database, so then consumer-1.. start at 2.
+    let first_consumer = if program.is_some() { 2 } else { 3 };
+    let broker = broker(
+        &d.broker,
+        (0..consumers).map(|i| first_consumer + i).collect(),
+    )?;
 
     let p = &d.producer;
     let pat = |k| path(&["producer", k]);
@@ -192,10 +268,30 @@ where
     let mut actors = vec![
         ("producer".to_string(), N::from(Producer::new(producer))),
         ("broker".to_string(), N::from(Broker::new(broker))),
-        ("consumer-db".to_string(), N::from(ConsumerDb::default())),
     ];
-    for i in 1..=consumers {
-        actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
+    match program {
+        Some((program, handler_timeout_ms)) => {
+            let names: Vec<String> = actors
+                .iter()
+                .map(|a| a.0.clone())
+                .chain((1..=consumers).map(|i| format!("consumer-{i}")))
+                .collect();
+            for name in &names[2..] {
+                let cfg = ExternalConfig {
+                    name: name.clone(),
+                    program: program.clone(),
+                    handler_timeout_ms,
+                    actor_names: names.clone(),
+                };
+                actors.push((name.clone(), N::from(ProgramConsumer::new(cfg))));
+            }
+        }
+        None => {
+            actors.push(("consumer-db".to_string(), N::from(ConsumerDb::default())));
+            for i in 1..=consumers {
+                actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
+            }
+        }
     }
     Ok(Built {
         actors,

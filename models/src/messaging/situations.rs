@@ -41,6 +41,8 @@ pub const STALE_WRITE_REJECTED: SituationId = 80;
 pub const COMMIT_FAILED: SituationId = 81;
 /// `publish-given-up`: A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait.
 pub const PUBLISH_GIVEN_UP: SituationId = 83;
+/// At the top of the range, away from the built-in consumer's.
+pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
@@ -62,5 +64,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: INBOX_ROW_WITHOUT_EFFECT, name: "inbox-row-without-effect", doc: "A delivery found its inbox row committed but its effect missing: the two were written in separate transactions." },
     SituationDoc { id: EFFECT_WITHOUT_INBOX_ROW, name: "effect-without-inbox-row", doc: "A delivery found its effect committed but its inbox row missing: the two were written in separate transactions." },
     SituationDoc { id: OUT_OF_ORDER_WRITE, name: "out-of-order-write", doc: "A set-value event arrived older than the version already stored." },
+    SituationDoc { id: PROGRAM_EFFECT_REDELIVERED, name: "program-effect-redelivered", doc: "A message reached an external consumer program again after the program had reported its effect: the program's own dedup decided what happened next." },
     SituationDoc { id: STALE_WRITE_REJECTED, name: "stale-write-rejected", doc: "A versioned write refused an event older than the stored version." },
 ];

@@ -98,6 +98,8 @@ pub struct Scenario {
     pub runs: u64,
     /// The model to run: world and actors.
     pub system: System,
+    /// The folder of the scenario's file, where its relative paths point.
+    pub dir: Option<std::path::PathBuf>,
 }
 
 /// FNV-1a, the hash of scenario texts in repro files.
@@ -150,20 +152,40 @@ impl Scenario {
         Scenario::load_with(file, text, &[])
     }
 
-    /// Loads a scenario with `--set` overrides applied, and checks that each
-    /// of its protections can be removed (its overrides make a valid
-    /// scenario), so `verify` never meets a broken protection late.
+    /// Loads a scenario with `--set` overrides applied; its relative paths
+    /// (an external program) point into the folder of `file`, the name it has
+    /// in messages.
     pub fn load_with(
         file: &str,
         text: &str,
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
-        let (scenario, effective) = Scenario::build(file, text, overrides)?;
+        let dir = std::path::Path::new(file).parent().map(|d| {
+            if d.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                d
+            }
+        });
+        Scenario::load_at(file, dir, text, overrides)
+    }
+
+    /// Loads a scenario whose relative paths point into `dir` (`None`: a
+    /// scenario that is no file, such as a built-in one), and checks that
+    /// each of its protections can be removed (its overrides make a valid
+    /// scenario), so `verify` never meets a broken protection late.
+    pub fn load_at(
+        file: &str,
+        dir: Option<&std::path::Path>,
+        text: &str,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
+        let (scenario, effective) = Scenario::build(file, dir, text, overrides)?;
         let loc = Locator::new(file, text, &effective, overrides);
         for (i, p) in scenario.expect.protections.iter().enumerate() {
             let mut all = overrides.to_vec();
             all.extend(p.overrides.iter().cloned());
-            if let Err(e) = Scenario::build(file, text, &all) {
+            if let Err(e) = Scenario::build(file, dir, text, &all) {
                 use crate::core::input::Seg::{Index, Key};
                 return Err(loc.invalid(invalid(
                     vec![Key("expect"), Key("protections"), Index(i)],
@@ -184,6 +206,7 @@ impl Scenario {
     /// Parses, validates and builds; returns the text with overrides applied too.
     fn build(
         file: &str,
+        dir: Option<&std::path::Path>,
         text: &str,
         overrides: &[Override],
     ) -> Result<(Scenario, String), ScenarioError> {
@@ -211,6 +234,7 @@ impl Scenario {
                 text: &effective,
                 fault_phase_us,
                 max_time_us: limits.max_time_us,
+                dir,
             })
             .map_err(|e| loc.load(e))?;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
@@ -241,6 +265,7 @@ impl Scenario {
                 nodes,
                 model,
             },
+            dir: dir.map(std::path::Path::to_path_buf),
         };
         Ok((scenario, effective))
     }
@@ -250,7 +275,7 @@ impl Scenario {
     pub fn ablated(&self, file: &str, protection: &Protection) -> Result<Scenario, ScenarioError> {
         let mut overrides = self.overrides.clone();
         overrides.extend(protection.overrides.iter().cloned());
-        Scenario::build(file, &self.text, &overrides).map(|(s, _)| s)
+        Scenario::build(file, self.dir.as_deref(), &self.text, &overrides).map(|(s, _)| s)
     }
 }
 

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""A consumer for idemsim's messaging model, in Python with the standard
+library only. It speaks idemsim's protocol (docs/protocol.md): one JSON object
+per line on stdin and stdout, every handler ended by {"type": "done"}.
+
+    consumer.py [--dedup=store|memory|none] [--ack=after-commit|before-commit]
+                [--processing-ms=N]
+
+--dedup=store   the processed event's id is stored in the same step as the
+                effect: one transaction, so it survives every crash (holds)
+--dedup=memory  processed ids are kept in a Python set: a crash forgets them
+--dedup=none    every delivery takes effect
+--ack=before-commit  acks a delivery on arrival, before the work is done
+
+A delivery is worked on for --processing-ms (a timer), then committed (the
+effect, plus the processed id with --dedup=store), then acked in a step of its
+own: the database and the broker are two systems, so a crash may fall between
+the commit and the ack, and the broker then delivers the event again.
+"""
+
+import json
+import sys
+
+
+def emit(lines):
+    for line in lines:
+        sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+    sys.stdout.write('{"type":"done"}\n')
+    # One flush per handler: idemsim waits for the done line.
+    sys.stdout.flush()
+
+
+def options(argv):
+    opts = {"dedup": "store", "ack": "after-commit", "processing-ms": "200"}
+    for arg in argv:
+        name, _, value = arg.lstrip("-").partition("=")
+        if name not in opts or not value:
+            sys.exit(f"consumer.py: unknown option {arg!r}; see the usage at the top of the file")
+        opts[name] = value
+    if opts["dedup"] not in ("store", "memory", "none"):
+        sys.exit(f"consumer.py: --dedup is store, memory or none, not {opts['dedup']!r}")
+    if opts["ack"] not in ("after-commit", "before-commit"):
+        sys.exit(f"consumer.py: --ack is after-commit or before-commit, not {opts['ack']!r}")
+    return opts["dedup"], opts["ack"], int(opts["processing-ms"])
+
+
+def ack(event_id, receipt):
+    return {"type": "send", "to": "broker",
+            "payload": {"type": "ack", "id": event_id, "receipt": receipt}}
+
+
+def main():
+    dedup, ack_mode, processing_ms = options(sys.argv[1:])
+    stored = {}      # a copy of the durable storage idemsim keeps for us
+    jobs = {}        # event id -> delivery being worked on (volatile)
+    unacked = {}     # event id -> receipt to ack after the commit (volatile)
+    seen = set()     # --dedup=memory: processed ids, lost on a crash
+
+    for line in sys.stdin:
+        m = json.loads(line)
+        out = []
+        if m["type"] == "start":
+            # A new run, or a restart after a crash: everything in memory is
+            # gone; only what was stored survives.
+            stored = dict(m["storage"])
+            jobs, unacked, seen = {}, {}, set()
+        elif m["type"] == "msg" and m["payload"]["type"] == "deliver":
+            delivery = m["payload"]
+            event_id = delivery["event"]["id"]
+            jobs[event_id] = delivery
+            if ack_mode == "before-commit":
+                out.append(ack(event_id, delivery["receipt"]))
+            out.append({"type": "set_timer", "id": f"work:{event_id}", "after_ms": processing_ms})
+        elif m["type"] == "timer":
+            kind, _, number = m["id"].partition(":")
+            event_id = int(number)
+            if kind == "work" and event_id in jobs:
+                delivery = jobs.pop(event_id)
+                key = f"processed:{event_id}"
+                duplicate = (dedup == "store" and key in stored) or (dedup == "memory" and event_id in seen)
+                if duplicate:
+                    out.append({"type": "log", "text": f"event {event_id} already processed: no second effect"})
+                else:
+                    # The commit: the effect, and with --dedup=store the
+                    # processed id, in this one step.
+                    out.append({"type": "effect", "op": event_id, "payload": delivery["event"]["value"]})
+                    if dedup == "store":
+                        out.append({"type": "store", "key": key, "value": True})
+                        stored[key] = True
+                    elif dedup == "memory":
+                        seen.add(event_id)
+                if ack_mode == "after-commit":
+                    unacked[event_id] = delivery["receipt"]
+                    out.append({"type": "set_timer", "id": f"ack:{event_id}", "after_ms": 0})
+            elif kind == "ack" and event_id in unacked:
+                out.append(ack(event_id, unacked.pop(event_id)))
+        emit(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+//! The external actor: a user's program in a model's role, as a plain
+//! `sim::Actor`. Each handler (`on_start`, `on_msg`, `on_timer`) writes one
+//! line to the program and applies the lines it answers with, up to `done`,
+//! as one atomic step; a crash falls between two handlers, never inside one.
+
+use super::names;
+use super::session::{failure, Failure, Program, Session};
+use super::{protocol, Out, PayloadError, PROTOCOL_ERROR};
+use crate::core::Carries;
+use crate::Obs;
+use serde_json::Value;
+use sim::SituationId;
+use sim::{Actor, ActorId, Ctx, Timer};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// Most timers one program may have pending at once.
+pub const MAX_TIMERS: usize = 64;
+
+/// Most keys a program may keep in its durable storage.
+pub const MAX_STORED_KEYS: usize = 100_000;
+
+/// A program's actor, as the scenario configured it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalConfig {
+    /// The actor's name (`consumer-1`), as the program is told in `start`.
+    pub name: String,
+    /// The command that runs the program.
+    pub program: Program,
+    /// Wall-clock milliseconds a handler may take before it is a protocol error.
+    pub handler_timeout_ms: u64,
+    /// Every actor's name, in world order: `from` and `to` in the protocol.
+    pub actor_names: Vec<String>,
+}
+
+/// How the determinism check runs a program (see `idemsim check`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckMode {
+    /// A new process at every `start` instead of the one kept warm.
+    pub fresh_process: bool,
+    /// Keep every exchange of a run, to compare two runs.
+    pub transcript: bool,
+}
+
+/// The role a program plays in a model: which of the model's messages it
+/// gets as JSON, which it may send, and where its effects land. A model
+/// implements it once per role (the messaging consumer's is
+/// `messaging::ConsumerRole`); the actor and the protocol stay the same.
+pub trait Role: 'static {
+    /// The model's messages.
+    type Msg;
+    /// Reached when a message about an operation arrives after the program
+    /// reported that operation's effect: its own dedup is put to the test.
+    const REDELIVERED_AFTER_EFFECT: SituationId;
+    /// A message as JSON text (one object, no newline) for the program;
+    /// `None`: not handed to it.
+    fn incoming(msg: &Self::Msg) -> Option<String>;
+    /// The operation a message is about, and what idemsim observes when it
+    /// arrives (the arrival is a fact; what the program makes of it is not).
+    fn arrival(msg: &Self::Msg) -> Option<(u32, Obs)>;
+    /// A payload the program sent, as the model's message.
+    fn outgoing(payload: &Value) -> Result<Self::Msg, PayloadError>;
+    /// The observation of an effect the program reported for `op`.
+    fn effect(op: u32, payload: u32) -> Obs;
+}
+
+/// A user's program as an actor of role `R`, talking JSON Lines (docs/protocol.md).
+pub struct External<W, R> {
+    /// Boxed, so the world's actor enum does not grow for the built-in actors.
+    pub cfg: Box<ExternalConfig>,
+    /// Keep the warm process, or start a new one at every `start` (the determinism check's second run).
+    pub mode: CheckMode,
+    wire: PhantomData<fn() -> (W, R)>,
+}
+
+impl<W, R> External<W, R> {
+    /// An actor running `cfg`'s program.
+    pub fn new(cfg: ExternalConfig) -> Self {
+        External {
+            cfg: Box::new(cfg),
+            mode: CheckMode::default(),
+            wire: PhantomData,
+        }
+    }
+}
+
+/// A program's timer: its name (interned) and the slot it holds while
+/// pending. Four bytes, so the world's timer enum does not grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExternalTimer {
+    slot: u16,
+    name: u16,
+}
+
+impl ExternalTimer {
+    /// The program's name for the timer.
+    pub fn name(&self) -> &'static str {
+        names::name_of(self.name)
+    }
+}
+
+impl fmt::Display for ExternalTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Timer for ExternalTimer {
+    fn slot(&self) -> u32 {
+        u32::from(self.slot)
+    }
+}
+
+/// Volatile: which timer name holds which slot. The program's own memory
+/// is volatile too: `start` tells it to forget it.
+#[derive(Clone, Debug)]
+pub struct ExternalState {
+    timers: Vec<Option<u16>>,
+}
+
+/// Durable: the keys the program stored, and idemsim's own note of which
+/// events the program reported an effect for. The process lives here
+/// because storage is per simulator, and a simulator is per thread: each
+/// worker of a parallel sweep gets its own process.
+pub struct ExternalStorage {
+    /// The keys the program stored.
+    pub kv: BTreeMap<String, Value>,
+    effects: Vec<u32>,
+    /// The running program.
+    pub session: Box<Session>,
+}
+
+impl fmt::Debug for ExternalStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExternalStorage")
+            .field("kv", &self.kv)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Carries<R::Msg>, R: Role> External<W, R> {
+    /// Ends the run: a program that broke the protocol has no next step.
+    /// The panic becomes the seed's failure (`Outcome::Panicked`), which the
+    /// command line reports as a protocol error (exit 2) with its seed.
+    fn fail(&self, storage: &mut ExternalStorage, f: &Failure) -> ! {
+        let report = storage.session.report(&self.cfg.name, &self.cfg.program, f);
+        panic!("{PROTOCOL_ERROR}{report}");
+    }
+
+    /// One handler: the line in, the program's lines applied in order.
+    fn call(
+        &self,
+        storage: &mut ExternalStorage,
+        state: &mut ExternalState,
+        line: &str,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let timeout = Duration::from_millis(self.cfg.handler_timeout_ms);
+        let outs = match storage
+            .session
+            .call(&self.cfg.program, timeout, ctx.now_us(), line)
+        {
+            Ok(outs) => outs,
+            Err(f) => self.fail(storage, &f),
+        };
+        for out in outs {
+            if let Err(f) = self.apply(storage, state, out, ctx) {
+                self.fail(storage, &f);
+            }
+        }
+    }
+
+    fn apply(
+        &self,
+        storage: &mut ExternalStorage,
+        state: &mut ExternalState,
+        out: Out,
+        ctx: &mut impl Ctx<Self>,
+    ) -> Result<(), Failure> {
+        match out {
+            Out::Send { to, payload } => {
+                let Some(id) = self.cfg.actor_names.iter().position(|n| *n == to) else {
+                    let names = self.cfg.actor_names.join(", ");
+                    let hint = crate::core::input::did_you_mean(
+                        &to,
+                        self.cfg.actor_names.iter().map(String::as_str),
+                    )
+                    .map(|b| format!("did you mean \"{b}\"? "))
+                    .unwrap_or_default();
+                    return Err(failure(
+                        format!("a `send` to \"{to}\", which is no actor of this scenario"),
+                        format!("{hint}the actors are {names}"),
+                    ));
+                };
+                let msg = R::outgoing(&payload).map_err(|e| {
+                    let e = protocol::payload_error(&to, e);
+                    failure(e.what, e.fix)
+                })?;
+                ctx.send(id as ActorId, W::wrap(msg));
+            }
+            Out::SetTimer { id, after_us } => {
+                let name = names::intern(&id)?;
+                let slot = match state.timers.iter().position(|t| *t == Some(name)) {
+                    Some(s) => s,
+                    None => state.timers.iter().position(Option::is_none).ok_or_else(|| {
+                        failure(
+                            format!("more than {MAX_TIMERS} timers pending at once"),
+                            "cancel timers you no longer need, or reuse one timer id for one purpose",
+                        )
+                    })?,
+                };
+                state.timers[slot] = Some(name);
+                let timer = ExternalTimer {
+                    slot: slot as u16,
+                    name,
+                };
+                ctx.set_timer(timer, after_us);
+            }
+            Out::CancelTimer { id } => {
+                let name = names::intern(&id)?;
+                if let Some(slot) = state.timers.iter().position(|t| *t == Some(name)) {
+                    state.timers[slot] = None;
+                    ctx.cancel_timer(ExternalTimer {
+                        slot: slot as u16,
+                        name,
+                    });
+                }
+            }
+            Out::Effect { op, payload } => {
+                if !storage.effects.contains(&op) {
+                    storage.effects.push(op);
+                }
+                ctx.observe(R::effect(op, payload));
+            }
+            Out::Store { key, value } => {
+                if value.is_null() {
+                    storage.kv.remove(&key);
+                } else {
+                    if storage.kv.len() >= MAX_STORED_KEYS && !storage.kv.contains_key(&key) {
+                        return Err(failure(
+                            format!("more than {MAX_STORED_KEYS} keys in its storage"),
+                            "delete keys you no longer need with {\"type\":\"store\",\"key\":\"...\",\"value\":null}",
+                        ));
+                    }
+                    storage.kv.insert(key, value);
+                }
+            }
+            Out::Log { .. } | Out::Done => {}
+        }
+        Ok(())
+    }
+}
+
+impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = ExternalTimer;
+    type State = ExternalState;
+    type Storage = ExternalStorage;
+
+    fn timer_slots(&self) -> u32 {
+        MAX_TIMERS as u32
+    }
+
+    fn reset_storage(&self, storage: &mut Option<ExternalStorage>) {
+        let s = storage.get_or_insert_with(|| ExternalStorage {
+            kv: BTreeMap::new(),
+            effects: Vec::new(),
+            session: Box::default(),
+        });
+        s.kv.clear();
+        s.effects.clear();
+        s.session.new_run(self.mode.transcript);
+    }
+
+    fn on_start(&self, storage: &mut ExternalStorage, ctx: &mut impl Ctx<Self>) -> ExternalState {
+        let mut state = ExternalState {
+            timers: vec![None; MAX_TIMERS],
+        };
+        if self.mode.fresh_process {
+            // What a crash does to a real process; the warm process gets the
+            // same news from `start` and must forget its memory itself.
+            storage.session.stop();
+        }
+        let line = protocol::start(&self.cfg.name, ctx.restarted(), ctx.now_us(), &storage.kv);
+        self.call(storage, &mut state, &line, ctx);
+        state
+    }
+
+    fn on_msg(
+        &self,
+        state: &mut ExternalState,
+        storage: &mut ExternalStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(m) = msg.peek() else {
+            return;
+        };
+        let Some(payload) = R::incoming(m) else {
+            return;
+        };
+        if let Some((op, seen)) = R::arrival(m) {
+            ctx.observe(seen);
+            if storage.effects.contains(&op) {
+                ctx.reached(R::REDELIVERED_AFTER_EFFECT);
+            }
+        }
+        let from = self
+            .cfg
+            .actor_names
+            .get(from as usize)
+            .map_or("?", String::as_str);
+        let line = protocol::msg(from, ctx.now_us(), &payload);
+        self.call(storage, state, &line, ctx);
+    }
+
+    fn on_timer(
+        &self,
+        state: &mut ExternalState,
+        storage: &mut ExternalStorage,
+        timer: ExternalTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        // The slot is free again: the handler may set the same timer anew.
+        if let Some(t) = state.timers.get_mut(usize::from(timer.slot)) {
+            *t = None;
+        }
+        let line = protocol::timer(timer.name(), ctx.now_us());
+        self.call(storage, state, &line, ctx);
+    }
+}

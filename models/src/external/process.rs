@@ -1,0 +1,240 @@
+//! The one place in the simulated code that does I/O: a user's program as a
+//! child process, one JSON object per line on its stdin and stdout.
+//!
+//! Everything else in `sim` and `models` is a pure function of its inputs;
+//! here a handler writes a line to a real process and waits for its answer.
+//! Waiting is bounded in wall time (the program's I/O is not simulated, so
+//! a hung program must not hang idemsim), and nothing read from the clock
+//! reaches a run: the run sees only the lines the program wrote.
+//!
+//! The handler's thread reads the program's stdout itself, so a round trip
+//! wakes two processes and no third thread (a reader thread and a channel
+//! cost a third wake-up per answer, a quarter of the time on a busy machine).
+//! std has no read with a time-out on a pipe; a watchdog thread per process
+//! looks at the deadline of the answer being read a few times a second and
+//! kills a program that is past it, which ends the blocked read.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The longest line a program may write; a longer one is a protocol error,
+/// not a reason to grow memory without end.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Lines of the program's stderr kept for error reports.
+const STDERR_TAIL: usize = 20;
+
+/// How often the watchdog looks at the deadline: the time-out's precision.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Why a line could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadError {
+    /// No complete line before the deadline.
+    Timeout,
+    /// The program closed its stdout or exited; its exit status if it ended.
+    Closed(Option<String>),
+    /// The line was not UTF-8 or too long.
+    Bad(String),
+}
+
+/// What the watchdog and the handler's thread share.
+#[derive(Default)]
+struct Watch {
+    /// Nanoseconds after [`epoch`] by which the line being read must come; 0: none.
+    deadline_ns: AtomicU64,
+    /// The watchdog killed the program for being late.
+    fired: AtomicBool,
+    /// The process is gone; the watchdog ends.
+    over: AtomicBool,
+}
+
+/// A running program.
+pub struct Process {
+    child: Arc<Mutex<Child>>,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    watch: Arc<Watch>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Process {
+    /// Starts `argv` in `dir` with piped stdin, stdout and stderr.
+    pub fn spawn(argv: &[String], dir: &Path) -> Result<Process, String> {
+        let (program, args) = argv.split_first().ok_or("the program is empty")?;
+        epoch(); // before any deadline is taken
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(dir)
+            .env("IDEMSIM_PROTOCOL", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // A group of its own: Ctrl-C at the terminal reaches idemsim alone,
+        // which stops the sweep and ends the program; otherwise the program
+        // would die mid-answer and its death read as a protocol error.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start `{program}` in {}: {e}", dir.display()))?;
+        let stdout = BufReader::new(child.stdout.take().expect("stdout is piped"));
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let stdin = child.stdin.take();
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let keep = Arc::clone(&tail);
+        // Drains stderr, so a chatty program never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut t = lock(&keep);
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let child = Arc::new(Mutex::new(child));
+        let watch = Arc::new(Watch::default());
+        let (c, w) = (Arc::clone(&child), Arc::clone(&watch));
+        std::thread::spawn(move || {
+            while !w.over.load(Ordering::Relaxed) {
+                std::thread::sleep(WATCH_EVERY);
+                let d = w.deadline_ns.load(Ordering::Relaxed);
+                if d != 0 && since_epoch_ns() > d {
+                    w.fired.store(true, Ordering::Relaxed);
+                    let _ = lock(&c).kill();
+                    break;
+                }
+            }
+        });
+        Ok(Process {
+            child,
+            stdin,
+            stdout,
+            stderr: tail,
+            watch,
+        })
+    }
+
+    /// Writes one line (a newline is added) and flushes it.
+    pub fn write_line(&mut self, line: &str) -> Result<(), String> {
+        let stdin = self.stdin.as_mut().ok_or("its stdin is closed")?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .map_err(|e| format!("writing to its stdin failed: {e}"))
+    }
+
+    /// The next line, waiting until `deadline` at most.
+    pub fn read_line(&mut self, deadline: Instant) -> Result<String, ReadError> {
+        let ns = u64::try_from(deadline.saturating_duration_since(epoch()).as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.watch.deadline_ns.store(ns, Ordering::Relaxed);
+        let mut buf = Vec::new();
+        let read = (&mut self.stdout)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf);
+        self.watch.deadline_ns.store(0, Ordering::Relaxed);
+        let timed_out = || self.watch.fired.load(Ordering::Relaxed);
+        match read {
+            // End of file, or a partial line cut by the end: the program is
+            // gone, killed by the watchdog or on its own.
+            Ok(_) if !buf.ends_with(b"\n") && buf.len() <= MAX_LINE_BYTES => {
+                if timed_out() {
+                    Err(ReadError::Timeout)
+                } else {
+                    Err(ReadError::Closed(self.exit_status()))
+                }
+            }
+            Ok(_) if buf.len() > MAX_LINE_BYTES && !buf.ends_with(b"\n") => Err(ReadError::Bad(
+                format!("a line longer than {MAX_LINE_BYTES} bytes"),
+            )),
+            Ok(_) => {
+                while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                    buf.pop();
+                }
+                String::from_utf8(buf)
+                    .map_err(|_| ReadError::Bad("a line that is not UTF-8 text".into()))
+            }
+            Err(_) if timed_out() => Err(ReadError::Timeout),
+            Err(e) => Err(ReadError::Bad(format!("reading its stdout failed: {e}"))),
+        }
+    }
+
+    /// A line the program wrote without being asked, if its bytes already
+    /// came in with the ones read (a second `done` written with the first,
+    /// a line before its first input). A line that comes later still is
+    /// read as part of the next answer.
+    pub fn stray_line(&mut self) -> Option<String> {
+        if self.stdout.buffer().is_empty() {
+            return None;
+        }
+        Some(
+            self.read_line(now() + Duration::from_secs(1))
+                .unwrap_or_else(|_| "(part of a line)".into()),
+        )
+    }
+
+    /// How the program ended, if it did within a short grace period.
+    fn exit_status(&mut self) -> Option<String> {
+        for _ in 0..50 {
+            if let Ok(Some(status)) = lock(&self.child).try_wait() {
+                return Some(status.to_string());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+
+    /// The last lines the program wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        // Give the stderr thread a moment to catch up with a program that just died.
+        std::thread::sleep(Duration::from_millis(20));
+        lock(&self.stderr).iter().cloned().collect()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // Closing stdin lets a well-behaved program end its loop; the kill
+        // makes sure, and the wait reaps it so no zombie stays behind.
+        self.watch.over.store(true, Ordering::Relaxed);
+        drop(self.stdin.take());
+        let mut child = lock(&self.child);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Wall-clock time, only to bound how long a program may take to answer:
+/// the program's I/O is real, and nothing read here flows into a run.
+#[allow(clippy::disallowed_methods)]
+pub fn now() -> Instant {
+    Instant::now()
+}
+
+/// The instant deadlines are counted from, so the watchdog can share them
+/// as one atomic number.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(now)
+}
+
+fn since_epoch_ns() -> u64 {
+    u64::try_from(now().saturating_duration_since(epoch()).as_nanos()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,276 @@
+//! One program's process as an actor's handlers see it: started when first
+//! needed, asked one handler at a time (a line in, lines out up to `done`),
+//! restarted after it broke the protocol, with the last lines exchanged kept
+//! for the report of what went wrong.
+
+use super::process::{self, Process, ReadError};
+use super::protocol::{self, Out};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The program an external actor runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// The command and its arguments, as the scenario wrote them.
+    pub argv: Vec<String>,
+    /// Where it runs: the scenario file's folder.
+    pub dir: PathBuf,
+}
+
+impl Program {
+    /// The command line as people read it.
+    pub fn shown(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| {
+                if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'')
+                {
+                    format!("'{a}'")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Most lines one handler may answer with before its `done`.
+pub const MAX_LINES_PER_HANDLER: usize = 10_000;
+
+/// Lines kept for an error report.
+const TAIL: usize = 12;
+
+/// Characters of one line shown in an error report.
+const SHOWN_CHARS: usize = 300;
+
+/// One handler call as the program saw it: for the determinism check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exchange {
+    /// The virtual time of the handler.
+    pub now_us: u64,
+    /// The line idemsim wrote.
+    pub input: String,
+    /// The lines the program answered, without `log` lines and the `done`:
+    /// what the determinism check compares.
+    pub output: Vec<String>,
+    /// Every line it answered, as written (for `replay --transcript`).
+    pub written: Vec<String>,
+}
+
+impl Exchange {
+    /// The same input got the same answer (logs aside).
+    pub fn same(&self, o: &Exchange) -> bool {
+        self.input == o.input && self.output == o.output
+    }
+}
+
+/// What went wrong, in the user's words, and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub what: String,
+    pub fix: String,
+}
+
+pub fn failure(what: impl Into<String>, fix: impl Into<String>) -> Failure {
+    Failure {
+        what: what.into(),
+        fix: fix.into(),
+    }
+}
+
+fn stray_failure() -> Failure {
+    failure(
+        "the program wrote a line when it was not asked (after its {\"type\":\"done\"}, or before its first line)",
+        "write lines only in answer to a line from idemsim, and exactly one {\"type\":\"done\"} per answer; debug output goes to stderr",
+    )
+}
+
+/// The process of one actor in one simulator, and what it said.
+#[derive(Default)]
+pub struct Session {
+    process: Option<Process>,
+    /// The last lines exchanged, marked `→` (to the program) or `←` (from it).
+    tail: VecDeque<String>,
+    /// Every handler call of the current run, when asked for.
+    pub transcript: Option<Vec<Exchange>>,
+    /// Processes started so far (the determinism check's second run starts
+    /// one per `start`).
+    pub spawns: u64,
+}
+
+fn clip(line: &str) -> String {
+    if line.chars().count() <= SHOWN_CHARS {
+        line.to_string()
+    } else {
+        let cut: String = line.chars().take(SHOWN_CHARS).collect();
+        format!("{cut}… ({} bytes)", line.len())
+    }
+}
+
+impl Session {
+    /// A new run: forget its lines; keep the process, which the `start`
+    /// line resets (a fresh process per run would cost more than the run).
+    pub fn new_run(&mut self, keep_transcript: bool) {
+        if !self.tail.is_empty() {
+            // Kept: a stray line found at the next run's start belongs to the last one.
+            self.note('·', "(the run ends; a new run starts)");
+        }
+        self.transcript = keep_transcript.then(Vec::new);
+    }
+
+    /// Ends the process; the next call starts a new one.
+    pub fn stop(&mut self) {
+        self.process = None;
+    }
+
+    fn note(&mut self, mark: char, line: &str) {
+        if self.tail.len() == TAIL {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(format!("{mark} {}", clip(line)));
+    }
+
+    /// Writes `line` and reads the program's answer up to its `done`.
+    pub fn call(
+        &mut self,
+        program: &Program,
+        timeout: Duration,
+        now_us: u64,
+        line: &str,
+    ) -> Result<Vec<Out>, Failure> {
+        if self.process.is_none() {
+            let p = Process::spawn(&program.argv, &program.dir).map_err(|e| {
+                failure(
+                    e,
+                    "check the program and its folder; the command runs in the scenario file's folder",
+                )
+            })?;
+            self.spawns += 1;
+            self.process = Some(p);
+        }
+        let p = self.process.as_mut().expect("started above");
+        if let Some(stray) = p.stray_line() {
+            self.note('←', &stray);
+            return Err(stray_failure());
+        }
+        let written = p.write_line(line);
+        self.note('→', line);
+        let p = self.process.as_mut().expect("started above");
+        if let Err(e) = written {
+            // A program that already exited: say how, if it did.
+            let how = match p.read_line(process::now()) {
+                Err(ReadError::Closed(Some(status))) => format!(" (it exited: {status})"),
+                _ => String::new(),
+            };
+            return Err(failure(
+                format!("the program does not take input: {e}{how}"),
+                "keep reading lines from stdin until it closes; see its stderr in this report",
+            ));
+        }
+        let deadline = process::now() + timeout;
+        let mut outs = Vec::new();
+        let mut shown = Vec::new();
+        let mut written = Vec::new();
+        loop {
+            let p = self.process.as_mut().expect("started above");
+            let read = p.read_line(deadline);
+            let l = match read {
+                Ok(l) => l,
+                Err(ReadError::Timeout) => {
+                    return Err(failure(
+                        format!(
+                            "no {{\"type\":\"done\"}} within {} ms of wall time (the handler's time-out is real time, the program's own I/O)",
+                            timeout.as_millis()
+                        ),
+                        "end every handler with {\"type\":\"done\"} and flush stdout after each line (Python: print(line, flush=True)); if the program is only slow, raise handler_timeout_ms in the scenario",
+                    ))
+                }
+                Err(ReadError::Closed(status)) => {
+                    let how = match status {
+                        Some(s) => format!("exited ({s})"),
+                        None => "closed its stdout".to_string(),
+                    };
+                    return Err(failure(
+                        format!("the program {how} before its {{\"type\":\"done\"}}"),
+                        "see its stderr in this report; a program must keep reading stdin until it closes",
+                    ));
+                }
+                Err(ReadError::Bad(e)) => {
+                    return Err(failure(
+                        format!("the program wrote {e}"),
+                        "write one JSON object per line, UTF-8, at most 1 MiB",
+                    ))
+                }
+            };
+            self.note('←', &l);
+            let out = protocol::parse(&l).map_err(|e| failure(e.what, e.fix))?;
+            if self.transcript.is_some() {
+                written.push(l.clone());
+            }
+            match out {
+                Out::Done => {
+                    // A line already waiting after the done is caught here;
+                    // one that comes later is caught before the next call.
+                    let p = self.process.as_mut().expect("started above");
+                    if let Some(stray) = p.stray_line() {
+                        self.note('←', &stray);
+                        return Err(stray_failure());
+                    }
+                    break;
+                }
+                Out::Log { .. } => {}
+                _ => shown.push(l),
+            }
+            outs.push(out);
+            if outs.len() > MAX_LINES_PER_HANDLER {
+                return Err(failure(
+                    format!("more than {MAX_LINES_PER_HANDLER} lines before a {{\"type\":\"done\"}}"),
+                    "end every handler with {\"type\":\"done\"}; a handler that must do more is several handlers (set a timer)",
+                ));
+            }
+        }
+        if let Some(t) = &mut self.transcript {
+            t.push(Exchange {
+                now_us,
+                input: line.to_string(),
+                output: shown,
+                written,
+            });
+        }
+        Ok(outs)
+    }
+
+    /// The report of a failure: the program, what went wrong, the last lines
+    /// exchanged and the end of its stderr. Stops the process: the next run
+    /// starts a new one.
+    pub fn report(&mut self, actor: &str, program: &Program, f: &Failure) -> String {
+        let stderr = self
+            .process
+            .as_ref()
+            .map(Process::stderr_tail)
+            .unwrap_or_default();
+        self.stop();
+        let mut s = format!(
+            "the program of {actor} (`{}` in {}): {}\n",
+            program.shown(),
+            program.dir.display(),
+            f.what
+        );
+        if !self.tail.is_empty() {
+            s.push_str("  last lines exchanged (→ to the program, ← from it):\n");
+            for l in &self.tail {
+                s.push_str(&format!("    {l}\n"));
+            }
+        }
+        if !stderr.is_empty() {
+            s.push_str("  its stderr ended with:\n");
+            for l in &stderr {
+                s.push_str(&format!("    {}\n", clip(l)));
+            }
+        }
+        s.push_str(&format!("help: {}", f.fix));
+        s
+    }
+}

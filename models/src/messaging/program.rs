@@ -1,0 +1,151 @@
+//! The consumer's role for an external program (`[consumer] program = [...]`,
+//! docs/protocol.md): deliveries go to the program as JSON, its acks come
+//! back to the broker, and its effects are writes in its own database, so
+//! the program is where they land.
+
+use super::situations as sit;
+use super::{Msg, CONSUMER_LAYER, CONSUMER_WRITE, EVENT};
+use crate::core::{Key, Obs, Op};
+use crate::external::{External, PayloadError, Role};
+use serde_json::Value;
+use sim::SituationId;
+
+/// A user's program in the consumer's place.
+pub type ProgramConsumer<W> = External<W, ConsumerRole>;
+
+/// The messaging consumer's role for a program: what it receives and may send.
+pub struct ConsumerRole;
+
+const ACK_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1}"#;
+
+impl Role for ConsumerRole {
+    type Msg = Msg;
+
+    const REDELIVERED_AFTER_EFFECT: SituationId = sit::PROGRAM_EFFECT_REDELIVERED;
+
+    /// A consumer gets deliveries; nothing else reaches it from the built-in
+    /// actors. Written by hand (numbers only, nothing to escape) so that
+    /// `type` comes first, as people read it.
+    fn incoming(msg: &Msg) -> Option<String> {
+        match msg {
+            Msg::Deliver { ev, receipt } => Some(format!(
+                r#"{{"type":"deliver","event":{{"id":{},"entity":{},"value":{},"version":{}}},"receipt":{receipt}}}"#,
+                ev.id, ev.entity, ev.value, ev.version
+            )),
+            _ => None,
+        }
+    }
+
+    /// A delivery happened: idemsim saw it, whatever the program makes of it.
+    fn arrival(msg: &Msg) -> Option<(u32, Obs)> {
+        match msg {
+            Msg::Deliver { ev, .. } => Some((
+                ev.id,
+                Obs::Received {
+                    layer: &CONSUMER_LAYER,
+                    op: ev.op(),
+                    key: Key::None,
+                },
+            )),
+            _ => None,
+        }
+    }
+
+    fn outgoing(payload: &Value) -> Result<Msg, PayloadError> {
+        let bad = |what: String| {
+            PayloadError {
+            what,
+            fix: format!(
+                "a consumer sends acks to the broker: {ACK_EXAMPLE}, with the id and receipt of the delivery"
+            ),
+        }
+        };
+        let Value::Object(o) = payload else {
+            return Err(bad(format!("{payload} is not an object")));
+        };
+        match o.get("type").and_then(Value::as_str) {
+            Some("ack") => {}
+            Some(other) => return Err(bad(format!("a consumer cannot send \"{other}\""))),
+            None => return Err(bad("it has no \"type\"".into())),
+        }
+        if let Some(k) = o
+            .keys()
+            .find(|k| !["type", "id", "receipt"].contains(&k.as_str()))
+        {
+            return Err(bad(format!("an ack has no field `{k}`")));
+        }
+        let num = |name: &str| -> Result<u32, PayloadError> {
+            o.get(name)
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "`{name}` of an ack must be a whole number from 0 to {}",
+                        u32::MAX
+                    ))
+                })
+        };
+        Ok(Msg::Ack {
+            id: num("id")?,
+            receipt: num("receipt")?,
+        })
+    }
+
+    /// A write in the program's database, for the event `op`, with the
+    /// event's value as the payload.
+    fn effect(op: u32, payload: u32) -> Obs {
+        Obs::Effect {
+            site: &CONSUMER_WRITE,
+            op: Op::new(&EVENT, op),
+            payload,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messaging::Event;
+    use serde_json::json;
+
+    #[test]
+    fn a_delivery_is_json_and_an_ack_comes_back() {
+        let ev = Event {
+            id: 3,
+            entity: 4711,
+            value: 1200,
+            version: 1,
+        };
+        let text = ConsumerRole::incoming(&Msg::Deliver { ev, receipt: 7 }).unwrap();
+        assert!(text.starts_with(r#"{"type":"deliver","#), "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"deliver","event":{"id":3,"entity":4711,"value":1200,"version":1},"receipt":7})
+        );
+        assert_eq!(
+            ConsumerRole::outgoing(&json!({"type":"ack","id":3,"receipt":7})),
+            Ok(Msg::Ack { id: 3, receipt: 7 })
+        );
+        assert!(ConsumerRole::incoming(&Msg::Ack { id: 1, receipt: 1 }).is_none());
+        assert_eq!(
+            ConsumerRole::arrival(&Msg::Deliver { ev, receipt: 7 }).map(|a| a.0),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn a_wrong_payload_says_what_to_send() {
+        for bad in [
+            json!("ack"),
+            json!({"type":"publish"}),
+            json!({"id":1}),
+            json!({"type":"ack","id":1}),
+            json!({"type":"ack","id":1,"receipt":-2}),
+            json!({"type":"ack","id":1,"receipt":2,"extra":0}),
+        ] {
+            let e = ConsumerRole::outgoing(&bad).unwrap_err();
+            assert!(e.fix.contains(ACK_EXAMPLE), "{bad}: {e:?}");
+        }
+    }
+}
