@@ -44,12 +44,15 @@ pub enum TransferResult {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Msg {
-    /// Client to service: pay `amount_eur` for claim `op`.
+    /// Client to service: pay `amount_eur` for claim `op`. `timeout_ms` is
+    /// how long the client waits for the answer (0: not said), which the
+    /// service may use as the request's deadline.
     Pay {
         op: Op,
         attempt: u32,
         key: Key,
         amount_eur: u32,
+        timeout_ms: u32,
     },
     /// The service's answer; `amount_eur` is what it says was paid.
     PayReply {
@@ -162,6 +165,7 @@ impl fmt::Display for Msg {
                 attempt,
                 key,
                 amount_eur,
+                ..
             } => write!(
                 f,
                 "pay {amount_eur} EUR for {op} [{key}, attempt {attempt}]"
