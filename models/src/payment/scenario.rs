@@ -349,7 +349,7 @@ fn client(
                 let what = match n {
                     0 => format!("claim {claim} appears twice"),
                     _ => format!(
-                        "claim {claim}, the {}th of this repeat, is already another operation's",
+                        "claim {claim} (repetition {} of this table) is already another operation's",
                         n + 1
                     ),
                 };
