@@ -79,7 +79,7 @@ pub struct ClientConfig {
 /// Volatile: which attempt each operation waits on (its open connection),
 /// and the client's budget and breaker, which live in its memory: a restart
 /// starts them afresh (a full bucket, a closed breaker).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ClientState {
     pub awaiting: Vec<Option<u32>>,
     pub tokens: Option<TokenBucket>,
@@ -87,6 +87,24 @@ pub struct ClientState {
     /// its success puts back.
     pub retry_cost: Vec<u32>,
     pub breaker: Breaker,
+}
+
+/// The state panel of a report shows the budget and the breaker only where
+/// they are in play: a client without a budget has no tokens to show, and a
+/// closed breaker without recent failures is every breaker's start.
+impl std::fmt::Debug for ClientState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("ClientState");
+        d.field("awaiting", &self.awaiting);
+        if let Some(t) = &self.tokens {
+            d.field("tokens", &t.tokens());
+            d.field("retry_cost", &self.retry_cost);
+        }
+        if self.breaker != Breaker::new() {
+            d.field("breaker", &self.breaker);
+        }
+        d.finish()
+    }
 }
 
 client_op::client_timers!(

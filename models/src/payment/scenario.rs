@@ -196,7 +196,10 @@ where
     actors.push(("bank".to_string(), N::from(Bank::new(bank))));
     Ok(Built {
         actors,
-        actors_hint: " (with client.actors above 1 the clients are client-1, client-2, ...)",
+        actors_hint: match clients {
+            1 => "",
+            _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
+        },
     })
 }
 
