@@ -320,7 +320,11 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         ClientState {
             awaiting: vec![None; self.cfg.ops.len()],
             tokens: self.cfg.budget.as_ref().map(TokenBucket::full),
-            retry_cost: vec![0; self.cfg.ops.len()],
+            // Only a budget refunds, so only a budget needs the costs.
+            retry_cost: match self.cfg.budget {
+                Some(_) => vec![0; self.cfg.ops.len()],
+                None => Vec::new(),
+            },
             breaker: Breaker::new(),
         }
     }

@@ -14,7 +14,20 @@ pub static INVARIANT: Invariant = Invariant {
           request a worker takes, against the end of the fault phase.",
 };
 
+/// Every observation passes here, and almost none is about load: the check
+/// of its kind stays inline, the judgement out of line.
+#[inline]
 pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    match obs {
+        Obs::Shed { recover_ms, .. } | Obs::Work { recover_ms, .. } if *recover_ms > 0 => {
+            judge(l, now_us, obs)
+        }
+        _ => None,
+    }
+}
+
+#[inline(never)]
+fn judge(l: &Ledger, now_us: TimeUs, obs: &Obs) -> Option<Violation> {
     let (layer, op, recover_ms, what) = match *obs {
         Obs::Shed {
             layer,
