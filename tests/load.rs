@@ -4,37 +4,11 @@
 
 mod common;
 
-use common::{check, load, load_text, refuses, run, scratch, sweep};
+use common::{check, load, load_text, refuses, run, sweep};
 use models::core::ledger::counter;
 use models::scenario::Verdict;
 use models::Node;
 use sim::US_PER_S;
-
-/// Every bank call times out (its replies are lost); the service has no key
-/// table, so each client attempt is a new execution with its own bank
-/// retries. The bank deduplicates on the key, so it pays once.
-const TWO_LAYERS: &str = r#"summary = "retries at two layers against a bank whose replies are lost"
-[expect]
-verdict = "holds"
-[run]
-runs = 20
-fault_phase_ms = 600000
-[client]
-timeout_ms = 30000
-[client.retry]
-policy = "fixed"
-base_ms = 0
-max_attempts = 3
-[service]
-idempotency = "none"
-bank_timeout_ms = 5000
-bank_max_attempts = 3
-[[network.partitions]]
-between = ["bank", "service"]
-one_way = true
-start_ms = 0
-end_ms = 600000
-"#;
 
 fn per_operation(v: &serde_json::Value, field: &str) -> f64 {
     v[field]
@@ -44,13 +18,13 @@ fn per_operation(v: &serde_json::Value, field: &str) -> f64 {
 
 #[test]
 fn retries_at_two_layers_multiply_and_every_layer_shows_its_count() {
-    let file = scratch("two-layers.toml");
-    std::fs::write(&file, TWO_LAYERS).unwrap();
-    let f = file.to_string_lossy().into_owned();
+    // payment-retries-at-two-layers: the bank's answers are lost, the service
+    // keeps no key table, and the bank pays once on the key.
+    let f = "payment-retries-at-two-layers";
     let (out, _) = run(
         &[
             "sweep",
-            &f,
+            f,
             "--set",
             "client.retry.max_attempts=1,3",
             "--set",
@@ -99,7 +73,7 @@ fn retries_at_two_layers_multiply_and_every_layer_shows_its_count() {
     let (table, _) = run(
         &[
             "sweep",
-            &f,
+            f,
             "--set",
             "service.bank_max_attempts=3",
             "--set",

@@ -81,7 +81,7 @@ where
     }
 
     fn about(&self) -> &'static str {
-        "a claims system, a payment service and a bank: idempotency keys, retries, dedup stores"
+        "a claims system, a payment service and a bank: idempotency keys, retries, dedup stores, load"
     }
 
     fn tables(&self) -> &'static [&'static str] {
