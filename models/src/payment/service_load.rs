@@ -41,9 +41,16 @@ impl<W: Carries<Msg>> Service<W> {
     }
 
     /// Workers busy now: every bank call and pending step belongs to a request
-    /// being worked on (or to a recovery, which takes a worker too).
+    /// being worked on (or to a recovery, which takes a worker too), except a
+    /// split-booking-first key insert, the second step of a request whose
+    /// bank call already holds its worker.
     fn busy(&self, st: &ServiceState) -> usize {
-        st.calls.busy() + st.steps.busy()
+        let inserts = st
+            .steps
+            .iter()
+            .filter(|(_, p)| p.kind == super::StepKind::InsertKey)
+            .count();
+        st.calls.busy() + st.steps.busy() - inserts
     }
 
     /// The request that just arrived, with its deadline.
