@@ -156,6 +156,8 @@ fn key_policies_name_what_they_should() {
         retry_final_errors: false,
         dead_letter: true,
         timeout_means_failed: false,
+        budget: None,
+        breaker: None,
         ops: vec![OpSpec {
             claim: 4711,
             amount_eur: 1200,

@@ -551,6 +551,94 @@ fn no_lost_update_under_contention() {
     fires("no-lost-update", &blind);
 }
 
+/// Judged against the end of the fault phase, which the ledger is told:
+/// here the faults stop at 100 s and the service promises to recover within
+/// 30 s of that.
+fn judge_load(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
+    let mut l = Ledger::healing_from(100 * US_PER_S);
+    l.reset();
+    let mut now: TimeUs = 0;
+    for &(s, actor, obs) in steps {
+        now = s * US_PER_S;
+        if let Some(v) = l.observe(now, actor, &obs) {
+            return Some(v.invariant);
+        }
+    }
+    l.finish(now).map(|v| v.invariant)
+}
+
+#[test]
+fn load_recovers() {
+    let a = claim(4711);
+    let shed = |recover_ms| Obs::Shed {
+        layer: &SERVICE_LAYER,
+        op: a,
+        recover_ms,
+    };
+    let work = |attempt| Obs::Work {
+        layer: &SERVICE_LAYER,
+        op: a,
+        attempt,
+        recover_ms: 30_000,
+    };
+    let sent = |attempt| Obs::AttemptSent { op: a, attempt };
+    let timed_out = Obs::Attempt {
+        op: a,
+        attempt: 1,
+        outcome: AttemptOutcome::Unknown,
+    };
+    let fires = |steps: &[(u64, u32, Obs)]| assert_eq!(judge_load(steps), Some("load-recovers"));
+    // Every operation ends, or `operation-ends` would speak.
+    let silent = |steps: &[(u64, u32, Obs)]| {
+        let mut all = steps.to_vec();
+        all.push((900, 0, ended(a, Ending::Unknown)));
+        assert_eq!(judge_load(&all), None, "{all:#?}");
+    };
+    // Full 31 s after the faults stopped, with 30 s promised: still overloaded.
+    fires(&[(0, 0, intent(a, 1200)), (131, 1, shed(30_000))]);
+    // Shedding during the faults, or within the promise, is the trigger's doing.
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (50, 1, shed(30_000)),
+        (130, 1, shed(30_000)),
+    ]);
+    // A service that promises nothing is not judged.
+    silent(&[(0, 0, intent(a, 1200)), (500, 1, shed(0))]);
+    // Work on the attempt its client waits for is normal, however late.
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (200, 0, sent(1)),
+        (200, 1, work(1)),
+    ]);
+    // Work on an attempt its client gave up on is work for nobody: its
+    // timeout was recorded, or it sent a later attempt, or the operation ended.
+    fires(&[
+        (0, 0, intent(a, 1200)),
+        (199, 0, sent(1)),
+        (200, 0, timed_out),
+        (201, 1, work(1)),
+    ]);
+    fires(&[
+        (0, 0, intent(a, 1200)),
+        (199, 0, sent(1)),
+        (200, 0, sent(2)),
+        (201, 1, work(1)),
+    ]);
+    fires(&[
+        (0, 0, intent(a, 1200)),
+        (199, 0, sent(1)),
+        (200, 0, ended(a, Ending::Unknown)),
+        (201, 1, work(1)),
+    ]);
+    // The same waste before the promise ran out is not judged.
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (119, 0, sent(1)),
+        (120, 0, timed_out),
+        (121, 1, work(1)),
+    ]);
+}
+
 #[test]
 fn every_invariant_has_cases_here() {
     let this = include_str!("invariants.rs");

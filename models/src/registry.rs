@@ -239,7 +239,7 @@ impl sim::Model for System {
     }
 
     fn new_oracle(&self) -> Ledger {
-        Ledger::default()
+        Ledger::healing_from(self.world.fault_phase_us)
     }
 }
 

@@ -11,7 +11,7 @@ pub mod stats;
 use crate::scenarios::{self, UsageError};
 use models::core::hist;
 use models::core::ledger::counter;
-use models::core::Metric;
+use models::core::{Layer, Metric};
 use models::scenario::Override;
 use models::System;
 use sim::{explore, SeedRange, Summary};
@@ -279,7 +279,43 @@ impl VariantStats {
                 self.counter(counter::COMPLETION_US),
                 self.counter(counter::RUNS_COMPLETED),
             ),
+            Metric::ShedPerOperation(layer) => self
+                .loaded(layer)
+                .then(|| {
+                    self.share(
+                        self.slot(counter::SHED, layer.index.into()),
+                        self.operations(),
+                    )
+                })
+                .flatten(),
+            Metric::Wasted(layer) => {
+                let i = usize::from(layer.index);
+                self.share(self.slot(counter::WASTED, i), self.slot(counter::WORK, i))
+            }
+            Metric::OverloadAfterFaults(layer) => self
+                .loaded(layer)
+                .then(|| {
+                    let i = usize::from(layer.index);
+                    self.share(self.slot(counter::OVERLOAD_AFTER_FAULTS, i), runs)
+                })
+                .flatten(),
+            Metric::RetriesDenied => self.nonzero_per_operation(counter::RETRIES_DENIED),
+            Metric::FastFailed => self.nonzero_per_operation(counter::FAST_FAILED),
         }
+    }
+
+    /// Whether `layer` has a capacity that was ever busy or full: its load
+    /// columns mean something.
+    fn loaded(&self, layer: &Layer) -> bool {
+        let i = usize::from(layer.index);
+        self.slot(counter::WORK, i) + self.slot(counter::SHED, i) > 0
+    }
+
+    /// `name` per operation, or nothing when it never happened (no client
+    /// has a budget or a breaker, or none was ever used).
+    fn nonzero_per_operation(&self, name: &str) -> Option<f64> {
+        let n = self.counter(name);
+        (n > 0).then(|| self.share(n, self.operations())).flatten()
     }
 
     /// The `q` quantile (0..=1) of the time from intent (or commit) to first effect.
@@ -505,18 +541,29 @@ struct Field {
     legend: String,
     shape: Shape,
     value: Reader,
+    /// Left out of a table in which no variant has a value for it.
+    optional: bool,
 }
 
 fn fields(metrics: &[Metric]) -> Vec<Field> {
     let mut out = Vec::new();
     for &m in metrics {
         let of = move |s: &VariantStats| s.metric(&m);
+        let optional = matches!(
+            m,
+            Metric::ShedPerOperation(_)
+                | Metric::Wasted(_)
+                | Metric::OverloadAfterFaults(_)
+                | Metric::RetriesDenied
+                | Metric::FastFailed
+        );
         let field = |name: &str, header: &str, legend: &str, shape| Field {
             name: name.to_string(),
             header: header.to_string(),
             legend: legend.to_string(),
             shape,
             value: Box::new(of),
+            optional,
         };
         match m {
             Metric::Duplicated => out.push(field("duplicate_rate", "dup", "dup: share of runs in which some operation took effect twice or more.", Shape::Percent)),
@@ -547,12 +594,33 @@ fn fields(metrics: &[Metric]) -> Vec<Field> {
                         },
                         shape: Shape::Time,
                         value: Box::new(move |s: &VariantStats| s.time_to_effect_us(q).map(|x| x as f64)),
+                        optional: false,
                     });
                 }
             }
             Metric::DedupKeys => out.push(field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count)),
             Metric::AttemptsPerRun => out.push(field("attempts_per_run", "attempts/run", "attempts/run: client attempts in a run, all operations together, mean over runs (the run's total work).", Shape::Count)),
             Metric::CompletionTime => out.push(field("completion_us", "completion", "completion: virtual time from a run's first intent to its last operation's end, mean over the runs in which every operation ended.", Shape::Time)),
+            Metric::ShedPerOperation(layer) => out.push(field(
+                &format!("{}_shed_per_operation", layer.name),
+                "shed/op",
+                &format!("shed/op: requests the {} refused with 503 because every worker was busy and its queue full, per business operation.", layer.name),
+                Shape::Ratio,
+            )),
+            Metric::Wasted(layer) => out.push(field(
+                &format!("{}_wasted_share", layer.name),
+                "wasted",
+                &format!("wasted: share of the requests the {}'s workers took whose client had already stopped waiting for them: work for nobody.", layer.name),
+                Shape::Percent,
+            )),
+            Metric::OverloadAfterFaults(layer) => out.push(field(
+                &format!("{}_overload_after_faults_us", layer.name),
+                "overloaded after",
+                &format!("overloaded after: how long after the faults stopped the {} still shed requests or worked for nobody, averaged over runs (0 µs: back to normal when they stopped).", layer.name),
+                Shape::Time,
+            )),
+            Metric::RetriesDenied => out.push(field("retries_denied_per_operation", "denied/op", "denied/op: retries the clients' budgets refused (the operation was given up instead), per business operation.", Shape::Ratio)),
+            Metric::FastFailed => out.push(field("fast_failed_per_operation", "fast-fail/op", "fast-fail/op: attempts the clients' open circuit breakers refused without sending them (the operation was given up), per business operation.", Shape::Ratio)),
         }
     }
     out
@@ -585,7 +653,13 @@ fn table(
         .filter(|&i| axes[i].values.len() == 1)
         .map(|i| format!("{}={}", axes[i].key, axes[i].values[0]))
         .collect();
-    let fields = fields(metrics);
+    // A load column no variant has a value for (a service without a capacity,
+    // clients without a budget) says nothing: the table leaves it out, CSV
+    // and JSON keep it.
+    let fields: Vec<Field> = fields(metrics)
+        .into_iter()
+        .filter(|f| !f.optional || rows.iter().any(|r| (f.value)(&r.stats).is_some()))
+        .collect();
     let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
     let key_columns = header.len();
     header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));

@@ -357,6 +357,12 @@ struct HbNode {
     color: &'static str,
 }
 
+/// Most nodes a happens-before graph shows: Graphviz lays out a graph of
+/// thousands of events (a run under load) for many minutes, and nobody reads
+/// it. A longer run keeps its first and last [`DOT_MAX_NODES`]` / 2` events
+/// and one node saying how many were left out between them.
+pub const DOT_MAX_NODES: usize = 400;
+
 /// Each actor's own order, plus send → receive (and send → loss) edges.
 pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut g: DiGraph<HbNode, &'static str> = DiGraph::new();
@@ -364,10 +370,10 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     // Message id → the node of its send (the first, should one repeat).
     let mut sends: std::collections::BTreeMap<u32, NodeIndex> = std::collections::BTreeMap::new();
     let mut turn_node = None;
-    for (i, it) in t.items.iter().enumerate() {
+    let shown = |i: usize, it: &super::items::Item<M, T>| {
         let shown_situation = matches!(it.what, What::Situation { .. }) && t.end.turn == Some(i);
-        if !shown_situation
-            && matches!(
+        shown_situation
+            || !matches!(
                 it.what,
                 What::Mix { .. }
                     | What::TimerSet { .. }
@@ -375,7 +381,36 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
                     | What::Situation { .. }
                     | What::Observe { quiet: true, .. }
             )
-        {
+    };
+    let total = t
+        .items
+        .iter()
+        .enumerate()
+        .filter(|&(i, it)| shown(i, it))
+        .count();
+    // The shown items with these ranks are left out (none when the run is short).
+    let cut = (total > DOT_MAX_NODES).then(|| DOT_MAX_NODES / 2..total - DOT_MAX_NODES / 2);
+    let mut rank = 0;
+    for (i, it) in t.items.iter().enumerate() {
+        if !shown(i, it) {
+            continue;
+        }
+        rank += 1;
+        if let Some(cut) = cut.as_ref().filter(|c| c.contains(&(rank - 1))) {
+            if rank - 1 == cut.start {
+                // One node stands for the middle, in every actor's order.
+                let node = g.add_node(HbNode {
+                    label: format!(
+                        "⋮ {} trace entries left out here\n(--format text shows the whole run)",
+                        cut.len()
+                    ),
+                    color: "gray40",
+                });
+                for l in last.iter_mut().filter(|l| l.is_some()) {
+                    g.add_edge(l.expect("filtered"), node, "order");
+                    *l = Some(node);
+                }
+            }
             continue;
         }
         let color = match it.what {

@@ -18,7 +18,7 @@ use crate::core::slots::Slots;
 use crate::core::{Carries, Obs, Op};
 use crate::messaging::{self, Event, OutboxRow, Relay, RelayState, RelayTimer};
 use crate::payment::{
-    self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS,
+    self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer, SERVICE_TIMER_SLOTS,
 };
 use sim::{Actor, ActorId, Ctx, Narrow, TimeUs, Timer};
 use std::fmt;
@@ -80,7 +80,7 @@ pub struct BookingState {
 
 /// Requests an event-first service holds while their events are confirmed.
 pub const MAX_PUBLISHING: usize = 64;
-const SERVICE_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32;
+const SERVICE_SLOTS: u32 = SERVICE_TIMER_SLOTS;
 /// How the payment service's timers become the booking service's.
 type ToBooking = fn(ServiceTimer) -> BookingTimer;
 const RELAY_SLOTS: u32 = 3;

@@ -97,6 +97,14 @@ where
         service.idempotency,
         Idempotency::ClaimSameTx | Idempotency::None
     );
+    if publish == Publish::EventFirst && service.queue_max > 0 {
+        return Err(invalid(
+            path(&["service", "queue_max"]),
+            "event first runs the request once the broker confirms its event, and a queued request would not book then",
+            "remove queue_max from [service], or write the event through the outbox",
+        )
+        .into());
+    }
     if publish == Publish::EventFirst && !books_on_arrival {
         return Err(invalid(
             oat("write"),

@@ -281,6 +281,25 @@ impl ClientOp {
         sit: &ClientSituations,
         ctx: &mut impl Ctx<A>,
     ) {
+        self.retry_or_give_up_if(i, op, p, sit, ctx, |_| true);
+    }
+
+    /// The same, with a last word for `allow`: a retry the policy would
+    /// make goes ahead only if `allow` grants it (a retry budget pays for
+    /// it); otherwise the operation ends as if the policy had given up.
+    pub fn retry_or_give_up_if<
+        S: OpSpace,
+        A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized,
+        C: Ctx<A>,
+    >(
+        &mut self,
+        i: usize,
+        op: Op,
+        p: &Persistence,
+        sit: &ClientSituations,
+        ctx: &mut C,
+        allow: impl FnOnce(&mut C) -> bool,
+    ) {
         let now_us = ctx.now_us();
         let next = p.retry.next_ms(
             self.attempts,
@@ -291,13 +310,39 @@ impl ClientOp {
             |lo, hi| ctx.range(lo, hi),
         );
         match next {
-            Some(delay_ms) => {
+            Some(delay_ms) if allow(ctx) => {
                 self.last_backoff_ms = delay_ms;
                 let wait_us = delay_ms.saturating_mul(US_PER_MS);
                 ctx.set_timer(OpTimer::next_attempt(i, op.id), wait_us);
             }
-            None => self.give_up(op, p.dead_letter, sit, ctx),
+            _ => self.give_up(op, p.dead_letter, sit, ctx),
         }
+    }
+
+    /// An attempt refused before it was sent (an open circuit breaker): the
+    /// operation starts if it had not (its intent: `payload`, within
+    /// `window_ms`) and is given up at once.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fail_fast<A: Actor<Obs = Obs> + ?Sized>(
+        &mut self,
+        op: Op,
+        payload: u32,
+        window_ms: u64,
+        dead_letter: bool,
+        sit: &ClientSituations,
+        ctx: &mut impl Ctx<A>,
+    ) {
+        if self.status == OpStatus::NotStarted {
+            self.status = OpStatus::Pending;
+            self.started_us = ctx.now_us();
+            ctx.observe(Obs::Intent {
+                op,
+                payload,
+                window_ms,
+            });
+        }
+        ctx.observe(Obs::FastFailed { op });
+        self.give_up(op, dead_letter, sit, ctx);
     }
 }
 

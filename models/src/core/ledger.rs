@@ -30,6 +30,9 @@ pub struct OpRecord {
     pub started_us: TimeUs,
     /// Attempts the client sent.
     pub attempts: u32,
+    /// The last attempt whose outcome the client recorded: it waits for no
+    /// answer to this one or any before it.
+    pub closed: u32,
     /// A final error (422) was answered: any later attempt retries a rejected input.
     pub rejected: bool,
     /// The payload of the attempt the client was told is done.
@@ -85,6 +88,7 @@ impl OpRecord {
             window_ms: 0,
             started_us: 0,
             attempts: 0,
+            closed: 0,
             rejected: false,
             told_done: None,
             ending: None,
@@ -132,6 +136,19 @@ struct Rate {
     peak: u32,
 }
 
+/// How one layer with a capacity fared in a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct LayerLoad {
+    /// Requests its workers took.
+    work: u32,
+    /// Of those, requests whose client had already stopped waiting.
+    wasted: u32,
+    /// Requests it refused because it was full.
+    shed: u32,
+    /// The last time it shed a request or worked for nobody.
+    last_overload_us: Option<TimeUs>,
+}
+
 /// The oracle of every model.
 #[derive(Debug, Default)]
 pub struct Ledger {
@@ -151,14 +168,39 @@ pub struct Ledger {
     /// read (one that never saw it), with the operation that replaced it.
     pub overwritten: Table<Op, Op>,
     rates: [Rate; MAX_LAYERS],
+    load: [LayerLoad; MAX_LAYERS],
+    /// Retries that clients' budgets refused, attempts that their open
+    /// breakers refused.
+    retries_denied: u32,
+    fast_failed: u32,
+    /// When the fault phase ends and healing starts: a layer's promise to
+    /// recover is measured from here. Not reset between runs.
+    pub healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
 }
 
 impl Ledger {
+    /// The ledger of a world whose faults stop at `fault_phase_us`.
+    pub fn healing_from(fault_phase_us: TimeUs) -> Ledger {
+        Ledger {
+            healing_us: fault_phase_us,
+            ..Ledger::default()
+        }
+    }
+
     /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
         self.ops.get(&op)
+    }
+
+    /// The client of `op` no longer waits for an answer to attempt
+    /// `attempt`: it recorded that attempt's outcome (a timeout too), sent a
+    /// later one, or ended the operation. Work on it is work for nobody.
+    pub fn stopped_waiting(&self, op: Op, attempt: u32) -> bool {
+        self.get(op).is_some_and(|r| {
+            r.ending.is_some() || attempt < r.attempts || (attempt > 0 && attempt <= r.closed)
+        })
     }
 
     /// Effects of `op` so far.
@@ -233,9 +275,14 @@ impl Ledger {
                 r.site.get_or_insert(site);
                 r.first_effect.get_or_insert((now_us, payload));
             }
-            Obs::Attempt { op, outcome, .. } => {
+            Obs::Attempt {
+                op,
+                attempt,
+                outcome,
+            } => {
                 let r = self.rec(op);
                 r.rejected |= outcome == super::obs::AttemptOutcome::Rejected;
+                r.closed = r.closed.max(attempt);
             }
             Obs::ToldDone { op, payload } => self.rec(op).told_done = Some(payload),
             Obs::Ended { op, ending } => {
@@ -310,6 +357,24 @@ impl Ledger {
             Obs::DedupStore { keys, .. } => {
                 self.peak_dedup_keys = self.peak_dedup_keys.max(keys);
             }
+            Obs::Work {
+                layer, op, attempt, ..
+            } => {
+                let wasted = self.stopped_waiting(op, attempt);
+                let l = &mut self.load[usize::from(layer.index)];
+                l.work += 1;
+                if wasted {
+                    l.wasted += 1;
+                    l.last_overload_us = Some(now_us);
+                }
+            }
+            Obs::Shed { layer, .. } => {
+                let l = &mut self.load[usize::from(layer.index)];
+                l.shed += 1;
+                l.last_overload_us = Some(now_us);
+            }
+            Obs::RetryDenied { .. } => self.retries_denied += 1,
+            Obs::FastFailed { .. } => self.fast_failed += 1,
         }
     }
 }
@@ -355,9 +420,22 @@ pub mod counter {
     pub const RUNS_COMPLETED: &str = "runs_completed";
     /// The sum of those completion times (µs), over `RUNS_COMPLETED` runs.
     pub const COMPLETION_US: &str = "completion_us";
+    /// Requests each layer's workers took, over all runs (one slot per layer).
+    pub const WORK: &str = "work";
+    /// Of those, requests whose client had already stopped waiting (one slot per layer).
+    pub const WASTED: &str = "wasted_work";
+    /// Requests each layer refused because it was full (one slot per layer).
+    pub const SHED: &str = "shed";
+    /// Per layer, the time from the end of the faults to its last shed or
+    /// wasted request, summed over runs (0 for a run where it had none after).
+    pub const OVERLOAD_AFTER_FAULTS: &str = "overload_after_faults_us";
+    /// Retries refused by clients' budgets; attempts refused by their breakers.
+    pub const RETRIES_DENIED: &str = "retries_denied";
+    /// Attempts refused by clients' open breakers.
+    pub const FAST_FAILED: &str = "fast_failed";
 }
 
-static COUNTERS: [Counter; 19] = {
+static COUNTERS: [Counter; 25] = {
     use counter::*;
     const fn one(name: &'static str) -> Counter {
         Counter {
@@ -402,6 +480,28 @@ static COUNTERS: [Counter; 19] = {
         },
         one(RUNS_COMPLETED),
         one(COMPLETION_US),
+        Counter {
+            name: WORK,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        Counter {
+            name: WASTED,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        Counter {
+            name: SHED,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        Counter {
+            name: OVERLOAD_AFTER_FAULTS,
+            merge: Merge::Sum,
+            len: MAX_LAYERS,
+        },
+        one(RETRIES_DENIED),
+        one(FAST_FAILED),
     ]
 };
 
@@ -417,6 +517,9 @@ impl sim::Oracle for Ledger {
         self.heads.clear();
         self.overwritten.clear();
         self.rates = [Rate::default(); MAX_LAYERS];
+        self.load = [LayerLoad::default(); MAX_LAYERS];
+        self.retries_denied = 0;
+        self.fast_failed = 0;
         self.finished = false;
     }
 
@@ -443,7 +546,12 @@ impl sim::Oracle for Ledger {
         const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
         const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
         const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
-        debug_assert_eq!(into.len(), COMPLETED_AT + 2);
+        const WORK_AT: usize = COMPLETED_AT + 2;
+        const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
+        const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
+        const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
+        const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
+        debug_assert_eq!(into.len(), DENIED_AT + 2);
         // Loss can only be told once the run got to the end of its healing
         // phase: a run stopped early may have had the effect in flight.
         let judged_to_end = self.finished || matches!(outcome, Outcome::Holds);
@@ -503,5 +611,16 @@ impl sim::Oracle for Ledger {
         for (i, rate) in self.rates.iter().enumerate() {
             into[PEAK_AT + i] += u64::from(rate.peak);
         }
+        for (i, l) in self.load.iter().enumerate() {
+            into[WORK_AT + i] += u64::from(l.work);
+            into[WASTED_AT + i] += u64::from(l.wasted);
+            into[SHED_AT + i] += u64::from(l.shed);
+            let after = l
+                .last_overload_us
+                .map_or(0, |t| t.saturating_sub(self.healing_us));
+            into[OVERLOAD_AT + i] += after;
+        }
+        into[DENIED_AT] += u64::from(self.retries_denied);
+        into[DENIED_AT + 1] += u64::from(self.fast_failed);
     }
 }

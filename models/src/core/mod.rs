@@ -1,9 +1,12 @@
 //! What every model shares: business operations, the observations actors
 //! report, the effect ledger and its invariants, the plug-in interface, and
 //! the components models are built from (retry policy and its scenario table,
-//! a client's record of an operation, windowed dedup store, slot pool).
+//! retry budget, circuit breaker, a client's record of an operation, windowed
+//! dedup store, slot pool).
 //! Nothing here knows a model.
 
+pub mod breaker;
+pub mod budget;
 pub mod client_op;
 pub mod dedup;
 pub mod hist;

@@ -42,6 +42,18 @@ pub enum Metric {
     /// runs in which every operation ended (the "completion time" of AWS's
     /// backoff experiment).
     CompletionTime,
+    /// Requests a layer refused because it was full, per operation.
+    ShedPerOperation(&'static Layer),
+    /// Share of the requests a layer's workers took whose client had
+    /// already stopped waiting for them.
+    Wasted(&'static Layer),
+    /// How long after the faults stopped a layer still shed requests or
+    /// worked for nobody, averaged over runs.
+    OverloadAfterFaults(&'static Layer),
+    /// Retries that clients' budgets refused, per operation.
+    RetriesDenied,
+    /// Attempts that clients' open breakers refused, per operation.
+    FastFailed,
 }
 
 /// What a model's loader gets besides the text: the shared limits it must

@@ -213,6 +213,41 @@ pub enum Obs {
         /// Its capacity (0: none).
         bound: u32,
     },
+    /// A worker of `layer` (a service with a capacity) takes attempt
+    /// `attempt` of `op`. `recover_ms` is how long after the faults stop the
+    /// layer promises to be back to normal (0: no promise).
+    Work {
+        /// The layer.
+        layer: &'static Layer,
+        /// The operation.
+        op: Op,
+        /// The attempt taken.
+        attempt: u32,
+        /// The layer's promise to recover, in ms after the faults stop.
+        recover_ms: u32,
+    },
+    /// `layer` refused a request for `op` because it was full (a 503 before
+    /// any work); `recover_ms` as for [`Obs::Work`].
+    Shed {
+        /// The layer.
+        layer: &'static Layer,
+        /// The operation.
+        op: Op,
+        /// The layer's promise to recover, in ms after the faults stop.
+        recover_ms: u32,
+    },
+    /// A client's retry budget held too few tokens: no retry of `op`, which
+    /// the client gives up.
+    RetryDenied {
+        /// The operation given up.
+        op: Op,
+    },
+    /// A client's open circuit breaker refused an attempt of `op`: not sent,
+    /// and the client gives the operation up.
+    FastFailed {
+        /// The operation given up.
+        op: Op,
+    },
 }
 
 impl Obs {
@@ -231,7 +266,11 @@ impl Obs {
             | Obs::DeadLettered { op }
             | Obs::ValueWritten { op, .. }
             | Obs::Superseded { op }
-            | Obs::NewVersion { op, .. } => Some(op),
+            | Obs::NewVersion { op, .. }
+            | Obs::Work { op, .. }
+            | Obs::Shed { op, .. }
+            | Obs::RetryDenied { op }
+            | Obs::FastFailed { op } => Some(op),
             Obs::ExecStart { key } | Obs::ExecEnd { key } => match key {
                 Key::Op { op, .. } => Some(op),
                 Key::Time { .. } | Key::None => None,
@@ -252,6 +291,8 @@ impl Obs {
                 | Obs::DedupStore { .. }
                 | Obs::Received { .. }
                 | Obs::AttemptSent { .. }
+                | Obs::Work { .. }
+                | Obs::Shed { .. }
         )
     }
 }
@@ -319,6 +360,22 @@ impl fmt::Display for Obs {
             Obs::DedupStore { keys, bound } => {
                 let s = if keys == 1 { "" } else { "s" };
                 write!(f, "dedup store holds {keys} key{s} (bound {bound})")
+            }
+            Obs::Work {
+                layer, op, attempt, ..
+            } => write!(f, "{} works on attempt {attempt} for {op}", layer.name),
+            Obs::Shed { layer, op, .. } => {
+                write!(
+                    f,
+                    "{} is full: sheds the request for {op} (503)",
+                    layer.name
+                )
+            }
+            Obs::RetryDenied { op } => {
+                write!(f, "retry budget spent: no retry of {op}")
+            }
+            Obs::FastFailed { op } => {
+                write!(f, "circuit breaker open: {op} fails fast, not sent")
             }
         }
     }

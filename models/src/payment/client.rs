@@ -5,6 +5,8 @@
 use super::msg::{Msg, PayStatus};
 use super::situations as sit;
 use super::CLAIM;
+use crate::core::breaker::{Breaker, BreakerConfig, CallResult, Verdict};
+use crate::core::budget::{BudgetConfig, TokenBucket};
 use crate::core::client_op::{self, ClientSituations, OpTimer, OpTimerKind, Persistence};
 pub use crate::core::client_op::{ClientOp, ClientStorage, OpStatus};
 use crate::core::retry::RetryPolicy;
@@ -80,15 +82,46 @@ pub struct ClientConfig {
     /// Read a timeout as "failed, nothing happened" (a mistake: the request
     /// may have been executed and only the answer lost).
     pub timeout_means_failed: bool,
+    /// A retry budget shared by all of this client's operations.
+    pub budget: Option<BudgetConfig>,
+    /// A circuit breaker in front of all of this client's calls.
+    pub breaker: Option<BreakerConfig>,
     /// The operations it runs.
     pub ops: Vec<OpSpec>,
 }
 
-/// Volatile: which attempt each operation waits on (its open connection).
-#[derive(Clone, Debug, Default)]
+/// Volatile: which attempt each operation waits on (its open connection),
+/// and the client's budget and breaker, which live in its memory: a restart
+/// starts them afresh (a full bucket, a closed breaker).
+#[derive(Clone, Default)]
 pub struct ClientState {
     /// Per operation, the attempt whose answer it is waiting for.
     pub awaiting: Vec<Option<u32>>,
+    /// The retry budget shared by all operations (none: unbounded retries).
+    pub tokens: Option<TokenBucket>,
+    /// What each operation's last retry took from the bucket (0: none), which
+    /// its success puts back.
+    pub retry_cost: Vec<u32>,
+    /// The circuit breaker in front of every call.
+    pub breaker: Breaker,
+}
+
+/// The state panel of a report shows the budget and the breaker only where
+/// they are in play: a client without a budget has no tokens to show, and a
+/// closed breaker without recent failures is every breaker's start.
+impl std::fmt::Debug for ClientState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("ClientState");
+        d.field("awaiting", &self.awaiting);
+        if let Some(t) = &self.tokens {
+            d.field("tokens", &t.tokens());
+            d.field("retry_cost", &self.retry_cost);
+        }
+        if self.breaker != Breaker::new() {
+            d.field("breaker", &self.breaker);
+        }
+        d.finish()
+    }
 }
 
 client_op::client_timers!(
@@ -150,6 +183,14 @@ impl<W: Carries<Msg>> Client<W> {
     ) {
         let spec = self.cfg.ops[i];
         let window_ms = self.cfg.retry.window_ms;
+        if self.cfg.breaker.is_some() && st.breaker.allow(ctx.now_us()) == Verdict::Refuse {
+            // Fail fast: the struggling service never sees this attempt.
+            ctx.reached(sit::BREAKER_FAST_FAIL);
+            let (op, amount) = (spec.op(), spec.amount_eur);
+            let dead_letter = self.cfg.dead_letter;
+            s.ops[i].fail_fast(op, amount, window_ms, dead_letter, &SITUATIONS, ctx);
+            return;
+        }
         let op = &mut s.ops[i];
         let attempt = op.begin_attempt(spec.op(), spec.amount_eur, window_ms, &SITUATIONS, ctx);
         let key = self.key_for(i, attempt, op.started_us);
@@ -159,6 +200,8 @@ impl<W: Carries<Msg>> Client<W> {
             attempt,
             key,
             amount_eur: spec.amount_for(attempt),
+            // Validated to at most a day.
+            timeout_ms: u32::try_from(self.cfg.timeout_ms).unwrap_or(u32::MAX),
         };
         ctx.send(self.cfg.service, W::wrap(pay));
         ctx.set_timer(
@@ -172,10 +215,48 @@ impl<W: Carries<Msg>> Client<W> {
         s.ops[i].give_up(op, self.cfg.dead_letter, &SITUATIONS, ctx);
     }
 
-    /// After an attempt that may be retried: retry within the policy or give up.
-    fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
+    /// After an attempt that may be retried: retry within the policy, if the
+    /// budget pays for it, or give up.
+    fn retry_or_give_up(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        i: usize,
+        after_timeout: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         let op = self.cfg.ops[i].op();
-        s.ops[i].retry_or_give_up(i, op, &self.persistence(), &SITUATIONS, ctx);
+        let p = self.persistence();
+        let (Some(budget), Some(tokens)) = (&self.cfg.budget, &mut st.tokens) else {
+            return s.ops[i].retry_or_give_up(i, op, &p, &SITUATIONS, ctx);
+        };
+        let cost = &mut st.retry_cost[i];
+        s.ops[i].retry_or_give_up_if(i, op, &p, &SITUATIONS, ctx, |ctx| {
+            match tokens.try_retry(budget, after_timeout) {
+                Some(c) => {
+                    *cost = c;
+                    true
+                }
+                None => {
+                    ctx.reached(sit::RETRY_DENIED);
+                    ctx.observe(Obs::RetryDenied { op });
+                    false
+                }
+            }
+        });
+    }
+
+    /// What the breaker makes of an attempt's end.
+    fn breaker_saw(&self, st: &mut ClientState, result: CallResult, ctx: &mut impl Ctx<Self>) {
+        let Some(cfg) = &self.cfg.breaker else {
+            return;
+        };
+        let was_closed = st.breaker.state() == crate::core::breaker::State::Closed;
+        if st.breaker.record(cfg, result, ctx.now_us()) {
+            ctx.reached(sit::BREAKER_OPENED);
+        } else if !was_closed && st.breaker.state() == crate::core::breaker::State::Closed {
+            ctx.reached(sit::BREAKER_CLOSED);
+        }
     }
 
     fn attempt_ended(
@@ -200,24 +281,33 @@ impl<W: Carries<Msg>> Client<W> {
     ) {
         st.awaiting[i] = None;
         ctx.cancel_timer(self.timeout(i));
+        let health = match status {
+            PayStatus::Paid => CallResult::Success,
+            PayStatus::Overloaded | PayStatus::GatewayTimeout => CallResult::Failure,
+            PayStatus::InProgress | PayStatus::Mismatch => CallResult::Neutral,
+        };
+        self.breaker_saw(st, health, ctx);
         match status {
             PayStatus::Paid => {
+                if let (Some(budget), Some(tokens)) = (&self.cfg.budget, &mut st.tokens) {
+                    tokens.on_success(budget, st.retry_cost[i]);
+                }
                 let spec = self.cfg.ops[i];
                 let paid = spec.amount_for(attempt);
                 s.ops[i].done(spec.op(), attempt, paid, &SITUATIONS, ctx);
             }
             PayStatus::Overloaded => {
                 self.attempt_ended(s, i, attempt, AttemptOutcome::Fail, ctx);
-                self.retry_or_give_up(s, i, ctx);
+                self.retry_or_give_up(st, s, i, false, ctx);
             }
             PayStatus::InProgress | PayStatus::GatewayTimeout => {
                 self.attempt_ended(s, i, attempt, AttemptOutcome::Unknown, ctx);
-                self.retry_or_give_up(s, i, ctx);
+                self.retry_or_give_up(st, s, i, false, ctx);
             }
             PayStatus::Mismatch => {
                 self.attempt_ended(s, i, attempt, AttemptOutcome::Rejected, ctx);
                 if self.cfg.retry_final_errors {
-                    self.retry_or_give_up(s, i, ctx);
+                    self.retry_or_give_up(st, s, i, false, ctx);
                 } else {
                     // The key stands for an earlier request that may have
                     // been executed: a person has to look.
@@ -250,6 +340,13 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
         ClientState {
             awaiting: vec![None; self.cfg.ops.len()],
+            tokens: self.cfg.budget.as_ref().map(TokenBucket::full),
+            // Only a budget refunds, so only a budget needs the costs.
+            retry_cost: match self.cfg.budget {
+                Some(_) => vec![0; self.cfg.ops.len()],
+                None => Vec::new(),
+            },
+            breaker: Breaker::new(),
         }
     }
 
@@ -308,7 +405,8 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                     AttemptOutcome::Unknown
                 };
                 self.attempt_ended(s, i, attempt, outcome, ctx);
-                self.retry_or_give_up(s, i, ctx);
+                self.breaker_saw(st, CallResult::Failure, ctx);
+                self.retry_or_give_up(st, s, i, true, ctx);
             }
         }
     }

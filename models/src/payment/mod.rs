@@ -17,8 +17,9 @@ pub use client::{
 };
 pub use msg::{Msg, PayStatus, TransferResult};
 pub use service::{
-    Concurrent, Idempotency, KeyRow, KeyState, Mode, Service, ServiceConfig, ServiceState,
-    ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS,
+    Concurrent, Idempotency, KeyRow, KeyState, Mode, Queued, Service, ServiceConfig, ServiceState,
+    ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,
+    SERVICE_TIMER_SLOTS,
 };
 
 use crate::core::input::LoadError;
@@ -50,13 +51,23 @@ pub static BANK_LAYER: Layer = Layer {
 /// The payment model, as the registry knows it.
 pub struct Payment;
 
+/// Every layer's requests per operation (client attempts, service, bank:
+/// retries at two layers multiply), then the load columns, which stay empty
+/// (and out of the table) unless the service has a capacity or the clients
+/// a budget or a breaker.
 static METRICS: &[Metric] = &[
     Metric::Duplicated,
     Metric::Lost,
     Metric::Unknown,
     Metric::AttemptsPerOperation,
+    Metric::ReceivedPerOperation(&SERVICE_LAYER),
     Metric::ReceivedPerOperation(&BANK_LAYER),
     Metric::PeakPerSecond(&SERVICE_LAYER),
+    Metric::ShedPerOperation(&SERVICE_LAYER),
+    Metric::Wasted(&SERVICE_LAYER),
+    Metric::OverloadAfterFaults(&SERVICE_LAYER),
+    Metric::RetriesDenied,
+    Metric::FastFailed,
     Metric::TimeToEffect,
     Metric::DedupKeys,
 ];
@@ -71,7 +82,7 @@ where
     }
 
     fn about(&self) -> &'static str {
-        "a claims system, a payment service and a bank: idempotency keys, retries, dedup stores"
+        "a claims system, a payment service and a bank: idempotency keys, retries, dedup stores, load"
     }
 
     fn tables(&self) -> &'static [&'static str] {

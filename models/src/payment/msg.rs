@@ -50,7 +50,9 @@ pub enum TransferResult {
 /// The payment model's messages: small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Msg {
-    /// Client to service: pay `amount_eur` for claim `op`.
+    /// Client to service: pay `amount_eur` for claim `op`. `timeout_ms` is
+    /// how long the client waits for the answer (0: not said), which the
+    /// service may use as the request's deadline.
     Pay {
         /// The claim.
         op: Op,
@@ -60,6 +62,8 @@ pub enum Msg {
         key: Key,
         /// The amount asked for.
         amount_eur: u32,
+        /// The client's timeout: the service may drop the request once it has passed.
+        timeout_ms: u32,
     },
     /// The service's answer; `amount_eur` is what it says was paid.
     PayReply {
@@ -188,6 +192,7 @@ impl fmt::Display for Msg {
                 attempt,
                 key,
                 amount_eur,
+                ..
             } => write!(
                 f,
                 "pay {amount_eur} EUR for {op} [{key}, attempt {attempt}]"

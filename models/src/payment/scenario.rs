@@ -1,5 +1,11 @@
 //! The payment model's tables in a scenario file: `[client]`,
-//! `[client.retry]`, `[service]`, `[bank]` and `[[operations]]`.
+//! `[client.retry]`, `[client.budget]`, `[client.breaker]`, `[service]`,
+//! `[bank]` and `[[operations]]`. With `client.actors` above 1 the claims
+//! system is that many client actors, `client-1` to `client-N`, with the
+//! `[client]` settings each, the operations dealt out among them in turn.
+
+#[path = "scenario_load.rs"]
+mod load;
 
 use super::{
     Bank, BankConfig, Client, ClientConfig, Concurrent, Idempotency, KeyPolicy, Mode, OpSpec,
@@ -11,13 +17,18 @@ use crate::core::input::{
 };
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
+use load::{BreakerDto, BudgetDto};
 use serde::Deserialize;
 use sim::ActorId;
+use std::collections::BTreeSet;
 
 pub const TABLES: &[&str] = &["client", "service", "bank", "operations"];
 
-/// Most operations one client runs.
+/// Most operations in one scenario, over all its clients.
 pub const MAX_OPERATIONS: u64 = 1000;
+/// Most client actors: the world holds at most `sim::MAX_ACTORS`, two of
+/// them the service and the bank.
+pub const MAX_CLIENTS: u64 = 250;
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug, Default)]
@@ -33,21 +44,27 @@ struct FileDto {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, default)]
 struct ClientDto {
+    actors: u64,
     key: String,
     key_bucket_ms: u64,
     timeout_ms: u64,
     timeout_means: String,
     retry: RetryDto,
+    budget: Option<BudgetDto>,
+    breaker: Option<BreakerDto>,
 }
 
 impl Default for ClientDto {
     fn default() -> Self {
         ClientDto {
+            actors: 1,
             key: "stable".into(),
             key_bucket_ms: 1000,
             timeout_ms: 10_000,
             timeout_means: "unknown".into(),
             retry: RetryDto::default(),
+            budget: None,
+            breaker: None,
         }
     }
 }
@@ -65,7 +82,12 @@ struct ServiceDto {
     concurrent: String,
     processing_ms: u64,
     max_keys: u64,
-    max_in_flight: u64,
+    /// `max_in_flight` is its older name.
+    #[serde(alias = "max_in_flight")]
+    workers: u64,
+    queue_max: u64,
+    drop_expired: bool,
+    recover_ms: u64,
     mode: String,
     query_before_retry: bool,
     query_on_recovery: bool,
@@ -84,7 +106,10 @@ impl Default for ServiceDto {
             concurrent: "reject".into(),
             processing_ms: 0,
             max_keys: 10_000,
-            max_in_flight: 0,
+            workers: 0,
+            queue_max: 0,
+            drop_expired: false,
+            recover_ms: 0,
             mode: "action".into(),
             query_before_retry: false,
             query_on_recovery: true,
@@ -118,6 +143,16 @@ struct OpDto {
     #[serde(default)]
     start_ms: u64,
     retry_amount_eur: Option<u32>,
+    /// This operation `repeat` times, claims `claim`, `claim + 1`, ...,
+    /// each starting `every_ms` after the one before.
+    #[serde(default = "one")]
+    repeat: u64,
+    #[serde(default)]
+    every_ms: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 fn default_operations() -> Vec<OpDto> {
@@ -126,38 +161,101 @@ fn default_operations() -> Vec<OpDto> {
         amount_eur: 1200,
         start_ms: 0,
         retry_amount_eur: None,
+        repeat: 1,
+        every_ms: 0,
     }]
 }
-
-const ACTORS: [&str; 3] = ["client", "service", "bank"];
 
 pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
     N: From<Client<W>> + From<Service<W>> + From<Bank<W>>,
     W: Carries<super::Msg>,
 {
-    let (client, service, bank) = hops(input, 1, 2)?;
+    let d: FileDto = toml::from_str(input.text)?;
+    let clients = count_in(
+        d.client.actors,
+        1,
+        MAX_CLIENTS,
+        path(&["client", "actors"]),
+        "client actors",
+    )? as usize;
+    let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
+    let (configs, service, bank) = parts(&d, input, clients, service_id, bank_id)?;
+    let mut actors: Vec<(String, N)> = configs
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let name = match clients {
+                1 => "client".to_string(),
+                _ => format!("client-{}", i + 1),
+            };
+            (name, N::from(Client::new(c)))
+        })
+        .collect();
+    actors.push(("service".to_string(), N::from(Service::new(service))));
+    actors.push(("bank".to_string(), N::from(Bank::new(bank))));
     Ok(Built {
-        actors: vec![
-            (ACTORS[0].to_string(), N::from(Client::new(client))),
-            (ACTORS[1].to_string(), N::from(Service::new(service))),
-            (ACTORS[2].to_string(), N::from(Bank::new(bank))),
-        ],
-        actors_hint: "",
+        actors,
+        actors_hint: match clients {
+            1 => "",
+            _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
+        },
     })
 }
 
 /// The claims system, the payment service and the bank, from the tables
 /// `[client]`, `[service]`, `[bank]` and `[[operations]]` (a composed
 /// model has these too): the client calls the service at `service`, the
-/// service the bank at `bank`.
+/// service the bank at `bank`. A composed model has one client actor.
 pub(crate) fn hops(
     input: &BuildInput<'_>,
     service: ActorId,
     bank: ActorId,
 ) -> Result<(ClientConfig, ServiceConfig, BankConfig), LoadError> {
     let d: FileDto = toml::from_str(input.text)?;
+    if d.client.actors != 1 {
+        return Err(invalid(
+            path(&["client", "actors"]),
+            format!(
+                "{} client actors: this model has one claims system",
+                d.client.actors
+            ),
+            "remove `actors` from [client]; many clients are a payment-model scenario",
+        )
+        .into());
+    }
+    let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
+    Ok((clients.remove(0), service, bank))
+}
+
+/// The configurations of `clients` client actors (the operations dealt out
+/// among them in turn), the service and the bank.
+fn parts(
+    d: &FileDto,
+    input: &BuildInput<'_>,
+    clients: usize,
+    service: ActorId,
+    bank: ActorId,
+) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
     let client = client(&d.client, &d.operations, input, service)?;
+    let ops = client.ops.len();
+    if ops < clients {
+        return Err(invalid(
+            path(&["client", "actors"]),
+            format!("{clients} client actors share {ops} operations: some would have none"),
+            format!("give at most {ops} actors, or more operations (`repeat` in [[operations]])"),
+        )
+        .into());
+    }
+    let mut configs: Vec<ClientConfig> = (0..clients)
+        .map(|_| ClientConfig {
+            ops: Vec::with_capacity(ops.div_ceil(clients)),
+            ..client.clone()
+        })
+        .collect();
+    for (k, spec) in client.ops.iter().enumerate() {
+        configs[k % clients].ops.push(*spec);
+    }
     let service = self::service(&d.service, &d.bank, bank)?;
     let bank = BankConfig {
         accepts_key: d.bank.accepts_key,
@@ -168,7 +266,7 @@ pub(crate) fn hops(
         )?,
         status_query: d.bank.status_query,
     };
-    Ok((client, service, bank))
+    Ok((configs, service, bank))
 }
 
 fn client(
@@ -208,26 +306,23 @@ fn client(
         "the articles' client waits 10 s: timeout_ms = 10000",
     )?;
     let retry = c.retry.build("client", c.timeout_ms)?;
-    if ops.is_empty() || ops.len() as u64 > MAX_OPERATIONS {
+    let total: u64 = ops
+        .iter()
+        .map(|o| o.repeat.max(1))
+        .fold(0, u64::saturating_add);
+    if ops.is_empty() || total > MAX_OPERATIONS {
         return Err(invalid(
             vec![Seg::Key("operations")],
-            format!(
-                "{} operations: a scenario has 1 to {MAX_OPERATIONS}",
-                ops.len()
-            ),
-            "give [[operations]] tables with claim and amount_eur",
+            format!("{total} operations: a scenario has 1 to {MAX_OPERATIONS}"),
+            "give [[operations]] tables with claim and amount_eur (and `repeat` for many alike)",
         ));
     }
-    let mut specs: Vec<OpSpec> = Vec::with_capacity(ops.len());
+    let mut specs: Vec<OpSpec> = Vec::with_capacity(total as usize);
+    let mut claims: BTreeSet<u32> = BTreeSet::new();
     for (i, o) in ops.iter().enumerate() {
         let at = |k| vec![Seg::Key("operations"), Seg::Index(i), Seg::Key(k)];
-        if specs.iter().any(|p| p.claim == o.claim) {
-            return Err(invalid(
-                at("claim"),
-                format!("claim {} appears twice", o.claim),
-                "each operation needs its own claim number",
-            ));
-        }
+        count_in(o.repeat, 1, MAX_OPERATIONS, at("repeat"), "operations")?;
+        duration_us(o.every_ms, DAY_MS, at("every_ms"))?;
         for (k, v) in [
             ("amount_eur", Some(o.amount_eur)),
             ("retry_amount_eur", o.retry_amount_eur),
@@ -240,13 +335,50 @@ fn client(
                 ));
             }
         }
-        start_us(o.start_ms, input.max_time_us, at("start_ms"), "operation")?;
-        specs.push(OpSpec {
-            claim: o.claim,
-            amount_eur: o.amount_eur,
-            start_ms: o.start_ms,
-            retry_amount_eur: o.retry_amount_eur,
-        });
+        for n in 0..o.repeat {
+            let claim = o.claim.checked_add(n as u32).ok_or_else(|| {
+                invalid(
+                    at("repeat"),
+                    format!(
+                        "{} operations from claim {} run past the largest claim number, {}",
+                        o.repeat,
+                        o.claim,
+                        u32::MAX
+                    ),
+                    "start from a smaller claim, or repeat fewer times",
+                )
+            })?;
+            if !claims.insert(claim) {
+                let what = match n {
+                    0 => format!("claim {claim} appears twice"),
+                    _ => format!(
+                        "claim {claim} (repetition {} of this table) is already another operation's",
+                        n + 1
+                    ),
+                };
+                return Err(invalid(
+                    at("claim"),
+                    what,
+                    "each operation needs its own claim number",
+                ));
+            }
+            let (start_ms, where_) = match o
+                .every_ms
+                .checked_mul(n)
+                .and_then(|d| d.checked_add(o.start_ms))
+            {
+                Some(ms) if n == 0 => (ms, "start_ms"),
+                Some(ms) => (ms, "every_ms"),
+                None => (u64::MAX, "every_ms"),
+            };
+            start_us(start_ms, input.max_time_us, at(where_), "operation")?;
+            specs.push(OpSpec {
+                claim,
+                amount_eur: o.amount_eur,
+                start_ms,
+                retry_amount_eur: o.retry_amount_eur,
+            });
+        }
     }
     let timeout_means_failed = one_of(
         &c.timeout_means,
@@ -261,6 +393,18 @@ fn client(
         retry_final_errors: retry.retry_final_errors,
         dead_letter: retry.dead_letter,
         timeout_means_failed,
+        budget: c
+            .budget
+            .as_ref()
+            .map(BudgetDto::build)
+            .transpose()?
+            .flatten(),
+        breaker: c
+            .breaker
+            .as_ref()
+            .map(BreakerDto::build)
+            .transpose()?
+            .flatten(),
         ops: specs,
     })
 }
@@ -299,6 +443,13 @@ fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, 
             "add status_query = true to [bank], or remove query_before_retry",
         ));
     }
+    if s.recover_ms > 0 && s.workers == 0 {
+        return Err(invalid(
+            at("recover_ms"),
+            "a promise to recover from overload needs a capacity, and this service has no workers limit",
+            "give the service workers (and a queue_max), or remove recover_ms",
+        ));
+    }
     if mode != Mode::Action && !b.status_query {
         return Err(invalid(
             at("mode"),
@@ -329,13 +480,23 @@ fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, 
         concurrent,
         processing_us: duration_us(s.processing_ms, DAY_MS, at("processing_ms"))?,
         max_keys: count_in(s.max_keys, 0, 10_000_000, at("max_keys"), "keys")? as u32,
-        max_in_flight: count_in(
-            s.max_in_flight,
+        workers: count_in(
+            s.workers,
             0,
-            super::service::MAX_BANK_CALLS as u64,
-            at("max_in_flight"),
-            "requests in flight",
+            u64::from(super::service::MAX_WORKERS),
+            at("workers"),
+            "workers",
         )? as u32,
+        queue_max: count_in(
+            s.queue_max,
+            0,
+            u64::from(super::service::MAX_QUEUE),
+            at("queue_max"),
+            "queued requests",
+        )? as u32,
+        drop_expired: s.drop_expired,
+        recover_ms: duration_us(s.recover_ms, 30 * DAY_MS, at("recover_ms"))
+            .map(|_| s.recover_ms as u32)?,
         mode,
         query_before_retry: s.query_before_retry,
         // Asking is possible only where the bank answers.

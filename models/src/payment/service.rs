@@ -5,16 +5,22 @@
 
 #[path = "service_bank.rs"]
 mod bank_calls;
+#[path = "service_keys.rs"]
+mod keys;
+#[path = "service_load.rs"]
+mod load;
 
 use super::msg::{Msg, PayStatus, TransferResult};
 use super::situations as sit;
-use super::SERVICE_LAYER;
 use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, TimeUs, Timer};
+use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
+
+pub use load::Queued;
 
 /// How the service deduplicates requests by their key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,12 +85,25 @@ pub struct ServiceConfig {
     pub lease_us: TimeUs,
     /// What it does with a duplicate of a request in flight.
     pub concurrent: Concurrent,
-    /// Work between accepting a request and calling the bank.
+    /// The work a request costs a worker before the service answers it or
+    /// calls the bank: a stored result, a 409 and a 422 come this long after
+    /// the request is taken, and so does the bank call.
     pub processing_us: TimeUs,
     /// Capacity of the dedup store, judged by `dedup-store-bounded`; 0: none.
     pub max_keys: u32,
-    /// Requests the service works on at once; more are shed with 503.
-    pub max_in_flight: u32,
+    /// Requests the service works on at once (from being taken until they
+    /// are answered, bank call included); 0: as many as it has slots
+    /// ([`MAX_WORKERS`]), with no load reported.
+    pub workers: u32,
+    /// Requests waiting for a worker, first in first out; a request that
+    /// finds the queue full is shed with 503. A crash loses the queue.
+    pub queue_max: u32,
+    /// A worker skips a queued request whose deadline has passed (the
+    /// client's timeout, which the request carries, counted from its arrival).
+    pub drop_expired: bool,
+    /// How long after the faults stop the service promises to be back to
+    /// normal, judged by `load-recovers`; 0: no promise.
+    pub recover_ms: u32,
     /// What it pays: the amount asked, or what is missing to a total.
     pub mode: Mode,
     /// Ask the bank what it has paid before re-sending after a timeout
@@ -164,6 +183,8 @@ pub enum StepKind {
     BookAndCall,
     /// Record the key "in progress" after the booking (split-booking-first).
     InsertKey,
+    /// Answer without calling the bank, once the request's processing is done.
+    Answer(PayStatus),
 }
 
 /// The second step of an operation that is two steps (two transactions, or a
@@ -186,7 +207,8 @@ pub struct Waiter {
     pub attempt: u32,
 }
 
-/// Volatile: open requests, bank calls and pending steps die with a crash.
+/// Volatile: open requests, bank calls, pending steps and the queue die
+/// with a crash.
 #[derive(Clone, Debug)]
 pub struct ServiceState {
     /// Bank calls in flight.
@@ -195,6 +217,8 @@ pub struct ServiceState {
     pub steps: Slots<Step>,
     /// Duplicates waiting for a running execution's result.
     pub waiters: Vec<Waiter>,
+    /// Requests waiting for a worker, first in first out.
+    pub queue: VecDeque<Queued>,
 }
 
 /// Bank calls, pending steps and waiters a service keeps at most.
@@ -202,6 +226,12 @@ pub const MAX_BANK_CALLS: usize = 64;
 /// Pending steps a service keeps at most.
 pub const MAX_STEPS: usize = 64;
 pub const MAX_WAITERS: usize = 64;
+/// Most workers: each may hold a bank call.
+pub const MAX_WORKERS: u32 = MAX_BANK_CALLS as u32;
+/// Most requests a service's queue holds.
+pub const MAX_QUEUE: u32 = 100_000;
+/// The service's timer slots: one per bank call and step, and the queue's.
+pub const SERVICE_TIMER_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32 + 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// The service's timers.
@@ -216,6 +246,8 @@ pub enum ServiceTimer {
         /// The step's slot.
         slot: u32,
     },
+    /// A worker is free: it takes the next queued request.
+    Dequeue,
 }
 
 impl fmt::Display for ServiceTimer {
@@ -223,6 +255,7 @@ impl fmt::Display for ServiceTimer {
         match self {
             ServiceTimer::BankTimeout { .. } => f.write_str("bank timeout"),
             ServiceTimer::Step { .. } => f.write_str("next step"),
+            ServiceTimer::Dequeue => f.write_str("next queued request"),
         }
     }
 }
@@ -232,6 +265,7 @@ impl Timer for ServiceTimer {
         match *self {
             ServiceTimer::BankTimeout { slot } => slot,
             ServiceTimer::Step { slot } => MAX_BANK_CALLS as u32 + slot,
+            ServiceTimer::Dequeue => SERVICE_TIMER_SLOTS - 1,
         }
     }
 }
@@ -282,7 +316,9 @@ impl<W: Carries<Msg>> Service<W> {
         };
         let delay_us = match step.kind {
             StepKind::InsertKey => 0,
-            StepKind::CallBank | StepKind::BookAndCall => self.cfg.processing_us,
+            StepKind::CallBank | StepKind::BookAndCall | StepKind::Answer(_) => {
+                self.cfg.processing_us
+            }
         };
         ctx.set_timer(ServiceTimer::Step { slot: slot as u32 }, delay_us);
         true
@@ -337,6 +373,7 @@ impl<W: Carries<Msg>> Service<W> {
         });
     }
 
+    /// A worker took the request: look its key up and act on it.
     #[allow(clippy::too_many_arguments)]
     fn on_pay(
         &self,
@@ -348,19 +385,6 @@ impl<W: Carries<Msg>> Service<W> {
         amount_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        ctx.observe(Obs::Received {
-            layer: &SERVICE_LAYER,
-            op,
-            key,
-        });
-        // Load shedding at the front door: a full service answers 503 before
-        // it looks at the key, so nothing was executed and the client knows it.
-        let in_flight = st.calls.busy() + st.steps.busy();
-        if self.cfg.max_in_flight != 0 && in_flight >= self.cfg.max_in_flight as usize {
-            ctx.reached(sit::OVERLOADED);
-            Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
-            return;
-        }
         let step = |kind| Step {
             kind,
             op,
@@ -373,7 +397,7 @@ impl<W: Carries<Msg>> Service<W> {
                 Self::book(s, op, key, amount_eur);
             }
             if !self.call_after_processing(st, step(StepKind::CallBank), ctx) {
-                Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
+                self.shed(caller, op, ctx);
             }
             return;
         }
@@ -419,104 +443,7 @@ impl<W: Carries<Msg>> Service<W> {
         };
         if !started {
             ctx.observe(Obs::ExecEnd { key });
-            Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
-        }
-    }
-
-    /// A request whose key has a live row.
-    #[allow(clippy::too_many_arguments)]
-    fn on_known_key(
-        &self,
-        st: &mut ServiceState,
-        s: &mut ServiceStorage,
-        key: Key,
-        caller: (ActorId, u32),
-        op: Op,
-        amount_eur: u32,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        let now = ctx.now_us();
-        let row = *s.keys.get(&key, now).expect("the caller found a live row");
-        if row.op != op {
-            ctx.reached(sit::KEY_COLLISION);
-        }
-        // The fingerprint covers the whole request: the claim and the amount.
-        if self.cfg.fingerprint_check && (row.op, row.amount_eur) != (op, amount_eur) {
-            ctx.reached(sit::PAYLOAD_MISMATCH_REJECTED);
-            Self::reply(caller, op, PayStatus::Mismatch, 0, ctx);
-            return;
-        }
-        match row.state {
-            KeyState::Paid => {
-                ctx.reached(sit::DUPLICATE_AFTER_COMMIT);
-                // The stored result is replayed; it answers the request, whatever it asked.
-                Self::reply(caller, op, PayStatus::Paid, row.amount_eur, ctx);
-            }
-            KeyState::InProgress
-                if self.cfg.lease_us > 0 && now - row.locked_us >= self.cfg.lease_us =>
-            {
-                // The lease ran out: the executor is presumed dead, this request takes over.
-                ctx.reached(sit::LEASE_EXPIRED_TAKEOVER);
-                if let Lookup::Live(r) = s.keys.lookup(&key, now) {
-                    r.locked_us = now;
-                }
-                ctx.observe(Obs::ExecStart { key });
-                let query_first = self.cfg.query_on_recovery;
-                if !self.call_bank(
-                    st,
-                    row.op,
-                    key,
-                    row.amount_eur,
-                    Some(caller),
-                    query_first,
-                    ctx,
-                ) {
-                    ctx.observe(Obs::ExecEnd { key });
-                    Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
-                }
-            }
-            KeyState::InProgress => {
-                ctx.reached(sit::CONCURRENT_DUPLICATE);
-                let running = st.calls.find(|c| c.key == key).is_some()
-                    || st.steps.find(|p| p.key == key).is_some();
-                let wait = self.cfg.concurrent == Concurrent::Wait
-                    && st.waiters.len() < MAX_WAITERS
-                    && running;
-                if wait {
-                    st.waiters.push(Waiter {
-                        key,
-                        client: caller.0,
-                        op,
-                        attempt: caller.1,
-                    });
-                } else {
-                    Self::reply(caller, op, PayStatus::InProgress, 0, ctx);
-                }
-            }
-        }
-    }
-
-    fn answer_waiters(
-        &self,
-        st: &mut ServiceState,
-        key: Key,
-        status: PayStatus,
-        amount_eur: u32,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        if !key.is_some() {
-            return;
-        }
-        let mut i = 0;
-        while i < st.waiters.len() {
-            let w = st.waiters[i];
-            if w.key == key {
-                ctx.reached(sit::DUPLICATE_WAITED);
-                Self::reply((w.client, w.attempt), w.op, status, amount_eur, ctx);
-                st.waiters.swap_remove(i);
-            } else {
-                i += 1;
-            }
+            self.shed(caller, op, ctx);
         }
     }
 
@@ -531,6 +458,10 @@ impl<W: Carries<Msg>> Service<W> {
             return;
         };
         let ok = match step.kind {
+            StepKind::Answer(status) => {
+                Self::reply(step.client, step.op, status, step.amount_eur, ctx);
+                true
+            }
             StepKind::CallBank | StepKind::BookAndCall => {
                 if step.kind == StepKind::BookAndCall {
                     Self::book(s, step.op, step.key, step.amount_eur);
@@ -563,45 +494,7 @@ impl<W: Carries<Msg>> Service<W> {
             if self.keyed(step.key) {
                 ctx.observe(Obs::ExecEnd { key: step.key });
             }
-            Self::reply(step.client, step.op, PayStatus::Overloaded, 0, ctx);
-        }
-    }
-
-    /// After a restart: a crash between the two transactions of a split
-    /// operation shows in storage; keys left "in progress" are driven to an end.
-    fn recover(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
-        ctx.observe(Obs::ExecutorsLost);
-        let now = ctx.now_us();
-        let booking_without_key = matches!(
-            self.cfg.idempotency,
-            Idempotency::SplitBookingFirst | Idempotency::CheckThenAct
-        ) && s
-            .bookings
-            .iter()
-            .any(|b| self.keyed(b.key) && s.keys.get(&b.key, now).is_none());
-        let key_without_booking = self.cfg.idempotency == Idempotency::SplitKeyFirst
-            && s.keys
-                .iter()
-                .any(|(k, _)| !s.bookings.iter().any(|b| b.key == *k));
-        if booking_without_key || key_without_booking {
-            ctx.reached(sit::CRASH_BETWEEN_STEPS);
-        }
-        let stuck: Vec<(Key, KeyRow)> = s
-            .keys
-            .iter()
-            .filter(|(_, e)| e.value.state == KeyState::InProgress)
-            .map(|(k, e)| (*k, e.value))
-            .collect();
-        for (key, row) in stuck {
-            ctx.reached(sit::RECOVERED_AFTER_RESTART);
-            if let Lookup::Live(r) = s.keys.lookup(&key, now) {
-                r.locked_us = now;
-            }
-            ctx.observe(Obs::ExecStart { key });
-            let query_first = self.cfg.query_on_recovery;
-            if !self.call_bank(st, row.op, key, row.amount_eur, None, query_first, ctx) {
-                ctx.observe(Obs::ExecEnd { key });
-            }
+            self.shed(step.client, step.op, ctx);
         }
     }
 }
@@ -614,7 +507,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
     type Storage = ServiceStorage;
 
     fn timer_slots(&self) -> u32 {
-        (MAX_BANK_CALLS + MAX_STEPS) as u32
+        SERVICE_TIMER_SLOTS
     }
 
     fn reset_storage(&self, storage: &mut Option<ServiceStorage>) {
@@ -631,6 +524,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             calls: Slots::new(MAX_BANK_CALLS),
             steps: Slots::new(MAX_STEPS),
             waiters: Vec::new(),
+            queue: VecDeque::new(),
         };
         if ctx.restarted() {
             self.recover(&mut st, s, ctx);
@@ -652,7 +546,11 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                 attempt,
                 key,
                 amount_eur,
-            }) => self.on_pay(st, s, (from, attempt), op, key, amount_eur, ctx),
+                timeout_ms,
+            }) => {
+                let q = self.queued((from, attempt), op, key, amount_eur, timeout_ms, ctx);
+                self.admit(st, s, q, ctx);
+            }
             Some(&Msg::TransferDone { op, key, result }) => match result {
                 TransferResult::Done => self.on_transfer_done(st, s, op, key, ctx),
                 TransferResult::Refused { .. } => self.on_refused(st, op, ctx),
@@ -660,6 +558,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             Some(&Msg::StatusReply { op, paid_eur }) => self.on_status(st, s, op, paid_eur, ctx),
             _ => {}
         }
+        self.pump(st, ctx);
     }
 
     fn on_timer(
@@ -672,6 +571,8 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         match timer {
             ServiceTimer::Step { slot } => self.on_step(st, s, slot as usize, ctx),
             ServiceTimer::BankTimeout { slot } => self.on_bank_timeout(st, slot as usize, ctx),
+            ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
         }
+        self.pump(st, ctx);
     }
 }

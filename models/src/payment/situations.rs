@@ -45,6 +45,20 @@ pub const LATE_CONFIRMATION_RECORDED: SituationId = 31;
 pub const CONDITIONAL_TRANSFER_REFUSED: SituationId = 32;
 /// `bank-gave-up`: The bank stayed silent through every attempt; the service answered 504 and left the key "in progress".
 pub const BANK_GAVE_UP: SituationId = 33;
+/// `queued`: every worker was busy, the request waited in the queue.
+pub const QUEUED: SituationId = 34;
+/// `expired-dropped`: a worker skipped a queued request whose client had stopped waiting.
+pub const EXPIRED_DROPPED: SituationId = 35;
+/// `worked-after-deadline`: a worker took a request whose client had already stopped waiting.
+pub const WORKED_AFTER_DEADLINE: SituationId = 36;
+/// `retry-denied`: the client's retry budget was empty: no retry.
+pub const RETRY_DENIED: SituationId = 37;
+/// `breaker-opened`: the client's breaker opened after too many failures.
+pub const BREAKER_OPENED: SituationId = 38;
+/// `breaker-fast-fail`: the client's open breaker refused a call.
+pub const BREAKER_FAST_FAIL: SituationId = 39;
+/// `breaker-closed`: a trial call succeeded and the breaker closed.
+pub const BREAKER_CLOSED: SituationId = 40;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
@@ -68,5 +82,12 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: QUERY_FOUND_TRANSFER, name: "query-found-transfer", doc: "A status query before a retry found the transfer already made." },
     SituationDoc { id: SETTLE_NOTHING_MISSING, name: "settle-nothing-missing", doc: "In \"state instead of action\" mode the service read the claim as fully paid and paid nothing more." },
     SituationDoc { id: CONDITIONAL_TRANSFER_REFUSED, name: "conditional-transfer-refused", doc: "The bank refused a transfer made on a stale reading of what was paid (the conditional update's version check)." },
-    SituationDoc { id: OVERLOADED, name: "overloaded", doc: "The service shed a request with 503 because it was at its max_in_flight." },
+    SituationDoc { id: OVERLOADED, name: "overloaded", doc: "The service shed a request with 503: every worker was busy and the queue full." },
+    SituationDoc { id: QUEUED, name: "queued", doc: "A request found every worker busy and waited in the service's queue." },
+    SituationDoc { id: WORKED_AFTER_DEADLINE, name: "worked-after-deadline", doc: "A worker took a queued request whose deadline had passed: its client had stopped waiting, the work was for nobody." },
+    SituationDoc { id: EXPIRED_DROPPED, name: "expired-dropped", doc: "A worker skipped a queued request whose deadline had passed (drop_expired)." },
+    SituationDoc { id: RETRY_DENIED, name: "retry-denied", doc: "The client's retry budget held too few tokens for a retry: the operation was given up into a dead letter." },
+    SituationDoc { id: BREAKER_OPENED, name: "breaker-opened", doc: "The client's circuit breaker opened after too many failures in its window." },
+    SituationDoc { id: BREAKER_FAST_FAIL, name: "breaker-fast-fail", doc: "The client's open circuit breaker refused an attempt: not sent, the operation given up at once." },
+    SituationDoc { id: BREAKER_CLOSED, name: "breaker-closed", doc: "A trial call through the half-open breaker succeeded and closed it." },
 ];

@@ -64,6 +64,7 @@ invariants! {
     no_phantom_event,
     state_converges,
     no_lost_update,
+    load_recovers,
 }
 
 /// The invariant named `name`.

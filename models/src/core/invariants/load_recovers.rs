@@ -1,0 +1,88 @@
+use super::{human, violation, Invariant};
+use crate::core::ledger::Ledger;
+use crate::core::obs::{Layer, Obs};
+use crate::core::op::Op;
+use sim::{ActorId, TimeUs, Violation, US_PER_MS};
+
+pub static INVARIANT: Invariant = Invariant {
+    name: "load-recovers",
+    doc: "Once the faults stop, a layer that promises a recovery time (`service.recover_ms`) is \
+          back to normal within it: from then on it sheds no request because it is full, and its \
+          workers take no request whose client has already stopped waiting for it (work for \
+          nobody). A layer still saturated after its trigger is gone is held there by the load \
+          itself, usually by retries: a metastable failure. Judged on every shed and every \
+          request a worker takes, against the end of the fault phase.",
+};
+
+/// Every observation passes here, and almost none is about load: the check
+/// of its kind stays inline, the judgement out of line.
+#[inline]
+pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
+    match obs {
+        Obs::Shed { recover_ms, .. } | Obs::Work { recover_ms, .. } if *recover_ms > 0 => {
+            judge(l, now_us, obs)
+        }
+        _ => None,
+    }
+}
+
+#[inline(never)]
+fn judge(l: &Ledger, now_us: TimeUs, obs: &Obs) -> Option<Violation> {
+    let (layer, op, recover_ms, what) = match *obs {
+        Obs::Shed {
+            layer,
+            op,
+            recover_ms,
+        } => (layer, op, recover_ms, "shed a request for".to_string()),
+        Obs::Work {
+            layer,
+            op,
+            attempt,
+            recover_ms,
+        } if l.stopped_waiting(op, attempt) => (
+            layer,
+            op,
+            recover_ms,
+            format!("worked on attempt {attempt} of"),
+        ),
+        _ => return None,
+    };
+    if recover_ms == 0 {
+        return None;
+    }
+    let by_us = l
+        .healing_us
+        .saturating_add(u64::from(recover_ms) * US_PER_MS);
+    if now_us <= by_us {
+        return None;
+    }
+    overloaded(layer, op, &what, now_us - l.healing_us, recover_ms)
+}
+
+fn overloaded(
+    layer: &Layer,
+    op: Op,
+    what: &str,
+    after_us: TimeUs,
+    recover_ms: u32,
+) -> Option<Violation> {
+    let whom = if what.starts_with("worked") {
+        ", whose client had stopped waiting for it"
+    } else {
+        ": it was full"
+    };
+    violation(
+        &INVARIANT,
+        op.key(),
+        format!(
+            "the {} {what} {op}{whom}, {} after the faults stopped; it promised to recover within {}",
+            layer.name,
+            human(after_us),
+            human(u64::from(recover_ms) * US_PER_MS)
+        ),
+    )
+}
+
+pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {
+    None
+}

@@ -1,0 +1,159 @@
+//! What the key table decides: a request whose key is known (a stored
+//! result, a 409 or a wait, a 422, a lease takeover), the duplicates held
+//! open until their key's execution ends, and, after a restart, the keys a
+//! crash left "in progress".
+
+use super::{
+    Concurrent, Idempotency, KeyRow, KeyState, Service, ServiceState, ServiceStorage, StepKind,
+    Waiter, MAX_WAITERS,
+};
+use crate::core::dedup::Lookup;
+use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::msg::{Msg, PayStatus};
+use crate::payment::situations as sit;
+use sim::{ActorId, Ctx};
+
+impl<W: Carries<Msg>> Service<W> {
+    /// A request whose key has a live row.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn on_known_key(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        key: Key,
+        caller: (ActorId, u32),
+        op: Op,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let now = ctx.now_us();
+        let row = *s.keys.get(&key, now).expect("the caller found a live row");
+        if row.op != op {
+            ctx.reached(sit::KEY_COLLISION);
+        }
+        // The fingerprint covers the whole request: the claim and the amount.
+        if self.cfg.fingerprint_check && (row.op, row.amount_eur) != (op, amount_eur) {
+            ctx.reached(sit::PAYLOAD_MISMATCH_REJECTED);
+            self.answer(st, caller, op, key, PayStatus::Mismatch, 0, ctx);
+            return;
+        }
+        match row.state {
+            KeyState::Paid => {
+                ctx.reached(sit::DUPLICATE_AFTER_COMMIT);
+                // The stored result is replayed; it answers the request, whatever it asked.
+                self.answer(st, caller, op, key, PayStatus::Paid, row.amount_eur, ctx);
+            }
+            KeyState::InProgress
+                if self.cfg.lease_us > 0 && now - row.locked_us >= self.cfg.lease_us =>
+            {
+                // The lease ran out: the executor is presumed dead, this request takes over.
+                ctx.reached(sit::LEASE_EXPIRED_TAKEOVER);
+                if let Lookup::Live(r) = s.keys.lookup(&key, now) {
+                    r.locked_us = now;
+                }
+                ctx.observe(Obs::ExecStart { key });
+                let query_first = self.cfg.query_on_recovery;
+                if !self.call_bank(
+                    st,
+                    row.op,
+                    key,
+                    row.amount_eur,
+                    Some(caller),
+                    query_first,
+                    ctx,
+                ) {
+                    ctx.observe(Obs::ExecEnd { key });
+                    self.shed(caller, op, ctx);
+                }
+            }
+            KeyState::InProgress => {
+                ctx.reached(sit::CONCURRENT_DUPLICATE);
+                let running = st.calls.find(|c| c.key == key).is_some()
+                    || st
+                        .steps
+                        .find(|p| p.key == key && !matches!(p.kind, StepKind::Answer(_)))
+                        .is_some();
+                let wait = self.cfg.concurrent == Concurrent::Wait
+                    && st.waiters.len() < MAX_WAITERS
+                    && running;
+                if wait {
+                    st.waiters.push(Waiter {
+                        key,
+                        client: caller.0,
+                        op,
+                        attempt: caller.1,
+                    });
+                } else {
+                    self.answer(st, caller, op, key, PayStatus::InProgress, 0, ctx);
+                }
+            }
+        }
+    }
+
+    pub(super) fn answer_waiters(
+        &self,
+        st: &mut ServiceState,
+        key: Key,
+        status: PayStatus,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        if !key.is_some() {
+            return;
+        }
+        let mut i = 0;
+        while i < st.waiters.len() {
+            let w = st.waiters[i];
+            if w.key == key {
+                ctx.reached(sit::DUPLICATE_WAITED);
+                Self::reply((w.client, w.attempt), w.op, status, amount_eur, ctx);
+                st.waiters.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// After a restart: a crash between the two transactions of a split
+    /// operation shows in storage; keys left "in progress" are driven to an end.
+    pub(super) fn recover(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        ctx.observe(Obs::ExecutorsLost);
+        let now = ctx.now_us();
+        let booking_without_key = matches!(
+            self.cfg.idempotency,
+            Idempotency::SplitBookingFirst | Idempotency::CheckThenAct
+        ) && s
+            .bookings
+            .iter()
+            .any(|b| self.keyed(b.key) && s.keys.get(&b.key, now).is_none());
+        let key_without_booking = self.cfg.idempotency == Idempotency::SplitKeyFirst
+            && s.keys
+                .iter()
+                .any(|(k, _)| !s.bookings.iter().any(|b| b.key == *k));
+        if booking_without_key || key_without_booking {
+            ctx.reached(sit::CRASH_BETWEEN_STEPS);
+        }
+        let stuck: Vec<(Key, KeyRow)> = s
+            .keys
+            .iter()
+            .filter(|(_, e)| e.value.state == KeyState::InProgress)
+            .map(|(k, e)| (*k, e.value))
+            .collect();
+        for (key, row) in stuck {
+            ctx.reached(sit::RECOVERED_AFTER_RESTART);
+            if let Lookup::Live(r) = s.keys.lookup(&key, now) {
+                r.locked_us = now;
+            }
+            ctx.observe(Obs::ExecStart { key });
+            let query_first = self.cfg.query_on_recovery;
+            if !self.call_bank(st, row.op, key, row.amount_eur, None, query_first, ctx) {
+                ctx.observe(Obs::ExecEnd { key });
+            }
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! The service's capacity: a fixed number of workers, each busy with one
+//! request from the moment it takes it until the request is answered (its
+//! processing and its bank call included), and a first-in-first-out queue
+//! of requests waiting for a worker. A request that finds every worker busy
+//! and the queue full is shed with 503 before anything is done for it.
+//!
+//! Queueing delay grows with the queue, and a queued request is still
+//! worked on after its client has given up on it (timed out and retried):
+//! the service spends its capacity on work for nobody, which is how a retry
+//! storm outlives its trigger. Unless the service drops expired work: the
+//! request carries the client's timeout (as gRPC carries `grpc-timeout`),
+//! and with `drop_expired` a worker skips a request whose deadline passed.
+
+use super::{Service, ServiceState, ServiceStorage, ServiceTimer, MAX_WORKERS};
+use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::msg::{Msg, PayStatus};
+use crate::payment::situations as sit;
+use crate::payment::SERVICE_LAYER;
+use sim::{ActorId, Ctx, TimeUs, US_PER_MS};
+
+/// A request as it waits for a worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    /// The client and the attempt the answer goes to.
+    pub caller: (ActorId, u32),
+    /// The operation.
+    pub op: Op,
+    /// The key it carries.
+    pub key: Key,
+    /// The amount asked.
+    pub amount_eur: u32,
+    /// After this its client no longer waits: its arrival plus the timeout
+    /// the request carries.
+    pub deadline_us: TimeUs,
+}
+
+impl<W: Carries<Msg>> Service<W> {
+    /// Workers the service has: its configured number, or all its slots.
+    fn workers(&self) -> usize {
+        match self.cfg.workers {
+            0 => MAX_WORKERS as usize,
+            n => n as usize,
+        }
+    }
+
+    /// Workers busy now: every bank call and pending step belongs to a request
+    /// being worked on (or to a recovery, which takes a worker too), except a
+    /// split-booking-first key insert, the second step of a request whose
+    /// bank call already holds its worker.
+    fn busy(&self, st: &ServiceState) -> usize {
+        let inserts = st
+            .steps
+            .iter()
+            .filter(|(_, p)| p.kind == super::StepKind::InsertKey)
+            .count();
+        st.calls.busy() + st.steps.busy() - inserts
+    }
+
+    /// The request that just arrived, with its deadline.
+    pub(super) fn queued(
+        &self,
+        caller: (ActorId, u32),
+        op: Op,
+        key: Key,
+        amount_eur: u32,
+        timeout_ms: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) -> Queued {
+        let deadline_us = match timeout_ms {
+            0 => TimeUs::MAX,
+            t => ctx
+                .now_us()
+                .saturating_add(u64::from(t).saturating_mul(US_PER_MS)),
+        };
+        Queued {
+            caller,
+            op,
+            key,
+            amount_eur,
+            deadline_us,
+        }
+    }
+
+    /// The front door: every request is counted; a free worker takes it at
+    /// once (unless others wait before it), else it queues, else it is shed.
+    pub(super) fn admit(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        q: Queued,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        ctx.observe(Obs::Received {
+            layer: &SERVICE_LAYER,
+            op: q.op,
+            key: q.key,
+        });
+        if st.queue.is_empty() && self.busy(st) < self.workers() {
+            self.take(st, s, q, ctx);
+        } else if st.queue.len() < self.cfg.queue_max as usize {
+            ctx.reached(sit::QUEUED);
+            st.queue.push_back(q);
+        } else {
+            // Shed before the key is looked at: nothing was executed and
+            // the client knows it.
+            self.shed(q.caller, q.op, ctx);
+        }
+    }
+
+    /// A worker takes request `q`.
+    fn take(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        q: Queued,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        // Only a service with a configured capacity reports its work, so the
+        // load columns stay empty for the others.
+        if self.cfg.workers > 0 {
+            ctx.observe(Obs::Work {
+                layer: &SERVICE_LAYER,
+                op: q.op,
+                attempt: q.caller.1,
+                recover_ms: self.cfg.recover_ms,
+            });
+        }
+        let (caller, op, key, amount) = (q.caller, q.op, q.key, q.amount_eur);
+        self.on_pay(st, s, caller, op, key, amount, ctx);
+    }
+
+    /// Refuses a request with 503 because the service is full.
+    pub(super) fn shed(&self, caller: (ActorId, u32), op: Op, ctx: &mut impl Ctx<Self>) {
+        ctx.reached(sit::OVERLOADED);
+        ctx.observe(Obs::Shed {
+            layer: &SERVICE_LAYER,
+            op,
+            recover_ms: self.cfg.recover_ms,
+        });
+        Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
+    }
+
+    /// Answers a request without calling the bank (a stored result, 409,
+    /// 422), once its processing is done: until then it holds its worker.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn answer(
+        &self,
+        st: &mut ServiceState,
+        caller: (ActorId, u32),
+        op: Op,
+        key: Key,
+        status: PayStatus,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let step = super::Step {
+            kind: super::StepKind::Answer(status),
+            op,
+            key,
+            amount_eur,
+            client: caller,
+        };
+        if self.cfg.processing_us == 0 || !self.schedule(st, step, ctx) {
+            Self::reply(caller, op, status, amount_eur, ctx);
+        }
+    }
+
+    /// After every step: a free worker and a waiting request make the next
+    /// step take it. Its own step, so a crash can fall in between.
+    pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
+        if !st.queue.is_empty() && self.busy(st) < self.workers() {
+            ctx.continue_with(ServiceTimer::Dequeue);
+        }
+    }
+
+    /// A free worker takes the oldest queued request, skipping the expired
+    /// ones when the service drops expired work.
+    pub(super) fn dequeue(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        if self.busy(st) >= self.workers() {
+            return;
+        }
+        let now = ctx.now_us();
+        while let Some(q) = st.queue.pop_front() {
+            if now < q.deadline_us {
+                return self.take(st, s, q, ctx);
+            }
+            if self.cfg.drop_expired {
+                ctx.reached(sit::EXPIRED_DROPPED);
+                continue;
+            }
+            ctx.reached(sit::WORKED_AFTER_DEADLINE);
+            return self.take(st, s, q, ctx);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Concurrent, Idempotency, Mode, ServiceConfig, ServiceTimer};
+    use super::*;
+    use crate::core::obs::Layer;
+    use crate::payment::situations as sit;
+    use crate::payment::{TransferResult, CLAIM};
+    use crate::registry::Msg as World;
+    use sim::{Actor, Choices, Command, Context};
+
+    type Cmd = Command<World, Obs, ServiceTimer>;
+
+    fn config(drop_expired: bool) -> ServiceConfig {
+        ServiceConfig {
+            bank: 9,
+            idempotency: Idempotency::ClaimSameTx,
+            retention_us: 0,
+            fingerprint_check: true,
+            pass_key_to_bank: true,
+            bank_timeout_us: 5_000_000,
+            bank_max_attempts: 1,
+            lease_us: 0,
+            concurrent: Concurrent::Reject,
+            processing_us: 100_000,
+            max_keys: 0,
+            workers: 1,
+            queue_max: 2,
+            drop_expired,
+            recover_ms: 0,
+            mode: Mode::Action,
+            query_before_retry: false,
+            query_on_recovery: false,
+        }
+    }
+
+    /// One service, driven handler by handler through a detached context.
+    struct Bench {
+        service: Service<World>,
+        state: ServiceState,
+        storage: ServiceStorage,
+        choices: Choices,
+    }
+
+    impl Bench {
+        fn new(drop_expired: bool) -> Bench {
+            let service = Service::new(config(drop_expired));
+            let mut storage = None;
+            service.reset_storage(&mut storage);
+            let mut storage = storage.expect("a storage");
+            let mut choices = Choices::new();
+            choices.start_random(0, 1, false);
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(0, 0, &mut choices, &mut out);
+            let state = service.on_start(&mut storage, &mut ctx);
+            Bench {
+                service,
+                state,
+                storage,
+                choices,
+            }
+        }
+
+        fn pay(&mut self, now_us: TimeUs, claim: u32, attempt: u32, timeout_ms: u32) -> Vec<Cmd> {
+            let op = Op::new(&CLAIM, claim);
+            let msg = World::wrap(Msg::Pay {
+                op,
+                attempt,
+                key: Key::Op { op, n: 1 },
+                amount_eur: 100,
+                timeout_ms,
+            });
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+            let client = claim; // each claim's client is the actor with its number
+            self.service
+                .on_msg(&mut self.state, &mut self.storage, client, msg, &mut ctx);
+            out
+        }
+
+        fn bank_done(&mut self, now_us: TimeUs, claim: u32) -> Vec<Cmd> {
+            let op = Op::new(&CLAIM, claim);
+            let msg = World::wrap(Msg::TransferDone {
+                op,
+                key: Key::Op { op, n: 1 },
+                result: TransferResult::Done,
+            });
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+            self.service
+                .on_msg(&mut self.state, &mut self.storage, 9, msg, &mut ctx);
+            out
+        }
+
+        fn fire(&mut self, now_us: TimeUs, timer: ServiceTimer) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+            self.service
+                .on_timer(&mut self.state, &mut self.storage, timer, &mut ctx);
+            out
+        }
+    }
+
+    fn worked(out: &[Cmd]) -> Vec<u32> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::Observe(Obs::Work { op, .. }) => Some(op.id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reached(out: &[Cmd], s: sim::SituationId) -> bool {
+        out.contains(&Command::Reached(s))
+    }
+
+    fn replies(out: &[Cmd]) -> Vec<(u32, PayStatus)> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::Send { to, msg } => match msg.peek() {
+                    Some(&Msg::PayReply { status, .. }) => Some((*to, status)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::SetTimer { timer, after_us } => Some((*timer, *after_us)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_worker_queues_two_sheds_the_fourth_and_serves_first_in_first_out() {
+        let mut b = Bench::new(false);
+        let first = b.pay(0, 1, 1, 1000);
+        assert_eq!(worked(&first), [1]);
+        assert_eq!(timers(&first), [(ServiceTimer::Step { slot: 0 }, 100_000)]);
+        for claim in [2, 3] {
+            let out = b.pay(10, claim, 1, 1000);
+            assert!(worked(&out).is_empty() && reached(&out, sit::QUEUED));
+        }
+        let shed = b.pay(20, 4, 1, 1000);
+        assert_eq!(replies(&shed), [(4, PayStatus::Overloaded)]);
+        assert!(shed.iter().any(|c| matches!(
+            c,
+            Command::Observe(Obs::Shed {
+                layer: Layer {
+                    name: "service",
+                    ..
+                },
+                ..
+            })
+        )));
+        // Processing done, the bank is called: the worker is still busy.
+        let call = b.fire(100_000, ServiceTimer::Step { slot: 0 });
+        assert!(!timers(&call).contains(&(ServiceTimer::Dequeue, 0)));
+        // The bank answers: the client is told, and the worker is free for claim 2.
+        let done = b.bank_done(110_000, 1);
+        assert_eq!(replies(&done), [(1, PayStatus::Paid)]);
+        assert!(timers(&done).contains(&(ServiceTimer::Dequeue, 0)));
+        let next = b.fire(110_000, ServiceTimer::Dequeue);
+        assert_eq!(worked(&next), [2]);
+        assert_eq!(b.state.queue.len(), 1);
+    }
+
+    #[test]
+    fn a_queued_request_past_its_deadline_is_worked_on_unless_expired_work_is_dropped() {
+        for drop_expired in [false, true] {
+            let mut b = Bench::new(drop_expired);
+            b.pay(0, 1, 1, 1000);
+            b.pay(0, 2, 1, 50); // its client waits 50 ms
+            b.pay(0, 3, 1, 10_000);
+            b.fire(100_000, ServiceTimer::Step { slot: 0 });
+            b.bank_done(110_000, 1);
+            let next = b.fire(110_000, ServiceTimer::Dequeue);
+            if drop_expired {
+                assert!(reached(&next, sit::EXPIRED_DROPPED));
+                assert_eq!(worked(&next), [3]);
+            } else {
+                assert!(reached(&next, sit::WORKED_AFTER_DEADLINE));
+                assert_eq!(worked(&next), [2]);
+            }
+        }
+    }
+
+    #[test]
+    fn an_answer_from_the_key_table_costs_its_processing_too() {
+        let mut b = Bench::new(false);
+        b.pay(0, 1, 1, 1000);
+        b.fire(100_000, ServiceTimer::Step { slot: 0 });
+        b.bank_done(110_000, 1);
+        // The retry finds the key paid; it is answered after processing, not at once.
+        let retry = b.pay(200_000, 1, 2, 1000);
+        assert!(replies(&retry).is_empty());
+        let [(timer, 100_000)] = timers(&retry)[..] else {
+            panic!("{retry:?}");
+        };
+        let answer = b.fire(300_000, timer);
+        assert_eq!(replies(&answer), [(1, PayStatus::Paid)]);
+    }
+
+    #[test]
+    fn a_crash_loses_the_queue() {
+        let mut b = Bench::new(false);
+        b.pay(0, 1, 1, 1000);
+        b.pay(0, 2, 1, 1000);
+        assert_eq!(b.state.queue.len(), 1);
+        // A restart rebuilds the volatile state from storage: nothing is queued.
+        let mut out = Vec::new();
+        let mut ctx = Context::detached_restart(1_000_000, 0, &mut b.choices, &mut out);
+        let st = b.service.on_start(&mut b.storage, &mut ctx);
+        assert!(st.queue.is_empty());
+        // Claim 1 had claimed its key: the restart drives it to an end. Claim 2
+        // had only queued: nothing of it is left, its client will retry.
+        let calls: Vec<u32> = st.calls.iter().map(|(_, c)| c.op.id).collect();
+        assert_eq!(calls, [1]);
+        assert_eq!(b.storage.keys.len(), 1);
+    }
+}

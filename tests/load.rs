@@ -1,0 +1,285 @@
+//! The load model: retries at two layers multiply, a hundred clients share
+//! one service, a spike outlives itself without a budget and not with one,
+//! and the load keys are validated like every other key.
+
+mod common;
+
+use common::{check, load, load_text, refuses, run, sweep};
+use models::core::ledger::counter;
+use models::scenario::Verdict;
+use models::Node;
+use sim::US_PER_S;
+
+fn per_operation(v: &serde_json::Value, field: &str) -> f64 {
+    v[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} in {v}"))
+}
+
+#[test]
+fn retries_at_two_layers_multiply_and_every_layer_shows_its_count() {
+    // payment-retries-at-two-layers: the bank's answers are lost, the service
+    // keeps no key table, and the bank pays once on the key.
+    let f = "payment-retries-at-two-layers";
+    let (out, _) = run(
+        &[
+            "sweep",
+            f,
+            "--set",
+            "client.retry.max_attempts=1,3",
+            "--set",
+            "service.bank_max_attempts=1,3",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let variants: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "variant")
+        .map(|l| l["data"].clone())
+        .collect();
+    let rows: Vec<(String, String, f64, f64, f64)> = variants
+        .iter()
+        .map(|v| {
+            (
+                v["set"]["client.retry.max_attempts"]
+                    .as_str()
+                    .unwrap()
+                    .into(),
+                v["set"]["service.bank_max_attempts"]
+                    .as_str()
+                    .unwrap()
+                    .into(),
+                per_operation(v, "attempts_per_operation"),
+                per_operation(v, "service_requests_per_operation"),
+                per_operation(v, "bank_requests_per_operation"),
+            )
+        })
+        .collect();
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        rows,
+        [
+            (s("1"), s("1"), 1.0, 1.0, 1.0),
+            (s("1"), s("3"), 1.0, 1.0, 3.0),
+            (s("3"), s("1"), 3.0, 3.0, 3.0),
+            // Client 3 × service 3: nine transfers reach the bank for one payment.
+            (s("3"), s("3"), 3.0, 3.0, 9.0),
+        ]
+    );
+    // The table shows the same columns side by side.
+    let (table, _) = run(
+        &[
+            "sweep",
+            f,
+            "--set",
+            "service.bank_max_attempts=3",
+            "--set",
+            "client.retry.max_attempts=3",
+        ],
+        0,
+    );
+    let header = table.lines().nth(2).unwrap();
+    let cols: Vec<&str> = header.split("  ").map(str::trim).collect();
+    let at = |c| cols.iter().position(|x| *x == c).unwrap_or(usize::MAX);
+    assert!(at("attempts/op") < at("service/op") && at("service/op") < at("bank/op"));
+    assert!(table.contains("3.00        3.00     9.00"), "{table}");
+}
+
+#[test]
+fn a_hundred_clients_share_the_service_and_the_operations_are_dealt_out_in_turn() {
+    let s = load("payment-overload-budget", &[]);
+    let names = &s.system.world.actor_names;
+    assert_eq!(names.len(), 102);
+    assert_eq!(
+        (
+            &names[0][..],
+            &names[99][..],
+            &names[100][..],
+            &names[101][..]
+        ),
+        ("client-1", "client-100", "service", "bank")
+    );
+    let claims = |i: usize| match &s.system.nodes[i] {
+        Node::Client(c) => c.cfg.ops.iter().map(|o| o.claim).collect::<Vec<_>>(),
+        _ => panic!("actor {i} is a client"),
+    };
+    let first = claims(0);
+    assert_eq!(&first[..3], [100_000, 100_100, 100_200]);
+    assert_eq!(first.len(), 10);
+    // Each client's service is the service.
+    assert!(s
+        .system
+        .nodes
+        .iter()
+        .take(100)
+        .all(|n| matches!(n, Node::Client(c) if c.cfg.service == 100)));
+}
+
+/// The spike is what tips the service over; the base load alone never
+/// overloads it.
+#[test]
+fn the_overload_outlives_its_trigger_without_a_budget_and_not_with_one() {
+    let text =
+        std::fs::read_to_string(common::root().join("scenarios/payment-overload-budget.toml"))
+            .unwrap();
+    let judged_off = ["service.recover_ms=0"];
+    let mean_after = |sum: &sim::Summary| {
+        let after = sum.tally.counter(counter::OVERLOAD_AFTER_FAULTS).unwrap()[0];
+        after / sum.tally.schedules
+    };
+    let quiet = text.replace("repeat = 60", "repeat = 1");
+    assert_ne!(quiet, text);
+    let calm = sweep(
+        &load_text(
+            "no-spike.toml",
+            &quiet,
+            &[&judged_off[..], &["client.budget.capacity=0"]].concat(),
+        ),
+        20,
+    );
+    let c = |name| calm.tally.counter(name).unwrap()[0];
+    assert_eq!((c(counter::SHED), c(counter::WASTED)), (0, 0));
+    assert_eq!(
+        c(counter::ATTEMPTS),
+        c(counter::OPERATIONS),
+        "one attempt each"
+    );
+
+    let storm = sweep(
+        &load_text(
+            "spike.toml",
+            &text,
+            &[&judged_off[..], &["client.budget.capacity=0"]].concat(),
+        ),
+        20,
+    );
+    // The spike ends at 21 s; payments keep coming until 94 s, and the
+    // service stays overloaded for most of that time.
+    assert!(mean_after(&storm) > 60 * US_PER_S, "{}", mean_after(&storm));
+    let budget = sweep(&load_text("budget.toml", &text, &judged_off), 20);
+    assert!(
+        mean_after(&budget) < 15 * US_PER_S,
+        "{}",
+        mean_after(&budget)
+    );
+    let denied = budget.tally.counter(counter::RETRIES_DENIED).unwrap()[0];
+    assert!(denied > 0);
+}
+
+#[test]
+fn the_metastable_overload_recovers_with_a_budget_or_a_breaker_not_with_dropping_expired_work_alone(
+) {
+    let name = "payment-overload-metastable";
+    check(name, &[], 3, Verdict::Violation, Some("load-recovers"));
+    check(
+        name,
+        &["client.budget.capacity=20"],
+        3,
+        Verdict::Holds,
+        None,
+    );
+    check(
+        name,
+        &["client.breaker.failures=2", "client.breaker.open_ms=5000"],
+        3,
+        Verdict::Holds,
+        None,
+    );
+    // Expired requests still hold their places in the queue until a worker
+    // reaches them, and the clients still retry every 503.
+    check(
+        name,
+        &["service.drop_expired=true"],
+        3,
+        Verdict::Violation,
+        Some("load-recovers"),
+    );
+}
+
+#[test]
+fn the_load_keys_are_checked_with_a_place_and_a_fix() {
+    let base = "summary = \"load\"\n[expect]\nverdict = \"holds\"\n";
+    refuses(
+        base,
+        &[
+            ("[client]\nactors = 251\n", "251 client actors: the range is 1 to 250", "write a number"),
+            ("[client]\nactors = 2\n", "2 client actors share 1 operations", "more operations"),
+            (
+                "[client.budget]\ncapacity = 4\n",
+                "a retry costs at least 5: no retry could ever be made",
+                "capacity = 0",
+            ),
+            ("[client.budget]\nretry_cost = 0\n", "0 tokens: the range is 1", "write a number"),
+            ("[client.breaker]\nwindow_ms = 0\n", "must be above 0", "window_ms = 10000"),
+            ("[service]\nworkers = 65\n", "65 workers: the range is 0 to 64", "write a number"),
+            (
+                "[service]\nqueue_max = 100001\n",
+                "100001 queued requests: the range is 0 to 100000",
+                "write a number",
+            ),
+            ("[service]\nrecover_ms = 1000\n", "needs a capacity", "give the service workers"),
+            (
+                "[[operations]]\nclaim = 4294967290\namount_eur = 1\nrepeat = 10\n",
+                "run past the largest claim number",
+                "repeat fewer times",
+            ),
+            (
+                "[[operations]]\nclaim = 1\namount_eur = 1\nrepeat = 5\n[[operations]]\nclaim = 3\namount_eur = 1\n",
+                "claim 3 appears twice",
+                "its own claim number",
+            ),
+            (
+                "[[operations]]\nclaim = 3\namount_eur = 1\n[[operations]]\nclaim = 1\namount_eur = 1\nrepeat = 5\n",
+                "claim 3 (repetition 3 of this table) is already another operation's",
+                "its own claim number",
+            ),
+            (
+                "[[operations]]\nclaim = 1\namount_eur = 1\nrepeat = 1001\n",
+                "1001 operations: a scenario has 1 to 1000",
+                "repeat",
+            ),
+            (
+                "[client]\nactors = 2\n[[operations]]\nclaim = 1\namount_eur = 1\nrepeat = 2\n[[network.links]]\nfrom = \"client\"\nto = \"service\"\nloss_per_mille = 1\n",
+                "no actor named \"client\"",
+                "client-1",
+            ),
+        ],
+    );
+    // The older name of `workers` still reads.
+    let s = load_text(
+        "old.toml",
+        &format!("{base}[service]\nmax_in_flight = 4\n"),
+        &[],
+    );
+    assert!(matches!(&s.system.nodes[1], Node::Service(v) if v.cfg.workers == 4));
+    // The composed chain has one claims system.
+    let chain = "summary = \"chain\"\nmodel = \"chain\"\n[expect]\nverdict = \"holds\"\n";
+    refuses(
+        chain,
+        &[(
+            "[client]\nactors = 2\n",
+            "this model has one claims system",
+            "remove `actors`",
+        )],
+    );
+}
+
+#[test]
+fn the_most_clients_run_within_the_default_limits() {
+    let text = "summary = \"250 clients\"\n[expect]\nverdict = \"holds\"\n\
+        [client]\nactors = 250\n[service]\nworkers = 8\nqueue_max = 100\nprocessing_ms = 10\n\
+        [[operations]]\nclaim = 1\namount_eur = 100\nrepeat = 1000\nevery_ms = 20\n";
+    let s = load_text("many.toml", text, &[]);
+    assert_eq!(s.system.world.actor_names.len(), 252);
+    let sum = sweep(&s, 5);
+    assert_eq!(s.expect.judge(&sum).found, Verdict::Holds);
+    let c = |name| sum.tally.counter(name).unwrap()[0];
+    assert_eq!(c(counter::OPERATIONS), 5000);
+    assert_eq!(c(counter::DONE), 5000);
+    // Every request was taken by a worker, none shed.
+    assert_eq!(c(counter::SHED), 0);
+    assert!(sum.tally.counter(counter::WORK).unwrap()[0] >= 5000);
+}
