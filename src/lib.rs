@@ -2,6 +2,7 @@
 //! report formats, and the scenario catalog. The binary (`src/main.rs`) only
 //! parses arguments; tests and users call these modules directly.
 
+pub mod alloc_count;
 pub mod cmd;
 pub mod progress;
 pub mod render;

@@ -173,6 +173,62 @@ fn bench_json_has_the_required_keys() {
     }
     assert_eq!(d["schedules"], 400);
     assert_eq!(d["scenario"], "payment-stable-key");
+    assert_eq!(d["model"], "payment");
+    // The binary counts allocations; the figure is a number, not null.
+    assert!(d["allocs_per_run"].as_f64().is_some(), "{d}");
+}
+
+#[test]
+fn bench_all_measures_the_reference_scenario_of_every_model() {
+    let out = idemsim(&[
+        "bench",
+        "--all",
+        "--runs",
+        "300",
+        "--alloc-runs",
+        "100",
+        "--jobs",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let models: Vec<&str> = lines
+        .iter()
+        .map(|v| v["data"]["model"].as_str().expect("model"))
+        .collect();
+    // One line per model of the registry, each model once.
+    let mut unique = models.clone();
+    unique.dedup();
+    assert_eq!(unique, models);
+    assert!(
+        models.contains(&"payment") && models.contains(&"messaging"),
+        "{models:?}"
+    );
+    for v in &lines {
+        assert_eq!(v["type"], "bench");
+        let d = &v["data"];
+        for key in [
+            "schedules_per_sec",
+            "events_per_sec",
+            "overhead_ratio",
+            "allocs_per_run",
+            "peak_rss_kib",
+        ] {
+            assert!(d[key].as_f64().is_some(), "{key} missing: {d}");
+        }
+        assert_eq!(d["verdict"], "holds", "a reference scenario holds: {d}");
+    }
+    let scenarios: Vec<&str> = lines
+        .iter()
+        .map(|v| v["data"]["scenario"].as_str().expect("scenario"))
+        .collect();
+    assert!(scenarios.contains(&"payment-stable-key"));
+    assert!(scenarios.contains(&"messaging-outbox-inbox"));
 }
 
 #[test]

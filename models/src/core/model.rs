@@ -67,4 +67,9 @@ pub trait ModelSpec<N>: Sync {
     fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError>;
     fn situations(&self) -> &'static [SituationDoc];
     fn metrics(&self) -> &'static [Metric];
+    /// The catalog scenario `idemsim bench --all` measures for this model, its
+    /// reference design; `None` means the model's first holding scenario.
+    fn reference_scenario(&self) -> Option<&'static str> {
+        None
+    }
 }
