@@ -16,8 +16,7 @@
 //! crashes, per actor's own draws, plus one for the swarm mix), so a decision
 //! added on one link does not reshuffle every other draw in the run.
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{Rng, SeedableRng};
+use crate::chacha::{self, BLOCK_VALUES, REFILL_MAX as BUF_VALUES};
 
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
@@ -93,17 +92,37 @@ enum Mode {
 /// One stream's position in the current run. Stale entries (an older `run`)
 /// read as fresh, so starting a run costs nothing per stream: a world with
 /// thousands of links pays only for the streams a run touches.
-#[derive(Clone, Default)]
+#[derive(Clone, Copy)]
 struct StreamPos {
     run: u64,
     cursor: u32,
-    rng: Option<ChaCha8Rng>,
+    /// Values of `buf` drawn already; `filled` when the next draw needs a refill.
+    used: u32,
+    /// Values in `buf`.
+    filled: u32,
+    /// Blocks of this stream computed in this run.
+    blocks: u64,
+    buf: [u64; BUF_VALUES],
+}
+
+impl Default for StreamPos {
+    fn default() -> Self {
+        StreamPos {
+            run: 0,
+            cursor: 0,
+            used: 0,
+            filled: 0,
+            blocks: 0,
+            buf: [0; BUF_VALUES],
+        }
+    }
 }
 
 /// The choice source of one run. Reused across runs without reallocating.
 pub struct Choices {
     mode: Mode,
-    seed: u64,
+    /// The run's ChaCha8 key, expanded from its seed once for all its streams.
+    key: [u32; 8],
     /// Counts runs; a stream whose `run` differs has not been touched yet.
     run: u64,
     streams: Vec<StreamPos>,
@@ -125,7 +144,7 @@ impl Choices {
     pub fn new() -> Choices {
         Choices {
             mode: Mode::Random,
-            seed: 0,
+            key: [0; 8],
             run: 0,
             streams: Vec::new(),
             replay: Record::default(),
@@ -160,12 +179,14 @@ impl Choices {
         if p.run != run {
             p.run = run;
             p.cursor = 0;
-            p.rng = None;
+            p.used = 0;
+            p.filled = 0;
+            p.blocks = 0;
         }
         p
     }
 
-    /// The next index of `stream`, and the stream's generator in random mode.
+    /// The next index of `stream`.
     #[inline]
     fn next_index(&mut self, stream: StreamId) -> u32 {
         let p = self.pos(stream);
@@ -174,10 +195,36 @@ impl Choices {
         index
     }
 
+    /// The next index of `stream` and its next random word (random mode).
+    #[inline]
+    fn draw(&mut self, stream: StreamId) -> (u32, u64) {
+        let key = &self.key;
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        if p.run != run {
+            p.run = run;
+            p.cursor = 0;
+            p.used = 0;
+            p.filled = 0;
+            p.blocks = 0;
+        }
+        let index = p.cursor;
+        p.cursor = index + 1;
+        if p.used == p.filled {
+            let n = chacha::refill(key, u64::from(stream), p.blocks, p.blocks == 0, &mut p.buf);
+            p.blocks += (n / BLOCK_VALUES) as u64;
+            p.filled = n as u32;
+            p.used = 0;
+        }
+        let word = p.buf[p.used as usize];
+        p.used += 1;
+        (index, word)
+    }
+
     /// Prepares a random run from `seed`. `record` keeps the decisions for replay.
     pub fn start_random(&mut self, seed: u64, stream_count: usize, record: bool) {
         self.mode = Mode::Random;
-        self.seed = seed;
+        self.key = chacha::key_from_seed(seed);
         self.recording = record;
         self.logging_points = false;
         self.reset(stream_count);
@@ -215,15 +262,6 @@ impl Choices {
         self.nonzero
     }
 
-    fn rng(&mut self, stream: StreamId) -> &mut ChaCha8Rng {
-        let seed = self.seed;
-        self.pos(stream).rng.get_or_insert_with(|| {
-            let mut r = ChaCha8Rng::seed_from_u64(seed);
-            r.set_stream(u64::from(stream));
-            r
-        })
-    }
-
     /// A value in `0..arity`. Arity 1 is no decision at all and is not recorded,
     /// so only real alternatives appear in records and enumerations.
     #[inline]
@@ -232,15 +270,20 @@ impl Choices {
         if arity == 1 {
             return 0;
         }
-        let index = self.next_index(stream);
-        let value = match self.mode {
+        let (index, value) = match self.mode {
             Mode::Random => {
-                let word = self.rng(stream).next_u64();
+                let (index, word) = self.draw(stream);
                 // Lemire's multiply-shift: deterministic and unbiased enough for schedules.
-                ((u128::from(word) * u128::from(arity)) >> 64) as u64
+                (index, ((u128::from(word) * u128::from(arity)) >> 64) as u64)
             }
-            // A value that no longer fits (after shrinking shifted decisions) is clamped, not rejected.
-            Mode::Replay => self.replay.get(stream, index as usize).min(arity - 1),
+            Mode::Replay => {
+                let index = self.next_index(stream);
+                // A value that no longer fits (after shrinking shifted decisions) is clamped, not rejected.
+                (
+                    index,
+                    self.replay.get(stream, index as usize).min(arity - 1),
+                )
+            }
         };
         debug_assert!(value < arity);
         if value != 0 {
@@ -270,8 +313,7 @@ impl Choices {
         }
         match self.mode {
             Mode::Random => {
-                let index = self.next_index(stream);
-                let word = self.rng(stream).next_u64();
+                let (index, word) = self.draw(stream);
                 let happens = ((u128::from(word) * 1000) >> 64) < u128::from(per_mille);
                 if happens {
                     self.nonzero += 1;

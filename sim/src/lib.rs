@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod bench;
+pub mod chacha;
 pub mod choice;
 pub mod engine;
 pub mod exhaustive;
