@@ -137,9 +137,22 @@ pub trait Actor {
     /// The storage of a fresh run. Reuses `storage`'s allocations where it can.
     fn reset_storage(&self, storage: &mut Option<Self::Storage>);
 
-    /// Builds the volatile state from durable storage, on the first start and
-    /// after every restart ([`Ctx::restarted`] tells which).
-    fn on_start(&self, storage: &mut Self::Storage, ctx: &mut impl Ctx<Self>) -> Self::State;
+    /// The volatile state a process has before [`on_start`](Actor::on_start)
+    /// runs, as if new. `state` holds what the engine kept (the state of an
+    /// earlier run, or of this process before a crash), only so that its
+    /// allocations can be reused: nothing in it may survive, or a crash would
+    /// not lose what it must. With it, a warm simulator allocates nothing per run.
+    fn reset_state(&self, state: &mut Option<Self::State>);
+
+    /// Builds the volatile state from durable storage into `state`, fresh from
+    /// [`reset_state`](Actor::reset_state), on the first start and after every
+    /// restart ([`Ctx::restarted`] tells which).
+    fn on_start(
+        &self,
+        state: &mut Self::State,
+        storage: &mut Self::Storage,
+        ctx: &mut impl Ctx<Self>,
+    );
 
     fn on_msg(
         &self,
@@ -344,7 +357,10 @@ where
 ///     fn reset_storage(&self, s: &mut Option<()>) {
 ///         *s = Some(());
 ///     }
-///     fn on_start(&self, _: &mut (), _: &mut impl Ctx<Self>) {}
+///     fn reset_state(&self, s: &mut Option<()>) {
+///         *s = Some(());
+///     }
+///     fn on_start(&self, _: &mut (), _: &mut (), _: &mut impl Ctx<Self>) {}
 ///     fn on_msg(&self, _: &mut (), _: &mut (), from: ActorId, m: Ping, ctx: &mut impl Ctx<Self>) {
 ///         ctx.send(from, m);
 ///     }
@@ -437,18 +453,33 @@ macro_rules! compose {
                 }
             }
 
+            fn reset_state(&self, slot: &mut Option<$state>) {
+                match self {
+                    $( $node::$variant(a) => {
+                        // Reuse the previous state of the same kind.
+                        let mut inner = match slot.take() {
+                            Some($state::$variant(s)) => Some(s),
+                            _ => None,
+                        };
+                        $crate::Actor::reset_state(a, &mut inner);
+                        *slot = inner.map($state::$variant);
+                    } )+
+                }
+            }
+
             fn on_start(
                 &self,
+                state: &mut $state,
                 storage: &mut $storage,
                 ctx: &mut impl $crate::Ctx<Self>,
-            ) -> $state {
-                match (self, storage) {
-                    $( ($node::$variant(a), $storage::$variant(s)) => {
+            ) {
+                match (self, state, storage) {
+                    $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s)) => {
                         let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
-                        $state::$variant($crate::Actor::on_start(a, s, &mut c))
+                        $crate::Actor::on_start(a, st, s, &mut c)
                     } )+
                     #[allow(unreachable_patterns)]
-                    _ => unreachable!("storage kind matches actor kind"),
+                    _ => unreachable!("state and storage kinds match the actor kind"),
                 }
             }
 

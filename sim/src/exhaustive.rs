@@ -280,7 +280,11 @@ mod tests {
             *s = Some(false);
         }
 
-        fn on_start(&self, acked: &mut bool, ctx: &mut impl Ctx<Self>) {
+        fn reset_state(&self, s: &mut Option<()>) {
+            *s = Some(());
+        }
+
+        fn on_start(&self, _: &mut (), acked: &mut bool, ctx: &mut impl Ctx<Self>) {
             if matches!(self, Toy::Sender) && !*acked {
                 ctx.send(1, Msg::Req);
                 ctx.set_timer(Resend, 1_000);

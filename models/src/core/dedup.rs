@@ -118,6 +118,19 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut Entry<V>)> {
         self.entries.iter_mut()
     }
+
+    /// Every entry with whether it is live at `now_us` (a lookup would find
+    /// it), for changes in place without collecting keys first.
+    pub fn iter_mut_at(
+        &mut self,
+        now_us: TimeUs,
+    ) -> impl Iterator<Item = (&K, &mut Entry<V>, bool)> {
+        let retention_us = self.retention_us;
+        self.entries.iter_mut().map(move |(k, e)| {
+            let live = retention_us == 0 || now_us.saturating_sub(e.created_us) < retention_us;
+            (k, e, live)
+        })
+    }
 }
 
 #[cfg(test)]

@@ -303,7 +303,19 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
         s.outbox.clear();
     }
 
-    fn on_start(&self, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) -> ProducerState {
+    fn reset_state(&self, state: &mut Option<ProducerState>) {
+        let st = state.get_or_insert_with(|| ProducerState {
+            pending: Vec::new(),
+            relay: None,
+            unmarked_after_restart: false,
+        });
+        st.pending.clear();
+        st.pending.resize(self.cfg.events.len(), None);
+        st.relay = None;
+        st.unmarked_after_restart = false;
+    }
+
+    fn on_start(&self, st: &mut ProducerState, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) {
         for (i, r) in s.requests.iter().enumerate() {
             if *r == RequestStatus::Waiting {
                 let at_us = self.cfg.events[i].start_ms * US_PER_MS;
@@ -321,11 +333,7 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
         if s.outbox.iter().any(|r| !r.sent) {
             ctx.continue_with(ProducerTimer::RelayPoll);
         }
-        ProducerState {
-            pending: vec![None; self.cfg.events.len()],
-            relay: None,
-            unmarked_after_restart: ctx.restarted() && unmarked,
-        }
+        st.unmarked_after_restart = ctx.restarted() && unmarked;
     }
 
     fn on_msg(

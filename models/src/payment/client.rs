@@ -331,7 +331,13 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         }));
     }
 
-    fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
+    fn reset_state(&self, state: &mut Option<ClientState>) {
+        let st = state.get_or_insert_with(ClientState::default);
+        st.awaiting.clear();
+        st.awaiting.resize(self.cfg.ops.len(), None);
+    }
+
+    fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
         let now_us = ctx.now_us();
         for (i, spec) in self.cfg.ops.iter().enumerate() {
@@ -348,9 +354,6 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                 s.ops[i].uncertain = true;
                 self.retry_or_give_up(s, i, ctx);
             }
-        }
-        ClientState {
-            awaiting: vec![None; self.cfg.ops.len()],
         }
     }
 

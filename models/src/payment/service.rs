@@ -557,16 +557,15 @@ impl<W: Carries<Msg>> Service<W> {
         if booking_without_key || key_without_booking {
             ctx.reached(sit::CRASH_BETWEEN_STEPS);
         }
-        let stuck: Vec<(Key, KeyRow)> = s
-            .keys
-            .iter()
-            .filter(|(_, e)| e.value.state == KeyState::InProgress)
-            .map(|(k, e)| (*k, e.value))
-            .collect();
-        for (key, row) in stuck {
+        // In place, in the table's order: nothing collected, nothing allocated.
+        for (key, e, live) in s.keys.iter_mut_at(now) {
+            if e.value.state != KeyState::InProgress {
+                continue;
+            }
+            let (key, row) = (*key, e.value);
             ctx.reached(sit::RECOVERED_AFTER_RESTART);
-            if let Lookup::Live(r) = s.keys.lookup(&key, now) {
-                r.locked_us = now;
+            if live {
+                e.value.locked_us = now;
             }
             ctx.observe(Obs::ExecStart { key });
             let query_first = self.cfg.query_on_recovery;
@@ -597,16 +596,27 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         s.bookings.clear();
     }
 
-    fn on_start(&self, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) -> ServiceState {
-        let mut st = ServiceState {
-            calls: Slots::new(MAX_BANK_CALLS),
-            steps: Slots::new(MAX_STEPS),
-            waiters: Vec::new(),
-        };
-        if ctx.restarted() {
-            self.recover(&mut st, s, ctx);
+    fn reset_state(&self, state: &mut Option<ServiceState>) {
+        match state {
+            Some(st) => {
+                st.calls.clear();
+                st.steps.clear();
+                st.waiters.clear();
+            }
+            None => {
+                *state = Some(ServiceState {
+                    calls: Slots::new(MAX_BANK_CALLS),
+                    steps: Slots::new(MAX_STEPS),
+                    waiters: Vec::new(),
+                })
+            }
         }
-        st
+    }
+
+    fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        if ctx.restarted() {
+            self.recover(st, s, ctx);
+        }
     }
 
     fn on_msg(
