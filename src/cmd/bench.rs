@@ -59,6 +59,27 @@ pub fn wall_clock() -> Instant {
     Instant::now()
 }
 
+/// CPU time this process has used so far, all threads, user and system, in
+/// seconds; `None` where `getrusage` is not available.
+#[cfg(unix)]
+pub fn cpu_seconds() -> Option<f64> {
+    // SAFETY: getrusage writes into the struct it is given and reads nothing else.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut ru) != 0 {
+            return None;
+        }
+        ru
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(secs(ru.ru_utime) + secs(ru.ru_stime))
+}
+
+#[cfg(not(unix))]
+pub fn cpu_seconds() -> Option<f64> {
+    None
+}
+
 fn per_sec(count: u64, secs: f64) -> f64 {
     if secs > 0.0 {
         count as f64 / secs
@@ -83,6 +104,10 @@ pub struct Row {
     pub events_per_schedule: u64,
     pub baseline_events: u64,
     pub baseline_seconds: f64,
+    /// CPU time of the engine and of the bare loop, all threads: on a machine
+    /// other processes keep busy, their ratio is steadier than the wall-clock one.
+    pub cpu_seconds: Option<f64>,
+    pub baseline_cpu_seconds: Option<f64>,
     /// Allocations per schedule on a warm simulator; `None` without the
     /// counting allocator (the library called from a test).
     pub allocs_per_run: Option<f64>,
@@ -116,6 +141,13 @@ impl Row {
         }
     }
 
+    /// The overhead from CPU time: engine CPU per event over bare-loop CPU per event.
+    pub fn overhead_ratio_cpu(&self) -> Option<f64> {
+        let (e, b) = (self.cpu_seconds?, self.baseline_cpu_seconds?);
+        (e > 0.0 && b > 0.0 && self.events > 0 && self.baseline_events > 0)
+            .then(|| (e / self.events as f64) / (b / self.baseline_events as f64))
+    }
+
     fn json(&self) -> serde_json::Value {
         let round2 = |x: f64| (x * 100.0).round() / 100.0;
         serde_json::json!({
@@ -132,6 +164,9 @@ impl Row {
             "baseline_seconds": self.baseline_seconds,
             "baseline_events_per_sec": self.baseline_events_per_sec().round(),
             "overhead_ratio": round2(self.overhead_ratio()),
+            "overhead_ratio_cpu": self.overhead_ratio_cpu().map(round2),
+            "cpu_seconds": self.cpu_seconds,
+            "baseline_cpu_seconds": self.baseline_cpu_seconds,
             "allocs_per_run": self.allocs_per_run,
             "alloc_runs": self.alloc_runs,
             "sweep_allocs": self.sweep_allocs,
@@ -157,7 +192,11 @@ impl Row {
             self.baseline_seconds,
             self.baseline_events_per_sec() / 1e6
         );
-        out += &format!("overhead:  {:.2}x the bare loop\n", self.overhead_ratio());
+        out += &format!("overhead:  {:.2}x the bare loop", self.overhead_ratio());
+        out += &match self.overhead_ratio_cpu() {
+            Some(r) => format!(" ({r:.2}x in CPU time)\n"),
+            None => "\n".to_string(),
+        };
         out += &match self.allocs_per_run {
             Some(a) => format!(
                 "allocations: {a:.4} per run ({} runs on a warm simulator)\n",
@@ -212,12 +251,15 @@ pub fn measure(s: &Scenario, runs: u64, jobs: usize, rounds: u64, alloc_runs: u6
     let mut bare_secs = 0.0;
     let mut events_per_schedule = 0;
     let mut sweep_allocs = Some(0);
+    let (mut cpu, mut bare_cpu) = (Some(0.0), Some(0.0));
+    let cpu_delta = |since: Option<f64>| Some(cpu_seconds()? - since?);
     let rounds = rounds.clamp(1, runs);
     for round in 0..rounds {
         let part = seeds.shard(round, rounds);
-        let t0 = wall_clock();
+        let (t0, c0) = (wall_clock(), cpu_seconds());
         let (s_part, n) = alloc_count::count(|| explore(&s.system, part, jobs, &stop, &|_| {}));
         engine_secs += t0.elapsed().as_secs_f64();
+        cpu = cpu.zip(cpu_delta(c0)).map(|(a, b)| a + b);
         sweep_allocs = sweep_allocs.zip(n).map(|(a, b)| a + b);
         sum.merge(s_part);
         // The bare loop does as many events per schedule as the engine did on average.
@@ -226,9 +268,10 @@ pub fn measure(s: &Scenario, runs: u64, jobs: usize, rounds: u64, alloc_runs: u6
                 .round()
                 .max(1.0) as u64;
         }
-        let t1 = wall_clock();
+        let (t1, c1) = (wall_clock(), cpu_seconds());
         let b = bare_loop_parallel(part, events_per_schedule, jobs);
         bare_secs += t1.elapsed().as_secs_f64();
+        bare_cpu = bare_cpu.zip(cpu_delta(c1)).map(|(a, b)| a + b);
         bare.schedules += b.schedules;
         bare.events += b.events;
         bare.checksum = bare.checksum.wrapping_add(b.checksum);
@@ -250,6 +293,8 @@ pub fn measure(s: &Scenario, runs: u64, jobs: usize, rounds: u64, alloc_runs: u6
         events_per_schedule,
         baseline_events: bare.events,
         baseline_seconds: bare_secs,
+        cpu_seconds: cpu,
+        baseline_cpu_seconds: bare_cpu,
         allocs_per_run: allocs,
         alloc_runs,
         sweep_allocs,
