@@ -135,6 +135,42 @@ fn exhaustive_holds_for_the_stable_key() {
 }
 
 #[test]
+fn exhaustive_output_does_not_depend_on_jobs() {
+    let cases: [&[&str]; 4] = [
+        &["payment-stable-key", "--max-faults", "2"],
+        &["payment-retry-without-key", "--max-faults", "2"],
+        &["messaging-inbox-separate-tx", "--max-faults", "2"],
+        // Cut by the bound in the middle of the enumeration.
+        &[
+            "payment-stable-key",
+            "--max-faults",
+            "3",
+            "--max-schedules",
+            "700",
+        ],
+    ];
+    for case in cases {
+        let run = |jobs: &str, json: bool| {
+            let mut args = vec!["check", "--exhaustive", "--jobs", jobs];
+            args.extend_from_slice(case);
+            if json {
+                args.push("--json");
+            }
+            idemsim(&args)
+        };
+        for json in [false, true] {
+            let one = run("1", json);
+            let two = run("2", json);
+            assert_eq!(one.status.code(), two.status.code(), "{case:?}");
+            assert_eq!(stdout(&one), stdout(&two), "{case:?}");
+            assert_eq!(one.stderr, two.stderr, "{case:?}");
+        }
+        let text = stdout(&run("2", false));
+        assert!(text.contains("enumerated: "), "{text}");
+    }
+}
+
+#[test]
 fn exhaustive_is_bounded_by_max_schedules() {
     let out = idemsim(&[
         "check",

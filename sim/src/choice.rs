@@ -233,9 +233,15 @@ impl Choices {
     /// Prepares a run that reads its decisions from `record` (zeros past its end).
     pub fn start_replay(&mut self, record: &Record, stream_count: usize, log: bool) {
         self.mode = Mode::Replay;
-        self.replay.streams.clear();
-        self.replay.streams.extend(record.streams.iter().cloned());
-        self.replay.streams.resize(stream_count, Vec::new());
+        // Into the buffers of the last replay: exhaustive mode replays
+        // millions of records, and a copy must not allocate each time.
+        self.replay.streams.resize_with(stream_count, Vec::new);
+        for (i, dst) in self.replay.streams.iter_mut().enumerate() {
+            dst.clear();
+            if let Some(src) = record.streams.get(i) {
+                dst.extend_from_slice(src);
+            }
+        }
         self.recording = true;
         self.logging_points = log;
         self.reset(stream_count);

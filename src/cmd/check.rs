@@ -502,7 +502,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let replay = format!("idemsim replay {}{sets}", s.name);
     progress::install_ctrl_c();
     if a.exhaustive {
-        return run_exhaustive(&a, &s, &replay);
+        return run_exhaustive(&a, &s, &replay, jobs);
     }
     let all = a.seeds.unwrap_or(SeedRange {
         start: 0,
@@ -560,7 +560,12 @@ fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     serde_json::json!(map)
 }
 
-fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
+fn run_exhaustive(
+    a: &Args,
+    s: &models::Scenario,
+    replay: &str,
+    jobs: usize,
+) -> Result<u8, UsageError> {
     if a.max_schedules == 0 || a.max_events == 0 {
         return Err(UsageError(
             "error: --max-schedules and --max-events must be at least 1\n".into(),
@@ -574,6 +579,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             max_schedules: a.max_schedules,
             max_events: a.max_events,
         },
+        jobs,
         &progress::STOP,
         &|done| bar.update(done),
     );
@@ -633,6 +639,16 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             "stopped at {flag} {value}: the enumeration is incomplete"
         ));
     }
+    lines.push(format!(
+        "enumerated: {} schedules ({})",
+        r.tally.schedules,
+        r.by_faults
+            .iter()
+            .enumerate()
+            .map(|(k, n)| format!("{n} with {k} {}", plural(k as u32)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     if r.tally.inconclusive > 0 {
         lines.push(format!("{} schedules hit a limit", r.tally.inconclusive));
     }
@@ -722,6 +738,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
                     "panics": r.tally.panics,
                     "inconclusive": r.tally.inconclusive,
                     "complete": r.complete(),
+                    "by_faults": r.by_faults,
                     "faults": {
                         "lost": r.tally.faults.lost,
                         "duplicated": r.tally.faults.duplicated,
