@@ -11,7 +11,7 @@ use super::hist;
 use super::invariants;
 use super::obs::{Ending, Obs, Site, MAX_LAYERS};
 use super::op::{Key, Op};
-use super::table::Table;
+use super::table::{self, Table};
 use sim::{ActorId, Counter, Merge, Outcome, TimeUs, Violation};
 
 /// Everything the ledger knows about one operation (or one entity).
@@ -126,7 +126,7 @@ pub struct Ledger {
 
 impl Ledger {
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
-        self.ops.get(&op)
+        table::index_of(&self.ops, &op).map(|i| &self.ops[i])
     }
 
     /// Effects of `op` so far.
@@ -135,7 +135,7 @@ impl Ledger {
     }
 
     fn rec(&mut self, op: Op) -> &mut OpRecord {
-        self.ops.entry(op).or_insert_with(|| OpRecord::new(op))
+        table::entry(&mut self.ops, op, || OpRecord::new(op))
     }
 
     /// Records `obs`, which the invariants have already judged.
@@ -161,7 +161,7 @@ impl Ledger {
             Obs::Received { layer, op, key } => {
                 self.rec(op).received[usize::from(layer.index)] += 1;
                 if key.is_some() {
-                    self.keys.entry(key).or_insert(op);
+                    table::entry(&mut self.keys, key, || op);
                 }
                 let rate = &mut self.rates[usize::from(layer.index)];
                 let second = now_us / sim::US_PER_S;
@@ -213,7 +213,8 @@ impl Ledger {
                 let r = self.rec(op);
                 r.dead = true;
                 let (entity, version) = (r.entity, r.version);
-                if let Some(e) = entity.and_then(|e| self.ops.get_mut(&e)) {
+                let at = entity.and_then(|e| table::index_of(&self.ops, &e));
+                if let Some(e) = at.map(|i| &mut self.ops[i]) {
                     if e.newest.is_some_and(|(v, _)| v == version) {
                         e.newest_dead = true;
                     }

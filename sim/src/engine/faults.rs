@@ -59,6 +59,7 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
 }
 
 impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
+    /// Swarm testing: each seed draws its own fault mix within the scenario's ranges.
     pub(super) fn draw_swarm_mix(&mut self, world: &World) {
         let n = world.actor_count();
         let swarm = StreamLayout::SWARM;

@@ -145,7 +145,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         debug_assert_eq!(sim.states.len(), world.actor_names.len());
     }
 
-    /// Swarm testing: each seed draws its own fault mix within the scenario's ranges.
+    /// The end of the fault phase: every actor that is down restarts now.
     fn start_healing(&mut self, world: &World) -> Option<Violation> {
         debug_assert!(self.phase == Phase::Fault);
         self.phase = Phase::Healing;
