@@ -1,7 +1,8 @@
 //! `idemsim bench`: schedules and events per second of a fixed seed range,
 //! the bare loop's events per second measured in the same process, allocations
 //! per run in steady state, and peak memory; `--all` does it for the reference
-//! scenario of every model.
+//! scenario of every model, `--find` measures how soon each search strategy
+//! finds each catalog bug (see [`super::find`]).
 
 use crate::alloc_count;
 use crate::render::json_line;
@@ -34,6 +35,13 @@ pub struct Args {
     /// Schedules run on one warm simulator while allocations are counted.
     #[arg(long, default_value_t = 10_000)]
     alloc_runs: u64,
+    /// Instead of speed: the schedules each search strategy (random, swarm,
+    /// exhaustive, coverage) needs to find each catalog bug (or SCENARIO's).
+    #[arg(long, conflicts_with = "all")]
+    find: bool,
+    /// With --find: the most schedules a strategy may run.
+    #[arg(long, default_value_t = 100_000, requires = "find")]
+    find_budget: u64,
     /// One JSON line per scenario on stdout instead of text.
     #[arg(long)]
     json: bool,
@@ -339,6 +347,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let jobs = a.jobs.unwrap_or_else(super::check::default_jobs);
     if jobs == 0 {
         return Err(UsageError("error: --jobs must be at least 1\n".into()));
+    }
+    if a.find {
+        return super::find::run(a.scenario.as_deref(), a.find_budget, jobs, a.json);
     }
     let names = if a.all {
         reference_scenarios()?

@@ -3,6 +3,7 @@ use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
 use models::core::ledger::counter;
 use models::registry;
+use models::scenario::Strategy;
 use serde::{Deserialize, Serialize};
 use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
 use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayout};
@@ -48,6 +49,26 @@ pub struct Args {
     /// Bound on the events of all exhaustive schedules together; hitting it is "inconclusive".
     #[arg(long, default_value_t = Bounds::default().max_events, requires = "exhaustive")]
     max_events: u64,
+    /// How to search the runs: every seed (seeds), or coverage-guided mutation
+    /// of recorded decisions, --runs schedules at most, from the seed range's
+    /// start (coverage) [default: the scenario's run.strategy].
+    #[arg(long, value_enum, conflicts_with_all = ["exhaustive", "shard"])]
+    strategy: Option<StrategyArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StrategyArg {
+    Seeds,
+    Coverage,
+}
+
+impl From<StrategyArg> for Strategy {
+    fn from(a: StrategyArg) -> Strategy {
+        match a {
+            StrategyArg::Seeds => Strategy::Seeds,
+            StrategyArg::Coverage => Strategy::Coverage,
+        }
+    }
 }
 
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
@@ -511,6 +532,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if all.is_empty() {
         return Err(UsageError("error: --runs must be at least 1\n".into()));
     }
+    let strategy = a.strategy.map_or(s.strategy, Strategy::from);
+    if strategy == Strategy::Coverage {
+        return super::coverage::run(super::coverage::Request {
+            scenario: &s,
+            sets: &a.set,
+            seeds: all,
+            json: a.json,
+            no_shrink: a.no_shrink,
+            repro_out: a.repro_out.as_deref(),
+            stop: &progress::STOP,
+        });
+    }
     // A shard may be empty when there are more shards than seeds; it merges as nothing.
     let seeds = match a.shard {
         Some((i, n)) => all.shard(i, n),
@@ -549,7 +582,7 @@ fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
 }
 
 /// A record as the `choices` of a repro file: stream name to decision values.
-fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     let map: BTreeMap<String, &Vec<u64>> = record
         .streams
         .iter()

@@ -304,6 +304,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                     s.name,
                     s.runs.min(SEARCH_CAP)
                 );
+                if s.strategy == models::scenario::Strategy::Coverage {
+                    println!(
+                        "help: this scenario is searched coverage-guided: `idemsim check {}` finds and shrinks its failure",
+                        s.name
+                    );
+                }
                 return Ok(crate::exit::HOLDS);
             }
         },
@@ -372,6 +378,13 @@ fn run_all(a: &Args) -> Result<u8, UsageError> {
     for path in scenarios::all() {
         let s = scenarios::load(&path.to_string_lossy(), &overrides)?;
         if s.expect.verdict != models::scenario::Verdict::Violation {
+            continue;
+        }
+        if s.strategy == models::scenario::Strategy::Coverage {
+            eprintln!(
+                "{}: searched coverage-guided, no failing seed to shrink; `idemsim check {}` shrinks what its search finds",
+                s.name, s.name
+            );
             continue;
         }
         let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {

@@ -7,7 +7,7 @@ use crate::scenarios::{self, UsageError};
 use models::registry;
 use models::scenario::{Ablation, Judgement, Verdict};
 use models::Scenario;
-use sim::{explore, find_failure, SeedRange};
+use sim::SeedRange;
 use std::sync::atomic::AtomicBool;
 
 #[derive(clap::Args)]
@@ -47,13 +47,14 @@ fn check(s: &Scenario, budget: u64, jobs: usize, ablate: bool) -> Result<Checked
         start: 0,
         end: budget,
     };
-    let sum = explore(&s.system, seeds, jobs, &stop, &|_| {});
+    // The scenario's own search: seeds, or coverage-guided within the same budget.
+    let sum = s.search(seeds, jobs, &stop);
     let judgement = s.expect.judge(&sum);
     let mut ablations = Vec::new();
     if ablate && s.expect.verdict == Verdict::Holds {
         for p in &s.expect.protections {
             let ablated = s.ablated(&s.file, p)?;
-            let found = find_failure(&ablated.system, seeds, jobs, &stop);
+            let found = ablated.search_failure(seeds, jobs, &stop);
             ablations.push(p.judge(&found));
         }
     }
@@ -111,6 +112,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "invariant": j.invariant,
         "matched": c.mismatch.is_none(),
         "mismatch": c.mismatch,
+        "strategy": s.strategy.as_str(),
         "seeds": c.seeds,
         "lowest_failing_seed": j.lowest_failing_seed,
         "situations": c.situations,
@@ -121,9 +123,18 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
 
 fn print_text(s: &Scenario, c: &Checked, width: usize) {
     let j = &c.judgement;
-    let lowest = j
-        .lowest_failing_seed
-        .map_or_else(|| "-".to_string(), |s| s.to_string());
+    // A coverage-guided search has no seed: its failure is schedule #n of the search.
+    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let lowest = j.lowest_failing_seed.map_or_else(
+        || "-".to_string(),
+        |n| {
+            if coverage {
+                format!("#{}", n + 1)
+            } else {
+                n.to_string()
+            }
+        },
+    );
     println!(
         "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
         s.name,

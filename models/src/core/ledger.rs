@@ -352,6 +352,37 @@ impl sim::Oracle for Ledger {
         &COUNTERS
     }
 
+    /// One number per operation's cell of the truth table, refined by how
+    /// far the run got with it: what the business wanted, how many attempts
+    /// and requests each layer saw (small counts exact, larger ones by
+    /// order of magnitude), what landed, what the client was finally told.
+    fn features(&self, out: &mut dyn FnMut(u64)) {
+        let small = |n: u32| u64::from(if n < 4 { n } else { 4 + n.ilog2() });
+        for r in self.ops.values() {
+            let ending = r.ending.map_or(0, |e| 1 + e as u64);
+            let flags = [
+                r.intended,
+                r.rejected,
+                r.told_done.is_some(),
+                r.committed,
+                r.accepted,
+                r.dead,
+                r.written,
+                r.superseded,
+                r.told_done.is_some_and(|p| p != r.payload),
+            ];
+            let mut f = flags.iter().fold(0u64, |acc, &b| (acc << 1) | u64::from(b));
+            f = (f << 4) | ending;
+            f = (f << 4) | small(r.effects);
+            f = (f << 4) | small(r.attempts);
+            for n in r.received {
+                f = (f << 4) | small(n);
+            }
+            out(f);
+        }
+        out(u64::from(self.peak_dedup_keys.min(64)) | (1 << 63));
+    }
+
     fn count(&self, outcome: &Outcome, into: &mut [u64]) {
         // Slots in the order of COUNTERS; the arrays come last.
         const RECEIVED_AT: usize = 14;

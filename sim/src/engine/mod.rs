@@ -54,6 +54,15 @@ pub trait Oracle {
     fn count(&self, outcome: &Outcome, into: &mut [u64]) {
         let _ = (outcome, into);
     }
+
+    /// What the last run reached, as numbers for coverage-guided search
+    /// ([`crate::coverage`]): each distinct end state of an operation (its
+    /// ending, its effects, what its client was told) gives one number, so a
+    /// run that gets one somewhere new is kept and mutated first. Equal
+    /// states must give equal numbers; the default gives none.
+    fn features(&self, out: &mut dyn FnMut(u64)) {
+        let _ = out;
+    }
 }
 
 /// How two tallies combine one counter.

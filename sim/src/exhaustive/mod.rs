@@ -79,6 +79,8 @@ pub fn base_record<M: Model>(model: &M) -> Record {
 /// Where a search stands against the bounds and who hears about progress.
 struct Shared<'a> {
     bounds: Bounds,
+    /// End the search at its first failure (for counting how soon it comes).
+    stop_at_failure: bool,
     stop: &'a AtomicBool,
     progress: &'a (dyn Fn(u64) + Sync),
     /// Schedules run so far by every worker, for the progress callback only.
@@ -188,6 +190,9 @@ impl<M: Model> Search<'_, '_, M> {
                         events,
                         outcome: outcome.clone(),
                     });
+                }
+                if self.shared.stop_at_failure {
+                    return false;
                 }
             }
         }
@@ -314,6 +319,7 @@ pub fn exhaustive<M: Model + Sync>(
     );
     let shared = Shared {
         bounds,
+        stop_at_failure: false,
         stop,
         progress,
         done: AtomicU64::new(0),
@@ -325,6 +331,45 @@ pub fn exhaustive<M: Model + Sync>(
     };
     progress(report.tally.schedules);
     report
+}
+
+/// How many schedules exhaustive mode runs before its first failure when it
+/// deepens: every schedule with 0 faults, then every one with 1, and so on up
+/// to `max_faults`, each level in the order of [`exhaustive`] (a level's
+/// search re-runs the shallower schedules it needs for their decision points;
+/// those are counted once, at their own level). Returns the count and the
+/// level, or `None` when no failure comes within `budget` schedules.
+pub fn schedules_to_failure<M: Model>(
+    model: &M,
+    max_faults: u32,
+    budget: u64,
+    stop: &AtomicBool,
+) -> Option<(u64, u32)> {
+    // Schedules with fewer faults than the current level.
+    let mut before = 0u64;
+    for k in 0..=max_faults {
+        let shared = Shared {
+            // The level re-runs the `before` shallower schedules, then its own.
+            bounds: Bounds {
+                max_schedules: budget.max(1),
+                ..Bounds::default()
+            },
+            stop_at_failure: true,
+            stop,
+            progress: &|_| {},
+            done: AtomicU64::new(0),
+        };
+        let r = sequential(model, k, &shared);
+        let at_level = r.by_faults.get(k as usize).copied().unwrap_or(0);
+        if r.shortest.is_some() {
+            return Some((before + at_level, k));
+        }
+        before += at_level;
+        if !r.complete() || before >= budget {
+            return None;
+        }
+    }
+    None
 }
 
 /// The reference order: one depth-first search from the all-zero schedule.
