@@ -87,20 +87,22 @@ pub fn refill(
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
+        let lanes: [(u64, u64); 4] =
+            std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
         if std::is_x86_feature_detected!("avx2") {
             // Two blocks per 256-bit register.
             if first {
-                avx2::blocks::<1>(key, stream, counter, out);
+                avx2::blocks::<1>(key, &lanes[..2], out);
                 return 2 * BLOCK_VALUES;
             }
-            avx2::blocks::<2>(key, stream, counter, out);
+            avx2::blocks::<2>(key, &lanes, out);
             return 4 * BLOCK_VALUES;
         }
         if first {
-            sse2::blocks::<1>(key, stream, counter, out);
+            sse2::blocks::<1>(key, &lanes[..1], out);
             return BLOCK_VALUES;
         }
-        sse2::blocks::<4>(key, stream, counter, out);
+        sse2::blocks::<4>(key, &lanes, out);
         4 * BLOCK_VALUES
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -115,6 +117,47 @@ pub fn refill(
             );
         }
         n * BLOCK_VALUES
+    }
+}
+
+/// Lanes [`blocks`] computes together at most: independent blocks (of one
+/// stream or of several) interleave, so eight cost little more than two.
+pub const LANES: usize = 8;
+
+/// For each lane `(stream, counter)`, that block of that stream under `key`,
+/// into `out[8 i..8 i + 8]`. A run's choice source computes the first blocks
+/// of the streams the last run touched this way, instead of one stream at a
+/// time as the run meets them.
+pub fn blocks(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
+    assert!(
+        out.len() >= lanes.len() * BLOCK_VALUES,
+        "room for every lane"
+    );
+    let mut at = 0;
+    while at < lanes.len() {
+        let rest = &lanes[at..];
+        let o = &mut out[at * BLOCK_VALUES..];
+        #[cfg(target_arch = "x86_64")]
+        let done = if std::is_x86_feature_detected!("avx2") {
+            match rest.len() {
+                8.. => avx2::blocks::<4>(key, &rest[..8], o),
+                4.. => avx2::blocks::<2>(key, &rest[..4], o),
+                2.. => avx2::blocks::<1>(key, &rest[..2], o),
+                _ => sse2::blocks::<1>(key, &rest[..1], o),
+            }
+        } else {
+            match rest.len() {
+                4.. => sse2::blocks::<4>(key, &rest[..4], o),
+                2.. => sse2::blocks::<2>(key, &rest[..2], o),
+                _ => sse2::blocks::<1>(key, &rest[..1], o),
+            }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let done = {
+            portable_block(key, rest[0].0, rest[0].1, o);
+            1
+        };
+        at += done;
     }
 }
 
@@ -190,18 +233,23 @@ mod sse2 {
     }
 
     #[inline]
-    pub fn blocks<const N: usize>(key: &[u32; 8], stream: u64, counter: u64, out: &mut [u64]) {
-        assert!(out.len() >= N * BLOCK_VALUES);
+    /// Block `lanes[i].1` of stream `lanes[i].0`, for each of the N lanes,
+    /// into `out[8 i..8 i + 8]`.
+    pub fn blocks<const N: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) -> usize {
+        assert!(lanes.len() == N && out.len() >= N * BLOCK_VALUES);
         // SAFETY: SSE2 is part of the x86_64 baseline; every x86_64 CPU has it.
-        unsafe { blocks_sse2::<N>(key, stream, counter, out) }
+        unsafe { blocks_sse2::<N>(key, lanes, out) };
+        N
     }
 
     #[target_feature(enable = "sse2")]
-    fn blocks_sse2<const N: usize>(key: &[u32; 8], stream: u64, counter: u64, out: &mut [u64]) {
-        let rows = input(key, stream, counter);
+    fn blocks_sse2<const N: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
+        let rows = input(key, 0, 0);
         let (a0, b0, c0) = (load(rows[0]), load(rows[1]), load(rows[2]));
-        let d0: [__m128i; N] =
-            std::array::from_fn(|i| load(input(key, stream, counter.wrapping_add(i as u64))[3]));
+        let d0: [__m128i; N] = std::array::from_fn(|i| {
+            let (stream, counter) = lanes[i];
+            load(input(key, stream, counter)[3])
+        });
         let (mut a, mut b, mut c, mut d) = ([a0; N], [b0; N], [c0; N], d0);
         // Every step runs on all N blocks before the next one: N independent
         // chains of dependent instructions, interleaved by the CPU.
@@ -282,24 +330,26 @@ mod avx2 {
         unsafe { std::mem::transmute::<__m256i, [u64; 4]>(v) }
     }
 
-    /// Blocks `counter..counter + 2 * M` into `out[..16 * M]`.
+    /// Block `lanes[i].1` of stream `lanes[i].0` for each of the 2 M lanes,
+    /// into `out[8 i..8 i + 8]`.
     #[inline]
-    pub fn blocks<const M: usize>(key: &[u32; 8], stream: u64, counter: u64, out: &mut [u64]) {
-        assert!(out.len() >= 2 * M * BLOCK_VALUES);
+    pub fn blocks<const M: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) -> usize {
+        assert!(lanes.len() == 2 * M && out.len() >= 2 * M * BLOCK_VALUES);
         // SAFETY: the caller checked that the CPU has AVX2.
-        unsafe { blocks_avx2::<M>(key, stream, counter, out) }
+        unsafe { blocks_avx2::<M>(key, lanes, out) };
+        2 * M
     }
 
     #[target_feature(enable = "avx2")]
-    fn blocks_avx2<const M: usize>(key: &[u32; 8], stream: u64, counter: u64, out: &mut [u64]) {
-        let rows = input(key, stream, counter);
+    fn blocks_avx2<const M: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
+        let rows = input(key, 0, 0);
         let (a0, b0, c0) = (
             load(rows[0], rows[0]),
             load(rows[1], rows[1]),
             load(rows[2], rows[2]),
         );
         let d0: [__m256i; M] = std::array::from_fn(|j| {
-            let at = |k: usize| input(key, stream, counter.wrapping_add(k as u64))[3];
+            let at = |k: usize| input(key, lanes[k].0, lanes[k].1)[3];
             load(at(2 * j), at(2 * j + 1))
         });
         // Byte shuffles rotate each 32-bit word left by 16 and by 8 bits.
@@ -410,14 +460,41 @@ mod tests {
             }
             #[cfg(target_arch = "x86_64")]
             {
+                let lanes: [(u64, u64); 4] =
+                    std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
                 let mut got = [0u64; 4 * BLOCK_VALUES];
-                sse2::blocks::<4>(&key, stream, counter, &mut got);
+                sse2::blocks::<4>(&key, &lanes, &mut got);
                 assert_eq!(got, want, "sse2, stream {stream} counter {counter}");
                 if std::is_x86_feature_detected!("avx2") {
                     let mut got = [0u64; 4 * BLOCK_VALUES];
-                    avx2::blocks::<2>(&key, stream, counter, &mut got);
+                    avx2::blocks::<2>(&key, &lanes, &mut got);
                     assert_eq!(got, want, "avx2, stream {stream} counter {counter}");
                 }
+            }
+        }
+        // Blocks of different streams at once, in batches of every size.
+        let lanes = [
+            (0, 0),
+            (1, 0),
+            (5, 0),
+            (9, 3),
+            (2, 0),
+            (77, 1),
+            (u64::MAX, 0),
+            (3, 0),
+        ];
+        for n in 1..=lanes.len() + 1 {
+            let lanes: Vec<(u64, u64)> = lanes.iter().cycle().take(n + 3).copied().collect();
+            let mut got = vec![0u64; lanes.len() * BLOCK_VALUES];
+            blocks(&key, &lanes, &mut got);
+            for (i, &(s, c)) in lanes.iter().enumerate() {
+                let mut one = [0u64; BLOCK_VALUES];
+                portable_block(&key, s, c, &mut one);
+                assert_eq!(
+                    &got[i * BLOCK_VALUES..][..BLOCK_VALUES],
+                    one,
+                    "lane {i} of {n}"
+                );
             }
         }
     }

@@ -132,6 +132,13 @@ pub struct Choices {
     logging_points: bool,
     points: Vec<ChoicePoint>,
     nonzero: u32,
+    /// Streams given this run's stamp in random mode: those it drew from, and
+    /// those whose first block was computed ahead. The next random run
+    /// computes the first block of those the run drew from all at once.
+    touched: Vec<StreamId>,
+    /// Lanes and output of that batch, kept to allocate nothing per run.
+    lanes: Vec<(u64, u64)>,
+    ahead: Vec<u64>,
 }
 
 impl Default for Choices {
@@ -153,7 +160,38 @@ impl Choices {
             logging_points: false,
             points: Vec::new(),
             nonzero: 0,
+            touched: Vec::new(),
+            lanes: Vec::new(),
+            ahead: Vec::new(),
         }
+    }
+
+    /// Computes block 0 of every stream the last random run drew from, in
+    /// one batch (see [`chacha::blocks`]): most runs touch the same streams,
+    /// and blocks of different streams computed together cost far less
+    /// than one at a time. Values are the same either way; a stream this run
+    /// does not touch only cost a little work.
+    fn compute_ahead(&mut self, last_run: u64) {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.retain(|&s| {
+            let p = &self.streams[s as usize];
+            p.run == last_run && p.cursor > 0
+        });
+        self.lanes.clear();
+        self.lanes
+            .extend(touched.iter().map(|&s| (u64::from(s), 0u64)));
+        self.ahead.resize(self.lanes.len() * BLOCK_VALUES, 0);
+        chacha::blocks(&self.key, &self.lanes, &mut self.ahead);
+        for (i, &s) in touched.iter().enumerate() {
+            let p = &mut self.streams[s as usize];
+            p.run = self.run;
+            p.cursor = 0;
+            p.used = 0;
+            p.filled = BLOCK_VALUES as u32;
+            p.blocks = 1;
+            p.buf[..BLOCK_VALUES].copy_from_slice(&self.ahead[i * BLOCK_VALUES..][..BLOCK_VALUES]);
+        }
+        self.touched = touched;
     }
 
     fn reset(&mut self, stream_count: usize) {
@@ -198,6 +236,23 @@ impl Choices {
     /// The next index of `stream` and its next random word (random mode).
     #[inline]
     fn draw(&mut self, stream: StreamId) -> (u32, u64) {
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        // The usual case: a stream of this run with values left in its buffer.
+        if p.run == run && p.used < p.filled {
+            let index = p.cursor;
+            p.cursor = index + 1;
+            let word = p.buf[p.used as usize];
+            p.used += 1;
+            return (index, word);
+        }
+        self.draw_slow(stream)
+    }
+
+    /// [`draw`](Choices::draw) on a stream's first touch in a run or with its buffer spent.
+    #[cold]
+    #[inline(never)]
+    fn draw_slow(&mut self, stream: StreamId) -> (u32, u64) {
         let key = &self.key;
         let run = self.run;
         let p = &mut self.streams[stream as usize];
@@ -210,6 +265,10 @@ impl Choices {
         }
         let index = p.cursor;
         p.cursor = index + 1;
+        if index == 0 && p.blocks == 0 {
+            // First touched in this run, not computed ahead.
+            self.touched.push(stream);
+        }
         if p.used == p.filled {
             let n = chacha::refill(key, u64::from(stream), p.blocks, p.blocks == 0, &mut p.buf);
             p.blocks += (n / BLOCK_VALUES) as u64;
@@ -223,16 +282,20 @@ impl Choices {
 
     /// Prepares a random run from `seed`. `record` keeps the decisions for replay.
     pub fn start_random(&mut self, seed: u64, stream_count: usize, record: bool) {
+        let last_run = self.run;
         self.mode = Mode::Random;
         self.key = chacha::key_from_seed(seed);
         self.recording = record;
         self.logging_points = false;
         self.reset(stream_count);
+        self.compute_ahead(last_run);
     }
 
     /// Prepares a run that reads its decisions from `record` (zeros past its end).
     pub fn start_replay(&mut self, record: &Record, stream_count: usize, log: bool) {
         self.mode = Mode::Replay;
+        // A replay draws nothing: the next random run starts without blocks ahead.
+        self.touched.clear();
         // Into the buffers of the last replay: exhaustive mode replays
         // millions of records, and a copy must not allocate each time.
         self.replay.streams.resize_with(stream_count, Vec::new);

@@ -122,11 +122,27 @@ pub struct Ledger {
     rates: [Rate; MAX_LAYERS],
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
+    /// Where the last operation looked up sits in `ops`: an observation is
+    /// judged by several invariants and then recorded, each looking up the
+    /// same operation, and most runs have one or two.
+    hint: std::cell::Cell<usize>,
 }
 
 impl Ledger {
+    /// The index of `op` in `ops`, trying the last one found first.
+    #[inline]
+    fn find(&self, op: Op) -> Option<usize> {
+        let h = self.hint.get();
+        if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
+            return Some(h);
+        }
+        let i = table::index_of(&self.ops, &op)?;
+        self.hint.set(i);
+        Some(i)
+    }
+
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
-        table::index_of(&self.ops, &op).map(|i| &self.ops[i])
+        self.find(op).map(|i| &self.ops[i])
     }
 
     /// Effects of `op` so far.
@@ -135,7 +151,11 @@ impl Ledger {
     }
 
     fn rec(&mut self, op: Op) -> &mut OpRecord {
-        table::entry(&mut self.ops, op, || OpRecord::new(op))
+        let i = match self.find(op) {
+            Some(i) => i,
+            None => self.ops.insert_full(op, OpRecord::new(op)).0,
+        };
+        &mut self.ops[i]
     }
 
     /// Records `obs`, which the invariants have already judged.
@@ -213,7 +233,7 @@ impl Ledger {
                 let r = self.rec(op);
                 r.dead = true;
                 let (entity, version) = (r.entity, r.version);
-                let at = entity.and_then(|e| table::index_of(&self.ops, &e));
+                let at = entity.and_then(|e| self.find(e));
                 if let Some(e) = at.map(|i| &mut self.ops[i]) {
                     if e.newest.is_some_and(|(v, _)| v == version) {
                         e.newest_dead = true;

@@ -6,7 +6,7 @@ use super::{
     FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim, TimerOf,
     Violation,
 };
-use crate::actor::{Actor, ActorId, Command, Context, TimeUs, Timer};
+use crate::actor::{Actor, ActorId, Command, Context, TimeUs};
 use crate::situation::SituationSet;
 use crate::trace::{DropReason, TraceEntry, TraceKind, Tracer};
 use crate::world::World;
@@ -271,10 +271,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.queue.push(time_us, seq, kind);
     }
 
-    /// The index of `timer` of `actor` in the world's timer generations.
+    /// The index of `timer` (in its actor's `slot`) in the world's timer generations.
     #[inline]
-    fn timer_slot(&self, actor: ActorId, timer: &TimerOf<M>) -> u32 {
-        let slot = timer.slot();
+    fn timer_slot(&self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> u32 {
         assert!(
             slot < self.sim.timer_slots[actor as usize],
             "timer {timer} of actor {actor} has slot {slot}, over the actor's timer_slots"
@@ -306,8 +305,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             }
             match cmd {
                 Command::Send { to, msg } => self.send(actor, to, msg),
-                Command::SetTimer { timer, after_us } => {
-                    let slot = self.timer_slot(actor, &timer);
+                Command::SetTimer {
+                    timer,
+                    slot,
+                    after_us,
+                } => {
+                    let slot = self.timer_slot(actor, slot, &timer);
                     let g = &mut self.sim.timer_gen[slot as usize];
                     *g = g.wrapping_add(1);
                     let generation = *g;
@@ -327,8 +330,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                         },
                     );
                 }
-                Command::CancelTimer { timer } => {
-                    let slot = self.timer_slot(actor, &timer) as usize;
+                Command::CancelTimer { timer, slot } => {
+                    let slot = self.timer_slot(actor, slot, &timer) as usize;
                     self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
                 }
                 Command::Observe(obs) => {
