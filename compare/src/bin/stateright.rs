@@ -57,7 +57,10 @@ impl Actor for Node {
                 for i in 0..n {
                     o.send(Id::from(RECEIVER), Msg::Data(i));
                 }
-                o.set_timer(Timer::Resend, Duration::from_secs(1)..Duration::from_secs(2));
+                o.set_timer(
+                    Timer::Resend,
+                    Duration::from_secs(1)..Duration::from_secs(2),
+                );
                 NodeState::Sender {
                     pending: (1u32 << n) - 1,
                 }
@@ -102,7 +105,10 @@ impl Actor for Node {
                 }
             }
             if pending != 0 {
-                o.set_timer(Timer::Resend, Duration::from_secs(1)..Duration::from_secs(2));
+                o.set_timer(
+                    Timer::Resend,
+                    Duration::from_secs(1)..Duration::from_secs(2),
+                );
             }
         }
     }
@@ -125,7 +131,8 @@ fn model(n: u8, dedup: bool) -> ActorModel<Node, (), ()> {
         })
 }
 
-/// Monotonic wall clock: this program measures, nothing more.
+/// Monotonic wall clock: this program measures, nothing more (no run reads it).
+#[allow(clippy::disallowed_methods)]
 fn now() -> Instant {
     Instant::now()
 }
@@ -150,17 +157,32 @@ fn main() {
                 .spawn_simulation(0, UniformChooser)
                 .join();
             let found = c.discoveries().contains_key(SAFETY);
-            (c.state_count(), c.unique_state_count(), c.max_depth(), found)
+            (
+                c.state_count(),
+                c.unique_state_count(),
+                c.max_depth(),
+                found,
+            )
         }
         "bfs" => {
             let c = m.checker().threads(threads).spawn_bfs().join();
             let found = c.discoveries().contains_key(SAFETY);
-            (c.state_count(), c.unique_state_count(), c.max_depth(), found)
+            (
+                c.state_count(),
+                c.unique_state_count(),
+                c.max_depth(),
+                found,
+            )
         }
         "dfs" => {
             let c = m.checker().threads(threads).spawn_dfs().join();
             let found = c.discoveries().contains_key(SAFETY);
-            (c.state_count(), c.unique_state_count(), c.max_depth(), found)
+            (
+                c.state_count(),
+                c.unique_state_count(),
+                c.max_depth(),
+                found,
+            )
         }
         other => panic!("unknown mode {other}: sim, bfs or dfs"),
     };
