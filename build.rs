@@ -18,7 +18,8 @@ fn main() {
         .map(|e| e.expect("a readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
-    files.sort();
+    // By name, as the catalog lists them: by path, `x-low.toml` would sort before `x.toml`.
+    files.sort_by(|a, b| a.file_stem().cmp(&b.file_stem()));
     let mut out = String::from(
         "/// The shipped scenarios, (name, TOML text), sorted by name.\npub const BUILT_IN: &[(&str, &str)] = &[\n",
     );

@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alloc_count;
 pub mod cmd;
 pub mod external;
 pub mod out;

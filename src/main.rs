@@ -5,6 +5,10 @@ use clap::{Parser, Subcommand};
 use idemsim::{cmd, exit, out, scenarios};
 use std::process::ExitCode;
 
+/// Counts allocations while `idemsim bench` measures them; otherwise one load per allocation.
+#[global_allocator]
+static ALLOC: idemsim::alloc_count::CountingAlloc = idemsim::alloc_count::CountingAlloc;
+
 #[derive(Parser)]
 #[command(
     name = "idemsim",

@@ -114,14 +114,17 @@ impl Actor for App {
         *s = Some(());
     }
 
-    fn on_start(&self, _: &mut (), ctx: &mut impl Ctx<Self>) -> bool {
+    fn reset_state(&self, s: &mut Option<bool>) {
+        *s = Some(false);
+    }
+
+    fn on_start(&self, _: &mut bool, _: &mut (), ctx: &mut impl Ctx<Self>) {
         ctx.observe(Obs::Intent {
             op: App::op(),
             payload: self.body.len() as u32,
             window_ms: 0,
         });
         self.send(ctx);
-        false
     }
 
     fn on_msg(&self, done: &mut bool, _: &mut (), _: ActorId, msg: Wire, ctx: &mut impl Ctx<Self>) {
@@ -164,7 +167,11 @@ impl Actor for Relay {
         *s = Some(Vec::new());
     }
 
-    fn on_start(&self, _: &mut Vec<String>, _: &mut impl Ctx<Self>) {}
+    fn reset_state(&self, s: &mut Option<()>) {
+        *s = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut Vec<String>, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -130,6 +130,42 @@ fn exhaustive_holds_for_the_stable_key() {
 }
 
 #[test]
+fn exhaustive_output_does_not_depend_on_jobs() {
+    let cases: [&[&str]; 4] = [
+        &["payment-stable-key", "--max-faults", "2"],
+        &["payment-retry-without-key", "--max-faults", "2"],
+        &["messaging-inbox-separate-tx", "--max-faults", "2"],
+        // Cut by the bound in the middle of the enumeration.
+        &[
+            "payment-stable-key",
+            "--max-faults",
+            "3",
+            "--max-schedules",
+            "700",
+        ],
+    ];
+    for case in cases {
+        let run = |jobs: &str, json: bool| {
+            let mut args = vec!["check", "--exhaustive", "--jobs", jobs];
+            args.extend_from_slice(case);
+            if json {
+                args.push("--json");
+            }
+            idemsim(&args)
+        };
+        for json in [false, true] {
+            let one = run("1", json);
+            let two = run("2", json);
+            assert_eq!(one.status.code(), two.status.code(), "{case:?}");
+            assert_eq!(stdout(&one), stdout(&two), "{case:?}");
+            assert_eq!(one.stderr, two.stderr, "{case:?}");
+        }
+        let text = stdout(&run("2", false));
+        assert!(text.contains("enumerated: "), "{text}");
+    }
+}
+
+#[test]
 fn exhaustive_is_bounded_by_max_schedules() {
     let out = idemsim(&[
         "check",
@@ -168,6 +204,62 @@ fn bench_json_has_the_required_keys() {
     }
     assert_eq!(d["schedules"], 400);
     assert_eq!(d["scenario"], "payment-stable-key");
+    assert_eq!(d["model"], "payment");
+    // The binary counts allocations; the figure is a number, not null.
+    assert!(d["allocs_per_run"].as_f64().is_some(), "{d}");
+}
+
+#[test]
+fn bench_all_measures_the_reference_scenario_of_every_model() {
+    let out = idemsim(&[
+        "bench",
+        "--all",
+        "--runs",
+        "300",
+        "--alloc-runs",
+        "100",
+        "--jobs",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let models: Vec<&str> = lines
+        .iter()
+        .map(|v| v["data"]["model"].as_str().expect("model"))
+        .collect();
+    // One line per model of the registry, each model once.
+    let mut unique = models.clone();
+    unique.dedup();
+    assert_eq!(unique, models);
+    assert!(
+        models.contains(&"payment") && models.contains(&"messaging"),
+        "{models:?}"
+    );
+    for v in &lines {
+        assert_eq!(v["type"], "bench");
+        let d = &v["data"];
+        for key in [
+            "schedules_per_sec",
+            "events_per_sec",
+            "overhead_ratio",
+            "allocs_per_run",
+            "peak_rss_kib",
+        ] {
+            assert!(d[key].as_f64().is_some(), "{key} missing: {d}");
+        }
+        assert_eq!(d["verdict"], "holds", "a reference scenario holds: {d}");
+    }
+    let scenarios: Vec<&str> = lines
+        .iter()
+        .map(|v| v["data"]["scenario"].as_str().expect("scenario"))
+        .collect();
+    assert!(scenarios.contains(&"payment-stable-key"));
+    assert!(scenarios.contains(&"messaging-outbox-inbox"));
 }
 
 #[test]
@@ -276,4 +368,89 @@ fn exhaustive_counterexample_replays_from_its_repro_file() {
     let replay = idemsim(&["replay", "--repro", &path]);
     assert_eq!(replay.status.code(), Some(1), "the repro fails again");
     assert!(stdout(&replay).contains("no-duplicate-effect"));
+}
+
+const RARE: &str = "payment-give-up-silently-low-loss";
+
+#[test]
+fn coverage_search_finds_the_rare_bug_that_seeds_miss() {
+    // Seeds: the scenario's 2,000 runs see nothing.
+    let seeds = idemsim(&[
+        "check",
+        RARE,
+        "--strategy",
+        "seeds",
+        "--no-shrink",
+        "--json",
+    ]);
+    assert_eq!(seeds.status.code(), Some(0), "no seed of 2,000 fails");
+    // Coverage-guided (the scenario's own strategy): found, the same way each time.
+    let path = scratch("rare.repro.json");
+    let path = path.to_string_lossy().into_owned();
+    let run = || idemsim(&["check", RARE, "--json", "--repro-out", &path]);
+    let (a, b) = (run(), run());
+    assert_eq!(a.status.code(), Some(1));
+    assert_eq!(
+        stdout(&a),
+        stdout(&b),
+        "a seed, a budget, a scenario: one search"
+    );
+    let d = summary_data(stdout(&a).lines().last().expect("a line"));
+    assert_eq!(d["strategy"], "coverage");
+    assert_eq!(d["invariant"], "no-lost-effect");
+    let n = d["schedules"].as_u64().expect("count");
+    assert!(n <= 1000, "found within 1,000 schedules, not {n}");
+    let err = String::from_utf8_lossy(&a.stderr);
+    assert!(
+        err.contains("found by coverage-guided search after"),
+        "{err}"
+    );
+    assert!(
+        err.contains("shrunk from coverage-guided schedule"),
+        "{err}"
+    );
+    // The shrunk record replays the violation.
+    let replay = idemsim(&["replay", "--repro", &path]);
+    assert_eq!(replay.status.code(), Some(1));
+    assert!(stdout(&replay).contains("no-lost-effect"));
+    // Another search seed is another search, still deterministic.
+    let other = idemsim(&["check", RARE, "--seeds", "7..2007", "--no-shrink"]);
+    assert_eq!(other.status.code(), Some(1));
+}
+
+#[test]
+fn bench_find_compares_the_strategies_on_every_catalog_bug() {
+    let out = idemsim(&["bench", "--find", "--find-budget", "20000", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON")["data"].clone())
+        .collect();
+    assert!(rows.len() >= 30, "every scenario that expects a violation");
+    for d in &rows {
+        let best = d["best"]
+            .as_str()
+            .unwrap_or_else(|| panic!("found by some strategy: {d}"));
+        let n = d[best]["schedules"].as_u64().expect("count");
+        assert!(
+            n <= 1000,
+            "{}: the best strategy needs {n} schedules",
+            d["scenario"]
+        );
+        for s in ["random", "swarm", "exhaustive", "coverage"] {
+            assert!(d[s]["found"].is_boolean(), "{d}");
+        }
+    }
+    let rare = rows
+        .iter()
+        .find(|d| d["scenario"] == RARE)
+        .expect("the rare bug is in the catalog");
+    // Rarer than 1 in 10,000 for seeds; within 1,000 for the coverage-guided search.
+    for s in ["random", "swarm"] {
+        assert!(
+            rare[s]["schedules"].as_u64().is_none_or(|n| n > 10_000),
+            "{s}: {rare}"
+        );
+    }
+    assert!(rare["coverage"]["schedules"].as_u64().expect("found") <= 1000);
 }

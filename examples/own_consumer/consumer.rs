@@ -83,9 +83,12 @@ impl Actor for OrderConsumer {
         *storage = Some(OrdersDb::default());
     }
 
-    fn on_start(&self, _: &mut OrdersDb, _: &mut impl Ctx<Self>) -> VecDeque<u32> {
-        VecDeque::new()
+    fn reset_state(&self, state: &mut Option<VecDeque<u32>>) {
+        // What a new process has: nothing remembered (the allocation is reused).
+        state.get_or_insert_with(VecDeque::new).clear();
     }
+
+    fn on_start(&self, _: &mut VecDeque<u32>, _: &mut OrdersDb, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -76,6 +76,8 @@ pub enum Command<M, O, T> {
     SetTimer {
         /// The timer.
         timer: T,
+        /// `timer.slot()`, worked out where the timer's own type is known.
+        slot: u32,
         /// Delay from now.
         after_us: TimeUs,
     },
@@ -83,6 +85,8 @@ pub enum Command<M, O, T> {
     CancelTimer {
         /// The timer (its slot is what counts).
         timer: T,
+        /// `timer.slot()`, as for [`Command::SetTimer`].
+        slot: u32,
     },
     /// Something happened in the outside world, or a client learned an outcome:
     /// the oracle judges it.
@@ -106,9 +110,21 @@ pub trait Ctx<A: Actor + ?Sized> {
     /// Sends `msg` to actor `to`; the network may lose, duplicate or delay it.
     fn send(&mut self, to: ActorId, msg: A::Msg);
     /// Sets `timer` to fire after `after_us`, replacing one pending in its slot.
-    fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs);
+    fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs) {
+        let slot = timer.slot();
+        self.set_timer_in(timer, slot, after_us);
+    }
     /// Cancels the pending timer of `timer`'s slot.
-    fn cancel_timer(&mut self, timer: A::Timer);
+    fn cancel_timer(&mut self, timer: A::Timer) {
+        let slot = timer.slot();
+        self.cancel_timer_in(timer, slot);
+    }
+    /// [`set_timer`](Ctx::set_timer) with `timer.slot()` already known: an
+    /// enum of actors knows it from the kind's own timer type, and need not
+    /// dispatch on the enum a second time (a jump the CPU mispredicts).
+    fn set_timer_in(&mut self, timer: A::Timer, slot: u32, after_us: TimeUs);
+    /// [`cancel_timer`](Ctx::cancel_timer) with `timer.slot()` already known.
+    fn cancel_timer_in(&mut self, timer: A::Timer, slot: u32);
     /// Reports an observation to the oracle (the effect ledger), which judges it at once.
     fn observe(&mut self, obs: A::Obs);
     /// Marks a named situation as reached in this run (coverage for "holds").
@@ -157,9 +173,22 @@ pub trait Actor {
     /// The storage of a fresh run. Reuses `storage`'s allocations where it can.
     fn reset_storage(&self, storage: &mut Option<Self::Storage>);
 
-    /// Builds the volatile state from durable storage, on the first start and
-    /// after every restart ([`Ctx::restarted`] tells which).
-    fn on_start(&self, storage: &mut Self::Storage, ctx: &mut impl Ctx<Self>) -> Self::State;
+    /// The volatile state a process has before [`on_start`](Actor::on_start)
+    /// runs, as if new. `state` holds what the engine kept (the state of an
+    /// earlier run, or of this process before a crash), only so that its
+    /// allocations can be reused: nothing in it may survive, or a crash would
+    /// not lose what it must. With it, a warm simulator allocates nothing per run.
+    fn reset_state(&self, state: &mut Option<Self::State>);
+
+    /// Builds the volatile state from durable storage into `state`, fresh from
+    /// [`reset_state`](Actor::reset_state), on the first start and after every
+    /// restart ([`Ctx::restarted`] tells which).
+    fn on_start(
+        &self,
+        state: &mut Self::State,
+        storage: &mut Self::Storage,
+        ctx: &mut impl Ctx<Self>,
+    );
 
     /// Handles a message from actor `from`: one atomic step.
     fn on_msg(
@@ -247,12 +276,18 @@ impl<A: Actor + ?Sized> Ctx<A> for Context<'_, A> {
         self.out.push(Command::Send { to, msg });
     }
     #[inline]
-    fn set_timer(&mut self, timer: A::Timer, after_us: TimeUs) {
-        self.out.push(Command::SetTimer { timer, after_us });
+    fn set_timer_in(&mut self, timer: A::Timer, slot: u32, after_us: TimeUs) {
+        debug_assert_eq!(slot, timer.slot());
+        self.out.push(Command::SetTimer {
+            timer,
+            slot,
+            after_us,
+        });
     }
     #[inline]
-    fn cancel_timer(&mut self, timer: A::Timer) {
-        self.out.push(Command::CancelTimer { timer });
+    fn cancel_timer_in(&mut self, timer: A::Timer, slot: u32) {
+        debug_assert_eq!(slot, timer.slot());
+        self.out.push(Command::CancelTimer { timer, slot });
     }
     #[inline]
     fn observe(&mut self, obs: A::Obs) {
@@ -278,15 +313,33 @@ impl<A: Actor + ?Sized> Ctx<A> for Context<'_, A> {
 pub struct Narrow<'c, O: ?Sized, C, F> {
     inner: &'c mut C,
     wrap: F,
+    /// The enum's slot of a wrapped timer is the kind's own slot (true for
+    /// [`compose!`](crate::compose), whose kinds are separate actors): the
+    /// slot is known without dispatching on the enum. False where an actor
+    /// embeds another at an offset of its slots (a relay inside a service).
+    own_slots: bool,
     outer: PhantomData<fn(&O)>,
 }
 
 impl<'c, O: ?Sized, C, F> Narrow<'c, O, C, F> {
-    /// Wraps `inner`, turning the kind's timers into the enum's with `wrap`.
+    /// Wraps `inner`, turning the kind's timers into the enum's with `wrap`;
+    /// each timer's slot is the wrapped timer's.
     pub fn new(inner: &'c mut C, wrap: F) -> Self {
         Narrow {
             inner,
             wrap,
+            own_slots: false,
+            outer: PhantomData,
+        }
+    }
+
+    /// As [`new`](Narrow::new), for an enum whose wrapped timers keep the
+    /// kind's own slot numbers (what [`compose!`](crate::compose) generates).
+    pub fn with_own_slots(inner: &'c mut C, wrap: F) -> Self {
+        Narrow {
+            inner,
+            wrap,
+            own_slots: true,
             outer: PhantomData,
         }
     }
@@ -317,11 +370,25 @@ where
     }
     #[inline]
     fn set_timer(&mut self, timer: I::Timer, after_us: TimeUs) {
-        self.inner.set_timer((self.wrap)(timer), after_us);
+        let slot = timer.slot();
+        <Self as Ctx<I>>::set_timer_in(self, timer, slot, after_us);
     }
     #[inline]
     fn cancel_timer(&mut self, timer: I::Timer) {
-        self.inner.cancel_timer((self.wrap)(timer));
+        let slot = timer.slot();
+        <Self as Ctx<I>>::cancel_timer_in(self, timer, slot);
+    }
+    #[inline]
+    fn set_timer_in(&mut self, timer: I::Timer, slot: u32, after_us: TimeUs) {
+        let outer = (self.wrap)(timer);
+        let slot = if self.own_slots { slot } else { outer.slot() };
+        self.inner.set_timer_in(outer, slot, after_us);
+    }
+    #[inline]
+    fn cancel_timer_in(&mut self, timer: I::Timer, slot: u32) {
+        let outer = (self.wrap)(timer);
+        let slot = if self.own_slots { slot } else { outer.slot() };
+        self.inner.cancel_timer_in(outer, slot);
     }
     #[inline]
     fn observe(&mut self, obs: I::Obs) {
@@ -367,7 +434,10 @@ where
 ///     fn reset_storage(&self, s: &mut Option<()>) {
 ///         *s = Some(());
 ///     }
-///     fn on_start(&self, _: &mut (), _: &mut impl Ctx<Self>) {}
+///     fn reset_state(&self, s: &mut Option<()>) {
+///         *s = Some(());
+///     }
+///     fn on_start(&self, _: &mut (), _: &mut (), _: &mut impl Ctx<Self>) {}
 ///     fn on_msg(&self, _: &mut (), _: &mut (), from: ActorId, m: Ping, ctx: &mut impl Ctx<Self>) {
 ///         ctx.send(from, m);
 ///     }
@@ -469,18 +539,33 @@ macro_rules! compose {
                 }
             }
 
+            fn reset_state(&self, slot: &mut Option<$state>) {
+                match self {
+                    $( $node::$variant(a) => {
+                        // Reuse the previous state of the same kind.
+                        let mut inner = match slot.take() {
+                            Some($state::$variant(s)) => Some(s),
+                            _ => None,
+                        };
+                        $crate::Actor::reset_state(a, &mut inner);
+                        *slot = inner.map($state::$variant);
+                    } )+
+                }
+            }
+
             fn on_start(
                 &self,
+                state: &mut $state,
                 storage: &mut $storage,
                 ctx: &mut impl $crate::Ctx<Self>,
-            ) -> $state {
-                match (self, storage) {
-                    $( ($node::$variant(a), $storage::$variant(s)) => {
-                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
-                        $state::$variant($crate::Actor::on_start(a, s, &mut c))
+            ) {
+                match (self, state, storage) {
+                    $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s)) => {
+                        let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
+                        $crate::Actor::on_start(a, st, s, &mut c)
                     } )+
                     #[allow(unreachable_patterns)]
-                    _ => unreachable!("storage kind matches actor kind"),
+                    _ => unreachable!("state and storage kinds match the actor kind"),
                 }
             }
 
@@ -494,7 +579,7 @@ macro_rules! compose {
             ) {
                 match (self, state, storage) {
                     $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s)) => {
-                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
+                        let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_msg(a, st, s, from, msg, &mut c)
                     } )+
                     #[allow(unreachable_patterns)]
@@ -511,7 +596,7 @@ macro_rules! compose {
             ) {
                 match (self, state, storage, timer) {
                     $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s), $timer::$variant(t)) => {
-                        let mut c = $crate::Narrow::<Self, _, _>::new(ctx, $timer::$variant);
+                        let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_timer(a, st, s, t, &mut c)
                     } )+
                     #[allow(unreachable_patterns)]

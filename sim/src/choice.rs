@@ -16,8 +16,7 @@
 //! crashes, per actor's own draws, plus one for the swarm mix), so a decision
 //! added on one link does not reshuffle every other draw in the run.
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{Rng, SeedableRng};
+use crate::chacha::{self, BLOCK_VALUES, REFILL_MAX as BUF_VALUES};
 
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
@@ -99,17 +98,37 @@ enum Mode {
 /// One stream's position in the current run. Stale entries (an older `run`)
 /// read as fresh, so starting a run costs nothing per stream: a world with
 /// thousands of links pays only for the streams a run touches.
-#[derive(Clone, Default)]
+#[derive(Clone, Copy)]
 struct StreamPos {
     run: u64,
     cursor: u32,
-    rng: Option<ChaCha8Rng>,
+    /// Values of `buf` drawn already; `filled` when the next draw needs a refill.
+    used: u32,
+    /// Values in `buf`.
+    filled: u32,
+    /// Blocks of this stream computed in this run.
+    blocks: u64,
+    buf: [u64; BUF_VALUES],
+}
+
+impl Default for StreamPos {
+    fn default() -> Self {
+        StreamPos {
+            run: 0,
+            cursor: 0,
+            used: 0,
+            filled: 0,
+            blocks: 0,
+            buf: [0; BUF_VALUES],
+        }
+    }
 }
 
 /// The choice source of one run. Reused across runs without reallocating.
 pub struct Choices {
     mode: Mode,
-    seed: u64,
+    /// The run's ChaCha8 key, expanded from its seed once for all its streams.
+    key: [u32; 8],
     /// Counts runs; a stream whose `run` differs has not been touched yet.
     run: u64,
     streams: Vec<StreamPos>,
@@ -119,6 +138,13 @@ pub struct Choices {
     logging_points: bool,
     points: Vec<ChoicePoint>,
     nonzero: u32,
+    /// Streams given this run's stamp in random mode: those it drew from, and
+    /// those whose first block was computed ahead. The next random run
+    /// computes the first block of those the run drew from all at once.
+    touched: Vec<StreamId>,
+    /// Lanes and output of that batch, kept to allocate nothing per run.
+    lanes: Vec<(u64, u64)>,
+    ahead: Vec<u64>,
 }
 
 impl Default for Choices {
@@ -132,7 +158,7 @@ impl Choices {
     pub fn new() -> Choices {
         Choices {
             mode: Mode::Random,
-            seed: 0,
+            key: [0; 8],
             run: 0,
             streams: Vec::new(),
             replay: Record::default(),
@@ -141,7 +167,38 @@ impl Choices {
             logging_points: false,
             points: Vec::new(),
             nonzero: 0,
+            touched: Vec::new(),
+            lanes: Vec::new(),
+            ahead: Vec::new(),
         }
+    }
+
+    /// Computes block 0 of every stream the last random run drew from, in
+    /// one batch (see [`chacha::blocks`]): most runs touch the same streams,
+    /// and blocks of different streams computed together cost far less
+    /// than one at a time. Values are the same either way; a stream this run
+    /// does not touch only cost a little work.
+    fn compute_ahead(&mut self, last_run: u64) {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.retain(|&s| {
+            let p = &self.streams[s as usize];
+            p.run == last_run && p.cursor > 0
+        });
+        self.lanes.clear();
+        self.lanes
+            .extend(touched.iter().map(|&s| (u64::from(s), 0u64)));
+        self.ahead.resize(self.lanes.len() * BLOCK_VALUES, 0);
+        chacha::blocks(&self.key, &self.lanes, &mut self.ahead);
+        for (i, &s) in touched.iter().enumerate() {
+            let p = &mut self.streams[s as usize];
+            p.run = self.run;
+            p.cursor = 0;
+            p.used = 0;
+            p.filled = BLOCK_VALUES as u32;
+            p.blocks = 1;
+            p.buf[..BLOCK_VALUES].copy_from_slice(&self.ahead[i * BLOCK_VALUES..][..BLOCK_VALUES]);
+        }
+        self.touched = touched;
     }
 
     fn reset(&mut self, stream_count: usize) {
@@ -167,12 +224,14 @@ impl Choices {
         if p.run != run {
             p.run = run;
             p.cursor = 0;
-            p.rng = None;
+            p.used = 0;
+            p.filled = 0;
+            p.blocks = 0;
         }
         p
     }
 
-    /// The next index of `stream`, and the stream's generator in random mode.
+    /// The next index of `stream`.
     #[inline]
     fn next_index(&mut self, stream: StreamId) -> u32 {
         let p = self.pos(stream);
@@ -181,21 +240,78 @@ impl Choices {
         index
     }
 
+    /// The next index of `stream` and its next random word (random mode).
+    #[inline]
+    fn draw(&mut self, stream: StreamId) -> (u32, u64) {
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        // The usual case: a stream of this run with values left in its buffer.
+        if p.run == run && p.used < p.filled {
+            let index = p.cursor;
+            p.cursor = index + 1;
+            let word = p.buf[p.used as usize];
+            p.used += 1;
+            return (index, word);
+        }
+        self.draw_slow(stream)
+    }
+
+    /// [`draw`](Choices::draw) on a stream's first touch in a run or with its buffer spent.
+    #[cold]
+    #[inline(never)]
+    fn draw_slow(&mut self, stream: StreamId) -> (u32, u64) {
+        let key = &self.key;
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        if p.run != run {
+            p.run = run;
+            p.cursor = 0;
+            p.used = 0;
+            p.filled = 0;
+            p.blocks = 0;
+        }
+        let index = p.cursor;
+        p.cursor = index + 1;
+        if index == 0 && p.blocks == 0 {
+            // First touched in this run, not computed ahead.
+            self.touched.push(stream);
+        }
+        if p.used == p.filled {
+            let n = chacha::refill(key, u64::from(stream), p.blocks, p.blocks == 0, &mut p.buf);
+            p.blocks += (n / BLOCK_VALUES) as u64;
+            p.filled = n as u32;
+            p.used = 0;
+        }
+        let word = p.buf[p.used as usize];
+        p.used += 1;
+        (index, word)
+    }
+
     /// Prepares a random run from `seed`. `record` keeps the decisions for replay.
     pub fn start_random(&mut self, seed: u64, stream_count: usize, record: bool) {
+        let last_run = self.run;
         self.mode = Mode::Random;
-        self.seed = seed;
+        self.key = chacha::key_from_seed(seed);
         self.recording = record;
         self.logging_points = false;
         self.reset(stream_count);
+        self.compute_ahead(last_run);
     }
 
     /// Prepares a run that reads its decisions from `record` (zeros past its end).
     pub fn start_replay(&mut self, record: &Record, stream_count: usize, log: bool) {
         self.mode = Mode::Replay;
-        self.replay.streams.clear();
-        self.replay.streams.extend(record.streams.iter().cloned());
-        self.replay.streams.resize(stream_count, Vec::new());
+        // A replay draws nothing: the next random run starts without blocks ahead.
+        self.touched.clear();
+        // Into the buffers of the last replay: exhaustive mode replays
+        // millions of records, and a copy must not allocate each time.
+        self.replay.streams.resize_with(stream_count, Vec::new);
+        for (i, dst) in self.replay.streams.iter_mut().enumerate() {
+            dst.clear();
+            if let Some(src) = record.streams.get(i) {
+                dst.extend_from_slice(src);
+            }
+        }
         self.recording = true;
         self.logging_points = log;
         self.reset(stream_count);
@@ -223,15 +339,6 @@ impl Choices {
         self.nonzero
     }
 
-    fn rng(&mut self, stream: StreamId) -> &mut ChaCha8Rng {
-        let seed = self.seed;
-        self.pos(stream).rng.get_or_insert_with(|| {
-            let mut r = ChaCha8Rng::seed_from_u64(seed);
-            r.set_stream(u64::from(stream));
-            r
-        })
-    }
-
     /// A value in `0..arity`. Arity 1 is no decision at all and is not recorded,
     /// so only real alternatives appear in records and enumerations.
     #[inline]
@@ -240,15 +347,20 @@ impl Choices {
         if arity == 1 {
             return 0;
         }
-        let index = self.next_index(stream);
-        let value = match self.mode {
+        let (index, value) = match self.mode {
             Mode::Random => {
-                let word = self.rng(stream).next_u64();
+                let (index, word) = self.draw(stream);
                 // Lemire's multiply-shift: deterministic and unbiased enough for schedules.
-                ((u128::from(word) * u128::from(arity)) >> 64) as u64
+                (index, ((u128::from(word) * u128::from(arity)) >> 64) as u64)
             }
-            // A value that no longer fits (after shrinking shifted decisions) is clamped, not rejected.
-            Mode::Replay => self.replay.get(stream, index as usize).min(arity - 1),
+            Mode::Replay => {
+                let index = self.next_index(stream);
+                // A value that no longer fits (after shrinking shifted decisions) is clamped, not rejected.
+                (
+                    index,
+                    self.replay.get(stream, index as usize).min(arity - 1),
+                )
+            }
         };
         debug_assert!(value < arity);
         if value != 0 {
@@ -278,8 +390,7 @@ impl Choices {
         }
         match self.mode {
             Mode::Random => {
-                let index = self.next_index(stream);
-                let word = self.rng(stream).next_u64();
+                let (index, word) = self.draw(stream);
                 let happens = ((u128::from(word) * 1000) >> 64) < u128::from(per_mille);
                 if happens {
                     self.nonzero += 1;

@@ -10,7 +10,9 @@
 
 pub mod actor;
 pub mod bench;
+pub mod chacha;
 pub mod choice;
+pub mod coverage;
 pub mod engine;
 pub mod exhaustive;
 pub mod explore;
@@ -24,6 +26,7 @@ pub use actor::{
     US_PER_S,
 };
 pub use choice::{ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout};
+pub use coverage::{coverage_search, CoverageConfig, CoverageReport};
 pub use engine::{
     Counter, EntryOf, FaultCounts, Limit, Merge, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport,
     Sim, Source, TimerOf, Violation,

@@ -76,14 +76,17 @@ impl Actor for Hopper {
         *s = Some(Durable { steps: 0 });
     }
 
-    fn on_start(&self, _s: &mut Durable, ctx: &mut impl Ctx<Self>) -> Volatile {
+    fn reset_state(&self, st: &mut Option<Volatile>) {
+        *st = Some(Volatile { steps: 0 });
+    }
+
+    fn on_start(&self, _st: &mut Volatile, _s: &mut Durable, ctx: &mut impl Ctx<Self>) {
         if ctx.me() == 0 && !ctx.restarted() {
             for _ in 0..3 {
                 ctx.send(1 % self.peers, Token { hops: 0 });
             }
         }
         ctx.set_timer(Tick, 5 * US_PER_MS);
-        Volatile { steps: 0 }
     }
 
     fn on_msg(

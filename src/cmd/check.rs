@@ -7,6 +7,7 @@ use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
 use models::core::ledger::counter;
 use models::registry;
+use models::scenario::Strategy;
 use serde::{Deserialize, Serialize};
 use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
 use sim::{explore, Outcome, Record, Recorder, SeedRange, Sim, Source, StreamLayout};
@@ -69,6 +70,29 @@ pub struct Args {
     /// twice before the sweep and stop if the program answers differently (0 skips).
     #[arg(long, value_name = "N", default_value_t = crate::external::DETERMINISM_SEEDS)]
     determinism_seeds: u64,
+    /// How to search the runs: every seed (seeds), or coverage-guided mutation
+    /// of recorded decisions, --runs schedules at most, from the seed range's
+    /// start (coverage) [default: the scenario's run.strategy].
+    #[arg(long, value_enum, conflicts_with_all = ["exhaustive", "shard"])]
+    strategy: Option<StrategyArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The `--strategy` values.
+pub enum StrategyArg {
+    /// Every seed of the range.
+    Seeds,
+    /// Coverage-guided mutation of recorded decisions.
+    Coverage,
+}
+
+impl From<StrategyArg> for Strategy {
+    fn from(a: StrategyArg) -> Strategy {
+        match a {
+            StrategyArg::Seeds => Strategy::Seeds,
+            StrategyArg::Coverage => Strategy::Coverage,
+        }
+    }
 }
 
 /// Parses `--seeds A..B` (B exclusive, above A).
@@ -745,7 +769,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let replay = format!("idemsim replay {}{sets}", entry.arg());
     progress::install_ctrl_c();
     if a.exhaustive {
-        return run_exhaustive(&a, &s, &replay);
+        return run_exhaustive(&a, &s, &replay, jobs);
     }
     let all = a.seeds.unwrap_or(SeedRange {
         start: 0,
@@ -763,6 +787,22 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         return Err(UsageError(format!(
             "{what}\nhelp: give the number of seeds to run, e.g. --runs 1000\n"
         )));
+    }
+    let strategy = a.strategy.map_or(s.strategy, Strategy::from);
+    if strategy == Strategy::Coverage {
+        crate::external::determinism_check_first(&s, all, a.determinism_seeds, &replay)?;
+        return super::coverage::run(super::coverage::Request {
+            scenario: &s,
+            entry: &entry,
+            sets: &a.set,
+            seeds: all,
+            json: a.json,
+            no_shrink: a.no_shrink,
+            budget,
+            repro_out: a.repro_out.as_deref(),
+            replay: &replay,
+            stop: &progress::STOP,
+        });
     }
     // A shard may be empty when there are more shards than seeds; it merges as nothing.
     let seeds = match a.shard {
@@ -856,7 +896,7 @@ fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
 }
 
 /// A record as the `choices` of a repro file: stream name to decision values.
-fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     let map: BTreeMap<String, &Vec<u64>> = record
         .streams
         .iter()
@@ -867,7 +907,12 @@ fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     serde_json::json!(map)
 }
 
-fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, UsageError> {
+fn run_exhaustive(
+    a: &Args,
+    s: &models::Scenario,
+    replay: &str,
+    jobs: usize,
+) -> Result<u8, UsageError> {
     if a.max_schedules == 0 || a.max_events == 0 {
         return Err(UsageError(
             "error: --max-schedules and --max-events must be at least 1\nhelp: leave them out for the defaults\n".into(),
@@ -881,6 +926,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             max_schedules: a.max_schedules,
             max_events: a.max_events,
         },
+        jobs,
         &progress::STOP,
         &|done| bar.update(done),
     );
@@ -943,6 +989,16 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
             "stopped at {flag} {value}: the enumeration is incomplete"
         ));
     }
+    lines.push(format!(
+        "enumerated: {} schedules ({})",
+        r.tally.schedules,
+        r.by_faults
+            .iter()
+            .enumerate()
+            .map(|(k, n)| format!("{n} with {k} {}", plural(k as u32)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     if r.tally.inconclusive > 0 {
         lines.push(format!("{} schedules hit a limit", r.tally.inconclusive));
     }
@@ -1038,6 +1094,7 @@ fn run_exhaustive(a: &Args, s: &models::Scenario, replay: &str) -> Result<u8, Us
                     "panics": r.tally.panics,
                     "inconclusive": r.tally.inconclusive,
                     "complete": r.complete(),
+                    "by_faults": r.by_faults,
                     "faults": {
                         "lost": r.tally.faults.lost,
                         "duplicated": r.tally.faults.duplicated,

@@ -2,7 +2,9 @@
 
 pub mod bench;
 pub mod check;
+pub mod coverage;
 pub mod diff;
+pub mod find;
 pub mod list;
 pub mod merge;
 pub mod models;

@@ -111,8 +111,11 @@ impl Cut {
 
 /// A shrunk failure with everything needed to show it.
 pub struct Done {
-    /// The seed it came from.
+    /// The seed it came from; for a failure a search found, the schedule's
+    /// index in the search (`searched`).
     pub seed: u64,
+    /// Found by a coverage-guided search, not by a seed.
+    pub searched: bool,
     /// The shrink: the original and the shrunk record and their runs.
     pub shrunk: Shrunk,
     /// The shrunk run's trace.
@@ -157,6 +160,44 @@ const REPORT_EVERY: Duration = Duration::from_secs(5);
 
 /// Shrinks `seed` of `s` within `budget`; `None` if the seed does not fail.
 pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
+    let what = format!("seed {seed}");
+    shrink_within(s, seed, &what, budget, |sim, limits, should_stop| {
+        shr::shrink_seed_with(sim, &s.system, seed, limits, should_stop)
+    })
+}
+
+/// Shrinks the failing `record` of `s` (found by a search, not by a seed),
+/// named `what` in messages and in the trace ("coverage-guided schedule #7");
+/// `index` stands in for the seed in [`Done::seed`].
+pub fn shrink_record(
+    s: &Scenario,
+    record: &Record,
+    index: u64,
+    what: &str,
+    budget: Budget,
+) -> Option<Done> {
+    shrink_within(s, index, what, budget, |sim, limits, should_stop| {
+        Some(shr::shrink_with(
+            sim,
+            &s.system,
+            record,
+            limits,
+            should_stop,
+        ))
+    })
+}
+
+type ShrinkFn<'f> = dyn FnMut(&shr::ShrinkProgress) -> bool + 'f;
+
+/// Runs `shrink` within `budget`: progress on stderr when it takes long, a
+/// note when it is cut short, and the shrunk and the original trace.
+fn shrink_within(
+    s: &Scenario,
+    seed: u64,
+    what: &str,
+    budget: Budget,
+    shrink: impl FnOnce(&mut Sim<models::System>, ShrinkLimits, &mut ShrinkFn<'_>) -> Option<Shrunk>,
+) -> Option<Done> {
     let started = stopwatch();
     let mut sim = Sim::new(&s.system);
     let mut cut = None;
@@ -171,7 +212,7 @@ pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
         if elapsed >= QUIET_FOR && (reported.is_zero() || elapsed >= reported + REPORT_EVERY) {
             reported = elapsed;
             crate::eoutln!(
-                "shrinking {} seed {seed}: {} reruns, {} events, {} decisions so far ({:.0} s of {:.0} s, {} reruns allowed; see --shrink-budget-ms, --shrink-max-runs)",
+                "shrinking {} {what}: {} reruns, {} events, {} decisions so far ({:.0} s of {:.0} s, {} reruns allowed; see --shrink-budget-ms, --shrink-max-runs)",
                 s.name,
                 p.runs,
                 p.events,
@@ -186,7 +227,7 @@ pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
     let limits = ShrinkLimits {
         max_runs: budget.max_runs,
     };
-    let shrunk = shr::shrink_seed_with(&mut sim, &s.system, seed, limits, &mut should_stop)?;
+    let shrunk = shrink(&mut sim, limits, &mut should_stop)?;
     let cut = match shrunk.stopped {
         None => None,
         Some(shr::Stopped::MaxRuns) => Some(Cut::Runs),
@@ -194,25 +235,21 @@ pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
     };
     if let Some(c) = cut {
         crate::eoutln!(
-            "shrinking {} seed {seed} stopped after {} reruns: {}; the trace is the smallest failing run found, not a minimal one",
+            "shrinking {} {what} stopped after {} reruns: {}; the trace is the smallest failing run found, not a minimal one",
             s.name,
             shrunk.runs,
             c.as_str()
         );
     }
     let info = crate::render::run::shrink_info(&shrunk, cut.map(Cut::as_str));
-    let (trace, _) = traced(
-        s,
-        &shrunk.record,
-        format!("shrunk from seed {seed}"),
-        Some(info),
-    );
+    let (trace, _) = traced(s, &shrunk.record, format!("shrunk from {what}"), Some(info));
     let elapsed = started.elapsed();
     // Counted like the shrunk trace: the lines `replay --format text` prints.
-    let (original, _) = traced(s, &shrunk.original, format!("seed {seed}"), None);
+    let (original, _) = traced(s, &shrunk.original, what.to_string(), None);
     let original_lines = body_lines(&original);
     Some(Done {
         seed,
+        searched: what != format!("seed {seed}"),
         shrunk,
         trace,
         original_lines,
@@ -341,32 +378,38 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let overrides = scenarios::parse_overrides(&a.set)?;
     let entry = scenarios::locate(name)?;
     let s = scenarios::load_entry(&entry, &overrides)?;
-    let seed = match a.seed {
-        Some(seed) => seed,
-        None => match lowest_failing_seed(&s, SEARCH_CAP) {
-            Some(seed) => seed,
-            None => {
-                crate::outln!(
-                    "{}: no seed of {} fails, nothing to shrink",
-                    s.name,
-                    s.runs.min(SEARCH_CAP)
-                );
-                return Ok(crate::exit::HOLDS);
-            }
-        },
+    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let done = match a.seed {
+        Some(seed) => shrink_seed(&s, seed, budget),
+        // A scenario searched coverage-guided: shrink what its search finds.
+        None if coverage => shrink_searched(&s, budget),
+        None => lowest_failing_seed(&s, SEARCH_CAP).and_then(|seed| shrink_seed(&s, seed, budget)),
     };
-    let Some(done) = shrink_seed(&s, seed, budget) else {
-        crate::outln!("{}: seed {seed} does not fail, nothing to shrink", s.name);
+    let Some(done) = done else {
+        let what = match a.seed {
+            Some(seed) => format!("seed {seed} does not fail"),
+            None if coverage => format!(
+                "its coverage-guided search of {} schedules finds no failure",
+                s.runs
+            ),
+            None => format!("no seed of {} fails", s.runs.min(SEARCH_CAP)),
+        };
+        crate::outln!("{}: {what}, nothing to shrink", s.name);
         return Ok(crate::exit::HOLDS);
     };
-    let seed_text = format!("seed {seed}");
+    let seed = done.seed;
+    let seed = (!done.searched).then_some(seed);
+    let seed_text = match seed {
+        Some(seed) => format!("seed {seed}"),
+        None => format!("coverage-guided schedule #{}", done.seed + 1),
+    };
     crate::external::check_outcome(&s, &seed_text, &done.shrunk.original_report.outcome)?;
     if let Some(path) = &a.out {
         let r = repro_of(
             &s,
             &entry,
             &a.set,
-            Some(seed),
+            seed,
             &done.shrunk.record,
             &done.shrunk.report.outcome,
         );
@@ -396,7 +439,11 @@ fn stats_row(s: &Scenario, d: &Done) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} ms{} |",
         s.name,
-        d.seed,
+        if d.searched {
+            format!("#{}", d.seed + 1)
+        } else {
+            d.seed.to_string()
+        },
         inv,
         d.shrunk.original_report.events,
         d.shrunk.report.events,
@@ -426,6 +473,19 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
         if s.expect.verdict != models::scenario::Verdict::Violation {
             continue;
         }
+        if s.strategy == models::scenario::Strategy::Coverage {
+            // No seed fails within the budget: shrink what the scenario's own search finds.
+            let Some(done) = shrink_searched(&s, budget) else {
+                crate::eoutln!(
+                    "{}: expects a violation, but its coverage-guided search of {} schedules finds none",
+                    s.name,
+                    s.runs
+                );
+                continue;
+            };
+            print_all(a, &s, &done);
+            continue;
+        }
         let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
             crate::eoutln!(
                 "{}: expects a violation, but no seed of {} fails",
@@ -437,14 +497,33 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
         let Some(done) = shrink_seed(&s, seed, budget) else {
             return Err(not_failing(&s, seed));
         };
-        if a.stats {
-            crate::outln!("{}", stats_row(&s, &done));
-        } else {
-            crate::out!("{}", formats::render(a.format, &done.trace));
-            crate::outln!();
-        }
+        print_all(a, &s, &done);
     }
     Ok(crate::exit::HOLDS)
+}
+
+/// One scenario's part of `shrink --all`: a row of `--stats`, or the trace.
+fn print_all(a: &Args, s: &Scenario, done: &Done) {
+    if a.stats {
+        crate::outln!("{}", stats_row(s, done));
+    } else {
+        crate::out!("{}", formats::render(a.format, &done.trace));
+        crate::outln!();
+    }
+}
+
+/// The coverage-guided search of `s` over its `run.runs` schedules, and its
+/// failure shrunk; `None` if the search finds none.
+pub fn shrink_searched(s: &Scenario, budget: Budget) -> Option<Done> {
+    let stop = AtomicBool::new(false);
+    let seeds = SeedRange {
+        start: 0,
+        end: s.runs,
+    };
+    let r = s.coverage(seeds, &stop);
+    let (record, f) = (r.failing.as_ref()?, r.summary.first_failure.as_ref()?);
+    let what = format!("coverage-guided schedule #{}", f.seed + 1);
+    shrink_record(s, record, f.seed, &what, budget)
 }
 
 // ------------------------------------------------------------ for `check`

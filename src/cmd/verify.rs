@@ -7,7 +7,7 @@ use crate::scenarios::{self, UsageError};
 use models::registry;
 use models::scenario::{Ablation, Judgement, Verdict};
 use models::Scenario;
-use sim::{explore, find_failure, SeedRange, Summary};
+use sim::{SeedRange, Summary};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(clap::Args)]
@@ -55,7 +55,7 @@ fn ablate(
     let mut ablations = Vec::new();
     for p in &s.expect.protections {
         let ablated = s.ablated(&s.file, p)?;
-        let found = find_failure(&ablated.system, seeds, jobs, stop);
+        let found = ablated.search_failure(seeds, jobs, stop);
         let sets: String = p
             .overrides
             .iter()
@@ -138,6 +138,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "invariant": j.invariant,
         "matched": c.mismatch.is_none(),
         "mismatch": c.mismatch,
+        "strategy": s.strategy.as_str(),
         "schedules": c.seeds,
         "seeds": {"start": 0, "end": c.budget},
         "lowest_failing_seed": j.lowest_failing_seed,
@@ -149,9 +150,18 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
 
 fn print_text(s: &Scenario, c: &Checked, width: usize) {
     let j = &c.judgement;
-    let lowest = j
-        .lowest_failing_seed
-        .map_or_else(|| "-".to_string(), |s| s.to_string());
+    // A coverage-guided search has no seed: its failure is schedule #n of the search.
+    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let lowest = j.lowest_failing_seed.map_or_else(
+        || "-".to_string(),
+        |n| {
+            if coverage {
+                format!("#{}", n + 1)
+            } else {
+                n.to_string()
+            }
+        },
+    );
     crate::outln!(
         "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
         s.name,
@@ -291,7 +301,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         let replay = format!("idemsim replay {}", s.file);
         let first = crate::external::DETERMINISM_SEEDS;
         crate::external::determinism_check_first(s, seeds, first, &replay)?;
-        let sum = explore(&s.system, seeds, jobs, stop, &|_| {});
+        let sum = s.search(seeds, jobs, stop);
         crate::external::check_summary(s, &replay, &sum)?;
         if sum.interrupted {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.

@@ -10,7 +10,7 @@ pub mod cli;
 pub use cli::{case, run_case, Case, Stdout};
 use models::scenario::{Override, Verdict};
 use models::{Msg, NodeTimer, Obs, Scenario, ScenarioError};
-use sim::{explore, Outcome, Recorder, SeedRange, Sim, SituationId, Source, Summary, TraceEntry};
+use sim::{Outcome, Recorder, SeedRange, Sim, SituationId, Source, Summary, TraceEntry};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::AtomicBool;
@@ -99,18 +99,17 @@ pub fn load_path(path: &str, sets: &[&str]) -> Scenario {
     load_text(&path.to_string_lossy(), &text, sets)
 }
 
-/// Seeds `0..seeds` of `s`.
+/// Seeds `0..seeds` of `s`, or as many schedules of its coverage-guided
+/// search when the scenario asks for one (`run.strategy`).
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
-    explore(
-        &s.system,
+    s.search(
         SeedRange {
             start: 0,
             end: seeds,
         },
         JOBS,
         &stop,
-        &|_| {},
     )
 }
 
@@ -169,6 +168,11 @@ pub fn trace_of(s: &Scenario, seed: u64) -> (Vec<Entry>, Outcome) {
 #[track_caller]
 pub fn failing_trace(name: &str) -> (Vec<Entry>, Outcome) {
     let s = load(name, &[]);
+    assert_eq!(
+        s.strategy,
+        models::scenario::Strategy::Seeds,
+        "{name}: a coverage-guided failure has no seed"
+    );
     let sum = sweep(&s, TEST_BUDGET);
     let seed = sum.first_failure.expect("the scenario fails").seed;
     trace_of(&s, seed)

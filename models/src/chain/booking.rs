@@ -305,15 +305,28 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
         });
     }
 
-    fn on_start(&self, s: &mut BookingStorage, ctx: &mut impl Ctx<Self>) -> BookingState {
-        let (service, _) = self.service_step(s, ctx, |ss, c| self.service.on_start(ss, c));
+    fn reset_state(&self, state: &mut Option<BookingState>) {
+        // Each part resets itself, reusing the previous run's allocations.
+        let (mut service, mut relay, publishing) = match state.take() {
+            Some(b) => (Some(b.service), Some(b.relay), Some(b.publishing)),
+            None => (None, None, None),
+        };
+        self.service.reset_state(&mut service);
+        self.relay.reset_state(&mut relay);
+        let mut publishing = publishing.unwrap_or_else(|| Slots::new(MAX_PUBLISHING));
+        publishing.clear();
+        *state = Some(BookingState {
+            service: service.expect("reset makes a state"),
+            relay: relay.expect("reset makes a state"),
+            publishing,
+        });
+    }
+
+    fn on_start(&self, st: &mut BookingState, s: &mut BookingStorage, ctx: &mut impl Ctx<Self>) {
+        let service = &mut st.service;
+        self.service_step(s, ctx, |ss, c| self.service.on_start(service, ss, c));
         let mut r = Narrow::<Self, _, _>::new(ctx, BookingTimer::Relay);
-        let relay = self.relay.on_start(&mut s.outbox, &mut r);
-        BookingState {
-            service,
-            relay,
-            publishing: Slots::new(MAX_PUBLISHING),
-        }
+        self.relay.on_start(&mut st.relay, &mut s.outbox, &mut r);
     }
 
     fn on_msg(

@@ -235,7 +235,11 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         s.last_wait_us.resize(n, 0);
     }
 
-    fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
+    fn reset_state(&self, state: &mut Option<ClientState>) {
+        *state = Some(ClientState::default());
+    }
+
+    fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         // Writes run one after another: the first that is not over is the current one.
         if let Some(i) = s.ops.iter().position(|o| o.status != OpStatus::Done) {
             match s.ops[i].status {
@@ -251,7 +255,6 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                 OpStatus::Done => unreachable!("found as not done"),
             }
         }
-        ClientState::default()
     }
 
     fn on_msg(

@@ -60,7 +60,11 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
         *storage = Some(ResourceStorage::INITIAL);
     }
 
-    fn on_start(&self, _: &mut ResourceStorage, _: &mut impl Ctx<Self>) {}
+    fn reset_state(&self, state: &mut Option<()>) {
+        *state = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut ResourceStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -90,6 +90,13 @@ impl Breaker {
         }
     }
 
+    /// Back to a new breaker's state, keeping the window's allocation (a warm
+    /// simulator allocates nothing per run).
+    pub fn reset(&mut self) {
+        self.state = State::Closed;
+        self.recent.clear();
+    }
+
     /// Where it stands now.
     pub fn state(&self) -> State {
         self.state

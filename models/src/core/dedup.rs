@@ -3,7 +3,7 @@
 //! window. Entries live for `retention_us` after they were created (0:
 //! forever); an expired entry is as good as absent.
 
-use super::table::Table;
+use super::table::{self, Table};
 use sim::TimeUs;
 use std::hash::Hash;
 
@@ -59,32 +59,35 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
 
     /// Finds `key` as of `now_us`: live, expired or absent.
     pub fn lookup(&mut self, key: &K, now_us: TimeUs) -> Lookup<'_, V> {
-        let expired = match self.entries.get(key) {
-            None => return Lookup::Absent,
-            Some(e) => self.expired(e.created_us, now_us),
+        let Some(i) = table::index_of(&self.entries, key) else {
+            return Lookup::Absent;
         };
-        if expired {
+        if self.expired(self.entries[i].created_us, now_us) {
             return Lookup::Expired;
         }
-        Lookup::Live(&mut self.entries.get_mut(key).expect("present").value)
+        Lookup::Live(&mut self.entries[i].value)
     }
 
     /// A live entry's value.
     pub fn get(&self, key: &K, now_us: TimeUs) -> Option<&V> {
-        let e = self.entries.get(key)?;
+        let e = &self.entries[table::index_of(&self.entries, key)?];
         (!self.expired(e.created_us, now_us)).then_some(&e.value)
     }
 
     /// Inserts (or replaces) `key`, created now.
     pub fn insert(&mut self, key: K, value: V, now_us: TimeUs) {
         self.oldest_us = self.oldest_us.min(now_us);
-        self.entries.insert(
-            key,
-            Entry {
-                created_us: now_us,
-                value,
-            },
-        );
+        let entry = Entry {
+            created_us: now_us,
+            value,
+        };
+        // Replacing keeps the key's place in the order, as IndexMap::insert does.
+        match table::index_of(&self.entries, &key) {
+            Some(i) => self.entries[i] = entry,
+            None => {
+                self.entries.insert(key, entry);
+            }
+        }
     }
 
     /// Removes `key`, returning its value.
@@ -128,6 +131,19 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
     /// Every entry, to change, in a deterministic order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut Entry<V>)> {
         self.entries.iter_mut()
+    }
+
+    /// Every entry with whether it is live at `now_us` (a lookup would find
+    /// it), for changes in place without collecting keys first.
+    pub fn iter_mut_at(
+        &mut self,
+        now_us: TimeUs,
+    ) -> impl Iterator<Item = (&K, &mut Entry<V>, bool)> {
+        let retention_us = self.retention_us;
+        self.entries.iter_mut().map(move |(k, e)| {
+            let live = retention_us == 0 || now_us.saturating_sub(e.created_us) < retention_us;
+            (k, e, live)
+        })
     }
 }
 

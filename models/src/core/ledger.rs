@@ -11,7 +11,7 @@ use super::hist;
 use super::invariants;
 use super::obs::{Ending, Obs, Site, MAX_LAYERS};
 use super::op::{Key, Op};
-use super::table::Table;
+use super::table::{self, Table};
 use sim::{ActorId, Counter, Merge, Outcome, TimeUs, Violation};
 
 /// Everything the ledger knows about one operation (or one entity).
@@ -178,9 +178,25 @@ pub struct Ledger {
     pub healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
+    /// Where the last operation looked up sits in `ops`: an observation is
+    /// judged by several invariants and then recorded, each looking up the
+    /// same operation, and most runs have one or two.
+    hint: std::cell::Cell<usize>,
 }
 
 impl Ledger {
+    /// The index of `op` in `ops`, trying the last one found first.
+    #[inline]
+    fn find(&self, op: Op) -> Option<usize> {
+        let h = self.hint.get();
+        if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
+            return Some(h);
+        }
+        let i = table::index_of(&self.ops, &op)?;
+        self.hint.set(i);
+        Some(i)
+    }
+
     /// The ledger of a world whose faults stop at `fault_phase_us`.
     pub fn healing_from(fault_phase_us: TimeUs) -> Ledger {
         Ledger {
@@ -191,7 +207,7 @@ impl Ledger {
 
     /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
-        self.ops.get(&op)
+        self.find(op).map(|i| &self.ops[i])
     }
 
     /// The client of `op` no longer waits for an answer to attempt
@@ -209,7 +225,11 @@ impl Ledger {
     }
 
     fn rec(&mut self, op: Op) -> &mut OpRecord {
-        self.ops.entry(op).or_insert_with(|| OpRecord::new(op))
+        let i = match self.find(op) {
+            Some(i) => i,
+            None => self.ops.insert_full(op, OpRecord::new(op)).0,
+        };
+        &mut self.ops[i]
     }
 
     /// The newest version of `entity` so far (0: none).
@@ -257,7 +277,7 @@ impl Ledger {
             Obs::Received { layer, op, key } => {
                 self.rec(op).received[usize::from(layer.index)] += 1;
                 if key.is_some() {
-                    self.keys.entry(key).or_insert(op);
+                    table::entry(&mut self.keys, key, || op);
                 }
                 let rate = &mut self.rates[usize::from(layer.index)];
                 let second = now_us / sim::US_PER_S;
@@ -314,7 +334,8 @@ impl Ledger {
                 let r = self.rec(op);
                 r.dead = true;
                 let (entity, version) = (r.entity, r.version);
-                if let Some(e) = entity.and_then(|e| self.ops.get_mut(&e)) {
+                let at = entity.and_then(|e| self.find(e));
+                if let Some(e) = at.map(|i| &mut self.ops[i]) {
                     if e.newest.is_some_and(|(v, _)| v == version) {
                         e.newest_dead = true;
                     }
@@ -538,6 +559,37 @@ impl sim::Oracle for Ledger {
 
     fn counters(&self) -> &'static [Counter] {
         &COUNTERS
+    }
+
+    /// One number per operation's cell of the truth table, refined by how
+    /// far the run got with it: what the business wanted, how many attempts
+    /// and requests each layer saw (small counts exact, larger ones by
+    /// order of magnitude), what landed, what the client was finally told.
+    fn features(&self, out: &mut dyn FnMut(u64)) {
+        let small = |n: u32| u64::from(if n < 4 { n } else { 4 + n.ilog2() });
+        for r in self.ops.values() {
+            let ending = r.ending.map_or(0, |e| 1 + e as u64);
+            let flags = [
+                r.intended,
+                r.rejected,
+                r.told_done.is_some(),
+                r.committed,
+                r.accepted,
+                r.dead,
+                r.written,
+                r.superseded,
+                r.told_done.is_some_and(|p| p != r.payload),
+            ];
+            let mut f = flags.iter().fold(0u64, |acc, &b| (acc << 1) | u64::from(b));
+            f = (f << 4) | ending;
+            f = (f << 4) | small(r.effects);
+            f = (f << 4) | small(r.attempts);
+            for n in r.received {
+                f = (f << 4) | small(n);
+            }
+            out(f);
+        }
+        out(u64::from(self.peak_dedup_keys.min(64)) | (1 << 63));
     }
 
     fn count(&self, outcome: &Outcome, into: &mut [u64]) {

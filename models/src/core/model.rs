@@ -95,4 +95,9 @@ pub trait ModelSpec<N>: Sync {
     fn situations(&self) -> &'static [SituationDoc];
     /// The `sweep` columns that mean something for it.
     fn metrics(&self) -> &'static [Metric];
+    /// The catalog scenario `idemsim bench --all` measures for this model, its
+    /// reference design; `None` means the model's first holding scenario.
+    fn reference_scenario(&self) -> Option<&'static str> {
+        None
+    }
 }

@@ -22,6 +22,11 @@ impl<T> Slots<T> {
         self.bound
     }
 
+    /// Frees every slot, keeping the memory: a state reset for a new process.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+    }
+
     /// Puts `value` into a free slot; `None` when all `bound` slots are busy.
     pub fn insert(&mut self, value: T) -> Option<usize> {
         let i = match self.slots.iter().position(Option::is_none) {

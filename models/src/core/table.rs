@@ -42,3 +42,31 @@ impl Hasher for FxHasher {
 /// An insertion-ordered map with the fixed hasher: `clear` keeps its memory,
 /// so a warmed-up ledger allocates nothing per run.
 pub type Table<K, V> = indexmap::IndexMap<K, V, BuildHasherDefault<FxHasher>>;
+
+/// Tables up to this size are searched by comparing keys in order: cheaper
+/// than hashing one key, and most runs hold one to a few operations.
+const SCAN_UP_TO: usize = 8;
+
+/// The index of `key` in `t`, the same as `get_index_of` but faster on small tables.
+#[inline]
+pub fn index_of<K: std::hash::Hash + Eq, V>(t: &Table<K, V>, key: &K) -> Option<usize> {
+    if t.len() <= SCAN_UP_TO {
+        t.keys().position(|k| k == key)
+    } else {
+        t.get_index_of(key)
+    }
+}
+
+/// The value of `key`, inserting `make()` first if it is absent.
+#[inline]
+pub fn entry<K: std::hash::Hash + Eq, V>(
+    t: &mut Table<K, V>,
+    key: K,
+    make: impl FnOnce() -> V,
+) -> &mut V {
+    let i = match index_of(t, &key) {
+        Some(i) => i,
+        None => t.insert_full(key, make()).0,
+    };
+    &mut t[i]
+}

@@ -275,18 +275,25 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         s.session.new_run(self.mode.transcript);
     }
 
-    fn on_start(&self, storage: &mut ExternalStorage, ctx: &mut impl Ctx<Self>) -> ExternalState {
-        let mut state = ExternalState {
-            timers: vec![None; MAX_TIMERS],
-        };
+    fn reset_state(&self, state: &mut Option<ExternalState>) {
+        let st = state.get_or_insert_with(|| ExternalState { timers: Vec::new() });
+        st.timers.clear();
+        st.timers.resize(MAX_TIMERS, None);
+    }
+
+    fn on_start(
+        &self,
+        state: &mut ExternalState,
+        storage: &mut ExternalStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         if self.mode.fresh_process {
             // What a crash does to a real process; the warm process gets the
             // same news from `start` and must forget its memory itself.
             storage.session.stop();
         }
         let line = protocol::start(&self.cfg.name, ctx.restarted(), ctx.now_us(), &storage.kv);
-        self.call(storage, &mut state, &line, ctx);
-        state
+        self.call(storage, state, &line, ctx);
     }
 
     fn on_msg(

@@ -299,15 +299,19 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         ClientStorage::reset(storage, self.cfg.requests.len());
     }
 
-    fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
+    fn reset_state(&self, state: &mut Option<ClientState>) {
+        let n = self.cfg.requests.len();
+        let st = state.get_or_insert_with(ClientState::default);
+        st.awaiting.clear();
+        st.awaiting.resize(n, None);
+        st.after_412.clear();
+        st.after_412.resize(n, false);
+    }
+
+    fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         let spec = |i: usize| (self.cfg.requests[i].op(), self.cfg.requests[i].start_ms);
         let p = &self.cfg.persistence;
         client_op::start_ops(&mut s.ops, spec, p, &SITUATIONS, ctx);
-        let n = self.cfg.requests.len();
-        ClientState {
-            awaiting: vec![None; n],
-            after_412: vec![false; n],
-        }
     }
 
     fn on_msg(

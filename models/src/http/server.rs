@@ -389,7 +389,11 @@ impl<W: Carries<Msg>> Actor for Server<W> {
         s.applied.clear();
     }
 
-    fn on_start(&self, _: &mut ServerStorage, _: &mut impl Ctx<Self>) {}
+    fn reset_state(&self, state: &mut Option<()>) {
+        *state = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut ServerStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -260,7 +260,11 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.next_receipt = 1;
     }
 
-    fn on_start(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
+    fn reset_state(&self, state: &mut Option<()>) {
+        *state = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
         // After a restart the leases restart too: in-flight messages get a fresh deadline.
         let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
         for m in &mut s.queue {

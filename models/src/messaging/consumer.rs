@@ -247,11 +247,18 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         *storage = Some(());
     }
 
-    fn on_start(&self, _: &mut (), _: &mut impl Ctx<Self>) -> ConsumerState {
-        ConsumerState {
-            jobs: Slots::new(MAX_JOBS),
+    fn reset_state(&self, state: &mut Option<ConsumerState>) {
+        match state {
+            Some(st) => st.jobs.clear(),
+            None => {
+                *state = Some(ConsumerState {
+                    jobs: Slots::new(MAX_JOBS),
+                })
+            }
         }
     }
+
+    fn on_start(&self, _: &mut ConsumerState, _: &mut (), _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

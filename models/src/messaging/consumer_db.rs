@@ -163,7 +163,11 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
         s.values.clear();
     }
 
-    fn on_start(&self, _: &mut ConsumerDbStorage, _: &mut impl Ctx<Self>) {}
+    fn reset_state(&self, state: &mut Option<()>) {
+        *state = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut ConsumerDbStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -108,4 +108,8 @@ where
     fn metrics(&self) -> &'static [Metric] {
         METRICS
     }
+
+    fn reference_scenario(&self) -> Option<&'static str> {
+        Some("messaging-outbox-inbox")
+    }
 }

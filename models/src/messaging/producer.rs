@@ -265,7 +265,17 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
         s.outbox.clear();
     }
 
-    fn on_start(&self, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) -> ProducerState {
+    fn reset_state(&self, state: &mut Option<ProducerState>) {
+        let st = state.get_or_insert_with(|| ProducerState {
+            pending: Vec::new(),
+            relay: RelayState::default(),
+        });
+        st.pending.clear();
+        st.pending.resize(self.cfg.events.len(), None);
+        st.relay = RelayState::default();
+    }
+
+    fn on_start(&self, st: &mut ProducerState, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) {
         for (i, r) in s.requests.iter().enumerate() {
             if *r == RequestStatus::Waiting {
                 let at_us = self.cfg.events[i].start_ms * US_PER_MS;
@@ -276,10 +286,8 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
             }
         }
         let mut relay = Narrow::<Self, _, _>::new(ctx, ProducerTimer::Relay);
-        ProducerState {
-            pending: vec![None; self.cfg.events.len()],
-            relay: self.relay.on_start(&mut s.outbox, &mut relay),
-        }
+        self.relay
+            .on_start(&mut st.relay, &mut s.outbox, &mut relay);
     }
 
     fn on_msg(

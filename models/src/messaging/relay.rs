@@ -136,7 +136,11 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         storage.get_or_insert_with(Vec::new).clear();
     }
 
-    fn on_start(&self, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) -> RelayState {
+    fn reset_state(&self, state: &mut Option<RelayState>) {
+        *state = Some(RelayState::default());
+    }
+
+    fn on_start(&self, st: &mut RelayState, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) {
         let unmarked = outbox.iter().any(|r| !r.sent && r.attempts > 0);
         if ctx.restarted() && unmarked {
             // Published (perhaps) but never marked sent: the relay will publish again.
@@ -145,10 +149,7 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         if outbox.iter().any(|r| !r.sent) {
             ctx.continue_with(RelayTimer::Poll);
         }
-        RelayState {
-            row: None,
-            unmarked_after_restart: ctx.restarted() && unmarked,
-        }
+        st.unmarked_after_restart = ctx.restarted() && unmarked;
     }
 
     fn on_msg(

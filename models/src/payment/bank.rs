@@ -127,7 +127,11 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
         s.keys.reset(self.cfg.key_retention_us);
     }
 
-    fn on_start(&self, _: &mut BankStorage, _: &mut impl Ctx<Self>) {}
+    fn reset_state(&self, state: &mut Option<()>) {
+        *state = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), _: &mut BankStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,

@@ -334,20 +334,24 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         ClientStorage::reset(storage, self.cfg.ops.len());
     }
 
-    fn on_start(&self, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) -> ClientState {
+    fn reset_state(&self, state: &mut Option<ClientState>) {
+        let n = self.cfg.ops.len();
+        let st = state.get_or_insert_with(ClientState::default);
+        st.awaiting.clear();
+        st.awaiting.resize(n, None);
+        st.tokens = self.cfg.budget.as_ref().map(TokenBucket::full);
+        st.retry_cost.clear();
+        // Only a budget refunds, so only a budget needs the costs.
+        if self.cfg.budget.is_some() {
+            st.retry_cost.resize(n, 0);
+        }
+        st.breaker.reset();
+    }
+
+    fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
         let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
         client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
-        ClientState {
-            awaiting: vec![None; self.cfg.ops.len()],
-            tokens: self.cfg.budget.as_ref().map(TokenBucket::full),
-            // Only a budget refunds, so only a budget needs the costs.
-            retry_cost: match self.cfg.budget {
-                Some(_) => vec![0; self.cfg.ops.len()],
-                None => Vec::new(),
-            },
-            breaker: Breaker::new(),
-        }
     }
 
     fn on_msg(

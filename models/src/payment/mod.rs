@@ -100,4 +100,8 @@ where
     fn metrics(&self) -> &'static [Metric] {
         METRICS
     }
+
+    fn reference_scenario(&self) -> Option<&'static str> {
+        Some("payment-stable-key")
+    }
 }

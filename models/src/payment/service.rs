@@ -519,17 +519,29 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         s.bookings.clear();
     }
 
-    fn on_start(&self, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) -> ServiceState {
-        let mut st = ServiceState {
-            calls: Slots::new(MAX_BANK_CALLS),
-            steps: Slots::new(MAX_STEPS),
-            waiters: Vec::new(),
-            queue: VecDeque::new(),
-        };
-        if ctx.restarted() {
-            self.recover(&mut st, s, ctx);
+    fn reset_state(&self, state: &mut Option<ServiceState>) {
+        match state {
+            Some(st) => {
+                st.calls.clear();
+                st.steps.clear();
+                st.waiters.clear();
+                st.queue.clear();
+            }
+            None => {
+                *state = Some(ServiceState {
+                    calls: Slots::new(MAX_BANK_CALLS),
+                    steps: Slots::new(MAX_STEPS),
+                    waiters: Vec::new(),
+                    queue: VecDeque::new(),
+                })
+            }
         }
-        st
+    }
+
+    fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        if ctx.restarted() {
+            self.recover(st, s, ctx);
+        }
     }
 
     fn on_msg(

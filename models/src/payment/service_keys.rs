@@ -4,8 +4,8 @@
 //! crash left "in progress".
 
 use super::{
-    Concurrent, Idempotency, KeyRow, KeyState, Service, ServiceState, ServiceStorage, StepKind,
-    Waiter, MAX_WAITERS,
+    Concurrent, Idempotency, KeyState, Service, ServiceState, ServiceStorage, StepKind, Waiter,
+    MAX_WAITERS,
 };
 use crate::core::dedup::Lookup;
 use crate::core::{Carries, Key, Obs, Op};
@@ -138,16 +138,15 @@ impl<W: Carries<Msg>> Service<W> {
         if booking_without_key || key_without_booking {
             ctx.reached(sit::CRASH_BETWEEN_STEPS);
         }
-        let stuck: Vec<(Key, KeyRow)> = s
-            .keys
-            .iter()
-            .filter(|(_, e)| e.value.state == KeyState::InProgress)
-            .map(|(k, e)| (*k, e.value))
-            .collect();
-        for (key, row) in stuck {
+        // In place, in the table's order: nothing collected, nothing allocated.
+        for (key, e, live) in s.keys.iter_mut_at(now) {
+            if e.value.state != KeyState::InProgress {
+                continue;
+            }
+            let (key, row) = (*key, e.value);
             ctx.reached(sit::RECOVERED_AFTER_RESTART);
-            if let Lookup::Live(r) = s.keys.lookup(&key, now) {
-                r.locked_us = now;
+            if live {
+                e.value.locked_us = now;
             }
             ctx.observe(Obs::ExecStart { key });
             let query_first = self.cfg.query_on_recovery;

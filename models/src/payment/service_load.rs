@@ -252,7 +252,10 @@ mod tests {
             choices.start_random(0, 1, false);
             let mut out = Vec::new();
             let mut ctx = Context::detached(0, 0, &mut choices, &mut out);
-            let state = service.on_start(&mut storage, &mut ctx);
+            let mut state = None;
+            service.reset_state(&mut state);
+            let mut state = state.expect("a state");
+            service.on_start(&mut state, &mut storage, &mut ctx);
             Bench {
                 service,
                 state,
@@ -329,7 +332,9 @@ mod tests {
     fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
         out.iter()
             .filter_map(|c| match c {
-                Command::SetTimer { timer, after_us } => Some((*timer, *after_us)),
+                Command::SetTimer {
+                    timer, after_us, ..
+                } => Some((*timer, *after_us)),
                 _ => None,
             })
             .collect()
@@ -411,10 +416,14 @@ mod tests {
         b.pay(0, 1, 1, 1000);
         b.pay(0, 2, 1, 1000);
         assert_eq!(b.state.queue.len(), 1);
-        // A restart rebuilds the volatile state from storage: nothing is queued.
+        // A restart rebuilds the volatile state from storage: nothing is
+        // queued. The engine hands back the old state only for its allocations.
         let mut out = Vec::new();
         let mut ctx = Context::detached_restart(1_000_000, 0, &mut b.choices, &mut out);
-        let st = b.service.on_start(&mut b.storage, &mut ctx);
+        let mut kept = Some(b.state);
+        b.service.reset_state(&mut kept);
+        let mut st = kept.expect("a state");
+        b.service.on_start(&mut st, &mut b.storage, &mut ctx);
         assert!(st.queue.is_empty());
         // Claim 1 had claimed its key: the restart drives it to an end. Claim 2
         // had only queued: nothing of it is left, its client will retry.

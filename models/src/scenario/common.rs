@@ -80,6 +80,8 @@ pub struct ExpectDto {
 #[serde(deny_unknown_fields, default)]
 pub struct RunDto {
     pub runs: u64,
+    /// How `check` and `verify` search: "seeds" or "coverage".
+    pub strategy: String,
     pub fault_phase_ms: u64,
     pub max_steps: u64,
     pub max_time_ms: u64,
@@ -90,6 +92,7 @@ impl Default for RunDto {
     fn default() -> Self {
         RunDto {
             runs: 1000,
+            strategy: "seeds".to_string(),
             fault_phase_ms: 120_000,
             max_steps: 100_000,
             max_time_ms: 365 * DAY_MS,
@@ -124,6 +127,18 @@ pub fn limits(r: &RunDto) -> Result<(TimeUs, Limits), Invalid> {
         ));
     }
     Ok((fault_phase_us, limits))
+}
+
+/// `run.strategy`: how `check` and `verify` look for a failure.
+pub fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
+    one_of(
+        &r.strategy,
+        &[
+            ("seeds", super::Strategy::Seeds),
+            ("coverage", super::Strategy::Coverage),
+        ],
+        path(&["run", "strategy"]),
+    )
 }
 
 /// `[expect]`: the verdict, the invariant a violation breaks, the situations

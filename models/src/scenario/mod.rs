@@ -43,6 +43,27 @@ impl Verdict {
     }
 }
 
+/// How `check` and `verify` look for a failure within a scenario's `runs`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    /// Seeds 0..runs, each drawing its own fault mix (swarm testing).
+    #[default]
+    Seeds,
+    /// Coverage-guided mutation of records ([`sim::coverage`]), `runs`
+    /// schedules at most: for bugs that need several rare faults at once.
+    Coverage,
+}
+
+impl Strategy {
+    /// The name of its scenario key, `max_steps`, `max_time` or `max_queue`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Seeds => "seeds",
+            Strategy::Coverage => "coverage",
+        }
+    }
+}
+
 /// One protection of a holding scenario: the overrides that remove it
 /// (several when layers back each other up), and the invariant their
 /// removal must break, if the scenario names one.
@@ -96,6 +117,8 @@ pub struct Scenario {
     pub expect: Expect,
     /// Seeds a check runs by default (`run.runs`).
     pub runs: u64,
+    /// How `check` searches by default: seeds, or the coverage-guided search.
+    pub strategy: Strategy,
     /// The model to run: world and actors.
     pub system: System,
     /// The folder of the scenario's file, where its relative paths point.
@@ -229,6 +252,7 @@ impl Scenario {
         let situations: Vec<_> = model.situations().iter().collect();
         let expect = common::expect(&dto.expect, &situations).map_err(|i| loc.invalid(i))?;
         let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
+        let strategy = common::strategy(&dto.run).map_err(|i| loc.invalid(i))?;
         let built = model
             .build(&BuildInput {
                 text: &effective,
@@ -260,6 +284,7 @@ impl Scenario {
             hash: fnv1a(effective.as_bytes()),
             expect,
             runs: dto.run.runs,
+            strategy,
             system: System {
                 world,
                 nodes,
@@ -276,6 +301,45 @@ impl Scenario {
         let mut overrides = self.overrides.clone();
         overrides.extend(protection.overrides.iter().cloned());
         Scenario::build(file, self.dir.as_deref(), &self.text, &overrides).map(|(s, _)| s)
+    }
+
+    /// The scenario's own search, as `check` and `verify` run it: every seed
+    /// of `seeds` on `jobs` threads, or a coverage-guided search of at most
+    /// `seeds.len()` schedules seeded by `seeds.start`, which ends at its
+    /// first failure (its `seed` is then the schedule's index in the search).
+    pub fn search(
+        &self,
+        seeds: sim::SeedRange,
+        jobs: usize,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> sim::Summary {
+        match self.strategy {
+            Strategy::Seeds => sim::explore(&self.system, seeds, jobs, stop, &|_| {}),
+            Strategy::Coverage => self.coverage(seeds, stop).summary,
+        }
+    }
+
+    /// Like [`search`](Scenario::search), but seeds stop at the lowest failing one.
+    pub fn search_failure(
+        &self,
+        seeds: sim::SeedRange,
+        jobs: usize,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> sim::Summary {
+        match self.strategy {
+            Strategy::Seeds => sim::find_failure(&self.system, seeds, jobs, stop),
+            Strategy::Coverage => self.coverage(seeds, stop).summary,
+        }
+    }
+
+    /// The coverage-guided search of `seeds.len()` schedules seeded by `seeds.start`.
+    pub fn coverage(
+        &self,
+        seeds: sim::SeedRange,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> sim::CoverageReport {
+        let cfg = sim::CoverageConfig::new(seeds.start, seeds.len());
+        sim::coverage_search(&self.system, &cfg, stop)
     }
 }
 

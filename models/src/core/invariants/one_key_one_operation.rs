@@ -18,7 +18,7 @@ pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation
     if !key.is_some() {
         return None;
     }
-    let first = *l.keys.get(&key)?;
+    let first = l.keys[crate::core::table::index_of(&l.keys, &key)?];
     if first == op {
         return None;
     }

@@ -1,0 +1,288 @@
+//! Faults: the swarm mix a seed draws, crashes before a step, and what the
+//! network does to a message (partitions, loss, duplication, delay).
+
+use super::queue::EventKind;
+use super::run::Run;
+use super::{Model, MsgOf, ObsOf, Phase, TimerOf};
+use crate::actor::{ActorId, Message};
+use crate::choice::StreamLayout;
+use crate::trace::{DropReason, TraceKind, Tracer};
+use crate::world::{Partition, World};
+
+/// The swarm stream's decisions that pick every range at its maximum: what
+/// exhaustive mode replays so that each fault the scenario allows "may happen".
+/// Mirrors the order of draws in `draw_swarm_mix`; ranges with `lo == hi` are
+/// no decision and take no place in the stream.
+pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
+    let n = world.actor_count();
+    let mut out = Vec::new();
+    let put = |out: &mut Vec<u64>, lo: u32, hi: u32| {
+        if hi > lo {
+            out.push(u64::from(hi - lo));
+        }
+    };
+    for from in 0..n {
+        for to in 0..n {
+            let l = world.link(from, to);
+            put(&mut out, l.loss_per_mille.lo, l.loss_per_mille.hi);
+            put(&mut out, l.duplicate_per_mille.lo, l.duplicate_per_mille.hi);
+        }
+    }
+    for c in &world.crashes {
+        put(&mut out, c.crash_per_mille.lo, c.crash_per_mille.hi);
+    }
+    let rp = &world.random_partition;
+    if rp.enabled() {
+        // At its maximum probability the partition happens (a decision only
+        // below 1000 per mille), between the last two actors, for its longest
+        // duration, from the start of the run.
+        put(&mut out, rp.per_mille.lo, rp.per_mille.hi);
+        if rp.per_mille.hi < 1000 {
+            out.push(1);
+        }
+        out.push(u64::from(n - 1));
+        if n > 2 {
+            out.push(u64::from(n - 2));
+        }
+        if rp.duration_us_max > rp.duration_us_min {
+            out.push(rp.duration_us_max - rp.duration_us_min);
+        }
+        if world.fault_phase_us > rp.duration_us_max {
+            out.push(0);
+        }
+    }
+    for k in &world.kind_faults {
+        put(&mut out, k.loss_per_mille.lo, k.loss_per_mille.hi);
+        put(&mut out, k.duplicate_per_mille.lo, k.duplicate_per_mille.hi);
+    }
+    out
+}
+
+impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
+    /// Swarm testing: each seed draws its own fault mix within the scenario's ranges.
+    pub(super) fn draw_swarm_mix(&mut self, world: &World) {
+        let n = world.actor_count();
+        let swarm = StreamLayout::SWARM;
+        // Links in row-major order, as always; a fixed link draws nothing.
+        for k in 0..self.sim.swarm_links.len() {
+            let i = self.sim.swarm_links[k];
+            let (from, to) = (i / n, i % n);
+            let l = world.link(from, to);
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            let choices = &mut self.sim.choices;
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            self.sim.loss_pm[i as usize] = lp;
+            self.sim.dup_pm[i as usize] = dp;
+            self.trace(TraceKind::LinkMix {
+                from,
+                to,
+                loss_per_mille: lp,
+                duplicate_per_mille: dp,
+            });
+        }
+        for actor in 0..n {
+            let c = world.crashes[actor as usize].crash_per_mille;
+            let p = self
+                .sim
+                .choices
+                .range(swarm, u64::from(c.lo), u64::from(c.hi)) as u32;
+            self.sim.crash_pm[actor as usize] = p;
+            if c.lo != c.hi {
+                self.trace(TraceKind::CrashMix {
+                    actor,
+                    crash_per_mille: p,
+                });
+            }
+        }
+        self.sim.random_partition = None;
+        // Drawn after everything else, and only when asked for, so that the
+        // swarm streams of scenarios without it stay as they were.
+        let rp = world.random_partition;
+        if rp.enabled() {
+            debug_assert!(n >= 2);
+            let choices = &mut self.sim.choices;
+            let p = choices.range(
+                swarm,
+                u64::from(rp.per_mille.lo),
+                u64::from(rp.per_mille.hi),
+            );
+            if choices.chance(swarm, p as u32) {
+                let a = choices.choose(swarm, u64::from(n)) as ActorId;
+                let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
+                // The whole cut lies inside the fault phase: validation keeps
+                // the longest duration within it, so no cut is silently shortened.
+                let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
+                let latest_start_us = world.fault_phase_us.saturating_sub(duration_us);
+                let start_us = choices.range(swarm, 0, latest_start_us);
+                let cut = Partition {
+                    a,
+                    b,
+                    both_ways: true,
+                    start_us,
+                    end_us: start_us.saturating_add(duration_us),
+                };
+                self.sim.random_partition = Some(cut);
+                self.trace(TraceKind::PartitionMix {
+                    a,
+                    b,
+                    start_us: cut.start_us,
+                    end_us: cut.end_us,
+                });
+            }
+        }
+        for (i, k) in world.kind_faults.iter().enumerate() {
+            let choices = &mut self.sim.choices;
+            let (loss, dup) = (k.loss_per_mille, k.duplicate_per_mille);
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            self.sim.kind_pm[i] = (lp, dp);
+        }
+    }
+
+    pub(super) fn crash_roll(&mut self, actor: ActorId) -> bool {
+        if self.phase != Phase::Fault {
+            return false;
+        }
+        let p = self.sim.crash_pm[actor as usize];
+        let stream = self.sim.layout.crash(actor);
+        if !self.sim.choices.chance(stream, p) {
+            return false;
+        }
+        let world = self.model.world();
+        let c = &world.crashes[actor as usize];
+        // The state stays where it is, only for its allocations: down is down.
+        self.sim.up[actor as usize] = false;
+        let base = self.sim.timer_base[actor as usize] as usize;
+        let count = self.sim.timer_slots[actor as usize] as usize;
+        for g in &mut self.sim.timer_gen[base..base + count] {
+            *g = g.wrapping_add(1);
+        }
+        self.faults.crashed += 1;
+        self.trace(TraceKind::Crash { actor });
+        self.snapshot(actor);
+        let delay = self
+            .sim
+            .choices
+            .range(stream, c.restart_us_min, c.restart_us_max);
+        self.push(
+            self.now_us.saturating_add(delay),
+            EventKind::Restart { actor },
+        );
+        true
+    }
+
+    /// This seed's loss and duplication for `msg` on the link `from → to`.
+    #[inline]
+    fn fault_rates(&self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> (u32, u32) {
+        let world = self.model.world();
+        let i = (from * world.actor_count() + to) as usize;
+        if self.sim.link_has_kinds[i] {
+            let kind = msg.kind();
+            if let Some(k) = world
+                .kind_faults
+                .iter()
+                .position(|k| k.from == from && k.to == to && k.kind == kind)
+            {
+                return self.sim.kind_pm[k];
+            }
+        }
+        (self.sim.loss_pm[i], self.sim.dup_pm[i])
+    }
+
+    pub(super) fn send(&mut self, from: ActorId, to: ActorId, msg: MsgOf<M>) {
+        let world = self.model.world();
+        assert!(to < world.actor_count(), "send to unknown actor {to}");
+        let msg_id = self.sim.next_msg_id;
+        self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
+        let link = world.link(from, to);
+        let stream = self.sim.layout.link(from, to);
+        let mut copies = 1u8;
+        if self.phase == Phase::Fault {
+            let now_us = self.now_us;
+            if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
+                || self
+                    .sim
+                    .random_partition
+                    .is_some_and(|p| p.cuts(from, to, now_us))
+            {
+                self.faults.partitioned += 1;
+                self.trace(TraceKind::Drop {
+                    from,
+                    to,
+                    msg,
+                    msg_id,
+                    reason: DropReason::Partitioned,
+                });
+                return;
+            }
+            let (loss_pm, dup_pm) = self.fault_rates(from, to, &msg);
+            if self.sim.choices.chance(stream, loss_pm) {
+                self.faults.lost += 1;
+                self.trace(TraceKind::Drop {
+                    from,
+                    to,
+                    msg,
+                    msg_id,
+                    reason: DropReason::Lost,
+                });
+                return;
+            }
+            if self.sim.choices.chance(stream, dup_pm) {
+                self.faults.duplicated += 1;
+                copies = 2;
+            }
+        }
+        let delay = |run: &mut Self| {
+            run.sim
+                .choices
+                .range(stream, link.delay_us_min, link.delay_us_max)
+        };
+        let first_at = self.now_us.saturating_add(delay(self));
+        if T::ENABLED {
+            self.trace(TraceKind::Send {
+                from,
+                to,
+                msg: msg.clone(),
+                msg_id,
+                copies,
+                deliver_at_us: first_at,
+            });
+        }
+        if copies == 2 {
+            let second_at = self.now_us.saturating_add(delay(self));
+            let copy = msg.clone();
+            self.push(
+                first_at,
+                EventKind::Deliver {
+                    from,
+                    to,
+                    msg: copy,
+                    msg_id,
+                    duplicate: false,
+                },
+            );
+            self.push(
+                second_at,
+                EventKind::Deliver {
+                    from,
+                    to,
+                    msg,
+                    msg_id,
+                    duplicate: true,
+                },
+            );
+        } else {
+            self.push(
+                first_at,
+                EventKind::Deliver {
+                    from,
+                    to,
+                    msg,
+                    msg_id,
+                    duplicate: false,
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The event loop: virtual time, the (time, sequence) ordered queue, the lossy
+//! network, crashes, the two phases, limits and the oracle's checks.
+//!
+//! - this module: the types a model and a sweep see, and [`Sim`], one per thread;
+//! - `queue`: the event queue;
+//! - `run`: one run, from reset to the oracle's last word, and the handler calls;
+//! - `faults`: the swarm mix, crashes, and the network's loss, duplication,
+//!   partitions and delays.
+
+mod faults;
+mod queue;
+mod run;
+
+pub use faults::swarm_max_decisions;
+
+use crate::actor::{Actor, ActorId, Command, TimeUs};
+use crate::choice::{Choices, Record, StreamLayout};
+use crate::situation::SituationSet;
+use crate::trace::{NoTrace, TraceEntry, Tracer};
+use crate::world::{Partition, World};
+use queue::EventQueue;
+use run::Run;
+
+/// A broken invariant: data, not an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The invariant's stable name, e.g. `no-duplicate-effect`.
+    pub invariant: &'static str,
+    /// The business operation it concerns; with the invariant it is the
+    /// failure's signature, which shrinking keeps.
+    pub operation: u64,
+    /// One sentence for a person.
+    pub message: String,
+}
+
+/// Judges observations against the domain's invariants.
+///
+/// `observe` runs the moment an effect is recorded (safety); `finish` runs at
+/// the end of the healing phase (liveness).
+pub trait Oracle {
+    /// The observations it judges.
+    type Obs;
+    /// Forgets the previous run: called before each run.
+    fn reset(&mut self);
+    /// Judges one observation the moment `actor` reports it; a violation ends the run.
+    fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Self::Obs) -> Option<Violation>;
+    /// Judges the end of the run (after the healing phase): liveness.
+    fn finish(&mut self, now_us: TimeUs) -> Option<Violation>;
+
+    /// Numbers a sweep adds up over its runs (operations that ended unknown,
+    /// attempts, a histogram of times to effect): named here, filled by [`count`](Oracle::count).
+    fn counters(&self) -> &'static [Counter] {
+        &[]
+    }
+
+    /// Adds this run's numbers to `into`: the counters' slots laid end to end,
+    /// in the order of [`counters`](Oracle::counters).
+    fn count(&self, outcome: &Outcome, into: &mut [u64]) {
+        let _ = (outcome, into);
+    }
+
+    /// What the last run reached, as numbers for coverage-guided search
+    /// ([`crate::coverage`]): each distinct end state of an operation (its
+    /// ending, its effects, what its client was told) gives one number, so a
+    /// run that gets one somewhere new is kept and mutated first. Equal
+    /// states must give equal numbers; the default gives none.
+    fn features(&self, out: &mut dyn FnMut(u64)) {
+        let _ = out;
+    }
+}
+
+/// How two tallies combine one counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Merge {
+    /// Counts add up over runs.
+    Sum,
+    /// The largest value over runs wins.
+    Max,
+}
+
+/// A named number (or array of numbers, such as a histogram's buckets) an
+/// oracle reports per run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counter {
+    /// Its stable name (the column `sweep` shows).
+    pub name: &'static str,
+    /// How two tallies combine it.
+    pub merge: Merge,
+    /// Slots this counter takes: 1 for a number, the bucket count of a histogram.
+    pub len: usize,
+}
+
+impl Counter {
+    /// The slots all `counters` take together.
+    pub fn total_len(counters: &[Counter]) -> usize {
+        counters.iter().map(|c| c.len).sum()
+    }
+}
+
+/// A world with its actors and its oracle.
+pub trait Model {
+    /// The actor type: usually an enum over kinds made with [`compose!`](crate::compose).
+    type Node: Actor;
+    /// The judge of the actors' observations.
+    type Oracle: Oracle<Obs = <Self::Node as Actor>::Obs>;
+    /// The engine's configuration: actor names, links, crashes, phases, limits.
+    fn world(&self) -> &World;
+    /// One actor per name in [`World::actor_names`], in the same order.
+    fn nodes(&self) -> &[Self::Node];
+    /// A fresh oracle for one simulator (reset before each run).
+    fn new_oracle(&self) -> Self::Oracle;
+}
+
+/// The world message type of model `M`.
+pub type MsgOf<M> = <<M as Model>::Node as Actor>::Msg;
+/// The observation type of model `M`.
+pub type ObsOf<M> = <<M as Model>::Node as Actor>::Obs;
+/// The timer type of model `M`.
+pub type TimerOf<M> = <<M as Model>::Node as Actor>::Timer;
+/// A trace entry of model `M`.
+pub type EntryOf<M> = TraceEntry<MsgOf<M>, ObsOf<M>, TimerOf<M>>;
+
+/// A limit on a run; hitting one ends it as [`Outcome::Inconclusive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// [`Limits::max_steps`](crate::Limits::max_steps): engine events.
+    Steps,
+    /// [`Limits::max_time_us`](crate::Limits::max_time_us): virtual time.
+    Time,
+    /// [`Limits::max_queue`](crate::Limits::max_queue): pending events.
+    Queue,
+}
+
+impl Limit {
+    /// The name of its scenario key, `max_steps`, `max_time` or `max_queue`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Steps => "max_steps",
+            Limit::Time => "max_time",
+            Limit::Queue => "max_queue",
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every invariant held, through the healing phase.
+    Holds,
+    /// An invariant broke.
+    Violation(Violation),
+    /// The run hit a limit before it could be judged.
+    Inconclusive(Limit),
+    /// A model panicked: reported as a failure with its seed, not a crash of the sweep.
+    Panicked(String),
+}
+
+impl Outcome {
+    /// A violation or a panic: what sweeps look for and shrinking keeps.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Outcome::Violation(_) | Outcome::Panicked(_))
+    }
+}
+
+/// Which faults fired in a run: a "holds" verdict is only worth something if they did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounts {
+    // u64: sweeps add these up over billions of runs.
+    /// Messages the network lost.
+    pub lost: u64,
+    /// Messages the network duplicated.
+    pub duplicated: u64,
+    /// Messages a partition dropped.
+    pub partitioned: u64,
+    /// Crashes of actors.
+    pub crashed: u64,
+    /// Messages dropped because their receiver was down (a consequence, not a fault of its own).
+    pub dropped_at_down_actor: u64,
+}
+
+impl FaultCounts {
+    /// Adds `o`'s counts.
+    pub fn add(&mut self, o: &FaultCounts) {
+        self.lost += o.lost;
+        self.duplicated += o.duplicated;
+        self.partitioned += o.partitioned;
+        self.crashed += o.crashed;
+        self.dropped_at_down_actor += o.dropped_at_down_actor;
+    }
+
+    /// Faults injected: lost, duplicated, partitioned and crashes.
+    pub fn total(&self) -> u64 {
+        self.lost + self.duplicated + self.partitioned + self.crashed
+    }
+}
+
+/// What one run gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunReport {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Events the engine handled (deliveries, timers, restarts, drops).
+    pub events: u64,
+    /// Virtual time when it ended.
+    pub end_time_us: TimeUs,
+    /// The faults that fired.
+    pub faults: FaultCounts,
+    /// The situations actors reported.
+    pub situations: SituationSet,
+}
+
+impl RunReport {
+    /// The report of a run whose model panicked.
+    pub fn panicked(message: String) -> RunReport {
+        RunReport {
+            outcome: Outcome::Panicked(message),
+            events: 0,
+            end_time_us: 0,
+            faults: FaultCounts::default(),
+            situations: SituationSet::EMPTY,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Fault,
+    Healing,
+}
+
+type NodeState<M> = <<M as Model>::Node as Actor>::State;
+type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
+
+/// One simulator per thread; all buffers are reused from run to run.
+pub struct Sim<M: Model> {
+    layout: StreamLayout,
+    /// The recorded source of decisions; after a recording run, its record (`take_recorded`).
+    pub choices: Choices,
+    queue: EventQueue<MsgOf<M>, TimerOf<M>>,
+    out: Vec<Command<MsgOf<M>, ObsOf<M>, TimerOf<M>>>,
+    /// Each actor's volatile state, kept while it is down (and from run to
+    /// run) only for [`Actor::reset_state`] to reuse its allocations.
+    states: Vec<Option<NodeState<M>>>,
+    /// Whether each actor is running: a crash sets it false until the restart.
+    up: Vec<bool>,
+    storages: Vec<Option<NodeStorage<M>>>,
+    /// Where each actor's timer slots start in `timer_gen`, and their count.
+    timer_base: Vec<u32>,
+    timer_slots: Vec<u32>,
+    timer_gen: Vec<u32>,
+    loss_pm: Vec<u32>,
+    dup_pm: Vec<u32>,
+    crash_pm: Vec<u32>,
+    /// Per link: some message kinds have faults of their own.
+    link_has_kinds: Vec<bool>,
+    /// This seed's loss and duplication for each of `world.kind_faults`.
+    kind_pm: Vec<(u32, u32)>,
+    /// Links whose loss or duplication is a swarm range, drawn per seed; the
+    /// others keep the rates set once in [`Sim::new`].
+    swarm_links: Vec<u32>,
+    /// This seed's random partition, if the scenario allows one and the seed drew it.
+    random_partition: Option<Partition>,
+    oracle: M::Oracle,
+    seq: u64,
+    next_msg_id: u32,
+}
+
+/// How a run gets its decisions.
+pub enum Source<'r> {
+    /// From a seed: ChaCha8 streams keyed by it.
+    Seed {
+        /// The seed.
+        seed: u64,
+        /// Keep the decisions made, for `choices.take_recorded()`.
+        record: bool,
+    },
+    /// From a record: its values, zeros past its end.
+    Replay {
+        /// The decisions to replay.
+        record: &'r Record,
+        /// Log each decision point met (for exhaustive search and the point of no return).
+        log_points: bool,
+    },
+}
+
+impl<M: Model> Sim<M> {
+    /// A simulator for `model` (checks its world; panics on one validation should have refused).
+    pub fn new(model: &M) -> Self {
+        let world = model.world();
+        world.check();
+        assert_eq!(
+            world.actor_names.len(),
+            model.nodes().len(),
+            "one node per actor name"
+        );
+        let n = world.actor_count() as usize;
+        let timer_slots: Vec<u32> = model.nodes().iter().map(Actor::timer_slots).collect();
+        let mut timer_base = Vec::with_capacity(n);
+        let mut total = 0u32;
+        for &k in &timer_slots {
+            timer_base.push(total);
+            total = total
+                .checked_add(k)
+                .expect("fewer than 2^32 timer slots in a world");
+        }
+        let mut link_has_kinds = vec![false; n * n];
+        for k in &world.kind_faults {
+            link_has_kinds[k.from as usize * n + k.to as usize] = true;
+        }
+        let mut loss_pm = vec![0; n * n];
+        let mut dup_pm = vec![0; n * n];
+        let mut swarm_links = Vec::new();
+        for (i, l) in world.links.iter().enumerate() {
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            if loss.lo != loss.hi || dup.lo != dup.hi {
+                swarm_links.push(i as u32);
+            }
+            loss_pm[i] = loss.lo;
+            dup_pm[i] = dup.lo;
+        }
+        Sim {
+            layout: StreamLayout {
+                actors: world.actor_count(),
+            },
+            choices: Choices::new(),
+            queue: EventQueue::with_capacity(64),
+            out: Vec::with_capacity(16),
+            states: (0..n).map(|_| None).collect(),
+            up: vec![false; n],
+            storages: (0..n).map(|_| None).collect(),
+            timer_base,
+            timer_slots,
+            timer_gen: vec![0; total as usize],
+            loss_pm,
+            dup_pm,
+            crash_pm: vec![0; n],
+            link_has_kinds,
+            kind_pm: vec![(0, 0); world.kind_faults.len()],
+            swarm_links,
+            random_partition: None,
+            oracle: model.new_oracle(),
+            seq: 0,
+            next_msg_id: 0,
+        }
+    }
+
+    /// Which stream belongs to which link or actor in this model's world.
+    pub fn layout(&self) -> StreamLayout {
+        self.layout
+    }
+
+    /// An actor's durable storage as the last run left it: lets a metrics pass
+    /// read end-of-run numbers without a trace.
+    pub fn storage(&self, actor: ActorId) -> Option<&<M::Node as Actor>::Storage> {
+        self.storages.get(actor as usize).and_then(Option::as_ref)
+    }
+
+    /// An actor's volatile state as the last run left it, if it was up.
+    pub fn state(&self, actor: ActorId) -> Option<&<M::Node as Actor>::State> {
+        let i = actor as usize;
+        if *self.up.get(i)? {
+            self.states[i].as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// The oracle as the last run left it.
+    pub fn oracle(&self) -> &M::Oracle {
+        &self.oracle
+    }
+
+    /// A sweep's run: no trace, no record.
+    pub fn run_seed(&mut self, model: &M, seed: u64) -> RunReport {
+        self.run(
+            model,
+            Source::Seed {
+                seed,
+                record: false,
+            },
+            &mut NoTrace,
+        )
+    }
+
+    /// Runs the model once, from `source`, handing every trace entry to `tracer`.
+    pub fn run<T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
+        &mut self,
+        model: &M,
+        source: Source<'_>,
+        tracer: &mut T,
+    ) -> RunReport {
+        let stream_count = self.layout.count();
+        match source {
+            Source::Seed { seed, record } => self.choices.start_random(seed, stream_count, record),
+            Source::Replay { record, log_points } => {
+                self.choices.start_replay(record, stream_count, log_points)
+            }
+        }
+        let mut run = Run {
+            sim: self,
+            model,
+            tracer,
+            now_us: 0,
+            step: 0,
+            phase: Phase::Fault,
+            faults: FaultCounts::default(),
+            situations: SituationSet::EMPTY,
+        };
+        run.execute()
+    }
+}

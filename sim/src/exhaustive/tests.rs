@@ -1,0 +1,329 @@
+//! The enumeration on a toy model: counts, bounds, stops, and the same
+//! report on any number of threads.
+
+use super::*;
+use crate::actor::{Actor, ActorId, Ctx, Message, Timer};
+use crate::engine::{Oracle, Violation};
+use crate::world::{LinkConfig, PerMilleRange, World};
+use crate::TimeUs;
+
+/// A sender that resends until acked, and a receiver without deduplication:
+/// one lost ack or one duplicated request is enough for a second effect.
+enum Toy {
+    Sender,
+    Receiver,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Msg {
+    Req,
+    Ack,
+}
+
+impl std::fmt::Display for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+impl Message for Msg {}
+
+/// The sender's one timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Resend;
+
+impl std::fmt::Display for Resend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("resend")
+    }
+}
+
+impl Timer for Resend {
+    fn slot(&self) -> u32 {
+        0
+    }
+}
+
+impl Actor for Toy {
+    type Msg = Msg;
+    type Obs = ();
+    type Timer = Resend;
+    type State = ();
+    type Storage = bool;
+
+    fn timer_slots(&self) -> u32 {
+        1
+    }
+
+    fn reset_storage(&self, s: &mut Option<bool>) {
+        *s = Some(false);
+    }
+
+    fn reset_state(&self, s: &mut Option<()>) {
+        *s = Some(());
+    }
+
+    fn on_start(&self, _: &mut (), acked: &mut bool, ctx: &mut impl Ctx<Self>) {
+        if matches!(self, Toy::Sender) && !*acked {
+            ctx.send(1, Msg::Req);
+            ctx.set_timer(Resend, 1_000);
+        }
+    }
+
+    fn on_msg(
+        &self,
+        _: &mut (),
+        acked: &mut bool,
+        from: ActorId,
+        msg: Msg,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match (self, msg) {
+            (Toy::Receiver, Msg::Req) => {
+                ctx.observe(());
+                ctx.send(from, Msg::Ack);
+            }
+            (Toy::Sender, Msg::Ack) => {
+                *acked = true;
+                ctx.cancel_timer(Resend);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&self, _: &mut (), acked: &mut bool, _: Resend, ctx: &mut impl Ctx<Self>) {
+        if !*acked {
+            ctx.send(1, Msg::Req);
+            ctx.set_timer(Resend, 1_000);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Count(u32);
+
+impl Oracle for Count {
+    type Obs = ();
+    fn reset(&mut self) {
+        self.0 = 0;
+    }
+    fn observe(&mut self, _: TimeUs, _: ActorId, _: &()) -> Option<Violation> {
+        self.0 += 1;
+        (self.0 > 1).then(|| Violation {
+            invariant: "once",
+            operation: 0,
+            message: "a second effect".into(),
+        })
+    }
+    fn finish(&mut self, _: TimeUs) -> Option<Violation> {
+        None
+    }
+}
+
+struct ToyModel {
+    world: World,
+    nodes: [Toy; 2],
+}
+
+impl Model for ToyModel {
+    type Node = Toy;
+    type Oracle = Count;
+    fn world(&self) -> &World {
+        &self.world
+    }
+    fn nodes(&self) -> &[Toy] {
+        &self.nodes
+    }
+    fn new_oracle(&self) -> Count {
+        Count::default()
+    }
+}
+
+fn toy() -> ToyModel {
+    let mut world = World::new(vec!["sender".into(), "receiver".into()]);
+    let lossy = LinkConfig {
+        // A swarm range starting at zero: exhaustive mode must still let it happen.
+        loss_per_mille: PerMilleRange { lo: 0, hi: 100 },
+        duplicate_per_mille: PerMilleRange::fixed(50),
+        delay_us_min: 10,
+        delay_us_max: 20,
+    };
+    *world.link_mut(0, 1) = lossy;
+    *world.link_mut(1, 0) = lossy;
+    world.fault_phase_us = 100_000;
+    ToyModel {
+        world,
+        nodes: [Toy::Sender, Toy::Receiver],
+    }
+}
+
+fn schedules(max_schedules: u64) -> Bounds {
+    Bounds {
+        max_schedules,
+        ..Bounds::default()
+    }
+}
+
+#[test]
+fn the_event_bound_truncates() {
+    let stop = AtomicBool::new(false);
+    let bounds = Bounds {
+        max_schedules: 1000,
+        max_events: 1,
+    };
+    let r = exhaustive(&toy(), 3, bounds, 1, &stop, &|_| {});
+    assert!(r.truncated && !r.complete());
+    assert_eq!(
+        r.tally.schedules, 1,
+        "the first schedule runs, then the bound holds"
+    );
+}
+
+fn points_of_base(model: &ToyModel) -> usize {
+    let mut sim = Sim::new(model);
+    let base = base_record(model);
+    let r = sim.run(
+        model,
+        Source::Replay {
+            record: &base,
+            log_points: true,
+        },
+        &mut NoTrace,
+    );
+    assert_eq!(r.outcome, Outcome::Holds, "no fault, no second effect");
+    sim.choices
+        .points()
+        .iter()
+        .filter(|p| p.stream != StreamLayout::SWARM)
+        .count()
+}
+
+#[test]
+fn zero_faults_is_the_one_quiet_schedule() {
+    let stop = AtomicBool::new(false);
+    let r = exhaustive(&toy(), 0, schedules(1000), 1, &stop, &|_| {});
+    assert_eq!(r.tally.schedules, 1);
+    assert_eq!(r.tally.holds, 1);
+    assert!(r.complete());
+}
+
+#[test]
+fn one_fault_runs_once_per_decision_point_and_finds_the_shortest() {
+    let m = toy();
+    let stop = AtomicBool::new(false);
+    let r = exhaustive(&m, 1, schedules(1000), 1, &stop, &|_| {});
+    assert_eq!(r.tally.schedules, 1 + points_of_base(&m) as u64);
+    let c = r.shortest.expect("a lost ack or a duplicate breaks it");
+    assert_eq!(c.faults, 1);
+    assert_eq!(
+        c.record.nonzero_count(),
+        base_record(&m).nonzero_count() + 1,
+        "the swarm mix plus one fault"
+    );
+    // The record alone replays the failure.
+    let mut sim = Sim::new(&m);
+    let again = sim.run(
+        &m,
+        Source::Replay {
+            record: &c.record,
+            log_points: false,
+        },
+        &mut NoTrace,
+    );
+    assert_eq!(again.outcome, c.outcome);
+    assert_eq!(again.events, c.events);
+}
+
+#[test]
+fn more_faults_allowed_means_strictly_more_schedules() {
+    let stop = AtomicBool::new(false);
+    let counts: Vec<u64> = (0..4)
+        .map(|k| {
+            exhaustive(&toy(), k, schedules(100_000), 1, &stop, &|_| {})
+                .tally
+                .schedules
+        })
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
+}
+
+#[test]
+fn a_stop_request_ends_the_search_and_says_so() {
+    let stop = AtomicBool::new(true);
+    let r = exhaustive(&toy(), 2, schedules(1000), 1, &stop, &|_| {});
+    assert!(r.interrupted && !r.complete());
+    assert_eq!(r.tally.schedules, 0);
+}
+
+/// Every report field, for comparing enumerations run on different threads.
+fn fingerprint(r: &ExhaustiveReport) -> String {
+    format!("{r:?}")
+}
+
+#[test]
+fn threads_do_not_change_the_report() {
+    let stop = AtomicBool::new(false);
+    for k in 0..5 {
+        let one = exhaustive(&toy(), k, Bounds::default(), 1, &stop, &|_| {});
+        assert!(one.complete());
+        assert!(one.shortest.is_some() || k == 0);
+        for jobs in [2, 3, 8] {
+            let many = exhaustive(&toy(), k, Bounds::default(), jobs, &stop, &|_| {});
+            assert_eq!(
+                fingerprint(&many),
+                fingerprint(&one),
+                "k = {k}, jobs = {jobs}"
+            );
+        }
+        // The counts by number of faults add up to the schedules.
+        assert_eq!(one.by_faults.iter().sum::<u64>(), one.tally.schedules);
+        assert_eq!(one.by_faults.len() as u32, k + 1);
+    }
+}
+
+#[test]
+fn bounds_cut_at_the_same_schedule_on_any_number_of_threads() {
+    let stop = AtomicBool::new(false);
+    let all = exhaustive(&toy(), 3, Bounds::default(), 1, &stop, &|_| {});
+    let (n, e) = (all.tally.schedules, all.tally.events);
+    assert!(n > 20);
+    // Cuts at many places: inside the root's unit boundaries and between them,
+    // by schedules and by events, and exactly at the end.
+    let mut cuts: Vec<Bounds> = (1..=n + 1)
+        .step_by(3)
+        .map(|max_schedules| Bounds {
+            max_schedules,
+            max_events: u64::MAX,
+        })
+        .collect();
+    cuts.extend((1..=e + 1).step_by(37).map(|max_events| Bounds {
+        max_schedules: u64::MAX,
+        max_events,
+    }));
+    cuts.push(Bounds {
+        max_schedules: n,
+        max_events: u64::MAX,
+    });
+    for b in cuts {
+        let one = exhaustive(&toy(), 3, b, 1, &stop, &|_| {});
+        for jobs in [2, 4] {
+            let many = exhaustive(&toy(), 3, b, jobs, &stop, &|_| {});
+            assert_eq!(
+                fingerprint(&many),
+                fingerprint(&one),
+                "{b:?}, jobs = {jobs}"
+            );
+        }
+    }
+    // Exactly the whole enumeration is complete, one fewer is not.
+    let exact = Bounds {
+        max_schedules: n,
+        max_events: u64::MAX,
+    };
+    assert!(exhaustive(&toy(), 3, exact, 2, &stop, &|_| {}).complete());
+    let short = Bounds {
+        max_schedules: n - 1,
+        max_events: u64::MAX,
+    };
+    assert!(exhaustive(&toy(), 3, short, 2, &stop, &|_| {}).truncated);
+}

@@ -1,0 +1,158 @@
+//! `check --strategy coverage`: a coverage-guided search (sim::coverage)
+//! instead of a seed sweep, for bugs that need several rare faults at once.
+//! It ends at its first failure, shrinks it like a failing seed, and prints
+//! its record, since no seed replays it.
+
+use super::check::exit_code;
+use super::shrink::{repro_of, shrink_record, write_repro, Budget};
+use crate::render::{self, json_line};
+use crate::scenarios::{Entry, UsageError};
+use models::registry;
+use models::Scenario;
+use sim::{Outcome, SeedRange};
+use std::sync::atomic::AtomicBool;
+
+/// What `check` hands over.
+pub struct Request<'a> {
+    /// The scenario, with its overrides applied.
+    pub scenario: &'a Scenario,
+    /// Where it was found: a file scenario's repro names its path.
+    pub entry: &'a Entry,
+    /// The `--set` arguments, for the repro file.
+    pub sets: &'a [String],
+    /// `start` seeds the search; `len()` schedules at most.
+    pub seeds: SeedRange,
+    /// JSON Lines on stdout, text on stderr.
+    pub json: bool,
+    /// Print the failure as found, unshrunk.
+    pub no_shrink: bool,
+    /// The shrinking budget.
+    pub budget: Budget,
+    /// Where to write the repro file.
+    pub repro_out: Option<&'a str>,
+    /// The replay command an external program's errors name.
+    pub replay: &'a str,
+    /// Set by Ctrl-C.
+    pub stop: &'a AtomicBool,
+}
+
+/// Runs the search, prints its summary (and its shrunk failure) and returns the exit code.
+pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
+    let s = q.scenario;
+    let r = s.coverage(q.seeds, q.stop);
+    crate::external::check_summary(s, q.replay, &r.summary)?;
+    let sum = &r.summary;
+    let t = &sum.tally;
+    let budget = q.seeds.len();
+    let (verdict, code) = match (&sum.first_failure, sum.interrupted, t.inconclusive) {
+        (Some(f), _, _) => ("violation", exit_code(&f.outcome)),
+        (None, true, _) => ("interrupted", crate::progress::INTERRUPTED),
+        (None, false, 0) => ("holds", crate::exit::HOLDS),
+        (None, false, _) => ("inconclusive", crate::exit::INCONCLUSIVE),
+    };
+    let mut lines = vec![match &sum.first_failure {
+        Some(f) => format!(
+            "{}: violation found by coverage-guided search after {} schedules (budget {budget}, search seed {}), {} events",
+            s.name,
+            f.seed + 1,
+            q.seeds.start,
+            t.events
+        ),
+        None => format!(
+            "{}: {verdict} over {} schedules of coverage-guided search (budget {budget}, search seed {}), {} events",
+            s.name, t.schedules, q.seeds.start, t.events
+        ),
+    }];
+    if let Some(f) = &sum.first_failure {
+        lines.push(format!(
+            "first failure: {}",
+            render::outcome_sentence(&f.outcome)
+        ));
+    }
+    lines.push(format!(
+        "coverage: {} records kept, {} coverage numbers reached",
+        r.corpus, r.features
+    ));
+    lines.push(format!(
+        "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
+        t.faults.lost, t.faults.duplicated, t.faults.partitioned, t.faults.crashed
+    ));
+    let reached = registry::situation_names(&t.situations);
+    lines.push(format!(
+        "situations reached: {}",
+        if reached.is_empty() {
+            "none".to_string()
+        } else {
+            reached.join(", ")
+        }
+    ));
+    let mut shrunk_text = None;
+    let mut record_json = None;
+    if let (Some(record), Some(f)) = (&r.failing, &sum.first_failure) {
+        let what = format!("coverage-guided schedule #{}", f.seed + 1);
+        let shrunk = (!q.no_shrink)
+            .then(|| shrink_record(s, record, f.seed, &what, q.budget))
+            .flatten();
+        let (shown, outcome) = match shrunk {
+            Some(d) => {
+                shrunk_text = Some(format!(
+                    "\nshrunk (docs/shrinking.md):\n{}",
+                    render::formats::text(&d.trace)
+                ));
+                (d.shrunk.record, d.shrunk.report.outcome)
+            }
+            None => (record.clone(), f.outcome.clone()),
+        };
+        let json = super::check::record_choices(&s.system.world, &shown);
+        lines.push(format!("record: {json}"));
+        record_json = Some(json);
+        match q.repro_out {
+            Some(path) => {
+                write_repro(path, &repro_of(s, q.entry, q.sets, None, &shown, &outcome))?;
+                lines.push(format!("repro: idemsim replay --repro {path}"));
+            }
+            None => lines.push(
+                "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE"
+                    .to_string(),
+            ),
+        }
+    }
+    let text = lines.join("\n") + "\n";
+    if q.json {
+        crate::eout!("{text}");
+        let invariant = sum.first_failure.as_ref().map(|f| match &f.outcome {
+            Outcome::Violation(v) => v.invariant.to_string(),
+            _ => "model-panic".to_string(),
+        });
+        crate::outln!(
+            "{}",
+            json_line(
+                "summary",
+                serde_json::json!({
+                    "scenario": s.name,
+                    "strategy": "coverage",
+                    "verdict": verdict,
+                    "invariant": invariant,
+                    "seed": serde_json::Value::Null,
+                    "search_seed": q.seeds.start,
+                    "budget": budget,
+                    "schedules": t.schedules,
+                    "events": t.events,
+                    "corpus": r.corpus,
+                    "features": r.features,
+                    "situations": reached,
+                    "record": record_json,
+                })
+            )
+        );
+        if let Some(t) = &shrunk_text {
+            crate::eout!("{t}");
+        }
+    } else {
+        crate::out!("{text}");
+        if let Some(t) = &shrunk_text {
+            crate::out!("{t}");
+        }
+    }
+    Ok(code)
+}
