@@ -2,88 +2,18 @@
 //! the cases where it must fire, and the cases where a correct design must
 //! leave it silent. The ledger sees only these observations, as in a run.
 
+#[path = "common/ledger.rs"]
+mod ledger;
+
+use ledger::{
+    claim, ended, entity, event, fires, intent, judge, judge_load, key, paid_once, silent, told,
+    transfer,
+};
 use models::core::invariants;
-use models::core::{AttemptOutcome, Ending, Key, Ledger, Obs, Op};
+use models::core::{AttemptOutcome, Ending, Key, Obs, Op};
 use models::http::{EDIT, REQUEST, RESOURCE, WRITE};
-use models::messaging::{CONSUMER_WRITE, ENTITY, EVENT};
-use models::payment::{BANK_LAYER, CLAIM, SERVICE_LAYER, TRANSFER};
-use sim::{Oracle, TimeUs, US_PER_S};
-
-fn claim(id: u32) -> Op {
-    Op::new(&CLAIM, id)
-}
-
-fn event(id: u32) -> Op {
-    Op::new(&EVENT, id)
-}
-
-fn entity(id: u32) -> Op {
-    Op::new(&ENTITY, id)
-}
-
-fn key(op: Op) -> Key {
-    Key::Op { op, n: 1 }
-}
-
-/// Feeds `steps` (time in seconds, actor, observation) to a fresh ledger and
-/// finishes the run; returns the invariant that fired, if any.
-fn judge(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
-    let mut l = Ledger::default();
-    l.reset();
-    let mut now: TimeUs = 0;
-    for &(s, actor, obs) in steps {
-        now = s * US_PER_S;
-        if let Some(v) = l.observe(now, actor, &obs) {
-            return Some(v.invariant);
-        }
-    }
-    l.finish(now).map(|v| v.invariant)
-}
-
-#[track_caller]
-fn fires(name: &str, steps: &[(u64, u32, Obs)]) {
-    assert!(invariants::by_name(name).is_some(), "no invariant {name}");
-    assert_eq!(judge(steps), Some(name), "{steps:#?}");
-}
-
-#[track_caller]
-fn silent(steps: &[(u64, u32, Obs)]) {
-    assert_eq!(judge(steps), None, "{steps:#?}");
-}
-
-fn intent(op: Op, payload: u32) -> Obs {
-    Obs::Intent {
-        op,
-        payload,
-        window_ms: 0,
-    }
-}
-
-fn transfer(op: Op, payload: u32) -> Obs {
-    Obs::Effect {
-        site: &TRANSFER,
-        op,
-        payload,
-    }
-}
-
-fn told(op: Op, payload: u32) -> Obs {
-    Obs::ToldDone { op, payload }
-}
-
-fn ended(op: Op, ending: Ending) -> Obs {
-    Obs::Ended { op, ending }
-}
-
-/// A claim paid once and its client told so: the correct run every case varies.
-fn paid_once(op: Op) -> Vec<(u64, u32, Obs)> {
-    vec![
-        (0, 0, intent(op, 1200)),
-        (1, 2, transfer(op, 1200)),
-        (2, 0, told(op, 1200)),
-        (2, 0, ended(op, Ending::Done)),
-    ]
-}
+use models::messaging::CONSUMER_WRITE;
+use models::payment::{BANK_LAYER, SERVICE_LAYER};
 
 #[test]
 fn no_duplicate_effect() {
@@ -549,22 +479,6 @@ fn no_lost_update_under_contention() {
     blind.extend(done(2, b, 1));
     blind.extend(done(2, a, 1));
     fires("no-lost-update", &blind);
-}
-
-/// Judged against the end of the fault phase, which the ledger is told:
-/// here the faults stop at 100 s and the service promises to recover within
-/// 30 s of that.
-fn judge_load(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
-    let mut l = Ledger::healing_from(100 * US_PER_S);
-    l.reset();
-    let mut now: TimeUs = 0;
-    for &(s, actor, obs) in steps {
-        now = s * US_PER_S;
-        if let Some(v) = l.observe(now, actor, &obs) {
-            return Some(v.invariant);
-        }
-    }
-    l.finish(now).map(|v| v.invariant)
 }
 
 #[test]

@@ -3,7 +3,10 @@
 //! variant's lowest failing seed (shrunk), written next to FILE as
 //! `<stem>-<variant>-seed-<N>.html` and linked from its row.
 
-use super::{fields, plot, Axis, Row, Shape};
+use super::axis::Axis;
+use super::columns::{fields, Shape};
+use super::plot;
+use super::variant::Row;
 use crate::cmd::{report, shrink};
 use crate::render::html::sweep as page;
 use crate::scenarios::UsageError;

@@ -7,7 +7,9 @@
 //! font (the generic `sans-serif` family), so it opens in any browser and
 //! diffs as text. A plotting crate would bring far more than this needs.
 
-use super::{human_time, Axis, Field, Row, Shape};
+use super::axis::Axis;
+use super::columns::{human_time, Field, Shape};
+use super::variant::Row;
 use crate::scenarios::UsageError;
 use std::fmt::Write;
 

@@ -1,0 +1,220 @@
+//! `idemsim sweep`: which design, with which parameters?
+//!
+//! Runs the cross product of `--set KEY=V1,V2,...` values on the same seeds
+//! (0..N for every variant), so that a difference between two rows comes from
+//! the design and not from luck, and prints one row per variant.
+
+mod axis;
+mod columns;
+mod html;
+mod output;
+mod plot;
+pub mod stats;
+mod variant;
+
+pub use axis::{parse_axis, split_values, Axis};
+pub use variant::{Row, VariantStats};
+
+use crate::scenarios::{self, UsageError};
+use axis::cross_product;
+use columns::fields;
+use models::scenario::Override;
+use output::{csv, json, table};
+use sim::SeedRange;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use variant::run_variant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The output formats of `idemsim sweep`.
+pub enum Format {
+    /// An aligned table for a terminal.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// Comma-separated values.
+    Csv,
+    /// JSON Lines: a `sweep` record, then one `variant` per row.
+    Json,
+}
+
+#[derive(clap::Args)]
+/// The arguments of `idemsim sweep`.
+pub struct Args {
+    /// Scenario name (from `idemsim list`) or path to a .toml file.
+    scenario: String,
+    /// A scenario key and the values to try, e.g. client.retry.max_attempts=1,3,5.
+    /// Repeat for a cross product; a single value fixes the key for every variant.
+    /// Commas inside [ ] or quotes belong to the value: network.loss_per_mille=[0,100],50.
+    #[arg(long = "set", value_name = "KEY=V1,V2,...", required = true)]
+    set: Vec<String>,
+    /// Seeds 0..N, the same for every variant [default: the scenario's run.runs].
+    #[arg(long)]
+    runs: Option<u64>,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output format; json is JSON Lines.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also draw the violation rate against the first swept key as a self-contained SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// What --plot draws: violation_rate, or metric fields as the CSV header
+    /// names them (e.g. attempts_per_run,completion_us), one panel each.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        default_value = "violation_rate",
+        requires = "plot"
+    )]
+    plot_metric: Vec<String>,
+    /// Also write an HTML report: every metric against the swept values, each
+    /// variant linked to the report of its lowest failing seed (written next to it).
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+}
+
+/// Runs `idemsim sweep`: the exit code, or `Err` for bad input (exit 2).
+pub fn run(a: Args) -> Result<u8, UsageError> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for s in &a.set {
+        let axis = parse_axis(s).map_err(|m| UsageError(format!(
+                "error: --set {m}\nhelp: write --set KEY=V1,V2,..., e.g. --set client.retry.max_attempts=1,3,5\n"
+            )))?;
+        if axes.iter().any(|x| x.key == axis.key) {
+            return Err(UsageError(format!(
+                "error: --set {} is given twice\nhelp: list all its values in one --set, e.g. {}=1,3\n",
+                axis.key, axis.key
+            )));
+        }
+        axes.push(axis);
+    }
+    let jobs = super::check::jobs(a.jobs)?;
+    // Load every variant before running any, so a bad value fails at once.
+    let combos = cross_product(&axes);
+    let mut variants = Vec::with_capacity(combos.len());
+    for combo in &combos {
+        let overrides: Vec<Override> = axes
+            .iter()
+            .zip(combo)
+            .map(|(axis, &i)| Override {
+                key: axis.key.clone(),
+                value: axis.values[i].clone(),
+            })
+            .collect();
+        let scenario = scenarios::load(&a.scenario, &overrides)?;
+        variants.push((overrides, scenario));
+    }
+    let runs = a.runs.unwrap_or(variants[0].1.runs);
+    if runs == 0 {
+        return Err(UsageError(
+            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
+        ));
+    }
+    let name = variants[0].1.name.clone();
+    let metrics = variants[0].1.system.model.metrics();
+    let plot_fields = fields(metrics);
+    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
+    crate::progress::install_ctrl_c();
+    // Ctrl-C stops the variant that is running; the rows of what ran print.
+    let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
+    for (overrides, scenario) in &variants {
+        if crate::progress::STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let sets: String = overrides
+            .iter()
+            .map(|o| {
+                let set = format!("{}={}", o.key, o.value);
+                format!(" --set {}", super::check::shell_word(&set))
+            })
+            .collect();
+        let replay = format!("idemsim replay {}{sets}", a.scenario);
+        let seeds = SeedRange {
+            start: 0,
+            end: runs,
+        };
+        let first = crate::external::DETERMINISM_SEEDS;
+        crate::external::determinism_check_first(scenario, seeds, first, &replay)?;
+        let stats = run_variant(&scenario.system, runs, jobs, &crate::progress::STOP);
+        crate::external::check_summary(scenario, &replay, &stats.summary)?;
+        rows.push(Row {
+            values: overrides.iter().map(|o| o.value.clone()).collect(),
+            stats,
+        });
+    }
+    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
+    let mut out = match a.format {
+        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
+        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
+        Format::Csv => csv(&axes, &rows, metrics),
+        Format::Json => json(&name, runs, &axes, &rows, metrics),
+    };
+    if interrupted {
+        let partial: Vec<String> = rows
+            .iter()
+            .filter(|r| r.stats.runs() < runs)
+            .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
+            .collect();
+        let note = format!(
+            "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+            rows.len(),
+            variants.len(),
+            if partial.is_empty() { "" } else { ", " },
+            partial.join(", ")
+        );
+        match a.format {
+            Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
+            Format::Json => {
+                out.push_str(&crate::render::json_line(
+                    "interrupted",
+                    serde_json::json!({
+                        "variants_run": rows.len(),
+                        "variants": variants.len(),
+                        "note": note,
+                    }),
+                ));
+                out.push('\n');
+            }
+            Format::Csv => crate::eoutln!("{note}"),
+        }
+    }
+    crate::out!("{out}");
+    if let Some(path) = &a.plot {
+        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
+        std::fs::write(path, svg).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+                path.display()
+            ))
+        })?;
+    }
+    if let Some(path) = &a.html {
+        let from = scenarios::locate(&a.scenario)?;
+        let budget = super::shrink::Budget::from_flags(None, None)?;
+        let written = html::write(
+            path,
+            &html::Input {
+                name: &name,
+                runs,
+                axes: &axes,
+                rows: &rows,
+                metrics,
+                variants: &variants,
+                from: &from,
+                budget,
+            },
+        )?;
+        crate::eout!(
+            "wrote {} and {written} report(s) of failing seeds next to it\n",
+            path.display()
+        );
+    }
+    Ok(if interrupted {
+        crate::progress::INTERRUPTED
+    } else {
+        crate::exit::HOLDS
+    })
+}
