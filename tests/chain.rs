@@ -177,3 +177,21 @@ fn the_hops_are_wired_as_the_articles_chain_and_refuse_what_cannot_be_chained() 
     ];
     refuses(base, cases);
 }
+
+/// `idemsim models` describes each situation once: the chain reuses the
+/// payment and messaging situations and names them instead of repeating them.
+#[test]
+fn models_lists_the_chains_own_situations_and_names_the_reused_ones() {
+    let (out, _) = common::cli::run_case(&common::cli::case("models", &["models"]));
+    let chain = out
+        .split("\nmodel ")
+        .find(|m| m.starts_with("chain:"))
+        .expect("the chain is listed");
+    assert!(chain.contains("published-without-booking"), "{chain}");
+    assert!(
+        chain.contains("and those of payment and messaging (above)"),
+        "{chain}"
+    );
+    assert!(!chain.contains("client-retried"), "{chain}");
+    assert_eq!(out.matches("\n    client-retried ").count(), 1, "{out}");
+}

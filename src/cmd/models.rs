@@ -18,6 +18,7 @@ pub struct Args {
 /// Runs `idemsim models`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let kinds = registry::message_kinds();
+    let mut shown: Vec<(&'static str, &'static str)> = Vec::new();
     for m in registry::MODELS {
         if a.json {
             let situations: Vec<serde_json::Value> = m
@@ -25,7 +26,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 .iter()
                 .map(|s| serde_json::json!({"name": s.name, "doc": s.doc}))
                 .collect();
-            println!(
+            crate::outln!(
                 "{}",
                 json_line(
                     "model",
@@ -39,21 +40,37 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             );
             continue;
         }
-        println!("model {}: {}", m.name(), m.about());
-        println!("  tables: {}", m.tables().join(", "));
-        println!("  situations:");
+        crate::outln!("model {}: {}", m.name(), m.about());
+        crate::outln!("  tables: {}", m.tables().join(", "));
+        crate::outln!("  situations:");
+        // A composed model (the chain) reuses its parts' situations: each is
+        // described once, under the first model that has it.
+        let mut reused: Vec<&'static str> = Vec::new();
         for s in m.situations() {
-            println!("    {:<30} {}", s.name, s.doc);
+            match shown.iter().find(|(n, _)| *n == s.name) {
+                Some((_, owner)) => {
+                    if !reused.contains(owner) {
+                        reused.push(owner);
+                    }
+                }
+                None => {
+                    shown.push((s.name, m.name()));
+                    crate::outln!("    {:<30} {}", s.name, s.doc);
+                }
+            }
         }
-        println!();
+        if !reused.is_empty() {
+            crate::outln!("    and those of {} (above)", reused.join(" and "));
+        }
+        crate::outln!();
     }
     if a.json {
-        println!(
+        crate::outln!(
             "{}",
             json_line("message_kinds", serde_json::json!({ "kinds": kinds }))
         );
         for i in invariants::ALL {
-            println!(
+            crate::outln!(
                 "{}",
                 json_line(
                     "invariant",
@@ -62,14 +79,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             );
         }
     } else {
-        println!(
+        crate::outln!(
             "message kinds (for [[network.links]] kinds): {}",
             kinds.join(", ")
         );
-        println!();
-        println!("invariants (judged by the effect ledger for every model):");
+        crate::outln!();
+        crate::outln!("invariants (judged by the effect ledger for every model):");
         for i in invariants::ALL {
-            println!(
+            crate::outln!(
                 "  {:<24} {}",
                 i.name,
                 i.doc.split_whitespace().collect::<Vec<_>>().join(" ")
