@@ -5,8 +5,8 @@ use models::Scenario;
 use sim::{Recorder, Sim, Source};
 use std::path::Path;
 
-#[test]
-fn every_scenario_is_a_pure_function_of_its_seed_and_of_its_record() {
+/// Every shipped scenario, loaded, in file order.
+fn shipped() -> Vec<Scenario> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -14,10 +14,20 @@ fn every_scenario_is_a_pure_function_of_its_seed_and_of_its_record() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 2);
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let s = Scenario::load(&path.display().to_string(), &text).unwrap();
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            Scenario::load(&path.display().to_string(), &text).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn every_scenario_is_a_pure_function_of_its_seed_and_of_its_record() {
+    let all = shipped();
+    assert!(all.len() >= 2);
+    for s in all {
         let m = &s.system;
         let mut sim = Sim::new(m);
         for seed in 0..40 {
@@ -106,16 +116,7 @@ impl<M: std::fmt::Debug, O: std::fmt::Debug, T: std::fmt::Debug> sim::Tracer<M, 
 /// crash) leaked into it.
 #[test]
 fn a_reused_simulator_runs_a_seed_as_a_new_one_does() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    for path in files {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let s = Scenario::load(&path.display().to_string(), &text).unwrap();
+    for s in shipped() {
         let m = &s.system;
         let mut warm = Sim::new(m);
         // Formatting every actor after every step costs time in proportion
