@@ -263,6 +263,26 @@ fn bench_all_measures_the_reference_scenario_of_every_model() {
 }
 
 #[test]
+fn bench_refuses_zero_rounds_and_says_why_allocations_were_not_counted() {
+    let out = idemsim(&["bench", "--runs", "10", "--rounds", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rounds must be at least 1"));
+    let out = idemsim(&["bench", "--runs", "10", "--alloc-runs", "0", "--jobs", "1"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("allocations: not counted (--alloc-runs 0)"),
+        "{text}"
+    );
+    let out = idemsim(&["bench", "--runs", "10", "--alloc-runs", "50", "--jobs", "1"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("per run (50 runs on a warm simulator)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn shard_out_of_range_is_a_usage_error() {
     let out = idemsim(&["check", "--runs", "10", "--shard", "3/3"]);
     assert_eq!(out.status.code(), Some(2));

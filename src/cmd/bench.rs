@@ -227,6 +227,9 @@ impl Row {
                 "allocations: {a:.4} per run ({} runs on a warm simulator)\n",
                 self.alloc_runs
             ),
+            None if self.alloc_runs == 0 => {
+                "allocations: not counted (--alloc-runs 0)\n".to_string()
+            }
             None => "allocations: not counted (no counting allocator)\n".to_string(),
         };
         out += &match self.peak_rss_kib {
@@ -375,6 +378,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
     let jobs = super::check::jobs(a.jobs)?;
+    if a.rounds == 0 {
+        return Err(UsageError("error: --rounds must be at least 1\nhelp: engine and bare loop alternate this many times; the default is 4\n".into()));
+    }
     if a.find {
         return super::find::run(a.scenario.as_deref(), a.find_budget, jobs, a.json);
     }
