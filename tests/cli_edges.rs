@@ -4,22 +4,12 @@
 //! a panic, on a hang, and on an exit-2 message without a fix.
 
 mod common;
+#[path = "common/edges.rs"]
+mod edges;
 
 use common::{case, run_case as check, Stdout};
-use std::path::{Path, PathBuf};
+use edges::{edited, root, scratch, shards, user_scenario};
 use std::time::Duration;
-
-fn root() -> PathBuf {
-    common::root().to_path_buf()
-}
-
-/// A fresh folder for one test's files, outside the checkout.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("idemsim-edges-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temp folder");
-    dir
-}
 
 const TOP: &str = "18446744073709551615";
 
@@ -181,43 +171,6 @@ fn a_closed_stdout_is_the_end_of_the_output_not_a_panic() {
     }
 }
 
-/// Two shards of a failing scenario as JSON Lines files in `dir`.
-fn shards(dir: &Path, scenario: &str) -> [PathBuf; 2] {
-    [0, 1].map(|i| {
-        let shard = format!("{i}/2");
-        let (out, _) = check(
-            &case(
-                "a shard",
-                &[
-                    "check",
-                    scenario,
-                    "--runs",
-                    "400",
-                    "--shard",
-                    &shard,
-                    "--json",
-                    "--no-shrink",
-                ],
-            )
-            .code(1)
-            .cwd(dir),
-        );
-        let path = dir.join(format!("shard-{i}.jsonl"));
-        std::fs::write(&path, out).expect("write a shard");
-        path
-    })
-}
-
-/// `file` with its summary's data edited by `f`, written as `name`.
-fn edited(dir: &Path, file: &Path, name: &str, f: impl Fn(&mut serde_json::Value)) -> String {
-    let text = std::fs::read_to_string(file).expect("a shard file");
-    let mut v: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON line");
-    f(&mut v["data"]);
-    let path = dir.join(name);
-    std::fs::write(&path, format!("{v}\n")).expect("write");
-    path.to_string_lossy().into_owned()
-}
-
 #[test]
 fn merge_refuses_corrupt_and_stale_summaries() {
     let dir = scratch("merge");
@@ -293,20 +246,6 @@ fn merge_refuses_corrupt_and_stale_summaries() {
         .code(1)
         .out("violation over 400 schedules"),
     );
-}
-
-/// A scenario of the user's, a copy of a built-in with a summary of its own.
-fn user_scenario(dir: &Path, name: &str, from: &str, summary: &str) -> PathBuf {
-    let text = std::fs::read_to_string(root().join(format!("scenarios/{from}.toml"))).unwrap();
-    let mut lines: Vec<String> = text.lines().map(String::from).collect();
-    let at = lines
-        .iter()
-        .position(|l| l.starts_with("summary"))
-        .expect("a summary line");
-    lines[at] = format!("summary = \"{summary}\"");
-    let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
 }
 
 #[test]

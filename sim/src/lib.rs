@@ -12,6 +12,7 @@ pub mod actor;
 pub mod bench;
 pub mod chacha;
 pub mod choice;
+mod compose;
 pub mod coverage;
 pub mod engine;
 pub mod exhaustive;

@@ -4,6 +4,10 @@
 //! scenario of every model, `--find` measures how soon each search strategy
 //! finds each catalog bug (see [`super::find`]).
 
+// In `common` so that `find` reads the clock without importing `bench`,
+// which runs `find`; re-exported so the path stays.
+pub use super::common::wall_clock;
+
 use crate::alloc_count;
 use crate::render::json_line;
 use crate::scenarios::{self, UsageError};
@@ -13,7 +17,6 @@ use models::Scenario;
 use sim::bench::bare_loop_parallel;
 use sim::{explore, SeedRange, Sim};
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim bench`.
@@ -59,13 +62,6 @@ pub fn peak_rss_kib() -> Option<u64> {
 /// (Linux 4.0 and later), so each scenario of `--all` reports its own peak.
 fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// The one wall clock in idemsim: a benchmark measures real time by definition,
-/// and nothing it reads flows into a run.
-#[allow(clippy::disallowed_methods)]
-pub fn wall_clock() -> Instant {
-    Instant::now()
 }
 
 /// CPU time this process has used so far, all threads, user and system, in
@@ -377,7 +373,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if a.runs == 0 {
         return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }
-    let jobs = super::check::jobs(a.jobs)?;
+    let jobs = super::common::jobs(a.jobs)?;
     if a.rounds == 0 {
         return Err(UsageError("error: --rounds must be at least 1\nhelp: engine and bare loop alternate this many times; the default is 4\n".into()));
     }

@@ -3,7 +3,7 @@
 //! It ends at its first failure, shrinks it like a failing seed, and prints
 //! its record, since no seed replays it.
 
-use super::check::exit_code;
+use super::common::exit_code;
 use super::shrink::{repro_of, shrink_record, write_repro, Budget};
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
@@ -103,7 +103,7 @@ pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
             }
             None => (record.clone(), f.outcome.clone()),
         };
-        let json = super::check::record_choices(&s.system.world, &shown);
+        let json = super::common::record_choices(&s.system.world, &shown);
         lines.push(format!("record: {json}"));
         record_json = Some(json);
         match q.repro_out {

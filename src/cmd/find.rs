@@ -16,7 +16,7 @@
 //! Each stops at `--find-budget` schedules; the counts are deterministic, the
 //! seconds are this machine's.
 
-use super::bench::wall_clock;
+use super::common::wall_clock;
 use crate::render::json_line;
 use crate::scenarios::{self, UsageError};
 use models::scenario::Verdict;

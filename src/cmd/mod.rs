@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod common;
 pub mod coverage;
 pub mod diff;
 pub mod find;

@@ -52,10 +52,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         let (text, report) = crate::external::transcript_text(&s, &record)?;
         crate::out!("{text}");
         crate::external::check_outcome(&s, &source, &report.outcome)?;
-        return Ok(super::check::exit_code(&report.outcome));
+        return Ok(super::common::exit_code(&report.outcome));
     }
     let (trace, report) = super::shrink::traced(&s, &record, source.clone(), None);
     crate::out!("{}", formats::render(a.format, &trace));
     crate::external::check_outcome(&s, &source, &report.outcome)?;
-    Ok(super::check::exit_code(&report.outcome))
+    Ok(super::common::exit_code(&report.outcome))
 }

@@ -336,5 +336,5 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         a.out.display(),
         html.len().div_ceil(1024)
     );
-    Ok(super::check::exit_code(&report.outcome))
+    Ok(super::common::exit_code(&report.outcome))
 }

@@ -422,7 +422,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     } else {
         crate::out!("{}", formats::render(a.format, &done.trace));
     }
-    Ok(super::check::exit_code(&done.shrunk.report.outcome))
+    Ok(super::common::exit_code(&done.shrunk.report.outcome))
 }
 
 fn stats_header() -> String {

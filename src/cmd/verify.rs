@@ -61,7 +61,7 @@ fn ablate(
             .iter()
             .map(|o| {
                 let set = format!("{}={}", o.key, o.value);
-                format!(" --set {}", super::check::shell_word(&set))
+                format!(" --set {}", super::common::shell_word(&set))
             })
             .collect();
         let replay = format!("idemsim replay {}{sets}", s.file);
@@ -239,7 +239,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
 
 /// Runs `idemsim verify`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let jobs = super::check::jobs(a.jobs)?;
+    let jobs = super::common::jobs(a.jobs)?;
     if a.runs == Some(0) || a.max_runs == Some(0) {
         return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
     }

@@ -91,7 +91,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         axes.push(axis);
     }
-    let jobs = super::check::jobs(a.jobs)?;
+    let jobs = super::common::jobs(a.jobs)?;
     // Load every variant before running any, so a bad value fails at once.
     let combos = cross_product(&axes);
     let mut variants = Vec::with_capacity(combos.len());
@@ -128,7 +128,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             .iter()
             .map(|o| {
                 let set = format!("{}={}", o.key, o.value);
-                format!(" --set {}", super::check::shell_word(&set))
+                format!(" --set {}", super::common::shell_word(&set))
             })
             .collect();
         let replay = format!("idemsim replay {}{sets}", a.scenario);

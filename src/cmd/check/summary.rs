@@ -1,0 +1,425 @@
+//! The summary line of a sweep (`SweepLine`): built from a `sim::Summary`,
+//! merged across shards and judged; `text.rs` prints it.
+
+use crate::progress;
+use crate::render;
+use models::core::ledger::counter;
+use models::registry;
+use serde::{Deserialize, Serialize};
+use sim::{Outcome, SeedRange};
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+/// Faults fired over a sweep, as the JSON summary writes them.
+pub struct Faults {
+    /// Messages lost.
+    pub lost: u64,
+    /// Messages duplicated.
+    pub duplicated: u64,
+    /// Messages a partition dropped.
+    pub partitioned: u64,
+    /// Crashes.
+    pub crashed: u64,
+    /// Messages dropped because their receiver was down.
+    pub dropped_at_down_actor: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// A seed range, end exclusive.
+pub struct Seeds {
+    /// The first seed.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest failing seed and what it gave.
+pub struct FailureLine {
+    /// The seed.
+    pub seed: u64,
+    /// The invariant it broke (`model-panic` for a panic).
+    pub invariant: String,
+    /// The outcome in one sentence.
+    pub sentence: String,
+    /// Engine events of its run.
+    pub events: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest seed that hit a limit.
+pub struct InconclusiveLine {
+    /// The seed.
+    pub seed: u64,
+    /// The limit (`max_steps`, `max_time`, `max_queue`).
+    pub limit: String,
+}
+
+/// Which shard of which range a summary is, so a merge can tell a missing shard.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardLine {
+    /// This shard's index, from 0.
+    pub index: u64,
+    /// How many shards.
+    pub count: u64,
+    /// The whole range the shards split.
+    pub of: Seeds,
+}
+
+/// A sweep's verdict, as `check` reports it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SweepVerdict {
+    #[default]
+    /// No run failed or hit a limit.
+    Holds,
+    /// Some run broke an invariant (or a model panicked).
+    Violation,
+    /// No violation, but some run hit a limit.
+    Inconclusive,
+    /// Stopped by Ctrl-C before every seed ran, with no violation found.
+    Interrupted,
+    /// A shard that no seed fell to (more shards than seeds).
+    NoSeeds,
+}
+
+impl SweepVerdict {
+    /// The JSON and text spelling: `holds`, `violation`, `inconclusive`, `interrupted`, `no-seeds`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepVerdict::Holds => "holds",
+            SweepVerdict::Violation => "violation",
+            SweepVerdict::Inconclusive => "inconclusive",
+            SweepVerdict::Interrupted => "interrupted",
+            SweepVerdict::NoSeeds => "no-seeds",
+        }
+    }
+}
+
+/// The effect ledger's operation counts over a sweep: what clients finally knew.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Operations {
+    /// Operations clients started, over all runs.
+    pub started: u64,
+    /// Told done.
+    pub done: u64,
+    /// Known failed, in a dead letter.
+    pub failed: u64,
+    /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
+    pub unknown: u64,
+    /// Given up silently.
+    pub abandoned: u64,
+    /// Still open when their run stopped (a violation or a limit came first).
+    pub open: u64,
+    /// Events owed by committed state changes.
+    pub events: u64,
+}
+
+impl Operations {
+    fn from_tally(t: &sim::Tally) -> Operations {
+        let c = |name| {
+            t.counter(name)
+                .and_then(|v| v.first())
+                .copied()
+                .unwrap_or(0)
+        };
+        Operations {
+            started: c(counter::OPERATIONS),
+            done: c(counter::DONE),
+            failed: c(counter::FAILED),
+            unknown: c(counter::UNKNOWN),
+            abandoned: c(counter::ABANDONED),
+            open: c(counter::OPEN),
+            events: c(counter::EVENTS),
+        }
+    }
+
+    fn absorb(&mut self, o: &Operations) -> Result<(), String> {
+        for (a, b) in [
+            (&mut self.started, o.started),
+            (&mut self.done, o.done),
+            (&mut self.failed, o.failed),
+            (&mut self.unknown, o.unknown),
+            (&mut self.abandoned, o.abandoned),
+            (&mut self.open, o.open),
+            (&mut self.events, o.events),
+        ] {
+            *a = a
+                .checked_add(b)
+                .ok_or("the operation counts add up past 2^64")?;
+        }
+        Ok(())
+    }
+}
+
+/// A sweep's summary as `check --json` prints it (docs/json-output.md). It
+/// carries everything a merge needs (counts, the seed range, the shard, the
+/// lowest failure and inconclusive seed, the situations reached), so N shards
+/// merge into the line one machine would have printed; the derived fields are
+/// recomputed by [`SweepLine::derive`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SweepLine {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario's file, when it was given by path rather than by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
+    /// The replay command without its seed: scenario and overrides.
+    pub replay: String,
+    /// The --set overrides, so a merge can load the same scenario to shrink.
+    pub sets: Vec<String>,
+    /// FNV-1a of the scenario's effective text, as in repro files: a merge
+    /// refuses shards of different texts and a scenario changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_hash: Option<String>,
+    /// The seeds the counts cover: the range asked for, or on an interrupt
+    /// the part of it that ran (always its beginning).
+    pub seeds: Option<Seeds>,
+    /// The range asked for, when an interrupt left part of it unrun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<Seeds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Which shard of which range this is, for `--shard`.
+    pub shard: Option<ShardLine>,
+    /// Runs counted.
+    pub schedules: u64,
+    /// Engine events over all runs.
+    pub events: u64,
+    /// Runs that held.
+    pub holds: u64,
+    /// Runs that broke an invariant.
+    pub violations: u64,
+    /// Runs in which a model panicked.
+    pub panics: u64,
+    /// Runs that hit a limit.
+    pub inconclusive: u64,
+    /// Faults fired over all runs.
+    pub faults: Faults,
+    /// Runs that reached each situation, by name; `situations` lists the names.
+    pub situation_runs: BTreeMap<String, u64>,
+    /// What the clients finally knew, over all runs (the effect ledger's counts).
+    #[serde(default)]
+    pub operations: Operations,
+    /// The lowest failing seed, if any.
+    pub failure: Option<FailureLine>,
+    /// The lowest seed that hit a limit, if any.
+    pub first_inconclusive: Option<InconclusiveLine>,
+    /// Ctrl-C stopped the sweep before every seed ran.
+    pub interrupted: bool,
+    // Derived from the fields above.
+    /// The verdict.
+    pub verdict: SweepVerdict,
+    /// The lowest failure's invariant.
+    pub invariant: Option<String>,
+    /// The lowest failing seed.
+    pub lowest_failing_seed: Option<u64>,
+    #[serde(default)]
+    /// Names of the situations reached, in id order.
+    pub situations: Vec<String>,
+    /// Share of started operations that ended unknown (for a person to reconcile).
+    #[serde(default)]
+    pub unknown_rate: Option<f64>,
+    /// The command that replays the lowest failing (else inconclusive) seed.
+    pub repro: Option<String>,
+    /// Events of the lowest failing run and of its shrunk version, only when
+    /// it was shrunk (docs/shrinking.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Events of the shrunk run, when shrunk.
+    pub shrunk_events: Option<u64>,
+}
+
+impl SweepLine {
+    /// The summary line of a sweep of scenario `name` over `seeds`.
+    pub fn from_summary(
+        name: &str,
+        replay: String,
+        sets: &[String],
+        seeds: SeedRange,
+        sum: &sim::Summary,
+    ) -> Self {
+        let t = &sum.tally;
+        let failure = sum.first_failure.as_ref().map(|f| FailureLine {
+            seed: f.seed,
+            invariant: match &f.outcome {
+                Outcome::Violation(v) => v.invariant.to_string(),
+                _ => "model-panic".to_string(),
+            },
+            sentence: render::outcome_sentence(&f.outcome),
+            events: f.events,
+        });
+        let situation_runs = t
+            .situation_runs
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (registry::situation_name(i as u16).to_string(), *n))
+            .collect();
+        // Every chunk of seeds handed out runs to its end, so what ran of an
+        // interrupted sweep is the beginning of its range (sim::explore).
+        let ran = Seeds {
+            start: seeds.start,
+            end: seeds.start + t.schedules.min(seeds.len()),
+        };
+        let asked = Seeds {
+            start: seeds.start,
+            end: seeds.end,
+        };
+        let mut line = SweepLine {
+            scenario: name.to_string(),
+            replay,
+            sets: sets.to_vec(),
+            seeds: Some(ran),
+            requested: (ran != asked).then_some(asked),
+            schedules: t.schedules,
+            events: t.events,
+            holds: t.holds,
+            violations: t.violations,
+            panics: t.panics,
+            inconclusive: t.inconclusive,
+            faults: Faults {
+                lost: t.faults.lost,
+                duplicated: t.faults.duplicated,
+                partitioned: t.faults.partitioned,
+                crashed: t.faults.crashed,
+                dropped_at_down_actor: t.faults.dropped_at_down_actor,
+            },
+            situation_runs,
+            operations: Operations::from_tally(t),
+            failure,
+            first_inconclusive: sum.first_inconclusive.map(|(seed, l)| InconclusiveLine {
+                seed,
+                limit: l.as_str().to_string(),
+            }),
+            interrupted: sum.interrupted,
+            ..SweepLine::default()
+        };
+        line.derive();
+        line
+    }
+
+    /// Recomputes verdict, invariant, lowest failing seed, situation names and repro.
+    pub fn derive(&mut self) {
+        self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
+            (Some(_), _, _) => SweepVerdict::Violation,
+            (None, true, _) => SweepVerdict::Interrupted,
+            (None, false, _) if self.schedules == 0 => SweepVerdict::NoSeeds,
+            (None, false, 0) => SweepVerdict::Holds,
+            (None, false, _) => SweepVerdict::Inconclusive,
+        };
+        self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
+        self.lowest_failing_seed = self.failure.as_ref().map(|f| f.seed);
+        // In id order, as the models declare them.
+        let mut names: Vec<(u16, String)> = self
+            .situation_runs
+            .keys()
+            .map(|n| {
+                let id = registry::situations()
+                    .into_iter()
+                    .find(|s| s.name == n)
+                    .map_or(u16::MAX, |s| s.id);
+                (id, n.clone())
+            })
+            .collect();
+        names.sort();
+        self.situations = names.into_iter().map(|(_, n)| n).collect();
+        let ops = &self.operations;
+        self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
+        // The run to replay: the lowest failing seed, else the lowest inconclusive one.
+        self.repro = self
+            .lowest_failing_seed
+            .or(self.first_inconclusive.as_ref().map(|i| i.seed))
+            .map(|seed| format!("{} --seed {seed}", self.replay));
+    }
+
+    /// What to load the scenario by: its file when it was given by path, else its name.
+    pub fn scenario_arg(&self) -> String {
+        self.scenario_file
+            .clone()
+            .unwrap_or_else(|| self.scenario.clone())
+    }
+
+    /// Checks that every situation a JSON line names is one some model declares.
+    pub fn check_situation_names(&self) -> Result<(), String> {
+        let known = registry::situations();
+        for name in self.situations.iter().chain(self.situation_runs.keys()) {
+            if !known.iter().any(|s| s.name == name) {
+                return Err(format!("unknown situation `{name}`"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in
+    /// one sweep. A count that would overflow is an error (a corrupt file).
+    pub fn absorb(&mut self, o: &SweepLine) -> Result<(), String> {
+        let add = |a: &mut u64, b: u64, what: &str| {
+            *a = a
+                .checked_add(b)
+                .ok_or_else(|| format!("the {what} add up past 2^64"))?;
+            Ok::<(), String>(())
+        };
+        add(&mut self.schedules, o.schedules, "schedules")?;
+        add(&mut self.events, o.events, "events")?;
+        add(&mut self.holds, o.holds, "holds")?;
+        add(&mut self.violations, o.violations, "violations")?;
+        add(&mut self.panics, o.panics, "panics")?;
+        add(
+            &mut self.inconclusive,
+            o.inconclusive,
+            "inconclusive counts",
+        )?;
+        add(&mut self.faults.lost, o.faults.lost, "fault counts")?;
+        add(
+            &mut self.faults.duplicated,
+            o.faults.duplicated,
+            "fault counts",
+        )?;
+        add(
+            &mut self.faults.partitioned,
+            o.faults.partitioned,
+            "fault counts",
+        )?;
+        add(&mut self.faults.crashed, o.faults.crashed, "fault counts")?;
+        add(
+            &mut self.faults.dropped_at_down_actor,
+            o.faults.dropped_at_down_actor,
+            "fault counts",
+        )?;
+        self.operations.absorb(&o.operations)?;
+        for (k, v) in &o.situation_runs {
+            add(
+                self.situation_runs.entry(k.clone()).or_insert(0),
+                *v,
+                "situation counts",
+            )?;
+        }
+        if let Some(f) = &o.failure {
+            if self.failure.as_ref().is_none_or(|m| f.seed < m.seed) {
+                self.failure = Some(f.clone());
+            }
+        }
+        if let Some(i) = &o.first_inconclusive {
+            if self
+                .first_inconclusive
+                .as_ref()
+                .is_none_or(|m| i.seed < m.seed)
+            {
+                self.first_inconclusive = Some(i.clone());
+            }
+        }
+        self.interrupted |= o.interrupted;
+        Ok(())
+    }
+
+    /// The exit code of this summary's verdict.
+    pub fn exit_code(&self) -> u8 {
+        match self.verdict {
+            SweepVerdict::Violation => crate::exit::VIOLATION,
+            SweepVerdict::Holds | SweepVerdict::NoSeeds => crate::exit::HOLDS,
+            SweepVerdict::Interrupted => progress::INTERRUPTED,
+            SweepVerdict::Inconclusive => crate::exit::INCONCLUSIVE,
+        }
+    }
+}

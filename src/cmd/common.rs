@@ -1,0 +1,118 @@
+//! Helpers several subcommands share: seed and shard arguments, `--jobs`,
+//! exit codes, shell quoting, a record's repro `choices` and the wall clock.
+//! They live apart from any one command so that the commands depend on them,
+//! not on each other: `shrink`, `coverage` and `report` once imported them
+//! from `check`, which imports those commands back, and `find` imported the
+//! clock from `bench`, which runs `find`.
+
+use crate::scenarios::UsageError;
+use sim::{Outcome, Record, SeedRange};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Parses `--seeds A..B` (B exclusive, above A).
+pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("`{s}` is not a range A..B, e.g. 0..1000"))?;
+    let start: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{a}` is not a seed"))?;
+    let end: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a seed"))?;
+    if end <= start {
+        return Err(format!(
+            "empty seed range {start}..{end}: the end is exclusive and must be above the start"
+        ));
+    }
+    Ok(SeedRange { start, end })
+}
+
+/// Parses `--shard I/N` (0-based, I below N).
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}` is not I/N, e.g. 0/4 for the first of four shards"))?;
+    let index: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{a}` is not a shard index"))?;
+    let count: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a shard count"))?;
+    if count == 0 || index >= count {
+        return Err(format!(
+            "shard {index}/{count} does not exist: shards are numbered 0 to N-1 (e.g. JOB_COMPLETION_INDEX)"
+        ));
+    }
+    Ok((index, count))
+}
+
+/// The exit code of one run's outcome.
+pub fn exit_code(o: &Outcome) -> u8 {
+    match o {
+        Outcome::Holds => crate::exit::HOLDS,
+        Outcome::Violation(_) | Outcome::Panicked(_) => crate::exit::VIOLATION,
+        Outcome::Inconclusive(_) => crate::exit::INCONCLUSIVE,
+    }
+}
+
+/// `word` as a shell reads it back: as is when it is plain, else in single
+/// quotes (`--set 'consumer.program=["python3", "c.py"]'`), so a repro line
+/// can be pasted.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,=/:+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// One worker thread per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The most worker threads `--jobs` accepts: far above any core count that
+/// helps, far below what would exhaust the process's threads or memory.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs` as given, checked, or one per core.
+pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
+    match given {
+        None => Ok(default_jobs()),
+        Some(0) => Err(UsageError(
+            "error: --jobs must be at least 1\nhelp: leave it out to use one worker per core\n"
+                .into(),
+        )),
+        Some(n) if n > MAX_JOBS => Err(UsageError(format!(
+            "error: --jobs {n} is more than {MAX_JOBS} worker threads\nhelp: give at most {MAX_JOBS}; more threads than cores ({}) do not make a sweep faster\n",
+            default_jobs()
+        ))),
+        Some(n) => Ok(n),
+    }
+}
+
+/// A record as the `choices` of a repro file: stream name to decision values.
+pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+    let map: BTreeMap<String, &Vec<u64>> = record
+        .streams
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(i, v)| (sim::shrink::stream_name(world, i as u32), v))
+        .collect();
+    serde_json::json!(map)
+}
+
+/// The one wall clock in idemsim: a benchmark measures real time by definition,
+/// and nothing it reads flows into a run.
+#[allow(clippy::disallowed_methods)]
+pub fn wall_clock() -> Instant {
+    Instant::now()
+}
