@@ -16,7 +16,9 @@ REPEAT=${REPEAT:-3}
 # idemsim runs about 15 events per schedule of this model.
 RUNS=${RUNS:-$((STEPS / 15))}
 
-cargo build --release --quiet
+# Its own target directory even when CARGO_TARGET_DIR is set: this crate's
+# `idemsim` binary must not land beside (and replace) the root crate's.
+cargo build --release --quiet --target-dir target
 SR=./target/release/stateright
 IS=./target/release/idemsim
 
