@@ -129,6 +129,47 @@ fn exhaustive_holds_for_the_stable_key() {
     assert!(v2["data"]["schedules"].as_u64().expect("count") > k1);
 }
 
+/// Without a counterexample, an inconclusive enumeration names the first
+/// schedule that hit a limit, and its repro replays to the same limit.
+#[test]
+fn exhaustive_names_the_schedule_that_hit_a_limit_and_writes_its_repro() {
+    let dir = std::env::temp_dir().join(format!("idemsim-inc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let repro = dir.join("limit.json");
+    let repro = repro.to_str().expect("UTF-8 path");
+    let args = [
+        "check",
+        "payment-stable-key",
+        "--exhaustive",
+        "--max-faults",
+        "2",
+        "--set",
+        "run.max_steps=300",
+        "--repro-out",
+        repro,
+        "--json",
+    ];
+    let out = idemsim(&args);
+    assert_eq!(out.status.code(), Some(3), "inconclusive");
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("JSON");
+    let first = &v["data"]["first_inconclusive"];
+    assert_eq!(first["limit"], "max_steps", "{v}");
+    assert!(first["record"].is_object(), "{v}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("first schedule that hit a limit (max_steps):"),
+        "{err}"
+    );
+    let replay = idemsim(&["replay", "--repro", repro]);
+    assert_eq!(
+        replay.status.code(),
+        Some(3),
+        "the repro hits the limit again"
+    );
+    assert!(stdout(&replay).contains("hit its max_steps limit"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn exhaustive_output_does_not_depend_on_jobs() {
     let cases: [&[&str]; 4] = [

@@ -195,6 +195,28 @@ pub(super) fn run_exhaustive(
         );
         lines.push(format!("=> {}", render::outcome_sentence(&report.outcome)));
     }
+    // Without a counterexample, the schedule that hit a limit is the finding:
+    // its decisions say which faults keep the run going, and a repro replays it.
+    let mut limit_json = None;
+    if let (None, Some((record, limit))) = (&r.shortest, &r.first_inconclusive) {
+        lines.push(format!(
+            "first schedule that hit a limit ({}):",
+            limit.as_str()
+        ));
+        for d in describe_record(&s.system.world, record) {
+            lines.push(format!("  {d}"));
+        }
+        let json = record_choices(&s.system.world, record);
+        lines.push(format!("record: {json}"));
+        limit_json = Some(serde_json::json!({"limit": limit.as_str(), "record": json}));
+        if let Some(path) = &a.repro_out {
+            let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+            let outcome = Outcome::Inconclusive(*limit);
+            let repro = crate::cmd::shrink::repro_of(s, &from, &a.set, None, record, &outcome);
+            crate::cmd::shrink::write_repro(path, &repro)?;
+            lines.push(format!("repro: idemsim replay --repro {path}"));
+        }
+    }
     let text = lines.join("\n") + "\n";
     if a.json {
         crate::eout!("{text}");
@@ -227,6 +249,7 @@ pub(super) fn run_exhaustive(
                         "crashed": r.tally.faults.crashed,
                     },
                     "situations": reached,
+                    "first_inconclusive": limit_json,
                     "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
                         "faults": c.faults,
                         "events": c.events,
