@@ -299,3 +299,56 @@ fn verify_takes_folders_and_refuses_an_empty_one() {
     );
     assert!(err.contains("help: "), "{err}");
 }
+
+/// A design searched coverage-guided (`run.strategy = "coverage"`) has no
+/// failing seed to store: its regression is the failing schedule's decisions,
+/// recorded by `check` and `verify` alike and replayed first from then on.
+#[test]
+fn a_coverage_guided_failure_is_recorded_by_its_decisions_and_replayed() {
+    let repo = scratch_dir("ci_recipe/coverage");
+    let db = repo.join(".idemsim/regressions");
+    std::fs::create_dir_all(repo.join("scenarios")).unwrap();
+    let text =
+        std::fs::read_to_string(root().join("scenarios/payment-give-up-silently-low-loss.toml"))
+            .unwrap();
+    // Someone believes the silent give-up is safe at this loss rate.
+    let believed = text.replace(
+        "verdict = \"violation\"\ninvariant = \"no-lost-effect\"",
+        "verdict = \"holds\"",
+    );
+    assert_ne!(believed, text);
+    let file = "scenarios/low-loss.toml";
+    std::fs::write(repo.join(file), believed).unwrap();
+
+    let (out, _) = run_in(&repo, &["check", file], &[], 1);
+    assert!(
+        out.contains("violation found by coverage-guided search"),
+        "{out}"
+    );
+    let files = regressions(&db);
+    assert_eq!(files.len(), 1, "{out}");
+    let shown = format!(".idemsim/regressions/{}", files[0]);
+    assert!(
+        out.contains(&format!("recorded regression {shown}")),
+        "{out}"
+    );
+    let repro: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join(&files[0])).unwrap()).unwrap();
+    assert!(repro["seed"].is_null(), "no seed replays it: {repro}");
+
+    // The next run replays it first; verify finds it again and writes nothing new.
+    let (out, _) = run_in(&repo, &["check", file], &[], 1);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with(&format!("regression {shown}: still fails")),
+        "{out}"
+    );
+    let (out, _) = run_in(&repo, &["verify", "scenarios", "--no-ablations"], &[], 1);
+    assert!(
+        out.contains(&format!("regression {shown}: still fails")),
+        "{out}"
+    );
+    assert_eq!(regressions(&db), files, "deduplicated");
+}

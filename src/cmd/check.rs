@@ -61,9 +61,19 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         )));
     }
     let strategy = a.strategy.map_or(s.strategy, Strategy::from);
+    // The regression database: this scenario's recorded failures run first.
+    // Shards leave it alone (`idemsim merge` sees no regressions).
+    let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
     if strategy == Strategy::Coverage {
         crate::external::determinism_check_first(&s, all, a.determinism_seeds, &replay)?;
-        return super::coverage::run(super::coverage::Request {
+        let replayed = match &db {
+            Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
+            None => Vec::new(),
+        };
+        for r in &replayed {
+            crate::regressions::cli::print(r, a.json, "");
+        }
+        let found = super::coverage::run(super::coverage::Request {
             scenario: &s,
             entry: &entry,
             sets: &a.set,
@@ -74,7 +84,24 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             repro_out: a.repro_out.as_deref(),
             replay: &replay,
             stop: &progress::STOP,
-        });
+        })?;
+        if let (Some(db), Some((record, outcome))) = (&db, &found.failure) {
+            let recorded = crate::regressions::cli::record_failure(
+                db,
+                &s,
+                &entry,
+                &a.set,
+                None,
+                Some(record),
+                outcome,
+            )?;
+            if let Some(r) =
+                recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file))
+            {
+                r.print(a.json, "");
+            }
+        }
+        return Ok(crate::regressions::cli::exit_code(found.code, &replayed));
     }
     // A shard may be empty when there are more shards than seeds; it merges as nothing.
     let seeds = match a.shard {
@@ -82,9 +109,6 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         None => all,
     };
     crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
-    // The regression database: this scenario's recorded failures run first.
-    // Shards leave it alone (`idemsim merge` sees no regressions).
-    let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
     let replayed = match &db {
         Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
         None => Vec::new(),
@@ -134,7 +158,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             .as_ref()
             .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
         let recorded = crate::regressions::cli::record_failure(
-            db, &s, &entry, &a.set, f.seed, record, outcome,
+            db,
+            &s,
+            &entry,
+            &a.set,
+            Some(f.seed),
+            record,
+            outcome,
         )?;
         // A failure found again that a replayed regression already shows: said once.
         if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {

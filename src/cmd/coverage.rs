@@ -9,7 +9,7 @@ use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
 use models::registry;
 use models::Scenario;
-use sim::{Outcome, SeedRange};
+use sim::{Outcome, Record, SeedRange};
 use std::sync::atomic::AtomicBool;
 
 /// What `check` hands over.
@@ -36,8 +36,17 @@ pub struct Request<'a> {
     pub stop: &'a AtomicBool,
 }
 
-/// Runs the search, prints its summary (and its shrunk failure) and returns the exit code.
-pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
+/// What the search ended with: its exit code, and the (shrunk) failing
+/// schedule, which `check` records in the regression folder.
+pub struct Found {
+    /// The exit code of the search alone.
+    pub code: u8,
+    /// The failure's decisions and outcome, when it found one.
+    pub failure: Option<(Record, Outcome)>,
+}
+
+/// Runs the search, prints its summary (and its shrunk failure).
+pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     let s = q.scenario;
     let r = s.coverage(q.seeds, q.stop);
     crate::external::check_summary(s, q.replay, &r.summary)?;
@@ -88,6 +97,7 @@ pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
     ));
     let mut shrunk_text = None;
     let mut record_json = None;
+    let mut failure = None;
     if let (Some(record), Some(f)) = (&r.failing, &sum.first_failure) {
         let what = format!("coverage-guided schedule #{}", f.seed + 1);
         let shrunk = (!q.no_shrink)
@@ -116,6 +126,7 @@ pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
                     .to_string(),
             ),
         }
+        failure = Some((shown, outcome));
     }
     let text = lines.join("\n") + "\n";
     if q.json {
@@ -154,5 +165,5 @@ pub fn run(q: Request<'_>) -> Result<u8, UsageError> {
             crate::out!("{t}");
         }
     }
-    Ok(code)
+    Ok(Found { code, failure })
 }

@@ -38,7 +38,7 @@ pub fn record_failure(
     s: &Scenario,
     entry: &Entry,
     sets: &[String],
-    seed: u64,
+    seed: Option<u64>,
     record: Option<&Record>,
     outcome: &Outcome,
 ) -> Result<Option<Recorded>, UsageError> {
@@ -46,15 +46,17 @@ pub fn record_failure(
         return Ok(None);
     }
     let owned;
-    let record = match record {
-        Some(r) => r,
-        None => {
+    let record = match (record, seed) {
+        (Some(r), _) => r,
+        (None, Some(seed)) => {
             let mut sim = Sim::new(&s.system);
             owned = sim::shrink::record_seed(&mut sim, &s.system, seed).0;
             &owned
         }
+        // A failure with neither: nothing that could replay it.
+        (None, None) => return Ok(None),
     };
-    let repro: Repro = crate::cmd::shrink::repro_of(s, entry, sets, Some(seed), record, outcome);
+    let repro: Repro = crate::cmd::shrink::repro_of(s, entry, sets, seed, record, outcome);
     let (path, new) = db.record(&repro)?;
     Ok(Some(Recorded {
         file: crate::scenarios::display_path(&path),
@@ -197,10 +199,18 @@ pub fn record_sweep_failure(
         return Ok(None);
     }
     let budget = crate::cmd::shrink::Budget::default();
-    let done = crate::cmd::shrink::shrink_seed(s, f.seed, budget);
+    // A coverage-guided search's failure has no seed: its index in the
+    // search would replay another run. Search again and record the decisions.
+    let searched = s.strategy == models::scenario::Strategy::Coverage;
+    let done = if searched {
+        crate::cmd::shrink::shrink_searched(s, budget)
+    } else {
+        crate::cmd::shrink::shrink_seed(s, f.seed, budget)
+    };
     let outcome = done
         .as_ref()
         .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
     let record = done.as_ref().map(|d| &d.shrunk.record);
-    record_failure(db, s, entry, &[], f.seed, record, outcome)
+    let seed = (!searched).then_some(f.seed);
+    record_failure(db, s, entry, &[], seed, record, outcome)
 }
