@@ -164,6 +164,7 @@ fn key_policies_name_what_they_should() {
             start_ms: 0,
             retry_amount_eur: None,
         }],
+        reconcile: None,
     };
     let op = cfg.ops[0].op();
     let client = |cfg: &ClientConfig| Client::<Msg>::new(cfg.clone());

@@ -562,3 +562,48 @@ fn every_invariant_has_cases_here() {
         assert!(!i.doc.is_empty());
     }
 }
+
+/// A reconciliation job resolves an unknown dead letter later: the ledger
+/// judges what the client was finally told, by the same invariants.
+#[test]
+fn a_reconciled_dead_letter_is_judged_by_what_the_client_was_finally_told() {
+    let c = claim(4711);
+    // Paid before the dead letter; the job finds it and tells the client: done, once.
+    silent(&[
+        (0, 0, intent(c, 1200)),
+        (1, 2, transfer(c, 1200)),
+        (30, 0, ended(c, Ending::Unknown)),
+        (90, 0, told(c, 1200)),
+        (90, 0, ended(c, Ending::Done)),
+    ]);
+    // The job says "paid" while nothing landed: a false success.
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, told(c, 1200)),
+        ],
+    );
+    // The job's re-drive pays a claim the bank had already paid.
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, intent(c, 1200)),
+            (1, 2, transfer(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, Obs::AttemptSent { op: c, attempt: 4 }),
+            (91, 2, transfer(c, 1200)),
+        ],
+    );
+    // Reconciled to "done" and then nothing landed by the end: lost, not unknown.
+    assert_eq!(
+        judge(&[
+            (0, 0, intent(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, ended(c, Ending::Done)),
+        ]),
+        None,
+        "an ending without a told-done is judged by the effects alone"
+    );
+}

@@ -329,6 +329,8 @@ impl<W: Carries<Msg>> Actor for Client<W> {
             return;
         }
         match timer.kind {
+            // This client has no reconciliation job.
+            OpTimerKind::Reconcile => {}
             OpTimerKind::NextAttempt => self.read(st, s, i, ctx),
             OpTimerKind::Timeout => {
                 let Some((_, attempt, phase)) = st.awaiting.take() else {

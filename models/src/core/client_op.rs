@@ -43,6 +43,9 @@ pub enum OpTimerKind {
     Timeout,
     /// The operation's first attempt, or the next after a backoff.
     NextAttempt,
+    /// A reconciliation job's next look at an operation given up with an
+    /// unknown outcome.
+    Reconcile,
 }
 
 /// A client's two timers of operation `id`, the `i`-th in its list, named in
@@ -76,6 +79,14 @@ impl<S> OpTimer<S> {
             ..Self::timeout(i, id)
         }
     }
+
+    /// The reconciliation job's next round for the `i`-th operation, `id`.
+    pub fn reconcile(i: usize, id: u32) -> Self {
+        OpTimer {
+            kind: OpTimerKind::Reconcile,
+            ..Self::timeout(i, id)
+        }
+    }
 }
 
 impl<S: OpSpace> fmt::Display for OpTimer<S> {
@@ -83,6 +94,7 @@ impl<S: OpSpace> fmt::Display for OpTimer<S> {
         let what = match self.kind {
             OpTimerKind::Timeout => "attempt timeout",
             OpTimerKind::NextAttempt => "next attempt",
+            OpTimerKind::Reconcile => "reconcile",
         };
         write!(f, "{what} ({})", Op::new(S::SPACE, self.id))
     }
@@ -92,7 +104,10 @@ impl<S: OpSpace> Timer for OpTimer<S> {
     fn slot(&self) -> u32 {
         match self.kind {
             OpTimerKind::Timeout => 2 * self.i,
-            OpTimerKind::NextAttempt => 2 * self.i + 1,
+            // A job looks only at an operation that has ended, whose
+            // attempts set no timer any more: it can share their slot, and
+            // every client keeps two slots per operation.
+            OpTimerKind::NextAttempt | OpTimerKind::Reconcile => 2 * self.i + 1,
         }
     }
 }
@@ -129,11 +144,42 @@ pub struct ClientOp {
     pub uncertain: bool,
 }
 
+/// A reconciliation job's progress on one operation its client gave up
+/// with an unknown outcome, kept in the client's database so that the job
+/// resumes where it was after a crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Followup {
+    /// The operation's index in the client's list.
+    pub i: u32,
+    /// Rounds started (each one a question, and maybe a re-drive).
+    pub round: u32,
+    /// The last round that re-drove the operation (0: none): a duplicated
+    /// or late answer must not re-drive it twice in one round.
+    pub redriven: u32,
+    /// Still looking: neither resolved nor handed over to a person.
+    pub open: bool,
+}
+
 /// A client's database: its operations, surviving its crashes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ClientStorage {
     /// One record per operation, in the order of the client's list.
     pub ops: Vec<ClientOp>,
+    /// The reconciliation job's records, one per operation it took up.
+    pub followups: Vec<Followup>,
+}
+
+/// A client without a reconciliation job shows what it always showed: the
+/// job's records appear once there are any.
+impl fmt::Debug for ClientStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ClientStorage");
+        d.field("ops", &self.ops);
+        if !self.followups.is_empty() {
+            d.field("followups", &self.followups);
+        }
+        d.finish()
+    }
 }
 
 impl ClientStorage {
@@ -142,6 +188,7 @@ impl ClientStorage {
         let s = storage.get_or_insert_with(ClientStorage::default);
         s.ops.clear();
         s.ops.resize(n, ClientOp::NEW);
+        s.followups.clear();
     }
 }
 

@@ -358,6 +358,8 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     ) {
         let i = timer.i as usize;
         match timer.kind {
+            // This client has no reconciliation job.
+            OpTimerKind::Reconcile => {}
             OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);

@@ -1,8 +1,10 @@
 //! The claims system: it starts each payment once, retries it within its
 //! policy, and records what it finally knows: paid, failed, or unknown (a dead
-//! letter a person reconciles), never more than it was told.
+//! letter a person reconciles), never more than it was told. A
+//! reconciliation job may take an unknown dead letter up (`reconcile.rs`).
 
 use super::msg::{Msg, PayStatus};
+use super::reconcile::ReconcileConfig;
 use super::situations as sit;
 use super::CLAIM;
 use crate::core::breaker::{Breaker, BreakerConfig, CallResult, Verdict};
@@ -88,6 +90,8 @@ pub struct ClientConfig {
     pub breaker: Option<BreakerConfig>,
     /// The operations it runs.
     pub ops: Vec<OpSpec>,
+    /// A job that takes up its unknown dead letters (none: a person does).
+    pub reconcile: Option<ReconcileConfig>,
 }
 
 /// Volatile: which attempt each operation waits on (its open connection),
@@ -189,6 +193,7 @@ impl<W: Carries<Msg>> Client<W> {
             let (op, amount) = (spec.op(), spec.amount_eur);
             let dead_letter = self.cfg.dead_letter;
             s.ops[i].fail_fast(op, amount, window_ms, dead_letter, &SITUATIONS, ctx);
+            self.take_up(s, i, ctx);
             return;
         }
         let op = &mut s.ops[i];
@@ -213,11 +218,26 @@ impl<W: Carries<Msg>> Client<W> {
     fn give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
         let op = self.cfg.ops[i].op();
         s.ops[i].give_up(op, self.cfg.dead_letter, &SITUATIONS, ctx);
+        self.take_up(s, i, ctx);
     }
 
     /// After an attempt that may be retried: retry within the policy, if the
-    /// budget pays for it, or give up.
+    /// budget pays for it, or give up (and the job, if any, takes it up).
     fn retry_or_give_up(
+        &self,
+        st: &mut ClientState,
+        s: &mut ClientStorage,
+        i: usize,
+        after_timeout: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        self.retry_or_end(st, s, i, after_timeout, ctx);
+        if s.ops[i].status == OpStatus::Done {
+            self.take_up(s, i, ctx);
+        }
+    }
+
+    fn retry_or_end(
         &self,
         st: &mut ClientState,
         s: &mut ClientStorage,
@@ -351,7 +371,22 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
         let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
+        if self.cfg.reconcile.is_none() {
+            client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
+            return;
+        }
+        // The job's timers died with the process; its records did not.
+        self.resume_jobs(&s.followups, ctx);
+        // A restart gives some pending operations up: the job takes those up too.
+        let pending: Vec<usize> = (0..s.ops.len())
+            .filter(|&i| s.ops[i].status == OpStatus::Pending)
+            .collect();
         client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
+        for i in pending {
+            if s.ops[i].status == OpStatus::Done {
+                self.take_up(s, i, ctx);
+            }
+        }
     }
 
     fn on_msg(
@@ -362,14 +397,20 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         msg: W,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(&Msg::PayReply {
-            op,
-            attempt,
-            status,
-            ..
-        }) = msg.peek()
-        else {
-            return;
+        let (op, attempt, status) = match msg.peek() {
+            Some(&Msg::PayReply {
+                op,
+                attempt,
+                status,
+                ..
+            }) => (op, attempt, status),
+            Some(&Msg::StatusReply { op, paid_eur }) if self.cfg.reconcile.is_some() => {
+                if let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) {
+                    self.on_status(s, i, paid_eur, ctx);
+                }
+                return;
+            }
+            _ => return,
         };
         let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) else {
             return;
@@ -390,6 +431,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     ) {
         let i = timer.i as usize;
         match timer.kind {
+            OpTimerKind::Reconcile => self.reconcile_round(&mut s.followups, i, ctx),
             OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);

@@ -6,6 +6,7 @@
 mod bank;
 mod client;
 mod msg;
+mod reconcile;
 pub(crate) mod scenario;
 mod service;
 pub mod situations;
@@ -16,6 +17,7 @@ pub use client::{
     OpSpec, OpStatus,
 };
 pub use msg::{Msg, PayStatus, TransferResult};
+pub use reconcile::{Ask, ReconcileConfig, RedriveKey, MAX_ROUNDS};
 pub use service::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Queued, Service, ServiceConfig, ServiceState,
     ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,

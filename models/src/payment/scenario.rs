@@ -1,5 +1,6 @@
 //! The payment model's tables in a scenario file: `[client]`,
-//! `[client.retry]`, `[client.budget]`, `[client.breaker]`, `[service]`,
+//! `[client.retry]`, `[client.budget]`, `[client.breaker]`,
+//! `[client.reconcile]`, `[service]`,
 //! `[bank]` and `[[operations]]`. With `client.actors` above 1 the claims
 //! system is that many client actors, `client-1` to `client-N`, with the
 //! `[client]` settings each, the operations dealt out among them in turn.
@@ -17,7 +18,7 @@ use crate::core::input::{
 };
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
-use load::{BreakerDto, BudgetDto};
+use load::{BreakerDto, BudgetDto, ReconcileDto};
 use serde::Deserialize;
 use sim::ActorId;
 use std::collections::BTreeSet;
@@ -52,6 +53,7 @@ struct ClientDto {
     retry: RetryDto,
     budget: Option<BudgetDto>,
     breaker: Option<BreakerDto>,
+    reconcile: Option<ReconcileDto>,
 }
 
 impl Default for ClientDto {
@@ -65,6 +67,7 @@ impl Default for ClientDto {
             retry: RetryDto::default(),
             budget: None,
             breaker: None,
+            reconcile: None,
         }
     }
 }
@@ -237,7 +240,10 @@ fn parts(
     service: ActorId,
     bank: ActorId,
 ) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
-    let client = client(&d.client, &d.operations, input, service)?;
+    let mut client = client(&d.client, &d.operations, input, service)?;
+    if let Some(r) = &d.client.reconcile {
+        client.reconcile = Some(r.build(d.bank.status_query, service, bank)?);
+    }
     let ops = client.ops.len();
     if ops < clients {
         return Err(invalid(
@@ -406,6 +412,7 @@ fn client(
             .transpose()?
             .flatten(),
         ops: specs,
+        reconcile: None,
     })
 }
 

@@ -568,6 +568,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                 TransferResult::Refused { .. } => self.on_refused(st, op, ctx),
             },
             Some(&Msg::StatusReply { op, paid_eur }) => self.on_status(st, s, op, paid_eur, ctx),
+            Some(&Msg::StatusQuery { op }) => self.answer_status(s, from, op, ctx),
             _ => {}
         }
         self.pump(st, ctx);

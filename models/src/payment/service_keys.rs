@@ -90,6 +90,29 @@ impl<W: Carries<Msg>> Service<W> {
         }
     }
 
+    /// A client's reconciliation job asks what was paid for `op`: the
+    /// service answers from its own key table, what it believes, so a key
+    /// left "in progress" reads as nothing paid whatever the bank did.
+    pub(super) fn answer_status(
+        &self,
+        s: &ServiceStorage,
+        from: ActorId,
+        op: Op,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let now = ctx.now_us();
+        let paid_eur = s
+            .keys
+            .iter()
+            .filter(|(k, e)| {
+                e.value.op == op && e.value.state == KeyState::Paid && s.keys.get(k, now).is_some()
+            })
+            .map(|(_, e)| e.value.amount_eur)
+            .max()
+            .unwrap_or(0);
+        ctx.send(from, W::wrap(Msg::StatusReply { op, paid_eur }));
+    }
+
     pub(super) fn answer_waiters(
         &self,
         st: &mut ServiceState,

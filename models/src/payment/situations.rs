@@ -59,6 +59,12 @@ pub const BREAKER_OPENED: SituationId = 38;
 pub const BREAKER_FAST_FAIL: SituationId = 39;
 /// `breaker-closed`: a trial call succeeded and the breaker closed.
 pub const BREAKER_CLOSED: SituationId = 40;
+/// `reconciled-paid`: the reconciliation job found an unknown dead letter paid and told the client it is done.
+pub const RECONCILED_PAID: SituationId = 41;
+/// `reconcile-redriven`: the reconciliation job found a claim unpaid and drove its payment again.
+pub const RECONCILE_REDRIVEN: SituationId = 42;
+/// `reconcile-gave-up`: the reconciliation job spent its rounds: the dead letter stays unknown, for a person.
+pub const RECONCILE_GAVE_UP: SituationId = 43;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
@@ -90,4 +96,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: BREAKER_OPENED, name: "breaker-opened", doc: "The client's circuit breaker opened after too many failures in its window." },
     SituationDoc { id: BREAKER_FAST_FAIL, name: "breaker-fast-fail", doc: "The client's open circuit breaker refused an attempt: not sent, the operation given up at once." },
     SituationDoc { id: BREAKER_CLOSED, name: "breaker-closed", doc: "A trial call through the half-open breaker succeeded and closed it." },
+    SituationDoc { id: RECONCILED_PAID, name: "reconciled-paid", doc: "The client's reconciliation job asked about an unknown dead letter, found it paid, and told the client it is done." },
+    SituationDoc { id: RECONCILE_REDRIVEN, name: "reconcile-redriven", doc: "The client's reconciliation job found a claim of an unknown dead letter unpaid and drove its payment again (a late retry)." },
+    SituationDoc { id: RECONCILE_GAVE_UP, name: "reconcile-gave-up", doc: "The client's reconciliation job spent its rounds without an answer that the claim was paid: the dead letter stays unknown, for a person." },
 ];

@@ -1,0 +1,185 @@
+//! The claims system's reconciliation job (chapter 14): for each claim it
+//! gave up with an unknown outcome it asks, a while later, how much has been
+//! paid; paid, and the claim is finally done; not paid, and it drives the
+//! payment again and asks once more next round, up to a number of rounds,
+//! after which the dead letter stays for a person.
+//!
+//! Each step is its own handler call (the dead letter and the job's record,
+//! each round's question, each answer and its re-drive), and the job's
+//! progress lives in the client's database, so a crash between any two
+//! steps leaves a job that resumes.
+
+use super::client::Client;
+use super::msg::Msg;
+use super::situations as sit;
+use crate::core::client_op::{ClientStorage, Followup, OpTimer};
+use crate::core::{Carries, Ending, Key, Obs};
+use sim::{ActorId, Ctx, US_PER_MS};
+
+/// Most rounds a job may take before it hands a claim over to a person.
+pub const MAX_ROUNDS: u64 = 100;
+
+/// Whom the job asks whether a claim was paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// The bank, where the money leaves: the only place that knows.
+    Bank,
+    /// The payment service's own key table (a mistake): a key left "in
+    /// progress" reads as "nothing paid" while the bank may have paid.
+    Service,
+}
+
+/// Which key a re-drive carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedriveKey {
+    /// The operation's key under the client's policy, so that every layer
+    /// that deduplicates still recognises it.
+    Same,
+    /// A key never sent before (a mistake): `payment-new-key-per-retry` by hand.
+    New,
+}
+
+/// The job's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReconcileConfig {
+    /// How long after the dead letter the job first looks, and between rounds.
+    pub after_ms: u64,
+    /// Rounds before the claim is handed over to a person (0: at once, the
+    /// job only looks at its dead letters to count them).
+    pub max_rounds: u32,
+    /// Whom it asks.
+    pub ask: Ask,
+    /// The actor it asks (the bank or the service).
+    pub asked: ActorId,
+    /// Which key a re-drive carries.
+    pub redrive_key: RedriveKey,
+}
+
+impl<W: Carries<Msg>> Client<W> {
+    fn wait_round(&self, cfg: &ReconcileConfig, i: usize, ctx: &mut impl Ctx<Self>) {
+        let id = self.cfg.ops[i].claim;
+        ctx.set_timer(
+            OpTimer::reconcile(i, id),
+            cfg.after_ms.saturating_mul(US_PER_MS),
+        );
+    }
+
+    /// After operation `i` was given up: an unknown dead letter becomes the
+    /// job's work, recorded in the same step as the dead letter itself.
+    pub(super) fn take_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
+        let Some(cfg) = &self.cfg.reconcile else {
+            return;
+        };
+        let op = &s.ops[i];
+        // Failed is known and abandoned is invisible: only an unknown dead
+        // letter is the job's.
+        if !(self.cfg.dead_letter && op.uncertain) {
+            return;
+        }
+        if s.followups.iter().any(|f| f.i as usize == i) {
+            return;
+        }
+        s.followups.push(Followup {
+            i: i as u32,
+            round: 0,
+            redriven: 0,
+            open: true,
+        });
+        self.wait_round(cfg, i, ctx);
+    }
+
+    /// After a restart: the timers died with the process, the records did not.
+    pub(super) fn resume_jobs(&self, followups: &[Followup], ctx: &mut impl Ctx<Self>) {
+        let Some(cfg) = &self.cfg.reconcile else {
+            return;
+        };
+        for f in followups.iter().filter(|f| f.open) {
+            self.wait_round(cfg, f.i as usize, ctx);
+        }
+    }
+
+    /// The job's timer: a new round asks again, or, once the rounds are
+    /// spent, the claim stays unknown, for a person.
+    pub(super) fn reconcile_round(
+        &self,
+        followups: &mut [Followup],
+        i: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(cfg) = &self.cfg.reconcile else {
+            return;
+        };
+        let Some(f) = followups.iter_mut().find(|f| f.i as usize == i && f.open) else {
+            return;
+        };
+        if f.round >= cfg.max_rounds {
+            f.open = false;
+            ctx.reached(sit::RECONCILE_GAVE_UP);
+            return;
+        }
+        f.round += 1;
+        let op = self.cfg.ops[i].op();
+        ctx.send(cfg.asked, W::wrap(Msg::StatusQuery { op }));
+        // The next round is also this round's timeout: a lost question or
+        // answer costs a round, never the job.
+        self.wait_round(cfg, i, ctx);
+    }
+
+    /// An answer to the job's question: paid, and the client is finally
+    /// told so; not paid, and the claim is driven again, once per round.
+    pub(super) fn on_status(
+        &self,
+        s: &mut ClientStorage,
+        i: usize,
+        paid_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let Some(cfg) = &self.cfg.reconcile else {
+            return;
+        };
+        let Some(f) = s.followups.iter_mut().find(|f| f.i as usize == i && f.open) else {
+            return;
+        };
+        let spec = self.cfg.ops[i];
+        let op = spec.op();
+        if paid_eur >= spec.amount_eur {
+            f.open = false;
+            ctx.cancel_timer(OpTimer::reconcile(i, spec.claim));
+            ctx.reached(sit::RECONCILED_PAID);
+            ctx.observe(Obs::ToldDone {
+                op,
+                payload: spec.amount_eur,
+            });
+            ctx.observe(Obs::Ended {
+                op,
+                ending: Ending::Done,
+            });
+            return;
+        }
+        // The last round's "not paid" is left for a person: a re-drive
+        // nobody looks at again would be a payment nobody checks.
+        if f.redriven == f.round || f.round >= cfg.max_rounds {
+            return;
+        }
+        f.redriven = f.round;
+        let o = &mut s.ops[i];
+        o.attempts += 1;
+        let attempt = o.attempts;
+        let key = match cfg.redrive_key {
+            RedriveKey::Same => self.key_for(i, attempt, o.started_us),
+            // Never sent before: the client's own attempts carry at most
+            // their number, and this one's is higher than any.
+            RedriveKey::New => Key::Op { op, n: attempt },
+        };
+        ctx.reached(sit::RECONCILE_REDRIVEN);
+        ctx.observe(Obs::AttemptSent { op, attempt });
+        let pay = Msg::Pay {
+            op,
+            attempt,
+            key,
+            amount_eur: spec.amount_eur,
+            timeout_ms: u32::try_from(self.cfg.timeout_ms).unwrap_or(u32::MAX),
+        };
+        ctx.send(self.cfg.service, W::wrap(pay));
+    }
+}
