@@ -145,6 +145,15 @@ pub trait Ctx<A: Actor + ?Sized> {
         }
     }
 
+    /// The actor's own recorded decision: a value in `lo..=hi`, recorded as
+    /// its distance below `hi`, so zero is the largest. For a wait before a
+    /// retry, where the longer wait is the quieter run: shrinking and
+    /// exhaustive search lower every decision towards zero, which must be the
+    /// least eventful value, not a retry at once.
+    fn range_down(&mut self, lo: u64, hi: u64) -> u64 {
+        hi - (self.range(lo, hi) - lo)
+    }
+
     /// Ends this atomic step and continues with `timer` at once.
     /// A crash may fall in between, which is the point.
     fn continue_with(&mut self, timer: A::Timer) {

@@ -197,7 +197,7 @@ impl<W: Carries<Msg>> Client<W> {
             o.started_us,
             now_us,
             self.cfg.timeout_ms,
-            |lo, hi| ctx.range(lo, hi),
+            |lo, hi| ctx.range_down(lo, hi),
         );
         match next {
             Some(wait_us) => {

@@ -354,7 +354,7 @@ impl ClientOp {
             self.started_us,
             now_us,
             p.timeout_ms,
-            |lo, hi| ctx.range(lo, hi),
+            |lo, hi| ctx.range_down(lo, hi),
         );
         match next {
             Some(delay_ms) if allow(ctx) => {
