@@ -144,7 +144,7 @@ fn exhaustive_names_the_schedule_that_hit_a_limit_and_writes_its_repro() {
         "--max-faults",
         "2",
         "--set",
-        "run.max_steps=300",
+        "run.max_steps=15",
         "--repro-out",
         repro,
         "--json",
