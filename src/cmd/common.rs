@@ -116,3 +116,17 @@ pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value 
 pub fn wall_clock() -> Instant {
     Instant::now()
 }
+
+/// The "faults fired" line every summary prints (sweep, search, enumeration).
+pub fn faults_line(lost: u64, duplicated: u64, partitioned: u64, crashed: u64) -> String {
+    format!("faults fired: {lost} lost, {duplicated} duplicated, {partitioned} partitioned, {crashed} crashes")
+}
+
+/// The "situations reached" line every summary prints.
+pub fn situations_line<S: AsRef<str>>(names: &[S]) -> String {
+    if names.is_empty() {
+        return "situations reached: none".to_string();
+    }
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    format!("situations reached: {}", names.join(", "))
+}

@@ -3,7 +3,7 @@
 //! It ends at its first failure, shrinks it like a failing seed, and prints
 //! its record, since no seed replays it.
 
-use super::common::exit_code;
+use super::common::{exit_code, faults_line, situations_line};
 use super::shrink::{repro_of, shrink_record, write_repro, Budget};
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
@@ -82,19 +82,10 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
         "coverage: {} records kept, {} coverage numbers reached",
         r.corpus, r.features
     ));
-    lines.push(format!(
-        "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
-        t.faults.lost, t.faults.duplicated, t.faults.partitioned, t.faults.crashed
-    ));
+    let f = &t.faults;
+    lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&t.situations);
-    lines.push(format!(
-        "situations reached: {}",
-        if reached.is_empty() {
-            "none".to_string()
-        } else {
-            reached.join(", ")
-        }
-    ));
+    lines.push(situations_line(&reached));
     let mut shrunk_text = None;
     let mut record_json = None;
     let mut failure = None;

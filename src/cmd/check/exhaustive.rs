@@ -2,7 +2,7 @@
 //! faults, its verdict, and the shortest counterexample with its trace.
 
 use super::args::Args;
-use crate::cmd::common::{exit_code, record_choices};
+use crate::cmd::common::{exit_code, faults_line, record_choices, situations_line};
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
@@ -125,22 +125,10 @@ pub(super) fn run_exhaustive(
     if r.tally.inconclusive > 0 {
         lines.push(format!("{} schedules hit a limit", r.tally.inconclusive));
     }
-    lines.push(format!(
-        "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
-        r.tally.faults.lost,
-        r.tally.faults.duplicated,
-        r.tally.faults.partitioned,
-        r.tally.faults.crashed
-    ));
+    let f = &r.tally.faults;
+    lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&r.tally.situations);
-    lines.push(format!(
-        "situations reached: {}",
-        if reached.is_empty() {
-            "none".to_string()
-        } else {
-            reached.join(", ")
-        }
-    ));
+    lines.push(situations_line(&reached));
     let mut record_json = None;
     if let Some(c) = &r.shortest {
         lines.push(format!(

@@ -1,6 +1,7 @@
 //! A summary line for people, and how `check` prints it with the shrunk run.
 
 use super::summary::{SweepLine, SweepVerdict};
+use crate::cmd::common::{faults_line, situations_line};
 use crate::cmd::shrink::{self, Budget, Done};
 use crate::render::json_line;
 use crate::scenarios::UsageError;
@@ -67,10 +68,8 @@ impl SweepLine {
                 self.inconclusive, i.seed, i.limit
             ));
         }
-        lines.push(format!(
-            "faults fired: {} lost, {} duplicated, {} partitioned, {} crashes",
-            self.faults.lost, self.faults.duplicated, self.faults.partitioned, self.faults.crashed
-        ));
+        let f = &self.faults;
+        lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
         let ops = &self.operations;
         if ops.started > 0 {
             lines.push(format!(
@@ -84,14 +83,7 @@ impl SweepLine {
                 ops.open
             ));
         }
-        lines.push(format!(
-            "situations reached: {}",
-            if self.situations.is_empty() {
-                "none".to_string()
-            } else {
-                self.situations.join(", ")
-            }
-        ));
+        lines.push(situations_line(&self.situations));
         if let Some(r) = &self.repro {
             lines.push(format!("repro: {r}"));
         }
