@@ -342,6 +342,23 @@ impl<'c, O: ?Sized, C, F> Narrow<'c, O, C, F> {
         }
     }
 
+    /// The enum's timer and its slot: the kind's own slot (`known`, or worked
+    /// out on the kind's type) where the enum keeps it, else the wrapped
+    /// timer's, computed once.
+    #[inline]
+    fn outer<I: Actor + ?Sized>(&self, timer: I::Timer, known: Option<u32>) -> (O::Timer, u32)
+    where
+        O: Actor,
+        F: Fn(I::Timer) -> O::Timer,
+    {
+        let own = self
+            .own_slots
+            .then(|| known.unwrap_or_else(|| timer.slot()));
+        let outer = (self.wrap)(timer);
+        let slot = own.unwrap_or_else(|| outer.slot());
+        (outer, slot)
+    }
+
     /// As [`new`](Narrow::new), for an enum whose wrapped timers keep the
     /// kind's own slot numbers (what [`compose!`](crate::compose) generates).
     pub fn with_own_slots(inner: &'c mut C, wrap: F) -> Self {
@@ -379,24 +396,22 @@ where
     }
     #[inline]
     fn set_timer(&mut self, timer: I::Timer, after_us: TimeUs) {
-        let slot = timer.slot();
-        <Self as Ctx<I>>::set_timer_in(self, timer, slot, after_us);
+        let (outer, slot) = self.outer::<I>(timer, None);
+        self.inner.set_timer_in(outer, slot, after_us);
     }
     #[inline]
     fn cancel_timer(&mut self, timer: I::Timer) {
-        let slot = timer.slot();
-        <Self as Ctx<I>>::cancel_timer_in(self, timer, slot);
+        let (outer, slot) = self.outer::<I>(timer, None);
+        self.inner.cancel_timer_in(outer, slot);
     }
     #[inline]
     fn set_timer_in(&mut self, timer: I::Timer, slot: u32, after_us: TimeUs) {
-        let outer = (self.wrap)(timer);
-        let slot = if self.own_slots { slot } else { outer.slot() };
+        let (outer, slot) = self.outer::<I>(timer, Some(slot));
         self.inner.set_timer_in(outer, slot, after_us);
     }
     #[inline]
     fn cancel_timer_in(&mut self, timer: I::Timer, slot: u32) {
-        let outer = (self.wrap)(timer);
-        let slot = if self.own_slots { slot } else { outer.slot() };
+        let (outer, slot) = self.outer::<I>(timer, Some(slot));
         self.inner.cancel_timer_in(outer, slot);
     }
     #[inline]

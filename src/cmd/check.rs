@@ -61,18 +61,36 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         )));
     }
     let strategy = a.strategy.map_or(s.strategy, Strategy::from);
+    // A shard may be empty when there are more shards than seeds; it merges as
+    // nothing. (A coverage-guided search takes no shard: clap refuses both.)
+    let seeds = match a.shard {
+        Some((i, n)) => all.shard(i, n),
+        None => all,
+    };
+    crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
     // The regression database: this scenario's recorded failures run first.
     // Shards leave it alone (`idemsim merge` sees no regressions).
     let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
-    if strategy == Strategy::Coverage {
-        crate::external::determinism_check_first(&s, all, a.determinism_seeds, &replay)?;
-        let replayed = match &db {
-            Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
-            None => Vec::new(),
+    let replayed = match &db {
+        Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
+        None => Vec::new(),
+    };
+    for r in &replayed {
+        crate::regressions::cli::print(r, a.json, "");
+    }
+    let record_new = |seed: Option<u64>, record: Option<&sim::Record>, outcome: &sim::Outcome| {
+        let Some(db) = &db else {
+            return Ok(());
         };
-        for r in &replayed {
-            crate::regressions::cli::print(r, a.json, "");
+        let recorded =
+            crate::regressions::cli::record_failure(db, &s, &entry, &a.set, seed, record, outcome)?;
+        // A failure found again that a replayed regression already shows: said once.
+        if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {
+            r.print(a.json, "");
         }
+        Ok::<(), UsageError>(())
+    };
+    if strategy == Strategy::Coverage {
         let found = super::coverage::run(super::coverage::Request {
             scenario: &s,
             entry: &entry,
@@ -85,36 +103,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             replay: &replay,
             stop: &progress::STOP,
         })?;
-        if let (Some(db), Some((record, outcome))) = (&db, &found.failure) {
-            let recorded = crate::regressions::cli::record_failure(
-                db,
-                &s,
-                &entry,
-                &a.set,
-                None,
-                Some(record),
-                outcome,
-            )?;
-            if let Some(r) =
-                recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file))
-            {
-                r.print(a.json, "");
-            }
+        if let Some((record, outcome)) = &found.failure {
+            record_new(None, Some(record), outcome)?;
         }
         return Ok(crate::regressions::cli::exit_code(found.code, &replayed));
-    }
-    // A shard may be empty when there are more shards than seeds; it merges as nothing.
-    let seeds = match a.shard {
-        Some((i, n)) => all.shard(i, n),
-        None => all,
-    };
-    crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
-    let replayed = match &db {
-        Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
-        None => Vec::new(),
-    };
-    for r in &replayed {
-        crate::regressions::cli::print(r, a.json, "");
     }
     let bar = Progress::new(Some(seeds.len()), a.json);
     let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
@@ -152,24 +144,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         };
         super::report::announce(report.as_deref(), a.json);
     }
-    if let (Some(db), Some(f)) = (&db, &sum.first_failure) {
+    if let Some(f) = &sum.first_failure {
         let record = done.as_ref().map(|d| &d.shrunk.record);
         let outcome = done
             .as_ref()
             .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
-        let recorded = crate::regressions::cli::record_failure(
-            db,
-            &s,
-            &entry,
-            &a.set,
-            Some(f.seed),
-            record,
-            outcome,
-        )?;
-        // A failure found again that a replayed regression already shows: said once.
-        if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {
-            r.print(a.json, "");
-        }
+        record_new(Some(f.seed), record, outcome)?;
     }
     Ok(crate::regressions::cli::exit_code(
         line.exit_code(),

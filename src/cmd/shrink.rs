@@ -161,7 +161,7 @@ const REPORT_EVERY: Duration = Duration::from_secs(5);
 /// Shrinks `seed` of `s` within `budget`; `None` if the seed does not fail.
 pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
     let what = format!("seed {seed}");
-    shrink_within(s, seed, &what, budget, |sim, limits, should_stop| {
+    shrink_within(s, seed, false, &what, budget, |sim, limits, should_stop| {
         shr::shrink_seed_with(sim, &s.system, seed, limits, should_stop)
     })
 }
@@ -176,7 +176,7 @@ pub fn shrink_record(
     what: &str,
     budget: Budget,
 ) -> Option<Done> {
-    shrink_within(s, index, what, budget, |sim, limits, should_stop| {
+    shrink_within(s, index, true, what, budget, |sim, limits, should_stop| {
         Some(shr::shrink_with(
             sim,
             &s.system,
@@ -194,6 +194,7 @@ type ShrinkFn<'f> = dyn FnMut(&shr::ShrinkProgress) -> bool + 'f;
 fn shrink_within(
     s: &Scenario,
     seed: u64,
+    searched: bool,
     what: &str,
     budget: Budget,
     shrink: impl FnOnce(&mut Sim<models::System>, ShrinkLimits, &mut ShrinkFn<'_>) -> Option<Shrunk>,
@@ -249,7 +250,7 @@ fn shrink_within(
     let original_lines = body_lines(&original);
     Some(Done {
         seed,
-        searched: what != format!("seed {seed}"),
+        searched,
         shrunk,
         trace,
         original_lines,
