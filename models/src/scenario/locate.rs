@@ -108,10 +108,38 @@ pub(super) fn apply_overrides(
     Ok(doc.to_string())
 }
 
+/// A fix for a duration written with a unit (`timeout_ms = 10s` or `"10s"`):
+/// every duration key is a whole number of the unit its name ends in.
+fn duration_help(src: &str) -> Option<String> {
+    let (key, value) = src.split_once('=')?;
+    let key = key.trim();
+    if !key.ends_with("_ms") {
+        return None;
+    }
+    let value = value.trim().trim_matches('"');
+    let split = value.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = value.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let ms_per_unit: u64 = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    let ms = number.checked_mul(ms_per_unit)?;
+    Some(format!(
+        "`{key}` is a whole number of milliseconds, without a unit: write `{key} = {ms}` for {value}"
+    ))
+}
+
 /// A fix for a TOML syntax error, from the line it is on.
 pub(super) fn syntax_help(src: &str, message: &str) -> String {
     let line = src.trim();
-    if line.ends_with('=') {
+    if let Some(help) = duration_help(line) {
+        help
+    } else if line.ends_with('=') {
         "write a value after `=` (a number, \"text\" in quotes, true or false, or [min, max]), or delete the line".into()
     } else if message.contains("duplicate key") {
         "each key may appear once per table: delete one of the two lines".into()
@@ -257,7 +285,9 @@ impl<'a> Locator<'a> {
         } else if raw.starts_with("this is not a protection") || raw.starts_with("`set` is") {
             Some("docs/scenario-format.md shows the three forms of a protection".into())
         } else if raw.contains("wrong type") {
-            Some("check the value's type against docs/scenario-format.md".into())
+            let (_, _, src) = line_col(self.effective, offset);
+            duration_help(src.trim())
+                .or_else(|| Some("check the value's type against docs/scenario-format.md".into()))
         } else {
             let (_, _, src) = line_col(self.effective, offset);
             Some(syntax_help(&src, &raw))
@@ -269,6 +299,9 @@ impl<'a> Locator<'a> {
             } else {
                 "the TOML syntax breaks here".to_string()
             }
+        } else if duration_help(line_col(self.effective, offset).2.trim()).is_some() {
+            // The parser's words ("expected newline") for what is a unit.
+            "a duration is a plain number here, without a unit".to_string()
         } else {
             raw
         };
