@@ -4,7 +4,7 @@
 //! its record, since no seed replays it.
 
 use super::common::{exit_code, faults_line, situations_line};
-use super::shrink::{repro_of, shrink_record, write_repro, Budget};
+use super::shrink::{record_lines, shrink_record, Budget};
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
 use models::registry;
@@ -104,19 +104,16 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
             }
             None => (record.clone(), f.outcome.clone()),
         };
-        let json = super::common::record_choices(&s.system.world, &shown);
-        lines.push(format!("record: {json}"));
+        let json = record_lines(
+            s,
+            q.entry,
+            q.sets,
+            &shown,
+            &outcome,
+            q.repro_out,
+            &mut lines,
+        )?;
         record_json = Some(json);
-        match q.repro_out {
-            Some(path) => {
-                write_repro(path, &repro_of(s, q.entry, q.sets, None, &shown, &outcome))?;
-                lines.push(format!("repro: idemsim replay --repro {path}"));
-            }
-            None => lines.push(
-                "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE"
-                    .to_string(),
-            ),
-        }
         failure = Some((shown, outcome));
     }
     let text = lines.join("\n") + "\n";

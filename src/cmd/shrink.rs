@@ -292,6 +292,32 @@ pub fn repro_of(
     r
 }
 
+/// What lets a user replay a run found without a seed (a search's failure,
+/// an enumerated schedule): its decisions as a `record:` line, and the repro
+/// file `--repro-out` asks for, or how to ask for one. Returns the decisions.
+pub fn record_lines(
+    s: &Scenario,
+    from: &scenarios::Entry,
+    sets: &[String],
+    record: &Record,
+    outcome: &Outcome,
+    repro_out: Option<&str>,
+    lines: &mut Vec<String>,
+) -> Result<serde_json::Value, UsageError> {
+    let json = crate::cmd::common::record_choices(&s.system.world, record);
+    lines.push(format!("record: {json}"));
+    match repro_out {
+        Some(path) => {
+            write_repro(path, &repro_of(s, from, sets, None, record, outcome))?;
+            lines.push(format!("repro: idemsim replay --repro {path}"));
+        }
+        None => lines.push(
+            "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE".to_string(),
+        ),
+    }
+    Ok(json)
+}
+
 /// A repro file's text, as `write_repro` writes it.
 pub fn repro_text(r: &Repro) -> String {
     r.to_json()

@@ -2,7 +2,8 @@
 //! faults, its verdict, and the shortest counterexample with its trace.
 
 use super::args::Args;
-use crate::cmd::common::{exit_code, faults_line, record_choices, situations_line};
+use crate::cmd::common::{exit_code, faults_line, situations_line};
+use crate::cmd::shrink::record_lines;
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
 use crate::scenarios::{self, UsageError};
@@ -141,28 +142,17 @@ pub(super) fn run_exhaustive(
         for d in describe_record(&s.system.world, &c.record) {
             lines.push(format!("  {d}"));
         }
-        let json = record_choices(&s.system.world, &c.record);
-        lines.push(format!("record: {json}"));
-        record_json = Some(json);
+        let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
         if let Some(dir) = &a.html {
-            let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
             let path =
                 crate::cmd::report::write_counterexample(s, &from, &a.set, &c.record, k, dir)?;
             lines.push(format!("report: {}", path.display()));
         }
-        match &a.repro_out {
-            Some(path) => {
-                let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
-                let repro =
-                    crate::cmd::shrink::repro_of(s, &from, &a.set, None, &c.record, &c.outcome);
-                crate::cmd::shrink::write_repro(path, &repro)?;
-                lines.push(format!("repro: idemsim replay --repro {path}"));
-            }
-            None => lines.push(
-                "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE"
-                    .to_string(),
-            ),
-        }
+        let repro_out = a.repro_out.as_deref();
+        let json = record_lines(
+            s, &from, &a.set, &c.record, &c.outcome, repro_out, &mut lines,
+        )?;
+        record_json = Some(json);
         // The trace of the counterexample, re-derived by replaying its record.
         let mut sim = Sim::new(&s.system);
         let mut rec = Recorder::default();
@@ -194,16 +184,11 @@ pub(super) fn run_exhaustive(
         for d in describe_record(&s.system.world, record) {
             lines.push(format!("  {d}"));
         }
-        let json = record_choices(&s.system.world, record);
-        lines.push(format!("record: {json}"));
+        let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+        let outcome = Outcome::Inconclusive(*limit);
+        let repro_out = a.repro_out.as_deref();
+        let json = record_lines(s, &from, &a.set, record, &outcome, repro_out, &mut lines)?;
         limit_json = Some(serde_json::json!({"limit": limit.as_str(), "record": json}));
-        if let Some(path) = &a.repro_out {
-            let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
-            let outcome = Outcome::Inconclusive(*limit);
-            let repro = crate::cmd::shrink::repro_of(s, &from, &a.set, None, record, &outcome);
-            crate::cmd::shrink::write_repro(path, &repro)?;
-            lines.push(format!("repro: idemsim replay --repro {path}"));
-        }
     }
     let text = lines.join("\n") + "\n";
     if a.json {
