@@ -18,6 +18,8 @@
 
 use crate::chacha::{self, BLOCK_VALUES, REFILL_MAX as BUF_VALUES};
 
+const _: () = assert!(BUF_VALUES.is_power_of_two());
+
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
 
@@ -136,6 +138,10 @@ pub struct Choices {
     recording: bool,
     recorded: Record,
     logging_points: bool,
+    /// Random mode with nothing recorded or logged: a sweep's run, which
+    /// takes the short path through [`choose`](Choices::choose) and
+    /// [`chance`](Choices::chance).
+    plain: bool,
     points: Vec<ChoicePoint>,
     nonzero: u32,
     /// Streams given this run's stamp in random mode: those it drew from, and
@@ -165,6 +171,7 @@ impl Choices {
             recording: false,
             recorded: Record::default(),
             logging_points: false,
+            plain: true,
             points: Vec::new(),
             nonzero: 0,
             touched: Vec::new(),
@@ -241,7 +248,7 @@ impl Choices {
     }
 
     /// The next index of `stream` and its next random word (random mode).
-    #[inline]
+    #[inline(always)]
     fn draw(&mut self, stream: StreamId) -> (u32, u64) {
         let run = self.run;
         let p = &mut self.streams[stream as usize];
@@ -249,7 +256,9 @@ impl Choices {
         if p.run == run && p.used < p.filled {
             let index = p.cursor;
             p.cursor = index + 1;
-            let word = p.buf[p.used as usize];
+            // `used < filled <= BUF_VALUES`, a power of two: the mask only
+            // spares the bounds check.
+            let word = p.buf[p.used as usize & (BUF_VALUES - 1)];
             p.used += 1;
             return (index, word);
         }
@@ -294,6 +303,7 @@ impl Choices {
         self.key = chacha::key_from_seed(seed);
         self.recording = record;
         self.logging_points = false;
+        self.plain = !record;
         self.reset(stream_count);
         self.compute_ahead(last_run);
     }
@@ -314,6 +324,7 @@ impl Choices {
         }
         self.recording = true;
         self.logging_points = log;
+        self.plain = false;
         self.reset(stream_count);
     }
 
@@ -341,17 +352,29 @@ impl Choices {
 
     /// A value in `0..arity`. Arity 1 is no decision at all and is not recorded,
     /// so only real alternatives appear in records and enumerations.
-    #[inline]
+    #[inline(always)]
     pub fn choose(&mut self, stream: StreamId, arity: u64) -> u64 {
         assert!(arity >= 1, "a decision needs at least one alternative");
         if arity == 1 {
             return 0;
         }
+        if self.plain {
+            // A sweep's run: a buffered word, no record, no log. Inlined at
+            // every call site; everything else stays out of line.
+            let value = scale(self.draw(stream).1, arity);
+            self.nonzero += u32::from(value != 0);
+            return value;
+        }
+        self.choose_noted(stream, arity)
+    }
+
+    /// [`choose`](Choices::choose) in replay, or recording, or logging points.
+    #[inline(never)]
+    fn choose_noted(&mut self, stream: StreamId, arity: u64) -> u64 {
         let (index, value) = match self.mode {
             Mode::Random => {
                 let (index, word) = self.draw(stream);
-                // Lemire's multiply-shift: deterministic and unbiased enough for schedules.
-                (index, ((u128::from(word) * u128::from(arity)) >> 64) as u64)
+                (index, scale(word, arity))
             }
             Mode::Replay => {
                 let index = self.next_index(stream);
@@ -380,7 +403,7 @@ impl Choices {
     }
 
     /// True with probability `per_mille / 1000`; recorded as 1 (happens) or 0.
-    #[inline]
+    #[inline(always)]
     pub fn chance(&mut self, stream: StreamId, per_mille: u32) -> bool {
         if per_mille == 0 {
             return false;
@@ -388,10 +411,21 @@ impl Choices {
         if per_mille >= 1000 {
             return true;
         }
+        if self.plain {
+            let happens = scale(self.draw(stream).1, 1000) < u64::from(per_mille);
+            self.nonzero += u32::from(happens);
+            return happens;
+        }
+        self.chance_noted(stream, per_mille)
+    }
+
+    /// [`chance`](Choices::chance) in replay, or recording, or logging points.
+    #[inline(never)]
+    fn chance_noted(&mut self, stream: StreamId, per_mille: u32) -> bool {
         match self.mode {
             Mode::Random => {
                 let (index, word) = self.draw(stream);
-                let happens = ((u128::from(word) * 1000) >> 64) < u128::from(per_mille);
+                let happens = scale(word, 1000) < u64::from(per_mille);
                 if happens {
                     self.nonzero += 1;
                 }
@@ -401,12 +435,12 @@ impl Choices {
                 }
                 happens
             }
-            Mode::Replay => self.choose(stream, 2) == 1,
+            Mode::Replay => self.choose_noted(stream, 2) == 1,
         }
     }
 
     /// A value in `lo..=hi`; recorded as the offset from `lo`, so zero is the smallest.
-    #[inline]
+    #[inline(always)]
     pub fn range(&mut self, stream: StreamId, lo: u64, hi: u64) -> u64 {
         assert!(lo <= hi, "range {lo}..={hi} is empty");
         let arity = (hi - lo)
@@ -414,6 +448,13 @@ impl Choices {
             .expect("validation keeps ranges below 2^64 values");
         lo + self.choose(stream, arity)
     }
+}
+
+/// A random word scaled to `0..arity` by Lemire's multiply-shift:
+/// deterministic and unbiased enough for schedules.
+#[inline(always)]
+fn scale(word: u64, arity: u64) -> u64 {
+    ((u128::from(word) * u128::from(arity)) >> 64) as u64
 }
 
 /// Where each stream of a world lives in the dense numbering.

@@ -8,7 +8,7 @@ use std::fmt;
 
 /// A namespace of operation ids, with the words traces use for it. Each model
 /// declares its own (`claim 4711`, `event #3`, `entity 4711`).
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug)]
 pub struct Space {
     /// Distinguishes spaces in a violation's signature; unique per space.
     pub code: u8,
@@ -20,6 +20,36 @@ pub struct Space {
     pub unit: Option<&'static str>,
     /// The prefix of keys minted for operations of this space: `zahl-4711-01`.
     pub key_prefix: &'static str,
+}
+
+// Spaces are compared by their code, which is unique per space: a model's
+// check that an operation is of its own space (`op.space != &WRITE`) is on
+// the hot path, and comparing every field compared their strings.
+impl PartialEq for Space {
+    #[inline]
+    fn eq(&self, o: &Space) -> bool {
+        self.code == o.code
+    }
+}
+
+impl Eq for Space {}
+
+impl PartialOrd for Space {
+    fn partial_cmp(&self, o: &Space) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Space {
+    fn cmp(&self, o: &Space) -> std::cmp::Ordering {
+        self.code.cmp(&o.code)
+    }
+}
+
+impl std::hash::Hash for Space {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u8(self.code);
+    }
 }
 
 /// One business operation. Compared and hashed by its space's code and its

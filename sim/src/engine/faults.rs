@@ -140,6 +140,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
+    /// Whether `actor` crashes before its next step (and, if so, crashes it).
+    #[inline(always)]
     pub(super) fn crash_roll(&mut self, actor: ActorId) -> bool {
         if self.phase != Phase::Fault {
             return false;
@@ -149,6 +151,14 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         if !self.sim.choices.chance(stream, p) {
             return false;
         }
+        self.crash(actor, stream);
+        true
+    }
+
+    /// `actor` goes down now: its timers die with it and its restart is queued.
+    #[cold]
+    #[inline(never)]
+    fn crash(&mut self, actor: ActorId, stream: crate::choice::StreamId) {
         let world = self.model.world();
         let c = &world.crashes[actor as usize];
         // The state stays where it is, only for its allocations: down is down.
@@ -169,7 +179,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.now_us.saturating_add(delay),
             EventKind::Restart { actor },
         );
-        true
     }
 
     /// This seed's loss and duplication for `msg` on the link `from → to`.
