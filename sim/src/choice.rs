@@ -180,11 +180,14 @@ impl Choices {
         }
     }
 
-    /// Computes block 0 of every stream the last random run drew from, in
-    /// one batch (see [`chacha::blocks`]): most runs touch the same streams,
-    /// and blocks of different streams computed together cost far less
-    /// than one at a time. Values are the same either way; a stream this run
-    /// does not touch only cost a little work.
+    /// Computes the first blocks of every stream the last random run drew
+    /// from, in one batch (see [`chacha::blocks`]): most runs touch the same
+    /// streams and draw about as many values from each, and blocks computed
+    /// together cost far less than one at a time. A stream gets as many
+    /// blocks as the last run drew values from it (one to four): a stream
+    /// that needs more than block 0 would otherwise compute the rest on its
+    /// own at its ninth draw. Values are the same either way; a stream this
+    /// run does not touch, or draws less from, only cost a little work.
     fn compute_ahead(&mut self, last_run: u64) {
         let mut touched = std::mem::take(&mut self.touched);
         touched.retain(|&s| {
@@ -192,19 +195,30 @@ impl Choices {
             p.run == last_run && p.cursor > 0
         });
         self.lanes.clear();
-        self.lanes
-            .extend(touched.iter().map(|&s| (u64::from(s), 0u64)));
+        for &s in &touched {
+            let drawn = self.streams[s as usize].cursor as usize;
+            let blocks = drawn.div_ceil(BLOCK_VALUES).min(BUF_VALUES / BLOCK_VALUES);
+            self.lanes
+                .extend((0..blocks as u64).map(|b| (u64::from(s), b)));
+        }
         self.ahead.resize(self.lanes.len() * BLOCK_VALUES, 0);
         chacha::blocks(&self.key, &self.lanes, &mut self.ahead);
-        for (i, &s) in touched.iter().enumerate() {
+        let mut at = 0;
+        for &s in &touched {
             let p = &mut self.streams[s as usize];
+            let blocks = (p.cursor as usize)
+                .div_ceil(BLOCK_VALUES)
+                .min(BUF_VALUES / BLOCK_VALUES);
+            let values = blocks * BLOCK_VALUES;
             p.run = self.run;
             p.cursor = 0;
             p.used = 0;
-            p.filled = BLOCK_VALUES as u32;
-            p.blocks = 1;
-            p.buf[..BLOCK_VALUES].copy_from_slice(&self.ahead[i * BLOCK_VALUES..][..BLOCK_VALUES]);
+            p.filled = values as u32;
+            p.blocks = blocks as u64;
+            p.buf[..values].copy_from_slice(&self.ahead[at..at + values]);
+            at += values;
         }
+        debug_assert_eq!(at, self.ahead.len());
         self.touched = touched;
     }
 

@@ -137,7 +137,7 @@ impl<M, T> EventQueue<M, T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time_us: TimeUs, seq: u64, kind: EventKind<M, T>) {
         let index = match self.free.pop() {
             Some(i) => {
@@ -176,7 +176,7 @@ impl<M, T> EventQueue<M, T> {
         self.sorted.insert(at, slot);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Event<M, T>> {
         let slot = if self.in_heap {
             self.heap.pop()?

@@ -265,6 +265,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.apply(actor)
     }
 
+    // Inlined so that an event is built in place in the queue's slab, not
+    // built, moved into the call and copied again.
+    #[inline(always)]
     pub(super) fn push(&mut self, time_us: TimeUs, kind: EventKind<MsgOf<M>, TimerOf<M>>) {
         let seq = self.sim.seq;
         self.sim.seq += 1;
