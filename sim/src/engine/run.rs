@@ -299,6 +299,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     }
 
     /// Applies a handler's commands in the order it pushed them.
+    #[inline(always)]
     fn apply(&mut self, actor: ActorId) -> Option<Violation> {
         let mut out = std::mem::take(&mut self.sim.out);
         let mut violation = None;
