@@ -136,6 +136,7 @@ pub trait Ctx<A: Actor + ?Sized> {
 
     /// The actor's own recorded decision: a value in `lo..=hi`, recorded as
     /// its offset from `lo`, so zero is the smallest.
+    #[inline(always)]
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
         assert!(lo <= hi, "range {lo}..={hi} is empty");
         match (hi - lo).checked_add(1) {
@@ -150,6 +151,7 @@ pub trait Ctx<A: Actor + ?Sized> {
     /// retry, where the longer wait is the quieter run: shrinking and
     /// exhaustive search lower every decision towards zero, which must be the
     /// least eventful value, not a retry at once.
+    #[inline(always)]
     fn range_down(&mut self, lo: u64, hi: u64) -> u64 {
         hi - (self.range(lo, hi) - lo)
     }
