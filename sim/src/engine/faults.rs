@@ -3,7 +3,7 @@
 
 use super::queue::EventKind;
 use super::run::Run;
-use super::{Model, MsgOf, ObsOf, Phase, TimerOf};
+use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
 use crate::actor::{ActorId, Message};
 use crate::choice::StreamLayout;
 use crate::trace::{DropReason, TraceKind, Tracer};
@@ -72,8 +72,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             let choices = &mut self.sim.choices;
             let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
             let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
-            self.sim.loss_pm[i as usize] = lp;
-            self.sim.dup_pm[i as usize] = dp;
+            let now = &mut self.sim.links[i as usize];
+            now.loss_pm = lp;
+            now.dup_pm = dp;
             self.trace(TraceKind::LinkMix {
                 from,
                 to,
@@ -181,12 +182,17 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         );
     }
 
-    /// This seed's loss and duplication for `msg` on the link `from → to`.
+    /// This seed's loss and duplication for `msg` on `link`, the link `from → to`.
     #[inline]
-    fn fault_rates(&self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> (u32, u32) {
+    fn fault_rates(
+        &self,
+        link: &LinkNow,
+        from: ActorId,
+        to: ActorId,
+        msg: &MsgOf<M>,
+    ) -> (u32, u32) {
         let world = self.model.world();
-        let i = (from * world.actor_count() + to) as usize;
-        if self.sim.link_has_kinds[i] {
+        if link.has_kinds {
             let kind = msg.kind();
             if let Some(k) = world
                 .kind_faults
@@ -196,7 +202,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.sim.kind_pm[k];
             }
         }
-        (self.sim.loss_pm[i], self.sim.dup_pm[i])
+        (link.loss_pm, link.dup_pm)
     }
 
     pub(super) fn send(&mut self, from: ActorId, to: ActorId, msg: MsgOf<M>) {
@@ -204,7 +210,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         assert!(to < world.actor_count(), "send to unknown actor {to}");
         let msg_id = self.sim.next_msg_id;
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
-        let link = world.link(from, to);
+        let link = self.sim.links[(from * world.actor_count() + to) as usize];
         let stream = self.sim.layout.link(from, to);
         let mut copies = 1u8;
         if self.phase == Phase::Fault {
@@ -225,7 +231,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 });
                 return;
             }
-            let (loss_pm, dup_pm) = self.fault_rates(from, to, &msg);
+            let (loss_pm, dup_pm) = self.fault_rates(&link, from, to, &msg);
             if self.sim.choices.chance(stream, loss_pm) {
                 self.faults.lost += 1;
                 self.trace(TraceKind::Drop {

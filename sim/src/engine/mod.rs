@@ -231,6 +231,19 @@ pub(crate) enum Phase {
 type NodeState<M> = <<M as Model>::Node as Actor>::State;
 type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 
+/// One directed link as this seed has it, in one place because every send
+/// reads all of it: the fault rates (set once, or drawn per seed by the swarm
+/// mix) and the delays.
+#[derive(Clone, Copy)]
+struct LinkNow {
+    loss_pm: u32,
+    dup_pm: u32,
+    /// Some message kinds have faults of their own on this link.
+    has_kinds: bool,
+    delay_us_min: TimeUs,
+    delay_us_max: TimeUs,
+}
+
 /// One simulator per thread; all buffers are reused from run to run.
 pub struct Sim<M: Model> {
     layout: StreamLayout,
@@ -248,11 +261,9 @@ pub struct Sim<M: Model> {
     timer_base: Vec<u32>,
     timer_slots: Vec<u32>,
     timer_gen: Vec<u32>,
-    loss_pm: Vec<u32>,
-    dup_pm: Vec<u32>,
+    /// Per directed link, row-major: what every send on it reads.
+    links: Vec<LinkNow>,
     crash_pm: Vec<u32>,
-    /// Per link: some message kinds have faults of their own.
-    link_has_kinds: Vec<bool>,
     /// This seed's loss and duplication for each of `world.kind_faults`.
     kind_pm: Vec<(u32, u32)>,
     /// Links whose loss or duplication is a swarm range, drawn per seed; the
@@ -303,20 +314,28 @@ impl<M: Model> Sim<M> {
                 .checked_add(k)
                 .expect("fewer than 2^32 timer slots in a world");
         }
-        let mut link_has_kinds = vec![false; n * n];
-        for k in &world.kind_faults {
-            link_has_kinds[k.from as usize * n + k.to as usize] = true;
-        }
-        let mut loss_pm = vec![0; n * n];
-        let mut dup_pm = vec![0; n * n];
         let mut swarm_links = Vec::new();
-        for (i, l) in world.links.iter().enumerate() {
-            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
-            if loss.lo != loss.hi || dup.lo != dup.hi {
-                swarm_links.push(i as u32);
-            }
-            loss_pm[i] = loss.lo;
-            dup_pm[i] = dup.lo;
+        let mut links: Vec<LinkNow> = world
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+                if loss.lo != loss.hi || dup.lo != dup.hi {
+                    swarm_links.push(i as u32);
+                }
+                LinkNow {
+                    loss_pm: loss.lo,
+                    dup_pm: dup.lo,
+                    has_kinds: false,
+                    delay_us_min: l.delay_us_min,
+                    delay_us_max: l.delay_us_max,
+                }
+            })
+            .collect();
+        debug_assert_eq!(links.len(), n * n);
+        for k in &world.kind_faults {
+            links[k.from as usize * n + k.to as usize].has_kinds = true;
         }
         Sim {
             layout: StreamLayout {
@@ -331,10 +350,8 @@ impl<M: Model> Sim<M> {
             timer_base,
             timer_slots,
             timer_gen: vec![0; total as usize],
-            loss_pm,
-            dup_pm,
+            links,
             crash_pm: vec![0; n],
-            link_has_kinds,
             kind_pm: vec![(0, 0); world.kind_faults.len()],
             swarm_links,
             random_partition: None,
