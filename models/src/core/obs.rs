@@ -250,7 +250,85 @@ pub enum Obs {
     },
 }
 
+/// Which variant of [`Obs`] an observation is, without its fields: the
+/// invariants say by it which observations they judge, so the ledger calls
+/// only those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ObsKind {
+    /// [`Obs::Intent`].
+    Intent,
+    /// [`Obs::AttemptSent`].
+    AttemptSent,
+    /// [`Obs::Received`].
+    Received,
+    /// [`Obs::Effect`].
+    Effect,
+    /// [`Obs::Attempt`].
+    Attempt,
+    /// [`Obs::ToldDone`].
+    ToldDone,
+    /// [`Obs::Ended`].
+    Ended,
+    /// [`Obs::Committed`].
+    Committed,
+    /// [`Obs::Accepted`].
+    Accepted,
+    /// [`Obs::DeadLettered`].
+    DeadLettered,
+    /// [`Obs::ValueWritten`].
+    ValueWritten,
+    /// [`Obs::Superseded`].
+    Superseded,
+    /// [`Obs::NewVersion`].
+    NewVersion,
+    /// [`Obs::ExecStart`].
+    ExecStart,
+    /// [`Obs::ExecEnd`].
+    ExecEnd,
+    /// [`Obs::ExecutorsLost`].
+    ExecutorsLost,
+    /// [`Obs::DedupStore`].
+    DedupStore,
+    /// [`Obs::Work`].
+    Work,
+    /// [`Obs::Shed`].
+    Shed,
+    /// [`Obs::RetryDenied`].
+    RetryDenied,
+    /// [`Obs::FastFailed`].
+    FastFailed,
+}
+
 impl Obs {
+    /// Which variant this is.
+    #[inline]
+    pub fn kind(&self) -> ObsKind {
+        match self {
+            Obs::Intent { .. } => ObsKind::Intent,
+            Obs::AttemptSent { .. } => ObsKind::AttemptSent,
+            Obs::Received { .. } => ObsKind::Received,
+            Obs::Effect { .. } => ObsKind::Effect,
+            Obs::Attempt { .. } => ObsKind::Attempt,
+            Obs::ToldDone { .. } => ObsKind::ToldDone,
+            Obs::Ended { .. } => ObsKind::Ended,
+            Obs::Committed { .. } => ObsKind::Committed,
+            Obs::Accepted { .. } => ObsKind::Accepted,
+            Obs::DeadLettered { .. } => ObsKind::DeadLettered,
+            Obs::ValueWritten { .. } => ObsKind::ValueWritten,
+            Obs::Superseded { .. } => ObsKind::Superseded,
+            Obs::NewVersion { .. } => ObsKind::NewVersion,
+            Obs::ExecStart { .. } => ObsKind::ExecStart,
+            Obs::ExecEnd { .. } => ObsKind::ExecEnd,
+            Obs::ExecutorsLost => ObsKind::ExecutorsLost,
+            Obs::DedupStore { .. } => ObsKind::DedupStore,
+            Obs::Work { .. } => ObsKind::Work,
+            Obs::Shed { .. } => ObsKind::Shed,
+            Obs::RetryDenied { .. } => ObsKind::RetryDenied,
+            Obs::FastFailed { .. } => ObsKind::FastFailed,
+        }
+    }
+
     /// The operation this observation is about, if it names one.
     pub fn op(&self) -> Option<Op> {
         match *self {
