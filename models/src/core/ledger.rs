@@ -205,13 +205,20 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// The index of `op` in `ops`, trying the last one found first.
-    #[inline]
+    /// The index of `op` in `ops`, trying the last one found first. Every
+    /// observation about an operation asks this: the hint's check stays
+    /// inline, the search out of line.
+    #[inline(always)]
     fn find(&self, op: Op) -> Option<usize> {
         let h = self.hint.get();
         if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
             return Some(h);
         }
+        self.search(op)
+    }
+
+    #[inline(never)]
+    fn search(&self, op: Op) -> Option<usize> {
         let i = table::index_of(&self.ops, &op)?;
         self.hint.set(i);
         Some(i)
@@ -248,13 +255,19 @@ impl Ledger {
     }
 
     /// The record of `op`, found at `at` already, or a new one.
-    #[inline]
+    #[inline(always)]
     fn rec_at(&mut self, at: Option<usize>, op: Op) -> &mut OpRecord {
-        let i = at.unwrap_or_else(|| {
-            let i = self.ops.insert_full(op, OpRecord::new(op)).0;
-            self.hint.set(i);
-            i
-        });
+        match at {
+            Some(i) => &mut self.ops[i],
+            None => self.insert(op),
+        }
+    }
+
+    /// A new record for `op`: once per operation and run, out of line.
+    #[inline(never)]
+    fn insert(&mut self, op: Op) -> &mut OpRecord {
+        let (i, _) = self.ops.insert_full(op, OpRecord::new(op));
+        self.hint.set(i);
         &mut self.ops[i]
     }
 
