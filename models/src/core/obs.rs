@@ -301,34 +301,6 @@ pub enum ObsKind {
 }
 
 impl Obs {
-    /// Which variant this is.
-    #[inline]
-    pub fn kind(&self) -> ObsKind {
-        match self {
-            Obs::Intent { .. } => ObsKind::Intent,
-            Obs::AttemptSent { .. } => ObsKind::AttemptSent,
-            Obs::Received { .. } => ObsKind::Received,
-            Obs::Effect { .. } => ObsKind::Effect,
-            Obs::Attempt { .. } => ObsKind::Attempt,
-            Obs::ToldDone { .. } => ObsKind::ToldDone,
-            Obs::Ended { .. } => ObsKind::Ended,
-            Obs::Committed { .. } => ObsKind::Committed,
-            Obs::Accepted { .. } => ObsKind::Accepted,
-            Obs::DeadLettered { .. } => ObsKind::DeadLettered,
-            Obs::ValueWritten { .. } => ObsKind::ValueWritten,
-            Obs::Superseded { .. } => ObsKind::Superseded,
-            Obs::NewVersion { .. } => ObsKind::NewVersion,
-            Obs::ExecStart { .. } => ObsKind::ExecStart,
-            Obs::ExecEnd { .. } => ObsKind::ExecEnd,
-            Obs::ExecutorsLost => ObsKind::ExecutorsLost,
-            Obs::DedupStore { .. } => ObsKind::DedupStore,
-            Obs::Work { .. } => ObsKind::Work,
-            Obs::Shed { .. } => ObsKind::Shed,
-            Obs::RetryDenied { .. } => ObsKind::RetryDenied,
-            Obs::FastFailed { .. } => ObsKind::FastFailed,
-        }
-    }
-
     /// The operation this observation is about, if it names one.
     pub fn op(&self) -> Option<Op> {
         match *self {

@@ -89,12 +89,13 @@ macro_rules! invariants {
     };
 }
 
-/// Stamps out one `judge` per kind: the match stays exhaustive, so a new
+/// Stamps out one `judge` per kind, matched on the observation itself (one
+/// jump, not a kind and then a jump): the match stays exhaustive, so a new
 /// kind of observation cannot be forgotten here.
 macro_rules! by_kind {
     ($seen:expr; $($kind:ident),+ $(,)?) => {
-        match $seen.obs.kind() {
-            $(ObsKind::$kind => judge::<{ ObsKind::$kind as u8 }>($seen),)+
+        match $seen.obs {
+            $(Obs::$kind { .. } => judge::<{ ObsKind::$kind as u8 }>($seen),)+
         }
     };
 }
