@@ -16,6 +16,7 @@ use super::obs::{Ending, Obs, Site, MAX_LAYERS};
 use super::op::{Key, Op};
 use super::table::{self, Table};
 use sim::{ActorId, Counter, Outcome, TimeUs, Violation};
+use std::cell::Cell;
 
 /// Everything the ledger knows about one operation (or one entity).
 #[derive(Clone, Copy, Debug)]
@@ -198,19 +199,29 @@ pub struct Ledger {
     pub healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
-    /// Where the last operation looked up sits in `ops`: an observation is
-    /// judged by several invariants and then recorded, each looking up the
-    /// same operation, and most runs have one or two.
-    hint: std::cell::Cell<usize>,
+    /// Where operations looked up lately sit in `ops`, one slot per low bits
+    /// of their id: runs interleave observations about a few operations
+    /// (25 clients contending for one row), whose ids mostly differ there.
+    /// Never cleared: a slot is checked against `ops` before it is trusted.
+    hints: [Cell<usize>; HINTS],
 }
 
+/// Slots of [`Ledger::hints`].
+const HINTS: usize = 32;
+
 impl Ledger {
-    /// The index of `op` in `ops`, trying the last one found first. Every
-    /// observation about an operation asks this: the hint's check stays
-    /// inline, the search out of line.
+    /// The slot of `hints` that remembers where `op` sits.
+    #[inline(always)]
+    fn hint(&self, op: Op) -> &Cell<usize> {
+        &self.hints[op.id as usize % HINTS]
+    }
+
+    /// The index of `op` in `ops`, trying where it was found last first.
+    /// Every observation about an operation asks this: the hint's check
+    /// stays inline, the search out of line.
     #[inline(always)]
     fn find(&self, op: Op) -> Option<usize> {
-        let h = self.hint.get();
+        let h = self.hint(op).get();
         if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
             return Some(h);
         }
@@ -220,7 +231,7 @@ impl Ledger {
     #[inline(never)]
     fn search(&self, op: Op) -> Option<usize> {
         let i = table::index_of(&self.ops, &op)?;
-        self.hint.set(i);
+        self.hint(op).set(i);
         Some(i)
     }
 
@@ -267,7 +278,7 @@ impl Ledger {
     #[inline(never)]
     fn insert(&mut self, op: Op) -> &mut OpRecord {
         let (i, _) = self.ops.insert_full(op, OpRecord::new(op));
-        self.hint.set(i);
+        self.hint(op).set(i);
         &mut self.ops[i]
     }
 
