@@ -11,11 +11,12 @@ mod metrics;
 
 pub use metrics::counter;
 
-use super::invariants;
+use super::invariants::{self, Seen};
 use super::obs::{Ending, Obs, Site, MAX_LAYERS};
 use super::op::{Key, Op};
 use super::table::{self, Table};
 use sim::{ActorId, Counter, Outcome, TimeUs, Violation};
+use std::cell::Cell;
 
 /// Everything the ledger knows about one operation (or one entity).
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +130,23 @@ impl OpRecord {
         let event_owed = self.committed && !self.dead;
         (client_owed && self.effects == 0) || (event_owed && !self.handled())
     }
+
+    /// The client no longer waits for an answer to attempt `attempt`: it
+    /// recorded that attempt's outcome (a timeout too), sent a later one, or
+    /// ended the operation. Work on it is work for nobody.
+    pub fn stopped_waiting(&self, attempt: u32) -> bool {
+        self.ending.is_some() || attempt < self.attempts || (attempt > 0 && attempt <= self.closed)
+    }
+}
+
+/// What the ledger looks up about an observation before judging it: found
+/// once, then read by every invariant that judges it and by `record`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Found {
+    /// Where the record of the operation it is about sits in `ops`.
+    rec: Option<usize>,
+    /// For a request that carries a key: where the key sits in `keys`.
+    key: Option<usize>,
 }
 
 /// Requests per second at one layer, tracked as they arrive.
@@ -181,22 +199,39 @@ pub struct Ledger {
     pub healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
-    /// Where the last operation looked up sits in `ops`: an observation is
-    /// judged by several invariants and then recorded, each looking up the
-    /// same operation, and most runs have one or two.
-    hint: std::cell::Cell<usize>,
+    /// Where operations looked up lately sit in `ops`, one slot per low bits
+    /// of their id: runs interleave observations about a few operations
+    /// (25 clients contending for one row), whose ids mostly differ there.
+    /// Never cleared: a slot is checked against `ops` before it is trusted.
+    hints: [Cell<usize>; HINTS],
 }
 
+/// Slots of [`Ledger::hints`].
+const HINTS: usize = 32;
+
 impl Ledger {
-    /// The index of `op` in `ops`, trying the last one found first.
-    #[inline]
+    /// The slot of `hints` that remembers where `op` sits.
+    #[inline(always)]
+    fn hint(&self, op: Op) -> &Cell<usize> {
+        &self.hints[op.id as usize % HINTS]
+    }
+
+    /// The index of `op` in `ops`, trying where it was found last first.
+    /// Every observation about an operation asks this: the hint's check
+    /// stays inline, the search out of line.
+    #[inline(always)]
     fn find(&self, op: Op) -> Option<usize> {
-        let h = self.hint.get();
+        let h = self.hint(op).get();
         if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
             return Some(h);
         }
+        self.search(op)
+    }
+
+    #[inline(never)]
+    fn search(&self, op: Op) -> Option<usize> {
         let i = table::index_of(&self.ops, &op)?;
-        self.hint.set(i);
+        self.hint(op).set(i);
         Some(i)
     }
 
@@ -217,9 +252,7 @@ impl Ledger {
     /// `attempt`: it recorded that attempt's outcome (a timeout too), sent a
     /// later one, or ended the operation. Work on it is work for nobody.
     pub fn stopped_waiting(&self, op: Op, attempt: u32) -> bool {
-        self.get(op).is_some_and(|r| {
-            r.ending.is_some() || attempt < r.attempts || (attempt > 0 && attempt <= r.closed)
-        })
+        self.get(op).is_some_and(|r| r.stopped_waiting(attempt))
     }
 
     /// Effects of `op` so far.
@@ -228,11 +261,65 @@ impl Ledger {
     }
 
     fn rec(&mut self, op: Op) -> &mut OpRecord {
-        let i = match self.find(op) {
-            Some(i) => i,
-            None => self.ops.insert_full(op, OpRecord::new(op)).0,
-        };
+        let at = self.find(op);
+        self.rec_at(at, op)
+    }
+
+    /// The record of `op`, found at `at` already, or a new one.
+    #[inline(always)]
+    fn rec_at(&mut self, at: Option<usize>, op: Op) -> &mut OpRecord {
+        match at {
+            Some(i) => &mut self.ops[i],
+            None => self.insert(op),
+        }
+    }
+
+    /// A new record for `op`: once per operation and run, out of line.
+    #[inline(never)]
+    fn insert(&mut self, op: Op) -> &mut OpRecord {
+        let (i, _) = self.ops.insert_full(op, OpRecord::new(op));
+        self.hint(op).set(i);
         &mut self.ops[i]
+    }
+
+    /// Looks up the record (and the key) that the invariants judging `obs`
+    /// and `record` read: the kinds that name an operation without reading
+    /// its record look nothing up.
+    #[inline]
+    fn lookup(&self, obs: &Obs) -> Found {
+        match *obs {
+            Obs::Received { op, key, .. } => Found {
+                rec: self.find(op),
+                key: if key.is_some() {
+                    table::index_of(&self.keys, &key)
+                } else {
+                    None
+                },
+            },
+            Obs::Intent { op, .. }
+            | Obs::AttemptSent { op, .. }
+            | Obs::Effect { op, .. }
+            | Obs::Attempt { op, .. }
+            | Obs::ToldDone { op, .. }
+            | Obs::Ended { op, .. }
+            | Obs::Committed { op, .. }
+            | Obs::Accepted { op }
+            | Obs::DeadLettered { op }
+            | Obs::ValueWritten { op, .. }
+            | Obs::Superseded { op }
+            | Obs::Work { op, .. } => Found {
+                rec: self.find(op),
+                key: None,
+            },
+            Obs::NewVersion { .. }
+            | Obs::ExecStart { .. }
+            | Obs::ExecEnd { .. }
+            | Obs::ExecutorsLost
+            | Obs::DedupStore { .. }
+            | Obs::Shed { .. }
+            | Obs::RetryDenied { .. }
+            | Obs::FastFailed { .. } => Found::default(),
+        }
     }
 
     /// The newest version of `entity` so far (0: none).
@@ -257,15 +344,16 @@ impl Ledger {
         })
     }
 
-    /// Records `obs`, which the invariants have already judged.
-    fn record(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) {
+    /// Records `obs`, which the invariants have already judged; `found` is
+    /// what [`Ledger::lookup`] found about it.
+    fn record(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs, found: Found) {
         match *obs {
             Obs::Intent {
                 op,
                 payload,
                 window_ms,
             } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 if !r.intended {
                     r.intended = true;
                     r.payload = payload;
@@ -274,13 +362,13 @@ impl Ledger {
                 }
             }
             Obs::AttemptSent { op, attempt } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.attempts = r.attempts.max(attempt);
             }
             Obs::Received { layer, op, key } => {
-                self.rec(op).received[usize::from(layer.index)] += 1;
-                if key.is_some() {
-                    table::entry(&mut self.keys, key, || op);
+                self.rec_at(found.rec, op).received[usize::from(layer.index)] += 1;
+                if key.is_some() && found.key.is_none() {
+                    self.keys.insert(key, op);
                 }
                 let rate = &mut self.rates[usize::from(layer.index)];
                 let second = now_us / sim::US_PER_S;
@@ -292,7 +380,7 @@ impl Ledger {
                 rate.peak = rate.peak.max(rate.in_second);
             }
             Obs::Effect { site, op, payload } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.effects += 1;
                 r.effect_total += u64::from(payload);
                 r.site.get_or_insert(site);
@@ -303,13 +391,13 @@ impl Ledger {
                 attempt,
                 outcome,
             } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.rejected |= outcome == super::obs::AttemptOutcome::Rejected;
                 r.closed = r.closed.max(attempt);
             }
-            Obs::ToldDone { op, payload } => self.rec(op).told_done = Some(payload),
+            Obs::ToldDone { op, payload } => self.rec_at(found.rec, op).told_done = Some(payload),
             Obs::Ended { op, ending } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 // A reconciliation job may resolve an unknown dead letter
                 // later: what the client was finally told replaces it.
                 debug_assert!(
@@ -325,7 +413,7 @@ impl Ledger {
                 value,
                 version,
             } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.committed = true;
                 r.committed_us = now_us;
                 r.entity = Some(entity);
@@ -337,9 +425,9 @@ impl Ledger {
                     e.newest_dead = false;
                 }
             }
-            Obs::Accepted { op } => self.rec(op).accepted = true,
+            Obs::Accepted { op } => self.rec_at(found.rec, op).accepted = true,
             Obs::DeadLettered { op } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.dead = true;
                 let (entity, version) = (r.entity, r.version);
                 let at = entity.and_then(|e| self.find(e));
@@ -355,12 +443,12 @@ impl Ledger {
                 value,
                 version,
             } => {
-                let r = self.rec(op);
+                let r = self.rec_at(found.rec, op);
                 r.written = true;
                 r.first_effect.get_or_insert((now_us, value));
                 self.rec(entity).current = Some((version, value));
             }
-            Obs::Superseded { op } => self.rec(op).superseded = true,
+            Obs::Superseded { op } => self.rec_at(found.rec, op).superseded = true,
             Obs::NewVersion {
                 op,
                 entity,
@@ -386,10 +474,10 @@ impl Ledger {
             Obs::DedupStore { keys, .. } => {
                 self.peak_dedup_keys = self.peak_dedup_keys.max(keys);
             }
-            Obs::Work {
-                layer, op, attempt, ..
-            } => {
-                let wasted = self.stopped_waiting(op, attempt);
+            Obs::Work { layer, attempt, .. } => {
+                let wasted = found
+                    .rec
+                    .is_some_and(|i| self.ops[i].stopped_waiting(attempt));
                 let l = &mut self.load[usize::from(layer.index)];
                 l.work += 1;
                 if wasted {
@@ -427,10 +515,17 @@ impl sim::Oracle for Ledger {
     }
 
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) -> Option<Violation> {
-        let v = invariants::observe_all(self, now_us, actor, obs);
+        let found = self.lookup(obs);
+        let v = invariants::observe_all(&Seen {
+            ledger: self,
+            now_us,
+            obs,
+            rec: found.rec.map(|i| &self.ops[i]),
+            key_first: found.key.map(|i| self.keys[i]),
+        });
         // Recorded even when it broke an invariant: the run's numbers (a
         // second effect, a duplicate run) must count what happened.
-        self.record(now_us, actor, obs);
+        self.record(now_us, actor, obs, found);
         v
     }
 

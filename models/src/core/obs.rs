@@ -250,6 +250,56 @@ pub enum Obs {
     },
 }
 
+/// Which variant of [`Obs`] an observation is, without its fields: the
+/// invariants say by it which observations they judge, so the ledger calls
+/// only those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ObsKind {
+    /// [`Obs::Intent`].
+    Intent,
+    /// [`Obs::AttemptSent`].
+    AttemptSent,
+    /// [`Obs::Received`].
+    Received,
+    /// [`Obs::Effect`].
+    Effect,
+    /// [`Obs::Attempt`].
+    Attempt,
+    /// [`Obs::ToldDone`].
+    ToldDone,
+    /// [`Obs::Ended`].
+    Ended,
+    /// [`Obs::Committed`].
+    Committed,
+    /// [`Obs::Accepted`].
+    Accepted,
+    /// [`Obs::DeadLettered`].
+    DeadLettered,
+    /// [`Obs::ValueWritten`].
+    ValueWritten,
+    /// [`Obs::Superseded`].
+    Superseded,
+    /// [`Obs::NewVersion`].
+    NewVersion,
+    /// [`Obs::ExecStart`].
+    ExecStart,
+    /// [`Obs::ExecEnd`].
+    ExecEnd,
+    /// [`Obs::ExecutorsLost`].
+    ExecutorsLost,
+    /// [`Obs::DedupStore`].
+    DedupStore,
+    /// [`Obs::Work`].
+    Work,
+    /// [`Obs::Shed`].
+    Shed,
+    /// [`Obs::RetryDenied`].
+    RetryDenied,
+    /// [`Obs::FastFailed`].
+    FastFailed,
+}
+
 impl Obs {
     /// The operation this observation is about, if it names one.
     pub fn op(&self) -> Option<Op> {

@@ -1,8 +1,8 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
+use crate::core::obs::{Obs, ObsKind};
 use crate::core::op::Key;
-use sim::{ActorId, TimeUs, Violation};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "at-most-one-executor",
@@ -11,11 +11,13 @@ pub static INVARIANT: Invariant = Invariant {
           when the second one starts.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::ExecStart { key } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::ExecStart];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::ExecStart { key } = *s.obs else {
         return None;
     };
-    if !l.executors.iter().any(|(k, _)| *k == key) {
+    if !s.ledger.executors.iter().any(|(k, _)| *k == key) {
         return None;
     }
     let operation = match key {

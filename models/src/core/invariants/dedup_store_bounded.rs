@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "dedup-store-bounded",
@@ -9,8 +9,10 @@ pub static INVARIANT: Invariant = Invariant {
           never expire grow without limit. Judged on every insert.",
 };
 
-pub fn observe(_: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::DedupStore { keys, bound } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::DedupStore];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::DedupStore { keys, bound } = *s.obs else {
         return None;
     };
     if bound == 0 || keys <= bound {

@@ -1,8 +1,8 @@
-use super::{human, violation, Invariant};
+use super::{human, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::{Layer, Obs};
+use crate::core::obs::{Layer, Obs, ObsKind};
 use crate::core::op::Op;
-use sim::{ActorId, TimeUs, Violation, US_PER_MS};
+use sim::{TimeUs, Violation, US_PER_MS};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "load-recovers",
@@ -14,21 +14,22 @@ pub static INVARIANT: Invariant = Invariant {
           request a worker takes, against the end of the fault phase.",
 };
 
-/// Every observation passes here, and almost none is about load: the check
-/// of its kind stays inline, the judgement out of line.
+pub const JUDGES: &[ObsKind] = &[ObsKind::Shed, ObsKind::Work];
+
+/// Most layers promise nothing: that check stays inline, the judgement out
+/// of line.
 #[inline]
-pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    match obs {
-        Obs::Shed { recover_ms, .. } | Obs::Work { recover_ms, .. } if *recover_ms > 0 => {
-            judge(l, now_us, obs)
-        }
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    match s.obs {
+        Obs::Shed { recover_ms, .. } | Obs::Work { recover_ms, .. } if *recover_ms > 0 => judge(s),
         _ => None,
     }
 }
 
 #[inline(never)]
-fn judge(l: &Ledger, now_us: TimeUs, obs: &Obs) -> Option<Violation> {
-    let (layer, op, recover_ms, what) = match *obs {
+fn judge(s: &Seen<'_>) -> Option<Violation> {
+    let (l, now_us) = (s.ledger, s.now_us);
+    let (layer, op, recover_ms, what) = match *s.obs {
         Obs::Shed {
             layer,
             op,
@@ -39,7 +40,7 @@ fn judge(l: &Ledger, now_us: TimeUs, obs: &Obs) -> Option<Violation> {
             op,
             attempt,
             recover_ms,
-        } if l.stopped_waiting(op, attempt) => (
+        } if s.rec.is_some_and(|r| r.stopped_waiting(attempt)) => (
             layer,
             op,
             recover_ms,

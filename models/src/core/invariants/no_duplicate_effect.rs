@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-duplicate-effect",
@@ -9,11 +9,13 @@ pub static INVARIANT: Invariant = Invariant {
           one event handled twice). Judged the moment the second effect lands.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::Effect { site, op, payload } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::Effect];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::Effect { site, op, payload } = *s.obs else {
         return None;
     };
-    let r = l.get(op)?;
+    let r = s.rec?;
     if r.effects == 0 {
         return None;
     }

@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::{Ending, Obs};
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Ending, Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-false-failure",
@@ -10,13 +10,15 @@ pub static INVARIANT: Invariant = Invariant {
           again. A dead letter whose outcome is unknown is honest and does not break this.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    match *obs {
+pub const JUDGES: &[ObsKind] = &[ObsKind::Ended, ObsKind::Effect];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    match *s.obs {
         Obs::Ended {
             op,
             ending: Ending::Failed,
         } => {
-            let r = l.get(op)?;
+            let r = s.rec?;
             let (_, payload) = r.first_effect?;
             let site = r.site.map_or("effect", |s| s.name);
             violation(
@@ -29,7 +31,7 @@ pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation
             )
         }
         Obs::Effect { site, op, payload } => {
-            let r = l.get(op)?;
+            let r = s.rec?;
             if r.ending != Some(Ending::Failed) {
                 return None;
             }

@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-false-success",
@@ -9,11 +9,13 @@ pub static INVARIANT: Invariant = Invariant {
           (a \"handled\" key without its booking). Judged the moment the client is told.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::ToldDone { op, .. } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::ToldDone];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::ToldDone { op, .. } = *s.obs else {
         return None;
     };
-    if l.effects(op) > 0 {
+    if s.rec.is_some_and(|r| r.effects > 0) {
         return None;
     }
     violation(

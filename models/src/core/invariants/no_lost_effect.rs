@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::{Ending, Obs};
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Ending, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-lost-effect",
@@ -11,7 +11,10 @@ pub static INVARIANT: Invariant = Invariant {
           end of the healing phase.",
 };
 
-pub fn observe(_: &Ledger, _: TimeUs, _: ActorId, _: &Obs) -> Option<Violation> {
+/// Judged only at the end.
+pub const JUDGES: &[ObsKind] = &[];
+
+pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
 

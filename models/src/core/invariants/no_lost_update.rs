@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-lost-update",
@@ -11,8 +11,11 @@ pub static INVARIANT: Invariant = Invariant {
           the last writer wins) does not break this. Judged the moment both facts hold.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    match *obs {
+pub const JUDGES: &[ObsKind] = &[ObsKind::ToldDone, ObsKind::NewVersion];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let l = s.ledger;
+    match *s.obs {
         Obs::ToldDone { op, .. } => {
             let by = *l.overwritten.get(&op)?;
             violation(

@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-mismatched-payload",
@@ -11,10 +11,12 @@ pub static INVARIANT: Invariant = Invariant {
           the effect in the outside world, never with a service's echo.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    match *obs {
+pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::ToldDone];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    match *s.obs {
         Obs::Effect { site, op, payload } => {
-            let r = l.get(op)?;
+            let r = s.rec?;
             if !r.intended || payload == r.payload {
                 return None;
             }
@@ -30,7 +32,7 @@ pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation
             )
         }
         Obs::ToldDone { op, payload } => {
-            let (_, landed) = l.get(op)?.first_effect?;
+            let (_, landed) = s.rec?.first_effect?;
             if landed == payload {
                 return None;
             }

@@ -1,7 +1,7 @@
-use super::{violation, Invariant};
+use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "one-key-one-operation",
@@ -11,14 +11,13 @@ pub static INVARIANT: Invariant = Invariant {
           key. Judged when the second operation's request arrives.",
 };
 
-pub fn observe(l: &Ledger, _: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::Received { layer, op, key } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::Received];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::Received { layer, op, key } = *s.obs else {
         return None;
     };
-    if !key.is_some() {
-        return None;
-    }
-    let first = l.keys[crate::core::table::index_of(&l.keys, &key)?];
+    let first = s.key_first?;
     if first == op {
         return None;
     }

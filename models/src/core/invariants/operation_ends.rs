@@ -1,7 +1,7 @@
-use super::{human, violation, Invariant};
+use super::{human, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::Obs;
-use sim::{ActorId, TimeUs, Violation, US_PER_MS};
+use crate::core::obs::{Obs, ObsKind};
+use sim::{TimeUs, Violation, US_PER_MS};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "operation-ends",
@@ -10,11 +10,13 @@ pub static INVARIANT: Invariant = Invariant {
           no attempt is sent after the client's retry window closed.",
 };
 
-pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Violation> {
-    let Obs::AttemptSent { op, attempt } = *obs else {
+pub const JUDGES: &[ObsKind] = &[ObsKind::AttemptSent];
+
+pub fn observe(s: &Seen<'_>) -> Option<Violation> {
+    let Obs::AttemptSent { op, attempt } = *s.obs else {
         return None;
     };
-    let r = l.get(op)?;
+    let r = s.rec?;
     if r.rejected {
         return violation(
             &INVARIANT,
@@ -24,7 +26,7 @@ pub fn observe(l: &Ledger, now_us: TimeUs, _: ActorId, obs: &Obs) -> Option<Viol
             ),
         );
     }
-    let elapsed_us = now_us.saturating_sub(r.started_us);
+    let elapsed_us = s.now_us.saturating_sub(r.started_us);
     if r.window_ms > 0 && elapsed_us > r.window_ms.saturating_mul(US_PER_MS) {
         return violation(
             &INVARIANT,

@@ -184,9 +184,7 @@ impl Ledger {
                 into[9] += 1;
                 lost = true;
             }
-            for (i, n) in r.received.iter().enumerate() {
-                into[RECEIVED_AT + i] += u64::from(*n);
-            }
+            add_layers(into, RECEIVED_AT, |i| u64::from(r.received[i]));
             let start = if r.intended {
                 Some(r.started_us)
             } else {
@@ -204,19 +202,29 @@ impl Ledger {
             into[COMPLETED_AT] += 1;
             into[COMPLETED_AT + 1] += last_end_us.saturating_sub(first_intent_us);
         }
-        for (i, rate) in self.rates.iter().enumerate() {
-            into[PEAK_AT + i] += u64::from(rate.peak);
-        }
-        for (i, l) in self.load.iter().enumerate() {
-            into[WORK_AT + i] += u64::from(l.work);
-            into[WASTED_AT + i] += u64::from(l.wasted);
-            into[SHED_AT + i] += u64::from(l.shed);
-            let after = l
+        add_layers(into, PEAK_AT, |i| u64::from(self.rates[i].peak));
+        add_layers(into, WORK_AT, |i| u64::from(self.load[i].work));
+        add_layers(into, WASTED_AT, |i| u64::from(self.load[i].wasted));
+        add_layers(into, SHED_AT, |i| u64::from(self.load[i].shed));
+        add_layers(into, OVERLOAD_AT, |i| {
+            self.load[i]
                 .last_overload_us
-                .map_or(0, |t| t.saturating_sub(self.healing_us));
-            into[OVERLOAD_AT + i] += after;
-        }
+                .map_or(0, |t| t.saturating_sub(self.healing_us))
+        });
         into[DENIED_AT] += u64::from(self.retries_denied);
         into[DENIED_AT + 1] += u64::from(self.fast_failed);
+    }
+}
+
+/// Adds `value(layer)` to the slot of each layer in the counter that starts
+/// at `at`: taken as one whole array, so the slots are checked once, not
+/// once each.
+#[inline]
+fn add_layers(into: &mut [u64], at: usize, value: impl Fn(usize) -> u64) {
+    let slots: &mut [u64; MAX_LAYERS] = (&mut into[at..at + MAX_LAYERS])
+        .try_into()
+        .expect("a counter per layer has MAX_LAYERS slots");
+    for (i, slot) in slots.iter_mut().enumerate() {
+        *slot += value(i);
     }
 }
