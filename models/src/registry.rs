@@ -259,6 +259,29 @@ mod tests {
         }
     }
 
+    /// Spaces compare by their code alone (`core::op::Space`'s `PartialEq`),
+    /// so no two spaces of the built-in models may share one: a chain run
+    /// holds claims and events in one ledger.
+    #[test]
+    fn space_codes_are_unique_across_models() {
+        let all = [
+            &payment::CLAIM,
+            &messaging::EVENT,
+            &messaging::ENTITY,
+            &http::REQUEST,
+            &http::RESOURCE,
+            &contention::WRITE,
+            &contention::ROW,
+        ];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a.code, b.code, "{} and {} share a code", a.noun, b.noun);
+                assert_ne!(a, b);
+            }
+            assert_eq!(*a, *a);
+        }
+    }
+
     /// The hot path of the built-in models owes nothing to external programs:
     /// the program actor is no bigger than built-in actors, so the world's
     /// actor, state, storage and timer enums keep their size.
