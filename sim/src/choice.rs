@@ -196,8 +196,7 @@ impl Choices {
         });
         self.lanes.clear();
         for &s in &touched {
-            let drawn = self.streams[s as usize].cursor as usize;
-            let blocks = drawn.div_ceil(BLOCK_VALUES).min(BUF_VALUES / BLOCK_VALUES);
+            let blocks = blocks_ahead(self.streams[s as usize].cursor);
             self.lanes
                 .extend((0..blocks as u64).map(|b| (u64::from(s), b)));
         }
@@ -206,9 +205,7 @@ impl Choices {
         let mut at = 0;
         for &s in &touched {
             let p = &mut self.streams[s as usize];
-            let blocks = (p.cursor as usize)
-                .div_ceil(BLOCK_VALUES)
-                .min(BUF_VALUES / BLOCK_VALUES);
+            let blocks = blocks_ahead(p.cursor);
             let values = blocks * BLOCK_VALUES;
             p.run = self.run;
             p.cursor = 0;
@@ -462,6 +459,15 @@ impl Choices {
             .expect("validation keeps ranges below 2^64 values");
         lo + self.choose(stream, arity)
     }
+}
+
+/// Blocks to compute ahead for a stream the last run drew `drawn` values
+/// from: enough for as many, within one buffer.
+#[inline]
+fn blocks_ahead(drawn: u32) -> usize {
+    (drawn as usize)
+        .div_ceil(BLOCK_VALUES)
+        .min(BUF_VALUES / BLOCK_VALUES)
 }
 
 /// A random word scaled to `0..arity` by Lemire's multiply-shift:
