@@ -284,7 +284,9 @@ impl Ledger {
 
     /// Looks up the record (and the key) that the invariants judging `obs`
     /// and `record` read: the kinds that name an operation without reading
-    /// its record look nothing up.
+    /// its record look nothing up. The list repeats part of [`Obs::op`] on
+    /// purpose: going through it and filtering out the kinds that read no
+    /// record cost 0.9 % more instructions in `payment-stable-key`.
     #[inline]
     fn lookup(&self, obs: &Obs) -> Found {
         match *obs {
