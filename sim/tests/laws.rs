@@ -124,13 +124,22 @@ impl Actor for Hopper {
     }
 }
 
-struct NoOracle;
+/// Finds nothing, unless told to call the step at which some actor's durable
+/// count reaches `violate_at` a violation: a violation in the middle of a
+/// handler, with commands still to come after it.
+struct StepOracle {
+    violate_at: Option<u64>,
+}
 
-impl Oracle for NoOracle {
+impl Oracle for StepOracle {
     type Obs = Counted;
     fn reset(&mut self) {}
-    fn observe(&mut self, _: TimeUs, _: ActorId, _: &Counted) -> Option<Violation> {
-        None
+    fn observe(&mut self, _: TimeUs, actor: ActorId, c: &Counted) -> Option<Violation> {
+        (Some(c.durable) == self.violate_at).then(|| Violation {
+            invariant: "step-limit",
+            operation: u64::from(actor),
+            message: format!("actor {actor} took step {}", c.durable),
+        })
     }
     fn finish(&mut self, _: TimeUs) -> Option<Violation> {
         None
@@ -140,19 +149,22 @@ impl Oracle for NoOracle {
 struct Toy {
     world: World,
     nodes: Vec<Hopper>,
+    violate_at: Option<u64>,
 }
 
 impl Model for Toy {
     type Node = Hopper;
-    type Oracle = NoOracle;
+    type Oracle = StepOracle;
     fn world(&self) -> &World {
         &self.world
     }
     fn nodes(&self) -> &[Hopper] {
         &self.nodes
     }
-    fn new_oracle(&self) -> NoOracle {
-        NoOracle
+    fn new_oracle(&self) -> StepOracle {
+        StepOracle {
+            violate_at: self.violate_at,
+        }
     }
 }
 
@@ -179,7 +191,11 @@ fn toy(actors: u32, loss: u32, dup: u32, crash: u32, delay_ms_max: u64) -> Toy {
             buggy: false,
         })
         .collect();
-    Toy { world, nodes }
+    Toy {
+        world,
+        nodes,
+        violate_at: None,
+    }
 }
 
 type Trace = Vec<TraceEntry<Token, Counted, Tick>>;
@@ -223,6 +239,21 @@ proptest! {
         let (again, report) = traced(&m, Source::Replay { record: &record, log_points: false });
         prop_assert_eq!(rec.entries, again);
         prop_assert_eq!(first, report);
+    }
+
+    /// A sweep's run applies each command where the handler gives it, a
+    /// traced run buffers them until the handler returns: the two agree, also
+    /// when a violation falls in the middle of a handler and the commands
+    /// after it must not take effect.
+    #[test]
+    fn a_sweeps_run_is_the_traced_run((seed, n, loss, dup, crash, delay) in params(), at in proptest::option::of(1u64..12)) {
+        let mut m = toy(n, loss, dup, crash, delay);
+        m.violate_at = at;
+        let (_, traced) = traced(&m, Source::Seed { seed, record: false });
+        let mut sim = Sim::new(&m);
+        let untraced = sim.run(&m, Source::Seed { seed, record: false }, &mut sim::NoTrace);
+        prop_assert_eq!(&untraced, &traced);
+        prop_assert_eq!(&sim.run_seed(&m, seed), &traced);
     }
 
     #[test]
@@ -367,7 +398,18 @@ fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
     let below: Vec<bool> = (0..=f.seed)
         .map(|seed| sim::run_guarded(&mut sim, &m, seed).outcome.is_failure())
         .collect();
+    // A panic leaves the simulator fit for the next seed: the seeds after it
+    // run as on a simulator that never saw a panic.
+    let later = f.seed + 1..f.seed + 40;
+    let after: Vec<_> = later
+        .clone()
+        .map(|seed| sim::run_guarded(&mut sim, &m, seed))
+        .collect();
+    let fresh: Vec<_> = later
+        .map(|seed| sim::run_guarded(&mut Sim::new(&m), &m, seed))
+        .collect();
     std::panic::set_hook(hook);
+    assert_eq!(after, fresh);
     assert_eq!(sum.tally.schedules, 200, "the sweep finished every seed");
     assert!(
         sum.tally.panics > 0 && sum.tally.panics < 200,
@@ -375,6 +417,7 @@ fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
         sum.tally.panics
     );
     assert!(matches!(&f.outcome, sim::Outcome::Panicked(m) if m.contains("model bug")));
+
     // It is the lowest seed that panics, whichever thread found it.
     assert_eq!(below.iter().position(|&b| b), Some(f.seed as usize));
 }

@@ -170,8 +170,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             *g = g.wrapping_add(1);
         }
         self.faults.crashed += 1;
+        // The caller hands the tracer the crashed actor's snapshot.
         self.trace(TraceKind::Crash { actor });
-        self.snapshot(actor);
         let delay = self
             .sim
             .choices

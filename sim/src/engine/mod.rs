@@ -19,7 +19,7 @@ use crate::situation::SituationSet;
 use crate::trace::{NoTrace, TraceEntry, Tracer};
 use crate::world::{Partition, World};
 use queue::EventQueue;
-use run::Run;
+use run::{Buffered, Direct, Run};
 
 /// A broken invariant: data, not an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -244,6 +244,34 @@ struct LinkNow {
     delay_us_max: TimeUs,
 }
 
+/// Each actor's volatile state and durable storage. A run holds them apart
+/// from the rest of the simulator, so that a handler can borrow its own while
+/// its context borrows the engine.
+pub(super) struct Actors<M: Model> {
+    /// Kept while an actor is down (and from run to run) only for
+    /// [`Actor::reset_state`] to reuse its allocations.
+    states: Vec<Option<NodeState<M>>>,
+    storages: Vec<Option<NodeStorage<M>>>,
+}
+
+impl<M: Model> Actors<M> {
+    fn new(n: usize) -> Self {
+        Actors {
+            states: (0..n).map(|_| None).collect(),
+            storages: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    /// The state and storage of `actor`, which is up.
+    #[inline(always)]
+    fn parts(&mut self, actor: ActorId) -> (&mut NodeState<M>, &mut NodeStorage<M>) {
+        let i = actor as usize;
+        let state = self.states[i].as_mut().expect("the actor is up");
+        let storage = self.storages[i].as_mut().expect("storage exists");
+        (state, storage)
+    }
+}
+
 /// One simulator per thread; all buffers are reused from run to run.
 pub struct Sim<M: Model> {
     layout: StreamLayout,
@@ -251,12 +279,11 @@ pub struct Sim<M: Model> {
     pub choices: Choices,
     queue: EventQueue<MsgOf<M>, TimerOf<M>>,
     out: Vec<Command<MsgOf<M>, ObsOf<M>, TimerOf<M>>>,
-    /// Each actor's volatile state, kept while it is down (and from run to
-    /// run) only for [`Actor::reset_state`] to reuse its allocations.
-    states: Vec<Option<NodeState<M>>>,
+    /// Empty while a run is under way (the run holds them), and after a
+    /// model panicked in one; the next run then starts from fresh ones.
+    actors: Actors<M>,
     /// Whether each actor is running: a crash sets it false until the restart.
     up: Vec<bool>,
-    storages: Vec<Option<NodeStorage<M>>>,
     /// Where each actor's timer slots start in `timer_gen`, and their count.
     timer_base: Vec<u32>,
     timer_slots: Vec<u32>,
@@ -344,9 +371,8 @@ impl<M: Model> Sim<M> {
             choices: Choices::new(),
             queue: EventQueue::with_capacity(64),
             out: Vec::with_capacity(16),
-            states: (0..n).map(|_| None).collect(),
+            actors: Actors::new(n),
             up: vec![false; n],
-            storages: (0..n).map(|_| None).collect(),
             timer_base,
             timer_slots,
             timer_gen: vec![0; total as usize],
@@ -369,14 +395,17 @@ impl<M: Model> Sim<M> {
     /// An actor's durable storage as the last run left it: lets a metrics pass
     /// read end-of-run numbers without a trace.
     pub fn storage(&self, actor: ActorId) -> Option<&<M::Node as Actor>::Storage> {
-        self.storages.get(actor as usize).and_then(Option::as_ref)
+        self.actors
+            .storages
+            .get(actor as usize)
+            .and_then(Option::as_ref)
     }
 
     /// An actor's volatile state as the last run left it, if it was up.
     pub fn state(&self, actor: ActorId) -> Option<&<M::Node as Actor>::State> {
         let i = actor as usize;
         if *self.up.get(i)? {
-            self.states[i].as_ref()
+            self.actors.states.get(i)?.as_ref()
         } else {
             None
         }
@@ -387,16 +416,39 @@ impl<M: Model> Sim<M> {
         &self.oracle
     }
 
-    /// A sweep's run: no trace, no record.
+    /// A sweep's run: no trace, no record. Its handlers' commands take
+    /// effect where they are given, with no buffer in between; the run is the
+    /// one [`run`](Sim::run) gives for the same seed.
     pub fn run_seed(&mut self, model: &M, seed: u64) -> RunReport {
-        self.run(
+        let stream_count = self.layout.count();
+        self.choices.start_random(seed, stream_count, false);
+        let mut actors = self.take_actors();
+        let report = Run {
+            sim: &mut *self,
             model,
-            Source::Seed {
-                seed,
-                record: false,
-            },
-            &mut NoTrace,
-        )
+            tracer: &mut NoTrace,
+            now_us: 0,
+            step: 0,
+            phase: Phase::Fault,
+            faults: FaultCounts::default(),
+            situations: SituationSet::EMPTY,
+            violation: None,
+        }
+        .execute::<Direct>(&mut actors);
+        self.actors = actors;
+        report
+    }
+
+    /// The actors' states and storages for a run to hold; fresh ones if a
+    /// panic in the last run lost them (the run resets them anyway).
+    fn take_actors(&mut self) -> Actors<M> {
+        let n = self.up.len();
+        let actors = std::mem::replace(&mut self.actors, Actors::new(0));
+        if actors.states.len() == n && actors.storages.len() == n {
+            actors
+        } else {
+            Actors::new(n)
+        }
     }
 
     /// Runs the model once, from `source`, handing every trace entry to `tracer`.
@@ -413,8 +465,9 @@ impl<M: Model> Sim<M> {
                 self.choices.start_replay(record, stream_count, log_points)
             }
         }
-        let mut run = Run {
-            sim: self,
+        let mut actors = self.take_actors();
+        let report = Run {
+            sim: &mut *self,
             model,
             tracer,
             now_us: 0,
@@ -422,7 +475,10 @@ impl<M: Model> Sim<M> {
             phase: Phase::Fault,
             faults: FaultCounts::default(),
             situations: SituationSet::EMPTY,
-        };
-        run.execute()
+            violation: None,
+        }
+        .execute::<Buffered>(&mut actors);
+        self.actors = actors;
+        report
     }
 }

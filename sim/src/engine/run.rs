@@ -3,12 +3,13 @@
 
 use super::queue::EventKind;
 use super::{
-    FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim, TimerOf,
-    Violation,
+    Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
+    TimerOf, Violation,
 };
-use crate::actor::{Actor, ActorId, Command, Context, TimeUs};
-use crate::situation::SituationSet;
-use crate::trace::{DropReason, TraceEntry, TraceKind, Tracer};
+use crate::actor::{Actor, ActorId, Command, Context, Ctx, TimeUs};
+use crate::choice::StreamId;
+use crate::situation::{SituationId, SituationSet};
+use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
 use crate::world::World;
 
 pub(super) struct Run<'s, 'm, 't, M: Model, T> {
@@ -20,6 +21,240 @@ pub(super) struct Run<'s, 'm, 't, M: Model, T> {
     pub phase: Phase,
     pub faults: FaultCounts,
     pub situations: SituationSet,
+    /// The first violation of the step under way: the commands after it are
+    /// not applied, and the run ends once the handler returns.
+    pub violation: Option<Violation>,
+}
+
+/// How a handler's commands reach the engine: a generic run buffers them and
+/// applies them once the handler returns ([`Buffered`]); a sweep's run applies
+/// each where the handler asks for it ([`Direct`]). Both give the same run.
+pub(super) trait Way<M: Model, T> {
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    );
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    );
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    );
+    /// After the handler of `actor` returned.
+    fn after(run: &mut Run<'_, '_, '_, M, T>, actors: &Actors<M>, actor: ActorId);
+}
+
+/// Commands go into the `Command` buffer and are applied in order after the
+/// handler: what traces, snapshots and exhaustive search's log of decision
+/// points need, since a send's draws then come after all of the handler's.
+pub(super) struct Buffered;
+
+/// Each command takes effect at once: no buffer to fill and drain. Only for a
+/// run that traces nothing and logs no decision points. A send draws from its
+/// link's stream and a handler from its actor's, so each stream's draws, and
+/// with them the whole run, are the same as under [`Buffered`]; only the
+/// order of draws across streams differs, which nothing in such a run sees.
+pub(super) struct Direct;
+
+impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered {
+    #[inline(always)]
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    ) {
+        let node = &run.model.nodes()[actor as usize];
+        let (state, storage) = actors.parts(actor);
+        let sim = &mut *run.sim;
+        let mut ctx = Context::<M::Node> {
+            now_us: run.now_us,
+            me: actor,
+            restarted,
+            stream: sim.layout.actor(actor),
+            choices: &mut sim.choices,
+            out: &mut sim.out,
+        };
+        node.on_start(state, storage, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    ) {
+        let node = &run.model.nodes()[to as usize];
+        let (state, storage) = actors.parts(to);
+        let sim = &mut *run.sim;
+        let mut ctx = Context::<M::Node> {
+            now_us: run.now_us,
+            me: to,
+            restarted: false,
+            stream: sim.layout.actor(to),
+            choices: &mut sim.choices,
+            out: &mut sim.out,
+        };
+        node.on_msg(state, storage, from, msg, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    ) {
+        let node = &run.model.nodes()[actor as usize];
+        let (state, storage) = actors.parts(actor);
+        let sim = &mut *run.sim;
+        let mut ctx = Context::<M::Node> {
+            now_us: run.now_us,
+            me: actor,
+            restarted: false,
+            stream: sim.layout.actor(actor),
+            choices: &mut sim.choices,
+            out: &mut sim.out,
+        };
+        node.on_timer(state, storage, timer, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn after(run: &mut Run<'_, '_, '_, M, T>, actors: &Actors<M>, actor: ActorId) {
+        run.apply(actors, actor);
+    }
+}
+
+impl<M: Model> Way<M, NoTrace> for Direct {
+    #[inline(always)]
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    ) {
+        let node = &run.model.nodes()[actor as usize];
+        let (state, storage) = actors.parts(actor);
+        let mut ctx = DirectCtx::new(run, actor, restarted);
+        node.on_start(state, storage, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    ) {
+        let node = &run.model.nodes()[to as usize];
+        let (state, storage) = actors.parts(to);
+        let mut ctx = DirectCtx::new(run, to, false);
+        node.on_msg(state, storage, from, msg, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    ) {
+        let node = &run.model.nodes()[actor as usize];
+        let (state, storage) = actors.parts(actor);
+        let mut ctx = DirectCtx::new(run, actor, false);
+        node.on_timer(state, storage, timer, &mut ctx);
+    }
+
+    #[inline(always)]
+    fn after(_: &mut Run<'_, '_, '_, M, NoTrace>, _: &Actors<M>, _: ActorId) {}
+}
+
+/// A handler's context under [`Direct`]: it holds the run itself.
+pub(super) struct DirectCtx<'c, 's, 'm, 't, M: Model> {
+    run: &'c mut Run<'s, 'm, 't, M, NoTrace>,
+    me: ActorId,
+    restarted: bool,
+    stream: StreamId,
+}
+
+impl<'c, 's, 'm, 't, M: Model> DirectCtx<'c, 's, 'm, 't, M> {
+    #[inline(always)]
+    fn new(run: &'c mut Run<'s, 'm, 't, M, NoTrace>, me: ActorId, restarted: bool) -> Self {
+        let stream = run.sim.layout.actor(me);
+        DirectCtx {
+            run,
+            me,
+            restarted,
+            stream,
+        }
+    }
+}
+
+impl<M: Model> Ctx<M::Node> for DirectCtx<'_, '_, '_, '_, M> {
+    #[inline(always)]
+    fn now_us(&self) -> TimeUs {
+        self.run.now_us
+    }
+    #[inline(always)]
+    fn me(&self) -> ActorId {
+        self.me
+    }
+    #[inline(always)]
+    fn restarted(&self) -> bool {
+        self.restarted
+    }
+    #[inline(always)]
+    fn send(&mut self, to: ActorId, msg: MsgOf<M>) {
+        if self.run.violation.is_none() {
+            self.run.send(self.me, to, msg);
+        }
+    }
+    #[inline(always)]
+    fn set_timer_in(&mut self, timer: TimerOf<M>, slot: u32, after_us: TimeUs) {
+        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
+        if self.run.violation.is_none() {
+            self.run.set_timer(self.me, timer, slot, after_us);
+        }
+    }
+    #[inline(always)]
+    fn cancel_timer_in(&mut self, timer: TimerOf<M>, slot: u32) {
+        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
+        if self.run.violation.is_none() {
+            self.run.cancel_timer(self.me, timer, slot);
+        }
+    }
+    #[inline(always)]
+    fn observe(&mut self, obs: ObsOf<M>) {
+        if self.run.violation.is_none() {
+            self.run.observe(self.me, obs);
+        }
+    }
+    #[inline(always)]
+    fn reached(&mut self, situation: SituationId) {
+        if self.run.violation.is_none() {
+            self.run.reached(self.me, situation);
+        }
+    }
+    #[inline(always)]
+    fn choose(&mut self, arity: u64) -> u64 {
+        self.run.sim.choices.choose(self.stream, arity)
+    }
+    #[inline(always)]
+    fn chance(&mut self, per_mille: u32) -> bool {
+        self.run.sim.choices.chance(self.stream, per_mille)
+    }
 }
 
 impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
@@ -44,13 +279,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    pub(super) fn execute(&mut self) -> RunReport {
+    pub(super) fn execute<W: Way<M, T>>(&mut self, actors: &mut Actors<M>) -> RunReport {
         let world = self.model.world();
         let n = world.actor_count();
-        self.reset(world);
+        self.reset(actors, world);
         self.draw_swarm_mix(world);
         for actor in 0..n {
-            if let Some(v) = self.start(actor, false) {
+            if let Some(v) = self.start::<W>(actors, actor, false) {
                 return self.report(Outcome::Violation(v));
             }
         }
@@ -62,7 +297,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     Some(t) => t >= world.fault_phase_us,
                 };
                 if heal_now {
-                    if let Some(v) = self.start_healing(world) {
+                    if let Some(v) = self.start_healing::<W>(actors, world) {
                         return self.report(Outcome::Violation(v));
                     }
                     continue;
@@ -88,7 +323,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     duplicate,
                 } => {
                     self.step += 1;
-                    self.deliver(from, to, msg, msg_id, duplicate)
+                    self.deliver::<W>(actors, from, to, msg, msg_id, duplicate)
                 }
                 EventKind::Timer {
                     actor,
@@ -100,12 +335,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                         continue; // cancelled, replaced or from before a crash
                     }
                     self.step += 1;
-                    self.fire(actor, timer)
+                    self.fire::<W>(actors, actor, timer)
                 }
                 EventKind::Restart { actor } => {
                     self.step += 1;
                     if !self.sim.up[actor as usize] {
-                        self.start(actor, true)
+                        self.start::<W>(actors, actor, true)
                     } else {
                         None
                     }
@@ -126,7 +361,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    fn reset(&mut self, world: &World) {
+    fn reset(&mut self, actors: &mut Actors<M>, world: &World) {
         let sim = &mut *self.sim;
         sim.queue.clear();
         sim.out.clear();
@@ -134,19 +369,24 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.next_msg_id = 0;
         sim.timer_gen.iter_mut().for_each(|g| *g = 0);
         sim.oracle.reset();
+        self.violation = None;
         for (i, node) in self.model.nodes().iter().enumerate() {
             sim.up[i] = false;
-            node.reset_storage(&mut sim.storages[i]);
+            node.reset_storage(&mut actors.storages[i]);
             assert!(
-                sim.storages[i].is_some(),
+                actors.storages[i].is_some(),
                 "reset_storage must provide storage"
             );
         }
-        debug_assert_eq!(sim.states.len(), world.actor_names.len());
+        debug_assert_eq!(actors.states.len(), world.actor_names.len());
     }
 
     /// The end of the fault phase: every actor that is down restarts now.
-    fn start_healing(&mut self, world: &World) -> Option<Violation> {
+    fn start_healing<W: Way<M, T>>(
+        &mut self,
+        actors: &mut Actors<M>,
+        world: &World,
+    ) -> Option<Violation> {
         debug_assert!(self.phase == Phase::Fault);
         self.phase = Phase::Healing;
         self.now_us = self.now_us.max(
@@ -158,7 +398,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         for actor in 0..world.actor_count() {
             if !self.sim.up[actor as usize] {
                 self.step += 1;
-                if let Some(v) = self.start(actor, true) {
+                if let Some(v) = self.start::<W>(actors, actor, true) {
                     return Some(v);
                 }
             }
@@ -166,17 +406,22 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         None
     }
 
-    fn deliver(
+    fn deliver<W: Way<M, T>>(
         &mut self,
+        actors: &mut Actors<M>,
         from: ActorId,
         to: ActorId,
         msg: MsgOf<M>,
         msg_id: u32,
         duplicate: bool,
     ) -> Option<Violation> {
-        if !self.sim.up[to as usize] || self.crash_roll(to) {
+        let down = !self.sim.up[to as usize];
+        if down || self.crash_roll(to) {
             // A down receiver, or one that dies before it can take this step:
             // the message dies with it.
+            if !down {
+                self.snapshot(actors, to);
+            }
             self.faults.dropped_at_down_actor += 1;
             self.trace(TraceKind::Drop {
                 from,
@@ -196,73 +441,48 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 duplicate,
             });
         }
-        let node = &self.model.nodes()[to as usize];
-        let sim = &mut *self.sim;
-        let state = sim.states[to as usize].as_mut().expect("receiver is up");
-        let storage = sim.storages[to as usize].as_mut().expect("storage exists");
-        let mut ctx = Context::<M::Node> {
-            now_us: self.now_us,
-            me: to,
-            restarted: false,
-            stream: sim.layout.actor(to),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_msg(state, storage, from, msg, &mut ctx);
-        self.apply(to)
+        W::on_msg(self, actors, to, from, msg);
+        W::after(self, actors, to);
+        self.violation.take()
     }
 
-    fn fire(&mut self, actor: ActorId, timer: TimerOf<M>) -> Option<Violation> {
+    fn fire<W: Way<M, T>>(
+        &mut self,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    ) -> Option<Violation> {
         debug_assert!(self.sim.up[actor as usize], "timers die with a crash");
         if self.crash_roll(actor) {
+            self.snapshot(actors, actor);
             return None;
         }
         self.trace(TraceKind::TimerFired { actor, timer });
-        let node = &self.model.nodes()[actor as usize];
-        let sim = &mut *self.sim;
-        let state = sim.states[actor as usize].as_mut().expect("actor is up");
-        let storage = sim.storages[actor as usize]
-            .as_mut()
-            .expect("storage exists");
-        let mut ctx = Context::<M::Node> {
-            now_us: self.now_us,
-            me: actor,
-            restarted: false,
-            stream: sim.layout.actor(actor),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_timer(state, storage, timer, &mut ctx);
-        self.apply(actor)
+        W::on_timer(self, actors, actor, timer);
+        W::after(self, actors, actor);
+        self.violation.take()
     }
 
-    pub(super) fn start(&mut self, actor: ActorId, restarted: bool) -> Option<Violation> {
+    pub(super) fn start<W: Way<M, T>>(
+        &mut self,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    ) -> Option<Violation> {
         debug_assert!(!self.sim.up[actor as usize]);
         if restarted {
             self.trace(TraceKind::Restart { actor });
         } else {
             self.trace(TraceKind::Start { actor });
         }
-        let node = &self.model.nodes()[actor as usize];
-        let sim = &mut *self.sim;
         let i = actor as usize;
         // A fresh state in the allocations of the last one.
-        node.reset_state(&mut sim.states[i]);
-        let state = sim.states[i]
-            .as_mut()
-            .expect("reset_state must provide state");
-        let storage = sim.storages[i].as_mut().expect("storage exists");
-        let mut ctx = Context::<M::Node> {
-            now_us: self.now_us,
-            me: actor,
-            restarted,
-            stream: sim.layout.actor(actor),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_start(state, storage, &mut ctx);
-        sim.up[i] = true;
-        self.apply(actor)
+        self.model.nodes()[i].reset_state(&mut actors.states[i]);
+        assert!(actors.states[i].is_some(), "reset_state must provide state");
+        W::on_start(self, actors, actor, restarted);
+        self.sim.up[i] = true;
+        W::after(self, actors, actor);
+        self.violation.take()
     }
 
     // Inlined so that an event is built in place in the queue's slab, not
@@ -286,25 +506,24 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     /// Hands the tracer what `actor` holds after its step, if it asks.
     #[inline(always)]
-    pub(super) fn snapshot(&mut self, actor: ActorId) {
+    pub(super) fn snapshot(&mut self, actors: &Actors<M>, actor: ActorId) {
         if T::SNAPSHOTS {
             let i = actor as usize;
-            let state = self.sim.states[i]
+            let state = actors.states[i]
                 .as_ref()
                 .filter(|_| self.sim.up[i])
                 .map(|s| s as &dyn std::fmt::Debug);
-            let storage = self.sim.storages[i].as_ref().expect("storage exists");
+            let storage = actors.storages[i].as_ref().expect("storage exists");
             self.tracer.snapshot(self.step, actor, state, storage);
         }
     }
 
-    /// Applies a handler's commands in the order it pushed them.
+    /// Applies a buffered handler's commands in the order it pushed them.
     #[inline(always)]
-    fn apply(&mut self, actor: ActorId) -> Option<Violation> {
+    fn apply(&mut self, actors: &Actors<M>, actor: ActorId) {
         let mut out = std::mem::take(&mut self.sim.out);
-        let mut violation = None;
         for cmd in out.drain(..) {
-            if violation.is_some() {
+            if self.violation.is_some() {
                 continue;
             }
             match cmd {
@@ -313,44 +532,62 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     timer,
                     slot,
                     after_us,
-                } => {
-                    let slot = self.timer_slot(actor, slot, &timer);
-                    let g = &mut self.sim.timer_gen[slot as usize];
-                    *g = g.wrapping_add(1);
-                    let generation = *g;
-                    let at_us = self.now_us.saturating_add(after_us);
-                    self.trace(TraceKind::TimerSet {
-                        actor,
-                        timer,
-                        at_us,
-                    });
-                    self.push(
-                        at_us,
-                        EventKind::Timer {
-                            actor,
-                            timer,
-                            slot,
-                            generation,
-                        },
-                    );
-                }
-                Command::CancelTimer { timer, slot } => {
-                    let slot = self.timer_slot(actor, slot, &timer) as usize;
-                    self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
-                }
-                Command::Observe(obs) => {
-                    violation = self.sim.oracle.observe(self.now_us, actor, &obs);
-                    self.trace(TraceKind::Observe { actor, obs });
-                }
-                Command::Reached(situation) => {
-                    if self.situations.insert(situation) {
-                        self.trace(TraceKind::Reached { actor, situation });
-                    }
-                }
+                } => self.set_timer(actor, timer, slot, after_us),
+                Command::CancelTimer { timer, slot } => self.cancel_timer(actor, timer, slot),
+                Command::Observe(obs) => self.observe(actor, obs),
+                Command::Reached(situation) => self.reached(actor, situation),
             }
         }
         self.sim.out = out;
-        self.snapshot(actor);
-        violation
+        self.snapshot(actors, actor);
+    }
+
+    #[inline(always)]
+    pub(super) fn set_timer(
+        &mut self,
+        actor: ActorId,
+        timer: TimerOf<M>,
+        slot: u32,
+        after_us: TimeUs,
+    ) {
+        let slot = self.timer_slot(actor, slot, &timer);
+        let g = &mut self.sim.timer_gen[slot as usize];
+        *g = g.wrapping_add(1);
+        let generation = *g;
+        let at_us = self.now_us.saturating_add(after_us);
+        self.trace(TraceKind::TimerSet {
+            actor,
+            timer,
+            at_us,
+        });
+        self.push(
+            at_us,
+            EventKind::Timer {
+                actor,
+                timer,
+                slot,
+                generation,
+            },
+        );
+    }
+
+    #[inline(always)]
+    pub(super) fn cancel_timer(&mut self, actor: ActorId, timer: TimerOf<M>, slot: u32) {
+        let slot = self.timer_slot(actor, slot, &timer) as usize;
+        self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
+    }
+
+    /// The oracle judges `obs` now; a violation ends the step.
+    #[inline(always)]
+    pub(super) fn observe(&mut self, actor: ActorId, obs: ObsOf<M>) {
+        self.violation = self.sim.oracle.observe(self.now_us, actor, &obs);
+        self.trace(TraceKind::Observe { actor, obs });
+    }
+
+    #[inline(always)]
+    pub(super) fn reached(&mut self, actor: ActorId, situation: SituationId) {
+        if self.situations.insert(situation) {
+            self.trace(TraceKind::Reached { actor, situation });
+        }
     }
 }
