@@ -28,6 +28,8 @@ pub struct BareTotals {
 /// One thread's share: for every seed, a fresh choice source, a few pending
 /// events, then `events_per_schedule` steps of pop, one draw, a branch on the
 /// payload, push.
+// Never inlined, so that an instruction count (scripts/instructions.sh) finds it.
+#[inline(never)]
 pub fn bare_loop(seeds: SeedRange, events_per_schedule: u64) -> BareTotals {
     assert!(events_per_schedule > 0, "a schedule has at least one event");
     let mut heap: BinaryHeap<Reverse<(u64, u64, u64)>> =

@@ -419,6 +419,9 @@ impl<M: Model> Sim<M> {
     /// A sweep's run: no trace, no record. Its handlers' commands take
     /// effect where they are given, with no buffer in between; the run is the
     /// one [`run`](Sim::run) gives for the same seed.
+    // Never inlined, so that an instruction count (scripts/instructions.sh)
+    // finds a sweep's runs under this name; one call per run costs nothing.
+    #[inline(never)]
     pub fn run_seed(&mut self, model: &M, seed: u64) -> RunReport {
         let stream_count = self.layout.count();
         self.choices.start_random(seed, stream_count, false);
