@@ -225,8 +225,11 @@ pub trait Actor {
     }
 }
 
-/// The engine's context of one handler call: commands go into a buffer the
-/// engine applies in order once the handler returns.
+/// A handler call's context that buffers its commands, which the engine
+/// applies in order once the handler returns: the context of traced,
+/// recording and replayed runs, and of unit tests ([`Context::detached`]). A
+/// sweep's run uses the engine's own context, which applies each command at
+/// once and gives the same run.
 pub struct Context<'a, A: Actor + ?Sized> {
     pub(crate) now_us: TimeUs,
     pub(crate) me: ActorId,

@@ -141,7 +141,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    /// Whether `actor` crashes before its next step (and, if so, crashes it).
+    /// Whether `actor` crashes before its next step (and, if so, crashes it;
+    /// the caller then hands a tracer that asks the actor's snapshot).
     #[inline(always)]
     pub(super) fn crash_roll(&mut self, actor: ActorId) -> bool {
         if self.phase != Phase::Fault {
