@@ -262,13 +262,18 @@ impl<M: Model> Actors<M> {
         }
     }
 
-    /// The state and storage of `actor`, which is up.
+    /// What a handler of `actor` (which is up) is called on: its node in
+    /// `model`, its state and its storage.
     #[inline(always)]
-    fn parts(&mut self, actor: ActorId) -> (&mut NodeState<M>, &mut NodeStorage<M>) {
+    fn handler<'m>(
+        &mut self,
+        model: &'m M,
+        actor: ActorId,
+    ) -> (&'m M::Node, &mut NodeState<M>, &mut NodeStorage<M>) {
         let i = actor as usize;
         let state = self.states[i].as_mut().expect("the actor is up");
         let storage = self.storages[i].as_mut().expect("storage exists");
-        (state, storage)
+        (&model.nodes()[i], state, storage)
     }
 }
 
@@ -425,11 +430,28 @@ impl<M: Model> Sim<M> {
     pub fn run_seed(&mut self, model: &M, seed: u64) -> RunReport {
         let stream_count = self.layout.count();
         self.choices.start_random(seed, stream_count, false);
-        let mut actors = self.take_actors();
+        self.execute::<Direct, _>(model, &mut NoTrace)
+    }
+
+    /// One run from the choice source as started, its handlers' commands
+    /// applied in `W`'s way. The run holds the actors' states and storages
+    /// meanwhile; fresh ones are made if a panic in the last run lost them
+    /// (the run resets them anyway).
+    #[inline(always)]
+    fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
+    where
+        W: run::Way<M, T>,
+        T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
+    {
+        let n = self.up.len();
+        let mut actors = std::mem::replace(&mut self.actors, Actors::new(0));
+        if actors.states.len() != n || actors.storages.len() != n {
+            actors = Actors::new(n);
+        }
         let report = Run {
             sim: &mut *self,
             model,
-            tracer: &mut NoTrace,
+            tracer,
             now_us: 0,
             step: 0,
             phase: Phase::Fault,
@@ -437,21 +459,9 @@ impl<M: Model> Sim<M> {
             situations: SituationSet::EMPTY,
             violation: None,
         }
-        .execute::<Direct>(&mut actors);
+        .execute::<W>(&mut actors);
         self.actors = actors;
         report
-    }
-
-    /// The actors' states and storages for a run to hold; fresh ones if a
-    /// panic in the last run lost them (the run resets them anyway).
-    fn take_actors(&mut self) -> Actors<M> {
-        let n = self.up.len();
-        let actors = std::mem::replace(&mut self.actors, Actors::new(0));
-        if actors.states.len() == n && actors.storages.len() == n {
-            actors
-        } else {
-            Actors::new(n)
-        }
     }
 
     /// Runs the model once, from `source`, handing every trace entry to `tracer`.
@@ -468,20 +478,6 @@ impl<M: Model> Sim<M> {
                 self.choices.start_replay(record, stream_count, log_points)
             }
         }
-        let mut actors = self.take_actors();
-        let report = Run {
-            sim: &mut *self,
-            model,
-            tracer,
-            now_us: 0,
-            step: 0,
-            phase: Phase::Fault,
-            faults: FaultCounts::default(),
-            situations: SituationSet::EMPTY,
-            violation: None,
-        }
-        .execute::<Buffered>(&mut actors);
-        self.actors = actors;
-        report
+        self.execute::<Buffered, T>(model, tracer)
     }
 }

@@ -29,6 +29,7 @@ pub(super) struct Run<'s, 'm, 't, M: Model, T> {
 /// How a handler's commands reach the engine: a generic run buffers them and
 /// applies them once the handler returns ([`Buffered`]); a sweep's run applies
 /// each where the handler asks for it ([`Direct`]). Both give the same run.
+/// Either way they are applied by the time the call returns.
 pub(super) trait Way<M: Model, T> {
     fn on_start(
         run: &mut Run<'_, '_, '_, M, T>,
@@ -49,8 +50,6 @@ pub(super) trait Way<M: Model, T> {
         actor: ActorId,
         timer: TimerOf<M>,
     );
-    /// After the handler of `actor` returned.
-    fn after(run: &mut Run<'_, '_, '_, M, T>, actors: &Actors<M>, actor: ActorId);
 }
 
 /// Commands go into the `Command` buffer and are applied in order after the
@@ -73,18 +72,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered
         actor: ActorId,
         restarted: bool,
     ) {
-        let node = &run.model.nodes()[actor as usize];
-        let (state, storage) = actors.parts(actor);
-        let sim = &mut *run.sim;
-        let mut ctx = Context::<M::Node> {
-            now_us: run.now_us,
-            me: actor,
-            restarted,
-            stream: sim.layout.actor(actor),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_start(state, storage, &mut ctx);
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_start(state, storage, &mut run.buffer(actor, restarted));
+        run.apply(actors, actor);
     }
 
     #[inline(always)]
@@ -95,18 +85,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered
         from: ActorId,
         msg: MsgOf<M>,
     ) {
-        let node = &run.model.nodes()[to as usize];
-        let (state, storage) = actors.parts(to);
-        let sim = &mut *run.sim;
-        let mut ctx = Context::<M::Node> {
-            now_us: run.now_us,
-            me: to,
-            restarted: false,
-            stream: sim.layout.actor(to),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_msg(state, storage, from, msg, &mut ctx);
+        let (node, state, storage) = actors.handler(run.model, to);
+        node.on_msg(state, storage, from, msg, &mut run.buffer(to, false));
+        run.apply(actors, to);
     }
 
     #[inline(always)]
@@ -116,22 +97,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered
         actor: ActorId,
         timer: TimerOf<M>,
     ) {
-        let node = &run.model.nodes()[actor as usize];
-        let (state, storage) = actors.parts(actor);
-        let sim = &mut *run.sim;
-        let mut ctx = Context::<M::Node> {
-            now_us: run.now_us,
-            me: actor,
-            restarted: false,
-            stream: sim.layout.actor(actor),
-            choices: &mut sim.choices,
-            out: &mut sim.out,
-        };
-        node.on_timer(state, storage, timer, &mut ctx);
-    }
-
-    #[inline(always)]
-    fn after(run: &mut Run<'_, '_, '_, M, T>, actors: &Actors<M>, actor: ActorId) {
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_timer(state, storage, timer, &mut run.buffer(actor, false));
         run.apply(actors, actor);
     }
 }
@@ -144,10 +111,8 @@ impl<M: Model> Way<M, NoTrace> for Direct {
         actor: ActorId,
         restarted: bool,
     ) {
-        let node = &run.model.nodes()[actor as usize];
-        let (state, storage) = actors.parts(actor);
-        let mut ctx = DirectCtx::new(run, actor, restarted);
-        node.on_start(state, storage, &mut ctx);
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_start(state, storage, &mut DirectCtx::new(run, actor, restarted));
     }
 
     #[inline(always)]
@@ -158,10 +123,14 @@ impl<M: Model> Way<M, NoTrace> for Direct {
         from: ActorId,
         msg: MsgOf<M>,
     ) {
-        let node = &run.model.nodes()[to as usize];
-        let (state, storage) = actors.parts(to);
-        let mut ctx = DirectCtx::new(run, to, false);
-        node.on_msg(state, storage, from, msg, &mut ctx);
+        let (node, state, storage) = actors.handler(run.model, to);
+        node.on_msg(
+            state,
+            storage,
+            from,
+            msg,
+            &mut DirectCtx::new(run, to, false),
+        );
     }
 
     #[inline(always)]
@@ -171,14 +140,14 @@ impl<M: Model> Way<M, NoTrace> for Direct {
         actor: ActorId,
         timer: TimerOf<M>,
     ) {
-        let node = &run.model.nodes()[actor as usize];
-        let (state, storage) = actors.parts(actor);
-        let mut ctx = DirectCtx::new(run, actor, false);
-        node.on_timer(state, storage, timer, &mut ctx);
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_timer(
+            state,
+            storage,
+            timer,
+            &mut DirectCtx::new(run, actor, false),
+        );
     }
-
-    #[inline(always)]
-    fn after(_: &mut Run<'_, '_, '_, M, NoTrace>, _: &Actors<M>, _: ActorId) {}
 }
 
 /// A handler's context under [`Direct`]: it holds the run itself.
@@ -442,7 +411,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             });
         }
         W::on_msg(self, actors, to, from, msg);
-        W::after(self, actors, to);
         self.violation.take()
     }
 
@@ -459,7 +427,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
         self.trace(TraceKind::TimerFired { actor, timer });
         W::on_timer(self, actors, actor, timer);
-        W::after(self, actors, actor);
         self.violation.take()
     }
 
@@ -479,10 +446,25 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // A fresh state in the allocations of the last one.
         self.model.nodes()[i].reset_state(&mut actors.states[i]);
         assert!(actors.states[i].is_some(), "reset_state must provide state");
-        W::on_start(self, actors, actor, restarted);
+        // Up before its handler runs, so that a tracer's snapshot after it
+        // shows the state; nothing a handler's commands do reads it.
         self.sim.up[i] = true;
-        W::after(self, actors, actor);
+        W::on_start(self, actors, actor, restarted);
         self.violation.take()
+    }
+
+    /// The context of a buffered handler call of `actor`.
+    #[inline(always)]
+    fn buffer(&mut self, actor: ActorId, restarted: bool) -> Context<'_, M::Node> {
+        let sim = &mut *self.sim;
+        Context {
+            now_us: self.now_us,
+            me: actor,
+            restarted,
+            stream: sim.layout.actor(actor),
+            choices: &mut sim.choices,
+            out: &mut sim.out,
+        }
     }
 
     // Inlined so that an event is built in place in the queue's slab, not
