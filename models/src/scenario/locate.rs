@@ -145,6 +145,9 @@ pub(super) fn syntax_help(src: &str, message: &str) -> String {
         "each key may appear once per table: delete one of the two lines".into()
     } else if line.starts_with('[') && !line.ends_with(']') {
         "close the table header with `]`".into()
+    } else if message.contains("too large") {
+        // TOML's integers are 64-bit signed: a larger number is no number.
+        "TOML numbers go up to 9223372036854775807; write a smaller one (docs/scenario-format.md gives each key's range)".into()
     } else {
         "write `key = value` with text in quotes; docs/scenario-format.md shows every key".into()
     }
