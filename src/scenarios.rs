@@ -190,8 +190,22 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
                 shadows: Vec::new(),
             });
         }
+        // A folder or a device exists, and "does not exist" would send the
+        // user looking for a typo that is not there.
+        let what = if p.is_dir() {
+            "is a folder, not a scenario file"
+        } else if p.exists() {
+            "is not a regular file"
+        } else {
+            "does not exist"
+        };
+        let help = if p.is_dir() {
+            "give a path to a .toml file, a name from `idemsim list`, or the folder to `idemsim verify` or `--scenarios`"
+        } else {
+            "give a path to a .toml file or a name from `idemsim list`"
+        };
         return Err(UsageError(format!(
-            "error: scenario file `{arg}` does not exist\nhelp: give a path to a .toml file or a name from `idemsim list`\n"
+            "error: scenario file `{arg}` {what}\nhelp: {help}\n"
         )));
     }
     let all = catalog()?;

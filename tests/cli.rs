@@ -189,6 +189,22 @@ fn bad_usage_exits_2() {
 }
 
 #[test]
+fn a_path_that_is_no_scenario_file_says_what_it_is() {
+    let (_, err) = check(&["check", "tests/no-such-file.toml"], 2);
+    assert!(
+        err.contains("`tests/no-such-file.toml` does not exist"),
+        "{err}"
+    );
+    let (_, err) = check(&["check", "scenarios/"], 2);
+    assert!(err.contains("is a folder, not a scenario file"), "{err}");
+    assert!(err.contains("idemsim verify"), "{err}");
+    if Path::new("/dev/null").exists() {
+        let (_, err) = check(&["check", "/dev/null"], 2);
+        assert!(err.contains("`/dev/null` is not a regular file"), "{err}");
+    }
+}
+
+#[test]
 fn a_mistake_in_a_set_is_the_arguments_and_the_files_lines_stay_the_users() {
     let (_, err) = check(
         &[
@@ -205,6 +221,33 @@ fn a_mistake_in_a_set_is_the_arguments_and_the_files_lines_stay_the_users() {
     );
     assert!(err.contains("did you mean `base_ms`?"), "{err}");
     assert!(!err.contains(" | "), "no line of the file is shown: {err}");
+
+    // Digits past TOML's 64-bit range are a number too large, not a word
+    // of the wrong type; one within it is judged by the key's own range.
+    let (_, err) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--set",
+            "service.max_keys=18446744073709551615",
+        ],
+        2,
+    );
+    assert!(
+        err.contains("the number 18446744073709551615 is past the largest whole number"),
+        "{err}"
+    );
+    assert!(!err.contains("string"), "{err}");
+    let (_, err) = check(
+        &[
+            "check",
+            "payment-stable-key",
+            "--set",
+            "client.retry.max_attempts=9223372036854775807",
+        ],
+        2,
+    );
+    assert!(err.contains("the range is 0 to 10000"), "{err}");
 
     // An override that adds a line near the top of the file must not move
     // the line a mistake further down is reported at.

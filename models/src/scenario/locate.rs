@@ -19,7 +19,13 @@ impl Override {
     pub fn parse(s: &str) -> Result<Override, String> {
         let (k, v) = s
             .split_once('=')
-            .ok_or_else(|| format!("`{s}` is not KEY=VALUE, e.g. client.retry.max_attempts=3"))?;
+            // Escaped, so that a control character shows as what it is.
+            .ok_or_else(|| {
+                format!(
+                    "`{}` is not KEY=VALUE, e.g. client.retry.max_attempts=3",
+                    s.escape_debug()
+                )
+            })?;
         let key = k.trim();
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(format!(
@@ -83,6 +89,20 @@ pub(super) fn apply_overrides(
     for o in overrides {
         let value: toml_edit::Value = match o.value.parse() {
             Ok(v) => v,
+            // Digits TOML cannot hold are a number too large, not a word:
+            // taken as text they would be reported as "wrong type: string".
+            Err(_) if looks_like_integer(&o.value) => return Err(set_error(
+                o,
+                format!(
+                    "the number {} is past the largest whole number a scenario holds ({})",
+                    o.value,
+                    i64::MAX
+                ),
+                Some(
+                    "every key has a much smaller range; docs/scenario-format.md gives each one"
+                        .into(),
+                ),
+            )),
             // A bare word is a string: `--set client.key=stable`.
             Err(_) => toml_edit::Value::from(o.value.as_str()),
         };
@@ -106,6 +126,13 @@ pub(super) fn apply_overrides(
         table.insert(parts[parts.len() - 1], toml_edit::value(value));
     }
     Ok(doc.to_string())
+}
+
+/// Whether `v` is written as a whole number (sign, digits, TOML's underscores).
+fn looks_like_integer(v: &str) -> bool {
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
 }
 
 /// A fix for a duration written with a unit (`timeout_ms = 10s` or `"10s"`):
