@@ -77,6 +77,8 @@ scenario_tests! {
     webhook_event_id_holds: "messaging-webhook-event-id", 2000;
     import_rerun_append_duplicates: "messaging-import-rerun-append", 300;
     import_line_id_holds: "messaging-import-line-id", 2000;
+    inbox_cleaned_too_early_duplicates: "messaging-inbox-cleaned-too-early", 300;
+    inbox_retention_holds: "messaging-inbox-retention", 300;
 }
 
 #[test]
@@ -134,6 +136,10 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-discard-at-max-deliveries",
             "broker.at_max_deliveries=dead-letter",
+        ),
+        (
+            "messaging-inbox-cleaned-too-early",
+            "consumer.inbox_retention_ms=3600000",
         ),
     ];
     for (name, fix) in fixes {
@@ -311,5 +317,107 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
         assert!(e.message.contains(message), "{extra}: {}", e.message);
         let shown = e.to_string();
         assert!(shown.contains(help), "{extra}: no `{help}` in {shown}");
+    }
+}
+
+/// The inbox's cleanup, from the domain: a message keeps coming back one
+/// visibility timeout (30 s) after each delivery whose ack was lost, so its
+/// duplicates come for visibility timeout x (deliveries - 1) after the
+/// commit. A row kept shorter than that is deleted before the last one; a
+/// row kept longer, or forever, catches every one.
+#[test]
+fn an_inbox_row_outlives_the_redeliveries_only_when_its_retention_is_longer() {
+    let name = "messaging-inbox-cleaned-too-early";
+    // 10 s: the lowest failing seed's redelivery passes the inbox and pays again.
+    let trace = failing_trace(name, "no-duplicate-effect", 300);
+    let at = |situation| {
+        trace
+            .iter()
+            .position(|k| matches!(k, TraceKind::Reached { situation: s, .. } if *s == situation))
+    };
+    let reaped = at(sit::INBOX_ROW_REAPED).expect("the cleanup deleted a row");
+    let passed = at(sit::REDELIVERED_AFTER_INBOX_CLEANUP).expect("the duplicate passed");
+    let redelivered = at(sit::LEASE_EXPIRED_REDELIVERY).expect("a lease ran out");
+    assert!(redelivered < reaped && reaped < passed, "{trace:#?}");
+
+    let judge = |sets: &[&str]| sweep(&load(name, sets), 300);
+    let holds = |sets: &[&str]| {
+        let sum = judge(sets);
+        assert!(
+            sum.first_failure.is_none(),
+            "{sets:?}: {:?}",
+            sum.first_failure
+        );
+        assert_eq!(sum.tally.inconclusive, 0, "{sets:?}");
+        assert!(
+            !sum.tally
+                .situations
+                .contains(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
+            "{sets:?}"
+        );
+        assert!(sum.tally.situations.contains(sit::INBOX_HIT), "{sets:?}");
+    };
+    let fails = |sets: &[&str]| {
+        let sum = judge(sets);
+        assert!(sum.first_failure.is_some(), "{sets:?} should duplicate");
+        assert!(
+            sum.tally
+                .situations
+                .contains(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
+            "{sets:?}"
+        );
+    };
+    // Two deliveries: one redelivery, 30 s after the first.
+    fails(&[
+        "broker.max_deliveries=2",
+        "consumer.inbox_retention_ms=29000",
+    ]);
+    holds(&[
+        "broker.max_deliveries=2",
+        "consumer.inbox_retention_ms=31000",
+    ]);
+    // Three: the last one 60 s after.
+    fails(&[
+        "broker.max_deliveries=3",
+        "consumer.inbox_retention_ms=31000",
+    ]);
+    holds(&[
+        "broker.max_deliveries=3",
+        "consumer.inbox_retention_ms=61000",
+    ]);
+    // Unlimited deliveries: one lease's worth fails where two acks in a row
+    // were lost; only a retention past every run's last redelivery holds.
+    fails(&["consumer.inbox_retention_ms=31000"]);
+    holds(&["consumer.inbox_retention_ms=0"]);
+}
+
+/// A bound on the inbox is judged on every insert: twelve events with rows
+/// kept forever exceed 8 rows and 12 rows do not; rows kept an hour stay
+/// within 8.
+#[test]
+fn an_inbox_bound_fires_only_when_rows_outgrow_it() {
+    let name = "messaging-inbox-retention";
+    let forever = load(name, &["consumer.inbox_retention_ms=0"]);
+    let sum = sweep(&forever, 50);
+    let f = sum.first_failure.expect("12 rows over a bound of 8");
+    match &f.outcome {
+        Outcome::Violation(v) => assert_eq!(v.invariant, "dedup-store-bounded", "{f:?}"),
+        o => panic!("{o:?}"),
+    }
+    for sets in [
+        &[
+            "consumer.inbox_retention_ms=0",
+            "consumer.inbox_max_rows=12",
+        ][..],
+        &["consumer.inbox_retention_ms=0", "consumer.inbox_max_rows=0"][..],
+        &[][..],
+    ] {
+        let s = load(name, sets);
+        let sum = sweep(&s, 50);
+        assert!(
+            sum.first_failure.is_none(),
+            "{sets:?}: {:?}",
+            sum.first_failure
+        );
     }
 }

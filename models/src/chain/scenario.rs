@@ -129,6 +129,7 @@ where
         (0..consumers).map(|i| FIRST_ACCOUNTING + i).collect(),
     )?;
     let consumer = queue::consumer(&d.accounting, "accounting", BROKER, ACCOUNTING_DB)?;
+    let inbox = queue::inbox(&d.accounting, "accounting")?;
     if matches!(consumer.handler, Handler::SetValue { .. }) {
         return Err(invalid(
             path(&["accounting", "handler"]),
@@ -147,7 +148,7 @@ where
         ("broker".to_string(), N::from(Broker::new(broker))),
         (
             "accounting-db".to_string(),
-            N::from(ConsumerDb::new(&ACCOUNTING_BOOKING)),
+            N::from(ConsumerDb::new(&ACCOUNTING_BOOKING).with_inbox(inbox)),
         ),
     ];
     for i in 1..=consumers {

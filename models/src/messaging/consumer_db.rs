@@ -5,7 +5,7 @@ use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;
 use super::CONSUMER_WRITE;
 use crate::core::{Carries, Obs, Site};
-use sim::{Actor, ActorId, Ctx, NoTimer};
+use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
 
 #[derive(Clone, Debug, Default)]
@@ -13,6 +13,9 @@ use std::marker::PhantomData;
 pub struct ConsumerDbStorage {
     /// Message ids in the inbox.
     pub inbox: Vec<u32>,
+    /// When each inbox row was written, beside `inbox`: the cleanup deletes
+    /// a row its retention after that.
+    pub inbox_written_us: Vec<TimeUs>,
     /// Message ids whose effect was applied (once per application).
     pub effects: Vec<u32>,
     /// Event ids under a unique constraint.
@@ -21,20 +24,40 @@ pub struct ConsumerDbStorage {
     pub values: Vec<(u32, u32, u32)>,
 }
 
+/// The inbox table's cleanup ("another table with a duty to clean up"):
+/// how long a row is kept, and how many rows the table may hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InboxConfig {
+    /// A row is deleted this long after it was written (0: never).
+    pub retention_us: TimeUs,
+    /// Most rows the table may hold, judged by dedup-store-bounded on every
+    /// insert (0: no bound is judged).
+    pub max_rows: u32,
+}
+
 /// The consumers' shared database, where effects land (and are observed).
 pub struct ConsumerDb<W> {
     /// Where the effect lands, as traces name it.
     pub site: &'static Site,
+    /// The inbox's cleanup.
+    pub inbox: InboxConfig,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> ConsumerDb<W> {
-    /// A consumer database whose effects land at `site`.
+    /// A consumer database whose effects land at `site`; its inbox keeps
+    /// every row forever.
     pub fn new(site: &'static Site) -> Self {
         ConsumerDb {
             site,
+            inbox: InboxConfig::default(),
             wire: PhantomData,
         }
+    }
+
+    /// The same database with `inbox` as its inbox's cleanup.
+    pub fn with_inbox(self, inbox: InboxConfig) -> Self {
+        ConsumerDb { inbox, ..self }
     }
 }
 
@@ -45,6 +68,46 @@ impl<W> Default for ConsumerDb<W> {
 }
 
 impl<W: Carries<Msg>> ConsumerDb<W> {
+    /// The cleanup job, as of now: deletes the inbox rows past their
+    /// retention. Run before every transaction that reads or writes the
+    /// inbox, the earliest a job could have deleted them, so a short
+    /// retention shows its worst case.
+    fn clean_inbox(&self, s: &mut ConsumerDbStorage, ctx: &mut impl Ctx<Self>) {
+        let retention_us = self.inbox.retention_us;
+        if retention_us == 0 {
+            return;
+        }
+        let now_us = ctx.now_us();
+        let before = s.inbox.len();
+        let mut kept = 0;
+        for j in 0..before {
+            if now_us.saturating_sub(s.inbox_written_us[j]) < retention_us {
+                s.inbox[kept] = s.inbox[j];
+                s.inbox_written_us[kept] = s.inbox_written_us[j];
+                kept += 1;
+            }
+        }
+        s.inbox.truncate(kept);
+        s.inbox_written_us.truncate(kept);
+        if kept < before {
+            ctx.reached(sit::INBOX_ROW_REAPED);
+        }
+    }
+
+    /// Writes message `id`'s inbox row and, if the table has a bound,
+    /// reports its size to the oracle.
+    fn record_inbox(&self, s: &mut ConsumerDbStorage, id: u32, ctx: &mut impl Ctx<Self>) {
+        s.inbox.push(id);
+        s.inbox_written_us.push(ctx.now_us());
+        debug_assert_eq!(s.inbox.len(), s.inbox_written_us.len());
+        if self.inbox.max_rows > 0 {
+            ctx.observe(Obs::DedupStore {
+                keys: u32::try_from(s.inbox.len()).unwrap_or(u32::MAX),
+                bound: self.inbox.max_rows,
+            });
+        }
+    }
+
     fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
         s.effects.push(ev.id);
         ctx.observe(Obs::Effect {
@@ -94,6 +157,12 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         kind: TxKind,
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
+        if matches!(
+            kind,
+            TxKind::InboxAndEffect | TxKind::CheckInbox | TxKind::RecordInbox
+        ) {
+            self.clean_inbox(s, ctx);
+        }
         let effect_done = s.effects.contains(&ev.id);
         match kind {
             TxKind::Effect => {
@@ -108,7 +177,12 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     ctx.reached(sit::INBOX_HIT);
                     TxResult::Duplicate
                 } else {
-                    s.inbox.push(ev.id);
+                    // Row and effect commit together: an effect without its
+                    // row means the cleanup deleted the row too early.
+                    if effect_done {
+                        ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
+                    }
+                    self.record_inbox(s, ev.id, ctx);
                     self.effect(s, ev, ctx);
                     TxResult::Applied
                 }
@@ -129,7 +203,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
             }
             TxKind::RecordInbox => {
                 if !s.inbox.contains(&ev.id) {
-                    s.inbox.push(ev.id);
+                    self.record_inbox(s, ev.id, ctx);
                 }
                 TxResult::Applied
             }
@@ -158,6 +232,7 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
     fn reset_storage(&self, storage: &mut Option<ConsumerDbStorage>) {
         let s = storage.get_or_insert_with(ConsumerDbStorage::default);
         s.inbox.clear();
+        s.inbox_written_us.clear();
         s.effects.clear();
         s.unique.clear();
         s.values.clear();

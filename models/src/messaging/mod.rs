@@ -25,7 +25,7 @@ pub use broker::{
     AtMaxDeliveries, Broker, BrokerConfig, BrokerStorage, BrokerTimer, QMsg, QStatus,
 };
 pub use consumer::{AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler};
-pub use consumer_db::{ConsumerDb, ConsumerDbStorage};
+pub use consumer_db::{ConsumerDb, ConsumerDbStorage, InboxConfig};
 pub use msg::{Event, Msg, TxKind, TxResult};
 pub use producer::{
     EventSpec, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer, WriteMode,

@@ -3,7 +3,7 @@
 
 use super::{
     AckMode, AtMaxDeliveries, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb,
-    EventSpec, Handler, Producer, ProducerConfig, ProgramConsumer, WriteMode,
+    EventSpec, Handler, InboxConfig, Producer, ProducerConfig, ProgramConsumer, WriteMode,
 };
 use crate::core::input::{
     count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
@@ -19,6 +19,8 @@ pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
 pub const MAX_CONSUMERS: u64 = 64;
 pub const MAX_EVENTS: u64 = 1000;
+/// Most rows an inbox bound may name: far above any run's messages.
+pub const MAX_INBOX_ROWS: u64 = 1_000_000;
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug, Default)]
@@ -84,6 +86,8 @@ pub(crate) struct ConsumerDto {
     /// A user's program in the consumer's place (docs/protocol.md).
     program: Option<Vec<String>>,
     handler_timeout_ms: u64,
+    inbox_retention_ms: u64,
+    inbox_max_rows: u64,
 }
 
 impl Default for ConsumerDto {
@@ -96,6 +100,8 @@ impl Default for ConsumerDto {
             tx_timeout_ms: 5_000,
             program: None,
             handler_timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
+            inbox_retention_ms: 0,
+            inbox_max_rows: 0,
         }
     }
 }
@@ -107,6 +113,8 @@ const BUILT_IN_CONSUMER_KEYS: &[&str] = &[
     "processing_ms",
     "processing_jitter_ms",
     "tx_timeout_ms",
+    "inbox_retention_ms",
+    "inbox_max_rows",
 ];
 
 /// Longest wall-clock time a program's handler may be given.
@@ -264,6 +272,7 @@ where
     };
 
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
+    let inbox = inbox(&d.consumer, "consumer")?;
 
     let mut actors = vec![
         ("producer".to_string(), N::from(Producer::new(producer))),
@@ -287,7 +296,10 @@ where
             }
         }
         None => {
-            actors.push(("consumer-db".to_string(), N::from(ConsumerDb::default())));
+            actors.push((
+                "consumer-db".to_string(),
+                N::from(ConsumerDb::default().with_inbox(inbox)),
+            ));
             for i in 1..=consumers {
                 actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
             }
@@ -380,5 +392,29 @@ pub(crate) fn consumer(
             cat("tx_timeout_ms"),
             "write tx_timeout_ms = 5000",
         )? / 1000,
+    })
+}
+
+/// The inbox's cleanup from a consumer's table. A handler that keeps no
+/// inbox has nothing to clean, and the keys are not refused beside it: so
+/// that `--set consumer.handler=effect` can take the inbox out of a design
+/// that cleans one (a protection, a sweep) without editing the file.
+pub(crate) fn inbox(c: &ConsumerDto, table: &'static str) -> Result<InboxConfig, Invalid> {
+    let cat = |k| path(&[table, k]);
+    let retention_us = duration_us(
+        c.inbox_retention_ms,
+        365 * DAY_MS,
+        cat("inbox_retention_ms"),
+    )?;
+    let max_rows = count_in(
+        c.inbox_max_rows,
+        0,
+        MAX_INBOX_ROWS,
+        cat("inbox_max_rows"),
+        "rows",
+    )? as u32;
+    Ok(InboxConfig {
+        retention_us,
+        max_rows,
     })
 }

@@ -41,6 +41,10 @@ pub const STALE_WRITE_REJECTED: SituationId = 80;
 pub const COMMIT_FAILED: SituationId = 81;
 /// `publish-given-up`: A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait.
 pub const PUBLISH_GIVEN_UP: SituationId = 83;
+/// `inbox-row-reaped`: the inbox's cleanup deleted rows past their retention.
+pub const INBOX_ROW_REAPED: SituationId = 84;
+/// `redelivered-after-inbox-cleanup`: a message whose effect is committed came again after the cleanup deleted its inbox row.
+pub const REDELIVERED_AFTER_INBOX_CLEANUP: SituationId = 85;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -59,6 +63,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
     SituationDoc { id: INBOX_HIT, name: "inbox-hit", doc: "A delivery's message id was already in the inbox: the consumer skipped the effect." },
+    SituationDoc { id: INBOX_ROW_REAPED, name: "inbox-row-reaped", doc: "The inbox's cleanup deleted rows older than their retention (consumer.inbox_retention_ms)." },
+    SituationDoc { id: REDELIVERED_AFTER_INBOX_CLEANUP, name: "redelivered-after-inbox-cleanup", doc: "A message whose effect is committed was delivered again after the cleanup had deleted its inbox row: the retention is shorter than the time duplicates keep coming." },
     SituationDoc { id: UNIQUE_KEY_HIT, name: "unique-key-hit", doc: "An insert under the business key found the row there: \"already exists\" counted as success." },
     SituationDoc { id: REDELIVERED_AFTER_EFFECT, name: "redelivered-after-effect", doc: "A message whose effect is already in the database was processed again without a dedup check." },
     SituationDoc { id: INBOX_ROW_WITHOUT_EFFECT, name: "inbox-row-without-effect", doc: "A delivery found its inbox row committed but its effect missing: the two were written in separate transactions." },

@@ -5,8 +5,8 @@ use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "dedup-store-bounded",
-    doc: "A dedup store grew over the capacity the scenario gives it (`max_keys`): keys that \
-          never expire grow without limit. Judged on every insert.",
+    doc: "A dedup store grew over the capacity the scenario gives it (`max_keys`, an inbox's \
+          `inbox_max_rows`): keys that never expire grow without limit. Judged on every insert.",
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::DedupStore];
