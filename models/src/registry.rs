@@ -280,6 +280,43 @@ mod tests {
             }
             assert_eq!(*a, *a);
         }
+        // The list above is written by hand; every space a model declares
+        // must be on it, or two models could share a code unnoticed.
+        let declared = declared_spaces(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        )));
+        assert_eq!(
+            declared.len(),
+            all.len(),
+            "spaces declared in models/src: {declared:?}; add the new one to this test"
+        );
+    }
+
+    /// `pub static NAME: Space` declarations under `dir`, as `file: NAME`.
+    fn declared_spaces(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .expect("models/src is readable")
+            .map(|e| e.expect("a readable entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                out.extend(declared_spaces(&path));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a readable source file");
+                for line in text.lines() {
+                    let line = line.trim();
+                    if let Some(rest) = line.strip_prefix("pub static ") {
+                        if let Some((name, _)) = rest.split_once(": Space =") {
+                            out.push(format!("{}: {name}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The hot path of the built-in models owes nothing to external programs:
