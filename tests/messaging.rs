@@ -391,24 +391,21 @@ fn an_inbox_row_outlives_the_redeliveries_only_when_its_retention_is_longer() {
     holds(&["consumer.inbox_retention_ms=0"]);
 }
 
-/// A bound on the inbox is judged on every insert: twelve events with rows
-/// kept forever exceed 8 rows and 12 rows do not; rows kept an hour stay
-/// within 8.
+/// A bound on the inbox is judged on every insert: six events with rows
+/// kept forever exceed 4 rows and 6 rows do not; rows kept an hour (one
+/// event every 20 minutes) stay within 4.
 #[test]
 fn an_inbox_bound_fires_only_when_rows_outgrow_it() {
     let name = "messaging-inbox-retention";
     let forever = load(name, &["consumer.inbox_retention_ms=0"]);
     let sum = sweep(&forever, 50);
-    let f = sum.first_failure.expect("12 rows over a bound of 8");
+    let f = sum.first_failure.expect("6 rows over a bound of 4");
     match &f.outcome {
         Outcome::Violation(v) => assert_eq!(v.invariant, "dedup-store-bounded", "{f:?}"),
         o => panic!("{o:?}"),
     }
     for sets in [
-        &[
-            "consumer.inbox_retention_ms=0",
-            "consumer.inbox_max_rows=12",
-        ][..],
+        &["consumer.inbox_retention_ms=0", "consumer.inbox_max_rows=6"][..],
         &["consumer.inbox_retention_ms=0", "consumer.inbox_max_rows=0"][..],
         &[][..],
     ] {
