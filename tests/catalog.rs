@@ -86,6 +86,17 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
         // The payload swallowed by the bank's dedup is caught at the service.
         ("payment-payload-swallowed-downstream", &["service.idempotency=claim-same-tx"], Holds, None),
         ("payment-timeout-read-as-failure", &["client.timeout_means=unknown"], Holds, None),
+        // A 503 is a promise about the operation only while no twin of the
+        // request can exist: read as unknown, or with no duplicating links,
+        // nothing recorded as failed is paid.
+        ("payment-shed-twin-executes", &["client.overloaded_means=unknown"], Holds, None),
+        ("payment-shed-twin-executes", &["network.links=[]"], Holds, None),
+        (
+            "payment-503-read-as-unknown",
+            &["client.overloaded_means=failed"],
+            Violation,
+            Some("no-false-failure"),
+        ),
         ("messaging-discard-at-max-deliveries", &["broker.at_max_deliveries=dead-letter"], Holds, None),
         ("payment-duplicated-transfers", &["bank.accepts_key=true", "service.pass_key_to_bank=true"], Holds, None),
         (
@@ -156,6 +167,7 @@ fn key_policies_name_what_they_should() {
         retry_final_errors: false,
         dead_letter: true,
         timeout_means_failed: false,
+        overloaded_means_unknown: false,
         budget: None,
         breaker: None,
         ops: vec![OpSpec {

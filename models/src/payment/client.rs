@@ -84,6 +84,9 @@ pub struct ClientConfig {
     /// Read a timeout as "failed, nothing happened" (a mistake: the request
     /// may have been executed and only the answer lost).
     pub timeout_means_failed: bool,
+    /// Read a 503 as "outcome unknown": the shed copy was not executed, but
+    /// a twin of it (a network duplicate) may be queued or still on its way.
+    pub overloaded_means_unknown: bool,
     /// A retry budget shared by all of this client's operations.
     pub budget: Option<BudgetConfig>,
     /// A circuit breaker in front of all of this client's calls.
@@ -317,7 +320,12 @@ impl<W: Carries<Msg>> Client<W> {
                 s.ops[i].done(spec.op(), attempt, paid, &SITUATIONS, ctx);
             }
             PayStatus::Overloaded => {
-                self.attempt_ended(s, i, attempt, AttemptOutcome::Fail, ctx);
+                let outcome = if self.cfg.overloaded_means_unknown {
+                    AttemptOutcome::Unknown
+                } else {
+                    AttemptOutcome::Fail
+                };
+                self.attempt_ended(s, i, attempt, outcome, ctx);
                 self.retry_or_give_up(st, s, i, false, ctx);
             }
             PayStatus::InProgress | PayStatus::GatewayTimeout => {

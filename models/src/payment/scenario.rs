@@ -50,6 +50,7 @@ struct ClientDto {
     key_bucket_ms: u64,
     timeout_ms: u64,
     timeout_means: String,
+    overloaded_means: String,
     retry: RetryDto,
     budget: Option<BudgetDto>,
     breaker: Option<BreakerDto>,
@@ -64,6 +65,7 @@ impl Default for ClientDto {
             key_bucket_ms: 1000,
             timeout_ms: 10_000,
             timeout_means: "unknown".into(),
+            overloaded_means: "failed".into(),
             retry: RetryDto::default(),
             budget: None,
             breaker: None,
@@ -391,6 +393,11 @@ fn client(
         &[("unknown", false), ("failed", true)],
         at("timeout_means"),
     )?;
+    let overloaded_means_unknown = one_of(
+        &c.overloaded_means,
+        &[("failed", false), ("unknown", true)],
+        at("overloaded_means"),
+    )?;
     Ok(ClientConfig {
         service,
         timeout_ms: c.timeout_ms,
@@ -399,6 +406,7 @@ fn client(
         retry_final_errors: retry.retry_final_errors,
         dead_letter: retry.dead_letter,
         timeout_means_failed,
+        overloaded_means_unknown,
         budget: c
             .budget
             .as_ref()
