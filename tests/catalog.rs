@@ -91,6 +91,14 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
         // nothing recorded as failed is paid.
         ("payment-shed-twin-executes", &["client.overloaded_means=unknown"], Holds, None),
         ("payment-shed-twin-executes", &["network.links=[]"], Holds, None),
+        // A fingerprint compares with requests that arrived: lose the first
+        // and the changed retry is the only one, and it is paid.
+        (
+            "payment-fingerprint-check",
+            &["network.loss_per_mille=[0,400]"],
+            Violation,
+            Some("no-mismatched-payload"),
+        ),
         (
             "payment-503-read-as-unknown",
             &["client.overloaded_means=failed"],
