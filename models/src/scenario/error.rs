@@ -147,10 +147,51 @@ pub fn plain(message: &str) -> String {
         .replace(", expected u16", ", expected a whole number (0 or more)")
         .replace(", expected a string", ", expected text in quotes")
         .replace(", expected a boolean", ", expected true or false")
-        .replace("invalid value: integer", "the number");
+        .replace("invalid value: integer", "the number")
+        .replace("wrong type: sequence", "wrong type: a list")
+        .replace("wrong type: map", "wrong type: a table")
+        .replace(", expected a sequence", ", expected a list [...]")
+        .replace(", expected a map", ", expected a table");
+    // serde names the Rust type a table is read into ("struct BreakerDto").
+    let m = match m.find(", expected struct ") {
+        Some(at) => {
+            let rest = &m[at + ", expected struct ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len());
+            format!("{}, expected a table of keys{}", &m[..at], &rest[end..])
+        }
+        None => m,
+    };
     if m.is_empty() {
         "this value cannot be read".to_string()
     } else {
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn serde_words_become_the_users() {
+        assert_eq!(
+            plain("invalid type: string \".failures=0\", expected struct BreakerDto"),
+            "wrong type: string \".failures=0\", expected a table of keys"
+        );
+        assert_eq!(
+            plain("invalid type: sequence, expected u64"),
+            "wrong type: a list, expected a whole number (0 or more)"
+        );
+        assert_eq!(
+            plain("invalid type: map, expected a string"),
+            "wrong type: a table, expected text in quotes"
+        );
+        assert_eq!(
+            plain("invalid type: integer `3`, expected a sequence"),
+            "wrong type: integer `3`, expected a list [...]"
+        );
+        assert_eq!(plain("  "), "this value cannot be read");
     }
 }
