@@ -4,24 +4,34 @@
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;
 use super::CONSUMER_WRITE;
+use crate::core::dedup::DedupStore;
 use crate::core::{Carries, Obs, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 /// The consumers' database: what survives a crash.
 pub struct ConsumerDbStorage {
-    /// Message ids in the inbox.
-    pub inbox: Vec<u32>,
-    /// When each inbox row was written, beside `inbox`: the cleanup deletes
-    /// a row its retention after that.
-    pub inbox_written_us: Vec<TimeUs>,
+    /// Message ids in the inbox, with when each row was written: the
+    /// shared windowed store, so an expired row is as good as absent.
+    pub inbox: DedupStore<u32, ()>,
     /// Message ids whose effect was applied (once per application).
     pub effects: Vec<u32>,
     /// Event ids under a unique constraint.
     pub unique: Vec<u32>,
     /// (entity, value, version).
     pub values: Vec<(u32, u32, u32)>,
+}
+
+impl Default for ConsumerDbStorage {
+    fn default() -> Self {
+        ConsumerDbStorage {
+            inbox: DedupStore::new(0),
+            effects: Vec::new(),
+            unique: Vec::new(),
+            values: Vec::new(),
+        }
+    }
 }
 
 /// The inbox table's cleanup ("another table with a duty to clean up"):
@@ -68,38 +78,26 @@ impl<W> Default for ConsumerDb<W> {
 }
 
 impl<W: Carries<Msg>> ConsumerDb<W> {
-    /// The cleanup job, as of now: deletes the inbox rows past their
-    /// retention. Run before every transaction that reads or writes the
-    /// inbox, the earliest a job could have deleted them, so a short
-    /// retention shows its worst case.
-    fn clean_inbox(&self, s: &mut ConsumerDbStorage, ctx: &mut impl Ctx<Self>) {
-        let retention_us = self.inbox.retention_us;
-        if retention_us == 0 {
-            return;
-        }
-        let now_us = ctx.now_us();
-        let before = s.inbox.len();
-        let mut kept = 0;
-        for j in 0..before {
-            if now_us.saturating_sub(s.inbox_written_us[j]) < retention_us {
-                s.inbox[kept] = s.inbox[j];
-                s.inbox_written_us[kept] = s.inbox_written_us[j];
-                kept += 1;
-            }
-        }
-        s.inbox.truncate(kept);
-        s.inbox_written_us.truncate(kept);
-        if kept < before {
+    /// Whether message `id` has a live inbox row: one past its retention
+    /// counts as deleted, whenever the cleanup job actually gets to it.
+    fn in_inbox(s: &ConsumerDbStorage, id: u32, ctx: &impl Ctx<Self>) -> bool {
+        s.inbox.get(&id, ctx.now_us()).is_some()
+    }
+
+    /// The cleanup job: deletes the rows past their retention. It runs
+    /// whenever a row is written, so the table never holds an expired row
+    /// beside a new one; cheap when none can have expired.
+    fn clean_inbox(s: &mut ConsumerDbStorage, ctx: &mut impl Ctx<Self>) {
+        if s.inbox.reap(ctx.now_us()) > 0 {
             ctx.reached(sit::INBOX_ROW_REAPED);
         }
     }
 
-    /// Writes message `id`'s inbox row and, if the table has a bound,
-    /// reports its size to the oracle.
+    /// Writes message `id`'s inbox row after the cleanup and, if the table
+    /// has a bound, reports its size.
     fn record_inbox(&self, s: &mut ConsumerDbStorage, id: u32, ctx: &mut impl Ctx<Self>) {
-        s.inbox.push(id);
-        s.inbox_written_us.push(ctx.now_us());
-        debug_assert_eq!(s.inbox.len(), s.inbox_written_us.len());
+        Self::clean_inbox(s, ctx);
+        s.inbox.insert(id, (), ctx.now_us());
         if self.inbox.max_rows > 0 {
             ctx.observe(Obs::DedupStore {
                 keys: u32::try_from(s.inbox.len()).unwrap_or(u32::MAX),
@@ -157,12 +155,6 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         kind: TxKind,
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
-        if matches!(
-            kind,
-            TxKind::InboxAndEffect | TxKind::CheckInbox | TxKind::RecordInbox
-        ) {
-            self.clean_inbox(s, ctx);
-        }
         let effect_done = s.effects.contains(&ev.id);
         match kind {
             TxKind::Effect => {
@@ -173,12 +165,14 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 TxResult::Applied
             }
             TxKind::InboxAndEffect => {
-                if s.inbox.contains(&ev.id) {
+                if Self::in_inbox(s, ev.id, ctx) {
                     ctx.reached(sit::INBOX_HIT);
                     TxResult::Duplicate
                 } else {
                     // Row and effect commit together: an effect without its
-                    // row means the cleanup deleted the row too early.
+                    // row means the cleanup deleted the row too early (the
+                    // cleanup first, so the trace shows it in that order).
+                    Self::clean_inbox(s, ctx);
                     if effect_done {
                         ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
                     }
@@ -188,7 +182,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 }
             }
             TxKind::CheckInbox => {
-                let known = s.inbox.contains(&ev.id);
+                let known = Self::in_inbox(s, ev.id, ctx);
                 match (known, effect_done) {
                     (true, true) => ctx.reached(sit::INBOX_HIT),
                     (true, false) => ctx.reached(sit::INBOX_ROW_WITHOUT_EFFECT),
@@ -202,7 +196,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 }
             }
             TxKind::RecordInbox => {
-                if !s.inbox.contains(&ev.id) {
+                if !Self::in_inbox(s, ev.id, ctx) {
                     self.record_inbox(s, ev.id, ctx);
                 }
                 TxResult::Applied
@@ -231,8 +225,7 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
 
     fn reset_storage(&self, storage: &mut Option<ConsumerDbStorage>) {
         let s = storage.get_or_insert_with(ConsumerDbStorage::default);
-        s.inbox.clear();
-        s.inbox_written_us.clear();
+        s.inbox.reset(self.inbox.retention_us);
         s.effects.clear();
         s.unique.clear();
         s.values.clear();
