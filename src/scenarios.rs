@@ -192,17 +192,16 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
         }
         // A folder or a device exists, and "does not exist" would send the
         // user looking for a typo that is not there.
-        let what = if p.is_dir() {
-            "is a folder, not a scenario file"
+        let plain_help = "give a path to a .toml file or a name from `idemsim list`";
+        let (what, help) = if p.is_dir() {
+            (
+                "is a folder, not a scenario file",
+                "give a path to a .toml file, a name from `idemsim list`, or the folder to `idemsim verify` or `--scenarios`",
+            )
         } else if p.exists() {
-            "is not a regular file"
+            ("is not a regular file", plain_help)
         } else {
-            "does not exist"
-        };
-        let help = if p.is_dir() {
-            "give a path to a .toml file, a name from `idemsim list`, or the folder to `idemsim verify` or `--scenarios`"
-        } else {
-            "give a path to a .toml file or a name from `idemsim list`"
+            ("does not exist", plain_help)
         };
         return Err(UsageError(format!(
             "error: scenario file `{arg}` {what}\nhelp: {help}\n"
