@@ -19,13 +19,17 @@ pub struct BankConfig {
     pub key_retention_us: TimeUs,
     /// The bank answers "how much is paid for claim X?".
     pub status_query: bool,
+    /// Its status answers come from a read replica that shows a transfer
+    /// only this long after it was executed; 0: they read the ledger itself.
+    /// A conditional transfer always checks the ledger itself.
+    pub status_lag_us: TimeUs,
 }
 
 /// The bank's ledger: every executed transfer, and the keys it remembers.
 #[derive(Clone, Debug)]
 pub struct BankStorage {
-    /// Every transfer executed: the claim and the amount.
-    pub transfers: Vec<(Op, u32)>,
+    /// Every transfer executed: the claim, the amount, and when.
+    pub transfers: Vec<(Op, u32, TimeUs)>,
     /// The keys it deduplicates on.
     pub keys: DedupStore<Key, ()>,
 }
@@ -36,6 +40,16 @@ impl BankStorage {
         self.transfers
             .iter()
             .filter(|t| t.0 == op)
+            .map(|t| t.1)
+            .sum()
+    }
+
+    /// What a read replica `lag_us` behind the ledger shows paid for claim
+    /// `op` at `now_us`: the transfers executed at least `lag_us` ago.
+    pub fn paid_eur_seen(&self, op: Op, now_us: TimeUs, lag_us: TimeUs) -> u32 {
+        self.transfers
+            .iter()
+            .filter(|t| t.0 == op && t.2.saturating_add(lag_us) <= now_us)
             .map(|t| t.1)
             .sum()
     }
@@ -67,7 +81,7 @@ impl<W: Carries<Msg>> Bank<W> {
         amount_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        s.transfers.push((op, amount_eur));
+        s.transfers.push((op, amount_eur, ctx.now_us()));
         if self.cfg.accepts_key && key.is_some() {
             s.keys.insert(key, (), ctx.now_us());
         }
@@ -149,10 +163,12 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                 if_paid_eur,
             }) => self.on_transfer(s, from, op, key, amount_eur, if_paid_eur, ctx),
             Some(&Msg::StatusQuery { op }) if self.cfg.status_query => {
-                let reply = Msg::StatusReply {
-                    op,
-                    paid_eur: s.paid_eur(op),
-                };
+                let now = ctx.now_us();
+                let paid_eur = s.paid_eur_seen(op, now, self.cfg.status_lag_us);
+                if paid_eur < s.paid_eur(op) {
+                    ctx.reached(sit::STATUS_READ_STALE);
+                }
+                let reply = Msg::StatusReply { op, paid_eur };
                 ctx.send(from, W::wrap(reply));
             }
             _ => {}

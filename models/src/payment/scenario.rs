@@ -128,6 +128,7 @@ struct BankDto {
     accepts_key: bool,
     key_retention_ms: u64,
     status_query: bool,
+    status_lag_ms: u64,
 }
 
 impl Default for BankDto {
@@ -136,6 +137,7 @@ impl Default for BankDto {
             accepts_key: true,
             key_retention_ms: 0,
             status_query: false,
+            status_lag_ms: 0,
         }
     }
 }
@@ -273,7 +275,20 @@ fn parts(
             path(&["bank", "key_retention_ms"]),
         )?,
         status_query: d.bank.status_query,
+        status_lag_us: duration_us(
+            d.bank.status_lag_ms,
+            DAY_MS,
+            path(&["bank", "status_lag_ms"]),
+        )?,
     };
+    if bank.status_lag_us > 0 && !bank.status_query {
+        return Err(invalid(
+            path(&["bank", "status_lag_ms"]),
+            "a lag of the bank's status answers, but the bank answers no status queries",
+            "add status_query = true to [bank], or remove status_lag_ms",
+        )
+        .into());
+    }
     Ok((configs, service, bank))
 }
 

@@ -65,6 +65,8 @@ pub const RECONCILED_PAID: SituationId = 41;
 pub const RECONCILE_REDRIVEN: SituationId = 42;
 /// `reconcile-gave-up`: the reconciliation job spent its rounds: the dead letter stays unknown, for a person.
 pub const RECONCILE_GAVE_UP: SituationId = 43;
+/// `status-read-stale`: the bank answered a status query from a replica that did not show a transfer it had already executed.
+pub const STATUS_READ_STALE: SituationId = 44;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
@@ -87,6 +89,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: BANK_DEDUP_HIT, name: "bank-dedup-hit", doc: "The bank recognised a transfer's key and executed no second transfer." },
     SituationDoc { id: QUERY_FOUND_TRANSFER, name: "query-found-transfer", doc: "A status query before a retry found the transfer already made." },
     SituationDoc { id: SETTLE_NOTHING_MISSING, name: "settle-nothing-missing", doc: "In \"state instead of action\" mode the service read the claim as fully paid and paid nothing more." },
+    SituationDoc { id: STATUS_READ_STALE, name: "status-read-stale", doc: "The bank answered a status query from a read replica that did not yet show a transfer it had executed: \"0 EUR paid\" for a claim that was paid (bank.status_lag_ms)." },
     SituationDoc { id: CONDITIONAL_TRANSFER_REFUSED, name: "conditional-transfer-refused", doc: "The bank refused a transfer made on a stale reading of what was paid (the conditional update's version check)." },
     SituationDoc { id: OVERLOADED, name: "overloaded", doc: "The service shed a request with 503: every worker was busy and the queue full." },
     SituationDoc { id: QUEUED, name: "queued", doc: "A request found every worker busy and waited in the service's queue." },

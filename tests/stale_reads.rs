@@ -1,0 +1,133 @@
+//! A bank whose status answers come from a read replica behind its ledger
+//! (`bank.status_lag_ms`): every design that decides on a status read is as
+//! safe as that read is current, and the designs that check where the money
+//! is written do not care. Each case is derived from the timing, not fitted
+//! to a run: a query reaches the bank no sooner than the bank timeout minus
+//! the link's delay spread after the transfer it asks about landed.
+
+mod common;
+
+use common::{check, failing_trace, reached, refuses};
+use models::payment::situations as sit;
+use models::scenario::Verdict;
+use sim::Outcome;
+
+const DUP: Option<&str> = Some("no-duplicate-effect");
+
+#[test]
+fn query_before_retry_holds_while_the_replica_is_fresher_than_the_bank_timeout() {
+    // Bank timeout 5 s, delays 1 to 50 ms each way, no crashes: a query
+    // reaches the bank at least 4.951 s after the transfer it asks about.
+    let name = "payment-query-reads-stale-replica";
+    check(
+        name,
+        &["bank.status_lag_ms=4900"],
+        1000,
+        Verdict::Holds,
+        None,
+    );
+    check(name, &["bank.status_lag_ms=0"], 1000, Verdict::Holds, None);
+    // Past 5.05 s every query after a lost confirmation reads "0 EUR".
+    check(
+        name,
+        &["bank.status_lag_ms=5100"],
+        300,
+        Verdict::Violation,
+        DUP,
+    );
+}
+
+#[test]
+fn the_second_transfer_follows_a_stale_reply_of_nothing_paid() {
+    let (entries, outcome) = failing_trace("payment-query-reads-stale-replica");
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-duplicate-effect"),
+        "{outcome:?}"
+    );
+    assert!(
+        reached(&entries, sit::STATUS_READ_STALE),
+        "the reply was stale"
+    );
+}
+
+#[test]
+fn a_query_right_after_a_restart_reads_the_replica_too() {
+    // payment-query-before-retry restarts its service 1 to 30 s after a
+    // crash and asks at once: a lag of a few seconds is enough.
+    check(
+        "payment-query-before-retry",
+        &["bank.status_lag_ms=4000"],
+        1000,
+        Verdict::Violation,
+        DUP,
+    );
+}
+
+#[test]
+fn a_conditional_transfer_or_a_key_at_the_bank_makes_stale_reads_harmless() {
+    let name = "payment-conditional-survives-stale-read";
+    for lag in ["0", "10000", "600000"] {
+        check(
+            name,
+            &[&format!("bank.status_lag_ms={lag}")],
+            300,
+            Verdict::Holds,
+            None,
+        );
+    }
+    // The reconciliation job re-drives under the same key, which the bank
+    // deduplicates: a stale "unpaid" costs a dedup hit, not a transfer.
+    check(
+        "payment-reconcile-at-bank",
+        &["bank.status_lag_ms=200000"],
+        300,
+        Verdict::Holds,
+        None,
+    );
+}
+
+#[test]
+fn a_reconciliation_job_at_a_bank_without_keys_must_wait_out_the_lag() {
+    // The job asks 60 s after the dead letter: a replica a second behind is
+    // current by then, one minutes behind answers "unpaid" for a paid claim.
+    let name = "payment-reconcile-bank-without-keys";
+    check(
+        name,
+        &["bank.status_lag_ms=1000"],
+        1000,
+        Verdict::Holds,
+        None,
+    );
+    check(
+        name,
+        &["bank.status_lag_ms=200000"],
+        1000,
+        Verdict::Violation,
+        DUP,
+    );
+}
+
+#[test]
+fn a_lag_needs_a_status_query_and_a_duration() {
+    let base = "summary = \"lag\"\n[expect]\nverdict = \"holds\"\n";
+    refuses(
+        base,
+        &[
+            (
+                "[bank]\nstatus_lag_ms = 1000\n",
+                "the bank answers no status queries",
+                "status_query = true",
+            ),
+            (
+                "[bank]\nstatus_query = true\nstatus_lag_ms = \"10s\"\n",
+                "without a unit",
+                "status_lag_ms = 10000",
+            ),
+            (
+                "[bank]\nstatus_query = true\nstatus_lag_ms = 86400001\n",
+                "longer than the 24 h",
+                "the range is 0 to 86400000",
+            ),
+        ],
+    );
+}
