@@ -42,6 +42,8 @@ pub struct ClientConfig {
     pub dead_letter: bool,
     /// The write is conditional on the version read (compare-and-set).
     pub cas: bool,
+    /// The write carries its id as a request id, kept with the row.
+    pub request_id: bool,
     /// The exponent `n` of the first retry's wait `min(cap, base · 2^n)`;
     /// each later retry adds one.
     pub first_retry_exponent: u32,
@@ -301,6 +303,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                     value: value.saturating_add(AMOUNT),
                     amount: AMOUNT,
                     cas: self.cfg.cas,
+                    request_id: self.cfg.request_id,
                 };
                 self.send(st, i, write, ctx);
             }

@@ -47,6 +47,10 @@ pub enum Msg {
         amount: u32,
         /// Conditional on the version read.
         cas: bool,
+        /// The write carries its id as a request id, which the row keeps in
+        /// the same transaction as the value: a write whose id it holds is
+        /// answered "written" and not applied again.
+        request_id: bool,
     },
     /// Whether the write landed, and the row's version after it.
     WriteReply {
@@ -54,8 +58,10 @@ pub enum Msg {
         op: Op,
         /// The attempt, from 1.
         attempt: u32,
-        /// The write landed.
+        /// The write landed (now, or before under the same request id).
         ok: bool,
+        /// The row already held the write's request id: nothing written now.
+        already: bool,
         /// The row's version.
         version: u32,
     },
@@ -111,10 +117,12 @@ impl fmt::Display for Msg {
                 read,
                 value,
                 cas: true,
+                request_id,
                 ..
             } => write!(
                 f,
-                "{op}: set the row to {value} if still v{read} [attempt {attempt}]"
+                "{op}: set the row to {value} if still v{read}{} [attempt {attempt}]",
+                if request_id { ", request id kept" } else { "" }
             ),
             Msg::Write {
                 op,
@@ -122,16 +130,29 @@ impl fmt::Display for Msg {
                 read,
                 value,
                 cas: false,
+                request_id,
                 ..
             } => write!(
                 f,
-                "{op}: set the row to {value} (read at v{read}, no condition) [attempt {attempt}]"
+                "{op}: set the row to {value} (read at v{read}, no condition){} [attempt {attempt}]",
+                if request_id { ", request id kept" } else { "" }
+            ),
+            Msg::WriteReply {
+                op,
+                attempt,
+                already: true,
+                version,
+                ..
+            } => write!(
+                f,
+                "{op}: written before under this request id, nothing written now (the row is v{version}) [attempt {attempt}]"
             ),
             Msg::WriteReply {
                 op,
                 attempt,
                 ok: true,
                 version,
+                ..
             } => write!(
                 f,
                 "{op}: written, the row is now v{version} [attempt {attempt}]"
@@ -141,6 +162,7 @@ impl fmt::Display for Msg {
                 attempt,
                 ok: false,
                 version,
+                ..
             } => write!(
                 f,
                 "{op}: conflict, the row is already v{version}: nothing written [attempt {attempt}]"

@@ -20,6 +20,42 @@ pub struct ResourceStorage {
     pub version: u32,
     /// The write that made the current version (none for the initial one).
     pub writer: Option<Op>,
+    /// The request ids of the writes applied, kept with the row in the
+    /// write's transaction: bit `id` for write #id. A fixed set, since a
+    /// scenario has at most [`MAX_WRITES`](super::scenario::MAX_WRITES).
+    pub applied: RequestIds,
+}
+
+/// A set of write ids below [`RequestIds::CAPACITY`], stored inline.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct RequestIds([u64; 16]);
+
+impl RequestIds {
+    /// Ids it can hold: 0 to 1023.
+    pub const CAPACITY: u32 = 16 * 64;
+    const EMPTY: RequestIds = RequestIds([0; 16]);
+
+    /// Whether write #`id` was applied under its request id.
+    pub fn contains(&self, id: u32) -> bool {
+        assert!(id < Self::CAPACITY, "write id {id} past the request-id set");
+        self.0[(id / 64) as usize] & (1 << (id % 64)) != 0
+    }
+
+    fn insert(&mut self, id: u32) {
+        assert!(id < Self::CAPACITY, "write id {id} past the request-id set");
+        self.0[(id / 64) as usize] |= 1 << (id % 64);
+    }
+
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..Self::CAPACITY).filter(|&id| self.contains(id))
+    }
+}
+
+// The ids, not 16 words of bits: what a report of the row shows.
+impl std::fmt::Debug for RequestIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.ids()).finish()
+    }
 }
 
 impl ResourceStorage {
@@ -28,6 +64,7 @@ impl ResourceStorage {
         value: 0,
         version: 1,
         writer: None,
+        applied: RequestIds::EMPTY,
     };
 }
 
@@ -92,12 +129,25 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                 value,
                 amount,
                 cas,
+                request_id,
             } => {
                 ctx.observe(Obs::Received {
                     layer: &RESOURCE_LAYER,
                     op,
                     key: Key::None,
                 });
+                if request_id && s.applied.contains(op.id) {
+                    ctx.reached(sit::REQUEST_ID_RECOGNIZED);
+                    let reply = Msg::WriteReply {
+                        op,
+                        attempt,
+                        ok: true,
+                        already: true,
+                        version: s.version,
+                    };
+                    ctx.send(from, W::wrap(reply));
+                    return;
+                }
                 let stale = read != s.version;
                 if cas && stale {
                     ctx.reached(sit::CAS_CONFLICT);
@@ -108,6 +158,9 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     s.version += 1;
                     s.value = value;
                     s.writer = Some(op);
+                    if request_id {
+                        s.applied.insert(op.id);
+                    }
                     ctx.observe(Obs::Effect {
                         site: &UPDATE,
                         op,
@@ -124,6 +177,7 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     op,
                     attempt,
                     ok: !(cas && stale),
+                    already: false,
                     version: s.version,
                 }
             }

@@ -16,6 +16,8 @@ pub const TABLES: &[&str] = &["clients", "client"];
 pub const MAX_CLIENTS: u64 = 200;
 /// Most writes in one scenario, all clients together.
 pub const MAX_WRITES: u64 = 1000;
+// Write ids run from 1 to MAX_WRITES; the row's request-id set must hold each.
+const _: () = assert!(MAX_WRITES < super::resource::RequestIds::CAPACITY as u64);
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug)]
@@ -39,6 +41,7 @@ impl Default for FileDto {
 struct ClientDto {
     writes: u64,
     cas: bool,
+    request_id: bool,
     timeout_ms: u64,
     first_retry_exponent: u64,
     retry: RetryDto,
@@ -49,6 +52,7 @@ impl Default for ClientDto {
         ClientDto {
             writes: 1,
             cas: true,
+            request_id: false,
             timeout_ms: 0,
             first_retry_exponent: 0,
             retry: RetryDto::default(),
@@ -115,6 +119,7 @@ where
                 timeout_ms: c.timeout_ms,
                 dead_letter: retry.dead_letter,
                 cas: c.cas,
+                request_id: c.request_id,
                 first_retry_exponent,
                 writes: (first..first + writes as u32).collect(),
             };
