@@ -79,6 +79,8 @@ scenario_tests! {
     import_line_id_holds: "messaging-import-line-id", 2000;
     inbox_cleaned_too_early_duplicates: "messaging-inbox-cleaned-too-early", 300;
     inbox_retention_holds: "messaging-inbox-retention", 300;
+    webhook_ids_forgotten_duplicates: "messaging-webhook-ids-forgotten", 300;
+    webhook_ids_kept_holds: "messaging-webhook-ids-kept", 300;
 }
 
 #[test]
@@ -389,6 +391,60 @@ fn an_inbox_row_outlives_the_redeliveries_only_when_its_retention_is_longer() {
     // were lost; only a retention past every run's last redelivery holds.
     fails(&["consumer.inbox_retention_ms=31000"]);
     holds(&["consumer.inbox_retention_ms=0"]);
+}
+
+/// A webhook provider resends hourly for 3 days while the receiver's 2xx
+/// answers are cut for 30 hours: ids kept 24 h let the settlement be booked
+/// a second time, more than 24 h after the first booking and after the
+/// receiver's cleanup deleted its id; ids kept past the provider's horizon,
+/// or forever, catch every resend.
+#[test]
+fn webhook_event_ids_must_outlive_the_providers_retry_horizon() {
+    const DAY_US: u64 = 24 * 3600 * 1_000_000;
+    let name = "messaging-webhook-ids-forgotten";
+    let s = load(name, &[]);
+    let f = sweep(&s, 300).first_failure.expect("a resend books again");
+    let (entries, outcome) = trace_of(&s, f.seed);
+    assert!(matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-duplicate-effect"));
+    let effects: Vec<u64> = entries
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                TraceKind::Observe {
+                    obs: Obs::Effect { .. },
+                    ..
+                }
+            )
+        })
+        .map(|e| e.time_us)
+        .collect();
+    assert_eq!(effects.len(), 2, "booked twice");
+    assert!(
+        effects[1] - effects[0] > DAY_US,
+        "{effects:?}: the second after the id's 24 h"
+    );
+    let reaped = entries
+        .iter()
+        .find(|e| matches!(e.kind, TraceKind::Reached { situation, .. } if situation == sit::INBOX_ROW_REAPED))
+        .expect("the cleanup deleted the id");
+    assert!(effects[0] + DAY_US <= reaped.time_us && reaped.time_us <= effects[1]);
+    // 73 h: past the last of 72 hourly resends; 0: kept forever.
+    for kept in ["262800000", "0"] {
+        let sum = sweep(
+            &load(name, &[&format!("consumer.inbox_retention_ms={kept}")]),
+            300,
+        );
+        assert!(
+            sum.first_failure.is_none(),
+            "kept {kept} ms: {:?}",
+            sum.first_failure
+        );
+        assert!(
+            sum.tally.situations.contains(sit::INBOX_HIT),
+            "kept {kept} ms"
+        );
+    }
 }
 
 /// A bound on the inbox is judged on every insert: six events with rows
