@@ -352,3 +352,33 @@ proptest! {
         prop_assert_eq!(shrink::stream_by_name(&s.system.world, &name), Some(stream));
     }
 }
+
+/// A run that lasts days keeps its columns: the time column is as wide as
+/// the latest time ("1d 00:00:00.203"), so every entry's actor starts at the
+/// same character before and after the first midnight.
+#[test]
+fn the_text_trace_stays_aligned_past_a_day() {
+    let (code, out, err) = idemsim(&["shrink", "messaging-webhook-ids-forgotten"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("1d 00:00:00"), "the run passes a day:\n{out}");
+    let actor_columns: std::collections::BTreeSet<usize> = out
+        .lines()
+        .filter(|l| l.starts_with("  ") || l.starts_with(" #") || l.starts_with('#'))
+        .filter(|l| !l.starts_with("# ") && !l.contains('⋮') && !l.contains("──"))
+        .map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            // Past the step number, the time, then two spaces before the actor.
+            let start = 5 + chars[5..].iter().position(|c| *c != ' ').expect("a time");
+            start
+                + (start..chars.len() - 1)
+                    .position(|i| chars[i] == ' ' && chars[i + 1] == ' ')
+                    .expect("a gap")
+                + 2
+        })
+        .collect();
+    assert_eq!(
+        actor_columns.len(),
+        1,
+        "actor columns {actor_columns:?}:\n{out}"
+    );
+}

@@ -60,23 +60,38 @@ fn header_line<M, T>(t: &Trace<M, T>) -> String {
 /// Long runs of steps that repeat (a retry loop against a partition) are
 /// folded, so a shrunk trace stays on one screen.
 pub fn text<M: Display, T: Display>(t: &Trace<M, T>) -> String {
-    let width = actor_width(t);
+    let width = widths(t);
     let mut out = header_line(t) + "\n";
     let shows = |i: usize| text_shows(t, i, false);
     let line = |i: usize, first: bool| text_line(t, i, first, width);
-    folded(t, shows, line, &mut out, text_fold_line);
+    let fold = |n, p, a, b| fold_line(n, p, a, b, width.time);
+    folded(t, shows, line, &mut out, fold);
     let _ = writeln!(out, "=> {}", t.end.sentence);
     out
 }
 
-fn actor_width<M, T>(t: &Trace<M, T>) -> usize {
-    t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6)
+/// Column widths of the text trace, in characters.
+#[derive(Clone, Copy)]
+struct Widths {
+    actor: usize,
+    /// Room for the latest time: 12 up to a day ("23:59:59.999" right-
+    /// aligned with "0.001 s"), more for a run that lasts days, so the
+    /// columns stay aligned across the first midnight.
+    time: usize,
 }
 
-/// The fold line of the text trace.
-pub fn text_fold_line(n: usize, p: usize, a: u64, b: u64) -> String {
+fn widths<M, T>(t: &Trace<M, T>) -> Widths {
+    let latest_us = t.items.iter().map(|it| it.time_us).max().unwrap_or(0);
+    Widths {
+        actor: t.header.actors.iter().map(|n| n.len()).max().unwrap_or(6),
+        time: time(latest_us).chars().count().max(12),
+    }
+}
+
+/// The fold line of the text trace, for a time column `time_width` wide.
+fn fold_line(n: usize, p: usize, a: u64, b: u64, time_width: usize) -> String {
     format!(
-        "     {:>12}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
+        "     {:>time_width$}  ⋮ … {n} more times the {p} step(s) above, #{a} to #{b} …",
         ""
     )
 }
@@ -98,8 +113,9 @@ fn text_line<M: Display, T: Display>(
     t: &Trace<M, T>,
     i: usize,
     first: bool,
-    width: usize,
+    width: Widths,
 ) -> String {
+    let (actor_width, time_width) = (width.actor, width.time);
     let it = &t.items[i];
     let step = if first {
         format!("#{}", it.step)
@@ -112,10 +128,14 @@ fn text_line<M: Display, T: Display>(
         ""
     };
     if matches!(it.what, What::Healing {}) {
-        format!("{step:>4} {:>12}  {}", time(it.time_us), describe(it))
+        format!(
+            "{step:>4} {:>time_width$}  {}",
+            time(it.time_us),
+            describe(it)
+        )
     } else {
         format!(
-            "{step:>4} {:>12}  {:<width$}  {}{mark}",
+            "{step:>4} {:>time_width$}  {:<actor_width$}  {}{mark}",
             time(it.time_us),
             it.actor,
             describe(it)
@@ -126,7 +146,7 @@ fn text_line<M: Display, T: Display>(
 /// The text trace's lines as blocks, one per engine step, with the items each
 /// line shows, for a report that draws the folds itself ([`fold_plan`]).
 pub fn text_blocks<M: Display, T: Display>(t: &Trace<M, T>, show_turn: bool) -> Vec<Block> {
-    let width = actor_width(t);
+    let width = widths(t);
     let mut blocks: Vec<Block> = Vec::new();
     for (i, it) in t.items.iter().enumerate() {
         if !text_shows(t, i, show_turn) {
