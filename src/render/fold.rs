@@ -11,7 +11,7 @@ use std::ops::Range;
 /// Runs shorter than this many rounds are shown whole.
 const MIN_REPEATS: usize = 4;
 /// The longest period, in steps, a repetition is looked for with.
-const MAX_PERIOD: usize = 3;
+const MAX_PERIOD: usize = 8;
 
 /// The lines one engine step printed, for a caller that keeps them (the
 /// HTML report); the text trace formats lines again instead of keeping them.
@@ -247,5 +247,25 @@ mod tests {
         let mut pinned = free;
         pinned[3] = true;
         assert_eq!(plan(&shapes, &pinned), vec![Segment::Shown(0..7)]);
+    }
+
+    /// A redelivery loop of five steps a round (timeout, deliver, process,
+    /// commit, answer cut) folds like a one-step loop; one of nine does not.
+    #[test]
+    fn rounds_of_up_to_eight_steps_fold() {
+        let round = |p: u64| (0..p).map(|j| 10 + j);
+        for (p, folds) in [(5u64, true), (8, true), (9, false)] {
+            let mut shapes = vec![1];
+            for _ in 0..6 {
+                shapes.extend(round(p));
+            }
+            shapes.push(2);
+            let pinned = vec![false; shapes.len()];
+            let plan = plan(&shapes, &pinned);
+            let folded = plan.iter().any(
+                |s| matches!(s, Segment::Folded { repeats: 4, period, .. } if *period as u64 == p),
+            );
+            assert_eq!(folded, folds, "period {p}: {plan:?}");
+        }
     }
 }
