@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{check, failing_trace, reached, refuses};
+use common::{check, failing_trace, load, reached, refuses, run};
 use models::payment::situations as sit;
 use models::scenario::Verdict;
 use sim::Outcome;
@@ -130,4 +130,34 @@ fn a_lag_needs_a_status_query_and_a_duration() {
             ),
         ],
     );
+}
+
+/// A refusal carries what the ledger holds now, and the service acts on it:
+/// it does not read the lagging replica again, which would be refused again
+/// round after round until the replica caught up. Every schedule with up to
+/// three faults ends, well inside the event bound, and holds.
+#[test]
+fn a_refused_transfer_is_answered_from_the_refusal_not_from_another_stale_read() {
+    let (out, err) = run(
+        &[
+            "check",
+            "payment-conditional-survives-stale-read",
+            "--exhaustive",
+            "--max-faults",
+            "3",
+        ],
+        0,
+    );
+    assert!(
+        out.contains("holds for every schedule with at most 3 faults"),
+        "{out}{err}"
+    );
+    let s = load("payment-conditional-survives-stale-read", &[]);
+    let sum = common::sweep(&s, 300);
+    assert_eq!(sum.tally.inconclusive, 0);
+    assert!(sum.tally.situations.contains(sit::STATUS_READ_STALE));
+    assert!(sum
+        .tally
+        .situations
+        .contains(sit::CONDITIONAL_TRANSFER_REFUSED));
 }

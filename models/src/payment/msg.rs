@@ -42,7 +42,8 @@ pub enum TransferResult {
     Done,
     /// A conditional transfer whose condition ("paid so far is X") no longer holds.
     Refused {
-        /// What is paid so far.
+        /// What is paid so far, read from the ledger itself: a current
+        /// reading, whatever the status answers' lag.
         paid_eur: u32,
     },
 }

@@ -565,7 +565,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             }
             Some(&Msg::TransferDone { op, key, result }) => match result {
                 TransferResult::Done => self.on_transfer_done(st, s, op, key, ctx),
-                TransferResult::Refused { .. } => self.on_refused(st, op, ctx),
+                TransferResult::Refused { paid_eur } => self.on_refused(st, s, op, paid_eur, ctx),
             },
             Some(&Msg::StatusReply { op, paid_eur }) => self.on_status(st, s, op, paid_eur, ctx),
             Some(&Msg::StatusQuery { op }) => self.answer_status(s, from, op, ctx),

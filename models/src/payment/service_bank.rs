@@ -125,8 +125,18 @@ impl<W: Carries<Msg>> Service<W> {
         }
     }
 
-    /// The bank refused a conditional transfer: what was read is stale. Read again.
-    pub(super) fn on_refused(&self, st: &mut ServiceState, op: Op, ctx: &mut impl Ctx<Self>) {
+    /// The bank refused a conditional transfer: what was read is stale. The
+    /// refusal says what the ledger holds now, which is the reading to act
+    /// on: reading again could meet the same stale replica
+    /// (`bank.status_lag_ms`) and loop until it caught up.
+    pub(super) fn on_refused(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        op: Op,
+        paid_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         let Some(slot) = st
             .calls
             .find(|c| c.op == op && c.phase == CallPhase::Transfer)
@@ -137,8 +147,7 @@ impl<W: Carries<Msg>> Service<W> {
         if let Some(c) = st.calls.get_mut(slot) {
             c.phase = CallPhase::Query;
         }
-        self.send_query(op, ctx);
-        self.arm(slot, ctx);
+        self.on_status(st, s, op, paid_eur, ctx);
     }
 
     pub(super) fn on_status(
