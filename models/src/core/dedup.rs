@@ -27,13 +27,25 @@ pub enum Lookup<'a, V> {
     Absent,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 /// A store of keys with a retention: lookups treat expired entries as absent, [`reap`](DedupStore::reap) drops them.
 pub struct DedupStore<K: Hash + Eq, V> {
     retention_us: TimeUs,
     entries: Table<K, Entry<V>>,
     /// No entry was created before this: reaping before it finds nothing.
     oldest_us: TimeUs,
+}
+
+// What a report's state panel shows: the retention and the entries, not
+// the reaping hint (`oldest_us`, u64::MAX in an empty store), which is
+// bookkeeping and reads like a corrupt time.
+impl<K: Hash + Eq + std::fmt::Debug, V: std::fmt::Debug> std::fmt::Debug for DedupStore<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DedupStore")
+            .field("retention_us", &self.retention_us)
+            .field("entries", &self.entries)
+            .finish()
+    }
 }
 
 impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
@@ -150,6 +162,24 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report shows the retention and the entries; an empty store's reaping
+    /// hint (u64::MAX) would read like a corrupt time.
+    #[test]
+    fn the_debug_form_shows_retention_and_entries_only() {
+        let mut s: DedupStore<u32, ()> = DedupStore::new(100);
+        assert_eq!(
+            format!("{s:?}"),
+            "DedupStore { retention_us: 100, entries: {} }"
+        );
+        s.insert(7, (), 5);
+        let shown = format!("{s:?}");
+        assert!(
+            shown.contains("7: Entry { created_us: 5, value: () }"),
+            "{shown}"
+        );
+        assert!(!shown.contains(&u64::MAX.to_string()), "{shown}");
+    }
 
     #[test]
     fn an_entry_lives_for_its_retention_and_is_reaped_after() {
