@@ -144,10 +144,7 @@ impl<W: Carries<Msg>> Service<W> {
             return;
         };
         ctx.reached(sit::CONDITIONAL_TRANSFER_REFUSED);
-        if let Some(c) = st.calls.get_mut(slot) {
-            c.phase = CallPhase::Query;
-        }
-        self.on_status(st, s, op, paid_eur, ctx);
+        self.settle(st, s, slot, paid_eur, ctx);
     }
 
     pub(super) fn on_status(
@@ -161,6 +158,20 @@ impl<W: Carries<Msg>> Service<W> {
         let Some(slot) = st.calls.find(|c| c.op == op && c.phase == CallPhase::Query) else {
             return;
         };
+        self.settle(st, s, slot, paid_eur, ctx);
+    }
+
+    /// Call `slot` knows that `paid_eur` is paid for its claim (a status
+    /// answer, or a refusal's reading of the ledger): done, or the transfer
+    /// of what is missing.
+    fn settle(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        slot: usize,
+        paid_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         let call = *st.calls.get(slot).expect("slot is busy");
         if paid_eur >= call.amount_eur {
             ctx.reached(if self.state_mode() {
