@@ -107,6 +107,21 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
         ),
         ("messaging-discard-at-max-deliveries", &["broker.at_max_deliveries=dead-letter"], Holds, None),
         ("payment-duplicated-transfers", &["bank.accepts_key=true", "service.pass_key_to_bank=true"], Holds, None),
+        // "State instead of action" keeps handing the key on when told to:
+        // the bank's dedup then catches the duplicated transfer, and without
+        // the key the plain state mode pays twice.
+        (
+            "payment-duplicated-transfers",
+            &["service.mode=state", "bank.status_query=true", "bank.accepts_key=true", "service.pass_key_to_bank=true"],
+            Holds,
+            None,
+        ),
+        (
+            "payment-duplicated-transfers",
+            &["service.mode=state", "bank.status_query=true", "bank.accepts_key=true", "service.pass_key_to_bank=false"],
+            Violation,
+            Some("no-duplicate-effect"),
+        ),
         (
             "payment-duplicated-status-queries",
             &["network.links=[{from=\"service\", to=\"bank\", kinds=[\"transfer\"], duplicate_per_mille=[0,200]}]"],

@@ -13,9 +13,12 @@ use crate::payment::situations as sit;
 use sim::Ctx;
 
 impl<W: Carries<Msg>> Service<W> {
-    /// What the bank sees as the key: nothing unless it is passed on.
+    /// What the bank sees as the key: nothing unless it is passed on. In
+    /// every mode: a state-mode transfer under a key the bank knows is
+    /// deduplicated like any other, and a scenario that wants the state
+    /// alone to protect says `pass_key_to_bank = false` (or has no key).
     fn wire_key(&self, key: Key) -> Key {
-        if self.cfg.pass_key_to_bank && self.cfg.mode == Mode::Action {
+        if self.cfg.pass_key_to_bank {
             key
         } else {
             Key::None
