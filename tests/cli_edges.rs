@@ -107,6 +107,43 @@ fn seed_ranges_shards_and_jobs_at_their_limits() {
 }
 
 #[test]
+fn overrides_explore_designs_the_files_protections_do_not_fit() {
+    let cases = [
+        case(
+            "a --set the file's own protections cannot be combined with still runs",
+            &[
+                "check",
+                "chain-outbox-inbox",
+                "--set",
+                "service.idempotency=split-key-first",
+                "--runs",
+                "200",
+                "--no-shrink",
+                "--no-regressions",
+            ],
+        )
+        .code(1)
+        .out("chain-outbox-inbox: violation over ")
+        .out("no-false-success"),
+        case(
+            "a protection broken as written is refused, --set or not",
+            &[
+                "check",
+                "tests/fixtures/bad/protection-bad-override.toml",
+                "--set",
+                "client.timeout_ms=5000",
+            ],
+        )
+        .code(2)
+        .err("protection-bad-override.toml:5:")
+        .err("cannot be removed"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
+
+#[test]
 fn diff_width_is_validated() {
     let base = [
         "diff",
