@@ -34,6 +34,20 @@ impl Signature {
     }
 }
 
+/// How many times the original failing run's events a kept candidate may
+/// run. Fewer faults come first: a fault the failure does not need is noise
+/// that misleads the reader, and removing one often makes a run longer (a
+/// lost resend no longer saves the hour until the next one). Without the
+/// slack such faults stayed in the shrunk trace; with it unbounded, a
+/// shrink could trade one fault for a run of any length.
+pub const EVENTS_GROWTH_MAX: u64 = 2;
+
+/// The most events a kept candidate of a shrink from a run of
+/// `original_events` may have.
+pub fn max_shrunk_events(original_events: u64) -> u64 {
+    original_events.saturating_mul(EVENTS_GROWTH_MAX)
+}
+
 /// Bounds of one shrink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShrinkLimits {

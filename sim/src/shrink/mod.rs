@@ -10,15 +10,18 @@
 //!
 //! "Smaller" is the order [`smaller_run`]: fewer nonzero decisions first, then
 //! a smaller sum of values, then fewer events, then a shorter record, then
-//! lexicographic. A candidate is kept only if its run is also no longer in
-//! events than the original run, so a shrunk trace is never longer than the
-//! one it came from. Every kept change strictly descends this well-founded
+//! lexicographic. A candidate is kept only if its run also has at most
+//! [`EVENTS_GROWTH_MAX`] times the original run's events: a fault the
+//! failure does not need goes even when the run gets longer without it, and
+//! a shrunk trace is never more than twice as long as the one it came from.
+//! Every kept change strictly descends this well-founded
 //! order, so shrinking terminates; a budget of reruns (and whatever the caller
 //! adds through `should_stop`, such as wall time) caps its cost anyway. When
 //! the passes reach a fixpoint within the budget, the result is locally
 //! minimal: zeroing any one remaining nonzero decision (a lost message, a
 //! duplicate, a crash, a delay above the link's minimum, a drawn fault rate)
-//! changes the signature or makes the run longer than the original, because
+//! changes the signature or makes the run more than twice as long as the
+//! original, because
 //! such a candidate, had it kept the failure, would have been smaller and kept.
 //!
 //! Everything here is deterministic: the same failing record always shrinks to
@@ -33,8 +36,8 @@ mod passes;
 mod turn;
 
 pub use common::{
-    record_seed, replay, smaller, smaller_run, ShrinkLimits, ShrinkProgress, Shrunk, Signature,
-    Stopped,
+    max_shrunk_events, record_seed, replay, smaller, smaller_run, ShrinkLimits, ShrinkProgress,
+    Shrunk, Signature, Stopped, EVENTS_GROWTH_MAX,
 };
 pub use passes::{shrink, shrink_seed, shrink_seed_with, shrink_with};
 pub use turn::{point_of_no_return, point_of_no_return_within, Turn, TurnSearch};

@@ -1,7 +1,8 @@
 //! The reduction passes and the loop that runs them to a fixpoint or a budget.
 
 use super::common::{
-    record_seed, replay, smaller_run, ShrinkLimits, ShrinkProgress, Shrunk, Signature, Stopped,
+    max_shrunk_events, record_seed, replay, smaller_run, ShrinkLimits, ShrinkProgress, Shrunk,
+    Signature, Stopped,
 };
 use crate::choice::Record;
 use crate::engine::{Model, RunReport, Sim};
@@ -16,7 +17,7 @@ struct Shrinker<'a, M: Model> {
     model: &'a M,
     target: Signature,
     limits: ShrinkLimits,
-    /// Events of the original run: no kept candidate runs longer.
+    /// No kept candidate runs longer ([`max_shrunk_events`] of the original's).
     max_events: u64,
     runs: u32,
     best: Record,
@@ -50,7 +51,7 @@ impl<M: Model> Shrinker<'_, M> {
     }
 
     /// Reruns `candidate`; keeps what the run actually read if it fails the
-    /// same way, is no longer than the original and is smaller than the best so far.
+    /// same way, is at most twice as long as the original and is smaller than the best so far.
     fn attempt(&mut self, mut candidate: Record) -> bool {
         candidate.normalize();
         if candidate == self.best || self.exhausted() {
@@ -223,7 +224,7 @@ pub fn shrink_with<M: Model>(
         model,
         target: target.clone(),
         limits,
-        max_events: original_report.events,
+        max_events: max_shrunk_events(original_report.events),
         runs: 0,
         best: start,
         best_report: original_report.clone(),
