@@ -93,6 +93,15 @@ fn shrinking_keeps_the_signature_is_locally_minimal_and_deterministic() {
         // A shrunk trace is never more than twice as long as the one it came
         // from, and never has more faults.
         let bound = shrink::max_shrunk_events(shrunk.original_report.events);
+        let mut original_sim = Sim::new(&s.system);
+        let (original_record, _) = shrink::record_seed(&mut original_sim, &s.system, seed);
+        assert!(
+            shrunk.record.nonzero_count() <= original_record.nonzero_count(),
+            "{}: shrunk to {} nonzero decisions from {}",
+            s.name,
+            shrunk.record.nonzero_count(),
+            original_record.nonzero_count()
+        );
         assert!(
             shrunk.report.events <= bound,
             "{}: shrunk to {} events from {}",

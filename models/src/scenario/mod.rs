@@ -208,19 +208,20 @@ impl Scenario {
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
         let (scenario, _) = Scenario::build(file, dir, text, overrides)?;
-        let written = if overrides.is_empty() {
-            Some(None)
+        let written;
+        let protections = if overrides.is_empty() {
+            &scenario.expect.protections
         } else {
-            // A file that only its overrides make valid has no protections
-            // to check as written.
-            Scenario::build(file, dir, text, &[])
-                .ok()
-                .map(|(s, _)| Some(s))
+            match Scenario::build(file, dir, text, &[]) {
+                Ok((s, _)) => {
+                    written = s;
+                    &written.expect.protections
+                }
+                // Only its overrides make the file valid: as written it has
+                // no protections to check.
+                Err(_) => return Ok(scenario),
+            }
         };
-        let Some(written) = written else {
-            return Ok(scenario);
-        };
-        let protections = &written.as_ref().unwrap_or(&scenario).expect.protections;
         let loc = Locator::new(file, text, text, &[]);
         for (i, p) in protections.iter().enumerate() {
             if let Err(e) = Scenario::build(file, dir, text, &p.overrides) {
