@@ -21,12 +21,12 @@ fn every_scenario_matches_its_expectation_within_the_test_budget() {
         let name = name_of(&p);
         let s = load(&name, &[]);
         let budget = s.runs.min(TEST_BUDGET);
-        let j = s.expect.judge(&sweep(&s, budget));
+        let j = s.judge(&sweep(&s, budget));
         if let Some(m) = j.mismatch {
             mismatches.push(format!("{name}: {m}"));
         }
         let stop = AtomicBool::new(false);
-        for prot in &s.expect.protections {
+        for prot in s.protections() {
             let ablated = s.ablated(&s.file, prot).unwrap_or_else(|e| panic!("{e}"));
             let seeds = SeedRange {
                 start: 0,
@@ -46,10 +46,20 @@ fn every_scenario_matches_its_expectation_within_the_test_budget() {
 }
 
 #[test]
+fn every_catalog_scenario_states_its_expectation() {
+    // Optional for a design being explored, never for the catalog: a
+    // scenario without [expect] would pass every test that judges verdicts.
+    for p in scenario_files() {
+        let s = load(&name_of(&p), &[]);
+        assert!(s.expect.is_some(), "{} states no [expect]", s.name);
+    }
+}
+
+#[test]
 fn every_invariant_fires_in_some_scenario() {
     let expected: Vec<&str> = scenario_files()
         .iter()
-        .filter_map(|p| load(&name_of(p), &[]).expect.invariant)
+        .filter_map(|p| load(&name_of(p), &[]).expected_invariant())
         .collect();
     for i in invariants::ALL {
         assert!(
@@ -64,9 +74,9 @@ fn every_invariant_fires_in_some_scenario() {
 fn every_holding_scenario_names_the_protections_that_make_it_hold() {
     for p in scenario_files() {
         let s = load(&name_of(&p), &[]);
-        if s.expect.verdict == Verdict::Holds {
+        if s.expected_verdict() == Some(Verdict::Holds) {
             assert!(
-                !s.expect.protections.is_empty(),
+                !s.protections().is_empty(),
                 "{} holds but names no protections",
                 s.name
             );
@@ -297,7 +307,7 @@ fn a_holding_scenario_that_misses_a_named_situation_does_not_match() {
         "payment-stable-key",
         &["expect.situations=[\"key-reaped\"]"],
     );
-    let j = s.expect.judge(&sweep(&s, 50));
+    let j = s.judge(&sweep(&s, 50));
     assert_eq!(j.found, Verdict::Holds);
     assert_eq!(
         j.mismatch.as_deref(),
@@ -307,7 +317,7 @@ fn a_holding_scenario_that_misses_a_named_situation_does_not_match() {
         "payment-check-then-act",
         &["expect.invariant=\"no-duplicate-effect\""],
     );
-    let j = s.expect.judge(&sweep(&s, 50));
+    let j = s.judge(&sweep(&s, 50));
     assert_eq!(j.invariant, Some("at-most-one-executor"));
     assert!(!j.matched());
 }
@@ -324,7 +334,7 @@ fn a_protection_that_is_not_load_bearing_is_a_mismatch() {
         ],
     );
     let stop = AtomicBool::new(false);
-    let p = &s.expect.protections[0];
+    let p = &s.protections()[0];
     let ablated = s.ablated(&s.file, p).unwrap();
     let seeds = SeedRange { start: 0, end: 100 };
     let a = p.judge(&find_failure(&ablated.system, seeds, 2, &stop));

@@ -352,3 +352,89 @@ fn a_coverage_guided_failure_is_recorded_by_its_decisions_and_replayed() {
     );
     assert_eq!(regressions(&db), files, "deduplicated");
 }
+
+#[test]
+fn a_variants_failure_is_replayed_for_that_variant_not_for_the_file() {
+    // Exploring with --set breaks the design (here by the very ablation its
+    // [expect] names): recorded for that variant, replayed when the same
+    // variant is checked again, and no reason to call the file a mismatch.
+    let repo = user_repo("variant");
+    let db = repo.join(".idemsim/regressions");
+    let variant = ["check", HOLDING, "--set", "consumer.handler=effect"];
+    let (out, _) = run_in(&repo, &[&variant[..], &["--runs", "200"]].concat(), &[], 1);
+    let files = regressions(&db);
+    assert_eq!(files.len(), 1, "{out}");
+    let shown = format!(".idemsim/regressions/{}", files[0]);
+
+    let (out, _) = run_in(&repo, &["verify", "scenarios", "--no-ablations"], &[], 0);
+    assert!(
+        out.contains("3 of 3 scenarios match their expectation"),
+        "{out}"
+    );
+    assert!(!out.contains(&shown), "{out}");
+    let (out, _) = run_in(&repo, &["check", HOLDING, "--runs", "50"], &[], 0);
+    assert!(!out.contains(&shown), "{out}");
+
+    let (out, _) = run_in(&repo, &[&variant[..], &["--runs", "50"]].concat(), &[], 1);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with(&format!("regression {shown}: still fails")),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_design_being_explored_needs_no_expect_until_verify() {
+    let repo = user_repo("explore");
+    let text = std::fs::read_to_string(repo.join(HOLDING)).unwrap();
+    let start = text.find("[expect]").unwrap();
+    let end = start + text[start..].find("\n]\n").unwrap() + 3;
+    let explored = format!("{}{}", &text[..start], &text[end..]);
+    assert!(!explored.contains("expect"), "{explored}");
+    let path = repo.join("scenarios/explored.toml");
+    std::fs::write(&path, &explored).unwrap();
+    let file = "scenarios/explored.toml";
+
+    // Every command that runs a design takes it as it is.
+    run_in(&repo, &["check", file, "--runs", "100"], &[], 0);
+    run_in(&repo, &["replay", file, "--seed", "3"], &[], 0);
+    run_in(&repo, &["shrink", file, "--seed", "3"], &[], 0);
+    let (out, _) = run_in(
+        &repo,
+        &["list", "--scenarios", "scenarios", "--json"],
+        &[],
+        0,
+    );
+    let line = out.lines().find(|l| l.contains("\"explored\"")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert!(v["data"]["expected"].is_null(), "{line}");
+
+    // verify holds a file to its [expect]: none is a mismatch that says
+    // what the sweep found and what to write.
+    let (out, _) = run_in(&repo, &["verify", file, "--runs", "100"], &[], 1);
+    assert!(out.contains("no [expect]"), "{out}");
+    assert!(
+        out.contains("MISMATCH: the file states no [expect]; to hold it to what this sweep found, add an [expect] table with verdict = \"holds\""),
+        "{out}"
+    );
+
+    // A violation of a design with no stated expectation is no known
+    // failure: it is recorded and replayed first.
+    let broken = explored.replace(
+        r#"handler = "inbox-same-tx""#,
+        r#"handler = "inbox-separate-tx""#,
+    );
+    assert_ne!(broken, explored);
+    std::fs::write(&path, broken).unwrap();
+    let (out, _) = run_in(&repo, &["verify", file, "--runs", "200"], &[], 1);
+    assert!(
+        out.contains("add an [expect] table with verdict = \"violation\" and invariant = \""),
+        "{out}"
+    );
+    assert!(
+        out.contains("recorded regression .idemsim/regressions/explored-"),
+        "{out}"
+    );
+}

@@ -257,7 +257,7 @@ fn a_lost_answer_is_found_by_reading_again_unless_another_write_followed() {
         &[&lossy[..], &["clients=1"]].concat(),
     );
     let sum = common::sweep(&one, 200);
-    assert_eq!(one.expect.judge(&sum).found, Verdict::Holds);
+    assert_eq!(one.judge(&sum).found, Verdict::Holds);
     assert!(sum.tally.situations.contains(sit::OWN_WRITE_FOUND));
     check(
         "contention-full-jitter",
@@ -356,7 +356,7 @@ fn a_restarted_client_resumes_its_write() {
     );
     let sum = common::sweep(&s, 200);
     assert_eq!(
-        s.expect.judge(&sum).found,
+        s.judge(&sum).found,
         Verdict::Holds,
         "{:?}",
         sum.first_failure
@@ -376,7 +376,7 @@ fn a_thousand_writes_run_within_the_default_limits() {
     let s = load("contention-full-jitter", &sets);
     let sum = common::sweep(&s, 2);
     assert_eq!(
-        s.expect.judge(&sum).found,
+        s.judge(&sum).found,
         Verdict::Holds,
         "{:?}",
         sum.first_inconclusive

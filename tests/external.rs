@@ -59,10 +59,10 @@ fn dedup_in_memory_is_a_shrunk_violation_whose_repro_line_replays_it() {
 #[test]
 fn the_ledger_judges_the_programs_effects_like_a_built_in_consumers() {
     let s = load_path(IN_TX, &[]);
-    let found = s.expect.judge(&sweep(&s, 60));
+    let found = s.judge(&sweep(&s, 60));
     assert_eq!(found.found, Verdict::Holds, "{found:?}");
     let s = load_path(IN_MEMORY, &[]);
-    let found = s.expect.judge(&sweep(&s, 300));
+    let found = s.judge(&sweep(&s, 300));
     assert_eq!(
         (found.found, found.invariant),
         (Verdict::Violation, Some("no-duplicate-effect"))

@@ -275,7 +275,7 @@ fn the_most_clients_run_within_the_default_limits() {
     let s = load_text("many.toml", text, &[]);
     assert_eq!(s.system.world.actor_names.len(), 252);
     let sum = sweep(&s, 5);
-    assert_eq!(s.expect.judge(&sum).found, Verdict::Holds);
+    assert_eq!(s.judge(&sum).found, Verdict::Holds);
     let c = |name| sum.tally.counter(name).unwrap()[0];
     assert_eq!(c(counter::OPERATIONS), 5000);
     assert_eq!(c(counter::DONE), 5000);

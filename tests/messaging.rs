@@ -22,9 +22,9 @@ fn check(name: &str, sets: &[&str], seeds: u64) {
         "{name}: a model panicked: {:?}",
         sum.first_failure
     );
-    let j = s.expect.judge(&sum);
+    let j = s.judge(&sum);
     assert!(j.matched(), "{name} {sets:?}: {:?}", j.mismatch);
-    if s.expect.verdict == Verdict::Holds {
+    if s.expected_verdict() == Some(Verdict::Holds) {
         assert!(sum.tally.faults.total() > 0, "{name}: no fault fired");
     }
 }

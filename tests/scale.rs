@@ -93,7 +93,7 @@ fn every_model_runs_a_thousand_operations_within_the_default_limits() {
     for (model, text, ops) in cases {
         let s = load_text(&format!("{model}-{N}.toml"), &text, &[]);
         let sum = sweep(&s, SEEDS);
-        let j = s.expect.judge(&sum);
+        let j = s.judge(&sum);
         assert_eq!(
             j.found,
             Verdict::Holds,

@@ -42,7 +42,8 @@ fn violating() -> Vec<(PathBuf, Scenario, u64)> {
         let s = load(&path);
         // A scenario searched coverage-guided has no failing seed to start
         // from (tests/perf_cli.rs shrinks its coverage-found record).
-        if s.expect.verdict != Verdict::Violation || s.strategy != models::scenario::Strategy::Seeds
+        if s.expected_verdict() != Some(Verdict::Violation)
+            || s.strategy != models::scenario::Strategy::Seeds
         {
             continue;
         }
@@ -88,7 +89,7 @@ fn shrinking_keeps_the_signature_is_locally_minimal_and_deterministic() {
             s.name
         );
         if let Outcome::Violation(v) = &shrunk.report.outcome {
-            assert_eq!(Some(v.invariant), s.expect.invariant, "{}", s.name);
+            assert_eq!(Some(v.invariant), s.expected_invariant(), "{}", s.name);
         }
         // A shrunk trace is never more than twice as long as the one it came
         // from, and never has more faults.

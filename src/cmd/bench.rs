@@ -361,7 +361,7 @@ pub fn reference_scenarios() -> Result<Vec<String>, UsageError> {
 fn first_holding(model: &str) -> Result<Option<String>, UsageError> {
     for e in scenarios::catalog()? {
         let s = scenarios::load_entry(&e, &[])?;
-        if s.system.model.name() == model && s.expect.verdict == Verdict::Holds {
+        if s.system.model.name() == model && s.expected_verdict() == Some(Verdict::Holds) {
             return Ok(Some(s.name));
         }
     }

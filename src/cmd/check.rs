@@ -72,7 +72,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // Shards leave it alone (`idemsim merge` sees no regressions).
     let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
     let replayed = match &db {
-        Some(db) => crate::regressions::cli::replay_scenario(db, &entry),
+        Some(db) => crate::regressions::cli::replay_scenario(db, &entry, &s.overrides),
         None => Vec::new(),
     };
     for r in &replayed {

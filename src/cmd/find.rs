@@ -143,7 +143,7 @@ fn measure(s: &Scenario, budget: u64, jobs: usize) -> Row {
     });
     Row {
         scenario: s.name.clone(),
-        invariant: s.expect.invariant,
+        invariant: s.expected_invariant(),
         random,
         swarm,
         exhaustive,
@@ -173,7 +173,7 @@ pub fn run(scenario: Option<&str>, budget: u64, jobs: usize, json: bool) -> Resu
             .map(|e| scenarios::load_entry(e, &[]))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
-            .filter(|s| s.expect.verdict == Verdict::Violation)
+            .filter(|s| s.expected_verdict() == Some(Verdict::Violation))
             .collect(),
     };
     let width = list.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);

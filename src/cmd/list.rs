@@ -20,10 +20,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .unwrap_or(8);
     for e in &entries {
         let s = scenarios::load_entry(e, &[])?;
-        let expect = match s.expect.invariant {
-            Some(i) => format!("{} ({i})", s.expect.verdict.as_str()),
-            None => s.expect.verdict.as_str().to_string(),
-        };
+        let expect = s.describe_expect();
         let shadows: Vec<String> = e.shadows.iter().map(scenarios::origin_text).collect();
         if a.json {
             crate::outln!(
@@ -33,8 +30,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                     serde_json::json!({
                         "scenario": s.name,
                         "summary": s.summary,
-                        "expected": s.expect.verdict.as_str(),
-                        "expected_invariant": s.expect.invariant,
+                        "expected": s.expected_verdict().map(models::scenario::Verdict::as_str),
+                        "expected_invariant": s.expected_invariant(),
                         "source": e.source(),
                         "shadows": shadows,
                     })

@@ -497,7 +497,7 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
     }
     for entry in scenarios::catalog()? {
         let s = scenarios::load_entry(&entry, &overrides)?;
-        if s.expect.verdict != models::scenario::Verdict::Violation {
+        if s.expected_verdict() != Some(models::scenario::Verdict::Violation) {
             continue;
         }
         if s.strategy == models::scenario::Strategy::Coverage {

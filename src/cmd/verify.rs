@@ -53,7 +53,7 @@ fn ablate(
     stop: &AtomicBool,
 ) -> Result<Option<Vec<Ablation>>, UsageError> {
     let mut ablations = Vec::new();
-    for p in &s.expect.protections {
+    for p in s.protections() {
         let ablated = s.ablated(&s.file, p)?;
         let found = ablated.search_failure(seeds, jobs, stop);
         let sets: String = p
@@ -81,10 +81,10 @@ fn judge(
     ablations: Vec<Ablation>,
     ablate: bool,
 ) -> Checked {
-    let judgement = s.expect.judge(sum);
-    let holds = s.expect.verdict == Verdict::Holds;
+    let judgement = s.judge(sum);
+    let holds = s.expected_verdict() == Some(Verdict::Holds);
     let mismatch = judgement.mismatch.clone().or_else(|| {
-        if ablate && holds && s.expect.protections.is_empty() {
+        if ablate && holds && s.protections().is_empty() {
             return Some(
                 "holds, but names no protections: list in [expect] protections the overrides that remove what makes it hold"
                     .to_string(),
@@ -132,8 +132,8 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "scenario": s.name,
-        "expected": s.expect.verdict.as_str(),
-        "expected_invariant": s.expect.invariant,
+        "expected": s.expected_verdict().map(Verdict::as_str),
+        "expected_invariant": s.expected_invariant(),
         "found": j.found.as_str(),
         "invariant": j.invariant,
         "matched": c.mismatch.is_none(),
@@ -165,7 +165,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
     crate::outln!(
         "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
         s.name,
-        s.expect.describe(),
+        s.describe_expect(),
         found_text(j.found, j.invariant),
         c.seeds,
         lowest,
@@ -207,8 +207,8 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
                 "verify",
                 serde_json::json!({
                     "scenario": s.name,
-                    "expected": s.expect.verdict.as_str(),
-                    "expected_invariant": s.expect.invariant,
+                    "expected": s.expected_verdict().map(Verdict::as_str),
+                    "expected_invariant": s.expected_invariant(),
                     "found": "interrupted",
                     "invariant": sum.violation().map(|v| v.invariant),
                     "matched": false,
@@ -226,7 +226,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
         crate::outln!(
             "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds 0..{} of 0..{budget}: not judged",
             s.name,
-            s.expect.describe(),
+            s.describe_expect(),
             "interrupted",
             t.schedules,
             sum.first_failure
@@ -286,7 +286,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         // Its recorded failures first, then the sweep.
         let replayed = match &db {
-            Some(db) => crate::regressions::cli::replay_scenario(db, entry),
+            Some(db) => crate::regressions::cli::replay_scenario(db, entry, &[]),
             None => Vec::new(),
         };
         let budget = match (a.runs, a.max_runs) {
@@ -309,7 +309,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             print_interrupted(s, &sum, budget, a.json, width);
             break;
         }
-        let ablate_here = !a.no_ablations && s.expect.verdict == Verdict::Holds;
+        let ablate_here = !a.no_ablations && s.expected_verdict() == Some(Verdict::Holds);
         let found = if ablate_here {
             ablate(s, seeds, jobs, stop)?
         } else {

@@ -9,10 +9,15 @@ use crate::scenarios::{Entry, UsageError};
 use models::Scenario;
 use sim::{Outcome, Record, Sim};
 
-/// Replays every regression of `entry` in `db`, in file-name order.
-pub fn replay_scenario(db: &Db, entry: &Entry) -> Vec<Replayed> {
+/// Replays every regression of `entry` under the overrides `sets` in `db`,
+/// in file-name order.
+pub fn replay_scenario(
+    db: &Db,
+    entry: &Entry,
+    sets: &[models::scenario::Override],
+) -> Vec<Replayed> {
     let stored = db.stored();
-    db.of(&stored, entry)
+    db.of(&stored, entry, sets)
         .into_iter()
         .map(|st| db.replay(st, entry))
         .collect()

@@ -91,8 +91,9 @@ pub fn unexpected(s: &Scenario, outcome: &Outcome) -> bool {
     match outcome {
         Outcome::Panicked(_) => true,
         Outcome::Violation(v) => {
-            s.expect.verdict != Verdict::Violation
-                || s.expect.invariant.is_some_and(|i| i != v.invariant)
+            // Without an [expect], no violation is known: each is kept.
+            s.expected_verdict() != Some(Verdict::Violation)
+                || s.expected_invariant().is_some_and(|i| i != v.invariant)
         }
         Outcome::Holds | Outcome::Inconclusive(_) => false,
     }
@@ -254,16 +255,31 @@ impl Db {
     }
 
     /// The stored regressions of scenario `entry` (a file; built-ins have none).
-    pub fn of<'a>(&self, stored: &'a [Stored], entry: &Entry) -> Vec<&'a Stored> {
+    ///
+    /// Only those recorded under the same `--set` overrides: a failure of a
+    /// variant the user explored (`check FILE --set client.key=none`, often
+    /// the very ablation `verify` expects to fail) says nothing about the
+    /// file as written, and must not make its `verify` a mismatch. One whose
+    /// overrides no longer parse goes with the file as written, where its
+    /// replay reports it stale.
+    pub fn of<'a>(
+        &self,
+        stored: &'a [Stored],
+        entry: &Entry,
+        sets: &[models::scenario::Override],
+    ) -> Vec<&'a Stored> {
         let Origin::File(path) = &entry.origin else {
             return Vec::new();
         };
         stored
             .iter()
             .filter(|st| {
-                st.repro
-                    .as_ref()
-                    .is_ok_and(|r| !r.file.is_empty() && same_file(Path::new(&r.file), path))
+                st.repro.as_ref().is_ok_and(|r| {
+                    !r.file.is_empty()
+                        && same_file(Path::new(&r.file), path)
+                        && scenarios::parse_overrides(&r.sets)
+                            .map_or(sets.is_empty(), |o| o == sets)
+                })
             })
             .collect()
     }

@@ -140,7 +140,7 @@ pub fn check_scenario(
         "{what}: a model panicked: {:?}",
         sum.first_failure
     );
-    let found = s.expect.judge(&sum);
+    let found = s.judge(&sum);
     assert_eq!(
         (found.found, found.invariant),
         (verdict, invariant),

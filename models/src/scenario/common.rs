@@ -24,7 +24,9 @@ pub struct CommonDto {
     pub summary: String,
     #[serde(default = "default_model")]
     pub model: String,
-    pub expect: ExpectDto,
+    /// Optional: a design being explored states no verdict yet.
+    #[serde(default)]
+    pub expect: Option<ExpectDto>,
     #[serde(default)]
     pub run: RunDto,
     #[serde(default)]

@@ -113,8 +113,9 @@ pub struct Scenario {
     pub summary: String,
     /// FNV-1a of the effective text (after overrides): repro files check it.
     pub hash: u64,
-    /// What its runs must give.
-    pub expect: Expect,
+    /// What its runs must give; `None` for a design being explored, whose
+    /// file states no `[expect]` yet (only `verify` needs one).
+    pub expect: Option<Expect>,
     /// Seeds a check runs by default (`run.runs`).
     pub runs: u64,
     /// How `check` searches by default: seeds, or the coverage-guided search.
@@ -210,12 +211,12 @@ impl Scenario {
         let (scenario, _) = Scenario::build(file, dir, text, overrides)?;
         let written;
         let protections = if overrides.is_empty() {
-            &scenario.expect.protections
+            scenario.protections()
         } else {
             match Scenario::build(file, dir, text, &[]) {
                 Ok((s, _)) => {
                     written = s;
-                    &written.expect.protections
+                    written.protections()
                 }
                 // Only its overrides make the file valid: as written it has
                 // no protections to check.
@@ -242,6 +243,38 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// The protections its `[expect]` names: none without one.
+    pub fn protections(&self) -> &[Protection] {
+        self.expect.as_ref().map_or(&[], |e| &e.protections)
+    }
+
+    /// The invariant its `[expect]` says must break, if it names one.
+    pub fn expected_invariant(&self) -> Option<&'static str> {
+        self.expect.as_ref().and_then(|e| e.invariant)
+    }
+
+    /// The verdict its `[expect]` states; `None` without one.
+    pub fn expected_verdict(&self) -> Option<Verdict> {
+        self.expect.as_ref().map(|e| e.verdict)
+    }
+
+    /// The expectation as people read it; `no [expect]` without one.
+    pub fn describe_expect(&self) -> String {
+        self.expect
+            .as_ref()
+            .map_or_else(|| "no [expect]".to_string(), Expect::describe)
+    }
+
+    /// Judges a sweep against its `[expect]`. Without one it never matches:
+    /// the mismatch names the verdict found and the table to add, so an
+    /// explored design becomes a scenario `verify` can hold to it.
+    pub fn judge(&self, sum: &sim::Summary) -> Judgement {
+        match &self.expect {
+            Some(e) => e.judge(sum),
+            None => Judgement::unstated(sum),
+        }
+    }
+
     /// Parses, validates and builds; returns the text with overrides applied too.
     fn build(
         file: &str,
@@ -266,7 +299,12 @@ impl Scenario {
         })?;
         check_top_level(&effective, model.tables(), model.name()).map_err(|i| loc.invalid(i))?;
         let situations: Vec<_> = model.situations().iter().collect();
-        let expect = common::expect(&dto.expect, &situations).map_err(|i| loc.invalid(i))?;
+        let expect = dto
+            .expect
+            .as_ref()
+            .map(|e| common::expect(e, &situations))
+            .transpose()
+            .map_err(|i| loc.invalid(i))?;
         let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
         let strategy = common::strategy(&dto.run).map_err(|i| loc.invalid(i))?;
         let built = model
@@ -380,6 +418,27 @@ impl Judgement {
     /// Whether the sweep gave what the scenario expects.
     pub fn matched(&self) -> bool {
         self.mismatch.is_none()
+    }
+
+    /// A sweep of a scenario that states no `[expect]`.
+    fn unstated(sum: &sim::Summary) -> Judgement {
+        let (found, invariant) = Judgement::found_in(sum);
+        let table = match invariant {
+            Some(i) => format!("verdict = \"{}\" and invariant = \"{i}\"", found.as_str()),
+            None => format!("verdict = \"{}\"", found.as_str()),
+        };
+        let mismatch = if sum.tally.schedules == 0 {
+            "no seed ran".to_string()
+        } else {
+            format!("the file states no [expect]; to hold it to what this sweep found, add an [expect] table with {table}")
+        };
+        Judgement {
+            found,
+            invariant,
+            lowest_failing_seed: sum.first_failure.as_ref().map(|f| f.seed),
+            missing: Vec::new(),
+            mismatch: Some(mismatch),
+        }
     }
 
     /// The verdict and invariant of a sweep.
