@@ -283,3 +283,57 @@ fn the_most_clients_run_within_the_default_limits() {
     assert_eq!(c(counter::SHED), 0);
     assert!(sum.tally.counter(counter::WORK).unwrap()[0] >= 5000);
 }
+
+/// The numbers of `check`'s `load per operation:` line, by name.
+fn load_line(out: &str) -> Vec<(String, f64)> {
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("load per operation: "))
+        .unwrap_or_else(|| panic!("no load line in\n{out}"));
+    let list = line.split(" (").next().unwrap();
+    list.split(", ")
+        .map(|part| {
+            let (name, n) = part.rsplit_once(' ').unwrap();
+            (name.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn check_shows_the_work_a_holding_design_does() {
+    let quiet = [
+        "--set",
+        "network.loss_per_mille=0",
+        "--set",
+        "network.duplicate_per_mille=0",
+        "--set",
+        "network.delay_ms_max=5",
+        "--set",
+        "crashes={}",
+    ];
+    let check = |name: &str, sets: &[&str]| {
+        let args = [&["check", name, "--runs", "100", "--no-shrink"][..], sets].concat();
+        load_line(&run(&args, 0).0)
+    };
+    // Without faults nothing is retried or redelivered: exactly one of each.
+    let one = |n: &[&str]| n.iter().map(|s| (s.to_string(), 1.0)).collect::<Vec<_>>();
+    assert_eq!(
+        check("payment-stable-key", &quiet),
+        one(&["attempts", "service", "bank"])
+    );
+    assert_eq!(check("messaging-outbox-inbox", &quiet), one(&["consumer"]));
+    // A visibility timeout far below the consumer's processing time still
+    // holds (the inbox catches every copy), but every event is delivered
+    // again and again: the verdict alone would not say so.
+    let normal = check("messaging-outbox-inbox", &[]);
+    let short = check(
+        "messaging-outbox-inbox",
+        &["--set", "broker.visibility_timeout_ms=50"],
+    );
+    assert_eq!(normal[0].0, "consumer");
+    assert!(normal[0].1 > 1.0 && normal[0].1 < 5.0, "{normal:?}");
+    assert!(
+        short[0].1 > 10.0 * normal[0].1,
+        "{short:?} against {normal:?}"
+    );
+}

@@ -115,7 +115,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     bar.finish();
     // A program that broke the protocol is bad input, whatever else the sweep found.
     crate::external::check_summary(&s, &replay, &sum)?;
-    let mut line = SweepLine::from_summary(&s.name, replay, &a.set, seeds, &sum);
+    let mut line = SweepLine::from_summary(
+        &s.name,
+        replay,
+        &a.set,
+        seeds,
+        &sum,
+        s.system.model.metrics(),
+    );
     line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
     line.shard = a.shard.map(|(index, count)| ShardLine {

@@ -96,6 +96,86 @@ impl SweepVerdict {
     }
 }
 
+/// The work a sweep's operations caused: client attempts and the requests
+/// (or deliveries) each layer received, so a design that holds only by doing
+/// its work many times over shows it (`broker.visibility_timeout_ms = 50`
+/// against 200 ms of processing delivers every event about forty times).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Load {
+    /// Client attempts, over all runs; `None` for a model without clients
+    /// that retry.
+    pub attempts: Option<u64>,
+    /// Requests or deliveries received per layer, in the model's order.
+    pub received: Vec<Received>,
+}
+
+/// What one layer received over a sweep.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// The layer's name: `service`, `bank`, `consumer`, `server`.
+    pub layer: String,
+    /// Requests or deliveries it received, over all runs.
+    pub count: u64,
+}
+
+impl Load {
+    /// The counts of the metrics `metrics` names (a model's sweep columns).
+    pub fn from_tally(t: &sim::Tally, metrics: &[models::core::Metric]) -> Load {
+        use models::core::Metric;
+        let slot = |name, i: usize| t.counter(name).and_then(|v| v.get(i)).copied().unwrap_or(0);
+        let mut load = Load::default();
+        for m in metrics {
+            match m {
+                Metric::AttemptsPerOperation => load.attempts = Some(slot(counter::ATTEMPTS, 0)),
+                Metric::ReceivedPerOperation(layer) => load.received.push(Received {
+                    layer: layer.name.to_string(),
+                    count: slot(counter::RECEIVED, usize::from(layer.index)),
+                }),
+                _ => {}
+            }
+        }
+        load
+    }
+
+    fn absorb(&mut self, o: &Load) -> Result<(), String> {
+        let overflow = || "the load counts add up past 2^64".to_string();
+        self.attempts = match (self.attempts, o.attempts) {
+            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or_else(overflow)?),
+            (a, b) => a.or(b),
+        };
+        for r in &o.received {
+            match self.received.iter_mut().find(|x| x.layer == r.layer) {
+                Some(x) => x.count = x.count.checked_add(r.count).ok_or_else(overflow)?,
+                None => self.received.push(r.clone()),
+            }
+        }
+        Ok(())
+    }
+
+    /// `attempts 1.30, service 1.35, bank 1.10`, as the sweep's columns
+    /// count them: attempts per client operation, what a layer received per
+    /// operation or event. `None` when nothing ran.
+    pub fn per_operation(&self, ops: &Operations) -> Option<String> {
+        let all = ops.started + ops.events;
+        if all == 0 || (self.attempts.is_none() && self.received.is_empty()) {
+            return None;
+        }
+        let per = |n: u64, of: u64| n as f64 / of as f64;
+        let parts: Vec<String> = self
+            .attempts
+            .filter(|_| ops.started > 0)
+            .map(|a| format!("attempts {:.2}", per(a, ops.started)))
+            .into_iter()
+            .chain(
+                self.received
+                    .iter()
+                    .map(|r| format!("{} {:.2}", r.layer, per(r.count, all))),
+            )
+            .collect();
+        Some(parts.join(", "))
+    }
+}
+
 /// The effect ledger's operation counts over a sweep: what clients finally knew.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Operations {
@@ -200,6 +280,9 @@ pub struct SweepLine {
     /// What the clients finally knew, over all runs (the effect ledger's counts).
     #[serde(default)]
     pub operations: Operations,
+    /// The work the operations caused: attempts, and what each layer received.
+    #[serde(default)]
+    pub load: Load,
     /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
     /// The lowest seed that hit a limit, if any.
@@ -238,6 +321,7 @@ impl SweepLine {
         sets: &[String],
         seeds: SeedRange,
         sum: &sim::Summary,
+        metrics: &[models::core::Metric],
     ) -> Self {
         let t = &sum.tally;
         let failure = sum.first_failure.as_ref().map(|f| FailureLine {
@@ -287,6 +371,7 @@ impl SweepLine {
             },
             situation_runs,
             operations: Operations::from_tally(t),
+            load: Load::from_tally(t, metrics),
             failure,
             first_inconclusive: sum.first_inconclusive.map(|(seed, l)| InconclusiveLine {
                 seed,
@@ -388,6 +473,7 @@ impl SweepLine {
             "fault counts",
         )?;
         self.operations.absorb(&o.operations)?;
+        self.load.absorb(&o.load)?;
         for (k, v) in &o.situation_runs {
             add(
                 self.situation_runs.entry(k.clone()).or_insert(0),
