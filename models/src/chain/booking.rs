@@ -15,7 +15,7 @@
 
 use super::situations as sit;
 use crate::core::slots::Slots;
-use crate::core::{Carries, Obs, Op};
+use crate::core::{Carries, Obs};
 use crate::messaging::{self, Event, OutboxRow, Relay, RelayState, RelayTimer};
 use crate::payment::{
     self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer, SERVICE_TIMER_SLOTS,
@@ -149,6 +149,7 @@ fn next_event(s: &mut BookingStorage, claim: u32, amount_eur: u32, version: u32)
         entity: claim,
         value: amount_eur,
         version,
+        entity_space: &payment::CLAIM,
     }
 }
 
@@ -160,7 +161,7 @@ fn bookings_of(s: &ServiceStorage, claim: u32) -> u32 {
 fn committed(ev: Event) -> Obs {
     Obs::Committed {
         op: ev.op(),
-        entity: Op::new(&payment::CLAIM, ev.entity),
+        entity: ev.entity_op(),
         value: ev.value,
         version: ev.version,
     }

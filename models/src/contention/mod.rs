@@ -52,6 +52,7 @@ pub static UPDATE: Site = Site { name: "update" };
 pub static RESOURCE_LAYER: Layer = Layer {
     index: 6,
     name: "resource",
+    per_event: false,
 };
 
 /// The contention model (`model = "contention"`): N clients compare-and-set one row.

@@ -20,6 +20,10 @@ pub struct Layer {
     pub index: u8,
     /// "service", "bank".
     pub name: &'static str,
+    /// It receives deliveries of events, not requests of client operations:
+    /// its counts are per event. In the chain, where claims and events
+    /// both run, a count per "operation or event" would halve both.
+    pub per_event: bool,
 }
 
 /// Most layers a world counts requests at.

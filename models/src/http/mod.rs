@@ -61,6 +61,7 @@ pub static DELETION: Site = Site { name: "deletion" };
 pub static SERVER_LAYER: Layer = Layer {
     index: 3,
     name: "server",
+    per_event: false,
 };
 
 /// The HTTP model (`model = "http"`): clients and a server with resources, keys and ETags.

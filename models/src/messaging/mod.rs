@@ -63,6 +63,7 @@ pub static CONSUMER_WRITE: Site = Site {
 pub static CONSUMER_LAYER: Layer = Layer {
     index: 2,
     name: "consumer",
+    per_event: true,
 };
 
 /// The messaging model, as the registry lists it.

@@ -153,6 +153,7 @@ impl<W> Producer<W> {
             entity: spec.entity,
             value: spec.value,
             version,
+            entity_space: &super::ENTITY,
         }
     }
 }

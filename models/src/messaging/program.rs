@@ -115,6 +115,7 @@ mod tests {
             entity: 4711,
             value: 1200,
             version: 1,
+            entity_space: &crate::messaging::ENTITY,
         };
         let text = ConsumerRole::incoming(&Msg::Deliver { ev, receipt: 7 }).unwrap();
         assert!(text.starts_with(r#"{"type":"deliver","#), "{text}");

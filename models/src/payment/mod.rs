@@ -43,11 +43,13 @@ pub static TRANSFER: Site = Site { name: "transfer" };
 pub static SERVICE_LAYER: Layer = Layer {
     index: 0,
     name: "service",
+    per_event: false,
 };
 /// Transfers the bank received, per claim.
 pub static BANK_LAYER: Layer = Layer {
     index: 1,
     name: "bank",
+    per_event: false,
 };
 
 /// The payment model, as the registry knows it.

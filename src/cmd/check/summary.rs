@@ -116,6 +116,9 @@ pub struct Received {
     pub layer: String,
     /// Requests or deliveries it received, over all runs.
     pub count: u64,
+    /// Counted per event (`operations.events`), else per client operation
+    /// (`operations.started`).
+    pub per_event: bool,
 }
 
 impl Load {
@@ -130,6 +133,7 @@ impl Load {
                 Metric::ReceivedPerOperation(layer) => load.received.push(Received {
                     layer: layer.name.to_string(),
                     count: slot(counter::RECEIVED, usize::from(layer.index)),
+                    per_event: layer.per_event,
                 }),
                 _ => {}
             }
@@ -152,27 +156,29 @@ impl Load {
         Ok(())
     }
 
-    /// `attempts 1.30, service 1.35, bank 1.10`, as the sweep's columns
-    /// count them: attempts per client operation, what a layer received per
-    /// operation or event. `None` when nothing ran.
-    pub fn per_operation(&self, ops: &Operations) -> Option<String> {
-        let all = ops.started + ops.events;
-        if all == 0 || (self.attempts.is_none() && self.received.is_empty()) {
-            return None;
+    /// `attempts 1.30, service 1.35, bank 1.10 per operation; consumer
+    /// 1.20 per event`, as the sweep's columns count them. `None` when
+    /// nothing ran.
+    pub fn text(&self, ops: &Operations) -> Option<String> {
+        let per = |n: u64, of: u64| format!("{:.2}", n as f64 / of as f64);
+        let mut by_op: Vec<String> = Vec::new();
+        let mut by_event: Vec<String> = Vec::new();
+        if let Some(a) = self.attempts.filter(|_| ops.started > 0) {
+            by_op.push(format!("attempts {}", per(a, ops.started)));
         }
-        let per = |n: u64, of: u64| n as f64 / of as f64;
-        let parts: Vec<String> = self
-            .attempts
-            .filter(|_| ops.started > 0)
-            .map(|a| format!("attempts {:.2}", per(a, ops.started)))
+        for r in &self.received {
+            match (r.per_event, ops.events, ops.started) {
+                (true, 0, _) | (false, _, 0) => {}
+                (true, n, _) => by_event.push(format!("{} {}", r.layer, per(r.count, n))),
+                (false, _, n) => by_op.push(format!("{} {}", r.layer, per(r.count, n))),
+            }
+        }
+        let groups: Vec<String> = [(by_op, "operation"), (by_event, "event")]
             .into_iter()
-            .chain(
-                self.received
-                    .iter()
-                    .map(|r| format!("{} {:.2}", r.layer, per(r.count, all))),
-            )
+            .filter(|(parts, _)| !parts.is_empty())
+            .map(|(parts, per)| format!("{} per {per}", parts.join(", ")))
             .collect();
-        Some(parts.join(", "))
+        (!groups.is_empty()).then(|| groups.join("; "))
     }
 }
 

@@ -83,10 +83,8 @@ impl SweepLine {
                 ops.open
             ));
         }
-        if let Some(load) = self.load.per_operation(ops) {
-            lines.push(format!(
-                "load per operation: {load} (what each received; 1.00 = no retry, no redelivery)"
-            ));
+        if let Some(load) = self.load.text(ops) {
+            lines.push(format!("load: {load} (1.00 = no retry, no redelivery)"));
         }
         lines.push(situations_line(&self.situations));
         if let Some(r) = &self.repro {

@@ -87,11 +87,6 @@ impl VariantStats {
         stats::wilson(self.failing(), self.runs(), stats::Z95)
     }
 
-    /// Business operations: the clients' and the committed events.
-    pub fn operations(&self) -> u64 {
-        self.counter(counter::OPERATIONS) + self.counter(counter::EVENTS)
-    }
-
     /// The value of one metric column; `None` when it has no meaning here.
     pub fn metric(&self, m: &Metric) -> Option<f64> {
         let runs = self.runs();
@@ -108,7 +103,7 @@ impl VariantStats {
             ),
             Metric::ReceivedPerOperation(layer) => self.share(
                 self.slot(counter::RECEIVED, usize::from(layer.index)),
-                self.operations(),
+                self.per_layer(layer),
             ),
             Metric::PeakPerSecond(layer) => self.share(
                 self.slot(counter::PEAK_PER_S, usize::from(layer.index)),
@@ -126,7 +121,7 @@ impl VariantStats {
                 .then(|| {
                     self.share(
                         self.slot(counter::SHED, layer.index.into()),
-                        self.operations(),
+                        self.per_layer(layer),
                     )
                 })
                 .flatten(),
@@ -146,6 +141,16 @@ impl VariantStats {
         }
     }
 
+    /// What `layer`'s counts are per: events for a consumer, client
+    /// operations for the rest.
+    fn per_layer(&self, layer: &Layer) -> u64 {
+        self.counter(if layer.per_event {
+            counter::EVENTS
+        } else {
+            counter::OPERATIONS
+        })
+    }
+
     /// Whether `layer` has a capacity that was ever busy or full: its load
     /// columns mean something.
     fn loaded(&self, layer: &Layer) -> bool {
@@ -157,7 +162,9 @@ impl VariantStats {
     /// has a budget or a breaker, or none was ever used).
     fn nonzero_per_operation(&self, name: &str) -> Option<f64> {
         let n = self.counter(name);
-        (n > 0).then(|| self.share(n, self.operations())).flatten()
+        (n > 0)
+            .then(|| self.share(n, self.counter(counter::OPERATIONS)))
+            .flatten()
     }
 
     /// The `q` quantile (0..=1) of the time from intent (or commit) to first effect.
