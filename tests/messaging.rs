@@ -81,6 +81,7 @@ scenario_tests! {
     inbox_retention_holds: "messaging-inbox-retention", 300;
     webhook_ids_forgotten_duplicates: "messaging-webhook-ids-forgotten", 300;
     webhook_ids_kept_holds: "messaging-webhook-ids-kept", 300;
+    broker_transaction_loses: "messaging-broker-transaction", 300;
 }
 
 #[test]
@@ -106,6 +107,7 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
     let fixes: &[(&str, &str)] = &[
         ("messaging-dual-write-state-first", "producer.write=outbox"),
         ("messaging-dual-write-event-first", "producer.write=outbox"),
+        ("messaging-broker-transaction", "producer.write=outbox"),
         (
             "messaging-outbox-relay-no-dedup",
             "consumer.handler=inbox-same-tx",
@@ -473,4 +475,68 @@ fn an_inbox_bound_fires_only_when_rows_outgrow_it() {
             sum.first_failure
         );
     }
+}
+
+/// What a sweep of `messaging-broker-transaction` with `sets` found: the
+/// invariant broken (if any) and whether `situation` was reached.
+fn broker_tx(sets: &[&str], situation: sim::SituationId) -> (Option<&'static str>, bool) {
+    let s = load("messaging-broker-transaction", sets);
+    let sum = sweep(&s, 300);
+    assert_eq!(sum.tally.panics, 0, "{sets:?}");
+    (
+        sum.violation().map(|v| v.invariant),
+        sum.tally.situations.contains(situation),
+    )
+}
+
+#[test]
+fn a_broker_transaction_closes_the_event_first_gap_and_not_the_one_between_the_commits() {
+    let no_crash = "crashes={}";
+    let fails = "producer.commit_fail_per_mille=300";
+    // A failed database commit aborts the broker transaction: nothing is
+    // announced, where publishing first announces a change that never was.
+    assert_eq!(
+        broker_tx(&[no_crash, fails], sit::BROKER_TX_ABORTED),
+        (None, true)
+    );
+    assert_eq!(
+        broker_tx(
+            &[no_crash, fails, "producer.write=event-first"],
+            sit::COMMIT_FAILED
+        )
+        .0,
+        Some("no-phantom-event")
+    );
+    // Lost and repeated messages between producer and broker are retried
+    // within the transaction; the inbox takes the copies a commit makes
+    // visible together.
+    let lossy = [
+        no_crash,
+        "network.loss_per_mille=200",
+        "network.duplicate_per_mille=100",
+    ];
+    assert_eq!(broker_tx(&lossy, sit::PUBLISH_RETRIED), (None, true));
+    // A crash between the two commits: the broker aborts at its timeout and
+    // the committed change is never announced.
+    assert_eq!(
+        broker_tx(&[], sit::BROKER_TX_TIMED_OUT),
+        (Some("no-lost-effect"), true)
+    );
+    // No crash is needed when the transaction times out before the commit
+    // request arrives: the broker refuses it.
+    let slow = [
+        no_crash,
+        "network.delay_ms_min=50",
+        "network.delay_ms_max=100",
+        "broker.transaction_timeout_ms=60",
+    ];
+    assert_eq!(
+        broker_tx(&slow, sit::COMMIT_AFTER_TX_TIMEOUT),
+        (Some("no-lost-effect"), true)
+    );
+    // With time to spare, the same delays are harmless.
+    assert_eq!(
+        broker_tx(&[slow[0], slow[1], slow[2]], sit::COMMIT_AFTER_TX_TIMEOUT),
+        (None, false)
+    );
 }

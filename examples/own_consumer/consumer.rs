@@ -211,6 +211,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             max_deliveries: 0,
             at_max_deliveries: AtMaxDeliveries::DeadLetter,
             dedup_window_ms: 0,
+            transaction_timeout_ms: 60_000,
         })),
         Node::Consumer(OrderConsumer { broker, dedup }),
     ];

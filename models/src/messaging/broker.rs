@@ -34,11 +34,21 @@ pub struct BrokerConfig {
     pub at_max_deliveries: AtMaxDeliveries,
     /// A publish with a message id accepted within this window is dropped; 0 = off.
     pub dedup_window_ms: u64,
+    /// An open transaction not committed within this is aborted (Kafka's
+    /// `transaction.timeout.ms`, 60 s by default).
+    pub transaction_timeout_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Where a queued message stands.
 pub enum QStatus {
+    /// In an open transaction: no consumer sees it until the commit.
+    Uncommitted {
+        /// When the broker aborts the transaction if no commit came.
+        abort_at_us: TimeUs,
+    },
+    /// Its transaction was aborted: never delivered.
+    Aborted,
     /// Waiting for a delivery.
     Ready,
     /// Delivered, waiting for its ack until the lease runs out.
@@ -79,19 +89,31 @@ pub struct BrokerStorage {
     pub next_receipt: u32,
 }
 
-/// The broker's one timer: the earliest visibility deadline.
+/// The broker's timers: the earliest visibility deadline, and the earliest
+/// timeout of an open transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BrokerTimer;
+pub enum BrokerTimer {
+    /// An in-flight delivery's lease runs out.
+    Visibility,
+    /// An open transaction's timeout runs out.
+    TxTimeout,
+}
 
 impl fmt::Display for BrokerTimer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("visibility timeout")
+        f.write_str(match self {
+            BrokerTimer::Visibility => "visibility timeout",
+            BrokerTimer::TxTimeout => "transaction timeout",
+        })
     }
 }
 
 impl Timer for BrokerTimer {
     fn slot(&self) -> u32 {
-        0
+        match self {
+            BrokerTimer::Visibility => 0,
+            BrokerTimer::TxTimeout => 1,
+        }
     }
 }
 
@@ -166,8 +188,25 @@ impl<W: Carries<Msg>> Broker<W> {
             })
             .min();
         match next {
-            Some(t) => ctx.set_timer(BrokerTimer, t.saturating_sub(now)),
-            None => ctx.cancel_timer(BrokerTimer),
+            Some(t) => ctx.set_timer(BrokerTimer::Visibility, t.saturating_sub(now)),
+            None => ctx.cancel_timer(BrokerTimer::Visibility),
+        }
+    }
+
+    /// Arms the transaction timer for the earliest open transaction (only
+    /// where transactions come and go, off the path of every delivery).
+    fn arm_tx_timeout(&self, s: &BrokerStorage, ctx: &mut impl Ctx<Self>) {
+        let next = s
+            .queue
+            .iter()
+            .filter_map(|m| match m.status {
+                QStatus::Uncommitted { abort_at_us } => Some(abort_at_us),
+                _ => None,
+            })
+            .min();
+        match next {
+            Some(t) => ctx.set_timer(BrokerTimer::TxTimeout, t.saturating_sub(ctx.now_us())),
+            None => ctx.cancel_timer(BrokerTimer::TxTimeout),
         }
     }
 
@@ -215,6 +254,71 @@ impl<W: Carries<Msg>> Broker<W> {
         self.dispatch(s, ctx);
     }
 
+    /// A publish inside the producer's open transaction: stored, invisible.
+    /// The dedup window does not apply: a transaction's own retries are the
+    /// idempotent producer's business, and a commit makes every copy visible.
+    fn on_tx_publish(
+        &self,
+        s: &mut BrokerStorage,
+        from: ActorId,
+        ev: Event,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let abort_at_us = ctx.now_us() + self.cfg.transaction_timeout_ms * US_PER_MS;
+        s.queue.push(QMsg {
+            ev,
+            status: QStatus::Uncommitted { abort_at_us },
+            deliveries: 0,
+        });
+        let ack = Msg::PublishAck {
+            id: ev.id,
+            duplicate: false,
+        };
+        ctx.send(from, W::wrap(ack));
+        self.arm_tx_timeout(s, ctx);
+    }
+
+    /// Commits or aborts the open transaction of event `id`; a commit that
+    /// finds it aborted already (its timeout ran out) is refused.
+    fn on_end_tx(
+        &self,
+        s: &mut BrokerStorage,
+        from: ActorId,
+        id: u32,
+        commit: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let mut open = false;
+        let mut committed = false;
+        for m in s.queue.iter_mut().filter(|m| m.ev.id == id) {
+            match m.status {
+                QStatus::Uncommitted { .. } => {
+                    open = true;
+                    if commit {
+                        m.status = QStatus::Ready;
+                        committed = true;
+                        ctx.observe(Obs::Accepted { op: m.ev.op() });
+                    } else {
+                        m.status = QStatus::Aborted;
+                    }
+                }
+                // Committed before: the commit's answer was lost and it came again.
+                QStatus::Ready | QStatus::InFlight { .. } | QStatus::Acked | QStatus::Dead => {
+                    committed |= commit;
+                }
+                QStatus::Aborted | QStatus::Discarded => {}
+            }
+        }
+        if commit && !open && !committed {
+            ctx.reached(sit::COMMIT_AFTER_TX_TIMEOUT);
+        }
+        ctx.send(from, W::wrap(Msg::TxEnded { id, committed }));
+        if open {
+            self.arm_tx_timeout(s, ctx);
+        }
+        self.dispatch(s, ctx);
+    }
+
     fn on_ack(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
         // A late ack (after the lease expired, or from another consumer's
         // delivery) is still accepted, as NATS does (nats-server#4786).
@@ -246,7 +350,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
     type Storage = BrokerStorage;
 
     fn timer_slots(&self) -> u32 {
-        1
+        2
     }
 
     fn reset_storage(&self, storage: &mut Option<BrokerStorage>) {
@@ -275,6 +379,12 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
                 };
             }
         }
+        if s.queue
+            .iter()
+            .any(|m| matches!(m.status, QStatus::Uncommitted { .. }))
+        {
+            self.arm_tx_timeout(s, ctx);
+        }
         self.dispatch(s, ctx);
     }
 
@@ -289,6 +399,8 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         match msg.peek() {
             Some(&Msg::Publish { ev }) => self.on_publish(s, from, ev, ctx),
             Some(&Msg::Ack { id, receipt }) => self.on_ack(s, id, receipt, ctx),
+            Some(&Msg::TxPublish { ev }) => self.on_tx_publish(s, from, ev, ctx),
+            Some(&Msg::EndTx { id, commit }) => self.on_end_tx(s, from, id, commit, ctx),
             _ => {}
         }
     }
@@ -297,10 +409,20 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         &self,
         _: &mut (),
         s: &mut BrokerStorage,
-        _: BrokerTimer,
+        timer: BrokerTimer,
         ctx: &mut impl Ctx<Self>,
     ) {
         let now = ctx.now_us();
+        if timer == BrokerTimer::TxTimeout {
+            for m in &mut s.queue {
+                if matches!(m.status, QStatus::Uncommitted { abort_at_us } if abort_at_us <= now) {
+                    m.status = QStatus::Aborted;
+                    ctx.reached(sit::BROKER_TX_TIMED_OUT);
+                }
+            }
+            self.arm_tx_timeout(s, ctx);
+            return;
+        }
         for m in &mut s.queue {
             if let QStatus::InFlight { deadline_us, .. } = m.status {
                 if deadline_us <= now {

@@ -161,6 +161,28 @@ pub enum Msg {
         /// The delivery's receipt, echoed in the answer.
         receipt: u32,
     },
+    /// Producer to broker: publish inside the producer's open broker
+    /// transaction; consumers see it only once the transaction commits.
+    TxPublish {
+        /// The event.
+        ev: Event,
+    },
+    /// Producer to broker: commit (or abort) the transaction holding event `id`.
+    EndTx {
+        /// The event's id.
+        id: u32,
+        /// Commit; false aborts.
+        commit: bool,
+    },
+    /// Broker to producer: how the transaction ended. `committed` is false
+    /// for an abort asked for, and for a commit that came after the broker
+    /// had aborted the transaction at its timeout.
+    TxEnded {
+        /// The event's id.
+        id: u32,
+        /// The event is visible to consumers.
+        committed: bool,
+    },
     /// The database to the consumer: the transaction's result.
     TxDone {
         /// The event's id.
@@ -175,8 +197,17 @@ pub enum Msg {
 }
 
 impl ModelMessage for Msg {
-    const KINDS: &'static [&'static str] =
-        &["publish", "publish-ack", "deliver", "ack", "tx", "tx-done"];
+    const KINDS: &'static [&'static str] = &[
+        "publish",
+        "publish-ack",
+        "deliver",
+        "ack",
+        "tx",
+        "tx-done",
+        "tx-publish",
+        "end-tx",
+        "tx-ended",
+    ];
 
     fn kind(&self) -> u16 {
         match self {
@@ -186,13 +217,16 @@ impl ModelMessage for Msg {
             Msg::Ack { .. } => 3,
             Msg::Tx { .. } => 4,
             Msg::TxDone { .. } => 5,
+            Msg::TxPublish { .. } => 6,
+            Msg::EndTx { .. } => 7,
+            Msg::TxEnded { .. } => 8,
         }
     }
 
     fn is_reply(&self) -> bool {
         matches!(
             self,
-            Msg::PublishAck { .. } | Msg::Ack { .. } | Msg::TxDone { .. }
+            Msg::PublishAck { .. } | Msg::Ack { .. } | Msg::TxDone { .. } | Msg::TxEnded { .. }
         )
     }
 }
@@ -212,6 +246,17 @@ impl fmt::Display for Msg {
             Msg::Deliver { ev, receipt } => write!(f, "deliver {ev} [receipt {receipt}]"),
             Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
             Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
+            Msg::TxPublish { ev } => write!(f, "publish {ev} in a transaction"),
+            Msg::EndTx { id, commit: true } => write!(f, "commit the transaction of event #{id}"),
+            Msg::EndTx { id, commit: false } => write!(f, "abort the transaction of event #{id}"),
+            Msg::TxEnded {
+                id,
+                committed: true,
+            } => write!(f, "transaction of event #{id} committed"),
+            Msg::TxEnded {
+                id,
+                committed: false,
+            } => write!(f, "transaction of event #{id} aborted"),
             Msg::TxDone { id, result, .. } => {
                 write!(f, "tx for event #{id}: {}", result.as_str())
             }

@@ -19,6 +19,11 @@ pub enum WriteMode {
     EventFirst,
     /// State and outbox row in one transaction; a relay publishes the row.
     Outbox,
+    /// Publish inside a broker transaction, commit the state, then commit
+    /// the broker transaction (abort it if the state's commit failed). Two
+    /// commits still: a crash between them leaves the broker transaction
+    /// open until the broker aborts it at its timeout, and the event is lost.
+    BrokerTransaction,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +78,9 @@ pub struct ProducerStorage {
 pub struct Pending {
     pub ev: Event,
     pub attempts: u32,
+    /// Broker transaction: the state is committed and the broker's commit
+    /// is asked for (`attempts` counts those requests from here on).
+    pub ending: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -93,6 +101,8 @@ pub enum ProducerTimer {
     PublishTimeout(u32),
     /// State first: the publish after the commit, a step of its own.
     Publish(u32),
+    /// Broker transaction: its commit after the state's, a step of its own.
+    CommitTx(u32),
     /// The outbox relay's.
     Relay(RelayTimer),
 }
@@ -103,6 +113,9 @@ impl fmt::Display for ProducerTimer {
             ProducerTimer::Request(i) => write!(f, "request {}", i + 1),
             ProducerTimer::PublishTimeout(i) => write!(f, "publish timeout (event #{})", i + 1),
             ProducerTimer::Publish(i) => write!(f, "publish step (event #{})", i + 1),
+            ProducerTimer::CommitTx(i) => {
+                write!(f, "commit the broker transaction (event #{})", i + 1)
+            }
             ProducerTimer::Relay(t) => fmt::Display::fmt(&t, f),
         }
     }
@@ -118,7 +131,8 @@ impl Timer for ProducerTimer {
             ProducerTimer::Relay(t) => t.slot(),
             ProducerTimer::Request(i) => RELAY_SLOTS + 3 * i,
             ProducerTimer::PublishTimeout(i) => RELAY_SLOTS + 3 * i + 1,
-            ProducerTimer::Publish(i) => RELAY_SLOTS + 3 * i + 2,
+            // One mode uses Publish, another CommitTx: they share a slot.
+            ProducerTimer::Publish(i) | ProducerTimer::CommitTx(i) => RELAY_SLOTS + 3 * i + 2,
         }
     }
 }
@@ -191,12 +205,24 @@ impl<W: Carries<Msg>> Producer<W> {
     }
 
     fn publish(&self, st: &mut ProducerState, i: usize, ev: Event, ctx: &mut impl Ctx<Self>) {
-        let p = st.pending[i].get_or_insert(Pending { ev, attempts: 0 });
+        let p = st.pending[i].get_or_insert(Pending {
+            ev,
+            attempts: 0,
+            ending: false,
+        });
         p.attempts += 1;
         if p.attempts > 1 {
             ctx.reached(sit::PUBLISH_RETRIED);
         }
-        ctx.send(self.cfg.broker, W::wrap(Msg::Publish { ev }));
+        let msg = match (p.ending, self.cfg.mode) {
+            (true, _) => Msg::EndTx {
+                id: ev.id,
+                commit: true,
+            },
+            (false, WriteMode::BrokerTransaction) => Msg::TxPublish { ev },
+            (false, _) => Msg::Publish { ev },
+        };
+        ctx.send(self.cfg.broker, W::wrap(msg));
         ctx.set_timer(
             ProducerTimer::PublishTimeout(i as u32),
             self.cfg.publish_timeout_ms * US_PER_MS,
@@ -221,7 +247,7 @@ impl<W: Carries<Msg>> Producer<W> {
                     ctx.continue_with(ProducerTimer::Publish(i as u32));
                 }
             }
-            WriteMode::EventFirst => self.publish(st, i, ev, ctx),
+            WriteMode::EventFirst | WriteMode::BrokerTransaction => self.publish(st, i, ev, ctx),
             WriteMode::Outbox => {
                 if self.commit(s, ev, true, ctx) {
                     ctx.continue_with(ProducerTimer::Relay(RelayTimer::Poll));
@@ -230,8 +256,40 @@ impl<W: Carries<Msg>> Producer<W> {
         }
     }
 
+    /// Broker transaction: the event waits in the open transaction; now the
+    /// state's commit, and in a step of its own the broker's. A failed
+    /// commit aborts the broker transaction, so nothing is announced.
+    fn on_staged(&self, s: &mut ProducerStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+        if self.commit(s, ev, false, ctx) {
+            ctx.continue_with(ProducerTimer::CommitTx(ev.id - 1));
+        } else {
+            ctx.reached(sit::BROKER_TX_ABORTED);
+            let abort = Msg::EndTx {
+                id: ev.id,
+                commit: false,
+            };
+            ctx.send(self.cfg.broker, W::wrap(abort));
+        }
+    }
+
+    /// Broker transaction: ask the broker to commit, until it answers.
+    fn commit_tx(&self, st: &mut ProducerState, i: usize, ctx: &mut impl Ctx<Self>) {
+        st.pending[i] = Some(Pending {
+            ev: self.event(i),
+            attempts: 0,
+            ending: true,
+        });
+        self.publish(st, i, self.event(i), ctx);
+    }
+
     fn on_publish_timeout(&self, st: &mut ProducerState, i: usize, ctx: &mut impl Ctx<Self>) {
         let Some(p) = st.pending[i] else { return };
+        if p.ending {
+            // The commit is asked for until the broker answers, as Kafka's
+            // producer retries it: committed, or aborted at its timeout.
+            self.publish(st, i, p.ev, ctx);
+            return;
+        }
         let retry = self
             .cfg
             .publish_retry
@@ -305,21 +363,27 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
                 .on_msg(&mut st.relay, &mut s.outbox, from, msg, &mut relay);
             return;
         }
-        let Some(&Msg::PublishAck { id, .. }) = msg.peek() else {
-            return;
+        let (id, ended) = match msg.peek() {
+            Some(&Msg::PublishAck { id, .. }) => (id, false),
+            Some(&Msg::TxEnded { id, .. }) => (id, true),
+            _ => return,
         };
         let Some(i) = st
             .pending
             .iter()
-            .position(|p| matches!(p, Some(p) if p.ev.id == id))
+            .position(|p| matches!(p, Some(p) if p.ev.id == id && p.ending == ended))
         else {
-            return; // a late confirmation for a publish already settled
+            return; // a late confirmation for a step already settled
         };
         let p = st.pending[i].take().expect("slot is occupied");
         ctx.cancel_timer(ProducerTimer::PublishTimeout(i as u32));
-        if self.cfg.mode == WriteMode::EventFirst {
+        match self.cfg.mode {
             // The event is out; now the state change, as a separate transaction.
-            self.commit(s, p.ev, false, ctx);
+            WriteMode::EventFirst => {
+                self.commit(s, p.ev, false, ctx);
+            }
+            WriteMode::BrokerTransaction if !ended => self.on_staged(s, p.ev, ctx),
+            _ => {}
         }
     }
 
@@ -337,6 +401,7 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
                 self.publish(st, i, self.event(i), ctx);
             }
             ProducerTimer::PublishTimeout(i) => self.on_publish_timeout(st, i as usize, ctx),
+            ProducerTimer::CommitTx(i) => self.commit_tx(st, i as usize, ctx),
             ProducerTimer::Relay(t) => {
                 let mut relay = Narrow::<Self, _, _>::new(ctx, ProducerTimer::Relay);
                 self.relay

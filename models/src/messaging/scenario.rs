@@ -61,6 +61,7 @@ pub(crate) struct BrokerDto {
     at_max_deliveries: String,
     dedup_window_ms: u64,
     consumers: u64,
+    transaction_timeout_ms: u64,
 }
 
 impl Default for BrokerDto {
@@ -71,6 +72,7 @@ impl Default for BrokerDto {
             at_max_deliveries: "dead-letter".into(),
             dedup_window_ms: 0,
             consumers: 1,
+            transaction_timeout_ms: 60_000,
         }
     }
 }
@@ -218,6 +220,7 @@ where
             ("state-first", WriteMode::StateFirst),
             ("event-first", WriteMode::EventFirst),
             ("outbox", WriteMode::Outbox),
+            ("broker-transaction", WriteMode::BrokerTransaction),
         ],
         pat("write"),
     )?;
@@ -344,6 +347,12 @@ pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerCon
             bat("at_max_deliveries"),
         )?,
         dedup_window_ms: duration_us(b.dedup_window_ms, DAY_MS, bat("dedup_window_ms"))? / 1000,
+        transaction_timeout_ms: positive_duration_us(
+            b.transaction_timeout_ms,
+            DAY_MS,
+            bat("transaction_timeout_ms"),
+            "Kafka aborts an open transaction after 60 s by default: transaction_timeout_ms = 60000",
+        )? / 1000,
     })
 }
 

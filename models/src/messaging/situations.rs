@@ -45,6 +45,12 @@ pub const PUBLISH_GIVEN_UP: SituationId = 83;
 pub const INBOX_ROW_REAPED: SituationId = 84;
 /// `redelivered-after-inbox-cleanup`: a message whose effect is committed came again after the cleanup deleted its inbox row.
 pub const REDELIVERED_AFTER_INBOX_CLEANUP: SituationId = 85;
+/// `broker-tx-timed-out`: The broker aborted an open transaction at its timeout: its messages were never shown to a consumer.
+pub const BROKER_TX_TIMED_OUT: SituationId = 86;
+/// `broker-tx-aborted`: The producer aborted its broker transaction after its database commit failed: nothing was announced.
+pub const BROKER_TX_ABORTED: SituationId = 87;
+/// `commit-after-tx-timeout`: The producer asked to commit a broker transaction the broker had already aborted at its timeout: the database change is committed, its event is gone.
+pub const COMMIT_AFTER_TX_TIMEOUT: SituationId = 88;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -71,5 +77,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: EFFECT_WITHOUT_INBOX_ROW, name: "effect-without-inbox-row", doc: "A delivery found its effect committed but its inbox row missing: the two were written in separate transactions." },
     SituationDoc { id: OUT_OF_ORDER_WRITE, name: "out-of-order-write", doc: "A set-value event arrived older than the version already stored." },
     SituationDoc { id: PROGRAM_EFFECT_REDELIVERED, name: "program-effect-redelivered", doc: "A message reached an external consumer program again after the program had reported its effect: the program's own dedup decided what happened next." },
+    SituationDoc { id: BROKER_TX_TIMED_OUT, name: "broker-tx-timed-out", doc: "The broker aborted an open transaction at its timeout (broker.transaction_timeout_ms): its messages were never shown to a consumer." },
+    SituationDoc { id: BROKER_TX_ABORTED, name: "broker-tx-aborted", doc: "The producer aborted its broker transaction after its database commit failed: nothing was announced." },
+    SituationDoc { id: COMMIT_AFTER_TX_TIMEOUT, name: "commit-after-tx-timeout", doc: "The producer asked to commit a broker transaction the broker had already aborted at its timeout: the database change is committed, its event is gone." },
     SituationDoc { id: STALE_WRITE_REJECTED, name: "stale-write-rejected", doc: "A versioned write refused an event older than the stored version." },
 ];
