@@ -45,6 +45,13 @@ fn set_broken(repo: &Path, broken: bool) {
     std::fs::write(&path, text.replace(from, to)).unwrap();
 }
 
+/// Whether the output opens with the replay of regression `shown`, still failing.
+fn still_fails_first(out: &str, shown: &str) -> bool {
+    out.lines()
+        .next()
+        .is_some_and(|l| l.starts_with(&format!("regression {shown}: still fails")))
+}
+
 fn regressions(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -110,11 +117,7 @@ fn verify_a_folder_records_replays_first_and_reports_fixed() {
 
     // `check` of the scenario replays it first too, before its own summary.
     let (out, _) = run_in(&repo, &["check", HOLDING, "--runs", "50"], &[], 1);
-    let first = out.lines().next().unwrap();
-    assert!(
-        first.starts_with(&format!("regression {shown}: still fails")),
-        "{out}"
-    );
+    assert!(still_fails_first(&out, &shown), "{out}");
 
     // The design is fixed: the regression replays against the new text and holds.
     set_broken(&repo, false);
@@ -338,13 +341,7 @@ fn a_coverage_guided_failure_is_recorded_by_its_decisions_and_replayed() {
 
     // The next run replays it first; verify finds it again and writes nothing new.
     let (out, _) = run_in(&repo, &["check", file], &[], 1);
-    assert!(
-        out.lines()
-            .next()
-            .unwrap()
-            .starts_with(&format!("regression {shown}: still fails")),
-        "{out}"
-    );
+    assert!(still_fails_first(&out, &shown), "{out}");
     let (out, _) = run_in(&repo, &["verify", "scenarios", "--no-ablations"], &[], 1);
     assert!(
         out.contains(&format!("regression {shown}: still fails")),
@@ -376,13 +373,7 @@ fn a_variants_failure_is_replayed_for_that_variant_not_for_the_file() {
     assert!(!out.contains(&shown), "{out}");
 
     let (out, _) = run_in(&repo, &[&variant[..], &["--runs", "50"]].concat(), &[], 1);
-    assert!(
-        out.lines()
-            .next()
-            .unwrap()
-            .starts_with(&format!("regression {shown}: still fails")),
-        "{out}"
-    );
+    assert!(still_fails_first(&out, &shown), "{out}");
 }
 
 #[test]
