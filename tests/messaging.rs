@@ -304,7 +304,22 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
         (
             "[producer]\nwrite = \"both\"\n",
             "unknown value \"both\"",
-            "outbox",
+            "broker-transaction",
+        ),
+        (
+            "[broker]\ntransaction_timeout_ms = 0\n",
+            "must be above 0",
+            "transaction_timeout_ms = 60000",
+        ),
+        (
+            "[broker]\ntransaction_timeout_ms = 86400001\n",
+            "longer than the 24 h",
+            "the range is 1 to 86400000",
+        ),
+        (
+            "[broker]\ntransaction_timeout_ms = \"60s\"\n",
+            "without a unit",
+            "transaction_timeout_ms = 60000",
         ),
     ];
     for (extra, message, help) in cases {

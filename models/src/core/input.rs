@@ -125,13 +125,23 @@ pub fn start_us(
 
 /// A duration in milliseconds as engine microseconds, at most `max_ms`.
 pub fn duration_us(ms: u64, max_ms: u64, path: Vec<Seg>) -> Result<TimeUs, Invalid> {
+    bounded_duration_us(ms, 0, max_ms, path)
+}
+
+/// A duration in `min_ms..=max_ms` as engine microseconds; the help names that range.
+fn bounded_duration_us(
+    ms: u64,
+    min_ms: u64,
+    max_ms: u64,
+    path: Vec<Seg>,
+) -> Result<TimeUs, Invalid> {
     debug_assert!(max_ms <= MAX_DURATION_MS);
     if ms > max_ms {
         return Err(invalid(
             path,
             format!("{ms} ms is longer than the {} this key allows", human_ms(max_ms)),
             format!(
-                "durations are in milliseconds: 30 s is 30000, 30 days is 2592000000; the range is 0 to {max_ms}"
+                "durations are in milliseconds: 30 s is 30000, 30 days is 2592000000; the range is {min_ms} to {max_ms}"
             ),
         ));
     }
@@ -150,7 +160,7 @@ pub fn positive_duration_us(
     if ms == 0 {
         return Err(invalid(path, "must be above 0", example.to_string()));
     }
-    duration_us(ms, max_ms, path)
+    bounded_duration_us(ms, 1, max_ms, path)
 }
 
 /// A count in `lo..=hi`.
