@@ -368,3 +368,75 @@ fn check_shows_the_work_a_holding_design_does() {
     );
     assert!(far[2].2 > 4.0 * chain[2].2, "{far:?} against {chain:?}");
 }
+
+#[test]
+fn a_holding_design_over_its_load_bound_does_not_match() {
+    // As written, each reference design holds within its bound.
+    for name in ["chain-outbox-inbox", "messaging-outbox-inbox"] {
+        let s = load(name, &[]);
+        let j = s.judge(&sweep(&s, 200));
+        assert!(j.matched(), "{name}: {:?}", j.mismatch);
+    }
+    // The same designs made expensive still hold, and no longer match:
+    // the chain's database as far away as its clients, a visibility timeout
+    // below the consumer's processing time.
+    for (name, set) in [
+        ("chain-outbox-inbox", "network.links=[]"),
+        ("messaging-outbox-inbox", "broker.visibility_timeout_ms=50"),
+    ] {
+        let s = load(name, &[set]);
+        let j = s.judge(&sweep(&s, 200));
+        assert_eq!(j.found, Verdict::Holds, "{name} with {set}");
+        let m = j
+            .mismatch
+            .unwrap_or_else(|| panic!("{name} with {set} matched"));
+        assert!(
+            m.starts_with("holds, at ") && m.contains(" consumer per event, above the "),
+            "{m}"
+        );
+    }
+    // A bound only a holding design can have, on names the model counts,
+    // from 1 (no retry) up.
+    let base = "summary = \"x\"\nmodel = \"messaging\"\n";
+    let holds = "[expect]\nverdict = \"holds\"\n";
+    refuses(
+        base,
+        &[
+            (
+                "[expect]\nverdict = \"violation\"\ninvariant = \"no-lost-effect\"\nmax_load = { consumer = 2 }\n",
+                "only a scenario that holds",
+                "remove `max_load`",
+            ),
+            (
+                &format!("{holds}max_load = {{ consumers = 2 }}\n"),
+                "no load named \"consumers\"",
+                "did you mean \"consumer\"",
+            ),
+            (
+                &format!("{holds}max_load = {{ attempts = 2 }}\n"),
+                "no load named \"attempts\"",
+                "this model counts consumer",
+            ),
+            (
+                &format!("{holds}max_load = {{ consumer = 0.5 }}\n"),
+                "the range is 1 to",
+                "1 means no retry",
+            ),
+            (
+                &format!("{holds}max_load = {{ consumer = \"2\" }}\n"),
+                "a load bound is a number",
+                "consumer = 5",
+            ),
+        ],
+    );
+    // Payment counts attempts and both layers.
+    let s = load(
+        "payment-stable-key",
+        &["expect.max_load={ attempts = 1, bank = 1000 }"],
+    );
+    let m = s
+        .judge(&sweep(&s, 100))
+        .mismatch
+        .expect("more than one attempt");
+    assert!(m.contains(" attempts per operation, above the 1 "), "{m}");
+}

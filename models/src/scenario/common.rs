@@ -76,6 +76,10 @@ pub struct ExpectDto {
     situations: Vec<String>,
     #[serde(default)]
     protections: Vec<ProtectionDto>,
+    /// Most work a holding run may take per operation, by name (`attempts`,
+    /// or a layer: `consumer = 6`).
+    #[serde(default)]
+    max_load: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -145,7 +149,11 @@ pub fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
 
 /// `[expect]`: the verdict, the invariant a violation breaks, the situations
 /// a "holds" must reach, and the protections whose removal must break it.
-pub fn expect(e: &ExpectDto, situations: &[&SituationDoc]) -> Result<Expect, Invalid> {
+pub fn expect(
+    e: &ExpectDto,
+    situations: &[&SituationDoc],
+    metrics: &[crate::core::Metric],
+) -> Result<Expect, Invalid> {
     let at = |k| path(&["expect", k]);
     let verdict = one_of(
         &e.verdict,
@@ -209,10 +217,23 @@ pub fn expect(e: &ExpectDto, situations: &[&SituationDoc]) -> Result<Expect, Inv
         let at = vec![Seg::Key("expect"), Seg::Key("protections"), Seg::Index(i)];
         protections.push(protection(p, at)?);
     }
+    if verdict != Verdict::Holds && !e.max_load.is_empty() {
+        return Err(invalid(
+            at("max_load"),
+            "only a scenario that holds has a load to bound",
+            "remove `max_load`, or expect verdict = \"holds\"",
+        ));
+    }
+    let max_load = e
+        .max_load
+        .iter()
+        .map(|(name, v)| load_bound(name, v, metrics))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Expect {
         verdict,
         invariant,
         situations: ids,
+        max_load,
         protections,
     })
 }
@@ -261,4 +282,71 @@ fn protection(p: &ProtectionDto, at: Vec<Seg>) -> Result<Protection, Invalid> {
         .collect::<Result<Vec<_>, _>>()?;
     let breaks = breaks.map(|b| invariant(b, at.clone())).transpose()?;
     Ok(Protection { overrides, breaks })
+}
+
+/// Most a ratio of work per operation may be: far above any design that
+/// makes sense, below where a float stops counting runs exactly.
+const MAX_LOAD: f64 = 1_000_000.0;
+
+/// One `[expect].max_load` entry: a name the model counts, and a number
+/// from 1 (no retry, no redelivery) up.
+fn load_bound(
+    name: &str,
+    v: &toml::Value,
+    metrics: &[crate::core::Metric],
+) -> Result<super::LoadBound, Invalid> {
+    use crate::core::Metric;
+    let at = || {
+        vec![
+            Seg::Key("expect"),
+            Seg::Key("max_load"),
+            Seg::Name(name.to_string()),
+        ]
+    };
+    let mut names = Vec::new();
+    let mut found = None;
+    for m in metrics {
+        let (n, what) = match m {
+            Metric::AttemptsPerOperation => ("attempts", super::LoadOf::Attempts),
+            Metric::ReceivedPerOperation(layer) => (layer.name, super::LoadOf::Layer(layer)),
+            _ => continue,
+        };
+        names.push(n);
+        if n == name {
+            found = Some((n, what));
+        }
+    }
+    let Some((name, of)) = found else {
+        let help = if names.is_empty() {
+            "this model counts no load; remove `max_load`".to_string()
+        } else {
+            match did_you_mean(name, names.iter().copied()) {
+                Some(b) => format!(
+                    "did you mean \"{b}\"? This model counts {}",
+                    names.join(", ")
+                ),
+                None => format!("this model counts {}", names.join(", ")),
+            }
+        };
+        return Err(invalid(at(), format!("no load named \"{name}\""), help));
+    };
+    let max = match v {
+        toml::Value::Integer(i) => *i as f64,
+        toml::Value::Float(f) => *f,
+        other => {
+            return Err(invalid(
+                at(),
+                format!("a load bound is a number, not {}", other.type_str()),
+                format!("write {name} = 5 (at most 5 per operation; 1 means no retry)"),
+            ))
+        }
+    };
+    if !(1.0..=MAX_LOAD).contains(&max) {
+        return Err(invalid(
+            at(),
+            format!("{max} {name} per operation: the range is 1 to {MAX_LOAD}"),
+            "1 means no retry and no redelivery; write the most a run of this design may take, such as 5",
+        ));
+    }
+    Ok(super::LoadBound { name, of, max })
 }

@@ -86,7 +86,7 @@ impl Protection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 /// A scenario's `[expect]` table, validated.
 pub struct Expect {
     /// The verdict it must get.
@@ -97,6 +97,62 @@ pub struct Expect {
     pub situations: Vec<SituationId>,
     /// Each must turn "holds" into a violation when removed.
     pub protections: Vec<Protection>,
+    /// Most work per operation a holding sweep may take: a design that holds
+    /// only by doing its work many times over does not match.
+    pub max_load: Vec<LoadBound>,
+}
+
+/// What a load bound counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadOf {
+    /// Client attempts per client operation.
+    Attempts,
+    /// What a layer received, per event or per client operation as the layer says.
+    Layer(&'static crate::core::Layer),
+}
+
+/// One `[expect].max_load` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadBound {
+    /// As written: `attempts`, `consumer`, `bank`.
+    pub name: &'static str,
+    /// What it counts.
+    pub of: LoadOf,
+    /// The most per operation (1.0 = no retry, no redelivery).
+    pub max: f64,
+}
+
+impl LoadBound {
+    /// The sweep's figure and what it is per: `None` when nothing it is
+    /// per ran.
+    pub fn found(&self, sum: &sim::Summary) -> Option<(f64, &'static str)> {
+        use crate::core::ledger::counter;
+        let c = |name, i: usize| {
+            sum.tally
+                .counter(name)
+                .and_then(|v| v.get(i))
+                .copied()
+                .unwrap_or(0)
+        };
+        let (n, per, unit) = match self.of {
+            LoadOf::Attempts => (
+                c(counter::ATTEMPTS, 0),
+                c(counter::OPERATIONS, 0),
+                "operation",
+            ),
+            LoadOf::Layer(l) if l.per_event => (
+                c(counter::RECEIVED, l.index.into()),
+                c(counter::EVENTS, 0),
+                "event",
+            ),
+            LoadOf::Layer(l) => (
+                c(counter::RECEIVED, l.index.into()),
+                c(counter::OPERATIONS, 0),
+                "operation",
+            ),
+        };
+        (per > 0).then(|| (n as f64 / per as f64, unit))
+    }
 }
 
 /// A validated scenario: what to run and what it must give.
@@ -302,7 +358,7 @@ impl Scenario {
         let expect = dto
             .expect
             .as_ref()
-            .map(|e| common::expect(e, &situations))
+            .map(|e| common::expect(e, &situations, model.metrics()))
             .transpose()
             .map_err(|i| loc.invalid(i))?;
         let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
@@ -463,6 +519,19 @@ impl Expect {
         }
     }
 
+    /// The first load bound the sweep went over, in words.
+    fn over_load(&self, sum: &sim::Summary) -> Option<String> {
+        self.max_load.iter().find_map(|b| {
+            let (found, per) = b.found(sum)?;
+            (found > b.max).then(|| {
+                format!(
+                    "holds, at {found:.2} {} per {per}, above the {} its [expect] max_load allows",
+                    b.name, b.max
+                )
+            })
+        })
+    }
+
     /// Verdict must match; a violation must break the named invariant; a
     /// "holds" must have reached every situation it names, or it proves little.
     pub fn judge(&self, sum: &sim::Summary) -> Judgement {
@@ -488,6 +557,8 @@ impl Expect {
             Some(format!("expected {}, found {found_text}", self.describe()))
         } else if self.verdict == Verdict::Holds && !missing.is_empty() {
             Some(format!("situations not reached: {}", missing.join(", ")))
+        } else if self.verdict == Verdict::Holds {
+            self.over_load(sum)
         } else {
             None
         };
