@@ -25,7 +25,7 @@ pub use resource::{Resource, ResourceStorage};
 pub use scenario::{MAX_CLIENTS, MAX_WRITES};
 
 use crate::core::input::LoadError;
-use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
 
 /// The clients' writes, one business operation each.
 pub static WRITE: Space = Space {
@@ -52,7 +52,7 @@ pub static UPDATE: Site = Site { name: "update" };
 pub static RESOURCE_LAYER: Layer = Layer {
     index: 6,
     name: "resource",
-    per_event: false,
+    per: Per::Operation,
 };
 
 /// The contention model (`model = "contention"`): N clients compare-and-set one row.

@@ -23,7 +23,7 @@ pub mod table;
 pub mod wire;
 
 pub use ledger::Ledger;
-pub use model::{BuildInput, Built, Metric, ModelSpec, SituationDoc};
-pub use obs::{AttemptOutcome, Ending, Layer, Obs, Site};
+pub use model::{BuildInput, Built, LoadOf, Metric, ModelSpec, SituationDoc};
+pub use obs::{AttemptOutcome, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
 pub use wire::Carries;

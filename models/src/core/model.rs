@@ -16,6 +16,65 @@ pub struct SituationDoc {
     pub doc: &'static str,
 }
 
+/// A load figure: what a sweep's `attempts/op` and `LAYER/op` columns,
+/// check's `load:` line and `[expect] max_load` count, named as they say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadOf {
+    /// Client attempts, per client operation.
+    Attempts,
+    /// What a layer received, per what the layer says (`Layer::per`).
+    Layer(&'static Layer),
+}
+
+impl LoadOf {
+    /// The loads a model counts, in the order of its metrics.
+    pub fn of_metrics(metrics: &[Metric]) -> impl Iterator<Item = LoadOf> + '_ {
+        metrics.iter().filter_map(|m| match m {
+            Metric::AttemptsPerOperation => Some(LoadOf::Attempts),
+            Metric::ReceivedPerOperation(layer) => Some(LoadOf::Layer(layer)),
+            _ => None,
+        })
+    }
+
+    /// `attempts`, or the layer's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadOf::Attempts => "attempts",
+            LoadOf::Layer(l) => l.name,
+        }
+    }
+
+    /// What it is per.
+    pub fn per(self) -> super::Per {
+        match self {
+            LoadOf::Attempts => super::Per::Operation,
+            LoadOf::Layer(l) => l.per,
+        }
+    }
+
+    /// Its count in a sweep's tally.
+    pub fn count(self, t: &sim::Tally) -> u64 {
+        let (name, slot) = match self {
+            LoadOf::Attempts => (super::ledger::counter::ATTEMPTS, 0),
+            LoadOf::Layer(l) => (super::ledger::counter::RECEIVED, usize::from(l.index)),
+        };
+        t.counter(name)
+            .and_then(|v| v.get(slot))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Count per operation (or event) in a sweep's tally; `None` when none ran.
+    pub fn ratio(self, t: &sim::Tally) -> Option<f64> {
+        let of = t
+            .counter(self.per().counter())
+            .and_then(|v| v.first())
+            .copied()
+            .unwrap_or(0);
+        (of > 0).then(|| self.count(t) as f64 / of as f64)
+    }
+}
+
 /// A column `sweep` can show: each model lists those that mean something for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Metric {

@@ -20,10 +20,41 @@ pub struct Layer {
     pub index: u8,
     /// "service", "bank".
     pub name: &'static str,
-    /// It receives deliveries of events, not requests of client operations:
-    /// its counts are per event. In the chain, where claims and events
-    /// both run, a count per "operation or event" would halve both.
-    pub per_event: bool,
+    /// What its counts are per. In the chain, where claims and events both
+    /// run, a count per "operation or event" would halve the bank's and the
+    /// consumer's alike.
+    pub per: Per,
+}
+
+/// What a load figure is per: the sweep's LAYER/op columns, check's `load:`
+/// line and `[expect] max_load` all divide by it.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    /// A client's business operation (a request of a service, a bank, a server).
+    Operation,
+    /// An event a consumer receives deliveries of.
+    Event,
+}
+
+impl Per {
+    /// `operation` or `event`, as the figures say it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Per::Operation => "operation",
+            Per::Event => "event",
+        }
+    }
+
+    /// The ledger counter that counts them.
+    pub fn counter(self) -> &'static str {
+        match self {
+            Per::Operation => super::ledger::counter::OPERATIONS,
+            Per::Event => super::ledger::counter::EVENTS,
+        }
+    }
 }
 
 /// Most layers a world counts requests at.

@@ -25,7 +25,7 @@ pub use msg::{Method, Msg, Read, Request, Status};
 pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
 
 use crate::core::input::LoadError;
-use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
 
 /// The requests clients make, one business operation each; their
 /// Idempotency-Keys are minted as `req-3-01`.
@@ -61,7 +61,7 @@ pub static DELETION: Site = Site { name: "deletion" };
 pub static SERVER_LAYER: Layer = Layer {
     index: 3,
     name: "server",
-    per_event: false,
+    per: Per::Operation,
 };
 
 /// The HTTP model (`model = "http"`): clients and a server with resources, keys and ETags.

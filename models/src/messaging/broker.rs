@@ -222,11 +222,7 @@ impl<W: Carries<Msg>> Broker<W> {
             s.dedup.reap(now);
             if s.dedup.get(&ev.id, now).is_some() {
                 ctx.reached(sit::BROKER_DEDUP_HIT);
-                let ack = Msg::PublishAck {
-                    id: ev.id,
-                    duplicate: true,
-                };
-                ctx.send(from, W::wrap(ack));
+                confirm(from, ev.id, true, ctx);
                 return;
             }
         }
@@ -236,21 +232,11 @@ impl<W: Carries<Msg>> Broker<W> {
             }
             ctx.reached(sit::DUPLICATE_PUBLISH);
         }
-        // The queue grows by one per accepted publish; run.max_steps bounds publishes.
-        s.queue.push(QMsg {
-            ev,
-            status: QStatus::Ready,
-            deliveries: 0,
-        });
         if self.cfg.dedup_window_ms != 0 {
             s.dedup.insert(ev.id, (), now);
         }
         ctx.observe(Obs::Accepted { op: ev.op() });
-        let ack = Msg::PublishAck {
-            id: ev.id,
-            duplicate: false,
-        };
-        ctx.send(from, W::wrap(ack));
+        store(s, from, ev, QStatus::Ready, ctx);
         self.dispatch(s, ctx);
     }
 
@@ -265,16 +251,7 @@ impl<W: Carries<Msg>> Broker<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let abort_at_us = ctx.now_us() + self.cfg.transaction_timeout_ms * US_PER_MS;
-        s.queue.push(QMsg {
-            ev,
-            status: QStatus::Uncommitted { abort_at_us },
-            deliveries: 0,
-        });
-        let ack = Msg::PublishAck {
-            id: ev.id,
-            duplicate: false,
-        };
-        ctx.send(from, W::wrap(ack));
+        store(s, from, ev, QStatus::Uncommitted { abort_at_us }, ctx);
         self.arm_tx_timeout(s, ctx);
     }
 
@@ -339,6 +316,33 @@ impl<W: Carries<Msg>> Broker<W> {
         }
         self.dispatch(s, ctx);
     }
+}
+
+/// Queues `ev` with `status` and confirms the publish to `from`.
+fn store<W: Carries<Msg>>(
+    s: &mut BrokerStorage,
+    from: ActorId,
+    ev: Event,
+    status: QStatus,
+    ctx: &mut impl Ctx<Broker<W>>,
+) {
+    // The queue grows by one per accepted publish; run.max_steps bounds publishes.
+    s.queue.push(QMsg {
+        ev,
+        status,
+        deliveries: 0,
+    });
+    confirm(from, ev.id, false, ctx);
+}
+
+/// Confirms a publish of event `id` to `from`; `duplicate`: dropped as a repeat.
+fn confirm<W: Carries<Msg>>(
+    from: ActorId,
+    id: u32,
+    duplicate: bool,
+    ctx: &mut impl Ctx<Broker<W>>,
+) {
+    ctx.send(from, W::wrap(Msg::PublishAck { id, duplicate }));
 }
 
 impl<W: Carries<Msg>> Actor for Broker<W> {

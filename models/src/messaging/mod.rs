@@ -34,7 +34,7 @@ pub use program::{ConsumerRole, ProgramConsumer};
 pub use relay::{OutboxRow, Relay, RelayState, RelayTimer};
 
 use crate::core::input::LoadError;
-use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
 
 /// Events, numbered by their outbox row.
 pub static EVENT: Space = Space {
@@ -63,7 +63,7 @@ pub static CONSUMER_WRITE: Site = Site {
 pub static CONSUMER_LAYER: Layer = Layer {
     index: 2,
     name: "consumer",
-    per_event: true,
+    per: Per::Event,
 };
 
 /// The messaging model, as the registry lists it.

@@ -43,7 +43,7 @@ impl fmt::Debug for Event {
         d.field("id", &self.id).field("entity", &self.entity);
         d.field("value", &self.value)
             .field("version", &self.version);
-        if self.entity_space.noun != "entity" {
+        if self.entity_space != &super::ENTITY {
             d.field("entity_space", &self.entity_space.noun);
         }
         d.finish()

@@ -259,9 +259,9 @@ impl<W: Carries<Msg>> Producer<W> {
     /// Broker transaction: the event waits in the open transaction; now the
     /// state's commit, and in a step of its own the broker's. A failed
     /// commit aborts the broker transaction, so nothing is announced.
-    fn on_staged(&self, s: &mut ProducerStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+    fn on_staged(&self, s: &mut ProducerStorage, i: usize, ev: Event, ctx: &mut impl Ctx<Self>) {
         if self.commit(s, ev, false, ctx) {
-            ctx.continue_with(ProducerTimer::CommitTx(ev.id - 1));
+            ctx.continue_with(ProducerTimer::CommitTx(i as u32));
         } else {
             ctx.reached(sit::BROKER_TX_ABORTED);
             let abort = Msg::EndTx {
@@ -274,12 +274,13 @@ impl<W: Carries<Msg>> Producer<W> {
 
     /// Broker transaction: ask the broker to commit, until it answers.
     fn commit_tx(&self, st: &mut ProducerState, i: usize, ctx: &mut impl Ctx<Self>) {
+        let ev = self.event(i);
         st.pending[i] = Some(Pending {
-            ev: self.event(i),
+            ev,
             attempts: 0,
             ending: true,
         });
-        self.publish(st, i, self.event(i), ctx);
+        self.publish(st, i, ev, ctx);
     }
 
     fn on_publish_timeout(&self, st: &mut ProducerState, i: usize, ctx: &mut impl Ctx<Self>) {
@@ -382,7 +383,7 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
             WriteMode::EventFirst => {
                 self.commit(s, p.ev, false, ctx);
             }
-            WriteMode::BrokerTransaction if !ended => self.on_staged(s, p.ev, ctx),
+            WriteMode::BrokerTransaction if !ended => self.on_staged(s, i, p.ev, ctx),
             _ => {}
         }
     }

@@ -25,7 +25,7 @@ pub use service::{
 };
 
 use crate::core::input::LoadError;
-use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Site, SituationDoc, Space};
+use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
 
 /// Claims, paid in euros; keys are minted as `zahl-4711-01`.
 pub static CLAIM: Space = Space {
@@ -43,13 +43,13 @@ pub static TRANSFER: Site = Site { name: "transfer" };
 pub static SERVICE_LAYER: Layer = Layer {
     index: 0,
     name: "service",
-    per_event: false,
+    per: Per::Operation,
 };
 /// Transfers the bank received, per claim.
 pub static BANK_LAYER: Layer = Layer {
     index: 1,
     name: "bank",
-    per_event: false,
+    per: Per::Operation,
 };
 
 /// The payment model, as the registry knows it.

@@ -295,7 +295,7 @@ fn load_bound(
     v: &toml::Value,
     metrics: &[crate::core::Metric],
 ) -> Result<super::LoadBound, Invalid> {
-    use crate::core::Metric;
+    use crate::core::LoadOf;
     let at = || {
         vec![
             Seg::Key("expect"),
@@ -303,20 +303,8 @@ fn load_bound(
             Seg::Name(name.to_string()),
         ]
     };
-    let mut names = Vec::new();
-    let mut found = None;
-    for m in metrics {
-        let (n, what) = match m {
-            Metric::AttemptsPerOperation => ("attempts", super::LoadOf::Attempts),
-            Metric::ReceivedPerOperation(layer) => (layer.name, super::LoadOf::Layer(layer)),
-            _ => continue,
-        };
-        names.push(n);
-        if n == name {
-            found = Some((n, what));
-        }
-    }
-    let Some((name, of)) = found else {
+    let Some(of) = LoadOf::of_metrics(metrics).find(|l| l.name() == name) else {
+        let names: Vec<&str> = LoadOf::of_metrics(metrics).map(LoadOf::name).collect();
         let help = if names.is_empty() {
             "this model counts no load; remove `max_load`".to_string()
         } else {
@@ -330,6 +318,7 @@ fn load_bound(
         };
         return Err(invalid(at(), format!("no load named \"{name}\""), help));
     };
+    let (name, per) = (of.name(), of.per().as_str());
     let max = match v {
         toml::Value::Integer(i) => *i as f64,
         toml::Value::Float(f) => *f,
@@ -337,14 +326,14 @@ fn load_bound(
             return Err(invalid(
                 at(),
                 format!("a load bound is a number, not {}", other.type_str()),
-                format!("write {name} = 5 (at most 5 per operation; 1 means no retry)"),
+                format!("write {name} = 5 (at most 5 per {per}; 1 means no retry)"),
             ))
         }
     };
     if !(1.0..=MAX_LOAD).contains(&max) {
         return Err(invalid(
             at(),
-            format!("{max} {name} per operation: the range is 1 to {MAX_LOAD}"),
+            format!("{max} {name} per {per}: the range is 1 to {MAX_LOAD}"),
             "1 means no retry and no redelivery; write the most a run of this design may take, such as 5",
         ));
     }

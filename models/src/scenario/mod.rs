@@ -102,57 +102,15 @@ pub struct Expect {
     pub max_load: Vec<LoadBound>,
 }
 
-/// What a load bound counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoadOf {
-    /// Client attempts per client operation.
-    Attempts,
-    /// What a layer received, per event or per client operation as the layer says.
-    Layer(&'static crate::core::Layer),
-}
-
 /// One `[expect].max_load` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadBound {
     /// As written: `attempts`, `consumer`, `bank`.
     pub name: &'static str,
     /// What it counts.
-    pub of: LoadOf,
+    pub of: crate::core::LoadOf,
     /// The most per operation (1.0 = no retry, no redelivery).
     pub max: f64,
-}
-
-impl LoadBound {
-    /// The sweep's figure and what it is per: `None` when nothing it is
-    /// per ran.
-    pub fn found(&self, sum: &sim::Summary) -> Option<(f64, &'static str)> {
-        use crate::core::ledger::counter;
-        let c = |name, i: usize| {
-            sum.tally
-                .counter(name)
-                .and_then(|v| v.get(i))
-                .copied()
-                .unwrap_or(0)
-        };
-        let (n, per, unit) = match self.of {
-            LoadOf::Attempts => (
-                c(counter::ATTEMPTS, 0),
-                c(counter::OPERATIONS, 0),
-                "operation",
-            ),
-            LoadOf::Layer(l) if l.per_event => (
-                c(counter::RECEIVED, l.index.into()),
-                c(counter::EVENTS, 0),
-                "event",
-            ),
-            LoadOf::Layer(l) => (
-                c(counter::RECEIVED, l.index.into()),
-                c(counter::OPERATIONS, 0),
-                "operation",
-            ),
-        };
-        (per > 0).then(|| (n as f64 / per as f64, unit))
-    }
 }
 
 /// A validated scenario: what to run and what it must give.
@@ -522,11 +480,13 @@ impl Expect {
     /// The first load bound the sweep went over, in words.
     fn over_load(&self, sum: &sim::Summary) -> Option<String> {
         self.max_load.iter().find_map(|b| {
-            let (found, per) = b.found(sum)?;
+            let found = b.of.ratio(&sum.tally)?;
             (found > b.max).then(|| {
                 format!(
-                    "holds, at {found:.2} {} per {per}, above the {} its [expect] max_load allows",
-                    b.name, b.max
+                    "holds, at {found:.2} {} per {}, above the {} its [expect] max_load allows",
+                    b.name,
+                    b.of.per().as_str(),
+                    b.max
                 )
             })
         })

@@ -4,6 +4,7 @@
 use crate::progress;
 use crate::render;
 use models::core::ledger::counter;
+use models::core::{LoadOf, Per};
 use models::registry;
 use serde::{Deserialize, Serialize};
 use sim::{Outcome, SeedRange};
@@ -110,32 +111,29 @@ pub struct Load {
 }
 
 /// What one layer received over a sweep.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Received {
     /// The layer's name: `service`, `bank`, `consumer`, `server`.
     pub layer: String,
     /// Requests or deliveries it received, over all runs.
     pub count: u64,
-    /// Counted per event (`operations.events`), else per client operation
-    /// (`operations.started`).
-    pub per_event: bool,
+    /// What the count is per: `operation` (`operations.started`) or
+    /// `event` (`operations.events`).
+    pub per: Per,
 }
 
 impl Load {
     /// The counts of the metrics `metrics` names (a model's sweep columns).
     pub fn from_tally(t: &sim::Tally, metrics: &[models::core::Metric]) -> Load {
-        use models::core::Metric;
-        let slot = |name, i: usize| t.counter(name).and_then(|v| v.get(i)).copied().unwrap_or(0);
         let mut load = Load::default();
-        for m in metrics {
-            match m {
-                Metric::AttemptsPerOperation => load.attempts = Some(slot(counter::ATTEMPTS, 0)),
-                Metric::ReceivedPerOperation(layer) => load.received.push(Received {
-                    layer: layer.name.to_string(),
-                    count: slot(counter::RECEIVED, usize::from(layer.index)),
-                    per_event: layer.per_event,
+        for l in LoadOf::of_metrics(metrics) {
+            match l {
+                LoadOf::Attempts => load.attempts = Some(l.count(t)),
+                LoadOf::Layer(_) => load.received.push(Received {
+                    layer: l.name().to_string(),
+                    count: l.count(t),
+                    per: l.per(),
                 }),
-                _ => {}
             }
         }
         load
@@ -160,25 +158,29 @@ impl Load {
     /// 1.20 per event`, as the sweep's columns count them. `None` when
     /// nothing ran.
     pub fn text(&self, ops: &Operations) -> Option<String> {
-        let per = |n: u64, of: u64| format!("{:.2}", n as f64 / of as f64);
-        let mut by_op: Vec<String> = Vec::new();
-        let mut by_event: Vec<String> = Vec::new();
-        if let Some(a) = self.attempts.filter(|_| ops.started > 0) {
-            by_op.push(format!("attempts {}", per(a, ops.started)));
-        }
-        for r in &self.received {
-            match (r.per_event, ops.events, ops.started) {
-                (true, 0, _) | (false, _, 0) => {}
-                (true, n, _) => by_event.push(format!("{} {}", r.layer, per(r.count, n))),
-                (false, _, n) => by_op.push(format!("{} {}", r.layer, per(r.count, n))),
+        let counts = self
+            .attempts
+            .map(|a| ("attempts", a, Per::Operation))
+            .into_iter()
+            .chain(
+                self.received
+                    .iter()
+                    .map(|r| (r.layer.as_str(), r.count, r.per)),
+            );
+        let mut groups: [Vec<String>; 2] = Default::default();
+        for (name, n, per) in counts {
+            let of = ops.of(per);
+            if of > 0 {
+                groups[per as usize].push(format!("{name} {:.2}", n as f64 / of as f64));
             }
         }
-        let groups: Vec<String> = [(by_op, "operation"), (by_event, "event")]
+        let text: Vec<String> = [Per::Operation, Per::Event]
             .into_iter()
-            .filter(|(parts, _)| !parts.is_empty())
-            .map(|(parts, per)| format!("{} per {per}", parts.join(", ")))
+            .zip(groups)
+            .filter(|(_, parts)| !parts.is_empty())
+            .map(|(per, parts)| format!("{} per {}", parts.join(", "), per.as_str()))
             .collect();
-        (!groups.is_empty()).then(|| groups.join("; "))
+        (!text.is_empty()).then(|| text.join("; "))
     }
 }
 
@@ -202,6 +204,14 @@ pub struct Operations {
 }
 
 impl Operations {
+    /// How many of `per` ran: client operations started, or events owed.
+    fn of(&self, per: Per) -> u64 {
+        match per {
+            Per::Operation => self.started,
+            Per::Event => self.events,
+        }
+    }
+
     fn from_tally(t: &sim::Tally) -> Operations {
         let c = |name| {
             t.counter(name)

@@ -80,7 +80,7 @@ pub(super) fn fields(metrics: &[Metric]) -> Vec<Field> {
             Metric::ReceivedPerOperation(layer) => out.push(field(
                 &format!("{}_requests_per_operation", layer.name),
                 &format!("{}/op", layer.name),
-                &if layer.per_event {
+                &if layer.per == models::core::Per::Event {
                     format!("{0}/op: deliveries the {0}s received per event (the business operation of a queue): redeliveries and republishes multiply here.", layer.name)
                 } else {
                     format!("{0}/op: requests the {0} received per business operation: retries at every layer above it multiply here.", layer.name)

@@ -4,7 +4,7 @@
 use super::stats;
 use models::core::hist;
 use models::core::ledger::counter;
-use models::core::{Layer, Metric};
+use models::core::{Layer, LoadOf, Metric};
 use models::System;
 use sim::{explore, SeedRange, Summary};
 use std::sync::atomic::AtomicBool;
@@ -97,14 +97,8 @@ impl VariantStats {
                 self.counter(counter::UNKNOWN),
                 self.counter(counter::OPERATIONS),
             ),
-            Metric::AttemptsPerOperation => self.share(
-                self.counter(counter::ATTEMPTS),
-                self.counter(counter::OPERATIONS),
-            ),
-            Metric::ReceivedPerOperation(layer) => self.share(
-                self.slot(counter::RECEIVED, usize::from(layer.index)),
-                self.per_layer(layer),
-            ),
+            Metric::AttemptsPerOperation => LoadOf::Attempts.ratio(&self.summary.tally),
+            Metric::ReceivedPerOperation(layer) => LoadOf::Layer(layer).ratio(&self.summary.tally),
             Metric::PeakPerSecond(layer) => self.share(
                 self.slot(counter::PEAK_PER_S, usize::from(layer.index)),
                 runs,
@@ -141,14 +135,9 @@ impl VariantStats {
         }
     }
 
-    /// What `layer`'s counts are per: events for a consumer, client
-    /// operations for the rest.
+    /// How many of what `layer`'s counts are per ran.
     fn per_layer(&self, layer: &Layer) -> u64 {
-        self.counter(if layer.per_event {
-            counter::EVENTS
-        } else {
-            counter::OPERATIONS
-        })
+        self.counter(layer.per.counter())
     }
 
     /// Whether `layer` has a capacity that was ever busy or full: its load
