@@ -14,7 +14,8 @@ mod text;
 
 // Where these were before `common` existed: the library's paths stay.
 pub use super::common::{
-    default_jobs, exit_code, jobs, parse_seeds, parse_shard, record_choices, shell_word, MAX_JOBS,
+    default_jobs, exit_code, jobs, parse_seeds, parse_shard, record_choices, shell_word,
+    HazardLine, MAX_JOBS,
 };
 pub use args::{Args, StrategyArg};
 use exhaustive::run_exhaustive;
@@ -123,6 +124,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         &sum,
         s.system.model.metrics(),
     );
+    line.hazards = HazardLine::of(&s.hazards, |_| 0);
+    line.derive();
     line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
     line.shard = a.shard.map(|(index, count)| ShardLine {

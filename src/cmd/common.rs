@@ -122,6 +122,100 @@ pub fn faults_line(lost: u64, duplicated: u64, partitioned: u64, crashed: u64) -
     format!("faults fired: {lost} lost, {duplicated} duplicated, {partitioned} partitioned, {crashed} crashes")
 }
 
+/// A design warning as summaries carry it (docs/design-warnings.md): the
+/// model's [`models::core::Hazard`] and whether the runs reached it.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HazardLine {
+    /// Stable: `key-retention-below-retry-span`.
+    pub id: String,
+    /// What is wrong and what it costs.
+    pub text: String,
+    /// The situation a run reports when it reaches the gap, if one marks it.
+    pub situation: Option<String>,
+    /// Runs that reached that situation; `None` when none marks the gap.
+    pub reached_runs: Option<u64>,
+    /// A catalog scenario that shows the gap turning into a violation.
+    pub example: String,
+}
+
+impl HazardLine {
+    /// The scenario's hazards, reached in as many runs as `runs_of` says.
+    pub fn of(
+        hazards: &[models::core::Hazard],
+        runs_of: impl Fn(sim::SituationId) -> u64,
+    ) -> Vec<HazardLine> {
+        hazards
+            .iter()
+            .map(|h| HazardLine {
+                id: h.id.to_string(),
+                text: h.text.clone(),
+                situation: h
+                    .shown_by
+                    .map(|id| models::registry::situation_name(id).to_string()),
+                reached_runs: h.shown_by.map(&runs_of),
+                example: h.example.to_string(),
+            })
+            .collect()
+    }
+
+    /// The scenario's hazards, reached in the runs of a sweep's tally.
+    pub fn of_tally(hazards: &[models::core::Hazard], t: &sim::Tally) -> Vec<HazardLine> {
+        HazardLine::of(hazards, |id| {
+            t.situation_runs.get(usize::from(id)).copied().unwrap_or(0)
+        })
+    }
+
+    /// `no run reached it` or `reached in N runs`, for a table's footnote.
+    pub fn reach_note(&self) -> String {
+        match (&self.situation, self.reached_runs) {
+            (Some(s), Some(0)) => format!("no run reached it ({s})"),
+            (Some(s), Some(n)) => format!("reached in {n} runs ({s})"),
+            _ => "no situation marks it".to_string(),
+        }
+    }
+
+    /// Two lines for people: the gap, then whether this sweep went there.
+    pub fn text(&self) -> String {
+        let reach = match (&self.situation, self.reached_runs) {
+            (Some(s), Some(0)) => self.unreached(&format!("no run here reached it ({s}: 0 runs)")),
+            (Some(s), Some(n)) => format!(
+                "reached in {n} run{} ({s}): the verdict covers {}",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it" } else { "them" }
+            ),
+            _ => self.unmarked(),
+        };
+        format!("design warning ({}): {}\n  {reach}", self.id, self.text)
+    }
+
+    /// The same for a search or an enumeration, which knows whether some
+    /// schedule reached a situation but not how many: `reached` names those.
+    pub fn text_in(&self, reached: &[&str]) -> String {
+        let reach = match &self.situation {
+            Some(s) if reached.contains(&s.as_str()) => {
+                format!("a schedule here reached it ({s}): the verdict covers it")
+            }
+            Some(s) => self.unreached(&format!("no schedule here reached it ({s})")),
+            None => self.unmarked(),
+        };
+        format!("design warning ({}): {}\n  {reach}", self.id, self.text)
+    }
+
+    fn unreached(&self, what: &str) -> String {
+        format!(
+            "{what}, so the verdict says nothing about it; {} shows it failing",
+            self.example
+        )
+    }
+
+    fn unmarked(&self) -> String {
+        format!(
+            "no situation marks a run that reached it; {} shows it failing",
+            self.example
+        )
+    }
+}
+
 /// The "situations reached" line every summary prints.
 pub fn situations_line<S: AsRef<str>>(names: &[S]) -> String {
     if names.is_empty() {

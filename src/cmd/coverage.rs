@@ -3,7 +3,7 @@
 //! It ends at its first failure, shrinks it like a failing seed, and prints
 //! its record, since no seed replays it.
 
-use super::common::{exit_code, faults_line, situations_line};
+use super::common::{exit_code, faults_line, situations_line, HazardLine};
 use super::shrink::{record_lines, shrink_record, Budget};
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
@@ -86,6 +86,8 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&t.situations);
     lines.push(situations_line(&reached));
+    let hazards = HazardLine::of(&s.hazards, |_| 0);
+    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
     let mut shrunk_text = None;
     let mut record_json = None;
     let mut failure = None;

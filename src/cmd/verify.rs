@@ -130,6 +130,20 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
             })
         })
         .collect();
+    // A verification knows which situations its runs reached, not how often.
+    let hazards: Vec<serde_json::Value> = crate::cmd::common::HazardLine::of(&s.hazards, |_| 0)
+        .into_iter()
+        .map(|h| {
+            let reached = h.situation.as_deref().map(|n| c.situations.contains(&n));
+            serde_json::json!({
+                "id": h.id,
+                "text": h.text,
+                "situation": h.situation,
+                "reached": reached,
+                "example": h.example,
+            })
+        })
+        .collect();
     serde_json::json!({
         "scenario": s.name,
         "expected": s.expected_verdict().map(Verdict::as_str),
@@ -145,6 +159,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "situations": c.situations,
         "situations_missing": j.missing,
         "ablations": ablations,
+        "hazards": hazards,
     })
 }
 
@@ -191,6 +206,12 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
             found_text(a.found, a.invariant),
             seed
         );
+    }
+    let reached: &[&str] = &c.situations;
+    for h in crate::cmd::common::HazardLine::of(&s.hazards, |_| 0) {
+        for line in h.text_in(reached).lines() {
+            crate::outln!("{:<width$}  {}", "", line.trim_start());
+        }
     }
     if let Some(m) = &c.mismatch {
         crate::outln!("{:<width$}  MISMATCH: {m}", "");

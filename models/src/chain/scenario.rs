@@ -138,6 +138,8 @@ where
         )
         .into());
     }
+    let mut hazards = payment::scenario::hazards(&client, &service, &bank);
+    hazards.extend(queue::hazards(&broker, &inbox, "accounting"));
     let mut actors = vec![
         ("client".to_string(), N::from(Client::new(client))),
         (
@@ -157,5 +159,6 @@ where
     Ok(Built {
         actors,
         actors_hint: " (broker.consumers sets how many accounting consumers)",
+        hazards,
     })
 }

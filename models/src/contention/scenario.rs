@@ -130,5 +130,6 @@ where
     Ok(Built {
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
+        hazards: Vec::new(),
     })
 }

@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod client_op;
 pub mod dedup;
+pub mod hazard;
 pub mod hist;
 pub mod input;
 pub mod invariants;
@@ -22,6 +23,7 @@ pub mod slots;
 pub mod table;
 pub mod wire;
 
+pub use hazard::Hazard;
 pub use ledger::Ledger;
 pub use model::{BuildInput, Built, LoadOf, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Ending, Layer, Obs, Per, Site};

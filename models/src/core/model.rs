@@ -137,6 +137,8 @@ pub struct Built<N> {
     pub actors: Vec<(String, N)>,
     /// Ends the help of an unknown-actor error, e.g. how to get more consumers.
     pub actors_hint: &'static str,
+    /// Gaps in the design its settings show, whether or not a run reaches them.
+    pub hazards: Vec<super::Hazard>,
 }
 
 /// A model: one folder under `models/src`, one line in the registry.

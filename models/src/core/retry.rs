@@ -156,6 +156,29 @@ impl RetryPolicy {
             .then_some(delay_us)
     }
 
+    /// The latest an attempt can start after the first one started, its
+    /// attempts timing out after `attempt_timeout_ms` and every wait at its
+    /// longest; `None` when nothing bounds the retries (no cap on attempts,
+    /// no window). A dedup layer must remember a key at least this long.
+    pub fn longest_span_ms(&self, attempt_timeout_ms: u64) -> Option<u64> {
+        let by_window =
+            (self.window_ms > 0).then(|| self.window_ms.saturating_sub(attempt_timeout_ms));
+        if self.max_attempts == 0 {
+            return by_window;
+        }
+        let mut span = 0u64;
+        let mut last_ms = 0;
+        for attempts in 1..self.max_attempts {
+            let wait = self.backoff_ms(attempts, last_ms, |_, hi| hi);
+            last_ms = wait;
+            span = span.saturating_add(attempt_timeout_ms).saturating_add(wait);
+            if by_window.is_some_and(|w| span >= w) {
+                break;
+            }
+        }
+        Some(by_window.map_or(span, |w| w.min(span)))
+    }
+
     /// Whether an attempt that starts `delay_us` from now ends, timeout
     /// included, inside the retry window of an operation that started at
     /// `started_us`.
@@ -189,6 +212,32 @@ mod tests {
             jitter,
             window_ms: 0,
         }
+    }
+
+    #[test]
+    fn the_longest_span_is_every_wait_at_its_longest_within_the_window() {
+        let five = RetryPolicy {
+            max_attempts: 5,
+            ..expo(Jitter::Full)
+        };
+        // Four waits of 100, 200, 400 and 800 ms at most, each after a 10 s timeout.
+        assert_eq!(five.longest_span_ms(10_000), Some(40_000 + 1_500));
+        let windowed = RetryPolicy {
+            window_ms: 30_000,
+            ..five
+        };
+        // The last attempt must end inside the window: it starts 10 s before.
+        assert_eq!(windowed.longest_span_ms(10_000), Some(20_000));
+        assert_eq!(expo(Jitter::None).longest_span_ms(10_000), None);
+        let unbounded_in_window = RetryPolicy {
+            window_ms: 259_200_000,
+            ..expo(Jitter::None)
+        };
+        assert_eq!(
+            unbounded_in_window.longest_span_ms(10_000),
+            Some(259_190_000)
+        );
+        assert_eq!(RetryPolicy::immediate(1).longest_span_ms(5_000), Some(0));
     }
 
     #[test]

@@ -267,6 +267,42 @@ fn request(
     })
 }
 
+/// The gaps in an HTTP design that its settings show: a server that forgets
+/// an Idempotency-Key while a client may still retry a request whose repeat
+/// would take effect again (a POST, a PATCH, a PUT that adds).
+fn hazards(
+    client: &ClientConfig,
+    server: &ServerConfig,
+    clients: &[(String, Vec<RequestSpec>)],
+) -> Vec<crate::core::Hazard> {
+    let repeat_counts = |r: &RequestSpec| match r.action {
+        Action::Create | Action::Increment => true,
+        Action::Replace => server.put == PutMode::Add,
+        Action::Delete | Action::Edit => false,
+    };
+    if !client.idempotency_key
+        || !server.keys
+        || !clients.iter().flat_map(|c| &c.1).any(repeat_counts)
+    {
+        return Vec::new();
+    }
+    let p = &client.persistence;
+    let layer = crate::core::hazard::KeyMemory {
+        setting: "server.key_retention_ms",
+        retention_ms: (server.key_retention_us > 0)
+            .then_some(server.key_retention_us / sim::US_PER_MS),
+    };
+    crate::core::hazard::key_retention(
+        &[layer],
+        p.retry.longest_span_ms(p.timeout_ms),
+        "a client retries",
+        None,
+        "payment-key-expired-before-retry",
+    )
+    .into_iter()
+    .collect()
+}
+
 pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
     N: From<Client<W>> + From<Server<W>>,
@@ -363,6 +399,7 @@ where
         resources: initial,
     };
 
+    let hazards = hazards(&config(Vec::new()), &server, &clients);
     let mut actors: Vec<(String, N)> = clients
         .into_iter()
         .map(|(name, requests)| (name, N::from(Client::new(config(requests)))))
@@ -371,5 +408,6 @@ where
     Ok(Built {
         actors,
         actors_hint: " (each client named in [[requests]] is an actor)",
+        hazards,
     })
 }

@@ -276,6 +276,11 @@ where
 
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
     let inbox = inbox(&d.consumer, "consumer")?;
+    // A program's own dedup is its business.
+    let hazards = match program.is_some() {
+        true => Vec::new(),
+        false => hazards(&broker, &inbox, "consumer"),
+    };
 
     let mut actors = vec![
         ("producer".to_string(), N::from(Producer::new(producer))),
@@ -311,7 +316,34 @@ where
     Ok(Built {
         actors,
         actors_hint: " (broker.consumers sets how many consumers)",
+        hazards,
     })
+}
+
+/// The gaps in a queue's design that its settings show: an inbox that forgets
+/// a message id while the broker may still redeliver it (`table` is the
+/// consumer's table, `consumer` or `accounting`).
+pub(crate) fn hazards(
+    broker: &BrokerConfig,
+    inbox: &InboxConfig,
+    table: &'static str,
+) -> Vec<crate::core::Hazard> {
+    let span_ms = (broker.max_deliveries > 0)
+        .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
+    let redelivers = format!(
+        "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms)",
+        crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+    );
+    crate::core::hazard::inbox_retention(
+        &format!("{table}.inbox_retention_ms"),
+        inbox.retention_us / sim::US_PER_MS,
+        span_ms,
+        &redelivers,
+        super::situations::REDELIVERED_AFTER_INBOX_CLEANUP,
+        "messaging-inbox-cleaned-too-early",
+    )
+    .into_iter()
+    .collect()
 }
 
 /// How many consumers `[broker] consumers` asks for.

@@ -188,6 +188,8 @@ where
     )? as usize;
     let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
     let (configs, service, bank) = parts(&d, input, clients, service_id, bank_id)?;
+    // Every client has the same settings: the first one's are the design's.
+    let hazards = hazards(&configs[0], &service, &bank);
     let mut actors: Vec<(String, N)> = configs
         .into_iter()
         .enumerate()
@@ -202,12 +204,63 @@ where
     actors.push(("service".to_string(), N::from(Service::new(service))));
     actors.push(("bank".to_string(), N::from(Bank::new(bank))));
     Ok(Built {
+        hazards,
         actors,
         actors_hint: match clients {
             1 => "",
             _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
         },
     })
+}
+
+/// The gaps in a payment design that its settings show (docs/design-warnings.md).
+pub(crate) fn hazards(
+    client: &ClientConfig,
+    service: &ServiceConfig,
+    bank: &BankConfig,
+) -> Vec<crate::core::Hazard> {
+    use crate::core::hazard::{key_retention, KeyMemory};
+    use sim::US_PER_MS;
+    let mut out = Vec::new();
+    if client.key == KeyPolicy::Stable {
+        let forever_if_0 = |us: u64| (us > 0).then_some(us / US_PER_MS);
+        let mut layers = Vec::new();
+        if service.idempotency != Idempotency::None {
+            layers.push(KeyMemory {
+                setting: "service.retention_ms",
+                retention_ms: forever_if_0(service.retention_us),
+            });
+        }
+        if service.pass_key_to_bank && bank.accepts_key {
+            layers.push(KeyMemory {
+                setting: "bank.key_retention_ms",
+                retention_ms: forever_if_0(bank.key_retention_us),
+            });
+        }
+        let mut span = client.retry.longest_span_ms(client.timeout_ms);
+        let mut who = "the client retries";
+        // A re-drive with the same key is one more retry, rounds later.
+        if let Some(r) = client
+            .reconcile
+            .as_ref()
+            .filter(|r| r.redrive_key == super::reconcile::RedriveKey::Same && r.max_rounds > 0)
+        {
+            let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
+            span = span.map(|s| s.saturating_mul(2).saturating_add(rounds));
+            who = "the client and its reconciliation job retry";
+        }
+        // The service reports a retry of a key it forgot; the bank does not.
+        let shown_by = (service.idempotency != Idempotency::None)
+            .then_some(super::situations::RETRY_AFTER_KEY_EXPIRED);
+        out.extend(key_retention(
+            &layers,
+            span,
+            who,
+            shown_by,
+            "payment-key-expired-before-retry",
+        ));
+    }
+    out
 }
 
 /// The claims system, the payment service and the bank, from the tables

@@ -134,6 +134,9 @@ pub struct Scenario {
     pub runs: u64,
     /// How `check` searches by default: seeds, or the coverage-guided search.
     pub strategy: Strategy,
+    /// Gaps in the design its settings show, reached by a run or not
+    /// (docs/design-warnings.md).
+    pub hazards: Vec<crate::core::Hazard>,
     /// The model to run: world and actors.
     pub system: System,
     /// The folder of the scenario's file, where its relative paths point.
@@ -329,6 +332,7 @@ impl Scenario {
                 dir,
             })
             .map_err(|e| loc.load(e))?;
+        let hazards = built.hazards;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
         let world = network::world(&dto, &names, built.actors_hint, fault_phase_us, limits)
             .map_err(|i| loc.invalid(i))?;
@@ -353,6 +357,7 @@ impl Scenario {
             expect,
             runs: dto.run.runs,
             strategy,
+            hazards,
             system: System {
                 world,
                 nodes,

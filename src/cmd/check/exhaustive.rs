@@ -2,7 +2,7 @@
 //! faults, its verdict, and the shortest counterexample with its trace.
 
 use super::args::Args;
-use crate::cmd::common::{exit_code, faults_line, situations_line};
+use crate::cmd::common::{exit_code, faults_line, situations_line, HazardLine};
 use crate::cmd::shrink::record_lines;
 use crate::progress::{self, Progress};
 use crate::render::{self, json_line};
@@ -130,6 +130,8 @@ pub(super) fn run_exhaustive(
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&r.tally.situations);
     lines.push(situations_line(&reached));
+    let hazards = HazardLine::of(&s.hazards, |_| 0);
+    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
     let mut record_json = None;
     if let Some(c) = &r.shortest {
         lines.push(format!(

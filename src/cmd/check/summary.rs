@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use sim::{Outcome, SeedRange};
 use std::collections::BTreeMap;
 
+pub use crate::cmd::common::HazardLine;
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 /// Faults fired over a sweep, as the JSON summary writes them.
 pub struct Faults {
@@ -299,6 +301,10 @@ pub struct SweepLine {
     /// The work the operations caused: attempts, and what each layer received.
     #[serde(default)]
     pub load: Load,
+    /// Gaps the design's settings show (docs/design-warnings.md); absent
+    /// when there are none. Whether runs reached them is derived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hazards: Vec<HazardLine>,
     /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
     /// The lowest seed that hit a limit, if any.
@@ -425,6 +431,12 @@ impl SweepLine {
             .collect();
         names.sort();
         self.situations = names.into_iter().map(|(_, n)| n).collect();
+        for h in &mut self.hazards {
+            h.reached_runs = h
+                .situation
+                .as_ref()
+                .map(|s| self.situation_runs.get(s).copied().unwrap_or(0));
+        }
         let ops = &self.operations;
         self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
         // The run to replay: the lowest failing seed, else the lowest inconclusive one.

@@ -1,7 +1,7 @@
 //! A summary line for people, and how `check` prints it with the shrunk run.
 
 use super::summary::{SweepLine, SweepVerdict};
-use crate::cmd::common::{faults_line, situations_line};
+use crate::cmd::common::{faults_line, situations_line, HazardLine};
 use crate::cmd::shrink::{self, Budget, Done};
 use crate::render::json_line;
 use crate::scenarios::UsageError;
@@ -87,6 +87,7 @@ impl SweepLine {
             lines.push(format!("load: {load} (1.00 = no retry, no redelivery)"));
         }
         lines.push(situations_line(&self.situations));
+        lines.extend(self.hazards.iter().map(HazardLine::text));
         if let Some(r) = &self.repro {
             lines.push(format!("repro: {r}"));
         }

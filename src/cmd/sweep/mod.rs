@@ -142,6 +142,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         crate::external::check_summary(scenario, &replay, &stats.summary)?;
         rows.push(Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
+            hazards: super::common::HazardLine::of_tally(&scenario.hazards, &stats.summary.tally),
             stats,
         });
     }

@@ -139,6 +139,37 @@ pub(super) fn table(
         let bullet = if markdown { "- " } else { "" };
         out.push_str(&format!("{bullet}{item}\n"));
     }
+    out.push_str(&warnings(axes, rows, markdown));
+    out
+}
+
+/// The variants whose settings break a rule (docs/design-warnings.md), each
+/// with whether its runs went there: a row that holds only because no run
+/// reached its gap says so under the table.
+fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
+    let mut out = String::new();
+    for r in rows.iter().filter(|r| !r.hazards.is_empty()) {
+        if out.is_empty() {
+            out.push_str("\ndesign warnings (docs/design-warnings.md):\n");
+        }
+        // The keys that vary name the row; fixed ones are the same in every row.
+        let varies = axes.iter().any(|a| a.values.len() > 1);
+        let which: Vec<String> = axes
+            .iter()
+            .zip(&r.values)
+            .filter(|(a, _)| !varies || a.values.len() > 1)
+            .map(|(a, v)| format!("{}={v}", a.key))
+            .collect();
+        for h in &r.hazards {
+            let bullet = if markdown { "- " } else { "" };
+            out.push_str(&format!(
+                "{bullet}{}: {}, {}\n",
+                which.join(" "),
+                h.id,
+                h.reach_note()
+            ));
+        }
+    }
     out
 }
 
@@ -246,6 +277,12 @@ pub(super) fn json(
         let obj = data.as_object_mut().expect("an object");
         for f in &fields {
             obj.insert(f.name.clone(), raw(f, s));
+        }
+        if !r.hazards.is_empty() {
+            obj.insert(
+                "hazards".into(),
+                serde_json::to_value(&r.hazards).expect("hazards serialise"),
+            );
         }
         out.push_str(&json_line("variant", data));
         out.push('\n');

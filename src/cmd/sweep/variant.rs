@@ -186,4 +186,6 @@ pub struct Row {
     pub values: Vec<String>,
     /// Its numbers.
     pub stats: VariantStats,
+    /// The design warnings of its settings, with the runs that reached each.
+    pub hazards: Vec<crate::cmd::common::HazardLine>,
 }
