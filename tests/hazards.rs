@@ -336,3 +336,39 @@ fn a_sweep_names_the_variants_whose_settings_break_a_rule_under_its_table() {
         variants[1]
     );
 }
+
+#[test]
+fn merged_shards_count_the_runs_that_reached_a_warning_as_one_sweep_does() {
+    let dir = std::env::temp_dir().join(format!("idemsim-hazards-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    let reached = |json: &str| -> u64 {
+        let last = json.lines().last().expect("a summary line");
+        let v: serde_json::Value = serde_json::from_str(last).unwrap();
+        v["data"]["hazards"][0]["reached_runs"]
+            .as_u64()
+            .expect("reached_runs")
+    };
+    let f = "messaging-inbox-cleaned-too-early";
+    let common = ["--runs", "100", "--json", "--no-regressions", "--no-shrink"];
+    let mut shards = Vec::new();
+    let mut sum = 0;
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let (out, _) = run(
+            &[&["check", f, "--shard", &shard][..], &common[..]].concat(),
+            1,
+        );
+        sum += reached(&out);
+        let path = dir.join(format!("shard-{i}.jsonl"));
+        std::fs::write(&path, &out).unwrap();
+        shards.push(path.to_string_lossy().into_owned());
+    }
+    let (merged, _) = run(
+        &["merge", &shards[0], &shards[1], "--no-shrink", "--json"],
+        1,
+    );
+    let (whole, _) = run(&[&["check", f][..], &common[..]].concat(), 1);
+    assert!(sum > 0, "the runs reach the gap");
+    assert_eq!(reached(&merged), sum);
+    assert_eq!(reached(&whole), sum);
+}
