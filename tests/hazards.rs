@@ -234,7 +234,10 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
 fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
     let s = load("http-post-with-key", &["server.key_retention_ms=5000"]);
     assert_eq!(ids(&s), [KEY_RULE]);
-    assert!(s.hazards[0].shown_by.is_none());
+    assert_eq!(
+        s.hazards[0].shown_by.map(models::registry::situation_name),
+        Some("request-after-key-expired")
+    );
     assert!(load("http-post-with-key", &[]).hazards.is_empty());
     assert!(
         load("http-post-with-key", &["client.idempotency_key=false"])
@@ -371,4 +374,71 @@ fn merged_shards_count_the_runs_that_reached_a_warning_as_one_sweep_does() {
     assert!(sum > 0, "the runs reach the gap");
     assert_eq!(reached(&merged), sum);
     assert_eq!(reached(&whole), sum);
+}
+
+#[test]
+fn a_lease_shorter_than_the_bank_call_it_guards_is_a_warning() {
+    const RULE: &str = "lease-shorter-than-bank-call";
+    // Two bank attempts of 80 s: the call may take 160 s.
+    let s = load("payment-lease-too-short", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    assert!(
+        s.hazards[0].text.contains("90 s") && s.hazards[0].text.contains("160 s"),
+        "{}",
+        s.hazards[0].text
+    );
+    let with = |sets: &[&str]| ids(&load("payment-lease-too-short", sets));
+    assert_eq!(with(&["service.lease_ms=159999"]), [RULE]);
+    assert!(
+        with(&["service.lease_ms=160000"]).is_empty(),
+        "as long as the call"
+    );
+    assert!(
+        with(&["service.lease_ms=0"]).is_empty(),
+        "no lease, no takeover"
+    );
+    assert!(
+        with(&["service.bank_max_attempts=1"]).is_empty(),
+        "one 80 s attempt"
+    );
+    assert!(load("payment-lease-covers-bank-call", &[])
+        .hazards
+        .is_empty());
+    assert!(
+        load("payment-stable-key", &[]).hazards.is_empty(),
+        "60 s against 3 x 5 s"
+    );
+}
+
+#[test]
+fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filters() {
+    const RULE: &str = "consumer-without-dedup";
+    let s = load("messaging-broker-exactly-once", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    assert!(
+        s.hazards[0].text.contains("dedup window of 5 min"),
+        "{}",
+        s.hazards[0].text
+    );
+    assert_eq!(
+        s.hazards[0].shown_by.map(models::registry::situation_name),
+        Some("redelivered-after-effect")
+    );
+    assert!(load("messaging-outbox-inbox", &[]).hazards.is_empty());
+    assert_eq!(
+        ids(&load(
+            "messaging-outbox-inbox",
+            &["consumer.handler=effect"]
+        )),
+        [RULE]
+    );
+    for handler in ["unique-key", "inbox-same-tx", "set-value-versioned"] {
+        let set = format!("consumer.handler={handler}");
+        let s = load("messaging-broker-exactly-once", &[&set]);
+        assert!(s.hazards.is_empty(), "{handler}: {:?}", s.hazards);
+    }
+    assert_eq!(
+        ids(&load("chain-outbox-inbox", &["accounting.handler=effect"])),
+        [RULE]
+    );
 }

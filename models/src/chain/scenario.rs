@@ -139,7 +139,7 @@ where
         .into());
     }
     let mut hazards = payment::scenario::hazards(&client, &service, &bank);
-    hazards.extend(queue::hazards(&broker, &inbox, "accounting"));
+    hazards.extend(queue::hazards(&broker, &consumer, &inbox, "accounting"));
     let mut actors = vec![
         ("client".to_string(), N::from(Client::new(client))),
         (

@@ -21,7 +21,7 @@ pub struct Entry<V> {
 pub enum Lookup<'a, V> {
     /// A live entry, to read or change.
     Live(&'a mut V),
-    /// There was an entry, but its retention ran out.
+    /// There was an entry, but its retention ran out (it may have been reaped since).
     Expired,
     /// No entry.
     Absent,
@@ -34,6 +34,12 @@ pub struct DedupStore<K: Hash + Eq, V> {
     entries: Table<K, Entry<V>>,
     /// No entry was created before this: reaping before it finds nothing.
     oldest_us: TimeUs,
+    /// Keys reaped this run and not stored again. Not part of what the real
+    /// store holds (a reaped key is gone): only so that a lookup can say a
+    /// key expired rather than was never seen, which the situations that
+    /// mark a retry after its key's retention (and the design warnings that
+    /// point at them) need even after another insert reaped it.
+    forgotten: Table<K, ()>,
 }
 
 // What a report's state panel shows: the retention and the entries, not
@@ -55,6 +61,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
             retention_us,
             entries: Table::default(),
             oldest_us: TimeUs::MAX,
+            forgotten: Table::default(),
         }
     }
 
@@ -63,6 +70,7 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         self.retention_us = retention_us;
         self.entries.clear();
         self.oldest_us = TimeUs::MAX;
+        self.forgotten.clear();
     }
 
     fn expired(&self, created_us: TimeUs, now_us: TimeUs) -> bool {
@@ -72,6 +80,9 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
     /// Finds `key` as of `now_us`: live, expired or absent.
     pub fn lookup(&mut self, key: &K, now_us: TimeUs) -> Lookup<'_, V> {
         let Some(i) = table::index_of(&self.entries, key) else {
+            if table::index_of(&self.forgotten, key).is_some() {
+                return Lookup::Expired;
+            }
             return Lookup::Absent;
         };
         if self.expired(self.entries[i].created_us, now_us) {
@@ -89,6 +100,9 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
     /// Inserts (or replaces) `key`, created now.
     pub fn insert(&mut self, key: K, value: V, now_us: TimeUs) {
         self.oldest_us = self.oldest_us.min(now_us);
+        if !self.forgotten.is_empty() {
+            self.forgotten.swap_remove(&key);
+        }
         let entry = Entry {
             created_us: now_us,
             value,
@@ -114,8 +128,13 @@ impl<K: Hash + Eq + Copy, V> DedupStore<K, V> {
         }
         let before = self.entries.len();
         let retention_us = self.retention_us;
-        self.entries
-            .retain(|_, e| now_us.saturating_sub(e.created_us) < retention_us);
+        let live = |e: &Entry<V>| now_us.saturating_sub(e.created_us) < retention_us;
+        for (k, e) in &self.entries {
+            if !live(e) {
+                self.forgotten.insert(*k, ());
+            }
+        }
+        self.entries.retain(|_, e| live(e));
         self.oldest_us = self
             .entries
             .values()
@@ -194,6 +213,24 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s.get(&2, 149), Some(&"b"));
         assert_eq!(s.get(&2, 150), None);
+    }
+
+    #[test]
+    fn a_reaped_key_is_still_told_apart_from_one_never_seen() {
+        let mut s: DedupStore<u32, ()> = DedupStore::new(100);
+        s.insert(1, (), 0);
+        // The reap before another key's insert removes key 1.
+        assert_eq!(s.reap(150), 1);
+        s.insert(2, (), 150);
+        assert_eq!(s.len(), 1);
+        assert!(matches!(s.lookup(&1, 160), Lookup::Expired));
+        assert!(matches!(s.lookup(&3, 160), Lookup::Absent));
+        // Stored again, it is live; a new run forgets what was forgotten.
+        s.insert(1, (), 170);
+        assert!(matches!(s.lookup(&1, 180), Lookup::Live(_)));
+        s.insert(2, (), 300);
+        s.reset(100);
+        assert!(matches!(s.lookup(&2, 0), Lookup::Absent));
     }
 
     #[test]

@@ -124,7 +124,9 @@ pub fn about_ms(ms: u64) -> String {
         (1000, "s", "s"),
     ];
     for (unit, one, many) in UNITS {
-        if ms >= 2 * unit || ms == unit || (unit == 1000 && ms >= unit) {
+        // Minutes from 3 on: 150 s reads better than 2.5 min.
+        let from = if unit == 60_000 { 3 * unit } else { 2 * unit };
+        if ms >= from || ms == unit || (unit == 1000 && ms >= unit) {
             let tenths = (ms * 10 + unit / 2) / unit;
             return match (tenths / 10, tenths % 10) {
                 (1, 0) => format!("1 {one}"),
@@ -162,7 +164,8 @@ mod tests {
         );
         assert_eq!(about_ms(259_190_000), "3 days");
         assert_eq!(about_ms(41_500), "41.5 s");
-        assert_eq!(about_ms(150_000), "2.5 min");
+        assert_eq!(about_ms(150_000), "150 s");
+        assert_eq!(about_ms(270_000), "4.5 min");
         assert_eq!(about_ms(1_500), "1.5 s");
         assert_eq!(about_ms(999), "999 ms");
         assert_eq!(about_ms(3_600_000), "1 h");
@@ -198,7 +201,7 @@ mod tests {
         )
         .expect("10 s against 2.5 min");
         assert!(
-            h.text.contains("10 s") && h.text.contains("2.5 min"),
+            h.text.contains("10 s") && h.text.contains("150 s"),
             "{}",
             h.text
         );

@@ -296,7 +296,7 @@ fn hazards(
         &[layer],
         p.retry.longest_span_ms(p.timeout_ms),
         "a client retries",
-        None,
+        Some(super::situations::KEY_EXPIRED),
         "payment-key-expired-before-retry",
     )
     .into_iter()

@@ -8,7 +8,7 @@
 use super::msg::{Method, Msg, Request, Status};
 use super::situations as sit;
 use super::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, SERVER_LAYER, WRITE};
-use crate::core::dedup::DedupStore;
+use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::{Carries, Key, Obs, Op, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
@@ -316,10 +316,17 @@ impl<W: Carries<Msg>> Server<W> {
         });
         let keyed = self.cfg.keys && key.is_some() && method != Method::Get;
         let now = ctx.now_us();
-        if let Some(stored) = s.keys.get(&key, now).filter(|_| keyed).copied() {
-            ctx.reached(sit::KEY_REPLAYED);
-            Self::respond(from, q, stored, true, ctx);
-            return;
+        if keyed {
+            match s.keys.lookup(&key, now) {
+                Lookup::Live(stored) => {
+                    let stored = *stored;
+                    ctx.reached(sit::KEY_REPLAYED);
+                    Self::respond(from, q, stored, true, ctx);
+                    return;
+                }
+                Lookup::Expired => ctx.reached(sit::KEY_EXPIRED),
+                Lookup::Absent => {}
+            }
         }
         let out = self.execute(s, q, ctx);
         let r = out.at.map(|i| s.resources[i]);

@@ -23,6 +23,8 @@ pub const REREAD_AFTER_412: SituationId = 135;
 pub const STALE_WRITE: SituationId = 136;
 /// A request's write landed a second time.
 pub const WRITE_REPEATED: SituationId = 137;
+/// A request came with an Idempotency-Key the server had forgotten.
+pub const KEY_EXPIRED: SituationId = 138;
 
 /// The HTTP model's situations.
 pub static ALL: &[SituationDoc] = &[
@@ -36,4 +38,5 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: REREAD_AFTER_412, name: "reread-after-412", doc: "An editor read the resource again after a 412 and computed its write anew." },
     SituationDoc { id: STALE_WRITE, name: "stale-write", doc: "A write computed from an older read replaced a newer version it never saw: a lost update." },
     SituationDoc { id: WRITE_REPEATED, name: "write-repeated", doc: "A write landed for a request whose earlier execution had already changed a resource: the request took effect again (a retried POST or PATCH, a PUT that adds)." },
+    SituationDoc { id: KEY_EXPIRED, name: "request-after-key-expired", doc: "A request came with an Idempotency-Key whose retention had run out (server.key_retention_ms): the server took it for a new request." },
 ];

@@ -279,7 +279,7 @@ where
     // A program's own dedup is its business.
     let hazards = match program.is_some() {
         true => Vec::new(),
-        false => hazards(&broker, &inbox, "consumer"),
+        false => hazards(&broker, &consumer, &inbox, "consumer"),
     };
 
     let mut actors = vec![
@@ -325,9 +325,28 @@ where
 /// consumer's table, `consumer` or `accounting`).
 pub(crate) fn hazards(
     broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
     inbox: &InboxConfig,
     table: &'static str,
 ) -> Vec<crate::core::Hazard> {
+    if consumer.handler == Handler::Effect {
+        // Whatever the inbox's retention, nothing reads it.
+        return vec![crate::core::Hazard {
+            id: "consumer-without-dedup",
+            text: format!(
+                "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
+                match broker.dedup_window_ms {
+                    0 => String::new(),
+                    w => format!(
+                        " (the broker's dedup window of {} filters publishes only, and only within it)",
+                        crate::core::hazard::about_ms(w)
+                    ),
+                }
+            ),
+            shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
+            example: "messaging-broker-exactly-once",
+        }];
+    }
     let span_ms = (broker.max_deliveries > 0)
         .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
     let redelivers = format!(

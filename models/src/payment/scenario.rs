@@ -260,7 +260,38 @@ pub(crate) fn hazards(
             "payment-key-expired-before-retry",
         ));
     }
+    out.extend(lease_hazard(service));
     out
+}
+
+/// A lease on an "in progress" key that can run out while its bank call is
+/// still under way: a duplicate then takes the key over and calls the bank
+/// too, two executions of one operation.
+fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::about_ms;
+    let call_us = service
+        .bank_timeout_us
+        .saturating_mul(u64::from(service.bank_max_attempts))
+        .saturating_add(service.processing_us);
+    if service.lease_us == 0
+        || service.lease_us >= call_us
+        || service.idempotency == Idempotency::None
+    {
+        return None;
+    }
+    let ms = |us: u64| about_ms(us / sim::US_PER_MS);
+    Some(crate::core::Hazard {
+        id: "lease-shorter-than-bank-call",
+        text: format!(
+            "an \"in progress\" key's lease runs out after {} (service.lease_ms), but its bank call may take {} ({} attempts of {}, service.bank_max_attempts and service.bank_timeout_ms): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does",
+            ms(service.lease_us),
+            ms(call_us),
+            service.bank_max_attempts,
+            ms(service.bank_timeout_us)
+        ),
+        shown_by: Some(super::situations::LEASE_EXPIRED_TAKEOVER),
+        example: "payment-lease-too-short",
+    })
 }
 
 /// The claims system, the payment service and the bank, from the tables
