@@ -442,3 +442,59 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         [RULE]
     );
 }
+
+#[test]
+fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
+    let last = |out: &str| -> serde_json::Value {
+        let line = out.lines().last().expect("a JSON line");
+        serde_json::from_str(line).unwrap()
+    };
+    let f = "messaging-inbox-cleaned-too-early";
+    let (out, _) = run(
+        &[
+            "check",
+            f,
+            "--exhaustive",
+            "--max-faults",
+            "1",
+            "--json",
+            "--no-regressions",
+        ],
+        1,
+    );
+    let v = last(&out);
+    assert_eq!(v["type"], "exhaustive", "{v}");
+    assert_eq!(v["data"]["hazards"][0]["id"], INBOX_RULE);
+    assert_eq!(v["data"]["hazards"][0]["reached"], true);
+    let (out, _) = run(
+        &[
+            "check",
+            f,
+            "--strategy",
+            "coverage",
+            "--runs",
+            "200",
+            "--json",
+            "--no-regressions",
+            "--no-shrink",
+        ],
+        1,
+    );
+    let v = last(&out);
+    assert_eq!(v["data"]["strategy"], "coverage", "{v}");
+    assert_eq!(
+        v["data"]["hazards"][0]["situation"],
+        "redelivered-after-inbox-cleanup"
+    );
+    let (out, _) = run(
+        &[
+            "verify",
+            "messaging-outbox-inbox",
+            "--json",
+            "--no-regressions",
+        ],
+        0,
+    );
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["data"]["hazards"], serde_json::json!([]), "{v}");
+}

@@ -165,6 +165,25 @@ impl HazardLine {
         })
     }
 
+    /// The scenario's hazards as JSON for a search, an enumeration or a
+    /// verification, which know the situations reached (`reached`) but not
+    /// how often: `reached` is true or false, null when no situation marks it.
+    pub fn json_in(hazards: &[models::core::Hazard], reached: &[&str]) -> serde_json::Value {
+        HazardLine::of(hazards, |_| 0)
+            .into_iter()
+            .map(|h| {
+                let hit = h.situation.as_deref().map(|n| reached.contains(&n));
+                serde_json::json!({
+                    "id": h.id,
+                    "text": h.text,
+                    "situation": h.situation,
+                    "reached": hit,
+                    "example": h.example,
+                })
+            })
+            .collect()
+    }
+
     /// `no run reached it` or `reached in N runs`, for a table's footnote.
     pub fn reach_note(&self) -> String {
         match (&self.situation, self.reached_runs) {

@@ -142,6 +142,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
                     "corpus": r.corpus,
                     "features": r.features,
                     "situations": reached,
+                    "hazards": HazardLine::json_in(&s.hazards, &reached),
                     "record": record_json,
                 })
             )

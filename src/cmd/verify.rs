@@ -130,20 +130,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
             })
         })
         .collect();
-    // A verification knows which situations its runs reached, not how often.
-    let hazards: Vec<serde_json::Value> = crate::cmd::common::HazardLine::of(&s.hazards, |_| 0)
-        .into_iter()
-        .map(|h| {
-            let reached = h.situation.as_deref().map(|n| c.situations.contains(&n));
-            serde_json::json!({
-                "id": h.id,
-                "text": h.text,
-                "situation": h.situation,
-                "reached": reached,
-                "example": h.example,
-            })
-        })
-        .collect();
+    let hazards = crate::cmd::common::HazardLine::json_in(&s.hazards, &c.situations);
     serde_json::json!({
         "scenario": s.name,
         "expected": s.expected_verdict().map(Verdict::as_str),

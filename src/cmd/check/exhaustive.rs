@@ -224,6 +224,7 @@ pub(super) fn run_exhaustive(
                         "crashed": r.tally.faults.crashed,
                     },
                     "situations": reached,
+                    "hazards": HazardLine::json_in(&s.hazards, &reached),
                     "first_inconclusive": limit_json,
                     "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
                         "faults": c.faults,
