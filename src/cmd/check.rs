@@ -124,8 +124,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         &sum,
         s.system.model.metrics(),
     );
-    line.hazards = HazardLine::of(&s.hazards, |_| 0);
-    line.derive();
+    line.hazards = HazardLine::of_tally(&s.hazards, &sum.tally);
     line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
     line.shard = a.shard.map(|(index, count)| ShardLine {

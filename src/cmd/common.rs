@@ -132,18 +132,18 @@ pub struct HazardLine {
     pub text: String,
     /// The situation a run reports when it reaches the gap, if one marks it.
     pub situation: Option<String>,
-    /// Runs that reached that situation; `None` when none marks the gap.
+    /// Runs that reached that situation; `None` when none marks the gap (or,
+    /// outside a sweep's summary, when no count was taken).
     pub reached_runs: Option<u64>,
     /// A catalog scenario that shows the gap turning into a violation.
     pub example: String,
 }
 
 impl HazardLine {
-    /// The scenario's hazards, reached in as many runs as `runs_of` says.
-    pub fn of(
-        hazards: &[models::core::Hazard],
-        runs_of: impl Fn(sim::SituationId) -> u64,
-    ) -> Vec<HazardLine> {
+    /// The scenario's hazards, with no count of runs yet: what a search, an
+    /// enumeration or a verification shows (they know which situations were
+    /// reached, not how often), and what a sweep's summary fills in.
+    pub fn of(hazards: &[models::core::Hazard]) -> Vec<HazardLine> {
         hazards
             .iter()
             .map(|h| HazardLine {
@@ -152,7 +152,7 @@ impl HazardLine {
                 situation: h
                     .shown_by
                     .map(|id| models::registry::situation_name(id).to_string()),
-                reached_runs: h.shown_by.map(&runs_of),
+                reached_runs: None,
                 example: h.example.to_string(),
             })
             .collect()
@@ -160,16 +160,20 @@ impl HazardLine {
 
     /// The scenario's hazards, reached in the runs of a sweep's tally.
     pub fn of_tally(hazards: &[models::core::Hazard], t: &sim::Tally) -> Vec<HazardLine> {
-        HazardLine::of(hazards, |id| {
-            t.situation_runs.get(usize::from(id)).copied().unwrap_or(0)
-        })
+        let mut lines = HazardLine::of(hazards);
+        for (line, h) in lines.iter_mut().zip(hazards) {
+            line.reached_runs = h
+                .shown_by
+                .map(|id| t.situation_runs.get(usize::from(id)).copied().unwrap_or(0));
+        }
+        lines
     }
 
     /// The scenario's hazards as JSON for a search, an enumeration or a
     /// verification, which know the situations reached (`reached`) but not
     /// how often: `reached` is true or false, null when no situation marks it.
     pub fn json_in(hazards: &[models::core::Hazard], reached: &[&str]) -> serde_json::Value {
-        HazardLine::of(hazards, |_| 0)
+        HazardLine::of(hazards)
             .into_iter()
             .map(|h| {
                 let hit = h.situation.as_deref().map(|n| reached.contains(&n));
@@ -204,7 +208,7 @@ impl HazardLine {
             ),
             _ => self.unmarked(),
         };
-        format!("design warning ({}): {}\n  {reach}", self.id, self.text)
+        self.lines(&reach)
     }
 
     /// The same for a search or an enumeration, which knows whether some
@@ -217,6 +221,10 @@ impl HazardLine {
             Some(s) => self.unreached(&format!("no schedule here reached it ({s})")),
             None => self.unmarked(),
         };
+        self.lines(&reach)
+    }
+
+    fn lines(&self, reach: &str) -> String {
         format!("design warning ({}): {}\n  {reach}", self.id, self.text)
     }
 

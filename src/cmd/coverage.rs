@@ -86,7 +86,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&t.situations);
     lines.push(situations_line(&reached));
-    let hazards = HazardLine::of(&s.hazards, |_| 0);
+    let hazards = HazardLine::of(&s.hazards);
     lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
     let mut shrunk_text = None;
     let mut record_json = None;

@@ -195,7 +195,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
         );
     }
     let reached: &[&str] = &c.situations;
-    for h in crate::cmd::common::HazardLine::of(&s.hazards, |_| 0) {
+    for h in crate::cmd::common::HazardLine::of(&s.hazards) {
         for line in h.text_in(reached).lines() {
             crate::outln!("{:<width$}  {}", "", line.trim_start());
         }

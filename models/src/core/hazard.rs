@@ -34,6 +34,16 @@ pub struct KeyMemory {
     pub retention_ms: Option<u64>,
 }
 
+impl KeyMemory {
+    /// A layer that keeps keys `retention_us` (0: forever), as its setting says.
+    pub fn of_us(setting: &'static str, retention_us: u64) -> KeyMemory {
+        KeyMemory {
+            setting,
+            retention_ms: (retention_us > 0).then_some(retention_us / sim::US_PER_MS),
+        }
+    }
+}
+
 /// The rule of key retention: some layer that deduplicates by the client's
 /// key must remember it for as long as the client may still retry with it,
 /// or the retry after the last layer forgot is executed again. `span_ms` is

@@ -287,11 +287,8 @@ fn hazards(
         return Vec::new();
     }
     let p = &client.persistence;
-    let layer = crate::core::hazard::KeyMemory {
-        setting: "server.key_retention_ms",
-        retention_ms: (server.key_retention_us > 0)
-            .then_some(server.key_retention_us / sim::US_PER_MS),
-    };
+    let layer =
+        crate::core::hazard::KeyMemory::of_us("server.key_retention_ms", server.key_retention_us);
     crate::core::hazard::key_retention(
         &[layer],
         p.retry.longest_span_ms(p.timeout_ms),

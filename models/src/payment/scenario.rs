@@ -220,22 +220,20 @@ pub(crate) fn hazards(
     bank: &BankConfig,
 ) -> Vec<crate::core::Hazard> {
     use crate::core::hazard::{key_retention, KeyMemory};
-    use sim::US_PER_MS;
     let mut out = Vec::new();
     if client.key == KeyPolicy::Stable {
-        let forever_if_0 = |us: u64| (us > 0).then_some(us / US_PER_MS);
         let mut layers = Vec::new();
         if service.idempotency != Idempotency::None {
-            layers.push(KeyMemory {
-                setting: "service.retention_ms",
-                retention_ms: forever_if_0(service.retention_us),
-            });
+            layers.push(KeyMemory::of_us(
+                "service.retention_ms",
+                service.retention_us,
+            ));
         }
         if service.pass_key_to_bank && bank.accepts_key {
-            layers.push(KeyMemory {
-                setting: "bank.key_retention_ms",
-                retention_ms: forever_if_0(bank.key_retention_us),
-            });
+            layers.push(KeyMemory::of_us(
+                "bank.key_retention_ms",
+                bank.key_retention_us,
+            ));
         }
         let mut span = client.retry.longest_span_ms(client.timeout_ms);
         let mut who = "the client retries";

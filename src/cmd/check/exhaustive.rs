@@ -130,7 +130,7 @@ pub(super) fn run_exhaustive(
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     let reached = registry::situation_names(&r.tally.situations);
     lines.push(situations_line(&reached));
-    let hazards = HazardLine::of(&s.hazards, |_| 0);
+    let hazards = HazardLine::of(&s.hazards);
     lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
     let mut record_json = None;
     if let Some(c) = &r.shortest {

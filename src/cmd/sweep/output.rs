@@ -148,12 +148,13 @@ pub(super) fn table(
 /// reached its gap says so under the table.
 fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
     let mut out = String::new();
+    // The keys that vary name the row; fixed ones are the same in every row.
+    let varies = axes.iter().any(|a| a.values.len() > 1);
+    let bullet = if markdown { "- " } else { "" };
     for r in rows.iter().filter(|r| !r.hazards.is_empty()) {
         if out.is_empty() {
             out.push_str("\ndesign warnings (docs/design-warnings.md):\n");
         }
-        // The keys that vary name the row; fixed ones are the same in every row.
-        let varies = axes.iter().any(|a| a.values.len() > 1);
         let which: Vec<String> = axes
             .iter()
             .zip(&r.values)
@@ -161,7 +162,6 @@ fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
             .map(|(a, v)| format!("{}={v}", a.key))
             .collect();
         for h in &r.hazards {
-            let bullet = if markdown { "- " } else { "" };
             out.push_str(&format!(
                 "{bullet}{}: {}, {}\n",
                 which.join(" "),
