@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{load, load_text, run, scenario_files, sweep};
+use common::{load, load_text, refuses, run, scenario_files, sweep};
 use models::scenario::Verdict;
 use models::Scenario;
 
@@ -262,21 +262,32 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
 
 #[test]
 fn no_reference_design_holds_only_because_its_faults_stay_short() {
-    // A holding catalog scenario with a design warning would teach a rule it
-    // breaks; a violating one with a warning explains its own failure.
+    // A holding catalog scenario with a design warning it does not state
+    // would teach a rule it breaks; one that states it must show the design
+    // surviving the gap (verify then demands a run reached it). A violating
+    // one with a warning explains its own failure.
     let mut explained = 0;
+    let mut survived = Vec::new();
     for p in scenario_files() {
         let s = load(&common::name_of(&p), &[]);
+        let listed = s.expect.as_ref().map_or(&[][..], |e| &e.warnings[..]);
         match s.expected_verdict() {
-            Some(Verdict::Holds) => assert!(
-                s.hazards.is_empty(),
-                "{} holds, yet its settings break a rule: {:?}",
-                s.name,
-                s.hazards
-            ),
+            Some(Verdict::Holds) => {
+                assert_eq!(
+                    ids(&s),
+                    listed,
+                    "{} holds: its settings' warnings and [expect] warnings differ",
+                    s.name
+                );
+                if !s.hazards.is_empty() {
+                    survived.push(s.name.clone());
+                }
+            }
             _ => explained += usize::from(!s.hazards.is_empty()),
         }
     }
+    // One reference design survives a broken rule, and says so.
+    assert_eq!(survived, ["messaging-unique-key"]);
     assert!(
         explained >= 3,
         "the retention scenarios explain their failures"
@@ -497,4 +508,166 @@ fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
     );
     let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(v["data"]["hazards"], serde_json::json!([]), "{v}");
+}
+
+#[test]
+fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
+    const RULE: &str = "visibility-below-processing";
+    let base = "summary = \"lease against processing\"\nmodel = \"messaging\"\n\n[broker]\nvisibility_timeout_ms = 30000\n\n[consumer]\nhandler = \"inbox-same-tx\"\n";
+    let with = |sets: &[&str]| load_text("lease.toml", base, sets);
+    // At the timeout or past it, the ack of the longest handler run comes late.
+    for (sets, words) in [
+        (
+            &["consumer.processing_ms=30000"][..],
+            "consumer.processing_ms)",
+        ),
+        (
+            &[
+                "consumer.processing_ms=20000",
+                "consumer.processing_jitter_ms=10000",
+            ][..],
+            "consumer.processing_ms + consumer.processing_jitter_ms",
+        ),
+    ] {
+        let s = with(sets);
+        assert_eq!(ids(&s), [RULE], "{sets:?}");
+        let h = &s.hazards[0];
+        assert!(
+            h.text.contains(words) && h.text.contains("30 s"),
+            "{}",
+            h.text
+        );
+        assert_eq!(
+            h.shown_by.map(models::registry::situation_name),
+            Some("late-ack")
+        );
+    }
+    // 1 ms under the lease, or the default 100 ms handler: silent.
+    for sets in [
+        &["consumer.processing_ms=29999"][..],
+        &[
+            "consumer.processing_ms=20000",
+            "consumer.processing_jitter_ms=9999",
+        ][..],
+        &[][..],
+    ] {
+        assert!(with(sets).hazards.is_empty(), "{sets:?}");
+    }
+    // Next to the missing dedup, both rules are named.
+    assert_eq!(
+        ids(&with(&[
+            "consumer.processing_ms=40000",
+            "consumer.handler=effect"
+        ])),
+        ["consumer-without-dedup", RULE]
+    );
+    // The catalog's scenario of the mistake carries it and reaches it.
+    let s = load("messaging-visibility-below-processing", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    let sum = sweep(&s, 200);
+    assert!(sum.violation().is_some());
+    assert!(sum
+        .tally
+        .situations
+        .contains(s.hazards[0].shown_by.expect("marked")));
+    // The chain's accounting consumer is judged by the same rule.
+    let s = load("chain-outbox-inbox", &["accounting.processing_ms=3600000"]);
+    assert!(
+        s.hazards
+            .iter()
+            .any(|h| h.id == RULE && h.text.contains("accounting.processing_ms")),
+        "{:?}",
+        s.hazards
+    );
+}
+
+/// The guide's question written as a design that claims to hold.
+fn guide_question(expect: &str) -> String {
+    payment(
+        3 * DAY_MS,
+        DAY_MS,
+        &format!("{BANK_NO_KEY}\n[run]\nruns = 200\n\n[expect]\nverdict = \"holds\"\n{expect}"),
+    )
+}
+
+#[test]
+fn verify_does_not_let_a_design_hold_by_luck_past_a_rule_it_breaks() {
+    let judged = |s: &Scenario| s.judge(&sweep(s, 200)).mismatch;
+    // Unstated: a mismatch naming the rule and how to state it.
+    let s = load_text("q.toml", &guide_question(""), &[]);
+    let m = judged(&s).expect("an unstated warning on a holding design");
+    assert!(
+        m.contains("design warning key-retention-below-retry-span")
+            && m.contains("warnings = [\"key-retention-below-retry-span\"]"),
+        "{m}"
+    );
+    // Stated, but no run reached the gap: still a mismatch, pointing at the example.
+    let s = load_text(
+        "q.toml",
+        &guide_question("warnings = [\"key-retention-below-retry-span\"]\n"),
+        &[],
+    );
+    let m = judged(&s).expect("a stated warning no run reached");
+    assert!(
+        m.contains("retry-after-key-expired: 0 runs")
+            && m.contains("payment-key-expired-before-retry"),
+        "{m}"
+    );
+    // Stated for settings that no longer break the rule: stale.
+    let s = load_text(
+        "q.toml",
+        &guide_question("warnings = [\"key-retention-below-retry-span\"]\n"),
+        &["service.retention_ms=0"],
+    );
+    assert!(s.hazards.is_empty());
+    let m = judged(&s).expect("a stale warning");
+    assert!(m.contains("no longer break"), "{m}");
+    // A violation explains itself: its warnings need not be listed, but one
+    // listed must still be there.
+    let s = load("messaging-visibility-below-processing", &[]);
+    assert_eq!(judged(&s), None);
+    // Stated and reached, the verdict covers it: the catalog's unique key.
+    let s = load("messaging-unique-key", &[]);
+    assert_eq!(s.judge(&sweep(&s, 500)).mismatch, None);
+    let unstated = s
+        .text
+        .replace("warnings = [\"visibility-below-processing\"]", "");
+    let s = load_text("u.toml", &unstated, &[]);
+    let m = s.judge(&sweep(&s, 500)).mismatch.expect("unstated");
+    assert!(m.contains("visibility-below-processing"), "{m}");
+}
+
+#[test]
+fn an_unknown_design_warning_in_expect_is_refused_with_the_rules() {
+    let base = "summary = \"x\"\n\n[expect]\nverdict = \"holds\"\n";
+    refuses(
+        base,
+        &[
+            (
+                "warnings = [\"key-retention-below-retry\"]\n",
+                "unknown design warning",
+                "did you mean \"key-retention-below-retry-span\"",
+            ),
+            (
+                "warnings = [\"zzz\"]\n",
+                "unknown design warning \"zzz\"",
+                "visibility-below-processing",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn every_rule_has_a_row_in_the_design_warnings_page() {
+    let page = std::fs::read_to_string(common::root().join("docs/design-warnings.md"))
+        .expect("docs/design-warnings.md");
+    let format = std::fs::read_to_string(common::root().join("docs/scenario-format.md"))
+        .expect("docs/scenario-format.md");
+    for id in models::core::hazard::RULES {
+        assert!(page.contains(&format!("| `{id}` (")), "{id} has no row");
+        assert!(
+            format.contains(&format!("`{id}`")),
+            "{id} is not in [expect] warnings"
+        );
+    }
 }

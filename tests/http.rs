@@ -52,6 +52,28 @@ fn each_method_keeps_its_promise_only_as_implemented() {
             None,
         ),
         ("http-lost-update", &["client.if_match=true"], Holds, None),
+        // Keys kept as long as the client retries (6 h, or forever) survive
+        // the 2 h outage that a 1 h retention does not.
+        (
+            "http-key-expired-before-retry",
+            &["server.key_retention_ms=21600000"],
+            Holds,
+            None,
+        ),
+        (
+            "http-key-expired-before-retry",
+            &["server.key_retention_ms=0"],
+            Holds,
+            None,
+        ),
+        // Without the outage no retry comes late, and the sweep holds: the
+        // design warning is what still names the gap.
+        (
+            "http-key-expired-before-retry",
+            &["network.partitions=[]"],
+            Holds,
+            None,
+        ),
     ];
     for (name, sets, verdict, invariant) in cases {
         check(name, sets, SEEDS, *verdict, *invariant);
@@ -101,6 +123,32 @@ fn a_repeated_delete_is_judged_by_the_one_deletion_that_landed() {
     );
     assert!(reached(&entries, sit::DELETE_FOUND_NOTHING));
     assert_eq!(effects_of(&entries, "deletion"), 1);
+}
+
+/// The second creation of a keyed POST comes from the retry that arrived
+/// after its key was purged, not from a key the server never had: the
+/// failing run reports the expiry, and the second effect is that request's.
+#[test]
+fn a_key_purged_during_an_outage_lets_the_late_retry_create_again() {
+    let (entries, outcome) = failing_trace("http-key-expired-before-retry");
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-duplicate-effect"),
+        "{outcome:?}"
+    );
+    assert!(reached(&entries, sit::KEY_EXPIRED));
+    assert_eq!(effects_of(&entries, "creation"), 2);
+    // Kept for the whole retry span, the same outage ends in a replayed 201.
+    let s = load(
+        "http-key-expired-before-retry",
+        &["server.key_retention_ms=21600000"],
+    );
+    let seed = (0..SEEDS)
+        .find(|&seed| reached(&trace_of(&s, seed).0, sit::KEY_REPLAYED))
+        .expect("some late retry gets the stored answer");
+    let (entries, outcome) = trace_of(&s, seed);
+    assert!(matches!(outcome, Outcome::Holds), "{outcome:?}");
+    assert!(!reached(&entries, sit::KEY_EXPIRED));
+    assert_eq!(effects_of(&entries, "creation"), 1);
 }
 
 /// The lost update is a write computed from a read that missed another

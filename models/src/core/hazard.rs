@@ -24,6 +24,24 @@ pub struct Hazard {
     pub example: &'static str,
 }
 
+/// Every rule a model checks, by id: `[expect] warnings` names them.
+pub const RULES: [&str; 5] = [
+    KEY_RETENTION,
+    INBOX_RETENTION,
+    LEASE_BELOW_CALL,
+    CONSUMER_WITHOUT_DEDUP,
+    VISIBILITY_BELOW_PROCESSING,
+];
+
+const KEY_RETENTION: &str = "key-retention-below-retry-span";
+const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
+/// A lease on "in progress" keys that ends before the call it guards.
+pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
+/// A consumer that applies every delivery.
+pub const CONSUMER_WITHOUT_DEDUP: &str = "consumer-without-dedup";
+/// A broker that redelivers while the first handler still runs.
+pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
+
 /// A layer that deduplicates by a key the client keeps across its retries,
 /// and how long it remembers one (`None`: forever).
 #[derive(Clone, Copy, Debug)]
@@ -84,7 +102,7 @@ pub fn key_retention(
         ),
     };
     Some(Hazard {
-        id: "key-retention-below-retry-span",
+        id: KEY_RETENTION,
         text: format!(
             "{retries} with the same key {until}, but {who}: a retry after that is taken for a new request and takes effect again"
         ),
@@ -114,7 +132,7 @@ pub fn inbox_retention(
         None => format!("{redelivers} until an ack gets through, with no limit"),
     };
     Some(Hazard {
-        id: "inbox-retention-below-redelivery",
+        id: INBOX_RETENTION,
         text: format!(
             "the inbox forgets a message id after {} ({setting}), but {until}: a copy after that passes the inbox and takes effect again",
             about_ms(retention_ms)

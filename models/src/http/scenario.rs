@@ -294,7 +294,7 @@ fn hazards(
         p.retry.longest_span_ms(p.timeout_ms),
         "a client retries",
         Some(super::situations::KEY_EXPIRED),
-        "payment-key-expired-before-retry",
+        "http-key-expired-before-retry",
     )
     .into_iter()
     .collect()

@@ -329,10 +329,11 @@ pub(crate) fn hazards(
     inbox: &InboxConfig,
     table: &'static str,
 ) -> Vec<crate::core::Hazard> {
+    let lease = visibility_below_processing(broker, consumer, table);
     if consumer.handler == Handler::Effect {
         // Whatever the inbox's retention, nothing reads it.
-        return vec![crate::core::Hazard {
-            id: "consumer-without-dedup",
+        let mut found = vec![crate::core::Hazard {
+            id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
             text: format!(
                 "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
                 match broker.dedup_window_ms {
@@ -346,6 +347,8 @@ pub(crate) fn hazards(
             shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
             example: "messaging-broker-exactly-once",
         }];
+        found.extend(lease);
+        return found;
     }
     let span_ms = (broker.max_deliveries > 0)
         .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
@@ -362,7 +365,39 @@ pub(crate) fn hazards(
         "messaging-inbox-cleaned-too-early",
     )
     .into_iter()
+    .chain(lease)
     .collect()
+}
+
+/// The rule of the lease: a broker must not hand a message to a consumer
+/// again while the first one is still working on it. Processing alone is
+/// counted (the transactions and the ack's trip only add to it), so a
+/// warning means every delivery that takes its longest outlives its lease.
+fn visibility_below_processing(
+    broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
+    table: &str,
+) -> Option<crate::core::Hazard> {
+    let longest_ms = consumer
+        .processing_ms
+        .saturating_add(consumer.processing_jitter_ms);
+    if longest_ms < broker.visibility_timeout_ms {
+        return None;
+    }
+    let setting = match consumer.processing_jitter_ms {
+        0 => format!("{table}.processing_ms"),
+        _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
+        text: format!(
+            "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, the first ack comes late, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
+            crate::core::hazard::about_ms(longest_ms),
+            crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+        ),
+        shown_by: Some(super::situations::LATE_ACK),
+        example: "messaging-visibility-below-processing",
+    })
 }
 
 /// How many consumers `[broker] consumers` asks for.

@@ -279,7 +279,7 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
     }
     let ms = |us: u64| about_ms(us / sim::US_PER_MS);
     Some(crate::core::Hazard {
-        id: "lease-shorter-than-bank-call",
+        id: crate::core::hazard::LEASE_BELOW_CALL,
         text: format!(
             "an \"in progress\" key's lease runs out after {} (service.lease_ms), but its bank call may take {} ({} attempts of {}, service.bank_max_attempts and service.bank_timeout_ms): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does",
             ms(service.lease_us),

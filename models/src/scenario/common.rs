@@ -80,6 +80,9 @@ pub struct ExpectDto {
     /// or a layer: `consumer = 6`).
     #[serde(default)]
     max_load: BTreeMap<String, toml::Value>,
+    /// Design warnings the settings are meant to carry, by id.
+    #[serde(default)]
+    warnings: Vec<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -229,12 +232,35 @@ pub fn expect(
         .iter()
         .map(|(name, v)| load_bound(name, v, metrics))
         .collect::<Result<Vec<_>, _>>()?;
+    let warnings = e
+        .warnings
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            warning(
+                w,
+                vec![Seg::Key("expect"), Seg::Key("warnings"), Seg::Index(i)],
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Expect {
         verdict,
         invariant,
         situations: ids,
         max_load,
         protections,
+        warnings,
+    })
+}
+
+fn warning(id: &str, path: Vec<Seg>) -> Result<&'static str, Invalid> {
+    use crate::core::hazard::RULES;
+    RULES.iter().find(|&&r| r == id).copied().ok_or_else(|| {
+        let help = match did_you_mean(id, RULES.iter().copied()) {
+            Some(b) => format!("did you mean \"{b}\"?"),
+            None => format!("the design warnings are {}", RULES.join(", ")),
+        };
+        invalid(path, format!("unknown design warning \"{id}\""), help)
     })
 }
 

@@ -100,6 +100,11 @@ pub struct Expect {
     /// Most work per operation a holding sweep may take: a design that holds
     /// only by doing its work many times over does not match.
     pub max_load: Vec<LoadBound>,
+    /// The design warnings its settings are meant to carry: a holding
+    /// scenario with a warning it does not list, or whose runs never reach
+    /// one it lists, holds by luck, and a listed warning its settings no
+    /// longer break is stale.
+    pub warnings: Vec<&'static str>,
 }
 
 /// One `[expect].max_load` entry.
@@ -287,7 +292,7 @@ impl Scenario {
     /// explored design becomes a scenario `verify` can hold to it.
     pub fn judge(&self, sum: &sim::Summary) -> Judgement {
         match &self.expect {
-            Some(e) => e.judge(sum),
+            Some(e) => e.judge(sum, &self.hazards),
             None => Judgement::unstated(sum),
         }
     }
@@ -482,6 +487,44 @@ impl Expect {
         }
     }
 
+    /// A design warning that makes "holds" a matter of luck: one the
+    /// scenario does not list, or one it lists that no run reached.
+    fn unearned_warning(
+        &self,
+        sum: &sim::Summary,
+        hazards: &[crate::core::Hazard],
+    ) -> Option<String> {
+        hazards.iter().find_map(|h| {
+            if !self.warnings.contains(&h.id) {
+                return Some(format!(
+                    "holds, but its settings break a rule (design warning {}): change them, or list it in [expect] warnings = [\"{}\"] if the runs show the design surviving it",
+                    h.id, h.id
+                ));
+            }
+            let sit = h.shown_by?;
+            (!sum.tally.situations.contains(sit)).then(|| {
+                format!(
+                    "holds, but no run reached the gap of design warning {} ({}: 0 runs), so the verdict says nothing about it: add a fault that reaches it, as {} does",
+                    h.id,
+                    registry::situation_name(sit),
+                    h.example
+                )
+            })
+        })
+    }
+
+    /// A warning `[expect]` lists that the settings no longer produce.
+    fn stale_warning(&self, hazards: &[crate::core::Hazard]) -> Option<String> {
+        self.warnings
+            .iter()
+            .find(|w| !hazards.iter().any(|h| h.id == **w))
+            .map(|w| {
+                format!(
+                    "[expect] warnings lists {w}, but the settings no longer break that rule: remove it from the list"
+                )
+            })
+    }
+
     /// The first load bound the sweep went over, in words.
     fn over_load(&self, sum: &sim::Summary) -> Option<String> {
         self.max_load.iter().find_map(|b| {
@@ -499,7 +542,7 @@ impl Expect {
 
     /// Verdict must match; a violation must break the named invariant; a
     /// "holds" must have reached every situation it names, or it proves little.
-    pub fn judge(&self, sum: &sim::Summary) -> Judgement {
+    pub fn judge(&self, sum: &sim::Summary, hazards: &[crate::core::Hazard]) -> Judgement {
         let (found, invariant) = Judgement::found_in(sum);
         let missing: Vec<&'static str> = self
             .situations
@@ -524,9 +567,11 @@ impl Expect {
             Some(format!("situations not reached: {}", missing.join(", ")))
         } else if self.verdict == Verdict::Holds {
             self.over_load(sum)
+                .or_else(|| self.unearned_warning(sum, hazards))
         } else {
             None
         };
+        let mismatch = mismatch.or_else(|| self.stale_warning(hazards));
         Judgement {
             found,
             invariant,
