@@ -76,6 +76,59 @@ fn a_report_is_one_self_contained_deterministic_file() {
 }
 
 #[test]
+fn a_report_names_the_design_warnings_and_whether_this_run_reached_them() {
+    // A failing run that went through the gap: the step is a link.
+    let (_, html) = report(
+        "visibility.html",
+        &[
+            "messaging-visibility-below-processing",
+            "--seed",
+            "4",
+            "--shrink",
+        ],
+        1,
+    );
+    assert!(html.contains("id=\"warnings-section\""));
+    assert!(html.contains("<b>visibility-below-processing</b>"));
+    let at = html
+        .find("class=\"reached\" data-step=\"")
+        .expect("reached at a step");
+    assert!(
+        html[at..].contains("(late-ack)</span>"),
+        "{}",
+        &html[at..at + 120]
+    );
+    // The guide's question holds on this seed, and the page says the run
+    // never came near the gap.
+    let (_, html) = report(
+        "guide-question.html",
+        &[
+            "payment-stable-key",
+            "--seed",
+            "0",
+            "--set",
+            "client.retry.window_ms=259200000",
+            "--set",
+            "service.retention_ms=86400000",
+            "--set",
+            "bank.key_retention_ms=86400000",
+        ],
+        0,
+    );
+    assert!(html.contains("<b>key-retention-below-retry-span</b>"));
+    assert!(html.contains(
+        "this run did not reach it (retry-after-key-expired); payment-key-expired-before-retry shows it failing"
+    ));
+    // Settings that break no rule get no section.
+    let (_, html) = report(
+        "no-warnings.html",
+        &["payment-retry-without-key", "--seed", "2"],
+        1,
+    );
+    assert!(!html.contains("warnings-section"));
+}
+
+#[test]
 fn a_ten_thousand_event_run_stays_under_a_megabyte() {
     let (_, html) = report(
         "uncapped-10000.html",

@@ -111,8 +111,29 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
         violated,
         commands: subject.commands.clone(),
         repro: subject.repro_file.then(|| shrink_cmd::repro_text(&repro)),
+        warnings: warning_rows(s, &rec.entries),
     });
     (html, report)
+}
+
+/// The scenario's design warnings, each with the first step of this run
+/// that reported its situation.
+fn warning_rows(s: &Scenario, entries: &[crate::render::Entry]) -> Vec<html_run::WarningRow> {
+    s.hazards
+        .iter()
+        .map(|h| html_run::WarningRow {
+            id: h.id,
+            text: h.text.clone(),
+            situation: h.shown_by.map(models::registry::situation_name),
+            reached_step: h.shown_by.and_then(|sit| {
+                entries.iter().find_map(|e| match e.kind {
+                    sim::TraceKind::Reached { situation, .. } if situation == sit => Some(e.step),
+                    _ => None,
+                })
+            }),
+            example: h.example,
+        })
+        .collect()
 }
 
 /// Tells where `check --html` wrote its report, on stdout with the text

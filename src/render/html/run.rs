@@ -31,6 +31,22 @@ pub struct RunInput<'a> {
     pub commands: Vec<(String, String)>,
     /// The run as a repro file (JSON), offered for download.
     pub repro: Option<String>,
+    /// The scenario's design warnings, and where this run reached each.
+    pub warnings: Vec<WarningRow>,
+}
+
+/// A design warning of the scenario as the report shows it.
+pub struct WarningRow {
+    /// `key-retention-below-retry-span`.
+    pub id: &'static str,
+    /// What the settings break, with their values.
+    pub text: String,
+    /// The situation that marks a run reaching the gap, if one does.
+    pub situation: Option<&'static str>,
+    /// The step at which this run first reached it.
+    pub reached_step: Option<u64>,
+    /// A catalog scenario that shows the gap failing.
+    pub example: &'static str,
 }
 
 /// Row kinds, in the order the script's `K` numbers them.
@@ -305,6 +321,7 @@ pub fn page(input: &RunInput) -> String {
          <div id=\"lane-head\"></div>\n<div id=\"scroller\" tabindex=\"0\"><svg id=\"diagram\" xmlns=\"http://www.w3.org/2000/svg\"></svg></div>\n\
          </section>\n<aside id=\"side\">\n<div id=\"step-info\"></div>\n<div id=\"states\"></div>\n</aside>\n</main>\n",
     );
+    body.push_str(&warnings_html(&input.warnings));
     body.push_str(&ledger_html(&ledger(input.entries, input.violated)));
     body.push_str(&repro_html(input));
     let _ = write!(
@@ -387,6 +404,44 @@ fn ledger_html(rows: &[OpRow]) -> String {
         );
     }
     out.push_str("</tbody>\n</table>\n</section>\n");
+    out
+}
+
+/// The settings' broken rules, each with whether this run went through the
+/// gap: a reader of a holding run must not take it for proof of the rule.
+fn warnings_html(rows: &[WarningRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"warnings-section\">\n<h2>Design warnings</h2>\n<p class=\"note\">Rules of the domain \
+         these settings break, read from the settings whether or not this run went there \
+         (docs/design-warnings.md).</p>\n<ul id=\"warnings\">\n",
+    );
+    for w in rows {
+        let reach = match (w.situation, w.reached_step) {
+            (Some(sit), Some(step)) => format!(
+                "<span class=\"reached\" data-step=\"{step}\">this run reached it at step #{step} ({})</span>",
+                esc(sit)
+            ),
+            (Some(sit), None) => format!(
+                "<span class=\"unreached\">this run did not reach it ({}); {} shows it failing</span>",
+                esc(sit),
+                esc(w.example)
+            ),
+            (None, _) => format!(
+                "<span class=\"unreached\">no situation marks it; {} shows it failing</span>",
+                esc(w.example)
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "<li><b>{}</b>: {}<br>{reach}</li>",
+            esc(w.id),
+            esc(&w.text)
+        );
+    }
+    out.push_str("</ul>\n</section>\n");
     out
 }
 
