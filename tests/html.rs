@@ -430,3 +430,70 @@ fn the_sweep_report_charts_every_metric_and_links_failing_seeds() {
         .unwrap()
         .contains("shrunk from seed 0"));
 }
+
+#[test]
+fn the_sweep_report_marks_the_variants_that_hold_past_a_rule_they_break() {
+    let path = scratch("sweep-html/retention.html");
+    let p = path.to_string_lossy().into_owned();
+    run(
+        &[
+            "sweep",
+            "payment-key-expired-before-retry",
+            "--set",
+            "service.retention_ms=86400000,259200000,604800000",
+            "--runs",
+            "100",
+            "--html",
+            &p,
+        ],
+        0,
+    );
+    let html = std::fs::read_to_string(&path).expect("the page was written");
+    assert!(html.contains("<th>design warnings</th>"));
+    // 1 day fails through the gap; 3 days holds without any run reaching it
+    // (the outage is 2 days); 7 days breaks no rule.
+    let rows: Vec<&str> = html
+        .split("<tr")
+        .filter(|r| r.contains("<td>") && !r.contains("<th>"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(
+        rows[0].contains("key-retention-below-retry-span</span>: reached in"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("class=\"warnings unreached\"")
+            && rows[1].contains("no run reached it (retry-after-key-expired)"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[2].ends_with("<td class=\"none\">-</td></tr>\n")
+            || rows[2].contains("<td class=\"none\">-</td></tr>"),
+        "{}",
+        rows[2]
+    );
+    assert!(!rows[2].contains("class=\"warn\""), "{}", rows[2]);
+}
+
+#[test]
+fn a_sweep_report_without_warnings_has_no_such_column() {
+    let path = scratch("sweep-html/no-warnings.html");
+    let p = path.to_string_lossy().into_owned();
+    run(
+        &[
+            "sweep",
+            "payment-stable-key",
+            "--set",
+            "client.timeout_ms=5000,10000",
+            "--runs",
+            "50",
+            "--html",
+            &p,
+        ],
+        0,
+    );
+    let html = std::fs::read_to_string(&path).expect("the page was written");
+    assert!(!html.contains("design warnings"));
+}

@@ -126,6 +126,7 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
             "hi": hi,
             "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
             "report": link,
+            "hazards": r.hazards,
         }));
     }
     let axes_json: Vec<Value> = axes

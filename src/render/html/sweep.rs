@@ -89,7 +89,14 @@ pub fn page(data: &Value) -> String {
     for m in &metrics {
         let _ = write!(b, "<th>{}</th>", esc(m["header"].as_str().unwrap_or("")));
     }
-    b.push_str("<th>lowest failing seed</th></tr></thead>\n<tbody>\n");
+    b.push_str("<th>lowest failing seed</th>");
+    let warned = rows
+        .iter()
+        .any(|r| r["hazards"].as_array().is_some_and(|h| !h.is_empty()));
+    if warned {
+        b.push_str("<th>design warnings</th>");
+    }
+    b.push_str("</tr></thead>\n<tbody>\n");
     for r in &rows {
         let violation = r["verdict"] == "violation";
         b.push_str(if violation {
@@ -135,6 +142,9 @@ pub fn page(data: &Value) -> String {
             }
             _ => b.push_str("<td class=\"none\">-</td>"),
         }
+        if warned {
+            b.push_str(&warnings_cell(&r["hazards"]));
+        }
         b.push_str("</tr>\n");
     }
     b.push_str("</tbody>\n</table>\n<ul class=\"legend\">\n<li>failing: runs that broke an invariant; the interval is Wilson's 95% score interval.</li>\n");
@@ -143,13 +153,55 @@ pub fn page(data: &Value) -> String {
             let _ = writeln!(b, "<li>{}</li>", esc(l));
         }
     }
-    b.push_str("<li>Each report shows the variant's lowest failing seed, shrunk to a minimal run.</li>\n</ul>\n</section>\n");
+    b.push_str(
+        "<li>Each report shows the variant's lowest failing seed, shrunk to a minimal run.</li>\n",
+    );
+    if warned {
+        b.push_str("<li>design warnings: rules of the domain the variant's settings break (docs/design-warnings.md), and how many runs reached the gap; a variant that holds with \"no run reached it\" holds only because no fault went there. Hover a warning for its text.</li>\n");
+    }
+    b.push_str("</ul>\n</section>\n");
     let _ = write!(
         b,
         "<footer>idemsim {} · every variant runs the same seeds, so a difference between rows comes from the design</footer>",
         env!("CARGO_PKG_VERSION")
     );
     super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
+}
+
+/// A row's design warnings: each id (its text on hover) and whether runs
+/// reached it; shaded when some run never did.
+fn warnings_cell(hazards: &Value) -> String {
+    let list = hazards.as_array().map_or(&[][..], Vec::as_slice);
+    if list.is_empty() {
+        return "<td class=\"none\">-</td>".into();
+    }
+    let unreached = list.iter().any(|h| h["reached_runs"].as_u64() == Some(0));
+    let items: Vec<String> = list
+        .iter()
+        .map(|h| {
+            let situation = h["situation"].as_str().unwrap_or("");
+            let reach = match h["reached_runs"].as_u64() {
+                Some(0) => format!("no run reached it ({situation})"),
+                Some(n) => format!("reached in {n} runs ({situation})"),
+                None => "no situation marks it".to_string(),
+            };
+            format!(
+                "<span class=\"warn\" title=\"{}\">{}</span>: {}",
+                esc(h["text"].as_str().unwrap_or("")),
+                esc(h["id"].as_str().unwrap_or("")),
+                esc(&reach)
+            )
+        })
+        .collect();
+    format!(
+        "<td class=\"{}\">{}</td>",
+        if unreached {
+            "warnings unreached"
+        } else {
+            "warnings"
+        },
+        items.join("<br>")
+    )
 }
 
 #[cfg(test)]
