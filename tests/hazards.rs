@@ -653,6 +653,16 @@ fn an_unknown_design_warning_in_expect_is_refused_with_the_rules() {
                 "unknown design warning \"zzz\"",
                 "visibility-below-processing",
             ),
+            (
+                "warnings = [\"consumer-without-dedup\", \"consumer-without-dedup\"]\n",
+                "\"consumer-without-dedup\" is listed twice",
+                "remove the second one",
+            ),
+            (
+                "situations = [\"client-retried\", \"client-retried\"]\n",
+                "\"client-retried\" is listed twice",
+                "remove the second one",
+            ),
         ],
     );
 }

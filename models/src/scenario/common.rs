@@ -206,6 +206,9 @@ pub fn expect(
                 help,
             )
         })?;
+        if ids.contains(&found.id) {
+            return Err(listed_twice("situations", i, s));
+        }
         ids.push(found.id);
     }
     if verdict != Verdict::Holds && !e.protections.is_empty() {
@@ -232,17 +235,17 @@ pub fn expect(
         .iter()
         .map(|(name, v)| load_bound(name, v, metrics))
         .collect::<Result<Vec<_>, _>>()?;
-    let warnings = e
-        .warnings
-        .iter()
-        .enumerate()
-        .map(|(i, w)| {
-            warning(
-                w,
-                vec![Seg::Key("expect"), Seg::Key("warnings"), Seg::Index(i)],
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut warnings = Vec::new();
+    for (i, w) in e.warnings.iter().enumerate() {
+        let id = warning(
+            w,
+            vec![Seg::Key("expect"), Seg::Key("warnings"), Seg::Index(i)],
+        )?;
+        if warnings.contains(&id) {
+            return Err(listed_twice("warnings", i, w));
+        }
+        warnings.push(id);
+    }
     Ok(Expect {
         verdict,
         invariant,
@@ -251,6 +254,15 @@ pub fn expect(
         protections,
         warnings,
     })
+}
+
+/// The error for the second mention of `name` in the list `key` of `[expect]`.
+fn listed_twice(key: &'static str, i: usize, name: &str) -> Invalid {
+    invalid(
+        vec![Seg::Key("expect"), Seg::Key(key), Seg::Index(i)],
+        format!("\"{name}\" is listed twice"),
+        "remove the second one",
+    )
 }
 
 fn warning(id: &str, path: Vec<Seg>) -> Result<&'static str, Invalid> {
