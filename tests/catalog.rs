@@ -256,6 +256,14 @@ fn a_short_lease_lets_a_second_executor_take_over_a_running_one() {
     let (entries, outcome) = failing_trace("payment-lease-too-short");
     assert!(broke(&outcome, "at-most-one-executor"), "{outcome:?}");
     assert!(reached(&entries, sit::LEASE_EXPIRED_TAKEOVER));
+    assert!(reached(&entries, sit::LEASE_TAKEN_FROM_RUNNING));
+    // A lease that covers the call is taken over only from executions that
+    // did end (a bank that stayed silent through every attempt): never from
+    // a running one.
+    let s = load("payment-lease-covers-bank-call", &[]);
+    let sum = sweep(&s, TEST_BUDGET);
+    assert!(sum.tally.situations.contains(sit::LEASE_EXPIRED_TAKEOVER));
+    assert!(!sum.tally.situations.contains(sit::LEASE_TAKEN_FROM_RUNNING));
     // Without a lease the key is never taken over: no second executor.
     check(
         "payment-lease-too-short",

@@ -287,7 +287,7 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
             service.bank_max_attempts,
             ms(service.bank_timeout_us)
         ),
-        shown_by: Some(super::situations::LEASE_EXPIRED_TAKEOVER),
+        shown_by: Some(super::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",
     })
 }

@@ -13,6 +13,16 @@ use crate::payment::msg::{Msg, PayStatus};
 use crate::payment::situations as sit;
 use sim::{ActorId, Ctx};
 
+/// Whether an execution of `key` is still under way here: a bank call in
+/// flight, or a step of it pending (an answer only is not work on the key).
+fn running(st: &ServiceState, key: Key) -> bool {
+    st.calls.find(|c| c.key == key).is_some()
+        || st
+            .steps
+            .find(|p| p.key == key && !matches!(p.kind, StepKind::Answer(_)))
+            .is_some()
+}
+
 impl<W: Carries<Msg>> Service<W> {
     /// A request whose key has a live row.
     #[allow(clippy::too_many_arguments)]
@@ -48,6 +58,10 @@ impl<W: Carries<Msg>> Service<W> {
             {
                 // The lease ran out: the executor is presumed dead, this request takes over.
                 ctx.reached(sit::LEASE_EXPIRED_TAKEOVER);
+                if running(st, key) {
+                    // Presumed wrongly: the gap of a lease shorter than its call.
+                    ctx.reached(sit::LEASE_TAKEN_FROM_RUNNING);
+                }
                 if let Lookup::Live(r) = s.keys.lookup(&key, now) {
                     r.locked_us = now;
                 }
@@ -68,14 +82,9 @@ impl<W: Carries<Msg>> Service<W> {
             }
             KeyState::InProgress => {
                 ctx.reached(sit::CONCURRENT_DUPLICATE);
-                let running = st.calls.find(|c| c.key == key).is_some()
-                    || st
-                        .steps
-                        .find(|p| p.key == key && !matches!(p.kind, StepKind::Answer(_)))
-                        .is_some();
                 let wait = self.cfg.concurrent == Concurrent::Wait
                     && st.waiters.len() < MAX_WAITERS
-                    && running;
+                    && running(st, key);
                 if wait {
                     st.waiters.push(Waiter {
                         key,

@@ -67,6 +67,8 @@ pub const RECONCILE_REDRIVEN: SituationId = 42;
 pub const RECONCILE_GAVE_UP: SituationId = 43;
 /// `status-read-stale`: the bank answered a status query from a replica that did not show a transfer it had already executed.
 pub const STATUS_READ_STALE: SituationId = 44;
+/// `lease-taken-from-running-execution`: a request took over a key whose lease had run out while the first execution was still running.
+pub const LEASE_TAKEN_FROM_RUNNING: SituationId = 45;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
@@ -83,6 +85,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CRASH_BETWEEN_STEPS, name: "crash-between-steps", doc: "The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking." },
     SituationDoc { id: RECOVERED_AFTER_RESTART, name: "recovered-after-restart", doc: "The service restarted with a key left \"in progress\" and drove its payment to an end." },
     SituationDoc { id: LEASE_EXPIRED_TAKEOVER, name: "lease-expired-takeover", doc: "A request found its key \"in progress\" past the lease and took the execution over." },
+    SituationDoc { id: LEASE_TAKEN_FROM_RUNNING, name: "lease-taken-from-running-execution", doc: "A lease takeover while the first execution was still running (its bank call in flight, or a step of it pending): the lease was shorter than the work it guards, and two executions of one key overlap." },
     SituationDoc { id: LATE_CONFIRMATION_RECORDED, name: "late-confirmation-recorded", doc: "The bank's confirmation arrived after the service had stopped waiting; the service recorded the key as paid anyway." },
     SituationDoc { id: BANK_GAVE_UP, name: "bank-gave-up", doc: "The bank stayed silent through every attempt; the service answered 504 and left the key \"in progress\"." },
     SituationDoc { id: BANK_RETRIED, name: "bank-retried", doc: "The service sent a transfer to the bank again after the bank stayed silent." },
