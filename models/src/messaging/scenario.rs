@@ -329,27 +329,42 @@ pub(crate) fn hazards(
     inbox: &InboxConfig,
     table: &'static str,
 ) -> Vec<crate::core::Hazard> {
-    let lease = visibility_below_processing(broker, consumer, table);
-    if consumer.handler == Handler::Effect {
-        // Whatever the inbox's retention, nothing reads it.
-        let mut found = vec![crate::core::Hazard {
-            id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
-            text: format!(
-                "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
-                match broker.dedup_window_ms {
-                    0 => String::new(),
-                    w => format!(
-                        " (the broker's dedup window of {} filters publishes only, and only within it)",
-                        crate::core::hazard::about_ms(w)
-                    ),
-                }
-            ),
-            shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
-            example: "messaging-broker-exactly-once",
-        }];
-        found.extend(lease);
-        return found;
+    // Without dedup the inbox's retention does not matter: nothing reads it.
+    let dedup = match consumer.handler {
+        Handler::Effect => Some(without_dedup(broker, table)),
+        _ => inbox_retention(broker, inbox, table),
+    };
+    dedup
+        .into_iter()
+        .chain(visibility_below_processing(broker, consumer, table))
+        .collect()
+}
+
+/// A consumer that applies every delivery, whatever the broker filters.
+fn without_dedup(broker: &BrokerConfig, table: &str) -> crate::core::Hazard {
+    crate::core::Hazard {
+        id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
+        text: format!(
+            "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
+            match broker.dedup_window_ms {
+                0 => String::new(),
+                w => format!(
+                    " (the broker's dedup window of {} filters publishes only, and only within it)",
+                    crate::core::hazard::about_ms(w)
+                ),
+            }
+        ),
+        shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
+        example: "messaging-broker-exactly-once",
     }
+}
+
+/// An inbox that forgets ids before the broker's last redelivery.
+fn inbox_retention(
+    broker: &BrokerConfig,
+    inbox: &InboxConfig,
+    table: &str,
+) -> Option<crate::core::Hazard> {
     let span_ms = (broker.max_deliveries > 0)
         .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
     let redelivers = format!(
@@ -364,9 +379,6 @@ pub(crate) fn hazards(
         super::situations::REDELIVERED_AFTER_INBOX_CLEANUP,
         "messaging-inbox-cleaned-too-early",
     )
-    .into_iter()
-    .chain(lease)
-    .collect()
 }
 
 /// The rule of the lease: a broker must not hand a message to a consumer

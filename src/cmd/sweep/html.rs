@@ -126,7 +126,13 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
             "hi": hi,
             "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
             "report": link,
-            "hazards": r.hazards,
+            // The page shows each warning as the text table does (reach_note).
+            "hazards": r.hazards.iter().map(|h| json!({
+                "id": h.id,
+                "text": h.text,
+                "reached_runs": h.reached_runs,
+                "note": h.reach_note(),
+            })).collect::<Vec<_>>(),
         }));
     }
     let axes_json: Vec<Value> = axes

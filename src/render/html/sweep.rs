@@ -179,17 +179,11 @@ fn warnings_cell(hazards: &Value) -> String {
     let items: Vec<String> = list
         .iter()
         .map(|h| {
-            let situation = h["situation"].as_str().unwrap_or("");
-            let reach = match h["reached_runs"].as_u64() {
-                Some(0) => format!("no run reached it ({situation})"),
-                Some(n) => format!("reached in {n} runs ({situation})"),
-                None => "no situation marks it".to_string(),
-            };
             format!(
                 "<span class=\"warn\" title=\"{}\">{}</span>: {}",
                 esc(h["text"].as_str().unwrap_or("")),
                 esc(h["id"].as_str().unwrap_or("")),
-                esc(&reach)
+                esc(h["note"].as_str().unwrap_or(""))
             )
         })
         .collect();
