@@ -44,6 +44,9 @@ retention_ms = {retention_ms}
 }
 
 const DAY_MS: u64 = 86_400_000;
+/// Without a `[network]` table a message takes 1 to 50 ms: a later copy can
+/// arrive 49 ms later than the first, and a retention must cover that too.
+const DEFAULT_SPREAD_MS: u64 = 49;
 /// A bank that deduplicates by the key too, for as long as the service.
 const BANK_ONE_DAY: &str = "\n[bank]\naccepts_key = true\nkey_retention_ms = 86400000\n";
 const BANK_NO_KEY: &str = "\n[bank]\naccepts_key = false\n";
@@ -86,8 +89,9 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
     let silent = [
         // Kept a week, retried for three days.
         payment(3 * DAY_MS, 7 * DAY_MS, BANK_NO_KEY),
-        // Kept exactly as long as the last retry can start (window minus timeout).
-        payment(DAY_MS, DAY_MS - 10_000, BANK_NO_KEY),
+        // Kept exactly as long as the last retry can start (window minus
+        // timeout) and its copy can arrive later than the first attempt's.
+        payment(DAY_MS, DAY_MS - 10_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
         // Kept forever by the service.
         payment(3 * DAY_MS, 0, BANK_NO_KEY),
         // The service forgets after a day, the bank (with the key passed on) never.
@@ -106,27 +110,119 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
         let s = load_text("k.toml", &payment(3 * DAY_MS, DAY_MS, BANK_NO_KEY), sets);
         assert!(s.hazards.is_empty(), "{sets:?}: {:?}", s.hazards);
     }
-    // A one-day retention against the one-day window minus one timeout is one too short.
+    // One millisecond less is one too short.
     let s = load_text(
         "edge.toml",
-        &payment(DAY_MS, DAY_MS - 10_001, BANK_NO_KEY),
+        &payment(DAY_MS, DAY_MS - 10_001 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
         &[],
     );
     assert_eq!(ids(&s), [KEY_RULE]);
+}
+
+/// A link table for the payment designs: requests from the client take
+/// `min_ms..=max_ms` to reach the service.
+fn slow_requests(min_ms: u64, max_ms: u64) -> String {
+    format!("\n[[network.links]]\nfrom = \"client\"\nto = \"service\"\ndelay_ms_min = {min_ms}\ndelay_ms_max = {max_ms}\n")
+}
+
+#[test]
+fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kept_too() {
+    // The last retry starts one timeout before the window ends: 1 day - 10 s.
+    let span_ms = DAY_MS - 10_000;
+    // Requests take 1 ms to 60 s: a late copy can arrive 59,999 ms after a fast first one.
+    let net = slow_requests(1, 60_000);
+    let exact = payment(DAY_MS, span_ms, &format!("{BANK_NO_KEY}{net}"));
+    let s = load_text("exact.toml", &exact, &[]);
+    assert_eq!(
+        ids(&s),
+        [KEY_RULE],
+        "equal to the span is short by the spread"
+    );
+    assert!(
+        s.hazards[0].text.contains("up to 60 s later") && s.hazards[0].text.contains("[network]"),
+        "{}",
+        s.hazards[0].text
+    );
+    let one_short = payment(DAY_MS, span_ms + 59_998, &format!("{BANK_NO_KEY}{net}"));
+    assert_eq!(ids(&load_text("short.toml", &one_short, &[])), [KEY_RULE]);
+    let covered = payment(DAY_MS, span_ms + 59_999, &format!("{BANK_NO_KEY}{net}"));
+    assert!(load_text("covered.toml", &covered, &[]).hazards.is_empty());
+    // A fixed delay, however long, delays every copy alike: no spread.
+    let fixed = payment(
+        DAY_MS,
+        span_ms,
+        &format!("{BANK_NO_KEY}{}", slow_requests(60_000, 60_000)),
+    );
+    assert!(load_text("fixed.toml", &fixed, &[]).hazards.is_empty());
+    // A span no retention covers is said without the delay: it is not what decides.
+    let s = load_text(
+        "far.toml",
+        &payment(3 * DAY_MS, DAY_MS, &format!("{BANK_NO_KEY}{net}")),
+        &[],
+    );
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert!(
+        !s.hazards[0].text.contains("[network]"),
+        "{}",
+        s.hazards[0].text
+    );
+    // The bank's memory counts the whole way there: client, service, bank.
+    let bank_keys = format!(
+        "\n[bank]\naccepts_key = true\nkey_retention_ms = {}\n{net}\n[[network.links]]\nfrom = \"service\"\nto = \"bank\"\ndelay_ms_min = 1\ndelay_ms_max = 5001\n",
+        span_ms + 59_999
+    );
+    let s = load_text("bank.toml", &payment(DAY_MS, 1_000, &bank_keys), &[]);
+    assert_eq!(
+        ids(&s),
+        [KEY_RULE],
+        "59,999 ms on the first hop, 5,000 more on the second"
+    );
+    let bank_keys = bank_keys.replace(
+        &format!("{}", span_ms + 59_999),
+        &format!("{}", span_ms + 64_999),
+    );
+    assert!(
+        load_text("bank-ok.toml", &payment(DAY_MS, 1_000, &bank_keys), &[])
+            .hazards
+            .is_empty()
+    );
+}
+
+#[test]
+fn the_catalogs_equal_retention_fails_and_one_network_delay_more_holds() {
+    let s = load("payment-retention-equals-window", &[]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert!(
+        s.hazards[0].text.contains("60 s later"),
+        "{}",
+        s.hazards[0].text
+    );
+    let sum = sweep(&s, 200);
+    assert!(
+        sum.first_failure.is_some(),
+        "a slow last retry after the key expired pays again"
+    );
+    let s = load("payment-retention-covers-delay", &[]);
+    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    assert!(sweep(&s, 200).first_failure.is_none());
 }
 
 #[test]
 fn the_retries_of_a_capped_client_span_their_timeouts_and_longest_waits() {
     // Five attempts of 10 s each, waits of at most 1, 2, 4 and 8 s: the last
     // attempt starts at most 55 s after the first.
-    let text = payment(0, 55_000, BANK_NO_KEY);
+    let text = payment(0, 55_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY);
     let sets = [
         "client.retry.max_attempts=5",
         "client.retry.cap_ms=30000",
         "client.retry.jitter=full",
     ];
     assert!(load_text("55.toml", &text, &sets).hazards.is_empty());
-    let s = load_text("54.toml", &payment(0, 54_999, BANK_NO_KEY), &sets);
+    let s = load_text(
+        "54.toml",
+        &payment(0, 54_999 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
+        &sets,
+    );
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(s.hazards[0].text.contains("55 s"), "{}", s.hazards[0].text);
 }
@@ -210,13 +306,35 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let s = with(&[&capped[..], &["consumer.inbox_retention_ms=59999"]].concat());
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(s.hazards[0].text.contains("1 min"), "{}", s.hazards[0].text);
+    let s = with(&[&capped[..], &["consumer.inbox_retention_ms=60048"]].concat());
+    assert_eq!(ids(&s), [INBOX_RULE], "one short of the delays' spread");
     for fine in [
-        "consumer.inbox_retention_ms=60000",
+        "consumer.inbox_retention_ms=60049", // 1 min and the default delays' 49 ms
         "consumer.inbox_retention_ms=0",
     ] {
         let s = with(&[&capped[..], &[fine]].concat());
         assert!(s.hazards.is_empty(), "{fine}: {:?}", s.hazards);
     }
+    // A redelivery that can reach the consumer later than the first delivery
+    // did needs that difference kept too: 1 min of redeliveries, 1 ms to 10 s on the way.
+    let slow = format!("{base}\n[[network.links]]\nfrom = \"broker\"\nto = \"consumer-1\"\ndelay_ms_min = 1\ndelay_ms_max = 10001\n");
+    let slow = |retention_ms: u64| {
+        let retention = format!("consumer.inbox_retention_ms={retention_ms}");
+        let sets = [&capped[..], &[retention.as_str()][..]].concat();
+        load_text("slow.toml", &slow, &sets)
+    };
+    let s = slow(60_000);
+    assert_eq!(
+        ids(&s),
+        [INBOX_RULE],
+        "1 min of redeliveries and 10 s of spread"
+    );
+    assert!(
+        s.hazards[0].text.contains("[network]"),
+        "{}",
+        s.hazards[0].text
+    );
+    assert!(slow(70_000).hazards.is_empty());
     // The chain's accounting inbox is judged by the same rule, under its own table.
     let s = load(
         "chain-outbox-inbox",
@@ -239,6 +357,22 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
         Some("request-after-key-expired")
     );
     assert!(load("http-post-with-key", &[]).hazards.is_empty());
+    // Eight attempts span 161 s (seven timeouts of 10 s, waits of at most
+    // 1+2+4+8+16+30+30 s); a copy takes 1 ms to 12 s: 11,999 ms of spread.
+    let s = load("http-post-with-key", &["server.key_retention_ms=161000"]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert!(
+        s.hazards[0].text.contains("[network]"),
+        "{}",
+        s.hazards[0].text
+    );
+    let s = load("http-post-with-key", &["server.key_retention_ms=172998"]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert!(
+        load("http-post-with-key", &["server.key_retention_ms=172999"])
+            .hazards
+            .is_empty()
+    );
     assert!(
         load("http-post-with-key", &["client.idempotency_key=false"])
             .hazards

@@ -138,8 +138,21 @@ where
         )
         .into());
     }
-    let mut hazards = payment::scenario::hazards(&client, &service, &bank);
-    hazards.extend(queue::hazards(&broker, &consumer, &inbox, "accounting"));
+    let mut hazards = payment::scenario::hazards(
+        &client,
+        &service,
+        &bank,
+        input.delays,
+        &["client".to_string()],
+    );
+    let accounting: Vec<String> = (1..=consumers).map(|i| format!("accounting-{i}")).collect();
+    hazards.extend(queue::hazards(
+        &broker,
+        &consumer,
+        &inbox,
+        "accounting",
+        queue::redelivery_spread_ms(input.delays, &accounting),
+    ));
     let mut actors = vec![
         ("client".to_string(), N::from(Client::new(client))),
         (

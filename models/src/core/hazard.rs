@@ -42,6 +42,75 @@ pub const CONSUMER_WITHOUT_DEDUP: &str = "consumer-without-dedup";
 /// A broker that redelivers while the first handler still runs.
 pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 
+/// The network's delay range per directed link, by actor name, as
+/// `[network]` and `[[network.links]]` set it: what the rules need to know
+/// how much later than its sender's retry a copy can arrive.
+///
+/// Built from the file before the world is (a model's actors are not known
+/// yet), and without its checks: a file whose delays are wrong fails when
+/// the world is built, so a warning is never shown from them.
+#[derive(Clone, Debug)]
+pub struct Delays {
+    base_ms: (u64, u64),
+    /// `(from, to, delay_ms_min, delay_ms_max)`, later entries winning.
+    links: Vec<(String, String, Option<u64>, Option<u64>)>,
+}
+
+impl Default for Delays {
+    /// The defaults of `[network]`: 1 to 50 ms on every link.
+    fn default() -> Self {
+        Delays::new(1, 50)
+    }
+}
+
+impl Delays {
+    /// Every link delays by `min_ms` to `max_ms`.
+    pub fn new(min_ms: u64, max_ms: u64) -> Delays {
+        Delays {
+            base_ms: (min_ms, max_ms),
+            links: Vec::new(),
+        }
+    }
+
+    /// One `[[network.links]]` entry: the bounds it sets replace the link's.
+    pub fn link(&mut self, from: &str, to: &str, min_ms: Option<u64>, max_ms: Option<u64>) {
+        self.links
+            .push((from.to_string(), to.to_string(), min_ms, max_ms));
+    }
+
+    /// The shortest and the longest delay from `from` to `to`.
+    pub fn range_ms(&self, from: &str, to: &str) -> (u64, u64) {
+        let mut r = self.base_ms;
+        for (f, t, lo, hi) in &self.links {
+            if f == from && t == to {
+                r = (lo.unwrap_or(r.0), hi.unwrap_or(r.1));
+            }
+        }
+        r
+    }
+
+    /// The shortest and the longest trip along `path` (actor names, sender
+    /// first), one delay per hop.
+    pub fn path_ms(&self, path: &[&str]) -> (u64, u64) {
+        path.windows(2)
+            .map(|w| self.range_ms(w[0], w[1]))
+            .fold((0, 0), |(lo, hi), (l, h)| {
+                (lo.saturating_add(l), hi.saturating_add(h))
+            })
+    }
+
+    /// How much later one copy can arrive than another that set off at the
+    /// same moment along any of `paths` (the same layer reached from several
+    /// clients, or one broker's several consumers): the longest trip less
+    /// the shortest.
+    pub fn spread_ms(&self, paths: &[Vec<&str>]) -> u64 {
+        let trips = paths.iter().map(|p| self.path_ms(p));
+        let longest = trips.clone().map(|t| t.1).max().unwrap_or(0);
+        let shortest = trips.map(|t| t.0).min().unwrap_or(0);
+        longest.saturating_sub(shortest)
+    }
+}
+
 /// A layer that deduplicates by a key the client keeps across its retries,
 /// and how long it remembers one (`None`: forever).
 #[derive(Clone, Copy, Debug)]
@@ -50,14 +119,32 @@ pub struct KeyMemory {
     pub setting: &'static str,
     /// How long it keeps a key; `None` for forever.
     pub retention_ms: Option<u64>,
+    /// How much later than the first attempt's copy the last retry's can
+    /// reach this layer, beyond the retries' own span: the network's delay
+    /// spread on the way there. The key is created when the first copy
+    /// arrives, so a copy that takes the longest way after one that took
+    /// the shortest comes this much closer to the key's end.
+    pub spread_ms: u64,
 }
 
 impl KeyMemory {
-    /// A layer that keeps keys `retention_us` (0: forever), as its setting says.
-    pub fn of_us(setting: &'static str, retention_us: u64) -> KeyMemory {
+    /// A layer that keeps keys `retention_us` (0: forever), as its setting
+    /// says, reached with a delay spread of `spread_ms`.
+    pub fn of_us(setting: &'static str, retention_us: u64, spread_ms: u64) -> KeyMemory {
         KeyMemory {
             setting,
             retention_ms: (retention_us > 0).then_some(retention_us / sim::US_PER_MS),
+            spread_ms,
+        }
+    }
+
+    /// Whether this layer still knows the key when the last copy arrives,
+    /// `span_ms` after the first attempt (`None`: retries without end).
+    fn covers(&self, span_ms: Option<u64>) -> bool {
+        match (self.retention_ms, span_ms) {
+            (None, _) => true,
+            (Some(_), None) => false,
+            (Some(kept), Some(span)) => span.saturating_add(self.spread_ms) <= kept,
         }
     }
 }
@@ -67,7 +154,9 @@ impl KeyMemory {
 /// or the retry after the last layer forgot is executed again. `span_ms` is
 /// the latest a retry can start (`None`: the retries have no end); `layers`
 /// are the layers that deduplicate by the key (none: not this rule's gap, the
-/// design has no dedup at all and its runs show that).
+/// design has no dedup at all and its runs show that). A layer's delay
+/// spread counts on top of the span: a key kept exactly as long as the
+/// retries run is still forgotten before a late copy of the last one.
 pub fn key_retention(
     layers: &[KeyMemory],
     span_ms: Option<u64>,
@@ -75,21 +164,32 @@ pub fn key_retention(
     shown_by: Option<SituationId>,
     example: &'static str,
 ) -> Option<Hazard> {
-    if layers.is_empty() || layers.iter().any(|l| l.retention_ms.is_none()) {
+    if layers.is_empty() || layers.iter().any(|l| l.covers(span_ms)) {
         return None;
     }
     let kept = layers.iter().filter_map(|l| l.retention_ms).max()?;
-    // Layers that remember as long name the setting together.
-    let setting = layers
+    let longest: Vec<&KeyMemory> = layers
         .iter()
         .filter(|l| l.retention_ms == Some(kept))
+        .collect();
+    // Layers that remember as long name the setting together.
+    let setting = longest
+        .iter()
         .map(|l| l.setting)
         .collect::<Vec<_>>()
         .join(" and ");
     let until = match span_ms {
-        Some(span) if span <= kept => return None,
         Some(span) => format!("for up to {} after the first attempt", about_ms(span)),
         None => "without end (no max_attempts, no window_ms)".to_string(),
+    };
+    // Said only where the delays decide: the span alone would be covered.
+    let spread = longest.iter().map(|l| l.spread_ms).max().unwrap_or(0);
+    let late = match span_ms {
+        Some(span) if span <= kept => format!(
+            ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
+            about_ms(spread)
+        ),
+        _ => String::new(),
     };
     let who = match layers.len() {
         1 => format!(
@@ -104,7 +204,7 @@ pub fn key_retention(
     Some(Hazard {
         id: KEY_RETENTION,
         text: format!(
-            "{retries} with the same key {until}, but {who}: a retry after that is taken for a new request and takes effect again"
+            "{retries} with the same key {until}{late}, but {who}: a retry after that is taken for a new request and takes effect again"
         ),
         shown_by,
         example,
@@ -114,11 +214,13 @@ pub fn key_retention(
 /// The rule of an inbox's retention: a consumer that deduplicates by message
 /// id must keep an id for as long as copies of its message may still arrive.
 /// `span_ms` is the longest the broker keeps redelivering one message
-/// (`None`: without end).
+/// (`None`: without end); `spread_ms` how much longer than the first
+/// delivery the network can take with the last one.
 pub fn inbox_retention(
     setting: &str,
     retention_ms: u64,
     span_ms: Option<u64>,
+    spread_ms: u64,
     redelivers: &str,
     shown_by: SituationId,
     example: &'static str,
@@ -127,7 +229,12 @@ pub fn inbox_retention(
         return None; // kept forever: bounded storage is another invariant's business
     }
     let until = match span_ms {
-        Some(span) if span <= retention_ms => return None,
+        Some(span) if span.saturating_add(spread_ms) <= retention_ms => return None,
+        Some(span) if span <= retention_ms => format!(
+            "{redelivers} for up to {}, and the network can deliver the last copy up to {} later than the first (the delay ranges in [network])",
+            about_ms(span),
+            about_ms(spread_ms)
+        ),
         Some(span) => format!("{redelivers} for up to {}", about_ms(span)),
         None => format!("{redelivers} until an ack gets through, with no limit"),
     };
@@ -176,6 +283,7 @@ mod tests {
         KeyMemory {
             setting,
             retention_ms: days.map(|d| d * DAY_MS),
+            spread_ms: 0,
         }
     }
 
@@ -223,6 +331,7 @@ mod tests {
             "c.r",
             10_000,
             Some(150_000),
+            0,
             "the broker redelivers",
             3,
             "x",
@@ -233,8 +342,68 @@ mod tests {
             "{}",
             h.text
         );
-        assert!(inbox_retention("c.r", 10_000, None, "it redelivers", 3, "x").is_some());
-        assert!(inbox_retention("c.r", 0, None, "it redelivers", 3, "x").is_none());
-        assert!(inbox_retention("c.r", 3_600_000, Some(150_000), "b", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 10_000, None, 0, "it redelivers", 3, "x").is_some());
+        assert!(inbox_retention("c.r", 0, None, 0, "it redelivers", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 3_600_000, Some(150_000), 0, "b", 3, "x").is_none());
+    }
+
+    #[test]
+    fn the_delay_spread_counts_on_top_of_the_retry_span() {
+        const HOUR_MS: u64 = 3_600_000;
+        let at = |spread_ms| KeyMemory {
+            setting: "service.retention_ms",
+            retention_ms: Some(HOUR_MS),
+            spread_ms,
+        };
+        // Retries until 10 s before the hour: covered on a fast network...
+        let span = Some(HOUR_MS - 10_000);
+        assert!(key_retention(&[at(49)], span, "c", None, "x").is_none());
+        assert!(key_retention(&[at(10_000)], span, "c", None, "x").is_none());
+        // ...not once a copy can take 10 s longer than the first one did.
+        let h = key_retention(&[at(10_001)], span, "the client retries", None, "x")
+            .expect("10.001 s of spread past a 10 s margin");
+        assert!(
+            h.text.contains("up to 10 s later") && h.text.contains("[network]"),
+            "{}",
+            h.text
+        );
+        // Where the span alone is too long, the text says so and not more.
+        let long = key_retention(&[at(60_000)], Some(2 * HOUR_MS), "c", None, "x").unwrap();
+        assert!(!long.text.contains("[network]"), "{}", long.text);
+        // One layer that covers the span and its own spread is enough.
+        let bank = KeyMemory {
+            setting: "bank.key_retention_ms",
+            retention_ms: Some(2 * HOUR_MS),
+            spread_ms: 60_000,
+        };
+        assert!(key_retention(&[at(60_000), bank], span, "c", None, "x").is_none());
+        // The inbox: 150 s of redelivery against 160 s, 10 s of spread fits, 11 s not.
+        assert!(inbox_retention("c.r", 160_000, Some(150_000), 10_000, "b", 3, "x").is_none());
+        let inbox = inbox_retention("c.r", 160_000, Some(150_000), 11_000, "b", 3, "x")
+            .expect("11 s past a 10 s margin");
+        assert!(inbox.text.contains("11 s later"), "{}", inbox.text);
+    }
+
+    #[test]
+    fn delays_follow_the_network_tables_later_entries_winning() {
+        let mut d = Delays::new(1, 50);
+        assert_eq!(d.range_ms("client", "service"), (1, 50));
+        d.link("client", "service", None, Some(60_000));
+        d.link("service", "bank", Some(5), Some(5));
+        d.link("client", "service", Some(100), None);
+        assert_eq!(d.range_ms("client", "service"), (100, 60_000));
+        assert_eq!(
+            d.range_ms("service", "client"),
+            (1, 50),
+            "one direction only"
+        );
+        assert_eq!(d.spread_ms(&[vec!["client", "service"]]), 59_900);
+        assert_eq!(d.path_ms(&["client", "service", "bank"]), (105, 60_005));
+        assert_eq!(d.spread_ms(&[vec!["client", "service", "bank"]]), 59_900);
+        assert_eq!(d.spread_ms(&[vec!["bank"]]), 0);
+        // Two ways to one layer: the slowest of both less the fastest.
+        let two = [vec!["client", "service"], vec!["bank", "service"]];
+        assert_eq!(d.spread_ms(&two), 60_000 - 1);
+        assert_eq!(d.spread_ms(&[]), 0);
     }
 }

@@ -129,6 +129,8 @@ pub struct BuildInput<'a> {
     /// The scenario file's folder, where relative paths in it point (an
     /// external program); `None` for a scenario that is no file (built in).
     pub dir: Option<&'a std::path::Path>,
+    /// The network's delays by actor name, for the design warnings.
+    pub delays: &'a super::hazard::Delays,
 }
 
 /// The actors a model built from a scenario, in world order.

@@ -274,6 +274,7 @@ fn hazards(
     client: &ClientConfig,
     server: &ServerConfig,
     clients: &[(String, Vec<RequestSpec>)],
+    delays: &crate::core::hazard::Delays,
 ) -> Vec<crate::core::Hazard> {
     let repeat_counts = |r: &RequestSpec| match r.action {
         Action::Create | Action::Increment => true,
@@ -287,8 +288,17 @@ fn hazards(
         return Vec::new();
     }
     let p = &client.persistence;
-    let layer =
-        crate::core::hazard::KeyMemory::of_us("server.key_retention_ms", server.key_retention_us);
+    // One request's copies all come from its one client.
+    let spread_ms = clients
+        .iter()
+        .map(|c| delays.spread_ms(&[vec![c.0.as_str(), SERVER]]))
+        .max()
+        .unwrap_or(0);
+    let layer = crate::core::hazard::KeyMemory::of_us(
+        "server.key_retention_ms",
+        server.key_retention_us,
+        spread_ms,
+    );
     crate::core::hazard::key_retention(
         &[layer],
         p.retry.longest_span_ms(p.timeout_ms),
@@ -396,7 +406,7 @@ where
         resources: initial,
     };
 
-    let hazards = hazards(&config(Vec::new()), &server, &clients);
+    let hazards = hazards(&config(Vec::new()), &server, &clients, input.delays);
     let mut actors: Vec<(String, N)> = clients
         .into_iter()
         .map(|(name, requests)| (name, N::from(Client::new(config(requests)))))

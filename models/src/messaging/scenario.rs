@@ -279,7 +279,11 @@ where
     // A program's own dedup is its business.
     let hazards = match program.is_some() {
         true => Vec::new(),
-        false => hazards(&broker, &consumer, &inbox, "consumer"),
+        false => {
+            let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
+            let spread_ms = redelivery_spread_ms(input.delays, &names);
+            hazards(&broker, &consumer, &inbox, "consumer", spread_ms)
+        }
     };
 
     let mut actors = vec![
@@ -323,16 +327,19 @@ where
 /// The gaps in a queue's design that its settings show: an inbox that forgets
 /// a message id while the broker may still redeliver it (`table` is the
 /// consumer's table, `consumer` or `accounting`).
+/// `spread_ms`: how much later than the first delivery a redelivery can
+/// reach a consumer ([`redelivery_spread_ms`]).
 pub(crate) fn hazards(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
     table: &'static str,
+    spread_ms: u64,
 ) -> Vec<crate::core::Hazard> {
     // Without dedup the inbox's retention does not matter: nothing reads it.
     let dedup = match consumer.handler {
         Handler::Effect => Some(without_dedup(broker, table)),
-        _ => inbox_retention(broker, inbox, table),
+        _ => inbox_retention(broker, inbox, table, spread_ms),
     };
     dedup
         .into_iter()
@@ -364,6 +371,7 @@ fn inbox_retention(
     broker: &BrokerConfig,
     inbox: &InboxConfig,
     table: &str,
+    spread_ms: u64,
 ) -> Option<crate::core::Hazard> {
     let span_ms = (broker.max_deliveries > 0)
         .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
@@ -375,10 +383,25 @@ fn inbox_retention(
         &format!("{table}.inbox_retention_ms"),
         inbox.retention_us / sim::US_PER_MS,
         span_ms,
+        spread_ms,
         &redelivers,
         super::situations::REDELIVERED_AFTER_INBOX_CLEANUP,
         "messaging-inbox-cleaned-too-early",
     )
+}
+
+/// How much later than a message's first delivery one of its redeliveries
+/// can reach a consumer, any of `consumers` (names), where the network's
+/// delays differ: the redelivery may go to another consumer.
+pub(crate) fn redelivery_spread_ms(
+    delays: &crate::core::hazard::Delays,
+    consumers: &[String],
+) -> u64 {
+    let paths: Vec<Vec<&str>> = consumers
+        .iter()
+        .map(|c| vec!["broker", c.as_str()])
+        .collect();
+    delays.spread_ms(&paths)
 }
 
 /// The rule of the lease: a broker must not hand a message to a consumer

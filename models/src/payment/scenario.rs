@@ -189,17 +189,15 @@ where
     let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
     let (configs, service, bank) = parts(&d, input, clients, service_id, bank_id)?;
     // Every client has the same settings: the first one's are the design's.
-    let hazards = hazards(&configs[0], &service, &bank);
+    let names: Vec<String> = match clients {
+        1 => vec!["client".to_string()],
+        _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
+    };
+    let hazards = hazards(&configs[0], &service, &bank, input.delays, &names);
     let mut actors: Vec<(String, N)> = configs
         .into_iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let name = match clients {
-                1 => "client".to_string(),
-                _ => format!("client-{}", i + 1),
-            };
-            (name, N::from(Client::new(c)))
-        })
+        .zip(names)
+        .map(|(c, name)| (name, N::from(Client::new(c))))
         .collect();
     actors.push(("service".to_string(), N::from(Service::new(service))));
     actors.push(("bank".to_string(), N::from(Bank::new(bank))));
@@ -214,25 +212,43 @@ where
 }
 
 /// The gaps in a payment design that its settings show (docs/design-warnings.md).
+/// `clients` are the client actors' names, for the delays of their links.
 pub(crate) fn hazards(
     client: &ClientConfig,
     service: &ServiceConfig,
     bank: &BankConfig,
+    delays: &crate::core::hazard::Delays,
+    clients: &[String],
 ) -> Vec<crate::core::Hazard> {
     use crate::core::hazard::{key_retention, KeyMemory};
     let mut out = Vec::new();
     if client.key == KeyPolicy::Stable {
+        // One operation's copies all come from its one client.
+        let spread = |via: &[&str]| {
+            clients
+                .iter()
+                .map(|c| {
+                    let path: Vec<&str> = std::iter::once(c.as_str())
+                        .chain(via.iter().copied())
+                        .collect();
+                    delays.spread_ms(&[path])
+                })
+                .max()
+                .unwrap_or(0)
+        };
         let mut layers = Vec::new();
         if service.idempotency != Idempotency::None {
             layers.push(KeyMemory::of_us(
                 "service.retention_ms",
                 service.retention_us,
+                spread(&["service"]),
             ));
         }
         if service.pass_key_to_bank && bank.accepts_key {
             layers.push(KeyMemory::of_us(
                 "bank.key_retention_ms",
                 bank.key_retention_us,
+                spread(&["service", "bank"]),
             ));
         }
         let mut span = client.retry.longest_span_ms(client.timeout_ms);

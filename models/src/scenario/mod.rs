@@ -329,12 +329,14 @@ impl Scenario {
             .map_err(|i| loc.invalid(i))?;
         let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
         let strategy = common::strategy(&dto.run).map_err(|i| loc.invalid(i))?;
+        let delays = network::delays(&dto.network);
         let built = model
             .build(&BuildInput {
                 text: &effective,
                 fault_phase_us,
                 max_time_us: limits.max_time_us,
                 dir,
+                delays: &delays,
             })
             .map_err(|e| loc.load(e))?;
         let hazards = built.hazards;

@@ -98,6 +98,17 @@ pub struct CrashDto {
     restart_ms_max: u64,
 }
 
+/// The delay ranges `[network]` and its links set, by actor name, before the
+/// actors exist: the design warnings read them while a model is built.
+pub fn delays(n: &NetworkDto) -> crate::core::hazard::Delays {
+    let mut d = crate::core::hazard::Delays::new(n.delay_ms_min, n.delay_ms_max);
+    // An entry with `kinds` may not set delays (world() refuses it).
+    for l in n.links.iter().filter(|l| l.kinds.is_none()) {
+        d.link(&l.from, &l.to, l.delay_ms_min, l.delay_ms_max);
+    }
+    d
+}
+
 /// Resolves an actor's name to its id.
 fn actor(
     names: &[String],
