@@ -262,7 +262,8 @@ pub fn about_ms(ms: u64) -> String {
         // Minutes from 3 on: 150 s reads better than 2.5 min.
         let from = if unit == 60_000 { 3 * unit } else { 2 * unit };
         if ms >= from || ms == unit || (unit == 1000 && ms >= unit) {
-            let tenths = (ms * 10 + unit / 2) / unit;
+            // Wide arithmetic: a scenario may set a delay near u64::MAX.
+            let tenths = (u128::from(ms) * 10 + u128::from(unit / 2)) / u128::from(unit);
             return match (tenths / 10, tenths % 10) {
                 (1, 0) => format!("1 {one}"),
                 (n, 0) => format!("{n} {many}"),
@@ -307,6 +308,8 @@ mod tests {
         assert_eq!(about_ms(3_600_000), "1 h");
         assert_eq!(about_ms(86_400_000), "1 day");
         assert_eq!(about_ms(90_000), "90 s");
+        // A fuzzed delay of u64::MAX ms is printed, not overflowed.
+        assert_eq!(about_ms(u64::MAX), "213503982334.6 days");
         assert_eq!(h.shown_by, Some(7));
         assert!(key_retention(&one_day, Some(DAY_MS), "c", None, "x").is_none());
         assert!(key_retention(&one_day, None, "c", None, "x").is_some());
