@@ -815,3 +815,40 @@ fn every_rule_has_a_row_in_the_design_warnings_page() {
         );
     }
 }
+
+/// The design warnings read the delay tables before the network is built:
+/// a delay out of range must be refused there, at its line, not fed into the
+/// warnings' arithmetic (a fuzzed `u64::MAX` once overflowed it).
+#[test]
+fn delays_the_warnings_read_are_range_checked_first() {
+    let base = payment(DAY_MS, DAY_MS, BANK_NO_KEY);
+    let huge = i64::MAX;
+    let link = "\n[[network.links]]\nfrom = \"client\"\nto = \"service\"\n";
+    let cases = [
+        format!("{link}delay_ms_max = {huge}\n"),
+        format!("{link}delay_ms_min = {huge}\ndelay_ms_max = 5\n"),
+        format!("{link}delay_ms_max = 86400001\n"),
+        format!("\n[network]\ndelay_ms_max = {huge}\n"),
+        "\n[network]\ndelay_ms_min = 86400001\n".to_string(),
+    ];
+    for tail in &cases {
+        refuses(
+            &base,
+            &[(tail, "longer than the 24 h", "the range is 0 to 86400000")],
+        );
+        let e = common::load_error("bad.toml", &format!("{base}{tail}"));
+        let key_line = format!("{base}{tail}")
+            .lines()
+            .position(|l| {
+                l.starts_with("delay_ms_")
+                    && (l.contains(&huge.to_string()) || l.contains("86400001"))
+            })
+            .expect("the bad line")
+            + 1;
+        assert_eq!(e.line, key_line, "{tail}: {e}");
+    }
+    // At the limit, the design loads and the warnings see the full day.
+    let edge = format!("{base}{link}delay_ms_max = 86400000\n");
+    let s = load_text("edge.toml", &edge, &[]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+}

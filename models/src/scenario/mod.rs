@@ -329,7 +329,7 @@ impl Scenario {
             .map_err(|i| loc.invalid(i))?;
         let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
         let strategy = common::strategy(&dto.run).map_err(|i| loc.invalid(i))?;
-        let delays = network::delays(&dto.network);
+        let delays = network::delays(&dto.network).map_err(|i| loc.invalid(i))?;
         let built = model
             .build(&BuildInput {
                 text: &effective,

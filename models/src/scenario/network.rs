@@ -100,13 +100,29 @@ pub struct CrashDto {
 
 /// The delay ranges `[network]` and its links set, by actor name, before the
 /// actors exist: the design warnings read them while a model is built.
-pub fn delays(n: &NetworkDto) -> crate::core::hazard::Delays {
+/// Each value is range-checked here already, so the warnings' arithmetic
+/// never sees a number [`world`] would refuse later.
+pub fn delays(n: &NetworkDto) -> Result<crate::core::hazard::Delays, Invalid> {
+    use Seg::{Index, Key};
+    duration_us(n.delay_ms_min, DAY_MS, path(&["network", "delay_ms_min"]))?;
+    duration_us(n.delay_ms_max, DAY_MS, path(&["network", "delay_ms_max"]))?;
     let mut d = crate::core::hazard::Delays::new(n.delay_ms_min, n.delay_ms_max);
-    // An entry with `kinds` may not set delays (world() refuses it).
-    for l in n.links.iter().filter(|l| l.kinds.is_none()) {
-        d.link(&l.from, &l.to, l.delay_ms_min, l.delay_ms_max);
+    for (i, l) in n.links.iter().enumerate() {
+        let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
+        for (v, k) in [
+            (l.delay_ms_min, "delay_ms_min"),
+            (l.delay_ms_max, "delay_ms_max"),
+        ] {
+            if let Some(ms) = v {
+                duration_us(ms, DAY_MS, at(k))?;
+            }
+        }
+        // An entry with `kinds` may not set delays (world() refuses it).
+        if l.kinds.is_none() {
+            d.link(&l.from, &l.to, l.delay_ms_min, l.delay_ms_max);
+        }
     }
-    d
+    Ok(d)
 }
 
 /// Resolves an actor's name to its id.
