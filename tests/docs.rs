@@ -404,3 +404,55 @@ fn every_relative_link_in_the_path_resolves() {
         dead.join("\n")
     );
 }
+
+/// The rows of a markdown table starting at its header `header`, each as its
+/// cells without the last (the wall-clock time, which no run repeats).
+fn table_without_time(text: &str, header: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<String> = l.split('|').map(|c| c.trim().to_string()).collect();
+            // Leading and trailing empty cells around the pipes, then the time.
+            cells[1..cells.len() - 2].to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn the_shrinking_results_table_is_what_shrink_all_stats_prints() {
+    const HEADER: &str = "| scenario | seed | invariant |";
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/shrinking.md"))
+            .unwrap();
+    let documented = table_without_time(&doc, HEADER);
+    let (fresh, _) = common::run(&["shrink", "--all", "--stats"], 0);
+    let measured = table_without_time(&fresh, HEADER);
+    assert!(
+        !measured.is_empty(),
+        "shrink --all --stats prints a table:\n{fresh}"
+    );
+    let violating: Vec<String> = expected_verdicts()
+        .into_iter()
+        .filter(|(_, v)| v.starts_with("violation"))
+        .map(|(n, _)| n)
+        .collect();
+    let rows: Vec<&String> = measured.iter().map(|r| &r[0]).collect();
+    assert_eq!(
+        rows,
+        violating.iter().collect::<Vec<_>>(),
+        "one row per violating scenario"
+    );
+    for (doc_row, fresh_row) in documented.iter().zip(&measured) {
+        assert_eq!(
+            doc_row, fresh_row,
+            "docs/shrinking.md is stale: paste the table `idemsim shrink --all --stats` prints"
+        );
+    }
+    assert_eq!(
+        documented.len(),
+        measured.len(),
+        "docs/shrinking.md has one row per violating scenario"
+    );
+}
