@@ -302,6 +302,10 @@ fn the_binary_works_outside_the_checkout_and_says_where_scenarios_come_from() {
         "payment-retry-without-key",
         "My retry without a key",
     );
+    // Longer than the 40 columns the built-in names fit in.
+    let long = "my-retry-without-a-key-and-a-name-far-longer-than-forty-characters";
+    user_scenario(&mine, long, "payment-retry-without-key", "A long name");
+    let long_then_verdict = format!("{long}  violation (no-duplicate-effect)");
     let mine_s = mine.to_string_lossy().into_owned();
     let cases = [
         case("list with no checkout", &["list"])
@@ -330,6 +334,7 @@ fn the_binary_works_outside_the_checkout_and_says_where_scenarios_come_from() {
         .out("my-retry")
         .out("mine/my-retry.toml")
         .out("My own stable key")
+        .out(&long_then_verdict)
         .err("note: mine/payment-stable-key.toml shadows built-in `payment-stable-key`"),
         case("IDEMSIM_SCENARIOS does the same", &["list", "--json"])
             .cwd(&away)

@@ -18,6 +18,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .map(|e| e.source().chars().count())
         .max()
         .unwrap_or(8);
+    // At least two spaces after the longest name, so a user's long name
+    // never runs into its verdict (readers split the columns on them).
+    let name_width = entries
+        .iter()
+        .map(|e| e.name.chars().count() + 1)
+        .max()
+        .unwrap_or(0)
+        .max(40);
     for e in &entries {
         let s = scenarios::load_entry(e, &[])?;
         let expect = s.describe_expect();
@@ -39,7 +47,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             );
         } else {
             crate::outln!(
-                "{:<40} {:<34} {:<width$}  {}",
+                "{:<name_width$} {:<34} {:<width$}  {}",
                 s.name,
                 expect,
                 e.source(),

@@ -47,8 +47,10 @@ pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 /// how much later than its sender's retry a copy can arrive.
 ///
 /// Built from the file before the world is (a model's actors are not known
-/// yet), and without its checks: a file whose delays are wrong fails when
-/// the world is built, so a warning is never shown from them.
+/// yet), after each delay's range check (`scenario::network::delays`): the
+/// arithmetic here never sees a value the loader refuses. The order checks
+/// (min below max, actor names) come when the world is built, so a warning is
+/// never shown from a file that fails them.
 #[derive(Clone, Debug)]
 pub struct Delays {
     base_ms: (u64, u64),
