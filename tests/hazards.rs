@@ -177,15 +177,63 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         [KEY_RULE],
         "59,999 ms on the first hop, 5,000 more on the second"
     );
-    let bank_keys = bank_keys.replace(
-        &format!("{}", span_ms + 59_999),
-        &format!("{}", span_ms + 64_999),
-    );
+    // The service's own re-sends to the bank carry the key further still:
+    // by default it tries the bank 3 times, 5 s apart, so the last copy
+    // leaves 10 s after the retry that caused it.
+    let kept = |ms: u64| bank_keys.replace(&format!("{}", span_ms + 59_999), &format!("{ms}"));
+    let resent = kept(span_ms + 64_999);
+    let s = load_text("bank-resent.toml", &payment(DAY_MS, 1_000, &resent), &[]);
+    assert_eq!(ids(&s), [KEY_RULE], "both hops' spread, not the re-sends");
     assert!(
-        load_text("bank-ok.toml", &payment(DAY_MS, 1_000, &bank_keys), &[])
-            .hazards
-            .is_empty()
+        s.hazards[0].text.contains(
+            "re-sends carry it on for up to 10 s more (service.bank_max_attempts and service.bank_timeout_ms)"
+        ),
+        "{}",
+        s.hazards[0].text
     );
+    // A service that calls the bank once re-sends nothing.
+    let once = load_text(
+        "bank-once.toml",
+        &payment(DAY_MS, 1_000, &resent),
+        &["service.bank_max_attempts=1"],
+    );
+    assert!(once.hazards.is_empty(), "{:?}", once.hazards);
+    // Kept 10 s longer, the re-sends are covered; one millisecond less is not.
+    let ok = kept(span_ms + 74_999);
+    assert!(load_text("bank-ok.toml", &payment(DAY_MS, 1_000, &ok), &[])
+        .hazards
+        .is_empty());
+    let short = kept(span_ms + 74_998);
+    assert_eq!(
+        ids(&load_text(
+            "bank-short.toml",
+            &payment(DAY_MS, 1_000, &short),
+            &[]
+        )),
+        [KEY_RULE]
+    );
+    // Asking the bank's status before a re-send waits up to one more
+    // timeout for the answer: 15 s in all.
+    let queried = load_text(
+        "bank-queried.toml",
+        &payment(DAY_MS, 1_000, &ok),
+        &["service.query_before_retry=true", "bank.status_query=true"],
+    );
+    assert_eq!(ids(&queried), [KEY_RULE], "10 s are 5 s short");
+    let queried_ok = load_text(
+        "bank-queried-ok.toml",
+        &payment(DAY_MS, 1_000, &kept(span_ms + 79_999)),
+        &["service.query_before_retry=true", "bank.status_query=true"],
+    );
+    assert!(queried_ok.hazards.is_empty(), "{:?}", queried_ok.hazards);
+    // A conditional transfer cannot pay twice, whatever the bank remembers
+    // when a re-send arrives: its re-sends are no reason to keep keys longer.
+    let conditional = load_text(
+        "bank-conditional.toml",
+        &payment(DAY_MS, 1_000, &resent),
+        &["service.mode=state-conditional", "bank.status_query=true"],
+    );
+    assert!(conditional.hazards.is_empty(), "{:?}", conditional.hazards);
 }
 
 #[test]

@@ -127,6 +127,11 @@ pub struct KeyMemory {
     /// arrives, so a copy that takes the longest way after one that took
     /// the shortest comes this much closer to the key's end.
     pub spread_ms: u64,
+    /// How long a layer in between keeps re-sending one retry's copy to
+    /// this layer with the same key, and the settings that make it (a
+    /// service's own re-sends to the bank after a timeout): the last such
+    /// re-send comes that much after the last retry.
+    pub resend: Option<(u64, &'static str)>,
 }
 
 impl KeyMemory {
@@ -137,7 +142,21 @@ impl KeyMemory {
             setting,
             retention_ms: (retention_us > 0).then_some(retention_us / sim::US_PER_MS),
             spread_ms,
+            resend: None,
         }
+    }
+
+    /// This layer, also reached by re-sends for up to `resend_ms` after a
+    /// retry, as `settings` make them; nothing changes for `resend_ms = 0`.
+    pub fn resent_for(mut self, resend_ms: u64, settings: &'static str) -> KeyMemory {
+        self.resend = (resend_ms > 0).then_some((resend_ms, settings));
+        self
+    }
+
+    /// How much later than the retries' span the last copy can arrive here.
+    fn late_ms(&self) -> u64 {
+        self.spread_ms
+            .saturating_add(self.resend.map_or(0, |(ms, _)| ms))
     }
 
     /// Whether this layer still knows the key when the last copy arrives,
@@ -146,7 +165,7 @@ impl KeyMemory {
         match (self.retention_ms, span_ms) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(kept), Some(span)) => span.saturating_add(self.spread_ms) <= kept,
+            (Some(kept), Some(span)) => span.saturating_add(self.late_ms()) <= kept,
         }
     }
 }
@@ -184,13 +203,10 @@ pub fn key_retention(
         Some(span) => format!("for up to {} after the first attempt", about_ms(span)),
         None => "without end (no max_attempts, no window_ms)".to_string(),
     };
-    // Said only where the delays decide: the span alone would be covered.
-    let spread = longest.iter().map(|l| l.spread_ms).max().unwrap_or(0);
+    // Said only where the delays and re-sends decide: the span alone would
+    // be covered.
     let late = match span_ms {
-        Some(span) if span <= kept => format!(
-            ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
-            about_ms(spread)
-        ),
+        Some(span) if span <= kept => late_copies(&longest),
         _ => String::new(),
     };
     let who = match layers.len() {
@@ -211,6 +227,23 @@ pub fn key_retention(
         shown_by,
         example,
     })
+}
+
+/// What makes a copy arrive after the retries' span at the layers that
+/// remember longest: the network's spread, and re-sends on the way.
+fn late_copies(longest: &[&KeyMemory]) -> String {
+    let spread = longest.iter().map(|l| l.spread_ms).max().unwrap_or(0);
+    let mut late = format!(
+        ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
+        about_ms(spread)
+    );
+    if let Some((ms, settings)) = longest.iter().filter_map(|l| l.resend).max() {
+        late.push_str(&format!(
+            ", and re-sends carry it on for up to {} more ({settings})",
+            about_ms(ms)
+        ));
+    }
+    late
 }
 
 /// The rule of an inbox's retention: a consumer that deduplicates by message
@@ -287,6 +320,7 @@ mod tests {
             setting,
             retention_ms: days.map(|d| d * DAY_MS),
             spread_ms: 0,
+            resend: None,
         }
     }
 
@@ -359,6 +393,7 @@ mod tests {
             setting: "service.retention_ms",
             retention_ms: Some(HOUR_MS),
             spread_ms,
+            resend: None,
         };
         // Retries until 10 s before the hour: covered on a fast network...
         let span = Some(HOUR_MS - 10_000);
@@ -380,6 +415,7 @@ mod tests {
             setting: "bank.key_retention_ms",
             retention_ms: Some(2 * HOUR_MS),
             spread_ms: 60_000,
+            resend: None,
         };
         assert!(key_retention(&[at(60_000), bank], span, "c", None, "x").is_none());
         // The inbox: 150 s of redelivery against 160 s, 10 s of spread fits, 11 s not.

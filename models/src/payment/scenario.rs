@@ -211,6 +211,28 @@ where
     })
 }
 
+/// The settings behind [`bank_resend_ms`], as the warning names them.
+const BANK_RESEND_SETTINGS: &str = "service.bank_max_attempts and service.bank_timeout_ms";
+
+/// How long after it first sends one request's transfer the service may
+/// still re-send it to the bank with the same key: one bank timeout per
+/// attempt after the first, and one more where a re-send waits for a status
+/// answer first (which may come until the next timeout). A conditional
+/// transfer (`mode = "state-conditional"`) cannot pay twice whatever the
+/// bank remembers, so its re-sends do not count; a plain one after a status
+/// query can, when the reading was stale or a transfer was still on its way.
+fn bank_resend_ms(service: &ServiceConfig) -> u64 {
+    let resends = u64::from(service.bank_max_attempts.saturating_sub(1));
+    let queried = service.query_before_retry || service.mode != Mode::Action;
+    match service.mode {
+        Mode::StateConditional => 0,
+        _ if resends == 0 => 0,
+        _ => {
+            (service.bank_timeout_us / sim::US_PER_MS).saturating_mul(resends + u64::from(queried))
+        }
+    }
+}
+
 /// The gaps in a payment design that its settings show (docs/design-warnings.md).
 /// `clients` are the client actors' names, for the delays of their links.
 pub(crate) fn hazards(
@@ -245,11 +267,14 @@ pub(crate) fn hazards(
             ));
         }
         if service.pass_key_to_bank && bank.accepts_key {
-            layers.push(KeyMemory::of_us(
-                "bank.key_retention_ms",
-                bank.key_retention_us,
-                spread(&["service", "bank"]),
-            ));
+            layers.push(
+                KeyMemory::of_us(
+                    "bank.key_retention_ms",
+                    bank.key_retention_us,
+                    spread(&["service", "bank"]),
+                )
+                .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS),
+            );
         }
         let mut span = client.retry.longest_span_ms(client.timeout_ms);
         let mut who = "the client retries";
