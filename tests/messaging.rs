@@ -6,6 +6,7 @@
 mod common;
 
 use common::{load, reached, sweep, trace_of};
+use models::core::Carries;
 use models::messaging::{self, situations as sit};
 use models::scenario::Verdict;
 use models::{Msg, Obs, Scenario};
@@ -82,6 +83,8 @@ scenario_tests! {
     webhook_ids_forgotten_duplicates: "messaging-webhook-ids-forgotten", 300;
     webhook_ids_kept_holds: "messaging-webhook-ids-kept", 300;
     broker_transaction_loses: "messaging-broker-transaction", 300;
+    idempotent_producer_holds: "messaging-idempotent-producer", 200;
+    idempotent_producer_restart_duplicates: "messaging-idempotent-producer-restart", 200;
 }
 
 #[test]
@@ -144,6 +147,11 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-inbox-cleaned-too-early",
             "consumer.inbox_retention_ms=3600000",
+        ),
+        // An inbox that remembers for as long as the relay may republish.
+        (
+            "messaging-idempotent-producer-restart",
+            "consumer.inbox_retention_ms=0",
         ),
     ];
     for (name, fix) in fixes {
@@ -320,6 +328,16 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
             "[broker]\ntransaction_timeout_ms = \"60s\"\n",
             "without a unit",
             "transaction_timeout_ms = 60000",
+        ),
+        (
+            "[producer]\nwrite = \"state-first\"\nidempotence = true\n",
+            "has no relay",
+            "set write = \"outbox\", or remove idempotence",
+        ),
+        (
+            "[producer]\nidempotence = \"yes\"\n",
+            "wrong type",
+            "true or false",
         ),
     ];
     for (extra, message, help) in cases {
@@ -554,4 +572,75 @@ fn a_broker_transaction_closes_the_event_first_gap_and_not_the_one_between_the_c
         broker_tx(&[slow[0], slow[1], slow[2]], sit::COMMIT_AFTER_TX_TIMEOUT),
         (None, false)
     );
+}
+
+/// Kafka's idempotent producer, from the domain: the broker stores a
+/// (producer id, sequence number) once, so the relay's retries within one
+/// session are dropped, however long they go on; a restarted relay is a new
+/// producer id, and its republish is stored again.
+#[test]
+fn an_idempotent_producer_drops_one_sessions_retries_and_not_a_restarts_republish() {
+    // No fault but the cut confirmations: the relay retries every 5 s for 30 min.
+    let quiet = [
+        "network.loss_per_mille=0",
+        "network.duplicate_per_mille=0",
+        "crashes.consumer-1.crash_per_mille=0",
+    ];
+    let s = load("messaging-idempotent-producer", &quiet);
+    let (entries, outcome) = trace_of(&s, 0);
+    assert_eq!(outcome, Outcome::Holds, "the design holds on this seed");
+    assert!(reached(&entries, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert!(!reached(&entries, sit::DUPLICATE_PUBLISH));
+    assert!(!reached(&entries, sit::REPUBLISH_UNDER_NEW_PRODUCER_ID));
+    let stored = |entries: &[common::Entry]| {
+        entries
+            .iter()
+            .filter(|e| {
+                matches!(
+                    &e.kind,
+                    TraceKind::Observe {
+                        obs: Obs::Accepted { .. },
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    assert_eq!(stored(&entries), 2, "each event stored once");
+    let mut off = quiet.to_vec();
+    off.push("producer.idempotence=false");
+    // The same run without idempotence stores a copy per retry, and the
+    // one after the inbox's 10 minutes pays again.
+    let (entries, outcome) = trace_of(&load("messaging-idempotent-producer", &off), 0);
+    assert!(reached(&entries, sit::DUPLICATE_PUBLISH));
+    assert!(!reached(&entries, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-duplicate-effect"),
+        "{outcome:?}"
+    );
+    assert!(
+        stored(&entries) > 100,
+        "a copy per retry: {}",
+        stored(&entries)
+    );
+
+    // A restart's republish carries producer id 2 and sequence number 0,
+    // and the broker stores it again.
+    let trace = failing_trace(
+        "messaging-idempotent-producer-restart",
+        "no-duplicate-effect",
+        200,
+    );
+    let republish = trace.iter().position(|k| {
+        matches!(k, TraceKind::Deliver { msg, .. }
+            if matches!(msg.peek(), Some(&messaging::Msg::SeqPublish { pid: 2, seq: 0, .. })))
+    });
+    let republish = republish.expect("the restarted relay publishes as producer 2");
+    assert!(trace[republish..].iter().any(|k| matches!(
+        k,
+        TraceKind::Reached { situation, .. } if *situation == sit::REPUBLISH_UNDER_NEW_PRODUCER_ID
+    )));
+    assert!(trace[..republish]
+        .iter()
+        .any(|k| matches!(k, TraceKind::Crash { .. })));
 }

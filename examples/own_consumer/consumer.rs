@@ -203,6 +203,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             publish_timeout_ms: 5_000,
             publish_retry: models::core::retry::RetryPolicy::immediate(3),
             commit_fail_per_mille: 0,
+            idempotence: false,
             events,
         })),
         Node::Broker(Broker::new(BrokerConfig {

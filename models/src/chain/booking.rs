@@ -134,7 +134,7 @@ impl<W> BookingService<W> {
     pub fn new(service: payment::ServiceConfig, cfg: BookingConfig) -> Self {
         BookingService {
             service: Service::new(service),
-            relay: Relay::new(cfg.broker, cfg.publish_timeout_us / sim::US_PER_MS),
+            relay: Relay::new(cfg.broker, cfg.publish_timeout_us / sim::US_PER_MS, false),
             cfg,
         }
     }
@@ -182,6 +182,7 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
                 ev,
                 sent: false,
                 attempts: 0,
+                pid: 0,
             });
             ctx.observe(committed(ev));
         }

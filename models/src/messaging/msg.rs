@@ -129,6 +129,18 @@ pub enum Msg {
         /// The event.
         ev: Event,
     },
+    /// An idempotent producer's publish (Kafka's `enable.idempotence`):
+    /// the broker stores a (producer id, sequence number) once. A retry
+    /// within one producer session repeats both; a restarted producer has
+    /// a new id and numbers from 0 again.
+    SeqPublish {
+        /// The event.
+        ev: Event,
+        /// The producer session's id, new at every start.
+        pid: u32,
+        /// The publish's number within the session; its retries repeat it.
+        seq: u32,
+    },
     /// Broker to producer: the publish is stored (or was a duplicate in the dedup window).
     PublishAck {
         /// The event's id.
@@ -211,7 +223,8 @@ impl ModelMessage for Msg {
 
     fn kind(&self) -> u16 {
         match self {
-            Msg::Publish { .. } => 0,
+            // A publish for the network's per-kind faults, whoever numbers it.
+            Msg::Publish { .. } | Msg::SeqPublish { .. } => 0,
             Msg::PublishAck { .. } => 1,
             Msg::Deliver { .. } => 2,
             Msg::Ack { .. } => 3,
@@ -235,6 +248,9 @@ impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Msg::Publish { ev } => write!(f, "publish {ev}"),
+            Msg::SeqPublish { ev, pid, seq } => {
+                write!(f, "publish {ev} [producer {pid}, seq {seq}]")
+            }
             Msg::PublishAck { id, duplicate } => {
                 let d = if duplicate {
                     " (duplicate, dropped)"

@@ -50,6 +50,8 @@ pub struct ProducerConfig {
     pub publish_retry: RetryPolicy,
     /// Chance that a commit aborts (deadlock, constraint, failover).
     pub commit_fail_per_mille: u32,
+    /// The outbox relay publishes as an idempotent producer.
+    pub idempotence: bool,
     /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,
 }
@@ -149,7 +151,7 @@ impl<W> Producer<W> {
     /// A producer configured by `cfg`.
     pub fn new(cfg: ProducerConfig) -> Self {
         Producer {
-            relay: Relay::new(cfg.broker, cfg.publish_timeout_ms),
+            relay: Relay::new(cfg.broker, cfg.publish_timeout_ms, cfg.idempotence),
             cfg,
             wire: PhantomData,
         }
@@ -193,6 +195,7 @@ impl<W: Carries<Msg>> Producer<W> {
                 ev,
                 sent: false,
                 attempts: 0,
+                pid: 0,
             });
         }
         ctx.observe(Obs::Committed {

@@ -7,6 +7,12 @@
 //! booking service): that process writes rows in its own transactions and
 //! hands the relay its timers and the broker's confirmations through a
 //! [`sim::Narrow`] context. The outbox table is the relay's storage.
+//!
+//! As an idempotent producer (Kafka's `enable.idempotence`) it numbers its
+//! publishes within a session and the broker stores each number once, so a
+//! retry after a lost confirmation is dropped. The numbers belong to the
+//! session: after a restart the relay has a new producer id, and its
+//! republish of an unmarked row is a new publish to the broker.
 
 use super::msg::{Event, Msg};
 use super::situations as sit;
@@ -15,7 +21,7 @@ use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 /// A row of the transactional outbox.
 pub struct OutboxRow {
     /// The event to publish.
@@ -24,16 +30,57 @@ pub struct OutboxRow {
     pub sent: bool,
     /// Publish attempts, a column many relays keep for monitoring.
     pub attempts: u32,
+    /// The producer id of the session that last published it (0: none).
+    /// The broker hands out producer ids; here a session takes one above
+    /// every id its outbox names, which is new to the broker wherever it
+    /// matters: an id no row names was never used for a publish.
+    pub pid: u32,
 }
 
 /// Volatile: the row the relay is publishing, with its publish confirmed or not.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RelayState {
     /// The row being published, and whether the broker confirmed it.
     pub row: Option<(usize, bool)>,
     /// The process restarted with a published but unmarked row: the relay's
     /// next publish of it is a republish after a crash.
     pub unmarked_after_restart: bool,
+    /// As an idempotent producer: this session's producer id, the sequence
+    /// number of the row being published, and the next number to hand out.
+    pub pid: u32,
+    /// The sequence number of the row being published.
+    pub seq: u32,
+    /// The next sequence number of this session.
+    pub next_seq: u32,
+}
+
+// By hand, as the state panels of reports show them: the producer id and
+// sequence numbers only where the relay is an idempotent producer.
+impl fmt::Debug for OutboxRow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("OutboxRow");
+        d.field("ev", &self.ev)
+            .field("sent", &self.sent)
+            .field("attempts", &self.attempts);
+        if self.pid != 0 {
+            d.field("pid", &self.pid);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Debug for RelayState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RelayState");
+        d.field("row", &self.row)
+            .field("unmarked_after_restart", &self.unmarked_after_restart);
+        if self.pid != 0 {
+            d.field("pid", &self.pid)
+                .field("seq", &self.seq)
+                .field("next_seq", &self.next_seq);
+        }
+        d.finish()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,15 +120,18 @@ pub struct Relay<W> {
     pub broker: ActorId,
     /// Wait this long for the broker's confirmation before publishing again.
     pub publish_timeout_ms: u64,
+    /// Publish as an idempotent producer: (producer id, sequence number).
+    pub idempotence: bool,
     wire: PhantomData<fn() -> W>,
 }
 
 impl<W> Relay<W> {
-    /// A relay publishing to `broker`.
-    pub fn new(broker: ActorId, publish_timeout_ms: u64) -> Self {
+    /// A relay publishing to `broker`, as an idempotent producer if `idempotence`.
+    pub fn new(broker: ActorId, publish_timeout_ms: u64, idempotence: bool) -> Self {
         Relay {
             broker,
             publish_timeout_ms,
+            idempotence,
             wire: PhantomData,
         }
     }
@@ -96,6 +146,8 @@ impl<W: Carries<Msg>> Relay<W> {
             return;
         };
         st.row = Some((r, false));
+        st.seq = st.next_seq;
+        st.next_seq += 1;
         self.publish(st, outbox, r, ctx);
     }
 
@@ -115,7 +167,19 @@ impl<W: Carries<Msg>> Relay<W> {
             }
         }
         row.attempts += 1;
-        ctx.send(self.broker, W::wrap(Msg::Publish { ev: row.ev }));
+        let msg = if self.idempotence {
+            // Recorded with the publish, in the same step: a later session
+            // takes an id above it.
+            row.pid = st.pid;
+            Msg::SeqPublish {
+                ev: row.ev,
+                pid: st.pid,
+                seq: st.seq,
+            }
+        } else {
+            Msg::Publish { ev: row.ev }
+        };
+        ctx.send(self.broker, W::wrap(msg));
         ctx.set_timer(RelayTimer::Timeout, self.publish_timeout_ms * US_PER_MS);
     }
 }
@@ -150,6 +214,9 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
             ctx.continue_with(RelayTimer::Poll);
         }
         st.unmarked_after_restart = ctx.restarted() && unmarked;
+        if self.idempotence {
+            st.pid = outbox.iter().map(|r| r.pid).max().unwrap_or(0) + 1;
+        }
     }
 
     fn on_msg(

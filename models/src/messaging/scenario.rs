@@ -40,6 +40,7 @@ struct ProducerDto {
     publish_timeout_ms: u64,
     publish_max_attempts: u64,
     commit_fail_per_mille: u64,
+    idempotence: bool,
 }
 
 impl Default for ProducerDto {
@@ -49,6 +50,7 @@ impl Default for ProducerDto {
             publish_timeout_ms: 5_000,
             publish_max_attempts: 3,
             commit_fail_per_mille: 0,
+            idempotence: false,
         }
     }
 }
@@ -244,6 +246,17 @@ where
         pat("commit_fail_per_mille"),
         "per mille",
     )? as u32;
+    if p.idempotence && mode != WriteMode::Outbox {
+        return Err(invalid(
+            pat("idempotence"),
+            format!(
+                "idempotence = true numbers the outbox relay's publishes, but write = \"{}\" has no relay",
+                p.write
+            ),
+            "set write = \"outbox\", or remove idempotence",
+        )
+        .into());
+    }
     if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
         return Err(invalid(
             vec![Seg::Key("events")],
@@ -271,6 +284,7 @@ where
         publish_timeout_ms,
         publish_retry: RetryPolicy::immediate(attempts as u32),
         commit_fail_per_mille,
+        idempotence: p.idempotence,
         events,
     };
 

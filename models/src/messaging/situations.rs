@@ -51,6 +51,10 @@ pub const BROKER_TX_TIMED_OUT: SituationId = 86;
 pub const BROKER_TX_ABORTED: SituationId = 87;
 /// `commit-after-tx-timeout`: The producer asked to commit a broker transaction the broker had already aborted at its timeout: the database change is committed, its event is gone.
 pub const COMMIT_AFTER_TX_TIMEOUT: SituationId = 88;
+/// `producer-sequence-dedup-hit`: The broker dropped a publish whose producer id and sequence number it had stored already: a retry within one producer session.
+pub const PRODUCER_SEQUENCE_DEDUP_HIT: SituationId = 89;
+/// `republish-under-new-producer-id`: An event the broker had stored was published again under another producer id (the relay restarted), which the idempotent producer cannot recognise: it was stored again.
+pub const REPUBLISH_UNDER_NEW_PRODUCER_ID: SituationId = 90;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -63,6 +67,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: REPUBLISH_AFTER_CRASH, name: "republish-after-crash", doc: "After such a restart the relay published the unmarked row again." },
     SituationDoc { id: DUPLICATE_PUBLISH, name: "duplicate-publish", doc: "The broker stored a second copy of an event it had already accepted." },
     SituationDoc { id: BROKER_DEDUP_HIT, name: "broker-dedup-hit", doc: "The broker dropped a publish whose message id it saw within its dedup window." },
+    SituationDoc { id: PRODUCER_SEQUENCE_DEDUP_HIT, name: "producer-sequence-dedup-hit", doc: "The broker dropped a publish whose producer id and sequence number it had stored already: a retry within one producer session (Kafka's idempotent producer)." },
+    SituationDoc { id: REPUBLISH_UNDER_NEW_PRODUCER_ID, name: "republish-under-new-producer-id", doc: "An event the broker had stored was published again under another producer id (the relay restarted): the idempotent producer cannot recognise it, and the broker stored it again." },
     SituationDoc { id: REPUBLISH_AFTER_DEDUP_WINDOW, name: "republish-after-dedup-window", doc: "A publish of a known message id arrived after the broker's dedup window and was stored again." },
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it)." },
