@@ -634,6 +634,39 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         ids(&load("chain-outbox-inbox", &["accounting.handler=effect"])),
         [RULE]
     );
+    // An idempotent producer is no reason to drop the consumer's dedup: the
+    // warning still fires, and says what the producer ids leave through.
+    let idem = load(
+        "messaging-idempotent-producer-restart",
+        &["consumer.handler=effect"],
+    );
+    assert_eq!(ids(&idem), [RULE]);
+    assert!(
+        idem.hazards[0]
+            .text
+            .contains("not a restarted relay's republish"),
+        "{}",
+        idem.hazards[0].text
+    );
+    let plain = load(
+        "messaging-idempotent-producer-restart",
+        &["consumer.handler=effect", "producer.idempotence=false"],
+    );
+    assert!(
+        !plain.hazards[0].text.contains("idempotent"),
+        "{}",
+        plain.hazards[0].text
+    );
+    // Both filters at once are both named.
+    let both = load(
+        "messaging-idempotent-producer-restart",
+        &["consumer.handler=effect", "broker.dedup_window_ms=300000"],
+    );
+    let text = &both.hazards[0].text;
+    assert!(
+        text.contains("dedup window of 5 min") && text.contains("relay session"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -150,7 +150,8 @@ where
         &broker,
         &consumer,
         &inbox,
-        "accounting",
+        // The booking service's relay publishes without producer ids.
+        ("accounting", false),
         queue::redelivery_spread_ms(input.delays, &accounting),
     ));
     let mut actors = vec![

@@ -45,12 +45,10 @@ pub struct RelayState {
     /// The process restarted with a published but unmarked row: the relay's
     /// next publish of it is a republish after a crash.
     pub unmarked_after_restart: bool,
-    /// As an idempotent producer: this session's producer id, the sequence
-    /// number of the row being published, and the next number to hand out.
+    /// As an idempotent producer: this session's producer id (0 otherwise).
     pub pid: u32,
-    /// The sequence number of the row being published.
-    pub seq: u32,
-    /// The next sequence number of this session.
+    /// The sequence numbers this session handed out: the row being
+    /// published has the last one, `next_seq - 1`, and its retries repeat it.
     pub next_seq: u32,
 }
 
@@ -75,9 +73,7 @@ impl fmt::Debug for RelayState {
         d.field("row", &self.row)
             .field("unmarked_after_restart", &self.unmarked_after_restart);
         if self.pid != 0 {
-            d.field("pid", &self.pid)
-                .field("seq", &self.seq)
-                .field("next_seq", &self.next_seq);
+            d.field("pid", &self.pid).field("next_seq", &self.next_seq);
         }
         d.finish()
     }
@@ -146,7 +142,6 @@ impl<W: Carries<Msg>> Relay<W> {
             return;
         };
         st.row = Some((r, false));
-        st.seq = st.next_seq;
         st.next_seq += 1;
         self.publish(st, outbox, r, ctx);
     }
@@ -174,7 +169,7 @@ impl<W: Carries<Msg>> Relay<W> {
             Msg::SeqPublish {
                 ev: row.ev,
                 pid: st.pid,
-                seq: st.seq,
+                seq: st.next_seq - 1,
             }
         } else {
             Msg::Publish { ev: row.ev }

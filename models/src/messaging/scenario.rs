@@ -296,7 +296,14 @@ where
         false => {
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
             let spread_ms = redelivery_spread_ms(input.delays, &names);
-            hazards(&broker, &consumer, &inbox, "consumer", spread_ms)
+            let idempotent = p.idempotence;
+            hazards(
+                &broker,
+                &consumer,
+                &inbox,
+                ("consumer", idempotent),
+                spread_ms,
+            )
         }
     };
 
@@ -340,19 +347,20 @@ where
 
 /// The gaps in a queue's design that its settings show: an inbox that forgets
 /// a message id while the broker may still redeliver it (`table` is the
-/// consumer's table, `consumer` or `accounting`).
+/// consumer's table, `consumer` or `accounting`, with whether its producer
+/// publishes as an idempotent producer).
 /// `spread_ms`: how much later than the first delivery a redelivery can
 /// reach a consumer ([`redelivery_spread_ms`]).
 pub(crate) fn hazards(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
-    table: &'static str,
+    (table, idempotent_producer): (&'static str, bool),
     spread_ms: u64,
 ) -> Vec<crate::core::Hazard> {
     // Without dedup the inbox's retention does not matter: nothing reads it.
     let dedup = match consumer.handler {
-        Handler::Effect => Some(without_dedup(broker, table)),
+        Handler::Effect => Some(without_dedup(broker, table, idempotent_producer)),
         _ => inbox_retention(broker, inbox, table, spread_ms),
     };
     dedup
@@ -362,17 +370,32 @@ pub(crate) fn hazards(
 }
 
 /// A consumer that applies every delivery, whatever the broker filters.
-fn without_dedup(broker: &BrokerConfig, table: &str) -> crate::core::Hazard {
+fn without_dedup(
+    broker: &BrokerConfig,
+    table: &str,
+    idempotent_producer: bool,
+) -> crate::core::Hazard {
+    // What the broker filters, each named with what it leaves through.
+    let mut filters = Vec::new();
+    if broker.dedup_window_ms != 0 {
+        filters.push(format!(
+            "the broker's dedup window of {} filters publishes only, and only within it",
+            crate::core::hazard::about_ms(broker.dedup_window_ms)
+        ));
+    }
+    if idempotent_producer {
+        filters.push(
+            "the idempotent producer's sequence numbers drop the retries of one relay session, not a restarted relay's republish"
+                .to_string(),
+        );
+    }
     crate::core::Hazard {
         id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
         text: format!(
             "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
-            match broker.dedup_window_ms {
-                0 => String::new(),
-                w => format!(
-                    " (the broker's dedup window of {} filters publishes only, and only within it)",
-                    crate::core::hazard::about_ms(w)
-                ),
+            match filters.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", filters.join("; ")),
             }
         ),
         shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
