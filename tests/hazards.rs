@@ -657,6 +657,40 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         "{}",
         plain.hazards[0].text
     );
+    // Reading the inbox only for redelivered messages is a rule of its own;
+    // the inbox's retention still counts for the redeliveries it reads.
+    let flag = load("messaging-dedup-only-redelivered", &[]);
+    assert_eq!(ids(&flag), ["dedup-only-on-redelivery"]);
+    assert_eq!(
+        flag.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some("republish-taken-for-first-delivery")
+    );
+    let short = load(
+        "messaging-dedup-only-redelivered",
+        &["consumer.inbox_retention_ms=10000"],
+    );
+    assert_eq!(
+        ids(&short),
+        [
+            "dedup-only-on-redelivery",
+            "inbox-retention-below-redelivery"
+        ]
+    );
+    assert!(load(
+        "messaging-dedup-only-redelivered",
+        &["consumer.handler=inbox-same-tx"]
+    )
+    .hazards
+    .is_empty());
+    assert_eq!(
+        ids(&load(
+            "chain-outbox-inbox",
+            &["accounting.handler=inbox-if-redelivered"]
+        )),
+        ["dedup-only-on-redelivery"]
+    );
     // Both filters at once are both named.
     let both = load(
         "messaging-idempotent-producer-restart",

@@ -85,6 +85,7 @@ scenario_tests! {
     broker_transaction_loses: "messaging-broker-transaction", 300;
     idempotent_producer_holds: "messaging-idempotent-producer", 200;
     idempotent_producer_restart_duplicates: "messaging-idempotent-producer-restart", 200;
+    dedup_only_redelivered_duplicates: "messaging-dedup-only-redelivered", 300;
 }
 
 #[test]
@@ -147,6 +148,17 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-inbox-cleaned-too-early",
             "consumer.inbox_retention_ms=3600000",
+        ),
+        // An inbox read on every delivery, whatever its flag says.
+        (
+            "messaging-dedup-only-redelivered",
+            "consumer.handler=inbox-same-tx",
+        ),
+        // Or no second message at all: without producer crashes here, the
+        // idempotent producer drops every retry of the one session.
+        (
+            "messaging-dedup-only-redelivered",
+            "producer.idempotence=true",
         ),
         // An inbox that remembers for as long as the relay may republish.
         (
@@ -643,4 +655,66 @@ fn an_idempotent_producer_drops_one_sessions_retries_and_not_a_restarts_republis
     assert!(trace[..republish]
         .iter()
         .any(|k| matches!(k, TraceKind::Crash { .. })));
+}
+
+/// RabbitMQ's redelivered flag, from the domain: it is set on a delivery of
+/// a message the broker delivered before, so a consumer that reads its inbox
+/// only then catches every redelivery and no second message. With only the
+/// consumer crashing, nothing publishes a second message and the design
+/// holds on the same seeds; with lost confirmations, the unflagged copy pays.
+#[test]
+fn the_redelivered_flag_catches_redeliveries_and_not_a_second_message() {
+    // Only the consumer's side fails: no lost publish confirmation.
+    let text = std::fs::read_to_string(
+        common::scenario_dir().join("messaging-dedup-only-redelivered.toml"),
+    )
+    .expect("the scenario file");
+    let confirmed = text.replace("loss_per_mille = [0, 300]", "loss_per_mille = 0");
+    assert_ne!(confirmed, text, "the confirmations' link is in the file");
+    let s = common::load_text("confirmed.toml", &confirmed, &[]);
+    let sum = sweep(&s, 300);
+    assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+    // Some crash came after a commit: the redelivery, flagged, hit the inbox.
+    let caught = (0..300)
+        .map(|seed| trace_of(&s, seed).0)
+        .find(|t| reached(t, sit::INBOX_HIT));
+    let caught = caught.expect("some redelivery is caught by the inbox");
+    assert!(reached(&caught, sit::LEASE_EXPIRED_REDELIVERY));
+    assert!(!reached(&caught, sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY));
+
+    // The failing seed: one event in two messages, each first delivered unflagged.
+    let trace = failing_trace(
+        "messaging-dedup-only-redelivered",
+        "no-duplicate-effect",
+        300,
+    );
+    let mut unflagged: Vec<(u32, u32)> = trace
+        .iter()
+        .filter_map(|k| match k {
+            TraceKind::Deliver {
+                msg,
+                duplicate: false,
+                ..
+            } => match msg.peek() {
+                Some(&messaging::Msg::Deliver {
+                    ev,
+                    receipt,
+                    redelivered: false,
+                }) => Some((ev.id, receipt)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    unflagged.sort_unstable();
+    assert!(
+        unflagged
+            .windows(2)
+            .any(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1),
+        "an event delivered unflagged under two receipts: {unflagged:?}"
+    );
+    assert!(trace.iter().any(|k| matches!(
+        k,
+        TraceKind::Reached { situation, .. } if *situation == sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY
+    )));
 }

@@ -98,7 +98,7 @@ impl Actor for OrderConsumer {
         msg: Msg,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(&messaging::Msg::Deliver { ev, receipt }) = Carries::peek(&msg) else {
+        let Some(&messaging::Msg::Deliver { ev, receipt, .. }) = Carries::peek(&msg) else {
             return;
         };
         // One step is one transaction: the check, the write, the dedup row

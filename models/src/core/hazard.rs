@@ -25,11 +25,12 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 5] = [
+pub const RULES: [&str; 6] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     LEASE_BELOW_CALL,
     CONSUMER_WITHOUT_DEDUP,
+    DEDUP_ONLY_ON_REDELIVERY,
     VISIBILITY_BELOW_PROCESSING,
 ];
 
@@ -39,6 +40,8 @@ const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A consumer that applies every delivery.
 pub const CONSUMER_WITHOUT_DEDUP: &str = "consumer-without-dedup";
+/// A consumer that reads its inbox only for deliveries flagged as redelivered.
+pub const DEDUP_ONLY_ON_REDELIVERY: &str = "dedup-only-on-redelivery";
 /// A broker that redelivers while the first handler still runs.
 pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 

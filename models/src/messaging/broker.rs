@@ -186,7 +186,8 @@ impl<W: Carries<Msg>> Broker<W> {
                 self.retire(m, ctx);
                 continue;
             }
-            if m.deliveries > 0 {
+            let redelivered = m.deliveries > 0;
+            if redelivered {
                 ctx.reached(sit::LEASE_EXPIRED_REDELIVERY);
             }
             let consumer = self.cfg.consumers[ctx.choose(n) as usize];
@@ -197,7 +198,12 @@ impl<W: Carries<Msg>> Broker<W> {
                 receipt,
                 deadline_us: now + self.cfg.visibility_timeout_ms * US_PER_MS,
             };
-            ctx.send(consumer, W::wrap(Msg::Deliver { ev: m.ev, receipt }));
+            let deliver = Msg::Deliver {
+                ev: m.ev,
+                receipt,
+                redelivered,
+            };
+            ctx.send(consumer, W::wrap(deliver));
         }
         let next = s
             .queue

@@ -16,6 +16,10 @@ pub enum Handler {
     Effect,
     /// Inbox row in the effect's transaction.
     InboxSameTx,
+    /// The inbox read only for a delivery the broker flags as redelivered
+    /// (a RabbitMQ optimisation): a first delivery writes its row and
+    /// effect without looking, as if it could not be a duplicate.
+    InboxIfRedelivered,
     /// Check the inbox, apply the effect, write the inbox row: three transactions.
     InboxSeparateTx,
     /// Check the inbox, write the inbox row, apply the effect: the other order.
@@ -65,11 +69,28 @@ pub enum Phase {
     Recording,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Job {
     pub ev: Event,
     pub receipt: u32,
     pub phase: Phase,
+    /// The broker flagged the delivery as redelivered.
+    pub redelivered: bool,
+}
+
+// By hand: the flag only where it is set, so the state panels of runs
+// without redeliveries read as they did before it was kept.
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Job");
+        d.field("ev", &self.ev)
+            .field("receipt", &self.receipt)
+            .field("phase", &self.phase);
+        if self.redelivered {
+            d.field("redelivered", &self.redelivered);
+        }
+        d.finish()
+    }
 }
 
 /// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
@@ -171,8 +192,7 @@ impl<W: Carries<Msg>> Consumer<W> {
     fn on_deliver(
         &self,
         st: &mut ConsumerState,
-        ev: Event,
-        receipt: u32,
+        (ev, receipt, redelivered): (Event, u32, bool),
         ctx: &mut impl Ctx<Self>,
     ) {
         ctx.observe(Obs::Received {
@@ -184,6 +204,7 @@ impl<W: Carries<Msg>> Consumer<W> {
             ev,
             receipt,
             phase: Phase::Processing,
+            redelivered,
         };
         let Some(slot) = st.jobs.insert(job) else {
             return; // busy: the lease expires and another delivery follows
@@ -269,7 +290,11 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         match msg.peek() {
-            Some(&Msg::Deliver { ev, receipt }) => self.on_deliver(st, ev, receipt, ctx),
+            Some(&Msg::Deliver {
+                ev,
+                receipt,
+                redelivered,
+            }) => self.on_deliver(st, (ev, receipt, redelivered), ctx),
             Some(&Msg::TxDone {
                 id,
                 slot,
@@ -304,6 +329,12 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                     }
                     Handler::InboxRecordFirst => (TxKind::RecordInbox, Phase::Recording),
                     Handler::InboxSameTx => (TxKind::InboxAndEffect, Phase::Committing),
+                    Handler::InboxIfRedelivered if job.redelivered => {
+                        (TxKind::InboxAndEffect, Phase::Committing)
+                    }
+                    Handler::InboxIfRedelivered => {
+                        (TxKind::InboxAndEffectUnchecked, Phase::Committing)
+                    }
                     Handler::UniqueKey => (TxKind::InsertUnique, Phase::Committing),
                     Handler::SetValue { versioned } => {
                         (TxKind::SetValue { versioned }, Phase::Committing)

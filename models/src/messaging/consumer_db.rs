@@ -181,6 +181,16 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::Applied
                 }
             }
+            TxKind::InboxAndEffectUnchecked => {
+                // The inbox is not read; the situation is the model's view
+                // of what the handler did not look at.
+                if Self::in_inbox(s, ev.id, ctx) {
+                    ctx.reached(sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY);
+                }
+                self.record_inbox(s, ev.id, ctx);
+                self.effect(s, ev, ctx);
+                TxResult::Applied
+            }
             TxKind::CheckInbox => {
                 let known = Self::in_inbox(s, ev.id, ctx);
                 match (known, effect_done) {

@@ -68,6 +68,9 @@ pub enum TxKind {
     Effect,
     /// Inbox row and effect in one transaction: a known id is skipped.
     InboxAndEffect,
+    /// Inbox row and effect in one transaction, the inbox not read: for a
+    /// delivery the broker did not flag as redelivered.
+    InboxAndEffectUnchecked,
     /// Read the inbox (a transaction of its own).
     CheckInbox,
     /// Write the inbox row (a transaction of its own).
@@ -87,6 +90,9 @@ impl TxKind {
         match self {
             TxKind::Effect => "apply effect",
             TxKind::InboxAndEffect => "inbox row + effect",
+            TxKind::InboxAndEffectUnchecked => {
+                "inbox row + effect, inbox not read (first delivery)"
+            }
             TxKind::CheckInbox => "check inbox",
             TxKind::RecordInbox => "write inbox row",
             TxKind::InsertUnique => "insert under unique key",
@@ -154,6 +160,11 @@ pub enum Msg {
         ev: Event,
         /// Names this delivery.
         receipt: u32,
+        /// The broker delivered this message before (RabbitMQ's
+        /// `redelivered` flag): a flag of the delivery, not of the event. A
+        /// second copy a producer published is a new message, and its first
+        /// delivery is not flagged.
+        redelivered: bool,
     },
     /// Consumer to broker: delete the message.
     Ack {
@@ -259,7 +270,7 @@ impl fmt::Display for Msg {
                 };
                 write!(f, "stored event #{id}{d}")
             }
-            Msg::Deliver { ev, receipt } => write!(f, "deliver {ev} [receipt {receipt}]"),
+            Msg::Deliver { ev, receipt, .. } => write!(f, "deliver {ev} [receipt {receipt}]"),
             Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
             Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
             Msg::TxPublish { ev } => write!(f, "publish {ev} in a transaction"),

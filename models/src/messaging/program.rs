@@ -28,7 +28,7 @@ impl Role for ConsumerRole {
     /// `type` comes first, as people read it.
     fn incoming(msg: &Msg) -> Option<String> {
         match msg {
-            Msg::Deliver { ev, receipt } => Some(format!(
+            Msg::Deliver { ev, receipt, .. } => Some(format!(
                 r#"{{"type":"deliver","event":{{"id":{},"entity":{},"value":{},"version":{}}},"receipt":{receipt}}}"#,
                 ev.id, ev.entity, ev.value, ev.version
             )),
@@ -117,7 +117,12 @@ mod tests {
             version: 1,
             entity_space: &crate::messaging::ENTITY,
         };
-        let text = ConsumerRole::incoming(&Msg::Deliver { ev, receipt: 7 }).unwrap();
+        let text = ConsumerRole::incoming(&Msg::Deliver {
+            ev,
+            receipt: 7,
+            redelivered: false,
+        })
+        .unwrap();
         assert!(text.starts_with(r#"{"type":"deliver","#), "{text}");
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
@@ -130,7 +135,12 @@ mod tests {
         );
         assert!(ConsumerRole::incoming(&Msg::Ack { id: 1, receipt: 1 }).is_none());
         assert_eq!(
-            ConsumerRole::arrival(&Msg::Deliver { ev, receipt: 7 }).map(|a| a.0),
+            ConsumerRole::arrival(&Msg::Deliver {
+                ev,
+                receipt: 7,
+                redelivered: false,
+            })
+            .map(|a| a.0),
             Some(3)
         );
     }

@@ -358,15 +358,31 @@ pub(crate) fn hazards(
     (table, idempotent_producer): (&'static str, bool),
     spread_ms: u64,
 ) -> Vec<crate::core::Hazard> {
-    // Without dedup the inbox's retention does not matter: nothing reads it.
-    let dedup = match consumer.handler {
-        Handler::Effect => Some(without_dedup(broker, table, idempotent_producer)),
-        _ => inbox_retention(broker, inbox, table, spread_ms),
-    };
-    dedup
-        .into_iter()
-        .chain(visibility_below_processing(broker, consumer, table))
-        .collect()
+    let mut out = Vec::new();
+    match consumer.handler {
+        // Without dedup the inbox's retention does not matter: nothing reads it.
+        Handler::Effect => out.push(without_dedup(broker, table, idempotent_producer)),
+        handler => {
+            if handler == Handler::InboxIfRedelivered {
+                out.push(only_on_redelivery(table));
+            }
+            out.extend(inbox_retention(broker, inbox, table, spread_ms));
+        }
+    }
+    out.extend(visibility_below_processing(broker, consumer, table));
+    out
+}
+
+/// A consumer that trusts the broker's redelivered flag to tell duplicates.
+fn only_on_redelivery(table: &str) -> crate::core::Hazard {
+    crate::core::Hazard {
+        id: crate::core::hazard::DEDUP_ONLY_ON_REDELIVERY,
+        text: format!(
+            "the consumer reads its inbox only for deliveries the broker flags as redelivered ({table}.handler = \"inbox-if-redelivered\"), but the flag belongs to the delivery, not to the event: a second copy a producer published (a retry after a lost confirmation, a relay's republish after a restart) is a new message, its first delivery is not flagged, and it takes effect again"
+        ),
+        shown_by: Some(super::situations::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY),
+        example: "messaging-dedup-only-redelivered",
+    }
 }
 
 /// A consumer that applies every delivery, whatever the broker filters.
@@ -531,6 +547,7 @@ pub(crate) fn consumer(
             &[
                 ("effect", Handler::Effect),
                 ("inbox-same-tx", Handler::InboxSameTx),
+                ("inbox-if-redelivered", Handler::InboxIfRedelivered),
                 ("inbox-separate-tx", Handler::InboxSeparateTx),
                 ("inbox-record-first", Handler::InboxRecordFirst),
                 ("unique-key", Handler::UniqueKey),

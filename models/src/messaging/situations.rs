@@ -55,6 +55,8 @@ pub const COMMIT_AFTER_TX_TIMEOUT: SituationId = 88;
 pub const PRODUCER_SEQUENCE_DEDUP_HIT: SituationId = 89;
 /// `republish-under-new-producer-id`: An event the broker had stored was published again under another producer id (the relay restarted), which the idempotent producer cannot recognise: it was stored again.
 pub const REPUBLISH_UNDER_NEW_PRODUCER_ID: SituationId = 90;
+/// `republish-taken-for-first-delivery`: A consumer that reads its inbox only for redelivered messages applied a delivery flagged as first whose event id was in the inbox: a second copy a producer published is a new message to the broker.
+pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = 91;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -74,6 +76,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it)." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
+    SituationDoc { id: REPUBLISH_TAKEN_FOR_FIRST_DELIVERY, name: "republish-taken-for-first-delivery", doc: "A consumer that reads its inbox only for redelivered messages applied a delivery flagged as a first one whose event id was in the inbox: a second copy a producer published is a new message to the broker, and its first delivery carries no redelivered flag." },
     SituationDoc { id: INBOX_HIT, name: "inbox-hit", doc: "A delivery's message id was already in the inbox: the consumer skipped the effect." },
     SituationDoc { id: INBOX_ROW_REAPED, name: "inbox-row-reaped", doc: "The inbox's cleanup deleted rows older than their retention (consumer.inbox_retention_ms)." },
     SituationDoc { id: REDELIVERED_AFTER_INBOX_CLEANUP, name: "redelivered-after-inbox-cleanup", doc: "A message whose effect is committed was delivered again after the cleanup had deleted its inbox row: the retention is shorter than the time duplicates keep coming." },
