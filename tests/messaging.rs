@@ -718,3 +718,23 @@ fn the_redelivered_flag_catches_redeliveries_and_not_a_second_message() {
         TraceKind::Reached { situation, .. } if *situation == sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY
     )));
 }
+
+/// The broker keeps its idempotent producers' sequence numbers with the log
+/// (durable), so a broker that crashes and restarts during the outage still
+/// drops the relay's retries: the design holds with broker crashes too.
+#[test]
+fn the_brokers_producer_table_survives_its_crashes() {
+    let s = load(
+        "messaging-idempotent-producer",
+        &[
+            "crashes.broker.crash_per_mille=20",
+            "crashes.consumer-1.crash_per_mille=0",
+        ],
+    );
+    let sum = sweep(&s, 100);
+    assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+    assert!(
+        sum.tally.faults.crashed > 0,
+        "the broker, the one actor that may, crashed"
+    );
+}
