@@ -810,6 +810,27 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
         ])),
         ["consumer-without-dedup", RULE]
     );
+    // A consumer that renews its lease before it runs out is not warned:
+    // each renewal extends the lease from its arrival, so the renewals'
+    // interval plus their delay spread must stay under the lease.
+    let long = "consumer.processing_ms=40000";
+    assert!(with(&[long, "consumer.lease_renewal_ms=10000"])
+        .hazards
+        .is_empty());
+    assert_eq!(
+        ids(&with(&[long, "consumer.lease_renewal_ms=30000"])),
+        [RULE]
+    );
+    let slow_renewals = |max_ms: u64| {
+        let text = format!(
+            "{base}lease_renewal_ms = 10000\nprocessing_ms = 40000\n\n[[network.links]]\nfrom = \"consumer-1\"\nto = \"broker\"\ndelay_ms_min = 1\ndelay_ms_max = {max_ms}\n"
+        );
+        load_text("renew.toml", &text, &[])
+    };
+    // 10 s apart, arriving up to 19,998 ms later than the one before: in time.
+    assert!(slow_renewals(19_999).hazards.is_empty());
+    // Up to 20 s later: the lease ends as the renewal arrives.
+    assert_eq!(ids(&slow_renewals(20_001)), [RULE]);
     // The catalog's scenario of the mistake carries it and reaches it.
     let s = load("messaging-visibility-below-processing", &[]);
     assert_eq!(ids(&s), [RULE]);

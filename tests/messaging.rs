@@ -86,6 +86,7 @@ scenario_tests! {
     idempotent_producer_holds: "messaging-idempotent-producer", 200;
     idempotent_producer_restart_duplicates: "messaging-idempotent-producer-restart", 200;
     dedup_only_redelivered_duplicates: "messaging-dedup-only-redelivered", 300;
+    lease_renewal_lost_duplicates: "messaging-lease-renewal-lost", 300;
 }
 
 #[test]
@@ -148,6 +149,11 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-inbox-cleaned-too-early",
             "consumer.inbox_retention_ms=3600000",
+        ),
+        // Renewal narrows the window, the atomic inbox closes it.
+        (
+            "messaging-lease-renewal-lost",
+            "consumer.handler=inbox-same-tx",
         ),
         // An inbox read on every delivery, whatever its flag says.
         (
@@ -350,6 +356,16 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
             "[producer]\nidempotence = \"yes\"\n",
             "wrong type",
             "true or false",
+        ),
+        (
+            "[consumer]\nlease_renewal_ms = \"10s\"\n",
+            "without a unit",
+            "lease_renewal_ms",
+        ),
+        (
+            "[consumer]\nlease_renewal_ms = 86400001\n",
+            "longer than the 24 h",
+            "the range is 0 to 86400000",
         ),
     ];
     for (extra, message, help) in cases {
@@ -737,4 +753,39 @@ fn the_brokers_producer_table_survives_its_crashes() {
         sum.tally.faults.crashed > 0,
         "the broker, the one actor that may, crashed"
     );
+}
+
+/// Lease renewal, from the domain: a consumer that asks for a whole
+/// visibility timeout more before the lease runs out keeps the message to
+/// itself however long its handler runs; one that asks only as the lease
+/// runs out, or whose renewals are lost, does not.
+#[test]
+fn a_renewed_lease_keeps_a_long_handler_alone_only_while_renewals_arrive() {
+    const RULE: &str = "visibility-below-processing";
+    let name = "messaging-visibility-below-processing";
+    let renewed = load(name, &["consumer.lease_renewal_ms=10000"]);
+    assert!(renewed.hazards.is_empty(), "{:?}", renewed.hazards);
+    let sum = sweep(&renewed, 300);
+    assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+    let (entries, _) = trace_of(&renewed, 4);
+    assert!(reached(&entries, sit::LEASE_RENEWED));
+    assert!(!reached(&entries, sit::LEASE_EXPIRED_REDELIVERY));
+    // Asked for when the lease runs out is too late: the broker redelivers first.
+    let late = load(name, &["consumer.lease_renewal_ms=30000"]);
+    assert_eq!(
+        late.hazards.iter().map(|h| h.id).collect::<Vec<_>>(),
+        [RULE]
+    );
+    assert!(sweep(&late, 300).first_failure.is_some());
+    // Lost renewals: the failing trace has renewals cut off, then one too late.
+    let trace = failing_trace("messaging-lease-renewal-lost", "no-duplicate-effect", 300);
+    let cut = trace.iter().any(|k| {
+        matches!(k, TraceKind::Drop { msg, .. }
+            if matches!(msg.peek(), Some(&messaging::Msg::Extend { .. })))
+    });
+    assert!(cut, "a renewal was cut off");
+    assert!(trace.iter().any(|k| matches!(
+        k,
+        TraceKind::Reached { situation, .. } if *situation == sit::LEASE_EXPIRED_REDELIVERY
+    )));
 }

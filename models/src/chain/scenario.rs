@@ -152,7 +152,7 @@ where
         &inbox,
         // The booking service's relay publishes without producer ids.
         ("accounting", false),
-        queue::redelivery_spread_ms(input.delays, &accounting),
+        queue::Spreads::of(input.delays, &accounting),
     ));
     let mut actors = vec![
         ("client".to_string(), N::from(Client::new(client))),

@@ -351,6 +351,28 @@ impl<W: Carries<Msg>> Broker<W> {
         self.dispatch(s, ctx);
     }
 
+    /// A consumer's lease renewal: the delivery named, if still out under
+    /// its lease, is given a whole visibility timeout from now.
+    fn on_extend(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
+        let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
+        let renewed = s.queue.iter_mut().find(|m| {
+            m.ev.id == id
+                && matches!(m.status, QStatus::InFlight { receipt: r, .. } if r == receipt)
+        });
+        match renewed {
+            Some(m) => {
+                m.status = QStatus::InFlight {
+                    receipt,
+                    deadline_us,
+                };
+                ctx.reached(sit::LEASE_RENEWED);
+                self.dispatch(s, ctx);
+            }
+            // Too late: the lease ran out, the message is visible or out again.
+            None => ctx.reached(sit::RENEWAL_AFTER_REDELIVERY),
+        }
+    }
+
     fn on_ack(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
         // A late ack (after the lease expired, or from another consumer's
         // delivery) is still accepted, as NATS does (nats-server#4786).
@@ -463,6 +485,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
                 self.on_seq_publish(s, from, (ev, pid, seq), ctx)
             }
             Some(&Msg::Ack { id, receipt }) => self.on_ack(s, id, receipt, ctx),
+            Some(&Msg::Extend { id, receipt }) => self.on_extend(s, id, receipt, ctx),
             Some(&Msg::TxPublish { ev }) => self.on_tx_publish(s, from, ev, ctx),
             Some(&Msg::EndTx { id, commit }) => self.on_end_tx(s, from, id, commit, ctx),
             _ => {}

@@ -59,6 +59,9 @@ pub struct ConsumerConfig {
     pub processing_jitter_ms: u64,
     /// Give up a delivery whose database reply does not come (the lease then expires).
     pub tx_timeout_ms: u64,
+    /// While a delivery is in hand, ask the broker this often to extend its
+    /// lease; 0 = never.
+    pub lease_renewal_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +118,11 @@ pub enum ConsumerTimer {
         /// The job's slot.
         slot: u32,
     },
+    /// Time to renew job `slot`'s lease.
+    Renew {
+        /// The job's slot.
+        slot: u32,
+    },
 }
 
 impl fmt::Display for ConsumerTimer {
@@ -122,6 +130,7 @@ impl fmt::Display for ConsumerTimer {
         match self {
             ConsumerTimer::Processed { .. } => f.write_str("processing done"),
             ConsumerTimer::TxTimeout { .. } => f.write_str("transaction timeout"),
+            ConsumerTimer::Renew { .. } => f.write_str("renew the lease"),
         }
     }
 }
@@ -131,6 +140,7 @@ impl Timer for ConsumerTimer {
         match *self {
             ConsumerTimer::Processed { slot } => slot,
             ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
+            ConsumerTimer::Renew { slot } => 2 * MAX_JOBS as u32 + slot,
         }
     }
 }
@@ -177,9 +187,20 @@ impl<W: Carries<Msg>> Consumer<W> {
         );
     }
 
+    /// Arms the next lease renewal of job `slot`, if the consumer renews.
+    fn renew_later(&self, slot: usize, ctx: &mut impl Ctx<Self>) {
+        if self.cfg.lease_renewal_ms > 0 {
+            ctx.set_timer(
+                ConsumerTimer::Renew { slot: slot as u32 },
+                self.cfg.lease_renewal_ms * US_PER_MS,
+            );
+        }
+    }
+
     fn finish(&self, st: &mut ConsumerState, slot: usize, ctx: &mut impl Ctx<Self>) {
         let job = st.jobs.take(slot).expect("slot is busy");
         ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
+        ctx.cancel_timer(ConsumerTimer::Renew { slot: slot as u32 });
         if self.cfg.ack == AckMode::AfterCommit {
             let ack = Msg::Ack {
                 id: job.ev.id,
@@ -211,6 +232,9 @@ impl<W: Carries<Msg>> Consumer<W> {
         };
         if self.cfg.ack == AckMode::BeforeCommit {
             ctx.send(self.cfg.broker, W::wrap(Msg::Ack { id: ev.id, receipt }));
+        } else {
+            // An acked delivery has no lease left to renew.
+            self.renew_later(slot, ctx);
         }
         if matches!(
             self.cfg.handler,
@@ -261,7 +285,7 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     type Storage = ();
 
     fn timer_slots(&self) -> u32 {
-        2 * MAX_JOBS as u32
+        3 * MAX_JOBS as u32
     }
 
     fn reset_storage(&self, storage: &mut Option<()>) {
@@ -316,6 +340,18 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
             ConsumerTimer::TxTimeout { slot } => {
                 // No answer from the database: drop the delivery unacked; the lease redelivers it.
                 st.jobs.take(slot as usize);
+                ctx.cancel_timer(ConsumerTimer::Renew { slot });
+            }
+            ConsumerTimer::Renew { slot } => {
+                let Some(job) = st.jobs.get(slot as usize) else {
+                    return;
+                };
+                let extend = Msg::Extend {
+                    id: job.ev.id,
+                    receipt: job.receipt,
+                };
+                ctx.send(self.cfg.broker, W::wrap(extend));
+                self.renew_later(slot as usize, ctx);
             }
             ConsumerTimer::Processed { slot } => {
                 let slot = slot as usize;

@@ -173,6 +173,15 @@ pub enum Msg {
         /// The delivery acked.
         receipt: u32,
     },
+    /// Consumer to broker: extend the lease of this delivery by a whole
+    /// visibility timeout from now (SQS ChangeMessageVisibility, NATS
+    /// AckProgress, Pub/Sub modifyAckDeadline).
+    Extend {
+        /// The event's id.
+        id: u32,
+        /// The delivery whose lease to extend.
+        receipt: u32,
+    },
     /// Consumer to its database: one transaction.
     Tx {
         /// The event it is for.
@@ -230,6 +239,7 @@ impl ModelMessage for Msg {
         "tx-publish",
         "end-tx",
         "tx-ended",
+        "extend",
     ];
 
     fn kind(&self) -> u16 {
@@ -244,6 +254,7 @@ impl ModelMessage for Msg {
             Msg::TxPublish { .. } => 6,
             Msg::EndTx { .. } => 7,
             Msg::TxEnded { .. } => 8,
+            Msg::Extend { .. } => 9,
         }
     }
 
@@ -272,6 +283,9 @@ impl fmt::Display for Msg {
             }
             Msg::Deliver { ev, receipt, .. } => write!(f, "deliver {ev} [receipt {receipt}]"),
             Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
+            Msg::Extend { id, receipt } => {
+                write!(f, "extend the lease of event #{id} [receipt {receipt}]")
+            }
             Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
             Msg::TxPublish { ev } => write!(f, "publish {ev} in a transaction"),
             Msg::EndTx { id, commit: true } => write!(f, "commit the transaction of event #{id}"),

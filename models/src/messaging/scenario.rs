@@ -92,6 +92,7 @@ pub(crate) struct ConsumerDto {
     handler_timeout_ms: u64,
     inbox_retention_ms: u64,
     inbox_max_rows: u64,
+    lease_renewal_ms: u64,
 }
 
 impl Default for ConsumerDto {
@@ -106,6 +107,7 @@ impl Default for ConsumerDto {
             handler_timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
             inbox_retention_ms: 0,
             inbox_max_rows: 0,
+            lease_renewal_ms: 0,
         }
     }
 }
@@ -119,6 +121,7 @@ const BUILT_IN_CONSUMER_KEYS: &[&str] = &[
     "tx_timeout_ms",
     "inbox_retention_ms",
     "inbox_max_rows",
+    "lease_renewal_ms",
 ];
 
 /// Longest wall-clock time a program's handler may be given.
@@ -295,14 +298,14 @@ where
         true => Vec::new(),
         false => {
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
-            let spread_ms = redelivery_spread_ms(input.delays, &names);
+            let spreads = Spreads::of(input.delays, &names);
             let idempotent = p.idempotence;
             hazards(
                 &broker,
                 &consumer,
                 &inbox,
                 ("consumer", idempotent),
-                spread_ms,
+                spreads,
             )
         }
     };
@@ -349,14 +352,13 @@ where
 /// a message id while the broker may still redeliver it (`table` is the
 /// consumer's table, `consumer` or `accounting`, with whether its producer
 /// publishes as an idempotent producer).
-/// `spread_ms`: how much later than the first delivery a redelivery can
-/// reach a consumer ([`redelivery_spread_ms`]).
+/// `spreads`: what the network's delays add to the lease rules' times.
 pub(crate) fn hazards(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
     (table, idempotent_producer): (&'static str, bool),
-    spread_ms: u64,
+    spreads: Spreads,
 ) -> Vec<crate::core::Hazard> {
     let mut out = Vec::new();
     match consumer.handler {
@@ -366,10 +368,15 @@ pub(crate) fn hazards(
             if handler == Handler::InboxIfRedelivered {
                 out.push(only_on_redelivery(table));
             }
-            out.extend(inbox_retention(broker, inbox, table, spread_ms));
+            out.extend(inbox_retention(broker, inbox, table, spreads.redelivery_ms));
         }
     }
-    out.extend(visibility_below_processing(broker, consumer, table));
+    out.extend(visibility_below_processing(
+        broker,
+        consumer,
+        table,
+        spreads.renewal_ms,
+    ));
     out
 }
 
@@ -443,18 +450,35 @@ fn inbox_retention(
     )
 }
 
-/// How much later than a message's first delivery one of its redeliveries
-/// can reach a consumer, any of `consumers` (names), where the network's
-/// delays differ: the redelivery may go to another consumer.
-pub(crate) fn redelivery_spread_ms(
-    delays: &crate::core::hazard::Delays,
-    consumers: &[String],
-) -> u64 {
-    let paths: Vec<Vec<&str>> = consumers
-        .iter()
-        .map(|c| vec!["broker", c.as_str()])
-        .collect();
-    delays.spread_ms(&paths)
+/// How the network's delay spread between a broker and its `consumers`
+/// (names) moves the lease rules' times.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spreads {
+    /// How much later than a message's first delivery one of its
+    /// redeliveries can reach a consumer (perhaps another one).
+    pub redelivery_ms: u64,
+    /// How much later than the renewal before it a lease renewal can reach
+    /// the broker: the lease it extends counts from the earlier one's arrival.
+    pub renewal_ms: u64,
+}
+
+impl Spreads {
+    pub(crate) fn of(delays: &crate::core::hazard::Delays, consumers: &[String]) -> Spreads {
+        let to: Vec<Vec<&str>> = consumers
+            .iter()
+            .map(|c| vec!["broker", c.as_str()])
+            .collect();
+        // A consumer renews its own delivery's lease over its own link.
+        let renewal_ms = consumers
+            .iter()
+            .map(|c| delays.spread_ms(&[vec![c.as_str(), "broker"]]))
+            .max()
+            .unwrap_or(0);
+        Spreads {
+            redelivery_ms: delays.spread_ms(&to),
+            renewal_ms,
+        }
+    }
 }
 
 /// The rule of the lease: a broker must not hand a message to a consumer
@@ -465,11 +489,18 @@ fn visibility_below_processing(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     table: &str,
+    renewal_spread_ms: u64,
 ) -> Option<crate::core::Hazard> {
     let longest_ms = consumer
         .processing_ms
         .saturating_add(consumer.processing_jitter_ms);
-    if longest_ms < broker.visibility_timeout_ms {
+    // A renewal that always arrives before the lease runs out keeps
+    // extending it for as long as the handler runs; what a lost renewal
+    // does is a fault's business (messaging-lease-renewal-lost).
+    let renewed = consumer.lease_renewal_ms > 0
+        && consumer.lease_renewal_ms.saturating_add(renewal_spread_ms)
+            < broker.visibility_timeout_ms;
+    if longest_ms < broker.visibility_timeout_ms || renewed {
         return None;
     }
     let setting = match consumer.processing_jitter_ms {
@@ -576,6 +607,7 @@ pub(crate) fn consumer(
             cat("tx_timeout_ms"),
             "write tx_timeout_ms = 5000",
         )? / 1000,
+        lease_renewal_ms: duration_us(c.lease_renewal_ms, DAY_MS, cat("lease_renewal_ms"))? / 1000,
     })
 }
 

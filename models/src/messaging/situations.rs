@@ -57,6 +57,10 @@ pub const PRODUCER_SEQUENCE_DEDUP_HIT: SituationId = 89;
 pub const REPUBLISH_UNDER_NEW_PRODUCER_ID: SituationId = 90;
 /// `republish-taken-for-first-delivery`: A consumer that reads its inbox only for redelivered messages applied a delivery flagged as first whose event id was in the inbox: a second copy a producer published is a new message to the broker.
 pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = 91;
+/// `lease-renewed`: The broker extended an in-flight delivery's lease at its consumer's request.
+pub const LEASE_RENEWED: SituationId = 92;
+/// `renewal-after-redelivery`: A lease renewal arrived for a delivery whose lease had run out: the message was visible again or delivered to another consumer.
+pub const RENEWAL_AFTER_REDELIVERY: SituationId = 93;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -73,6 +77,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: REPUBLISH_UNDER_NEW_PRODUCER_ID, name: "republish-under-new-producer-id", doc: "An event the broker had stored was published again under another producer id (the relay restarted): the idempotent producer cannot recognise it, and the broker stored it again." },
     SituationDoc { id: REPUBLISH_AFTER_DEDUP_WINDOW, name: "republish-after-dedup-window", doc: "A publish of a known message id arrived after the broker's dedup window and was stored again." },
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
+    SituationDoc { id: LEASE_RENEWED, name: "lease-renewed", doc: "The broker extended an in-flight delivery's lease at its consumer's request (consumer.lease_renewal_ms)." },
+    SituationDoc { id: RENEWAL_AFTER_REDELIVERY, name: "renewal-after-redelivery", doc: "A lease renewal arrived for a delivery whose lease had already run out: the message was visible again, or out with another consumer, and the renewal changed nothing." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it)." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
