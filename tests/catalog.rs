@@ -96,6 +96,17 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
         // The payload swallowed by the bank's dedup is caught at the service.
         ("payment-payload-swallowed-downstream", &["service.idempotency=claim-same-tx"], Holds, None),
         ("payment-timeout-read-as-failure", &["client.timeout_means=unknown"], Holds, None),
+        // A late confirmation answers the key kept "in progress"; or the
+        // bank catches the second transfer by the key handed on.
+        ("payment-key-deleted-on-timeout", &["service.on_bank_timeout=keep-in-progress"], Holds, None),
+        (
+            "payment-key-deleted-on-timeout",
+            &["service.pass_key_to_bank=true", "bank.accepts_key=true"],
+            Holds,
+            None,
+        ),
+        // Without late confirmations nothing the deleted key stood for was paid.
+        ("payment-key-deleted-on-timeout", &["network.links=[]"], Holds, None),
         // A 503 is a promise about the operation only while no twin of the
         // request can exist: read as unknown, or with no duplicating links,
         // nothing recorded as failed is paid.

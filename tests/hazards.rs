@@ -988,3 +988,34 @@ fn delays_the_warnings_read_are_range_checked_first() {
     let s = load_text("edge.toml", &edge, &[]);
     assert_eq!(ids(&s), [KEY_RULE]);
 }
+
+/// A key deleted when the bank stays silent, from the domain: the silence
+/// may hide a payment, so the retry the deletion lets through must meet a
+/// bank that deduplicates, or a transfer that pays only what is missing.
+#[test]
+fn a_key_deleted_on_an_unknown_outcome_is_a_warning_unless_the_bank_catches_the_retry() {
+    const RULE: &str = "key-deleted-on-timeout";
+    let name = "payment-key-deleted-on-timeout";
+    let s = load(name, &[]);
+    assert_eq!(ids(&s), [RULE]);
+    assert_eq!(
+        s.hazards[0].shown_by.map(models::registry::situation_name),
+        Some("key-deleted-on-bank-timeout")
+    );
+    let sum = sweep(&s, 100);
+    assert!(sum.violation().is_some());
+    assert!(sum
+        .tally
+        .situations
+        .contains(s.hazards[0].shown_by.expect("marked")));
+    for sets in [
+        &["service.on_bank_timeout=keep-in-progress"][..],
+        &["service.pass_key_to_bank=true", "bank.accepts_key=true"][..],
+        &["service.mode=state-conditional", "bank.status_query=true"][..],
+        &["service.idempotency=none"][..],
+    ] {
+        assert!(load(name, sets).hazards.is_empty(), "{sets:?}");
+    }
+    // The key handed on to a bank that ignores keys catches nothing.
+    assert_eq!(ids(&load(name, &["service.pass_key_to_bank=true"])), [RULE]);
+}

@@ -25,10 +25,11 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 6] = [
+pub const RULES: [&str; 7] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     LEASE_BELOW_CALL,
+    KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
     DEDUP_ONLY_ON_REDELIVERY,
     VISIBILITY_BELOW_PROCESSING,
@@ -38,6 +39,8 @@ const KEY_RETENTION: &str = "key-retention-below-retry-span";
 const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
+/// A key deleted when the bank's outcome is unknown.
+pub const KEY_DELETED_ON_TIMEOUT: &str = "key-deleted-on-timeout";
 /// A consumer that applies every delivery.
 pub const CONSUMER_WITHOUT_DEDUP: &str = "consumer-without-dedup";
 /// A consumer that reads its inbox only for deliveries flagged as redelivered.

@@ -96,6 +96,7 @@ struct ServiceDto {
     mode: String,
     query_before_retry: bool,
     query_on_recovery: bool,
+    on_bank_timeout: String,
 }
 
 impl Default for ServiceDto {
@@ -118,6 +119,7 @@ impl Default for ServiceDto {
             mode: "action".into(),
             query_before_retry: false,
             query_on_recovery: true,
+            on_bank_timeout: "keep-in-progress".into(),
         }
     }
 }
@@ -300,7 +302,29 @@ pub(crate) fn hazards(
         ));
     }
     out.extend(lease_hazard(service));
+    out.extend(deleted_on_timeout(service, bank));
     out
+}
+
+/// A key deleted when the bank stays silent, with nothing after the service
+/// to tell the retry's transfer from the first: the bank may have paid.
+fn deleted_on_timeout(service: &ServiceConfig, bank: &BankConfig) -> Option<crate::core::Hazard> {
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    // A conditional transfer pays only what is missing, whatever the key.
+    let conditional = service.mode == Mode::StateConditional;
+    if !service.delete_key_on_bank_timeout
+        || service.idempotency == Idempotency::None
+        || bank_dedups
+        || conditional
+    {
+        return None;
+    }
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::KEY_DELETED_ON_TIMEOUT,
+        text: "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, with no key at the bank to stop the second transfer".to_string(),
+        shown_by: Some(super::situations::KEY_DELETED_ON_BANK_TIMEOUT),
+        example: "payment-key-deleted-on-timeout",
+    })
 }
 
 /// A lease on an "in progress" key that can run out while its bank call is
@@ -654,5 +678,10 @@ fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, 
         query_before_retry: s.query_before_retry,
         // Asking is possible only where the bank answers.
         query_on_recovery: s.query_on_recovery && b.status_query,
+        delete_key_on_bank_timeout: one_of(
+            &s.on_bank_timeout,
+            &[("keep-in-progress", false), ("delete-key", true)],
+            at("on_bank_timeout"),
+        )?,
     })
 }

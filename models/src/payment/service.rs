@@ -112,6 +112,10 @@ pub struct ServiceConfig {
     /// Ask the bank what it has paid before driving a key left "in progress"
     /// (after a restart or a lease takeover) to an end.
     pub query_on_recovery: bool,
+    /// Delete the key when the bank stays silent to the last attempt, as
+    /// an idempotency library deletes its record when the handler raises
+    /// (Powertools for AWS Lambda), instead of leaving it "in progress".
+    pub delete_key_on_bank_timeout: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -583,7 +587,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
     ) {
         match timer {
             ServiceTimer::Step { slot } => self.on_step(st, s, slot as usize, ctx),
-            ServiceTimer::BankTimeout { slot } => self.on_bank_timeout(st, slot as usize, ctx),
+            ServiceTimer::BankTimeout { slot } => self.on_bank_timeout(st, s, slot as usize, ctx),
             ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
         }
         self.pump(st, ctx);

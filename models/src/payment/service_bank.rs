@@ -238,6 +238,7 @@ impl<W: Carries<Msg>> Service<W> {
     pub(super) fn on_bank_timeout(
         &self,
         st: &mut ServiceState,
+        s: &mut ServiceStorage,
         slot: usize,
         ctx: &mut impl Ctx<Self>,
     ) {
@@ -260,11 +261,16 @@ impl<W: Carries<Msg>> Service<W> {
         }
         // The bank stays silent: answer 504 (the outcome is unknown) and leave
         // the key "in progress"; a late confirmation, a restart or a lease
-        // takeover resolves it.
+        // takeover resolves it. Or delete it, as a library does with its
+        // record when the handler raises: the next retry is a new request,
+        // whatever the bank did with this one.
         ctx.reached(sit::BANK_GAVE_UP);
         let c = st.calls.take(slot).expect("slot is busy");
         if self.keyed(c.key) {
             ctx.observe(Obs::ExecEnd { key: c.key });
+            if self.cfg.delete_key_on_bank_timeout && s.keys.remove(&c.key).is_some() {
+                ctx.reached(sit::KEY_DELETED_ON_BANK_TIMEOUT);
+            }
         }
         if let Some(caller) = c.client {
             Self::reply(caller, c.op, PayStatus::GatewayTimeout, 0, ctx);

@@ -231,6 +231,7 @@ mod tests {
             mode: Mode::Action,
             query_before_retry: false,
             query_on_recovery: false,
+            delete_key_on_bank_timeout: false,
         }
     }
 

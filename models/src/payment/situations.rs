@@ -70,6 +70,9 @@ pub const STATUS_READ_STALE: SituationId = 44;
 /// `lease-taken-from-running-execution`: a request took over a key whose lease had run out while the first execution was still running.
 pub const LEASE_TAKEN_FROM_RUNNING: SituationId = 45;
 
+/// `key-deleted-on-bank-timeout`: the bank stayed silent to the service's last attempt and the service deleted the key, so the client's next retry executes again.
+pub const KEY_DELETED_ON_BANK_TIMEOUT: SituationId = 46;
+
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
@@ -83,6 +86,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: KEY_COLLISION, name: "key-collision", doc: "A key already stored for another operation arrived with a different claim." },
     SituationDoc { id: PAYLOAD_MISMATCH_REJECTED, name: "payload-mismatch-rejected", doc: "A request reused a known key with another payload and was refused with 422." },
     SituationDoc { id: CRASH_BETWEEN_STEPS, name: "crash-between-steps", doc: "The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking." },
+    SituationDoc { id: KEY_DELETED_ON_BANK_TIMEOUT, name: "key-deleted-on-bank-timeout", doc: "The bank stayed silent to the service's last attempt and the service deleted the key (service.on_bank_timeout = \"delete-key\"): the client's next retry is executed again, whatever the bank did with the first." },
     SituationDoc { id: RECOVERED_AFTER_RESTART, name: "recovered-after-restart", doc: "The service restarted with a key left \"in progress\" and drove its payment to an end." },
     SituationDoc { id: LEASE_EXPIRED_TAKEOVER, name: "lease-expired-takeover", doc: "A request found its key \"in progress\" past the lease and took the execution over." },
     SituationDoc { id: LEASE_TAKEN_FROM_RUNNING, name: "lease-taken-from-running-execution", doc: "A lease takeover while the first execution was still running (its bank call in flight, or a step of it pending): the lease was shorter than the work it guards, and two executions of one key overlap." },
