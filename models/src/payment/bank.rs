@@ -45,13 +45,16 @@ impl BankStorage {
     }
 
     /// What a read replica `lag_us` behind the ledger shows paid for claim
-    /// `op` at `now_us`: the transfers executed at least `lag_us` ago.
-    pub fn paid_eur_seen(&self, op: Op, now_us: TimeUs, lag_us: TimeUs) -> u32 {
+    /// `op` at `now_us` (the transfers executed at least `lag_us` ago), and
+    /// what the ledger itself holds: one pass over the transfers for both.
+    pub fn paid_eur_seen(&self, op: Op, now_us: TimeUs, lag_us: TimeUs) -> (u32, u32) {
         self.transfers
             .iter()
-            .filter(|t| t.0 == op && t.2.saturating_add(lag_us) <= now_us)
-            .map(|t| t.1)
-            .sum()
+            .filter(|t| t.0 == op)
+            .fold((0, 0), |(seen, all), t| {
+                let shown = t.2.saturating_add(lag_us) <= now_us;
+                (seen + if shown { t.1 } else { 0 }, all + t.1)
+            })
     }
 }
 
@@ -164,8 +167,8 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             }) => self.on_transfer(s, from, op, key, amount_eur, if_paid_eur, ctx),
             Some(&Msg::StatusQuery { op }) if self.cfg.status_query => {
                 let now = ctx.now_us();
-                let paid_eur = s.paid_eur_seen(op, now, self.cfg.status_lag_us);
-                if paid_eur < s.paid_eur(op) {
+                let (paid_eur, in_ledger_eur) = s.paid_eur_seen(op, now, self.cfg.status_lag_us);
+                if paid_eur < in_ledger_eur {
                     ctx.reached(sit::STATUS_READ_STALE);
                 }
                 let reply = Msg::StatusReply { op, paid_eur };
