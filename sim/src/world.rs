@@ -225,6 +225,17 @@ impl World {
             k.loss_per_mille.check();
             k.duplicate_per_mille.check();
         }
+        // One entry per link and kind: with two, a send would read only one.
+        let mut keys: Vec<_> = self
+            .kind_faults
+            .iter()
+            .map(|k| (k.from, k.to, k.kind))
+            .collect();
+        keys.sort_unstable();
+        assert!(
+            keys.windows(2).all(|w| w[0] != w[1]),
+            "two kind faults for one link and kind"
+        );
         for p in &self.partitions {
             assert!((p.a as usize) < n && (p.b as usize) < n, "partition actor");
             assert!(p.start_us <= p.end_us, "partition window");

@@ -60,8 +60,18 @@ pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 #[derive(Clone, Debug)]
 pub struct Delays {
     base_ms: (u64, u64),
-    /// `(from, to, delay_ms_min, delay_ms_max)`, later entries winning.
-    links: Vec<(String, String, Option<u64>, Option<u64>)>,
+    /// The entries in file order, later ones winning.
+    links: Vec<LinkDelays>,
+}
+
+/// One `[[network.links]]` entry's delays; a side left out (`None`) is
+/// every actor, a bound left out keeps the link's.
+#[derive(Clone, Debug)]
+struct LinkDelays {
+    from: Option<String>,
+    to: Option<String>,
+    min_ms: Option<u64>,
+    max_ms: Option<u64>,
 }
 
 impl Default for Delays {
@@ -80,18 +90,32 @@ impl Delays {
         }
     }
 
-    /// One `[[network.links]]` entry: the bounds it sets replace the link's.
-    pub fn link(&mut self, from: &str, to: &str, min_ms: Option<u64>, max_ms: Option<u64>) {
-        self.links
-            .push((from.to_string(), to.to_string(), min_ms, max_ms));
+    /// One `[[network.links]]` entry: the bounds it sets replace those of
+    /// the links it names (`None`: every sender, or every receiver).
+    pub fn link(
+        &mut self,
+        from: Option<&str>,
+        to: Option<&str>,
+        min_ms: Option<u64>,
+        max_ms: Option<u64>,
+    ) {
+        self.links.push(LinkDelays {
+            from: from.map(str::to_string),
+            to: to.map(str::to_string),
+            min_ms,
+            max_ms,
+        });
     }
 
     /// The shortest and the longest delay from `from` to `to`.
     pub fn range_ms(&self, from: &str, to: &str) -> (u64, u64) {
         let mut r = self.base_ms;
-        for (f, t, lo, hi) in &self.links {
-            if f == from && t == to {
-                r = (lo.unwrap_or(r.0), hi.unwrap_or(r.1));
+        for l in &self.links {
+            if from != to
+                && l.from.as_deref().is_none_or(|f| f == from)
+                && l.to.as_deref().is_none_or(|t| t == to)
+            {
+                r = (l.min_ms.unwrap_or(r.0), l.max_ms.unwrap_or(r.1));
             }
         }
         r
@@ -435,9 +459,9 @@ mod tests {
     fn delays_follow_the_network_tables_later_entries_winning() {
         let mut d = Delays::new(1, 50);
         assert_eq!(d.range_ms("client", "service"), (1, 50));
-        d.link("client", "service", None, Some(60_000));
-        d.link("service", "bank", Some(5), Some(5));
-        d.link("client", "service", Some(100), None);
+        d.link(Some("client"), Some("service"), None, Some(60_000));
+        d.link(Some("service"), Some("bank"), Some(5), Some(5));
+        d.link(Some("client"), Some("service"), Some(100), None);
         assert_eq!(d.range_ms("client", "service"), (100, 60_000));
         assert_eq!(
             d.range_ms("service", "client"),
@@ -452,5 +476,20 @@ mod tests {
         let two = [vec!["client", "service"], vec!["bank", "service"]];
         assert_eq!(d.spread_ms(&two), 60_000 - 1);
         assert_eq!(d.spread_ms(&[]), 0);
+    }
+
+    #[test]
+    fn an_entry_without_from_or_to_delays_every_link_out_of_or_into_an_actor() {
+        let mut d = Delays::new(1, 50);
+        d.link(None, Some("bank"), Some(400), None);
+        assert_eq!(d.range_ms("service", "bank"), (400, 50));
+        assert_eq!(d.range_ms("client", "bank"), (400, 50));
+        assert_eq!(d.range_ms("bank", "service"), (1, 50), "into the bank only");
+        d.link(Some("bank"), None, None, Some(9_000));
+        assert_eq!(d.range_ms("bank", "service"), (1, 9_000));
+        // A later entry for one link still wins over the wider one.
+        d.link(Some("service"), Some("bank"), Some(2), None);
+        assert_eq!(d.range_ms("service", "bank"), (2, 50));
+        assert_eq!(d.range_ms("client", "bank"), (400, 50));
     }
 }

@@ -8,6 +8,7 @@ use crate::core::input::{
 };
 use serde::Deserialize;
 use sim::{CrashConfig, KindFault, Limits, LinkConfig, Partition, TimeUs, World, US_PER_MS};
+use std::collections::BTreeMap;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
@@ -67,8 +68,10 @@ fn thirty_thousand() -> u64 {
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 struct LinkDto {
-    from: String,
-    to: String,
+    /// The sender; left out, every actor.
+    from: Option<String>,
+    /// The receiver; left out, every actor.
+    to: Option<String>,
     /// Only these message kinds get this link's loss and duplication.
     kinds: Option<Vec<String>>,
     loss_per_mille: Option<PerMille>,
@@ -119,7 +122,12 @@ pub fn delays(n: &NetworkDto) -> Result<crate::core::hazard::Delays, Invalid> {
         }
         // An entry with `kinds` may not set delays (world() refuses it).
         if l.kinds.is_none() {
-            d.link(&l.from, &l.to, l.delay_ms_min, l.delay_ms_max);
+            d.link(
+                l.from.as_deref(),
+                l.to.as_deref(),
+                l.delay_ms_min,
+                l.delay_ms_max,
+            );
         }
     }
     Ok(d)
@@ -160,7 +168,7 @@ pub fn world(
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
-    use Seg::{Index, Key, Name};
+    use Seg::{Key, Name};
     if names.len() > sim::MAX_ACTORS {
         return Err(invalid(
             vec![],
@@ -195,49 +203,14 @@ pub fn world(
         *l = base;
     }
     let kinds = crate::registry::message_kinds();
+    let mut known = BTreeMap::new();
     for (i, l) in n.links.iter().enumerate() {
-        let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
-        let from = actor(names, &l.from, at("from"), hint)?;
-        let to = actor(names, &l.to, at("to"), hint)?;
-        if from == to {
-            return Err(invalid(
-                at("to"),
-                format!("a link from \"{}\" to itself: an actor does not send to itself over the network", l.from),
-                "name two different actors",
-            ));
+        for (from, to) in matched_links(l, names, hint, i)? {
+            match &l.kinds {
+                Some(_) => kind_faults(l, &kinds, (from, to), i, &mut world, &mut known)?,
+                None => link_entry(l, i, world.link_mut(from, to))?,
+            }
         }
-        if let Some(selected) = &l.kinds {
-            world.kind_faults.extend(kind_faults(
-                l,
-                selected,
-                &kinds,
-                from,
-                to,
-                i,
-                world.link(from, to),
-            )?);
-            continue;
-        }
-        let mut cfg = *world.link(from, to);
-        if let Some(p) = l.loss_per_mille {
-            cfg.loss_per_mille = per_mille(p, at("loss_per_mille"))?;
-        }
-        if let Some(p) = l.duplicate_per_mille {
-            cfg.duplicate_per_mille = per_mille(p, at("duplicate_per_mille"))?;
-        }
-        if let Some(v) = l.delay_ms_min {
-            cfg.delay_us_min = duration_us(v, DAY_MS, at("delay_ms_min"))?;
-        }
-        if let Some(v) = l.delay_ms_max {
-            cfg.delay_us_max = duration_us(v, DAY_MS, at("delay_ms_max"))?;
-        }
-        min_max(
-            cfg.delay_us_min / 1000,
-            cfg.delay_us_max / 1000,
-            at("delay_ms_max"),
-            "link delay (ms)",
-        )?;
-        *world.link_mut(from, to) = cfg;
     }
     for (i, p) in n.partitions.iter().enumerate() {
         world
@@ -264,16 +237,97 @@ pub fn world(
     Ok(world)
 }
 
+/// Kind entries a world may hold in all: a `kinds` entry without `from` or
+/// `to` is one per link and kind, and a world of hundreds of actors has tens
+/// of thousands of links.
+const MAX_KIND_FAULTS: usize = 1 << 16;
+
+/// The directed links entry `i` names: one, or, where it leaves `from` or
+/// `to` out, every link out of or into an actor, or every link.
+fn matched_links(
+    l: &LinkDto,
+    names: &[String],
+    hint: &str,
+    i: usize,
+) -> Result<Vec<(sim::ActorId, sim::ActorId)>, Invalid> {
+    use Seg::{Index, Key};
+    let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
+    let from = match &l.from {
+        Some(name) => Some(actor(names, name, at("from"), hint)?),
+        None => None,
+    };
+    let to = match &l.to {
+        Some(name) => Some(actor(names, name, at("to"), hint)?),
+        None => None,
+    };
+    if from.is_some() && from == to {
+        return Err(invalid(
+            at("to"),
+            format!(
+                "a link from \"{}\" to itself: an actor does not send to itself over the network",
+                l.to.as_deref().unwrap_or_default()
+            ),
+            "name two different actors",
+        ));
+    }
+    if from.is_none() && to.is_none() && l.kinds.is_none() {
+        return Err(invalid(
+            vec![Key("network"), Key("links"), Index(i)],
+            "an entry with neither `from` nor `to` nor `kinds` changes every link",
+            "set these values in [network] itself, or name the link with `from` and `to`",
+        ));
+    }
+    let n = names.len() as sim::ActorId;
+    let mut out = Vec::new();
+    for f in 0..n {
+        for t in 0..n {
+            if f != t && from.is_none_or(|x| x == f) && to.is_none_or(|x| x == t) {
+                out.push((f, t));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A `[[network.links]]` entry without `kinds`: the values it sets replace
+/// the link's.
+fn link_entry(l: &LinkDto, i: usize, cfg: &mut LinkConfig) -> Result<(), Invalid> {
+    use Seg::{Index, Key};
+    let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
+    if let Some(p) = l.loss_per_mille {
+        cfg.loss_per_mille = per_mille(p, at("loss_per_mille"))?;
+    }
+    if let Some(p) = l.duplicate_per_mille {
+        cfg.duplicate_per_mille = per_mille(p, at("duplicate_per_mille"))?;
+    }
+    if let Some(v) = l.delay_ms_min {
+        cfg.delay_us_min = duration_us(v, DAY_MS, at("delay_ms_min"))?;
+    }
+    if let Some(v) = l.delay_ms_max {
+        cfg.delay_us_max = duration_us(v, DAY_MS, at("delay_ms_max"))?;
+    }
+    min_max(
+        cfg.delay_us_min / 1000,
+        cfg.delay_us_max / 1000,
+        at("delay_ms_max"),
+        "link delay (ms)",
+    )
+}
+
+/// A `[[network.links]]` entry with `kinds`, on the link `from → to`: each
+/// chosen kind gets the loss and duplication the entry sets. What it leaves
+/// out, a kind keeps from an earlier entry for it on this link, or else from
+/// the link; a later entry for the same kind replaces an earlier one in place.
 fn kind_faults(
     l: &LinkDto,
-    selected: &[String],
     kinds: &[&str],
-    from: sim::ActorId,
-    to: sim::ActorId,
+    (from, to): (sim::ActorId, sim::ActorId),
     i: usize,
-    link: &LinkConfig,
-) -> Result<Vec<KindFault>, Invalid> {
+    world: &mut World,
+    known: &mut BTreeMap<(sim::ActorId, sim::ActorId, u16), usize>,
+) -> Result<(), Invalid> {
     use Seg::{Index, Key};
+    let selected = l.kinds.as_deref().unwrap_or_default();
     let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
     if l.delay_ms_min.is_some() || l.delay_ms_max.is_some() {
         return Err(invalid(
@@ -289,16 +343,15 @@ fn kind_faults(
             "name at least one message kind, e.g. [\"status-query\"]",
         ));
     }
-    // What the entry leaves out, the chosen kinds keep from the link.
-    let loss = match l.loss_per_mille {
-        Some(p) => per_mille(p, at("loss_per_mille"))?,
-        None => link.loss_per_mille,
-    };
-    let dup = match l.duplicate_per_mille {
-        Some(p) => per_mille(p, at("duplicate_per_mille"))?,
-        None => link.duplicate_per_mille,
-    };
-    let mut out = Vec::new();
+    let loss = l
+        .loss_per_mille
+        .map(|p| per_mille(p, at("loss_per_mille")))
+        .transpose()?;
+    let dup = l
+        .duplicate_per_mille
+        .map(|p| per_mille(p, at("duplicate_per_mille")))
+        .transpose()?;
+    let link = *world.link(from, to);
     for (j, name) in selected.iter().enumerate() {
         let Some(kind) = kinds.iter().position(|k| k == name) else {
             let help = match did_you_mean(name, kinds.iter().copied()) {
@@ -317,15 +370,36 @@ fn kind_faults(
                 help,
             ));
         };
-        out.push(KindFault {
-            from,
-            to,
-            kind: kind as u16,
-            loss_per_mille: loss,
-            duplicate_per_mille: dup,
-        });
+        let kind = kind as u16;
+        let earlier = known.get(&(from, to, kind)).copied();
+        let mut fault = match earlier {
+            Some(e) => world.kind_faults[e],
+            None => KindFault {
+                from,
+                to,
+                kind,
+                loss_per_mille: link.loss_per_mille,
+                duplicate_per_mille: link.duplicate_per_mille,
+            },
+        };
+        fault.loss_per_mille = loss.unwrap_or(fault.loss_per_mille);
+        fault.duplicate_per_mille = dup.unwrap_or(fault.duplicate_per_mille);
+        match earlier {
+            Some(e) => world.kind_faults[e] = fault,
+            None if world.kind_faults.len() < MAX_KIND_FAULTS => {
+                known.insert((from, to, kind), world.kind_faults.len());
+                world.kind_faults.push(fault);
+            }
+            None => {
+                return Err(invalid(
+                    at("kinds"),
+                    format!("more than {MAX_KIND_FAULTS} pairs of link and message kind"),
+                    "name the links with `from` and `to`, or fewer kinds",
+                ))
+            }
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn partition(

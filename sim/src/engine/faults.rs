@@ -192,15 +192,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         to: ActorId,
         msg: &MsgOf<M>,
     ) -> (u32, u32) {
-        let world = self.model.world();
         if link.has_kinds {
-            let kind = msg.kind();
-            if let Some(k) = world
-                .kind_faults
-                .iter()
-                .position(|k| k.from == from && k.to == to && k.kind == kind)
+            let n = self.model.world().actor_count();
+            let key = (from * n + to, msg.kind());
+            if let Ok(at) = self
+                .sim
+                .kind_index
+                .binary_search_by_key(&key, |&(l, k, _)| (l, k))
             {
-                return self.sim.kind_pm[k];
+                return self.sim.kind_pm[self.sim.kind_index[at].2 as usize];
             }
         }
         (link.loss_pm, link.dup_pm)

@@ -298,6 +298,10 @@ pub struct Sim<M: Model> {
     crash_pm: Vec<u32>,
     /// This seed's loss and duplication for each of `world.kind_faults`.
     kind_pm: Vec<(u32, u32)>,
+    /// `(link, kind, index into world.kind_faults)`, sorted: a send on a link
+    /// with kinds of its own finds its kind by binary search, however many
+    /// links an entry without `from` or `to` gave kinds to.
+    kind_index: Vec<(u32, u16, u32)>,
     /// Links whose loss or duplication is a swarm range, drawn per seed; the
     /// others keep the rates set once in [`Sim::new`].
     swarm_links: Vec<u32>,
@@ -366,9 +370,13 @@ impl<M: Model> Sim<M> {
             })
             .collect();
         debug_assert_eq!(links.len(), n * n);
-        for k in &world.kind_faults {
-            links[k.from as usize * n + k.to as usize].has_kinds = true;
+        let mut kind_index = Vec::with_capacity(world.kind_faults.len());
+        for (i, k) in world.kind_faults.iter().enumerate() {
+            let link = k.from as usize * n + k.to as usize;
+            links[link].has_kinds = true;
+            kind_index.push((link as u32, k.kind, i as u32));
         }
+        kind_index.sort_unstable();
         Sim {
             layout: StreamLayout {
                 actors: world.actor_count(),
@@ -384,6 +392,7 @@ impl<M: Model> Sim<M> {
             links,
             crash_pm: vec![0; n],
             kind_pm: vec![(0, 0); world.kind_faults.len()],
+            kind_index,
             swarm_links,
             random_partition: None,
             oracle: model.new_oracle(),

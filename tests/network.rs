@@ -1,0 +1,199 @@
+//! `[[network.links]]` entries as a user layers them: a later entry for the
+//! same link and message kind replaces an earlier one (it was ignored once),
+//! and an entry may leave `from` or `to` out to name every link out of or
+//! into an actor, or, with `kinds`, every link ("this protocol runs over TCP:
+//! its messages are never duplicated").
+
+mod common;
+
+use common::{load, load_text, refuses, trace_of, Entry};
+use models::scenario::Verdict::{Holds, Violation};
+use sim::{Message, Model, TraceKind};
+
+/// The kind fault `(loss lo, hi, duplicate lo, hi)` for `from → to` and `kind`.
+fn kind_fault(
+    s: &models::Scenario,
+    from: &str,
+    to: &str,
+    kind: &str,
+) -> Option<(u32, u32, u32, u32)> {
+    let w = s.system.world();
+    let id = |n: &str| w.actor_names.iter().position(|a| a == n).expect("actor") as u32;
+    let kind = models::registry::message_kinds()
+        .iter()
+        .position(|k| *k == kind)
+        .expect("kind") as u16;
+    let hits: Vec<_> = w
+        .kind_faults
+        .iter()
+        .filter(|k| k.from == id(from) && k.to == id(to) && k.kind == kind)
+        .collect();
+    assert!(hits.len() <= 1, "one entry per link and kind: {hits:?}");
+    hits.first().map(|k| {
+        (
+            k.loss_per_mille.lo,
+            k.loss_per_mille.hi,
+            k.duplicate_per_mille.lo,
+            k.duplicate_per_mille.hi,
+        )
+    })
+}
+
+/// Copies the network made of messages of `kind`, over seeds `0..seeds`.
+fn duplicated(s: &models::Scenario, kind: &str, seeds: u64) -> usize {
+    let kind = models::registry::message_kinds()
+        .iter()
+        .position(|k| *k == kind)
+        .expect("kind") as u16;
+    (0..seeds)
+        .flat_map(|seed| trace_of(s, seed).0)
+        .filter(|e: &Entry| matches!(&e.kind, TraceKind::Send { msg, copies: 2, .. } if msg.kind() == kind))
+        .count()
+}
+
+const DUPLICATED_TRANSFERS: &str = r#"summary = "x"
+[service]
+idempotency = "claim-same-tx"
+pass_key_to_bank = false
+[bank]
+accepts_key = false
+[[network.links]]
+from = "service"
+to = "bank"
+kinds = ["transfer"]
+loss_per_mille = 100
+duplicate_per_mille = 500
+"#;
+
+#[test]
+fn a_later_kinds_entry_for_the_same_link_and_kind_replaces_the_earlier() {
+    let first = load_text("first.toml", DUPLICATED_TRANSFERS, &[]);
+    assert_eq!(
+        kind_fault(&first, "service", "bank", "transfer"),
+        Some((100, 100, 500, 500))
+    );
+    assert!(
+        duplicated(&first, "transfer", 40) > 0,
+        "the first entry duplicates transfers"
+    );
+
+    // The later entry sets duplication only: the loss stays the earlier entry's.
+    let text = format!(
+        "{DUPLICATED_TRANSFERS}[[network.links]]\nfrom = \"service\"\nto = \"bank\"\nkinds = [\"transfer\"]\nduplicate_per_mille = 0\n"
+    );
+    let later = load_text("later.toml", &text, &[]);
+    assert_eq!(
+        kind_fault(&later, "service", "bank", "transfer"),
+        Some((100, 100, 0, 0))
+    );
+    assert_eq!(
+        duplicated(&later, "transfer", 40),
+        0,
+        "the later entry wins"
+    );
+    common::check_scenario(&first, 300, Violation, Some("no-duplicate-effect"), "first");
+    common::check_scenario(&later, 300, Holds, None, "later");
+}
+
+#[test]
+fn a_kinds_entry_without_from_and_to_covers_every_link() {
+    // Every message may be duplicated, except transfers, on every link.
+    let text = "summary = \"x\"\n[service]\nidempotency = \"claim-same-tx\"\npass_key_to_bank = false\n[bank]\naccepts_key = false\n[network]\nduplicate_per_mille = 300\n[[network.links]]\nkinds = [\"transfer\"]\nduplicate_per_mille = 0\n";
+    let s = load_text("tcp.toml", text, &[]);
+    let names = s.system.world().actor_names.clone();
+    for from in &names {
+        for to in &names {
+            let expected = (from != to).then_some((0, 0, 0, 0));
+            assert_eq!(
+                kind_fault(&s, from, to, "transfer"),
+                expected,
+                "{from} -> {to}"
+            );
+        }
+    }
+    assert_eq!(duplicated(&s, "transfer", 40), 0);
+    assert!(
+        duplicated(&s, "pay", 40) > 0,
+        "other kinds keep the network's duplication"
+    );
+    // Without the entry the same network pays twice.
+    let without = load_text(
+        "all.toml",
+        text.split("[[network.links]]").next().unwrap(),
+        &[],
+    );
+    common::check_scenario(
+        &without,
+        300,
+        Violation,
+        Some("no-duplicate-effect"),
+        "without",
+    );
+}
+
+#[test]
+fn an_entry_with_only_from_or_only_to_covers_that_actors_links() {
+    let s = load(
+        "payment-stable-key",
+        &["network.links=[{to=\"bank\", delay_ms_min=400, delay_ms_max=500}, {from=\"client\", loss_per_mille=7}]"],
+    );
+    let w = s.system.world();
+    let id = |n: &str| w.actor_names.iter().position(|a| a == n).unwrap() as u32;
+    for n in &w.actor_names {
+        if n != "bank" {
+            let l = w.link(id(n), id("bank"));
+            assert_eq!(
+                (l.delay_us_min, l.delay_us_max),
+                (400_000, 500_000),
+                "{n} -> bank"
+            );
+        }
+        if n != "client" {
+            assert_eq!(
+                w.link(id("client"), id(n)).loss_per_mille.hi,
+                7,
+                "client -> {n}"
+            );
+        }
+    }
+    // A link the entries do not name keeps the file's values.
+    let plain = load("payment-stable-key", &[]);
+    assert_eq!(
+        w.link(id("bank"), id("service")),
+        plain.system.world().link(id("bank"), id("service"))
+    );
+}
+
+#[test]
+fn link_entries_that_name_nothing_or_a_loop_are_refused() {
+    refuses(
+        "summary = \"x\"\n",
+        &[
+            (
+                "[[network.links]]\nloss_per_mille = 5\n",
+                "neither `from` nor `to` nor `kinds` changes every link",
+                "set these values in [network]",
+            ),
+            (
+                "[[network.links]]\nfrom = \"bank\"\nto = \"bank\"\nkinds = [\"transfer\"]\n",
+                "a link from \"bank\" to itself",
+                "two different actors",
+            ),
+            (
+                "[[network.links]]\nkinds = [\"transfr\"]\nduplicate_per_mille = 0\n",
+                "unknown message kind \"transfr\"",
+                "did you mean \"transfer\"?",
+            ),
+            (
+                "[[network.links]]\nto = \"bnak\"\nloss_per_mille = 5\n",
+                "no actor named \"bnak\"",
+                "did you mean \"bank\"?",
+            ),
+            (
+                "[[network.links]]\nkinds = [\"transfer\"]\ndelay_ms_max = 5\n",
+                "sets loss and duplication only",
+                "without `kinds`",
+            ),
+        ],
+    );
+}
