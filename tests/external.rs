@@ -336,3 +336,100 @@ fn ctrl_c_stops_the_sweep_and_not_the_program_mid_answer() {
     assert_eq!(code, Some(130), "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("interrupted"), "{out}");
 }
+
+/// `--set`s of the in-transaction example: the consumer program with `args`.
+fn program(args: &str) -> String {
+    format!(r#"consumer.program=["python3","consumer.py",{args}]"#)
+}
+
+#[test]
+fn a_program_sees_the_redelivered_flag_and_dedup_only_on_it_misses_a_republish() {
+    // Lost publish confirmations make the relay publish again: a new message,
+    // whose first delivery is not flagged. No network duplicates, so every
+    // second copy is a redelivery (flagged) or a republish (not flagged).
+    let faults = [
+        "network.duplicate_per_mille=0",
+        r#"network.links=[{from="broker", to="producer", loss_per_mille=[0,300]}]"#,
+    ];
+    let flag_only = program(r#""--dedup=if-redelivered""#);
+    let (out, _) = run(
+        &[
+            "check",
+            IN_TX,
+            "--set",
+            &flag_only,
+            "--set",
+            faults[0],
+            "--set",
+            faults[1],
+            "--no-shrink",
+            "--jobs",
+            "2",
+        ],
+        1,
+    );
+    assert!(out.contains("violation of no-duplicate-effect"), "{out}");
+    let store = program(r#""--dedup=store""#);
+    let (out, _) = run(
+        &[
+            "check", IN_TX, "--set", &store, "--set", faults[0], "--set", faults[1], "--jobs", "2",
+        ],
+        0,
+    );
+    assert!(out.contains("holds over 300 schedules"), "{out}");
+    // The flag reaches the program: a redelivery after a consumer crash says so.
+    let mut s = load_path(IN_TX, &[]);
+    let mode = CheckMode {
+        fresh_process: false,
+        transcript: true,
+    };
+    let mut seen = (false, false);
+    for ex in transcripts(&mut s, mode, 0..60) {
+        if ex.input.contains(r#""type":"deliver""#) {
+            seen.0 |= ex.input.contains(r#""redelivered":false"#);
+            seen.1 |= ex.input.contains(r#""redelivered":true"#);
+        }
+    }
+    assert_eq!(
+        seen,
+        (true, true),
+        "first deliveries and redeliveries, flagged"
+    );
+}
+
+#[test]
+fn a_program_that_extends_its_lease_keeps_a_long_delivery_to_itself() {
+    // A minute of work against a 30 s visibility timeout, two consumers, no
+    // dedup, no faults: only the lease decides whether a second consumer
+    // gets the message while the first still works on it.
+    let calm = [
+        "network.loss_per_mille=0",
+        "network.duplicate_per_mille=0",
+        "crashes.producer.crash_per_mille=0",
+        "crashes.consumer-1.crash_per_mille=0",
+        "broker.consumers=2",
+    ];
+    let args = |extra: &str| -> Vec<String> {
+        let mut v: Vec<String> = ["check", IN_TX, "--no-shrink", "--jobs", "2", "--runs", "20"]
+            .map(String::from)
+            .to_vec();
+        for s in calm.iter().map(|s| s.to_string()).chain([program(&format!(
+            r#""--dedup=none","--processing-ms=60000"{extra}"#
+        ))]) {
+            v.push("--set".into());
+            v.push(s);
+        }
+        v
+    };
+    let run_with = |extra: &str, code| {
+        let v = args(extra);
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        run(&refs, code).0
+    };
+    let out = run_with("", 1);
+    assert!(out.contains("violation of no-duplicate-effect"), "{out}");
+    let out = run_with(r#","--renew-ms=10000""#, 0);
+    assert!(out.contains("holds over 20 schedules"), "{out}");
+    assert!(out.contains("lease-renewed"), "{out}");
+    assert!(!out.contains("lease-expired-redelivery"), "{out}");
+}

@@ -3,13 +3,20 @@
 library only. It speaks idemsim's protocol (docs/protocol.md): one JSON object
 per line on stdin and stdout, every handler ended by {"type": "done"}.
 
-    consumer.py [--dedup=store|memory|none] [--ack=after-commit|before-commit]
-                [--processing-ms=N]
+    consumer.py [--dedup=store|memory|if-redelivered|none]
+                [--ack=after-commit|before-commit] [--processing-ms=N]
+                [--renew-ms=N]
 
 --dedup=store   the processed event's id is stored in the same step as the
                 effect: one transaction, so it survives every crash (holds)
 --dedup=memory  processed ids are kept in a Python set: a crash forgets them
+--dedup=if-redelivered  looks for the stored id only when the broker flags
+                the delivery as redelivered (RabbitMQ's flag): a second copy
+                the producer published is a new message, delivered unflagged
 --dedup=none    every delivery takes effect
+--renew-ms=N    while working on a delivery, extend its lease every N ms
+                (0, the default: never), so that work longer than the
+                broker's visibility timeout is not delivered a second time
 --ack=before-commit  acks a delivery on arrival, before the work is done
 
 A delivery is worked on for --processing-ms (a timer), then committed (the
@@ -31,26 +38,30 @@ def emit(lines):
 
 
 def options(argv):
-    opts = {"dedup": "store", "ack": "after-commit", "processing-ms": "200"}
+    opts = {"dedup": "store", "ack": "after-commit", "processing-ms": "200", "renew-ms": "0"}
     for arg in argv:
         name, _, value = arg.lstrip("-").partition("=")
         if name not in opts or not value:
             sys.exit(f"consumer.py: unknown option {arg!r}; see the usage at the top of the file")
         opts[name] = value
-    if opts["dedup"] not in ("store", "memory", "none"):
-        sys.exit(f"consumer.py: --dedup is store, memory or none, not {opts['dedup']!r}")
+    if opts["dedup"] not in ("store", "memory", "if-redelivered", "none"):
+        sys.exit(f"consumer.py: --dedup is store, memory, if-redelivered or none, not {opts['dedup']!r}")
     if opts["ack"] not in ("after-commit", "before-commit"):
         sys.exit(f"consumer.py: --ack is after-commit or before-commit, not {opts['ack']!r}")
-    return opts["dedup"], opts["ack"], int(opts["processing-ms"])
+    return opts["dedup"], opts["ack"], int(opts["processing-ms"]), int(opts["renew-ms"])
 
 
 def ack(event_id, receipt):
+    return to_broker("ack", event_id, receipt)
+
+
+def to_broker(kind, event_id, receipt):
     return {"type": "send", "to": "broker",
-            "payload": {"type": "ack", "id": event_id, "receipt": receipt}}
+            "payload": {"type": kind, "id": event_id, "receipt": receipt}}
 
 
 def main():
-    dedup, ack_mode, processing_ms = options(sys.argv[1:])
+    dedup, ack_mode, processing_ms, renew_ms = options(sys.argv[1:])
     stored = {}      # a copy of the durable storage idemsim keeps for us
     jobs = {}        # event id -> delivery being worked on (volatile)
     unacked = {}     # event id -> receipt to ack after the commit (volatile)
@@ -71,20 +82,23 @@ def main():
             if ack_mode == "before-commit":
                 out.append(ack(event_id, delivery["receipt"]))
             out.append({"type": "set_timer", "id": f"work:{event_id}", "after_ms": processing_ms})
+            if renew_ms > 0:
+                out.append({"type": "set_timer", "id": f"renew:{event_id}", "after_ms": renew_ms})
         elif m["type"] == "timer":
             kind, _, number = m["id"].partition(":")
             event_id = int(number)
             if kind == "work" and event_id in jobs:
                 delivery = jobs.pop(event_id)
                 key = f"processed:{event_id}"
-                duplicate = (dedup == "store" and key in stored) or (dedup == "memory" and event_id in seen)
+                looks = dedup == "store" or (dedup == "if-redelivered" and delivery["redelivered"])
+                duplicate = (looks and key in stored) or (dedup == "memory" and event_id in seen)
                 if duplicate:
                     out.append({"type": "log", "text": f"event {event_id} already processed: no second effect"})
                 else:
                     # The commit: the effect, and with --dedup=store the
                     # processed id, in this one step.
                     out.append({"type": "effect", "op": event_id, "payload": delivery["event"]["value"]})
-                    if dedup == "store":
+                    if dedup in ("store", "if-redelivered"):
                         out.append({"type": "store", "key": key, "value": True})
                         stored[key] = True
                     elif dedup == "memory":
@@ -92,8 +106,15 @@ def main():
                 if ack_mode == "after-commit":
                     unacked[event_id] = delivery["receipt"]
                     out.append({"type": "set_timer", "id": f"ack:{event_id}", "after_ms": 0})
+                if renew_ms > 0:
+                    out.append({"type": "cancel_timer", "id": f"renew:{event_id}"})
             elif kind == "ack" and event_id in unacked:
                 out.append(ack(event_id, unacked.pop(event_id)))
+            elif kind == "renew" and event_id in jobs:
+                # Still working: the lease of this delivery runs for another
+                # visibility timeout from when the broker gets this.
+                out.append(to_broker("extend", event_id, jobs[event_id]["receipt"]))
+                out.append({"type": "set_timer", "id": f"renew:{event_id}", "after_ms": renew_ms})
         emit(out)
 
 

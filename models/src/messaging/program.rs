@@ -1,6 +1,7 @@
 //! The consumer's role for an external program (`[consumer] program = [...]`,
-//! docs/protocol.md): deliveries go to the program as JSON, its acks come
-//! back to the broker, and its effects are writes in its own database, so
+//! docs/protocol.md): deliveries go to the program as JSON, with the
+//! broker's redelivered flag, its acks and lease extensions come back to the
+//! broker, and its effects are writes in its own database, so
 //! the program is where they land.
 
 use super::situations as sit;
@@ -17,6 +18,7 @@ pub type ProgramConsumer<W> = External<W, ConsumerRole>;
 pub struct ConsumerRole;
 
 const ACK_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1}"#;
+const EXTEND_EXAMPLE: &str = r#"{"type":"extend","id":1,"receipt":1}"#;
 
 impl Role for ConsumerRole {
     type Msg = Msg;
@@ -28,8 +30,12 @@ impl Role for ConsumerRole {
     /// `type` comes first, as people read it.
     fn incoming(msg: &Msg) -> Option<String> {
         match msg {
-            Msg::Deliver { ev, receipt, .. } => Some(format!(
-                r#"{{"type":"deliver","event":{{"id":{},"entity":{},"value":{},"version":{}}},"receipt":{receipt}}}"#,
+            Msg::Deliver {
+                ev,
+                receipt,
+                redelivered,
+            } => Some(format!(
+                r#"{{"type":"deliver","event":{{"id":{},"entity":{},"value":{},"version":{}}},"receipt":{receipt},"redelivered":{redelivered}}}"#,
                 ev.id, ev.entity, ev.value, ev.version
             )),
             _ => None,
@@ -56,23 +62,23 @@ impl Role for ConsumerRole {
             PayloadError {
             what,
             fix: format!(
-                "a consumer sends acks to the broker: {ACK_EXAMPLE}, with the id and receipt of the delivery"
+                "a consumer sends acks to the broker, {ACK_EXAMPLE}, and lease extensions, {EXTEND_EXAMPLE}, with the id and receipt of the delivery"
             ),
         }
         };
         let Value::Object(o) = payload else {
             return Err(bad(format!("{payload} is not an object")));
         };
-        match o.get("type").and_then(Value::as_str) {
-            Some("ack") => {}
+        let kind = match o.get("type").and_then(Value::as_str) {
+            Some(k @ ("ack" | "extend")) => k,
             Some(other) => return Err(bad(format!("a consumer cannot send \"{other}\""))),
             None => return Err(bad("it has no \"type\"".into())),
-        }
+        };
         if let Some(k) = o
             .keys()
             .find(|k| !["type", "id", "receipt"].contains(&k.as_str()))
         {
-            return Err(bad(format!("an ack has no field `{k}`")));
+            return Err(bad(format!("an {kind} has no field `{k}`")));
         }
         let num = |name: &str| -> Result<u32, PayloadError> {
             o.get(name)
@@ -80,14 +86,15 @@ impl Role for ConsumerRole {
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(|| {
                     bad(format!(
-                        "`{name}` of an ack must be a whole number from 0 to {}",
+                        "`{name}` of an {kind} must be a whole number from 0 to {}",
                         u32::MAX
                     ))
                 })
         };
-        Ok(Msg::Ack {
-            id: num("id")?,
-            receipt: num("receipt")?,
+        let (id, receipt) = (num("id")?, num("receipt")?);
+        Ok(match kind {
+            "ack" => Msg::Ack { id, receipt },
+            _ => Msg::Extend { id, receipt },
         })
     }
 
@@ -127,7 +134,19 @@ mod tests {
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             v,
-            json!({"type":"deliver","event":{"id":3,"entity":4711,"value":1200,"version":1},"receipt":7})
+            json!({"type":"deliver","event":{"id":3,"entity":4711,"value":1200,"version":1},"receipt":7,"redelivered":false})
+        );
+        let again = ConsumerRole::incoming(&Msg::Deliver {
+            ev,
+            receipt: 8,
+            redelivered: true,
+        })
+        .unwrap();
+        let v: Value = serde_json::from_str(&again).unwrap();
+        assert_eq!(v["redelivered"], json!(true), "{again}");
+        assert_eq!(
+            ConsumerRole::outgoing(&json!({"type":"extend","id":3,"receipt":8})),
+            Ok(Msg::Extend { id: 3, receipt: 8 })
         );
         assert_eq!(
             ConsumerRole::outgoing(&json!({"type":"ack","id":3,"receipt":7})),
@@ -154,9 +173,13 @@ mod tests {
             json!({"type":"ack","id":1}),
             json!({"type":"ack","id":1,"receipt":-2}),
             json!({"type":"ack","id":1,"receipt":2,"extra":0}),
+            json!({"type":"extend","id":1}),
+            json!({"type":"extend","id":1,"receipt":2,"by_ms":500}),
+            json!({"type":"nack","id":1,"receipt":2}),
         ] {
             let e = ConsumerRole::outgoing(&bad).unwrap_err();
             assert!(e.fix.contains(ACK_EXAMPLE), "{bad}: {e:?}");
+            assert!(e.fix.contains(EXTEND_EXAMPLE), "{bad}: {e:?}");
         }
     }
 }
