@@ -21,7 +21,7 @@ pub const BROKER_DEAD_LETTERED: SituationId = 70;
 pub const BROKER_DISCARDED: SituationId = 71;
 /// `lease-expired-redelivery`: An unacked delivery's visibility timeout ran out and the broker delivered the message again.
 pub const LEASE_EXPIRED_REDELIVERY: SituationId = 72;
-/// `late-ack`: An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it).
+/// `late-ack`: An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it.
 pub const LATE_ACK: SituationId = 73;
 /// `inbox-hit`: A delivery's message id was already in the inbox: the consumer skipped the effect.
 pub const INBOX_HIT: SituationId = 74;
@@ -79,7 +79,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
     SituationDoc { id: LEASE_RENEWED, name: "lease-renewed", doc: "The broker extended an in-flight delivery's lease at its consumer's request (consumer.lease_renewal_ms)." },
     SituationDoc { id: RENEWAL_AFTER_REDELIVERY, name: "renewal-after-redelivery", doc: "A lease renewal arrived for a delivery whose lease had already run out: the message was visible again, or out with another consumer, and the renewal changed nothing." },
-    SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out (two consumers worked on it)." },
+    SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
     SituationDoc { id: REPUBLISH_TAKEN_FOR_FIRST_DELIVERY, name: "republish-taken-for-first-delivery", doc: "A consumer that reads its inbox only for redelivered messages applied a delivery flagged as a first one whose event id was in the inbox: a second copy a producer published is a new message to the broker, and its first delivery carries no redelivered flag." },
