@@ -339,11 +339,22 @@ pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
 
 /// Parses `--set KEY=VALUE` arguments.
 pub fn parse_overrides(sets: &[String]) -> Result<Vec<Override>, UsageError> {
-    sets.iter()
+    let overrides: Vec<Override> = sets
+        .iter()
         .map(|s| Override::parse(s).map_err(|m| UsageError(format!(
             "error: --set {m}\nhelp: write --set KEY=VALUE, e.g. --set client.retry.max_attempts=3\n"
         ))))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Two values for one key: the run would take the last one and say nothing.
+    for (i, o) in overrides.iter().enumerate() {
+        if let Some(first) = overrides[..i].iter().find(|p| p.key == o.key) {
+            return Err(UsageError(format!(
+                "error: --set {} is given twice ({}={} and {}={})\nhelp: give each key once; to compare values, run `idemsim sweep SCENARIO --set {}=A,B`\n",
+                o.key, first.key, first.value, o.key, o.value, o.key
+            )));
+        }
+    }
+    Ok(overrides)
 }
 
 #[cfg(test)]

@@ -100,6 +100,31 @@ fn seed_ranges_shards_and_jobs_at_their_limits() {
         )
         .code(2)
         .err("empty seed range 9..3"),
+        case(
+            "--runs past the file's own cap is refused, not run until killed",
+            &["check", "--runs", TOP],
+        )
+        .code(2)
+        .err("--runs 18446744073709551615 is more than 1000000000000")
+        .err("--seeds A..B"),
+        case("so is --max-runs 0", &["verify", "--max-runs", "0"])
+            .code(2)
+            .err("--max-runs must be at least 1"),
+        case(
+            "one key set twice is refused: the last value would win without a word",
+            &[
+                "check",
+                "--runs",
+                "5",
+                "--set",
+                "client.key=none",
+                "--set",
+                "client.key=stable",
+            ],
+        )
+        .code(2)
+        .err("--set client.key is given twice (client.key=none and client.key=stable)")
+        .err("idemsim sweep"),
     ];
     for c in &cases {
         check(c);

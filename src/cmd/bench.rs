@@ -370,9 +370,7 @@ fn first_holding(model: &str) -> Result<Option<String>, UsageError> {
 
 /// Runs `idemsim bench`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    if a.runs == 0 {
-        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
-    }
+    super::common::runs("--runs", Some(a.runs))?;
     let jobs = super::common::jobs(a.jobs)?;
     if a.rounds == 0 {
         return Err(UsageError("error: --rounds must be at least 1\nhelp: engine and bare loop alternate this many times; the default is 4\n".into()));

@@ -44,6 +44,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if a.exhaustive {
         return run_exhaustive(&a, &s, &replay, jobs);
     }
+    super::common::runs("--runs", a.runs)?;
     let all = a.seeds.unwrap_or(SeedRange {
         start: 0,
         end: a.runs.unwrap_or(s.runs),

@@ -98,6 +98,23 @@ pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
     }
 }
 
+/// The most seeds `--runs` asks for, as for `run.runs` in a file: past it a
+/// run would not end in any lifetime (`--seeds A..B` still gives any range).
+pub const MAX_RUNS: u64 = 1_000_000_000_000;
+
+/// `--runs` (or the flag `flag`), checked: at least 1, at most [`MAX_RUNS`].
+pub fn runs(flag: &str, given: Option<u64>) -> Result<(), UsageError> {
+    match given {
+        Some(0) => Err(UsageError(format!(
+            "error: {flag} must be at least 1\nhelp: give the number of seeds to run, e.g. {flag} 1000\n"
+        ))),
+        Some(n) if n > MAX_RUNS => Err(UsageError(format!(
+            "error: {flag} {n} is more than {MAX_RUNS}\nhelp: give at most {MAX_RUNS} seeds, or a range with --seeds A..B\n"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A record as the `choices` of a repro file: stream name to decision values.
 pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     let map: BTreeMap<String, &Vec<u64>> = record

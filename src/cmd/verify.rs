@@ -248,9 +248,8 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
 /// Runs `idemsim verify`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let jobs = super::common::jobs(a.jobs)?;
-    if a.runs == Some(0) || a.max_runs == Some(0) {
-        return Err(UsageError("error: --runs must be at least 1\nhelp: give the number of seeds to run, e.g. --runs 1000\n".into()));
-    }
+    super::common::runs("--runs", a.runs)?;
+    super::common::runs("--max-runs", a.max_runs)?;
     let entries = if a.scenarios.is_empty() {
         scenarios::catalog()?
     } else {

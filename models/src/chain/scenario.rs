@@ -128,6 +128,7 @@ where
         &d.broker,
         (0..consumers).map(|i| FIRST_ACCOUNTING + i).collect(),
     )?;
+    queue::refuse_program(&d.accounting, input.text, "accounting", "chain")?;
     let consumer = queue::consumer(&d.accounting, "accounting", BROKER, ACCOUNTING_DB)?;
     let inbox = queue::inbox(&d.accounting, "accounting")?;
     if matches!(consumer.handler, Handler::SetValue { .. }) {

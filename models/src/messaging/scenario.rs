@@ -129,11 +129,36 @@ const MAX_HANDLER_TIMEOUT_MS: u64 = 3600 * 1000;
 
 /// Whether the scenario writes `[consumer] key` (a default is not written).
 fn written(text: &str, key: &str) -> bool {
+    written_in(text, "consumer", key)
+}
+
+/// Whether the scenario writes `[table] key`.
+fn written_in(text: &str, table: &str, key: &str) -> bool {
     text.parse::<toml::Table>().is_ok_and(|t| {
-        t.get("consumer")
+        t.get(table)
             .and_then(toml::Value::as_table)
             .is_some_and(|c| c.contains_key(key))
     })
+}
+
+/// For a model whose consumers are always built in (the chain's
+/// `[accounting]`): the program keys are refused, not ignored.
+pub(crate) fn refuse_program(
+    c: &ConsumerDto,
+    text: &str,
+    table: &'static str,
+    model: &str,
+) -> Result<(), Invalid> {
+    for key in ["program", "handler_timeout_ms"] {
+        if (key == "program" && c.program.is_some()) || written_in(text, table, key) {
+            return Err(invalid(
+                path(&[table, key]),
+                format!("the {model} model runs its built-in {table} consumer: {table}.{key} is for a program in the consumer's place, which only the messaging model takes"),
+                "delete the line, or run the program with model = \"messaging\" and [consumer] program = [...]",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `[consumer] program`, checked: the built-in consumer's keys are not

@@ -107,12 +107,21 @@ pub(super) fn apply_overrides(
             Err(_) => toml_edit::Value::from(o.value.as_str()),
         };
         let parts: Vec<&str> = o.key.split('.').collect();
-        let mut table = doc.as_table_mut();
+        // A table may be written inline (`client = { key = "stable" }`):
+        // its keys are set where they are, and a missing one is added inline.
+        let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+        let mut inline = false;
         for p in &parts[..parts.len() - 1] {
-            let entry = table
-                .entry(p)
-                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()));
-            table = match entry.as_table_mut() {
+            if table.get(p).is_none() {
+                let fresh = match inline {
+                    true => toml_edit::Item::Value(toml_edit::InlineTable::new().into()),
+                    false => toml_edit::Item::Table(toml_edit::Table::new()),
+                };
+                table.insert(p, fresh);
+            }
+            let entry = table.get_mut(p).expect("inserted above if missing");
+            inline = entry.is_inline_table();
+            table = match entry.as_table_like_mut() {
                 Some(t) => t,
                 None => {
                     return Err(set_error(
@@ -193,8 +202,40 @@ impl LineMap {
     fn new(original: &str, effective: &str) -> LineMap {
         let a: Vec<&str> = original.lines().collect();
         let b: Vec<&str> = effective.lines().collect();
-        // Scenario files are short; a quadratic table is fine and is bounded
-        // by the loader's file size limit.
+        // Overrides change a few lines: the lines before the first change and
+        // after the last are the same in both and align one to one. Only the
+        // middle needs the table, which is quadratic in its length.
+        let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let tail = a[head..]
+            .iter()
+            .rev()
+            .zip(b[head..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (ma, mb) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
+        let mut map = vec![None; b.len()];
+        for (k, m) in map.iter_mut().enumerate().take(head) {
+            *m = Some(k);
+        }
+        for k in 0..tail {
+            map[b.len() - 1 - k] = Some(a.len() - 1 - k);
+        }
+        for (j, i) in Self::middle(ma, mb).into_iter().enumerate() {
+            map[head + j] = i.map(|i| head + i);
+        }
+        LineMap { original: map }
+    }
+
+    /// Cells the alignment table of the changed middle may have: a file of
+    /// many changed lines (thousands of blank lines an override moved)
+    /// would otherwise take gigabytes. Past it, lines pair up in order,
+    /// which only makes an error's line less exact.
+    const MAX_CELLS: usize = 1 << 22;
+
+    fn middle(a: &[&str], b: &[&str]) -> Vec<Option<usize>> {
+        if (a.len() + 1).saturating_mul(b.len() + 1) > Self::MAX_CELLS {
+            return (0..b.len()).map(|j| (j < a.len()).then_some(j)).collect();
+        }
         let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
         for i in (0..a.len()).rev() {
             for j in (0..b.len()).rev() {
@@ -232,7 +273,7 @@ impl LineMap {
         gap_a.extend(i..a.len());
         gap_b.extend(j..b.len());
         flush(&mut map, &mut gap_a, &mut gap_b);
-        LineMap { original: map }
+        map
     }
 }
 

@@ -320,6 +320,14 @@ impl Scenario {
             ))
         })?;
         check_top_level(&effective, model.tables(), model.name()).map_err(|i| loc.invalid(i))?;
+        // `list` and every report show the summary as one line of a table.
+        if dto.summary.trim().contains(char::is_control) {
+            return Err(loc.invalid(invalid(
+                vec![crate::core::input::Seg::Key("summary")],
+                "the summary holds a line break or another control character",
+                "write it on one line; longer explanations go in # comments above it",
+            )));
+        }
         let situations: Vec<_> = model.situations().iter().collect();
         let expect = dto
             .expect

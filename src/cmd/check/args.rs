@@ -11,7 +11,7 @@ use crate::cmd::common::{parse_seeds, parse_shard};
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file [default: payment-stable-key].
     pub(super) scenario: Option<String>,
-    /// Number of seeds to run, from 0 [default: the scenario's run.runs].
+    /// Number of seeds to run, 1 to 10^12 [default: the scenario's run.runs].
     #[arg(long, conflicts_with = "seeds")]
     pub(super) runs: Option<u64>,
     /// Seed range A..B (B exclusive).

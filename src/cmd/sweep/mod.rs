@@ -107,6 +107,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         let scenario = scenarios::load(&a.scenario, &overrides)?;
         variants.push((overrides, scenario));
     }
+    super::common::runs("--runs", a.runs)?;
     let runs = a.runs.unwrap_or(variants[0].1.runs);
     if runs == 0 {
         return Err(UsageError(

@@ -1,0 +1,92 @@
+//! Scenario input found wrong by fuzzing the binary with mutated files and
+//! `--set` values: each case was accepted silently, refused wrongly, or took
+//! gigabytes, and is now refused where it is written or handled.
+
+mod common;
+
+use common::{load_error, load_text, refuses};
+use models::scenario::{Override, ScenarioError};
+
+/// The error loading `text` with `set` gives (it must give one).
+fn set_error(text: &str, set: &str) -> ScenarioError {
+    match models::Scenario::load_with("f.toml", text, &[Override::parse(set).unwrap()]) {
+        Ok(_) => panic!("{set} loads"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn an_override_reaches_a_table_written_inline() {
+    let text = "summary = \"x\"\nclient = { key = \"stable\", timeout_ms = 10000 }\n";
+    // The value lands in the inline table: a wrong one is refused as such.
+    let e = set_error(text, "client.key=bogus");
+    assert!(e.message.contains("unknown value \"bogus\""), "{e}");
+    // A key the inline table lacks, and a table below it, are added inline.
+    let s = load_text(
+        "inline.toml",
+        text,
+        &["client.retry.max_attempts=2", "client.key=none"],
+    );
+    assert_eq!(s.name, "inline");
+    let e = set_error(text, "client.timeout_ms.x=1");
+    assert!(e.message.contains("`timeout_ms` is not a table"), "{e}");
+}
+
+#[test]
+fn a_long_file_with_overrides_loads_in_linear_memory() {
+    // Forty thousand blank lines once made the line map between the file and
+    // its overridden text a table of 1.6 billion cells (gigabytes).
+    let text = format!(
+        "summary = \"x\"\n{}[client]\nkey = \"stable\"\ntimeout_ms = \"10s\"\n",
+        "\n".repeat(40_000)
+    );
+    // The file's own mistake, found in the overridden text, is still shown
+    // on the user's line.
+    let e = set_error(&text, "client.key=none");
+    assert!(e.message.contains("a duration is a plain number"), "{e}");
+    assert_eq!(e.line, 40_004, "the error points at the user's line: {e}");
+}
+
+#[test]
+fn a_chain_refuses_a_consumer_program_it_would_not_run() {
+    refuses(
+        "model = \"chain\"\nsummary = \"x\"\n",
+        &[
+            (
+                "[accounting]\nprogram = [\"python3\", \"consumer.py\"]\n",
+                "accounting.program is for a program in the consumer's place",
+                "model = \"messaging\"",
+            ),
+            (
+                "[accounting]\nhandler_timeout_ms = 5000\n",
+                "accounting.handler_timeout_ms",
+                "delete the line",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_summary_is_one_line() {
+    for summary in [
+        r#""first\nsecond""#,
+        r#""red \u001b[31m""#,
+        r#""tab\there""#,
+    ] {
+        let e = load_error(
+            "s.toml",
+            &format!("model = \"payment\"\nsummary = {summary}\n"),
+        );
+        assert!(
+            e.message
+                .contains("line break or another control character"),
+            "{e}"
+        );
+        assert_eq!((e.line, e.column), (2, 11), "{e}");
+    }
+    load_text(
+        "s.toml",
+        "summary = \"  one line, spaces trimmed  \"\n",
+        &[],
+    );
+}
