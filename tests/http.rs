@@ -224,6 +224,12 @@ fn requests_that_make_no_sense_are_refused_with_their_place_and_a_fix() {
             "[[resources]]",
         ),
         (
+            // 0 is no id (as in [[resources]]): a PUT there was accepted once.
+            "[[requests]]\nmethod = \"put\"\nresource = 0\nvalue = 3\n",
+            "resource id 0 is out of range",
+            "use an id from 1 to",
+        ),
+        (
             "[[requests]]\nmethod = \"pacth\"\nresource = 4711\nvalue = 3\n",
             "unknown value \"pacth\"",
             "did you mean \"patch\"",

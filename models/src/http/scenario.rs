@@ -225,7 +225,8 @@ fn request(
             ))
         }
     };
-    if resource > u32::MAX / 2 {
+    // 0 is no id: a POST's resource is 0 until the server picks one.
+    if resource > u32::MAX / 2 || r.resource == Some(0) {
         return Err(invalid(
             at("resource"),
             format!("resource id {resource} is out of range"),
