@@ -90,3 +90,24 @@ fn a_summary_is_one_line() {
         &[],
     );
 }
+
+#[test]
+fn a_value_out_of_range_is_refused_even_where_the_mode_does_not_read_it() {
+    // Accepted once with key = "stable" and policy = "none", and refused only
+    // after a later change of mode.
+    refuses(
+        "summary = \"x\"\n",
+        &[
+            (
+                "[client]\nkey = \"stable\"\nkey_bucket_ms = 9223372036854775807\n",
+                "longer than the 24 h this key allows",
+                "86400000",
+            ),
+            (
+                "[client.retry]\npolicy = \"none\"\nmax_attempts = 9223372036854775807\n",
+                "attempts",
+                "10000",
+            ),
+        ],
+    );
+}

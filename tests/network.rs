@@ -165,6 +165,18 @@ fn an_entry_with_only_from_or_only_to_covers_that_actors_links() {
 }
 
 #[test]
+fn a_chain_takes_the_kinds_of_both_models_it_is_made_of() {
+    let s = load(
+        "chain-outbox-inbox",
+        &["network.links=[{kinds=[\"publish\", \"transfer\"], duplicate_per_mille=0}]"],
+    );
+    // No duplication for either kind; each keeps its link's loss.
+    let dup = |from, to, kind| kind_fault(&s, from, to, kind).map(|k| (k.2, k.3));
+    assert_eq!(dup("service", "bank", "transfer"), Some((0, 0)));
+    assert_eq!(dup("service", "broker", "publish"), Some((0, 0)));
+}
+
+#[test]
 fn link_entries_that_name_nothing_or_a_loop_are_refused() {
     refuses(
         "summary = \"x\"\n",
@@ -183,6 +195,12 @@ fn link_entries_that_name_nothing_or_a_loop_are_refused() {
                 "[[network.links]]\nkinds = [\"transfr\"]\nduplicate_per_mille = 0\n",
                 "unknown message kind \"transfr\"",
                 "did you mean \"transfer\"?",
+            ),
+            (
+                // Another model's kind: accepted once, a fault that never fired.
+                "[[network.links]]\nkinds = [\"publish\"]\nloss_per_mille = 1000\n",
+                "the payment model sends no \"publish\" messages",
+                "the payment model's message kinds are pay, pay-reply, transfer",
             ),
             (
                 "[[network.links]]\nto = \"bnak\"\nloss_per_mille = 5\n",

@@ -24,6 +24,7 @@ pub use booking::{
 };
 
 use crate::core::input::LoadError;
+use crate::core::wire::ModelMessage;
 use crate::core::{BuildInput, Built, Carries, Metric, ModelSpec, Site, SituationDoc};
 use crate::{messaging, payment};
 
@@ -71,6 +72,10 @@ where
 
     fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError> {
         scenario::build(input)
+    }
+
+    fn message_kinds(&self) -> Vec<&'static str> {
+        [payment::Msg::KINDS, messaging::Msg::KINDS].concat()
     }
 
     fn situations(&self) -> &'static [SituationDoc] {

@@ -154,6 +154,8 @@ pub trait ModelSpec<N>: Sync {
     fn tables(&self) -> &'static [&'static str];
     /// Parses and validates the model's tables into actors.
     fn build(&self, input: &BuildInput<'_>) -> Result<Built<N>, LoadError>;
+    /// The message kinds its actors send: what `[[network.links]] kinds` may name.
+    fn message_kinds(&self) -> Vec<&'static str>;
     /// The situations its actors report, with their names and meaning.
     fn situations(&self) -> &'static [SituationDoc];
     /// The `sweep` columns that mean something for it.

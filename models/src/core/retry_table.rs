@@ -53,16 +53,18 @@ impl RetryDto {
     /// out after `timeout_ms`.
     pub fn build(&self, owner: &'static str, timeout_ms: u64) -> Result<Retry, Invalid> {
         let at = |k| path(&[owner, "retry", k]);
-        let (multiplier, max_attempts) = match one_of(
+        let policy = one_of(
             &self.policy,
             &[("none", 0u8), ("fixed", 1), ("exponential", 2)],
             at("policy"),
-        )? {
+        )?;
+        // Checked whatever the policy: a value out of range is a mistake
+        // even while "none" does not read it, and would surface only later.
+        let attempts =
+            count_in(self.max_attempts, 0, 10_000, at("max_attempts"), "attempts")? as u32;
+        let (multiplier, max_attempts) = match policy {
             0 => (1, 1),
-            m => (
-                u64::from(m),
-                count_in(self.max_attempts, 0, 10_000, at("max_attempts"), "attempts")? as u32,
-            ),
+            m => (u64::from(m), attempts),
         };
         duration_us(self.base_ms, DAY_MS, at("base_ms"))?;
         duration_us(self.cap_ms, 30 * DAY_MS, at("cap_ms"))?;

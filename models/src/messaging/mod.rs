@@ -102,6 +102,10 @@ where
         scenario::build(input)
     }
 
+    fn message_kinds(&self) -> Vec<&'static str> {
+        <Msg as crate::core::wire::ModelMessage>::KINDS.to_vec()
+    }
+
     fn situations(&self) -> &'static [SituationDoc] {
         situations::ALL
     }

@@ -446,18 +446,17 @@ fn client(
     service: ActorId,
 ) -> Result<ClientConfig, Invalid> {
     let at = |k| path(&["client", k]);
+    // Checked for every key policy, not only the one that reads it.
+    positive_duration_us(
+        c.key_bucket_ms,
+        DAY_MS,
+        at("key_bucket_ms"),
+        "write key_bucket_ms = 1000",
+    )?;
     let key = match c.key.as_str() {
-        "timestamp" => {
-            positive_duration_us(
-                c.key_bucket_ms,
-                DAY_MS,
-                at("key_bucket_ms"),
-                "write key_bucket_ms = 1000",
-            )?;
-            KeyPolicy::Timestamp {
-                bucket_ms: c.key_bucket_ms,
-            }
-        }
+        "timestamp" => KeyPolicy::Timestamp {
+            bucket_ms: c.key_bucket_ms,
+        },
         other => one_of(
             other,
             &[

@@ -349,8 +349,16 @@ impl Scenario {
             .map_err(|e| loc.load(e))?;
         let hazards = built.hazards;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
-        let world = network::world(&dto, &names, built.actors_hint, fault_phase_us, limits)
-            .map_err(|i| loc.invalid(i))?;
+        let kinds = model.message_kinds();
+        let world = network::world(
+            &dto,
+            &names,
+            built.actors_hint,
+            (model.name(), &kinds),
+            fault_phase_us,
+            limits,
+        )
+        .map_err(|i| loc.invalid(i))?;
         let name = std::path::Path::new(file)
             .file_stem()
             .and_then(|s| s.to_str())

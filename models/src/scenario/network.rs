@@ -160,11 +160,21 @@ fn actor(
         })
 }
 
-/// `[network]` and `[crashes]` for the actors `names`: the engine's world.
+/// The message kinds a `kinds` entry may name: the model's own, numbered as
+/// in every model's list together (what `sim::Message::kind` gives).
+struct Kinds<'a> {
+    all: Vec<&'static str>,
+    model: &'a str,
+    own: &'a [&'static str],
+}
+
+/// `[network]` and `[crashes]` for the actors `names` of model `model`,
+/// whose actors send the message kinds `own_kinds`: the engine's world.
 pub fn world(
     c: &CommonDto,
     names: &[String],
     hint: &str,
+    (model, own_kinds): (&str, &[&'static str]),
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
@@ -202,7 +212,11 @@ pub fn world(
     for l in &mut world.links {
         *l = base;
     }
-    let kinds = crate::registry::message_kinds();
+    let kinds = Kinds {
+        all: crate::registry::message_kinds(),
+        model,
+        own: own_kinds,
+    };
     let mut known = BTreeMap::new();
     for (i, l) in n.links.iter().enumerate() {
         for (from, to) in matched_links(l, names, hint, i)? {
@@ -320,7 +334,7 @@ fn link_entry(l: &LinkDto, i: usize, cfg: &mut LinkConfig) -> Result<(), Invalid
 /// the link; a later entry for the same kind replaces an earlier one in place.
 fn kind_faults(
     l: &LinkDto,
-    kinds: &[&str],
+    kinds: &Kinds<'_>,
     (from, to): (sim::ActorId, sim::ActorId),
     i: usize,
     world: &mut World,
@@ -353,10 +367,20 @@ fn kind_faults(
         .transpose()?;
     let link = *world.link(from, to);
     for (j, name) in selected.iter().enumerate() {
-        let Some(kind) = kinds.iter().position(|k| k == name) else {
-            let help = match did_you_mean(name, kinds.iter().copied()) {
+        let kind = kinds.all.iter().position(|k| k == name);
+        let Some(kind) = kind.filter(|_| kinds.own.contains(&name.as_str())) else {
+            let own = kinds.own.join(", ");
+            let help = match did_you_mean(name, kinds.own.iter().copied()) {
                 Some(b) => format!("did you mean \"{b}\"?"),
-                None => format!("the message kinds are {}", kinds.join(", ")),
+                None => format!("the {} model's message kinds are {own}", kinds.model),
+            };
+            let message = match kind {
+                // A kind of another model: accepted, it would change nothing.
+                Some(_) => format!(
+                    "the {} model sends no \"{name}\" messages: a fault for them would never fire",
+                    kinds.model
+                ),
+                None => format!("unknown message kind \"{name}\""),
             };
             return Err(invalid(
                 vec![
@@ -366,7 +390,7 @@ fn kind_faults(
                     Key("kinds"),
                     Index(j),
                 ],
-                format!("unknown message kind \"{name}\""),
+                message,
                 help,
             ));
         };
