@@ -204,6 +204,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             publish_retry: models::core::retry::RetryPolicy::immediate(3),
             commit_fail_per_mille: 0,
             idempotence: false,
+            transactional_id: false,
             events,
         })),
         Node::Broker(Broker::new(BrokerConfig {

@@ -183,6 +183,7 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
                 sent: false,
                 attempts: 0,
                 pid: 0,
+                epoch: 0,
             });
             ctx.observe(committed(ev));
         }

@@ -92,6 +92,9 @@ pub struct BrokerStorage {
     /// Per idempotent producer id, the highest sequence number stored: as
     /// Kafka keeps its producer state with the log, durable.
     pub producers: Vec<(u32, u32)>,
+    /// Per transactional producer id, its current epoch: a publish of an
+    /// older epoch comes from a session that has been replaced (a zombie).
+    pub epochs: Vec<(u32, u32)>,
 }
 
 // By hand: the producer table only where an idempotent producer wrote to
@@ -104,6 +107,9 @@ impl fmt::Debug for BrokerStorage {
             .field("next_receipt", &self.next_receipt);
         if !self.producers.is_empty() {
             d.field("producers", &self.producers);
+        }
+        if !self.epochs.is_empty() {
+            d.field("epochs", &self.epochs);
         }
         d.finish()
     }
@@ -276,9 +282,12 @@ impl<W: Carries<Msg>> Broker<W> {
         &self,
         s: &mut BrokerStorage,
         from: ActorId,
-        (ev, pid, seq): (Event, u32, u32),
+        (ev, pid, epoch, seq): (Event, u32, u32, u32),
         ctx: &mut impl Ctx<Self>,
     ) {
+        if epoch > 0 && !self.current_epoch(s, pid, epoch, ctx) {
+            return;
+        }
         match s.producers.iter_mut().find(|p| p.0 == pid) {
             Some(p) if seq <= p.1 => {
                 ctx.reached(sit::PRODUCER_SEQUENCE_DEDUP_HIT);
@@ -290,9 +299,37 @@ impl<W: Carries<Msg>> Broker<W> {
             None => s.producers.push((pid, seq)),
         }
         if s.queue.iter().any(|m| m.ev.id == ev.id) {
-            ctx.reached(sit::REPUBLISH_UNDER_NEW_PRODUCER_ID);
+            ctx.reached(match epoch {
+                0 => sit::REPUBLISH_UNDER_NEW_PRODUCER_ID,
+                _ => sit::REPUBLISH_UNDER_NEW_EPOCH,
+            });
         }
         self.on_publish(s, from, ev, ctx);
+    }
+
+    /// A transactional producer's epoch check: an older epoch than the
+    /// broker knows is a zombie's publish, refused without a confirmation
+    /// (Kafka answers it with a fencing error; nobody waits for it). A newer
+    /// one starts a session whose sequence numbers begin again.
+    fn current_epoch(
+        &self,
+        s: &mut BrokerStorage,
+        pid: u32,
+        epoch: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) -> bool {
+        match s.epochs.iter_mut().find(|p| p.0 == pid) {
+            Some(p) if epoch < p.1 => {
+                ctx.reached(sit::ZOMBIE_PUBLISH_FENCED);
+                return false;
+            }
+            Some(p) if epoch == p.1 => return true,
+            Some(p) => p.1 = epoch,
+            // One entry per transactional id: a relay has one.
+            None => s.epochs.push((pid, epoch)),
+        }
+        s.producers.retain(|p| p.0 != pid);
+        true
     }
 
     /// A publish inside the producer's open transaction: stored, invisible.
@@ -440,9 +477,11 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             dedup: DedupStore::new(self.window_us()),
             next_receipt: 1,
             producers: Vec::new(),
+            epochs: Vec::new(),
         });
         s.queue.clear();
         s.producers.clear();
+        s.epochs.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
     }
@@ -481,9 +520,12 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
     ) {
         match msg.peek() {
             Some(&Msg::Publish { ev }) => self.on_publish(s, from, ev, ctx),
-            Some(&Msg::SeqPublish { ev, pid, seq }) => {
-                self.on_seq_publish(s, from, (ev, pid, seq), ctx)
-            }
+            Some(&Msg::SeqPublish {
+                ev,
+                pid,
+                epoch,
+                seq,
+            }) => self.on_seq_publish(s, from, (ev, pid, epoch, seq), ctx),
             Some(&Msg::Ack { id, receipt }) => self.on_ack(s, id, receipt, ctx),
             Some(&Msg::Extend { id, receipt }) => self.on_extend(s, id, receipt, ctx),
             Some(&Msg::TxPublish { ev }) => self.on_tx_publish(s, from, ev, ctx),

@@ -138,12 +138,18 @@ pub enum Msg {
     /// An idempotent producer's publish (Kafka's `enable.idempotence`):
     /// the broker stores a (producer id, sequence number) once. A retry
     /// within one producer session repeats both; a restarted producer has
-    /// a new id and numbers from 0 again.
+    /// a new id and numbers from 0 again. A transactional producer
+    /// (`transactional.id`) keeps its id across restarts and bumps its epoch
+    /// instead, which fences the older sessions.
     SeqPublish {
         /// The event.
         ev: Event,
-        /// The producer session's id, new at every start.
+        /// The producer session's id, new at every start (the same one for
+        /// every session of a transactional producer).
         pid: u32,
+        /// A transactional producer's epoch, one higher at every start (0:
+        /// not transactional).
+        epoch: u32,
         /// The publish's number within the session; its retries repeat it.
         seq: u32,
     },
@@ -270,9 +276,18 @@ impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Msg::Publish { ev } => write!(f, "publish {ev}"),
-            Msg::SeqPublish { ev, pid, seq } => {
-                write!(f, "publish {ev} [producer {pid}, seq {seq}]")
-            }
+            Msg::SeqPublish {
+                ev,
+                pid,
+                epoch: 0,
+                seq,
+            } => write!(f, "publish {ev} [producer {pid}, seq {seq}]"),
+            Msg::SeqPublish {
+                ev,
+                pid,
+                epoch,
+                seq,
+            } => write!(f, "publish {ev} [producer {pid}, epoch {epoch}, seq {seq}]"),
             Msg::PublishAck { id, duplicate } => {
                 let d = if duplicate {
                     " (duplicate, dropped)"

@@ -52,6 +52,8 @@ pub struct ProducerConfig {
     pub commit_fail_per_mille: u32,
     /// The outbox relay publishes as an idempotent producer.
     pub idempotence: bool,
+    /// And as a transactional one (`transactional.id`, implies idempotence).
+    pub transactional_id: bool,
     /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,
 }
@@ -151,7 +153,8 @@ impl<W> Producer<W> {
     /// A producer configured by `cfg`.
     pub fn new(cfg: ProducerConfig) -> Self {
         Producer {
-            relay: Relay::new(cfg.broker, cfg.publish_timeout_ms, cfg.idempotence),
+            relay: Relay::new(cfg.broker, cfg.publish_timeout_ms, cfg.idempotence)
+                .transactional(cfg.transactional_id),
             cfg,
             wire: PhantomData,
         }
@@ -196,6 +199,7 @@ impl<W: Carries<Msg>> Producer<W> {
                 sent: false,
                 attempts: 0,
                 pid: 0,
+                epoch: 0,
             });
         }
         ctx.observe(Obs::Committed {

@@ -13,6 +13,13 @@
 //! retry after a lost confirmation is dropped. The numbers belong to the
 //! session: after a restart the relay has a new producer id, and its
 //! republish of an unmarked row is a new publish to the broker.
+//!
+//! As a transactional producer (Kafka's `transactional.id`) it keeps one
+//! producer id and starts every session with a higher epoch: the broker
+//! refuses a publish of an older epoch still on its way (a zombie), but the
+//! new session numbers its publishes from 0 again, so its republish of an
+//! unmarked row is stored a second time all the same. Each publish stands
+//! for a transaction of one message, committed as the broker stores it.
 
 use super::msg::{Event, Msg};
 use super::situations as sit;
@@ -35,6 +42,11 @@ pub struct OutboxRow {
     /// every id its outbox names, which is new to the broker wherever it
     /// matters: an id no row names was never used for a publish.
     pub pid: u32,
+    /// A transactional producer's epoch when it last published the row (0:
+    /// none). A session takes the epoch above every one its rows name, as
+    /// the broker's transaction coordinator bumps it at every start; an
+    /// epoch no row names was never used for a publish.
+    pub epoch: u32,
 }
 
 /// Volatile: the row the relay is publishing, with its publish confirmed or not.
@@ -50,6 +62,8 @@ pub struct RelayState {
     /// The sequence numbers this session handed out: the row being
     /// published has the last one, `next_seq - 1`, and its retries repeat it.
     pub next_seq: u32,
+    /// As a transactional producer: this session's epoch (0 otherwise).
+    pub epoch: u32,
 }
 
 // By hand, as the state panels of reports show them: the producer id and
@@ -63,6 +77,9 @@ impl fmt::Debug for OutboxRow {
         if self.pid != 0 {
             d.field("pid", &self.pid);
         }
+        if self.epoch != 0 {
+            d.field("epoch", &self.epoch);
+        }
         d.finish()
     }
 }
@@ -74,6 +91,9 @@ impl fmt::Debug for RelayState {
             .field("unmarked_after_restart", &self.unmarked_after_restart);
         if self.pid != 0 {
             d.field("pid", &self.pid).field("next_seq", &self.next_seq);
+        }
+        if self.epoch != 0 {
+            d.field("epoch", &self.epoch);
         }
         d.finish()
     }
@@ -118,6 +138,9 @@ pub struct Relay<W> {
     pub publish_timeout_ms: u64,
     /// Publish as an idempotent producer: (producer id, sequence number).
     pub idempotence: bool,
+    /// And as a transactional one (`transactional.id`): one producer id for
+    /// every session, an epoch one higher at every start.
+    pub transactional: bool,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -128,7 +151,17 @@ impl<W> Relay<W> {
             broker,
             publish_timeout_ms,
             idempotence,
+            transactional: false,
             wire: PhantomData,
+        }
+    }
+
+    /// The same relay as a transactional producer (an idempotent one too).
+    pub fn transactional(self, transactional: bool) -> Self {
+        Relay {
+            idempotence: self.idempotence || transactional,
+            transactional,
+            ..self
         }
     }
 }
@@ -166,9 +199,11 @@ impl<W: Carries<Msg>> Relay<W> {
             // Recorded with the publish, in the same step: a later session
             // takes an id above it.
             row.pid = st.pid;
+            row.epoch = st.epoch;
             Msg::SeqPublish {
                 ev: row.ev,
                 pid: st.pid,
+                epoch: st.epoch,
                 seq: st.next_seq - 1,
             }
         } else {
@@ -209,7 +244,12 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
             ctx.continue_with(RelayTimer::Poll);
         }
         st.unmarked_after_restart = ctx.restarted() && unmarked;
-        if self.idempotence {
+        if self.transactional {
+            // One transactional id, one producer id; the epoch fences the
+            // sessions before this one.
+            st.pid = 1;
+            st.epoch = outbox.iter().map(|r| r.epoch).max().unwrap_or(0) + 1;
+        } else if self.idempotence {
             st.pid = outbox.iter().map(|r| r.pid).max().unwrap_or(0) + 1;
         }
     }

@@ -41,6 +41,7 @@ struct ProducerDto {
     publish_max_attempts: u64,
     commit_fail_per_mille: u64,
     idempotence: bool,
+    transactional_id: bool,
 }
 
 impl Default for ProducerDto {
@@ -51,6 +52,7 @@ impl Default for ProducerDto {
             publish_max_attempts: 3,
             commit_fail_per_mille: 0,
             idempotence: false,
+            transactional_id: false,
         }
     }
 }
@@ -285,6 +287,25 @@ where
         )
         .into());
     }
+    if p.transactional_id && mode != WriteMode::Outbox {
+        return Err(invalid(
+            pat("transactional_id"),
+            format!(
+                "transactional_id = true makes the outbox relay a transactional producer, but write = \"{}\" has no relay",
+                p.write
+            ),
+            "set write = \"outbox\", or remove transactional_id",
+        )
+        .into());
+    }
+    if p.transactional_id && !p.idempotence && written_in(input.text, "producer", "idempotence") {
+        return Err(invalid(
+            pat("idempotence"),
+            "a transactional producer is always idempotent (Kafka refuses transactional.id with enable.idempotence = false)",
+            "delete idempotence = false, or remove transactional_id",
+        )
+        .into());
+    }
     if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
         return Err(invalid(
             vec![Seg::Key("events")],
@@ -312,7 +333,8 @@ where
         publish_timeout_ms,
         publish_retry: RetryPolicy::immediate(attempts as u32),
         commit_fail_per_mille,
-        idempotence: p.idempotence,
+        idempotence: p.idempotence || p.transactional_id,
+        transactional_id: p.transactional_id,
         events,
     };
 
@@ -324,7 +346,7 @@ where
         false => {
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
             let spreads = Spreads::of(input.delays, &names);
-            let idempotent = p.idempotence;
+            let idempotent = p.idempotence || p.transactional_id;
             hazards(
                 &broker,
                 &consumer,

@@ -61,6 +61,10 @@ pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = 91;
 pub const LEASE_RENEWED: SituationId = 92;
 /// `renewal-after-redelivery`: A lease renewal arrived for a delivery whose lease had run out: the message was visible again or delivered to another consumer.
 pub const RENEWAL_AFTER_REDELIVERY: SituationId = 93;
+/// `zombie-publish-fenced`: The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way.
+pub const ZOMBIE_PUBLISH_FENCED: SituationId = 94;
+/// `republish-under-new-epoch`: An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, so the broker stored it again.
+pub const REPUBLISH_UNDER_NEW_EPOCH: SituationId = 95;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -79,6 +83,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
     SituationDoc { id: LEASE_RENEWED, name: "lease-renewed", doc: "The broker extended an in-flight delivery's lease at its consumer's request (consumer.lease_renewal_ms)." },
     SituationDoc { id: RENEWAL_AFTER_REDELIVERY, name: "renewal-after-redelivery", doc: "A lease renewal arrived for a delivery whose lease had already run out: the message was visible again, or out with another consumer, and the renewal changed nothing." },
+    SituationDoc { id: ZOMBIE_PUBLISH_FENCED, name: "zombie-publish-fenced", doc: "The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way (Kafka's transactional.id fencing)." },
+    SituationDoc { id: REPUBLISH_UNDER_NEW_EPOCH, name: "republish-under-new-epoch", doc: "An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, and the broker stored it again." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
