@@ -648,6 +648,19 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         "{}",
         idem.hazards[0].text
     );
+    // A transactional producer's fencing is named for what it stops.
+    let fenced = load(
+        "messaging-transactional-id-restart",
+        &["consumer.handler=effect"],
+    );
+    assert_eq!(ids(&fenced), [RULE]);
+    assert!(
+        fenced.hazards[0].text.contains(
+            "fences a crashed session's late publishes, not the restarted relay's own republish"
+        ),
+        "{}",
+        fenced.hazards[0].text
+    );
     let plain = load(
         "messaging-idempotent-producer-restart",
         &["consumer.handler=effect", "producer.idempotence=false"],

@@ -346,14 +346,12 @@ where
         false => {
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
             let spreads = Spreads::of(input.delays, &names);
-            let idempotent = p.idempotence || p.transactional_id;
-            hazards(
-                &broker,
-                &consumer,
-                &inbox,
-                ("consumer", idempotent),
-                spreads,
-            )
+            let ids = match (p.transactional_id, p.idempotence) {
+                (true, _) => ProducerIds::Transactional,
+                (false, true) => ProducerIds::Idempotent,
+                (false, false) => ProducerIds::None,
+            };
+            hazards(&broker, &consumer, &inbox, ("consumer", ids), spreads)
         }
     };
 
@@ -395,22 +393,34 @@ where
     })
 }
 
+/// What the producer's relay stamps on its publishes for the broker to
+/// deduplicate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ProducerIds {
+    /// Nothing: every publish is a new message.
+    None,
+    /// A producer id and sequence numbers per session.
+    Idempotent,
+    /// One producer id, an epoch per session, sequence numbers per epoch.
+    Transactional,
+}
+
 /// The gaps in a queue's design that its settings show: an inbox that forgets
 /// a message id while the broker may still redeliver it (`table` is the
-/// consumer's table, `consumer` or `accounting`, with whether its producer
-/// publishes as an idempotent producer).
+/// consumer's table, `consumer` or `accounting`, with what its producer
+/// stamps on its publishes).
 /// `spreads`: what the network's delays add to the lease rules' times.
 pub(crate) fn hazards(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
-    (table, idempotent_producer): (&'static str, bool),
+    (table, ids): (&'static str, ProducerIds),
     spreads: Spreads,
 ) -> Vec<crate::core::Hazard> {
     let mut out = Vec::new();
     match consumer.handler {
         // Without dedup the inbox's retention does not matter: nothing reads it.
-        Handler::Effect => out.push(without_dedup(broker, table, idempotent_producer)),
+        Handler::Effect => out.push(without_dedup(broker, table, ids)),
         handler => {
             if handler == Handler::InboxIfRedelivered {
                 out.push(only_on_redelivery(table));
@@ -440,11 +450,7 @@ fn only_on_redelivery(table: &str) -> crate::core::Hazard {
 }
 
 /// A consumer that applies every delivery, whatever the broker filters.
-fn without_dedup(
-    broker: &BrokerConfig,
-    table: &str,
-    idempotent_producer: bool,
-) -> crate::core::Hazard {
+fn without_dedup(broker: &BrokerConfig, table: &str, ids: ProducerIds) -> crate::core::Hazard {
     // What the broker filters, each named with what it leaves through.
     let mut filters = Vec::new();
     if broker.dedup_window_ms != 0 {
@@ -453,11 +459,16 @@ fn without_dedup(
             crate::core::hazard::about_ms(broker.dedup_window_ms)
         ));
     }
-    if idempotent_producer {
-        filters.push(
+    match ids {
+        ProducerIds::None => {}
+        ProducerIds::Idempotent => filters.push(
             "the idempotent producer's sequence numbers drop the retries of one relay session, not a restarted relay's republish"
                 .to_string(),
-        );
+        ),
+        ProducerIds::Transactional => filters.push(
+            "the transactional producer's sequence numbers drop the retries of one relay session, and its epoch fences a crashed session's late publishes, not the restarted relay's own republish"
+                .to_string(),
+        ),
     }
     crate::core::Hazard {
         id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
