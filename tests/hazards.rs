@@ -1032,3 +1032,69 @@ fn a_key_deleted_on_an_unknown_outcome_is_a_warning_unless_the_bank_catches_the_
     // The key handed on to a bank that ignores keys catches nothing.
     assert_eq!(ids(&load(name, &["service.pass_key_to_bank=true"])), [RULE]);
 }
+
+/// An outbox relay republishes until a confirmation gets through: an inbox
+/// that forgets before the scenario's outage of confirmations ends lets a
+/// late copy through. Read from the faults the file sets.
+#[test]
+fn an_inbox_that_forgets_before_the_relay_stops_republishing_is_a_warning() {
+    const RULE: &str = "inbox-retention-below-republish";
+    // A restart's republish, 30 min of cut confirmations, 10 min of inbox.
+    for name in [
+        "messaging-idempotent-producer-restart",
+        "messaging-transactional-id-restart",
+    ] {
+        let s = load(name, &[]);
+        assert_eq!(ids(&s), [RULE], "{name}");
+        assert!(
+            s.hazards[0].text.contains("30.5 min after the first"),
+            "{}",
+            s.hazards[0].text
+        );
+        assert_eq!(
+            s.hazards[0].shown_by.map(models::registry::situation_name),
+            Some("redelivered-after-inbox-cleanup")
+        );
+    }
+    // Without producer crashes an idempotent producer's retries are dropped:
+    // nothing to warn about (and the design holds).
+    assert!(load("messaging-idempotent-producer", &[])
+        .hazards
+        .is_empty());
+    // Without idempotence every retry is a stored copy, crash or not.
+    let plain = load(
+        "messaging-idempotent-producer",
+        &["producer.idempotence=false"],
+    );
+    assert_eq!(ids(&plain), [RULE]);
+    assert!(
+        plain.hazards[0].text.contains("every retry is stored"),
+        "{}",
+        plain.hazards[0].text
+    );
+    // An inbox that outlasts the cut and the restart, or forgets nothing.
+    for keep in ["1830000", "0"] {
+        let set = format!("consumer.inbox_retention_ms={keep}");
+        assert!(
+            load("messaging-idempotent-producer-restart", &[&set])
+                .hazards
+                .is_empty(),
+            "{keep}"
+        );
+    }
+    assert_eq!(
+        ids(&load(
+            "messaging-idempotent-producer-restart",
+            &["consumer.inbox_retention_ms=1829999"]
+        )),
+        [RULE]
+    );
+    // A consumer without an inbox has its own warning instead.
+    assert_eq!(
+        ids(&load(
+            "messaging-idempotent-producer-restart",
+            &["consumer.handler=effect"]
+        )),
+        ["consumer-without-dedup"]
+    );
+}

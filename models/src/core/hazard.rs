@@ -25,9 +25,10 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 7] = [
+pub const RULES: [&str; 8] = [
     KEY_RETENTION,
     INBOX_RETENTION,
+    INBOX_RETENTION_BELOW_REPUBLISH,
     LEASE_BELOW_CALL,
     KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
@@ -37,6 +38,8 @@ pub const RULES: [&str; 7] = [
 
 const KEY_RETENTION: &str = "key-retention-below-retry-span";
 const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
+/// An inbox that forgets before an outbox relay stops republishing.
+pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republish";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A key deleted when the bank's outcome is unknown.

@@ -18,6 +18,7 @@ mod msg;
 mod producer;
 mod program;
 mod relay;
+mod republish;
 pub(crate) mod scenario;
 pub mod situations;
 

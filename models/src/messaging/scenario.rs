@@ -351,7 +351,26 @@ where
                 (false, true) => ProducerIds::Idempotent,
                 (false, false) => ProducerIds::None,
             };
-            hazards(&broker, &consumer, &inbox, ("consumer", ids), spreads)
+            let mut found = hazards(&broker, &consumer, &inbox, ("consumer", ids), spreads);
+            // Only an inbox is read on every delivery; and only an outbox
+            // relay republishes without end.
+            let reads_inbox = matches!(
+                consumer.handler,
+                Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
+            );
+            if reads_inbox && mode == WriteMode::Outbox {
+                let stamps = match ids {
+                    ProducerIds::None => super::republish::Stamps::Nothing,
+                    _ => super::republish::Stamps::PerSession,
+                };
+                let retention_ms = inbox.retention_us / sim::US_PER_MS;
+                found.extend(super::republish::inbox_retention_below_republish(
+                    input.text,
+                    retention_ms,
+                    stamps,
+                ));
+            }
+            found
         }
     };
 

@@ -1,0 +1,204 @@
+//! The design warning `inbox-retention-below-republish`: an outbox relay
+//! publishes a row again for as long as the broker's confirmations do not
+//! reach it, and an inbox that forgets message ids sooner lets a late copy
+//! through. Read from the scenario's own fault settings (the windows its
+//! partitions cut the confirmations for, its producer's restarts), since the
+//! design alone sets no limit: the relay never gives up.
+//!
+//! The file's values are read before the network is validated, so anything
+//! malformed here is skipped (the loader refuses it right after) and every
+//! sum saturates.
+
+use super::situations as sit;
+use crate::core::hazard::{about_ms, INBOX_RETENTION_BELOW_REPUBLISH};
+use crate::core::Hazard;
+
+/// What the relay stamps on its publishes, as far as this rule cares.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Stamps {
+    /// Every retry is stored as a new copy.
+    Nothing,
+    /// Retries of one session are dropped (an idempotent or transactional
+    /// producer): only a restarted relay's republish is a new copy.
+    PerSession,
+}
+
+/// The warning for an inbox that keeps ids `retention_ms` (0: forever) behind
+/// a relay publishing with `stamps`, under the faults `text` sets.
+pub(crate) fn inbox_retention_below_republish(
+    text: &str,
+    retention_ms: u64,
+    stamps: Stamps,
+) -> Option<Hazard> {
+    if retention_ms == 0 {
+        return None;
+    }
+    let doc: toml::Table = text.parse().ok()?;
+    let (cut_ms, cut_by) = longest_cut(&doc)?;
+    let (horizon_ms, copies) = match stamps {
+        Stamps::Nothing => (
+            cut_ms,
+            "every retry is stored by the broker as a new copy".to_string(),
+        ),
+        Stamps::PerSession => {
+            let restart_ms = producer_restart_ms(&doc)?;
+            (
+                cut_ms.saturating_add(restart_ms),
+                "a restarted relay's republish is a new message to the broker (the producer crashes here)".to_string(),
+            )
+        }
+    };
+    if horizon_ms <= retention_ms {
+        return None;
+    }
+    Some(Hazard {
+        id: INBOX_RETENTION_BELOW_REPUBLISH,
+        text: format!(
+            "the inbox forgets a message id after {} (consumer.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first: one after the inbox forgot takes effect again",
+            about_ms(retention_ms),
+            about_ms(cut_ms),
+            about_ms(horizon_ms),
+        ),
+        shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
+        example: "messaging-idempotent-producer-restart",
+    })
+}
+
+/// The longest window in which the broker's confirmations cannot reach the
+/// producer, and what sets it.
+fn longest_cut(doc: &toml::Table) -> Option<(u64, &'static str)> {
+    let network = doc.get("network").and_then(toml::Value::as_table)?;
+    let mut longest: Option<(u64, &'static str)> = None;
+    let mut consider = |ms: u64, by: &'static str| {
+        if ms > 0 && longest.is_none_or(|(l, _)| ms > l) {
+            longest = Some((ms, by));
+        }
+    };
+    for p in network
+        .get("partitions")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_table)
+    {
+        if cuts_confirmations(p) {
+            let start = whole(p.get("start_ms")).unwrap_or(0);
+            let end = whole(p.get("end_ms")).unwrap_or(0);
+            consider(end.saturating_sub(start), "a [[network.partitions]] entry");
+        }
+    }
+    // Swarm testing may cut any two actors, so broker and producer too.
+    let random = network
+        .get("random_partition_per_mille")
+        .and_then(highest)
+        .unwrap_or(0);
+    if random > 0 {
+        let max_ms = whole(network.get("random_partition_ms_max")).unwrap_or(30_000);
+        consider(max_ms, "a random partition (random_partition_per_mille)");
+    }
+    longest
+}
+
+/// Whether a partition entry drops messages from the broker to the producer.
+fn cuts_confirmations(p: &toml::Table) -> bool {
+    let between: Vec<&str> = p
+        .get("between")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+        .collect();
+    let one_way = p
+        .get("one_way")
+        .and_then(toml::Value::as_bool)
+        .unwrap_or(false);
+    match between[..] {
+        ["broker", "producer"] => true,
+        ["producer", "broker"] => !one_way,
+        _ => false,
+    }
+}
+
+/// The longest a crashed producer stays down, if it can crash at all.
+fn producer_restart_ms(doc: &toml::Table) -> Option<u64> {
+    let crashes = doc
+        .get("crashes")
+        .and_then(toml::Value::as_table)?
+        .get("producer")
+        .and_then(toml::Value::as_table)?;
+    let per_mille = crashes.get("crash_per_mille").and_then(highest)?;
+    (per_mille > 0).then(|| whole(crashes.get("restart_ms_max")).unwrap_or(0))
+}
+
+/// A whole number of the file, if it is one.
+fn whole(v: Option<&toml::Value>) -> Option<u64> {
+    v.and_then(toml::Value::as_integer)
+        .and_then(|i| u64::try_from(i).ok())
+}
+
+/// The upper end of a per-mille value: `50` or `[0, 50]`.
+fn highest(v: &toml::Value) -> Option<u64> {
+    match v {
+        toml::Value::Array(a) => whole(a.last()),
+        other => whole(Some(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 1800000\n";
+
+    fn warn(text: &str, retention_ms: u64, stamps: Stamps) -> Option<String> {
+        inbox_retention_below_republish(text, retention_ms, stamps).map(|h| h.text)
+    }
+
+    #[test]
+    fn retries_stored_as_copies_outlast_an_inbox_shorter_than_the_cut() {
+        let t = warn(BASE, 600_000, Stamps::Nothing).expect("30 min against 10 min");
+        assert!(t.contains("up to 30 min"), "{t}");
+        assert!(t.contains("every retry is stored"), "{t}");
+        assert_eq!(
+            warn(BASE, 1_800_000, Stamps::Nothing),
+            None,
+            "the edge holds"
+        );
+        assert!(warn(BASE, 1_799_999, Stamps::Nothing).is_some());
+        assert_eq!(warn(BASE, 0, Stamps::Nothing), None, "kept forever");
+    }
+
+    #[test]
+    fn a_per_session_stamp_needs_a_restart_to_copy() {
+        assert_eq!(warn(BASE, 600_000, Stamps::PerSession), None, "no crashes");
+        let crashes = format!("{BASE}[crashes.producer]\ncrash_per_mille = [0, 20]\nrestart_ms_min = 1000\nrestart_ms_max = 30000\n");
+        let t = warn(&crashes, 600_000, Stamps::PerSession).expect("a restart republishes");
+        assert!(t.contains("restarted relay's republish"), "{t}");
+        assert!(t.contains("up to 30.5 min after the first"), "{t}");
+        assert_eq!(warn(&crashes, 1_830_000, Stamps::PerSession), None);
+        let never = crashes.replace("[0, 20]", "0");
+        assert_eq!(warn(&never, 600_000, Stamps::PerSession), None);
+    }
+
+    #[test]
+    fn only_cuts_of_the_confirmations_count() {
+        let other_way = BASE.replace("[\"broker\", \"producer\"]", "[\"producer\", \"broker\"]");
+        assert_eq!(
+            warn(&other_way, 600_000, Stamps::Nothing),
+            None,
+            "publishes cut, not confirmations"
+        );
+        let both = other_way.replace("one_way = true", "one_way = false");
+        assert!(warn(&both, 600_000, Stamps::Nothing).is_some());
+        let consumer = BASE.replace("\"producer\"", "\"consumer-1\"");
+        assert_eq!(warn(&consumer, 600_000, Stamps::Nothing), None);
+        let random =
+            "[network]\nrandom_partition_per_mille = [0, 100]\nrandom_partition_ms_max = 900000\n";
+        let t = warn(random, 600_000, Stamps::Nothing).expect("a random cut may hit the producer");
+        assert!(t.contains("random partition"), "{t}");
+        assert_eq!(warn(random, 900_000, Stamps::Nothing), None);
+        // Malformed values are the loader's to refuse, not a panic here.
+        let odd = BASE.replace("end_ms = 1800000", "end_ms = \"30min\"");
+        assert_eq!(warn(&odd, 600_000, Stamps::Nothing), None);
+    }
+}
