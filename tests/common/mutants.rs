@@ -159,7 +159,7 @@ fn actor_of(doc: &DocumentMut, rng: &mut Rng) -> String {
 pub fn mutate(text: &str, rng: &mut Rng) -> Mutant {
     let mut doc: DocumentMut = text.parse().expect("shipped scenarios parse");
     let all = leaves(&doc);
-    let kind = rng.below(16);
+    let kind = rng.below(20);
     let mut sets = Vec::new();
     let (what, must_reject) = match kind {
         // Random damage.
@@ -299,6 +299,64 @@ pub fn mutate(text: &str, rng: &mut Rng) -> Mutant {
                 sets.push(format!("broker.consumers={v}"));
                 (format!("broker.consumers = {v}"), true)
             }
+        }
+        16 => {
+            // A message kind of another model: a fault that would never fire.
+            let model = doc.get("model").and_then(Item::as_str).unwrap_or("payment");
+            let foreign = match model {
+                "payment" => "publish",
+                "chain" => "get",
+                _ => "transfer",
+            };
+            let t = format!(
+                "{text}\n[[network.links]]\nkinds = [\"{foreign}\"]\nloss_per_mille = 10\n"
+            );
+            return Mutant {
+                what: format!("kinds = [\"{foreign}\"] in a {model} scenario"),
+                text: t,
+                sets,
+                must_reject: true,
+            };
+        }
+        17 => {
+            // A summary of two lines, or with a terminal escape.
+            let v = *rng.pick(&[
+                "\"first\\nsecond\"",
+                "\"red \\u001b[31m\"",
+                "\"tab\\there\"",
+            ]);
+            set(
+                &mut doc,
+                &[Step::Key("summary".into())],
+                v.parse().expect("a TOML string"),
+            );
+            (format!("summary = {v}"), true)
+        }
+        18 => {
+            // A key only another mode reads, out of its range all the same.
+            let payment = doc.get("model").and_then(Item::as_str).unwrap_or("payment") == "payment";
+            if payment {
+                sets.push("client.key_bucket_ms=2305843009213693952".into());
+                ("client.key_bucket_ms out of range".into(), true)
+            } else {
+                return nonsense_run(doc, rng);
+            }
+        }
+        19 => {
+            // Thousands of blank lines and an override: once a table of
+            // lines x lines (gigabytes) to map the error's place.
+            let settable: Vec<&String> = all.iter().filter_map(|l| l.dotted.as_ref()).collect();
+            let Some(key) = (!settable.is_empty()).then(|| *rng.pick(&settable)) else {
+                return mutate_text(text, rng);
+            };
+            let pad = "\n".repeat(20_000 + rng.below(20_000));
+            let v = *rng.pick(OTHER_TYPES);
+            return Mutant {
+                what: format!("{} blank lines, then --set {key}={v}", pad.len()),
+                text: format!("{pad}{text}"),
+                sets: vec![format!("{key}={v}")],
+                must_reject: false,
+            };
         }
         _ => {
             let payment = doc.get("model").and_then(Item::as_str).unwrap_or("payment") == "payment";
