@@ -215,3 +215,32 @@ fn link_entries_that_name_nothing_or_a_loop_are_refused() {
         ],
     );
 }
+
+/// Chapter 02's claim: switching the network's duplication off for the
+/// kinds that travel over one connection (TCP never delivers twice) leaves
+/// every messaging verdict as it was, since the second copies that matter
+/// come from the broker's redeliveries and the relay's republishes.
+#[test]
+fn no_wire_duplicates_on_connection_kinds_leave_every_messaging_verdict_as_it_was() {
+    let set = r#"network.links=[{kinds=["deliver","ack","tx","tx-done"],duplicate_per_mille=0}]"#;
+    let mut checked = 0;
+    for p in common::scenario_files() {
+        let name = common::name_of(&p);
+        let text = std::fs::read_to_string(&p).unwrap();
+        // A scenario with links of its own would lose them to the override.
+        if !name.starts_with("messaging-") || text.contains("[[network.links]]") {
+            continue;
+        }
+        let s = load(&name, &[set]);
+        let verdict = s.expected_verdict().expect("catalog scenarios state one");
+        common::check_scenario(
+            &s,
+            common::TEST_BUDGET,
+            verdict,
+            s.expected_invariant(),
+            &name,
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked} scenarios");
+}
