@@ -21,6 +21,7 @@ mod relay;
 mod republish;
 pub(crate) mod scenario;
 pub mod situations;
+mod warnings;
 
 pub use broker::{
     AtMaxDeliveries, Broker, BrokerConfig, BrokerStorage, BrokerTimer, QMsg, QStatus,

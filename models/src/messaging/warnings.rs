@@ -1,0 +1,190 @@
+//! The design warnings a queue's settings show (docs/design-warnings.md):
+//! a consumer without dedup, one that trusts the redelivered flag, an inbox
+//! that forgets while the broker still redelivers, a lease shorter than the
+//! work. The messaging and chain models both build them from their tables.
+
+use super::{BrokerConfig, ConsumerConfig, Handler, InboxConfig};
+
+/// What the producer's relay stamps on its publishes for the broker to
+/// deduplicate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ProducerIds {
+    /// Nothing: every publish is a new message.
+    None,
+    /// A producer id and sequence numbers per session.
+    Idempotent,
+    /// One producer id, an epoch per session, sequence numbers per epoch.
+    Transactional,
+}
+
+/// The gaps in a queue's design that its settings show: an inbox that forgets
+/// a message id while the broker may still redeliver it (`table` is the
+/// consumer's table, `consumer` or `accounting`, with what its producer
+/// stamps on its publishes).
+/// `spreads`: what the network's delays add to the lease rules' times.
+pub(crate) fn hazards(
+    broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
+    inbox: &InboxConfig,
+    (table, ids): (&'static str, ProducerIds),
+    spreads: Spreads,
+) -> Vec<crate::core::Hazard> {
+    let mut out = Vec::new();
+    match consumer.handler {
+        // Without dedup the inbox's retention does not matter: nothing reads it.
+        Handler::Effect => out.push(without_dedup(broker, table, ids)),
+        handler => {
+            if handler == Handler::InboxIfRedelivered {
+                out.push(only_on_redelivery(table));
+            }
+            out.extend(inbox_retention(broker, inbox, table, spreads.redelivery_ms));
+        }
+    }
+    out.extend(visibility_below_processing(
+        broker,
+        consumer,
+        table,
+        spreads.renewal_ms,
+    ));
+    out
+}
+
+/// A consumer that trusts the broker's redelivered flag to tell duplicates.
+fn only_on_redelivery(table: &str) -> crate::core::Hazard {
+    crate::core::Hazard {
+        id: crate::core::hazard::DEDUP_ONLY_ON_REDELIVERY,
+        text: format!(
+            "the consumer reads its inbox only for deliveries the broker flags as redelivered ({table}.handler = \"inbox-if-redelivered\"), but the flag belongs to the delivery, not to the event: a second copy a producer published (a retry after a lost confirmation, a relay's republish after a restart) is a new message, its first delivery is not flagged, and it takes effect again"
+        ),
+        shown_by: Some(super::situations::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY),
+        example: "messaging-dedup-only-redelivered",
+    }
+}
+
+/// A consumer that applies every delivery, whatever the broker filters.
+fn without_dedup(broker: &BrokerConfig, table: &str, ids: ProducerIds) -> crate::core::Hazard {
+    // What the broker filters, each named with what it leaves through.
+    let mut filters = Vec::new();
+    if broker.dedup_window_ms != 0 {
+        filters.push(format!(
+            "the broker's dedup window of {} filters publishes only, and only within it",
+            crate::core::hazard::about_ms(broker.dedup_window_ms)
+        ));
+    }
+    match ids {
+        ProducerIds::None => {}
+        ProducerIds::Idempotent => filters.push(
+            "the idempotent producer's sequence numbers drop the retries of one relay session, not a restarted relay's republish"
+                .to_string(),
+        ),
+        ProducerIds::Transactional => filters.push(
+            "the transactional producer's sequence numbers drop the retries of one relay session, and its epoch fences a crashed session's late publishes, not the restarted relay's own republish"
+                .to_string(),
+        ),
+    }
+    crate::core::Hazard {
+        id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
+        text: format!(
+            "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
+            match filters.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", filters.join("; ")),
+            }
+        ),
+        shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
+        example: "messaging-broker-exactly-once",
+    }
+}
+
+/// An inbox that forgets ids before the broker's last redelivery.
+fn inbox_retention(
+    broker: &BrokerConfig,
+    inbox: &InboxConfig,
+    table: &str,
+    spread_ms: u64,
+) -> Option<crate::core::Hazard> {
+    let span_ms = (broker.max_deliveries > 0)
+        .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
+    let redelivers = format!(
+        "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms)",
+        crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+    );
+    crate::core::hazard::inbox_retention(
+        &format!("{table}.inbox_retention_ms"),
+        inbox.retention_us / sim::US_PER_MS,
+        span_ms,
+        spread_ms,
+        &redelivers,
+        super::situations::REDELIVERED_AFTER_INBOX_CLEANUP,
+        "messaging-inbox-cleaned-too-early",
+    )
+}
+
+/// How the network's delay spread between a broker and its `consumers`
+/// (names) moves the lease rules' times.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spreads {
+    /// How much later than a message's first delivery one of its
+    /// redeliveries can reach a consumer (perhaps another one).
+    pub redelivery_ms: u64,
+    /// How much later than the renewal before it a lease renewal can reach
+    /// the broker: the lease it extends counts from the earlier one's arrival.
+    pub renewal_ms: u64,
+}
+
+impl Spreads {
+    pub(crate) fn of(delays: &crate::core::hazard::Delays, consumers: &[String]) -> Spreads {
+        let to: Vec<Vec<&str>> = consumers
+            .iter()
+            .map(|c| vec!["broker", c.as_str()])
+            .collect();
+        // A consumer renews its own delivery's lease over its own link.
+        let renewal_ms = consumers
+            .iter()
+            .map(|c| delays.spread_ms(&[vec![c.as_str(), "broker"]]))
+            .max()
+            .unwrap_or(0);
+        Spreads {
+            redelivery_ms: delays.spread_ms(&to),
+            renewal_ms,
+        }
+    }
+}
+
+/// The rule of the lease: a broker must not hand a message to a consumer
+/// again while the first one is still working on it. Processing alone is
+/// counted (the transactions and the ack's trip only add to it), so a
+/// warning means every delivery that takes its longest outlives its lease.
+fn visibility_below_processing(
+    broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
+    table: &str,
+    renewal_spread_ms: u64,
+) -> Option<crate::core::Hazard> {
+    let longest_ms = consumer
+        .processing_ms
+        .saturating_add(consumer.processing_jitter_ms);
+    // A renewal that always arrives before the lease runs out keeps
+    // extending it for as long as the handler runs; what a lost renewal
+    // does is a fault's business (messaging-lease-renewal-lost).
+    let renewed = consumer.lease_renewal_ms > 0
+        && consumer.lease_renewal_ms.saturating_add(renewal_spread_ms)
+            < broker.visibility_timeout_ms;
+    if longest_ms < broker.visibility_timeout_ms || renewed {
+        return None;
+    }
+    let setting = match consumer.processing_jitter_ms {
+        0 => format!("{table}.processing_ms"),
+        _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
+        text: format!(
+            "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, the first ack comes late, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
+            crate::core::hazard::about_ms(longest_ms),
+            crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+        ),
+        shown_by: Some(super::situations::LATE_ACK),
+        example: "messaging-visibility-below-processing",
+    })
+}
