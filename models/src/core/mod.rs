@@ -19,6 +19,7 @@ pub mod obs;
 pub mod op;
 pub mod retry;
 pub mod retry_table;
+pub mod shown;
 pub mod slots;
 pub mod table;
 pub mod wire;

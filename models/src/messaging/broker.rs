@@ -8,6 +8,7 @@
 use super::msg::{Event, Msg};
 use super::situations as sit;
 use crate::core::dedup::DedupStore;
+use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
 use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
 use std::fmt;
@@ -101,17 +102,13 @@ pub struct BrokerStorage {
 // it, so the state panels of other designs stay as they were.
 impl fmt::Debug for BrokerStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("BrokerStorage");
-        d.field("queue", &self.queue)
+        f.debug_struct("BrokerStorage")
+            .field("queue", &self.queue)
             .field("dedup", &self.dedup)
-            .field("next_receipt", &self.next_receipt);
-        if !self.producers.is_empty() {
-            d.field("producers", &self.producers);
-        }
-        if !self.epochs.is_empty() {
-            d.field("epochs", &self.epochs);
-        }
-        d.finish()
+            .field("next_receipt", &self.next_receipt)
+            .field_if(!self.producers.is_empty(), "producers", &self.producers)
+            .field_if(!self.epochs.is_empty(), "epochs", &self.epochs)
+            .finish()
     }
 }
 

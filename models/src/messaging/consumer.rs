@@ -3,6 +3,7 @@
 
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::CONSUMER_LAYER;
+use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs};
 use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
@@ -85,14 +86,12 @@ pub struct Job {
 // without redeliveries read as they did before it was kept.
 impl fmt::Debug for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Job");
-        d.field("ev", &self.ev)
+        f.debug_struct("Job")
+            .field("ev", &self.ev)
             .field("receipt", &self.receipt)
-            .field("phase", &self.phase);
-        if self.redelivered {
-            d.field("redelivered", &self.redelivered);
-        }
-        d.finish()
+            .field("phase", &self.phase)
+            .field_if(self.redelivered, "redelivered", &self.redelivered)
+            .finish()
     }
 }
 

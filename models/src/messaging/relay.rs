@@ -23,6 +23,7 @@
 
 use super::msg::{Event, Msg};
 use super::situations as sit;
+use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
 use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
 use std::fmt;
@@ -70,32 +71,25 @@ pub struct RelayState {
 // sequence numbers only where the relay is an idempotent producer.
 impl fmt::Debug for OutboxRow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("OutboxRow");
-        d.field("ev", &self.ev)
+        f.debug_struct("OutboxRow")
+            .field("ev", &self.ev)
             .field("sent", &self.sent)
-            .field("attempts", &self.attempts);
-        if self.pid != 0 {
-            d.field("pid", &self.pid);
-        }
-        if self.epoch != 0 {
-            d.field("epoch", &self.epoch);
-        }
-        d.finish()
+            .field("attempts", &self.attempts)
+            .field_if(self.pid != 0, "pid", &self.pid)
+            .field_if(self.epoch != 0, "epoch", &self.epoch)
+            .finish()
     }
 }
 
 impl fmt::Debug for RelayState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("RelayState");
-        d.field("row", &self.row)
-            .field("unmarked_after_restart", &self.unmarked_after_restart);
-        if self.pid != 0 {
-            d.field("pid", &self.pid).field("next_seq", &self.next_seq);
-        }
-        if self.epoch != 0 {
-            d.field("epoch", &self.epoch);
-        }
-        d.finish()
+        f.debug_struct("RelayState")
+            .field("row", &self.row)
+            .field("unmarked_after_restart", &self.unmarked_after_restart)
+            .field_if(self.pid != 0, "pid", &self.pid)
+            .field_if(self.pid != 0, "next_seq", &self.next_seq)
+            .field_if(self.epoch != 0, "epoch", &self.epoch)
+            .finish()
     }
 }
 
