@@ -358,6 +358,16 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
             "set write = \"outbox\", or remove idempotence",
         ),
         (
+            "[producer]\nwrite = \"event-first\"\ntransactional_id = true\n",
+            "makes the outbox relay a transactional producer, but write = \"event-first\" has no relay",
+            "set write = \"outbox\", or remove transactional_id",
+        ),
+        (
+            "[producer]\ntransactional_id = true\nidempotence = false\n",
+            "a transactional producer is always idempotent",
+            "delete idempotence = false",
+        ),
+        (
             "[producer]\nidempotence = \"yes\"\n",
             "wrong type",
             "true or false",

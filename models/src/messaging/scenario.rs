@@ -278,27 +278,31 @@ where
         pat("commit_fail_per_mille"),
         "per mille",
     )? as u32;
-    if p.idempotence && mode != WriteMode::Outbox {
-        return Err(invalid(
-            pat("idempotence"),
-            format!(
-                "idempotence = true numbers the outbox relay's publishes, but write = \"{}\" has no relay",
-                p.write
-            ),
-            "set write = \"outbox\", or remove idempotence",
-        )
-        .into());
-    }
-    if p.transactional_id && mode != WriteMode::Outbox {
-        return Err(invalid(
-            pat("transactional_id"),
-            format!(
-                "transactional_id = true makes the outbox relay a transactional producer, but write = \"{}\" has no relay",
-                p.write
-            ),
-            "set write = \"outbox\", or remove transactional_id",
-        )
-        .into());
+    // Both stamp the outbox relay's publishes: a write mode without a relay
+    // has nothing to stamp.
+    for (on, key, what) in [
+        (
+            p.idempotence,
+            "idempotence",
+            "numbers the outbox relay's publishes",
+        ),
+        (
+            p.transactional_id,
+            "transactional_id",
+            "makes the outbox relay a transactional producer",
+        ),
+    ] {
+        if on && mode != WriteMode::Outbox {
+            return Err(invalid(
+                pat(key),
+                format!(
+                    "{key} = true {what}, but write = \"{}\" has no relay",
+                    p.write
+                ),
+                format!("set write = \"outbox\", or remove {key}"),
+            )
+            .into());
+        }
     }
     if p.transactional_id && !p.idempotence && written_in(input.text, "producer", "idempotence") {
         return Err(invalid(
