@@ -52,7 +52,8 @@ pub struct ProducerConfig {
     pub commit_fail_per_mille: u32,
     /// The outbox relay publishes as an idempotent producer.
     pub idempotence: bool,
-    /// And as a transactional one (`transactional.id`, implies idempotence).
+    /// As a transactional one (`transactional.id`); the relay is then
+    /// idempotent too, whatever `idempotence` says (`Relay::transactional`).
     pub transactional_id: bool,
     /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,

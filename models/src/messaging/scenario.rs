@@ -339,7 +339,7 @@ where
         publish_timeout_ms,
         publish_retry: RetryPolicy::immediate(attempts as u32),
         commit_fail_per_mille,
-        idempotence: p.idempotence || p.transactional_id,
+        idempotence: p.idempotence,
         transactional_id: p.transactional_id,
         events,
     };
