@@ -2,7 +2,8 @@
 //! same link and message kind replaces an earlier one (it was ignored once),
 //! and an entry may leave `from` or `to` out to name every link out of or
 //! into an actor, or, with `kinds`, every link ("this protocol runs over TCP:
-//! its messages are never duplicated").
+//! its messages are never duplicated"); an entry for a link or a kind that
+//! no message ever crosses is refused (it was a fault that never fired).
 
 mod common;
 
@@ -243,4 +244,83 @@ fn no_wire_duplicates_on_connection_kinds_leave_every_messaging_verdict_as_it_wa
         checked += 1;
     }
     assert!(checked >= 15, "{checked} scenarios");
+}
+
+/// The kinds each actor declares it sends to whom ([`models::core::Ends`])
+/// cover all the traffic of every built-in scenario: a declaration that left
+/// a send out would refuse a user's valid `[[network.links]]` entry.
+#[test]
+fn every_send_of_every_built_in_scenario_crosses_a_link_its_actors_declare() {
+    let kinds = models::registry::message_kinds();
+    let mut sends = 0;
+    for p in common::scenario_files() {
+        let s = load(&common::name_of(&p), &[]);
+        let ends: Vec<_> = s.system.nodes.iter().map(|n| n.ends()).collect();
+        let names = &s.system.world().actor_names;
+        for seed in 0..6 {
+            for e in trace_of(&s, seed).0 {
+                if let TraceKind::Send { from, to, msg, .. } = &e.kind {
+                    let kind = kinds[msg.kind() as usize];
+                    assert!(
+                        models::core::wire::carries(ends[*from as usize], ends[*to as usize], kind),
+                        "{}: seed {seed}: {} sent \"{kind}\" to {}, which its Ends do not declare",
+                        s.name,
+                        names[*from as usize],
+                        names[*to as usize]
+                    );
+                    sends += 1;
+                }
+            }
+        }
+    }
+    assert!(sends > 10_000, "the scenarios send plenty: {sends}");
+}
+
+#[test]
+fn link_entries_no_message_ever_crosses_are_refused() {
+    refuses(
+        "summary = \"x\"\n",
+        &[
+            (
+                "[[network.links]]\nfrom = \"client\"\nto = \"service\"\nkinds = [\"transfer\"]\nloss_per_mille = 500\n",
+                "no \"transfer\" message ever travels from \"client\" to \"service\": a fault for it would never fire",
+                "\"transfer\" travels service → bank",
+            ),
+            (
+                // The second kind is the wrong one, and the error says which.
+                "[[network.links]]\nfrom = \"service\"\nkinds = [\"transfer\", \"transfer-done\"]\nloss_per_mille = 500\n",
+                "no \"transfer-done\" message ever travels out of \"service\"",
+                "\"transfer-done\" travels bank → service",
+            ),
+            (
+                "[[network.links]]\nto = \"client\"\nkinds = [\"status-query\"]\nloss_per_mille = 500\n",
+                "no \"status-query\" message ever travels into \"client\"",
+                "\"status-query\" travels client → service, client → bank, service → bank",
+            ),
+        ],
+    );
+    // The producer talks to the broker only, and the consumers hear from it.
+    refuses(
+        "summary = \"x\"\nmodel = \"messaging\"\n",
+        &[(
+            "[[network.links]]\nfrom = \"producer\"\nto = \"consumer-1\"\nloss_per_mille = 500\n",
+            "no message ever travels from \"producer\" to \"consumer-1\": this entry would change nothing",
+            "name a link that carries messages: producer → broker, broker → consumer-1, consumer-db → consumer-1",
+        )],
+    );
+    // The same entries on the links that carry those kinds load.
+    for set in [
+        "network.links=[{from=\"client\", to=\"service\", loss_per_mille=500}]",
+        "network.links=[{from=\"service\", to=\"bank\", kinds=[\"transfer\"], loss_per_mille=500}]",
+        "network.links=[{from=\"service\", kinds=[\"transfer\", \"status-query\"], loss_per_mille=500}]",
+        "network.links=[{to=\"client\", kinds=[\"status-reply\"], loss_per_mille=500}]",
+    ] {
+        load("payment-stable-key", &[set]);
+    }
+    // In the chain the booking service is the payment service and the
+    // relay's producer at once: the bank answers it, the broker confirms to it.
+    load(
+        "chain-outbox-inbox",
+        &["network.links=[{from=\"bank\", to=\"service\", loss_per_mille=300}, {from=\"broker\", to=\"service\", kinds=[\"publish-ack\"], loss_per_mille=300}]"],
+    );
 }

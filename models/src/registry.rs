@@ -4,8 +4,9 @@
 //! enum (static dispatch through `sim::compose!`), and the list the loader
 //! and the command line ask. Adding a model is a folder plus its entries here.
 
+use crate::core::wire::ActorEnds;
 use crate::core::wire::{ModelMessage, WorldMessage};
-use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
+use crate::core::{Carries, Ends, Ledger, ModelSpec, Obs, SituationDoc};
 use crate::{chain, contention, http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
@@ -127,6 +128,15 @@ macro_rules! registry {
                     #[doc = concat!("A `", stringify!($actor), "` actor.")]
                     $actor($kind),
                 )* )+
+            }
+        }
+
+        impl Node {
+            /// The roles this actor has and the kinds it sends to whom (see [`Ends`]).
+            pub fn ends(&self) -> ActorEnds {
+                match self {
+                    $( $( Node::$actor(_) => (<$kind as Ends>::ROLES, <$kind as Ends>::SENDS), )* )+
+                }
             }
         }
 

@@ -280,6 +280,18 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
     }
 }
 
+impl<W> crate::core::Ends for BookingService<W> {
+    const ROLES: &'static [&'static str] = &["service", "producer"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        // What the payment service inside it sends, and its relay's publish.
+        ("pay-reply", "client"),
+        ("status-reply", "client"),
+        ("transfer", "bank"),
+        ("status-query", "bank"),
+        ("publish", "broker"),
+    ];
+}
+
 impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingService<W> {
     type Msg = W;
     type Obs = Obs;

@@ -217,6 +217,12 @@ impl<W: Carries<Msg>> Client<W> {
     }
 }
 
+impl<W> crate::core::Ends for Client<W> {
+    const ROLES: &'static [&'static str] = &["client"];
+    const SENDS: &'static [(&'static str, &'static str)] =
+        &[("read", "resource"), ("write", "resource")];
+}
+
 impl<W: Carries<Msg>> Actor for Client<W> {
     type Msg = W;
     type Obs = Obs;

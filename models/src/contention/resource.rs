@@ -86,6 +86,12 @@ impl<W> Default for Resource<W> {
     }
 }
 
+impl<W> crate::core::Ends for Resource<W> {
+    const ROLES: &'static [&'static str] = &["resource"];
+    const SENDS: &'static [(&'static str, &'static str)] =
+        &[("read-reply", "client"), ("write-reply", "client")];
+}
+
 impl<W: Carries<Msg>> Actor for Resource<W> {
     type Msg = W;
     type Obs = Obs;

@@ -29,4 +29,4 @@ pub use ledger::Ledger;
 pub use model::{BuildInput, Built, LoadOf, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
-pub use wire::Carries;
+pub use wire::{Carries, Ends};

@@ -70,3 +70,31 @@ pub trait WorldMessage: sim::Message + PartialEq {
         self.kind() == other.kind()
     }
 }
+
+/// Who a kind of actor is to its peers, and which message kinds it sends to
+/// whom (kind names from its model's [`ModelMessage::KINDS`]). A link from
+/// `a` to `b` carries a kind only where `a` sends it to one of `b`'s roles,
+/// so a `[[network.links]]` entry for anything else would be a fault that
+/// never fires: the loader refuses it. `tests/network.rs` checks the traffic
+/// of every built-in scenario against these lists, so a list that leaves a
+/// send out fails there, not in a user's file.
+pub trait Ends {
+    /// The roles its peers address it in (`"service"`, `"broker"`).
+    const ROLES: &'static [&'static str];
+    /// Each kind it sends, with the role it sends it to.
+    const SENDS: &'static [(&'static str, &'static str)];
+}
+
+/// One actor's [`Ends`]: its roles and the kinds it sends to whom.
+pub type ActorEnds = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// Whether a link from an actor with ends `from` to one with ends `to`
+/// carries messages of `kind`.
+pub fn carries(from: ActorEnds, to: ActorEnds, kind: &str) -> bool {
+    from.1
+        .iter()
+        .any(|&(k, role)| k == kind && to.0.contains(&role))
+}

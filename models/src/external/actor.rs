@@ -253,6 +253,12 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
     }
 }
 
+// What a program may send is what its role's built-in actor sends.
+impl<W, R: Role + crate::core::Ends> crate::core::Ends for External<W, R> {
+    const ROLES: &'static [&'static str] = R::ROLES;
+    const SENDS: &'static [(&'static str, &'static str)] = R::SENDS;
+}
+
 impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
     type Msg = W;
     type Obs = Obs;

@@ -284,6 +284,17 @@ impl<W: Carries<Msg>> Client<W> {
     }
 }
 
+impl<W> crate::core::Ends for Client<W> {
+    const ROLES: &'static [&'static str] = &["client"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("get", "server"),
+        ("post", "server"),
+        ("put", "server"),
+        ("patch", "server"),
+        ("delete", "server"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Client<W> {
     type Msg = W;
     type Obs = Obs;

@@ -366,6 +366,11 @@ impl<W: Carries<Msg>> Server<W> {
     }
 }
 
+impl<W> crate::core::Ends for Server<W> {
+    const ROLES: &'static [&'static str] = &["server"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[("response", "client")];
+}
+
 impl<W: Carries<Msg>> Actor for Server<W> {
     type Msg = W;
     type Obs = Obs;

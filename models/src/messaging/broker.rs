@@ -456,6 +456,15 @@ fn confirm<W: Carries<Msg>>(
     ctx.send(from, W::wrap(Msg::PublishAck { id, duplicate }));
 }
 
+impl<W> crate::core::Ends for Broker<W> {
+    const ROLES: &'static [&'static str] = &["broker"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("publish-ack", "producer"),
+        ("tx-ended", "producer"),
+        ("deliver", "consumer"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Broker<W> {
     type Msg = W;
     type Obs = Obs;

@@ -275,6 +275,15 @@ impl<W: Carries<Msg>> Consumer<W> {
     }
 }
 
+impl<W> crate::core::Ends for Consumer<W> {
+    const ROLES: &'static [&'static str] = &["consumer"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("ack", "broker"),
+        ("extend", "broker"),
+        ("tx", "consumer-db"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Consumer<W> {
     type Msg = W;
     type Obs = Obs;

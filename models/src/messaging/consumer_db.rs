@@ -226,6 +226,11 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
     }
 }
 
+impl<W> crate::core::Ends for ConsumerDb<W> {
+    const ROLES: &'static [&'static str] = &["consumer-db"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[("tx-done", "consumer")];
+}
+
 impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
     type Msg = W;
     type Obs = Obs;

@@ -313,6 +313,15 @@ impl<W: Carries<Msg>> Producer<W> {
     }
 }
 
+impl<W> crate::core::Ends for Producer<W> {
+    const ROLES: &'static [&'static str] = &["producer"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("publish", "broker"),
+        ("tx-publish", "broker"),
+        ("end-tx", "broker"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Producer<W> {
     type Msg = W;
     type Obs = Obs;

@@ -20,6 +20,12 @@ pub struct ConsumerRole;
 const ACK_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1}"#;
 const EXTEND_EXAMPLE: &str = r#"{"type":"extend","id":1,"receipt":1}"#;
 
+impl crate::core::Ends for ConsumerRole {
+    const ROLES: &'static [&'static str] = &["consumer"];
+    const SENDS: &'static [(&'static str, &'static str)] =
+        &[("ack", "broker"), ("extend", "broker")];
+}
+
 impl Role for ConsumerRole {
     type Msg = Msg;
 

@@ -127,6 +127,15 @@ impl<W: Carries<Msg>> Bank<W> {
     }
 }
 
+impl<W> crate::core::Ends for Bank<W> {
+    const ROLES: &'static [&'static str] = &["bank"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("transfer-done", "service"),
+        ("status-reply", "service"),
+        ("status-reply", "client"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Bank<W> {
     type Msg = W;
     type Obs = Obs;

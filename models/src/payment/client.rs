@@ -347,6 +347,16 @@ impl<W: Carries<Msg>> Client<W> {
     }
 }
 
+impl<W> crate::core::Ends for Client<W> {
+    const ROLES: &'static [&'static str] = &["client"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("pay", "service"),
+        ("status-query", "service"),
+        // Reconciliation may ask the bank itself (chapter 14).
+        ("status-query", "bank"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Client<W> {
     type Msg = W;
     type Obs = Obs;

@@ -503,6 +503,16 @@ impl<W: Carries<Msg>> Service<W> {
     }
 }
 
+impl<W> crate::core::Ends for Service<W> {
+    const ROLES: &'static [&'static str] = &["service"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("pay-reply", "client"),
+        ("status-reply", "client"),
+        ("transfer", "bank"),
+        ("status-query", "bank"),
+    ];
+}
+
 impl<W: Carries<Msg>> Actor for Service<W> {
     type Msg = W;
     type Obs = Obs;

@@ -350,11 +350,12 @@ impl Scenario {
         let hazards = built.hazards;
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
         let kinds = model.message_kinds();
+        let ends: Vec<_> = nodes.iter().map(registry::Node::ends).collect();
         let world = network::world(
             &dto,
             &names,
             built.actors_hint,
-            (model.name(), &kinds),
+            (model.name(), &kinds, &ends),
             fault_phase_us,
             limits,
         )

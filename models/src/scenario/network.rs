@@ -6,6 +6,7 @@ use crate::core::input::{
     did_you_mean, duration_us, invalid, min_max, path, per_mille, Invalid, PerMille, Seg,
     MAX_DURATION_MS,
 };
+use crate::core::wire::ActorEnds;
 use serde::Deserialize;
 use sim::{CrashConfig, KindFault, Limits, LinkConfig, Partition, TimeUs, World, US_PER_MS};
 use std::collections::BTreeMap;
@@ -166,15 +167,18 @@ struct Kinds<'a> {
     all: Vec<&'static str>,
     model: &'a str,
     own: &'a [&'static str],
+    /// Per actor, its roles and the kinds it sends to whom.
+    ends: &'a [ActorEnds],
 }
 
 /// `[network]` and `[crashes]` for the actors `names` of model `model`,
-/// whose actors send the message kinds `own_kinds`: the engine's world.
+/// whose actors send the message kinds `own_kinds`, and each of which sends
+/// and takes the kinds in `ends`: the engine's world.
 pub fn world(
     c: &CommonDto,
     names: &[String],
     hint: &str,
-    (model, own_kinds): (&str, &[&'static str]),
+    (model, own_kinds, ends): (&str, &[&'static str], &[ActorEnds]),
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
@@ -216,15 +220,19 @@ pub fn world(
         all: crate::registry::message_kinds(),
         model,
         own: own_kinds,
+        ends,
     };
+    debug_assert_eq!(ends.len(), names.len(), "the ends of every actor");
     let mut known = BTreeMap::new();
     for (i, l) in n.links.iter().enumerate() {
-        for (from, to) in matched_links(l, names, hint, i)? {
+        let links = matched_links(l, names, hint, i)?;
+        for &(from, to) in &links {
             match &l.kinds {
                 Some(_) => kind_faults(l, &kinds, (from, to), i, &mut world, &mut known)?,
                 None => link_entry(l, i, world.link_mut(from, to))?,
             }
         }
+        carried(l, i, &links, names, &kinds)?;
     }
     for (i, p) in n.partitions.iter().enumerate() {
         world
@@ -291,16 +299,94 @@ fn matched_links(
             "set these values in [network] itself, or name the link with `from` and `to`",
         ));
     }
-    let n = names.len() as sim::ActorId;
-    let mut out = Vec::new();
-    for f in 0..n {
-        for t in 0..n {
-            if f != t && from.is_none_or(|x| x == f) && to.is_none_or(|x| x == t) {
-                out.push((f, t));
-            }
-        }
-    }
+    let mut out = all_links(names.len());
+    out.retain(|&(f, t)| from.is_none_or(|x| x == f) && to.is_none_or(|x| x == t));
     Ok(out)
+}
+
+/// Refuses entry `i` where it would change nothing: none of its `links`
+/// carries a message at all, or a kind it names crosses none of them (the
+/// sender never sends it, or the receiver never takes it).
+fn carried(
+    l: &LinkDto,
+    i: usize,
+    links: &[(sim::ActorId, sim::ActorId)],
+    names: &[String],
+    kinds: &Kinds<'_>,
+) -> Result<(), Invalid> {
+    use Seg::{Index, Key};
+    let ends = |a: sim::ActorId| kinds.ends[a as usize];
+    let carries = |(f, t): (sim::ActorId, sim::ActorId), kind: &str| {
+        crate::core::wire::carries(ends(f), ends(t), kind)
+    };
+    let scope = match (&l.from, &l.to) {
+        (Some(f), Some(t)) => format!("from \"{f}\" to \"{t}\""),
+        (Some(f), None) => format!("out of \"{f}\""),
+        (None, Some(t)) => format!("into \"{t}\""),
+        (None, None) => "over any link".to_string(),
+    };
+    let all = all_links(names.len());
+    let shown = |want: &dyn Fn((sim::ActorId, sim::ActorId)) -> bool| {
+        let hits: Vec<String> = all
+            .iter()
+            .filter(|&&x| want(x))
+            .map(|&(f, t)| format!("{} → {}", names[f as usize], names[t as usize]))
+            .collect();
+        match hits.len() {
+            0..=6 => hits.join(", "),
+            n => format!("{}, and {} more", hits[..6].join(", "), n - 6),
+        }
+    };
+    let Some(selected) = &l.kinds else {
+        let busy =
+            |x: (sim::ActorId, sim::ActorId)| ends(x.0).1.iter().any(|&(k, _)| carries(x, k));
+        if links.iter().any(|&x| busy(x)) {
+            return Ok(());
+        }
+        let near = |x: (sim::ActorId, sim::ActorId)| {
+            busy(x)
+                && links
+                    .iter()
+                    .any(|&(f, t)| l.from.is_some() && x.0 == f || l.to.is_some() && x.1 == t)
+        };
+        // The links that carry messages out of the entry's sender or into
+        // its receiver; without any, every link that carries messages.
+        let any_near = all.iter().any(|&x| near(x));
+        let key = if l.to.is_some() { "to" } else { "from" };
+        return Err(invalid(
+            vec![Key("network"), Key("links"), Index(i), Key(key)],
+            format!("no message ever travels {scope}: this entry would change nothing"),
+            format!(
+                "name a link that carries messages: {}",
+                shown(&|x| if any_near { near(x) } else { busy(x) })
+            ),
+        ));
+    };
+    for (j, kind) in selected.iter().enumerate() {
+        if links.iter().any(|&x| carries(x, kind)) {
+            continue;
+        }
+        return Err(invalid(
+            vec![
+                Key("network"),
+                Key("links"),
+                Index(i),
+                Key("kinds"),
+                Index(j),
+            ],
+            format!("no \"{kind}\" message ever travels {scope}: a fault for it would never fire"),
+            format!("\"{kind}\" travels {}", shown(&|x| carries(x, kind))),
+        ));
+    }
+    Ok(())
+}
+
+/// Every directed link between `n` actors, in order.
+fn all_links(n: usize) -> Vec<(sim::ActorId, sim::ActorId)> {
+    let n = n as sim::ActorId;
+    (0..n)
+        .flat_map(|f| (0..n).filter(move |&t| t != f).map(move |t| (f, t)))
+        .collect()
 }
 
 /// A `[[network.links]]` entry without `kinds`: the values it sets replace
