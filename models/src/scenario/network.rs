@@ -367,18 +367,24 @@ fn carried(
             continue;
         }
         return Err(invalid(
-            vec![
-                Key("network"),
-                Key("links"),
-                Index(i),
-                Key("kinds"),
-                Index(j),
-            ],
+            kind_at(i, j),
             format!("no \"{kind}\" message ever travels {scope}: a fault for it would never fire"),
             format!("\"{kind}\" travels {}", shown(&|x| carries(x, kind))),
         ));
     }
     Ok(())
+}
+
+/// Where kind `j` of links entry `i` stands.
+fn kind_at(i: usize, j: usize) -> Vec<Seg> {
+    use Seg::{Index, Key};
+    vec![
+        Key("network"),
+        Key("links"),
+        Index(i),
+        Key("kinds"),
+        Index(j),
+    ]
 }
 
 /// Every directed link between `n` actors, in order.
@@ -468,17 +474,7 @@ fn kind_faults(
                 ),
                 None => format!("unknown message kind \"{name}\""),
             };
-            return Err(invalid(
-                vec![
-                    Key("network"),
-                    Key("links"),
-                    Index(i),
-                    Key("kinds"),
-                    Index(j),
-                ],
-                message,
-                help,
-            ));
+            return Err(invalid(kind_at(i, j), message, help));
         };
         let kind = kind as u16;
         let earlier = known.get(&(from, to, kind)).copied();
