@@ -56,13 +56,14 @@ fn header_line<M, T>(t: &Trace<M, T>) -> String {
     s
 }
 
-/// Timer sets are left out: the firing shows them where they matter.
-/// Long runs of steps that repeat (a retry loop against a partition) are
-/// folded, so a shrunk trace stays on one screen.
+/// Timer sets are left out: the firing shows them where they matter, unless
+/// one is the point of no return (a timer set to fire after the lease ends
+/// is the decisive moment). Long runs of steps that repeat (a retry loop
+/// against a partition) are folded, so a shrunk trace stays on one screen.
 pub fn text<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let width = widths(t);
     let mut out = header_line(t) + "\n";
-    let shows = |i: usize| text_shows(t, i, false);
+    let shows = |i: usize| text_shows(t, i, true);
     let line = |i: usize, first: bool| text_line(t, i, first, width);
     let fold = |n, p, a, b| fold_line(n, p, a, b, width.time);
     folded(t, shows, line, &mut out, fold);
