@@ -88,6 +88,10 @@ scenario_tests! {
     transactional_id_restart_duplicates: "messaging-transactional-id-restart", 200;
     dedup_only_redelivered_duplicates: "messaging-dedup-only-redelivered", 300;
     lease_renewal_lost_duplicates: "messaging-lease-renewal-lost", 300;
+    // Pub/Sub's exactly-once delivery (domain catalog 7.6).
+    eod_checked_ack_holds: "messaging-eod-checked-ack", 2000;
+    eod_ack_unchecked_duplicates: "messaging-eod-ack-unchecked", 300;
+    eod_checked_ack_crash_loses: "messaging-eod-checked-ack-crash", 300;
 }
 
 #[test]
@@ -175,6 +179,11 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-transactional-id-restart",
             "consumer.inbox_retention_ms=0",
+        ),
+        // Read the ack's result before committing.
+        (
+            "messaging-eod-ack-unchecked",
+            "consumer.ack=checked-before-commit",
         ),
     ];
     for (name, fix) in fixes {
@@ -922,4 +931,119 @@ fn a_transactional_producer_fences_zombies_and_still_republishes_after_a_restart
         copies < plain_copies,
         "fencing stores fewer copies: {copies} against {plain_copies}"
     );
+}
+
+/// What a consumer of `messaging-eod-checked-ack*` did with each delivery:
+/// per (consumer, receipt), the ack results it got and whether it then sent
+/// the effect's transaction.
+fn checked_acks(trace: &[TraceKind<Msg, Obs, models::NodeTimer>]) -> Vec<(u32, u32, bool, bool)> {
+    let mut out: Vec<(u32, u32, bool, bool)> = Vec::new();
+    for k in trace {
+        match k {
+            TraceKind::Deliver {
+                to,
+                msg: Msg::Messaging(messaging::Msg::AckResult { receipt, ok, .. }),
+                ..
+            } => out.push((*to, *receipt, *ok, false)),
+            TraceKind::Send {
+                from,
+                msg: Msg::Messaging(messaging::Msg::Tx { receipt, .. }),
+                ..
+            } => {
+                if let Some(r) = out.iter_mut().find(|r| r.0 == *from && r.1 == *receipt) {
+                    r.3 = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Pub/Sub's exactly-once delivery: the broker refuses an ack that does not
+/// name the latest delivery, and a consumer that checks the result commits
+/// only after a counted ack, and never after a failed one.
+#[test]
+fn a_checked_consumer_commits_after_a_counted_ack_only() {
+    let s = load("messaging-eod-checked-ack", &[]);
+    let (mut failed, mut counted) = (0, 0);
+    for seed in 0..60 {
+        let (entries, outcome) = trace_of(&s, seed);
+        assert_eq!(outcome, Outcome::Holds, "seed {seed}");
+        let trace: Vec<_> = entries.into_iter().map(|e| e.kind).collect();
+        for (consumer, receipt, ok, committed) in checked_acks(&trace) {
+            assert_eq!(
+                ok, committed,
+                "seed {seed}: consumer {consumer}, receipt {receipt}"
+            );
+            if ok {
+                counted += 1;
+            } else {
+                failed += 1;
+            }
+        }
+        // Every transaction follows a counted ack of its delivery.
+        for k in &trace {
+            if let TraceKind::Send {
+                msg: Msg::Messaging(messaging::Msg::Tx { receipt, .. }),
+                ..
+            } = k
+            {
+                assert!(
+                    trace.iter().any(|j| matches!(j, TraceKind::Deliver {
+                        msg: Msg::Messaging(messaging::Msg::AckResult { receipt: r, ok: true, .. }),
+                        ..
+                    } if r == receipt)),
+                    "seed {seed}: a transaction for receipt {receipt} without a counted ack"
+                );
+            }
+        }
+    }
+    assert!(
+        failed > 10 && counted > 100,
+        "failed {failed}, counted {counted}"
+    );
+}
+
+/// The two halves of the guarantee, each taken away: a broker without
+/// exactly-once delivery counts a late ack, so both handlers commit; and a
+/// crash between a counted ack and the commit loses the event, which only an
+/// inbox under an ack after the commit survives.
+#[test]
+fn exactly_once_delivery_is_not_exactly_once_processing() {
+    let late = load(
+        "messaging-eod-checked-ack",
+        &["broker.exactly_once_delivery=false"],
+    );
+    let sum = sweep(&late, 300);
+    assert_eq!(invariant(&sum), Some("no-duplicate-effect"));
+    assert!(sum.tally.situations.contains(sit::LATE_ACK));
+    assert!(!sum.tally.situations.contains(sit::STALE_ACK_REFUSED));
+
+    // The crash scenario with an inbox row in the effect's transaction still
+    // loses events while it acks first; acking after the commit holds.
+    let inbox_only = load(
+        "messaging-eod-checked-ack-crash",
+        &["consumer.handler=inbox-same-tx"],
+    );
+    let sum = sweep(&inbox_only, 300);
+    assert_eq!(invariant(&sum), Some("no-lost-effect"));
+    let fixed = load(
+        "messaging-eod-checked-ack-crash",
+        &[
+            "consumer.handler=inbox-same-tx",
+            "consumer.ack=after-commit",
+        ],
+    );
+    let sum = sweep(&fixed, 300);
+    assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+    assert!(sum.tally.faults.crashed > 0);
+}
+
+/// The invariant a sweep's first failure broke.
+fn invariant(sum: &sim::Summary) -> Option<&'static str> {
+    match &sum.first_failure.as_ref()?.outcome {
+        Outcome::Violation(v) => Some(v.invariant),
+        _ => None,
+    }
 }

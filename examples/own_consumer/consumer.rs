@@ -214,6 +214,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             at_max_deliveries: AtMaxDeliveries::DeadLetter,
             dedup_window_ms: 0,
             transaction_timeout_ms: 60_000,
+            exactly_once_delivery: false,
         })),
         Node::Consumer(OrderConsumer { broker, dedup }),
     ];

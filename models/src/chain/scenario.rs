@@ -152,7 +152,7 @@ where
         &consumer,
         &inbox,
         // The booking service's relay publishes without producer ids.
-        ("accounting", queue::ProducerIds::None),
+        ("accounting", queue::ProducerIds::None, true),
         queue::Spreads::of(input.delays, &accounting),
     ));
     let mut actors = vec![

@@ -40,6 +40,11 @@ pub struct BrokerConfig {
     /// An open transaction not committed within this is aborted (Kafka's
     /// `transaction.timeout.ms`, 60 s by default).
     pub transaction_timeout_ms: u64,
+    /// Pub/Sub's exactly-once delivery: only the ack naming the latest
+    /// delivery counts, and an ack asking for its result learns whether it
+    /// did. Without it a late ack is accepted while the message is out, and
+    /// a result only says that the ack arrived.
+    pub exactly_once_delivery: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +101,9 @@ pub struct BrokerStorage {
     /// Per transactional producer id, its current epoch: a publish of an
     /// older epoch comes from a session that has been replaced (a zombie).
     pub epochs: Vec<(u32, u32)>,
+    /// Under exactly-once delivery, per acked message id the receipt that
+    /// acked it: a repeat of that ack (a network duplicate) counted too.
+    pub acks: Vec<(u32, u32)>,
 }
 
 // By hand: the producer table only where an idempotent producer wrote to
@@ -108,6 +116,7 @@ impl fmt::Debug for BrokerStorage {
             .field("next_receipt", &self.next_receipt)
             .field_if(!self.producers.is_empty(), "producers", &self.producers)
             .field_if(!self.epochs.is_empty(), "epochs", &self.epochs)
+            .field_if(!self.acks.is_empty(), "acks", &self.acks)
             .finish()
     }
 }
@@ -407,25 +416,59 @@ impl<W: Carries<Msg>> Broker<W> {
         }
     }
 
-    fn on_ack(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
-        // A late ack (after the lease expired, or from another consumer's
-        // delivery) is still accepted, as NATS does (nats-server#4786).
+    /// Takes an ack of delivery `receipt` of event `id`; whether it counted.
+    fn on_ack(
+        &self,
+        s: &mut BrokerStorage,
+        id: u32,
+        receipt: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) -> bool {
+        let eod = self.cfg.exactly_once_delivery;
         let in_flight = s
             .queue
             .iter_mut()
             .find(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }));
-        if let Some(m) = in_flight {
-            if let QStatus::InFlight {
-                receipt: current, ..
-            } = m.status
-            {
-                if current != receipt {
-                    ctx.reached(sit::LATE_ACK);
+        let ok = match in_flight {
+            Some(m) => {
+                let QStatus::InFlight {
+                    receipt: current, ..
+                } = m.status
+                else {
+                    unreachable!("found in flight")
+                };
+                if current == receipt || !eod {
+                    // Without exactly-once delivery a late ack (after the
+                    // lease expired, or from another consumer's delivery)
+                    // is still accepted, as NATS does (nats-server#4786).
+                    if current != receipt {
+                        ctx.reached(sit::LATE_ACK);
+                    }
+                    m.status = QStatus::Acked;
+                    if eod {
+                        s.acks.push((id, receipt));
+                    }
+                    true
+                } else {
+                    ctx.reached(sit::STALE_ACK_REFUSED);
+                    false
                 }
             }
-            m.status = QStatus::Acked;
-        }
+            // Not out: acked already, visible again after its lease ran
+            // out, or gone. Under exactly-once delivery only a repeat of the
+            // ack that counted succeeds; without it the ack changes nothing
+            // and its result says only that it arrived.
+            None if eod => {
+                let repeat = s.acks.contains(&(id, receipt));
+                if !repeat {
+                    ctx.reached(sit::STALE_ACK_REFUSED);
+                }
+                repeat
+            }
+            None => true,
+        };
         self.dispatch(s, ctx);
+        ok
     }
 }
 
@@ -462,6 +505,7 @@ impl<W> crate::core::Ends for Broker<W> {
         ("publish-ack", "producer"),
         ("tx-ended", "producer"),
         ("deliver", "consumer"),
+        ("ack-result", "consumer"),
     ];
 }
 
@@ -484,10 +528,12 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             next_receipt: 1,
             producers: Vec::new(),
             epochs: Vec::new(),
+            acks: Vec::new(),
         });
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
+        s.acks.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
     }
@@ -532,7 +578,13 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
                 epoch,
                 seq,
             }) => self.on_seq_publish(s, from, (ev, pid, epoch, seq), ctx),
-            Some(&Msg::Ack { id, receipt }) => self.on_ack(s, id, receipt, ctx),
+            Some(&Msg::Ack { id, receipt }) => {
+                self.on_ack(s, id, receipt, ctx);
+            }
+            Some(&Msg::AckWithResult { id, receipt }) => {
+                let ok = self.on_ack(s, id, receipt, ctx);
+                ctx.send(from, W::wrap(Msg::AckResult { id, receipt, ok }));
+            }
             Some(&Msg::Extend { id, receipt }) => self.on_extend(s, id, receipt, ctx),
             Some(&Msg::TxPublish { ev }) => self.on_tx_publish(s, from, ev, ctx),
             Some(&Msg::EndTx { id, commit }) => self.on_end_tx(s, from, id, commit, ctx),

@@ -2,6 +2,7 @@
 //! shared database, and acks before or after the commit.
 
 use super::msg::{Event, Msg, TxKind, TxResult};
+use super::situations as sit;
 use super::CONSUMER_LAYER;
 use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
@@ -41,6 +42,11 @@ pub enum AckMode {
     AfterCommit,
     /// Ack on receipt, then process: a crash while processing loses the message.
     BeforeCommit,
+    /// Do the work, ack asking for the result, and commit only if the ack
+    /// counted (Pub/Sub's `AckWithResult` under exactly-once delivery): a
+    /// failed ack means another delivery is out, so the work is dropped; a
+    /// crash or a lost result between the ack and the commit loses it.
+    CheckedBeforeCommit,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +75,8 @@ pub struct ConsumerConfig {
 pub enum Phase {
     Checking,
     Processing,
+    /// Waiting for the result of its ack before the commit.
+    Acking,
     Committing,
     Recording,
 }
@@ -112,7 +120,8 @@ pub enum ConsumerTimer {
         /// The job's slot.
         slot: u32,
     },
-    /// The database did not answer job `slot`'s transaction in time.
+    /// The database did not answer job `slot`'s transaction in time, or the
+    /// broker the result of its ack.
     TxTimeout {
         /// The job's slot.
         slot: u32,
@@ -175,6 +184,65 @@ impl<W: Carries<Msg>> Consumer<W> {
             ConsumerTimer::TxTimeout { slot: slot as u32 },
             self.cfg.tx_timeout_ms * US_PER_MS,
         );
+    }
+
+    /// The handler's work is done: its (first) writing transaction.
+    fn commit(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
+        let (kind, phase) = match self.cfg.handler {
+            Handler::Effect | Handler::InboxSeparateTx => (TxKind::Effect, Phase::Committing),
+            Handler::InboxRecordFirst => (TxKind::RecordInbox, Phase::Recording),
+            Handler::InboxSameTx => (TxKind::InboxAndEffect, Phase::Committing),
+            Handler::InboxIfRedelivered if job.redelivered => {
+                (TxKind::InboxAndEffect, Phase::Committing)
+            }
+            Handler::InboxIfRedelivered => (TxKind::InboxAndEffectUnchecked, Phase::Committing),
+            Handler::UniqueKey => (TxKind::InsertUnique, Phase::Committing),
+            Handler::SetValue { versioned } => (TxKind::SetValue { versioned }, Phase::Committing),
+        };
+        self.tx(slot, job, kind, phase, ctx);
+    }
+
+    /// Asks the broker whether the ack of job `slot`'s delivery counts,
+    /// before committing; no answer in time and the work is dropped.
+    fn ack_with_result(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
+        job.phase = Phase::Acking;
+        let ack = Msg::AckWithResult {
+            id: job.ev.id,
+            receipt: job.receipt,
+        };
+        ctx.send(self.cfg.broker, W::wrap(ack));
+        ctx.set_timer(
+            ConsumerTimer::TxTimeout { slot: slot as u32 },
+            self.cfg.tx_timeout_ms * US_PER_MS,
+        );
+    }
+
+    /// The result of job `slot`'s ack: commit if it counted, else drop the
+    /// work, since the broker has handed the message to another delivery.
+    fn on_ack_result(
+        &self,
+        st: &mut ConsumerState,
+        (id, receipt, ok): (u32, u32, bool),
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let slot = st
+            .jobs
+            .iter()
+            .find(|(_, j)| j.ev.id == id && j.receipt == receipt && j.phase == Phase::Acking)
+            .map(|(slot, _)| slot);
+        let Some(slot) = slot else {
+            return; // a repeat, or the answer to a job given up
+        };
+        ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
+        ctx.cancel_timer(ConsumerTimer::Renew { slot: slot as u32 });
+        if ok {
+            let mut job = *st.jobs.get(slot).expect("found");
+            self.commit(slot, &mut job, ctx);
+            *st.jobs.get_mut(slot).expect("busy") = job;
+        } else {
+            st.jobs.take(slot);
+            ctx.reached(sit::WORK_DROPPED_AFTER_FAILED_ACK);
+        }
     }
 
     fn process(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
@@ -333,6 +401,9 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 receipt,
                 result,
             }) => self.on_tx_done(st, id, usize::from(slot), receipt, result, ctx),
+            Some(&Msg::AckResult { id, receipt, ok }) => {
+                self.on_ack_result(st, (id, receipt, ok), ctx)
+            }
             _ => {}
         }
     }
@@ -346,8 +417,13 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     ) {
         match timer {
             ConsumerTimer::TxTimeout { slot } => {
-                // No answer from the database: drop the delivery unacked; the lease redelivers it.
-                st.jobs.take(slot as usize);
+                // No answer from the database: drop the delivery unacked; the
+                // lease redelivers it. No result of a checked ack: drop the
+                // work too, though the ack may have counted.
+                let job = st.jobs.take(slot as usize);
+                if job.is_some_and(|j| j.phase == Phase::Acking) {
+                    ctx.reached(sit::ACK_RESULT_MISSING);
+                }
                 ctx.cancel_timer(ConsumerTimer::Renew { slot });
             }
             ConsumerTimer::Renew { slot } => {
@@ -367,25 +443,12 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                     return;
                 };
                 debug_assert_eq!(job.phase, Phase::Processing);
-                let (kind, phase) = match self.cfg.handler {
-                    Handler::Effect | Handler::InboxSeparateTx => {
-                        (TxKind::Effect, Phase::Committing)
-                    }
-                    Handler::InboxRecordFirst => (TxKind::RecordInbox, Phase::Recording),
-                    Handler::InboxSameTx => (TxKind::InboxAndEffect, Phase::Committing),
-                    Handler::InboxIfRedelivered if job.redelivered => {
-                        (TxKind::InboxAndEffect, Phase::Committing)
-                    }
-                    Handler::InboxIfRedelivered => {
-                        (TxKind::InboxAndEffectUnchecked, Phase::Committing)
-                    }
-                    Handler::UniqueKey => (TxKind::InsertUnique, Phase::Committing),
-                    Handler::SetValue { versioned } => {
-                        (TxKind::SetValue { versioned }, Phase::Committing)
-                    }
-                };
                 let mut job = *job;
-                self.tx(slot, &mut job, kind, phase, ctx);
+                if self.cfg.ack == AckMode::CheckedBeforeCommit {
+                    self.ack_with_result(slot, &mut job, ctx);
+                } else {
+                    self.commit(slot, &mut job, ctx);
+                }
                 *st.jobs.get_mut(slot).expect("busy") = job;
             }
         }

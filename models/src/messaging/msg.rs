@@ -179,6 +179,24 @@ pub enum Msg {
         /// The delivery acked.
         receipt: u32,
     },
+    /// Consumer to broker: delete the message, and answer whether the ack
+    /// counted (Pub/Sub's `AckWithResult`): a consumer that commits only
+    /// after a successful ack.
+    AckWithResult {
+        /// The event's id.
+        id: u32,
+        /// The delivery acked.
+        receipt: u32,
+    },
+    /// Broker to consumer: what became of an [`Msg::AckWithResult`].
+    AckResult {
+        /// The event's id.
+        id: u32,
+        /// The delivery acked.
+        receipt: u32,
+        /// The ack counted: the broker will not deliver the message again.
+        ok: bool,
+    },
     /// Consumer to broker: extend the lease of this delivery by a whole
     /// visibility timeout from now (SQS ChangeMessageVisibility, NATS
     /// AckProgress, Pub/Sub modifyAckDeadline).
@@ -246,6 +264,7 @@ impl ModelMessage for Msg {
         "end-tx",
         "tx-ended",
         "extend",
+        "ack-result",
     ];
 
     fn kind(&self) -> u16 {
@@ -254,20 +273,27 @@ impl ModelMessage for Msg {
             Msg::Publish { .. } | Msg::SeqPublish { .. } => 0,
             Msg::PublishAck { .. } => 1,
             Msg::Deliver { .. } => 2,
-            Msg::Ack { .. } => 3,
+            // An ack for the network's per-kind faults, whether it asks for a result or not.
+            Msg::Ack { .. } | Msg::AckWithResult { .. } => 3,
             Msg::Tx { .. } => 4,
             Msg::TxDone { .. } => 5,
             Msg::TxPublish { .. } => 6,
             Msg::EndTx { .. } => 7,
             Msg::TxEnded { .. } => 8,
             Msg::Extend { .. } => 9,
+            Msg::AckResult { .. } => 10,
         }
     }
 
     fn is_reply(&self) -> bool {
         matches!(
             self,
-            Msg::PublishAck { .. } | Msg::Ack { .. } | Msg::TxDone { .. } | Msg::TxEnded { .. }
+            Msg::PublishAck { .. }
+                | Msg::Ack { .. }
+                | Msg::AckWithResult { .. }
+                | Msg::AckResult { .. }
+                | Msg::TxDone { .. }
+                | Msg::TxEnded { .. }
         )
     }
 }
@@ -298,6 +324,13 @@ impl fmt::Display for Msg {
             }
             Msg::Deliver { ev, receipt, .. } => write!(f, "deliver {ev} [receipt {receipt}]"),
             Msg::Ack { id, receipt } => write!(f, "ack event #{id} [receipt {receipt}]"),
+            Msg::AckWithResult { id, receipt } => {
+                write!(f, "ack event #{id} [receipt {receipt}], with result")
+            }
+            Msg::AckResult { id, receipt, ok } => {
+                let r = if ok { "counted" } else { "failed" };
+                write!(f, "ack of event #{id} [receipt {receipt}] {r}")
+            }
             Msg::Extend { id, receipt } => {
                 write!(f, "extend the lease of event #{id} [receipt {receipt}]")
             }

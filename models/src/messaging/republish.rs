@@ -119,6 +119,13 @@ fn cuts_confirmations(p: &toml::Table) -> bool {
     }
 }
 
+/// Whether the scenario `text` crashes (and so restarts) the producer; a
+/// file that does not parse counts as one that does (the loader refuses it).
+pub(crate) fn producer_restarts(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .map_or(true, |doc| producer_restart_ms(&doc).is_some())
+}
+
 /// The longest a crashed producer stays down, if it can crash at all.
 fn producer_restart_ms(doc: &toml::Table) -> Option<u64> {
     let crashes = doc

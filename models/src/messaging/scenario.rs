@@ -68,6 +68,7 @@ pub(crate) struct BrokerDto {
     dedup_window_ms: u64,
     consumers: u64,
     transaction_timeout_ms: u64,
+    exactly_once_delivery: bool,
 }
 
 impl Default for BrokerDto {
@@ -79,6 +80,7 @@ impl Default for BrokerDto {
             dedup_window_ms: 0,
             consumers: 1,
             transaction_timeout_ms: 60_000,
+            exactly_once_delivery: false,
         }
     }
 }
@@ -357,7 +359,14 @@ where
                 (false, true) => ProducerIds::Idempotent,
                 (false, false) => ProducerIds::None,
             };
-            let mut found = hazards(&broker, &consumer, &inbox, ("consumer", ids), spreads);
+            let restarts = super::republish::producer_restarts(input.text);
+            let mut found = hazards(
+                &broker,
+                &consumer,
+                &inbox,
+                ("consumer", ids, restarts),
+                spreads,
+            );
             // Only an inbox is read on every delivery; and only an outbox
             // relay republishes without end.
             let reads_inbox = matches!(
@@ -457,6 +466,7 @@ pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerCon
             bat("transaction_timeout_ms"),
             "Kafka aborts an open transaction after 60 s by default: transaction_timeout_ms = 60000",
         )? / 1000,
+        exactly_once_delivery: b.exactly_once_delivery,
     })
 }
 
@@ -491,6 +501,7 @@ pub(crate) fn consumer(
             &[
                 ("after-commit", AckMode::AfterCommit),
                 ("before-commit", AckMode::BeforeCommit),
+                ("checked-before-commit", AckMode::CheckedBeforeCommit),
             ],
             cat("ack"),
         )?,

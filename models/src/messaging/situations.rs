@@ -65,6 +65,12 @@ pub const RENEWAL_AFTER_REDELIVERY: SituationId = 93;
 pub const ZOMBIE_PUBLISH_FENCED: SituationId = 94;
 /// `republish-under-new-epoch`: An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, so the broker stored it again.
 pub const REPUBLISH_UNDER_NEW_EPOCH: SituationId = 95;
+/// `stale-ack-refused`: A broker with exactly-once delivery refused an ack that did not name the message's latest delivery.
+pub const STALE_ACK_REFUSED: SituationId = 96;
+/// `work-dropped-after-failed-ack`: A consumer that acks before it commits learned that its ack failed and dropped the work uncommitted.
+pub const WORK_DROPPED_AFTER_FAILED_ACK: SituationId = 97;
+/// `ack-result-missing`: A consumer that acks before it commits heard no result of its ack in time and dropped the work.
+pub const ACK_RESULT_MISSING: SituationId = 98;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -86,6 +92,9 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: ZOMBIE_PUBLISH_FENCED, name: "zombie-publish-fenced", doc: "The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way (Kafka's transactional.id fencing)." },
     SituationDoc { id: REPUBLISH_UNDER_NEW_EPOCH, name: "republish-under-new-epoch", doc: "An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, and the broker stored it again." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it." },
+    SituationDoc { id: STALE_ACK_REFUSED, name: "stale-ack-refused", doc: "A broker with exactly-once delivery refused an ack that did not name the message's latest delivery: the lease had run out, and the message was visible again or out with another consumer (Pub/Sub: only the latest ack id works)." },
+    SituationDoc { id: WORK_DROPPED_AFTER_FAILED_ACK, name: "work-dropped-after-failed-ack", doc: "A consumer that acks with result before it commits learned that its ack failed, and dropped its work uncommitted: the message's newer delivery does it." },
+    SituationDoc { id: ACK_RESULT_MISSING, name: "ack-result-missing", doc: "A consumer that acks with result before it commits heard no result in time and dropped its work: if the ack counted, nothing will deliver the message again." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
     SituationDoc { id: REPUBLISH_TAKEN_FOR_FIRST_DELIVERY, name: "republish-taken-for-first-delivery", doc: "A consumer that reads its inbox only for redelivered messages applied a delivery flagged as a first one whose event id was in the inbox: a second copy a producer published is a new message to the broker, and its first delivery carries no redelivered flag." },

@@ -3,7 +3,7 @@
 //! that forgets while the broker still redelivers, a lease shorter than the
 //! work. The messaging and chain models both build them from their tables.
 
-use super::{BrokerConfig, ConsumerConfig, Handler, InboxConfig};
+use super::{AckMode, BrokerConfig, ConsumerConfig, Handler, InboxConfig};
 
 /// What the producer's relay stamps on its publishes for the broker to
 /// deduplicate.
@@ -20,19 +20,19 @@ pub(crate) enum ProducerIds {
 /// The gaps in a queue's design that its settings show: an inbox that forgets
 /// a message id while the broker may still redeliver it (`table` is the
 /// consumer's table, `consumer` or `accounting`, with what its producer
-/// stamps on its publishes).
+/// stamps on its publishes and whether the scenario restarts it).
 /// `spreads`: what the network's delays add to the lease rules' times.
 pub(crate) fn hazards(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
-    (table, ids): (&'static str, ProducerIds),
+    (table, ids, restarts): (&'static str, ProducerIds, bool),
     spreads: Spreads,
 ) -> Vec<crate::core::Hazard> {
     let mut out = Vec::new();
     match consumer.handler {
         // Without dedup the inbox's retention does not matter: nothing reads it.
-        Handler::Effect => out.push(without_dedup(broker, table, ids)),
+        Handler::Effect => out.extend(without_dedup(broker, consumer, table, (ids, restarts))),
         handler => {
             if handler == Handler::InboxIfRedelivered {
                 out.push(only_on_redelivery(table));
@@ -61,10 +61,28 @@ fn only_on_redelivery(table: &str) -> crate::core::Hazard {
     }
 }
 
-/// A consumer that applies every delivery, whatever the broker filters.
-fn without_dedup(broker: &BrokerConfig, table: &str, ids: ProducerIds) -> crate::core::Hazard {
+/// A consumer that applies every delivery, whatever the broker filters;
+/// none where no second copy can reach it: exactly-once delivery with a
+/// checked ack keeps a message's redeliveries from taking effect twice, and
+/// a producer that stamps its publishes and never restarts (`restarts`)
+/// gets every retry dropped.
+fn without_dedup(
+    broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
+    table: &str,
+    (ids, restarts): (ProducerIds, bool),
+) -> Option<crate::core::Hazard> {
+    let checked = broker.exactly_once_delivery && consumer.ack == AckMode::CheckedBeforeCommit;
+    if checked && ids != ProducerIds::None && !restarts {
+        return None;
+    }
     // What the broker filters, each named with what it leaves through.
     let mut filters = Vec::new();
+    if checked {
+        filters.push(format!(
+            "exactly-once delivery and {table}.ack = \"checked-before-commit\" keep the redeliveries of one message from taking effect twice, not a second copy a producer published, which is a new message"
+        ));
+    }
     if broker.dedup_window_ms != 0 {
         filters.push(format!(
             "the broker's dedup window of {} filters publishes only, and only within it",
@@ -82,7 +100,7 @@ fn without_dedup(broker: &BrokerConfig, table: &str, ids: ProducerIds) -> crate:
                 .to_string(),
         ),
     }
-    crate::core::Hazard {
+    Some(crate::core::Hazard {
         id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
         text: format!(
             "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
@@ -93,7 +111,7 @@ fn without_dedup(broker: &BrokerConfig, table: &str, ids: ProducerIds) -> crate:
         ),
         shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
         example: "messaging-broker-exactly-once",
-    }
+    })
 }
 
 /// An inbox that forgets ids before the broker's last redelivery.
@@ -170,21 +188,33 @@ fn visibility_below_processing(
     let renewed = consumer.lease_renewal_ms > 0
         && consumer.lease_renewal_ms.saturating_add(renewal_spread_ms)
             < broker.visibility_timeout_ms;
-    if longest_ms < broker.visibility_timeout_ms || renewed {
+    // Under exactly-once delivery the late ack fails, and a consumer that
+    // checks it before committing drops the work: wasted, not doubled.
+    let checked = broker.exactly_once_delivery && consumer.ack == AckMode::CheckedBeforeCommit;
+    if longest_ms < broker.visibility_timeout_ms || renewed || checked {
         return None;
     }
     let setting = match consumer.processing_jitter_ms {
         0 => format!("{table}.processing_ms"),
         _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
     };
+    // Under exactly-once delivery the late ack fails instead of counting:
+    // the first handler has committed by then, unless it checks the result.
+    let (late, shown_by) = match broker.exactly_once_delivery {
+        false => ("the first ack comes late", super::situations::LATE_ACK),
+        true => (
+            "the broker refuses the first ack as stale (exactly-once delivery), though its handler may have committed",
+            super::situations::STALE_ACK_REFUSED,
+        ),
+    };
     Some(crate::core::Hazard {
         id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
         text: format!(
-            "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, the first ack comes late, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
+            "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, {late}, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
             crate::core::hazard::about_ms(longest_ms),
             crate::core::hazard::about_ms(broker.visibility_timeout_ms)
         ),
-        shown_by: Some(super::situations::LATE_ACK),
+        shown_by: Some(shown_by),
         example: "messaging-visibility-below-processing",
     })
 }
