@@ -716,6 +716,78 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     );
 }
 
+/// Under exactly-once delivery with the ack checked before the commit, a
+/// message's redeliveries cannot take effect twice; a consumer without dedup
+/// is then warned only while a second copy can still come from the producer.
+#[test]
+fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_producer() {
+    const RULE: &str = "consumer-without-dedup";
+    // No warning at all: checked ack, producer ids, a producer that never crashes.
+    let s = load("messaging-eod-checked-ack", &[]);
+    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    // Each condition taken away brings the warning back.
+    for sets in [
+        &["producer.idempotence=false"][..],
+        &["consumer.ack=after-commit"][..],
+        &["broker.exactly_once_delivery=false"][..],
+        &["crashes.producer={crash_per_mille=10, restart_ms_min=1000, restart_ms_max=2000}"][..],
+    ] {
+        let s = load("messaging-eod-checked-ack", sets);
+        assert!(ids(&s).contains(&RULE), "{sets:?}: {:?}", ids(&s));
+    }
+    // With the checked ack in place, the warning says what it filters.
+    let s = load("messaging-eod-checked-ack", &["producer.idempotence=false"]);
+    assert_eq!(ids(&s), [RULE]);
+    assert!(
+        s.hazards[0].text.contains(
+            "keep the redeliveries of one message from taking effect twice, not a second copy a producer published"
+        ),
+        "{}",
+        s.hazards[0].text
+    );
+    // A crash rate of 0 is no crash.
+    let zero = load(
+        "messaging-eod-checked-ack",
+        &["crashes.producer={crash_per_mille=0, restart_ms_min=1000, restart_ms_max=2000}"],
+    );
+    assert!(zero.hazards.is_empty(), "{:?}", zero.hazards);
+}
+
+/// A handler that outlives its lease is wasted work, not a second effect,
+/// for a consumer that checks its ack under exactly-once delivery; under
+/// exactly-once delivery the warning is shown by the refused stale ack.
+#[test]
+fn a_lease_shorter_than_the_work_is_no_warning_for_a_checked_ack() {
+    const RULE: &str = "visibility-below-processing";
+    let checked = load("messaging-eod-checked-ack", &[]);
+    assert!(!ids(&checked).contains(&RULE));
+    let unchecked = load("messaging-eod-ack-unchecked", &[]);
+    let h = unchecked
+        .hazards
+        .iter()
+        .find(|h| h.id == RULE)
+        .expect("an unchecked ack is warned");
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("stale-ack-refused")
+    );
+    assert!(
+        h.text.contains("refuses the first ack as stale"),
+        "{}",
+        h.text
+    );
+    // Without exactly-once delivery the checked ack's result means nothing.
+    let plain = load(
+        "messaging-eod-checked-ack",
+        &["broker.exactly_once_delivery=false"],
+    );
+    let h = plain.hazards.iter().find(|h| h.id == RULE).expect("warned");
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("late-ack")
+    );
+}
+
 #[test]
 fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
     let last = |out: &str| -> serde_json::Value {
