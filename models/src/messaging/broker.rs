@@ -43,7 +43,8 @@ pub struct BrokerConfig {
     /// Pub/Sub's exactly-once delivery: only the ack naming the latest
     /// delivery counts, and an ack asking for its result learns whether it
     /// did. Without it a late ack is accepted while the message is out, and
-    /// a result only says that the ack arrived.
+    /// every result says it counted, as Pub/Sub's client answers `SUCCESS`
+    /// at once on a subscription without exactly-once delivery.
     pub exactly_once_delivery: bool,
 }
 
