@@ -26,6 +26,7 @@ use std::path::Path;
 
 /// A recorded run on disk: small, and tied to the exact configuration it came from.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Repro {
     /// The idemsim version that wrote it.
     pub idemsim: String,

@@ -176,19 +176,31 @@ fn looks_like_path(arg: &str) -> bool {
         || arg.contains(std::path::MAIN_SEPARATOR)
 }
 
+/// Whether `arg` is taken as a path (a `.toml` name or one with a separator),
+/// not as a name from the catalog.
+pub fn is_path_arg(arg: &str) -> bool {
+    looks_like_path(arg)
+}
+
+/// The entry of the scenario file at `p`, named after the file.
+pub fn file_entry(p: &Path) -> Entry {
+    let name = p.file_stem().map_or_else(
+        || p.to_string_lossy().into_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    Entry {
+        name,
+        origin: Origin::File(p.to_path_buf()),
+        shadows: Vec::new(),
+    }
+}
+
 /// `arg` is a path to a `.toml` file or a name from the catalog.
 pub fn locate(arg: &str) -> Result<Entry, UsageError> {
     if looks_like_path(arg) {
         let p = Path::new(arg);
         if p.is_file() {
-            let name = p
-                .file_stem()
-                .map_or_else(|| arg.to_string(), |s| s.to_string_lossy().into_owned());
-            return Ok(Entry {
-                name,
-                origin: Origin::File(p.to_path_buf()),
-                shadows: Vec::new(),
-            });
+            return Ok(file_entry(p));
         }
         // A folder or a device exists, and "does not exist" would send the
         // user looking for a typo that is not there.
@@ -207,6 +219,11 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
             "error: scenario file `{arg}` {what}\nhelp: {help}\n"
         )));
     }
+    locate_name(arg)
+}
+
+/// `name` in the catalog (built-in or in a `--scenarios` folder), never a path.
+pub fn locate_name(arg: &str) -> Result<Entry, UsageError> {
     let all = catalog()?;
     if let Some(e) = all.iter().find(|e| e.name == arg) {
         return Ok(e.clone());
@@ -233,6 +250,15 @@ pub fn locate(arg: &str) -> Result<Entry, UsageError> {
     Err(UsageError(format!(
         "error: no scenario named `{arg}` (built-in or in a --scenarios folder)\nhelp: {hint}\n"
     )))
+}
+
+/// The built-in scenario `name`, whether or not a folder's file shadows it.
+pub fn built_in(name: &str) -> Option<Entry> {
+    BUILT_IN.iter().any(|(n, _)| *n == name).then(|| Entry {
+        name: name.to_string(),
+        origin: Origin::BuiltIn,
+        shadows: Vec::new(),
+    })
 }
 
 /// `arg` names a folder (every `.toml` file in it, sorted), a `.toml` file

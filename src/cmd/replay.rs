@@ -8,7 +8,8 @@ use sim::Sim;
 /// The arguments of `idemsim replay`.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file; with
-    /// --repro, where to find the repro's scenario [default: its name].
+    /// --repro, the repro's scenario [default: the built-in it names, or its
+    /// file in the repro's folder or below it].
     #[arg(required_unless_present = "repro")]
     scenario: Option<String>,
     /// The seed to replay.
@@ -32,8 +33,8 @@ pub struct Args {
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let (s, record, source) = match &a.repro {
         Some(path) => {
-            let (_, s, record) = super::shrink::load_repro(path, a.scenario.as_deref())?;
-            (s, record, format!("repro file {path}"))
+            let l = super::shrink::load_repro(path, a.scenario.as_deref(), "replay")?;
+            (l.scenario, l.record, format!("repro file {path}"))
         }
         None => {
             let overrides = scenarios::parse_overrides(&a.set)?;

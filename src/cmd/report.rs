@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 /// `idemsim report`'s arguments.
 pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file; with
-    /// --repro, where to find the repro's scenario [default: its name].
+    /// --repro, the repro's scenario [default: the built-in it names, or its
+    /// file in the repro's folder or below it].
     #[arg(required_unless_present = "repro")]
     scenario: Option<String>,
     /// The seed whose run the report shows.
@@ -289,28 +290,28 @@ pub fn write_failure(
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let (html, report) = match &a.repro {
         Some(path) => {
-            let (r, s, record) = shrink_cmd::load_repro(path, a.scenario.as_deref())?;
-            let from = scenarios::locate(match (a.scenario.as_deref(), r.file.is_empty()) {
-                (Some(given), _) => given,
-                (None, true) => &r.scenario,
-                (None, false) => &r.file,
-            })?;
+            let l = shrink_cmd::load_repro(path, a.scenario.as_deref(), "report")?;
+            let r = &l.repro;
+            let given = a
+                .scenario
+                .as_deref()
+                .map_or(String::new(), |g| format!(" {g}"));
             render(&Subject {
-                scenario: &s,
-                from: &from,
+                scenario: &l.scenario,
+                from: &l.entry,
                 sets: &r.sets,
-                record: &record,
+                record: &l.record,
                 source: format!("repro file {path}"),
                 seed: r.seed,
                 shrink: None,
                 commands: vec![
                     (
                         "replay this run".into(),
-                        format!("idemsim replay --repro {path}"),
+                        format!("idemsim replay{given} --repro {path}"),
                     ),
                     (
                         "write this report".into(),
-                        format!("idemsim report --repro {path} -o REPORT.html"),
+                        format!("idemsim report{given} --repro {path} -o REPORT.html"),
                     ),
                 ],
                 repro_file: true,

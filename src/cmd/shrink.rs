@@ -8,6 +8,7 @@ use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
 use sim::{Outcome, Record, RunReport, SeedRange, Sim};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -310,8 +311,11 @@ pub fn record_lines(
     lines.push(format!("record: {json}"));
     match repro_out {
         Some(path) => {
-            write_repro(path, &repro_of(s, from, sets, None, record, outcome))?;
-            lines.push(format!("repro: idemsim replay --repro {path}"));
+            let explicit = write_repro(path, &repro_of(s, from, sets, None, record, outcome))?;
+            lines.push(format!(
+                "repro: {}",
+                replay_command(path, explicit.as_deref())
+            ));
         }
         None => lines.push(
             "repro: add --repro-out FILE to write it, then idemsim replay --repro FILE".to_string(),
@@ -325,21 +329,193 @@ pub fn repro_text(r: &Repro) -> String {
     r.to_json()
 }
 
-/// Writes `r` to `path`.
-pub fn write_repro(path: &str, r: &Repro) -> Result<(), UsageError> {
+/// Writes `r` to `path`, its scenario file named as `replay --repro` finds
+/// it (see [`placed`]). Returns the scenario argument a replay must be given,
+/// when the repro cannot name its scenario itself.
+pub fn write_repro(path: &str, r: &Repro) -> Result<Option<String>, UsageError> {
+    let (r, explicit) = placed(r.clone(), path);
     r.write(std::path::Path::new(path)).map_err(|e| {
         UsageError(format!(
             "error: cannot write repro file {path}: {e}\nhelp: check that its folder exists and is writable\n"
         ))
-    })
+    })?;
+    Ok(explicit)
 }
 
-/// Reads a repro file and loads its scenario (by name, or `scenario` if given),
-/// refusing one whose scenario text has changed since.
+/// Says on stderr how to replay a repro file that cannot name its scenario.
+fn note_explicit(path: &str, explicit: Option<&str>) {
+    if let Some(arg) = explicit {
+        crate::eoutln!(
+            "note: the scenario file {arg} is not in the folder of {path} or below it, so the repro cannot name it: replay it with `{}`",
+            replay_command(path, explicit)
+        );
+    }
+}
+
+/// The command that replays the repro file `path`, as [`write_repro`] left it.
+pub fn replay_command(path: &str, explicit: Option<&str>) -> String {
+    match explicit {
+        Some(arg) => format!("idemsim replay {arg} --repro {path}"),
+        None => format!("idemsim replay --repro {path}"),
+    }
+}
+
+/// The folder a repro file at `path` is in (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// `r` as the file `path` carries it: a scenario file in the repro's folder
+/// or below it is named relative to that folder, which is all `replay
+/// --repro` opens; one elsewhere whose text is a built-in's (same name, same
+/// hash) is named as that built-in. Otherwise `file` keeps the path it was
+/// given by, for messages, and the second value is that path: a replay must
+/// name the scenario itself.
+fn placed(mut r: Repro, path: &str) -> (Repro, Option<String>) {
+    if r.file.is_empty() {
+        return (r, None);
+    }
+    let canonical = std::fs::canonicalize(&r.file).ok();
+    let below = canonical.as_ref().and_then(|file| {
+        let dir = std::fs::canonicalize(folder_of(Path::new(path))).ok()?;
+        let rel = file.strip_prefix(&dir).ok()?;
+        let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+        Some(parts?.join("/"))
+    });
+    if let Some(rel) = below.filter(|rel| !rel.is_empty()) {
+        r.file = rel;
+        return (r, None);
+    }
+    let same_built_in = scenarios::built_in(&r.scenario).is_some_and(|e| {
+        scenarios::parse_overrides(&r.sets)
+            .and_then(|o| scenarios::load_entry(&e, &o))
+            .is_ok_and(|b| hash_hex(b.hash) == r.scenario_hash)
+    });
+    if same_built_in {
+        r.file.clear();
+        return (r, None);
+    }
+    // Kept for messages, absolute: a relative path here would be read from
+    // the repro's folder and could name another file there.
+    let arg = r.file.clone();
+    if let Some(abs) = canonical.and_then(|c| c.to_str().map(str::to_string)) {
+        r.file = abs;
+    }
+    (r, Some(arg))
+}
+
+/// `text` as a word of a shell command shown in a fix, or `or` when it is
+/// not plainly one (a repro's names may hold anything).
+fn shell_word(text: &str, or: &str) -> String {
+    let plain = !text.is_empty()
+        && text.len() <= 200
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-+=,:@[]".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        or.to_string()
+    }
+}
+
+/// An error of the overrides a file recorded (`error: --set …`), told as the file's.
+fn recorded_sets(file: &str, e: UsageError) -> UsageError {
+    match e.0.strip_prefix("error: --set ") {
+        Some(rest) => UsageError(format!("error: {file}: its recorded --set {rest}")),
+        None => e,
+    }
+}
+
+/// Where a repro's scenario is, if the repro may name it: a name from the
+/// catalog, or a file in the repro's folder or below it. Anything else (an
+/// absolute path, one that leaves the folder, a device) is refused: a repro
+/// is data that may come from anywhere, and it must not make idemsim open
+/// and quote whatever file it names. The user can always name the scenario.
+fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, UsageError> {
+    let named = if r.file.is_empty() {
+        &r.scenario
+    } else {
+        &r.file
+    };
+    let shown = named.escape_debug().to_string();
+    let suggest = shell_word(named, "SCENARIO");
+    let out = if cmd == "report" {
+        " -o REPORT.html"
+    } else {
+        ""
+    };
+    let refuse = |why: String| {
+        UsageError(format!(
+            "error: {path}: {why}\nhelp: give the scenario on the command line (a name from `idemsim list` or a path to its .toml file): `idemsim {cmd} {suggest} --repro {path}{out}`\n"
+        ))
+    };
+    if r.file.is_empty() {
+        if r.scenario.is_empty() || scenarios::is_path_arg(&r.scenario) {
+            return Err(refuse(format!(
+                "the repro's scenario `{shown}` is not a scenario name; a repro names a built-in scenario, or its file in `file`"
+            )));
+        }
+        return scenarios::locate_name(&r.scenario).map_err(|_| {
+            refuse(format!(
+                "the repro's scenario `{shown}` is neither built in nor in a --scenarios folder"
+            ))
+        });
+    }
+    let rel = Path::new(&r.file);
+    let plain = rel.components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    });
+    if !plain {
+        return Err(refuse(format!(
+            "the repro names the scenario file `{shown}`, which is not a path inside the repro's folder: idemsim opens a repro's scenario only in its folder or below it"
+        )));
+    }
+    let dir = folder_of(Path::new(path));
+    let file = dir.join(rel);
+    let inside = match (std::fs::canonicalize(&file), std::fs::canonicalize(dir)) {
+        (Ok(f), Ok(d)) => f.starts_with(&d) && f.is_file(),
+        _ => {
+            return Err(refuse(format!(
+                "the repro was made from the scenario file `{shown}`, which is not there ({})",
+                file.display()
+            )))
+        }
+    };
+    if !inside {
+        return Err(refuse(format!(
+            "the repro names the scenario file `{shown}`, which leads out of the repro's folder or is not a regular file: idemsim opens a repro's scenario only in its folder or below it"
+        )));
+    }
+    Ok(scenarios::file_entry(&file))
+}
+
+/// A repro file read and its scenario loaded.
+pub struct LoadedRepro {
+    /// The file's contents.
+    pub repro: Repro,
+    /// Where the scenario was found.
+    pub entry: scenarios::Entry,
+    /// The scenario, with the repro's overrides.
+    pub scenario: Scenario,
+    /// The decisions to replay.
+    pub record: Record,
+}
+
+/// Reads a repro file and loads its scenario: the one given on the command
+/// line, else the one the repro names (see [`repro_scenario`]); refuses one
+/// whose scenario text has changed since. `cmd` (`replay`, `report`) is the
+/// command the fixes name.
 pub fn load_repro(
     path: &str,
     scenario: Option<&str>,
-) -> Result<(Repro, Scenario, Record), UsageError> {
+    cmd: &str,
+) -> Result<LoadedRepro, UsageError> {
     let r = Repro::read(std::path::Path::new(path))?;
     let ours = crate::repro::VERSION;
     if !r.same_version() {
@@ -347,39 +523,31 @@ pub fn load_repro(
             "error: {path}: the repro was written by idemsim {}, and this is idemsim {ours}\n\
              help: decisions are recorded per version and may mean another run in this one; \
              replay it with idemsim {}, or make a new repro with `idemsim shrink {}{} --seed {} --out {path}`\n",
-            r.idemsim,
-            r.idemsim,
-            if r.file.is_empty() { &r.scenario } else { &r.file },
-            r.sets.iter().map(|x| format!(" --set {x}")).collect::<String>(),
+            r.idemsim.escape_debug(),
+            shell_word(&r.idemsim, "VERSION"),
+            shell_word(if r.file.is_empty() { &r.scenario } else { &r.file }, "SCENARIO"),
+            r.sets.iter().map(|x| format!(" --set {}", shell_word(x, "KEY=VALUE"))).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }
-    let overrides = scenarios::parse_overrides(&r.sets)?;
-    // An explicit scenario, else the file it was made from, else its built-in name.
-    let arg = match (scenario, r.file.is_empty()) {
-        (Some(given), _) => given,
-        (None, true) => r.scenario.as_str(),
-        (None, false) if std::path::Path::new(&r.file).is_file() => r.file.as_str(),
-        (None, false) => {
-            return Err(UsageError(format!(
-                "error: {path}: the repro was made from the scenario file {}, which is not there from here\n\
-                 help: name the file: `idemsim replay PATH/TO/{}.toml --repro {path}`\n",
-                r.file, r.scenario
-            )))
-        }
+    let overrides = scenarios::parse_overrides(&r.sets).map_err(|e| recorded_sets(path, e))?;
+    // An explicit scenario, else the one the repro may name.
+    let entry = match scenario {
+        Some(given) => scenarios::locate(given)?,
+        None => repro_scenario(path, &r, cmd)?,
     };
-    let s = scenarios::load(arg, &overrides)?;
+    let s = scenarios::load_entry(&entry, &overrides).map_err(|e| recorded_sets(path, e))?;
     if hash_hex(s.hash) != r.scenario_hash {
         return Err(UsageError(format!(
             "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\
              help: the scenario changed since, so these choices would make a different run; \
              restore that version of the scenario, or make a new repro with `idemsim shrink {}{} --seed {} --out {path}`\n",
-            r.scenario,
-            r.scenario_hash,
+            r.scenario.escape_debug(),
+            r.scenario_hash.escape_debug(),
             s.file,
             hash_hex(s.hash),
-            if r.file.is_empty() { &r.scenario } else { &r.file },
-            r.sets.iter().map(|x| format!(" --set {x}")).collect::<String>(),
+            shell_word(&entry.arg(), "SCENARIO"),
+            r.sets.iter().map(|x| format!(" --set {}", shell_word(x, "KEY=VALUE"))).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }
@@ -388,7 +556,12 @@ pub fn load_repro(
             "error: {path}: {e}\nhelp: streams are named swarm, link:A->B, crash:A, actor:A after the scenario's actors\n"
         ))
     })?;
-    Ok((r, s, record))
+    Ok(LoadedRepro {
+        repro: r,
+        entry,
+        scenario: s,
+        record,
+    })
 }
 
 // ------------------------------------------------------------ the command
@@ -442,8 +615,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             &done.shrunk.record,
             &done.shrunk.report.outcome,
         );
-        write_repro(path, &r)?;
-        crate::eoutln!("wrote {path}: replay it with `idemsim replay --repro {path}`");
+        let explicit = write_repro(path, &r)?;
+        crate::eoutln!(
+            "wrote {path}: replay it with `{}`",
+            replay_command(path, explicit.as_deref())
+        );
     }
     if a.stats {
         crate::out!("{}", stats_header());
@@ -585,10 +761,11 @@ pub fn for_check(
             // Unshrunk: the seed's own decisions, still exact.
             let mut sim = Sim::new(&s.system);
             let (record, report) = shr::record_seed(&mut sim, &s.system, seed);
-            write_repro(
+            let explicit = write_repro(
                 path,
                 &repro_of(s, from, sets, Some(seed), &record, &report.outcome),
             )?;
+            note_explicit(path, explicit.as_deref());
         }
         return Ok(None);
     }
@@ -604,7 +781,8 @@ pub fn for_check(
             &done.shrunk.record,
             &done.shrunk.report.outcome,
         );
-        write_repro(path, &r)?;
+        let explicit = write_repro(path, &r)?;
+        note_explicit(path, explicit.as_deref());
     }
     Ok(Some(done))
 }
