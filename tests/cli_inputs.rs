@@ -287,3 +287,111 @@ fn the_repros_shrink_and_check_write_replay_or_say_how() {
     assert!(Path::new(file).is_absolute(), "{written}");
 }
 
+/// Shards of `scenario` (`check --json --shard I/2`) in `dir`.
+fn shards(dir: &Path, scenario: &str, code: i32) -> [String; 2] {
+    [0, 1].map(|i| {
+        let shard = format!("{i}/2");
+        let args = [
+            "check",
+            scenario,
+            "--runs",
+            "60",
+            "--shard",
+            &shard,
+            "--json",
+            "--no-shrink",
+        ];
+        let (out, _) = check(&case("a shard", &args).code(code).cwd(dir), &[]);
+        let name = format!("{scenario}-{i}.jsonl");
+        std::fs::write(dir.join(&name), out).unwrap();
+        name
+    })
+}
+
+/// The shard file `name` in `dir` with its summary's data edited by `f`,
+/// written as `to`.
+fn edited_shard(dir: &Path, name: &str, to: &str, f: impl Fn(&mut Value)) -> String {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let mut v: Value = serde_json::from_str(text.trim()).expect("one JSON line");
+    f(&mut v["data"]);
+    std::fs::write(dir.join(to), format!("{v}\n")).unwrap();
+    to.to_string()
+}
+
+#[test]
+fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
+    let dir = scratch("merge");
+    let [a, b] = shards(&dir, FAILING, 1);
+    let renamed = edited_shard(&dir, &b, "renamed.jsonl", |d| {
+        d["scenario"] = json!("payment-stable-key")
+    });
+    let other_sets = edited_shard(&dir, &b, "other-sets.jsonl", |d| {
+        d["sets"] = json!(["client.key=none"])
+    });
+    let no_hash = edited_shard(&dir, &b, "no-hash.jsonl", |d| {
+        d.as_object_mut().unwrap().remove("scenario_hash");
+    });
+    let other_layers = edited_shard(&dir, &b, "other-layers.jsonl", |d| {
+        d["load"]["received"][0]["layer"] = json!("consumer")
+    });
+    let unknown_key = edited_shard(&dir, &b, "unknown-key.jsonl", |d| d["shrunk"] = json!(true));
+    let bad_sets = [&a, &b].map(|f| {
+        edited_shard(&dir, f, &format!("bad-sets-{f}"), |d| {
+            d["sets"] = json!(["nonsense"])
+        })
+    });
+    let holding_seed = edited_shard(&dir, &a, "holding-seed.jsonl", |d| {
+        d["failure"]["seed"] = json!(0)
+    });
+    let renamed_invariant = edited_shard(&dir, &a, "renamed-invariant.jsonl", |d| {
+        d["failure"]["invariant"] = json!("no-lost-effect")
+    });
+    let another = "a summary of another run than";
+    let cases = [
+        case("the shards merge", &["merge", &a, &b, "--no-shrink"])
+            .code(1)
+            .out("violation over 60 schedules (seeds 0..60)"),
+        case("a shard that names another scenario", &["merge", &a, &renamed, "--no-shrink"])
+            .code(2)
+            .err(&format!("error: renamed.jsonl:1: {another} {a}:1: scenario \"payment-stable-key\" instead of \"{FAILING}\""))
+            .err("help: merge only the shards of one"),
+        case("a shard under other overrides", &["merge", &a, &other_sets, "--no-shrink"])
+            .code(2)
+            .err(&format!("other-sets.jsonl:1: {another}"))
+            .err("--set overrides [\"client.key=none\"] instead of []"),
+        case("a shard with no scenario hash beside one with", &["merge", &a, &no_hash, "--no-shrink"])
+            .code(2)
+            .err("no-hash.jsonl:1")
+            .err("scenario hash None instead of Some("),
+        case("a shard of another model's layers", &["merge", &a, &other_layers, "--no-shrink"])
+            .code(2)
+            .err("other-layers.jsonl:1")
+            .err("load (attempts counted, layers)"),
+        case("an unknown key", &["merge", &a, &unknown_key, "--no-shrink"])
+            .code(2)
+            .err("unknown-key.jsonl:1: not a summary line")
+            .err("unknown field `shrunk`"),
+        case("a failing seed that does not fail is not shrunk", &["merge", &holding_seed, &b])
+            .code(2)
+            .err("holding-seed.jsonl:1: its lowest failing seed 0 broke no-duplicate-effect in the shard, but run again it does not fail"),
+        case("nor written as a repro file", &["merge", &holding_seed, &b, "--no-shrink", "--repro-out", "r.json"])
+            .code(2)
+            .err("holding-seed.jsonl:1: its lowest failing seed 0"),
+        case("a failure of another invariant", &["merge", &renamed_invariant, &b])
+            .code(2)
+            .err("renamed-invariant.jsonl:1: its lowest failing seed 2 broke no-lost-effect in the shard, but run again it breaks no-duplicate-effect"),
+        case("a file with no summary line", &["merge", "/dev/null"])
+            .code(2)
+            .err("error: no summary line in /dev/null"),
+        case("a missing shard names the files given", &["merge", &b, "--no-shrink"])
+            .code(2)
+            .err(&format!("shard 0/2 is not among the files: seeds 0..30 are missing (given: {b}:1 is shard 1/2)")),
+        case("the shards' recorded overrides are theirs", &["merge", &bad_sets[0], &bad_sets[1]])
+            .code(2)
+            .err(&format!("{}:1: its recorded --set `nonsense` is not KEY=VALUE", bad_sets[0])),
+    ];
+    for c in cases {
+        check(&c.cwd(&dir), &[]);
+    }
+}
+

@@ -142,6 +142,7 @@ pub fn faults_line(lost: u64, duplicated: u64, partitioned: u64, crashed: u64) -
 /// A design warning as summaries carry it (docs/design-warnings.md): the
 /// model's [`models::core::Hazard`] and whether the runs reached it.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct HazardLine {
     /// Stable: `key-retention-below-retry-span`.
     pub id: String,

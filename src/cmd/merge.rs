@@ -65,7 +65,7 @@ fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
             let data = value.get("data").cloned().unwrap_or_default();
             let sweep: SweepLine = serde_json::from_value(data).map_err(|e| {
                 UsageError(format!(
-                    "error: {at}: summary line lacks what a merge needs: {e}\nhelp: produce the shards with the same idemsim version\n"
+                    "error: {at}: not a summary line `idemsim check --json --shard I/N` writes: {e}\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, with the shards made by the same idemsim version\n"
                 ))
             })?;
             sweep
@@ -76,6 +76,71 @@ fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
         }
     }
     Ok(out)
+}
+
+/// The files as a message names them: all of a few, else the first few.
+fn shown_files(files: &[String]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .take(4)
+        .map(|f| {
+            if f == "-" {
+                "stdin".to_string()
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    let more = if files.len() > 4 { ", …" } else { "" };
+    format!("{}{more}", names.join(", "))
+}
+
+/// What makes `l` a summary of another run than `first`, if anything: the
+/// counts of two scenarios, or of one under other overrides, must not add up.
+fn other_run(first: &SweepLine, l: &SweepLine) -> Option<String> {
+    let differ = |what: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+        let cut = |x: &dyn std::fmt::Debug| {
+            let t = format!("{x:?}");
+            match t.char_indices().nth(120) {
+                Some((i, _)) => format!("{}…", &t[..i]),
+                None => t,
+            }
+        };
+        Some(format!("{what} {} instead of {}", cut(b), cut(a)))
+    };
+    if l.scenario != first.scenario {
+        return differ("scenario", &first.scenario, &l.scenario);
+    }
+    if l.scenario_file != first.scenario_file {
+        return differ("scenario file", &first.scenario_file, &l.scenario_file);
+    }
+    if l.sets != first.sets {
+        return differ("--set overrides", &first.sets, &l.sets);
+    }
+    if l.scenario_hash.is_some() != first.scenario_hash.is_some() {
+        return differ("scenario hash", &first.scenario_hash, &l.scenario_hash);
+    }
+    let warnings = |x: &SweepLine| -> Vec<(String, Option<String>)> {
+        x.hazards
+            .iter()
+            .map(|h| (h.id.clone(), h.situation.clone()))
+            .collect()
+    };
+    if warnings(l) != warnings(first) {
+        return differ("design warnings", &warnings(first), &warnings(l));
+    }
+    let layers = |x: &SweepLine| -> (bool, Vec<(String, models::core::Per)>) {
+        let received = x.load.received.iter().map(|r| (r.layer.clone(), r.per));
+        (x.load.attempts.is_some(), received.collect())
+    };
+    if layers(l) != layers(first) {
+        return differ(
+            "load (attempts counted, layers)",
+            &layers(first),
+            &layers(l),
+        );
+    }
+    None
 }
 
 fn corrupt(at: &str, what: &str) -> UsageError {
@@ -172,18 +237,57 @@ fn consistent(l: &SweepLine) -> Result<(), String> {
     Ok(())
 }
 
+/// The merged lowest failing seed, run again, breaks the invariant its
+/// shard says: an edited failure is refused rather than shrunk, or written
+/// as a repro file of a run that does not fail.
+fn failure_fails_again(
+    lines: &[(String, SweepLine)],
+    merged: &SweepLine,
+    s: &models::Scenario,
+) -> Result<(), UsageError> {
+    let Some(f) = &merged.failure else {
+        return Ok(());
+    };
+    let mut sim = sim::Sim::new(&s.system);
+    let (_, report) = sim::shrink::record_seed(&mut sim, &s.system, f.seed);
+    let found = match &report.outcome {
+        sim::Outcome::Violation(v) => Some(v.invariant.to_string()),
+        sim::Outcome::Panicked(_) => Some("model-panic".to_string()),
+        sim::Outcome::Holds | sim::Outcome::Inconclusive(_) => None,
+    };
+    if found.as_deref() == Some(f.invariant.as_str()) {
+        return Ok(());
+    }
+    let at = lines
+        .iter()
+        .find(|(_, l)| l.failure.as_ref() == Some(f))
+        .map_or("the shards", |(at, _)| at.as_str());
+    let now = found.map_or("does not fail".to_string(), |i| format!("breaks {i}"));
+    Err(UsageError(format!(
+        "error: {at}: its lowest failing seed {} broke {} in the shard, but run again it {now}\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, or rerun that shard; if the shards are unedited and the scenario unchanged, a model is not deterministic, which is a bug: please report it with this command line\n",
+        f.seed,
+        f.invariant.escape_debug()
+    )))
+}
+
 /// Runs `idemsim merge`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let shrink_budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let mut lines = summaries(&a.files)?;
     if lines.is_empty() {
-        return Err(UsageError(
-            "error: no summary line in the given files\nhelp: run the shards as `idemsim check --json --shard I/N > shard-I.jsonl`\n".into(),
-        ));
+        return Err(UsageError(format!(
+            "error: no summary line in {}\nhelp: run the shards as `idemsim check --json --shard I/N > shard-I.jsonl` and give those files\n",
+            shown_files(&a.files)
+        )));
     }
     let (first_at, first) = lines[0].clone();
     let first = &first;
     for (at, l) in &lines[1..] {
+        if let Some(what) = other_run(first, l) {
+            return Err(UsageError(format!(
+                "error: {at}: a summary of another run than {first_at}: {what}\nhelp: merge only the shards of one `idemsim check --json --shard I/N` run: one scenario, the same --set overrides, the same idemsim\n"
+            )));
+        }
         if l.replay != first.replay {
             return Err(UsageError(format!(
                 "error: {at}: shard of `{}`, but {first_at} is a shard of `{}`\nhelp: merge only shards of one scenario with the same --set overrides\n",
@@ -248,9 +352,21 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             .map(|i| (i, whole.shard(i, sh.count)))
             .find(|(_, r)| !r.is_empty());
         if let Some((i, r)) = missing {
+            let given: Vec<String> = lines
+                .iter()
+                .take(4)
+                .map(|(at, l)| {
+                    let sh = l.shard.expect("checked");
+                    format!("{at} is shard {}/{}", sh.index, sh.count)
+                })
+                .collect();
+            let more = if lines.len() > 4 { ", …" } else { "" };
             return Err(UsageError(format!(
-                "error: shard {i}/{} is not among the files: seeds {}..{} are missing\nhelp: give every shard I/N of one run exactly once\n",
-                sh.count, r.start, r.end
+                "error: shard {i}/{} is not among the files: seeds {}..{} are missing (given: {}{more})\nhelp: give every shard I/N of one run exactly once\n",
+                sh.count,
+                r.start,
+                r.end,
+                given.join(", ")
             )));
         }
     }
@@ -285,8 +401,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // output is the one machine's; it needs the scenario, the shards do not.
     let mut shrunk_text = None;
     if merged.failure.is_some() && !(a.no_shrink && a.repro_out.is_none()) {
-        let overrides = crate::scenarios::parse_overrides(&merged.sets)?;
-        let s = crate::scenarios::load(&merged.scenario_arg(), &overrides)?;
+        let recorded = |e: UsageError| match e.0.strip_prefix("error: --set ") {
+            Some(rest) => UsageError(format!("error: {first_at}: its recorded --set {rest}")),
+            None => e,
+        };
+        let overrides = crate::scenarios::parse_overrides(&merged.sets).map_err(recorded)?;
+        let s = crate::scenarios::load(&merged.scenario_arg(), &overrides).map_err(recorded)?;
         let now = super::shrink::hash_hex(s.hash);
         if let Some(then) = &merged.scenario_hash {
             if *then != now {
@@ -296,6 +416,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 )));
             }
         }
+        failure_fails_again(&lines, &merged, &s)?;
         shrunk_text = merged.shrink(&s, a.no_shrink, a.repro_out.as_deref(), shrink_budget)?;
     }
     merged.print(a.json, shrunk_text.as_deref());

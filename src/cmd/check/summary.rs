@@ -14,6 +14,7 @@ pub use crate::cmd::common::HazardLine;
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 /// Faults fired over a sweep, as the JSON summary writes them.
+#[serde(deny_unknown_fields)]
 pub struct Faults {
     /// Messages lost.
     pub lost: u64,
@@ -29,6 +30,7 @@ pub struct Faults {
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 /// A seed range, end exclusive.
+#[serde(deny_unknown_fields)]
 pub struct Seeds {
     /// The first seed.
     pub start: u64,
@@ -38,6 +40,7 @@ pub struct Seeds {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 /// The lowest failing seed and what it gave.
+#[serde(deny_unknown_fields)]
 pub struct FailureLine {
     /// The seed.
     pub seed: u64,
@@ -51,6 +54,7 @@ pub struct FailureLine {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 /// The lowest seed that hit a limit.
+#[serde(deny_unknown_fields)]
 pub struct InconclusiveLine {
     /// The seed.
     pub seed: u64,
@@ -60,6 +64,7 @@ pub struct InconclusiveLine {
 
 /// Which shard of which range a summary is, so a merge can tell a missing shard.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct ShardLine {
     /// This shard's index, from 0.
     pub index: u64,
@@ -104,6 +109,7 @@ impl SweepVerdict {
 /// its work many times over shows it (`broker.visibility_timeout_ms = 50`
 /// against 200 ms of processing delivers every event about forty times).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Load {
     /// Client attempts, over all runs; `None` for a model without clients
     /// that retry.
@@ -114,6 +120,7 @@ pub struct Load {
 
 /// What one layer received over a sweep.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Received {
     /// The layer's name: `service`, `bank`, `consumer`, `server`.
     pub layer: String,
@@ -188,6 +195,7 @@ impl Load {
 
 /// The effect ledger's operation counts over a sweep: what clients finally knew.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Operations {
     /// Operations clients started, over all runs.
     pub started: u64,
@@ -256,6 +264,7 @@ impl Operations {
 /// merge into the line one machine would have printed; the derived fields are
 /// recomputed by [`SweepLine::derive`].
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct SweepLine {
     /// The scenario's name.
     pub scenario: String,
