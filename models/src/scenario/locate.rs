@@ -363,6 +363,18 @@ impl<'a> Locator<'a> {
             let (_, _, src) = line_col(self.effective, offset);
             Some(syntax_help(&src, &raw))
         };
+        if raw.starts_with("missing field") && e.span().is_none_or(|s| s.start == 0) {
+            // A key missing from the whole document is the file's, even when
+            // an override's table is what the effective text starts with.
+            return ScenarioError {
+                file: self.file.to_string(),
+                line: 1,
+                column: 1,
+                message: raw,
+                source_line: Some(self.text.lines().next().unwrap_or("").to_string()),
+                help,
+            };
+        }
         let message = if e.message().trim().is_empty() {
             let (_, _, src) = line_col(self.effective, offset);
             if src.trim().ends_with('=') {
