@@ -121,19 +121,19 @@ fn a_repro_opens_only_a_built_in_or_a_file_in_its_own_folder() {
     let unknown_key = edited_repro(&repros, Path::new(&good), "unknown-key.json", |v| {
         v["scenario_file"] = json!("scen/mine.toml")
     });
-    let refused = "idemsim opens a repro's scenario only in its folder or below it";
+    let refused = "idemsim opens a recorded scenario file only there or below it";
     let cases = [
         case("it replays from anywhere", &["replay", "--repro", &good])
             .code(1)
             .out("# mine"),
         case("an absolute path is refused", &["replay", "--repro", &absolute])
             .code(2)
-            .err("absolute.json: the repro names the scenario file")
+            .err("absolute.json: the scenario file")
             .err(refused)
             .err(&format!("help: give the scenario on the command line (a name from `idemsim list` or a path to its .toml file): `idemsim replay {secret} --repro {absolute}`")),
         case("so is a path out of the folder", &["replay", "--repro", &escape])
             .code(2)
-            .err("escape.json: the repro names the scenario file `../outside.toml`")
+            .err("escape.json: the scenario file `../outside.toml` is not a path inside the repro's folder")
             .err(refused),
         case("and one that leaves it on the way", &["replay", "--repro", &dotdot])
             .code(2)
@@ -141,7 +141,7 @@ fn a_repro_opens_only_a_built_in_or_a_file_in_its_own_folder() {
             .err(refused),
         case("and a link out of the folder", &["replay", "--repro", &link])
             .code(2)
-            .err("link.json: the repro names the scenario file `link.toml`, which leads out of the repro's folder"),
+            .err("link.json: the scenario file `link.toml` leads out of the repro's folder"),
         case("and a device", &["replay", "--repro", &device])
             .code(2)
             .err("device.json")
@@ -156,7 +156,7 @@ fn a_repro_opens_only_a_built_in_or_a_file_in_its_own_folder() {
             .err("`idemsim replay mine --repro"),
         case("a file that is not there", &["replay", "--repro", &gone])
             .code(2)
-            .err("gone.json: the repro was made from the scenario file `scen/gone.toml`, which is not there"),
+            .err("gone.json: the scenario file `scen/gone.toml` is not there"),
         case("report refuses the same and says how to name it", &["report", "--repro", &escape, "-o", "r.html"])
             .code(2)
             .err(refused)
@@ -258,7 +258,7 @@ fn the_repros_shrink_and_check_write_replay_or_say_how() {
             &["replay", "--repro", "out/outside.json"],
         )
         .code(2)
-        .err("out/outside.json: the repro names the scenario file")
+        .err("out/outside.json: the scenario file")
         .err("/mine.toml --repro out/outside.json`"),
         case(
             "and replays with it",
@@ -455,5 +455,76 @@ fn a_scenario_missing_a_key_is_the_files_mistake_not_the_overrides() {
                 .err(&format!("error: {file}:1:1: missing field `summary`")),
             &["error: --set"],
         );
+    }
+}
+
+/// A shard names the scenario file `check` ran. `merge` needs it only to
+/// shrink, and opens it only in the current folder or below it (where
+/// `check` ran), so an edited shard cannot make it open and quote another
+/// file; `--scenario` names the scenario instead.
+#[test]
+fn merge_opens_a_shards_scenario_file_only_below_the_current_folder() {
+    let root = scratch("merge-file");
+    let dir = root.join("work");
+    scenario_file(&dir.join("mine.toml"));
+    std::fs::write(root.join("secret.toml"), format!("{SECRET}\n")).unwrap();
+    let secret = text(&root.join("secret.toml"));
+    let [a, b] = shards(&dir, "mine.toml", 1);
+    let edit = |to: &str, file: &str| {
+        [&a, &b].map(|f| {
+            edited_shard(&dir, f, &format!("{to}-{f}"), |d| {
+                d["scenario_file"] = json!(file)
+            })
+        })
+    };
+    let absolute = edit("absolute", &secret);
+    let escape = edit("escape", "../secret.toml");
+    let inside = "is not a path inside the current folder";
+    let cases = [
+        case(
+            "the shards of a file shrink where check ran",
+            &["merge", &a, &b],
+        )
+        .code(1)
+        .out("shrunk"),
+        case(
+            "a shard naming a file elsewhere is refused",
+            &["merge", &absolute[0], &absolute[1]],
+        )
+        .code(2)
+        .err(inside)
+        .err("`idemsim merge --scenario SCENARIO FILE...`"),
+        case(
+            "so is one leading out of the folder",
+            &["merge", &escape[0], &escape[1]],
+        )
+        .code(2)
+        .err(&format!("`../secret.toml` {inside}")),
+        case(
+            "--scenario names it instead",
+            &["merge", &escape[0], &escape[1], "--scenario", "mine.toml"],
+        )
+        .code(1)
+        .out("shrunk"),
+        case(
+            "a scenario of other text is refused by its hash",
+            &[
+                "merge",
+                &escape[0],
+                &escape[1],
+                "--scenario",
+                "payment-stable-key",
+            ],
+        )
+        .code(2)
+        .err("now hashes to"),
+        case(
+            "without shrinking the file is not needed",
+            &["merge", &escape[0], &escape[1], "--no-shrink"],
+        )
+        .code(1),
+    ];
+    for c in cases {
+        check(&c.cwd(&dir), &[SECRET]);
     }
 }

@@ -137,7 +137,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         },
     });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let done = line.shrink_done(&s, a.no_shrink, a.repro_out.as_deref(), budget)?;
+    let done = line.shrink_done((&s, &entry), a.no_shrink, a.repro_out.as_deref(), budget)?;
     line.print(a.json, done.as_ref().map(shrunk_text).as_deref());
     if let Some(dir) = a.html.as_deref() {
         let report = match &sum.first_failure {

@@ -26,6 +26,10 @@ pub struct Args {
     /// Most wall-clock milliseconds shrinking may take (as `check --shrink-budget-ms`).
     #[arg(long, value_name = "MS")]
     shrink_budget_ms: Option<u64>,
+    /// The scenario the shards ran, for shrinking [default: the one they
+    /// name, if a built-in or a file in the current folder or below it].
+    #[arg(long, value_name = "SCENARIO")]
+    scenario: Option<String>,
 }
 
 fn read(file: &str) -> Result<String, UsageError> {
@@ -406,7 +410,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             None => e,
         };
         let overrides = crate::scenarios::parse_overrides(&merged.sets).map_err(recorded)?;
-        let s = crate::scenarios::load(&merged.scenario_arg(), &overrides).map_err(recorded)?;
+        let entry = scenario_of(&merged, a.scenario.as_deref(), &first_at)?;
+        let s = crate::scenarios::load_entry(&entry, &overrides).map_err(recorded)?;
         let now = super::shrink::hash_hex(s.hash);
         if let Some(then) = &merged.scenario_hash {
             if *then != now {
@@ -417,8 +422,35 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             }
         }
         failure_fails_again(&lines, &merged, &s)?;
-        shrunk_text = merged.shrink(&s, a.no_shrink, a.repro_out.as_deref(), shrink_budget)?;
+        shrunk_text = merged.shrink(
+            (&s, &entry),
+            a.no_shrink,
+            a.repro_out.as_deref(),
+            shrink_budget,
+        )?;
     }
     merged.print(a.json, shrunk_text.as_deref());
     Ok(merged.exit_code())
+}
+
+/// The scenario to shrink with: `given`, else the one the shards name. A
+/// shard is data that may come from anywhere: a file it names is opened only
+/// in the current folder or below it (where `check` ran, as `merge` usually
+/// does), so an edited shard cannot make idemsim open and quote another file.
+fn scenario_of(
+    merged: &SweepLine,
+    given: Option<&str>,
+    first_at: &str,
+) -> Result<crate::scenarios::Entry, UsageError> {
+    if let Some(arg) = given {
+        return crate::scenarios::locate(arg);
+    }
+    let Some(file) = &merged.scenario_file else {
+        return crate::scenarios::locate_name(&merged.scenario);
+    };
+    super::shrink::inside(std::path::Path::new("."), file, "the current folder").map_err(|why| {
+        UsageError(format!(
+            "error: {first_at}: {why}\nhelp: run merge in the folder `check` ran in, or give the scenario the shards ran: `idemsim merge --scenario SCENARIO FILE...`\n"
+        ))
+    })
 }

@@ -464,33 +464,40 @@ fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, 
             ))
         });
     }
-    let rel = Path::new(&r.file);
-    let plain = rel.components().all(|c| {
+    inside(folder_of(Path::new(path)), &r.file, "the repro's folder").map_err(refuse)
+}
+
+/// The scenario file `rel` (as a file of data recorded it) in `dir` or below
+/// it; anything else is refused with the reason, `dir` named as `place`.
+/// Data may come from anywhere, and it must not make idemsim open and quote
+/// whatever file it names.
+pub fn inside(dir: &Path, rel: &str, place: &str) -> Result<scenarios::Entry, String> {
+    let shown = rel.escape_debug().to_string();
+    let plain = Path::new(rel).components().all(|c| {
         matches!(
             c,
             std::path::Component::Normal(_) | std::path::Component::CurDir
         )
     });
     if !plain {
-        return Err(refuse(format!(
-            "the repro names the scenario file `{shown}`, which is not a path inside the repro's folder: idemsim opens a repro's scenario only in its folder or below it"
-        )));
+        return Err(format!(
+            "the scenario file `{shown}` is not a path inside {place}: idemsim opens a recorded scenario file only there or below it"
+        ));
     }
-    let dir = folder_of(Path::new(path));
     let file = dir.join(rel);
-    let inside = match (std::fs::canonicalize(&file), std::fs::canonicalize(dir)) {
+    let within = match (std::fs::canonicalize(&file), std::fs::canonicalize(dir)) {
         (Ok(f), Ok(d)) => f.starts_with(&d) && f.is_file(),
         _ => {
-            return Err(refuse(format!(
-                "the repro was made from the scenario file `{shown}`, which is not there ({})",
+            return Err(format!(
+                "the scenario file `{shown}` is not there ({})",
                 file.display()
-            )))
+            ))
         }
     };
-    if !inside {
-        return Err(refuse(format!(
-            "the repro names the scenario file `{shown}`, which leads out of the repro's folder or is not a regular file: idemsim opens a repro's scenario only in its folder or below it"
-        )));
+    if !within {
+        return Err(format!(
+            "the scenario file `{shown}` leads out of {place} or is not a regular file: idemsim opens a recorded scenario file only there or below it"
+        ));
     }
     Ok(scenarios::file_entry(&file))
 }

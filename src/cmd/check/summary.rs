@@ -455,13 +455,6 @@ impl SweepLine {
             .map(|seed| format!("{} --seed {seed}", self.replay));
     }
 
-    /// What to load the scenario by: its file when it was given by path, else its name.
-    pub fn scenario_arg(&self) -> String {
-        self.scenario_file
-            .clone()
-            .unwrap_or_else(|| self.scenario.clone())
-    }
-
     /// Checks that every situation a JSON line names is one some model declares.
     pub fn check_situation_names(&self) -> Result<(), String> {
         let known = registry::situations();

@@ -98,26 +98,25 @@ impl SweepLine {
     /// file if asked, and returns the shrunk trace's text.
     pub fn shrink(
         &mut self,
-        s: &models::Scenario,
+        (s, from): (&models::Scenario, &crate::scenarios::Entry),
         no_shrink: bool,
         repro_out: Option<&str>,
         budget: Budget,
     ) -> Result<Option<String>, UsageError> {
-        let done = self.shrink_done(s, no_shrink, repro_out, budget)?;
+        let done = self.shrink_done((s, from), no_shrink, repro_out, budget)?;
         Ok(done.as_ref().map(shrunk_text))
     }
 
     /// [`shrink`](SweepLine::shrink), returning the shrunk failure itself.
     pub fn shrink_done(
         &mut self,
-        s: &models::Scenario,
+        (s, from): (&models::Scenario, &crate::scenarios::Entry),
         no_shrink: bool,
         repro_out: Option<&str>,
         budget: Budget,
     ) -> Result<Option<Done>, UsageError> {
-        let from = crate::scenarios::locate(&self.scenario_arg())?;
         let seed = self.failure.as_ref().map(|f| f.seed);
-        let shrunk = shrink::for_check(s, &from, &self.sets, seed, no_shrink, repro_out, budget)?;
+        let shrunk = shrink::for_check(s, from, &self.sets, seed, no_shrink, repro_out, budget)?;
         self.original_events = shrunk.as_ref().map(|d| d.shrunk.original_report.events);
         self.shrunk_events = shrunk.as_ref().map(|d| d.shrunk.report.events);
         Ok(shrunk)
