@@ -346,6 +346,12 @@ fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
     let renamed_invariant = edited_shard(&dir, &a, "renamed-invariant.jsonl", |d| {
         d["failure"]["invariant"] = json!("no-lost-effect")
     });
+    // A holding sweep, where an interrupted one would end with exit 130.
+    let [ha, hb] = shards(&dir, "payment-stable-key", 0);
+    let late_stop = edited_shard(&dir, &ha, "late-stop.jsonl", |d| {
+        d["interrupted"] = json!(true);
+        d["verdict"] = json!("interrupted")
+    });
     let another = "a summary of another run than";
     let cases = [
         case("the shards merge", &["merge", &a, &b, "--no-shrink"])
@@ -380,6 +386,9 @@ fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
         case("a failure of another invariant", &["merge", &renamed_invariant, &b])
             .code(2)
             .err("renamed-invariant.jsonl:1: its lowest failing seed 2 broke no-lost-effect in the shard, but run again it breaks no-duplicate-effect"),
+        case("a Ctrl-C after a shard's last seed leaves the merge complete", &["merge", &late_stop, &hb])
+            .code(0)
+            .out("holds over 60 schedules (seeds 0..60)"),
         case("a file with no summary line", &["merge", "/dev/null"])
             .code(2)
             .err("error: no summary line in /dev/null"),

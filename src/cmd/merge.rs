@@ -400,6 +400,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     merged.seeds = Some(Seeds { start, end });
     merged.shard = None;
     merged.requested = None;
+    // Every shard ran its whole range (`consistent` refuses one cut short),
+    // so the merged sweep is complete, even where a Ctrl-C came after a
+    // shard's last seed and set its flag.
+    merged.interrupted = false;
     merged.derive();
     // The shrink step of `check`, on the merged lowest failing seed, so the
     // output is the one machine's; it needs the scenario, the shards do not.
