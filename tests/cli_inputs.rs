@@ -352,6 +352,22 @@ fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
         d["interrupted"] = json!(true);
         d["verdict"] = json!("interrupted")
     });
+    let (coverage, _) = check(
+        &case(
+            "a coverage-guided search",
+            &[
+                "check",
+                "payment-give-up-silently-low-loss",
+                "--json",
+                "--no-shrink",
+            ],
+        )
+        .code(1)
+        .cwd(&dir),
+        &[],
+    );
+    std::fs::write(dir.join("coverage.jsonl"), coverage).unwrap();
+    let coverage = "coverage.jsonl".to_string();
     let another = "a summary of another run than";
     let cases = [
         case("the shards merge", &["merge", &a, &b, "--no-shrink"])
@@ -389,6 +405,10 @@ fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
         case("a Ctrl-C after a shard's last seed leaves the merge complete", &["merge", &late_stop, &hb])
             .code(0)
             .out("holds over 60 schedules (seeds 0..60)"),
+        case("a coverage-guided search has no shards", &["merge", &coverage])
+            .code(2)
+            .err("coverage.jsonl:1: the summary of a coverage-guided search")
+            .err("--strategy seeds --shard I/N --json"),
         case("a file with no summary line", &["merge", "/dev/null"])
             .code(2)
             .err("error: no summary line in /dev/null"),

@@ -67,6 +67,12 @@ fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
                 continue;
             }
             let data = value.get("data").cloned().unwrap_or_default();
+            // A coverage-guided search is one sequence: it has no shards.
+            if data.get("search_seed").is_some() && data.get("budget").is_some() {
+                return Err(UsageError(format!(
+                    "error: {at}: the summary of a coverage-guided search (`--strategy coverage`), which runs as one sequence and is never split into shards\nhelp: merge the shards of a seed sweep: `idemsim check SCENARIO --strategy seeds --shard I/N --json`\n"
+                )));
+            }
             let sweep: SweepLine = serde_json::from_value(data).map_err(|e| {
                 UsageError(format!(
                     "error: {at}: not a summary line `idemsim check --json --shard I/N` writes: {e}\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, with the shards made by the same idemsim version\n"
