@@ -324,3 +324,34 @@ fn link_entries_no_message_ever_crosses_are_refused() {
         &["network.links=[{from=\"bank\", to=\"service\", loss_per_mille=300}, {from=\"broker\", to=\"service\", kinds=[\"publish-ack\"], loss_per_mille=300}]"],
     );
 }
+
+/// A partition between two actors that never talk cuts nothing: refused
+/// like a links entry for an idle link, naming the links that do carry
+/// messages to or from them.
+#[test]
+fn a_partition_no_message_ever_crosses_is_refused() {
+    let base = "summary = \"x\"\nmodel = \"messaging\"\n[run]\nfault_phase_ms = 120000\n";
+    refuses(
+        base,
+        &[
+            (
+                "[[network.partitions]]\nbetween = [\"producer\", \"consumer-1\"]\nstart_ms = 0\nend_ms = 1000\n",
+                "no message ever travels between \"producer\" and \"consumer-1\": this partition would cut nothing",
+                "cut a link that carries messages: producer → broker, broker → producer, broker → consumer-1",
+            ),
+            (
+                // The database answers the consumer only.
+                "[[network.partitions]]\nbetween = [\"consumer-db\", \"broker\"]\none_way = true\nstart_ms = 0\nend_ms = 1000\n",
+                "no message ever travels from \"consumer-db\" to \"broker\"",
+                "consumer-db → consumer-1",
+            ),
+        ],
+    );
+    // One way that does carry messages, and both ways of a busy pair, load.
+    for set in [
+        "network.partitions=[{between=[\"broker\", \"producer\"], one_way=true, start_ms=0, end_ms=1000}]",
+        "network.partitions=[{between=[\"consumer-1\", \"consumer-db\"], start_ms=0, end_ms=1000}]",
+    ] {
+        load("messaging-outbox-inbox", &[set]);
+    }
+}

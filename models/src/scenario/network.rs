@@ -235,9 +235,9 @@ pub fn world(
         carried(l, i, &links, names, &kinds)?;
     }
     for (i, p) in n.partitions.iter().enumerate() {
-        world
-            .partitions
-            .push(partition(p, names, hint, i, fault_phase_us)?);
+        let cut = partition(p, names, hint, i, fault_phase_us)?;
+        cuts_traffic(&cut, p, i, names, &kinds)?;
+        world.partitions.push(cut);
     }
     random_partition(n, names, fault_phase_us, &mut world)?;
     for (name, cr) in &c.crashes {
@@ -385,6 +385,55 @@ fn kind_at(i: usize, j: usize) -> Vec<Seg> {
         Key("kinds"),
         Index(j),
     ]
+}
+
+/// Refuses partition `i` when no message ever crosses what it cuts: a
+/// fault that never fires, as a links entry for an idle link is.
+fn cuts_traffic(
+    cut: &Partition,
+    p: &PartitionDto,
+    i: usize,
+    names: &[String],
+    kinds: &Kinds<'_>,
+) -> Result<(), Invalid> {
+    use Seg::{Index, Key};
+    let ends = |a: sim::ActorId| kinds.ends[a as usize];
+    let busy = |(f, t): (sim::ActorId, sim::ActorId)| {
+        ends(f)
+            .1
+            .iter()
+            .any(|&(k, _)| crate::core::wire::carries(ends(f), ends(t), k))
+    };
+    let mut cut_links = vec![(cut.a, cut.b)];
+    if cut.both_ways {
+        cut_links.push((cut.b, cut.a));
+    }
+    if cut_links.iter().any(|&x| busy(x)) {
+        return Ok(());
+    }
+    let (a, b) = (&p.between[0], &p.between[1]);
+    let touching: Vec<String> = all_links(names.len())
+        .into_iter()
+        .filter(|&(f, t)| [f, t].contains(&cut.a) || [f, t].contains(&cut.b))
+        .filter(|&x| busy(x))
+        .map(|(f, t)| format!("{} → {}", names[f as usize], names[t as usize]))
+        .collect();
+    let way = if cut.both_ways { "between" } else { "from" };
+    let to = if cut.both_ways { "and" } else { "to" };
+    Err(invalid(
+        vec![Key("network"), Key("partitions"), Index(i), Key("between")],
+        format!(
+            "no message ever travels {way} \"{a}\" {to} \"{b}\": this partition would cut nothing"
+        ),
+        format!(
+            "cut a link that carries messages: {}",
+            if touching.is_empty() {
+                "none touches these actors".to_string()
+            } else {
+                touching.join(", ")
+            }
+        ),
+    ))
 }
 
 /// Every directed link between `n` actors, in order.
