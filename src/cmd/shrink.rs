@@ -330,7 +330,7 @@ pub fn repro_text(r: &Repro) -> String {
 }
 
 /// Writes `r` to `path`, its scenario file named as `replay --repro` finds
-/// it (see [`placed`]). Returns the scenario argument a replay must be given,
+/// it (see `placed`). Returns the scenario argument a replay must be given,
 /// when the repro cannot name its scenario itself.
 pub fn write_repro(path: &str, r: &Repro) -> Result<Option<String>, UsageError> {
     let (r, explicit) = placed(r.clone(), path);
@@ -515,7 +515,7 @@ pub struct LoadedRepro {
 }
 
 /// Reads a repro file and loads its scenario: the one given on the command
-/// line, else the one the repro names (see [`repro_scenario`]); refuses one
+/// line, else the one the repro names (see `repro_scenario`); refuses one
 /// whose scenario text has changed since. `cmd` (`replay`, `report`) is the
 /// command the fixes name.
 pub fn load_repro(
