@@ -788,6 +788,43 @@ fn a_lease_shorter_than_the_work_is_no_warning_for_a_checked_ack() {
     );
 }
 
+/// A broker forgets a producer id a while after the last publish it stored
+/// under it; a relay whose confirmations are cut for longer keeps retrying
+/// under that id, and the retry after the expiry is stored again.
+#[test]
+fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
+    const RULE: &str = "producer-id-expiry-below-retries";
+    let s = load("messaging-producer-id-expired", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    let h = &s.hazards[0];
+    assert!(
+        h.text.contains("1 day after the last publish") && h.text.contains("up to 2 days"),
+        "{}",
+        h.text
+    );
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("producer-id-expired")
+    );
+    // The cut (2 days = 172,800,000 ms) against the expiration: silent at
+    // and above it, warned just below.
+    let with = |sets: &[&str]| ids(&load("messaging-producer-id-expired", sets));
+    assert_eq!(
+        with(&["broker.producer_id_expiration_ms=172799999"]),
+        [RULE]
+    );
+    assert!(with(&["broker.producer_id_expiration_ms=172800000"]).is_empty());
+    assert!(with(&["broker.producer_id_expiration_ms=0"]).is_empty());
+    // A transactional producer's ids expire the same way.
+    assert_eq!(with(&["producer.transactional_id=true"]), [RULE]);
+    // Without producer ids there is nothing to forget: every retry is a new
+    // message, and the inbox's short memory is the warning instead.
+    assert_eq!(
+        with(&["producer.idempotence=false"]),
+        ["inbox-retention-below-republish"]
+    );
+}
+
 #[test]
 fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
     let last = |out: &str| -> serde_json::Value {

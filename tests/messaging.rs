@@ -92,6 +92,7 @@ scenario_tests! {
     eod_checked_ack_holds: "messaging-eod-checked-ack", 2000;
     eod_ack_unchecked_duplicates: "messaging-eod-ack-unchecked", 300;
     eod_checked_ack_crash_loses: "messaging-eod-checked-ack-crash", 300;
+    producer_id_expired_duplicates: "messaging-producer-id-expired", 100;
 }
 
 #[test]
@@ -178,6 +179,20 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         ),
         (
             "messaging-transactional-id-restart",
+            "consumer.inbox_retention_ms=0",
+        ),
+        // Producer ids kept for as long as the relay retries, or an inbox
+        // that keeps its rows.
+        (
+            "messaging-producer-id-expired",
+            "broker.producer_id_expiration_ms=0",
+        ),
+        (
+            "messaging-producer-id-expired",
+            "broker.producer_id_expiration_ms=259200000",
+        ),
+        (
+            "messaging-producer-id-expired",
             "consumer.inbox_retention_ms=0",
         ),
         // Read the ack's result before committing.

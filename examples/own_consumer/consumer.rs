@@ -215,6 +215,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             dedup_window_ms: 0,
             transaction_timeout_ms: 60_000,
             exactly_once_delivery: false,
+            producer_id_expiration_ms: 0,
         })),
         Node::Consumer(OrderConsumer { broker, dedup }),
     ];

@@ -25,10 +25,11 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 8] = [
+pub const RULES: [&str; 9] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
+    PRODUCER_ID_EXPIRY_BELOW_RETRIES,
     LEASE_BELOW_CALL,
     KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
@@ -40,6 +41,8 @@ const KEY_RETENTION: &str = "key-retention-below-retry-span";
 const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 /// An inbox that forgets before an outbox relay stops republishing.
 pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republish";
+/// A broker that forgets producer ids while the relay still retries.
+pub const PRODUCER_ID_EXPIRY_BELOW_RETRIES: &str = "producer-id-expiry-below-retries";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A key deleted when the bank's outcome is unknown.

@@ -46,6 +46,10 @@ pub struct BrokerConfig {
     /// every result says it counted, as Pub/Sub's client answers `SUCCESS`
     /// at once on a subscription without exactly-once delivery.
     pub exactly_once_delivery: bool,
+    /// An idempotent producer's id is forgotten this long after the last
+    /// publish the broker stored under it (Kafka's
+    /// `producer.id.expiration.ms`, 1 day); 0 = never.
+    pub producer_id_expiration_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +109,9 @@ pub struct BrokerStorage {
     /// Under exactly-once delivery, per acked message id the receipt that
     /// acked it: a repeat of that ack (a network duplicate) counted too.
     pub acks: Vec<(u32, u32)>,
+    /// Where producer ids expire, per producer id when the broker last
+    /// stored a publish under it; a retry it drops does not count.
+    pub producers_stored_us: Vec<(u32, TimeUs)>,
 }
 
 // By hand: the producer table only where an idempotent producer wrote to
@@ -118,6 +125,11 @@ impl fmt::Debug for BrokerStorage {
             .field_if(!self.producers.is_empty(), "producers", &self.producers)
             .field_if(!self.epochs.is_empty(), "epochs", &self.epochs)
             .field_if(!self.acks.is_empty(), "acks", &self.acks)
+            .field_if(
+                !self.producers_stored_us.is_empty(),
+                "producers_stored_us",
+                &self.producers_stored_us,
+            )
             .finish()
     }
 }
@@ -295,6 +307,10 @@ impl<W: Carries<Msg>> Broker<W> {
         if epoch > 0 && !self.current_epoch(s, pid, epoch, ctx) {
             return;
         }
+        let expired = self.expire(s, pid, ctx.now_us());
+        if expired {
+            ctx.reached(sit::PRODUCER_ID_EXPIRED);
+        }
         match s.producers.iter_mut().find(|p| p.0 == pid) {
             Some(p) if seq <= p.1 => {
                 ctx.reached(sit::PRODUCER_SEQUENCE_DEDUP_HIT);
@@ -305,13 +321,37 @@ impl<W: Carries<Msg>> Broker<W> {
             // The table grows by one per producer session; run.max_steps bounds sessions.
             None => s.producers.push((pid, seq)),
         }
-        if s.queue.iter().any(|m| m.ev.id == ev.id) {
+        if self.cfg.producer_id_expiration_ms > 0 {
+            let now = ctx.now_us();
+            match s.producers_stored_us.iter_mut().find(|p| p.0 == pid) {
+                Some(p) => p.1 = now,
+                None => s.producers_stored_us.push((pid, now)),
+            }
+        }
+        if !expired && s.queue.iter().any(|m| m.ev.id == ev.id) {
             ctx.reached(match epoch {
                 0 => sit::REPUBLISH_UNDER_NEW_PRODUCER_ID,
                 _ => sit::REPUBLISH_UNDER_NEW_EPOCH,
             });
         }
         self.on_publish(s, from, ev, ctx);
+    }
+
+    /// Forgets producer id `pid` if nothing was stored under it for the
+    /// expiration time; whether it did. Its next publish starts a sequence
+    /// the broker has never seen, so a retry of a stored one is stored again.
+    fn expire(&self, s: &mut BrokerStorage, pid: u32, now_us: TimeUs) -> bool {
+        let limit_us = self.cfg.producer_id_expiration_ms.saturating_mul(US_PER_MS);
+        let idle = s
+            .producers_stored_us
+            .iter()
+            .any(|&(p, at_us)| p == pid && now_us.saturating_sub(at_us) >= limit_us);
+        if limit_us == 0 || !idle {
+            return false;
+        }
+        s.producers.retain(|p| p.0 != pid);
+        s.producers_stored_us.retain(|p| p.0 != pid);
+        true
     }
 
     /// A transactional producer's epoch check: an older epoch than the
@@ -336,6 +376,7 @@ impl<W: Carries<Msg>> Broker<W> {
             None => s.epochs.push((pid, epoch)),
         }
         s.producers.retain(|p| p.0 != pid);
+        s.producers_stored_us.retain(|p| p.0 != pid);
         true
     }
 
@@ -530,11 +571,13 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             producers: Vec::new(),
             epochs: Vec::new(),
             acks: Vec::new(),
+            producers_stored_us: Vec::new(),
         });
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
         s.acks.clear();
+        s.producers_stored_us.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
     }

@@ -10,7 +10,9 @@
 //! sum saturates.
 
 use super::situations as sit;
-use crate::core::hazard::{about_ms, INBOX_RETENTION_BELOW_REPUBLISH};
+use crate::core::hazard::{
+    about_ms, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+};
 use crate::core::Hazard;
 
 /// What the relay stamps on its publishes, as far as this rule cares.
@@ -61,6 +63,31 @@ pub(crate) fn inbox_retention_below_republish(
         ),
         shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
         example: "messaging-idempotent-producer-restart",
+    })
+}
+
+/// The warning for a broker that forgets an idle producer id after
+/// `expiration_ms` (0: never) while a relay that stamps its publishes may
+/// still retry under it, under the faults `text` sets: a retry the broker
+/// drops stores nothing, so the id idles from the first stored copy on.
+pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -> Option<Hazard> {
+    if expiration_ms == 0 {
+        return None;
+    }
+    let doc: toml::Table = text.parse().ok()?;
+    let (cut_ms, cut_by) = longest_cut(&doc)?;
+    if cut_ms <= expiration_ms {
+        return None;
+    }
+    Some(Hazard {
+        id: PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+        text: format!(
+            "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id: a retry after the id was forgotten is stored as a new message",
+            about_ms(expiration_ms),
+            about_ms(cut_ms),
+        ),
+        shown_by: Some(sit::PRODUCER_ID_EXPIRED),
+        example: "messaging-producer-id-expired",
     })
 }
 

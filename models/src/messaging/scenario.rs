@@ -69,6 +69,7 @@ pub(crate) struct BrokerDto {
     consumers: u64,
     transaction_timeout_ms: u64,
     exactly_once_delivery: bool,
+    producer_id_expiration_ms: u64,
 }
 
 impl Default for BrokerDto {
@@ -81,6 +82,7 @@ impl Default for BrokerDto {
             consumers: 1,
             transaction_timeout_ms: 60_000,
             exactly_once_delivery: false,
+            producer_id_expiration_ms: 0,
         }
     }
 }
@@ -385,6 +387,12 @@ where
                     stamps,
                 ));
             }
+            if mode == WriteMode::Outbox && ids != ProducerIds::None {
+                found.extend(super::republish::producer_id_expiry_below_retries(
+                    input.text,
+                    broker.producer_id_expiration_ms,
+                ));
+            }
             found
         }
     };
@@ -467,6 +475,11 @@ pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerCon
             "Kafka aborts an open transaction after 60 s by default: transaction_timeout_ms = 60000",
         )? / 1000,
         exactly_once_delivery: b.exactly_once_delivery,
+        producer_id_expiration_ms: duration_us(
+            b.producer_id_expiration_ms,
+            365 * DAY_MS,
+            bat("producer_id_expiration_ms"),
+        )? / 1000,
     })
 }
 

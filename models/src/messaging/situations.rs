@@ -71,6 +71,8 @@ pub const STALE_ACK_REFUSED: SituationId = 96;
 pub const WORK_DROPPED_AFTER_FAILED_ACK: SituationId = 97;
 /// `ack-result-missing`: A consumer that acks before it commits heard no result of its ack in time and dropped the work.
 pub const ACK_RESULT_MISSING: SituationId = 98;
+/// `producer-id-expired`: The broker forgot an idle producer id and stored its next publish as the start of a new sequence.
+pub const PRODUCER_ID_EXPIRED: SituationId = 99;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -92,6 +94,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: ZOMBIE_PUBLISH_FENCED, name: "zombie-publish-fenced", doc: "The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way (Kafka's transactional.id fencing)." },
     SituationDoc { id: REPUBLISH_UNDER_NEW_EPOCH, name: "republish-under-new-epoch", doc: "An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, and the broker stored it again." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it." },
+    SituationDoc { id: PRODUCER_ID_EXPIRED, name: "producer-id-expired", doc: "The broker had forgotten an idempotent producer's id (broker.producer_id_expiration_ms after the last publish it stored under it; retries it dropped do not count) and took the id's next publish as the start of a new sequence: a retry of a publish it had stored was stored again." },
     SituationDoc { id: STALE_ACK_REFUSED, name: "stale-ack-refused", doc: "A broker with exactly-once delivery refused an ack that did not name the message's latest delivery: the lease had run out, and the message was visible again or out with another consumer (Pub/Sub: only the latest ack id works)." },
     SituationDoc { id: WORK_DROPPED_AFTER_FAILED_ACK, name: "work-dropped-after-failed-ack", doc: "A consumer that acks with result before it commits learned that its ack failed, and dropped its work uncommitted: the message's newer delivery does it." },
     SituationDoc { id: ACK_RESULT_MISSING, name: "ack-result-missing", doc: "A consumer that acks with result before it commits heard no result in time and dropped its work: if the ack counted, nothing will deliver the message again." },
