@@ -75,6 +75,60 @@ fn a_report_is_one_self_contained_deterministic_file() {
     assert!(html.contains("idemsim shrink payment-retry-without-key --seed 2"));
 }
 
+/// The repro file a report offers is downloaded anywhere, and `replay`
+/// opens a repro's scenario file only in the repro's own folder: for a
+/// scenario file of the user's, the command the page gives names it, and it
+/// replays the downloaded file from another folder.
+#[test]
+fn a_reports_repro_download_says_how_to_replay_a_users_scenario_file() {
+    let dir = scratch("report-own-file");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("downloads")).unwrap();
+    let scenario = dir.join("mine.toml");
+    std::fs::copy(
+        common::root().join("scenarios/payment-retry-without-key.toml"),
+        &scenario,
+    )
+    .unwrap();
+    let scenario = scenario.to_string_lossy().into_owned();
+    let (_, html) = report("own-file.html", &[&scenario, "--seed", "2", "--shrink"], 1);
+    let replay = format!("idemsim replay {scenario} --repro repro.json");
+    assert!(html.contains(&replay), "the page names the scenario file");
+    let start =
+        html.find("<pre id=\"repro-file\">").expect("a repro") + "<pre id=\"repro-file\">".len();
+    let end = start + html[start..].find("</pre>").unwrap();
+    let json = html[start..end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">");
+    let downloaded = dir.join("downloads/repro.json");
+    std::fs::write(&downloaded, json).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idemsim"))
+        .args([
+            "replay",
+            &scenario,
+            "--repro",
+            &downloaded.to_string_lossy(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Violation of no-duplicate-effect"));
+    // For a built-in scenario the repro names it itself.
+    let (_, built_in) = report(
+        "built-in.html",
+        &["payment-retry-without-key", "--seed", "2", "--shrink"],
+        1,
+    );
+    assert!(built_in.contains("then <code>idemsim replay --repro repro.json</code>"));
+}
+
 #[test]
 fn a_report_names_the_design_warnings_and_whether_this_run_reached_them() {
     // A failing run that went through the gap: the step is a link.

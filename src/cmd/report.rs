@@ -111,7 +111,15 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
         changes: &rec.changes,
         violated,
         commands: subject.commands.clone(),
-        repro: subject.repro_file.then(|| shrink_cmd::repro_text(&repro)),
+        repro: subject.repro_file.then(|| {
+            // A downloaded repro lands anywhere: a scenario file of the
+            // user's is named on the command line, where replay looks first.
+            let replay = match subject.from.is_built_in() {
+                true => "idemsim replay --repro repro.json".to_string(),
+                false => format!("idemsim replay {} --repro repro.json", subject.from.arg()),
+            };
+            (shrink_cmd::repro_text(&repro), replay)
+        }),
         warnings: warning_rows(s, &rec.entries),
     });
     (html, report)

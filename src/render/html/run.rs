@@ -29,8 +29,9 @@ pub struct RunInput<'a> {
     pub violated: Option<u64>,
     /// Commands that reproduce the run, as (what it does, command).
     pub commands: Vec<(String, String)>,
-    /// The run as a repro file (JSON), offered for download.
-    pub repro: Option<String>,
+    /// The run as a repro file (JSON), offered for download, with the
+    /// command that replays it once downloaded as `repro.json`.
+    pub repro: Option<(String, String)>,
     /// The scenario's design warnings, and where this run reached each.
     pub warnings: Vec<WarningRow>,
 }
@@ -459,12 +460,13 @@ fn repro_html(input: &RunInput) -> String {
         );
     }
     out.push_str("</dl>\n");
-    if let Some(r) = &input.repro {
+    if let Some((r, replay)) = &input.repro {
         let _ = writeln!(
             out,
             "<details><summary>The run as a repro file: its recorded decisions \
              (<a id=\"repro-download\" download=\"repro.json\" href=\"#\">download repro.json</a>, \
-             then <code>idemsim replay --repro repro.json</code>)</summary>\n<pre id=\"repro-file\">{}</pre>\n</details>",
+             then <code>{}</code>)</summary>\n<pre id=\"repro-file\">{}</pre>\n</details>",
+            esc(replay),
             esc(r)
         );
     }
