@@ -159,7 +159,7 @@ fn actor_of(doc: &DocumentMut, rng: &mut Rng) -> String {
 pub fn mutate(text: &str, rng: &mut Rng) -> Mutant {
     let mut doc: DocumentMut = text.parse().expect("shipped scenarios parse");
     let all = leaves(&doc);
-    let kind = rng.below(20);
+    let kind = rng.below(22);
     let mut sets = Vec::new();
     let (what, must_reject) = match kind {
         // Random damage.
@@ -356,6 +356,27 @@ pub fn mutate(text: &str, rng: &mut Rng) -> Mutant {
                 text: format!("{pad}{text}"),
                 sets: vec![format!("{key}={v}")],
                 must_reject: false,
+            };
+        }
+        20 | 21 => {
+            // A fault where no message ever travels: a links entry for an
+            // idle link or a kind that never crosses it, or a partition
+            // between two actors that never talk.
+            let model = doc.get("model").and_then(Item::as_str).unwrap_or("payment");
+            let entry = match (model, kind) {
+                ("messaging", 21) => "[[network.partitions]]\nbetween = [\"producer\", \"consumer-db\"]\nstart_ms = 0\nend_ms = 1000\n",
+                ("chain", 21) => "[[network.partitions]]\nbetween = [\"bank\", \"broker\"]\nstart_ms = 0\nend_ms = 1000\n",
+                ("messaging", _) => "[[network.links]]\nfrom = \"producer\"\nto = \"consumer-1\"\nloss_per_mille = 10\n",
+                ("chain", _) => "[[network.links]]\nfrom = \"bank\"\nto = \"broker\"\nloss_per_mille = 10\n",
+                ("http", _) => "[[network.links]]\nto = \"server\"\nkinds = [\"response\"]\nloss_per_mille = 10\n",
+                ("contention", _) => "[[network.links]]\nto = \"resource\"\nkinds = [\"read-reply\"]\nloss_per_mille = 10\n",
+                _ => "[[network.links]]\nfrom = \"client\"\nto = \"service\"\nkinds = [\"transfer\"]\nloss_per_mille = 10\n",
+            };
+            return Mutant {
+                what: format!("a fault no message crosses in a {model} scenario: {entry}"),
+                text: format!("{text}\n{entry}"),
+                sets,
+                must_reject: true,
             };
         }
         _ => {
