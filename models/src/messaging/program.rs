@@ -18,6 +18,7 @@ pub type ProgramConsumer<W> = External<W, ConsumerRole>;
 pub struct ConsumerRole;
 
 const ACK_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1}"#;
+const ACK_RESULT_EXAMPLE: &str = r#"{"type":"ack","id":1,"receipt":1,"result":true}"#;
 const EXTEND_EXAMPLE: &str = r#"{"type":"extend","id":1,"receipt":1}"#;
 
 impl crate::core::Ends for ConsumerRole {
@@ -31,11 +32,15 @@ impl Role for ConsumerRole {
 
     const REDELIVERED_AFTER_EFFECT: SituationId = sit::PROGRAM_EFFECT_REDELIVERED;
 
-    /// A consumer gets deliveries; nothing else reaches it from the built-in
-    /// actors. Written by hand (numbers only, nothing to escape) so that
-    /// `type` comes first, as people read it.
+    /// A consumer gets deliveries, and the result of an ack that asked for
+    /// one; nothing else reaches it from the built-in actors. Written by hand
+    /// (numbers only, nothing to escape) so that `type` comes first, as
+    /// people read it.
     fn incoming(msg: &Msg) -> Option<String> {
         match msg {
+            Msg::AckResult { id, receipt, ok } => Some(format!(
+                r#"{{"type":"ack-result","id":{id},"receipt":{receipt},"ok":{ok}}}"#
+            )),
             Msg::Deliver {
                 ev,
                 receipt,
@@ -68,7 +73,7 @@ impl Role for ConsumerRole {
             PayloadError {
             what,
             fix: format!(
-                "a consumer sends acks to the broker, {ACK_EXAMPLE}, and lease extensions, {EXTEND_EXAMPLE}, with the id and receipt of the delivery"
+                "a consumer sends acks to the broker, {ACK_EXAMPLE} (or {ACK_RESULT_EXAMPLE} to be told whether it counted), and lease extensions, {EXTEND_EXAMPLE}, with the id and receipt of the delivery"
             ),
         }
         };
@@ -80,12 +85,19 @@ impl Role for ConsumerRole {
             Some(other) => return Err(bad(format!("a consumer cannot send \"{other}\""))),
             None => return Err(bad("it has no \"type\"".into())),
         };
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["type", "id", "receipt"].contains(&k.as_str()))
-        {
+        if let Some(k) = o.keys().find(|k| {
+            !["type", "id", "receipt"].contains(&k.as_str())
+                && (kind, k.as_str()) != ("ack", "result")
+        }) {
             return Err(bad(format!("an {kind} has no field `{k}`")));
         }
+        let result = match o.get("result") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => return Err(bad(format!(
+                "`result` of an ack is true (answer whether the ack counted) or false, not {other}"
+            ))),
+        };
         let num = |name: &str| -> Result<u32, PayloadError> {
             o.get(name)
                 .and_then(Value::as_u64)
@@ -99,6 +111,7 @@ impl Role for ConsumerRole {
         };
         let (id, receipt) = (num("id")?, num("receipt")?);
         Ok(match kind {
+            "ack" if result => Msg::AckWithResult { id, receipt },
             "ack" => Msg::Ack { id, receipt },
             _ => Msg::Extend { id, receipt },
         })
