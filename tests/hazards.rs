@@ -745,6 +745,18 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
         "{}",
         s.hazards[0].text
     );
+    // A checked ack without the broker's promise is named for what it misses.
+    let s = load(
+        "messaging-eod-checked-ack",
+        &["broker.exactly_once_delivery=false"],
+    );
+    let h = s.hazards.iter().find(|h| h.id == RULE).expect("warned");
+    assert!(
+        h.text
+            .contains("without broker.exactly_once_delivery the broker says every ack did"),
+        "{}",
+        h.text
+    );
     // A crash rate of 0 is no crash.
     let zero = load(
         "messaging-eod-checked-ack",

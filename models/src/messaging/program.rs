@@ -94,9 +94,11 @@ impl Role for ConsumerRole {
         let result = match o.get("result") {
             None | Some(Value::Bool(false)) => false,
             Some(Value::Bool(true)) => true,
-            Some(other) => return Err(bad(format!(
+            Some(other) => {
+                return Err(bad(format!(
                 "`result` of an ack is true (answer whether the ack counted) or false, not {other}"
-            ))),
+            )))
+            }
         };
         let num = |name: &str| -> Result<u32, PayloadError> {
             o.get(name)

@@ -78,6 +78,11 @@ fn without_dedup(
     }
     // What the broker filters, each named with what it leaves through.
     let mut filters = Vec::new();
+    if consumer.ack == AckMode::CheckedBeforeCommit && !broker.exactly_once_delivery {
+        filters.push(format!(
+            "{table}.ack = \"checked-before-commit\" asks whether each ack counted, but without broker.exactly_once_delivery the broker says every ack did, a late one too"
+        ));
+    }
     if checked {
         filters.push(format!(
             "exactly-once delivery and {table}.ack = \"checked-before-commit\" keep the redeliveries of one message from taking effect twice, not a second copy a producer published, which is a new message"
