@@ -837,6 +837,47 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
     );
 }
 
+/// The chain's booking service runs an outbox relay too: accounting's inbox
+/// must outlast the window the broker's confirmations to the service are cut.
+#[test]
+fn accountings_inbox_against_the_booking_relays_republish_is_a_warning() {
+    const RULE: &str = "inbox-retention-below-republish";
+    let cut = [
+        "run.fault_phase_ms=200000",
+        r#"network.partitions=[{between=["broker","service"], one_way=true, start_ms=0, end_ms=120000}]"#,
+    ];
+    let with = |retention: &str| {
+        let set = format!("accounting.inbox_retention_ms={retention}");
+        ids(&load("chain-outbox-inbox", &[cut[0], cut[1], &set]))
+    };
+    let warned = with("119999");
+    assert!(warned.contains(&RULE), "{warned:?}");
+    let h = load(
+        "chain-outbox-inbox",
+        &[cut[0], cut[1], "accounting.inbox_retention_ms=119999"],
+    )
+    .hazards
+    .into_iter()
+    .find(|h| h.id == RULE)
+    .unwrap();
+    assert!(
+        h.text.contains("accounting.inbox_retention_ms"),
+        "{}",
+        h.text
+    );
+    assert!(!with("120000").contains(&RULE));
+    // The confirmations to another actor are not the relay's.
+    let other = load(
+        "chain-outbox-inbox",
+        &[
+            cut[0],
+            r#"network.partitions=[{between=["bank","service"], one_way=true, start_ms=0, end_ms=120000}]"#,
+            "accounting.inbox_retention_ms=1000",
+        ],
+    );
+    assert!(!ids(&other).contains(&RULE), "{:?}", ids(&other));
+}
+
 #[test]
 fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
     let last = |out: &str| -> serde_json::Value {

@@ -155,6 +155,22 @@ where
         ("accounting", queue::ProducerIds::None, true),
         queue::Spreads::of(input.delays, &accounting),
     ));
+    // The booking service's outbox relay republishes to accounting's inbox
+    // until the broker's confirmation gets through, as the messaging relay does.
+    let reads_inbox = matches!(
+        consumer.handler,
+        Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
+    );
+    if reads_inbox && publish == Publish::Outbox {
+        hazards.extend(
+            crate::messaging::republish::inbox_retention_below_republish(
+                input.text,
+                inbox.retention_us / sim::US_PER_MS,
+                crate::messaging::republish::Stamps::Nothing,
+                ("service", "accounting"),
+            ),
+        );
+    }
     let mut actors = vec![
         ("client".to_string(), N::from(Client::new(client))),
         (

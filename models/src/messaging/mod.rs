@@ -18,7 +18,7 @@ mod msg;
 mod producer;
 mod program;
 mod relay;
-mod republish;
+pub(crate) mod republish;
 pub(crate) mod scenario;
 pub mod situations;
 mod warnings;

@@ -26,24 +26,26 @@ pub(crate) enum Stamps {
 }
 
 /// The warning for an inbox that keeps ids `retention_ms` (0: forever) behind
-/// a relay publishing with `stamps`, under the faults `text` sets.
+/// a relay publishing with `stamps`, under the faults `text` sets; the relay
+/// runs in the actor `producer`, the inbox belongs to the consumer's `table`.
 pub(crate) fn inbox_retention_below_republish(
     text: &str,
     retention_ms: u64,
     stamps: Stamps,
+    (producer, table): (&str, &str),
 ) -> Option<Hazard> {
     if retention_ms == 0 {
         return None;
     }
     let doc: toml::Table = text.parse().ok()?;
-    let (cut_ms, cut_by) = longest_cut(&doc)?;
+    let (cut_ms, cut_by) = longest_cut(&doc, producer)?;
     let (horizon_ms, copies) = match stamps {
         Stamps::Nothing => (
             cut_ms,
             "every retry is stored by the broker as a new copy".to_string(),
         ),
         Stamps::PerSession => {
-            let restart_ms = producer_restart_ms(&doc)?;
+            let restart_ms = producer_restart_ms(&doc, producer)?;
             (
                 cut_ms.saturating_add(restart_ms),
                 "a restarted relay's republish is a new message to the broker (the producer crashes here)".to_string(),
@@ -56,7 +58,7 @@ pub(crate) fn inbox_retention_below_republish(
     Some(Hazard {
         id: INBOX_RETENTION_BELOW_REPUBLISH,
         text: format!(
-            "the inbox forgets a message id after {} (consumer.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first: one after the inbox forgot takes effect again",
+            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first: one after the inbox forgot takes effect again",
             about_ms(retention_ms),
             about_ms(cut_ms),
             about_ms(horizon_ms),
@@ -75,7 +77,7 @@ pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -
         return None;
     }
     let doc: toml::Table = text.parse().ok()?;
-    let (cut_ms, cut_by) = longest_cut(&doc)?;
+    let (cut_ms, cut_by) = longest_cut(&doc, "producer")?;
     if cut_ms <= expiration_ms {
         return None;
     }
@@ -92,8 +94,8 @@ pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -
 }
 
 /// The longest window in which the broker's confirmations cannot reach the
-/// producer, and what sets it.
-fn longest_cut(doc: &toml::Table) -> Option<(u64, &'static str)> {
+/// actor `producer`, and what sets it.
+fn longest_cut(doc: &toml::Table, producer: &str) -> Option<(u64, &'static str)> {
     let network = doc.get("network").and_then(toml::Value::as_table)?;
     let mut longest: Option<(u64, &'static str)> = None;
     let mut consider = |ms: u64, by: &'static str| {
@@ -108,7 +110,7 @@ fn longest_cut(doc: &toml::Table) -> Option<(u64, &'static str)> {
         .flatten()
         .filter_map(toml::Value::as_table)
     {
-        if cuts_confirmations(p) {
+        if cuts_confirmations(p, producer) {
             let start = whole(p.get("start_ms")).unwrap_or(0);
             let end = whole(p.get("end_ms")).unwrap_or(0);
             consider(end.saturating_sub(start), "a [[network.partitions]] entry");
@@ -126,8 +128,8 @@ fn longest_cut(doc: &toml::Table) -> Option<(u64, &'static str)> {
     longest
 }
 
-/// Whether a partition entry drops messages from the broker to the producer.
-fn cuts_confirmations(p: &toml::Table) -> bool {
+/// Whether a partition entry drops messages from the broker to `producer`.
+fn cuts_confirmations(p: &toml::Table, producer: &str) -> bool {
     let between: Vec<&str> = p
         .get("between")
         .and_then(toml::Value::as_array)
@@ -140,8 +142,8 @@ fn cuts_confirmations(p: &toml::Table) -> bool {
         .and_then(toml::Value::as_bool)
         .unwrap_or(false);
     match between[..] {
-        ["broker", "producer"] => true,
-        ["producer", "broker"] => !one_way,
+        ["broker", p] => p == producer,
+        [p, "broker"] => p == producer && !one_way,
         _ => false,
     }
 }
@@ -150,15 +152,15 @@ fn cuts_confirmations(p: &toml::Table) -> bool {
 /// file that does not parse counts as one that does (the loader refuses it).
 pub(crate) fn producer_restarts(text: &str) -> bool {
     text.parse::<toml::Table>()
-        .map_or(true, |doc| producer_restart_ms(&doc).is_some())
+        .map_or(true, |doc| producer_restart_ms(&doc, "producer").is_some())
 }
 
 /// The longest a crashed producer stays down, if it can crash at all.
-fn producer_restart_ms(doc: &toml::Table) -> Option<u64> {
+fn producer_restart_ms(doc: &toml::Table, producer: &str) -> Option<u64> {
     let crashes = doc
         .get("crashes")
         .and_then(toml::Value::as_table)?
-        .get("producer")
+        .get(producer)
         .and_then(toml::Value::as_table)?;
     let per_mille = crashes.get("crash_per_mille").and_then(highest)?;
     (per_mille > 0).then(|| whole(crashes.get("restart_ms_max")).unwrap_or(0))
@@ -185,7 +187,8 @@ mod tests {
     const BASE: &str = "[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 1800000\n";
 
     fn warn(text: &str, retention_ms: u64, stamps: Stamps) -> Option<String> {
-        inbox_retention_below_republish(text, retention_ms, stamps).map(|h| h.text)
+        inbox_retention_below_republish(text, retention_ms, stamps, ("producer", "consumer"))
+            .map(|h| h.text)
     }
 
     #[test]

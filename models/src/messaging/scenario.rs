@@ -385,6 +385,7 @@ where
                     input.text,
                     retention_ms,
                     stamps,
+                    ("producer", "consumer"),
                 ));
             }
             if mode == WriteMode::Outbox && ids != ProducerIds::None {
