@@ -116,6 +116,8 @@ def main():
                     commit(delivery, dedup, stored, seen, out)
                 else:
                     out.append({"type": "log", "text": f"ack of event {result['id']} failed: work dropped"})
+                if renew_ms > 0:
+                    out.append({"type": "cancel_timer", "id": f"renew:{result['id']}"})
         elif m["type"] == "timer":
             kind, _, number = m["id"].partition(":")
             event_id = int(number)
@@ -130,14 +132,17 @@ def main():
                 if ack_mode == "after-commit":
                     unacked[event_id] = delivery["receipt"]
                     out.append({"type": "set_timer", "id": f"ack:{event_id}", "after_ms": 0})
-                if renew_ms > 0:
+                # A checked ack keeps the lease until its result is in.
+                if renew_ms > 0 and ack_mode != "checked-before-commit":
                     out.append({"type": "cancel_timer", "id": f"renew:{event_id}"})
             elif kind == "ack" and event_id in unacked:
                 out.append(ack(event_id, unacked.pop(event_id)))
-            elif kind == "renew" and event_id in jobs:
-                # Still working: the lease of this delivery runs for another
-                # visibility timeout from when the broker gets this.
-                out.append(to_broker("extend", event_id, jobs[event_id]["receipt"]))
+            elif kind == "renew" and (event_id in jobs or event_id in checking):
+                # Still working, or waiting to hear whether the ack counted:
+                # the lease of this delivery runs for another visibility
+                # timeout from when the broker gets this.
+                delivery = jobs.get(event_id) or checking[event_id]
+                out.append(to_broker("extend", event_id, delivery["receipt"]))
                 out.append({"type": "set_timer", "id": f"renew:{event_id}", "after_ms": renew_ms})
         emit(out)
 
