@@ -878,6 +878,56 @@ fn accountings_inbox_against_the_booking_relays_republish_is_a_warning() {
     assert!(!ids(&other).contains(&RULE), "{:?}", ids(&other));
 }
 
+/// A consumer that acks before its commit loses the event when it crashes
+/// in between: a warning wherever the scenario crashes its consumers.
+#[test]
+fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
+    const RULE: &str = "ack-before-commit-under-crashes";
+    let s = load("messaging-ack-before-commit", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    assert!(
+        s.hazards[0].text.contains("on receipt")
+            && s.hazards[0].text.contains("consumer-1, consumer-2"),
+        "{}",
+        s.hazards[0].text
+    );
+    assert_eq!(s.hazards[0].shown_by, None);
+    // The checked ack too, after the ack counted.
+    let checked = load("messaging-eod-checked-ack-crash", &[]);
+    assert!(ids(&checked).contains(&RULE));
+    assert!(
+        !ids(&load("messaging-eod-checked-ack", &[])).contains(&RULE),
+        "no crashes"
+    );
+    // After the commit, or with crash rates of 0, silent.
+    assert!(load(
+        "messaging-ack-before-commit",
+        &["consumer.ack=after-commit"]
+    )
+    .hazards
+    .is_empty());
+    let calm = load(
+        "messaging-ack-before-commit",
+        &[
+            "crashes.consumer-1.crash_per_mille=0",
+            "crashes.consumer-2.crash_per_mille=0",
+        ],
+    );
+    assert!(calm.hazards.is_empty(), "{:?}", ids(&calm));
+    // A crashing producer is not a crashing consumer.
+    let producer = load(
+        "messaging-ack-before-commit",
+        &[
+            "crashes.consumer-1.crash_per_mille=0",
+            "crashes.consumer-2.crash_per_mille=0",
+            "crashes.producer={crash_per_mille=100, restart_ms_min=1000, restart_ms_max=2000}",
+        ],
+    );
+    assert!(!ids(&producer).contains(&RULE));
+    // The chain's accounting consumers.
+    assert!(ids(&load("chain-accounting-ack-before-commit", &[])).contains(&RULE));
+}
+
 #[test]
 fn searches_enumerations_and_verifications_carry_the_warnings_in_json_too() {
     let last = |out: &str| -> serde_json::Value {

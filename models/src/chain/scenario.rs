@@ -155,6 +155,13 @@ where
         ("accounting", queue::ProducerIds::None, true),
         queue::Spreads::of(input.delays, &accounting),
     ));
+    hazards.extend(
+        crate::messaging::republish::ack_before_commit_under_crashes(
+            input.text,
+            consumer.ack,
+            ("accounting", "accounting-"),
+        ),
+    );
     // The booking service's outbox relay republishes to accounting's inbox
     // until the broker's confirmation gets through, as the messaging relay does.
     let reads_inbox = matches!(

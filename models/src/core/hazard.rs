@@ -25,11 +25,12 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 9] = [
+pub const RULES: [&str; 10] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
     PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    ACK_BEFORE_COMMIT_UNDER_CRASHES,
     LEASE_BELOW_CALL,
     KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
@@ -43,6 +44,8 @@ const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republish";
 /// A broker that forgets producer ids while the relay still retries.
 pub const PRODUCER_ID_EXPIRY_BELOW_RETRIES: &str = "producer-id-expiry-below-retries";
+/// A consumer that acks before it commits, in a scenario that crashes it.
+pub const ACK_BEFORE_COMMIT_UNDER_CRASHES: &str = "ack-before-commit-under-crashes";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A key deleted when the bank's outcome is unknown.

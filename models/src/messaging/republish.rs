@@ -1,17 +1,21 @@
-//! The design warning `inbox-retention-below-republish`: an outbox relay
-//! publishes a row again for as long as the broker's confirmations do not
-//! reach it, and an inbox that forgets message ids sooner lets a late copy
-//! through. Read from the scenario's own fault settings (the windows its
-//! partitions cut the confirmations for, its producer's restarts), since the
-//! design alone sets no limit: the relay never gives up.
+//! The design warnings a queue's settings carry only under the scenario's
+//! own faults, read from them: `inbox-retention-below-republish` (an outbox
+//! relay publishes a row again for as long as the broker's confirmations do
+//! not reach it, and an inbox that forgets message ids sooner lets a late
+//! copy through; the design alone sets no limit, the relay never gives up),
+//! `producer-id-expiry-below-retries` (the broker forgets the id the relay
+//! still retries under) and `ack-before-commit-under-crashes` (a consumer
+//! that acks first, in a scenario that crashes it).
 //!
 //! The file's values are read before the network is validated, so anything
 //! malformed here is skipped (the loader refuses it right after) and every
 //! sum saturates.
 
 use super::situations as sit;
+use super::AckMode;
 use crate::core::hazard::{
-    about_ms, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    about_ms, ACK_BEFORE_COMMIT_UNDER_CRASHES, INBOX_RETENTION_BELOW_REPUBLISH,
+    PRODUCER_ID_EXPIRY_BELOW_RETRIES,
 };
 use crate::core::Hazard;
 
@@ -90,6 +94,48 @@ pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -
         ),
         shown_by: Some(sit::PRODUCER_ID_EXPIRED),
         example: "messaging-producer-id-expired",
+    })
+}
+
+/// The warning for a consumer that acks (`ack`) before its commit, when the
+/// scenario `text` crashes consumers (the actors named `prefix`N): a crash
+/// between the ack and the commit loses the event, since the broker has let
+/// the message go. No situation marks it: a crash leaves nothing a model
+/// reports, and `no-lost-effect` judges what it did.
+pub(crate) fn ack_before_commit_under_crashes(
+    text: &str,
+    ack: AckMode,
+    (table, prefix): (&str, &str),
+) -> Option<Hazard> {
+    let (setting, when) = match ack {
+        AckMode::AfterCommit => return None,
+        AckMode::BeforeCommit => (
+            "before-commit",
+            "on receipt, before its work and its commit",
+        ),
+        AckMode::CheckedBeforeCommit => (
+            "checked-before-commit",
+            "when its work is done, before its commit",
+        ),
+    };
+    let doc: toml::Table = text.parse().ok()?;
+    let crashes = doc.get("crashes").and_then(toml::Value::as_table)?;
+    let crashing: Vec<&str> = crashes
+        .iter()
+        .filter(|(name, c)| {
+            name.starts_with(prefix) && c.get("crash_per_mille").and_then(highest).unwrap_or(0) > 0
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let first = crashing.first()?;
+    Some(Hazard {
+        id: ACK_BEFORE_COMMIT_UNDER_CRASHES,
+        text: format!(
+            "the consumer acks {when} ({table}.ack = \"{setting}\"), and the scenario crashes {} ([crashes.{first}]): a crash between the ack and the commit loses the event, since the broker has let the message go for good",
+            crashing.join(", ")
+        ),
+        shown_by: None,
+        example: "messaging-ack-before-commit",
     })
 }
 

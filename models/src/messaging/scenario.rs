@@ -388,6 +388,11 @@ where
                     ("producer", "consumer"),
                 ));
             }
+            found.extend(super::republish::ack_before_commit_under_crashes(
+                input.text,
+                consumer.ack,
+                ("consumer", "consumer-"),
+            ));
             if mode == WriteMode::Outbox && ids != ProducerIds::None {
                 found.extend(super::republish::producer_id_expiry_below_retries(
                     input.text,
