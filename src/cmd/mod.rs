@@ -11,6 +11,7 @@ pub mod merge;
 pub mod models;
 pub mod replay;
 pub mod report;
+pub mod repro_file;
 pub mod shrink;
 pub mod sweep;
 pub mod verify;
