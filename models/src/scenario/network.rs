@@ -171,6 +171,22 @@ struct Kinds<'a> {
     ends: &'a [ActorEnds],
 }
 
+impl Kinds<'_> {
+    /// Whether the link `from → to` carries messages of `kind`.
+    fn carries(&self, (from, to): (sim::ActorId, sim::ActorId), kind: &str) -> bool {
+        let ends = |a: sim::ActorId| self.ends[a as usize];
+        crate::core::wire::carries(ends(from), ends(to), kind)
+    }
+
+    /// Whether the link `from → to` carries any message.
+    fn busy(&self, link: (sim::ActorId, sim::ActorId)) -> bool {
+        self.ends[link.0 as usize]
+            .1
+            .iter()
+            .any(|&(k, _)| self.carries(link, k))
+    }
+}
+
 /// `[network]` and `[crashes]` for the actors `names` of model `model`,
 /// whose actors send the message kinds `own_kinds`, and each of which sends
 /// and takes the kinds in `ends`: the engine's world.
@@ -315,10 +331,7 @@ fn carried(
     kinds: &Kinds<'_>,
 ) -> Result<(), Invalid> {
     use Seg::{Index, Key};
-    let ends = |a: sim::ActorId| kinds.ends[a as usize];
-    let carries = |(f, t): (sim::ActorId, sim::ActorId), kind: &str| {
-        crate::core::wire::carries(ends(f), ends(t), kind)
-    };
+    let carries = |x, kind: &str| kinds.carries(x, kind);
     let scope = match (&l.from, &l.to) {
         (Some(f), Some(t)) => format!("from \"{f}\" to \"{t}\""),
         (Some(f), None) => format!("out of \"{f}\""),
@@ -338,8 +351,7 @@ fn carried(
         }
     };
     let Some(selected) = &l.kinds else {
-        let busy =
-            |x: (sim::ActorId, sim::ActorId)| ends(x.0).1.iter().any(|&(k, _)| carries(x, k));
+        let busy = |x| kinds.busy(x);
         if links.iter().any(|&x| busy(x)) {
             return Ok(());
         }
@@ -397,13 +409,7 @@ fn cuts_traffic(
     kinds: &Kinds<'_>,
 ) -> Result<(), Invalid> {
     use Seg::{Index, Key};
-    let ends = |a: sim::ActorId| kinds.ends[a as usize];
-    let busy = |(f, t): (sim::ActorId, sim::ActorId)| {
-        ends(f)
-            .1
-            .iter()
-            .any(|&(k, _)| crate::core::wire::carries(ends(f), ends(t), k))
-    };
+    let busy = |x| kinds.busy(x);
     let mut cut_links = vec![(cut.a, cut.b)];
     if cut.both_ways {
         cut_links.push((cut.b, cut.a));
