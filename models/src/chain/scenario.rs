@@ -164,10 +164,7 @@ where
     );
     // The booking service's outbox relay republishes to accounting's inbox
     // until the broker's confirmation gets through, as the messaging relay does.
-    let reads_inbox = matches!(
-        consumer.handler,
-        Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
-    );
+    let reads_inbox = consumer.handler.reads_inbox_always();
     if reads_inbox && publish == Publish::Outbox {
         hazards.extend(
             crate::messaging::republish::inbox_retention_below_republish(

@@ -35,6 +35,18 @@ pub enum Handler {
     },
 }
 
+impl Handler {
+    /// It reads its inbox for every delivery, so a second copy of an event
+    /// is caught while the inbox still holds its id (not the handler that
+    /// reads it only for flagged redeliveries).
+    pub fn reads_inbox_always(self) -> bool {
+        matches!(
+            self,
+            Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// When the consumer acks a delivery.
 pub enum AckMode {

@@ -371,10 +371,7 @@ where
             );
             // Only an inbox is read on every delivery; and only an outbox
             // relay republishes without end.
-            let reads_inbox = matches!(
-                consumer.handler,
-                Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
-            );
+            let reads_inbox = consumer.handler.reads_inbox_always();
             if reads_inbox && mode == WriteMode::Outbox {
                 let stamps = match ids {
                     ProducerIds::None => super::republish::Stamps::Nothing,
