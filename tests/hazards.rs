@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{load, load_text, refuses, run, scenario_files, sweep};
+use common::{load, load_text, refuses, run, scenario_dir, scenario_files, sweep};
 use models::scenario::Verdict;
 use models::Scenario;
 
@@ -891,7 +891,10 @@ fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
         "{}",
         s.hazards[0].text
     );
-    assert_eq!(s.hazards[0].shown_by, None);
+    assert_eq!(
+        s.hazards[0].shown_by.map(models::registry::situation_name),
+        Some("crash-between-ack-and-commit")
+    );
     // The checked ack too, after the ack counted.
     let checked = load("messaging-eod-checked-ack-crash", &[]);
     assert!(ids(&checked).contains(&RULE));
@@ -926,6 +929,45 @@ fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
     assert!(!ids(&producer).contains(&RULE));
     // The chain's accounting consumers.
     assert!(ids(&load("chain-accounting-ack-before-commit", &[])).contains(&RULE));
+}
+
+/// The gap of `ack-before-commit-under-crashes` is marked by the crash that
+/// falls into it, reported by the consumer as it crashes: reached by the
+/// catalog's scenarios, never by the same consumers acking after the commit,
+/// though they crash as often.
+#[test]
+fn a_crash_between_the_ack_and_the_commit_is_a_situation_the_sweep_reaches() {
+    use models::messaging::situations::CRASH_BETWEEN_ACK_AND_COMMIT as GAP;
+    for (name, sets) in [
+        ("messaging-ack-before-commit", &[][..]),
+        ("messaging-eod-checked-ack-crash", &[][..]),
+        ("chain-accounting-ack-before-commit", &[][..]),
+    ] {
+        let sum = sweep(&load(name, sets), 300);
+        assert!(sum.tally.situations.contains(GAP), "{name}");
+    }
+    let after = load(
+        "messaging-ack-before-commit",
+        &["consumer.ack=after-commit"],
+    );
+    let sum = sweep(&after, 300);
+    assert!(sum.tally.faults.crashed > 0, "the consumers still crash");
+    assert!(!sum.tally.situations.contains(GAP));
+    // A design claiming to hold with the warning listed must show a run
+    // reaching the gap: a sweep too short for a crash to fall there says so
+    // instead of "holds".
+    let text = std::fs::read_to_string(scenario_dir().join("messaging-ack-before-commit.toml"))
+        .expect("catalog file")
+        .replace(
+            "verdict = \"violation\"\ninvariant = \"no-lost-effect\"",
+            "verdict = \"holds\"\nwarnings = [\"ack-before-commit-under-crashes\"]",
+        )
+        .replace("crash_per_mille = [0, 200]", "crash_per_mille = 1");
+    let lucky = load_text("lucky.toml", &text, &[]);
+    let sum = sweep(&lucky, 5);
+    assert!(sum.violation().is_none() && !sum.tally.situations.contains(GAP));
+    let m = lucky.judge(&sum).mismatch.expect("no run reached the gap");
+    assert!(m.contains("crash-between-ack-and-commit: 0 runs"), "{m}");
 }
 
 #[test]

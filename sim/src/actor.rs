@@ -223,6 +223,22 @@ pub trait Actor {
     ) {
         let _ = (state, storage, timer, ctx);
     }
+
+    /// A crash is about to drop `state`: reports, through `reached`, the
+    /// situations the crash interrupts (a job acked at the broker whose
+    /// commit was never sent). Only a report: the actor can change nothing
+    /// and send nothing, since a crash gives a process no last word. It
+    /// exists because a gap a crash falls into often leaves no trace a
+    /// restarted process could find, so only the moment of the crash can
+    /// tell that a run reached it.
+    fn on_crash(
+        &self,
+        state: &Self::State,
+        storage: &Self::Storage,
+        reached: &mut dyn FnMut(SituationId),
+    ) {
+        let _ = (state, storage, reached);
+    }
 }
 
 /// A handler call's context that buffers its commands, which the engine

@@ -198,6 +198,21 @@ macro_rules! compose {
                     _ => unreachable!("timer kind matches actor kind"),
                 }
             }
+
+            fn on_crash(
+                &self,
+                state: &$state,
+                storage: &$storage,
+                reached: &mut dyn FnMut($crate::SituationId),
+            ) {
+                match (self, state, storage) {
+                    $( ($node::$variant(a), $state::$variant(st), $storage::$variant(s)) => {
+                        $crate::Actor::on_crash(a, st, s, reached)
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => unreachable!("state and storage kinds match the actor kind"),
+                }
+            }
         }
     };
 }

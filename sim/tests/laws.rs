@@ -122,7 +122,18 @@ impl Actor for Hopper {
             volatile: st.steps,
         });
     }
+
+    /// A crash after an odd number of steps since the start "interrupts
+    /// something": what the crash law below checks the engine reports.
+    fn on_crash(&self, st: &Volatile, _s: &Durable, reached: &mut dyn FnMut(sim::SituationId)) {
+        if st.steps % 2 == 1 {
+            reached(ODD_CRASH);
+        }
+    }
 }
+
+/// The situation a [`Hopper`] reports when it crashes after an odd number of steps.
+const ODD_CRASH: sim::SituationId = 1;
 
 /// Finds nothing, unless told to call the step at which some actor's durable
 /// count reaches `violate_at` a violation: a violation in the middle of a
@@ -315,6 +326,33 @@ proptest! {
         }
         prop_assert_eq!(report.faults.crashed as usize, trace.iter().filter(|e| matches!(e.kind, TraceKind::Crash { .. })).count());
     }
+
+    #[test]
+    fn a_crash_reports_what_the_state_it_drops_tells((seed, n, loss, dup, _c, delay) in params()) {
+        let (trace, report) = traced(&toy(n, loss, dup, 120, delay), Source::Seed { seed, record: false });
+        // Steps since the last start, from what each actor observed.
+        let mut steps = vec![0u64; n as usize];
+        let mut odd_crash = false;
+        for (i, e) in trace.iter().enumerate() {
+            match e.kind {
+                TraceKind::Observe { actor, obs } => steps[actor as usize] = obs.volatile,
+                TraceKind::Crash { actor } => {
+                    let odd = steps[actor as usize] % 2 == 1;
+                    let next = trace.get(i + 1).map(|n| &n.kind);
+                    let said = matches!(next, Some(TraceKind::Reached { actor: a, situation: ODD_CRASH }) if *a == actor);
+                    // Reported once per run, at the first such crash.
+                    prop_assert_eq!(said, odd && !odd_crash, "crash of {} at step {}", actor, e.step);
+                    odd_crash |= odd;
+                    steps[actor as usize] = 0;
+                }
+                TraceKind::Reached { situation: ODD_CRASH, .. } => {
+                    prop_assert!(i > 0 && matches!(trace[i - 1].kind, TraceKind::Crash { .. }), "only at a crash");
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(report.situations.contains(ODD_CRASH), odd_crash);
+    }
 }
 
 #[test]
@@ -336,6 +374,32 @@ fn crashes_do_happen_in_the_crash_law() {
         })
         .sum();
     assert!(crashes > 10, "only {crashes} crashes in 50 seeds");
+}
+
+#[test]
+fn crashes_after_odd_and_after_even_steps_both_happen_in_the_report_law() {
+    // Guards the law above against vacuity: some runs report the situation
+    // at a crash, others crash and report nothing.
+    let m = toy(3, 0, 0, 120, 5);
+    let (mut said, mut silent) = (0, 0);
+    for seed in 0..50 {
+        let (_, r) = traced(
+            &m,
+            Source::Seed {
+                seed,
+                record: false,
+            },
+        );
+        if r.situations.contains(ODD_CRASH) {
+            said += 1;
+        } else if r.faults.crashed > 0 {
+            silent += 1;
+        }
+    }
+    assert!(
+        said > 5 && silent > 0,
+        "{said} runs reported, {silent} crashed silently"
+    );
 }
 
 #[test]

@@ -393,6 +393,25 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
 
     fn on_start(&self, _: &mut ConsumerState, _: &mut (), _: &mut impl Ctx<Self>) {}
 
+    /// A crash drops every job: one the broker has let go (acked on
+    /// receipt, or acked with result and waiting for it) whose effect's
+    /// transaction was not sent yet is where an ack before the commit loses
+    /// the event, and nothing after the restart remembers it.
+    fn on_crash(&self, st: &ConsumerState, _: &(), reached: &mut dyn FnMut(sim::SituationId)) {
+        let uncommitted = |j: &Job| match j.phase {
+            Phase::Checking | Phase::Processing => self.cfg.ack == AckMode::BeforeCommit,
+            Phase::Acking => true,
+            Phase::Recording => {
+                self.cfg.ack == AckMode::BeforeCommit
+                    && self.cfg.handler == Handler::InboxRecordFirst
+            }
+            Phase::Committing => false,
+        };
+        if st.jobs.iter().any(|(_, j)| uncommitted(j)) {
+            reached(sit::CRASH_BETWEEN_ACK_AND_COMMIT);
+        }
+    }
+
     fn on_msg(
         &self,
         st: &mut ConsumerState,
@@ -464,5 +483,81 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 *st.jobs.get_mut(slot).expect("busy") = job;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Msg as World;
+
+    fn consumer(ack: AckMode, handler: Handler) -> Consumer<World> {
+        Consumer::new(ConsumerConfig {
+            broker: 0,
+            db: 1,
+            handler,
+            ack,
+            processing_ms: 10,
+            processing_jitter_ms: 0,
+            tx_timeout_ms: 100,
+            lease_renewal_ms: 0,
+        })
+    }
+
+    /// Whether a crash of a consumer holding one job in `phase` reports the gap.
+    fn gap(ack: AckMode, handler: Handler, phase: Phase) -> bool {
+        let c = consumer(ack, handler);
+        let mut st = ConsumerState {
+            jobs: Slots::new(MAX_JOBS),
+        };
+        let ev = Event {
+            id: 1,
+            entity: 1,
+            value: 5,
+            version: 1,
+            entity_space: &crate::messaging::ENTITY,
+        };
+        st.jobs.insert(Job {
+            ev,
+            receipt: 1,
+            phase,
+            redelivered: false,
+        });
+        let mut seen = Vec::new();
+        c.on_crash(&st, &(), &mut |s| seen.push(s));
+        assert!(seen.iter().all(|&s| s == sit::CRASH_BETWEEN_ACK_AND_COMMIT));
+        !seen.is_empty()
+    }
+
+    #[test]
+    fn a_crash_falls_into_the_ack_gap_only_where_the_broker_let_go_and_no_commit_was_sent() {
+        use AckMode::*;
+        use Phase::*;
+        let plain = Handler::InboxSameTx;
+        // Acked on receipt: everything before the effect's transaction is lost.
+        assert!(gap(BeforeCommit, plain, Processing));
+        assert!(gap(BeforeCommit, Handler::InboxSeparateTx, Checking));
+        assert!(gap(BeforeCommit, Handler::InboxRecordFirst, Recording));
+        // The effect's transaction is on its way: the database applies it.
+        assert!(!gap(BeforeCommit, plain, Committing));
+        assert!(!gap(BeforeCommit, Handler::InboxSeparateTx, Recording));
+        // Acked with result: only while the result is awaited.
+        assert!(gap(CheckedBeforeCommit, plain, Acking));
+        assert!(!gap(CheckedBeforeCommit, plain, Processing));
+        assert!(!gap(CheckedBeforeCommit, plain, Committing));
+        // Acked after the commit: the broker redelivers whatever a crash drops.
+        for phase in [Checking, Processing, Committing, Recording] {
+            assert!(
+                !gap(AfterCommit, Handler::InboxRecordFirst, phase),
+                "{phase:?}"
+            );
+        }
+        // No job, no gap.
+        let idle = ConsumerState {
+            jobs: Slots::new(MAX_JOBS),
+        };
+        let mut seen = Vec::new();
+        consumer(BeforeCommit, plain).on_crash(&idle, &(), &mut |s| seen.push(s));
+        assert!(seen.is_empty());
     }
 }

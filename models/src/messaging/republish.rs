@@ -100,8 +100,9 @@ pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -
 /// The warning for a consumer that acks (`ack`) before its commit, when the
 /// scenario `text` crashes consumers (the actors named `prefix`N): a crash
 /// between the ack and the commit loses the event, since the broker has let
-/// the message go. No situation marks it: a crash leaves nothing a model
-/// reports, and `no-lost-effect` judges what it did.
+/// the message go. The consumer reports the crash that falls there
+/// (`crash-between-ack-and-commit`, from its `on_crash`): nothing after the
+/// restart could.
 pub(crate) fn ack_before_commit_under_crashes(
     text: &str,
     ack: AckMode,
@@ -134,7 +135,7 @@ pub(crate) fn ack_before_commit_under_crashes(
             "the consumer acks {when} ({table}.ack = \"{setting}\"), and the scenario crashes {} ([crashes.{first}]): a crash between the ack and the commit loses the event, since the broker has let the message go for good",
             crashing.join(", ")
         ),
-        shown_by: None,
+        shown_by: Some(sit::CRASH_BETWEEN_ACK_AND_COMMIT),
         example: "messaging-ack-before-commit",
     })
 }

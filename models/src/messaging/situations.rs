@@ -73,6 +73,8 @@ pub const WORK_DROPPED_AFTER_FAILED_ACK: SituationId = 97;
 pub const ACK_RESULT_MISSING: SituationId = 98;
 /// `producer-id-expired`: The broker forgot an idle producer id and stored its next publish as the start of a new sequence.
 pub const PRODUCER_ID_EXPIRED: SituationId = 99;
+/// `crash-between-ack-and-commit`: A consumer that acks before it commits crashed holding work the broker had let go (or was letting go) whose commit it had not sent.
+pub const CRASH_BETWEEN_ACK_AND_COMMIT: SituationId = 100;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -98,6 +100,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: STALE_ACK_REFUSED, name: "stale-ack-refused", doc: "A broker with exactly-once delivery refused an ack that did not name the message's latest delivery: the lease had run out, and the message was visible again or out with another consumer (Pub/Sub: only the latest ack id works)." },
     SituationDoc { id: WORK_DROPPED_AFTER_FAILED_ACK, name: "work-dropped-after-failed-ack", doc: "A consumer that acks with result before it commits learned that its ack failed, and dropped its work uncommitted: the message's newer delivery does it." },
     SituationDoc { id: ACK_RESULT_MISSING, name: "ack-result-missing", doc: "A consumer that acks with result before it commits heard no result in time and dropped its work: if the ack counted, nothing will deliver the message again." },
+    SituationDoc { id: CRASH_BETWEEN_ACK_AND_COMMIT, name: "crash-between-ack-and-commit", doc: "A consumer that acks before it commits crashed holding work it had acked (on receipt, or with result and still waiting for it) whose commit it had not sent: if the ack counted, the broker delivers the message to no one again, and the restarted consumer knows nothing of it." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
     SituationDoc { id: REPUBLISH_TAKEN_FOR_FIRST_DELIVERY, name: "republish-taken-for-first-delivery", doc: "A consumer that reads its inbox only for redelivered messages applied a delivery flagged as a first one whose event id was in the inbox: a second copy a producer published is a new message to the broker, and its first delivery carries no redelivered flag." },

@@ -389,6 +389,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             // A down receiver, or one that dies before it can take this step:
             // the message dies with it.
             if !down {
+                self.interrupted(actors, to);
                 self.snapshot(actors, to);
             }
             self.faults.dropped_at_down_actor += 1;
@@ -422,12 +423,25 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     ) -> Option<Violation> {
         debug_assert!(self.sim.up[actor as usize], "timers die with a crash");
         if self.crash_roll(actor) {
+            self.interrupted(actors, actor);
             self.snapshot(actors, actor);
             return None;
         }
         self.trace(TraceKind::TimerFired { actor, timer });
         W::on_timer(self, actors, actor, timer);
         self.violation.take()
+    }
+
+    /// What the crash of `actor`, just now, interrupted: the situations its
+    /// state, kept in place until the restart, tells of.
+    #[cold]
+    #[inline(never)]
+    fn interrupted(&mut self, actors: &Actors<M>, actor: ActorId) {
+        let i = actor as usize;
+        let model = self.model;
+        let state = actors.states[i].as_ref().expect("a crashed actor was up");
+        let storage = actors.storages[i].as_ref().expect("storage exists");
+        model.nodes()[i].on_crash(state, storage, &mut |s| self.reached(actor, s));
     }
 
     pub(super) fn start<W: Way<M, T>>(
