@@ -262,7 +262,11 @@ fn every_send_of_every_built_in_scenario_crosses_a_link_its_actors_declare() {
                 if let TraceKind::Send { from, to, msg, .. } = &e.kind {
                     let kind = kinds[msg.kind() as usize];
                     assert!(
-                        models::core::wire::carries(ends[*from as usize], ends[*to as usize], kind),
+                        models::core::wire::carries(
+                            &ends[*from as usize],
+                            &ends[*to as usize],
+                            kind
+                        ),
                         "{}: seed {seed}: {} sent \"{kind}\" to {}, which its Ends do not declare",
                         s.name,
                         names[*from as usize],
@@ -293,9 +297,16 @@ fn link_entries_no_message_ever_crosses_are_refused() {
                 "\"transfer-done\" travels bank → service",
             ),
             (
-                "[[network.links]]\nto = \"client\"\nkinds = [\"status-query\"]\nloss_per_mille = 500\n",
-                "no \"status-query\" message ever travels into \"client\"",
-                "\"status-query\" travels client → service, client → bank, service → bank",
+                // Nothing sends a status query with the default settings.
+                "[[network.links]]\nto = \"bank\"\nkinds = [\"status-query\"]\nloss_per_mille = 500\n",
+                "no \"status-query\" message ever travels into \"bank\"",
+                "no actor sends \"status-query\" with this scenario's settings",
+            ),
+            (
+                // Nor a status reply: a reply travels only where its request does.
+                "[[network.links]]\nto = \"client\"\nkinds = [\"status-reply\"]\nloss_per_mille = 500\n",
+                "no \"status-reply\" message ever travels into \"client\"",
+                "no actor sends \"status-reply\" with this scenario's settings",
             ),
         ],
     );
@@ -312,16 +323,132 @@ fn link_entries_no_message_ever_crosses_are_refused() {
     for set in [
         "network.links=[{from=\"client\", to=\"service\", loss_per_mille=500}]",
         "network.links=[{from=\"service\", to=\"bank\", kinds=[\"transfer\"], loss_per_mille=500}]",
-        "network.links=[{from=\"service\", kinds=[\"transfer\", \"status-query\"], loss_per_mille=500}]",
-        "network.links=[{to=\"client\", kinds=[\"status-reply\"], loss_per_mille=500}]",
     ] {
         load("payment-stable-key", &[set]);
+    }
+    for set in [
+        "network.links=[{from=\"service\", kinds=[\"transfer\", \"status-query\"], loss_per_mille=500}]",
+        "network.links=[{to=\"service\", kinds=[\"status-reply\"], loss_per_mille=500}]",
+    ] {
+        load("payment-query-before-retry", &[set]);
     }
     // In the chain the booking service is the payment service and the
     // relay's producer at once: the bank answers it, the broker confirms to it.
     load(
         "chain-outbox-inbox",
         &["network.links=[{from=\"bank\", to=\"service\", loss_per_mille=300}, {from=\"broker\", to=\"service\", kinds=[\"publish-ack\"], loss_per_mille=300}]"],
+    );
+}
+
+/// Whether a link carries a kind depends on the settings, not only on the
+/// kinds of actor: a status query only where something asks one, its reply
+/// only back along that link, a lease extension only from a consumer that
+/// renews, a method only where a request uses it.
+#[test]
+fn link_entries_for_sends_the_settings_never_make_are_refused() {
+    let entry = |from: &str, to: &str, kind: &str| {
+        format!("network.links=[{{from=\"{from}\", to=\"{to}\", kinds=[\"{kind}\"], loss_per_mille=500}}]")
+    };
+    let refused = |name: &str, sets: &[&str], message: &str| {
+        let path = common::scenario_dir().join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&path).expect("catalog file");
+        let overrides: Vec<_> = sets
+            .iter()
+            .map(|s| models::scenario::Override::parse(s).expect("well-formed"))
+            .collect();
+        let Err(e) = models::Scenario::load_with(&path.to_string_lossy(), &text, &overrides) else {
+            panic!("{name} {sets:?} loads");
+        };
+        assert!(e.to_string().contains(message), "{name} {sets:?}: {e}");
+    };
+    // The reconciliation job asks whom it is told to, and only that one answers it.
+    let at_bank = "payment-reconcile-at-bank";
+    load(at_bank, &[&entry("client", "bank", "status-query")]);
+    load(at_bank, &[&entry("bank", "client", "status-reply")]);
+    refused(
+        at_bank,
+        &[&entry("client", "service", "status-query")],
+        "no \"status-query\" message ever travels from \"client\" to \"service\"",
+    );
+    refused(
+        at_bank,
+        &[&entry("service", "client", "status-reply")],
+        "no \"status-reply\" message ever travels from \"service\" to \"client\"",
+    );
+    let asked_service = "payment-reconcile-asked-service";
+    load(
+        asked_service,
+        &[&entry("client", "service", "status-query")],
+    );
+    load(
+        asked_service,
+        &[&entry("service", "client", "status-reply")],
+    );
+    refused(
+        asked_service,
+        &[&entry("client", "bank", "status-query")],
+        "ever travels from \"client\" to \"bank\"",
+    );
+    // The service asks the bank only where a setting says so.
+    let asks = entry("service", "bank", "status-query");
+    load("payment-query-before-retry", &[&asks]);
+    let quiet = [
+        "service.query_before_retry=false",
+        "service.query_on_recovery=false",
+    ];
+    refused(
+        "payment-query-before-retry",
+        &[quiet[0], quiet[1], &asks],
+        "ever travels from \"service\" to \"bank\"",
+    );
+    // A bank without status queries ignores them: the service's setting takes no effect.
+    refused(
+        "payment-query-before-retry",
+        &[quiet[0], "bank.status_query=false", &asks],
+        "ever travels from \"service\" to \"bank\"",
+    );
+    load(
+        "payment-query-before-retry",
+        &[
+            "service.query_before_retry=false",
+            "service.query_on_recovery=true",
+            &asks,
+        ],
+    );
+    // A consumer renews leases only with a renewal period.
+    let renews = entry("consumer-1", "broker", "extend");
+    load("messaging-lease-renewal-lost", &[&renews]);
+    refused(
+        "messaging-lease-renewal-lost",
+        &["consumer.lease_renewal_ms=0", &renews],
+        "no \"extend\" message ever travels",
+    );
+    refused(
+        "messaging-outbox-inbox",
+        &[&renews],
+        "no \"extend\" message ever travels",
+    );
+    // An outbox relay publishes plainly; a broker transaction is another set of kinds.
+    refused(
+        "messaging-outbox-inbox",
+        &[&entry("producer", "broker", "tx-publish")],
+        "no \"tx-publish\" message ever travels",
+    );
+    refused(
+        "messaging-outbox-inbox",
+        &[&entry("broker", "producer", "tx-ended")],
+        "no \"tx-ended\" message ever travels",
+    );
+    load(
+        "messaging-outbox-inbox",
+        &[&entry("broker", "producer", "publish-ack")],
+    );
+    // Requests that only POST send no DELETE, and get no response to one.
+    load("http-post-with-key", &[&entry("client", "server", "post")]);
+    refused(
+        "http-post-with-key",
+        &[&entry("client", "server", "delete")],
+        "no \"delete\" message ever travels",
     );
 }
 

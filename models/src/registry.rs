@@ -6,7 +6,7 @@
 
 use crate::core::wire::ActorEnds;
 use crate::core::wire::{ModelMessage, WorldMessage};
-use crate::core::{Carries, Ends, Ledger, ModelSpec, Obs, SituationDoc};
+use crate::core::{Carries, Ledger, ModelSpec, Obs, SituationDoc};
 use crate::{chain, contention, http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
@@ -132,10 +132,10 @@ macro_rules! registry {
         }
 
         impl Node {
-            /// The roles this actor has and the kinds it sends to whom (see [`Ends`]).
+            /// The roles this actor has and the kinds it sends to whom (see [`crate::core::Ends`]), as configured.
             pub fn ends(&self) -> ActorEnds {
                 match self {
-                    $( $( Node::$actor(_) => (<$kind as Ends>::ROLES, <$kind as Ends>::SENDS), )* )+
+                    $( $( Node::$actor(a) => ActorEnds::of::<$kind>(a), )* )+
                 }
             }
         }

@@ -290,6 +290,13 @@ impl<W> crate::core::Ends for BookingService<W> {
         ("status-query", "bank"),
         ("publish", "broker"),
     ];
+    const ANSWERS: &'static [(&'static str, &'static str)] =
+        &[("pay-reply", "pay"), ("status-reply", "status-query")];
+
+    /// The payment service inside decides whether it asks the bank.
+    fn sends(&self, kind: &str, role: &str) -> bool {
+        crate::core::Ends::sends(&self.service, kind, role)
+    }
 }
 
 impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingService<W> {

@@ -90,6 +90,8 @@ impl<W> crate::core::Ends for Resource<W> {
     const ROLES: &'static [&'static str] = &["resource"];
     const SENDS: &'static [(&'static str, &'static str)] =
         &[("read-reply", "client"), ("write-reply", "client")];
+    const ANSWERS: &'static [(&'static str, &'static str)] =
+        &[("read-reply", "read"), ("write-reply", "write")];
 }
 
 impl<W: Carries<Msg>> Actor for Resource<W> {

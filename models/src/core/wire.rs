@@ -73,28 +73,70 @@ pub trait WorldMessage: sim::Message + PartialEq {
 
 /// Who a kind of actor is to its peers, and which message kinds it sends to
 /// whom (kind names from its model's [`ModelMessage::KINDS`]). A link from
-/// `a` to `b` carries a kind only where `a` sends it to one of `b`'s roles,
-/// so a `[[network.links]]` entry for anything else would be a fault that
-/// never fires: the loader refuses it. `tests/network.rs` checks the traffic
-/// of every built-in scenario against these lists, so a list that leaves a
-/// send out fails there, not in a user's file.
+/// `a` to `b` carries a kind only where `a`, as configured, sends it to one
+/// of `b`'s roles, and a reply only where `b` sends `a` its request: a
+/// `[[network.links]]` entry for anything else would be a fault that never
+/// fires, and the loader refuses it. `tests/network.rs` checks the traffic
+/// of every built-in scenario against these declarations, so one that
+/// leaves a send out fails there, not in a user's file.
 pub trait Ends {
     /// The roles its peers address it in (`"service"`, `"broker"`).
     const ROLES: &'static [&'static str];
-    /// Each kind it sends, with the role it sends it to.
+    /// Each kind it may send, with the role it sends it to.
     const SENDS: &'static [(&'static str, &'static str)];
+    /// The replies among [`SENDS`](Ends::SENDS), each with a request it
+    /// answers: a reply goes only to a peer that sends it that request.
+    const ANSWERS: &'static [(&'static str, &'static str)] = &[];
+
+    /// Whether this actor, as configured, ever sends `kind` to `role` (one
+    /// of its [`SENDS`](Ends::SENDS)): false where its settings never use
+    /// that send (a reconciliation job that is off, leases never renewed).
+    fn sends(&self, kind: &str, role: &str) -> bool {
+        let _ = (kind, role);
+        true
+    }
 }
 
-/// One actor's [`Ends`]: its roles and the kinds it sends to whom.
-pub type ActorEnds = (
-    &'static [&'static str],
-    &'static [(&'static str, &'static str)],
-);
+/// One actor's [`Ends`] as configured: its roles, the kinds it sends to
+/// whom, and which of them answer which requests.
+#[derive(Clone, Debug)]
+pub struct ActorEnds {
+    /// [`Ends::ROLES`].
+    pub roles: &'static [&'static str],
+    /// The [`Ends::SENDS`] its settings use.
+    pub sends: Vec<(&'static str, &'static str)>,
+    /// [`Ends::ANSWERS`].
+    pub answers: &'static [(&'static str, &'static str)],
+}
+
+impl ActorEnds {
+    /// The ends of actor `a`, as configured.
+    pub fn of<A: Ends>(a: &A) -> ActorEnds {
+        ActorEnds {
+            roles: A::ROLES,
+            sends: A::SENDS
+                .iter()
+                .copied()
+                .filter(|&(kind, role)| a.sends(kind, role))
+                .collect(),
+            answers: A::ANSWERS,
+        }
+    }
+
+    /// Whether it sends `kind` to an actor with ends `to`, reply or not.
+    fn sends_to(&self, to: &ActorEnds, kind: &str) -> bool {
+        self.sends
+            .iter()
+            .any(|&(k, role)| k == kind && to.roles.contains(&role))
+    }
+}
 
 /// Whether a link from an actor with ends `from` to one with ends `to`
-/// carries messages of `kind`.
-pub fn carries(from: ActorEnds, to: ActorEnds, kind: &str) -> bool {
-    from.1
-        .iter()
-        .any(|&(k, role)| k == kind && to.0.contains(&role))
+/// carries messages of `kind`: `from` sends it to one of `to`'s roles, and,
+/// if it is a reply, `to` sends `from` a request it answers.
+pub fn carries(from: &ActorEnds, to: &ActorEnds, kind: &str) -> bool {
+    let mut requests = from.answers.iter().filter(|&&(reply, _)| reply == kind);
+    from.sends_to(to, kind)
+        && (!from.answers.iter().any(|&(reply, _)| reply == kind)
+            || requests.any(|&(_, request)| to.sends_to(from, request)))
 }

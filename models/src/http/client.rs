@@ -293,6 +293,18 @@ impl<W> crate::core::Ends for Client<W> {
         ("patch", "server"),
         ("delete", "server"),
     ];
+
+    /// The methods its requests use: an edit reads with GET and writes
+    /// with PUT.
+    fn sends(&self, kind: &str, _role: &str) -> bool {
+        self.cfg.requests.iter().any(|r| match r.action {
+            Action::Create => kind == "post",
+            Action::Replace => kind == "put",
+            Action::Delete => kind == "delete",
+            Action::Increment => kind == "patch",
+            Action::Edit => kind == "get" || kind == "put",
+        })
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Client<W> {

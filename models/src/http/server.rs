@@ -369,6 +369,13 @@ impl<W: Carries<Msg>> Server<W> {
 impl<W> crate::core::Ends for Server<W> {
     const ROLES: &'static [&'static str] = &["server"];
     const SENDS: &'static [(&'static str, &'static str)] = &[("response", "client")];
+    const ANSWERS: &'static [(&'static str, &'static str)] = &[
+        ("response", "get"),
+        ("response", "post"),
+        ("response", "put"),
+        ("response", "patch"),
+        ("response", "delete"),
+    ];
 }
 
 impl<W: Carries<Msg>> Actor for Server<W> {

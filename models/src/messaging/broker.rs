@@ -549,6 +549,14 @@ impl<W> crate::core::Ends for Broker<W> {
         ("deliver", "consumer"),
         ("ack-result", "consumer"),
     ];
+    // An ack asking for its result shares the kind "ack" with a plain one, so
+    // "ack-result" counts as carried wherever consumers ack.
+    const ANSWERS: &'static [(&'static str, &'static str)] = &[
+        ("publish-ack", "publish"),
+        ("publish-ack", "tx-publish"),
+        ("tx-ended", "end-tx"),
+        ("ack-result", "ack"),
+    ];
 }
 
 impl<W: Carries<Msg>> Actor for Broker<W> {

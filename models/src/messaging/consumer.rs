@@ -362,6 +362,11 @@ impl<W> crate::core::Ends for Consumer<W> {
         ("extend", "broker"),
         ("tx", "consumer-db"),
     ];
+
+    /// Lease extensions only from a consumer that renews.
+    fn sends(&self, kind: &str, _role: &str) -> bool {
+        kind != "extend" || self.cfg.lease_renewal_ms > 0
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Consumer<W> {

@@ -229,6 +229,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
 impl<W> crate::core::Ends for ConsumerDb<W> {
     const ROLES: &'static [&'static str] = &["consumer-db"];
     const SENDS: &'static [(&'static str, &'static str)] = &[("tx-done", "consumer")];
+    const ANSWERS: &'static [(&'static str, &'static str)] = &[("tx-done", "tx")];
 }
 
 impl<W: Carries<Msg>> Actor for ConsumerDb<W> {

@@ -320,6 +320,17 @@ impl<W> crate::core::Ends for Producer<W> {
         ("tx-publish", "broker"),
         ("end-tx", "broker"),
     ];
+
+    /// A broker transaction's messages, or plain publishes (its own or its
+    /// relay's), by how it writes.
+    fn sends(&self, kind: &str, _role: &str) -> bool {
+        let transaction = self.cfg.mode == WriteMode::BrokerTransaction;
+        match kind {
+            "publish" => !transaction,
+            "tx-publish" | "end-tx" => transaction,
+            _ => true,
+        }
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Producer<W> {

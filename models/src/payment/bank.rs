@@ -134,6 +134,15 @@ impl<W> crate::core::Ends for Bank<W> {
         ("status-reply", "service"),
         ("status-reply", "client"),
     ];
+    const ANSWERS: &'static [(&'static str, &'static str)] = &[
+        ("transfer-done", "transfer"),
+        ("status-reply", "status-query"),
+    ];
+
+    /// A bank without a status endpoint ignores queries.
+    fn sends(&self, kind: &str, _role: &str) -> bool {
+        kind != "status-reply" || self.cfg.status_query
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Bank<W> {

@@ -355,6 +355,18 @@ impl<W> crate::core::Ends for Client<W> {
         // Reconciliation may ask the bank itself (chapter 14).
         ("status-query", "bank"),
     ];
+
+    /// Status queries come only from the reconciliation job, to whom it asks.
+    fn sends(&self, kind: &str, role: &str) -> bool {
+        use super::reconcile::Ask;
+        match (kind, role) {
+            ("status-query", "service") => {
+                self.cfg.reconcile.is_some_and(|r| r.ask == Ask::Service)
+            }
+            ("status-query", "bank") => self.cfg.reconcile.is_some_and(|r| r.ask == Ask::Bank),
+            _ => true,
+        }
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Client<W> {

@@ -511,6 +511,18 @@ impl<W> crate::core::Ends for Service<W> {
         ("transfer", "bank"),
         ("status-query", "bank"),
     ];
+    const ANSWERS: &'static [(&'static str, &'static str)] =
+        &[("pay-reply", "pay"), ("status-reply", "status-query")];
+
+    /// It asks the bank what is paid only before a retry, on recovery, or
+    /// as every call's first step in a "state" mode.
+    fn sends(&self, kind: &str, role: &str) -> bool {
+        let c = &self.cfg;
+        let queries = c.query_before_retry
+            || c.query_on_recovery
+            || matches!(c.mode, Mode::State | Mode::StateConditional);
+        (kind, role) != ("status-query", "bank") || queries
+    }
 }
 
 impl<W: Carries<Msg>> Actor for Service<W> {

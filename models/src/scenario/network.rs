@@ -174,14 +174,14 @@ struct Kinds<'a> {
 impl Kinds<'_> {
     /// Whether the link `from → to` carries messages of `kind`.
     fn carries(&self, (from, to): (sim::ActorId, sim::ActorId), kind: &str) -> bool {
-        let ends = |a: sim::ActorId| self.ends[a as usize];
+        let ends = |a: sim::ActorId| &self.ends[a as usize];
         crate::core::wire::carries(ends(from), ends(to), kind)
     }
 
     /// Whether the link `from → to` carries any message.
     fn busy(&self, link: (sim::ActorId, sim::ActorId)) -> bool {
         self.ends[link.0 as usize]
-            .1
+            .sends
             .iter()
             .any(|&(k, _)| self.carries(link, k))
     }
@@ -378,10 +378,18 @@ fn carried(
         if links.iter().any(|&x| carries(x, kind)) {
             continue;
         }
+        let elsewhere = shown(&|x| carries(x, kind));
+        let help = if elsewhere.is_empty() {
+            // The model has the kind, but these settings never send it (a
+            // reconciliation job that is off, a bank without status queries).
+            format!("no actor sends \"{kind}\" with this scenario's settings: drop it from kinds, or turn on what sends it")
+        } else {
+            format!("\"{kind}\" travels {elsewhere}")
+        };
         return Err(invalid(
             kind_at(i, j),
             format!("no \"{kind}\" message ever travels {scope}: a fault for it would never fire"),
-            format!("\"{kind}\" travels {}", shown(&|x| carries(x, kind))),
+            help,
         ));
     }
     Ok(())
