@@ -349,9 +349,17 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
     let entry = |from: &str, to: &str, kind: &str| {
         format!("network.links=[{{from=\"{from}\", to=\"{to}\", kinds=[\"{kind}\"], loss_per_mille=500}}]")
     };
+    // `name` with its text edited where `name` holds `from=>to`, as a file of
+    // the user's: a `--set` of a setting would be a variant, which keeps the
+    // entries its file as written needs (see the next test).
     let refused = |name: &str, sets: &[&str], message: &str| {
-        let path = common::scenario_dir().join(format!("{name}.toml"));
-        let text = std::fs::read_to_string(&path).expect("catalog file");
+        let path = common::scenario_dir().join(format!("{}.toml", name.split(':').next().unwrap()));
+        let mut text = std::fs::read_to_string(&path).expect("catalog file");
+        for edit in name.split(':').skip(1) {
+            let (from, to) = edit.split_once("=>").expect("an edit is from=>to");
+            assert!(text.contains(from), "{from} in {name}");
+            text = text.replacen(from, to, 1);
+        }
         let overrides: Vec<_> = sets
             .iter()
             .map(|s| models::scenario::Override::parse(s).expect("well-formed"))
@@ -392,19 +400,15 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
     // The service asks the bank only where a setting says so.
     let asks = entry("service", "bank", "status-query");
     load("payment-query-before-retry", &[&asks]);
-    let quiet = [
-        "service.query_before_retry=false",
-        "service.query_on_recovery=false",
-    ];
     refused(
-        "payment-query-before-retry",
-        &[quiet[0], quiet[1], &asks],
+        "payment-query-before-retry:query_before_retry = true=>query_before_retry = false\nquery_on_recovery = false",
+        &[&asks],
         "ever travels from \"service\" to \"bank\"",
     );
     // A bank without status queries ignores them: the service's setting takes no effect.
     refused(
-        "payment-query-before-retry",
-        &[quiet[0], "bank.status_query=false", &asks],
+        "payment-query-before-retry:query_before_retry = true=>query_before_retry = false:status_query = true=>status_query = false",
+        &[&asks],
         "ever travels from \"service\" to \"bank\"",
     );
     load(
@@ -419,8 +423,8 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
     let renews = entry("consumer-1", "broker", "extend");
     load("messaging-lease-renewal-lost", &[&renews]);
     refused(
-        "messaging-lease-renewal-lost",
-        &["consumer.lease_renewal_ms=0", &renews],
+        "messaging-lease-renewal-lost:lease_renewal_ms = 10000=>lease_renewal_ms = 0",
+        &[&renews],
         "no \"extend\" message ever travels",
     );
     refused(
@@ -449,6 +453,43 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
         "http-post-with-key",
         &[&entry("client", "server", "delete")],
         "no \"delete\" message ever travels",
+    );
+}
+
+/// A variant of a file (`--set`, or a protection removed by `verify`) keeps
+/// the fault entries the file as written needs, even where its settings no
+/// longer send what they name: removing the service's status queries is the
+/// point of the ablation, and must not make the file fail to load.
+#[test]
+fn a_variant_keeps_the_fault_entries_of_its_file() {
+    let path = common::scenario_dir().join("payment-query-before-retry.toml");
+    let text = std::fs::read_to_string(&path)
+        .expect("catalog file")
+        .replace(
+            "[crashes.service]",
+            "[[network.links]]\nfrom = \"service\"\nto = \"bank\"\nkinds = [\"status-query\"]\nloss_per_mille = 300\n\n[crashes.service]",
+        );
+    let quiet = [
+        "service.query_before_retry=false",
+        "service.query_on_recovery=false",
+    ];
+    // As written it loads, and so does its ablation (the protection loads
+    // as the file does) and a --set of the same.
+    let s = load_text("q.toml", &text, &[]);
+    assert!(!s.protections().is_empty());
+    load_text("q.toml", &text, &quiet);
+    // A new entry the variant adds for what neither sends is still refused.
+    let overrides: Vec<_> = [quiet[0], quiet[1], "network.links=[{from=\"client\", to=\"bank\", kinds=[\"status-query\"], loss_per_mille=500}]"]
+        .iter()
+        .map(|s| models::scenario::Override::parse(s).expect("well-formed"))
+        .collect();
+    let Err(e) = models::Scenario::load_with("q.toml", &text, &overrides) else {
+        panic!("an idle entry of the variant's own loads");
+    };
+    assert!(
+        e.to_string()
+            .contains("ever travels from \"client\" to \"bank\""),
+        "{e}"
     );
 }
 

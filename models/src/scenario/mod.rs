@@ -15,6 +15,7 @@ pub use error::ScenarioError;
 pub use locate::Override;
 
 use crate::core::input::{did_you_mean, invalid, Invalid};
+use crate::core::wire::ActorEnds;
 use crate::core::BuildInput;
 use crate::registry::{self, System};
 use locate::{apply_overrides, Locator};
@@ -230,24 +231,28 @@ impl Scenario {
         text: &str,
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
-        let (scenario, _) = Scenario::build(file, dir, text, overrides)?;
-        let written;
-        let protections = if overrides.is_empty() {
-            scenario.protections()
+        // A variant (`--set`, a protection removed) keeps the fault entries
+        // of the file as written even where its settings no longer send what
+        // they name: they were meaningful in the design it varies.
+        let written = if overrides.is_empty() {
+            None
         } else {
-            match Scenario::build(file, dir, text, &[]) {
-                Ok((s, _)) => {
-                    written = s;
-                    written.protections()
-                }
-                // Only its overrides make the file valid: as written it has
-                // no protections to check.
-                Err(_) => return Ok(scenario),
-            }
+            Scenario::build(file, dir, text, &[], &[])
+                .ok()
+                .map(|(s, _)| s)
+        };
+        let written_ends = written.as_ref().map(Scenario::ends).unwrap_or_default();
+        let (scenario, _) = Scenario::build(file, dir, text, overrides, &written_ends)?;
+        let (protections, ends) = match &written {
+            Some(w) => (w.protections(), written_ends),
+            None if overrides.is_empty() => (scenario.protections(), scenario.ends()),
+            // Only its overrides make the file valid: as written it has
+            // no protections to check.
+            None => return Ok(scenario),
         };
         let loc = Locator::new(file, text, text, &[]);
         for (i, p) in protections.iter().enumerate() {
-            if let Err(e) = Scenario::build(file, dir, text, &p.overrides) {
+            if let Err(e) = Scenario::build(file, dir, text, &p.overrides, &ends) {
                 use crate::core::input::Seg::{Index, Key};
                 return Err(loc.invalid(invalid(
                     vec![Key("expect"), Key("protections"), Index(i)],
@@ -303,6 +308,7 @@ impl Scenario {
         dir: Option<&std::path::Path>,
         text: &str,
         overrides: &[Override],
+        written: &[(String, ActorEnds)],
     ) -> Result<(Scenario, String), ScenarioError> {
         let effective = apply_overrides(file, text, overrides)?;
         let loc = Locator::new(file, text, &effective, overrides);
@@ -356,6 +362,7 @@ impl Scenario {
             &names,
             built.actors_hint,
             (model.name(), &kinds, &ends),
+            written,
             fault_phase_us,
             limits,
         )
@@ -397,7 +404,25 @@ impl Scenario {
     pub fn ablated(&self, file: &str, protection: &Protection) -> Result<Scenario, ScenarioError> {
         let mut overrides = self.overrides.clone();
         overrides.extend(protection.overrides.iter().cloned());
-        Scenario::build(file, self.dir.as_deref(), &self.text, &overrides).map(|(s, _)| s)
+        Scenario::build(
+            file,
+            self.dir.as_deref(),
+            &self.text,
+            &overrides,
+            &self.ends(),
+        )
+        .map(|(s, _)| s)
+    }
+
+    /// Each actor's name and its ends as configured: which links carry
+    /// which kinds of message in this scenario.
+    fn ends(&self) -> Vec<(String, ActorEnds)> {
+        let names = &sim::Model::world(&self.system).actor_names;
+        names
+            .iter()
+            .cloned()
+            .zip(self.system.nodes.iter().map(registry::Node::ends))
+            .collect()
     }
 
     /// The scenario's own search, as `check` and `verify` run it: every seed

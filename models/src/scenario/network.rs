@@ -169,6 +169,10 @@ struct Kinds<'a> {
     own: &'a [&'static str],
     /// Per actor, its roles and the kinds it sends to whom.
     ends: &'a [ActorEnds],
+    names: &'a [String],
+    /// For a variant (`--set`, a protection removed), the ends of the file
+    /// as written, by actor name: what they carry counts as carried too.
+    written: &'a [(String, ActorEnds)],
 }
 
 impl Kinds<'_> {
@@ -176,13 +180,25 @@ impl Kinds<'_> {
     fn carries(&self, (from, to): (sim::ActorId, sim::ActorId), kind: &str) -> bool {
         let ends = |a: sim::ActorId| &self.ends[a as usize];
         crate::core::wire::carries(ends(from), ends(to), kind)
+            || matches!(
+                (self.written_ends(from), self.written_ends(to)),
+                (Some(f), Some(t)) if crate::core::wire::carries(f, t, kind)
+            )
+    }
+
+    /// The ends actor `a` has in the file as written, if it is a variant's.
+    fn written_ends(&self, a: sim::ActorId) -> Option<&ActorEnds> {
+        let name = &self.names[a as usize];
+        self.written.iter().find(|(n, _)| n == name).map(|(_, e)| e)
     }
 
     /// Whether the link `from → to` carries any message.
     fn busy(&self, link: (sim::ActorId, sim::ActorId)) -> bool {
+        let written = self.written_ends(link.0).map_or(&[][..], |e| &e.sends[..]);
         self.ends[link.0 as usize]
             .sends
             .iter()
+            .chain(written)
             .any(|&(k, _)| self.carries(link, k))
     }
 }
@@ -195,6 +211,7 @@ pub fn world(
     names: &[String],
     hint: &str,
     (model, own_kinds, ends): (&str, &[&'static str], &[ActorEnds]),
+    written: &[(String, ActorEnds)],
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
@@ -237,6 +254,8 @@ pub fn world(
         model,
         own: own_kinds,
         ends,
+        names,
+        written,
     };
     debug_assert_eq!(ends.len(), names.len(), "the ends of every actor");
     let mut known = BTreeMap::new();
