@@ -51,6 +51,76 @@ fn no_duplicate_effect() {
             (2, 3, applied(1)),
         ],
     );
+    // The chain: events about a claim a client asked to pay once. The
+    // service booked it twice (a retry it no longer recognised), the bank
+    // paid once, accounting booked each event once: the claim took effect
+    // twice downstream.
+    let booked = |id, version| Obs::Committed {
+        op: event(id),
+        entity: a,
+        value: 1200,
+        version,
+    };
+    let booking = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: 1200,
+    };
+    let mut rebooked = paid_once(a);
+    rebooked.extend([
+        (0, 1, booked(1, 1)),
+        (0, 1, booked(2, 2)),
+        (1, 3, booking(1)),
+        (2, 3, booking(2)),
+    ]);
+    fires("no-duplicate-effect", &rebooked);
+    // Booked once, and that booking's redelivery deduplicated: silent; so
+    // is a second event about a claim nobody asked for (an entity of the
+    // messaging model is such a claim-less subject).
+    let mut once = paid_once(a);
+    once.extend([(0, 1, booked(1, 1)), (1, 3, booking(1))]);
+    silent(&once);
+    let unasked = claim(4712);
+    silent(&[
+        (
+            0,
+            1,
+            Obs::Committed {
+                op: event(1),
+                entity: unasked,
+                value: 5,
+                version: 1,
+            },
+        ),
+        (
+            0,
+            1,
+            Obs::Committed {
+                op: event(2),
+                entity: unasked,
+                value: 6,
+                version: 2,
+            },
+        ),
+        (
+            1,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(1),
+                payload: 5,
+            },
+        ),
+        (
+            2,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(2),
+                payload: 6,
+            },
+        ),
+    ]);
 }
 
 #[test]

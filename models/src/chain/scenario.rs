@@ -144,7 +144,8 @@ where
         &service,
         &bank,
         input.delays,
-        &["client".to_string()],
+        // Its bookings go on to accounting: the bank's key does not cover them.
+        (&["client".to_string()], true),
     );
     let accounting: Vec<String> = (1..=consumers).map(|i| format!("accounting-{i}")).collect();
     hazards.extend(queue::hazards(

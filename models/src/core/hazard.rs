@@ -238,24 +238,39 @@ pub fn key_retention(
         .map(|l| l.setting)
         .collect::<Vec<_>>()
         .join(" and ");
+    // Where the times as rounded would add up to no more than the
+    // retention, every time here is given exactly, so that the message
+    // shows the gap it warns of (161 s and 12 s against 172.998 s).
+    let exact = span_ms.is_some_and(|span| {
+        let late = |pick: fn(&KeyMemory) -> u64| {
+            longest.iter().map(|l| pick(l)).max().map_or(0, rounded_ms)
+        };
+        let shown_late = if span <= kept {
+            late(|l| l.spread_ms) + late(|l| l.resend.map_or(0, |(ms, _)| ms))
+        } else {
+            0
+        };
+        rounded_ms(span) + shown_late <= rounded_ms(kept)
+    });
+    let ms = |v: u64| shown_ms(v, exact);
     let until = match span_ms {
-        Some(span) => format!("for up to {} after the first attempt", about_ms(span)),
+        Some(span) => format!("for up to {} after the first attempt", ms(span)),
         None => "without end (no max_attempts, no window_ms)".to_string(),
     };
     // Said only where the delays and re-sends decide: the span alone would
     // be covered.
     let late = match span_ms {
-        Some(span) if span <= kept => late_copies(&longest),
+        Some(span) if span <= kept => late_copies(&longest, exact),
         _ => String::new(),
     };
     let who = match layers.len() {
         1 => format!(
             "the only layer that deduplicates by it forgets it after {} ({setting})",
-            about_ms(kept)
+            ms(kept)
         ),
         _ => format!(
             "every layer that deduplicates by it has forgotten it after {} ({setting})",
-            about_ms(kept)
+            ms(kept)
         ),
     };
     Some(Hazard {
@@ -270,16 +285,16 @@ pub fn key_retention(
 
 /// What makes a copy arrive after the retries' span at the layers that
 /// remember longest: the network's spread, and re-sends on the way.
-fn late_copies(longest: &[&KeyMemory]) -> String {
+fn late_copies(longest: &[&KeyMemory], exact: bool) -> String {
     let spread = longest.iter().map(|l| l.spread_ms).max().unwrap_or(0);
     let mut late = format!(
         ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
-        about_ms(spread)
+        shown_ms(spread, exact)
     );
     if let Some((ms, settings)) = longest.iter().filter_map(|l| l.resend).max() {
         late.push_str(&format!(
             ", and re-sends carry it on for up to {} more ({settings})",
-            about_ms(ms)
+            shown_ms(ms, exact)
         ));
     }
     late
@@ -323,29 +338,64 @@ pub fn inbox_retention(
     })
 }
 
-/// A span for people, rounded to a tenth of the unit that keeps it short:
-/// `41.5 s`, `3 days`.
-pub fn about_ms(ms: u64) -> String {
+/// `ms` exactly (`172.998 s`) where `exact`, else [`about_ms`]: for a
+/// message that compares times which rounding would show as equal.
+pub fn shown_ms(ms: u64, exact: bool) -> String {
+    if !exact || ms < 1000 {
+        return about_ms(ms);
+    }
+    let frac = format!("{:03}", ms % 1000);
+    match frac.trim_end_matches('0') {
+        "" => format!("{} s", ms / 1000),
+        f => format!("{}.{f} s", ms / 1000),
+    }
+}
+
+/// Two times a message compares, each as [`about_ms`] shows it, or both
+/// exactly where rounding would show different times alike.
+pub fn about_pair(a_ms: u64, b_ms: u64) -> (String, String) {
+    let exact = a_ms != b_ms && about_ms(a_ms) == about_ms(b_ms);
+    (shown_ms(a_ms, exact), shown_ms(b_ms, exact))
+}
+
+/// How [`about_ms`] rounds `ms`: tenths of a unit, the unit in ms, and its
+/// names; `None` below a second, which is shown exactly.
+fn rounding(ms: u64) -> Option<(u128, u64, &'static str, &'static str)> {
     const UNITS: [(u64, &str, &str); 4] = [
         (86_400_000, "day", "days"),
         (3_600_000, "h", "h"),
         (60_000, "min", "min"),
         (1000, "s", "s"),
     ];
-    for (unit, one, many) in UNITS {
+    UNITS.into_iter().find_map(|(unit, one, many)| {
         // Minutes from 3 on: 150 s reads better than 2.5 min.
         let from = if unit == 60_000 { 3 * unit } else { 2 * unit };
-        if ms >= from || ms == unit || (unit == 1000 && ms >= unit) {
+        (ms >= from || ms == unit || (unit == 1000 && ms >= unit)).then(|| {
             // Wide arithmetic: a scenario may set a delay near u64::MAX.
             let tenths = (u128::from(ms) * 10 + u128::from(unit / 2)) / u128::from(unit);
-            return match (tenths / 10, tenths % 10) {
-                (1, 0) => format!("1 {one}"),
-                (n, 0) => format!("{n} {many}"),
-                (n, t) => format!("{n}.{t} {many}"),
-            };
-        }
+            (tenths, unit, one, many)
+        })
+    })
+}
+
+/// The time [`about_ms`] shows for `ms`, in ms.
+fn rounded_ms(ms: u64) -> u128 {
+    rounding(ms).map_or(u128::from(ms), |(tenths, unit, ..)| {
+        tenths * u128::from(unit) / 10
+    })
+}
+
+/// A span for people, rounded to a tenth of the unit that keeps it short:
+/// `41.5 s`, `3 days`.
+pub fn about_ms(ms: u64) -> String {
+    match rounding(ms) {
+        Some((tenths, _, one, many)) => match (tenths / 10, tenths % 10) {
+            (1, 0) => format!("1 {one}"),
+            (n, 0) => format!("{n} {many}"),
+            (n, t) => format!("{n}.{t} {many}"),
+        },
+        None => format!("{ms} ms"),
     }
-    format!("{ms} ms")
 }
 
 #[cfg(test)]
@@ -361,6 +411,26 @@ mod tests {
             spread_ms: 0,
             resend: None,
         }
+    }
+
+    #[test]
+    fn times_that_differ_are_never_shown_alike() {
+        assert_eq!(
+            about_pair(160_000, 159_999),
+            ("160 s".into(), "159.999 s".into())
+        );
+        assert_eq!(
+            about_pair(172_998, 172_999),
+            ("172.998 s".into(), "172.999 s".into())
+        );
+        // Where rounding already tells them apart, or they are equal, as usual.
+        assert_eq!(
+            about_pair(160_000, 100_000),
+            ("160 s".into(), "100 s".into())
+        );
+        assert_eq!(about_pair(DAY_MS, DAY_MS), ("1 day".into(), "1 day".into()));
+        assert_eq!(shown_ms(999, true), "999 ms");
+        assert_eq!(shown_ms(4 * DAY_MS - 10_001, true), "345589.999 s");
     }
 
     #[test]
@@ -441,8 +511,12 @@ mod tests {
         // ...not once a copy can take 10 s longer than the first one did.
         let h = key_retention(&[at(10_001)], span, "the client retries", None, "x")
             .expect("10.001 s of spread past a 10 s margin");
+        // Rounded, 59.8 min and 10 s would read as within the hour: exact.
         assert!(
-            h.text.contains("up to 10 s later") && h.text.contains("[network]"),
+            h.text.contains("up to 3590 s after")
+                && h.text.contains("up to 10.001 s later")
+                && h.text.contains("after 3600 s")
+                && h.text.contains("[network]"),
             "{}",
             h.text
         );

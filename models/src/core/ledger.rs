@@ -78,6 +78,12 @@ pub struct OpRecord {
     pub newest_dead: bool,
     /// For an entity: the (value, version) the consumers' database holds.
     pub current: Option<(u32, u32)>,
+    /// For an operation a client asked for: the events about it that took
+    /// effect downstream (the chain's bookings in accounting of one claim).
+    /// The payment happened once, so its booking must too.
+    pub announced: u32,
+    /// The first of those events.
+    pub first_announcement: Option<Op>,
     // --- requests each layer received for this operation
     /// Requests each layer received for it, by [`Layer::index`](super::obs::Layer::index).
     pub received: [u32; MAX_LAYERS],
@@ -112,6 +118,8 @@ impl OpRecord {
             newest: None,
             newest_dead: false,
             current: None,
+            announced: 0,
+            first_announcement: None,
             received: [0; MAX_LAYERS],
         }
     }
@@ -324,6 +332,20 @@ impl Ledger {
         }
     }
 
+    /// Event `event`, about operation `about`, took its first effect: one
+    /// more announcement of `about` landed, if a client asked for it.
+    #[cold]
+    fn announced(&mut self, about: Op, event: Op) {
+        let Some(i) = self.find(about) else {
+            return;
+        };
+        let r = &mut self.ops[i];
+        if r.intended {
+            r.announced += 1;
+            r.first_announcement.get_or_insert(event);
+        }
+    }
+
     /// The newest version of `entity` so far (0: none).
     pub fn head(&self, entity: Op) -> u32 {
         self.heads.get(&entity).copied().unwrap_or(0)
@@ -387,6 +409,11 @@ impl Ledger {
                 r.effect_total += u64::from(payload);
                 r.site.get_or_insert(site);
                 r.first_effect.get_or_insert((now_us, payload));
+                if r.effects == 1 {
+                    if let Some(about) = r.entity.filter(|&e| e != op) {
+                        self.announced(about, op);
+                    }
+                }
             }
             Obs::Attempt {
                 op,

@@ -195,7 +195,7 @@ where
         1 => vec!["client".to_string()],
         _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
     };
-    let hazards = hazards(&configs[0], &service, &bank, input.delays, &names);
+    let hazards = hazards(&configs[0], &service, &bank, input.delays, (&names, false));
     let mut actors: Vec<(String, N)> = configs
         .into_iter()
         .zip(names)
@@ -242,7 +242,7 @@ pub(crate) fn hazards(
     service: &ServiceConfig,
     bank: &BankConfig,
     delays: &crate::core::hazard::Delays,
-    clients: &[String],
+    (clients, books): (&[String], bool),
 ) -> Vec<crate::core::Hazard> {
     use crate::core::hazard::{key_retention, KeyMemory};
     let mut out = Vec::new();
@@ -268,7 +268,11 @@ pub(crate) fn hazards(
                 spread(&["service"]),
             ));
         }
-        if service.pass_key_to_bank && bank.accepts_key {
+        // The bank's key keeps the money to one transfer, but not a booking
+        // the service announces downstream (`books`, the chain): only the
+        // service's own key stops a retry from being booked again.
+        let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+        if bank_dedups && !books {
             layers.push(
                 KeyMemory::of_us(
                     "bank.key_retention_ms",
@@ -293,13 +297,20 @@ pub(crate) fn hazards(
         // The service reports a retry of a key it forgot; the bank does not.
         let shown_by = (service.idempotency != Idempotency::None)
             .then_some(super::situations::RETRY_AFTER_KEY_EXPIRED);
-        out.extend(key_retention(
+        let mut retention = key_retention(
             &layers,
             span,
             who,
             shown_by,
             "payment-key-expired-before-retry",
-        ));
+        );
+        if let Some(h) = retention.as_mut().filter(|_| books && bank_dedups) {
+            h.text.push_str(
+                " (the bank's key keeps the money to one transfer, but the service books the retry again and announces the booking: accounting books the claim twice)",
+            );
+            h.example = "chain-booked-again-after-key-expired";
+        }
+        out.extend(retention);
     }
     out.extend(lease_hazard(service));
     out.extend(deleted_on_timeout(service, bank));
@@ -331,7 +342,7 @@ fn deleted_on_timeout(service: &ServiceConfig, bank: &BankConfig) -> Option<crat
 /// still under way: a duplicate then takes the key over and calls the bank
 /// too, two executions of one operation.
 fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
-    use crate::core::hazard::about_ms;
+    use crate::core::hazard::{about_ms, about_pair};
     let call_us = service
         .bank_timeout_us
         .saturating_mul(u64::from(service.bank_max_attempts))
@@ -342,15 +353,14 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
     {
         return None;
     }
-    let ms = |us: u64| about_ms(us / sim::US_PER_MS);
+    let ms = |us: u64| us / sim::US_PER_MS;
+    let (lease, call) = about_pair(ms(service.lease_us), ms(call_us));
     Some(crate::core::Hazard {
         id: crate::core::hazard::LEASE_BELOW_CALL,
         text: format!(
-            "an \"in progress\" key's lease runs out after {} (service.lease_ms), but its bank call may take {} ({} attempts of {}, service.bank_max_attempts and service.bank_timeout_ms): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does",
-            ms(service.lease_us),
-            ms(call_us),
+            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({} attempts of {}, service.bank_max_attempts and service.bank_timeout_ms): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does",
             service.bank_max_attempts,
-            ms(service.bank_timeout_us)
+            about_ms(ms(service.bank_timeout_us))
         ),
         shown_by: Some(super::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",

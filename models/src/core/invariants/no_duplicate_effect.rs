@@ -1,12 +1,14 @@
 use super::{violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::{Obs, ObsKind};
+use crate::core::obs::{Obs, ObsKind, Site};
+use crate::core::op::Op;
 use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "no-duplicate-effect",
     doc: "Two or more effects landed for one business operation (two transfers for one claim, \
-          one event handled twice). Judged the moment the second effect lands.",
+          one event handled twice, two events about one paid claim booked downstream). Judged \
+          the moment the second effect lands.",
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Effect];
@@ -17,7 +19,7 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     };
     let r = s.rec?;
     if r.effects == 0 {
-        return None;
+        return announced_again(s, site, op, r.entity);
     }
     let n = r.effects + 1;
     let total = r.effect_total + u64::from(payload);
@@ -33,6 +35,28 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
         ),
     };
     violation(&INVARIANT, op.key(), message)
+}
+
+/// The first effect of event `op`, about `entity`: a duplicate when the
+/// entity is a business operation a client asked for and another event about
+/// it took effect already (the payment service booked one claim twice, and
+/// accounting booked both: each event once, the claim twice).
+fn announced_again(
+    s: &Seen<'_>,
+    site: &Site,
+    op: Op,
+    entity: Option<Op>,
+) -> Option<Violation> {
+    let about = entity.filter(|&e| e != op)?;
+    let r = s.ledger.get(about).filter(|r| r.intended)?;
+    let first = r.first_announcement?;
+    let message = format!(
+        "{} for {op} books {about} again, after {first}: one {} took effect {} times downstream",
+        site.name,
+        about.space.noun,
+        r.announced + 1
+    );
+    violation(&INVARIANT, about.key(), message)
 }
 
 pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {
