@@ -1079,8 +1079,20 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     );
     // A consumer that renews its lease before it runs out is not warned:
     // each renewal extends the lease from its arrival, so the renewals'
-    // interval plus their delay spread must stay under the lease.
+    // interval plus their delay spread must stay under the lease, and the
+    // first renewal, counted from the delivery's departure, must arrive
+    // within it: the delivery's trip (up to 50 ms by default), the
+    // interval, and the renewal's trip (up to 50 ms).
     let long = "consumer.processing_ms=40000";
+    assert!(with(&[long, "consumer.lease_renewal_ms=29899"])
+        .hazards
+        .is_empty());
+    for late in [
+        "consumer.lease_renewal_ms=29900",
+        "consumer.lease_renewal_ms=29930",
+    ] {
+        assert_eq!(ids(&with(&[long, late])), [RULE], "{late}");
+    }
     assert!(with(&[long, "consumer.lease_renewal_ms=10000"])
         .hazards
         .is_empty());
@@ -1094,9 +1106,11 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
         );
         load_text("renew.toml", &text, &[])
     };
-    // 10 s apart, arriving up to 19,998 ms later than the one before: in time.
-    assert!(slow_renewals(19_999).hazards.is_empty());
-    // Up to 20 s later: the lease ends as the renewal arrives.
+    // 10 s apart, the first arriving at most 50 + 10,000 + 19,949 ms after
+    // the delivery left: in time.
+    assert!(slow_renewals(19_949).hazards.is_empty());
+    // One more millisecond: the lease ends as the first renewal arrives.
+    assert_eq!(ids(&slow_renewals(19_950)), [RULE]);
     assert_eq!(ids(&slow_renewals(20_001)), [RULE]);
     // The catalog's scenario of the mistake carries it and reaches it.
     let s = load("messaging-visibility-below-processing", &[]);

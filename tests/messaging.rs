@@ -1062,3 +1062,74 @@ fn invariant(sum: &sim::Summary) -> Option<&'static str> {
         _ => None,
     }
 }
+
+/// An inbox row is an insert keyed by the message id: a second insert fails
+/// on the primary key. A record-first consumer can therefore lose an event
+/// (a crash between the row and the effect) but never apply one twice, even
+/// when two consumers hold copies of it at once; with the row written after
+/// the effect, the same race applies it twice.
+#[test]
+fn a_record_first_inbox_never_applies_an_event_twice() {
+    let text = r#"
+summary = "two consumers race for republished copies"
+model = "messaging"
+[producer]
+write = "outbox"
+publish_timeout_ms = 100
+[broker]
+visibility_timeout_ms = 30000
+consumers = 2
+[consumer]
+handler = "inbox-record-first"
+ack = "after-commit"
+processing_ms = 200
+processing_jitter_ms = 2000
+[network]
+delay_ms_min = 1
+delay_ms_max = 50
+[[network.links]]
+from = "broker"
+to = "producer"
+loss_per_mille = [0, 900]
+[[events]]
+entity = 4711
+value = 1200
+"#;
+    let s = common::load_text("race.toml", text, &[]);
+    let sum = sweep(&s, 1000);
+    assert!(sum.violation().is_none(), "{:?}", sum.first_failure);
+    // The race happened: a second copy met the first one's row.
+    assert!(sum.tally.situations.contains(sit::DUPLICATE_PUBLISH));
+    assert!(sum.tally.situations.contains(sit::INBOX_ROW_WITHOUT_EFFECT));
+    let after = common::load_text("race.toml", text, &["consumer.handler=inbox-separate-tx"]);
+    let raced = sweep(&after, 1000);
+    let v = raced.violation().expect("the effect first races");
+    assert_eq!(v.invariant, "no-duplicate-effect");
+}
+
+/// A renewal that arrives after its own delivery's ack finds the message
+/// done, not delivered again: `renewal-after-redelivery` says the lease ran
+/// out and the message went out again, so only a run where it did shows it.
+#[test]
+fn a_renewal_that_trails_its_ack_is_not_a_renewal_after_redelivery() {
+    let s = load(
+        "messaging-visibility-below-processing",
+        &["consumer.lease_renewal_ms=10000"],
+    );
+    for seed in 0..3000 {
+        let (entries, _) = trace_of(&s, seed);
+        if reached(&entries, sit::RENEWAL_AFTER_REDELIVERY) {
+            assert!(
+                reached(&entries, sit::LEASE_EXPIRED_REDELIVERY),
+                "seed {seed}: a renewal after a redelivery that never happened"
+            );
+        }
+    }
+    // The reviewer's seed: the renewal crossed its own ack.
+    let (entries, _) = trace_of(&s, 2498);
+    assert!(!reached(&entries, sit::RENEWAL_AFTER_REDELIVERY));
+    assert!(entries.iter().any(|e| matches!(
+        &e.kind,
+        TraceKind::Deliver { msg, .. } if matches!(Carries::<messaging::Msg>::peek(msg), Some(messaging::Msg::Extend { .. }))
+    )));
+}

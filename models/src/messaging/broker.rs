@@ -453,8 +453,17 @@ impl<W: Carries<Msg>> Broker<W> {
                 ctx.reached(sit::LEASE_RENEWED);
                 self.dispatch(s, ctx);
             }
-            // Too late: the lease ran out, the message is visible or out again.
-            None => ctx.reached(sit::RENEWAL_AFTER_REDELIVERY),
+            None => {
+                // Too late: the lease ran out, the message is visible or out
+                // again. A renewal that only trailed its own ack (the message
+                // is done) is no such thing.
+                let again = s.queue.iter().any(|m| {
+                    m.ev.id == id && matches!(m.status, QStatus::Ready | QStatus::InFlight { .. })
+                });
+                if again {
+                    ctx.reached(sit::RENEWAL_AFTER_REDELIVERY);
+                }
+            }
         }
     }
 

@@ -205,11 +205,16 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::NotSeen
                 }
             }
+            // An insert keyed by the message id: a second one fails on the
+            // primary key, and the handler that wanted it skips the effect
+            // (record first) or has done it already (effect first).
             TxKind::RecordInbox => {
-                if !Self::in_inbox(s, ev.id, ctx) {
+                if Self::in_inbox(s, ev.id, ctx) {
+                    TxResult::Duplicate
+                } else {
                     self.record_inbox(s, ev.id, ctx);
+                    TxResult::Applied
                 }
-                TxResult::Applied
             }
             TxKind::InsertUnique => {
                 if s.unique.contains(&ev.id) {

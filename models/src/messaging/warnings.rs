@@ -150,8 +150,11 @@ pub(crate) struct Spreads {
     /// How much later than a message's first delivery one of its
     /// redeliveries can reach a consumer (perhaps another one).
     pub redelivery_ms: u64,
-    /// How much later than the renewal before it a lease renewal can reach
-    /// the broker: the lease it extends counts from the earlier one's arrival.
+    /// How much longer than the renewal period a lease renewal can take to
+    /// reach the broker: the first counts from the delivery leaving the
+    /// broker (the delivery's trip, the period, the renewal's trip, both
+    /// trips at their longest); each later one from the arrival of the one
+    /// before (the spread of the consumer's link).
     pub renewal_ms: u64,
 }
 
@@ -164,7 +167,10 @@ impl Spreads {
         // A consumer renews its own delivery's lease over its own link.
         let renewal_ms = consumers
             .iter()
-            .map(|c| delays.spread_ms(&[vec![c.as_str(), "broker"]]))
+            .map(|c| {
+                let first = delays.path_ms(&["broker", c.as_str(), "broker"]).1;
+                first.max(delays.spread_ms(&[vec![c.as_str(), "broker"]]))
+            })
             .max()
             .unwrap_or(0);
         Spreads {
