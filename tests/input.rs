@@ -111,3 +111,66 @@ fn a_value_out_of_range_is_refused_even_where_the_mode_does_not_read_it() {
         ],
     );
 }
+
+/// Found by fuzzing the command line: messages that gave no range or a
+/// wrong fix, a malformed --set list read as text, and a later --set that
+/// silently dropped an earlier one.
+#[test]
+fn bad_values_are_named_with_their_range_and_a_fix_that_works() {
+    let text = "summary = \"x\"\n";
+    // A number past a key's 32-bit range says the range.
+    let e = load_error(
+        "f.toml",
+        "summary = \"x\"\n[[operations]]\nclaim = 1\namount_eur = 4294967296\n",
+    );
+    assert!(e.message.contains("from 0 to 4294967295"), "{e}");
+    assert!(
+        e.help.as_deref().is_some_and(|h| h.contains("range")),
+        "{e}"
+    );
+    // A per-mille value with a point: the fix is a value in range.
+    for (set, fix) in [
+        ("network.loss_per_mille=50.0", "write 50 without the point"),
+        ("network.loss_per_mille=0.05", "is 50 per mille"),
+        ("network.loss_per_mille=12.5", "round it: 13"),
+        (
+            "network.loss_per_mille=1000.0",
+            "write 1000 without the point",
+        ),
+    ] {
+        let e = set_error(text, set);
+        assert!(e.message.contains(fix), "{set}: {e}");
+    }
+    // A list or table that does not parse is reported as such, not as text.
+    for set in [
+        "operations=[{claim=1,amount_eur=5",
+        "operations=[{claim=18446744073709551614,amount_eur=5}]",
+        "client={key=\"stable\"",
+    ] {
+        let e = set_error(text, set);
+        assert!(e.message.contains("not valid TOML"), "{set}: {e}");
+        assert!(!e.message.contains('\n'), "{set}: one line: {e}");
+    }
+    // A later override that replaces a table an earlier one set a key in.
+    let both = [
+        Override::parse("client.retry.max_attempts=3").unwrap(),
+        Override::parse("client.retry=x").unwrap(),
+    ];
+    let Err(e) = models::Scenario::load_with("f.toml", text, &both) else {
+        panic!("the second override would drop the first");
+    };
+    assert!(
+        e.to_string()
+            .contains("--set client.retry=x: this replaces `client.retry`"),
+        "{e}"
+    );
+    // The table first and a key inside it after is what was meant: it loads.
+    load_text(
+        "f.toml",
+        text,
+        &[
+            "client.retry={policy=\"fixed\", base_ms=100}",
+            "client.retry.max_attempts=3",
+        ],
+    );
+}

@@ -213,9 +213,21 @@ impl<'de> serde::Deserialize<'de> for PerMille {
                 Ok(PerMille(v, v))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<PerMille, E> {
+                // 50.0 meant 50 per mille, 0.05 a probability of 5 %.
+                let fix = if v.fract() == 0.0 && (0.0..=1000.0).contains(&v) {
+                    format!("write {} without the point", v as i64)
+                } else if v > 0.0 && v < 1.0 {
+                    format!(
+                        "a probability of {v} is {} per mille",
+                        (v * 1000.0).round() as i64
+                    )
+                } else if (0.0..=1000.0).contains(&v) {
+                    format!("round it: {}", v.round() as i64)
+                } else {
+                    "a per-mille probability is 0 to 1000".to_string()
+                };
                 Err(E::custom(format!(
-                    "{v} is a fraction: probabilities are whole numbers per mille, e.g. {} for {v}",
-                    (v * 1000.0).round() as i64
+                    "{v} is not a whole number: probabilities are whole numbers per mille (0 to 1000); {fix}"
                 )))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PerMille, A::Error> {

@@ -143,8 +143,15 @@ pub fn plain(message: &str) -> String {
     let m = m
         .replace("invalid type: ", "wrong type: ")
         .replace(", expected u64", ", expected a whole number (0 or more)")
-        .replace(", expected u32", ", expected a whole number (0 or more)")
-        .replace(", expected u16", ", expected a whole number (0 or more)")
+        .replace(
+            ", expected u32",
+            ", expected a whole number from 0 to 4294967295",
+        )
+        .replace(
+            ", expected u16",
+            ", expected a whole number from 0 to 65535",
+        )
+        .replace(", expected u8", ", expected a whole number from 0 to 255")
         .replace(", expected a string", ", expected text in quotes")
         .replace(", expected a boolean", ", expected true or false")
         .replace("invalid value: integer", "the number")

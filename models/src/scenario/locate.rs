@@ -73,6 +73,24 @@ pub(super) fn apply_overrides(
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
+    // A later override that replaces a whole table drops what an earlier
+    // one set inside it: refused, not applied in silence.
+    for (i, later) in overrides.iter().enumerate() {
+        let inside = format!("{}.", later.key);
+        if let Some(earlier) = overrides[..i].iter().find(|o| o.key.starts_with(&inside)) {
+            return Err(set_error(
+                later,
+                format!(
+                    "this replaces `{}`, in which --set {}={} sets a key: that setting would be lost",
+                    later.key, earlier.key, earlier.value
+                ),
+                Some(format!(
+                    "give `{}` first and the keys inside it after, or only one of the two",
+                    later.key
+                )),
+            ));
+        }
+    }
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let (line, column, src) = line_col(text, e.span().map_or(0, |s| s.start));
         let message = plain(e.message());
@@ -103,6 +121,16 @@ pub(super) fn apply_overrides(
                         .into(),
                 ),
             )),
+            // A list, a table or quoted text that does not parse is a
+            // mistake in it, not a word: taken as text it would be reported
+            // as "wrong type: string", hiding what is wrong.
+            Err(e) if o.value.trim_start().starts_with(['[', '{', '"', '\'']) => {
+                return Err(set_error(
+                    o,
+                    format!("the value is not valid TOML: {}", plain(e.message()).replace('\n', ": ")),
+                    Some("write a list as [a, b], a table as {key = value, ...}, and close every quote and bracket".into()),
+                ))
+            }
             // A bare word is a string: `--set client.key=stable`.
             Err(_) => toml_edit::Value::from(o.value.as_str()),
         };
@@ -355,6 +383,10 @@ impl<'a> Locator<'a> {
             Some("add it; docs/scenario-format.md lists every key with its default".into())
         } else if raw.starts_with("this is not a protection") || raw.starts_with("`set` is") {
             Some("docs/scenario-format.md shows the three forms of a protection".into())
+        } else if raw.contains("probabilities are whole numbers per mille") {
+            Some("per mille: 1000 is always, 50 is 5 %, 0 is never".into())
+        } else if raw.starts_with("the number") {
+            Some("write a whole number in the key's range; docs/scenario-format.md gives each key's range".into())
         } else if raw.contains("wrong type") {
             let (_, _, src) = line_col(self.effective, offset);
             duration_help(src.trim())
