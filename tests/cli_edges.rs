@@ -42,11 +42,11 @@ fn seed_ranges_shards_and_jobs_at_their_limits() {
         .code(1)
         .out("(seeds 18446744073709551307..18446744073709551615)"),
         case(
-            "a shard of the whole u64 range runs its half (interrupted to end it)",
+            "a shard of the top 10^12 seeds runs its half (interrupted to end it)",
             &[
                 "check",
                 "--seeds",
-                &format!("0..{TOP}"),
+                &format!("18446743073709551615..{TOP}"),
                 "--shard",
                 "1/2",
                 "--jobs",
@@ -56,8 +56,21 @@ fn seed_ranges_shards_and_jobs_at_their_limits() {
         .interrupt(Duration::from_millis(1500))
         .code(130)
         .out("payment-stable-key: interrupted over ")
-        .out("(seeds 9223372036854775807..")
+        .out("(seeds 18446743573709551615..")
         .out("did not; the counts cover only what ran"),
+        case(
+            "a seed range longer than --runs may be is refused, not run until killed",
+            &["check", "--seeds", &format!("0..{TOP}")],
+        )
+        .code(2)
+        .err("seed range 0..18446744073709551615 holds 18446744073709551615 seeds, more than 1000000000000")
+        .err("give a range of at most 1000000000000 seeds, e.g. 0..1000000000000"),
+        case(
+            "one seed past the bound is refused too",
+            &["check", "--seeds", "7..1000000000008", "--shard", "0/2"],
+        )
+        .code(2)
+        .err("holds 1000000000001 seeds"),
         case(
             "--jobs has an upper bound",
             &["check", "--runs", "1", "--jobs", "100000"],

@@ -10,7 +10,7 @@ use sim::{Outcome, Record, SeedRange};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Parses `--seeds A..B` (B exclusive, above A).
+/// Parses `--seeds A..B` (B exclusive, above A, at most [`MAX_RUNS`] seeds).
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     let (a, b) = s
         .split_once("..")
@@ -26,6 +26,15 @@ pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
     if end <= start {
         return Err(format!(
             "empty seed range {start}..{end}: the end is exclusive and must be above the start"
+        ));
+    }
+    // The bound of --runs: a longer range would not end in any lifetime.
+    if end - start > MAX_RUNS {
+        return Err(format!(
+            "seed range {start}..{end} holds {} seeds, more than {MAX_RUNS} (the bound of --runs); \
+give a range of at most {MAX_RUNS} seeds, e.g. {start}..{}",
+            end - start,
+            start.saturating_add(MAX_RUNS)
         ));
     }
     Ok(SeedRange { start, end })
@@ -98,8 +107,9 @@ pub fn jobs(given: Option<usize>) -> Result<usize, UsageError> {
     }
 }
 
-/// The most seeds `--runs` asks for, as for `run.runs` in a file: past it a
-/// run would not end in any lifetime (`--seeds A..B` still gives any range).
+/// The most seeds `--runs` asks for, as for `run.runs` in a file and the
+/// length of a `--seeds A..B` range: past it a run would not end in any
+/// lifetime (a range may start anywhere in the 64-bit seeds).
 pub const MAX_RUNS: u64 = 1_000_000_000_000;
 
 /// `--runs` (or the flag `flag`), checked: at least 1, at most [`MAX_RUNS`].
@@ -269,3 +279,4 @@ pub fn situations_line<S: AsRef<str>>(names: &[S]) -> String {
     let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     format!("situations reached: {}", names.join(", "))
 }
+

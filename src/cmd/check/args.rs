@@ -14,7 +14,7 @@ pub struct Args {
     /// Number of seeds to run, 1 to 10^12 [default: the scenario's run.runs].
     #[arg(long, conflicts_with = "seeds")]
     pub(super) runs: Option<u64>,
-    /// Seed range A..B (B exclusive).
+    /// Seed range A..B (B exclusive), at most 10^12 seeds.
     #[arg(long, value_parser = parse_seeds)]
     pub(super) seeds: Option<SeedRange>,
     /// Run only shard I of N (0-based) of the seed range; `idemsim merge` combines the shards' --json output.
