@@ -648,3 +648,66 @@ fn interrupts_print_what_ran_and_shrinking_keeps_its_budget() {
         check(c);
     }
 }
+
+/// `bench`'s sizes have ranges: past them a count wrapped or never ended.
+#[test]
+fn bench_sizes_have_ranges() {
+    let cases = [
+        case(
+            "--alloc-runs at the top of u64 wrapped into a false claim",
+            &["bench", "--runs", "10", "--jobs", "1", "--alloc-runs", TOP],
+        )
+        .code(2)
+        .not_out("allocations")
+        .err("--alloc-runs 18446744073709551615 is more than 10000000")
+        .err("help: give 0 (do not count allocations) to 10000000"),
+        case(
+            "10^12 of them never ended",
+            &[
+                "bench",
+                "--runs",
+                "10",
+                "--jobs",
+                "1",
+                "--alloc-runs",
+                "1000000000000",
+            ],
+        )
+        .code(2)
+        .err("--alloc-runs 1000000000000 is more than 10000000"),
+        case(
+            "--rounds past --runs",
+            &["bench", "--runs", "10", "--jobs", "1", "--rounds", TOP],
+        )
+        .code(2)
+        .err("--rounds 18446744073709551615 is more than --runs 10")
+        .err("help: give --rounds 1 to 10"),
+        case(
+            "the default rounds fit a short run",
+            &["bench", "--runs", "3", "--jobs", "1", "--alloc-runs", "0"],
+        )
+        .out("3 schedules (seeds 0..3)"),
+        case(
+            "--find ignored --runs",
+            &["bench", "--find", "--runs", "10"],
+        )
+        .code(2)
+        .err("--runs does not apply to bench --find")
+        .err("give --find-budget N"),
+        case(
+            "and --alloc-runs",
+            &["bench", "--find", "--alloc-runs", "10"],
+        )
+        .code(2)
+        .err("--alloc-runs does not apply to bench --find"),
+        case(
+            "--find-budget has the range of --runs",
+            &["bench", "--find", "--find-budget", TOP],
+        )
+        .code(2)
+        .err("--find-budget 18446744073709551615 is outside 1 to 1000000000000"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}

@@ -27,18 +27,20 @@ pub struct Args {
     /// The reference scenario of every model, one after the other.
     #[arg(long)]
     all: bool,
-    /// Seeds 0..N to run.
-    #[arg(long, default_value_t = 1_000_000)]
-    runs: u64,
+    /// Seeds 0..N to run, 1 to 10^12 [default: 1000000].
+    #[arg(long)]
+    runs: Option<u64>,
     /// Worker threads, for the engine and the bare loop alike [default: all cores].
     #[arg(long)]
     jobs: Option<usize>,
-    /// Engine and bare loop alternate this many times over shares of the seeds.
-    #[arg(long, default_value_t = 4)]
-    rounds: u64,
-    /// Schedules run on one warm simulator while allocations are counted.
-    #[arg(long, default_value_t = 10_000)]
-    alloc_runs: u64,
+    /// Engine and bare loop alternate this many times over shares of the
+    /// seeds, 1 to --runs [default: 4, or --runs when that is fewer].
+    #[arg(long)]
+    rounds: Option<u64>,
+    /// Schedules run on one warm simulator while allocations are counted,
+    /// 0 (not counted) to 10^7 [default: 10000].
+    #[arg(long)]
+    alloc_runs: Option<u64>,
     /// Instead of speed: the schedules each search strategy (random, swarm,
     /// exhaustive, coverage) needs to find each catalog bug (or SCENARIO's).
     #[arg(long, conflicts_with = "all")]
@@ -260,8 +262,9 @@ fn allocs_per_run(s: &Scenario, runs: u64) -> Option<f64> {
 }
 
 /// Measures `s` over seeds `0..runs`: engine and bare loop alternate in
-/// `rounds`, so a burst of load from other processes hits both alike and the
-/// ratio stays meaningful on a shared machine.
+/// `rounds` (1 to `runs`), so a burst of load from other processes hits both
+/// alike and the ratio stays meaningful on a shared machine; allocations are
+/// counted over `alloc_runs` schedules (at most [`MAX_ALLOC_RUNS`]).
 pub fn measure(
     s: &Scenario,
     runs: u64,
@@ -289,6 +292,8 @@ pub fn measure(
     let (mut cpu, mut bare_cpu) = (Some(0.0), Some(0.0));
     let cpu_delta = |since: Option<f64>| Some(cpu_seconds()? - since?);
     let rounds = rounds.clamp(1, runs);
+    // The command line refuses more; a library caller gets the bound.
+    let alloc_runs = alloc_runs.min(MAX_ALLOC_RUNS);
     for round in 0..rounds {
         let part = seeds.shard(round, rounds);
         let (t0, c0) = (wall_clock(), cpu_seconds());
@@ -368,16 +373,68 @@ fn first_holding(model: &str) -> Result<Option<String>, UsageError> {
     Ok(None)
 }
 
+/// Seeds `bench` runs without `--runs`.
+pub const DEFAULT_RUNS: u64 = 1_000_000;
+
+/// Rounds of engine and bare loop without `--rounds`.
+pub const DEFAULT_ROUNDS: u64 = 4;
+
+/// Schedules whose allocations are counted without `--alloc-runs`.
+pub const DEFAULT_ALLOC_RUNS: u64 = 10_000;
+
+/// The most schedules `--alloc-runs` counts, on one thread: half a minute
+/// for payment-stable-key, about four for chain-outbox-inbox; the count per
+/// run is steady long before. (Past it, the warm-up plus the count wrapped.)
+pub const MAX_ALLOC_RUNS: u64 = 10_000_000;
+
+/// `--runs`, `--rounds` and `--alloc-runs`, checked: (runs, rounds, alloc runs).
+fn sizes(a: &Args) -> Result<(u64, u64, u64), UsageError> {
+    super::common::runs("--runs", a.runs)?;
+    let runs = a.runs.unwrap_or(DEFAULT_RUNS);
+    let rounds = match a.rounds {
+        None => DEFAULT_ROUNDS.min(runs),
+        Some(0) => return Err(UsageError(format!(
+            "error: --rounds must be at least 1\nhelp: engine and bare loop alternate this many times, 1 to --runs ({runs}); the default is {DEFAULT_ROUNDS}\n"
+        ))),
+        Some(n) if n > runs => return Err(UsageError(format!(
+            "error: --rounds {n} is more than --runs {runs}: each round runs a share of the seeds, at least one\nhelp: give --rounds 1 to {runs}, or more --runs\n"
+        ))),
+        Some(n) => n,
+    };
+    let alloc_runs = a.alloc_runs.unwrap_or(DEFAULT_ALLOC_RUNS);
+    if alloc_runs > MAX_ALLOC_RUNS {
+        return Err(UsageError(format!(
+            "error: --alloc-runs {alloc_runs} is more than {MAX_ALLOC_RUNS}\nhelp: give 0 (do not count allocations) to {MAX_ALLOC_RUNS}; the default is {DEFAULT_ALLOC_RUNS}, and the count per run is steady long before the bound\n"
+        )));
+    }
+    Ok((runs, rounds, alloc_runs))
+}
+
 /// Runs `idemsim bench`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    super::common::runs("--runs", Some(a.runs))?;
     let jobs = super::common::jobs(a.jobs)?;
-    if a.rounds == 0 {
-        return Err(UsageError("error: --rounds must be at least 1\nhelp: engine and bare loop alternate this many times; the default is 4\n".into()));
-    }
     if a.find {
+        // The search strategies run to their first violation: these measure speed.
+        let given = [
+            ("--runs", a.runs.is_some()),
+            ("--rounds", a.rounds.is_some()),
+            ("--alloc-runs", a.alloc_runs.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(UsageError(format!(
+                "error: {flag} does not apply to bench --find: each strategy runs until its first violation, at most --find-budget schedules\nhelp: leave {flag} out; give --find-budget N to bound the search\n"
+            )));
+        }
+        if a.find_budget == 0 || a.find_budget > super::common::MAX_RUNS {
+            return Err(UsageError(format!(
+                "error: --find-budget {} is outside 1 to {}\nhelp: give the most schedules each strategy may run, e.g. --find-budget 100000 (the default)\n",
+                a.find_budget,
+                super::common::MAX_RUNS
+            )));
+        }
         return super::find::run(a.scenario.as_deref(), a.find_budget, jobs, a.json);
     }
+    let (runs, rounds, alloc_runs) = sizes(&a)?;
     let names = if a.all {
         reference_scenarios()?
     } else {
@@ -389,7 +446,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .map(|n| scenarios::load(n, &[]))
         .collect::<Result<_, _>>()?;
     for (i, s) in loaded.iter().enumerate() {
-        let row = measure(s, a.runs, jobs, a.rounds, a.alloc_runs)?;
+        let row = measure(s, runs, jobs, rounds, alloc_runs)?;
         if a.json {
             crate::outln!("{}", json_line("bench", row.json()));
         } else {
