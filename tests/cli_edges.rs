@@ -711,3 +711,144 @@ fn bench_sizes_have_ranges() {
         check(c);
     }
 }
+
+/// `sweep --set` grids that would not compare what they say: each is refused
+/// before any variant runs, with the fix.
+#[test]
+fn sweep_grids_refuse_what_they_cannot_compare() {
+    let values = |n: usize| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let (a101, b101) = (
+        format!("client.retry.max_attempts={}", values(101)),
+        format!("client.timeout_ms={}", values(101)),
+    );
+    let (a1000, b1000, c1000) = (
+        format!("client.retry.max_attempts={}", values(1000)),
+        format!("client.timeout_ms={}", values(1000)),
+        format!("client.retry.base_ms={}", values(1000)),
+    );
+    let cases = [
+        case(
+            "run.runs with several values: every variant ran the first",
+            &[
+                "sweep",
+                "payment-retry-without-key",
+                "--set",
+                "run.runs=50,3",
+                "--format",
+                "csv",
+            ],
+        )
+        .code(2)
+        .not_out("violation")
+        .err("--set run.runs=50,3")
+        .err("use --runs: a sweep compares its variants on the same seeds"),
+        case(
+            "one value of run.runs is the seeds of every variant",
+            &[
+                "sweep",
+                "payment-retry-without-key",
+                "--set",
+                "run.runs=7",
+                "--set",
+                "client.retry.max_attempts=1,2",
+            ],
+        )
+        .out("2 variants, each on seeds 0..7"),
+        case(
+            "run.strategy=coverage: a sweep ran seeds anyway",
+            &[
+                "sweep",
+                "payment-retry-without-key",
+                "--runs",
+                "5",
+                "--set",
+                "run.strategy=seeds,coverage",
+            ],
+        )
+        .code(2)
+        .not_out("variants")
+        .err("--set run.strategy=coverage: a sweep runs seeds 0..N of every variant")
+        .err("`idemsim check payment-retry-without-key --strategy coverage`"),
+        case(
+            "a file that asks for a coverage search is swept on seeds, and told so",
+            &[
+                "sweep",
+                "payment-give-up-silently-low-loss",
+                "--runs",
+                "5",
+                "--set",
+                "client.retry.max_attempts=2,3",
+            ],
+        )
+        .out("2 variants, each on seeds 0..5")
+        .err("note: payment-give-up-silently-low-loss sets run.strategy = \"coverage\""),
+        case(
+            "a value given twice would print its row twice",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--runs",
+                "5",
+                "--set",
+                "client.retry.max_attempts=3,3",
+            ],
+        )
+        .code(2)
+        .err("--set client.retry.max_attempts=3,3 gives the value 3 twice")
+        .err("help: give each value once, e.g. --set client.retry.max_attempts=3"),
+        case(
+            "so would two spellings of one value",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--runs",
+                "5",
+                "--set",
+                "client.key=stable,\"stable\"",
+            ],
+        )
+        .code(2)
+        .err("the variants client.key=stable and client.key=\"stable\" are the same scenario"),
+        case(
+            "a grid over the cap is refused with its count",
+            &["sweep", "payment-stable-key", "--runs", "1", "--set", &a101, "--set", &b101],
+        )
+        .code(2)
+        .err("the --set values make 10201 variants, more than 10000")
+        .err("client.retry.max_attempts (101) x client.timeout_ms (101)")
+        .err("help: give fewer values per key"),
+        case(
+            "a billion variants are refused at once, not loaded",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--runs",
+                "1",
+                "--set",
+                &a1000,
+                "--set",
+                &b1000,
+                "--set",
+                &c1000,
+            ],
+        )
+        .code(2)
+        .err("make 1000000000 variants"),
+        case(
+            "a variant the scenario refuses is named",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--runs",
+                "10",
+                "--set",
+                "client.retry.base_ms=0,50000",
+            ],
+        )
+        .code(2)
+        .err("error: variant 2 of 2 (client.retry.base_ms=50000): scenarios/payment-stable-key.toml:40:10: the backoff cap"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}

@@ -18,7 +18,7 @@ pub use variant::{Row, VariantStats};
 use crate::scenarios::{self, UsageError};
 use axis::cross_product;
 use columns::fields;
-use models::scenario::Override;
+use models::scenario::{Override, Strategy};
 use output::{csv, json, table};
 use sim::SeedRange;
 use std::path::PathBuf;
@@ -46,9 +46,10 @@ pub struct Args {
     /// A scenario key and the values to try, e.g. client.retry.max_attempts=1,3,5.
     /// Repeat for a cross product; a single value fixes the key for every variant.
     /// Commas inside [ ] or quotes belong to the value: network.loss_per_mille=[0,100],50.
+    /// Each value once; at most 10000 variants in all.
     #[arg(long = "set", value_name = "KEY=V1,V2,...", required = true)]
     set: Vec<String>,
-    /// Seeds 0..N, the same for every variant [default: the scenario's run.runs].
+    /// Seeds 0..N, the same for every variant, 1 to 10^12 [default: the scenario's run.runs].
     #[arg(long)]
     runs: Option<u64>,
     /// Worker threads [default: all cores]. The output does not depend on it.
@@ -91,11 +92,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         axes.push(axis);
     }
+    check_axes(&axes)?;
     let jobs = super::common::jobs(a.jobs)?;
+    super::common::runs("--runs", a.runs)?;
     // Load every variant before running any, so a bad value fails at once.
+    let entry = scenarios::locate(&a.scenario)?;
     let combos = cross_product(&axes);
-    let mut variants = Vec::with_capacity(combos.len());
-    for combo in &combos {
+    let mut variants: Vec<(Vec<Override>, models::Scenario)> = Vec::with_capacity(combos.len());
+    for (n, combo) in combos.iter().enumerate() {
         let overrides: Vec<Override> = axes
             .iter()
             .zip(combo)
@@ -104,10 +108,33 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 value: axis.values[i].clone(),
             })
             .collect();
-        let scenario = scenarios::load(&a.scenario, &overrides)?;
+        let scenario = scenarios::load_entry(&entry, &overrides)
+            .map_err(|e| in_variant(e, &overrides, n + 1, combos.len()))?;
+        if scenario.strategy != Strategy::Seeds {
+            if let Some(o) = overrides.iter().find(|o| o.key == STRATEGY_KEY) {
+                return Err(UsageError(format!(
+                    "error: --set {}={}: a sweep runs seeds 0..N of every variant, not a coverage-guided search\nhelp: leave {STRATEGY_KEY} out of the sweep (or give it seeds); a coverage-guided search is `idemsim check {} --strategy coverage`\n",
+                    o.key, o.value, a.scenario
+                )));
+            }
+        }
+        // Two values that make the same scenario text are one variant twice.
+        if let Some((same, _)) = variants.iter().find(|(_, s)| s.hash == scenario.hash) {
+            return Err(UsageError(format!(
+                "error: the variants {} and {} are the same scenario: their values mean the same\nhelp: give each value once\n",
+                label(same),
+                label(&overrides)
+            )));
+        }
         variants.push((overrides, scenario));
     }
-    super::common::runs("--runs", a.runs)?;
+    if variants[0].1.strategy != Strategy::Seeds {
+        crate::eoutln!(
+            "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
+            a.scenario,
+            a.scenario
+        );
+    }
     let runs = a.runs.unwrap_or(variants[0].1.runs);
     if runs == 0 {
         return Err(UsageError(
@@ -194,7 +221,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         })?;
     }
     if let Some(path) = &a.html {
-        let from = scenarios::locate(&a.scenario)?;
+        let from = entry;
         let budget = super::shrink::Budget::from_flags(None, None)?;
         let written = html::write(
             path,
@@ -219,4 +246,84 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     } else {
         crate::exit::HOLDS
     })
+}
+
+/// The most variants a sweep runs: each is loaded before any runs, and its
+/// rows must fit a table someone reads; a larger grid is several sweeps.
+pub const MAX_VARIANTS: u128 = 10_000;
+
+/// The key of a scenario's seed count, which a sweep takes from `--runs`.
+const RUNS_KEY: &str = "run.runs";
+
+/// The key of a scenario's search strategy; a sweep always runs seeds.
+const STRATEGY_KEY: &str = "run.strategy";
+
+/// Refuses what the axes cannot mean: the seed count as a swept key, a value
+/// given twice, and more variants than [`MAX_VARIANTS`].
+fn check_axes(axes: &[Axis]) -> Result<(), UsageError> {
+    for axis in axes {
+        if axis.key == RUNS_KEY && axis.values.len() > 1 {
+            return Err(UsageError(format!(
+                "error: --set {RUNS_KEY}={} gives the sweep several seed counts, but every variant runs the same seeds\nhelp: use --runs: a sweep compares its variants on the same seeds, e.g. --runs {}\n",
+                axis.values.join(","),
+                axis.values[0]
+            )));
+        }
+        for (i, v) in axis.values.iter().enumerate() {
+            if axis.values[..i].contains(v) {
+                return Err(UsageError(format!(
+                    "error: --set {}={} gives the value {v} twice: its variants would run twice and show the same rows\nhelp: give each value once, e.g. --set {}={}\n",
+                    axis.key,
+                    axis.values.join(","),
+                    axis.key,
+                    distinct(&axis.values).join(",")
+                )));
+            }
+        }
+    }
+    let count = axes
+        .iter()
+        .map(|a| a.values.len() as u128)
+        .fold(1u128, u128::saturating_mul);
+    if count > MAX_VARIANTS {
+        let sizes: Vec<String> = axes
+            .iter()
+            .filter(|a| a.values.len() > 1)
+            .map(|a| format!("{} ({})", a.key, a.values.len()))
+            .collect();
+        return Err(UsageError(format!(
+            "error: the --set values make {count} variants, more than {MAX_VARIANTS}: {}\nhelp: give fewer values per key, or split the grid into sweeps of at most {MAX_VARIANTS} variants (fix one key with a single value per sweep)\n",
+            sizes.join(" x ")
+        )));
+    }
+    Ok(())
+}
+
+/// The values in their first order, each once.
+fn distinct(values: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// A variant as its `--set` values: `client.retry.base_ms=50000 client.key=stable`.
+fn label(overrides: &[Override]) -> String {
+    let sets: Vec<String> = overrides
+        .iter()
+        .map(|o| format!("{}={}", o.key, o.value))
+        .collect();
+    sets.join(" ")
+}
+
+/// A variant's load error, said to be that variant's: the values that made it.
+fn in_variant(e: UsageError, overrides: &[Override], n: usize, of: usize) -> UsageError {
+    let rest = e.0.strip_prefix("error: ").unwrap_or(&e.0);
+    UsageError(format!(
+        "error: variant {n} of {of} ({}): {rest}",
+        label(overrides)
+    ))
 }
