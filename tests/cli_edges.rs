@@ -649,69 +649,6 @@ fn interrupts_print_what_ran_and_shrinking_keeps_its_budget() {
     }
 }
 
-/// `bench`'s sizes have ranges: past them a count wrapped or never ended.
-#[test]
-fn bench_sizes_have_ranges() {
-    let cases = [
-        case(
-            "--alloc-runs at the top of u64 wrapped into a false claim",
-            &["bench", "--runs", "10", "--jobs", "1", "--alloc-runs", TOP],
-        )
-        .code(2)
-        .not_out("allocations")
-        .err("--alloc-runs 18446744073709551615 is more than 10000000")
-        .err("help: give 0 (do not count allocations) to 10000000"),
-        case(
-            "10^12 of them never ended",
-            &[
-                "bench",
-                "--runs",
-                "10",
-                "--jobs",
-                "1",
-                "--alloc-runs",
-                "1000000000000",
-            ],
-        )
-        .code(2)
-        .err("--alloc-runs 1000000000000 is more than 10000000"),
-        case(
-            "--rounds past --runs",
-            &["bench", "--runs", "10", "--jobs", "1", "--rounds", TOP],
-        )
-        .code(2)
-        .err("--rounds 18446744073709551615 is more than --runs 10")
-        .err("help: give --rounds 1 to 10"),
-        case(
-            "the default rounds fit a short run",
-            &["bench", "--runs", "3", "--jobs", "1", "--alloc-runs", "0"],
-        )
-        .out("3 schedules (seeds 0..3)"),
-        case(
-            "--find ignored --runs",
-            &["bench", "--find", "--runs", "10"],
-        )
-        .code(2)
-        .err("--runs does not apply to bench --find")
-        .err("give --find-budget N"),
-        case(
-            "and --alloc-runs",
-            &["bench", "--find", "--alloc-runs", "10"],
-        )
-        .code(2)
-        .err("--alloc-runs does not apply to bench --find"),
-        case(
-            "--find-budget has the range of --runs",
-            &["bench", "--find", "--find-budget", TOP],
-        )
-        .code(2)
-        .err("--find-budget 18446744073709551615 is outside 1 to 1000000000000"),
-    ];
-    for c in &cases {
-        check(c);
-    }
-}
-
 /// `sweep --set` grids that would not compare what they say: each is refused
 /// before any variant runs, with the fix.
 #[test]
@@ -847,6 +784,147 @@ fn sweep_grids_refuse_what_they_cannot_compare() {
         )
         .code(2)
         .err("error: variant 2 of 2 (client.retry.base_ms=50000): scenarios/payment-stable-key.toml:40:10: the backoff cap"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
+
+/// `sweep --html FILE` writes reports next to FILE: a FILE that cannot be a
+/// page is refused before the sweep, and a write that fails leaves nothing.
+#[test]
+fn sweep_html_checks_its_target_first_and_writes_all_or_nothing() {
+    let dir = scratch("sweep-html");
+    std::fs::create_dir_all(dir.join("folder")).unwrap();
+    let sweep = |html: &str| {
+        vec![
+            "sweep".to_string(),
+            "payment-retry-without-key".into(),
+            "--runs".into(),
+            "20".into(),
+            "--set".into(),
+            "client.retry.max_attempts=2,3".into(),
+            "--html".into(),
+            html.to_string(),
+        ]
+    };
+    let refused = [
+        ("/dev/full", "--html /dev/full: is not a regular file"),
+        ("/dev/null", "--html /dev/null: is not a regular file"),
+        ("folder", "--html folder: is a folder, not a file"),
+        ("-", "--html -: `-` is not a file here"),
+        (
+            "/dev/null/r.html",
+            "--html /dev/null/r.html: /dev/null is not a folder",
+        ),
+    ];
+    for (target, err) in refused {
+        let args = sweep(target);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(
+            &case("an --html target that is no file", &args)
+                .cwd(&dir)
+                .code(2)
+                .not_out("variants")
+                .err(err)
+                .err("help: give the path of a new or regular file"),
+        );
+    }
+    for stray in ["/dev/full-3-seed-2.html", "/dev/null-3-seed-2.html"] {
+        assert!(!std::path::Path::new(stray).exists(), "{stray} was written");
+    }
+    let beside: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(beside, ["folder"], "nothing beside the folder");
+    // A report's name taken by a folder: the write fails, and no file is left.
+    std::fs::create_dir_all(dir.join("out/r-3-seed-2.html")).unwrap();
+    let args = sweep("out/r.html");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    check(
+        &case("a report that cannot be written", &args)
+            .cwd(&dir)
+            .code(2)
+            .err("cannot write out/r-3-seed-2.html")
+            .err("nothing was written"),
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["r-3-seed-2.html"], "only the folder that was there");
+    std::fs::remove_dir(dir.join("out/r-3-seed-2.html")).unwrap();
+    check(
+        &case("the same sweep writes the page and both reports", &args)
+            .cwd(&dir)
+            .err("wrote out/r.html and 2 report(s)"),
+    );
+    let mut written: Vec<_> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["r-2-seed-2.html", "r-3-seed-2.html", "r.html"]);
+}
+
+/// `bench`'s sizes have ranges: past them a count wrapped or never ended.
+#[test]
+fn bench_sizes_have_ranges() {
+    let cases = [
+        case(
+            "--alloc-runs at the top of u64 wrapped into a false claim",
+            &["bench", "--runs", "10", "--jobs", "1", "--alloc-runs", TOP],
+        )
+        .code(2)
+        .not_out("allocations")
+        .err("--alloc-runs 18446744073709551615 is more than 10000000")
+        .err("help: give 0 (do not count allocations) to 10000000"),
+        case(
+            "10^12 of them never ended",
+            &[
+                "bench",
+                "--runs",
+                "10",
+                "--jobs",
+                "1",
+                "--alloc-runs",
+                "1000000000000",
+            ],
+        )
+        .code(2)
+        .err("--alloc-runs 1000000000000 is more than 10000000"),
+        case(
+            "--rounds past --runs",
+            &["bench", "--runs", "10", "--jobs", "1", "--rounds", TOP],
+        )
+        .code(2)
+        .err("--rounds 18446744073709551615 is more than --runs 10")
+        .err("help: give --rounds 1 to 10"),
+        case(
+            "the default rounds fit a short run",
+            &["bench", "--runs", "3", "--jobs", "1", "--alloc-runs", "0"],
+        )
+        .out("3 schedules (seeds 0..3)"),
+        case(
+            "--find ignored --runs",
+            &["bench", "--find", "--runs", "10"],
+        )
+        .code(2)
+        .err("--runs does not apply to bench --find")
+        .err("give --find-budget N"),
+        case(
+            "and --alloc-runs",
+            &["bench", "--find", "--alloc-runs", "10"],
+        )
+        .code(2)
+        .err("--alloc-runs does not apply to bench --find"),
+        case(
+            "--find-budget has the range of --runs",
+            &["bench", "--find", "--find-budget", TOP],
+        )
+        .code(2)
+        .err("--find-budget 18446744073709551615 is outside 1 to 1000000000000"),
     ];
     for c in &cases {
         check(c);

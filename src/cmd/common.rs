@@ -8,6 +8,7 @@
 use crate::scenarios::UsageError;
 use sim::{Outcome, Record, SeedRange};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Instant;
 
 /// Parses `--seeds A..B` (B exclusive, above A, at most [`MAX_RUNS`] seeds).
@@ -280,3 +281,93 @@ pub fn situations_line<S: AsRef<str>>(names: &[S]) -> String {
     format!("situations reached: {}", names.join(", "))
 }
 
+/// Checks, before anything runs, that `path` (given to `flag`) can become an
+/// output file: not `-`, not a folder, a device or a pipe, in a folder that
+/// exists and can be written to (or, with `create_folders`, under one that
+/// exists and can be, where the missing folders will be created).
+pub fn output_file(flag: &str, path: &Path, create_folders: bool) -> Result<(), UsageError> {
+    let shown = path.display();
+    let refuse = |what: String| {
+        Err(UsageError(format!(
+            "error: {flag} {shown}: {what}\nhelp: give the path of a new or regular file in a folder you can write to, e.g. {flag} {}\n",
+            example_name(flag)
+        )))
+    };
+    let text = path.to_string_lossy();
+    if text.is_empty() {
+        return refuse("the path is empty".into());
+    }
+    if text == "-" {
+        return refuse(
+            "`-` is not a file here: this output is a file of its own, not stdout".into(),
+        );
+    }
+    if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        return refuse("the path ends in a separator, so it names a folder".into());
+    }
+    let own = std::fs::metadata(path);
+    match &own {
+        Ok(m) if m.is_dir() => return refuse("is a folder, not a file".into()),
+        Ok(m) if !m.is_file() => {
+            return refuse("is not a regular file (a device, a pipe or a socket)".into())
+        }
+        _ => {}
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // The folder, or (when missing folders are created) its nearest ancestor that exists.
+    let mut at = parent;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => return refuse(format!("{} is not a folder", at.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create_folders => {
+                at = at
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return refuse(format!("its folder {} does not exist", at.display()))
+            }
+            Err(e) => return refuse(format!("its folder {} cannot be used: {e}", at.display())),
+        }
+    }
+    if let Err(e) = writable(at) {
+        return refuse(format!("cannot write in the folder {}: {e}", at.display()));
+    }
+    match own {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            refuse(format!("cannot be used: {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn example_name(flag: &str) -> &'static str {
+    match flag {
+        "--plot" => "sweep.svg",
+        _ => "sweep.html",
+    }
+}
+
+/// Whether this process may create files in the folder `dir`.
+#[cfg(unix)]
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: access reads the NUL-terminated path it is given and nothing else.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(unix))]
+fn writable(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}

@@ -277,7 +277,22 @@ pub fn write_failure(
     dir: &Path,
     prefix: Option<&str>,
 ) -> Result<PathBuf, UsageError> {
-    let path = dir.join(format!("{}-seed-{seed}.html", prefix.unwrap_or(&s.name)));
+    let (name, html) = render_failure(s, from, sets, seed, done, prefix);
+    let path = dir.join(name);
+    write(&path, &html)?;
+    Ok(path)
+}
+
+/// The report [`write_failure`] writes, not written: its file name and its page.
+pub fn render_failure(
+    s: &Scenario,
+    from: &scenarios::Entry,
+    sets: &[String],
+    seed: u64,
+    done: Option<&Done>,
+    prefix: Option<&str>,
+) -> (String, String) {
+    let name = format!("{}-seed-{seed}.html", prefix.unwrap_or(&s.name));
     let (record, source, shrink) = seed_run(s, seed, done);
     let (html, _) = render(&Subject {
         scenario: s,
@@ -290,8 +305,7 @@ pub fn write_failure(
         commands: seed_commands(&from.arg(), sets, seed, done.is_some()),
         repro_file: done.is_some(),
     });
-    write(&path, &html)?;
-    Ok(path)
+    (name, html)
 }
 
 /// Runs `idemsim report`: writes the page and returns the run's exit code.

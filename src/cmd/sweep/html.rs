@@ -14,7 +14,7 @@ use models::core::Metric;
 use models::scenario::Override;
 use models::Scenario;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A file-name piece for a variant: its values, with anything but letters,
 /// digits, dots and dashes turned into dashes.
@@ -48,8 +48,6 @@ fn shape(s: Shape) -> &'static str {
     }
 }
 
-/// Writes the page and the reports of failing variants; returns how many
-/// reports it wrote.
 /// What a sweep's HTML report shows, and how it reports its failing seeds.
 pub struct Input<'a> {
     pub name: &'a str,
@@ -63,6 +61,9 @@ pub struct Input<'a> {
     pub budget: shrink::Budget,
 }
 
+/// Writes the page and the reports of failing variants; returns how many
+/// reports it wrote. All or nothing: when one file cannot be written, none is
+/// left (`path` was checked before the sweep ran, see `common::output_file`).
 pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
     let Input {
         name,
@@ -74,14 +75,17 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
         from,
         budget,
     } = *input;
-    let dir = path.parent().unwrap_or(Path::new(""));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let stem = path
         .file_stem()
         .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
     let fields = fields(metrics);
     let mut used: Vec<String> = Vec::new();
     let mut out_rows = Vec::with_capacity(rows.len());
-    let mut written = 0;
+    let mut staged = Staged::new(dir)?;
     for (i, (r, (overrides, scenario))) in rows.iter().zip(variants).enumerate() {
         let s = &r.stats;
         let (lo, hi) = s.interval();
@@ -102,17 +106,10 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
                 .map(|o| format!("{}={}", o.key, o.value))
                 .collect();
             let done = shrink::shrink_seed(scenario, seed, budget);
-            let file = report::write_failure(
-                scenario,
-                from,
-                &sets,
-                seed,
-                done.as_ref(),
-                dir,
-                Some(&prefix),
-            )?;
-            written += 1;
-            link = file.file_name().map(|f| f.to_string_lossy().into_owned());
+            let (file, html) =
+                report::render_failure(scenario, from, &sets, seed, done.as_ref(), Some(&prefix));
+            staged.write(&dir.join(&file), &html)?;
+            link = Some(file);
         }
         out_rows.push(json!({
             "values": r.values,
@@ -162,21 +159,86 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
         "rows": out_rows,
     });
     let html = page::page(&data);
-    if !dir.as_os_str().is_empty() {
+    staged.write(path, &html)?;
+    let reports = staged.len() - 1;
+    staged.commit()?;
+    Ok(reports)
+}
+
+/// Files written under temporary names in one folder and renamed to their
+/// own at the end, so a sweep whose page or any report cannot be written
+/// leaves nothing behind: dropped before [`Staged::commit`], it removes them.
+struct Staged {
+    /// (temporary, final) paths.
+    files: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staged {
+    /// Creates `dir` and the folders above it that are missing.
+    fn new(dir: &Path) -> Result<Staged, UsageError> {
         std::fs::create_dir_all(dir).map_err(|e| {
             UsageError(format!(
-                "error: cannot create the directory {}: {e}\n",
+                "error: cannot create the folder {}: {e}\nhelp: give --html a path in a folder you can write to\n",
                 dir.display()
             ))
         })?;
+        Ok(Staged { files: Vec::new() })
     }
-    std::fs::write(path, html).map_err(|e| {
-        UsageError(format!(
-            "error: cannot write {}: {e}\nhelp: give a path in a directory you can write to\n",
-            path.display()
-        ))
-    })?;
-    Ok(written)
+
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Writes `text` under a temporary name next to `path`.
+    fn write(&mut self, path: &Path, text: &str) -> Result<(), UsageError> {
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        // Listed first, so that a partly written file is removed too.
+        self.files.push((tmp.clone(), path.to_path_buf()));
+        std::fs::write(&tmp, text).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: give --html a path in a folder you can write to, with room for the page and its reports; nothing was written\n",
+                path.display()
+            ))
+        })
+    }
+
+    /// Renames every file to its own name, once none of the names is taken
+    /// by something a file cannot replace (a folder).
+    fn commit(mut self) -> Result<(), UsageError> {
+        for (_, path) in &self.files {
+            if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+                return Err(UsageError(format!(
+                    "error: cannot write {}: a folder or another non-file has that name\nhelp: move it away, or give --html another path; nothing was written\n",
+                    path.display()
+                )));
+            }
+        }
+        let files = std::mem::take(&mut self.files);
+        for (i, (tmp, path)) in files.iter().enumerate() {
+            if let Err(e) = std::fs::rename(tmp, path) {
+                for (rest, _) in &files[i..] {
+                    let _ = std::fs::remove_file(rest);
+                }
+                return Err(UsageError(format!(
+                    "error: cannot write {}: {e}\nhelp: give --html a path in a folder you can write to; {i} of the {} files were written before it\n",
+                    path.display(),
+                    files.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.files {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 #[cfg(test)]

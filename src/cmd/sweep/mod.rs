@@ -72,7 +72,8 @@ pub struct Args {
     )]
     plot_metric: Vec<String>,
     /// Also write an HTML report: every metric against the swept values, each
-    /// variant linked to the report of its lowest failing seed (written next to it).
+    /// variant linked to the report of its lowest failing seed (written next to it;
+    /// all the files or none).
     #[arg(long, value_name = "FILE.html")]
     html: Option<PathBuf>,
 }
@@ -95,6 +96,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     check_axes(&axes)?;
     let jobs = super::common::jobs(a.jobs)?;
     super::common::runs("--runs", a.runs)?;
+    // The output files, before anything runs: a sweep that cannot write
+    // them would run for nothing, or leave reports beside a path refused last.
+    if let Some(path) = &a.plot {
+        super::common::output_file("--plot", path, false)?;
+    }
+    if let Some(path) = &a.html {
+        super::common::output_file("--html", path, true)?;
+    }
     // Load every variant before running any, so a bad value fails at once.
     let entry = scenarios::locate(&a.scenario)?;
     let combos = cross_product(&axes);
