@@ -30,6 +30,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let overrides = scenarios::parse_overrides(&a.set)?;
     let s = scenarios::load(name, &overrides)?;
     let jobs = jobs(a.jobs)?;
+    // The regression folder, checked before anything runs (a shard or an
+    // enumeration leaves it alone, but a folder that is a file is still wrong).
+    let db = a.regressions.db()?;
     let budget = super::shrink::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let sets: String = a
         .set
@@ -69,14 +72,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some((i, n)) => all.shard(i, n),
         None => all,
     };
-    crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
     // The regression database: this scenario's recorded failures run first.
     // Shards leave it alone (`idemsim merge` sees no regressions).
-    let db = a.shard.is_none().then(|| a.regressions.db()).flatten();
+    let db = db.filter(|_| a.shard.is_none());
     let replayed = match &db {
-        Some(db) => crate::regressions::cli::replay_scenario(db, &entry, &s.overrides),
+        Some(db) => crate::regressions::cli::replay_scenario(db, &entry, &s.overrides)?,
         None => Vec::new(),
     };
+    crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
     for r in &replayed {
         crate::regressions::cli::print(r, a.json, "");
     }

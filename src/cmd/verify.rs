@@ -264,6 +264,16 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     for e in &entries {
         loaded.push(scenarios::load_entry(e, &[])?);
     }
+    // The regression folder, and every scenario's regressions replayed,
+    // before any sweep: a file of it that is broken stops the run at once.
+    let db = a.regressions.db()?;
+    let mut replays = Vec::with_capacity(entries.len());
+    if let Some(db) = &db {
+        let stored = db.stored()?;
+        for e in &entries {
+            replays.push(crate::regressions::cli::replay_stored(db, &stored, e, &[])?);
+        }
+    }
     crate::progress::install_ctrl_c();
     let stop = &crate::progress::STOP;
     let (mut matched, mut judged, mut interrupted) = (0usize, 0usize, false);
@@ -284,18 +294,15 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             "lowest"
         );
     }
-    let db = a.regressions.db();
     let mut counts = crate::regressions::cli::Counts::default();
+    let mut replays = replays.into_iter();
     for (s, entry) in loaded.iter().zip(&entries) {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
         }
-        // Its recorded failures first, then the sweep.
-        let replayed = match &db {
-            Some(db) => crate::regressions::cli::replay_scenario(db, entry, &[]),
-            None => Vec::new(),
-        };
+        // Its recorded failures (replayed above), then the sweep.
+        let replayed = replays.next().unwrap_or_default();
         let budget = match (a.runs, a.max_runs) {
             (Some(n), _) => n,
             (None, Some(m)) => s.runs.min(m),
@@ -362,7 +369,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     // Regressions whose scenario file is gone: stale, never silently dropped.
     if let Some(db) = &db {
-        for r in db.orphans(&db.stored()) {
+        for r in db.orphans(&db.stored()?) {
             counts.add(&r);
             crate::regressions::cli::print(&r, a.json, "");
         }

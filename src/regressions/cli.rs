@@ -10,14 +10,24 @@ use models::Scenario;
 use sim::{Outcome, Record, Sim};
 
 /// Replays every regression of `entry` under the overrides `sets` in `db`,
-/// in file-name order.
+/// in file-name order; a file of the database that cannot be read or does
+/// not validate is an error (exit 2).
 pub fn replay_scenario(
     db: &Db,
     entry: &Entry,
     sets: &[models::scenario::Override],
-) -> Vec<Replayed> {
-    let stored = db.stored();
-    db.of(&stored, entry, sets)
+) -> Result<Vec<Replayed>, UsageError> {
+    replay_stored(db, &db.stored()?, entry, sets)
+}
+
+/// [`replay_scenario`] over the files `stored` read from `db` already.
+pub fn replay_stored(
+    db: &Db,
+    stored: &[super::Stored],
+    entry: &Entry,
+    sets: &[models::scenario::Override],
+) -> Result<Vec<Replayed>, UsageError> {
+    db.of(stored, entry, sets)
         .into_iter()
         .map(|st| db.replay(st, entry))
         .collect()

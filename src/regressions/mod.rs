@@ -56,21 +56,30 @@ impl Flags {
     /// `IDEMSIM_REGRESSIONS`, else `.idemsim/regressions` under the working
     /// directory unless that is inside idemsim's own source tree (outside its
     /// `target/`), so idemsim's tests and developers do not litter the checkout.
-    pub fn db(&self) -> Option<Db> {
+    /// A folder that is a file, a device or under one is refused here, before
+    /// anything runs ([`Db::check_folder`]).
+    pub fn db(&self) -> Result<Option<Db>, UsageError> {
         if self.off {
-            return None;
+            return Ok(None);
         }
-        if let Some(dir) = &self.dir {
-            return Some(Db::new(dir.clone()));
-        }
-        if let Some(dir) = std::env::var_os(ENV).filter(|d| !d.is_empty()) {
-            return Some(Db::new(PathBuf::from(dir)));
-        }
-        let cwd = std::env::current_dir().ok()?;
-        if inside_own_checkout(&cwd) {
-            return None;
-        }
-        Some(Db::new(PathBuf::from(DEFAULT_DIR)))
+        let (db, from) = if let Some(dir) = &self.dir {
+            (Db::new(dir.clone()), "--regressions")
+        } else if let Some(dir) = std::env::var_os(ENV).filter(|d| !d.is_empty()) {
+            (Db::new(PathBuf::from(dir)), ENV)
+        } else {
+            let Ok(cwd) = std::env::current_dir() else {
+                return Ok(None);
+            };
+            if inside_own_checkout(&cwd) {
+                return Ok(None);
+            }
+            (
+                Db::new(PathBuf::from(DEFAULT_DIR)),
+                "the default regression folder",
+            )
+        };
+        db.check_folder(from)?;
+        Ok(Some(db))
     }
 }
 
@@ -234,11 +243,61 @@ impl Db {
         Db { dir }
     }
 
+    /// Refuses a folder that cannot be one: a file or a device, or a path
+    /// under one (`from` says who named it: `--regressions`, ...). A folder
+    /// that does not exist yet is fine; it is created on the first failure.
+    pub fn check_folder(&self, from: &str) -> Result<(), UsageError> {
+        let shown = self.dir.display();
+        let refuse = |what: String| {
+            Err(UsageError(format!(
+                "error: {from} {shown} is not a folder: {what}\nhelp: give a folder for the regression database (it is created on the first failure), or turn it off with --no-regressions\n"
+            )))
+        };
+        if self.dir.as_os_str().is_empty() {
+            return refuse("the path is empty".into());
+        }
+        // The folder, or the nearest of its ancestors that exists.
+        let mut at: &Path = &self.dir;
+        let mut first_error: Option<std::io::Error> = None;
+        loop {
+            match std::fs::metadata(at) {
+                Ok(m) if m.is_dir() => break,
+                Ok(m) if m.is_file() => return refuse(format!("{} is a file", at.display())),
+                Ok(_) => {
+                    return refuse(format!("{} is a device, a pipe or a socket", at.display()))
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    match at.parent().filter(|p| !p.as_os_str().is_empty()) {
+                        Some(p) => at = p,
+                        None => break,
+                    }
+                }
+            }
+        }
+        match first_error {
+            Some(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                refuse(format!("{}: {e}", self.dir.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Every `.json` file of the folder, sorted by name; none if the folder
-    /// does not exist yet.
-    pub fn stored(&self) -> Vec<Stored> {
-        let Ok(rd) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
+    /// does not exist yet. A file named as the database names its own
+    /// (`NAME-HASH.json`) that cannot be read or does not validate is an
+    /// error ([`read_regression`]), never skipped; another `.json` file is
+    /// listed with the reason it is no repro file (`verify` reports it stale).
+    pub fn stored(&self) -> Result<Vec<Stored>, UsageError> {
+        let rd = match std::fs::read_dir(&self.dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(UsageError(format!(
+                    "error: cannot read the regression folder {}: {e}\nhelp: give a folder you can read with --regressions DIR, or turn the database off with --no-regressions\n",
+                    self.dir.display()
+                )))
+            }
         };
         let mut paths: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -248,8 +307,12 @@ impl Db {
         paths
             .into_iter()
             .map(|path| {
-                let repro = Repro::read(&path).map_err(|e| e.0.trim_end().to_string());
-                Stored { path, repro }
+                let repro = if is_regression_name(&path) {
+                    Ok(read_regression(&path)?)
+                } else {
+                    Repro::read(&path).map_err(|e| e.0.trim_end().to_string())
+                };
+                Ok(Stored { path, repro })
             })
             .collect()
     }
@@ -284,8 +347,10 @@ impl Db {
             .collect()
     }
 
-    /// Replays one regression of `entry`.
-    pub fn replay(&self, stored: &Stored, entry: &Entry) -> Replayed {
+    /// Replays one regression of `entry`. A regression whose scenario did not
+    /// change since it was recorded, holding a decision its run cannot take
+    /// (a loss decision of 7), was not written by idemsim: an error.
+    pub fn replay(&self, stored: &Stored, entry: &Entry) -> Result<Replayed, UsageError> {
         let file = scenarios::display_path(&stored.path);
         let stale = |scenario: String, reason: String| Replayed {
             file: file.clone(),
@@ -295,17 +360,17 @@ impl Db {
         };
         let r = match &stored.repro {
             Ok(r) => r,
-            Err(e) => return stale(entry.name.clone(), format!("not a repro file: {e}")),
+            Err(e) => return Ok(stale(entry.name.clone(), format!("not a repro file: {e}"))),
         };
         if !r.same_version() {
-            return stale(
+            return Ok(stale(
                 r.scenario.clone(),
                 format!(
                     "written by idemsim {}, and this is idemsim {}: its decisions may mean another run here; delete it (a new failure is recorded again)",
                     r.idemsim,
                     crate::repro::VERSION
                 ),
-            );
+            ));
         }
         let loaded =
             scenarios::parse_overrides(&r.sets).and_then(|o| scenarios::load_entry(entry, &o));
@@ -313,22 +378,35 @@ impl Db {
             Ok(s) => s,
             Err(e) => {
                 let first = e.0.lines().next().unwrap_or("").to_string();
-                return stale(
+                return Ok(stale(
                     r.scenario.clone(),
                     format!("the scenario no longer loads with its overrides ({first}); delete it"),
-                );
+                ));
             }
         };
         let record = match r.record(&s.system.world) {
             Ok(record) => record,
             Err(e) => {
-                return stale(
+                return Ok(stale(
                     r.scenario.clone(),
                     format!("the scenario's actors changed: {e}; delete it"),
-                )
+                ))
             }
         };
-        let report = replay_record(&s, &record);
+        let (report, read) = replay_record(&s, &record);
+        let scenario_changed = hash_hex(s.hash) != r.scenario_hash;
+        // Under the scenario it was recorded from, every decision fits: idemsim
+        // writes the values a run read. One that does not was edited.
+        if !scenario_changed {
+            if let Some((stream, index, given, max)) = clamped(&record, &read) {
+                let name = sim::shrink::stream_name(&s.system.world, stream);
+                return Err(UsageError(format!(
+                    "error: {}{}: decision {index} of `{name}` is {given}, but that decision takes 0 to {max} in this scenario, so the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                    file,
+                    position_in(&stored.path, &format!("\"{name}\""))
+                )));
+            }
+        }
         let status = match &report {
             Outcome::Holds => Status::Fixed,
             Outcome::Inconclusive(l) => Status::Inconclusive { limit: l.as_str() },
@@ -341,12 +419,12 @@ impl Db {
                 expected: !unexpected(&s, failed),
             },
         };
-        Replayed {
+        Ok(Replayed {
             file,
             scenario: s.name.clone(),
             status,
-            scenario_changed: hash_hex(s.hash) != r.scenario_hash,
-        }
+            scenario_changed,
+        })
     }
 
     /// The stored regressions whose scenario file is gone: stale, reported
@@ -389,7 +467,9 @@ impl Db {
     /// whether it was written.
     pub fn record(&self, repro: &Repro) -> Result<(PathBuf, bool), UsageError> {
         let path = self.dir.join(file_name(repro));
-        if Repro::read(&path).is_ok_and(|r| r.same_version()) {
+        // A file of that name that is no regression is the user's to look
+        // at: it is never written over.
+        if std::fs::symlink_metadata(&path).is_ok() && read_regression(&path)?.same_version() {
             return Ok((path, false));
         }
         let fail = |e: std::io::Error| {
@@ -409,10 +489,105 @@ impl Db {
     }
 }
 
-/// Replays `record` on `s` without a trace.
-fn replay_record(s: &Scenario, record: &Record) -> Outcome {
+/// Replays `record` on `s` without a trace: the outcome, and the decisions
+/// the run read (a value too large for its decision read as the largest).
+fn replay_record(s: &Scenario, record: &Record) -> (Outcome, Record) {
     let mut sim = Sim::new(&s.system);
-    sim::shrink::replay(&mut sim, &s.system, record, false, &mut NoTrace).outcome
+    let outcome = sim::shrink::replay(&mut sim, &s.system, record, false, &mut NoTrace).outcome;
+    (outcome, sim.choices.take_recorded())
+}
+
+/// The first decision of `given` that the run read as another value (its
+/// largest, `read`'s): (stream, index, given value, largest value).
+fn clamped(given: &Record, read: &Record) -> Option<(sim::StreamId, usize, u64, u64)> {
+    read.streams.iter().enumerate().find_map(|(s, values)| {
+        let s = s as sim::StreamId;
+        values
+            .iter()
+            .enumerate()
+            .find(|&(i, &v)| given.get(s, i) != v)
+            .map(|(i, &v)| (s, i, given.get(s, i), v))
+    })
+}
+
+/// What to do with a regression file idemsim cannot use.
+const FIX: &str =
+    "delete it, or restore it from version control (a failure found again is recorded anew)";
+
+/// Whether `path` is named as the database names its files: `NAME-HASH.json`,
+/// HASH 16 lowercase hex digits ([`file_name`]).
+pub fn is_regression_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some((_, hash)) = name
+        .strip_suffix(".json")
+        .and_then(|stem| stem.rsplit_once('-'))
+    else {
+        return false;
+    };
+    hash.len() == 16
+        && hash
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Reads a file of the database: an error names the file (with line and
+/// column where it is not JSON, or names an invariant idemsim does not have)
+/// and says to delete or restore it; it is never skipped or written over.
+pub fn read_regression(path: &Path) -> Result<Repro, UsageError> {
+    let shown = scenarios::display_path(path);
+    let bytes = std::fs::read(path).map_err(|e| {
+        UsageError(format!(
+            "error: cannot read the regression {shown}: {e}\nhelp: {FIX}\n"
+        ))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let (line, column) = line_column(ok);
+        UsageError(format!(
+            "error: {shown}:{line}:{column}: not a regression file: it is not UTF-8 text\nhelp: {FIX}\n"
+        ))
+    })?;
+    let repro = Repro::from_json(&text).map_err(|e| {
+        UsageError(format!(
+            "error: {shown}:{}:{}: not a regression file: {e}\nhelp: {FIX}\n",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if let Some(name) = &repro.invariant {
+        if models::core::invariants::by_name(name).is_none() {
+            let at = text.find("\"invariant\"").map_or(String::new(), |i| {
+                let (line, column) = line_column(&text.as_bytes()[..i]);
+                format!(":{line}:{column}")
+            });
+            return Err(UsageError(format!(
+                "error: {shown}{at}: not a regression file: idemsim has no invariant `{name}` (it has {})\nhelp: {FIX}\n",
+                models::core::invariants::names().join(", ")
+            )));
+        }
+    }
+    Ok(repro)
+}
+
+/// The line and column just past `before`, counted from 1.
+fn line_column(before: &[u8]) -> (usize, usize) {
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, column)
+}
+
+/// `:LINE:COLUMN` of the first `needle` in the file at `path`, or nothing.
+fn position_in(path: &Path, needle: &str) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| {
+            let i = text.find(needle)?;
+            let (line, column) = line_column(&text.as_bytes()[..i]);
+            Some(format!(":{line}:{column}"))
+        })
+        .unwrap_or_default()
 }
 
 /// Two paths name the same file (compared as written when one is missing).
