@@ -192,15 +192,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         to: ActorId,
         msg: &MsgOf<M>,
     ) -> (u32, u32) {
-        if link.has_kinds {
-            let n = self.model.world().actor_count();
-            let key = (from * n + to, msg.kind());
-            if let Ok(at) = self
-                .sim
-                .kind_index
-                .binary_search_by_key(&key, |&(l, k, _)| (l, k))
-            {
-                return self.sim.kind_pm[self.sim.kind_index[at].2 as usize];
+        if link.kinds_len > 0 {
+            let kind = msg.kind();
+            let start = link.kinds_start as usize;
+            let run = &self.sim.kind_index[start..start + link.kinds_len as usize];
+            debug_assert!(run
+                .iter()
+                .all(|&(l, ..)| { l == from * self.model.world().actor_count() + to }));
+            if let Some(&(.., i)) = run.iter().find(|&&(_, k, _)| k == kind) {
+                return self.sim.kind_pm[i as usize];
             }
         }
         (link.loss_pm, link.dup_pm)

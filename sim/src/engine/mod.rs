@@ -238,8 +238,10 @@ type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 struct LinkNow {
     loss_pm: u32,
     dup_pm: u32,
-    /// Some message kinds have faults of their own on this link.
-    has_kinds: bool,
+    /// The message kinds with faults of their own on this link: a run of
+    /// `kinds_len` entries of `kind_index` from `kinds_start` (none: 0).
+    kinds_start: u32,
+    kinds_len: u32,
     delay_us_min: TimeUs,
     delay_us_max: TimeUs,
 }
@@ -299,8 +301,8 @@ pub struct Sim<M: Model> {
     /// This seed's loss and duplication for each of `world.kind_faults`.
     kind_pm: Vec<(u32, u32)>,
     /// `(link, kind, index into world.kind_faults)`, sorted: a send on a link
-    /// with kinds of its own finds its kind by binary search, however many
-    /// links an entry without `from` or `to` gave kinds to.
+    /// with kinds of its own scans only its link's run of entries (a few
+    /// kinds), however many links an entry without `from` or `to` reached.
     kind_index: Vec<(u32, u16, u32)>,
     /// Links whose loss or duplication is a swarm range, drawn per seed; the
     /// others keep the rates set once in [`Sim::new`].
@@ -363,7 +365,8 @@ impl<M: Model> Sim<M> {
                 LinkNow {
                     loss_pm: loss.lo,
                     dup_pm: dup.lo,
-                    has_kinds: false,
+                    kinds_start: 0,
+                    kinds_len: 0,
                     delay_us_min: l.delay_us_min,
                     delay_us_max: l.delay_us_max,
                 }
@@ -373,10 +376,16 @@ impl<M: Model> Sim<M> {
         let mut kind_index = Vec::with_capacity(world.kind_faults.len());
         for (i, k) in world.kind_faults.iter().enumerate() {
             let link = k.from as usize * n + k.to as usize;
-            links[link].has_kinds = true;
             kind_index.push((link as u32, k.kind, i as u32));
         }
         kind_index.sort_unstable();
+        for (at, &(link, _, _)) in kind_index.iter().enumerate() {
+            let l = &mut links[link as usize];
+            if l.kinds_len == 0 {
+                l.kinds_start = at as u32;
+            }
+            l.kinds_len += 1;
+        }
         Sim {
             layout: StreamLayout {
                 actors: world.actor_count(),
