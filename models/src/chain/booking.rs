@@ -291,7 +291,7 @@ impl<W> crate::core::Ends for BookingService<W> {
         ("publish", "broker"),
     ];
     const ANSWERS: &'static [(&'static str, &'static str)] =
-        &[("pay-reply", "pay"), ("status-reply", "status-query")];
+        <Service<W> as crate::core::Ends>::ANSWERS;
 
     /// The payment service inside decides whether it asks the bank.
     fn sends(&self, kind: &str, role: &str) -> bool {

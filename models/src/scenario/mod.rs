@@ -10,6 +10,7 @@ mod common;
 mod error;
 mod locate;
 mod network;
+mod routes;
 
 pub use error::ScenarioError;
 pub use locate::Override;
