@@ -135,8 +135,12 @@ impl ActorEnds {
 /// carries messages of `kind`: `from` sends it to one of `to`'s roles, and,
 /// if it is a reply, `to` sends `from` a request it answers.
 pub fn carries(from: &ActorEnds, to: &ActorEnds, kind: &str) -> bool {
-    let mut requests = from.answers.iter().filter(|&&(reply, _)| reply == kind);
+    let mut requests = from
+        .answers
+        .iter()
+        .filter(|&&(reply, _)| reply == kind)
+        .peekable();
+    // Not a reply, or a reply to something `to` asks `from`.
     from.sends_to(to, kind)
-        && (!from.answers.iter().any(|&(reply, _)| reply == kind)
-            || requests.any(|&(_, request)| to.sends_to(from, request)))
+        && (requests.peek().is_none() || requests.any(|&(_, request)| to.sends_to(from, request)))
 }
