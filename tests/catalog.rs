@@ -240,14 +240,44 @@ fn broke(outcome: &Outcome, invariant: &str) -> bool {
 }
 
 #[test]
-fn split_booking_first_pays_twice_only_after_a_crash_between_its_steps() {
+fn split_booking_first_pays_twice_when_a_crash_or_a_duplicate_falls_between_its_steps() {
     let (entries, outcome) = failing_trace("payment-split-booking-first");
     assert!(broke(&outcome, "no-duplicate-effect"), "{outcome:?}");
     assert!(reached(&entries, sit::CRASH_BETWEEN_STEPS));
-    // Without crashes the same design never pays twice.
+    // Without crashes and without duplicates the same design never pays twice.
+    let no_crash = "crashes.service.crash_per_mille=0";
     check(
         "payment-split-booking-first",
-        &["crashes.service.crash_per_mille=0"],
+        &[no_crash],
+        TEST_BUDGET,
+        Verdict::Holds,
+        None,
+    );
+    // The key insert is a second transaction and takes time: a duplicate
+    // request arriving between the booking and the key finds no key and
+    // starts a second execution, with no crash at all. With no time between
+    // the two there is no such window; with both in one transaction none.
+    let twins = "network.links=[{to=\"service\", duplicate_per_mille=[0,300]}]";
+    let slow = "service.processing_ms=200";
+    check(
+        "payment-split-booking-first",
+        &[no_crash, twins, slow],
+        TEST_BUDGET,
+        Verdict::Violation,
+        Some("at-most-one-executor"),
+    );
+    let instant = "service.processing_ms=0";
+    check(
+        "payment-split-booking-first",
+        &[no_crash, twins, instant],
+        TEST_BUDGET,
+        Verdict::Holds,
+        None,
+    );
+    let one_tx = "service.idempotency=claim-same-tx";
+    check(
+        "payment-split-booking-first",
+        &[no_crash, twins, slow, one_tx],
         TEST_BUDGET,
         Verdict::Holds,
         None,

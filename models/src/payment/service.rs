@@ -312,19 +312,20 @@ impl<W: Carries<Msg>> Service<W> {
         ctx.send(caller.0, W::wrap(reply));
     }
 
-    /// Runs `step` after `processing_ms` (at once for a key insert), as its
-    /// own step; false when no slot is free.
+    /// Runs `step` after `processing_ms`, as its own step; false when no
+    /// slot is free. A second transaction (split-booking-first's key insert)
+    /// waits as long as any other second step: with the key insert at the
+    /// same instant, only a crash could fall between the two transactions,
+    /// never a concurrent duplicate, which in a real service finds the
+    /// booking committed and no key yet.
     fn schedule(&self, st: &mut ServiceState, step: Step, ctx: &mut impl Ctx<Self>) -> bool {
         let Some(slot) = st.steps.insert(step) else {
             return false;
         };
-        let delay_us = match step.kind {
-            StepKind::InsertKey => 0,
-            StepKind::CallBank | StepKind::BookAndCall | StepKind::Answer(_) => {
-                self.cfg.processing_us
-            }
-        };
-        ctx.set_timer(ServiceTimer::Step { slot: slot as u32 }, delay_us);
+        ctx.set_timer(
+            ServiceTimer::Step { slot: slot as u32 },
+            self.cfg.processing_us,
+        );
         true
     }
 
