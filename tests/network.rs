@@ -11,13 +11,11 @@ use common::{load, load_text, refuses, trace_of, Entry};
 use models::scenario::Verdict::{Holds, Violation};
 use sim::{Message, Model, TraceKind};
 
-/// The kind fault `(loss lo, hi, duplicate lo, hi)` for `from → to` and `kind`.
-fn kind_fault(
-    s: &models::Scenario,
-    from: &str,
-    to: &str,
-    kind: &str,
-) -> Option<(u32, u32, u32, u32)> {
+/// A rate range of a kind fault, `None` where it follows its link.
+type Rate = Option<(u32, u32)>;
+
+/// The kind fault `(loss, duplicate)` for `from → to` and `kind`.
+fn kind_fault(s: &models::Scenario, from: &str, to: &str, kind: &str) -> Option<(Rate, Rate)> {
     let w = s.system.world();
     let id = |n: &str| w.actor_names.iter().position(|a| a == n).expect("actor") as u32;
     let kind = models::registry::message_kinds()
@@ -30,14 +28,9 @@ fn kind_fault(
         .filter(|k| k.from == id(from) && k.to == id(to) && k.kind == kind)
         .collect();
     assert!(hits.len() <= 1, "one entry per link and kind: {hits:?}");
-    hits.first().map(|k| {
-        (
-            k.loss_per_mille.lo,
-            k.loss_per_mille.hi,
-            k.duplicate_per_mille.lo,
-            k.duplicate_per_mille.hi,
-        )
-    })
+    let range = |r: Option<sim::PerMilleRange>| r.map(|r| (r.lo, r.hi));
+    hits.first()
+        .map(|k| (range(k.loss_per_mille), range(k.duplicate_per_mille)))
 }
 
 /// Copies the network made of messages of `kind`, over seeds `0..seeds`.
@@ -71,7 +64,7 @@ fn a_later_kinds_entry_for_the_same_link_and_kind_replaces_the_earlier() {
     let first = load_text("first.toml", DUPLICATED_TRANSFERS, &[]);
     assert_eq!(
         kind_fault(&first, "service", "bank", "transfer"),
-        Some((100, 100, 500, 500))
+        Some((Some((100, 100)), Some((500, 500))))
     );
     assert!(
         duplicated(&first, "transfer", 40) > 0,
@@ -85,7 +78,7 @@ fn a_later_kinds_entry_for_the_same_link_and_kind_replaces_the_earlier() {
     let later = load_text("later.toml", &text, &[]);
     assert_eq!(
         kind_fault(&later, "service", "bank", "transfer"),
-        Some((100, 100, 0, 0))
+        Some((Some((100, 100)), Some((0, 0))))
     );
     assert_eq!(
         duplicated(&later, "transfer", 40),
@@ -96,6 +89,74 @@ fn a_later_kinds_entry_for_the_same_link_and_kind_replaces_the_earlier() {
     common::check_scenario(&later, 300, Holds, None, "later");
 }
 
+/// A kinds entry that sets only duplication leaves its messages exactly as
+/// lossy as the rest of their link in every seed: the seed's draw for the
+/// link, not a draw of their own from the same range (which made a transfer
+/// often lost on a link this seed drew almost lossless).
+#[test]
+fn what_a_kinds_entry_leaves_out_follows_its_links_rate_in_every_seed() {
+    let text = "summary = \"x\"\n[service]\nidempotency = \"claim-same-tx\"\npass_key_to_bank = false\n[bank]\naccepts_key = false\n[[network.links]]\nfrom = \"service\"\nto = \"bank\"\nloss_per_mille = [0, 1000]\n[[network.links]]\nfrom = \"service\"\nto = \"bank\"\nkinds = [\"transfer\"]\nduplicate_per_mille = 0\n";
+    let s = load_text("follows.toml", text, &[]);
+    assert_eq!(
+        kind_fault(&s, "service", "bank", "transfer"),
+        Some((None, Some((0, 0))))
+    );
+    let w = s.system.world();
+    let id = |n: &str| w.actor_names.iter().position(|a| a == n).expect("actor") as u32;
+    let (service, bank) = (id("service"), id("bank"));
+    // (transfers sent, transfers lost) in seeds whose link drew a nearly
+    // lossless rate, and in seeds whose link drew a nearly total one.
+    let (mut low, mut high) = ((0, 0), (0, 0));
+    for seed in 0..400 {
+        let (entries, _) = trace_of(&s, seed);
+        let drawn = entries.iter().find_map(|e| match e.kind {
+            TraceKind::LinkMix {
+                from,
+                to,
+                loss_per_mille,
+                ..
+            } if (from, to) == (service, bank) => Some(loss_per_mille),
+            _ => None,
+        });
+        let drawn = drawn.expect("the link's loss is a range: every seed draws it");
+        let (mut sent, mut lost) = (0, 0);
+        for e in &entries {
+            match &e.kind {
+                TraceKind::Send { from, to, .. } if (*from, *to) == (service, bank) => sent += 1,
+                TraceKind::Drop {
+                    from,
+                    to,
+                    reason: sim::DropReason::Lost,
+                    ..
+                } if (*from, *to) == (service, bank) => {
+                    sent += 1;
+                    lost += 1;
+                }
+                _ => {}
+            }
+        }
+        let tally = match drawn {
+            0..=100 => &mut low,
+            900..=1000 => &mut high,
+            _ => continue,
+        };
+        tally.0 += sent;
+        tally.1 += lost;
+    }
+    assert!(
+        low.0 > 20 && high.0 > 20,
+        "both kinds of seeds send transfers: {low:?} {high:?}"
+    );
+    assert!(
+        low.1 * 5 < low.0,
+        "a nearly lossless link loses few transfers: {low:?}"
+    );
+    assert!(
+        high.1 * 5 > high.0 * 4,
+        "a nearly total loss loses most transfers: {high:?}"
+    );
+}
+
 #[test]
 fn a_kinds_entry_without_from_and_to_covers_every_link() {
     // Every message may be duplicated, except transfers, on every link.
@@ -104,7 +165,8 @@ fn a_kinds_entry_without_from_and_to_covers_every_link() {
     let names = s.system.world().actor_names.clone();
     for from in &names {
         for to in &names {
-            let expected = (from != to).then_some((0, 0, 0, 0));
+            // Loss is left to each link (None), duplication is off.
+            let expected = (from != to).then_some((None, Some((0, 0))));
             assert_eq!(
                 kind_fault(&s, from, to, "transfer"),
                 expected,
@@ -171,10 +233,16 @@ fn a_chain_takes_the_kinds_of_both_models_it_is_made_of() {
         "chain-outbox-inbox",
         &["network.links=[{kinds=[\"publish\", \"transfer\"], duplicate_per_mille=0}]"],
     );
-    // No duplication for either kind; each keeps its link's loss.
-    let dup = |from, to, kind| kind_fault(&s, from, to, kind).map(|k| (k.2, k.3));
-    assert_eq!(dup("service", "bank", "transfer"), Some((0, 0)));
-    assert_eq!(dup("service", "broker", "publish"), Some((0, 0)));
+    // No duplication for either kind; each follows its link's loss.
+    let fault = |from, to, kind| kind_fault(&s, from, to, kind);
+    assert_eq!(
+        fault("service", "bank", "transfer"),
+        Some((None, Some((0, 0))))
+    );
+    assert_eq!(
+        fault("service", "broker", "publish"),
+        Some((None, Some((0, 0))))
+    );
 }
 
 #[test]

@@ -55,10 +55,12 @@ pub struct KindFault {
     pub to: ActorId,
     /// The message kind, as [`Message::kind`](crate::Message::kind) numbers it.
     pub kind: u16,
-    /// Chance such a message is lost, instead of the link's.
-    pub loss_per_mille: PerMilleRange,
-    /// Chance such a message is duplicated, instead of the link's.
-    pub duplicate_per_mille: PerMilleRange,
+    /// Chance such a message is lost, instead of the link's; `None`: the
+    /// link's, as this seed drew it for every other message on the link.
+    pub loss_per_mille: Option<PerMilleRange>,
+    /// Chance such a message is duplicated, instead of the link's; `None`:
+    /// the link's, as this seed drew it.
+    pub duplicate_per_mille: Option<PerMilleRange>,
 }
 
 /// A time window during which messages between two actors are dropped.
@@ -222,8 +224,8 @@ impl World {
                 (k.from as usize) < n && (k.to as usize) < n,
                 "kind fault actor"
             );
-            k.loss_per_mille.check();
-            k.duplicate_per_mille.check();
+            k.loss_per_mille.iter().for_each(PerMilleRange::check);
+            k.duplicate_per_mille.iter().for_each(PerMilleRange::check);
         }
         // One entry per link and kind: with two, a send would read only one.
         let mut keys: Vec<_> = self

@@ -60,8 +60,8 @@ fn fix_mix(world: &mut World) {
         mid(&mut c.crash_per_mille);
     }
     for k in &mut world.kind_faults {
-        mid(&mut k.loss_per_mille);
-        mid(&mut k.duplicate_per_mille);
+        k.loss_per_mille.iter_mut().for_each(mid);
+        k.duplicate_per_mille.iter_mut().for_each(mid);
     }
     mid(&mut world.random_partition.per_mille);
 }

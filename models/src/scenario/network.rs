@@ -325,8 +325,9 @@ fn link_entry(l: &LinkDto, i: usize, cfg: &mut LinkConfig) -> Result<(), Invalid
 
 /// A `[[network.links]]` entry with `kinds`, on the link `from → to`: each
 /// chosen kind gets the loss and duplication the entry sets. What it leaves
-/// out, a kind keeps from an earlier entry for it on this link, or else from
-/// the link; a later entry for the same kind replaces an earlier one in place.
+/// out, a kind keeps from an earlier entry for it on this link, or else
+/// follows the link's rate as each seed draws it; a later entry for the same
+/// kind replaces an earlier one in place.
 fn kind_faults(
     l: &LinkDto,
     kinds: &Kinds<'_>,
@@ -360,7 +361,6 @@ fn kind_faults(
         .duplicate_per_mille
         .map(|p| per_mille(p, at("duplicate_per_mille")))
         .transpose()?;
-    let link = *world.link(from, to);
     for (j, name) in selected.iter().enumerate() {
         let kind = kinds.all.iter().position(|k| k == name);
         let Some(kind) = kind.filter(|_| kinds.own.contains(&name.as_str())) else {
@@ -387,12 +387,12 @@ fn kind_faults(
                 from,
                 to,
                 kind,
-                loss_per_mille: link.loss_per_mille,
-                duplicate_per_mille: link.duplicate_per_mille,
+                loss_per_mille: None,
+                duplicate_per_mille: None,
             },
         };
-        fault.loss_per_mille = loss.unwrap_or(fault.loss_per_mille);
-        fault.duplicate_per_mille = dup.unwrap_or(fault.duplicate_per_mille);
+        fault.loss_per_mille = loss.or(fault.loss_per_mille);
+        fault.duplicate_per_mille = dup.or(fault.duplicate_per_mille);
         match earlier {
             Some(e) => world.kind_faults[e] = fault,
             None if world.kind_faults.len() < MAX_KIND_FAULTS => {

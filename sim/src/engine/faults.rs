@@ -52,8 +52,12 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
         }
     }
     for k in &world.kind_faults {
-        put(&mut out, k.loss_per_mille.lo, k.loss_per_mille.hi);
-        put(&mut out, k.duplicate_per_mille.lo, k.duplicate_per_mille.hi);
+        for r in [k.loss_per_mille, k.duplicate_per_mille]
+            .into_iter()
+            .flatten()
+        {
+            put(&mut out, r.lo, r.hi);
+        }
     }
     out
 }
@@ -132,11 +136,18 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 });
             }
         }
+        // A rate the entry leaves to its link is the one the link drew above,
+        // so "only duplicate the status queries" keeps them exactly as lossy
+        // as every other message on that link in this seed.
         for (i, k) in world.kind_faults.iter().enumerate() {
+            let link = self.sim.links[(k.from * n + k.to) as usize];
             let choices = &mut self.sim.choices;
-            let (loss, dup) = (k.loss_per_mille, k.duplicate_per_mille);
-            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
-            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            let mut rate = |r: Option<crate::world::PerMilleRange>, drawn: u32| match r {
+                Some(r) => choices.range(swarm, u64::from(r.lo), u64::from(r.hi)) as u32,
+                None => drawn,
+            };
+            let lp = rate(k.loss_per_mille, link.loss_pm);
+            let dp = rate(k.duplicate_per_mille, link.dup_pm);
             self.sim.kind_pm[i] = (lp, dp);
         }
     }
