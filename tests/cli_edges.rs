@@ -784,6 +784,31 @@ fn sweep_grids_refuse_what_they_cannot_compare() {
         )
         .code(2)
         .err("error: variant 2 of 2 (client.retry.base_ms=50000): scenarios/payment-stable-key.toml:40:10: the backoff cap"),
+        case(
+            "values to try written as a list are shown written as values",
+            &[
+                "sweep",
+                "payment-key-expired-before-retry",
+                "--runs",
+                "10",
+                "--set",
+                "service.retention_ms=[86400000, 259200000]",
+            ],
+        )
+        .code(2)
+        .err("help: to try each of these values, separate them with commas and no brackets: --set service.retention_ms=86400000,259200000"),
+        case(
+            "a range where a key takes one is a list, not values to try",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--runs",
+                "10",
+                "--set",
+                "network.loss_per_mille=[0,100],[0,300]",
+            ],
+        )
+        .code(0),
     ];
     for c in &cases {
         check(c);

@@ -331,8 +331,23 @@ fn label(overrides: &[Override]) -> String {
 /// A variant's load error, said to be that variant's: the values that made it.
 fn in_variant(e: UsageError, overrides: &[Override], n: usize, of: usize) -> UsageError {
     let rest = e.0.strip_prefix("error: ").unwrap_or(&e.0);
-    UsageError(format!(
-        "error: variant {n} of {of} ({}): {rest}",
-        label(overrides)
-    ))
+    let mut text = format!("error: variant {n} of {of} ({}): {rest}", label(overrides));
+    // `key=[a,b,c]` reads as "try a, b and c" to someone sweeping, but
+    // brackets make one value (a range or a list) for a key that takes one.
+    let bracketed = overrides.iter().find(|o| {
+        let v = o.value.trim();
+        v.starts_with('[')
+            && v.ends_with(']')
+            && rest.contains(&format!("{}={}: wrong type: a list", o.key, o.value))
+    });
+    if let Some(o) = bracketed {
+        let values = o.value.trim().trim_start_matches('[').trim_end_matches(']');
+        let values: Vec<&str> = values.split(',').map(str::trim).collect();
+        text.push_str(&format!(
+            "help: to try each of these values, separate them with commas and no brackets: --set {}={}\n",
+            o.key,
+            values.join(",")
+        ));
+    }
+    UsageError(text)
 }
