@@ -89,9 +89,10 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
     let silent = [
         // Kept a week, retried for three days.
         payment(3 * DAY_MS, 7 * DAY_MS, BANK_NO_KEY),
-        // Kept exactly as long as the last retry can start (window minus
-        // timeout) and its copy can arrive later than the first attempt's.
-        payment(DAY_MS, DAY_MS - 10_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
+        // Kept one millisecond longer than the last retry can start (window
+        // minus timeout) plus how much later its copy can arrive than the
+        // first attempt's: a key whose age reaches its retention is gone.
+        payment(DAY_MS, DAY_MS - 10_000 + DEFAULT_SPREAD_MS + 1, BANK_NO_KEY),
         // Kept forever by the service.
         payment(3 * DAY_MS, 0, BANK_NO_KEY),
         // The service forgets after a day, the bank (with the key passed on) never.
@@ -143,17 +144,36 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         "{}",
         s.hazards[0].text
     );
-    let one_short = payment(DAY_MS, span_ms + 59_998, &format!("{BANK_NO_KEY}{net}"));
-    assert_eq!(ids(&load_text("short.toml", &one_short, &[])), [KEY_RULE]);
-    let covered = payment(DAY_MS, span_ms + 59_999, &format!("{BANK_NO_KEY}{net}"));
-    assert!(load_text("covered.toml", &covered, &[]).hazards.is_empty());
-    // A fixed delay, however long, delays every copy alike: no spread.
-    let fixed = payment(
-        DAY_MS,
-        span_ms,
-        &format!("{BANK_NO_KEY}{}", slow_requests(60_000, 60_000)),
+    // Kept exactly span + spread: the last copy can arrive at the very age
+    // at which the store forgets the key.
+    let equal = payment(DAY_MS, span_ms + 59_999, &format!("{BANK_NO_KEY}{net}"));
+    let s = load_text("equal.toml", &equal, &[]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert!(
+        s.hazards[0]
+            .text
+            .contains("the very moment the last copy can arrive"),
+        "{}",
+        s.hazards[0].text
     );
-    assert!(load_text("fixed.toml", &fixed, &[]).hazards.is_empty());
+    let covered = payment(DAY_MS, span_ms + 60_000, &format!("{BANK_NO_KEY}{net}"));
+    assert!(load_text("covered.toml", &covered, &[]).hazards.is_empty());
+    // A fixed delay, however long, delays every copy alike: no spread, and
+    // one millisecond over the span covers it.
+    let fixed = |kept_ms| {
+        payment(
+            DAY_MS,
+            kept_ms,
+            &format!("{BANK_NO_KEY}{}", slow_requests(60_000, 60_000)),
+        )
+    };
+    assert!(load_text("fixed.toml", &fixed(span_ms + 1), &[])
+        .hazards
+        .is_empty());
+    assert_eq!(
+        ids(&load_text("fixed-equal.toml", &fixed(span_ms), &[])),
+        [KEY_RULE]
+    );
     // A span no retention covers is said without the delay: it is not what decides.
     let s = load_text(
         "far.toml",
@@ -181,7 +201,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     // by default it tries the bank 3 times, 5 s apart, so the last copy
     // leaves 10 s after the retry that caused it.
     let kept = |ms: u64| bank_keys.replace(&format!("{}", span_ms + 59_999), &format!("{ms}"));
-    let resent = kept(span_ms + 64_999);
+    let resent = kept(span_ms + 65_000);
     let s = load_text("bank-resent.toml", &payment(DAY_MS, 1_000, &resent), &[]);
     assert_eq!(ids(&s), [KEY_RULE], "both hops' spread, not the re-sends");
     assert!(
@@ -199,11 +219,11 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     );
     assert!(once.hazards.is_empty(), "{:?}", once.hazards);
     // Kept 10 s longer, the re-sends are covered; one millisecond less is not.
-    let ok = kept(span_ms + 74_999);
+    let ok = kept(span_ms + 75_000);
     assert!(load_text("bank-ok.toml", &payment(DAY_MS, 1_000, &ok), &[])
         .hazards
         .is_empty());
-    let short = kept(span_ms + 74_998);
+    let short = kept(span_ms + 74_999);
     assert_eq!(
         ids(&load_text(
             "bank-short.toml",
@@ -222,7 +242,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     assert_eq!(ids(&queried), [KEY_RULE], "10 s are 5 s short");
     let queried_ok = load_text(
         "bank-queried-ok.toml",
-        &payment(DAY_MS, 1_000, &kept(span_ms + 79_999)),
+        &payment(DAY_MS, 1_000, &kept(span_ms + 80_000)),
         &["service.query_before_retry=true", "bank.status_query=true"],
     );
     assert!(queried_ok.hazards.is_empty(), "{:?}", queried_ok.hazards);
@@ -255,11 +275,31 @@ fn the_catalogs_equal_retention_fails_and_one_network_delay_more_holds() {
     assert!(sweep(&s, 200).first_failure.is_none());
 }
 
+/// The edge the rule and the store must agree on: every answer lost, fixed
+/// delays, retries with no wait, so the last one arrives exactly as old as
+/// the key's retention. The store has forgotten it then (every seed pays
+/// twice), and the rule says so; one millisecond more holds, silently.
+#[test]
+fn a_key_kept_exactly_as_long_as_the_retries_is_forgotten_by_the_last_one() {
+    let text = |retention_ms: u64| {
+        format!(
+            "summary = \"x\"\n[run]\nfault_phase_ms = 3600000\n[client]\nkey = \"stable\"\ntimeout_ms = 10000\n[client.retry]\npolicy = \"fixed\"\nbase_ms = 0\nmax_attempts = 0\nwindow_ms = 3600000\n[service]\nidempotency = \"claim-same-tx\"\nretention_ms = {retention_ms}\n[bank]\naccepts_key = false\n[network]\ndelay_ms_min = 1\ndelay_ms_max = 1\n[[network.links]]\nfrom = \"service\"\nto = \"client\"\nloss_per_mille = 1000\n"
+        )
+    };
+    let equal = load_text("equal.toml", &text(3_590_000), &[]);
+    assert_eq!(ids(&equal), [KEY_RULE]);
+    let sum = sweep(&equal, 5);
+    assert_eq!(sum.tally.failing(), 5, "every seed pays twice");
+    let longer = load_text("longer.toml", &text(3_590_001), &[]);
+    assert!(longer.hazards.is_empty(), "{:?}", longer.hazards);
+    assert!(sweep(&longer, 5).first_failure.is_none());
+}
+
 #[test]
 fn the_retries_of_a_capped_client_span_their_timeouts_and_longest_waits() {
     // Five attempts of 10 s each, waits of at most 1, 2, 4 and 8 s: the last
     // attempt starts at most 55 s after the first.
-    let text = payment(0, 55_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY);
+    let text = payment(0, 55_000 + DEFAULT_SPREAD_MS + 1, BANK_NO_KEY);
     let sets = [
         "client.retry.max_attempts=5",
         "client.retry.cap_ms=30000",
@@ -268,7 +308,7 @@ fn the_retries_of_a_capped_client_span_their_timeouts_and_longest_waits() {
     assert!(load_text("55.toml", &text, &sets).hazards.is_empty());
     let s = load_text(
         "54.toml",
-        &payment(0, 54_999 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
+        &payment(0, 55_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
         &sets,
     );
     assert_eq!(ids(&s), [KEY_RULE]);
@@ -354,10 +394,14 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let s = with(&[&capped[..], &["consumer.inbox_retention_ms=59999"]].concat());
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(s.hazards[0].text.contains("1 min"), "{}", s.hazards[0].text);
-    let s = with(&[&capped[..], &["consumer.inbox_retention_ms=60048"]].concat());
-    assert_eq!(ids(&s), [INBOX_RULE], "one short of the delays' spread");
+    let s = with(&[&capped[..], &["consumer.inbox_retention_ms=60049"]].concat());
+    assert_eq!(
+        ids(&s),
+        [INBOX_RULE],
+        "a row is gone once its age reaches the retention"
+    );
     for fine in [
-        "consumer.inbox_retention_ms=60049", // 1 min and the default delays' 49 ms
+        "consumer.inbox_retention_ms=60050", // 1 min, the default delays' 49 ms, and 1 ms
         "consumer.inbox_retention_ms=0",
     ] {
         let s = with(&[&capped[..], &[fine]].concat());
@@ -382,7 +426,8 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
         "{}",
         s.hazards[0].text
     );
-    assert!(slow(70_000).hazards.is_empty());
+    assert_eq!(ids(&slow(70_000)), [INBOX_RULE], "exactly as long: gone");
+    assert!(slow(70_001).hazards.is_empty());
     // The chain's accounting inbox is judged by the same rule, under its own table.
     let s = load(
         "chain-outbox-inbox",
@@ -414,10 +459,14 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
         "{}",
         s.hazards[0].text
     );
-    let s = load("http-post-with-key", &["server.key_retention_ms=172998"]);
-    assert_eq!(ids(&s), [KEY_RULE]);
+    let s = load("http-post-with-key", &["server.key_retention_ms=172999"]);
+    assert_eq!(
+        ids(&s),
+        [KEY_RULE],
+        "kept exactly as long as the last copy may come"
+    );
     assert!(
-        load("http-post-with-key", &["server.key_retention_ms=172999"])
+        load("http-post-with-key", &["server.key_retention_ms=173000"])
             .hazards
             .is_empty()
     );

@@ -199,12 +199,16 @@ impl KeyMemory {
     }
 
     /// Whether this layer still knows the key when the last copy arrives,
-    /// `span_ms` after the first attempt (`None`: retries without end).
+    /// `span_ms` after the first attempt (`None`: retries without end). A
+    /// key is forgotten the moment its age reaches the retention
+    /// ([`DedupStore`](crate::core::dedup::DedupStore) expires at
+    /// `age >= retention`), so a copy arriving exactly `kept` after the first
+    /// finds it gone: only a strictly longer memory covers.
     fn covers(&self, span_ms: Option<u64>) -> bool {
         match (self.retention_ms, span_ms) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(kept), Some(span)) => span.saturating_add(self.late_ms()) <= kept,
+            (Some(kept), Some(span)) => span.saturating_add(self.late_ms()) < kept,
         }
     }
 }
@@ -263,7 +267,7 @@ pub fn key_retention(
         Some(span) if span <= kept => late_copies(&longest, exact),
         _ => String::new(),
     };
-    let who = match layers.len() {
+    let mut who = match layers.len() {
         1 => format!(
             "the only layer that deduplicates by it forgets it after {} ({setting})",
             ms(kept)
@@ -273,6 +277,10 @@ pub fn key_retention(
             ms(kept)
         ),
     };
+    let latest = longest.iter().map(|l| l.late_ms()).max().unwrap_or(0);
+    if span_ms.is_some_and(|span| span.saturating_add(latest) == kept) {
+        who.push_str(", the very moment the last copy can arrive (a key is gone once its age reaches the retention)");
+    }
     Some(Hazard {
         id: KEY_RETENTION,
         text: format!(
@@ -287,10 +295,13 @@ pub fn key_retention(
 /// remember longest: the network's spread, and re-sends on the way.
 fn late_copies(longest: &[&KeyMemory], exact: bool) -> String {
     let spread = longest.iter().map(|l| l.spread_ms).max().unwrap_or(0);
-    let mut late = format!(
-        ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
-        shown_ms(spread, exact)
-    );
+    let mut late = String::new();
+    if spread > 0 {
+        late.push_str(&format!(
+            ", and the network can deliver its copy up to {} later than the first attempt's (the delay ranges in [network])",
+            shown_ms(spread, exact)
+        ));
+    }
     if let Some((ms, settings)) = longest.iter().filter_map(|l| l.resend).max() {
         late.push_str(&format!(
             ", and re-sends carry it on for up to {} more ({settings})",
@@ -318,7 +329,8 @@ pub fn inbox_retention(
         return None; // kept forever: bounded storage is another invariant's business
     }
     let until = match span_ms {
-        Some(span) if span.saturating_add(spread_ms) <= retention_ms => return None,
+        // Strictly: a row whose age reaches the retention is gone (DedupStore).
+        Some(span) if span.saturating_add(spread_ms) < retention_ms => return None,
         Some(span) if span <= retention_ms => format!(
             "{redelivers} for up to {}, and the network can deliver the last copy up to {} later than the first (the delay ranges in [network])",
             about_ms(span),
@@ -456,7 +468,10 @@ mod tests {
         // A fuzzed delay of u64::MAX ms is printed, not overflowed.
         assert_eq!(about_ms(u64::MAX), "213503982334.6 days");
         assert_eq!(h.shown_by, Some(7));
-        assert!(key_retention(&one_day, Some(DAY_MS), "c", None, "x").is_none());
+        // A key is gone once its age reaches the retention: a day covers
+        // retries for a day less one millisecond, not for a whole day.
+        assert!(key_retention(&one_day, Some(DAY_MS - 1), "c", None, "x").is_none());
+        assert!(key_retention(&one_day, Some(DAY_MS), "c", None, "x").is_some());
         assert!(key_retention(&one_day, None, "c", None, "x").is_some());
         // A second layer that remembers longer, or forever, covers the first.
         let covered = [
@@ -507,7 +522,8 @@ mod tests {
         // Retries until 10 s before the hour: covered on a fast network...
         let span = Some(HOUR_MS - 10_000);
         assert!(key_retention(&[at(49)], span, "c", None, "x").is_none());
-        assert!(key_retention(&[at(10_000)], span, "c", None, "x").is_none());
+        assert!(key_retention(&[at(9_999)], span, "c", None, "x").is_none());
+        assert!(key_retention(&[at(10_000)], span, "c", None, "x").is_some());
         // ...not once a copy can take 10 s longer than the first one did.
         let h = key_retention(&[at(10_001)], span, "the client retries", None, "x")
             .expect("10.001 s of spread past a 10 s margin");
@@ -531,8 +547,10 @@ mod tests {
             resend: None,
         };
         assert!(key_retention(&[at(60_000), bank], span, "c", None, "x").is_none());
-        // The inbox: 150 s of redelivery against 160 s, 10 s of spread fits, 11 s not.
-        assert!(inbox_retention("c.r", 160_000, Some(150_000), 10_000, "b", 3, "x").is_none());
+        // The inbox: 150 s of redelivery against 160 s: 9.999 s of spread
+        // fits, 10 s reaches the very age at which the row is gone, 11 s more.
+        assert!(inbox_retention("c.r", 160_000, Some(150_000), 9_999, "b", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 160_000, Some(150_000), 10_000, "b", 3, "x").is_some());
         let inbox = inbox_retention("c.r", 160_000, Some(150_000), 11_000, "b", 3, "x")
             .expect("11 s past a 10 s margin");
         assert!(inbox.text.contains("11 s later"), "{}", inbox.text);
