@@ -51,6 +51,18 @@ fn no_duplicate_effect() {
             (2, 3, applied(1)),
         ],
     );
+    // A consumer whose ack let the message go sends its commit again when
+    // the answer does not come: one delivery, and the database applies a
+    // plain effect twice (its first answer was lost, not its commit). The
+    // ledger needs no redelivery to see it; an inbox that answers the
+    // re-send "already there" lands the effect once.
+    let resent = [
+        (0, 0, committed(1, 1)),
+        (1, 3, applied(1)),
+        (3, 3, applied(1)),
+    ];
+    fires("no-duplicate-effect", &resent);
+    silent(&resent[..2]);
     // The chain: events about a claim a client asked to pay once. The
     // service booked it twice (a retry it no longer recognised), the bank
     // paid once, accounting booked each event once: the claim took effect
@@ -297,6 +309,22 @@ fn no_lost_effect() {
         version: 1,
     };
     fires("no-lost-effect", &[(0, 0, committed)]);
+    // The same seen from a consumer that acked and then gave its commit up
+    // (no answer to its last attempt): nothing landed and nothing was
+    // dead-lettered, with no crash anywhere. Had one attempt committed
+    // before its answer was lost, the effect would be there: silent.
+    silent(&[
+        (0, 0, committed),
+        (
+            1,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(1),
+                payload: 1,
+            },
+        ),
+    ]);
     silent(&[
         (0, 0, committed),
         (1, 1, Obs::DeadLettered { op: event(1) }),

@@ -92,6 +92,8 @@ scenario_tests! {
     eod_checked_ack_holds: "messaging-eod-checked-ack", 2000;
     eod_ack_unchecked_duplicates: "messaging-eod-ack-unchecked", 300;
     eod_checked_ack_crash_loses: "messaging-eod-checked-ack-crash", 300;
+    eod_checked_ack_lossy_db_duplicates: "messaging-eod-checked-ack-lossy-db", 300;
+    eod_checked_ack_inbox_holds: "messaging-eod-checked-ack-inbox", 2000;
     producer_id_expired_duplicates: "messaging-producer-id-expired", 100;
 }
 
@@ -199,6 +201,11 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-eod-ack-unchecked",
             "consumer.ack=checked-before-commit",
+        ),
+        // Make the re-sent commit idempotent by the message id.
+        (
+            "messaging-eod-checked-ack-lossy-db",
+            "consumer.handler=inbox-same-tx",
         ),
     ];
     for (name, fix) in fixes {
@@ -1132,4 +1139,189 @@ fn a_renewal_that_trails_its_ack_is_not_a_renewal_after_redelivery() {
         &e.kind,
         TraceKind::Deliver { msg, .. } if matches!(Carries::<messaging::Msg>::peek(msg), Some(messaging::Msg::Extend { .. }))
     )));
+}
+
+/// The runs' situations, faults and the invariant of the first failure.
+fn swept(s: &Scenario, seeds: u64) -> (sim::Summary, Option<&'static str>) {
+    let sum = sweep(s, seeds);
+    assert_eq!(sum.tally.panics, 0, "{:?}", sum.first_failure);
+    let inv = invariant(&sum);
+    (sum, inv)
+}
+
+/// After a counted ack the broker never delivers the message again, so a
+/// consumer whose database does not answer owns the event: it sends the same
+/// transaction again. No consumer crashes here; only the link to the
+/// database loses transactions and their answers.
+#[test]
+fn after_a_counted_ack_the_consumer_sends_its_commit_again_and_only_an_inbox_makes_that_safe() {
+    // The fix holds on every seed; before the consumer sent its commit
+    // again, 252 of these 2,000 seeds lost an event.
+    let (sum, inv) = swept(&load("messaging-eod-checked-ack-inbox", &[]), 2000);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert_eq!(sum.tally.faults.crashed, 0);
+    for s in [sit::TX_RESENT_AFTER_ACK, sit::INBOX_HIT] {
+        assert!(sum.tally.situations.contains(s), "{s}");
+    }
+    assert!(!sum.tally.situations.contains(sit::TX_GIVEN_UP_AFTER_ACK));
+    // Giving the commit up at its first timeout, as the consumer did before:
+    // events lost without a crash, and the trace says where.
+    let (sum, inv) = swept(
+        &load(
+            "messaging-eod-checked-ack-inbox",
+            &["consumer.tx_max_attempts=1"],
+        ),
+        2000,
+    );
+    assert_eq!(inv, Some("no-lost-effect"));
+    assert_eq!(sum.tally.faults.crashed, 0);
+    assert!(sum.tally.situations.contains(sit::TX_GIVEN_UP_AFTER_ACK));
+    assert!(!sum.tally.situations.contains(sit::TX_RESENT_AFTER_ACK));
+    // Without the inbox, a re-sent commit whose first answer was lost
+    // applies the effect a second time.
+    let (sum, inv) = swept(&load("messaging-eod-checked-ack-lossy-db", &[]), 300);
+    assert_eq!(inv, Some("no-duplicate-effect"));
+    assert!(sum.tally.situations.contains(sit::RESENT_TX_APPLIED_AGAIN));
+}
+
+/// The re-sends in a holding run: each repeats a transaction of the same
+/// delivery that followed a counted ack, and some found the inbox row its
+/// own first attempt had written (the answer, not the commit, was lost).
+#[test]
+fn a_resent_commit_repeats_the_first_after_a_counted_ack() {
+    let s = load("messaging-eod-checked-ack-inbox", &[]);
+    let (mut resent, mut absorbed) = (0, 0);
+    for seed in 0..200 {
+        let (entries, outcome) = trace_of(&s, seed);
+        assert_eq!(outcome, Outcome::Holds, "seed {seed}");
+        let trace: Vec<_> = entries.into_iter().map(|e| e.kind).collect();
+        let mut sent: Vec<(u32, u32, messaging::TxKind)> = Vec::new();
+        for (i, k) in trace.iter().enumerate() {
+            // A send the network lost was sent all the same.
+            let (TraceKind::Send { from, msg, .. } | TraceKind::Drop { from, msg, .. }) = k else {
+                continue;
+            };
+            let Msg::Messaging(messaging::Msg::Tx {
+                receipt,
+                kind,
+                attempt,
+                ..
+            }) = msg
+            else {
+                continue;
+            };
+            if *attempt == 1 {
+                sent.push((*from, *receipt, *kind));
+                continue;
+            }
+            resent += 1;
+            assert!(
+                sent.contains(&(*from, *receipt, *kind)),
+                "seed {seed}: a re-send of a transaction never sent"
+            );
+            assert!(
+                trace[..i].iter().any(|j| matches!(j, TraceKind::Deliver {
+                    to,
+                    msg: Msg::Messaging(messaging::Msg::AckResult { receipt: r, ok: true, .. }),
+                    ..
+                } if r == receipt && to == from)),
+                "seed {seed}: a re-send before the ack counted"
+            );
+        }
+        absorbed += trace
+            .iter()
+            .filter(|k| {
+                matches!(
+                    k,
+                    TraceKind::Deliver {
+                        msg: Msg::Messaging(messaging::Msg::TxDone {
+                            result: messaging::TxResult::Duplicate,
+                            ..
+                        }),
+                        ..
+                    }
+                )
+            })
+            .count();
+    }
+    assert!(
+        resent > 5 && absorbed > 0,
+        "resent {resent}, absorbed {absorbed}"
+    );
+}
+
+/// Ack on receipt (`before-commit`) behind a database link that loses
+/// transactions and answers, no crashes: a plain effect re-sent after a lost
+/// answer takes effect twice, an inbox row absorbs the re-send, and crashes
+/// still lose the event in the gap before the commit. Acked after the
+/// commit, nothing is re-sent: the lease redelivers.
+#[test]
+fn ack_on_receipt_behind_a_lossy_database_resends_its_commit() {
+    let text = r#"
+summary = "ack on receipt, the database link loses"
+model = "messaging"
+[producer]
+write = "outbox"
+[broker]
+visibility_timeout_ms = 30000
+consumers = 2
+[consumer]
+handler = "effect"
+ack = "before-commit"
+processing_ms = 500
+processing_jitter_ms = 2000
+[network]
+delay_ms_min = 1
+delay_ms_max = 50
+[[network.links]]
+kinds = ["tx", "tx-done"]
+loss_per_mille = [0, 200]
+[[events]]
+entity = 4711
+value = 1200
+[[events]]
+entity = 4712
+value = 800
+start_ms = 2000
+"#;
+    let plain = common::load_text("lossy-db.toml", text, &[]);
+    let (sum, inv) = swept(&plain, 500);
+    assert_eq!(inv, Some("no-duplicate-effect"), "{:?}", sum.first_failure);
+    assert_eq!(sum.tally.faults.crashed, 0);
+    assert!(sum.tally.situations.contains(sit::RESENT_TX_APPLIED_AGAIN));
+    let inbox = common::load_text("lossy-db.toml", text, &["consumer.handler=inbox-same-tx"]);
+    let (sum, inv) = swept(&inbox, 500);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert!(sum.tally.situations.contains(sit::TX_RESENT_AFTER_ACK));
+    assert!(sum.tally.situations.contains(sit::INBOX_HIT));
+    // Crashes: the work between the ack and the commit dies with the
+    // consumer, re-sends or not.
+    let crashes = format!(
+        "{text}[crashes.consumer-1]\ncrash_per_mille = [0, 200]\nrestart_ms_min = 1000\nrestart_ms_max = 30000\n"
+    );
+    let crashing = common::load_text(
+        "lossy-db.toml",
+        &crashes,
+        &["consumer.handler=inbox-same-tx"],
+    );
+    let (sum, inv) = swept(&crashing, 500);
+    assert_eq!(inv, Some("no-lost-effect"));
+    assert!(sum
+        .tally
+        .situations
+        .contains(sit::CRASH_BETWEEN_ACK_AND_COMMIT));
+    // Acked after the commit, the broker holds the message: a transaction
+    // without an answer is given up and the lease redelivers it.
+    let after = common::load_text(
+        "lossy-db.toml",
+        text,
+        &[
+            "consumer.handler=inbox-same-tx",
+            "consumer.ack=after-commit",
+        ],
+    );
+    let (sum, inv) = swept(&after, 500);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert!(sum.tally.situations.contains(sit::LEASE_EXPIRED_REDELIVERY));
+    assert!(!sum.tally.situations.contains(sit::TX_RESENT_AFTER_ACK));
 }

@@ -163,6 +163,12 @@ where
             ("accounting", "accounting-"),
         ),
     );
+    hazards.extend(crate::messaging::republish::commit_resent_without_dedup(
+        input.text,
+        &consumer,
+        ("accounting", "accounting-db", &accounting),
+        input.delays,
+    ));
     // The booking service's outbox relay republishes to accounting's inbox
     // until the broker's confirmation gets through, as the messaging relay does.
     let reads_inbox = consumer.handler.reads_inbox_always();

@@ -25,12 +25,13 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 10] = [
+pub const RULES: [&str; 11] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
     PRODUCER_ID_EXPIRY_BELOW_RETRIES,
     ACK_BEFORE_COMMIT_UNDER_CRASHES,
+    COMMIT_RESENT_WITHOUT_DEDUP,
     LEASE_BELOW_CALL,
     KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
@@ -46,6 +47,9 @@ pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republi
 pub const PRODUCER_ID_EXPIRY_BELOW_RETRIES: &str = "producer-id-expiry-below-retries";
 /// A consumer that acks before it commits, in a scenario that crashes it.
 pub const ACK_BEFORE_COMMIT_UNDER_CRASHES: &str = "ack-before-commit-under-crashes";
+/// A consumer that acks first re-sends a commit that is not keyed by the
+/// message id, in a scenario that can keep its database's answers away.
+pub const COMMIT_RESENT_WITHOUT_DEDUP: &str = "commit-resent-without-dedup";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A key deleted when the bank's outcome is unknown.

@@ -76,8 +76,13 @@ pub struct ConsumerConfig {
     pub processing_ms: u64,
     /// Extra processing time drawn per delivery, 0..=this.
     pub processing_jitter_ms: u64,
-    /// Give up a delivery whose database reply does not come (the lease then expires).
+    /// Wait this long for the database's answer to a transaction. Then a
+    /// delivery the broker still holds is given up (its lease redelivers
+    /// it); one whose ack let the message go has its transaction sent again.
     pub tx_timeout_ms: u64,
+    /// Sends of one transaction, the first included, once the ack let the
+    /// message go; after the last the work is given up (1 to 100).
+    pub tx_max_attempts: u8,
     /// While a delivery is in hand, ask the broker this often to extend its
     /// lease; 0 = never.
     pub lease_renewal_ms: u64,
@@ -100,6 +105,10 @@ pub struct Job {
     pub phase: Phase,
     /// The broker flagged the delivery as redelivered.
     pub redelivered: bool,
+    /// The transaction in flight (while checking, committing, recording).
+    pub tx: TxKind,
+    /// Its sends so far, 1 for the first.
+    pub attempt: u8,
 }
 
 // By hand: the flag only where it is set, so the state panels of runs
@@ -111,6 +120,7 @@ impl fmt::Debug for Job {
             .field("receipt", &self.receipt)
             .field("phase", &self.phase)
             .field_if(self.redelivered, "redelivered", &self.redelivered)
+            .field_if(self.attempt > 1, "attempt", &self.attempt)
             .finish()
     }
 }
@@ -185,11 +195,20 @@ impl<W> Consumer<W> {
 impl<W: Carries<Msg>> Consumer<W> {
     fn tx(&self, slot: usize, job: &mut Job, kind: TxKind, phase: Phase, ctx: &mut impl Ctx<Self>) {
         job.phase = phase;
+        job.tx = kind;
+        job.attempt = 1;
+        self.send_tx(slot, job, ctx);
+    }
+
+    /// Sends job `slot`'s transaction (again, after a timeout: the same
+    /// ids, so the database cannot tell it from the first).
+    fn send_tx(&self, slot: usize, job: &Job, ctx: &mut impl Ctx<Self>) {
         let tx = Msg::Tx {
             ev: job.ev,
-            kind,
+            kind: job.tx,
             slot: slot as u8,
             receipt: job.receipt,
+            attempt: job.attempt,
         };
         ctx.send(self.cfg.db, W::wrap(tx));
         ctx.set_timer(
@@ -257,6 +276,47 @@ impl<W: Carries<Msg>> Consumer<W> {
         }
     }
 
+    /// Whether the broker has let job's message go by the consumer's own
+    /// reckoning (acked on receipt, or an ack with result that counted):
+    /// then nothing will deliver it again, and the job is the event's last
+    /// hope. A plain ack on receipt may have been lost; the consumer cannot
+    /// know and acts on what it sent.
+    fn let_go(&self, job: &Job) -> bool {
+        match self.cfg.ack {
+            AckMode::AfterCommit => false,
+            AckMode::BeforeCommit => true,
+            // The commit's transactions follow only a counted ack.
+            AckMode::CheckedBeforeCommit => {
+                matches!(job.phase, Phase::Committing | Phase::Recording)
+            }
+        }
+    }
+
+    /// No answer to job `slot`'s transaction (or ack) in time. While the
+    /// broker holds the message the job is given up and the lease
+    /// redelivers it; once the ack let it go, giving up loses the event, so
+    /// the transaction is sent again, up to `tx_max_attempts` sends.
+    fn on_tx_timeout(&self, st: &mut ConsumerState, slot: usize, ctx: &mut impl Ctx<Self>) {
+        let Some(job) = st.jobs.get_mut(slot) else {
+            return;
+        };
+        match job.phase {
+            // The ack may have counted: this consumer cannot tell.
+            Phase::Acking => ctx.reached(sit::ACK_RESULT_MISSING),
+            _ if self.let_go(job) && job.attempt < self.cfg.tx_max_attempts => {
+                job.attempt += 1;
+                let job = *job;
+                ctx.reached(sit::TX_RESENT_AFTER_ACK);
+                self.send_tx(slot, &job, ctx);
+                return;
+            }
+            _ if self.let_go(job) => ctx.reached(sit::TX_GIVEN_UP_AFTER_ACK),
+            _ => {}
+        }
+        st.jobs.take(slot);
+        ctx.cancel_timer(ConsumerTimer::Renew { slot: slot as u32 });
+    }
+
     fn process(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
         job.phase = Phase::Processing;
         let ms = self.cfg.processing_ms + ctx.range(0, self.cfg.processing_jitter_ms);
@@ -305,6 +365,8 @@ impl<W: Carries<Msg>> Consumer<W> {
             receipt,
             phase: Phase::Processing,
             redelivered,
+            tx: TxKind::CheckInbox,
+            attempt: 0,
         };
         let Some(slot) = st.jobs.insert(job) else {
             return; // busy: the lease expires and another delivery follows
@@ -329,10 +391,8 @@ impl<W: Carries<Msg>> Consumer<W> {
     fn on_tx_done(
         &self,
         st: &mut ConsumerState,
-        id: u32,
-        slot: usize,
-        receipt: u32,
-        result: TxResult,
+        (id, slot, receipt): (u32, usize, u32),
+        (kind, result): (TxKind, TxResult),
         ctx: &mut impl Ctx<Self>,
     ) {
         let Some(job) = st.jobs.get_mut(slot) else {
@@ -340,6 +400,11 @@ impl<W: Carries<Msg>> Consumer<W> {
         };
         if job.ev.id != id || job.receipt != receipt {
             return; // a late reply for a delivery given up
+        }
+        if job.tx != kind || matches!(job.phase, Phase::Processing | Phase::Acking) {
+            // The answer to an attempt of a transaction this job is past: the
+            // first of two sends came after all, or a network copy.
+            return;
         }
         ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
         match (job.phase, result, self.cfg.handler) {
@@ -406,8 +471,10 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         let uncommitted = |j: &Job| match j.phase {
             Phase::Checking | Phase::Processing => self.cfg.ack == AckMode::BeforeCommit,
             Phase::Acking => true,
+            // The row is on its way and the effect's transaction is not:
+            // after an ack on receipt or a counted ack alike.
             Phase::Recording => {
-                self.cfg.ack == AckMode::BeforeCommit
+                self.cfg.ack != AckMode::AfterCommit
                     && self.cfg.handler == Handler::InboxRecordFirst
             }
             Phase::Committing => false,
@@ -435,8 +502,9 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 id,
                 slot,
                 receipt,
+                kind,
                 result,
-            }) => self.on_tx_done(st, id, usize::from(slot), receipt, result, ctx),
+            }) => self.on_tx_done(st, (id, usize::from(slot), receipt), (kind, result), ctx),
             Some(&Msg::AckResult { id, receipt, ok }) => {
                 self.on_ack_result(st, (id, receipt, ok), ctx)
             }
@@ -452,16 +520,7 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         match timer {
-            ConsumerTimer::TxTimeout { slot } => {
-                // No answer from the database: drop the delivery unacked; the
-                // lease redelivers it. No result of a checked ack: drop the
-                // work too, though the ack may have counted.
-                let job = st.jobs.take(slot as usize);
-                if job.is_some_and(|j| j.phase == Phase::Acking) {
-                    ctx.reached(sit::ACK_RESULT_MISSING);
-                }
-                ctx.cancel_timer(ConsumerTimer::Renew { slot });
-            }
+            ConsumerTimer::TxTimeout { slot } => self.on_tx_timeout(st, slot as usize, ctx),
             ConsumerTimer::Renew { slot } => {
                 let Some(job) = st.jobs.get(slot as usize) else {
                     return;
@@ -505,6 +564,7 @@ mod tests {
             processing_ms: 10,
             processing_jitter_ms: 0,
             tx_timeout_ms: 100,
+            tx_max_attempts: 3,
             lease_renewal_ms: 0,
         })
     }
@@ -527,6 +587,8 @@ mod tests {
             receipt: 1,
             phase,
             redelivered: false,
+            tx: TxKind::Effect,
+            attempt: 1,
         });
         let mut seen = Vec::new();
         c.on_crash(&st, &(), &mut |s| seen.push(s));
@@ -546,10 +608,21 @@ mod tests {
         // The effect's transaction is on its way: the database applies it.
         assert!(!gap(BeforeCommit, plain, Committing));
         assert!(!gap(BeforeCommit, Handler::InboxSeparateTx, Recording));
-        // Acked with result: only while the result is awaited.
+        // Acked with result: while the result is awaited, and after a
+        // counted ack while a record-first inbox row goes ahead of the effect.
         assert!(gap(CheckedBeforeCommit, plain, Acking));
         assert!(!gap(CheckedBeforeCommit, plain, Processing));
         assert!(!gap(CheckedBeforeCommit, plain, Committing));
+        assert!(gap(
+            CheckedBeforeCommit,
+            Handler::InboxRecordFirst,
+            Recording
+        ));
+        assert!(!gap(
+            CheckedBeforeCommit,
+            Handler::InboxRecordFirst,
+            Checking
+        ));
         // Acked after the commit: the broker redelivers whatever a crash drops.
         for phase in [Checking, Processing, Committing, Recording] {
             assert!(
@@ -564,5 +637,198 @@ mod tests {
         let mut seen = Vec::new();
         consumer(BeforeCommit, plain).on_crash(&idle, &(), &mut |s| seen.push(s));
         assert!(seen.is_empty());
+    }
+
+    type Cmd = sim::Command<World, Obs, ConsumerTimer>;
+
+    /// One consumer driven handler by handler, its commands kept per call.
+    struct Drive {
+        c: Consumer<World>,
+        st: ConsumerState,
+        choices: sim::Choices,
+    }
+
+    impl Drive {
+        fn new(ack: AckMode, handler: Handler) -> Drive {
+            let mut choices = sim::Choices::new();
+            choices.start_random(0, 1, false);
+            Drive {
+                c: consumer(ack, handler),
+                st: ConsumerState {
+                    jobs: Slots::new(MAX_JOBS),
+                },
+                choices,
+            }
+        }
+
+        fn msg(&mut self, msg: Msg) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = sim::Context::detached(0, 2, &mut self.choices, &mut out);
+            self.c
+                .on_msg(&mut self.st, &mut (), 0, World::wrap(msg), &mut ctx);
+            out
+        }
+
+        fn fire(&mut self, timer: ConsumerTimer) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = sim::Context::detached(0, 2, &mut self.choices, &mut out);
+            self.c.on_timer(&mut self.st, &mut (), timer, &mut ctx);
+            out
+        }
+
+        /// Delivers event #1 as receipt 7, does the work and, for a checked
+        /// ack, hears that the ack counted: the first writing transaction.
+        fn up_to_the_commit(&mut self) -> Vec<Cmd> {
+            self.msg(Msg::Deliver {
+                ev: event(),
+                receipt: 7,
+                redelivered: false,
+            });
+            let out = self.fire(ConsumerTimer::Processed { slot: 0 });
+            if self.c.cfg.ack != AckMode::CheckedBeforeCommit {
+                return out;
+            }
+            self.msg(Msg::AckResult {
+                id: 1,
+                receipt: 7,
+                ok: true,
+            })
+        }
+
+        fn done(&mut self, kind: TxKind, result: TxResult) -> Vec<Cmd> {
+            self.msg(Msg::TxDone {
+                id: 1,
+                slot: 0,
+                receipt: 7,
+                kind,
+                result,
+            })
+        }
+
+        fn timeout(&mut self) -> Vec<Cmd> {
+            self.fire(ConsumerTimer::TxTimeout { slot: 0 })
+        }
+    }
+
+    fn event() -> Event {
+        Event {
+            id: 1,
+            entity: 1,
+            value: 5,
+            version: 1,
+            entity_space: &crate::messaging::ENTITY,
+        }
+    }
+
+    /// The transactions sent: kind, receipt, attempt.
+    fn txs(out: &[Cmd]) -> Vec<(TxKind, u32, u8)> {
+        out.iter()
+            .filter_map(|c| match c {
+                sim::Command::Send { msg, .. } => match msg.peek() {
+                    Some(&Msg::Tx {
+                        kind,
+                        receipt,
+                        attempt,
+                        ..
+                    }) => Some((kind, receipt, attempt)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reached(out: &[Cmd], id: sim::SituationId) -> bool {
+        out.iter()
+            .any(|c| matches!(c, sim::Command::Reached(s) if *s == id))
+    }
+
+    #[test]
+    fn a_commit_without_an_answer_is_sent_again_once_the_ack_let_the_message_go() {
+        use AckMode::*;
+        let inbox = Handler::InboxSameTx;
+        for ack in [BeforeCommit, CheckedBeforeCommit] {
+            let mut d = Drive::new(ack, inbox);
+            assert_eq!(txs(&d.up_to_the_commit()), [(TxKind::InboxAndEffect, 7, 1)]);
+            // The same transaction with the same ids: the database cannot
+            // tell it from the first, which may have committed.
+            for attempt in 2..=3 {
+                let out = d.timeout();
+                assert_eq!(txs(&out), [(TxKind::InboxAndEffect, 7, attempt)], "{ack:?}");
+                assert!(reached(&out, sit::TX_RESENT_AFTER_ACK));
+            }
+            // tx_max_attempts = 3: the work is given up, and says so.
+            let out = d.timeout();
+            assert!(txs(&out).is_empty());
+            assert!(reached(&out, sit::TX_GIVEN_UP_AFTER_ACK), "{ack:?}");
+            assert!(d.st.jobs.iter().next().is_none());
+        }
+        // Acked after the commit, the broker still holds the message: the
+        // job is dropped unacked and the lease redelivers it.
+        let mut d = Drive::new(AfterCommit, inbox);
+        d.up_to_the_commit();
+        let out = d.timeout();
+        assert!(txs(&out).is_empty());
+        assert!(!reached(&out, sit::TX_GIVEN_UP_AFTER_ACK));
+        assert!(d.st.jobs.iter().next().is_none());
+        // A checked consumer before its ack: the inbox check is dropped too.
+        let mut d = Drive::new(CheckedBeforeCommit, Handler::InboxSeparateTx);
+        let out = d.msg(Msg::Deliver {
+            ev: event(),
+            receipt: 7,
+            redelivered: false,
+        });
+        assert_eq!(txs(&out), [(TxKind::CheckInbox, 7, 1)]);
+        assert!(txs(&d.timeout()).is_empty());
+        assert!(d.st.jobs.iter().next().is_none());
+        // ... and acked on receipt, the check is asked again.
+        let mut d = Drive::new(BeforeCommit, Handler::InboxSeparateTx);
+        d.msg(Msg::Deliver {
+            ev: event(),
+            receipt: 7,
+            redelivered: false,
+        });
+        assert_eq!(txs(&d.timeout()), [(TxKind::CheckInbox, 7, 2)]);
+        // An answer ends the waiting: nothing is sent again after it.
+        let mut d = Drive::new(CheckedBeforeCommit, inbox);
+        d.up_to_the_commit();
+        d.done(TxKind::InboxAndEffect, TxResult::Applied);
+        assert!(d.st.jobs.iter().next().is_none());
+        assert!(txs(&d.timeout()).is_empty());
+    }
+
+    #[test]
+    fn a_late_answer_counts_for_its_own_transaction_only() {
+        // Effect, then inbox row, acked on receipt. The effect's first send
+        // times out and goes again; then both answers come.
+        let mut d = Drive::new(AckMode::BeforeCommit, Handler::InboxSeparateTx);
+        d.msg(Msg::Deliver {
+            ev: event(),
+            receipt: 7,
+            redelivered: false,
+        });
+        d.done(TxKind::CheckInbox, TxResult::NotSeen);
+        assert_eq!(
+            txs(&d.fire(ConsumerTimer::Processed { slot: 0 })),
+            [(TxKind::Effect, 7, 1)]
+        );
+        d.timeout();
+        // The first attempt's answer: the effect is in, the row follows.
+        let out = d.done(TxKind::Effect, TxResult::Applied);
+        assert_eq!(txs(&out), [(TxKind::RecordInbox, 7, 1)]);
+        // The second attempt's answer is not the row's.
+        assert!(d.done(TxKind::Effect, TxResult::Applied).is_empty());
+        let job = d.st.jobs.get(0).expect("still waiting for the row");
+        assert_eq!((job.phase, job.tx), (Phase::Recording, TxKind::RecordInbox));
+        // Nor is a copy of the inbox check's answer, while the work goes on.
+        let mut d = Drive::new(AckMode::AfterCommit, Handler::InboxSeparateTx);
+        d.msg(Msg::Deliver {
+            ev: event(),
+            receipt: 7,
+            redelivered: false,
+        });
+        d.done(TxKind::CheckInbox, TxResult::NotSeen);
+        assert!(d.done(TxKind::CheckInbox, TxResult::NotSeen).is_empty());
+        assert_eq!(d.st.jobs.get(0).map(|j| j.phase), Some(Phase::Processing));
     }
 }

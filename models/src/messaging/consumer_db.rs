@@ -147,19 +147,24 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         TxResult::Applied
     }
 
-    /// One transaction.
+    /// One transaction; `resent`: the consumer sent it before and heard no
+    /// answer.
     fn run(
         &self,
         s: &mut ConsumerDbStorage,
         ev: Event,
-        kind: TxKind,
+        (kind, resent): (TxKind, bool),
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
         let effect_done = s.effects.contains(&ev.id);
         match kind {
             TxKind::Effect => {
                 if effect_done {
-                    ctx.reached(sit::REDELIVERED_AFTER_EFFECT);
+                    ctx.reached(match resent {
+                        // Most often its own first attempt, whose answer was lost.
+                        true => sit::RESENT_TX_APPLIED_AGAIN,
+                        false => sit::REDELIVERED_AFTER_EFFECT,
+                    });
                 }
                 self.effect(s, ev, ctx);
                 TxResult::Applied
@@ -184,7 +189,9 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
             TxKind::InboxAndEffectUnchecked => {
                 // The inbox is not read; the situation is the model's view
                 // of what the handler did not look at.
-                if Self::in_inbox(s, ev.id, ctx) {
+                if resent && effect_done {
+                    ctx.reached(sit::RESENT_TX_APPLIED_AGAIN);
+                } else if Self::in_inbox(s, ev.id, ctx) {
                     ctx.reached(sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY);
                 }
                 self.record_inbox(s, ev.id, ctx);
@@ -271,15 +278,17 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
             kind,
             slot,
             receipt,
+            attempt,
         }) = msg.peek()
         else {
             return;
         };
-        let result = self.run(s, ev, kind, ctx);
+        let result = self.run(s, ev, (kind, attempt > 1), ctx);
         let done = Msg::TxDone {
             id: ev.id,
             slot,
             receipt,
+            kind,
             result,
         };
         ctx.send(from, W::wrap(done));

@@ -216,6 +216,9 @@ pub enum Msg {
         slot: u8,
         /// The delivery's receipt, echoed in the answer.
         receipt: u32,
+        /// 1 for the first send; a consumer whose ack let the message go
+        /// sends the same transaction again when its answer does not come.
+        attempt: u8,
     },
     /// Producer to broker: publish inside the producer's open broker
     /// transaction; consumers see it only once the transaction commits.
@@ -247,6 +250,9 @@ pub enum Msg {
         slot: u8,
         /// The delivery's receipt.
         receipt: u32,
+        /// The transaction answered: a late answer to a job's earlier
+        /// transaction must not pass for the one it waits for now.
+        kind: TxKind,
         /// What it did.
         result: TxResult,
     },
@@ -334,7 +340,15 @@ impl fmt::Display for Msg {
             Msg::Extend { id, receipt } => {
                 write!(f, "extend the lease of event #{id} [receipt {receipt}]")
             }
-            Msg::Tx { ev, kind, .. } => write!(f, "tx: {} for event #{}", kind.as_str(), ev.id),
+            Msg::Tx {
+                ev, kind, attempt, ..
+            } => {
+                write!(f, "tx: {} for event #{}", kind.as_str(), ev.id)?;
+                match attempt {
+                    0 | 1 => Ok(()),
+                    n => write!(f, " [attempt {n}]"),
+                }
+            }
             Msg::TxPublish { ev } => write!(f, "publish {ev} in a transaction"),
             Msg::EndTx { id, commit: true } => write!(f, "commit the transaction of event #{id}"),
             Msg::EndTx { id, commit: false } => write!(f, "abort the transaction of event #{id}"),

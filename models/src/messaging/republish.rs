@@ -4,18 +4,21 @@
 //! not reach it, and an inbox that forgets message ids sooner lets a late
 //! copy through; the design alone sets no limit, the relay never gives up),
 //! `producer-id-expiry-below-retries` (the broker forgets the id the relay
-//! still retries under) and `ack-before-commit-under-crashes` (a consumer
-//! that acks first, in a scenario that crashes it).
+//! still retries under), `ack-before-commit-under-crashes` (a consumer
+//! that acks first, in a scenario that crashes it) and
+//! `commit-resent-without-dedup` (a consumer that acks first sends a
+//! transaction again when its database's answer does not come, and the
+//! scenario can keep answers from coming).
 //!
 //! The file's values are read before the network is validated, so anything
 //! malformed here is skipped (the loader refuses it right after) and every
 //! sum saturates.
 
 use super::situations as sit;
-use super::AckMode;
+use super::{AckMode, ConsumerConfig, Handler};
 use crate::core::hazard::{
-    about_ms, ACK_BEFORE_COMMIT_UNDER_CRASHES, INBOX_RETENTION_BELOW_REPUBLISH,
-    PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, COMMIT_RESENT_WITHOUT_DEDUP,
+    INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
 };
 use crate::core::Hazard;
 
@@ -138,6 +141,168 @@ pub(crate) fn ack_before_commit_under_crashes(
         shown_by: Some(sit::CRASH_BETWEEN_ACK_AND_COMMIT),
         example: "messaging-ack-before-commit",
     })
+}
+
+/// The warning for a consumer that acks before its commit (`consumer.ack`)
+/// and whose commit is not keyed by the message id (`consumer.handler`),
+/// when the scenario `text` (with its `delays`) can keep the answer of the
+/// database `db` from reaching one of `consumers` within the consumer's
+/// `tx_timeout_ms`: once the ack let the message go, the consumer sends the
+/// transaction again (`tx_max_attempts` above 1), and a first one whose
+/// answer was lost or late had committed.
+pub(crate) fn commit_resent_without_dedup(
+    text: &str,
+    consumer: &ConsumerConfig,
+    (table, db, consumers): (&str, &str, &[String]),
+    delays: &Delays,
+) -> Option<Hazard> {
+    if consumer.ack == AckMode::AfterCommit || consumer.tx_max_attempts < 2 {
+        return None;
+    }
+    let (setting, again) = match consumer.handler {
+        Handler::Effect => ("effect", "the effect, with no inbox, lands again"),
+        Handler::InboxSeparateTx => (
+            "inbox-separate-tx",
+            "the inbox row follows the effect in a transaction of its own, so the re-sent effect finds none and lands again",
+        ),
+        Handler::InboxIfRedelivered => (
+            "inbox-if-redelivered",
+            "a first delivery's transaction does not read the inbox, and the re-send repeats it: the effect lands again",
+        ),
+        // Keyed by the message id: the re-send finds its row. A record-first
+        // inbox takes its own row for a duplicate instead (a loss, which
+        // no-lost-effect judges), and a set-value write repeats itself.
+        _ => return None,
+    };
+    let doc: toml::Table = text.parse().ok()?;
+    let late = late_answer(&doc, (db, consumers), delays, consumer.tx_timeout_ms)?;
+    let acked = match consumer.ack {
+        AckMode::BeforeCommit => format!("acks on receipt ({table}.ack = \"before-commit\")"),
+        _ => {
+            format!("acks with result before its commit ({table}.ack = \"checked-before-commit\")")
+        }
+    };
+    Some(Hazard {
+        id: COMMIT_RESENT_WITHOUT_DEDUP,
+        text: format!(
+            "the consumer {acked}, so once the ack let the message go nothing delivers it again and the consumer sends a transaction again when its database does not answer within {} ({table}.tx_timeout_ms, up to {table}.tx_max_attempts = {} sends); {late}, and a transaction whose answer was lost or late had committed: {again} ({table}.handler = \"{setting}\")",
+            about_ms(consumer.tx_timeout_ms),
+            consumer.tx_max_attempts,
+        ),
+        shown_by: Some(sit::RESENT_TX_APPLIED_AGAIN),
+        example: "messaging-eod-checked-ack-lossy-db",
+    })
+}
+
+/// What in the scenario can keep an answer of `db` from reaching one of
+/// `consumers` within `timeout_ms`: a loss of its `tx-done` answers, a
+/// partition that cuts them, or a round trip as long as the timeout.
+fn late_answer(
+    doc: &toml::Table,
+    (db, consumers): (&str, &[String]),
+    delays: &Delays,
+    timeout_ms: u64,
+) -> Option<String> {
+    let empty = toml::Table::new();
+    let network = doc
+        .get("network")
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+    for c in consumers {
+        let loss = answer_loss_per_mille(network, (db, c));
+        if loss > 0 {
+            return Some(format!(
+                "the network loses up to {loss}‰ of {db}'s answers (tx-done) to {c}"
+            ));
+        }
+    }
+    for c in consumers {
+        let cuts = network
+            .get("partitions")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(toml::Value::as_table)
+            .any(|p| cuts_link(p, (db, c)));
+        if cuts {
+            return Some(format!(
+                "a [[network.partitions]] entry cuts {db}'s answers to {c}"
+            ));
+        }
+    }
+    let random = network
+        .get("random_partition_per_mille")
+        .and_then(highest)
+        .unwrap_or(0);
+    if random > 0 {
+        return Some(format!(
+            "a random partition (random_partition_per_mille) may cut {db} off from a consumer"
+        ));
+    }
+    for c in consumers {
+        let trip_ms = delays.path_ms(&[c.as_str(), db, c.as_str()]).1;
+        if trip_ms >= timeout_ms {
+            return Some(format!(
+                "a transaction from {c} and its answer can take up to {} on the network",
+                about_ms(trip_ms)
+            ));
+        }
+    }
+    None
+}
+
+/// The highest loss `[network]` and its `[[network.links]]` entries set for
+/// the database's answers (`tx-done`) on the link `from → to`, as the loader
+/// resolves them: an entry without `kinds` sets the link's loss; the first
+/// entry naming the kind takes the link's loss as it is then, and from then
+/// on only entries naming the kind change it.
+fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str)) -> u64 {
+    let mut link = network.get("loss_per_mille").and_then(highest).unwrap_or(0);
+    let mut kind: Option<u64> = None;
+    for l in network
+        .get("links")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_table)
+    {
+        let side = |k: &str, name: &str| {
+            l.get(k)
+                .and_then(toml::Value::as_str)
+                .is_none_or(|n| n == name)
+        };
+        if !side("from", from) || !side("to", to) {
+            continue;
+        }
+        let loss = l.get("loss_per_mille").and_then(highest);
+        match l.get("kinds").and_then(toml::Value::as_array) {
+            None => link = loss.unwrap_or(link),
+            Some(kinds) if kinds.iter().any(|k| k.as_str() == Some("tx-done")) => {
+                kind = Some(loss.unwrap_or(kind.unwrap_or(link)));
+            }
+            Some(_) => {}
+        }
+    }
+    kind.unwrap_or(link)
+}
+
+/// Whether a partition entry drops messages from `from` to `to`.
+fn cuts_link(p: &toml::Table, (from, to): (&str, &str)) -> bool {
+    let between: Vec<&str> = p
+        .get("between")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str)
+        .collect();
+    let one_way = p
+        .get("one_way")
+        .and_then(toml::Value::as_bool)
+        .unwrap_or(false);
+    match between[..] {
+        [a, b] => (a == from && b == to) || (!one_way && a == to && b == from),
+        _ => false,
+    }
 }
 
 /// The longest window in which the broker's confirmations cannot reach the

@@ -95,6 +95,7 @@ pub(crate) struct ConsumerDto {
     processing_ms: u64,
     processing_jitter_ms: u64,
     tx_timeout_ms: u64,
+    tx_max_attempts: u64,
     /// A user's program in the consumer's place (docs/protocol.md).
     program: Option<Vec<String>>,
     handler_timeout_ms: u64,
@@ -111,6 +112,8 @@ impl Default for ConsumerDto {
             processing_ms: 100,
             processing_jitter_ms: 0,
             tx_timeout_ms: 5_000,
+            // Spring Kafka's DefaultErrorHandler: ten attempts.
+            tx_max_attempts: 10,
             program: None,
             handler_timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
             inbox_retention_ms: 0,
@@ -127,10 +130,14 @@ const BUILT_IN_CONSUMER_KEYS: &[&str] = &[
     "processing_ms",
     "processing_jitter_ms",
     "tx_timeout_ms",
+    "tx_max_attempts",
     "inbox_retention_ms",
     "inbox_max_rows",
     "lease_renewal_ms",
 ];
+
+/// Most sends of one consumer transaction (`tx_max_attempts`).
+const MAX_TX_ATTEMPTS: u64 = 100;
 
 /// Longest wall-clock time a program's handler may be given.
 const MAX_HANDLER_TIMEOUT_MS: u64 = 3600 * 1000;
@@ -390,6 +397,12 @@ where
                 consumer.ack,
                 ("consumer", "consumer-"),
             ));
+            found.extend(super::republish::commit_resent_without_dedup(
+                input.text,
+                &consumer,
+                ("consumer", "consumer-db", &names),
+                input.delays,
+            ));
             if mode == WriteMode::Outbox && ids != ProducerIds::None {
                 found.extend(super::republish::producer_id_expiry_below_retries(
                     input.text,
@@ -533,6 +546,13 @@ pub(crate) fn consumer(
             cat("tx_timeout_ms"),
             "write tx_timeout_ms = 5000",
         )? / 1000,
+        tx_max_attempts: count_in(
+            c.tx_max_attempts,
+            1,
+            MAX_TX_ATTEMPTS,
+            cat("tx_max_attempts"),
+            "attempts",
+        )? as u8,
         lease_renewal_ms: duration_us(c.lease_renewal_ms, DAY_MS, cat("lease_renewal_ms"))? / 1000,
     })
 }

@@ -75,6 +75,12 @@ pub const ACK_RESULT_MISSING: SituationId = 98;
 pub const PRODUCER_ID_EXPIRED: SituationId = 99;
 /// `crash-between-ack-and-commit`: A consumer that acks before it commits crashed holding work the broker had let go (or was letting go) whose commit it had not sent.
 pub const CRASH_BETWEEN_ACK_AND_COMMIT: SituationId = 100;
+/// `tx-resent-after-ack`: A consumer whose ack had let the message go heard no answer to a transaction in time and sent the same transaction again.
+pub const TX_RESENT_AFTER_ACK: SituationId = 101;
+/// `tx-given-up-after-ack`: A consumer whose ack had let the message go heard no answer to the last attempt of a transaction and gave the work up.
+pub const TX_GIVEN_UP_AFTER_ACK: SituationId = 102;
+/// `resent-tx-applied-again`: A transaction sent again found the event's effect in the database and, reading no inbox, applied it again.
+pub const RESENT_TX_APPLIED_AGAIN: SituationId = 103;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -101,6 +107,9 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: WORK_DROPPED_AFTER_FAILED_ACK, name: "work-dropped-after-failed-ack", doc: "A consumer that acks with result before it commits learned that its ack failed, and dropped its work uncommitted: the message's newer delivery does it." },
     SituationDoc { id: ACK_RESULT_MISSING, name: "ack-result-missing", doc: "A consumer that acks with result before it commits heard no result in time and dropped its work: if the ack counted, nothing will deliver the message again." },
     SituationDoc { id: CRASH_BETWEEN_ACK_AND_COMMIT, name: "crash-between-ack-and-commit", doc: "A consumer that acks before it commits crashed holding work it had acked (on receipt, or with result and still waiting for it) whose commit it had not sent: if the ack counted, the broker delivers the message to no one again, and the restarted consumer knows nothing of it." },
+    SituationDoc { id: TX_RESENT_AFTER_ACK, name: "tx-resent-after-ack", doc: "A consumer whose ack had let the message go (acked on receipt, or acked with result and told it counted) heard no answer from its database within consumer.tx_timeout_ms and sent the same transaction again: nothing else will ever deliver the message, and the first attempt may have committed with only its answer lost." },
+    SituationDoc { id: TX_GIVEN_UP_AFTER_ACK, name: "tx-given-up-after-ack", doc: "A consumer whose ack had let the message go heard no answer to the last of its consumer.tx_max_attempts attempts of a transaction and gave the work up: unless an attempt committed, the event is lost." },
+    SituationDoc { id: RESENT_TX_APPLIED_AGAIN, name: "resent-tx-applied-again", doc: "A transaction a consumer sent again found the event's effect already in the database (most often its own first attempt, committed with its answer lost) and, reading no inbox, applied it again." },
     SituationDoc { id: BROKER_DEAD_LETTERED, name: "broker-dead-lettered", doc: "The broker moved a message to its dead-letter queue after its last delivery: visible, not lost." },
     SituationDoc { id: BROKER_DISCARDED, name: "broker-discarded", doc: "The broker dropped a message after its last delivery, with no dead-letter queue." },
     SituationDoc { id: REPUBLISH_TAKEN_FOR_FIRST_DELIVERY, name: "republish-taken-for-first-delivery", doc: "A consumer that reads its inbox only for redelivered messages applied a delivery flagged as a first one whose event id was in the inbox: a second copy a producer published is a new message to the broker, and its first delivery carries no redelivered flag." },
