@@ -5,7 +5,7 @@
 use super::msg::{Msg, TransferResult};
 use super::situations as sit;
 use super::{BANK_LAYER, TRANSFER};
-use crate::core::dedup::DedupStore;
+use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::{Carries, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
@@ -112,7 +112,16 @@ impl<W: Carries<Msg>> Bank<W> {
             key,
         });
         let now = ctx.now_us();
-        let known = self.cfg.accepts_key && key.is_some() && s.keys.get(&key, now).is_some();
+        let keyed = self.cfg.accepts_key && key.is_some();
+        let known = keyed
+            && match s.keys.lookup(&key, now) {
+                Lookup::Live(_) => true,
+                Lookup::Expired => {
+                    ctx.reached(sit::BANK_KEY_EXPIRED);
+                    false
+                }
+                Lookup::Absent => false,
+            };
         let paid_eur = s.paid_eur(op);
         let result = if known {
             ctx.reached(sit::BANK_DEDUP_HIT);

@@ -216,23 +216,42 @@ where
 /// The settings behind [`bank_resend_ms`], as the warning names them.
 const BANK_RESEND_SETTINGS: &str = "service.bank_max_attempts and service.bank_timeout_ms";
 
-/// How long after it first sends one request's transfer the service may
-/// still re-send it to the bank with the same key: one bank timeout per
-/// attempt after the first, and one more where a re-send waits for a status
-/// answer first (which may come until the next timeout). A conditional
-/// transfer (`mode = "state-conditional"`) cannot pay twice whatever the
-/// bank remembers, so its re-sends do not count; a plain one after a status
-/// query can, when the reading was stale or a transfer was still on its way.
-fn bank_resend_ms(service: &ServiceConfig) -> u64 {
-    let resends = u64::from(service.bank_max_attempts.saturating_sub(1));
-    let queried = service.query_before_retry || service.mode != Mode::Action;
-    match service.mode {
-        Mode::StateConditional => 0,
-        _ if resends == 0 => 0,
-        _ => {
-            (service.bank_timeout_us / sim::US_PER_MS).saturating_mul(resends + u64::from(queried))
-        }
+/// Whether the service asks the bank's status before each re-send (and, in
+/// the state modes, before the first transfer too).
+fn queries_bank(service: &ServiceConfig) -> bool {
+    service.query_before_retry || service.mode != Mode::Action
+}
+
+/// One execution's bank call, in bank timeouts, counted from the request
+/// (`service_bank.rs`): `(last transfer sent, call given up)`. Each attempt
+/// waits up to a timeout; an attempt that asks the status first sends its
+/// transfer only once the answer is in, which may come just before that
+/// timeout, and then waits a full timeout more for the transfer. So with
+/// `n` attempts: transfers only, the last at `n - 1` timeouts and the end at
+/// `n`; a status query before each re-send, `2(n - 1)` and `2n - 1`; the
+/// state modes, which ask before the first transfer too, `2n - 1` and `2n`.
+fn bank_call_timeouts(service: &ServiceConfig) -> (u64, u64) {
+    let n = u64::from(service.bank_max_attempts.max(1));
+    match (service.mode, service.query_before_retry) {
+        (Mode::Action, false) => (n - 1, n),
+        (Mode::Action, true) => (2 * (n - 1), 2 * n - 1),
+        (Mode::State | Mode::StateConditional, _) => (2 * n - 1, 2 * n),
     }
+}
+
+/// How long after it first sends one request's transfer the service may
+/// still re-send it to the bank with the same key ([`bank_call_timeouts`];
+/// in the state modes the first transfer may go out at once, so the span is
+/// the last one's). A conditional transfer (`mode = "state-conditional"`)
+/// cannot pay twice whatever the bank remembers, so its re-sends do not
+/// count; a plain one after a status query can, when the reading was stale
+/// or a transfer was still on its way.
+fn bank_resend_ms(service: &ServiceConfig) -> u64 {
+    if service.mode == Mode::StateConditional || service.bank_max_attempts <= 1 {
+        return 0;
+    }
+    let (last, _) = bank_call_timeouts(service);
+    (service.bank_timeout_us / sim::US_PER_MS).saturating_mul(last)
 }
 
 /// The gaps in a payment design that its settings show (docs/design-warnings.md).
@@ -246,6 +265,10 @@ pub(crate) fn hazards(
 ) -> Vec<crate::core::Hazard> {
     use crate::core::hazard::{key_retention, KeyMemory};
     let mut out = Vec::new();
+    // Whether the bank's key memory outlasts the client's retries: the only
+    // thing left between a retry and a second transfer once the service has
+    // deleted its key (`on_bank_timeout = "delete-key"`).
+    let mut bank_covers_client = false;
     if client.key == KeyPolicy::Stable {
         // One operation's copies all come from its one client.
         let spread = |via: &[&str]| {
@@ -272,15 +295,14 @@ pub(crate) fn hazards(
         // the service announces downstream (`books`, the chain): only the
         // service's own key stops a retry from being booked again.
         let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+        let bank_layer = KeyMemory::of_us(
+            "bank.key_retention_ms",
+            bank.key_retention_us,
+            spread(&["service", "bank"]),
+        )
+        .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS);
         if bank_dedups && !books {
-            layers.push(
-                KeyMemory::of_us(
-                    "bank.key_retention_ms",
-                    bank.key_retention_us,
-                    spread(&["service", "bank"]),
-                )
-                .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS),
-            );
+            layers.push(bank_layer);
         }
         let mut span = client.retry.longest_span_ms(client.timeout_ms);
         let mut who = "the client retries";
@@ -310,29 +332,89 @@ pub(crate) fn hazards(
             );
             h.example = "chain-booked-again-after-key-expired";
         }
+        bank_covers_client =
+            bank_dedups && key_retention(&[bank_layer], span, who, None, "").is_none();
+        // The service's key table answers the client's retries, but not the
+        // service's own re-sends within one execution: only the bank can tell
+        // those from a new transfer, so its memory must outlast them too.
+        if retention.is_none() && bank_dedups && !books {
+            // Every copy of a re-send leaves from the service: its link's spread only.
+            out.extend(bank_key_below_resends(
+                service,
+                bank,
+                delays.spread_ms(&[vec!["service", "bank"]]),
+            ));
+        }
         out.extend(retention);
     }
     out.extend(lease_hazard(service));
-    out.extend(deleted_on_timeout(service, bank));
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
     out
+}
+
+/// The bank forgets a key before the service's last re-send of one
+/// execution's transfer reaches it: that re-send is paid again, however
+/// long the service keeps its own key.
+fn bank_key_below_resends(
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    spread_ms: u64,
+) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::{key_retention, KeyMemory};
+    let resend_ms = bank_resend_ms(service);
+    if resend_ms == 0 {
+        return None;
+    }
+    let bank_only = KeyMemory::of_us("bank.key_retention_ms", bank.key_retention_us, spread_ms);
+    let mut h = key_retention(
+        &[bank_only],
+        Some(resend_ms),
+        "the service re-sends a transfer to the bank",
+        Some(super::situations::BANK_KEY_EXPIRED),
+        "payment-bank-key-expired-before-resend",
+    )?;
+    h.text.push_str(&format!(
+        " ({BANK_RESEND_SETTINGS}{}; the service's own key table answers the client's retries, not these)",
+        if queries_bank(service) {
+            ", each re-send after a status answer that may take a timeout"
+        } else {
+            ""
+        }
+    ));
+    Some(h)
 }
 
 /// A key deleted when the bank stays silent, with nothing after the service
 /// to tell the retry's transfer from the first: the bank may have paid.
-fn deleted_on_timeout(service: &ServiceConfig, bank: &BankConfig) -> Option<crate::core::Hazard> {
-    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+/// A bank that takes the key and remembers it for as long as the client
+/// retries (`bank_covers_client`) tells them apart; one that forgets sooner
+/// does not, whatever the service's own retention says: the service has
+/// deleted its key.
+fn deleted_on_timeout(
+    service: &ServiceConfig,
+    bank_dedups: bool,
+    bank_covers_client: bool,
+) -> Option<crate::core::Hazard> {
     // A conditional transfer pays only what is missing, whatever the key.
     let conditional = service.mode == Mode::StateConditional;
     if !service.delete_key_on_bank_timeout
         || service.idempotency == Idempotency::None
-        || bank_dedups
+        || bank_covers_client
         || conditional
     {
         return None;
     }
     Some(crate::core::Hazard {
         id: crate::core::hazard::KEY_DELETED_ON_TIMEOUT,
-        text: "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, with no key at the bank to stop the second transfer".to_string(),
+        text: format!(
+            "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, {}",
+            if bank_dedups {
+                "and the bank forgets the key (bank.key_retention_ms) before the client's last retry can reach it: nothing stops the second transfer then"
+            } else {
+                "with no key at the bank to stop the second transfer"
+            }
+        ),
         shown_by: Some(super::situations::KEY_DELETED_ON_BANK_TIMEOUT),
         example: "payment-key-deleted-on-timeout",
     })
@@ -343,9 +425,10 @@ fn deleted_on_timeout(service: &ServiceConfig, bank: &BankConfig) -> Option<crat
 /// too, two executions of one operation.
 fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
     use crate::core::hazard::{about_ms, about_pair};
+    let (_, timeouts) = bank_call_timeouts(service);
     let call_us = service
         .bank_timeout_us
-        .saturating_mul(u64::from(service.bank_max_attempts))
+        .saturating_mul(timeouts)
         .saturating_add(service.processing_us);
     if service.lease_us == 0
         || service.lease_us >= call_us
@@ -355,12 +438,30 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
     }
     let ms = |us: u64| us / sim::US_PER_MS;
     let (lease, call) = about_pair(ms(service.lease_us), ms(call_us));
+    let timeout = about_ms(ms(service.bank_timeout_us));
+    let attempts = service.bank_max_attempts;
+    // Say what the call's length is made of, each part with its setting.
+    let mut parts = match (service.mode, service.query_before_retry) {
+        (Mode::Action, false) => format!(
+            "{attempts} attempts of {timeout}, service.bank_max_attempts and service.bank_timeout_ms"
+        ),
+        (Mode::Action, true) => format!(
+            "{attempts} attempts of {timeout}, each after the first a status query and a transfer that may each take that long: service.bank_max_attempts, service.bank_timeout_ms and service.query_before_retry"
+        ),
+        _ => format!(
+            "{attempts} attempts of a status query and a transfer that may each take {timeout}: service.bank_max_attempts, service.bank_timeout_ms and service.mode"
+        ),
+    };
+    if service.processing_us > 0 {
+        parts.push_str(&format!(
+            ", after {} of processing (service.processing_ms)",
+            about_ms(ms(service.processing_us))
+        ));
+    }
     Some(crate::core::Hazard {
         id: crate::core::hazard::LEASE_BELOW_CALL,
         text: format!(
-            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({} attempts of {}, service.bank_max_attempts and service.bank_timeout_ms): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does",
-            service.bank_max_attempts,
-            about_ms(ms(service.bank_timeout_us))
+            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({parts}): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does"
         ),
         shown_by: Some(super::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",

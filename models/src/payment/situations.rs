@@ -73,6 +73,9 @@ pub const LEASE_TAKEN_FROM_RUNNING: SituationId = 45;
 /// `key-deleted-on-bank-timeout`: the bank stayed silent to the service's last attempt and the service deleted the key, so the client's next retry executes again.
 pub const KEY_DELETED_ON_BANK_TIMEOUT: SituationId = 46;
 
+/// `bank-key-expired`: a transfer reached the bank under a key the bank had taken and since forgotten (`bank.key_retention_ms`).
+pub const BANK_KEY_EXPIRED: SituationId = 47;
+
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
@@ -109,4 +112,5 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: RECONCILED_PAID, name: "reconciled-paid", doc: "The client's reconciliation job asked about an unknown dead letter, found it paid, and told the client it is done." },
     SituationDoc { id: RECONCILE_REDRIVEN, name: "reconcile-redriven", doc: "The client's reconciliation job found a claim of an unknown dead letter unpaid and drove its payment again (a late retry)." },
     SituationDoc { id: RECONCILE_GAVE_UP, name: "reconcile-gave-up", doc: "The client's reconciliation job spent its rounds without an answer that the claim was paid: the dead letter stays unknown, for a person." },
+    SituationDoc { id: BANK_KEY_EXPIRED, name: "bank-key-expired", doc: "A transfer reached the bank under a key the bank had taken and since forgotten (bank.key_retention_ms): the bank took it for a new one." },
 ];
