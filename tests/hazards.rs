@@ -84,6 +84,52 @@ fn a_key_forgotten_while_the_client_still_retries_is_a_warning() {
     );
 }
 
+/// A bank that remembers longer than the service is the last layer to
+/// forget: runs in which only the service forgot did not reach the gap, and
+/// the warning must not count them as if they had.
+#[test]
+fn the_gap_of_a_bank_that_outlives_the_service_is_shown_by_the_bank() {
+    let s = load(
+        "payment-key-expired-before-retry",
+        &["bank.key_retention_ms=345600000"],
+    );
+    assert_eq!(ids(&s), [KEY_RULE]);
+    assert_eq!(
+        s.hazards[0].shown_by.map(models::registry::situation_name),
+        Some("bank-key-expired")
+    );
+    let sum = sweep(&s, 300);
+    assert!(
+        sum.first_failure.is_none(),
+        "the bank's key answers the retry after the outage"
+    );
+    let reached = |name: &str| {
+        sum.tally
+            .situations
+            .iter()
+            .any(|id| models::registry::situation_name(id) == name)
+    };
+    assert!(
+        reached("retry-after-key-expired"),
+        "the service forgot in some runs"
+    );
+    assert!(
+        !reached("bank-key-expired"),
+        "no run came near the bank's four days"
+    );
+    // With the service's memory as long as the bank's, the service's report marks it.
+    let even = load(
+        "payment-key-expired-before-retry",
+        &["bank.key_retention_ms=86400000"],
+    );
+    assert_eq!(
+        even.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some("retry-after-key-expired")
+    );
+}
+
 #[test]
 fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
     let silent = [

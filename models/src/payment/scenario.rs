@@ -316,9 +316,25 @@ pub(crate) fn hazards(
             span = span.map(|s| s.saturating_mul(2).saturating_add(rounds));
             who = "the client and its reconciliation job retry";
         }
-        // The service reports a retry of a key it forgot; the bank does not.
-        let shown_by = (service.idempotency != Idempotency::None)
-            .then_some(super::situations::RETRY_AFTER_KEY_EXPIRED);
+        // The gap opens when the layer that remembers longest forgets: a bank
+        // that keeps the key longer than the service (or alone) reports a
+        // transfer under a key it forgot, and the service forgetting first
+        // shows nothing of that gap; with equal memories the service's
+        // report of a retry it forgot marks it.
+        let service_keeps_us = match service.idempotency {
+            Idempotency::None => Some(0),
+            _ => (service.retention_us > 0).then_some(service.retention_us),
+        };
+        let bank_last = bank_dedups
+            && !books
+            && bank.key_retention_us > 0
+            && service_keeps_us.is_some_and(|kept_us| bank.key_retention_us > kept_us);
+        let shown_by = if bank_last {
+            Some(super::situations::BANK_KEY_EXPIRED)
+        } else {
+            (service.idempotency != Idempotency::None)
+                .then_some(super::situations::RETRY_AFTER_KEY_EXPIRED)
+        };
         let mut retention = key_retention(
             &layers,
             span,
