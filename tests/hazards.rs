@@ -552,6 +552,97 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
     );
 }
 
+/// The invariant of `sum`'s lowest failing seed, if one failed.
+fn failed_with(sum: &sim::Summary) -> Option<&'static str> {
+    match &sum.first_failure.as_ref()?.outcome {
+        sim::Outcome::Violation(v) => Some(v.invariant),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_edit_retried_after_its_key_expired_adds_again_and_is_a_warning() {
+    // A read-modify-write whose 200 is lost is retried: it GETs the
+    // resource, which holds its own write, and PUTs that plus its amount.
+    // If-Match passes (the ETag it read is current); only the stored key
+    // answers the retry instead of executing it. http-if-match's editors
+    // retry for 86.2 s (eight attempts of 10 s, waits up to 5 s).
+    let short = load("http-if-match", &["server.key_retention_ms=60000"]);
+    assert_eq!(ids(&short), [KEY_RULE]);
+    let text = &short.hazards[0].text;
+    assert!(
+        text.contains("takes effect again")
+            && text.contains("reads its own write back")
+            && text.contains("If-Match"),
+        "{text}"
+    );
+    assert_eq!(
+        short.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some("request-after-key-expired")
+    );
+    assert_eq!(short.hazards[0].example, "http-key-expired-before-retry");
+    // Kept past the retries (the shipped 24 h, or an hour): no warning.
+    assert!(load("http-if-match", &[]).hazards.is_empty());
+    assert!(load("http-if-match", &["server.key_retention_ms=3600000"])
+        .hazards
+        .is_empty());
+    // And the warning is right: once the key is gone the edit adds again.
+    let gone = sweep(&load("http-if-match", &["server.key_retention_ms=1"]), 300);
+    assert_eq!(failed_with(&gone), Some("no-duplicate-effect"));
+}
+
+#[test]
+fn a_delete_retried_after_its_key_expired_is_a_warning_only_where_its_404_reads_as_failed() {
+    // A DELETE's repeat deletes nothing more: without its stored 204 it is
+    // answered 404. A client that reads that 404 as "gone, as asked" is
+    // right whatever the key; one that records it as failed needs the key
+    // to outlive its retries (http-delete-retried's: 40 s).
+    let keyed = ["client.idempotency_key=true", "client.delete_404=failed"];
+    let short = load(
+        "http-delete-retried",
+        &[keyed[0], keyed[1], "server.key_retention_ms=1"],
+    );
+    assert_eq!(ids(&short), [KEY_RULE]);
+    let text = &short.hazards[0].text;
+    assert!(
+        text.contains("404")
+            && text.contains("client.delete_404 = \"failed\"")
+            && !text.contains("takes effect again"),
+        "{text}"
+    );
+    assert_eq!(short.hazards[0].example, "http-delete-404-as-failure");
+    // The key outlives the retries: the retry gets the stored 204.
+    assert!(load("http-delete-retried", &keyed).hazards.is_empty());
+    // A 404 read as done: nothing to warn of, however short the retention.
+    let done = load(
+        "http-delete-retried",
+        &[
+            keyed[0],
+            "client.delete_404=done",
+            "server.key_retention_ms=1",
+        ],
+    );
+    assert!(done.hazards.is_empty(), "{:?}", done.hazards);
+    // The runs agree on both sides.
+    assert_eq!(failed_with(&sweep(&short, 300)), Some("no-false-failure"));
+    assert_eq!(failed_with(&sweep(&done, 300)), None);
+    assert_eq!(
+        failed_with(&sweep(&load("http-delete-retried", &keyed), 300)),
+        None
+    );
+    // Beside a POST, the warning names both costs.
+    let both = "summary = \"both\"\nmodel = \"http\"\n\n[client]\ndelete_404 = \"failed\"\n\n[server]\nkey_retention_ms = 1000\n\n[[requests]]\nmethod = \"post\"\nvalue = 1200\n\n[[requests]]\nmethod = \"delete\"\nresource = 4711\n";
+    let s = load_text("both.toml", both, &[]);
+    assert_eq!(ids(&s), [KEY_RULE]);
+    let text = &s.hazards[0].text;
+    assert!(
+        text.contains("takes effect again; a DELETE's retry") && text.contains("404"),
+        "{text}"
+    );
+}
+
 #[test]
 fn no_reference_design_holds_only_because_its_faults_stay_short() {
     // A holding catalog scenario with a design warning it does not state

@@ -217,18 +217,25 @@ impl KeyMemory {
     }
 }
 
+/// What a retry after every layer forgot its key does, for most designs: it
+/// is executed as if it were new.
+pub const TAKEN_AS_NEW: &str =
+    "a retry after that is taken for a new request and takes effect again";
+
 /// The rule of key retention: some layer that deduplicates by the client's
 /// key must remember it for as long as the client may still retry with it,
 /// or the retry after the last layer forgot is executed again. `span_ms` is
 /// the latest a retry can start (`None`: the retries have no end); `layers`
 /// are the layers that deduplicate by the key (none: not this rule's gap, the
-/// design has no dedup at all and its runs show that). A layer's delay
+/// design has no dedup at all and its runs show that); `then` says what such
+/// a retry does and why it matters (mostly [`TAKEN_AS_NEW`]). A layer's delay
 /// spread counts on top of the span: a key kept exactly as long as the
 /// retries run is still forgotten before a late copy of the last one.
 pub fn key_retention(
     layers: &[KeyMemory],
     span_ms: Option<u64>,
     retries: &str,
+    then: &str,
     shown_by: Option<SituationId>,
     example: &'static str,
 ) -> Option<Hazard> {
@@ -287,9 +294,7 @@ pub fn key_retention(
     }
     Some(Hazard {
         id: KEY_RETENTION,
-        text: format!(
-            "{retries} with the same key {until}{late}, but {who}: a retry after that is taken for a new request and takes effect again"
-        ),
+        text: format!("{retries} with the same key {until}{late}, but {who}: {then}"),
         shown_by,
         example,
     })
@@ -452,8 +457,15 @@ mod tests {
     #[test]
     fn a_key_forgotten_before_the_last_retry_is_a_hazard_and_one_kept_is_not() {
         let one_day = [layer("service.retention_ms", Some(1))];
-        let h = key_retention(&one_day, Some(3 * DAY_MS), "the client", Some(7), "x")
-            .expect("kept 1 day, retried for 3");
+        let h = key_retention(
+            &one_day,
+            Some(3 * DAY_MS),
+            "the client",
+            TAKEN_AS_NEW,
+            Some(7),
+            "x",
+        )
+        .expect("kept 1 day, retried for 3");
         assert_eq!(h.id, "key-retention-below-retry-span");
         assert!(
             h.text.contains("3 days") && h.text.contains("1 day"),
@@ -474,22 +486,22 @@ mod tests {
         assert_eq!(h.shown_by, Some(7));
         // A key is gone once its age reaches the retention: a day covers
         // retries for a day less one millisecond, not for a whole day.
-        assert!(key_retention(&one_day, Some(DAY_MS - 1), "c", None, "x").is_none());
-        assert!(key_retention(&one_day, Some(DAY_MS), "c", None, "x").is_some());
-        assert!(key_retention(&one_day, None, "c", None, "x").is_some());
+        assert!(key_retention(&one_day, Some(DAY_MS - 1), "c", TAKEN_AS_NEW, None, "x").is_none());
+        assert!(key_retention(&one_day, Some(DAY_MS), "c", TAKEN_AS_NEW, None, "x").is_some());
+        assert!(key_retention(&one_day, None, "c", TAKEN_AS_NEW, None, "x").is_some());
         // A second layer that remembers longer, or forever, covers the first.
         let covered = [
             layer("service.retention_ms", Some(1)),
             layer("bank.key_retention_ms", Some(7)),
         ];
-        assert!(key_retention(&covered, Some(3 * DAY_MS), "c", None, "x").is_none());
+        assert!(key_retention(&covered, Some(3 * DAY_MS), "c", TAKEN_AS_NEW, None, "x").is_none());
         let forever = [
             layer("service.retention_ms", Some(1)),
             layer("bank.key_retention_ms", None),
         ];
-        assert!(key_retention(&forever, None, "c", None, "x").is_none());
+        assert!(key_retention(&forever, None, "c", TAKEN_AS_NEW, None, "x").is_none());
         // No layer deduplicates: no retention to compare.
-        assert!(key_retention(&[], Some(3 * DAY_MS), "c", None, "x").is_none());
+        assert!(key_retention(&[], Some(3 * DAY_MS), "c", TAKEN_AS_NEW, None, "x").is_none());
     }
 
     #[test]
@@ -525,12 +537,19 @@ mod tests {
         };
         // Retries until 10 s before the hour: covered on a fast network...
         let span = Some(HOUR_MS - 10_000);
-        assert!(key_retention(&[at(49)], span, "c", None, "x").is_none());
-        assert!(key_retention(&[at(9_999)], span, "c", None, "x").is_none());
-        assert!(key_retention(&[at(10_000)], span, "c", None, "x").is_some());
+        assert!(key_retention(&[at(49)], span, "c", TAKEN_AS_NEW, None, "x").is_none());
+        assert!(key_retention(&[at(9_999)], span, "c", TAKEN_AS_NEW, None, "x").is_none());
+        assert!(key_retention(&[at(10_000)], span, "c", TAKEN_AS_NEW, None, "x").is_some());
         // ...not once a copy can take 10 s longer than the first one did.
-        let h = key_retention(&[at(10_001)], span, "the client retries", None, "x")
-            .expect("10.001 s of spread past a 10 s margin");
+        let h = key_retention(
+            &[at(10_001)],
+            span,
+            "the client retries",
+            TAKEN_AS_NEW,
+            None,
+            "x",
+        )
+        .expect("10.001 s of spread past a 10 s margin");
         // Rounded, 59.8 min and 10 s would read as within the hour: exact.
         assert!(
             h.text.contains("up to 3590 s after")
@@ -541,7 +560,15 @@ mod tests {
             h.text
         );
         // Where the span alone is too long, the text says so and not more.
-        let long = key_retention(&[at(60_000)], Some(2 * HOUR_MS), "c", None, "x").unwrap();
+        let long = key_retention(
+            &[at(60_000)],
+            Some(2 * HOUR_MS),
+            "c",
+            TAKEN_AS_NEW,
+            None,
+            "x",
+        )
+        .unwrap();
         assert!(!long.text.contains("[network]"), "{}", long.text);
         // One layer that covers the span and its own spread is enough.
         let bank = KeyMemory {
@@ -550,7 +577,7 @@ mod tests {
             spread_ms: 60_000,
             resend: None,
         };
-        assert!(key_retention(&[at(60_000), bank], span, "c", None, "x").is_none());
+        assert!(key_retention(&[at(60_000), bank], span, "c", TAKEN_AS_NEW, None, "x").is_none());
         // The inbox: 150 s of redelivery against 160 s: 9.999 s of spread
         // fits, 10 s reaches the very age at which the row is gone, 11 s more.
         assert!(inbox_retention("c.r", 160_000, Some(150_000), 9_999, "b", 3, "x").is_none());

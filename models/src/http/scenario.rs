@@ -270,23 +270,49 @@ fn request(
 
 /// The gaps in an HTTP design that its settings show: a server that forgets
 /// an Idempotency-Key while a client may still retry a request whose repeat
-/// would take effect again (a POST, a PATCH, a PUT that adds).
+/// either takes effect again (a POST, a PATCH, a PUT that adds, an edit) or
+/// gets an answer the client takes for a failure (a DELETE's 404, where the
+/// client reads it as failed).
 fn hazards(
     client: &ClientConfig,
     server: &ServerConfig,
     clients: &[(String, Vec<RequestSpec>)],
     delays: &crate::core::hazard::Delays,
 ) -> Vec<crate::core::Hazard> {
-    let repeat_counts = |r: &RequestSpec| match r.action {
-        Action::Create | Action::Increment => true,
-        Action::Replace => server.put == PutMode::Add,
-        Action::Delete | Action::Edit => false,
-    };
-    if !client.idempotency_key
-        || !server.keys
-        || !clients.iter().flat_map(|c| &c.1).any(repeat_counts)
-    {
+    let requests = || clients.iter().flat_map(|c| &c.1);
+    let has = |action: Action| requests().any(|r| r.action == action);
+    // Each repeat after the key is gone is executed as new; what that costs
+    // depends on the request.
+    let adds_again = has(Action::Create)
+        || has(Action::Increment)
+        || (has(Action::Replace) && server.put == PutMode::Add);
+    // A read-modify-write retried reads its own landed write back, and the
+    // ETag it reads is current: If-Match lets the second PUT through.
+    let edits_again = has(Action::Edit);
+    // A DELETE's repeat changes nothing, but only the stored 204 told the
+    // client it had deleted; without it the repeat answers 404.
+    let delete_fails = has(Action::Delete) && client.delete_404 == DeleteNotFound::Failed;
+    if !client.idempotency_key || !server.keys || !(adds_again || edits_again || delete_fails) {
         return Vec::new();
+    }
+    let mut then = String::from("a retry after that is taken for a new request");
+    if adds_again || edits_again {
+        then.push_str(" and takes effect again");
+    }
+    if edits_again {
+        then.push_str(if client.if_match {
+            " (an edit's retry reads its own write back and adds to it again: the ETag it reads is current, so If-Match lets the PUT through)"
+        } else {
+            " (an edit's retry reads its own write back and adds to it again)"
+        });
+    }
+    if delete_fails {
+        then.push_str(if adds_again || edits_again {
+            "; "
+        } else {
+            ": "
+        });
+        then.push_str("a DELETE's retry finds nothing left to delete and is answered 404, which the client records as failed (client.delete_404 = \"failed\") although its first attempt deleted the resource");
     }
     let p = &client.persistence;
     // One request's copies all come from its one client.
@@ -304,8 +330,14 @@ fn hazards(
         &[layer],
         p.retry.longest_span_ms(p.timeout_ms),
         "a client retries",
+        &then,
         Some(super::situations::KEY_EXPIRED),
-        "http-key-expired-before-retry",
+        // Where only DELETEs are at stake, the failure the runs show is a false failure.
+        if adds_again || edits_again {
+            "http-key-expired-before-retry"
+        } else {
+            "http-delete-404-as-failure"
+        },
     )
     .into_iter()
     .collect()

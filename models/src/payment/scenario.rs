@@ -263,7 +263,7 @@ pub(crate) fn hazards(
     delays: &crate::core::hazard::Delays,
     (clients, books): (&[String], bool),
 ) -> Vec<crate::core::Hazard> {
-    use crate::core::hazard::{key_retention, KeyMemory};
+    use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
     let mut out = Vec::new();
     // Whether the bank's key memory outlasts the client's retries: the only
     // thing left between a retry and a second transfer once the service has
@@ -339,6 +339,7 @@ pub(crate) fn hazards(
             &layers,
             span,
             who,
+            TAKEN_AS_NEW,
             shown_by,
             "payment-key-expired-before-retry",
         );
@@ -348,8 +349,8 @@ pub(crate) fn hazards(
             );
             h.example = "chain-booked-again-after-key-expired";
         }
-        bank_covers_client =
-            bank_dedups && key_retention(&[bank_layer], span, who, None, "").is_none();
+        bank_covers_client = bank_dedups
+            && key_retention(&[bank_layer], span, who, TAKEN_AS_NEW, None, "").is_none();
         // The service's key table answers the client's retries, but not the
         // service's own re-sends within one execution: only the bank can tell
         // those from a new transfer, so its memory must outlast them too.
@@ -387,6 +388,7 @@ fn bank_key_below_resends(
         &[bank_only],
         Some(resend_ms),
         "the service re-sends a transfer to the bank",
+        crate::core::hazard::TAKEN_AS_NEW,
         Some(super::situations::BANK_KEY_EXPIRED),
         "payment-bank-key-expired-before-resend",
     )?;
