@@ -239,6 +239,116 @@ fn a_blind_write_replaces_a_version_it_never_read() {
     assert_eq!(landed, [(true, 2), (true, 3)], "both blind writes land");
 }
 
+/// One client, blind writes ("set the row to read + 1"), every write sent
+/// twice by the network, with 1 ms to 1 s on the way to the row: the copy of
+/// a write can land long after the write itself, and after the next one.
+fn blind_copies(writes: u32) -> String {
+    format!(
+        r#"summary = "one client's blind writes, each delivered twice"
+model = "contention"
+clients = 1
+
+[client]
+cas = false
+writes = {writes}
+
+[client.retry]
+policy = "fixed"
+base_ms = 0
+max_attempts = 0
+
+[network]
+delay_ms_min = 1
+delay_ms_max = 1
+
+[[network.links]]
+from = "client-1"
+to = "resource"
+delay_ms_min = 1
+delay_ms_max = 1000
+
+[[network.links]]
+from = "client-1"
+to = "resource"
+kinds = ["write"]
+duplicate_per_mille = 1000
+"#
+    )
+}
+
+/// `UPDATE row SET value = 1` delivered twice leaves the row at 1: the
+/// second copy of a blind write that finds the row as it left it changes
+/// nothing, not even the version, like a replacing PUT's repeat. With one
+/// writer nothing else can happen to it, so every schedule holds: the
+/// increment is not doubled. The row answers the copy "written" too.
+#[test]
+fn a_blind_writes_copy_that_finds_the_row_at_its_value_changes_nothing() {
+    let one = load_text("copies.toml", &blind_copies(1), &[]);
+    let sum = common::sweep(&one, 200);
+    assert_eq!(
+        one.judge(&sum).found,
+        Verdict::Holds,
+        "{:?}",
+        sum.first_failure
+    );
+    assert_eq!(
+        sum.tally.situation_runs[usize::from(sit::BLIND_WRITE_CHANGED_NOTHING)],
+        200,
+        "every copy comes after its write"
+    );
+    let (entries, _) = trace_of(&one, 0);
+    let versions: Vec<u32> = entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Send { msg, .. } => match Carries::<CMsg>::peek(msg) {
+                Some(&CMsg::WriteReply {
+                    ok: true, version, ..
+                }) => Some(version),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions, [2, 2], "the copy leaves the row at v2");
+    // The review's case: one client's writes, loss, duplication and
+    // timeouts, neither compare-and-set nor request id: nobody else writes,
+    // so a copy or a retry of a landed write finds it in place.
+    check(
+        "contention-request-id",
+        &[
+            "clients=1",
+            "client.writes=2",
+            "client.cas=false",
+            "client.request_id=false",
+        ],
+        500,
+        Verdict::Holds,
+        None,
+    );
+}
+
+/// A copy of write #1 that lands after write #2 sets the row back to 1: it
+/// adds no second increment of #1 (the value it sets is #1's own), it
+/// replaces #2's version without having seen it. That is #2's update lost,
+/// judged by `no-lost-update`, and never a duplicate of #1.
+#[test]
+fn a_stale_blind_copy_that_changes_the_row_is_a_lost_update_not_a_duplicate() {
+    let two = load_text("copies.toml", &blind_copies(2), &[]);
+    let mut lost = 0;
+    for seed in 0..200 {
+        let (entries, outcome) = trace_of(&two, seed);
+        match &outcome {
+            sim::Outcome::Holds => {}
+            sim::Outcome::Violation(v) if v.invariant == "no-lost-update" => {
+                assert!(reached(&entries, sit::STALE_BLIND_WRITE), "seed {seed}");
+                lost += 1;
+            }
+            other => panic!("seed {seed}: {other:?}"),
+        }
+    }
+    assert!(lost > 0, "some copy of #1 lands after #2");
+}
+
 /// A write whose answer is lost may have landed: the client times out,
 /// reads again, and finds its own write as the current version. With one
 /// client nobody writes on top, so that is always found. With several, a

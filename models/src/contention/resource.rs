@@ -24,6 +24,10 @@ pub struct ResourceStorage {
     /// write's transaction: bit `id` for write #id. A fixed set, since a
     /// scenario has at most [`MAX_WRITES`](super::scenario::MAX_WRITES).
     pub applied: RequestIds,
+    /// The writes that have landed, with or without a request id: not a
+    /// column of the row but the observer's, to tell a write's repeat (a
+    /// network copy, a retry) from its first landing.
+    pub landed: RequestIds,
 }
 
 /// A set of write ids below [`RequestIds::CAPACITY`], stored inline.
@@ -65,6 +69,7 @@ impl ResourceStorage {
         version: 1,
         writer: None,
         applied: RequestIds::EMPTY,
+        landed: RequestIds::EMPTY,
     };
 }
 
@@ -157,8 +162,15 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     return;
                 }
                 let stale = read != s.version;
+                let again = s.landed.contains(op.id);
                 if cas && stale {
                     ctx.reached(sit::CAS_CONFLICT);
+                } else if again && s.value == value {
+                    // "Set the row to 1" once more where the row is 1: like a
+                    // replacing PUT's repeat, it changes nothing, and the row
+                    // keeps its version. (A compare-and-set that lands always
+                    // adds, so only a blind write gets here.)
+                    ctx.reached(sit::BLIND_WRITE_CHANGED_NOTHING);
                 } else {
                     if stale {
                         ctx.reached(sit::STALE_BLIND_WRITE);
@@ -169,11 +181,19 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     if request_id {
                         s.applied.insert(op.id);
                     }
-                    ctx.observe(Obs::Effect {
-                        site: &UPDATE,
-                        op,
-                        payload: amount,
-                    });
+                    s.landed.insert(op.id);
+                    // A stale repeat sets the value its first landing set,
+                    // over writes it never saw: it adds no increment of its
+                    // own, and what it destroys is theirs, which the new
+                    // version below shows to no-lost-update. A repeat from a
+                    // fresh read (a retry after a lost answer) adds again.
+                    if !(again && stale) {
+                        ctx.observe(Obs::Effect {
+                            site: &UPDATE,
+                            op,
+                            payload: amount,
+                        });
+                    }
                     ctx.observe(Obs::NewVersion {
                         op,
                         entity: Op::new(&ROW, 1),
