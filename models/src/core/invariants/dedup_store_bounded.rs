@@ -6,7 +6,8 @@ use sim::{TimeUs, Violation};
 pub static INVARIANT: Invariant = Invariant {
     name: "dedup-store-bounded",
     doc: "A dedup store grew over the capacity the scenario gives it (`max_keys`, an inbox's \
-          `inbox_max_rows`): keys that never expire grow without limit. Judged on every insert.",
+          `inbox_max_rows`): it holds every key for its retention, so it needs room for the keys \
+          that arrive in one retention (without limit when keys never expire). Judged on every insert.",
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::DedupStore];
@@ -22,7 +23,7 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
         &INVARIANT,
         0,
         format!(
-            "the dedup store holds {keys} keys, over its bound of {bound}: keys that never expire grow without limit"
+            "the dedup store holds {keys} keys, over its bound of {bound}: it keeps each key for its retention, and more keys arrive within one retention than it has room for (without limit when keys never expire)"
         ),
     )
 }

@@ -76,7 +76,7 @@ fn overloaded(
         &INVARIANT,
         op.key(),
         format!(
-            "the {} {what} {op}{whom}, {} after the faults stopped; it promised to recover within {}",
+            "the {} {what} {op}{whom}, {} after the fault phase ended (run.fault_phase_ms); it promised to recover within {}: the load itself holds it there (retries, or requests arriving faster than its workers finish them)",
             layer.name,
             human(after_us),
             human(u64::from(recover_ms) * US_PER_MS)
