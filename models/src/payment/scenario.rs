@@ -388,7 +388,7 @@ fn bank_key_below_resends(
         &[bank_only],
         Some(resend_ms),
         "the service re-sends a transfer to the bank",
-        crate::core::hazard::TAKEN_AS_NEW,
+        "a re-send after that is taken for a new transfer and paid again",
         Some(super::situations::BANK_KEY_EXPIRED),
         "payment-bank-key-expired-before-resend",
     )?;
