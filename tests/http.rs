@@ -125,6 +125,36 @@ fn a_repeated_delete_is_judged_by_the_one_deletion_that_landed() {
     assert_eq!(effects_of(&entries, "deletion"), 1);
 }
 
+/// Two writers PUT different values to one resource with blind retries: the
+/// last to land wins, whether the late one is a slow first copy or a retry.
+/// A replacing PUT's repeat sets what its first landing set, so it is no
+/// second effect; an additive PUT's repeat adds again and is one.
+#[test]
+fn a_replacing_puts_repeat_is_no_second_effect_whoever_wrote_in_between() {
+    let text = "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = false\ntimeout_ms = 1000\n[client.retry]\npolicy = \"fixed\"\nbase_ms = 0\nmax_attempts = 5\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"alice\"\nmethod = \"put\"\nresource = 4711\nvalue = 1\n[[requests]]\nclient = \"bob\"\nmethod = \"put\"\nresource = 4711\nvalue = 2\nstart_ms = 300\n[network]\nloss_per_mille = [0, 300]\ndelay_ms_min = 1\ndelay_ms_max = 2000\n";
+    let s = load_text("two-puts.toml", text, &[]);
+    let sum = sweep(&s, 300);
+    assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+    let repeated = (0..300)
+        .map(|seed| trace_of(&s, seed).0)
+        .find(|entries| reached(entries, sit::WRITE_REPEATED))
+        .expect("some retry lands after another write");
+    assert!(
+        effects_of(&repeated, "write") <= 2,
+        "one per request at most"
+    );
+    // The same race with adding PUTs: the repeat adds again.
+    let adding = load_text("two-adding-puts.toml", text, &["server.put=add"]);
+    let sum = sweep(&adding, 300);
+    assert!(
+        sum.first_failure.as_ref().is_some_and(
+            |f| matches!(&f.outcome, Outcome::Violation(v) if v.invariant == "no-duplicate-effect")
+        ),
+        "{:?}",
+        sum.first_failure
+    );
+}
+
 /// The second creation of a keyed POST comes from the retry that arrived
 /// after its key was purged, not from a key the server never had: the
 /// failing run reports the expiry, and the second effect is that request's.

@@ -128,17 +128,20 @@ impl<W: Carries<Msg>> Server<W> {
         op: Op,
         site: &'static Site,
         payload: u32,
-        read: u32,
+        (read, sets_state): (u32, bool),
         ctx: &mut impl Ctx<Self>,
     ) {
         let r = &mut s.resources[i];
         r.version += 1;
         r.writer = Some(op);
         let (id, version) = (r.id, r.version);
-        if s.applied_before(op) {
+        let repeated = s.applied_before(op);
+        if repeated {
             ctx.reached(sit::WRITE_REPEATED);
         }
-        ctx.observe(Obs::Effect { site, op, payload });
+        if !(repeated && sets_state) {
+            ctx.observe(Obs::Effect { site, op, payload });
+        }
         ctx.observe(Obs::NewVersion {
             op,
             entity: Op::new(&RESOURCE, id),
@@ -158,7 +161,7 @@ impl<W: Carries<Msg>> Server<W> {
             exists: true,
         });
         let i = s.resources.len() - 1;
-        Self::landed(s, i, op, &CREATION, body, 0, ctx);
+        Self::landed(s, i, op, &CREATION, body, (0, false), ctx);
         Outcome {
             status: Status::Created,
             at: Some(i),
@@ -231,7 +234,14 @@ impl<W: Carries<Msg>> Server<W> {
             Some(r) => (&EDIT, body.saturating_sub(r.value)),
             None => (&WRITE, body),
         };
-        Self::landed(s, i, op, site, payload, read.map_or(0, |r| r.version), ctx);
+        // A replacing PUT sets the resource to its body: landing again adds
+        // nothing to what it did (the value is its body either way), so its
+        // repeat is no second effect. What the repeat overwrote in between is
+        // another writer's loss, which the new version lets no-lost-update
+        // judge, as it would a slow first copy of the same request.
+        let sets_state = self.cfg.put == PutMode::Replace && read.is_none();
+        let read_version = read.map_or(0, |r| r.version);
+        Self::landed(s, i, op, site, payload, (read_version, sets_state), ctx);
         Outcome {
             status,
             at: Some(i),
@@ -264,7 +274,7 @@ impl<W: Carries<Msg>> Server<W> {
                 Some(i) => {
                     let r = &mut s.resources[i];
                     r.value = r.value.saturating_add(body);
-                    Self::landed(s, i, op, &INCREMENT, body, 0, ctx);
+                    Self::landed(s, i, op, &INCREMENT, body, (0, false), ctx);
                     Outcome {
                         status: Status::Ok,
                         at: Some(i),
@@ -275,7 +285,7 @@ impl<W: Carries<Msg>> Server<W> {
             Method::Delete => match at {
                 Some(i) => {
                     s.resources[i].exists = false;
-                    Self::landed(s, i, op, &DELETION, id, 0, ctx);
+                    Self::landed(s, i, op, &DELETION, id, (0, false), ctx);
                     Outcome {
                         status: Status::NoContent,
                         at: Some(i),
