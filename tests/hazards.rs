@@ -1812,3 +1812,97 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     );
     assert!(ids(&chain).contains(&RULE), "{:?}", ids(&chain));
 }
+
+/// A status answer read sooner after a transfer than the bank's replica
+/// shows it reads "0 EUR paid" for a claim that was paid. The shortest time
+/// between a transfer and a read of it is not always the bank timeout: a
+/// restarted service asks as soon as it is back.
+#[test]
+fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
+    const RULE: &str = "status-lag-above-read-delay";
+    let shown = |s: &Scenario| {
+        s.hazards
+            .iter()
+            .find(|h| h.id == RULE)
+            .map(|h| h.text.clone())
+    };
+    // payment-query-before-retry restarts its service 1 to 30 s after a
+    // crash and asks the bank at once (query_on_recovery): 1 s less the
+    // 49 ms the transfer can be slower to reach the bank than the query.
+    let qbr = |lag: u64, sets: &[&str]| {
+        let lag = format!("bank.status_lag_ms={lag}");
+        load(
+            "payment-query-before-retry",
+            &[&[lag.as_str()][..], sets].concat(),
+        )
+    };
+    assert!(qbr(0, &[]).hazards.is_empty());
+    assert_eq!(shown(&qbr(951, &[])), None, "current when the query comes");
+    let text = shown(&qbr(952, &[])).expect("a millisecond more is stale");
+    assert!(
+        text.contains("[crashes.service] restart_ms_min")
+            && text.contains("952 ms")
+            && text.contains("951 ms"),
+        "{text}"
+    );
+    // The lag the catalog once called safe (the bank timeout less the
+    // spread) is broken by the restart, and so is the sweep.
+    let restart_at_once = [
+        "crashes.service.crash_per_mille=[0,300]",
+        "crashes.service.restart_ms_max=1000",
+    ];
+    let stale = qbr(2000, &restart_at_once);
+    assert_eq!(ids(&stale), [RULE]);
+    let sum = sweep(&stale, 300);
+    assert!(sum.first_failure.is_some(), "a recovery read the replica");
+    assert!(sum
+        .tally
+        .situations
+        .contains(models::payment::situations::STATUS_READ_STALE));
+    let fresh = qbr(951, &restart_at_once);
+    assert!(fresh.hazards.is_empty(), "{:?}", fresh.hazards);
+    assert!(sweep(&fresh, 300).first_failure.is_none());
+    // Without crashes the earliest read is the query before a re-send, one
+    // bank timeout (5 s) after the transfer.
+    let replica = |lag: &str| load("payment-query-reads-stale-replica", &[lag]);
+    assert!(replica("bank.status_lag_ms=4951").hazards.is_empty());
+    let text =
+        shown(&replica("bank.status_lag_ms=4952")).expect("past the timeout less the spread");
+    assert!(text.contains("service.query_before_retry"), "{text}");
+    // A recovery that re-sends without asking reads nothing.
+    assert!(qbr(
+        2000,
+        &[
+            "service.query_before_retry=false",
+            "service.query_on_recovery=false"
+        ]
+    )
+    .hazards
+    .is_empty());
+    // A lease takeover asks too: bank calls of 4 x 5 s send their last
+    // transfer 15 s after the lock, so a 20 s lease asks 5 s after it.
+    let lease = |lag: &str| {
+        load(
+            "payment-query-reads-stale-replica",
+            &[
+                lag,
+                "service.query_before_retry=false",
+                "service.lease_ms=20000",
+            ],
+        )
+    };
+    assert!(lease("bank.status_lag_ms=4951").hazards.is_empty());
+    let text = shown(&lease("bank.status_lag_ms=4952")).expect("the takeover's query");
+    assert!(text.contains("service.lease_ms"), "{text}");
+    // Where the money is written the check is current: a conditional
+    // transfer, or a key the bank deduplicates by.
+    assert!(load("payment-conditional-survives-stale-read", &[])
+        .hazards
+        .is_empty());
+    assert!(qbr(
+        10_000,
+        &["bank.accepts_key=true", "service.pass_key_to_bank=true"]
+    )
+    .hazards
+    .is_empty());
+}

@@ -2,8 +2,10 @@
 //! (`bank.status_lag_ms`): every design that decides on a status read is as
 //! safe as that read is current, and the designs that check where the money
 //! is written do not care. Each case is derived from the timing, not fitted
-//! to a run: a query reaches the bank no sooner than the bank timeout minus
-//! the link's delay spread after the transfer it asks about landed.
+//! to a run: a query before a re-send reaches the bank no sooner than the
+//! bank timeout minus the link's delay spread after the transfer it asks
+//! about landed, and a restarted service's recovery query no sooner than
+//! its shortest restart minus that spread (`status-lag-above-read-delay`).
 
 mod common;
 

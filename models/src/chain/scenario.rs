@@ -144,6 +144,7 @@ where
         &service,
         &bank,
         input.delays,
+        &payment::scenario::Restarts::of(input.text),
         // Its bookings go on to accounting: the bank's key does not cover them.
         (&["client".to_string()], true),
     );

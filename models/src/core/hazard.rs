@@ -25,7 +25,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 11] = [
+pub const RULES: [&str; 12] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -37,6 +37,7 @@ pub const RULES: [&str; 11] = [
     CONSUMER_WITHOUT_DEDUP,
     DEDUP_ONLY_ON_REDELIVERY,
     VISIBILITY_BELOW_PROCESSING,
+    STATUS_LAG_ABOVE_READ_DELAY,
 ];
 
 const KEY_RETENTION: &str = "key-retention-below-retry-span";
@@ -60,6 +61,39 @@ pub const CONSUMER_WITHOUT_DEDUP: &str = "consumer-without-dedup";
 pub const DEDUP_ONLY_ON_REDELIVERY: &str = "dedup-only-on-redelivery";
 /// A broker that redelivers while the first handler still runs.
 pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
+/// A status read that can come sooner after a transfer than the replica
+/// it reads shows that transfer.
+pub const STATUS_LAG_ABOVE_READ_DELAY: &str = "status-lag-above-read-delay";
+
+/// How long the actor `actor` of the scenario `text` stays down after a
+/// crash, `(restart_ms_min, restart_ms_max)`, if its `[crashes.NAME]` table
+/// can crash it at all (the upper end of `crash_per_mille` above 0). The
+/// rules read the file's text, as the loader hands it to a model before the
+/// world is built; a file that does not parse crashes nothing here, since
+/// the loader refuses it anyway.
+pub fn restart_ms(text: &str, actor: &str) -> Option<(u64, u64)> {
+    let doc: toml::Table = text.parse().ok()?;
+    let table = doc
+        .get("crashes")
+        .and_then(toml::Value::as_table)?
+        .get(actor)
+        .and_then(toml::Value::as_table)?;
+    let whole = |v: Option<&toml::Value>| {
+        v.and_then(toml::Value::as_integer)
+            .and_then(|i| u64::try_from(i).ok())
+    };
+    // `50` or `[0, 50]`: a range can reach its upper end.
+    let per_mille = match table.get("crash_per_mille") {
+        Some(toml::Value::Array(a)) => whole(a.last()),
+        other => whole(other),
+    };
+    (per_mille.unwrap_or(0) > 0).then(|| {
+        (
+            whole(table.get("restart_ms_min")).unwrap_or(0),
+            whole(table.get("restart_ms_max")).unwrap_or(0),
+        )
+    })
+}
 
 /// The network's delay range per directed link, by actor name, as
 /// `[network]` and `[[network.links]]` set it: what the rules need to know
