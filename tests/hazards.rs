@@ -1906,3 +1906,96 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
     .hazards
     .is_empty());
 }
+
+/// A key minted from the clock names a time bucket, not an operation. The
+/// rule fires for every timestamp key: the start times are the workload
+/// this scenario samples, not something the design keeps apart. Its text
+/// says what this scenario's own operations do.
+#[test]
+fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_bucket() {
+    const RULE: &str = "timestamp-key-collides";
+    let text_of = |s: &Scenario| {
+        s.hazards
+            .iter()
+            .find(|h| h.id == RULE)
+            .map(|h| h.text.clone())
+            .unwrap_or_else(|| panic!("{RULE} in {:?}", s.hazards))
+    };
+    // Claims at 0 and 400 ms in buckets of 1 s: one key in every run.
+    let s = load("payment-timestamp-key", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    let t = text_of(&s);
+    assert!(
+        t.contains("claims 4711 and 4712") && t.contains("every run gives them one key"),
+        "{t}"
+    );
+    assert_eq!(
+        s.hazards[0].shown_by, None,
+        "the ledger judges the key at once"
+    );
+    assert!(sweep(&s, 100).first_failure.is_some());
+    // Buckets of 1 ms keep these two apart, by luck: the sweep holds, and
+    // the warning says that it is luck.
+    let lucky = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);
+    let t = text_of(&lucky);
+    assert!(
+        t.contains("unique only by luck") && t.contains("400 ms apart"),
+        "{t}"
+    );
+    assert!(sweep(&lucky, 300).first_failure.is_none());
+    // Two claims 200 ms apart across a bucket's edge: two keys here, one
+    // with the clock a little shifted.
+    let ops = |a: u64, b: u64| {
+        format!(
+            "summary = \"x\"\n[client]\nkey = \"timestamp\"\nkey_bucket_ms = 1000\n[[operations]]\nclaim = 1\namount_eur = 10\nstart_ms = {a}\n[[operations]]\nclaim = 2\namount_eur = 10\nstart_ms = {b}\n"
+        )
+    };
+    let edge = load_text("edge.toml", &ops(900, 1100), &[]);
+    let t = text_of(&edge);
+    assert!(t.contains("200 ms apart") && t.contains("in two"), "{t}");
+    assert!(sweep(&edge, 100).first_failure.is_none());
+    // Operations dealt to two client actors share the clock all the same.
+    let two = load_text("two.toml", &ops(0, 400), &["client.actors=2"]);
+    assert!(text_of(&two).contains("every run gives them one key"));
+    assert_eq!(failed_with(&sweep(&two, 50)), Some("one-key-one-operation"));
+    // A client that is down when its claims are due starts them together
+    // when it is back: 5 s apart in the file, one bucket after a restart.
+    let crashes = "[crashes.client]\ncrash_per_mille = [0, 500]\nrestart_ms_min = 6000\nrestart_ms_max = 10000\n";
+    let backlog = load_text("backlog.toml", &format!("{}{crashes}", ops(0, 5000)), &[]);
+    let t = text_of(&backlog);
+    assert!(t.contains("[crashes.client]"), "{t}");
+    assert_eq!(
+        failed_with(&sweep(&backlog, 300)),
+        Some("one-key-one-operation"),
+        "a restart started both at once"
+    );
+    // Keys that name the operation are no timestamp.
+    for key in ["stable", "per-attempt", "none"] {
+        let set = format!("client.key={key}");
+        assert!(
+            load("payment-timestamp-key", &[&set]).hazards.is_empty(),
+            "{key}"
+        );
+    }
+}
+
+/// Every retry of an operation carries the timestamp of its start: the key
+/// is as stable as a stable one, and a retry after every layer forgot it is
+/// paid again.
+#[test]
+fn a_timestamp_key_forgotten_while_the_client_still_retries_is_a_warning() {
+    let short = load(
+        "payment-timestamp-key",
+        &[
+            "client.key_bucket_ms=1",
+            "service.retention_ms=5000",
+            "bank.key_retention_ms=5000",
+        ],
+    );
+    assert!(ids(&short).contains(&KEY_RULE), "{:?}", short.hazards);
+    let sum = sweep(&short, 1000);
+    assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
+    // Kept for the default 30 days at the service and forever at the bank.
+    let kept = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);
+    assert!(!ids(&kept).contains(&KEY_RULE), "{:?}", kept.hazards);
+}

@@ -139,14 +139,16 @@ where
         )
         .into());
     }
+    let clients = ["client".to_string()];
+    let restarts = payment::scenario::Restarts::of(input.text, &clients);
     let mut hazards = payment::scenario::hazards(
-        &client,
+        std::slice::from_ref(&client),
         &service,
         &bank,
         input.delays,
-        &payment::scenario::Restarts::of(input.text),
+        &restarts,
         // Its bookings go on to accounting: the bank's key does not cover them.
-        (&["client".to_string()], true),
+        (&clients, true),
     );
     let accounting: Vec<String> = (1..=consumers).map(|i| format!("accounting-{i}")).collect();
     hazards.extend(queue::hazards(

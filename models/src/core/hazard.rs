@@ -25,7 +25,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 12] = [
+pub const RULES: [&str; 13] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -38,6 +38,7 @@ pub const RULES: [&str; 12] = [
     DEDUP_ONLY_ON_REDELIVERY,
     VISIBILITY_BELOW_PROCESSING,
     STATUS_LAG_ABOVE_READ_DELAY,
+    TIMESTAMP_KEY_COLLIDES,
 ];
 
 const KEY_RETENTION: &str = "key-retention-below-retry-span";
@@ -64,6 +65,8 @@ pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 /// A status read that can come sooner after a transfer than the replica
 /// it reads shows that transfer.
 pub const STATUS_LAG_ABOVE_READ_DELAY: &str = "status-lag-above-read-delay";
+/// A key minted from the clock: it names a time bucket, not an operation.
+pub const TIMESTAMP_KEY_COLLIDES: &str = "timestamp-key-collides";
 
 /// How long the actor `actor` of the scenario `text` stays down after a
 /// crash, `(restart_ms_min, restart_ms_max)`, if its `[crashes.NAME]` table

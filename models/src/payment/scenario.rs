@@ -195,9 +195,9 @@ where
         1 => vec!["client".to_string()],
         _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
     };
-    let restarts = Restarts::of(input.text);
+    let restarts = Restarts::of(input.text, &names);
     let hazards = hazards(
-        &configs[0],
+        &configs,
         &service,
         &bank,
         input.delays,
@@ -264,26 +264,36 @@ fn bank_resend_ms(service: &ServiceConfig) -> u64 {
 
 /// What the scenario's `[crashes.X]` tables say about the actors the rules
 /// ask about: how long each stays down, if it can crash at all.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Restarts {
     /// The service's `(restart_ms_min, restart_ms_max)`.
     pub service_ms: Option<(u64, u64)>,
+    /// The client actors that can crash, by name, with their
+    /// `(restart_ms_min, restart_ms_max)`, in the clients' order.
+    pub clients_ms: Vec<(String, (u64, u64))>,
 }
 
 impl Restarts {
-    /// From the scenario `text`, where the service is the actor `service`.
-    pub(crate) fn of(text: &str) -> Restarts {
+    /// From the scenario `text`, whose service is the actor `service` and
+    /// whose client actors are `clients`.
+    pub(crate) fn of(text: &str, clients: &[String]) -> Restarts {
+        use crate::core::hazard::restart_ms;
         Restarts {
-            service_ms: crate::core::hazard::restart_ms(text, "service"),
+            service_ms: restart_ms(text, "service"),
+            clients_ms: clients
+                .iter()
+                .filter_map(|c| restart_ms(text, c).map(|r| (c.clone(), r)))
+                .collect(),
         }
     }
 }
 
 /// The gaps in a payment design that its settings show (docs/design-warnings.md).
-/// `clients` are the client actors' names, for the delays of their links;
-/// `restarts` the crashes the scenario sets.
+/// `configs` are the client actors (every one with the design's settings,
+/// each with its share of the operations), `clients` their names, for the
+/// delays of their links; `restarts` the crashes the scenario sets.
 pub(crate) fn hazards(
-    client: &ClientConfig,
+    configs: &[ClientConfig],
     service: &ServiceConfig,
     bank: &BankConfig,
     delays: &crate::core::hazard::Delays,
@@ -291,12 +301,16 @@ pub(crate) fn hazards(
     (clients, books): (&[String], bool),
 ) -> Vec<crate::core::Hazard> {
     use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
+    let client = &configs[0];
     let mut out = Vec::new();
+    out.extend(timestamp_key_collides(configs, restarts));
     // Whether the bank's key memory outlasts the client's retries: the only
     // thing left between a retry and a second transfer once the service has
     // deleted its key (`on_bank_timeout = "delete-key"`).
     let mut bank_covers_client = false;
-    if client.key == KeyPolicy::Stable {
+    // A timestamp key is minted when the operation starts and carried by
+    // every retry of it, as a stable key is.
+    if matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
         // One operation's copies all come from its one client.
         let spread = |via: &[&str]| {
             clients
@@ -401,6 +415,85 @@ pub(crate) fn hazards(
     let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
     out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
     out
+}
+
+/// A key minted from the clock (`client.key = "timestamp"`) names a time
+/// bucket, not an operation: two operations started in one bucket, by any
+/// of the client actors, carry one key. The rule fires for every timestamp
+/// key, whatever the scenario's start times: those are the workload this
+/// scenario samples, not something the design ensures, and a key that is
+/// unique only while no two claims start together is unique by luck (a
+/// batch, a second instance of the claims system, a backlog after an
+/// outage). The text says whether this scenario's own operations meet in a
+/// bucket (every run then collides), start within a bucket's width of each
+/// other (a shift of the clock puts them in one), or start together after a
+/// client's restart (operations that had not started when it went down all
+/// start when it is back).
+fn timestamp_key_collides(
+    configs: &[ClientConfig],
+    restarts: &Restarts,
+) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::about_ms;
+    let KeyPolicy::Timestamp { bucket_ms } = configs.first()?.key else {
+        return None;
+    };
+    let bucket_ms = bucket_ms.max(1);
+    let mut starts: Vec<(u64, u32)> = configs
+        .iter()
+        .flat_map(|c| c.ops.iter().map(|o| (o.start_ms, o.claim)))
+        .collect();
+    starts.sort_unstable();
+    let at = |ms: u64| match ms {
+        0 => "0 s".to_string(),
+        ms => about_ms(ms),
+    };
+    let same = starts
+        .windows(2)
+        .find(|w| w[0].0 / bucket_ms == w[1].0 / bucket_ms);
+    let closest = starts.windows(2).min_by_key(|w| w[1].0 - w[0].0);
+    let here = if let Some(w) = same {
+        format!(
+            "here claims {} and {} start at {} and {}, in one bucket: every run gives them one key",
+            w[0].1,
+            w[1].1,
+            at(w[0].0),
+            at(w[1].0)
+        )
+    } else if let Some(w) = closest.filter(|w| w[1].0 - w[0].0 < bucket_ms) {
+        format!(
+            "here claims {} and {} start {} apart, closer than one bucket though in two: a clock a little earlier or later puts them in one",
+            w[0].1,
+            w[1].1,
+            about_ms(w[1].0 - w[0].0)
+        )
+    } else if let Some((name, _)) = restarts.clients_ms.first().filter(|_| starts.len() > 1) {
+        format!(
+            "here the scenario crashes the client ([crashes.{name}]): the operations that had not started when it went down all start when it is back, in one bucket"
+        )
+    } else {
+        let apart = match closest {
+            Some(w) => format!(
+                "no two operations here start within one bucket (the closest {} apart)",
+                about_ms(w[1].0 - w[0].0)
+            ),
+            None => "this scenario starts one operation".to_string(),
+        };
+        format!(
+            "{apart}, so no run here shares a key, but nothing in the design keeps two claims out of one bucket: the key is unique only by luck (a batch, a second instance of the claims system, a backlog after an outage start claims together)"
+        )
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::TIMESTAMP_KEY_COLLIDES,
+        text: format!(
+            "the client mints its key from the clock (client.key = \"timestamp\", buckets of {} by client.key_bucket_ms): the key names a time bucket, not an operation, and two operations started in one bucket carry one key, so the second is refused as a reuse of the first's key or answered with the first's result; {here}",
+            about_ms(bucket_ms)
+        ),
+        // The ledger judges a shared key the moment it reaches the service
+        // (one-key-one-operation), before the key table could report
+        // key-collision: a run that reaches the gap is a violation itself.
+        shown_by: None,
+        example: "payment-timestamp-key",
+    })
 }
 
 /// The bank forgets a key before the service's last re-send of one
