@@ -1999,3 +1999,62 @@ fn a_timestamp_key_forgotten_while_the_client_still_retries_is_a_warning() {
     let kept = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);
     assert!(!ids(&kept).contains(&KEY_RULE), "{:?}", kept.hazards);
 }
+
+/// Without a retry window, `max_attempts` bounds the number of attempts,
+/// not their time: a client that crashes and resumes its pending claims
+/// from its own database minutes later retries under the same key after
+/// every layer forgot it. A window bounds the retries whatever the restarts.
+#[test]
+fn a_client_restart_stretches_retries_without_a_window_past_the_keys_retention() {
+    let crashes = [
+        "client.retry.max_attempts=5",
+        "crashes.client.crash_per_mille=[0,100]",
+        "crashes.client.restart_ms_min=60000",
+        "crashes.client.restart_ms_max=600000",
+        "run.fault_phase_ms=1200000",
+    ];
+    let with = |window_ms: u64, retention_ms: u64, more: &[&str]| {
+        let w = format!("client.retry.window_ms={window_ms}");
+        let s = format!("service.retention_ms={retention_ms}");
+        let b = format!("bank.key_retention_ms={retention_ms}");
+        let sets: Vec<&str> = crashes
+            .iter()
+            .copied()
+            .chain([w.as_str(), s.as_str(), b.as_str()])
+            .chain(more.iter().copied())
+            .collect();
+        load("payment-stable-key", &sets)
+    };
+    // Five attempts of 10 s and waits of up to 30 s span under two minutes
+    // without a crash; each of the four retries may come after a restart
+    // of up to 10 min.
+    let resumed = with(0, 120_000, &[]);
+    assert_eq!(ids(&resumed), [KEY_RULE]);
+    let t = &resumed.hazards[0].text;
+    assert!(
+        t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
+        "{t}"
+    );
+    assert_eq!(
+        resumed.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some("retry-after-key-expired")
+    );
+    assert_eq!(
+        failed_with(&sweep(&resumed, 300)),
+        Some("no-duplicate-effect")
+    );
+    // The same retries without client crashes are covered by two minutes.
+    let steady = with(0, 120_000, &["crashes.client.crash_per_mille=0"]);
+    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+    // Kept longer than four restarts and the retries: silent, and held.
+    let kept = with(0, 3_000_000, &[]);
+    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(sweep(&kept, 300).first_failure.is_none());
+    // A 10 min window bounds the resumed retries too: a key kept a little
+    // longer covers them, restarts and all.
+    let windowed = with(600_000, 700_000, &[]);
+    assert!(windowed.hazards.is_empty(), "{:?}", windowed.hazards);
+    assert!(sweep(&windowed, 300).first_failure.is_none());
+}

@@ -179,6 +179,37 @@ impl RetryPolicy {
         Some(by_window.map_or(span, |w| w.min(span)))
     }
 
+    /// [`longest_span_ms`](Self::longest_span_ms) for a client that may
+    /// crash and come back after up to `restart_ms`, resuming its pending
+    /// operations from its own storage: a crash while an attempt is out, or
+    /// during the wait after it, holds the next attempt back by the restart
+    /// and a wait drawn anew (the restart schedules the next attempt as a
+    /// timeout would, and the attempt it interrupted, or had not sent, counts
+    /// as before). One crash per gap between two attempts is counted; more in
+    /// one gap would stretch it further. A window bounds the attempts in
+    /// time whatever the restarts, so it alone gives the same span as
+    /// without them.
+    pub fn longest_span_with_restarts_ms(
+        &self,
+        attempt_timeout_ms: u64,
+        restart_ms: u64,
+    ) -> Option<u64> {
+        if self.window_ms > 0 || self.max_attempts == 0 {
+            return self.longest_span_ms(attempt_timeout_ms);
+        }
+        let mut span = 0u64;
+        let mut last_ms = 0;
+        for attempts in 1..self.max_attempts {
+            let wait = self.backoff_ms(attempts, last_ms, |_, hi| hi);
+            last_ms = wait;
+            span = span
+                .saturating_add(attempt_timeout_ms)
+                .saturating_add(restart_ms)
+                .saturating_add(wait.saturating_mul(2));
+        }
+        Some(span)
+    }
+
     /// Whether an attempt that starts `delay_us` from now ends, timeout
     /// included, inside the retry window of an operation that started at
     /// `started_us`.
@@ -238,6 +269,37 @@ mod tests {
             Some(259_190_000)
         );
         assert_eq!(RetryPolicy::immediate(1).longest_span_ms(5_000), Some(0));
+    }
+
+    #[test]
+    fn a_restart_in_each_gap_stretches_retries_without_a_window_only() {
+        let five = RetryPolicy {
+            max_attempts: 5,
+            ..expo(Jitter::Full)
+        };
+        // Each of the four gaps: the 10 s timeout, a 60 s restart, and its
+        // wait twice (the one the crash cut short, and the one drawn anew).
+        assert_eq!(
+            five.longest_span_with_restarts_ms(10_000, 60_000),
+            Some(4 * 70_000 + 2 * 1_500)
+        );
+        assert_eq!(
+            five.longest_span_with_restarts_ms(10_000, 0),
+            Some(40_000 + 3_000)
+        );
+        // A window bounds the attempts in time, restarts or not.
+        let windowed = RetryPolicy {
+            window_ms: 30_000,
+            ..five
+        };
+        assert_eq!(
+            windowed.longest_span_with_restarts_ms(10_000, 60_000),
+            Some(20_000)
+        );
+        assert_eq!(
+            expo(Jitter::None).longest_span_with_restarts_ms(10_000, 60_000),
+            None
+        );
     }
 
     #[test]

@@ -345,8 +345,27 @@ pub(crate) fn hazards(
         if bank_dedups && !books {
             layers.push(bank_layer);
         }
-        let mut span = client.retry.longest_span_ms(client.timeout_ms);
-        let mut who = "the client retries";
+        // A client that crashes resumes its operations from its own
+        // storage: without a window, nothing bounds its retries in time.
+        let restart = restarts
+            .clients_ms
+            .iter()
+            .max_by_key(|(_, (_, max_ms))| *max_ms)
+            .filter(|_| client.retry.window_ms == 0 && client.retry.max_attempts > 1);
+        let mut span = match restart {
+            Some((_, (_, max_ms))) => client
+                .retry
+                .longest_span_with_restarts_ms(client.timeout_ms, *max_ms),
+            None => client.retry.longest_span_ms(client.timeout_ms),
+        };
+        let resumed = restart.map(|(name, (_, max_ms))| {
+            format!(
+                "the client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
+                client.retry.max_attempts - 1,
+                crate::core::hazard::about_ms(*max_ms)
+            )
+        });
+        let mut who = resumed.as_deref().unwrap_or("the client retries");
         // A re-drive with the same key is one more retry, rounds later.
         if let Some(r) = client
             .reconcile
@@ -355,7 +374,12 @@ pub(crate) fn hazards(
         {
             let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
             span = span.map(|s| s.saturating_mul(2).saturating_add(rounds));
-            who = "the client and its reconciliation job retry";
+            who = match resumed {
+                Some(_) => {
+                    "the client (resuming after its restarts) and its reconciliation job retry"
+                }
+                None => "the client and its reconciliation job retry",
+            };
         }
         // The gap opens when the layer that remembers longest forgets: a bank
         // that keeps the key longer than the service (or alone) reports a
