@@ -342,22 +342,7 @@ fn longest_cut(doc: &toml::Table, producer: &str) -> Option<(u64, &'static str)>
 
 /// Whether a partition entry drops messages from the broker to `producer`.
 fn cuts_confirmations(p: &toml::Table, producer: &str) -> bool {
-    let between: Vec<&str> = p
-        .get("between")
-        .and_then(toml::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(toml::Value::as_str)
-        .collect();
-    let one_way = p
-        .get("one_way")
-        .and_then(toml::Value::as_bool)
-        .unwrap_or(false);
-    match between[..] {
-        ["broker", p] => p == producer,
-        [p, "broker"] => p == producer && !one_way,
-        _ => false,
-    }
+    cuts_link(p, ("broker", producer))
 }
 
 /// Whether the scenario `text` crashes (and so restarts) the producer; a

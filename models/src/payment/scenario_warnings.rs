@@ -1,0 +1,526 @@
+//! The payment model's design warnings (docs/design-warnings.md): the gaps
+//! its settings show, before any run reaches them.
+
+use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
+
+/// The settings behind [`bank_resend_ms`], as the warning names them.
+const BANK_RESEND_SETTINGS: &str = "service.bank_max_attempts and service.bank_timeout_ms";
+
+/// Whether the service asks the bank's status before each re-send (and, in
+/// the state modes, before the first transfer too).
+fn queries_bank(service: &ServiceConfig) -> bool {
+    service.query_before_retry || service.mode != Mode::Action
+}
+
+/// One execution's bank call, in bank timeouts, counted from the request
+/// (`service_bank.rs`): `(last transfer sent, call given up)`. Each attempt
+/// waits up to a timeout; an attempt that asks the status first sends its
+/// transfer only once the answer is in, which may come just before that
+/// timeout, and then waits a full timeout more for the transfer. So with
+/// `n` attempts: transfers only, the last at `n - 1` timeouts and the end at
+/// `n`; a status query before each re-send, `2(n - 1)` and `2n - 1`; the
+/// state modes, which ask before the first transfer too, `2n - 1` and `2n`.
+fn bank_call_timeouts(service: &ServiceConfig) -> (u64, u64) {
+    let n = u64::from(service.bank_max_attempts.max(1));
+    match (service.mode, service.query_before_retry) {
+        (Mode::Action, false) => (n - 1, n),
+        (Mode::Action, true) => (2 * (n - 1), 2 * n - 1),
+        (Mode::State | Mode::StateConditional, _) => (2 * n - 1, 2 * n),
+    }
+}
+
+/// How long after it first sends one request's transfer the service may
+/// still re-send it to the bank with the same key ([`bank_call_timeouts`];
+/// in the state modes the first transfer may go out at once, so the span is
+/// the last one's). A conditional transfer (`mode = "state-conditional"`)
+/// cannot pay twice whatever the bank remembers, so its re-sends do not
+/// count; a plain one after a status query can, when the reading was stale
+/// or a transfer was still on its way.
+fn bank_resend_ms(service: &ServiceConfig) -> u64 {
+    if service.mode == Mode::StateConditional || service.bank_max_attempts <= 1 {
+        return 0;
+    }
+    let (last, _) = bank_call_timeouts(service);
+    (service.bank_timeout_us / sim::US_PER_MS).saturating_mul(last)
+}
+
+/// What the scenario's `[crashes.X]` tables say about the actors the rules
+/// ask about: how long each stays down, if it can crash at all.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Restarts {
+    /// The service's `(restart_ms_min, restart_ms_max)`.
+    pub service_ms: Option<(u64, u64)>,
+    /// The client actors that can crash, by name, with their
+    /// `(restart_ms_min, restart_ms_max)`, in the clients' order.
+    pub clients_ms: Vec<(String, (u64, u64))>,
+}
+
+impl Restarts {
+    /// From the scenario `text`, whose service is the actor `service` and
+    /// whose client actors are `clients`.
+    pub(crate) fn of(text: &str, clients: &[String]) -> Restarts {
+        use crate::core::hazard::restart_ms;
+        Restarts {
+            service_ms: restart_ms(text, "service"),
+            clients_ms: clients
+                .iter()
+                .filter_map(|c| restart_ms(text, c).map(|r| (c.clone(), r)))
+                .collect(),
+        }
+    }
+}
+
+/// The gaps in a payment design that its settings show (docs/design-warnings.md).
+/// `configs` are the client actors (every one with the design's settings,
+/// each with its share of the operations), `clients` their names, for the
+/// delays of their links; `restarts` the crashes the scenario sets.
+pub(crate) fn hazards(
+    configs: &[ClientConfig],
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    delays: &crate::core::hazard::Delays,
+    restarts: &Restarts,
+    (clients, books): (&[String], bool),
+) -> Vec<crate::core::Hazard> {
+    use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
+    let client = &configs[0];
+    let mut out = Vec::new();
+    out.extend(timestamp_key_collides(configs, restarts));
+    // Whether the bank's key memory outlasts the client's retries: the only
+    // thing left between a retry and a second transfer once the service has
+    // deleted its key (`on_bank_timeout = "delete-key"`).
+    let mut bank_covers_client = false;
+    // A timestamp key is minted when the operation starts and carried by
+    // every retry of it, as a stable key is.
+    if matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
+        // One operation's copies all come from its one client.
+        let spread = |via: &[&str]| {
+            clients
+                .iter()
+                .map(|c| {
+                    let path: Vec<&str> = std::iter::once(c.as_str())
+                        .chain(via.iter().copied())
+                        .collect();
+                    delays.spread_ms(&[path])
+                })
+                .max()
+                .unwrap_or(0)
+        };
+        let mut layers = Vec::new();
+        if service.idempotency != Idempotency::None {
+            layers.push(KeyMemory::of_us(
+                "service.retention_ms",
+                service.retention_us,
+                spread(&["service"]),
+            ));
+        }
+        // The bank's key keeps the money to one transfer, but not a booking
+        // the service announces downstream (`books`, the chain): only the
+        // service's own key stops a retry from being booked again.
+        let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+        let bank_layer = KeyMemory::of_us(
+            "bank.key_retention_ms",
+            bank.key_retention_us,
+            spread(&["service", "bank"]),
+        )
+        .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS);
+        if bank_dedups && !books {
+            layers.push(bank_layer);
+        }
+        // A client that crashes resumes its operations from its own
+        // storage: without a window, nothing bounds its retries in time.
+        let restart = restarts
+            .clients_ms
+            .iter()
+            .max_by_key(|(_, (_, max_ms))| *max_ms)
+            .filter(|_| client.retry.window_ms == 0 && client.retry.max_attempts > 1);
+        let mut span = match restart {
+            Some((_, (_, max_ms))) => client
+                .retry
+                .longest_span_with_restarts_ms(client.timeout_ms, *max_ms),
+            None => client.retry.longest_span_ms(client.timeout_ms),
+        };
+        let resumed = restart.map(|(name, (_, max_ms))| {
+            format!(
+                "the client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
+                client.retry.max_attempts - 1,
+                crate::core::hazard::about_ms(*max_ms)
+            )
+        });
+        let mut who = resumed.as_deref().unwrap_or("the client retries");
+        // A re-drive with the same key is one more retry, rounds later.
+        if let Some(r) = client.reconcile.as_ref().filter(|r| {
+            r.redrive_key == crate::payment::reconcile::RedriveKey::Same && r.max_rounds > 0
+        }) {
+            let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
+            span = span.map(|s| s.saturating_mul(2).saturating_add(rounds));
+            who = match resumed {
+                Some(_) => {
+                    "the client (resuming after its restarts) and its reconciliation job retry"
+                }
+                None => "the client and its reconciliation job retry",
+            };
+        }
+        // The gap opens when the layer that remembers longest forgets: a bank
+        // that keeps the key longer than the service (or alone) reports a
+        // transfer under a key it forgot, and the service forgetting first
+        // shows nothing of that gap; with equal memories the service's
+        // report of a retry it forgot marks it.
+        let service_keeps_us = match service.idempotency {
+            Idempotency::None => Some(0),
+            _ => (service.retention_us > 0).then_some(service.retention_us),
+        };
+        let bank_last = bank_dedups
+            && !books
+            && bank.key_retention_us > 0
+            && service_keeps_us.is_some_and(|kept_us| bank.key_retention_us > kept_us);
+        let shown_by = if bank_last {
+            Some(crate::payment::situations::BANK_KEY_EXPIRED)
+        } else {
+            (service.idempotency != Idempotency::None)
+                .then_some(crate::payment::situations::RETRY_AFTER_KEY_EXPIRED)
+        };
+        let mut retention = key_retention(
+            &layers,
+            span,
+            who,
+            TAKEN_AS_NEW,
+            shown_by,
+            "payment-key-expired-before-retry",
+        );
+        if let Some(h) = retention.as_mut().filter(|_| books && bank_dedups) {
+            h.text.push_str(
+                " (the bank's key keeps the money to one transfer, but the service books the retry again and announces the booking: accounting books the claim twice)",
+            );
+            h.example = "chain-booked-again-after-key-expired";
+        }
+        bank_covers_client = bank_dedups
+            && key_retention(&[bank_layer], span, who, TAKEN_AS_NEW, None, "").is_none();
+        // The service's key table answers the client's retries, but not the
+        // service's own re-sends within one execution: only the bank can tell
+        // those from a new transfer, so its memory must outlast them too.
+        if retention.is_none() && bank_dedups && !books {
+            // Every copy of a re-send leaves from the service: its link's spread only.
+            out.extend(bank_key_below_resends(
+                service,
+                bank,
+                delays.spread_ms(&[vec!["service", "bank"]]),
+            ));
+        }
+        out.extend(retention);
+    }
+    out.extend(lease_hazard(service));
+    out.extend(status_lag_hazard(
+        service,
+        bank,
+        restarts.service_ms,
+        delays.spread_ms(&[vec!["service", "bank"]]),
+    ));
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
+    out
+}
+
+/// A key minted from the clock (`client.key = "timestamp"`) names a time
+/// bucket, not an operation: two operations started in one bucket, by any
+/// of the client actors, carry one key. The rule fires for every timestamp
+/// key, whatever the scenario's start times: those are the workload this
+/// scenario samples, not something the design ensures, and a key that is
+/// unique only while no two claims start together is unique by luck (a
+/// batch, a second instance of the claims system, a backlog after an
+/// outage). The text says whether this scenario's own operations meet in a
+/// bucket (every run then collides), start within a bucket's width of each
+/// other (a shift of the clock puts them in one), or start together after a
+/// client's restart (operations that had not started when it went down all
+/// start when it is back).
+fn timestamp_key_collides(
+    configs: &[ClientConfig],
+    restarts: &Restarts,
+) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::about_ms;
+    let KeyPolicy::Timestamp { bucket_ms } = configs.first()?.key else {
+        return None;
+    };
+    let bucket_ms = bucket_ms.max(1);
+    let mut starts: Vec<(u64, u32)> = configs
+        .iter()
+        .flat_map(|c| c.ops.iter().map(|o| (o.start_ms, o.claim)))
+        .collect();
+    starts.sort_unstable();
+    let at = |ms: u64| match ms {
+        0 => "0 s".to_string(),
+        ms => about_ms(ms),
+    };
+    let same = starts
+        .windows(2)
+        .find(|w| w[0].0 / bucket_ms == w[1].0 / bucket_ms);
+    let closest = starts.windows(2).min_by_key(|w| w[1].0 - w[0].0);
+    let here = if let Some(w) = same {
+        format!(
+            "here claims {} and {} start at {} and {}, in one bucket: every run gives them one key",
+            w[0].1,
+            w[1].1,
+            at(w[0].0),
+            at(w[1].0)
+        )
+    } else if let Some(w) = closest.filter(|w| w[1].0 - w[0].0 < bucket_ms) {
+        format!(
+            "here claims {} and {} start {} apart, closer than one bucket though in two: a clock a little earlier or later puts them in one",
+            w[0].1,
+            w[1].1,
+            about_ms(w[1].0 - w[0].0)
+        )
+    } else if let Some((name, _)) = restarts.clients_ms.first().filter(|_| starts.len() > 1) {
+        format!(
+            "here the scenario crashes the client ([crashes.{name}]): the operations that had not started when it went down all start when it is back, in one bucket"
+        )
+    } else {
+        let apart = match closest {
+            Some(w) => format!(
+                "no two operations here start within one bucket (the closest {} apart)",
+                about_ms(w[1].0 - w[0].0)
+            ),
+            None => "this scenario starts one operation".to_string(),
+        };
+        format!(
+            "{apart}, so no run here shares a key, but nothing in the design keeps two claims out of one bucket: the key is unique only by luck (a batch, a second instance of the claims system, a backlog after an outage start claims together)"
+        )
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::TIMESTAMP_KEY_COLLIDES,
+        text: format!(
+            "the client mints its key from the clock (client.key = \"timestamp\", buckets of {} by client.key_bucket_ms): the key names a time bucket, not an operation, and two operations started in one bucket carry one key, so the second is refused as a reuse of the first's key or answered with the first's result; {here}",
+            about_ms(bucket_ms)
+        ),
+        // The ledger judges a shared key the moment it reaches the service
+        // (one-key-one-operation), before the key table could report
+        // key-collision: a run that reaches the gap is a violation itself.
+        shown_by: None,
+        example: "payment-timestamp-key",
+    })
+}
+
+/// The bank forgets a key before the service's last re-send of one
+/// execution's transfer reaches it: that re-send is paid again, however
+/// long the service keeps its own key.
+fn bank_key_below_resends(
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    spread_ms: u64,
+) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::{key_retention, KeyMemory};
+    let resend_ms = bank_resend_ms(service);
+    if resend_ms == 0 {
+        return None;
+    }
+    let bank_only = KeyMemory::of_us("bank.key_retention_ms", bank.key_retention_us, spread_ms);
+    let mut h = key_retention(
+        &[bank_only],
+        Some(resend_ms),
+        "the service re-sends a transfer to the bank",
+        "a re-send after that is taken for a new transfer and paid again",
+        Some(crate::payment::situations::BANK_KEY_EXPIRED),
+        "payment-bank-key-expired-before-resend",
+    )?;
+    h.text.push_str(&format!(
+        " ({BANK_RESEND_SETTINGS}{}; the service's own key table answers the client's retries, not these)",
+        if queries_bank(service) {
+            ", each re-send after a status answer that may take a timeout"
+        } else {
+            ""
+        }
+    ));
+    Some(h)
+}
+
+/// A key deleted when the bank stays silent, with nothing after the service
+/// to tell the retry's transfer from the first: the bank may have paid.
+/// A bank that takes the key and remembers it for as long as the client
+/// retries (`bank_covers_client`) tells them apart; one that forgets sooner
+/// does not, whatever the service's own retention says: the service has
+/// deleted its key.
+fn deleted_on_timeout(
+    service: &ServiceConfig,
+    bank_dedups: bool,
+    bank_covers_client: bool,
+) -> Option<crate::core::Hazard> {
+    // A conditional transfer pays only what is missing, whatever the key.
+    let conditional = service.mode == Mode::StateConditional;
+    if !service.delete_key_on_bank_timeout
+        || service.idempotency == Idempotency::None
+        || bank_covers_client
+        || conditional
+    {
+        return None;
+    }
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::KEY_DELETED_ON_TIMEOUT,
+        text: format!(
+            "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, {}",
+            if bank_dedups {
+                "and the bank forgets the key (bank.key_retention_ms) before the client's last retry can reach it: nothing stops the second transfer then"
+            } else {
+                "with no key at the bank to stop the second transfer"
+            }
+        ),
+        shown_by: Some(crate::payment::situations::KEY_DELETED_ON_BANK_TIMEOUT),
+        example: "payment-key-deleted-on-timeout",
+    })
+}
+
+/// A status answer read sooner after a transfer than the bank's replica
+/// shows it (`bank.status_lag_ms`): "0 EUR paid" for a claim that was paid,
+/// and the service pays again. Every read the service makes comes after a
+/// transfer it may follow by at least one of (docs/design-warnings.md):
+///
+/// - a status query before a re-send (`query_before_retry`, or the `state`
+///   mode, which asks before every transfer): the transfer before it re-armed
+///   the bank timeout, so the query leaves a full `bank_timeout_ms` later;
+/// - a restarted service's recovery query (`query_on_recovery`, or the
+///   `state` mode): the crash came after the transfer, the restart at least
+///   `restart_ms_min` after the crash;
+/// - a lease takeover's query (the same settings): the key's lock was taken
+///   before the execution's first transfer (after it, by `processing_ms`,
+///   for split-booking-first, which calls the bank before it stores the
+///   key) and its last transfer left at most [`bank_call_timeouts`]' first
+///   count of timeouts after that, so the takeover at `lease_ms` asks that
+///   much less than a lease after it.
+///
+/// Each less the spread of the service→bank link, which both the transfer
+/// and the query travel. A transfer shows once its age reaches the lag
+/// (`BankStorage::paid_eur_seen`), so a lag equal to the shortest time
+/// is still current. Silent for a conditional transfer (checked against the
+/// ledger itself) and for a bank that deduplicates by the key handed on (a
+/// stale "not paid" then costs a dedup hit; how long the bank remembers is
+/// the key-retention rule's business). Two executions of one claim at once,
+/// and a query that overtakes a transfer still on its way, are other gaps.
+fn status_lag_hazard(
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    service_restart_ms: Option<(u64, u64)>,
+    spread_ms: u64,
+) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::{about_ms, shown_ms};
+    let us = sim::US_PER_MS;
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    if bank.status_lag_us == 0 || service.mode == Mode::StateConditional || bank_dedups {
+        return None;
+    }
+    let spread_us = spread_ms.saturating_mul(us);
+    let timeout = about_ms(service.bank_timeout_us / us);
+    // Only a key table that leaves a key "in progress" has one to recover
+    // or to take over.
+    let in_progress = matches!(
+        service.idempotency,
+        Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
+    );
+    let asks_first = service.query_on_recovery || service.mode == Mode::State;
+    let mut reads: Vec<(u64, String)> = Vec::new();
+    if service.bank_max_attempts > 1 && queries_bank(service) {
+        let setting = match service.mode {
+            Mode::Action => "service.query_before_retry",
+            _ => "service.mode",
+        };
+        reads.push((
+            service.bank_timeout_us,
+            format!("the status query before a re-send, one bank timeout ({timeout}, service.bank_timeout_ms) after the transfer it follows ({setting})"),
+        ));
+    }
+    if let Some((restart_min_ms, _)) = service_restart_ms.filter(|_| in_progress && asks_first) {
+        reads.push((
+            restart_min_ms.saturating_mul(us),
+            format!(
+                "the query of a restarted service's recovery, as soon as {} after the crash that followed the transfer ([crashes.service] restart_ms_min)",
+                about_ms(restart_min_ms)
+            ),
+        ));
+    }
+    if service.lease_us > 0 && in_progress && asks_first {
+        let (last, _) = bank_call_timeouts(service);
+        let last_us = service.bank_timeout_us.saturating_mul(last);
+        let before_lock_us = match service.idempotency {
+            Idempotency::SplitBookingFirst => service.processing_us,
+            _ => 0,
+        };
+        reads.push((
+            service.lease_us.saturating_sub(last_us.saturating_add(before_lock_us)),
+            format!(
+                "the query of a lease takeover, {} (service.lease_ms) after the key was locked, when the execution it takes over may have sent its last transfer {} after the lock",
+                about_ms(service.lease_us / us),
+                about_ms(last_us.saturating_add(before_lock_us) / us)
+            ),
+        ));
+    }
+    let (earliest_us, what) = reads.into_iter().min_by_key(|r| r.0)?;
+    let gap_us = earliest_us.saturating_sub(spread_us);
+    if bank.status_lag_us <= gap_us {
+        return None;
+    }
+    // The shortest time exactly: it is what a lag must stay within.
+    let (lag_ms, gap_ms) = (bank.status_lag_us / us, gap_us / us);
+    let lag = shown_ms(lag_ms, about_ms(lag_ms) == about_ms(gap_ms));
+    let gap = shown_ms(gap_ms, true);
+    let spread = match spread_ms {
+        0 => String::new(),
+        ms => format!(
+            ", less the {} by which the transfer can be slower to reach the bank than the query (the delay ranges in [network])",
+            about_ms(ms)
+        ),
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::STATUS_LAG_ABOVE_READ_DELAY,
+        text: format!(
+            "the bank's status answers lag its ledger by {lag} (bank.status_lag_ms), but the service can read one as soon as {gap} after a transfer landed: {what}{spread}; a transfer younger than the lag reads as \"0 EUR paid\", and the service pays again"
+        ),
+        shown_by: Some(crate::payment::situations::STATUS_READ_STALE),
+        example: "payment-query-reads-stale-replica",
+    })
+}
+
+/// A lease on an "in progress" key that can run out while its bank call is
+/// still under way: a duplicate then takes the key over and calls the bank
+/// too, two executions of one operation.
+fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
+    use crate::core::hazard::{about_ms, about_pair};
+    let (_, timeouts) = bank_call_timeouts(service);
+    let call_us = service
+        .bank_timeout_us
+        .saturating_mul(timeouts)
+        .saturating_add(service.processing_us);
+    if service.lease_us == 0
+        || service.lease_us >= call_us
+        || service.idempotency == Idempotency::None
+    {
+        return None;
+    }
+    let ms = |us: u64| us / sim::US_PER_MS;
+    let (lease, call) = about_pair(ms(service.lease_us), ms(call_us));
+    let timeout = about_ms(ms(service.bank_timeout_us));
+    let attempts = service.bank_max_attempts;
+    // Say what the call's length is made of, each part with its setting.
+    let mut parts = match (service.mode, service.query_before_retry) {
+        (Mode::Action, false) => format!(
+            "{attempts} attempts of {timeout}, service.bank_max_attempts and service.bank_timeout_ms"
+        ),
+        (Mode::Action, true) => format!(
+            "{attempts} attempts of {timeout}, each after the first a status query and a transfer that may each take that long: service.bank_max_attempts, service.bank_timeout_ms and service.query_before_retry"
+        ),
+        _ => format!(
+            "{attempts} attempts of a status query and a transfer that may each take {timeout}: service.bank_max_attempts, service.bank_timeout_ms and service.mode"
+        ),
+    };
+    if service.processing_us > 0 {
+        parts.push_str(&format!(
+            ", after {} of processing (service.processing_ms)",
+            about_ms(ms(service.processing_us))
+        ));
+    }
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::LEASE_BELOW_CALL,
+        text: format!(
+            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({parts}): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does"
+        ),
+        shown_by: Some(crate::payment::situations::LEASE_TAKEN_FROM_RUNNING),
+        example: "payment-lease-too-short",
+    })
+}
