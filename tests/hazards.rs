@@ -1768,6 +1768,28 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
         "{}",
         t.hazards[0].text
     );
+    // An entry naming the answers without a loss of its own leaves them to
+    // the link, as the loader does: on a network that loses nothing, a
+    // later loss on one link reaches that link's answers.
+    let calm = base
+        .replacen("loss_per_mille = [0, 100]", "loss_per_mille = 0", 1)
+        .replace(
+            "kinds = [\"ack-result\", \"tx\", \"tx-done\"]",
+            "kinds = [\"ack-result\", \"tx\"]",
+        );
+    assert!(!ids(&load_text("calm.toml", &calm, &[])).contains(&RULE));
+    let follows = format!(
+        "{calm}\n[[network.links]]\nfrom = \"consumer-db\"\nto = \"consumer-2\"\nloss_per_mille = 50\n"
+    );
+    let t = load_text("follows.toml", &follows, &[]);
+    assert!(ids(&t).contains(&RULE), "{:?}", t.hazards);
+    assert!(
+        t.hazards[0]
+            .text
+            .contains("50‰ of consumer-db's answers (tx-done) to consumer-2"),
+        "{}",
+        t.hazards[0].text
+    );
     // A partition that cuts the answers fires; one that cuts only the
     // transactions does not.
     let cut = |one_way_from: &str, to: &str| {

@@ -253,9 +253,10 @@ fn late_answer(
 
 /// The highest loss `[network]` and its `[[network.links]]` entries set for
 /// the database's answers (`tx-done`) on the link `from → to`, as the loader
-/// resolves them: an entry without `kinds` sets the link's loss; the first
-/// entry naming the kind takes the link's loss as it is then, and from then
-/// on only entries naming the kind change it.
+/// resolves them: an entry without `kinds` sets the link's loss; an entry
+/// naming the kind with a loss of its own sets the kind's, which from then on
+/// only such entries change; a kind no entry gave a loss follows the link's
+/// final loss (`scenario/network.rs`, `kind_faults`).
 fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str)) -> u64 {
     let mut link = network.get("loss_per_mille").and_then(highest).unwrap_or(0);
     let mut kind: Option<u64> = None;
@@ -278,7 +279,7 @@ fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str)) -> u64
         match l.get("kinds").and_then(toml::Value::as_array) {
             None => link = loss.unwrap_or(link),
             Some(kinds) if kinds.iter().any(|k| k.as_str() == Some("tx-done")) => {
-                kind = Some(loss.unwrap_or(kind.unwrap_or(link)));
+                kind = loss.or(kind);
             }
             Some(_) => {}
         }
