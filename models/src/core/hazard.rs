@@ -245,7 +245,7 @@ impl KeyMemory {
     /// ([`DedupStore`](crate::core::dedup::DedupStore) expires at
     /// `age >= retention`), so a copy arriving exactly `kept` after the first
     /// finds it gone: only a strictly longer memory covers.
-    fn covers(&self, span_ms: Option<u64>) -> bool {
+    pub fn covers(&self, span_ms: Option<u64>) -> bool {
         match (self.retention_ms, span_ms) {
             (None, _) => true,
             (Some(_), None) => false,

@@ -194,8 +194,7 @@ pub(crate) fn hazards(
             );
             h.example = "chain-booked-again-after-key-expired";
         }
-        bank_covers_client = bank_dedups
-            && key_retention(&[bank_layer], span, who, TAKEN_AS_NEW, None, "").is_none();
+        bank_covers_client = bank_dedups && bank_layer.covers(span);
         // The service's key table answers the client's retries, but not the
         // service's own re-sends within one execution: only the bank can tell
         // those from a new transfer, so its memory must outlast them too.
