@@ -228,6 +228,10 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
             "no-done",
             "no {\"type\":\"done\"} within 1000 ms of wall time",
         ),
+        (
+            "no-newline",
+            "the program wrote a line without the newline that ends it",
+        ),
         ("exit", "the program exited (exit status: 3)"),
         (
             "stderr-then-exit",
@@ -247,6 +251,11 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
         assert!(err.contains("→ {\"type\":\"start\""), "{m}: {err}");
         assert!(err.contains("\nhelp: "), "{m}: {err}");
         assert!(err.contains("repro: idemsim replay"), "{m}: {err}");
+        if m == "no-newline" {
+            // The unended line is shown as what the program wrote.
+            assert!(err.contains("← {\"type\": \"done\"}"), "{m}: {err}");
+            assert!(err.contains("end every line with a newline"), "{m}: {err}");
+        }
         if m == "two-dones" {
             continue; // in a new process, the seed may end before the stray line is read
         }

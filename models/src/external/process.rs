@@ -35,8 +35,9 @@ const WATCH_EVERY: Duration = Duration::from_millis(50);
 /// Why a line could not be read.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ReadError {
-    /// No complete line before the deadline.
-    Timeout,
+    /// No complete line before the deadline; the bytes of a line begun but
+    /// not ended with a newline, if any (lossy UTF-8, for the message).
+    Timeout(String),
     /// The program closed its stdout or exited; its exit status if it ended.
     Closed(Option<String>),
     /// The line was not UTF-8 or too long.
@@ -156,7 +157,9 @@ impl Process {
             // gone, killed by the watchdog or on its own.
             Ok(_) if !buf.ends_with(b"\n") && buf.len() <= MAX_LINE_BYTES => {
                 if timed_out() {
-                    Err(ReadError::Timeout)
+                    Err(ReadError::Timeout(
+                        String::from_utf8_lossy(&buf).into_owned(),
+                    ))
                 } else {
                     Err(ReadError::Closed(self.exit_status()))
                 }
@@ -171,7 +174,7 @@ impl Process {
                 String::from_utf8(buf)
                     .map_err(|_| ReadError::Bad("a line that is not UTF-8 text".into()))
             }
-            Err(_) if timed_out() => Err(ReadError::Timeout),
+            Err(_) if timed_out() => Err(ReadError::Timeout(String::new())),
             Err(e) => Err(ReadError::Bad(format!("reading its stdout failed: {e}"))),
         }
     }

@@ -178,7 +178,19 @@ impl Session {
             let read = p.read_line(deadline);
             let l = match read {
                 Ok(l) => l,
-                Err(ReadError::Timeout) => {
+                Err(ReadError::Timeout(partial)) if !partial.trim().is_empty() => {
+                    // The commonest cause in a new program: the last line
+                    // written with `write`/`print(..., end="")`, no newline.
+                    self.note('←', &partial);
+                    return Err(failure(
+                        format!(
+                            "no complete line within {} ms of wall time: the program wrote a line without the newline that ends it",
+                            timeout.as_millis()
+                        ),
+                        "end every line with a newline and flush stdout after it (Python: print(line, flush=True))",
+                    ));
+                }
+                Err(ReadError::Timeout(_)) => {
                     return Err(failure(
                         format!(
                             "no {{\"type\":\"done\"}} within {} ms of wall time (the handler's time-out is real time, the program's own I/O)",
