@@ -150,6 +150,10 @@ pub fn faults_line(lost: u64, duplicated: u64, partitioned: u64, crashed: u64) -
     format!("faults fired: {lost} lost, {duplicated} duplicated, {partitioned} partitioned, {crashed} crashes")
 }
 
+/// What a warning without a catalog example says of the runs: it is
+/// `setting-without-effect`, a key no run reads.
+const NO_RUN_READS_IT: &str = "no run reads it";
+
 /// A design warning as summaries carry it (docs/design-warnings.md): the
 /// model's [`models::core::Hazard`] and whether the runs reached it.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -219,6 +223,9 @@ impl HazardLine {
 
     /// `no run reached it` or `reached in N runs`, for a table's footnote.
     pub fn reach_note(&self) -> String {
+        if self.example.is_empty() {
+            return NO_RUN_READS_IT.to_string();
+        }
         match (&self.situation, self.reached_runs) {
             (Some(s), Some(0)) => format!("no run reached it ({s})"),
             (Some(s), Some(n)) => format!("reached in {n} runs ({s})"),
@@ -265,6 +272,13 @@ impl HazardLine {
     }
 
     fn unmarked(&self) -> String {
+        // A setting without effect: no catalog scenario shows it failing,
+        // and nothing in a run marks it.
+        if self.example.is_empty() {
+            return format!(
+                "{NO_RUN_READS_IT}: the runs are the same with this setting or without it"
+            );
+        }
         format!(
             "no situation marks a run that reached it; {} shows it failing",
             self.example

@@ -201,9 +201,27 @@ where
     for i in 1..=consumers {
         actors.push((format!("accounting-{i}"), N::from(Consumer::new(consumer))));
     }
+    let mut unused = payment::scenario::unused_in(input.text);
+    unused.extend(queue::consumer_unused(&d.accounting, "accounting"));
+    // Only the broker's delivery cap is the chain's to vary: its booking
+    // service publishes through its outbox or first, never in a broker
+    // transaction and never with a producer id.
+    unused.extend(queue::broker_unused(&d.broker, true, Some((true, true))));
+    for (key, what) in [
+        ("transaction_timeout_ms", "in a broker transaction"),
+        ("producer_id_expiration_ms", "with a producer id"),
+    ] {
+        unused.push(crate::core::Unused::new(
+            &["broker", key],
+            &[],
+            format!("the chain's booking service never publishes {what}: only the messaging model's producer does"),
+            "remove it; a messaging-model scenario has producers that read it",
+        ));
+    }
     Ok(Built {
         actors,
         actors_hint: " (broker.consumers sets how many accounting consumers)",
         hazards,
+        unused,
     })
 }

@@ -131,5 +131,6 @@ where
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
         hazards: Vec::new(),
+        unused: c.retry.unused("client"),
     })
 }

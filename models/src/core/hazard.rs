@@ -25,7 +25,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 13] = [
+pub const RULES: [&str; 14] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -39,6 +39,7 @@ pub const RULES: [&str; 13] = [
     VISIBILITY_BELOW_PROCESSING,
     STATUS_LAG_ABOVE_READ_DELAY,
     TIMESTAMP_KEY_COLLIDES,
+    super::unused::SETTING_WITHOUT_EFFECT,
 ];
 
 const KEY_RETENTION: &str = "key-retention-below-retry-span";

@@ -22,6 +22,7 @@ pub mod retry_table;
 pub mod shown;
 pub mod slots;
 pub mod table;
+pub mod unused;
 pub mod wire;
 
 pub use hazard::Hazard;
@@ -29,4 +30,5 @@ pub use ledger::Ledger;
 pub use model::{BuildInput, Built, LoadOf, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
+pub use unused::Unused;
 pub use wire::{Carries, Ends};

@@ -141,6 +141,9 @@ pub struct Built<N> {
     pub actors_hint: &'static str,
     /// Gaps in the design its settings show, whether or not a run reaches them.
     pub hazards: Vec<super::Hazard>,
+    /// Keys the settings leave without effect, written in the file or not:
+    /// the loader reports those the scenario writes (`core::unused`).
+    pub unused: Vec<super::Unused>,
 }
 
 /// A model: one folder under `models/src`, one line in the registry.

@@ -4,6 +4,7 @@
 
 use super::input::{count_in, duration_us, invalid, one_of, path, Invalid, MAX_DURATION_MS};
 use super::retry::{Jitter, RetryPolicy};
+use super::unused::Unused;
 use serde::Deserialize;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -111,5 +112,67 @@ impl RetryDto {
             retry_final_errors: self.retry_final_errors,
             dead_letter: self.dead_letter,
         })
+    }
+
+    /// The keys of `[<owner>.retry]` that the table's own settings leave
+    /// without effect: what shapes a retry, where no retry is made (policy
+    /// "none", or one attempt); the cap of a fixed wait, which never grows
+    /// (but for decorrelated jitter, which reads it); what shapes a wait
+    /// that is always 0 (`base_ms = 0`).
+    pub fn unused(&self, owner: &'static str) -> Vec<Unused> {
+        let table = [owner, "retry"];
+        let at = |k| [owner, "retry", k];
+        if self.policy == "none" {
+            return Unused::each(
+                &table,
+                &[
+                    "max_attempts=1",
+                    "base_ms=0",
+                    "cap_ms",
+                    "jitter=\"none\"",
+                    "window_ms=0",
+                    "retry_final_errors=false",
+                ],
+                &[&at("policy")],
+                "policy = \"none\" makes no retry, so nothing shapes one",
+                "remove it, or retry: policy = \"fixed\" or \"exponential\"",
+            );
+        }
+        if self.max_attempts == 1 {
+            return Unused::each(
+                &table,
+                &[
+                    "base_ms=0",
+                    "cap_ms",
+                    "jitter=\"none\"",
+                    "window_ms=0",
+                    "retry_final_errors=false",
+                ],
+                &[&at("max_attempts")],
+                "max_attempts = 1 is the first attempt alone, so no retry is made",
+                "remove it, or allow retries: max_attempts = 3",
+            );
+        }
+        let mut out = Vec::new();
+        if self.base_ms == 0 {
+            out.extend(Unused::each(
+                &table,
+                &["cap_ms", "jitter=\"none\""],
+                &[&at("base_ms")],
+                "base_ms = 0: every wait is 0, whatever caps or spreads it",
+                "remove it, or give the waits a base: base_ms = 100",
+            ));
+        } else if self.policy == "fixed" && self.jitter != "decorrelated" {
+            out.push(Unused::new(
+                &at("cap_ms"),
+                &[&at("policy"), &at("jitter")],
+                format!(
+                    "a fixed wait stays at base_ms ({} ms) and never grows to a cap (only decorrelated jitter reads it)",
+                    self.base_ms
+                ),
+                "remove it, or let the waits grow: policy = \"exponential\"",
+            ));
+        }
+        out
     }
 }

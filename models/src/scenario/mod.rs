@@ -11,6 +11,7 @@ mod error;
 mod locate;
 mod network;
 mod routes;
+mod unused;
 
 pub use error::ScenarioError;
 pub use locate::Override;
@@ -354,7 +355,8 @@ impl Scenario {
                 delays: &delays,
             })
             .map_err(|e| loc.load(e))?;
-        let hazards = built.hazards;
+        let mut hazards = built.hazards;
+        hazards.extend(unused::reported(&loc, &effective, overrides, &built.unused));
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
         let kinds = model.message_kinds();
         let ends: Vec<_> = nodes.iter().map(registry::Node::ends).collect();
@@ -540,6 +542,12 @@ impl Expect {
         hazards: &[crate::core::Hazard],
     ) -> Option<String> {
         hazards.iter().find_map(|h| {
+            if !self.warnings.contains(&h.id) && h.id == crate::core::unused::SETTING_WITHOUT_EFFECT {
+                return Some(format!(
+                    "holds, but it writes a setting without effect (design warning {}): {}; or list it in [expect] warnings = [\"{}\"] if the file keeps it for the variants (--set) that read it",
+                    h.id, h.text, h.id
+                ));
+            }
             if !self.warnings.contains(&h.id) {
                 return Some(format!(
                     "holds, but its settings break a rule (design warning {}): change them, or list it in [expect] warnings = [\"{}\"] if the runs show the design surviving it",

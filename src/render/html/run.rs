@@ -430,6 +430,9 @@ fn warnings_html(rows: &[WarningRow]) -> String {
                 esc(sit),
                 esc(w.example)
             ),
+            (None, _) if w.example.is_empty() => {
+                "<span class=\"unreached\">no run reads it: the runs are the same with this setting or without it</span>".to_string()
+            }
             (None, _) => format!(
                 "<span class=\"unreached\">no situation marks it; {} shows it failing</span>",
                 esc(w.example)
