@@ -25,7 +25,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 14] = [
+pub const RULES: [&str; 15] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -40,6 +40,7 @@ pub const RULES: [&str; 14] = [
     STATUS_LAG_ABOVE_READ_DELAY,
     TIMESTAMP_KEY_COLLIDES,
     super::unused::SETTING_WITHOUT_EFFECT,
+    super::retry_table::RETRY_WINDOW_TOO_SHORT,
 ];
 
 const KEY_RETENTION: &str = "key-retention-below-retry-span";

@@ -5,6 +5,11 @@
 use super::input::{count_in, duration_us, invalid, one_of, path, Invalid, MAX_DURATION_MS};
 use super::retry::{Jitter, RetryPolicy};
 use super::unused::Unused;
+use super::Hazard;
+use sim::SituationId;
+
+/// A retry window too short for the retry it is meant to bound.
+pub const RETRY_WINDOW_TOO_SHORT: &str = "retry-window-too-short";
 use serde::Deserialize;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -174,5 +179,106 @@ impl RetryDto {
             ));
         }
         out
+    }
+}
+
+/// The rule of a retry window: an attempt starts only if its timeout still
+/// falls inside the window (`RetryPolicy::in_window`), so the room for a
+/// retry is `window_ms - timeout_ms`, and a retry needs the first attempt's
+/// end and the wait after it to fit in that room. An attempt whose answer
+/// is lost ends by its timeout, `timeout_ms` after it started: below
+/// `timeout_ms` plus the shortest first wait of room, no such attempt is
+/// ever retried, and only an attempt answered early (an error, a 503, "in
+/// progress") can be. Below the fastest answer's round trip (`answer_ms`,
+/// the network's shortest trip there and back) plus that wait, not even
+/// those: with `window_ms = timeout_ms` only an answer in 0 ms would leave
+/// room. Neither is refused, since a window does bound the operation; the
+/// settings say the retries it was written for never come.
+/// `owner` names the table (`client`); `given_up` marks a run in which an
+/// operation was given up, which this gap makes of every lost answer.
+pub fn window_too_short(
+    retry: &RetryPolicy,
+    owner: &str,
+    timeout_ms: u64,
+    answer_ms: u64,
+    given_up: Option<SituationId>,
+    example: &'static str,
+) -> Option<Hazard> {
+    if retry.window_ms == 0 || retry.max_attempts == 1 || timeout_ms == 0 {
+        return None;
+    }
+    let room_ms = retry.window_ms.saturating_sub(timeout_ms);
+    let wait_ms = retry.backoff_ms(1, 0, |lo, _| lo);
+    let after_timeout_ms = timeout_ms.saturating_add(wait_ms);
+    if room_ms >= after_timeout_ms {
+        return None;
+    }
+    let settings = format!(
+        "{owner}.retry.window_ms = {} and {owner}.timeout_ms = {timeout_ms}",
+        retry.window_ms
+    );
+    let wait = match wait_ms {
+        0 => String::new(),
+        ms => format!(" and the shortest wait ({ms} ms)"),
+    };
+    let early = answer_ms.saturating_add(wait_ms).max(1);
+    let text = if room_ms < early {
+        format!(
+            "{settings}: an attempt starts only if its timeout still ends inside the window, which leaves {room_ms} ms after the first attempt for a retry to start, less than the fastest answer's round trip ({answer_ms} ms){wait}: the client never retries, whatever max_attempts says, and every lost message ends the operation; make window_ms at least {} ({owner}.timeout_ms twice, plus the first wait), or 0 for no window",
+            2 * timeout_ms + wait_ms
+        )
+    } else {
+        format!(
+            "{settings}: an attempt starts only if its timeout still ends inside the window, which leaves {room_ms} ms after the first attempt for a retry to start, less than one timeout{wait}: only an attempt answered early (an error, \"in progress\") is retried, and one whose answer is lost, the failure retries are for, ends the operation; make window_ms at least {} ({owner}.timeout_ms twice, plus the first wait), or 0 for no window",
+            2 * timeout_ms + wait_ms
+        )
+    };
+    Some(Hazard {
+        id: RETRY_WINDOW_TOO_SHORT,
+        text,
+        shown_by: given_up,
+        example,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(window_ms: u64, base_ms: u64) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 5,
+            base_ms,
+            cap_ms: 60_000,
+            multiplier: 1,
+            jitter: Jitter::None,
+            window_ms,
+        }
+    }
+
+    #[test]
+    fn a_window_fires_below_two_timeouts_and_the_first_wait() {
+        let fires = |window_ms, base_ms| {
+            window_too_short(&policy(window_ms, base_ms), "client", 10_000, 2, None, "x")
+        };
+        let equal = fires(10_000, 0).expect("window = timeout leaves no room");
+        assert!(equal.text.contains("never retries"), "{}", equal.text);
+        // 1 ms of room: still below the 2 ms round trip.
+        assert!(fires(10_001, 0).unwrap().text.contains("never retries"));
+        // Room for an early answer, not for a timed-out attempt.
+        let early = fires(10_002, 0).expect("2 ms of room");
+        assert!(early.text.contains("answered early"), "{}", early.text);
+        assert!(fires(19_999, 0).is_some());
+        assert!(fires(20_000, 0).is_none(), "a timeout and a retry fit");
+        // The first wait needs room too.
+        assert!(fires(20_999, 1_000).is_some());
+        assert!(fires(21_000, 1_000).is_none());
+        // No window, one attempt, or no timeout: nothing to say.
+        assert!(fires(0, 0).is_none());
+        let once = RetryPolicy {
+            max_attempts: 1,
+            ..policy(10_000, 0)
+        };
+        assert!(window_too_short(&once, "client", 10_000, 2, None, "x").is_none());
     }
 }

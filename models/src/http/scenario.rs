@@ -519,7 +519,20 @@ where
         resources: initial,
     };
 
-    let hazards = hazards(&config(Vec::new()), &server, &clients, input.delays);
+    let mut hazards = hazards(&config(Vec::new()), &server, &clients, input.delays);
+    let answer_ms = clients
+        .iter()
+        .map(|c| input.delays.path_ms(&[&c.0, SERVER, &c.0]).0)
+        .min()
+        .unwrap_or(0);
+    hazards.extend(crate::core::retry_table::window_too_short(
+        &retry.policy,
+        "client",
+        c.timeout_ms,
+        answer_ms,
+        Some(super::situations::REQUEST_DEAD_LETTERED),
+        "payment-503-read-as-unknown",
+    ));
     let unused = unused(&d);
     let mut actors: Vec<(String, N)> = clients
         .into_iter()

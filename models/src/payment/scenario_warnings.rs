@@ -86,6 +86,19 @@ pub(crate) fn hazards(
     let client = &configs[0];
     let mut out = Vec::new();
     out.extend(timestamp_key_collides(configs, restarts));
+    let answer_ms = clients
+        .iter()
+        .map(|c| delays.path_ms(&[c, "service", c]).0)
+        .min()
+        .unwrap_or(0);
+    out.extend(crate::core::retry_table::window_too_short(
+        &client.retry,
+        "client",
+        client.timeout_ms,
+        answer_ms,
+        Some(super::super::situations::CLIENT_DEAD_LETTERED),
+        "payment-503-read-as-unknown",
+    ));
     // Whether the bank's key memory outlasts the client's retries: the only
     // thing left between a retry and a second transfer once the service has
     // deleted its key (`on_bank_timeout = "delete-key"`).

@@ -356,16 +356,25 @@ impl Scenario {
             })
             .map_err(|e| loc.load(e))?;
         let mut hazards = built.hazards;
-        hazards.extend(unused::reported(&loc, &effective, overrides, &built.unused));
+        let mut unread = built.unused;
+        unread.extend(network::unused(&dto.network));
+        hazards.extend(unused::reported(&loc, &effective, overrides, &unread));
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
         let kinds = model.message_kinds();
         let ends: Vec<_> = nodes.iter().map(registry::Node::ends).collect();
+        // `--set network.<key>`, the changes a user asked of every link.
+        let set: Vec<&str> = overrides
+            .iter()
+            .filter_map(|o| o.key.strip_prefix("network."))
+            .filter(|k| !k.contains('.'))
+            .collect();
         let world = network::world(
             &dto,
             &names,
             built.actors_hint,
             (model.name(), &kinds, &ends),
             written,
+            &set,
             fault_phase_us,
             limits,
         )

@@ -135,6 +135,22 @@ pub fn delays(n: &NetworkDto) -> Result<crate::core::hazard::Delays, Invalid> {
     Ok(d)
 }
 
+/// The keys of `[network]` its other settings leave without effect: how
+/// long a random partition lasts, where none is drawn.
+pub fn unused(n: &NetworkDto) -> Vec<crate::core::Unused> {
+    let drawn = per_mille(n.random_partition_per_mille, Vec::new()).map_or(true, |p| p.hi > 0);
+    if drawn {
+        return Vec::new();
+    }
+    crate::core::Unused::each(
+        &["network"],
+        &["random_partition_ms_min", "random_partition_ms_max"],
+        &[&["network", "random_partition_per_mille"]],
+        "no random partition is drawn (network.random_partition_per_mille = 0)",
+        "remove it, or draw one in some seeds: random_partition_per_mille = 200",
+    )
+}
+
 /// Resolves an actor's name to its id.
 fn actor(
     names: &[String],
@@ -171,6 +187,7 @@ pub fn world(
     hint: &str,
     (model, own_kinds, ends): (&str, &[&'static str], &[ActorEnds]),
     written: &[(String, ActorEnds)],
+    set: &[&str],
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
@@ -228,6 +245,9 @@ pub fn world(
         }
         carried(l, i, &links, names, &kinds)?;
     }
+    for key in set {
+        set_everywhere_overridden(n, key, names, &kinds)?;
+    }
     for (i, p) in n.partitions.iter().enumerate() {
         let cut = partition(p, names, hint, i, fault_phase_us)?;
         cuts_traffic(&cut, p, i, names, &kinds)?;
@@ -251,6 +271,93 @@ pub fn world(
         world.crashes[id as usize] = crash;
     }
     Ok(world)
+}
+
+/// Refuses `--set network.<key>` (`key`: one of the link values) when every
+/// link that carries messages takes its own value of `key` from a
+/// `[[network.links]]` entry: the user asked for a change, and no message
+/// would see it.
+fn set_everywhere_overridden(
+    n: &NetworkDto,
+    key: &str,
+    names: &[String],
+    kinds: &Kinds<'_>,
+) -> Result<(), Invalid> {
+    let sets = |l: &LinkDto| match key {
+        "loss_per_mille" => l.loss_per_mille.is_some(),
+        "duplicate_per_mille" => l.duplicate_per_mille.is_some(),
+        "delay_ms_min" => l.delay_ms_min.is_some(),
+        "delay_ms_max" => l.delay_ms_max.is_some(),
+        _ => false,
+    };
+    if !n.links.iter().any(|l| sets(l)) {
+        return Ok(());
+    }
+    let index = |name: &Option<String>| {
+        name.as_ref()
+            .map(|x| names.iter().position(|n| n == x).map(|i| i as sim::ActorId))
+    };
+    let covers = |l: &LinkDto, (f, t): (sim::ActorId, sim::ActorId)| {
+        // An entry that names an actor the model lacks is refused later.
+        let side = |name: &Option<String>, a| match index(name) {
+            None => true,
+            Some(Some(x)) => x == a,
+            Some(None) => false,
+        };
+        side(&l.from, f) && side(&l.to, t)
+    };
+    let mut overriding: Vec<usize> = Vec::new();
+    let mut busy = 0;
+    for link in all_links(names.len()) {
+        if !kinds.busy(link) {
+            continue;
+        }
+        busy += 1;
+        // The last entry without `kinds` that sets the key decides; an
+        // entry with `kinds` sets loss and duplication for some kinds only,
+        // so the link's own value still reaches the others.
+        let entry = n
+            .links
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, l)| l.kinds.is_none() && sets(l) && covers(l, link));
+        match entry {
+            Some((i, _)) if !overriding.contains(&i) => overriding.push(i),
+            Some(_) => {}
+            None => return Ok(()),
+        }
+    }
+    if busy == 0 {
+        return Ok(());
+    }
+    overriding.sort_unstable();
+    let shown: Vec<String> = overriding
+        .iter()
+        .map(|&i| {
+            let l = &n.links[i];
+            let side = |x: &Option<String>| {
+                x.as_deref()
+                    .map_or("any actor".into(), |a| format!("\"{a}\""))
+            };
+            format!(
+                "[[network.links]] entry {} (from {} to {})",
+                i + 1,
+                side(&l.from),
+                side(&l.to)
+            )
+        })
+        .collect();
+    Err(invalid(
+        path(&["network"]).into_iter().chain([Seg::Name(key.to_string())]).collect(),
+        format!(
+            "network.{key} changes no message: every link that carries messages sets its own {key} in {}",
+            shown.join(", ")
+        ),
+        format!(
+            "change {key} in those entries of the file; a --set cannot name one entry, but it can replace them all: --set 'network.links=[{{from = \"a\", to = \"b\", {key} = ...}}]'"
+        ),
+    ))
 }
 
 /// Kind entries a world may hold in all: a `kinds` entry without `from` or

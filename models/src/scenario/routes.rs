@@ -40,7 +40,7 @@ impl Kinds<'_> {
     }
 
     /// Whether the link `from → to` carries any message.
-    fn busy(&self, link: (sim::ActorId, sim::ActorId)) -> bool {
+    pub(super) fn busy(&self, link: (sim::ActorId, sim::ActorId)) -> bool {
         let written = self.written_ends(link.0).map_or(&[][..], |e| &e.sends[..]);
         self.ends[link.0 as usize]
             .sends
