@@ -121,9 +121,10 @@ impl RetryDto {
 
     /// The keys of `[<owner>.retry]` that the table's own settings leave
     /// without effect: what shapes a retry, where no retry is made (policy
-    /// "none", or one attempt); the cap of a fixed wait, which never grows
-    /// (but for decorrelated jitter, which reads it); what shapes a wait
-    /// that is always 0 (`base_ms = 0`).
+    /// "none", or one attempt); what shapes a wait that is always 0
+    /// (`base_ms = 0`). Not the cap of a fixed wait, which never grows: a
+    /// base above the default cap must be written with a cap at least as
+    /// high, so the file cannot leave it out.
     pub fn unused(&self, owner: &'static str) -> Vec<Unused> {
         let table = [owner, "retry"];
         let at = |k| [owner, "retry", k];
@@ -166,16 +167,6 @@ impl RetryDto {
                 &[&at("base_ms")],
                 "base_ms = 0: every wait is 0, whatever caps or spreads it",
                 "remove it, or give the waits a base: base_ms = 100",
-            ));
-        } else if self.policy == "fixed" && self.jitter != "decorrelated" {
-            out.push(Unused::new(
-                &at("cap_ms"),
-                &[&at("policy"), &at("jitter")],
-                format!(
-                    "a fixed wait stays at base_ms ({} ms) and never grows to a cap (only decorrelated jitter reads it)",
-                    self.base_ms
-                ),
-                "remove it, or let the waits grow: policy = \"exponential\"",
             ));
         }
         out

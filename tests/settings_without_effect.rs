@@ -1,0 +1,308 @@
+//! Settings without effect (`setting-without-effect`): a key the file
+//! writes that its other settings leave unread is a design warning at the
+//! line that writes it, with the fix; the same key after a `--set` took its
+//! effect away (a sweep's variant, a protection removed) is not, since the
+//! file was meaningful as written. And a `--set network.X` that no message
+//! would see is refused.
+
+mod common;
+
+use common::{case, load_text, run_case};
+use models::Scenario;
+
+const RULE: &str = "setting-without-effect";
+
+/// The texts of the scenario's `setting-without-effect` warnings.
+fn unread(s: &Scenario) -> Vec<&str> {
+    s.hazards
+        .iter()
+        .filter(|h| h.id == RULE)
+        .map(|h| h.text.as_str())
+        .collect()
+}
+
+/// Each case: a file, the key it writes without effect (`None`: every key
+/// it writes has one), the line and column that write it, and words of the
+/// fix.
+const WRITTEN: &[(&str, Option<(&str, &str, &str)>)] = &[
+    // Payment: a service without a key table has nothing to compare,
+    // lease, or wait on.
+    (
+        "summary = \"s\"\n[service]\nidempotency = \"none\"\nfingerprint_check = true\n",
+        Some(("service.fingerprint_check = true", "f.toml:4:21", "idempotency = \"claim-same-tx\"")),
+    ),
+    (
+        "summary = \"s\"\n[service]\nidempotency = \"none\"\nlease_ms = 5000\n",
+        Some(("service.lease_ms = 5000", "f.toml:4:12", "give the service a key table")),
+    ),
+    (
+        "summary = \"s\"\n[service]\nidempotency = \"none\"\nconcurrent = \"wait\"\n",
+        Some(("service.concurrent = \"wait\"", "f.toml:4:14", "give the service a key table")),
+    ),
+    // The value that says what happens anyway states the design.
+    ("summary = \"s\"\n[service]\nidempotency = \"none\"\nlease_ms = 0\nfingerprint_check = false\n", None),
+    // With a key table, each of them is read.
+    ("summary = \"s\"\n[service]\nlease_ms = 5000\nconcurrent = \"wait\"\nfingerprint_check = true\n", None),
+    (
+        "summary = \"s\"\n[service]\nquery_on_recovery = true\n",
+        Some(("service.query_on_recovery = true", "f.toml:3:21", "status_query = true")),
+    ),
+    ("summary = \"s\"\n[service]\nquery_on_recovery = true\n[bank]\nstatus_query = true\n", None),
+    (
+        "summary = \"s\"\n[client]\nkey_bucket_ms = 500\n",
+        Some(("client.key_bucket_ms = 500", "f.toml:3:17", "client.key = \"timestamp\"")),
+    ),
+    (
+        "summary = \"s\"\n[bank]\naccepts_key = false\nkey_retention_ms = 60000\n",
+        Some(("bank.key_retention_ms = 60000", "f.toml:4:20", "let a key reach the bank")),
+    ),
+    (
+        "summary = \"s\"\n[client.retry]\npolicy = \"none\"\nwindow_ms = 60000\n",
+        Some(("client.retry.window_ms = 60000", "f.toml:4:13", "policy = \"fixed\"")),
+    ),
+    // HTTP: a PUT mode with no request that PUTs.
+    (
+        "summary = \"s\"\nmodel = \"http\"\n[server]\nput = \"add\"\n[[requests]]\nmethod = \"post\"\nvalue = 5\n",
+        Some(("server.put = \"add\"", "f.toml:4:7", "method = \"put\"")),
+    ),
+    // An edit writes with a PUT: the mode is read.
+    (
+        "summary = \"s\"\nmodel = \"http\"\n[server]\nput = \"add\"\n[[resources]]\nid = 1\n[[requests]]\nmethod = \"edit\"\nresource = 1\nvalue = 5\n",
+        None,
+    ),
+    (
+        "summary = \"s\"\nmodel = \"http\"\n[client]\ndelete_404 = \"failed\"\n",
+        Some(("client.delete_404 = \"failed\"", "f.toml:4:14", "method = \"delete\"")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"http\"\n[server]\nidempotency_keys = false\nkey_retention_ms = 1000\n",
+        Some(("server.key_retention_ms = 1000", "f.toml:5:20", "idempotency_keys = true")),
+    ),
+    // Messaging: an inbox's cleanup beside a handler without an inbox.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nhandler = \"effect\"\ninbox_retention_ms = 60000\n",
+        Some(("consumer.inbox_retention_ms = 60000", "f.toml:5:22", "handler = \"inbox-same-tx\"")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[broker]\nat_max_deliveries = \"discard\"\n",
+        Some(("broker.at_max_deliveries = \"discard\"", "f.toml:4:21", "max_deliveries = 5")),
+    ),
+    // The chain's relay opens no broker transaction, whatever the settings.
+    (
+        "summary = \"s\"\nmodel = \"chain\"\n[broker]\ntransaction_timeout_ms = 1000\n",
+        Some(("broker.transaction_timeout_ms = 1000", "f.toml:4:26", "messaging-model scenario")),
+    ),
+    // The network: durations of a random partition that is never drawn.
+    (
+        "summary = \"s\"\n[network]\nrandom_partition_ms_max = 5000\n",
+        Some(("network.random_partition_ms_max = 5000", "f.toml:3:27", "random_partition_per_mille")),
+    ),
+];
+
+#[test]
+fn a_setting_the_file_writes_without_effect_is_a_warning_at_its_line_with_the_fix() {
+    for (text, want) in WRITTEN {
+        let s = load_text("f.toml", text, &[]);
+        let found = unread(&s);
+        match want {
+            None => assert!(found.is_empty(), "{text}: {found:?}"),
+            Some((setting, at, fix)) => {
+                assert_eq!(found.len(), 1, "{text}: {found:?}");
+                let t = found[0];
+                assert!(
+                    t.starts_with(&format!("{at}: {setting} has no effect: ")) && t.contains(fix),
+                    "{text}: {t}"
+                );
+            }
+        }
+    }
+}
+
+/// A holding design with a lease and a fingerprint check, whose
+/// protection removes the key table.
+const KEYED: &str = r#"summary = "keyed"
+
+[expect]
+verdict = "holds"
+protections = ["service.idempotency=none"]
+
+[service]
+idempotency = "claim-same-tx"
+lease_ms = 60000
+concurrent = "wait"
+fingerprint_check = true
+"#;
+
+#[test]
+fn a_setting_that_lost_its_effect_to_a_set_or_an_ablation_is_silent() {
+    // As written, every setting is read.
+    assert!(unread(&load_text("k.toml", KEYED, &[])).is_empty());
+    // `check --set`, a sweep's variant: the file was meaningful as written.
+    let variant = load_text("k.toml", KEYED, &["service.idempotency=none"]);
+    assert!(unread(&variant).is_empty(), "{:?}", unread(&variant));
+    // The verify command's protection removed.
+    let s = load_text("k.toml", KEYED, &[]);
+    let ablated = s
+        .ablated("k.toml", &s.protections()[0])
+        .expect("the protection can be removed");
+    assert!(unread(&ablated).is_empty(), "{:?}", unread(&ablated));
+    // A table replaced whole by a --set counts as a variant too.
+    let whole = load_text(
+        "k.toml",
+        KEYED,
+        &["service={idempotency = \"none\", lease_ms = 60000}"],
+    );
+    assert!(unread(&whole).is_empty(), "{:?}", unread(&whole));
+}
+
+#[test]
+fn a_set_that_writes_a_setting_the_file_leaves_without_effect_is_told_at_the_set() {
+    let text = "summary = \"s\"\n[service]\nidempotency = \"none\"\n";
+    let s = load_text("n.toml", text, &["service.lease_ms=5000"]);
+    let found = unread(&s);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("--set service.lease_ms=5000: service.lease_ms = 5000 has no effect"),
+        "{}",
+        found[0]
+    );
+    // A file-written key keeps its line when an unrelated --set moves text.
+    let text = "summary = \"s\"\n[service]\nidempotency = \"none\"\nlease_ms = 5000\n";
+    let s = load_text("n.toml", text, &["client.timeout_ms=20000"]);
+    assert!(
+        unread(&s)[0].starts_with("n.toml:4:12: "),
+        "{:?}",
+        unread(&s)
+    );
+}
+
+#[test]
+fn a_setting_without_effect_shows_in_check_and_its_json_and_changes_no_exit_code() {
+    let dir = std::env::temp_dir().join(format!("idemsim-unread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lease.toml");
+    std::fs::write(
+        &file,
+        "summary = \"s\"\n[service]\nidempotency = \"none\"\nlease_ms = 5000\n",
+    )
+    .unwrap();
+    let f = file.to_string_lossy().to_string();
+    let at = format!("{f}:4:12: service.lease_ms = 5000 has no effect");
+    let (out, _) = run_case(
+        &case(
+            "a dead lease in check",
+            &["check", &f, "--runs", "3", "--jobs", "1"],
+        )
+        .out(&format!("design warning (setting-without-effect): {at}"))
+        .out("no run reads it: the runs are the same with this setting or without it"),
+    );
+    assert!(!out.contains("shows it failing"), "{out}");
+    let (out, _) = run_case(&case(
+        "a dead lease in check --json",
+        &["check", &f, "--runs", "3", "--jobs", "1", "--json"],
+    ));
+    let summary: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["data"].get("hazards").is_some())
+        .expect("a summary with hazards");
+    let h = &summary["data"]["hazards"][0];
+    assert_eq!(h["id"], RULE);
+    assert!(h["text"].as_str().unwrap().starts_with(&at), "{h}");
+    assert_eq!(h["situation"], serde_json::Value::Null);
+    // The ablated file says nothing.
+    let (out, err) = run_case(&case(
+        "a lease made dead by --set",
+        &[
+            "check",
+            "payment-lease-covers-bank-call",
+            "--runs",
+            "3",
+            "--jobs",
+            "1",
+            "--set",
+            "service.idempotency=none",
+        ],
+    ));
+    assert!(!out.contains(RULE) && !err.contains(RULE), "{out}{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every link that carries messages sets its own loss.
+const OWN_LOSS: &str = r#"summary = "every link its own loss"
+
+[[network.links]]
+from = "client"
+to = "service"
+loss_per_mille = 10
+
+[[network.links]]
+from = "service"
+loss_per_mille = 20
+
+[[network.links]]
+from = "bank"
+to = "service"
+loss_per_mille = 0
+"#;
+
+#[test]
+fn a_set_of_a_network_value_every_busy_link_overrides_is_refused() {
+    let dir = std::env::temp_dir().join(format!("idemsim-netset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("own.toml");
+    std::fs::write(&file, OWN_LOSS).unwrap();
+    let f = file.to_string_lossy().to_string();
+    run_case(
+        &case(
+            "--set network.loss_per_mille that no link takes",
+            &[
+                "check",
+                &f,
+                "--runs",
+                "2",
+                "--set",
+                "network.loss_per_mille=300",
+            ],
+        )
+        .code(2)
+        .err("error: --set network.loss_per_mille=300: network.loss_per_mille changes no message")
+        .err("[[network.links]] entry 1 (from \"client\" to \"service\")")
+        .err("entry 2 (from \"service\" to any actor)")
+        .err("--set 'network.links=["),
+    );
+    // The links take the file's delays and duplication: those sets reach them.
+    run_case(&case(
+        "--set network.duplicate_per_mille reaches every link",
+        &[
+            "check",
+            &f,
+            "--runs",
+            "2",
+            "--set",
+            "network.duplicate_per_mille=300",
+        ],
+    ));
+    // One busy link without its own loss takes the set value: accepted.
+    let partial = OWN_LOSS.replace(
+        "from = \"bank\"\nto = \"service\"\nloss_per_mille = 0\n",
+        "from = \"bank\"\nto = \"service\"\ndelay_ms_max = 60\n",
+    );
+    let s = load_text("p.toml", &partial, &["network.loss_per_mille=300"]);
+    assert_eq!(s.name, "p");
+    // The suggested replacement is a working --set.
+    run_case(&case(
+        "replacing the entries lets network.loss_per_mille through",
+        &[
+            "check",
+            &f,
+            "--runs",
+            "2",
+            "--set",
+            "network.links=[{from = \"client\", to = \"service\", loss_per_mille = 5}]",
+            "--set",
+            "network.loss_per_mille=300",
+        ],
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+}
