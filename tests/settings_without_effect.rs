@@ -24,7 +24,10 @@ fn unread(s: &Scenario) -> Vec<&str> {
 /// Each case: a file, the key it writes without effect (`None`: every key
 /// it writes has one), the line and column that write it, and words of the
 /// fix.
-const WRITTEN: &[(&str, Option<(&str, &str, &str)>)] = &[
+/// The key as `setting = value`, where (`file:line:column`), words of the fix.
+type Told = (&'static str, &'static str, &'static str);
+
+const WRITTEN: &[(&str, Option<Told>)] = &[
     // Payment: a service without a key table has nothing to compare,
     // lease, or wait on.
     (

@@ -373,8 +373,7 @@ impl Scenario {
             &names,
             built.actors_hint,
             (model.name(), &kinds, &ends),
-            written,
-            &set,
+            (written, &set),
             fault_phase_us,
             limits,
         )

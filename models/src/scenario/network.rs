@@ -186,8 +186,7 @@ pub fn world(
     names: &[String],
     hint: &str,
     (model, own_kinds, ends): (&str, &[&'static str], &[ActorEnds]),
-    written: &[(String, ActorEnds)],
-    set: &[&str],
+    (written, set): (&[(String, ActorEnds)], &[&str]),
     fault_phase_us: TimeUs,
     limits: Limits,
 ) -> Result<World, Invalid> {
@@ -290,7 +289,7 @@ fn set_everywhere_overridden(
         "delay_ms_max" => l.delay_ms_max.is_some(),
         _ => false,
     };
-    if !n.links.iter().any(|l| sets(l)) {
+    if !n.links.iter().any(&sets) {
         return Ok(());
     }
     let index = |name: &Option<String>| {
