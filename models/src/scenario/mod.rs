@@ -564,11 +564,14 @@ impl Expect {
             }
             let sit = h.shown_by?;
             (!sum.tally.situations.contains(sit)).then(|| {
+                let like = match h.example {
+                    "" => String::new(),
+                    e => format!(", as {e} does"),
+                };
                 format!(
-                    "holds, but no run reached the gap of design warning {} ({}: 0 runs), so the verdict says nothing about it: add a fault that reaches it, as {} does",
+                    "holds, but no run reached the gap of design warning {} ({}: 0 runs), so the verdict says nothing about it: add a fault that reaches it{like}",
                     h.id,
                     registry::situation_name(sit),
-                    h.example
                 )
             })
         })

@@ -425,6 +425,10 @@ fn warnings_html(rows: &[WarningRow]) -> String {
                 "<span class=\"reached\" data-step=\"{step}\">this run reached it at step #{step} ({})</span>",
                 esc(sit)
             ),
+            (Some(sit), None) if w.example.is_empty() => format!(
+                "<span class=\"unreached\">this run did not reach it ({})</span>",
+                esc(sit)
+            ),
             (Some(sit), None) => format!(
                 "<span class=\"unreached\">this run did not reach it ({}); {} shows it failing</span>",
                 esc(sit),
