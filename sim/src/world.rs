@@ -157,7 +157,8 @@ pub struct World {
     pub random_partition: RandomPartition,
     /// Crash behaviour per actor, in actor order.
     pub crashes: Vec<CrashConfig>,
-    /// Faults stop at this time; then crashed actors restart and the system
+    /// Faults stop at this time; then crashed actors restart (none sooner
+    /// than its `restart_us_min` after its crash) and the system
     /// runs until it is quiet, so "eventually exactly once" can be judged.
     pub fault_phase_us: TimeUs,
     /// Bounds on a run.

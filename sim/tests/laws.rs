@@ -589,3 +589,70 @@ fn snapshots_show_volatile_state_gone_after_a_crash_and_storage_kept() {
     }
     assert!(saw_crash, "crashes happen with these parameters");
 }
+
+/// The toy with restarts of 30 to 60 ms: long against its 200 ms fault phase,
+/// so that some crashes fall within a restart's shortest time of its end.
+fn slow_restarts(seed_crash: u32) -> Toy {
+    let mut m = toy(3, 0, 0, seed_crash, 5);
+    for c in &mut m.world.crashes {
+        c.restart_us_min = 30 * US_PER_MS;
+        c.restart_us_max = 60 * US_PER_MS;
+    }
+    m
+}
+
+/// Each restart in `trace`, with the time of the crash before it.
+fn restarts(trace: &Trace, n: usize) -> Vec<(TimeUs, TimeUs)> {
+    let mut crashed_at: Vec<Option<TimeUs>> = vec![None; n];
+    let mut out = Vec::new();
+    for e in trace {
+        match e.kind {
+            TraceKind::Crash { actor } => crashed_at[actor as usize] = Some(e.time_us),
+            TraceKind::Restart { actor } => {
+                let at = crashed_at[actor as usize]
+                    .take()
+                    .expect("a restart follows a crash");
+                out.push((at, e.time_us));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The end of the fault phase stops faults, not the time a restart takes:
+/// no actor is back sooner than `restart_us_min` after its crash, and none
+/// later than the end of the fault phase or that, whichever comes last.
+/// Some of these runs crash an actor less than its shortest restart before
+/// healing starts (counted, so that the law is not vacuous).
+#[test]
+fn a_restart_never_comes_sooner_than_its_shortest_time() {
+    let mut late = 0;
+    for crash in [60, 150] {
+        let m = slow_restarts(crash);
+        let fault_end = m.world.fault_phase_us;
+        for seed in 0..300 {
+            let (trace, _) = traced(
+                &m,
+                Source::Seed {
+                    seed,
+                    record: false,
+                },
+            );
+            for (crashed, back) in restarts(&trace, 3) {
+                assert!(
+                    back >= crashed + 30 * US_PER_MS,
+                    "seed {seed}: crashed at {crashed} µs, back at {back} µs"
+                );
+                assert!(
+                    back <= (crashed + 60 * US_PER_MS).max(fault_end),
+                    "seed {seed}: crashed at {crashed} µs, back at {back} µs"
+                );
+                if crashed + 30 * US_PER_MS > fault_end {
+                    late += 1;
+                }
+            }
+        }
+    }
+    assert!(late > 0, "no crash within 30 ms of the fault phase's end");
+}

@@ -291,6 +291,9 @@ pub struct Sim<M: Model> {
     actors: Actors<M>,
     /// Whether each actor is running: a crash sets it false until the restart.
     up: Vec<bool>,
+    /// When each actor last crashed: the end of the fault phase restarts a
+    /// down actor no sooner than its `restart_us_min` after that.
+    down_since: Vec<TimeUs>,
     /// Where each actor's timer slots start in `timer_gen`, and their count.
     timer_base: Vec<u32>,
     timer_slots: Vec<u32>,
@@ -395,6 +398,7 @@ impl<M: Model> Sim<M> {
             out: Vec::with_capacity(16),
             actors: Actors::new(n),
             up: vec![false; n],
+            down_since: vec![0; n],
             timer_base,
             timer_slots,
             timer_gen: vec![0; total as usize],

@@ -350,7 +350,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         debug_assert_eq!(actors.states.len(), world.actor_names.len());
     }
 
-    /// The end of the fault phase: every actor that is down restarts now.
+    /// The end of the fault phase: every actor that is down restarts now,
+    /// or, if it crashed less than its `restart_us_min` ago, once that much
+    /// time has passed since the crash. Healing stops faults, so a restart
+    /// drawn longer than the shortest is cut short; but a restart is never
+    /// faster than the shortest the scenario says one takes, whenever the
+    /// crash came (the design warnings count on `restart_ms_min`).
     fn start_healing<W: Way<M, T>>(
         &mut self,
         actors: &mut Actors<M>,
@@ -365,7 +370,16 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         );
         self.trace(TraceKind::HealingStarts);
         for actor in 0..world.actor_count() {
-            if !self.sim.up[actor as usize] {
+            let i = actor as usize;
+            if !self.sim.up[i] {
+                let soonest =
+                    self.sim.down_since[i].saturating_add(world.crashes[i].restart_us_min);
+                if soonest > self.now_us {
+                    // The restart drawn at the crash is at least this late:
+                    // whichever comes first restarts it, the other finds it up.
+                    self.push(soonest, EventKind::Restart { actor });
+                    continue;
+                }
                 self.step += 1;
                 if let Some(v) = self.start::<W>(actors, actor, true) {
                     return Some(v);
