@@ -1955,11 +1955,19 @@ fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_
         t.contains("claims 4711 and 4712") && t.contains("every run gives them one key"),
         "{t}"
     );
-    assert_eq!(
-        s.hazards[0].shown_by, None,
-        "the ledger judges the key at once"
-    );
-    assert!(sweep(&s, 100).first_failure.is_some());
+    // The key table reports the second claim's request as it arrives, in
+    // the step the ledger judges a violation: the runs reach the situation
+    // the warning names, and every one that does is a failure.
+    let collision = models::payment::situations::KEY_COLLISION;
+    assert_eq!(s.hazards[0].shown_by, Some(collision));
+    let sum = sweep(&s, 100);
+    assert_eq!(failed_with(&sum), Some("one-key-one-operation"));
+    assert!(sum.tally.situations.contains(collision), "key-collision reached");
+    // Without a key table nothing stores the key to collide with: the
+    // ledger's verdict alone marks the gap.
+    let unkeyed = load("payment-timestamp-key", &["service.idempotency=none"]);
+    assert_eq!(ids(&unkeyed), [RULE]);
+    assert_eq!(unkeyed.hazards[0].shown_by, None);
     // Buckets of 1 ms keep these two apart, by luck: the sweep holds, and
     // the warning says that it is luck.
     let lucky = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);

@@ -85,7 +85,7 @@ pub(crate) fn hazards(
     use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
     let client = &configs[0];
     let mut out = Vec::new();
-    out.extend(timestamp_key_collides(configs, restarts));
+    out.extend(timestamp_key_collides(configs, service, restarts));
     let answer_ms = clients
         .iter()
         .map(|c| delays.path_ms(&[c, "service", c]).0)
@@ -249,6 +249,7 @@ pub(crate) fn hazards(
 /// start when it is back).
 fn timestamp_key_collides(
     configs: &[ClientConfig],
+    service: &ServiceConfig,
     restarts: &Restarts,
 ) -> Option<crate::core::Hazard> {
     use crate::core::hazard::about_ms;
@@ -306,10 +307,15 @@ fn timestamp_key_collides(
             "the client mints its key from the clock (client.key = \"timestamp\", buckets of {} by client.key_bucket_ms): the key names a time bucket, not an operation, and two operations started in one bucket carry one key, so the second is refused as a reuse of the first's key or answered with the first's result; {here}",
             about_ms(bucket_ms)
         ),
-        // The ledger judges a shared key the moment it reaches the service
-        // (one-key-one-operation), before the key table could report
-        // key-collision: a run that reaches the gap is a violation itself.
-        shown_by: None,
+        // A service with a key table reports a second claim's request that
+        // finds the key stored for the first (`key-collision`), as it
+        // arrives, where the ledger judges the run a violation
+        // (one-key-one-operation): a run that reaches the gap is a violation
+        // itself. Without a key table nothing marks it; the ledger's verdict
+        // still does, and so does a second claim that arrives while the
+        // first's key is not stored yet (check-then-act) or no longer is.
+        shown_by: (service.idempotency != Idempotency::None)
+            .then_some(crate::payment::situations::KEY_COLLISION),
         example: "payment-timestamp-key",
     })
 }

@@ -37,10 +37,9 @@ impl<W: Carries<Msg>> Service<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let now = ctx.now_us();
+        // A row of another claim was reported as `key-collision` when the
+        // request arrived (`admit`), before the ledger ended the run.
         let row = *s.keys.get(&key, now).expect("the caller found a live row");
-        if row.op != op {
-            ctx.reached(sit::KEY_COLLISION);
-        }
         // The fingerprint covers the whole request: the claim and the amount.
         if self.cfg.fingerprint_check && (row.op, row.amount_eur) != (op, amount_eur) {
             ctx.reached(sit::PAYLOAD_MISMATCH_REJECTED);

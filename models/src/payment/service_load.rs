@@ -90,6 +90,19 @@ impl<W: Carries<Msg>> Service<W> {
         q: Queued,
         ctx: &mut impl Ctx<Self>,
     ) {
+        // A key stored for another claim is reported before the request is
+        // counted: the ledger judges the request's arrival itself a
+        // violation (one-key-one-operation), and nothing a handler reports
+        // after the violation is kept, so a check at the key table's
+        // lookup (which may also wait in the queue) would never be seen.
+        if self.keyed(q.key)
+            && s
+                .keys
+                .get(&q.key, ctx.now_us())
+                .is_some_and(|row| row.op != q.op)
+        {
+            ctx.reached(sit::KEY_COLLISION);
+        }
         ctx.observe(Obs::Received {
             layer: &SERVICE_LAYER,
             op: q.op,
