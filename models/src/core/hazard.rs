@@ -25,7 +25,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 15] = [
+pub const RULES: [&str; 16] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -38,6 +38,7 @@ pub const RULES: [&str; 15] = [
     DEDUP_ONLY_ON_REDELIVERY,
     VISIBILITY_BELOW_PROCESSING,
     STATUS_LAG_ABOVE_READ_DELAY,
+    STATUS_QUERY_OVERTAKES_TRANSFER,
     TIMESTAMP_KEY_COLLIDES,
     super::unused::SETTING_WITHOUT_EFFECT,
     super::retry_table::RETRY_WINDOW_TOO_SHORT,
@@ -67,6 +68,9 @@ pub const VISIBILITY_BELOW_PROCESSING: &str = "visibility-below-processing";
 /// A status read that can come sooner after a transfer than the replica
 /// it reads shows that transfer.
 pub const STATUS_LAG_ABOVE_READ_DELAY: &str = "status-lag-above-read-delay";
+/// A status query that can reach the bank before the transfer it follows,
+/// whose "not paid" the design then acts on.
+pub const STATUS_QUERY_OVERTAKES_TRANSFER: &str = "status-query-overtakes-transfer";
 /// A key minted from the clock: it names a time bucket, not an operation.
 pub const TIMESTAMP_KEY_COLLIDES: &str = "timestamp-key-collides";
 

@@ -7,6 +7,8 @@
 
 #[path = "scenario_load.rs"]
 mod load;
+#[path = "scenario_reads.rs"]
+mod reads;
 #[path = "scenario_warnings.rs"]
 mod warnings;
 

@@ -8,7 +8,7 @@ const BANK_RESEND_SETTINGS: &str = "service.bank_max_attempts and service.bank_t
 
 /// Whether the service asks the bank's status before each re-send (and, in
 /// the state modes, before the first transfer too).
-fn queries_bank(service: &ServiceConfig) -> bool {
+pub(super) fn queries_bank(service: &ServiceConfig) -> bool {
     service.query_before_retry || service.mode != Mode::Action
 }
 
@@ -20,7 +20,7 @@ fn queries_bank(service: &ServiceConfig) -> bool {
 /// `n` attempts: transfers only, the last at `n - 1` timeouts and the end at
 /// `n`; a status query before each re-send, `2(n - 1)` and `2n - 1`; the
 /// state modes, which ask before the first transfer too, `2n - 1` and `2n`.
-fn bank_call_timeouts(service: &ServiceConfig) -> (u64, u64) {
+pub(super) fn bank_call_timeouts(service: &ServiceConfig) -> (u64, u64) {
     let n = u64::from(service.bank_max_attempts.max(1));
     match (service.mode, service.query_before_retry) {
         (Mode::Action, false) => (n - 1, n),
@@ -224,12 +224,11 @@ pub(crate) fn hazards(
         out.extend(retention);
     }
     out.extend(lease_hazard(service));
-    out.extend(status_lag_hazard(
-        service,
-        bank,
-        restarts.service_ms,
-        delays.spread_ms(&[vec!["service", "bank"]]),
-    ));
+    // The bank's status reads the design acts on: a replica behind the
+    // ledger, or a query ahead of the transfer it follows.
+    let reads = super::reads::bank_reads(configs, service, bank, delays, restarts, clients);
+    out.extend(super::reads::status_lag_hazard(&reads, bank));
+    out.extend(super::reads::overtaking_hazard(&reads));
     let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
     out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
     out
@@ -385,115 +384,6 @@ fn deleted_on_timeout(
         ),
         shown_by: Some(crate::payment::situations::KEY_DELETED_ON_BANK_TIMEOUT),
         example: "payment-key-deleted-on-timeout",
-    })
-}
-
-/// A status answer read sooner after a transfer than the bank's replica
-/// shows it (`bank.status_lag_ms`): "0 EUR paid" for a claim that was paid,
-/// and the service pays again. Every read the service makes comes after a
-/// transfer it may follow by at least one of (docs/design-warnings.md):
-///
-/// - a status query before a re-send (`query_before_retry`, or the `state`
-///   mode, which asks before every transfer): the transfer before it re-armed
-///   the bank timeout, so the query leaves a full `bank_timeout_ms` later;
-/// - a restarted service's recovery query (`query_on_recovery`, or the
-///   `state` mode): the crash came after the transfer, the restart at least
-///   `restart_ms_min` after the crash;
-/// - a lease takeover's query (the same settings): the key's lock was taken
-///   before the execution's first transfer (after it, by `processing_ms`,
-///   for split-booking-first, which calls the bank before it stores the
-///   key) and its last transfer left at most [`bank_call_timeouts`]' first
-///   count of timeouts after that, so the takeover at `lease_ms` asks that
-///   much less than a lease after it.
-///
-/// Each less the spread of the service→bank link, which both the transfer
-/// and the query travel. A transfer shows once its age reaches the lag
-/// (`BankStorage::paid_eur_seen`), so a lag equal to the shortest time
-/// is still current. Silent for a conditional transfer (checked against the
-/// ledger itself) and for a bank that deduplicates by the key handed on (a
-/// stale "not paid" then costs a dedup hit; how long the bank remembers is
-/// the key-retention rule's business). Two executions of one claim at once,
-/// and a query that overtakes a transfer still on its way, are other gaps.
-fn status_lag_hazard(
-    service: &ServiceConfig,
-    bank: &BankConfig,
-    service_restart_ms: Option<(u64, u64)>,
-    spread_ms: u64,
-) -> Option<crate::core::Hazard> {
-    use crate::core::hazard::{about_ms, shown_ms};
-    let us = sim::US_PER_MS;
-    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
-    if bank.status_lag_us == 0 || service.mode == Mode::StateConditional || bank_dedups {
-        return None;
-    }
-    let spread_us = spread_ms.saturating_mul(us);
-    let timeout = about_ms(service.bank_timeout_us / us);
-    // Only a key table that leaves a key "in progress" has one to recover
-    // or to take over.
-    let in_progress = matches!(
-        service.idempotency,
-        Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
-    );
-    let asks_first = service.query_on_recovery || service.mode == Mode::State;
-    let mut reads: Vec<(u64, String)> = Vec::new();
-    if service.bank_max_attempts > 1 && queries_bank(service) {
-        let setting = match service.mode {
-            Mode::Action => "service.query_before_retry",
-            _ => "service.mode",
-        };
-        reads.push((
-            service.bank_timeout_us,
-            format!("the status query before a re-send, one bank timeout ({timeout}, service.bank_timeout_ms) after the transfer it follows ({setting})"),
-        ));
-    }
-    if let Some((restart_min_ms, _)) = service_restart_ms.filter(|_| in_progress && asks_first) {
-        reads.push((
-            restart_min_ms.saturating_mul(us),
-            format!(
-                "the query of a restarted service's recovery, as soon as {} after the crash that followed the transfer ([crashes.service] restart_ms_min)",
-                about_ms(restart_min_ms)
-            ),
-        ));
-    }
-    if service.lease_us > 0 && in_progress && asks_first {
-        let (last, _) = bank_call_timeouts(service);
-        let last_us = service.bank_timeout_us.saturating_mul(last);
-        let before_lock_us = match service.idempotency {
-            Idempotency::SplitBookingFirst => service.processing_us,
-            _ => 0,
-        };
-        reads.push((
-            service.lease_us.saturating_sub(last_us.saturating_add(before_lock_us)),
-            format!(
-                "the query of a lease takeover, {} (service.lease_ms) after the key was locked, when the execution it takes over may have sent its last transfer {} after the lock",
-                about_ms(service.lease_us / us),
-                about_ms(last_us.saturating_add(before_lock_us) / us)
-            ),
-        ));
-    }
-    let (earliest_us, what) = reads.into_iter().min_by_key(|r| r.0)?;
-    let gap_us = earliest_us.saturating_sub(spread_us);
-    if bank.status_lag_us <= gap_us {
-        return None;
-    }
-    // The shortest time exactly: it is what a lag must stay within.
-    let (lag_ms, gap_ms) = (bank.status_lag_us / us, gap_us / us);
-    let lag = shown_ms(lag_ms, about_ms(lag_ms) == about_ms(gap_ms));
-    let gap = shown_ms(gap_ms, true);
-    let spread = match spread_ms {
-        0 => String::new(),
-        ms => format!(
-            ", less the {} by which the transfer can be slower to reach the bank than the query (the delay ranges in [network])",
-            about_ms(ms)
-        ),
-    };
-    Some(crate::core::Hazard {
-        id: crate::core::hazard::STATUS_LAG_ABOVE_READ_DELAY,
-        text: format!(
-            "the bank's status answers lag its ledger by {lag} (bank.status_lag_ms), but the service can read one as soon as {gap} after a transfer landed: {what}{spread}; a transfer younger than the lag reads as \"0 EUR paid\", and the service pays again"
-        ),
-        shown_by: Some(crate::payment::situations::STATUS_READ_STALE),
-        example: "payment-query-reads-stale-replica",
     })
 }
 

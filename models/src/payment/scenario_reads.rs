@@ -1,0 +1,336 @@
+//! The bank's status reads a payment design acts on, and the two gaps
+//! between a transfer and a read that follows it: a replica that does not
+//! show the transfer yet (`status-lag-above-read-delay`), and a query that
+//! reaches the bank before the transfer itself (`status-query-overtakes-transfer`).
+//! Either way the bank answers "0 EUR paid" for a claim that is, or is
+//! about to be, paid, and whoever asked pays again.
+
+use super::warnings::{bank_call_timeouts, queries_bank, Restarts};
+use crate::core::hazard::{about_ms, shown_ms, Delays};
+use crate::payment::reconcile::{Ask, RedriveKey};
+use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
+
+/// Who acts on a read's "not paid".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reader {
+    /// The service, which sends the transfer again (with a key the bank
+    /// does not deduplicate on).
+    Service,
+    /// The client's reconciliation job, which re-drives the claim in a way
+    /// no layer recognises (why not, with the settings).
+    Job(&'static str),
+}
+
+/// One read of the bank's status that follows a transfer.
+#[derive(Clone, Debug)]
+pub(super) struct Read {
+    pub reader: Reader,
+    /// From the latest the transfer it follows can land to the earliest the
+    /// query can reach the bank, in µs: below 0, the query can get there first.
+    pub gap_us: i64,
+    /// What the read is, with the settings that time it.
+    pub what: String,
+    /// How late the transfer can land, with the settings that make it so.
+    pub late: String,
+    /// The same, as the lag rule says it after the read: ", less ...".
+    pub less: String,
+}
+
+/// Every read a design acts on, each where acting on a wrong "not paid"
+/// pays twice. None for a conditional transfer (the bank checks it against
+/// its ledger, whatever was read). The service's reads:
+///
+/// - a status query before a re-send (`query_before_retry`, or the `state`
+///   mode, which asks before every transfer): the transfer before it re-armed
+///   the bank timeout, so the query leaves a full `bank_timeout_ms` later;
+/// - a restarted service's recovery query (`query_on_recovery`, or the
+///   `state` mode): the crash came after the transfer, the restart at least
+///   `restart_ms_min` after the crash (the end of the fault phase too);
+/// - a lease takeover's query (the same settings): the key's lock was taken
+///   before the execution's first transfer (after it, by `processing_ms`,
+///   for split-booking-first, which calls the bank before it stores the
+///   key) and its last transfer left at most [`bank_call_timeouts`]' first
+///   count of timeouts after that, so the takeover at `lease_ms` asks that
+///   much less than a lease after it.
+///
+/// Each less the spread of the service→bank link, which both the transfer
+/// and the query travel; and only where the bank does not deduplicate by
+/// the key handed on (a wrong "not paid" then costs a dedup hit; how long
+/// the bank remembers is the key-retention rule's business).
+///
+/// The client's reconciliation job ([`job_read`]) reads the bank too, and
+/// its re-drive pays again where no layer recognises it.
+pub(super) fn bank_reads(
+    configs: &[ClientConfig],
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    delays: &Delays,
+    restarts: &Restarts,
+    clients: &[String],
+) -> Vec<Read> {
+    let us = sim::US_PER_MS;
+    if service.mode == Mode::StateConditional || !bank.status_query {
+        return Vec::new();
+    }
+    let mut reads = Vec::new();
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    if !bank_dedups {
+        let spread_ms = delays.spread_ms(&[vec!["service", "bank"]]);
+        let late = format!(
+            "the transfer can take {} longer to reach the bank than the query (the service→bank delay range in [network])",
+            about_ms(spread_ms)
+        );
+        let less = match spread_ms {
+            0 => String::new(),
+            ms => format!(
+                ", less the {} by which the transfer can be slower to reach the bank than the query (the delay ranges in [network])",
+                about_ms(ms)
+            ),
+        };
+        let spread_us = i64::try_from(spread_ms.saturating_mul(us)).unwrap_or(i64::MAX);
+        let mut read = |read_us: u64, what: String| {
+            reads.push(Read {
+                reader: Reader::Service,
+                gap_us: i64::try_from(read_us)
+                    .unwrap_or(i64::MAX)
+                    .saturating_sub(spread_us),
+                what,
+                late: late.clone(),
+                less: less.clone(),
+            })
+        };
+        let timeout = about_ms(service.bank_timeout_us / us);
+        // Only a key table that leaves a key "in progress" has one to recover
+        // or to take over.
+        let in_progress = matches!(
+            service.idempotency,
+            Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
+        );
+        let asks_first = service.query_on_recovery || service.mode == Mode::State;
+        if service.bank_max_attempts > 1 && queries_bank(service) {
+            let setting = match service.mode {
+                Mode::Action => "service.query_before_retry",
+                _ => "service.mode",
+            };
+            read(
+                service.bank_timeout_us,
+                format!("the status query before a re-send, one bank timeout ({timeout}, service.bank_timeout_ms) after the transfer it follows ({setting})"),
+            );
+        }
+        if let Some((restart_min_ms, _)) = restarts.service_ms.filter(|_| in_progress && asks_first)
+        {
+            read(
+                restart_min_ms.saturating_mul(us),
+                format!(
+                    "the query of a restarted service's recovery, as soon as {} after the crash that followed the transfer ([crashes.service] restart_ms_min)",
+                    about_ms(restart_min_ms)
+                ),
+            );
+        }
+        if service.lease_us > 0 && in_progress && asks_first {
+            let (last, _) = bank_call_timeouts(service);
+            let last_us = service.bank_timeout_us.saturating_mul(last);
+            let before_lock_us = match service.idempotency {
+                Idempotency::SplitBookingFirst => service.processing_us,
+                _ => 0,
+            };
+            read(
+                service.lease_us.saturating_sub(last_us.saturating_add(before_lock_us)),
+                format!(
+                    "the query of a lease takeover, {} (service.lease_ms) after the key was locked, when the execution it takes over may have sent its last transfer {} after the lock",
+                    about_ms(service.lease_us / us),
+                    about_ms(last_us.saturating_add(before_lock_us) / us)
+                ),
+            );
+        }
+    }
+    if let Some(client) = configs.first() {
+        reads.extend(job_read(client, service, bank, delays, clients));
+    }
+    reads
+}
+
+/// Why the reconciliation job's re-drive of `client` pays again when a
+/// transfer did land: no layer tells it from a new payment. `None` where
+/// one does (the same key, which the service's key table or the bank's
+/// dedup recognises: how long they remember is the key-retention rule's
+/// business).
+fn unrecognised_redrive(
+    client: &ClientConfig,
+    service: &ServiceConfig,
+    bank: &BankConfig,
+) -> Option<&'static str> {
+    let r = client.reconcile.as_ref()?;
+    if r.redrive_key == RedriveKey::New {
+        return Some("under a key no layer has seen (client.reconcile.redrive_key = \"new\")");
+    }
+    if !matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
+        return Some(
+            "under a key that no layer has seen (client.key sends none that stays the same)",
+        );
+    }
+    let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+    (service.idempotency == Idempotency::None && !bank_dedups).then_some(
+        "under the same key, which nothing keeps (service.idempotency = \"none\", and no key at the bank)",
+    )
+}
+
+/// The reconciliation job's read (`client.reconcile` with `ask = "bank"`):
+/// a "not paid" is re-driven in every round but the last, so it takes two
+/// rounds for a read to be acted on. The transfer it may miss is the last
+/// attempt's, or, from the third round on, the re-drive of the round
+/// before; either lands at most the trip client → service → bank, the
+/// service's `processing_ms` and its bank call's last transfer
+/// ([`bank_call_timeouts`]) after it left the client. The first query leaves
+/// `after_ms` after the dead letter, which may follow the last attempt at
+/// once (a 503 or a 422 comes back at once); a later one `after_ms` after
+/// the round before, whose answer, and the re-drive it prompts, may take the
+/// longest round trip to the bank. Left out: a service restart's recovery,
+/// which may send a transfer later still.
+fn job_read(
+    client: &ClientConfig,
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    delays: &Delays,
+    clients: &[String],
+) -> Option<Read> {
+    let r = client
+        .reconcile
+        .as_ref()
+        .filter(|r| r.ask == Ask::Bank && r.max_rounds >= 2)?;
+    let why = unrecognised_redrive(client, service, bank)?;
+    let us = sim::US_PER_MS;
+    let (last, _) = bank_call_timeouts(service);
+    let call_ms = (service.bank_timeout_us / us)
+        .saturating_mul(last)
+        .saturating_add(service.processing_us / us);
+    let after_redrive = r.max_rounds >= 3;
+    // The worst of the clients: each one's job asks about its own claims.
+    let (gap_ms, late_ms, rtt_ms) = clients
+        .iter()
+        .map(|c| {
+            let ask = delays.range_ms(c, "bank");
+            let answer = delays.range_ms("bank", c);
+            let trip = delays.path_ms(&[c.as_str(), "service", "bank"]);
+            let late_ms = trip.1.saturating_add(call_ms);
+            let rtt_ms = match after_redrive {
+                true => ask.1.saturating_add(answer.1),
+                false => 0,
+            };
+            let early = i128::from(r.after_ms) + i128::from(ask.0);
+            (
+                early - i128::from(late_ms) - i128::from(rtt_ms),
+                late_ms,
+                rtt_ms,
+            )
+        })
+        .min_by_key(|t| t.0)?;
+    let what = if after_redrive {
+        format!(
+            "the reconciliation job's query a round after a re-drive ({} later, client.reconcile.after_ms; max_rounds = {}, so it re-drives again), when the answer that prompted the re-drive may have taken up to {} to come back",
+            about_ms(r.after_ms),
+            r.max_rounds,
+            about_ms(rtt_ms)
+        )
+    } else {
+        format!(
+            "the reconciliation job's first query, {} after the dead letter (client.reconcile.after_ms; max_rounds = 2, so it re-drives a \"not paid\"), which may follow the last attempt at once",
+            about_ms(r.after_ms)
+        )
+    };
+    let settings = "the client→service→bank delays, service.processing_ms and the service's bank call: service.bank_max_attempts and service.bank_timeout_ms";
+    Some(Read {
+        reader: Reader::Job(why),
+        gap_us: i64::try_from(gap_ms.saturating_mul(i128::from(us))).unwrap_or(i64::MIN),
+        what,
+        late: format!(
+            "the transfer it asks about may land {} after its request left the client ({settings})",
+            about_ms(late_ms)
+        ),
+        less: format!(
+            ", less the {} a transfer may take to land after its request left the client ({settings})",
+            about_ms(late_ms)
+        ),
+    })
+}
+
+/// What acting on a wrong "not paid" costs, by whom.
+fn pays_again(reader: Reader) -> String {
+    match reader {
+        Reader::Service => "the service pays again".into(),
+        Reader::Job(why) => format!("the job re-drives the claim {why}: it is paid again"),
+    }
+}
+
+/// The catalog scenario that shows a reader's gap failing.
+fn example(reader: Reader, stale: bool) -> &'static str {
+    match (reader, stale) {
+        (Reader::Job(_), false) => "payment-reconcile-new-key",
+        _ => "payment-query-reads-stale-replica",
+    }
+}
+
+/// A status answer read sooner after a transfer than the bank's replica
+/// shows it (`bank.status_lag_ms`): "0 EUR paid" for a claim that was paid.
+/// A transfer shows once its age reaches the lag
+/// (`BankStorage::paid_eur_seen`), so a lag equal to the shortest time is
+/// still current. A read that can come before the transfer itself is
+/// [`overtaking_hazard`]'s, and no lag makes it later: such a read counts
+/// as 0 here.
+pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<crate::core::Hazard> {
+    let us = sim::US_PER_MS;
+    if bank.status_lag_us == 0 {
+        return None;
+    }
+    let read = reads.iter().min_by_key(|r| r.gap_us)?;
+    let gap_us = u64::try_from(read.gap_us).unwrap_or(0);
+    if bank.status_lag_us <= gap_us {
+        return None;
+    }
+    // The shortest time exactly: it is what a lag must stay within.
+    let (lag_ms, gap_ms) = (bank.status_lag_us / us, gap_us / us);
+    let lag = shown_ms(lag_ms, about_ms(lag_ms) == about_ms(gap_ms));
+    let gap = shown_ms(gap_ms, true);
+    let who = match read.reader {
+        Reader::Service => "the service",
+        Reader::Job(_) => "the client's reconciliation job",
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::STATUS_LAG_ABOVE_READ_DELAY,
+        text: format!(
+            "the bank's status answers lag its ledger by {lag} (bank.status_lag_ms), but {who} can read one as soon as {gap} after a transfer landed: {}{}; a transfer younger than the lag reads as \"0 EUR paid\", and {}",
+            read.what,
+            read.less,
+            pays_again(read.reader)
+        ),
+        shown_by: Some(crate::payment::situations::STATUS_READ_STALE),
+        example: example(read.reader, true),
+    })
+}
+
+/// A status query that can reach the bank before the transfer it follows:
+/// the bank answers "0 EUR paid" from a ledger that is current, and the
+/// transfer lands after the answer. The queue takes two events of one
+/// moment in the order they were sent, so a query arriving at the very
+/// moment of the transfer finds it. Nothing in a run marks it (the bank
+/// cannot tell a transfer on its way from one never sent), so the warning
+/// names no situation.
+pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
+    let read = reads
+        .iter()
+        .filter(|r| r.gap_us < 0)
+        .min_by_key(|r| r.gap_us)?;
+    let ahead_ms = read.gap_us.unsigned_abs() / sim::US_PER_MS;
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::STATUS_QUERY_OVERTAKES_TRANSFER,
+        text: format!(
+            "a status query can reach the bank up to {} before the transfer it follows: {}, but {}; the bank answers \"0 EUR paid\" for a transfer still on its way, and {}",
+            shown_ms(ahead_ms, ahead_ms < 1000),
+            read.what,
+            read.late,
+            pays_again(read.reader)
+        ),
+        shown_by: None,
+        example: example(read.reader, false),
+    })
+}
