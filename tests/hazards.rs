@@ -2214,7 +2214,10 @@ fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
     let t = text(&first).expect("the first query");
     assert!(t.contains("first query") && t.contains("49.901 s"), "{t}");
     assert_eq!(
-        text(&job(&["bank.status_lag_ms=49901", "client.reconcile.max_rounds=2"])),
+        text(&job(&[
+            "bank.status_lag_ms=49901",
+            "client.reconcile.max_rounds=2"
+        ])),
         None
     );
     // The runs agree: a replica 2 min behind is read stale and the re-drive
@@ -2240,7 +2243,10 @@ fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
     ]);
     assert!(same.hazards.is_empty(), "{:?}", same.hazards);
     assert!(sweep(&same, 300).first_failure.is_none());
-    for set in ["client.reconcile.ask=service", "client.reconcile.max_rounds=1"] {
+    for set in [
+        "client.reconcile.ask=service",
+        "client.reconcile.max_rounds=1",
+    ] {
         let s = job(&["bank.status_lag_ms=120000", set]);
         assert!(s.hazards.is_empty(), "{set}: {:?}", s.hazards);
     }
@@ -2334,7 +2340,10 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
         .find(|h| h.id == RULE)
         .expect("the job's query")
         .text;
-    assert!(t.contains("reconciliation job") && t.contains("redrive_key"), "{t}");
+    assert!(
+        t.contains("reconciliation job") && t.contains("redrive_key"),
+        "{t}"
+    );
     // The same job under the same key: the key table recognises the re-drive.
     assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
 >>>>>>> 206f385 (payment warnings: the reconciliation job's bank reads, and a status query that overtakes its transfer)
