@@ -2096,7 +2096,6 @@ fn a_client_restart_stretches_retries_without_a_window_past_the_keys_retention()
     assert!(sweep(&windowed, 300).first_failure.is_none());
 }
 
-<<<<<<< HEAD
 const WINDOW_RULE: &str = "retry-window-too-short";
 
 #[test]
@@ -2148,7 +2147,8 @@ fn a_retry_window_without_room_for_a_retry_after_a_timeout_is_a_warning() {
         h.shown_by.map(models::registry::situation_name),
         Some("client-dead-lettered")
     );
-=======
+}
+
 /// The claims system's reconciliation job reads the bank's status too, and
 /// re-drives a "not paid" (every round but the last): where no layer
 /// recognises the re-drive, a stale "not paid" is a second payment. Reply
@@ -2346,5 +2346,4 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     );
     // The same job under the same key: the key table recognises the re-drive.
     assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
->>>>>>> 206f385 (payment warnings: the reconciliation job's bank reads, and a status query that overtakes its transfer)
 }
