@@ -125,6 +125,134 @@ fn a_repeated_delete_is_judged_by_the_one_deletion_that_landed() {
     assert_eq!(effects_of(&entries, "deletion"), 1);
 }
 
+/// Two clients, no faults: alice deletes /claims/4711 (and bob, 300 ms later, `delete`s it too).
+fn two_deletes(tail: &str) -> String {
+    format!(
+        "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = false\ndelete_404 = \"done\"\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"alice\"\nmethod = \"delete\"\nresource = 4711\n[[requests]]\nclient = \"bob\"\nmethod = \"delete\"\nresource = 4711\nstart_ms = 300\n{tail}"
+    )
+}
+
+/// Whether `op`'s DELETE saw its resource already gone when attempt
+/// `attempt` was answered.
+fn held_at(entries: &[Entry], op: u32, attempt: u32) -> Option<usize> {
+    entries.iter().position(|e| {
+        matches!(&e.kind, TraceKind::Observe { obs: Obs::StateHeld { op: o, attempt: a }, .. }
+            if o.id == op && *a == attempt)
+    })
+}
+
+fn first_told_done(entries: &[Entry], op: u32) -> Option<usize> {
+    entries.iter().position(|e| {
+        matches!(&e.kind, TraceKind::Observe { obs: Obs::ToldDone { op: o, .. }, .. } if o.id == op)
+    })
+}
+
+fn violated(sum: &sim::Summary, invariant: &str) -> bool {
+    sum.first_failure
+        .as_ref()
+        .is_some_and(|f| matches!(&f.outcome, Outcome::Violation(v) if v.invariant == invariant))
+}
+
+/// A DELETE asks for a state, "this resource is gone", not for an action of
+/// its own. Two clients delete one resource with no fault at all: the
+/// second finds it gone on its first attempt and reads the 404 as done,
+/// which is true; one deletion landed, and exactly once still holds.
+#[test]
+fn a_second_client_whose_delete_finds_the_resource_gone_is_right_to_read_it_as_done() {
+    let s = load_text("two-deletes.toml", &two_deletes(""), &[]);
+    let sum = sweep(&s, 200);
+    assert_eq!(sum.tally.holds, 200, "{:?}", sum.first_failure);
+    assert!(sum.tally.situations.contains(sit::DELETE_FOUND_NOTHING));
+    let (entries, _) = trace_of(&s, 0);
+    assert_eq!(effects_of(&entries, "deletion"), 1, "alice's");
+    // Bob's first attempt saw the resource gone, before he was told done.
+    let held = held_at(&entries, 2, 1).expect("bob's 404 saw 4711 gone");
+    assert!(held < first_told_done(&entries, 2).expect("bob is told done"));
+    // The same under loss, duplication, late answers and server crashes,
+    // with both clients retrying: whichever DELETE lands first deletes, and
+    // every other attempt's 404 is done.
+    let s = load("http-delete-by-two-clients", &[]);
+    let sum = sweep(&s, SEEDS);
+    assert_eq!(sum.tally.failing(), 0, "{:?}", sum.first_failure);
+    assert!(sum.tally.faults.lost > 0 && sum.tally.faults.duplicated > 0);
+    assert!(sum.tally.situations.contains(sit::REQUEST_RETRIED));
+}
+
+/// "Failed" in a dead letter tells an operator the deletion is still to be
+/// done; re-driven later, it removes whatever is at that id by then. When
+/// the answer it was concluded from saw the resource already gone, that is
+/// false, whether the resource went by this client's earlier attempt
+/// (http-delete-404-as-failure) or by another client's DELETE.
+#[test]
+fn a_first_attempt_that_finds_another_clients_deletion_recorded_as_failed_is_a_false_failure() {
+    let s = load_text(
+        "two-deletes-failed.toml",
+        &two_deletes(""),
+        &["client.delete_404=failed"],
+    );
+    let sum = sweep(&s, 50);
+    assert_eq!(sum.tally.violations, 50);
+    assert!(violated(&sum, "no-false-failure"), "{:?}", sum.first_failure);
+    let (entries, outcome) = trace_of(&s, 0);
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.message.contains("request #2")),
+        "{outcome:?}"
+    );
+    assert!(held_at(&entries, 2, 1).is_some(), "bob's first attempt");
+}
+
+/// A resource that never existed is gone as much as one another client
+/// deleted: bob's DELETE of /claims/4800 runs before carol's PUT creates
+/// it. "Gone" held when bob was answered; carol's creation later is a new
+/// resource, not a deletion that failed.
+#[test]
+fn a_delete_of_a_resource_that_never_existed_is_done_by_the_state_it_found() {
+    let text = "summary = \"x\"\nmodel = \"http\"\n[client]\ndelete_404 = \"done\"\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"bob\"\nmethod = \"delete\"\nresource = 4800\n[[requests]]\nclient = \"carol\"\nmethod = \"put\"\nresource = 4800\nvalue = 7\nstart_ms = 1000\n";
+    let s = load_text("never-existed.toml", text, &[]);
+    let sum = sweep(&s, 50);
+    assert_eq!(sum.tally.holds, 50, "{:?}", sum.first_failure);
+    let (entries, _) = trace_of(&s, 0);
+    assert_eq!(effects_of(&entries, "deletion"), 0);
+    assert!(held_at(&entries, 1, 1).is_some());
+    let failed = load_text("never-existed.toml", text, &["client.delete_404=failed"]);
+    assert!(violated(&sweep(&failed, 10), "no-false-failure"));
+}
+
+/// The state is judged when the answer is made, not at the end of the
+/// run: bob's 404 is made while /claims/4711 is gone, carol re-creates it
+/// with a PUT before the slow answer reaches bob, and the resource exists
+/// at the end. Bob's "done" was true when the server said it.
+#[test]
+fn a_delete_is_judged_by_the_state_when_its_answer_was_made_not_after_a_recreation() {
+    let tail = "[[requests]]\nclient = \"carol\"\nmethod = \"put\"\nresource = 4711\nvalue = 7\nstart_ms = 1000\n[[network.links]]\nfrom = \"server\"\nto = \"bob\"\ndelay_ms_min = 5000\ndelay_ms_max = 5000\n";
+    let s = load_text("recreated.toml", &two_deletes(tail), &[]);
+    let sum = sweep(&s, 50);
+    assert_eq!(sum.tally.holds, 50, "{:?}", sum.first_failure);
+    let (entries, _) = trace_of(&s, 0);
+    let held = held_at(&entries, 2, 1).expect("bob's 404 saw 4711 gone");
+    let recreated = entries
+        .iter()
+        .position(|e| matches!(&e.kind, TraceKind::Observe { obs: Obs::Effect { site, .. }, .. } if site.name == "write"))
+        .expect("carol's PUT re-creates 4711");
+    let told = first_told_done(&entries, 2).expect("bob is told done");
+    assert!(held < recreated && recreated < told, "{held} {recreated} {told}");
+}
+
+/// Exactly once still counts deletions: alice's answers are all lost, carol
+/// re-creates the resource, and alice's retry deletes it again, two
+/// deletions for one request. An Idempotency-Key gets the retry alice's
+/// stored 204 instead.
+#[test]
+fn a_delete_that_deletes_twice_is_still_a_duplicate_effect() {
+    let text = "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = false\ntimeout_ms = 1000\n[client.retry]\npolicy = \"fixed\"\nbase_ms = 0\nmax_attempts = 3\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"alice\"\nmethod = \"delete\"\nresource = 4711\n[[requests]]\nclient = \"carol\"\nmethod = \"put\"\nresource = 4711\nvalue = 7\nstart_ms = 500\n[[network.links]]\nfrom = \"server\"\nto = \"alice\"\nloss_per_mille = 1000\n";
+    let s = load_text("deleted-twice.toml", text, &[]);
+    assert!(violated(&sweep(&s, 10), "no-duplicate-effect"));
+    let keyed = load_text("deleted-twice.toml", text, &["client.idempotency_key=true"]);
+    let sum = sweep(&keyed, 10);
+    assert_eq!(sum.tally.failing(), 0, "{:?}", sum.first_failure);
+    assert!(sum.tally.situations.contains(sit::KEY_REPLAYED));
+}
+
 /// Two writers PUT different values to one resource with blind retries: the
 /// last to land wins, whether the late one is a slow first copy or a retry.
 /// A replacing PUT's repeat sets what its first landing set, so it is no

@@ -165,6 +165,113 @@ fn no_false_success() {
     silent(&paid_once(a));
 }
 
+/// A DELETE asks for a state: "this resource is gone". The server that
+/// answers 404 saw the resource absent as it made that answer; a "done"
+/// concluded from that answer is true without an effect of its own, and
+/// only from that answer: what held for an earlier attempt does not vouch
+/// for a later one, made after the resource may have come back.
+#[test]
+fn a_state_seen_holding_makes_a_done_true_only_for_the_answer_it_was_seen_by() {
+    let d = Op::new(&REQUEST, 2);
+    let sent = |attempt| Obs::AttemptSent { op: d, attempt };
+    let held = |attempt| Obs::StateHeld { op: d, attempt };
+    let ok = |attempt| Obs::Attempt {
+        op: d,
+        attempt,
+        outcome: AttemptOutcome::Ok,
+    };
+    let gone_when_answered = [
+        (0, 0, intent(d, 4711)),
+        (0, 0, sent(1)),
+        (1, 2, held(1)),
+        (2, 0, ok(1)),
+        (2, 0, told(d, 4711)),
+        (2, 0, ended(d, Ending::Done)),
+    ];
+    // Judged at the answer and at the end (no-lost-effect: nothing is owed).
+    silent(&gone_when_answered);
+    // Without the observation it is the plain false success.
+    let unseen: Vec<_> = gone_when_answered
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s.2, Obs::StateHeld { .. }))
+        .collect();
+    fires("no-false-success", &unseen);
+    // Seen gone by attempt 1, whose answer was lost; attempt 2 is answered
+    // "done" by something that saw nothing: a done with nothing behind it.
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, held(1)),
+            (
+                10,
+                0,
+                Obs::Attempt {
+                    op: d,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Unknown,
+                },
+            ),
+            (11, 0, sent(2)),
+            (12, 0, ok(2)),
+            (12, 0, told(d, 4711)),
+        ],
+    );
+    // Another request's state is not this one's.
+    let other = Op::new(&REQUEST, 1);
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, Obs::StateHeld { op: other, attempt: 1 }),
+            (2, 0, ok(1)),
+            (2, 0, told(d, 4711)),
+        ],
+    );
+    // The observation is no effect: a DELETE that also deleted once is one
+    // deletion, and one that deleted twice is still a duplicate.
+    let deletion = Obs::Effect {
+        site: &models::http::DELETION,
+        op: d,
+        payload: 4711,
+    };
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, deletion),
+            (11, 0, sent(2)),
+            (12, 2, held(2)),
+            (13, 0, sent(3)),
+            (14, 2, deletion),
+        ],
+    );
+    // "Failed" concluded from the answer that saw the resource gone is
+    // false: an operator re-driving it deletes whatever is at that id then.
+    fires(
+        "no-false-failure",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, held(1)),
+            (
+                2,
+                0,
+                Obs::Attempt {
+                    op: d,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Rejected,
+                },
+            ),
+            (2, 0, ended(d, Ending::Failed)),
+        ],
+    );
+}
+
 #[test]
 fn no_false_failure() {
     let a = claim(4711);

@@ -54,6 +54,10 @@ pub struct OpRecord {
     pub site: Option<&'static Site>,
     /// When the first effect landed, and with which payload.
     pub first_effect: Option<(TimeUs, u32)>,
+    /// The latest attempt whose answer was produced while the outside world
+    /// already held the state the operation asks for (a DELETE that found
+    /// its resource gone); 0: none. Not an effect.
+    pub held: u32,
     // --- an event owed by a committed state change
     /// A producer committed the state change that owes this event.
     pub committed: bool,
@@ -107,6 +111,7 @@ impl OpRecord {
             effect_total: 0,
             site: None,
             first_effect: None,
+            held: 0,
             committed: false,
             committed_us: 0,
             entity: None,
@@ -133,10 +138,23 @@ impl OpRecord {
     /// An effect this operation owes and that nobody will ever deliver or
     /// reconcile: told done, or given up silently, or a committed event that is
     /// neither handled nor in a dead-letter queue.
+    ///
+    /// An operation judged by the state it asks for (a DELETE) owes nothing
+    /// once that state was seen holding as one of its attempts was answered:
+    /// the resource is gone, whoever removed it.
     pub fn lost(&self) -> bool {
         let client_owed = self.told_done.is_some() || self.ending == Some(Ending::Abandoned);
         let event_owed = self.committed && !self.dead;
-        (client_owed && self.effects == 0) || (event_owed && !self.handled())
+        (client_owed && self.effects == 0 && self.held == 0) || (event_owed && !self.handled())
+    }
+
+    /// The answer the client concluded from last (the attempt it closed
+    /// last, as a "done" or a "failed" is judged right after it) was
+    /// produced while the state the operation asks for already held. The
+    /// state is judged when the answer was made, not at the end of the run:
+    /// a resource re-created since does not make a true "gone" false.
+    pub fn held_when_answered(&self) -> bool {
+        self.held != 0 && self.held == self.closed
     }
 
     /// The client no longer waits for an answer to attempt `attempt`: it
@@ -309,6 +327,7 @@ impl Ledger {
             Obs::Intent { op, .. }
             | Obs::AttemptSent { op, .. }
             | Obs::Effect { op, .. }
+            | Obs::StateHeld { op, .. }
             | Obs::Attempt { op, .. }
             | Obs::ToldDone { op, .. }
             | Obs::Ended { op, .. }
@@ -414,6 +433,10 @@ impl Ledger {
                         self.announced(about, op);
                     }
                 }
+            }
+            Obs::StateHeld { op, attempt } => {
+                let r = self.rec_at(found.rec, op);
+                r.held = r.held.max(attempt);
             }
             Obs::Attempt {
                 op,

@@ -151,6 +151,18 @@ pub enum Obs {
         /// What it did (an amount).
         payload: u32,
     },
+    /// The outside world was observed already holding the state `op` asks
+    /// for, by the actor producing the answer to attempt `attempt` (a DELETE
+    /// that found its resource absent and answers 404). Not an effect: it
+    /// counts toward no effect and no duplicate. It is what makes a "done"
+    /// that answers this attempt true for an operation judged by the state
+    /// it asks for, and a "failed" false.
+    StateHeld {
+        /// The operation whose target state holds.
+        op: Op,
+        /// The attempt whose answer was produced while it held.
+        attempt: u32,
+    },
     /// A client finished one attempt and concluded this.
     Attempt {
         /// The operation.
@@ -299,6 +311,8 @@ pub enum ObsKind {
     Received,
     /// [`Obs::Effect`].
     Effect,
+    /// [`Obs::StateHeld`].
+    StateHeld,
     /// [`Obs::Attempt`].
     Attempt,
     /// [`Obs::ToldDone`].
@@ -343,6 +357,7 @@ impl Obs {
             | Obs::AttemptSent { op, .. }
             | Obs::Received { op, .. }
             | Obs::Effect { op, .. }
+            | Obs::StateHeld { op, .. }
             | Obs::Attempt { op, .. }
             | Obs::ToldDone { op, .. }
             | Obs::Ended { op, .. }
@@ -400,6 +415,10 @@ impl fmt::Display for Obs {
                     op.payload(payload)
                 )
             }
+            Obs::StateHeld { op, attempt } => write!(
+                f,
+                "STATE HELD: what {op} asks already holds, seen answering attempt {attempt}"
+            ),
             Obs::Attempt {
                 op,
                 attempt,

@@ -292,7 +292,15 @@ impl<W: Carries<Msg>> Server<W> {
                     }
                 }
                 None => {
+                    // The resource is absent as this answer is made: what a
+                    // DELETE asks ("be gone") holds, whoever removed it or
+                    // whether it ever existed. An observation, not an effect:
+                    // it makes a "done" true and counts toward no duplicate.
                     ctx.reached(sit::DELETE_FOUND_NOTHING);
+                    ctx.observe(Obs::StateHeld {
+                        op,
+                        attempt: q.attempt,
+                    });
                     not_found
                 }
             },

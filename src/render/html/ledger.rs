@@ -43,6 +43,8 @@ struct Building {
     asked_payload: Option<u32>,
     effects: Vec<u32>,
     writes: u32,
+    /// What it asks was seen holding already (a DELETE that found nothing).
+    held: bool,
     ending: Option<Ending>,
     told_done: bool,
     dead_lettered: bool,
@@ -59,7 +61,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
         let Some(op) = obs.op() else { continue };
         let part = match obs {
             Obs::Intent { .. } | Obs::Committed { .. } => 0,
-            Obs::Effect { .. } | Obs::ValueWritten { .. } => 1,
+            Obs::Effect { .. } | Obs::ValueWritten { .. } | Obs::StateHeld { .. } => 1,
             Obs::Attempt { .. }
             | Obs::ToldDone { .. }
             | Obs::Ended { .. }
@@ -85,6 +87,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
                     asked_payload: None,
                     effects: Vec::new(),
                     writes: 0,
+                    held: false,
                     ending: None,
                     told_done: false,
                     dead_lettered: false,
@@ -99,6 +102,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
             Obs::Committed { .. } => b.event = true,
             Obs::Effect { payload, .. } => b.effects.push(payload),
             Obs::ValueWritten { .. } => b.writes += 1,
+            Obs::StateHeld { .. } => b.held = true,
             Obs::ToldDone { .. } => b.told_done = true,
             Obs::Ended { ending, .. } => b.ending = Some(ending),
             Obs::DeadLettered { .. } => b.dead_lettered = true,
@@ -126,6 +130,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
 fn landed(b: &Building) -> String {
     let n = b.effects.len() as u32 + b.writes;
     match (n, b.effects.first(), b.asked_payload) {
+        (0, _, _) if b.held => "no effect; what it asks already held".into(),
         (0, _, _) => "no effect".into(),
         (1, Some(p), Some(asked)) if *p != asked => "one effect, of another payload".into(),
         (1, _, _) => "one effect".into(),

@@ -109,6 +109,7 @@ pub(crate) fn observe_all(seen: &Seen<'_>) -> Option<Violation> {
         AttemptSent,
         Received,
         Effect,
+        StateHeld,
         Attempt,
         ToldDone,
         Ended,

@@ -7,7 +7,10 @@ pub static INVARIANT: Invariant = Invariant {
     name: "no-false-failure",
     doc: "A client's final knowledge says its operation failed (a dead letter marked \"failed, \
           nothing was executed\") while its effect landed: an operator acting on it would pay \
-          again. A dead letter whose outcome is unknown is honest and does not break this.",
+          again. For an operation whose intent is a state (a DELETE: the resource is gone), \
+          \"failed\" is false too when the answer it concluded from was produced while that \
+          state held: the operator would delete again whatever is at that id by then. A dead \
+          letter whose outcome is unknown is honest and does not break this.",
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Ended, ObsKind::Effect];
@@ -19,7 +22,19 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
             ending: Ending::Failed,
         } => {
             let r = s.rec?;
-            let (_, payload) = r.first_effect?;
+            let Some((_, payload)) = r.first_effect else {
+                if !r.held_when_answered() {
+                    return None;
+                }
+                return violation(
+                    &INVARIANT,
+                    op.key(),
+                    format!(
+                        "{op} was recorded as failed, but what it asks already held when attempt {} was answered",
+                        r.held
+                    ),
+                );
+            };
             let site = r.site.map_or("effect", |s| s.name);
             violation(
                 &INVARIANT,
