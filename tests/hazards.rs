@@ -2347,3 +2347,70 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     // The same job under the same key: the key table recognises the re-drive.
     assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
 }
+
+/// The HTTP client resumes its pending requests from its own storage after
+/// a crash, as the payment client does: without a retry window,
+/// `max_attempts` bounds the number of its retries, not their time, and a
+/// server that keeps Idempotency-Keys for two minutes forgets one before a
+/// POST's retry that comes after a restart of several minutes, which
+/// creates the resource again.
+#[test]
+fn an_http_client_restart_stretches_retries_without_a_window_past_the_keys_retention() {
+    let crashes = [
+        "client.retry.max_attempts=5",
+        "crashes.client.crash_per_mille=[0,100]",
+        "crashes.client.restart_ms_min=60000",
+        "crashes.client.restart_ms_max=600000",
+        "run.fault_phase_ms=1200000",
+    ];
+    let with = |retention_ms: u64, more: &[&str]| {
+        let r = format!("server.key_retention_ms={retention_ms}");
+        let sets: Vec<&str> = crashes
+            .iter()
+            .copied()
+            .chain([r.as_str()])
+            .chain(more.iter().copied())
+            .collect();
+        load("http-post-with-key", &sets)
+    };
+    // Five attempts of 10 s with waits of up to 30 s span under a minute
+    // without a crash; each of the four retries may come after a restart of
+    // up to 10 min.
+    let resumed = with(120_000, &[]);
+    assert_eq!(ids(&resumed), [KEY_RULE]);
+    let t = &resumed.hazards[0].text;
+    assert!(
+        t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
+        "{t}"
+    );
+    assert_eq!(
+        resumed.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some("request-after-key-expired")
+    );
+    assert_eq!(
+        failed_with(&sweep(&resumed, 300)),
+        Some("no-duplicate-effect")
+    );
+    // The same retries from a client that never crashes are covered.
+    let steady = with(120_000, &["crashes.client.crash_per_mille=0"]);
+    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+    // A window bounds the retries in time whatever the restarts: the
+    // client gives up (a dead letter) instead of retrying after the key is
+    // gone, and the runs hold.
+    let windowed = with(120_000, &["client.retry.window_ms=60000"]);
+    assert!(windowed.hazards.is_empty(), "{:?}", windowed.hazards);
+    assert_eq!(failed_with(&sweep(&windowed, 300)), None);
+    // Kept longer than four restarts and the retries: silent, and held.
+    let kept = with(3_000_000, &[]);
+    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert_eq!(failed_with(&sweep(&kept, 300)), None);
+    // A crashing client named in [[requests]] counts by its own name.
+    let text = "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = true\n[client.retry]\npolicy = \"fixed\"\nmax_attempts = 3\n[server]\nkey_retention_ms = 60000\n[[requests]]\nclient = \"alice\"\nmethod = \"post\"\nvalue = 1\n[crashes.alice]\ncrash_per_mille = 50\nrestart_ms_min = 1000\nrestart_ms_max = 120000\n";
+    let alice = load_text("alice.toml", text, &[]);
+    assert_eq!(ids(&alice), [KEY_RULE]);
+    assert!(alice.hazards[0].text.contains("[crashes.alice]"));
+    let steady = load_text("alice.toml", text, &["crashes.alice.crash_per_mille=0"]);
+    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+}

@@ -192,7 +192,11 @@ fn a_first_attempt_that_finds_another_clients_deletion_recorded_as_failed_is_a_f
     );
     let sum = sweep(&s, 50);
     assert_eq!(sum.tally.violations, 50);
-    assert!(violated(&sum, "no-false-failure"), "{:?}", sum.first_failure);
+    assert!(
+        violated(&sum, "no-false-failure"),
+        "{:?}",
+        sum.first_failure
+    );
     let (entries, outcome) = trace_of(&s, 0);
     assert!(
         matches!(&outcome, Outcome::Violation(v) if v.message.contains("request #2")),
@@ -235,7 +239,10 @@ fn a_delete_is_judged_by_the_state_when_its_answer_was_made_not_after_a_recreati
         .position(|e| matches!(&e.kind, TraceKind::Observe { obs: Obs::Effect { site, .. }, .. } if site.name == "write"))
         .expect("carol's PUT re-creates 4711");
     let told = first_told_done(&entries, 2).expect("bob is told done");
-    assert!(held < recreated && recreated < told, "{held} {recreated} {told}");
+    assert!(
+        held < recreated && recreated < told,
+        "{held} {recreated} {told}"
+    );
 }
 
 /// Exactly once still counts deletions: alice's answers are all lost, carol

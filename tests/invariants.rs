@@ -226,7 +226,14 @@ fn a_state_seen_holding_makes_a_done_true_only_for_the_answer_it_was_seen_by() {
         &[
             (0, 0, intent(d, 4711)),
             (0, 0, sent(1)),
-            (1, 2, Obs::StateHeld { op: other, attempt: 1 }),
+            (
+                1,
+                2,
+                Obs::StateHeld {
+                    op: other,
+                    attempt: 1,
+                },
+            ),
             (2, 0, ok(1)),
             (2, 0, told(d, 4711)),
         ],

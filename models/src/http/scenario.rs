@@ -273,11 +273,17 @@ fn request(
 /// either takes effect again (a POST, a PATCH, a PUT that adds, an edit) or
 /// gets an answer the client takes for a failure (a DELETE's 404, where the
 /// client reads it as failed).
+///
+/// `text` is the scenario, for the `[crashes.X]` tables of its clients: a
+/// client that crashes resumes its pending requests from its own storage
+/// when it is back, and without a retry window nothing bounds its retries
+/// in time.
 fn hazards(
     client: &ClientConfig,
     server: &ServerConfig,
     clients: &[(String, Vec<RequestSpec>)],
     delays: &crate::core::hazard::Delays,
+    text: &str,
 ) -> Vec<crate::core::Hazard> {
     let requests = || clients.iter().flat_map(|c| &c.1);
     let has = |action: Action| requests().any(|r| r.action == action);
@@ -326,10 +332,28 @@ fn hazards(
         server.key_retention_us,
         spread_ms,
     );
+    // The client actor that stays down longest, if any can crash and its
+    // retries have no window to bound them in time.
+    let restart = clients
+        .iter()
+        .filter_map(|c| crate::core::hazard::restart_ms(text, &c.0).map(|(_, max)| (&c.0, max)))
+        .max_by_key(|(_, max_ms)| *max_ms)
+        .filter(|_| p.retry.window_ms == 0 && p.retry.max_attempts > 1);
+    let span = match restart {
+        Some((_, max_ms)) => p.retry.longest_span_with_restarts_ms(p.timeout_ms, max_ms),
+        None => p.retry.longest_span_ms(p.timeout_ms),
+    };
+    let resumed = restart.map(|(name, max_ms)| {
+        format!(
+            "a client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
+            p.retry.max_attempts - 1,
+            crate::core::hazard::about_ms(max_ms)
+        )
+    });
     crate::core::hazard::key_retention(
         &[layer],
-        p.retry.longest_span_ms(p.timeout_ms),
-        "a client retries",
+        span,
+        resumed.as_deref().unwrap_or("a client retries"),
         &then,
         Some(super::situations::KEY_EXPIRED),
         // Where only DELETEs are at stake, the failure the runs show is a false failure.
@@ -519,7 +543,13 @@ where
         resources: initial,
     };
 
-    let mut hazards = hazards(&config(Vec::new()), &server, &clients, input.delays);
+    let mut hazards = hazards(
+        &config(Vec::new()),
+        &server,
+        &clients,
+        input.delays,
+        input.text,
+    );
     let answer_ms = clients
         .iter()
         .map(|c| input.delays.path_ms(&[&c.0, SERVER, &c.0]).0)
