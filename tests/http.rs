@@ -290,6 +290,33 @@ fn a_replacing_puts_repeat_is_no_second_effect_whoever_wrote_in_between() {
     );
 }
 
+/// A PUT's repeat that finds the resource at the value it sets changes
+/// nothing, whoever wrote that value last: alice's PUT of 5 lands and its
+/// 200 is lost, bob PUTs 5 too, carol reads bob's version for an edit, and
+/// alice's retry arrives before carol's write. Had the retry made a new
+/// version (it once did, unless alice was the last writer), carol's edit
+/// from the version before would look as if it replaced alice's write,
+/// a lost update of a value that never changed.
+#[test]
+fn a_puts_repeat_over_another_writers_same_value_changes_nothing() {
+    let text = "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = false\nif_match = false\ntimeout_ms = 1000\n[client.retry]\npolicy = \"fixed\"\nbase_ms = 0\nmax_attempts = 5\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"alice\"\nmethod = \"put\"\nresource = 4711\nvalue = 5\n[[requests]]\nclient = \"bob\"\nmethod = \"put\"\nresource = 4711\nvalue = 5\nstart_ms = 100\n[[requests]]\nclient = \"carol\"\nmethod = \"edit\"\nresource = 4711\nvalue = 1\nstart_ms = 300\n[[network.links]]\nfrom = \"server\"\nto = \"alice\"\nloss_per_mille = [0, 1000]\n[[network.links]]\nfrom = \"server\"\nto = \"carol\"\ndelay_ms_min = 900\ndelay_ms_max = 900\n";
+    let s = load_text("same-value.toml", text, &[]);
+    let sum = sweep(&s, SEEDS);
+    assert_eq!(sum.tally.failing(), 0, "{:?}", sum.first_failure);
+    let seed = (0..SEEDS)
+        .find(|&seed| {
+            let (entries, _) = trace_of(&s, seed);
+            reached(&entries, sit::PUT_CHANGED_NOTHING) && first_told_done(&entries, 1).is_some()
+        })
+        .expect("some retry of alice's finds bob's 5 and alice is told done");
+    let (entries, _) = trace_of(&s, seed);
+    assert_eq!(
+        effects_of(&entries, "write"),
+        2,
+        "alice's and bob's first landings"
+    );
+}
+
 /// The second creation of a keyed POST comes from the retry that arrived
 /// after its key was purged, not from a key the server never had: the
 /// failing run reports the expiry, and the second effect is that request's.

@@ -213,7 +213,15 @@ impl<W: Carries<Msg>> Server<W> {
             PutMode::Add if c.exists => c.value.saturating_add(body),
             PutMode::Add => body,
         };
-        if self.cfg.put == PutMode::Replace && c.exists && c.value == body && c.writer == Some(op) {
+        // A repeat of a PUT that has landed, finding the resource already at
+        // the value it sets, changes nothing and keeps the version, whoever
+        // wrote last: another request that set the same value in between
+        // left the representation as this one asks, and a new ETag for it
+        // would make an editor who read the previous one look as if it had
+        // missed a write (no-lost-update over an unchanged value). A first
+        // landing that finds its value already there is still its write.
+        let landed_before = s.applied.binary_search(&op.id).is_ok();
+        if self.cfg.put == PutMode::Replace && c.exists && c.value == body && landed_before {
             ctx.reached(sit::PUT_CHANGED_NOTHING);
             return Outcome {
                 status,
