@@ -1325,3 +1325,84 @@ start_ms = 2000
     assert!(sum.tally.situations.contains(sit::LEASE_EXPIRED_REDELIVERY));
     assert!(!sum.tally.situations.contains(sit::TX_RESENT_AFTER_ACK));
 }
+
+/// Pub/Sub's exactly-once delivery with a consumer that checks its ack
+/// before committing and no inbox, the idempotent producer never crashing:
+/// the design `messaging-eod-checked-ack` shows holding, here over the
+/// faults the scenario leaves out. `tail` adds a `[[network.links]]` entry.
+fn eod_checked(tail: &str) -> String {
+    format!(
+        r#"
+summary = "exactly-once delivery, checked ack, no inbox"
+model = "messaging"
+[producer]
+write = "outbox"
+idempotence = true
+[broker]
+visibility_timeout_ms = 10000
+consumers = 2
+exactly_once_delivery = true
+[consumer]
+handler = "effect"
+ack = "checked-before-commit"
+processing_ms = 2000
+processing_jitter_ms = 12000
+[network]
+loss_per_mille = 0
+duplicate_per_mille = 0
+delay_ms_min = 1
+delay_ms_max = 200
+[[events]]
+entity = 4711
+value = 1200
+[[events]]
+entity = 4712
+value = 800
+start_ms = 500
+{tail}"#
+    )
+}
+
+/// A delivery the network hands over twice is one delivery: one receipt,
+/// one lease, one job. Before the consumer recognised the copy it ran two
+/// jobs under one receipt; the second's ack repeated the first's, which the
+/// broker answers "counted", and both committed: a double effect under a
+/// design whose broker delivered the message once.
+#[test]
+fn a_network_copy_of_a_delivery_is_not_a_second_job() {
+    let text = eod_checked("[[network.links]]\nkinds = [\"deliver\"]\nduplicate_per_mille = [0, 200]\n");
+    let s = common::load_text("deliver-copies.toml", &text, &[]);
+    let (sum, inv) = swept(&s, 1000);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert!(sum.tally.faults.duplicated > 0, "no delivery was copied");
+    // The copies still double a consumer without the broker's promise:
+    // the protection is the design's, not the copy's absence.
+    let s = common::load_text(
+        "deliver-copies.toml",
+        &text,
+        &["broker.exactly_once_delivery=false"],
+    );
+    let (_, inv) = swept(&s, 1000);
+    assert_eq!(inv, Some("no-duplicate-effect"));
+}
+
+/// An ack's result lost on its way back leaves the consumer not knowing
+/// whether its ack counted. Pub/Sub's client library repeats the ack until
+/// it gets an answer, and the broker answers a repeat of the ack that
+/// counted with "counted" again: so the consumer asks again rather than
+/// drop work the broker has let go. Before, it dropped it at the first
+/// timeout, and an ack that had counted lost its event.
+#[test]
+fn a_missing_ack_result_is_asked_again_before_the_work_is_dropped() {
+    let text = eod_checked("[[network.links]]\nkinds = [\"ack-result\"]\nloss_per_mille = [0, 300]\n");
+    let s = common::load_text("ack-results-lost.toml", &text, &[]);
+    let (sum, inv) = swept(&s, 1000);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert!(sum.tally.situations.contains(sit::ACK_RESENT_FOR_RESULT));
+    // Asking once, the consumer drops work whose ack counted.
+    let s = common::load_text("ack-results-lost.toml", &text, &["consumer.tx_max_attempts=1"]);
+    let (sum, inv) = swept(&s, 1000);
+    assert_eq!(inv, Some("no-lost-effect"));
+    assert!(sum.tally.situations.contains(sit::ACK_RESULT_MISSING));
+    assert!(!sum.tally.situations.contains(sit::ACK_RESENT_FOR_RESULT));
+}

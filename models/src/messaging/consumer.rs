@@ -126,13 +126,50 @@ impl fmt::Debug for Job {
 }
 
 /// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ConsumerState {
     /// The deliveries in progress, one slot each.
     pub jobs: Slots<Job>,
+    /// The receipts of the latest deliveries taken (at most
+    /// [`RECENT_RECEIPTS`]), so that a copy of a delivery the network made
+    /// is not taken for a second one: a receipt names one delivery, and two
+    /// jobs under it would both see their ack counted under exactly-once
+    /// delivery (a repeat of the ack that counted is answered "counted").
+    pub taken: Vec<u32>,
+}
+
+impl ConsumerState {
+    /// A consumer with nothing in hand.
+    pub fn new() -> Self {
+        ConsumerState {
+            jobs: Slots::new(MAX_JOBS),
+            taken: Vec::new(),
+        }
+    }
+}
+
+impl Default for ConsumerState {
+    fn default() -> Self {
+        ConsumerState::new()
+    }
+}
+
+// By hand: the receipts taken are bookkeeping against the network's copies,
+// and the state panels show the jobs as they did before it was kept.
+impl fmt::Debug for ConsumerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerState")
+            .field("jobs", &self.jobs)
+            .finish()
+    }
 }
 
 pub const MAX_JOBS: usize = 16;
+
+/// How many of its latest receipts a consumer remembers. A copy the network
+/// makes of a delivery arrives within its link's delay; more deliveries than
+/// this in between would take a lease per delivery the consumer holds.
+pub const RECENT_RECEIPTS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// A consumer's timers, one pair per job slot.
@@ -237,6 +274,14 @@ impl<W: Carries<Msg>> Consumer<W> {
     /// before committing; no answer in time and the work is dropped.
     fn ack_with_result(&self, slot: usize, job: &mut Job, ctx: &mut impl Ctx<Self>) {
         job.phase = Phase::Acking;
+        job.attempt = 1;
+        self.send_ack_with_result(slot, job, ctx);
+    }
+
+    /// Sends job `slot`'s ack with result (again, after a timeout: the same
+    /// receipt, so the broker answers a repeat of an ack that counted with
+    /// "counted", and refuses it once a newer delivery is out).
+    fn send_ack_with_result(&self, slot: usize, job: &Job, ctx: &mut impl Ctx<Self>) {
         let ack = Msg::AckWithResult {
             id: job.ev.id,
             receipt: job.receipt,
@@ -301,7 +346,17 @@ impl<W: Carries<Msg>> Consumer<W> {
             return;
         };
         match job.phase {
-            // The ack may have counted: this consumer cannot tell.
+            // The ack may have counted, and then nothing delivers the
+            // message again: ask again, as Pub/Sub's client library repeats
+            // an ack until it has an answer.
+            Phase::Acking if job.attempt < self.cfg.tx_max_attempts => {
+                job.attempt += 1;
+                let job = *job;
+                ctx.reached(sit::ACK_RESENT_FOR_RESULT);
+                self.send_ack_with_result(slot, &job, ctx);
+                return;
+            }
+            // The last ask unanswered: this consumer cannot tell.
             Phase::Acking => ctx.reached(sit::ACK_RESULT_MISSING),
             _ if self.let_go(job) && job.attempt < self.cfg.tx_max_attempts => {
                 job.attempt += 1;
@@ -360,6 +415,13 @@ impl<W: Carries<Msg>> Consumer<W> {
             op: ev.op(),
             key: Key::None,
         });
+        if st.taken.contains(&receipt) {
+            return; // a network copy of a delivery taken already
+        }
+        if st.taken.len() == RECENT_RECEIPTS {
+            st.taken.remove(0);
+        }
+        st.taken.push(receipt);
         let mut job = Job {
             ev,
             receipt,
@@ -452,12 +514,11 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
 
     fn reset_state(&self, state: &mut Option<ConsumerState>) {
         match state {
-            Some(st) => st.jobs.clear(),
-            None => {
-                *state = Some(ConsumerState {
-                    jobs: Slots::new(MAX_JOBS),
-                })
+            Some(st) => {
+                st.jobs.clear();
+                st.taken.clear();
             }
+            None => *state = Some(ConsumerState::new()),
         }
     }
 

@@ -21,9 +21,7 @@ fn consumer(ack: AckMode, handler: Handler) -> Consumer<World> {
 /// Whether a crash of a consumer holding one job in `phase` reports the gap.
 fn gap(ack: AckMode, handler: Handler, phase: Phase) -> bool {
     let c = consumer(ack, handler);
-    let mut st = ConsumerState {
-        jobs: Slots::new(MAX_JOBS),
-    };
+    let mut st = ConsumerState::new();
     let ev = Event {
         id: 1,
         entity: 1,
@@ -80,9 +78,7 @@ fn a_crash_falls_into_the_ack_gap_only_where_the_broker_let_go_and_no_commit_was
         );
     }
     // No job, no gap.
-    let idle = ConsumerState {
-        jobs: Slots::new(MAX_JOBS),
-    };
+    let idle = ConsumerState::new();
     let mut seen = Vec::new();
     consumer(BeforeCommit, plain).on_crash(&idle, &(), &mut |s| seen.push(s));
     assert!(seen.is_empty());
@@ -103,9 +99,7 @@ impl Drive {
         choices.start_random(0, 1, false);
         Drive {
             c: consumer(ack, handler),
-            st: ConsumerState {
-                jobs: Slots::new(MAX_JOBS),
-            },
+            st: ConsumerState::new(),
             choices,
         }
     }

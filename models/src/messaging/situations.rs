@@ -81,6 +81,10 @@ pub const TX_RESENT_AFTER_ACK: SituationId = 101;
 pub const TX_GIVEN_UP_AFTER_ACK: SituationId = 102;
 /// `resent-tx-applied-again`: A transaction sent again found the event's effect in the database and, reading no inbox, applied it again.
 pub const RESENT_TX_APPLIED_AGAIN: SituationId = 103;
+/// `ack-resent-for-result`: A consumer that acks with result before it commits heard no result in time and asked again: a repeat of an ack that counted is answered "counted".
+pub const ACK_RESENT_FOR_RESULT: SituationId = 104;
+/// `record-resent-took-own-row`: A record-first consumer sent its inbox row again after the ack had let the message go, found the row its first attempt had committed, took it for a duplicate's and skipped the effect.
+pub const RECORD_RESENT_TOOK_OWN_ROW: SituationId = 105;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -106,6 +110,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: STALE_ACK_REFUSED, name: "stale-ack-refused", doc: "A broker with exactly-once delivery refused an ack that did not name the message's latest delivery: the lease had run out, and the message was visible again or out with another consumer (Pub/Sub: only the latest ack id works)." },
     SituationDoc { id: WORK_DROPPED_AFTER_FAILED_ACK, name: "work-dropped-after-failed-ack", doc: "A consumer that acks with result before it commits learned that its ack failed, and dropped its work uncommitted: the message's newer delivery does it." },
     SituationDoc { id: ACK_RESULT_MISSING, name: "ack-result-missing", doc: "A consumer that acks with result before it commits heard no result in time and dropped its work: if the ack counted, nothing will deliver the message again." },
+    SituationDoc { id: ACK_RESENT_FOR_RESULT, name: "ack-resent-for-result", doc: "A consumer that acks with result before it commits heard no result within consumer.tx_timeout_ms and sent the same ack again (Pub/Sub's client library repeats an ack until it has an answer): the broker answers a repeat of the ack that counted with \"counted\", and refuses it if a newer delivery is out." },
+    SituationDoc { id: RECORD_RESENT_TOOK_OWN_ROW, name: "record-resent-took-own-row", doc: "A record-first consumer whose ack had let the message go sent its inbox row again (no answer in time), found the row its own first attempt had committed, took it for a duplicate's and skipped the effect: nothing delivers the message again, and the event is lost." },
     SituationDoc { id: CRASH_BETWEEN_ACK_AND_COMMIT, name: "crash-between-ack-and-commit", doc: "A consumer that acks before it commits crashed holding work it had acked (on receipt, or with result and still waiting for it) whose commit it had not sent: if the ack counted, the broker delivers the message to no one again, and the restarted consumer knows nothing of it." },
     SituationDoc { id: TX_RESENT_AFTER_ACK, name: "tx-resent-after-ack", doc: "A consumer whose ack had let the message go (acked on receipt, or acked with result and told it counted) heard no answer from its database within consumer.tx_timeout_ms and sent the same transaction again: nothing else will ever deliver the message, and the first attempt may have committed with only its answer lost." },
     SituationDoc { id: TX_GIVEN_UP_AFTER_ACK, name: "tx-given-up-after-ack", doc: "A consumer whose ack had let the message go heard no answer to the last of its consumer.tx_max_attempts attempts of a transaction and gave the work up: unless an attempt committed, the event is lost." },
