@@ -1720,6 +1720,17 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     );
     // A commit keyed by the message id, an ack after the commit, one send
     // only: silent.
+    // A record-first inbox: its row is keyed, its effect after it is not.
+    let record_first = load(
+        "messaging-eod-checked-ack-lossy-db",
+        &["consumer.handler=inbox-record-first"],
+    );
+    assert_eq!(ids(&record_first), [RULE]);
+    assert!(
+        record_first.hazards[0].text.contains("record-resent-took-own-row"),
+        "{}",
+        record_first.hazards[0].text
+    );
     for sets in [
         &["consumer.handler=inbox-same-tx"][..],
         &["consumer.handler=unique-key"],
@@ -1778,8 +1789,8 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     let calm = base
         .replacen("loss_per_mille = [0, 100]", "loss_per_mille = 0", 1)
         .replace(
-            "kinds = [\"ack-result\", \"tx\", \"tx-done\"]",
-            "kinds = [\"ack-result\", \"tx\"]",
+            "kinds = [\"tx\", \"tx-done\"]",
+            "kinds = [\"tx\"]",
         );
     assert!(!ids(&load_text("calm.toml", &calm, &[])).contains(&RULE));
     let follows = format!(

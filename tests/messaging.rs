@@ -1406,3 +1406,38 @@ fn a_missing_ack_result_is_asked_again_before_the_work_is_dropped() {
     assert!(sum.tally.situations.contains(sit::ACK_RESULT_MISSING));
     assert!(!sum.tally.situations.contains(sit::ACK_RESENT_FOR_RESULT));
 }
+
+/// A record-first inbox behind a database that loses answers, acked before
+/// the commit and never crashing: its effect is a transaction of its own
+/// that reads nothing, so a re-sent effect lands twice; and a re-sent row
+/// that finds its own first attempt's row skips the effect the consumer
+/// owes, a loss no crash explains. Both now have their situation.
+#[test]
+fn a_record_first_inbox_resending_after_the_ack_doubles_or_loses() {
+    let text = eod_checked("[[network.links]]\nkinds = [\"tx-done\"]\nloss_per_mille = [0, 300]\n");
+    let s = common::load_text(
+        "record-first.toml",
+        &text,
+        &["consumer.handler=inbox-record-first"],
+    );
+    let sum = sweep(&s, 1000);
+    assert_eq!(sum.tally.faults.crashed, 0);
+    assert!(sum.tally.situations.contains(sit::RESENT_TX_APPLIED_AGAIN));
+    assert!(sum.tally.situations.contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
+    // Each kind of failure on some seed of these.
+    let failures: Vec<&str> = (0..1000)
+        .filter_map(|seed| match trace_of(&s, seed).1 {
+            Outcome::Violation(v) => Some(v.invariant),
+            _ => None,
+        })
+        .collect();
+    for inv in ["no-duplicate-effect", "no-lost-effect"] {
+        assert!(failures.contains(&inv), "{inv}");
+    }
+    // The same faults against an inbox row in the effect's transaction: one
+    // effect each, and no row taken for a duplicate's.
+    let s = common::load_text("record-first.toml", &text, &["consumer.handler=inbox-same-tx"]);
+    let (sum, inv) = swept(&s, 1000);
+    assert_eq!(inv, None, "{:?}", sum.first_failure);
+    assert!(!sum.tally.situations.contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
+}

@@ -217,6 +217,14 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
             // (record first) or has done it already (effect first).
             TxKind::RecordInbox => {
                 if Self::in_inbox(s, ev.id, ctx) {
+                    // A re-send finding the row with the effect still
+                    // missing: most often its own first attempt, committed
+                    // with its answer lost, and the record-first handler
+                    // skips the effect it owes (an effect-first handler's
+                    // row follows its effect and finds it done).
+                    if resent && !effect_done {
+                        ctx.reached(sit::RECORD_RESENT_TOOK_OWN_ROW);
+                    }
                     TxResult::Duplicate
                 } else {
                     self.record_inbox(s, ev.id, ctx);

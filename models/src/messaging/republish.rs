@@ -169,9 +169,14 @@ pub(crate) fn commit_resent_without_dedup(
             "inbox-if-redelivered",
             "a first delivery's transaction does not read the inbox, and the re-send repeats it: the effect lands again",
         ),
-        // Keyed by the message id: the re-send finds its row. A record-first
-        // inbox takes its own row for a duplicate instead (a loss, which
-        // no-lost-effect judges), and a set-value write repeats itself.
+        // The row comes first and is keyed, but the effect after it is a
+        // transaction of its own that reads nothing.
+        Handler::InboxRecordFirst => (
+            "inbox-record-first",
+            "the effect follows the inbox row in a transaction of its own that reads no inbox, so a re-sent effect lands again (and a re-sent row that finds its own first attempt's row is taken for a duplicate's: the effect is skipped and the event lost, record-resent-took-own-row)",
+        ),
+        // Keyed by the message id: the re-send finds its row; a set-value
+        // write repeats itself.
         _ => return None,
     };
     let doc: toml::Table = text.parse().ok()?;
