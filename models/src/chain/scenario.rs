@@ -157,7 +157,7 @@ where
         &inbox,
         // The booking service's relay publishes without producer ids.
         ("accounting", queue::ProducerIds::None, true),
-        queue::Spreads::of(input.delays, &accounting),
+        queue::Spreads::of(input.delays, &accounting, "accounting-db"),
     ));
     hazards.extend(
         crate::messaging::republish::ack_before_commit_under_crashes(

@@ -366,13 +366,15 @@ fn late_copies(longest: &[&KeyMemory], exact: bool) -> String {
 /// The rule of an inbox's retention: a consumer that deduplicates by message
 /// id must keep an id for as long as copies of its message may still arrive.
 /// `span_ms` is the longest the broker keeps redelivering one message
-/// (`None`: without end); `spread_ms` how much longer than the first
-/// delivery the network can take with the last one.
+/// (`None`: without end); `spread_ms` how much later, beyond that span,
+/// the last copy can reach the inbox than the first copy's row was written,
+/// and what makes it so (`spread_by`: the delay ranges, a handler's
+/// processing jitter).
 pub fn inbox_retention(
     setting: &str,
     retention_ms: u64,
     span_ms: Option<u64>,
-    spread_ms: u64,
+    (spread_ms, spread_by): (u64, &str),
     redelivers: &str,
     shown_by: SituationId,
     example: &'static str,
@@ -384,7 +386,7 @@ pub fn inbox_retention(
         // Strictly: a row whose age reaches the retention is gone (DedupStore).
         Some(span) if span.saturating_add(spread_ms) < retention_ms => return None,
         Some(span) if span <= retention_ms => format!(
-            "{redelivers} for up to {}, and the network can deliver the last copy up to {} later than the first (the delay ranges in [network])",
+            "{redelivers} for up to {}, and the last copy can reach the inbox up to {} later than the first ({spread_by})",
             about_ms(span),
             about_ms(spread_ms)
         ),
@@ -553,7 +555,7 @@ mod tests {
             "c.r",
             10_000,
             Some(150_000),
-            0,
+            (0, "d"),
             "the broker redelivers",
             3,
             "x",
@@ -564,9 +566,9 @@ mod tests {
             "{}",
             h.text
         );
-        assert!(inbox_retention("c.r", 10_000, None, 0, "it redelivers", 3, "x").is_some());
-        assert!(inbox_retention("c.r", 0, None, 0, "it redelivers", 3, "x").is_none());
-        assert!(inbox_retention("c.r", 3_600_000, Some(150_000), 0, "b", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 10_000, None, (0, "d"), "it redelivers", 3, "x").is_some());
+        assert!(inbox_retention("c.r", 0, None, (0, "d"), "it redelivers", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 3_600_000, Some(150_000), (0, "d"), "b", 3, "x").is_none());
     }
 
     #[test]
@@ -623,9 +625,9 @@ mod tests {
         assert!(key_retention(&[at(60_000), bank], span, "c", TAKEN_AS_NEW, None, "x").is_none());
         // The inbox: 150 s of redelivery against 160 s: 9.999 s of spread
         // fits, 10 s reaches the very age at which the row is gone, 11 s more.
-        assert!(inbox_retention("c.r", 160_000, Some(150_000), 9_999, "b", 3, "x").is_none());
-        assert!(inbox_retention("c.r", 160_000, Some(150_000), 10_000, "b", 3, "x").is_some());
-        let inbox = inbox_retention("c.r", 160_000, Some(150_000), 11_000, "b", 3, "x")
+        assert!(inbox_retention("c.r", 160_000, Some(150_000), (9_999, "d"), "b", 3, "x").is_none());
+        assert!(inbox_retention("c.r", 160_000, Some(150_000), (10_000, "d"), "b", 3, "x").is_some());
+        let inbox = inbox_retention("c.r", 160_000, Some(150_000), (11_000, "d"), "b", 3, "x")
             .expect("11 s past a 10 s margin");
         assert!(inbox.text.contains("11 s later"), "{}", inbox.text);
     }

@@ -37,7 +37,12 @@ pub(crate) fn hazards(
             if handler == Handler::InboxIfRedelivered {
                 out.push(only_on_redelivery(table));
             }
-            out.extend(inbox_retention(broker, inbox, table, spreads.redelivery_ms));
+            out.extend(inbox_retention(
+                broker,
+                (consumer, inbox),
+                table,
+                spreads.redelivery_ms,
+            ));
         }
     }
     out.extend(visibility_below_processing(
@@ -119,13 +124,32 @@ fn without_dedup(
     })
 }
 
-/// An inbox that forgets ids before the broker's last redelivery.
+/// An inbox that forgets ids before the broker's last redelivery. The row
+/// is written after the first copy's work and the last copy's inbox read
+/// follows its own: where the read comes after the processing (the row in
+/// the effect's transaction), a last copy drawn slower than the first comes
+/// later by up to `processing_jitter_ms`, on top of the network's spread
+/// (`spread_ms`, broker to consumer to database).
 fn inbox_retention(
     broker: &BrokerConfig,
-    inbox: &InboxConfig,
+    (consumer, inbox): (&ConsumerConfig, &InboxConfig),
     table: &str,
     spread_ms: u64,
 ) -> Option<crate::core::Hazard> {
+    let read_after_work = matches!(
+        consumer.handler,
+        Handler::InboxSameTx | Handler::InboxIfRedelivered
+    );
+    let jitter_ms = match read_after_work {
+        true => consumer.processing_jitter_ms,
+        false => 0,
+    };
+    let spread_by = match jitter_ms {
+        0 => "the delay ranges in [network]".to_string(),
+        _ => format!(
+            "the delay ranges in [network], and {table}.processing_jitter_ms: the row is written after the first copy's work, the last copy reads the inbox after its own"
+        ),
+    };
     let span_ms = (broker.max_deliveries > 0)
         .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
     let redelivers = format!(
@@ -136,7 +160,7 @@ fn inbox_retention(
         &format!("{table}.inbox_retention_ms"),
         inbox.retention_us / sim::US_PER_MS,
         span_ms,
-        spread_ms,
+        (spread_ms.saturating_add(jitter_ms), &spread_by),
         &redelivers,
         super::situations::REDELIVERED_AFTER_INBOX_CLEANUP,
         "messaging-inbox-cleaned-too-early",
@@ -148,7 +172,9 @@ fn inbox_retention(
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Spreads {
     /// How much later than a message's first delivery one of its
-    /// redeliveries can reach a consumer (perhaps another one).
+    /// redeliveries can reach the consumers' database through a consumer
+    /// (perhaps another one): the inbox row is written over the first trip,
+    /// and read over the last.
     pub redelivery_ms: u64,
     /// How much longer than the renewal period a lease renewal can take to
     /// reach the broker: the first counts from the delivery leaving the
@@ -159,10 +185,14 @@ pub(crate) struct Spreads {
 }
 
 impl Spreads {
-    pub(crate) fn of(delays: &crate::core::hazard::Delays, consumers: &[String]) -> Spreads {
+    pub(crate) fn of(
+        delays: &crate::core::hazard::Delays,
+        consumers: &[String],
+        db: &str,
+    ) -> Spreads {
         let to: Vec<Vec<&str>> = consumers
             .iter()
-            .map(|c| vec!["broker", c.as_str()])
+            .map(|c| vec!["broker", c.as_str(), db])
             .collect();
         // A consumer renews its own delivery's lease over its own link.
         let renewal_ms = consumers
