@@ -522,6 +522,41 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     assert!(jitter(70_099, "inbox-same-tx").hazards.is_empty());
     // A check before the work reads the inbox before its own jitter.
     assert!(jitter(65_000, "inbox-separate-tx").hazards.is_empty());
+    // A broker the scenario crashes starts every lease over at its restart:
+    // a crash just before a lease ran out, and 30 s down, put the next
+    // delivery up to 90 s after the one before (seen failing with 125 s
+    // against 2 min of redeliveries and restarts of up to 30 s).
+    let crashing = format!(
+        "{base}\n[crashes.broker]\ncrash_per_mille = [0, 50]\nrestart_ms_min = 10000\nrestart_ms_max = 30000\n"
+    );
+    let broker_down = |retention_ms: u64| {
+        let retention = format!("consumer.inbox_retention_ms={retention_ms}");
+        let sets = [&capped[..], &[retention.as_str()][..]].concat();
+        load_text("broker-down.toml", &crashing, &sets)
+    };
+    let s = broker_down(120_000);
+    assert_eq!(ids(&s), [INBOX_RULE]);
+    assert!(s.hazards[0].text.contains("[crashes.broker]"), "{}", s.hazards[0].text);
+    // Two gaps of 90 s and the default delays' 98 ms.
+    assert_eq!(ids(&broker_down(180_098)), [INBOX_RULE]);
+    assert!(broker_down(180_099).hazards.is_empty());
+    // The chain's broker likewise: 2 min of redeliveries and 12 s of
+    // spread fit in 150 s, until the broker restarts.
+    let chain = load(
+        "chain-outbox-inbox",
+        &["accounting.inbox_retention_ms=150000", "broker.max_deliveries=5"],
+    );
+    assert!(chain.hazards.is_empty(), "{:?}", chain.hazards);
+    let chain_text = format!(
+        "{}\n[crashes.broker]\ncrash_per_mille = [0, 50]\nrestart_ms_min = 1000\nrestart_ms_max = 30000\n",
+        std::fs::read_to_string(scenario_dir().join("chain-outbox-inbox.toml")).expect("catalog file")
+    );
+    let chain = load_text(
+        "chain-broker-down.toml",
+        &chain_text,
+        &["accounting.inbox_retention_ms=150000", "broker.max_deliveries=5"],
+    );
+    assert!(ids(&chain).contains(&INBOX_RULE), "{:?}", chain.hazards);
     // The chain's accounting inbox is judged by the same rule, under its own table.
     let s = load(
         "chain-outbox-inbox",

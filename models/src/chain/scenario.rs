@@ -157,7 +157,10 @@ where
         &inbox,
         // The booking service's relay publishes without producer ids.
         ("accounting", queue::ProducerIds::None, true),
-        queue::Spreads::of(input.delays, &accounting, "accounting-db"),
+        queue::Spreads {
+            broker_restart_ms: crate::messaging::republish::broker_restart_ms(input.text),
+            ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
+        },
     ));
     hazards.extend(
         crate::messaging::republish::ack_before_commit_under_crashes(

@@ -358,7 +358,15 @@ pub(crate) fn producer_restarts(text: &str) -> bool {
         .map_or(true, |doc| producer_restart_ms(&doc, "producer").is_some())
 }
 
-/// The longest a crashed producer stays down, if it can crash at all.
+/// The longest the broker stays down when the scenario `text` crashes it
+/// (`None`: it never crashes).
+pub(crate) fn broker_restart_ms(text: &str) -> Option<u64> {
+    let doc: toml::Table = text.parse().ok()?;
+    producer_restart_ms(&doc, "broker")
+}
+
+/// The longest a crashed actor (`producer`: its name) stays down, if it can
+/// crash at all.
 fn producer_restart_ms(doc: &toml::Table, producer: &str) -> Option<u64> {
     let crashes = doc
         .get("crashes")

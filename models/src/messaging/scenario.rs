@@ -372,7 +372,8 @@ where
         true => Vec::new(),
         false => {
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
-            let spreads = Spreads::of(input.delays, &names, "consumer-db");
+            let mut spreads = Spreads::of(input.delays, &names, "consumer-db");
+            spreads.broker_restart_ms = super::republish::broker_restart_ms(input.text);
             let ids = match (p.transactional_id, p.idempotence) {
                 (true, _) => ProducerIds::Transactional,
                 (false, true) => ProducerIds::Idempotent,

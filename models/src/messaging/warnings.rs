@@ -41,7 +41,7 @@ pub(crate) fn hazards(
                 broker,
                 (consumer, inbox),
                 table,
-                spreads.redelivery_ms,
+                (spreads.redelivery_ms, spreads.broker_restart_ms),
             ));
         }
     }
@@ -134,7 +134,7 @@ fn inbox_retention(
     broker: &BrokerConfig,
     (consumer, inbox): (&ConsumerConfig, &InboxConfig),
     table: &str,
-    spread_ms: u64,
+    (spread_ms, broker_restart_ms): (u64, Option<u64>),
 ) -> Option<crate::core::Hazard> {
     let read_after_work = matches!(
         consumer.handler,
@@ -150,12 +150,31 @@ fn inbox_retention(
             "the delay ranges in [network], and {table}.processing_jitter_ms: the row is written after the first copy's work, the last copy reads the inbox after its own"
         ),
     };
+    // A broker that restarts gives every lease out a fresh one: a crash just
+    // before a lease ran out, and the restart, put the next delivery up to a
+    // lease and a restart later. Counted once in each gap between two
+    // deliveries, as the client's restarts are.
+    let gap_ms = match broker_restart_ms {
+        Some(restart_ms) => broker
+            .visibility_timeout_ms
+            .saturating_mul(2)
+            .saturating_add(restart_ms),
+        None => broker.visibility_timeout_ms,
+    };
     let span_ms = (broker.max_deliveries > 0)
-        .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(broker.visibility_timeout_ms));
-    let redelivers = format!(
-        "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms)",
-        crate::core::hazard::about_ms(broker.visibility_timeout_ms)
-    );
+        .then(|| u64::from(broker.max_deliveries - 1).saturating_mul(gap_ms));
+    let redelivers = match broker_restart_ms {
+        None => format!(
+            "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms)",
+            crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+        ),
+        Some(restart_ms) => format!(
+            "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms), and the scenario crashes it ([crashes.broker], back within {}): a restart starts every lease over, so each redelivery can come up to {} after the one before",
+            crate::core::hazard::about_ms(broker.visibility_timeout_ms),
+            crate::core::hazard::about_ms(restart_ms),
+            crate::core::hazard::about_ms(gap_ms)
+        ),
+    };
     crate::core::hazard::inbox_retention(
         &format!("{table}.inbox_retention_ms"),
         inbox.retention_us / sim::US_PER_MS,
@@ -182,6 +201,9 @@ pub(crate) struct Spreads {
     /// trips at their longest); each later one from the arrival of the one
     /// before (the spread of the consumer's link).
     pub renewal_ms: u64,
+    /// The longest the broker stays down, when the scenario crashes it:
+    /// after its restart every lease starts over.
+    pub broker_restart_ms: Option<u64>,
 }
 
 impl Spreads {
@@ -206,6 +228,7 @@ impl Spreads {
         Spreads {
             redelivery_ms: delays.spread_ms(&to),
             renewal_ms,
+            broker_restart_ms: None,
         }
     }
 }
