@@ -1426,16 +1426,19 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     const RULE: &str = "visibility-below-processing";
     let base = "summary = \"lease against processing\"\nmodel = \"messaging\"\n\n[broker]\nvisibility_timeout_ms = 30000\n\n[consumer]\nhandler = \"inbox-same-tx\"\n";
     let with = |sets: &[&str]| load_text("lease.toml", base, sets);
-    // At the timeout or past it, the ack of the longest handler run comes late.
+    // At the timeout or past it, the ack of the longest handler run comes
+    // late: the lease runs from the delivery's departure to the ack's
+    // arrival, so the work, and the delivery, transaction and ack trips of
+    // the default delays (up to 50 ms each way: 200 ms).
     for (sets, words) in [
         (
-            &["consumer.processing_ms=30000"][..],
-            "consumer.processing_ms)",
+            &["consumer.processing_ms=29800"][..],
+            "consumer.processing_ms, and up to 200 ms on the network",
         ),
         (
             &[
                 "consumer.processing_ms=20000",
-                "consumer.processing_jitter_ms=10000",
+                "consumer.processing_jitter_ms=9800",
             ][..],
             "consumer.processing_ms + consumer.processing_jitter_ms",
         ),
@@ -1455,15 +1458,40 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     }
     // 1 ms under the lease, or the default 100 ms handler: silent.
     for sets in [
-        &["consumer.processing_ms=29999"][..],
+        &["consumer.processing_ms=29799"][..],
         &[
             "consumer.processing_ms=20000",
-            "consumer.processing_jitter_ms=9999",
+            "consumer.processing_jitter_ms=9799",
         ][..],
         &[][..],
     ] {
         assert!(with(sets).hazards.is_empty(), "{sets:?}");
     }
+    // A check-then-act inbox runs three transactions: 29.5 s of work and
+    // trips of 100 to 400 ms each way reach 32.7 s (seen failing, silent,
+    // before the trips were counted).
+    let slow = format!(
+        "{base}\n[network]\ndelay_ms_min = 100\ndelay_ms_max = 400\n"
+    );
+    let s = load_text(
+        "slow.toml",
+        &slow,
+        &[
+            "consumer.handler=inbox-separate-tx",
+            "consumer.processing_ms=29500",
+        ],
+    );
+    assert_eq!(ids(&s), [RULE]);
+    assert!(s.hazards[0].text.contains("3 transactions"), "{}", s.hazards[0].text);
+    let sum = sweep(&s, 300);
+    assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
+    assert!(sum.tally.situations.contains(s.hazards[0].shown_by.expect("marked")));
+    // An ack on receipt leaves the lease to the trips: long work is no
+    // concern of it (before, it was warned of a redelivery that never came).
+    let early = with(&["consumer.processing_ms=40000", "consumer.ack=before-commit"]);
+    assert!(!ids(&early).contains(&RULE), "{:?}", early.hazards);
+    let sum = sweep(&early, 200);
+    assert!(!sum.tally.situations.contains(models::messaging::situations::LATE_ACK));
     // Next to the missing dedup, both rules are named.
     assert_eq!(
         ids(&with(&[

@@ -45,12 +45,7 @@ pub(crate) fn hazards(
             ));
         }
     }
-    out.extend(visibility_below_processing(
-        broker,
-        consumer,
-        table,
-        spreads.renewal_ms,
-    ));
+    out.extend(visibility_below_processing(broker, consumer, table, spreads));
     out
 }
 
@@ -204,6 +199,11 @@ pub(crate) struct Spreads {
     /// The longest the broker stays down, when the scenario crashes it:
     /// after its restart every lease starts over.
     pub broker_restart_ms: Option<u64>,
+    /// The longest trips a delivery's handling takes on the network besides
+    /// the work: the delivery to a consumer and its ack back (the longest
+    /// such pair over the consumers), and one transaction's round trip from
+    /// a consumer to its database.
+    pub handling_trips_ms: (u64, u64),
 }
 
 impl Spreads {
@@ -225,27 +225,54 @@ impl Spreads {
             })
             .max()
             .unwrap_or(0);
+        let deliver_and_ack_ms = consumers
+            .iter()
+            .map(|c| delays.path_ms(&["broker", c.as_str(), "broker"]).1)
+            .max()
+            .unwrap_or(0);
+        let tx_round_ms = consumers
+            .iter()
+            .map(|c| delays.path_ms(&[c.as_str(), db, c.as_str()]).1)
+            .max()
+            .unwrap_or(0);
         Spreads {
             redelivery_ms: delays.spread_ms(&to),
             renewal_ms,
             broker_restart_ms: None,
+            handling_trips_ms: (deliver_and_ack_ms, tx_round_ms),
         }
     }
 }
 
 /// The rule of the lease: a broker must not hand a message to a consumer
-/// again while the first one is still working on it. Processing alone is
-/// counted (the transactions and the ack's trip only add to it), so a
-/// warning means every delivery that takes its longest outlives its lease.
+/// again while the first one is still working on it. The lease runs from the
+/// broker's send of the delivery to the arrival of its ack: the longest
+/// handling is the delivery's trip, the work (for an ack after the commit),
+/// the handler's transactions (each at most its timeout: an answer later
+/// than that gives the delivery up) and the ack's trip, each at its longest.
 fn visibility_below_processing(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     table: &str,
-    renewal_spread_ms: u64,
+    spreads: Spreads,
 ) -> Option<crate::core::Hazard> {
-    let longest_ms = consumer
+    let renewal_spread_ms = spreads.renewal_ms;
+    let (deliver_and_ack_ms, tx_round_ms) = spreads.handling_trips_ms;
+    let txs: u64 = match consumer.handler {
+        Handler::InboxSeparateTx | Handler::InboxRecordFirst => 3,
+        _ => 1,
+    };
+    let work_ms = consumer
         .processing_ms
         .saturating_add(consumer.processing_jitter_ms);
+    // An ack on receipt holds the lease for the trips alone.
+    let (work_ms, txs) = match consumer.ack {
+        AckMode::BeforeCommit => (0, 0),
+        _ => (work_ms, txs),
+    };
+    let trips_ms = deliver_and_ack_ms
+        .saturating_add(txs.saturating_mul(tx_round_ms.min(consumer.tx_timeout_ms)));
+    let longest_ms = work_ms.saturating_add(trips_ms);
     // A renewal that always arrives before the lease runs out keeps
     // extending it for as long as the handler runs; what a lost renewal
     // does is a fault's business (messaging-lease-renewal-lost).
@@ -258,9 +285,21 @@ fn visibility_below_processing(
     if longest_ms < broker.visibility_timeout_ms || renewed || checked {
         return None;
     }
-    let setting = match consumer.processing_jitter_ms {
+    let work = match consumer.processing_jitter_ms {
         0 => format!("{table}.processing_ms"),
         _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
+    };
+    let trips = crate::core::hazard::about_ms(trips_ms);
+    let setting = match (consumer.ack, txs) {
+        (AckMode::BeforeCommit, _) => format!(
+            "the delivery's trip and its ack's, which {table}.ack = \"before-commit\" sends on receipt: up to {trips} on the network"
+        ),
+        (_, 1) => format!(
+            "{work}, and up to {trips} on the network: the delivery, the transaction and the ack"
+        ),
+        _ => format!(
+            "{work}, and up to {trips} on the network: the delivery, {txs} transactions and the ack"
+        ),
     };
     // Under exactly-once delivery the late ack fails instead of counting:
     // the first handler has committed by then, unless it checks the result.
