@@ -1260,7 +1260,12 @@ fn accountings_inbox_against_the_booking_relays_republish_is_a_warning() {
         "{}",
         h.text
     );
-    assert!(!with("120000").contains(&RULE));
+    // The last copy can reach accounting's inbox up to 26.047 s later than
+    // the cut says: 11.999 s of spread from the service to the broker,
+    // 12.048 s on to the database through a consumer, 2 s of processing
+    // jitter. A row kept exactly that long is gone.
+    assert!(with("146047").contains(&RULE));
+    assert!(!with("146048").contains(&RULE));
     // The confirmations to another actor are not the relay's.
     let other = load(
         "chain-outbox-inbox",
@@ -1767,8 +1772,16 @@ fn an_inbox_that_forgets_before_the_relay_stops_republishing_is_a_warning() {
         "{}",
         plain.hazards[0].text
     );
-    // An inbox that outlasts the cut and the restart, or forgets nothing.
-    for keep in ["1830000", "0"] {
+    // An inbox that outlasts the cut and the restart (and the 597 ms by
+    // which the last copy's trips can be slower than the first's), or
+    // forgets nothing.
+    assert!(!load(
+        "messaging-idempotent-producer-restart",
+        &["consumer.inbox_retention_ms=1830597"]
+    )
+    .hazards
+    .is_empty());
+    for keep in ["1830598", "0"] {
         let set = format!("consumer.inbox_retention_ms={keep}");
         assert!(
             load("messaging-idempotent-producer-restart", &[&set])
@@ -2520,4 +2533,48 @@ fn an_http_client_restart_stretches_retries_without_a_window_past_the_keys_reten
     assert!(alice.hazards[0].text.contains("[crashes.alice]"));
     let steady = load_text("alice.toml", text, &["crashes.alice.crash_per_mille=0"]);
     assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+}
+
+/// The copies a producer publishes again reach the inbox as new messages:
+/// an outbox relay's under a cut of its confirmations, and a dual write's
+/// bounded retries whatever the faults. Seen silent on a violation before:
+/// a state-first producer retrying 50 times 5 s apart against rows kept
+/// 150 s, and a relay whose confirmations were cut exactly as long as the
+/// rows were kept.
+#[test]
+fn copies_a_producer_publishes_again_must_outlive_the_inbox_as_they_arrive() {
+    const RULE: &str = "inbox-retention-below-republish";
+    let base = "summary = \"republish against the inbox\"\nmodel = \"messaging\"\n\n[run]\nfault_phase_ms = 400000\n\n[producer]\nwrite = \"state-first\"\npublish_max_attempts = 50\npublish_timeout_ms = 5000\n\n[broker]\nmax_deliveries = 5\n\n[consumer]\nhandler = \"inbox-same-tx\"\n\n[network]\ndelay_ms_min = 10\ndelay_ms_max = 10\n\n[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 300000\n";
+    let with = |sets: &[&str]| load_text("republish.toml", base, sets);
+    // 49 retries 5 s apart: 245 s, fixed delays, no jitter.
+    let s = with(&["consumer.inbox_retention_ms=150000"]);
+    assert_eq!(ids(&s), [RULE]);
+    assert!(s.hazards[0].text.contains("publish_max_attempts = 50"), "{}", s.hazards[0].text);
+    let sum = sweep(&s, 100);
+    assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
+    assert!(sum.tally.situations.contains(s.hazards[0].shown_by.expect("marked")));
+    assert_eq!(ids(&with(&["consumer.inbox_retention_ms=245000"])), [RULE], "gone at that age");
+    assert!(with(&["consumer.inbox_retention_ms=245001"]).hazards.is_empty());
+    assert_eq!(
+        ids(&with(&["consumer.inbox_retention_ms=246000", "producer.write=event-first"])),
+        Vec::<&str>::new()
+    );
+    assert_eq!(
+        ids(&with(&["consumer.inbox_retention_ms=245000", "producer.write=event-first"])),
+        [RULE]
+    );
+    // The outbox relay never gives up: the cut of 300 s decides, and a row
+    // kept exactly that long is gone when the last copy reads the inbox.
+    let relay = |retention: &str| with(&["producer.write=outbox", retention]);
+    assert_eq!(ids(&relay("consumer.inbox_retention_ms=300000")), [RULE]);
+    assert!(relay("consumer.inbox_retention_ms=300001").hazards.is_empty());
+    // The last copy's work drawn up to 2 s longer reads 2 s later.
+    let jitter = |retention: &str| {
+        with(&["producer.write=outbox", retention, "consumer.processing_jitter_ms=2000"])
+    };
+    let s = jitter("consumer.inbox_retention_ms=301000");
+    assert_eq!(ids(&s), [RULE]);
+    assert!(s.hazards[0].text.contains("up to 2 s later"), "{}", s.hazards[0].text);
+    assert!(failed_with(&sweep(&s, 300)).is_some());
+    assert!(jitter("consumer.inbox_retention_ms=302001").hazards.is_empty());
 }

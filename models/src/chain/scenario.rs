@@ -151,16 +151,17 @@ where
         (&clients, true),
     );
     let accounting: Vec<String> = (1..=consumers).map(|i| format!("accounting-{i}")).collect();
+    let queue_spreads = queue::Spreads {
+        broker_restart_ms: crate::messaging::republish::broker_restart_ms(input.text),
+        ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
+    };
     hazards.extend(queue::hazards(
         &broker,
         &consumer,
         &inbox,
         // The booking service's relay publishes without producer ids.
         ("accounting", queue::ProducerIds::None, true),
-        queue::Spreads {
-            broker_restart_ms: crate::messaging::republish::broker_restart_ms(input.text),
-            ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
-        },
+        queue_spreads,
     ));
     hazards.extend(
         crate::messaging::republish::ack_before_commit_under_crashes(
@@ -182,7 +183,15 @@ where
         hazards.extend(
             crate::messaging::republish::inbox_retention_below_republish(
                 input.text,
-                inbox.retention_us / sim::US_PER_MS,
+                (
+                    inbox.retention_us / sim::US_PER_MS,
+                    queue::copy_late_ms(
+                        input.delays,
+                        "service",
+                        &queue_spreads,
+                        &consumer,
+                    ),
+                ),
                 crate::messaging::republish::Stamps::Nothing,
                 ("service", "accounting"),
             ),

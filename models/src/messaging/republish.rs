@@ -35,9 +35,12 @@ pub(crate) enum Stamps {
 /// The warning for an inbox that keeps ids `retention_ms` (0: forever) behind
 /// a relay publishing with `stamps`, under the faults `text` sets; the relay
 /// runs in the actor `producer`, the inbox belongs to the consumer's `table`.
+/// `late_ms`: how much later than the first copy's row the last copy can
+/// read the inbox beyond the time between their publishes (the delay
+/// spreads on the way, the consumer's processing jitter).
 pub(crate) fn inbox_retention_below_republish(
     text: &str,
-    retention_ms: u64,
+    (retention_ms, late_ms): (u64, u64),
     stamps: Stamps,
     (producer, table): (&str, &str),
 ) -> Option<Hazard> {
@@ -59,16 +62,61 @@ pub(crate) fn inbox_retention_below_republish(
             )
         }
     };
-    if horizon_ms <= retention_ms {
+    // A row is gone once its age reaches the retention.
+    if horizon_ms.saturating_add(late_ms) < retention_ms {
         return None;
     }
     Some(Hazard {
         id: INBOX_RETENTION_BELOW_REPUBLISH,
         text: format!(
-            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first: one after the inbox forgot takes effect again",
+            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first{}: one after the inbox forgot takes effect again",
             about_ms(retention_ms),
             about_ms(cut_ms),
             about_ms(horizon_ms),
+            later(late_ms),
+        ),
+        shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
+        example: "messaging-idempotent-producer-restart",
+    })
+}
+
+/// The words for a last copy reaching the inbox `late_ms` later than the
+/// time between the publishes says.
+fn later(late_ms: u64) -> String {
+    match late_ms {
+        0 => String::new(),
+        _ => format!(
+            ", and reach the inbox up to {} later than that (the delay ranges in [network], the consumer's processing jitter)",
+            about_ms(late_ms)
+        ),
+    }
+}
+
+/// The warning for an inbox that keeps ids `retention_ms` (0: forever) behind
+/// a dual-write producer (state first or event first) that publishes an
+/// event up to `attempts` times, `timeout_ms` apart, while no confirmation
+/// comes: the broker stores every retry as a new copy, and the design sets
+/// the span, whatever the faults. `late_ms` as for the relay's rule.
+pub(crate) fn inbox_retention_below_publish_retries(
+    (retention_ms, late_ms): (u64, u64),
+    (attempts, timeout_ms): (u32, u64),
+    table: &str,
+) -> Option<Hazard> {
+    if retention_ms == 0 || attempts < 2 {
+        return None;
+    }
+    let span_ms = u64::from(attempts - 1).saturating_mul(timeout_ms);
+    if span_ms.saturating_add(late_ms) < retention_ms {
+        return None;
+    }
+    Some(Hazard {
+        id: INBOX_RETENTION_BELOW_REPUBLISH,
+        text: format!(
+            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the producer publishes an event again each time no confirmation comes within {} (producer.publish_timeout_ms), up to producer.publish_max_attempts = {attempts} times, and the broker stores every retry as a new copy: the last can come up to {} after the first{}; one after the inbox forgot takes effect again",
+            about_ms(retention_ms),
+            about_ms(timeout_ms),
+            about_ms(span_ms),
+            later(late_ms),
         ),
         shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
         example: "messaging-idempotent-producer-restart",
@@ -398,7 +446,7 @@ mod tests {
     const BASE: &str = "[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 1800000\n";
 
     fn warn(text: &str, retention_ms: u64, stamps: Stamps) -> Option<String> {
-        inbox_retention_below_republish(text, retention_ms, stamps, ("producer", "consumer"))
+        inbox_retention_below_republish(text, (retention_ms, 0), stamps, ("producer", "consumer"))
             .map(|h| h.text)
     }
 
@@ -408,11 +456,22 @@ mod tests {
         assert!(t.contains("up to 30 min"), "{t}");
         assert!(t.contains("every retry is stored"), "{t}");
         assert_eq!(
-            warn(BASE, 1_800_000, Stamps::Nothing),
+            warn(BASE, 1_800_001, Stamps::Nothing),
             None,
-            "the edge holds"
+            "one ms past the cut holds"
+        );
+        assert!(
+            warn(BASE, 1_800_000, Stamps::Nothing).is_some(),
+            "a row is gone once its age reaches the retention"
         );
         assert!(warn(BASE, 1_799_999, Stamps::Nothing).is_some());
+        // The last copy's trips and work can come later than the first's.
+        let late = |retention_ms| {
+            inbox_retention_below_republish(BASE, (retention_ms, 2_000), Stamps::Nothing, ("producer", "consumer"))
+        };
+        let t = late(1_801_000).expect("2 s late against 1 s of margin").text;
+        assert!(t.contains("up to 2 s later"), "{t}");
+        assert!(late(1_802_001).is_none());
         assert_eq!(warn(BASE, 0, Stamps::Nothing), None, "kept forever");
     }
 
@@ -423,7 +482,8 @@ mod tests {
         let t = warn(&crashes, 600_000, Stamps::PerSession).expect("a restart republishes");
         assert!(t.contains("restarted relay's republish"), "{t}");
         assert!(t.contains("up to 30.5 min after the first"), "{t}");
-        assert_eq!(warn(&crashes, 1_830_000, Stamps::PerSession), None);
+        assert_eq!(warn(&crashes, 1_830_001, Stamps::PerSession), None);
+        assert!(warn(&crashes, 1_830_000, Stamps::PerSession).is_some());
         let never = crashes.replace("[0, 20]", "0");
         assert_eq!(warn(&never, 600_000, Stamps::PerSession), None);
     }
@@ -444,7 +504,7 @@ mod tests {
             "[network]\nrandom_partition_per_mille = [0, 100]\nrandom_partition_ms_max = 900000\n";
         let t = warn(random, 600_000, Stamps::Nothing).expect("a random cut may hit the producer");
         assert!(t.contains("random partition"), "{t}");
-        assert_eq!(warn(random, 900_000, Stamps::Nothing), None);
+        assert_eq!(warn(random, 900_001, Stamps::Nothing), None);
         // Malformed values are the loader's to refuse, not a panic here.
         let odd = BASE.replace("end_ms = 1800000", "end_ms = \"30min\"");
         assert_eq!(warn(&odd, 600_000, Stamps::Nothing), None);

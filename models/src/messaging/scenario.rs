@@ -15,7 +15,7 @@ use crate::external::{self, ExternalConfig, DEFAULT_HANDLER_TIMEOUT_MS};
 use serde::Deserialize;
 use sim::ActorId;
 
-pub(crate) use super::warnings::{hazards, ProducerIds, Spreads};
+pub(crate) use super::warnings::{copy_late_ms, hazards, ProducerIds, Spreads};
 
 pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
@@ -390,17 +390,28 @@ where
             // Only an inbox is read on every delivery; and only an outbox
             // relay republishes without end.
             let reads_inbox = consumer.handler.reads_inbox_always();
+            let retention_ms = inbox.retention_us / sim::US_PER_MS;
+            let late_ms =
+                super::warnings::copy_late_ms(input.delays, "producer", &spreads, &consumer);
             if reads_inbox && mode == WriteMode::Outbox {
                 let stamps = match ids {
                     ProducerIds::None => super::republish::Stamps::Nothing,
                     _ => super::republish::Stamps::PerSession,
                 };
-                let retention_ms = inbox.retention_us / sim::US_PER_MS;
                 found.extend(super::republish::inbox_retention_below_republish(
                     input.text,
-                    retention_ms,
+                    (retention_ms, late_ms),
                     stamps,
                     ("producer", "consumer"),
+                ));
+            }
+            // A dual write retries a bounded number of times, each retry a
+            // new copy at the broker.
+            if reads_inbox && matches!(mode, WriteMode::StateFirst | WriteMode::EventFirst) {
+                found.extend(super::republish::inbox_retention_below_publish_retries(
+                    (retention_ms, late_ms),
+                    (attempts as u32, publish_timeout_ms),
+                    "consumer",
                 ));
             }
             found.extend(super::republish::ack_before_commit_under_crashes(

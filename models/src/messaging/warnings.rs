@@ -181,6 +181,27 @@ fn inbox_retention(
     )
 }
 
+/// How much later than the first copy's row the last copy a producer
+/// published can read the inbox, beyond the time between the two publishes:
+/// the spread of the trip from `producer` to the broker and on through a
+/// consumer to its database, and the consumer's processing jitter where its
+/// inbox read follows the work.
+pub(crate) fn copy_late_ms(
+    delays: &crate::core::hazard::Delays,
+    producer: &str,
+    spreads: &Spreads,
+    consumer: &ConsumerConfig,
+) -> u64 {
+    let publish_ms = delays.spread_ms(&[vec![producer, "broker"]]);
+    let jitter_ms = match consumer.handler {
+        Handler::InboxSameTx | Handler::InboxIfRedelivered => consumer.processing_jitter_ms,
+        _ => 0,
+    };
+    publish_ms
+        .saturating_add(spreads.redelivery_ms)
+        .saturating_add(jitter_ms)
+}
+
 /// How the network's delay spread between a broker and its `consumers`
 /// (names) moves the lease rules' times.
 #[derive(Clone, Copy, Debug)]
