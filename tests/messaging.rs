@@ -1441,3 +1441,64 @@ fn a_record_first_inbox_resending_after_the_ack_doubles_or_loses() {
     assert_eq!(inv, None, "{:?}", sum.first_failure);
     assert!(!sum.tally.situations.contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
 }
+
+/// A renewal from a delivery whose lease ran out is "after redelivery"
+/// whatever became of the newer delivery: still out, or already acked.
+/// Before, a renewal that arrived after the redelivered copy's ack found the
+/// message done and passed for one trailing its own ack.
+#[test]
+fn a_renewal_after_the_redelivered_copy_was_acked_is_still_after_redelivery() {
+    let text = r#"
+summary = "renewals cut while the lease runs out"
+model = "messaging"
+[producer]
+write = "outbox"
+[broker]
+visibility_timeout_ms = 10000
+consumers = 1
+[consumer]
+handler = "inbox-same-tx"
+processing_ms = 1000
+processing_jitter_ms = 40000
+lease_renewal_ms = 5000
+[network]
+delay_ms_min = 1
+delay_ms_max = 50
+[[network.partitions]]
+between = ["consumer-1", "broker"]
+one_way = true
+start_ms = 0
+end_ms = 12000
+[[events]]
+entity = 4711
+value = 1200
+"#;
+    let s = common::load_text("renewals.toml", text, &[]);
+    let mut cases = 0;
+    for seed in 0..300 {
+        let (entries, _) = trace_of(&s, seed);
+        // Acks the broker took, by receipt, in the order they arrived.
+        let mut acked: Vec<u32> = Vec::new();
+        let mut older_renewed = false;
+        for e in &entries {
+            let TraceKind::Deliver { to: 1, msg, .. } = &e.kind else {
+                continue;
+            };
+            match Carries::<messaging::Msg>::peek(msg) {
+                Some(messaging::Msg::Ack { receipt, .. }) => acked.push(*receipt),
+                Some(messaging::Msg::Extend { receipt, .. }) => {
+                    older_renewed |= acked.iter().any(|r| r > receipt) && !acked.contains(receipt)
+                }
+                _ => {}
+            }
+        }
+        if older_renewed {
+            cases += 1;
+            assert!(
+                reached(&entries, sit::RENEWAL_AFTER_REDELIVERY),
+                "seed {seed}: a renewal of a superseded delivery after the newer one's ack"
+            );
+        }
+    }
+    assert!(cases > 0, "no run renewed a superseded delivery after the newer one's ack");
+}

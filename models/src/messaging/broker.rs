@@ -112,6 +112,11 @@ pub struct BrokerStorage {
     /// Where producer ids expire, per producer id when the broker last
     /// stored a publish under it; a retry it drops does not count.
     pub producers_stored_us: Vec<(u32, TimeUs)>,
+    /// Per acked message, its id and the receipt of its latest delivery
+    /// when the ack came: a renewal naming another receipt of it comes from
+    /// a delivery the lease had let go. Kept for that situation alone, so
+    /// the state panels do not show it.
+    pub latest_acked: Vec<(u32, u32)>,
 }
 
 // By hand: the producer table only where an idempotent producer wrote to
@@ -455,11 +460,16 @@ impl<W: Carries<Msg>> Broker<W> {
             }
             None => {
                 // Too late: the lease ran out, the message is visible or out
-                // again. A renewal that only trailed its own ack (the message
-                // is done) is no such thing.
+                // again, or its newer delivery has been acked already. A
+                // renewal that only trailed its own delivery's ack (the
+                // message is done) is no such thing.
                 let again = s.queue.iter().any(|m| {
                     m.ev.id == id && matches!(m.status, QStatus::Ready | QStatus::InFlight { .. })
                 });
+                let latest = |&(i, r): &(u32, u32)| i == id && r == receipt;
+                let superseded = s.latest_acked.iter().any(|&(i, _)| i == id)
+                    && !s.latest_acked.iter().any(latest);
+                let again = again || superseded;
                 if again {
                     ctx.reached(sit::RENEWAL_AFTER_REDELIVERY);
                 }
@@ -496,6 +506,8 @@ impl<W: Carries<Msg>> Broker<W> {
                         ctx.reached(sit::LATE_ACK);
                     }
                     m.status = QStatus::Acked;
+                    // The queue bounds it: one entry per message acked.
+                    s.latest_acked.push((id, current));
                     if eod {
                         s.acks.push((id, receipt));
                     }
@@ -589,12 +601,14 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             epochs: Vec::new(),
             acks: Vec::new(),
             producers_stored_us: Vec::new(),
+            latest_acked: Vec::new(),
         });
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
         s.acks.clear();
         s.producers_stored_us.clear();
+        s.latest_acked.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
     }
