@@ -176,6 +176,12 @@ where
         ("accounting", "accounting-db", &accounting),
         input.delays,
     ));
+    hazards.extend(crate::messaging::republish::ack_result_lost_drops_work(
+        input.text,
+        &consumer,
+        ("accounting", &accounting),
+        input.delays,
+    ));
     // The booking service's outbox relay republishes to accounting's inbox
     // until the broker's confirmation gets through, as the messaging relay does.
     let reads_inbox = consumer.handler.reads_inbox_always();

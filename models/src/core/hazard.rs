@@ -25,13 +25,14 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 16] = [
+pub const RULES: [&str; 17] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
     PRODUCER_ID_EXPIRY_BELOW_RETRIES,
     ACK_BEFORE_COMMIT_UNDER_CRASHES,
     COMMIT_RESENT_WITHOUT_DEDUP,
+    ACK_RESULT_LOST_DROPS_WORK,
     LEASE_BELOW_CALL,
     KEY_DELETED_ON_TIMEOUT,
     CONSUMER_WITHOUT_DEDUP,
@@ -55,6 +56,10 @@ pub const ACK_BEFORE_COMMIT_UNDER_CRASHES: &str = "ack-before-commit-under-crash
 /// A consumer that acks first re-sends a commit that is not keyed by the
 /// message id, in a scenario that can keep its database's answers away.
 pub const COMMIT_RESENT_WITHOUT_DEDUP: &str = "commit-resent-without-dedup";
+/// A consumer that acks with result before its commit drops its work when
+/// no ask for the result is answered, in a scenario that can keep every
+/// answer away.
+pub const ACK_RESULT_LOST_DROPS_WORK: &str = "ack-result-lost-drops-work";
 /// A lease on "in progress" keys that ends before the call it guards.
 pub const LEASE_BELOW_CALL: &str = "lease-shorter-than-bank-call";
 /// A key deleted when the bank's outcome is unknown.

@@ -17,7 +17,8 @@
 use super::situations as sit;
 use super::{AckMode, ConsumerConfig, Handler};
 use crate::core::hazard::{
-    about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, COMMIT_RESENT_WITHOUT_DEDUP,
+    about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK,
+    COMMIT_RESENT_WITHOUT_DEDUP,
     INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
 };
 use crate::core::Hazard;
@@ -247,6 +248,94 @@ pub(crate) fn commit_resent_without_dedup(
     })
 }
 
+/// The warning for a consumer that acks with result before its commit
+/// (`checked-before-commit`) when the scenario `text` (with its `delays`)
+/// can keep the broker's answer from every one of its asks: the consumer
+/// asks up to `tx_max_attempts` times, `tx_timeout_ms` apart, then drops
+/// its work, though the ack may have counted, and then nothing delivers the
+/// message again. One ask: any loss of the results, a cut of them, a round
+/// trip as long as the timeout. More: a cut (declared or random) as long as
+/// the asks' span, or a round trip as long as all their timeouts.
+pub(crate) fn ack_result_lost_drops_work(
+    text: &str,
+    consumer: &ConsumerConfig,
+    (table, consumers): (&str, &[String]),
+    delays: &Delays,
+) -> Option<Hazard> {
+    if consumer.ack != AckMode::CheckedBeforeCommit {
+        return None;
+    }
+    let doc: toml::Table = text.parse().ok()?;
+    let empty = toml::Table::new();
+    let network = doc
+        .get("network")
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+    let asks = u64::from(consumer.tx_max_attempts);
+    let timeout_ms = consumer.tx_timeout_ms;
+    let span_ms = (asks - 1).saturating_mul(timeout_ms);
+    let mut why: Option<String> = None;
+    for c in consumers {
+        let loss = answer_loss_per_mille(network, ("broker", c), "ack-result");
+        if loss > 0 && asks == 1 && why.is_none() {
+            why = Some(format!(
+                "the network loses up to {loss}‰ of the broker's ack results to {c}"
+            ));
+        }
+    }
+    let partitions = network
+        .get("partitions")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_table);
+    for p in partitions {
+        let start = whole(p.get("start_ms")).unwrap_or(0);
+        let end = whole(p.get("end_ms")).unwrap_or(0);
+        let cut_ms = end.saturating_sub(start);
+        let cuts = consumers.iter().any(|c| cuts_link(p, ("broker", c.as_str())));
+        if cuts && cut_ms >= span_ms && why.is_none() {
+            why = Some(format!(
+                "a [[network.partitions]] entry cuts the broker's answers to a consumer for {}",
+                about_ms(cut_ms)
+            ));
+        }
+    }
+    let random = network
+        .get("random_partition_per_mille")
+        .and_then(highest)
+        .unwrap_or(0);
+    let random_ms = whole(network.get("random_partition_ms_max")).unwrap_or(30_000);
+    if random > 0 && random_ms >= span_ms && why.is_none() {
+        why = Some(format!(
+            "a random partition (random_partition_per_mille) may cut the broker off from a consumer for up to {}",
+            about_ms(random_ms)
+        ));
+    }
+    for c in consumers {
+        let trip_ms = delays.path_ms(&[c.as_str(), "broker", c.as_str()]).1;
+        if trip_ms >= asks.saturating_mul(timeout_ms) && why.is_none() {
+            why = Some(format!(
+                "an ack from {c} and its result can take up to {} on the network",
+                about_ms(trip_ms)
+            ));
+        }
+    }
+    let why = why?;
+    let asking = match asks {
+        1 => format!("asks for the result once ({table}.tx_max_attempts = 1) and drops its work when no answer comes within {} ({table}.tx_timeout_ms)", about_ms(timeout_ms)),
+        _ => format!("asks for the result up to {asks} times, {} apart ({table}.tx_max_attempts, {table}.tx_timeout_ms), then drops its work", about_ms(timeout_ms)),
+    };
+    Some(Hazard {
+        id: ACK_RESULT_LOST_DROPS_WORK,
+        text: format!(
+            "the consumer acks with result before its commit ({table}.ack = \"checked-before-commit\") and {asking}; {why}: an ack that counted whose every answer was lost lets the message go with its work dropped, and the event is lost"
+        ),
+        shown_by: Some(sit::ACK_RESULT_MISSING),
+        example: "messaging-eod-checked-ack",
+    })
+}
+
 /// What in the scenario can keep an answer of `db` from reaching one of
 /// `consumers` within `timeout_ms`: a loss of its `tx-done` answers, a
 /// partition that cuts them, or a round trip as long as the timeout.
@@ -262,7 +351,7 @@ fn late_answer(
         .and_then(toml::Value::as_table)
         .unwrap_or(&empty);
     for c in consumers {
-        let loss = answer_loss_per_mille(network, (db, c));
+        let loss = answer_loss_per_mille(network, (db, c), "tx-done");
         if loss > 0 {
             return Some(format!(
                 "the network loses up to {loss}‰ of {db}'s answers (tx-done) to {c}"
@@ -310,7 +399,7 @@ fn late_answer(
 /// naming the kind with a loss of its own sets the kind's, which from then on
 /// only such entries change; a kind no entry gave a loss follows the link's
 /// final loss (`scenario/network.rs`, `kind_faults`).
-fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str)) -> u64 {
+fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str), answer: &str) -> u64 {
     let mut link = network.get("loss_per_mille").and_then(highest).unwrap_or(0);
     let mut kind: Option<u64> = None;
     for l in network
@@ -331,7 +420,7 @@ fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str)) -> u64
         let loss = l.get("loss_per_mille").and_then(highest);
         match l.get("kinds").and_then(toml::Value::as_array) {
             None => link = loss.unwrap_or(link),
-            Some(kinds) if kinds.iter().any(|k| k.as_str() == Some("tx-done")) => {
+            Some(kinds) if kinds.iter().any(|k| k.as_str() == Some(answer)) => {
                 kind = loss.or(kind);
             }
             Some(_) => {}

@@ -425,6 +425,12 @@ where
                 ("consumer", "consumer-db", &names),
                 input.delays,
             ));
+            found.extend(super::republish::ack_result_lost_drops_work(
+                input.text,
+                &consumer,
+                ("consumer", &names),
+                input.delays,
+            ));
             if mode == WriteMode::Outbox && ids != ProducerIds::None {
                 found.extend(super::republish::producer_id_expiry_below_retries(
                     input.text,
