@@ -536,7 +536,11 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     };
     let s = broker_down(120_000);
     assert_eq!(ids(&s), [INBOX_RULE]);
-    assert!(s.hazards[0].text.contains("[crashes.broker]"), "{}", s.hazards[0].text);
+    assert!(
+        s.hazards[0].text.contains("[crashes.broker]"),
+        "{}",
+        s.hazards[0].text
+    );
     // Two gaps of 90 s and the default delays' 98 ms.
     assert_eq!(ids(&broker_down(180_098)), [INBOX_RULE]);
     assert!(broker_down(180_099).hazards.is_empty());
@@ -544,7 +548,10 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     // spread fit in 150 s, until the broker restarts.
     let chain = load(
         "chain-outbox-inbox",
-        &["accounting.inbox_retention_ms=150000", "broker.max_deliveries=5"],
+        &[
+            "accounting.inbox_retention_ms=150000",
+            "broker.max_deliveries=5",
+        ],
     );
     assert!(chain.hazards.is_empty(), "{:?}", chain.hazards);
     let chain_text = format!(
@@ -554,7 +561,10 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let chain = load_text(
         "chain-broker-down.toml",
         &chain_text,
-        &["accounting.inbox_retention_ms=150000", "broker.max_deliveries=5"],
+        &[
+            "accounting.inbox_retention_ms=150000",
+            "broker.max_deliveries=5",
+        ],
     );
     assert!(ids(&chain).contains(&INBOX_RULE), "{:?}", chain.hazards);
     // The chain's accounting inbox is judged by the same rule, under its own table.
@@ -1475,9 +1485,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     // A check-then-act inbox runs three transactions: 29.5 s of work and
     // trips of 100 to 400 ms each way reach 32.7 s (seen failing, silent,
     // before the trips were counted).
-    let slow = format!(
-        "{base}\n[network]\ndelay_ms_min = 100\ndelay_ms_max = 400\n"
-    );
+    let slow = format!("{base}\n[network]\ndelay_ms_min = 100\ndelay_ms_max = 400\n");
     let s = load_text(
         "slow.toml",
         &slow,
@@ -1487,16 +1495,26 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
         ],
     );
     assert_eq!(ids(&s), [RULE]);
-    assert!(s.hazards[0].text.contains("3 transactions"), "{}", s.hazards[0].text);
+    assert!(
+        s.hazards[0].text.contains("3 transactions"),
+        "{}",
+        s.hazards[0].text
+    );
     let sum = sweep(&s, 300);
     assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
-    assert!(sum.tally.situations.contains(s.hazards[0].shown_by.expect("marked")));
+    assert!(sum
+        .tally
+        .situations
+        .contains(s.hazards[0].shown_by.expect("marked")));
     // An ack on receipt leaves the lease to the trips: long work is no
     // concern of it (before, it was warned of a redelivery that never came).
     let early = with(&["consumer.processing_ms=40000", "consumer.ack=before-commit"]);
     assert!(!ids(&early).contains(&RULE), "{:?}", early.hazards);
     let sum = sweep(&early, 200);
-    assert!(!sum.tally.situations.contains(models::messaging::situations::LATE_ACK));
+    assert!(!sum
+        .tally
+        .situations
+        .contains(models::messaging::situations::LATE_ACK));
     // Next to the missing dedup, both rules are named.
     assert_eq!(
         ids(&with(&[
@@ -1836,7 +1854,9 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     );
     assert_eq!(ids(&record_first), [RULE]);
     assert!(
-        record_first.hazards[0].text.contains("record-resent-took-own-row"),
+        record_first.hazards[0]
+            .text
+            .contains("record-resent-took-own-row"),
         "{}",
         record_first.hazards[0].text
     );
@@ -1897,10 +1917,7 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     // later loss on one link reaches that link's answers.
     let calm = base
         .replacen("loss_per_mille = [0, 100]", "loss_per_mille = 0", 1)
-        .replace(
-            "kinds = [\"tx\", \"tx-done\"]",
-            "kinds = [\"tx\"]",
-        );
+        .replace("kinds = [\"tx\", \"tx-done\"]", "kinds = [\"tx\"]");
     assert!(!ids(&load_text("calm.toml", &calm, &[])).contains(&RULE));
     let follows = format!(
         "{calm}\n[[network.links]]\nfrom = \"consumer-db\"\nto = \"consumer-2\"\nloss_per_mille = 50\n"
@@ -2549,34 +2566,65 @@ fn copies_a_producer_publishes_again_must_outlive_the_inbox_as_they_arrive() {
     // 49 retries 5 s apart: 245 s, fixed delays, no jitter.
     let s = with(&["consumer.inbox_retention_ms=150000"]);
     assert_eq!(ids(&s), [RULE]);
-    assert!(s.hazards[0].text.contains("publish_max_attempts = 50"), "{}", s.hazards[0].text);
+    assert!(
+        s.hazards[0].text.contains("publish_max_attempts = 50"),
+        "{}",
+        s.hazards[0].text
+    );
     let sum = sweep(&s, 100);
     assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
-    assert!(sum.tally.situations.contains(s.hazards[0].shown_by.expect("marked")));
-    assert_eq!(ids(&with(&["consumer.inbox_retention_ms=245000"])), [RULE], "gone at that age");
-    assert!(with(&["consumer.inbox_retention_ms=245001"]).hazards.is_empty());
+    assert!(sum
+        .tally
+        .situations
+        .contains(s.hazards[0].shown_by.expect("marked")));
     assert_eq!(
-        ids(&with(&["consumer.inbox_retention_ms=246000", "producer.write=event-first"])),
+        ids(&with(&["consumer.inbox_retention_ms=245000"])),
+        [RULE],
+        "gone at that age"
+    );
+    assert!(with(&["consumer.inbox_retention_ms=245001"])
+        .hazards
+        .is_empty());
+    assert_eq!(
+        ids(&with(&[
+            "consumer.inbox_retention_ms=246000",
+            "producer.write=event-first"
+        ])),
         Vec::<&str>::new()
     );
     assert_eq!(
-        ids(&with(&["consumer.inbox_retention_ms=245000", "producer.write=event-first"])),
+        ids(&with(&[
+            "consumer.inbox_retention_ms=245000",
+            "producer.write=event-first"
+        ])),
         [RULE]
     );
     // The outbox relay never gives up: the cut of 300 s decides, and a row
     // kept exactly that long is gone when the last copy reads the inbox.
     let relay = |retention: &str| with(&["producer.write=outbox", retention]);
     assert_eq!(ids(&relay("consumer.inbox_retention_ms=300000")), [RULE]);
-    assert!(relay("consumer.inbox_retention_ms=300001").hazards.is_empty());
+    assert!(relay("consumer.inbox_retention_ms=300001")
+        .hazards
+        .is_empty());
     // The last copy's work drawn up to 2 s longer reads 2 s later.
     let jitter = |retention: &str| {
-        with(&["producer.write=outbox", retention, "consumer.processing_jitter_ms=2000"])
+        with(&[
+            "producer.write=outbox",
+            retention,
+            "consumer.processing_jitter_ms=2000",
+        ])
     };
     let s = jitter("consumer.inbox_retention_ms=301000");
     assert_eq!(ids(&s), [RULE]);
-    assert!(s.hazards[0].text.contains("up to 2 s later"), "{}", s.hazards[0].text);
+    assert!(
+        s.hazards[0].text.contains("up to 2 s later"),
+        "{}",
+        s.hazards[0].text
+    );
     assert!(failed_with(&sweep(&s, 300)).is_some());
-    assert!(jitter("consumer.inbox_retention_ms=302001").hazards.is_empty());
+    assert!(jitter("consumer.inbox_retention_ms=302001")
+        .hazards
+        .is_empty());
 }
 
 /// A consumer that acks with result before its commit drops its work when
@@ -2600,7 +2648,12 @@ fn an_ack_result_every_ask_of_which_can_go_unanswered_is_a_warning() {
     assert!(sum.tally.situations.contains(h.shown_by.expect("marked")));
     // Results that are never lost, asked once: silent.
     let kept = format!("{base}\n[[network.links]]\nkinds = [\"ack-result\"]\nloss_per_mille = 0\n");
-    assert!(!ids(&load_text("kept.toml", &kept, &["consumer.tx_max_attempts=1"])).contains(&RULE));
+    assert!(!ids(&load_text(
+        "kept.toml",
+        &kept,
+        &["consumer.tx_max_attempts=1"]
+    ))
+    .contains(&RULE));
     // A cut of the results as long as the asks' span (9 x 5 s) fires; one
     // shorter does not. An ack after the commit asks nothing.
     let cut = |end_ms: u64| {
@@ -2608,7 +2661,12 @@ fn an_ack_result_every_ask_of_which_can_go_unanswered_is_a_warning() {
     };
     assert!(ids(&load_text("cut.toml", &cut(46_000), &[])).contains(&RULE));
     assert!(!ids(&load_text("cut.toml", &cut(45_999), &[])).contains(&RULE));
-    assert!(!ids(&load_text("cut.toml", &cut(46_000), &["consumer.ack=after-commit"])).contains(&RULE));
+    assert!(!ids(&load_text(
+        "cut.toml",
+        &cut(46_000),
+        &["consumer.ack=after-commit"]
+    ))
+    .contains(&RULE));
     // The chain's accounting consumer is judged by the same rule.
     let chain = load(
         "chain-outbox-inbox",

@@ -1370,7 +1370,8 @@ start_ms = 500
 /// design whose broker delivered the message once.
 #[test]
 fn a_network_copy_of_a_delivery_is_not_a_second_job() {
-    let text = eod_checked("[[network.links]]\nkinds = [\"deliver\"]\nduplicate_per_mille = [0, 200]\n");
+    let text =
+        eod_checked("[[network.links]]\nkinds = [\"deliver\"]\nduplicate_per_mille = [0, 200]\n");
     let s = common::load_text("deliver-copies.toml", &text, &[]);
     let (sum, inv) = swept(&s, 1000);
     assert_eq!(inv, None, "{:?}", sum.first_failure);
@@ -1394,13 +1395,18 @@ fn a_network_copy_of_a_delivery_is_not_a_second_job() {
 /// timeout, and an ack that had counted lost its event.
 #[test]
 fn a_missing_ack_result_is_asked_again_before_the_work_is_dropped() {
-    let text = eod_checked("[[network.links]]\nkinds = [\"ack-result\"]\nloss_per_mille = [0, 300]\n");
+    let text =
+        eod_checked("[[network.links]]\nkinds = [\"ack-result\"]\nloss_per_mille = [0, 300]\n");
     let s = common::load_text("ack-results-lost.toml", &text, &[]);
     let (sum, inv) = swept(&s, 1000);
     assert_eq!(inv, None, "{:?}", sum.first_failure);
     assert!(sum.tally.situations.contains(sit::ACK_RESENT_FOR_RESULT));
     // Asking once, the consumer drops work whose ack counted.
-    let s = common::load_text("ack-results-lost.toml", &text, &["consumer.tx_max_attempts=1"]);
+    let s = common::load_text(
+        "ack-results-lost.toml",
+        &text,
+        &["consumer.tx_max_attempts=1"],
+    );
     let (sum, inv) = swept(&s, 1000);
     assert_eq!(inv, Some("no-lost-effect"));
     assert!(sum.tally.situations.contains(sit::ACK_RESULT_MISSING));
@@ -1423,7 +1429,10 @@ fn a_record_first_inbox_resending_after_the_ack_doubles_or_loses() {
     let sum = sweep(&s, 1000);
     assert_eq!(sum.tally.faults.crashed, 0);
     assert!(sum.tally.situations.contains(sit::RESENT_TX_APPLIED_AGAIN));
-    assert!(sum.tally.situations.contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
+    assert!(sum
+        .tally
+        .situations
+        .contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
     // Each kind of failure on some seed of these.
     let failures: Vec<&str> = (0..1000)
         .filter_map(|seed| match trace_of(&s, seed).1 {
@@ -1436,10 +1445,17 @@ fn a_record_first_inbox_resending_after_the_ack_doubles_or_loses() {
     }
     // The same faults against an inbox row in the effect's transaction: one
     // effect each, and no row taken for a duplicate's.
-    let s = common::load_text("record-first.toml", &text, &["consumer.handler=inbox-same-tx"]);
+    let s = common::load_text(
+        "record-first.toml",
+        &text,
+        &["consumer.handler=inbox-same-tx"],
+    );
     let (sum, inv) = swept(&s, 1000);
     assert_eq!(inv, None, "{:?}", sum.first_failure);
-    assert!(!sum.tally.situations.contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
+    assert!(!sum
+        .tally
+        .situations
+        .contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
 }
 
 /// A renewal from a delivery whose lease ran out is "after redelivery"
@@ -1500,5 +1516,68 @@ value = 1200
             );
         }
     }
-    assert!(cases > 0, "no run renewed a superseded delivery after the newer one's ack");
+    assert!(
+        cases > 0,
+        "no run renewed a superseded delivery after the newer one's ack"
+    );
+}
+
+/// Two stored copies of one event (a publish the network duplicated) out at
+/// once, each under its own receipt, and no lease ever running out: each
+/// ack is its own copy's. Before, an ack took the first copy out with the
+/// event's id, whatever its receipt: the other copy's ack then passed for a
+/// late one (late-ack, which marks visibility-below-processing as reached),
+/// or under exactly-once delivery was refused as stale and its copy sat out
+/// its whole lease to be delivered again.
+#[test]
+fn each_copys_ack_acks_that_copy() {
+    let text = r#"
+summary = "two copies of one event out at once, no lease ever runs out"
+model = "messaging"
+[producer]
+write = "outbox"
+[broker]
+visibility_timeout_ms = 600000
+consumers = 2
+exactly_once_delivery = false
+[consumer]
+handler = "inbox-same-tx"
+ack = "after-commit"
+processing_ms = 1000
+processing_jitter_ms = 1000
+[network]
+loss_per_mille = 0
+duplicate_per_mille = 0
+delay_ms_min = 1
+delay_ms_max = 100
+[[network.links]]
+from = "producer"
+to = "broker"
+duplicate_per_mille = [0, 500]
+[[events]]
+entity = 4711
+value = 1200
+"#;
+    for sets in [
+        &[][..],
+        &[
+            "broker.exactly_once_delivery=true",
+            "consumer.ack=checked-before-commit",
+        ][..],
+    ] {
+        let s = common::load_text("two-copies.toml", text, sets);
+        let (sum, inv) = swept(&s, 1000);
+        assert_eq!(inv, None, "{sets:?}: {:?}", sum.first_failure);
+        assert!(
+            sum.tally.situations.contains(sit::DUPLICATE_PUBLISH),
+            "{sets:?}"
+        );
+        for never in [
+            sit::LATE_ACK,
+            sit::STALE_ACK_REFUSED,
+            sit::LEASE_EXPIRED_REDELIVERY,
+        ] {
+            assert!(!sum.tally.situations.contains(never), "{sets:?}: {never}");
+        }
+    }
 }

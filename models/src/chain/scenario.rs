@@ -191,12 +191,7 @@ where
                 input.text,
                 (
                     inbox.retention_us / sim::US_PER_MS,
-                    queue::copy_late_ms(
-                        input.delays,
-                        "service",
-                        &queue_spreads,
-                        &consumer,
-                    ),
+                    queue::copy_late_ms(input.delays, "service", &queue_spreads, &consumer),
                 ),
                 crate::messaging::republish::Stamps::Nothing,
                 ("service", "accounting"),

@@ -630,8 +630,12 @@ mod tests {
         assert!(key_retention(&[at(60_000), bank], span, "c", TAKEN_AS_NEW, None, "x").is_none());
         // The inbox: 150 s of redelivery against 160 s: 9.999 s of spread
         // fits, 10 s reaches the very age at which the row is gone, 11 s more.
-        assert!(inbox_retention("c.r", 160_000, Some(150_000), (9_999, "d"), "b", 3, "x").is_none());
-        assert!(inbox_retention("c.r", 160_000, Some(150_000), (10_000, "d"), "b", 3, "x").is_some());
+        assert!(
+            inbox_retention("c.r", 160_000, Some(150_000), (9_999, "d"), "b", 3, "x").is_none()
+        );
+        assert!(
+            inbox_retention("c.r", 160_000, Some(150_000), (10_000, "d"), "b", 3, "x").is_some()
+        );
         let inbox = inbox_retention("c.r", 160_000, Some(150_000), (11_000, "d"), "b", 3, "x")
             .expect("11 s past a 10 s margin");
         assert!(inbox.text.contains("11 s later"), "{}", inbox.text);

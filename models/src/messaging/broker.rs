@@ -486,10 +486,23 @@ impl<W: Carries<Msg>> Broker<W> {
         ctx: &mut impl Ctx<Self>,
     ) -> bool {
         let eod = self.cfg.exactly_once_delivery;
-        let in_flight = s
-            .queue
-            .iter_mut()
-            .find(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }));
+        // A receipt names one delivery of one stored copy: the copy out
+        // under it first. Two copies of an event (a producer's retry, a
+        // relay's republish) can be out at once under different receipts,
+        // and one copy's ack must not take the other's place. Only a
+        // receipt no copy is out under (its lease ran out) falls back to
+        // the event's copy that is out.
+        let exact = s.queue.iter().position(|m| {
+            m.ev.id == id
+                && matches!(m.status, QStatus::InFlight { receipt: r, .. } if r == receipt)
+        });
+        let any = || {
+            s.queue
+                .iter()
+                .position(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }))
+        };
+        let at = exact.or_else(any);
+        let in_flight = at.map(|i| &mut s.queue[i]);
         let ok = match in_flight {
             Some(m) => {
                 let QStatus::InFlight {

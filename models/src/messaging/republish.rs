@@ -18,8 +18,7 @@ use super::situations as sit;
 use super::{AckMode, ConsumerConfig, Handler};
 use crate::core::hazard::{
     about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK,
-    COMMIT_RESENT_WITHOUT_DEDUP,
-    INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    COMMIT_RESENT_WITHOUT_DEDUP, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
 };
 use crate::core::Hazard;
 
@@ -293,7 +292,9 @@ pub(crate) fn ack_result_lost_drops_work(
         let start = whole(p.get("start_ms")).unwrap_or(0);
         let end = whole(p.get("end_ms")).unwrap_or(0);
         let cut_ms = end.saturating_sub(start);
-        let cuts = consumers.iter().any(|c| cuts_link(p, ("broker", c.as_str())));
+        let cuts = consumers
+            .iter()
+            .any(|c| cuts_link(p, ("broker", c.as_str())));
         if cuts && cut_ms >= span_ms && why.is_none() {
             why = Some(format!(
                 "a [[network.partitions]] entry cuts the broker's answers to a consumer for {}",
@@ -556,9 +557,16 @@ mod tests {
         assert!(warn(BASE, 1_799_999, Stamps::Nothing).is_some());
         // The last copy's trips and work can come later than the first's.
         let late = |retention_ms| {
-            inbox_retention_below_republish(BASE, (retention_ms, 2_000), Stamps::Nothing, ("producer", "consumer"))
+            inbox_retention_below_republish(
+                BASE,
+                (retention_ms, 2_000),
+                Stamps::Nothing,
+                ("producer", "consumer"),
+            )
         };
-        let t = late(1_801_000).expect("2 s late against 1 s of margin").text;
+        let t = late(1_801_000)
+            .expect("2 s late against 1 s of margin")
+            .text;
         assert!(t.contains("up to 2 s later"), "{t}");
         assert!(late(1_802_001).is_none());
         assert_eq!(warn(BASE, 0, Stamps::Nothing), None, "kept forever");

@@ -45,7 +45,9 @@ pub(crate) fn hazards(
             ));
         }
     }
-    out.extend(visibility_below_processing(broker, consumer, table, spreads));
+    out.extend(visibility_below_processing(
+        broker, consumer, table, spreads,
+    ));
     out
 }
 
