@@ -131,7 +131,7 @@ pub struct ConsumerState {
     /// The deliveries in progress, one slot each.
     pub jobs: Slots<Job>,
     /// The receipts of the latest deliveries taken (at most
-    /// [`RECENT_RECEIPTS`]), so that a copy of a delivery the network made
+    /// `RECENT_RECEIPTS`), so that a copy of a delivery the network made
     /// is not taken for a second one: a receipt names one delivery, and two
     /// jobs under it would both see their ack counted under exactly-once
     /// delivery (a repeat of the ack that counted is answered "counted").
