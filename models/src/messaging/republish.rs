@@ -127,21 +127,50 @@ pub(crate) fn inbox_retention_below_publish_retries(
 /// `expiration_ms` (0: never) while a relay that stamps its publishes may
 /// still retry under it, under the faults `text` sets: a retry the broker
 /// drops stores nothing, so the id idles from the first stored copy on.
-pub(crate) fn producer_id_expiry_below_retries(text: &str, expiration_ms: u64) -> Option<Hazard> {
+/// The relay retries every `publish_timeout_ms`; `spread_ms` is how much
+/// later than the first copy the last retry can reach the broker beyond the
+/// cut (the delay spread producer to broker). A confirmation the network
+/// can lose after the cut costs one more retry, a timeout later (one loss
+/// counted, as the other rules count one crash per gap).
+pub(crate) fn producer_id_expiry_below_retries(
+    text: &str,
+    expiration_ms: u64,
+    (publish_timeout_ms, spread_ms): (u64, u64),
+) -> Option<Hazard> {
     if expiration_ms == 0 {
         return None;
     }
     let doc: toml::Table = text.parse().ok()?;
     let (cut_ms, cut_by) = longest_cut(&doc, "producer")?;
-    if cut_ms <= expiration_ms {
+    let empty = toml::Table::new();
+    let network = doc
+        .get("network")
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+    let lossy = answer_loss_per_mille(network, ("broker", "producer"), "publish-ack") > 0;
+    let after_ms = match lossy {
+        true => publish_timeout_ms,
+        false => 0,
+    };
+    let horizon_ms = cut_ms.saturating_add(spread_ms).saturating_add(after_ms);
+    // The broker forgets the id once it has idled the expiration.
+    if horizon_ms < expiration_ms {
         return None;
     }
+    let more = match lossy {
+        true => format!(
+            ", a confirmation lost after the cut one more retry {} later (producer.publish_timeout_ms)",
+            about_ms(publish_timeout_ms)
+        ),
+        false => String::new(),
+    };
     Some(Hazard {
         id: PRODUCER_ID_EXPIRY_BELOW_RETRIES,
         text: format!(
-            "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id: a retry after the id was forgotten is stored as a new message",
+            "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id (its last retry can reach the broker up to {} later than the first copy, with the delay spread{more}): a retry after the id was forgotten is stored as a new message",
             about_ms(expiration_ms),
             about_ms(cut_ms),
+            about_ms(horizon_ms),
         ),
         shown_by: Some(sit::PRODUCER_ID_EXPIRED),
         example: "messaging-producer-id-expired",

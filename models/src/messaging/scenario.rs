@@ -435,6 +435,10 @@ where
                 found.extend(super::republish::producer_id_expiry_below_retries(
                     input.text,
                     broker.producer_id_expiration_ms,
+                    (
+                        publish_timeout_ms,
+                        input.delays.spread_ms(&[vec!["producer", "broker"]]),
+                    ),
                 ));
             }
             found
