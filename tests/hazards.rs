@@ -567,6 +567,13 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
         ],
     );
     assert!(ids(&chain).contains(&INBOX_RULE), "{:?}", chain.hazards);
+    // A unique key and a set-value write read no inbox: its retention is
+    // no concern of theirs (before, both were warned).
+    for handler in ["unique-key", "set-value-versioned"] {
+        let set = format!("consumer.handler={handler}");
+        let s = with(&["consumer.inbox_retention_ms=10000", &set]);
+        assert!(!ids(&s).contains(&INBOX_RULE), "{handler}: {:?}", s.hazards);
+    }
     // The chain's accounting inbox is judged by the same rule, under its own table.
     let s = load(
         "chain-outbox-inbox",

@@ -33,6 +33,9 @@ pub(crate) fn hazards(
     match consumer.handler {
         // Without dedup the inbox's retention does not matter: nothing reads it.
         Handler::Effect => out.extend(without_dedup(broker, consumer, table, (ids, restarts))),
+        // A unique key and a set-value write keep no inbox: its retention
+        // is read by nothing.
+        Handler::UniqueKey | Handler::SetValue { .. } => {}
         handler => {
             if handler == Handler::InboxIfRedelivered {
                 out.push(only_on_redelivery(table));
