@@ -266,6 +266,7 @@ fn pays_again(reader: Reader) -> String {
 fn example(reader: Reader, stale: bool) -> &'static str {
     match (reader, stale) {
         (Reader::Job(_), false) => "payment-reconcile-new-key",
+        (Reader::Service, false) => "payment-status-query-overtakes-transfer",
         _ => "payment-query-reads-stale-replica",
     }
 }
