@@ -51,6 +51,13 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         Some(("service.query_on_recovery = true", "f.toml:3:21", "status_query = true")),
     ),
     ("summary = \"s\"\n[service]\nquery_on_recovery = true\n[bank]\nstatus_query = true\n", None),
+    // A lag of status answers the bank never gives: refused until the
+    // ablation below needed it loaded.
+    (
+        "summary = \"s\"\n[bank]\nstatus_lag_ms = 10000\n",
+        Some(("bank.status_lag_ms = 10000", "f.toml:3:17", "status_query = true")),
+    ),
+    ("summary = \"s\"\n[bank]\nstatus_query = true\nstatus_lag_ms = 10000\n", None),
     (
         "summary = \"s\"\n[client]\nkey_bucket_ms = 500\n",
         Some(("client.key_bucket_ms = 500", "f.toml:3:17", "client.key = \"timestamp\"")),
@@ -156,6 +163,11 @@ fn a_setting_that_lost_its_effect_to_a_set_or_an_ablation_is_silent() {
         &["service={idempotency = \"none\", lease_ms = 60000}"],
     );
     assert!(unread(&whole).is_empty(), "{:?}", unread(&whole));
+    // Switching the bank's status queries off, in a file whose bank lags:
+    // a variant (it used to be refused, exit 2), and silent.
+    let lagging = "summary = \"s\"\n[bank]\nstatus_query = true\nstatus_lag_ms = 10000\n";
+    let off = load_text("l.toml", lagging, &["bank.status_query=false"]);
+    assert!(unread(&off).is_empty(), "{:?}", unread(&off));
 }
 
 #[test]

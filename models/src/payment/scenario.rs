@@ -306,6 +306,19 @@ fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             "remove it, or let the service retry: bank_max_attempts = 3",
         ));
     }
+    if !b.status_query {
+        // Refused until now; an ablation `bank.status_query=false` of a file
+        // with a lag is a variant, and the lag then simply has no reader.
+        out.push(
+            Unused::new(
+                &["bank", "status_lag_ms"],
+                &[&["bank", "status_query"]],
+                "the bank answers no status queries (bank.status_query = false), so no answer can lag",
+                "remove it, or let the bank answer: add status_query = true to [bank]",
+            )
+            .unless("0"),
+        );
+    }
     if s.workers == 0 {
         out.push(Unused::new(
             &["service", "drop_expired"],
@@ -425,14 +438,6 @@ fn parts(
             path(&["bank", "status_lag_ms"]),
         )?,
     };
-    if bank.status_lag_us > 0 && !bank.status_query {
-        return Err(invalid(
-            path(&["bank", "status_lag_ms"]),
-            "a lag of the bank's status answers, but the bank answers no status queries",
-            "add status_query = true to [bank], or remove status_lag_ms",
-        )
-        .into());
-    }
     Ok((configs, service, bank))
 }
 
