@@ -1,0 +1,67 @@
+//! `producer-id-expiry-below-retries`: a broker's producer id must outlive
+//! the relay's retries under it.
+
+use crate::common::{load, sweep};
+use crate::support::{failed_with, ids};
+
+/// A broker forgets a producer id a while after the last publish it stored
+/// under it; a relay whose confirmations are cut for longer keeps retrying
+/// under that id, and the retry after the expiry is stored again.
+#[test]
+fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
+    const RULE: &str = "producer-id-expiry-below-retries";
+    let s = load("messaging-producer-id-expired", &[]);
+    assert_eq!(ids(&s), [RULE]);
+    let h = &s.hazards[0];
+    assert!(
+        h.text.contains("1 day after the last publish") && h.text.contains("up to 2 days"),
+        "{}",
+        h.text
+    );
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("producer-id-expired")
+    );
+    // The cut (2 days = 172,800,000 ms) against the expiration: the last
+    // retry under the cut can reach the broker up to the delay spread
+    // (199 ms) later than the first copy, and an id that has idled exactly
+    // the expiration is forgotten (seen failing, silent, at the cut and at
+    // the cut + 100 ms before). This file's network can also lose the
+    // confirmation after the cut, which costs one more hourly retry.
+    let with = |sets: &[&str]| ids(&load("messaging-producer-id-expired", sets));
+    assert_eq!(
+        with(&["broker.producer_id_expiration_ms=172799999"]),
+        [RULE]
+    );
+    let calm = |e: &str| with(&[e, "network.loss_per_mille=0"]);
+    assert_eq!(calm("broker.producer_id_expiration_ms=172800000"), [RULE]);
+    assert_eq!(calm("broker.producer_id_expiration_ms=172800199"), [RULE]);
+    assert!(calm("broker.producer_id_expiration_ms=172800200").is_empty());
+    assert_eq!(
+        with(&["broker.producer_id_expiration_ms=176400199"]),
+        [RULE]
+    );
+    assert!(with(&["broker.producer_id_expiration_ms=176400200"]).is_empty());
+    let s = load(
+        "messaging-producer-id-expired",
+        &[
+            "broker.producer_id_expiration_ms=172800100",
+            "network.loss_per_mille=0",
+        ],
+    );
+    let sum = sweep(&s, 200);
+    assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
+    assert!(sum
+        .tally
+        .situations
+        .contains(s.hazards[0].shown_by.expect("marked")));
+    assert!(with(&["broker.producer_id_expiration_ms=0"]).is_empty());
+    // A transactional producer's ids expire the same way.
+    assert_eq!(with(&["producer.transactional_id=true"]), [RULE]);
+    // Without producer ids there is nothing to forget: every retry is a new
+    // message, and the inbox's short memory is the warning instead.
+    assert_eq!(
+        with(&["producer.idempotence=false"]),
+        ["inbox-retention-below-republish"]
+    );
+}

@@ -1,0 +1,17 @@
+//! The messaging catalog: every `scenarios/messaging-*.toml` gives its expected
+//! verdict within a bounded seed budget, each broken variant holds once its one
+//! mistake is fixed (so the variant, not the fault mix, causes the failure),
+//! and the traces of two classic failures have the shape the docs describe.
+//!
+//! One test binary; its cases are grouped by the part of the design they
+//! exercise, with the helpers several groups share in `support`.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod support;
+
+mod acks;
+mod catalog;
+mod inbox;
+mod leases;
+mod producer;
