@@ -98,4 +98,9 @@ where
     fn metrics(&self) -> &'static [Metric] {
         METRICS
     }
+    // Pinned, so that a scenario added before it in the catalog does not
+    // change what `bench --all` measures for this model.
+    fn reference_scenario(&self) -> Option<&'static str> {
+        Some("contention-decorrelated-jitter")
+    }
 }
