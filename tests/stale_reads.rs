@@ -110,16 +110,31 @@ fn a_reconciliation_job_at_a_bank_without_keys_must_wait_out_the_lag() {
 }
 
 #[test]
-fn a_lag_needs_a_status_query_and_a_duration() {
+fn a_lag_takes_a_duration_and_without_status_queries_has_no_effect() {
     let base = "summary = \"lag\"\n[expect]\nverdict = \"holds\"\n";
+    // No query, no answer to lag: a setting without effect, told at its
+    // line (it was refused before; the ablation bank.status_query=false of a
+    // lagging bank's file must load).
+    let s = common::load_text(
+        "lag.toml",
+        &format!("{base}[bank]\nstatus_lag_ms = 1000\n"),
+        &[],
+    );
+    let unread: Vec<&str> = s
+        .hazards
+        .iter()
+        .filter(|h| h.id == "setting-without-effect")
+        .map(|h| h.text.as_str())
+        .collect();
+    assert!(
+        unread.len() == 1
+            && unread[0].contains("bank.status_lag_ms = 1000")
+            && unread[0].contains("status_query = true"),
+        "{unread:?}"
+    );
     refuses(
         base,
         &[
-            (
-                "[bank]\nstatus_lag_ms = 1000\n",
-                "the bank answers no status queries",
-                "status_query = true",
-            ),
             (
                 "[bank]\nstatus_query = true\nstatus_lag_ms = \"10s\"\n",
                 "without a unit",
