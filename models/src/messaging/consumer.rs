@@ -8,6 +8,7 @@ use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs};
 use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -135,7 +136,7 @@ pub struct ConsumerState {
     /// is not taken for a second one: a receipt names one delivery, and two
     /// jobs under it would both see their ack counted under exactly-once
     /// delivery (a repeat of the ack that counted is answered "counted").
-    pub taken: Vec<u32>,
+    pub taken: VecDeque<u32>,
 }
 
 impl ConsumerState {
@@ -143,7 +144,8 @@ impl ConsumerState {
     pub fn new() -> Self {
         ConsumerState {
             jobs: Slots::new(MAX_JOBS),
-            taken: Vec::new(),
+            // Full size at once: no run grows it (a warm sweep allocates nothing).
+            taken: VecDeque::with_capacity(RECENT_RECEIPTS),
         }
     }
 }
@@ -419,9 +421,9 @@ impl<W: Carries<Msg>> Consumer<W> {
             return; // a network copy of a delivery taken already
         }
         if st.taken.len() == RECENT_RECEIPTS {
-            st.taken.remove(0);
+            st.taken.pop_front();
         }
-        st.taken.push(receipt);
+        st.taken.push_back(receipt);
         let mut job = Job {
             ev,
             receipt,
