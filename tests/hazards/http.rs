@@ -2,7 +2,7 @@
 //! whose repeat takes effect, and a client restart that stretches retries.
 
 use crate::common::{load, load_text, sweep};
-use crate::support::{failed_with, ids, KEY_RULE};
+use crate::support::{failed_with, ids, restarts_break_key_retention, KEY_RULE};
 
 #[test]
 fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
@@ -166,22 +166,7 @@ fn an_http_client_restart_stretches_retries_without_a_window_past_the_keys_reten
     // without a crash; each of the four retries may come after a restart of
     // up to 10 min.
     let resumed = with(120_000, &[]);
-    assert_eq!(ids(&resumed), [KEY_RULE]);
-    let t = &resumed.hazards[0].text;
-    assert!(
-        t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
-        "{t}"
-    );
-    assert_eq!(
-        resumed.hazards[0]
-            .shown_by
-            .map(models::registry::situation_name),
-        Some("request-after-key-expired")
-    );
-    assert_eq!(
-        failed_with(&sweep(&resumed, 300)),
-        Some("no-duplicate-effect")
-    );
+    restarts_break_key_retention(&resumed, "request-after-key-expired");
     // The same retries from a client that never crashes are covered.
     let steady = with(120_000, &["crashes.client.crash_per_mille=0"]);
     assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);

@@ -4,7 +4,8 @@
 
 use crate::common::{load, load_text, run, sweep};
 use crate::support::{
-    failed_with, ids, payment, BANK_NO_KEY, BANK_ONE_DAY, DAY_MS, DEFAULT_SPREAD_MS, KEY_RULE,
+    failed_with, ids, payment, restarts_break_key_retention, BANK_NO_KEY, BANK_ONE_DAY, DAY_MS,
+    DEFAULT_SPREAD_MS, KEY_RULE,
 };
 use models::Scenario;
 
@@ -525,22 +526,7 @@ fn a_client_restart_stretches_retries_without_a_window_past_the_keys_retention()
     // without a crash; each of the four retries may come after a restart
     // of up to 10 min.
     let resumed = with(0, 120_000, &[]);
-    assert_eq!(ids(&resumed), [KEY_RULE]);
-    let t = &resumed.hazards[0].text;
-    assert!(
-        t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
-        "{t}"
-    );
-    assert_eq!(
-        resumed.hazards[0]
-            .shown_by
-            .map(models::registry::situation_name),
-        Some("retry-after-key-expired")
-    );
-    assert_eq!(
-        failed_with(&sweep(&resumed, 300)),
-        Some("no-duplicate-effect")
-    );
+    restarts_break_key_retention(&resumed, "retry-after-key-expired");
     // The same retries without client crashes are covered by two minutes.
     let steady = with(0, 120_000, &["crashes.client.crash_per_mille=0"]);
     assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);

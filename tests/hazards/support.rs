@@ -50,3 +50,26 @@ pub fn failed_with(sum: &sim::Summary) -> Option<&'static str> {
         other => panic!("{other:?}"),
     }
 }
+
+/// A key-retention warning that counts a crashed client's restarts (its
+/// retries have no window): the text names both, the runs reach `situation`
+/// and pay twice. Shared by the payment and HTTP clients, which resume
+/// their retries from storage alike.
+pub fn restarts_break_key_retention(resumed: &Scenario, situation: &str) {
+    assert_eq!(ids(resumed), [KEY_RULE]);
+    let t = &resumed.hazards[0].text;
+    assert!(
+        t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
+        "{t}"
+    );
+    assert_eq!(
+        resumed.hazards[0]
+            .shown_by
+            .map(models::registry::situation_name),
+        Some(situation)
+    );
+    assert_eq!(
+        failed_with(&crate::common::sweep(resumed, 300)),
+        Some("no-duplicate-effect")
+    );
+}
