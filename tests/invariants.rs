@@ -174,7 +174,12 @@ fn no_false_success() {
 fn a_state_seen_holding_makes_a_done_true_only_for_the_answer_it_was_seen_by() {
     let d = Op::new(&REQUEST, 2);
     let sent = |attempt| Obs::AttemptSent { op: d, attempt };
-    let held = |attempt| Obs::StateHeld { op: d, attempt };
+    let held = |attempt| Obs::StateHeld {
+        op: d,
+        attempt,
+        entity: Op::new(&RESOURCE, 4711),
+        version: 2,
+    };
     let ok = |attempt| Obs::Attempt {
         op: d,
         attempt,
@@ -232,6 +237,8 @@ fn a_state_seen_holding_makes_a_done_true_only_for_the_answer_it_was_seen_by() {
                 Obs::StateHeld {
                     op: other,
                     attempt: 1,
+                    entity: Op::new(&RESOURCE, 4711),
+                    version: 2,
                 },
             ),
             (2, 0, ok(1)),
@@ -610,6 +617,75 @@ fn no_lost_update() {
     let mut unknown = run(&[write(a, 2, 1), write(b, 3, 1), done(3, b)]);
     unknown.push((4, 0, ended(a, Ending::Unknown)));
     silent(&unknown);
+}
+
+/// A replacing PUT that finds its body in place writes no version: its
+/// state was seen holding at the version another request wrote. A write
+/// computed from that version read what it asks for and replaces nothing
+/// of it; one computed from an older read replaces its state as it does
+/// the writer's, and the holder's "done" is then a lost update too, even
+/// where the writer never heard back.
+#[test]
+fn no_lost_update_of_a_state_seen_holding() {
+    let (alice, bob, carol) = (
+        Op::new(&REQUEST, 1),
+        Op::new(&REQUEST, 2),
+        Op::new(&REQUEST, 3),
+    );
+    let claim = Op::new(&RESOURCE, 4711);
+    let version = |op, version, read| Obs::NewVersion {
+        op,
+        entity: claim,
+        version,
+        read,
+    };
+    let effect = |op, site, payload| Obs::Effect { site, op, payload };
+    let ok = |op| Obs::Attempt {
+        op,
+        attempt: 1,
+        outcome: AttemptOutcome::Ok,
+    };
+    // Alice's PUT of 5 makes v2; bob's finds 5 there and is told done.
+    let bob_holds = |carol_read| {
+        vec![
+            (0, 0, intent(alice, 5)),
+            (0, 1, intent(bob, 5)),
+            (0, 2, intent(carol, 1)),
+            (
+                0,
+                1,
+                Obs::AttemptSent {
+                    op: bob,
+                    attempt: 1,
+                },
+            ),
+            (1, 9, effect(alice, &WRITE, 5)),
+            (1, 9, version(alice, 2, 0)),
+            (
+                2,
+                9,
+                Obs::StateHeld {
+                    op: bob,
+                    attempt: 1,
+                    entity: claim,
+                    version: 2,
+                },
+            ),
+            (3, 1, ok(bob)),
+            (3, 1, told(bob, 5)),
+            (3, 1, ended(bob, Ending::Done)),
+            (4, 9, effect(carol, &EDIT, 1)),
+            (4, 9, version(carol, 3, carol_read)),
+            (5, 0, ended(alice, Ending::Unknown)),
+            (5, 2, ok(carol)),
+            (5, 2, told(carol, 1)),
+            (5, 2, ended(carol, Ending::Done)),
+        ]
+    };
+    // Carol's edit read v2, the 5 bob asked for: nothing is lost.
+    silent(&bob_holds(2));
+    // Carol's edit read v1: her write replaces the 5 bob was told holds.
+    fires("no-lost-update", &bob_holds(1));
 }
 
 /// The contention model's compare-and-set, as the ledger sees it: a write

@@ -211,6 +211,12 @@ pub struct Ledger {
     pub versions: Table<(Op, u32), Op>,
     /// The newest version of each resource.
     pub heads: Table<Op, u32>,
+    /// Operations judged by the state they ask for that found it holding at
+    /// a version of a resource, as ((resource, version), operation): a PUT
+    /// that found its body in place, a DELETE that found the resource gone.
+    /// A write computed from a read older than that version replaces their
+    /// state as surely as it replaces the version's writer's.
+    pub holders: Vec<((Op, u32), Op)>,
     /// Operations whose write was replaced by a write computed from an older
     /// read (one that never saw it), with the operation that replaced it.
     pub overwritten: Table<Op, Op>,
@@ -372,7 +378,9 @@ impl Ledger {
 
     /// The writes a write of `op` on `entity`, computed from a read of
     /// version `read`, replaces without having seen them: every version
-    /// after `read` that another operation wrote, as (version, writer).
+    /// after `read` that another operation wrote, as (version, writer),
+    /// then every other operation whose state was seen holding at such a
+    /// version, as (version, holder).
     pub fn unseen_writes(
         &self,
         op: Op,
@@ -381,10 +389,16 @@ impl Ledger {
     ) -> impl Iterator<Item = (u32, Op)> + '_ {
         // A write that depends on no read (0) replaces nothing it should have seen.
         let first = if read == 0 { u32::MAX } else { read + 1 };
-        (first..=self.head(entity)).filter_map(move |v| {
+        let written = (first..=self.head(entity)).filter_map(move |v| {
             let w = *self.versions.get(&(entity, v))?;
             (w != op).then_some((v, w))
-        })
+        });
+        let held = self
+            .holders
+            .iter()
+            .filter(move |((e, v), h)| read != 0 && *e == entity && *v > read && *h != op)
+            .map(|&((_, v), h)| (v, h));
+        written.chain(held)
     }
 
     /// Records `obs`, which the invariants have already judged; `found` is
@@ -434,9 +448,18 @@ impl Ledger {
                     }
                 }
             }
-            Obs::StateHeld { op, attempt } => {
+            Obs::StateHeld {
+                op,
+                attempt,
+                entity,
+                version,
+            } => {
                 let r = self.rec_at(found.rec, op);
                 r.held = r.held.max(attempt);
+                let holder = ((entity, version), op);
+                if version > 0 && !self.holders.contains(&holder) {
+                    self.holders.push(holder);
+                }
             }
             Obs::Attempt {
                 op,
@@ -558,6 +581,7 @@ impl sim::Oracle for Ledger {
         self.peak_dedup_keys = 0;
         self.versions.clear();
         self.heads.clear();
+        self.holders.clear();
         self.overwritten.clear();
         self.rates = [Rate::default(); MAX_LAYERS];
         self.load = [LayerLoad::default(); MAX_LAYERS];

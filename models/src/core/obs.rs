@@ -153,15 +153,23 @@ pub enum Obs {
     },
     /// The outside world was observed already holding the state `op` asks
     /// for, by the actor producing the answer to attempt `attempt` (a DELETE
-    /// that found its resource absent and answers 404). Not an effect: it
-    /// counts toward no effect and no duplicate. It is what makes a "done"
-    /// that answers this attempt true for an operation judged by the state
-    /// it asks for, and a "failed" false.
+    /// that found its resource absent and answers 404, a replacing PUT that
+    /// found its body already the representation). Not an effect: it counts
+    /// toward no effect and no duplicate. It is what makes a "done" that
+    /// answers this attempt true for an operation judged by the state it
+    /// asks for, and a "failed" false. The state held at `version` of
+    /// `entity`: a write computed from an older read replaces it as it
+    /// replaces that version (`no-lost-update`).
     StateHeld {
         /// The operation whose target state holds.
         op: Op,
         /// The attempt whose answer was produced while it held.
         attempt: u32,
+        /// The resource whose state it is.
+        entity: Op,
+        /// The version of `entity` that held it (0: none, as for a
+        /// resource that never existed).
+        version: u32,
     },
     /// A client finished one attempt and concluded this.
     Attempt {
@@ -415,7 +423,7 @@ impl fmt::Display for Obs {
                     op.payload(payload)
                 )
             }
-            Obs::StateHeld { op, attempt } => write!(
+            Obs::StateHeld { op, attempt, .. } => write!(
                 f,
                 "STATE HELD: what {op} asks already holds, seen answering attempt {attempt}"
             ),

@@ -3,7 +3,8 @@
 //! step, one transaction: the write, the stored Idempotency-Key and its
 //! response commit together. Effects are observed here, where they land: a
 //! write that changes a resource is an effect of the request that made it,
-//! and a repeat that finds the resource already as it asks changes nothing.
+//! and a replacing PUT that finds the resource already as it asks changes
+//! nothing, not even the ETag, whether it is a repeat or a first landing.
 
 use super::msg::{Method, Msg, Request, Status};
 use super::situations as sit;
@@ -44,7 +45,9 @@ pub struct Resource {
     pub id: u32,
     /// Its value.
     pub value: u32,
-    /// The ETag: 1 for a new resource, one more for every change.
+    /// The ETag: 1 for a new resource, one more for every write that
+    /// lands. A replacing PUT that finds its body already there writes
+    /// nothing and keeps it (see `put`).
     pub version: u32,
     /// The request whose write made this version (none for an initial one).
     pub writer: Option<Op>,
@@ -63,6 +66,9 @@ pub struct Stored {
     pub value: u32,
     /// Its ETag then.
     pub etag: u32,
+    /// The request found the state it asks for already in place: a replay
+    /// of this answer is, too, an answer made while it held.
+    pub held: bool,
 }
 
 /// The server's database.
@@ -113,10 +119,12 @@ impl<W> Server<W> {
     }
 }
 
-/// What executing a request did: the answer, and the change it made, if any.
+/// What executing a request did: the answer, the resource it is about, and
+/// whether it found the state it asks for already in place.
 struct Outcome {
     status: Status,
     at: Option<usize>,
+    held: bool,
 }
 
 impl<W: Carries<Msg>> Server<W> {
@@ -165,6 +173,7 @@ impl<W: Carries<Msg>> Server<W> {
         Outcome {
             status: Status::Created,
             at: Some(i),
+            held: false,
         }
     }
 
@@ -184,6 +193,7 @@ impl<W: Carries<Msg>> Server<W> {
                 return Outcome {
                     status: Status::PreconditionFailed,
                     at,
+                    held: false,
                 };
             }
         }
@@ -213,19 +223,35 @@ impl<W: Carries<Msg>> Server<W> {
             PutMode::Add if c.exists => c.value.saturating_add(body),
             PutMode::Add => body,
         };
-        // A repeat of a PUT that has landed, finding the resource already at
-        // the value it sets, changes nothing and keeps the version, whoever
-        // wrote last: another request that set the same value in between
-        // left the representation as this one asks, and a new ETag for it
-        // would make an editor who read the previous one look as if it had
-        // missed a write (no-lost-update over an unchanged value). A first
-        // landing that finds its value already there is still its write.
+        // A replacing PUT asks for a state, "the claim is `body`". Where the
+        // representation is that already, whoever wrote it, the PUT changes
+        // nothing and the ETag stays (RFC 9110 8.8.1: a strong ETag is best
+        // changed only when it must be): an editor who read it read what this
+        // PUT asks for, and loses nothing by writing over it. The state held
+        // as this answer was made, which makes the client's "done" true, as
+        // a DELETE's 404 does.
+        //
+        // An edit's PUT asks for a change computed from its read, not for a
+        // state: landing on its own result from an older read, it replaced
+        // a version it never read (two editors adding 3 to 1000 both write
+        // 1003; an increment is gone), so it is still a write, unless it is
+        // a repeat of its own write that landed.
+        let unchanged = self.cfg.put == PutMode::Replace && c.exists && c.value == body;
         let landed_before = s.applied.binary_search(&op.id).is_ok();
-        if self.cfg.put == PutMode::Replace && c.exists && c.value == body && landed_before {
+        if unchanged && (read.is_none() || landed_before) {
             ctx.reached(sit::PUT_CHANGED_NOTHING);
+            if read.is_none() {
+                ctx.observe(Obs::StateHeld {
+                    op,
+                    attempt: q.attempt,
+                    entity: Op::new(&RESOURCE, id),
+                    version: c.version,
+                });
+            }
             return Outcome {
                 status,
                 at: Some(i),
+                held: read.is_none(),
             };
         }
         let latest = c.version;
@@ -253,6 +279,7 @@ impl<W: Carries<Msg>> Server<W> {
         Outcome {
             status,
             at: Some(i),
+            held: false,
         }
     }
 
@@ -267,6 +294,7 @@ impl<W: Carries<Msg>> Server<W> {
         let not_found = Outcome {
             status: Status::NotFound,
             at: s.find(id),
+            held: false,
         };
         match q.method {
             Method::Post => self.post(s, op, body, ctx),
@@ -275,6 +303,7 @@ impl<W: Carries<Msg>> Server<W> {
                 Some(i) => Outcome {
                     status: Status::Ok,
                     at: Some(i),
+                    held: false,
                 },
                 None => not_found,
             },
@@ -286,6 +315,7 @@ impl<W: Carries<Msg>> Server<W> {
                     Outcome {
                         status: Status::Ok,
                         at: Some(i),
+                        held: false,
                     }
                 }
                 None => not_found,
@@ -297,6 +327,7 @@ impl<W: Carries<Msg>> Server<W> {
                     Outcome {
                         status: Status::NoContent,
                         at: Some(i),
+                        held: false,
                     }
                 }
                 None => {
@@ -308,8 +339,14 @@ impl<W: Carries<Msg>> Server<W> {
                     ctx.observe(Obs::StateHeld {
                         op,
                         attempt: q.attempt,
+                        entity: Op::new(&RESOURCE, id),
+                        // The deletion's version, or none if it never existed.
+                        version: not_found.at.map_or(0, |i| s.resources[i].version),
                     });
-                    not_found
+                    Outcome {
+                        held: true,
+                        ..not_found
+                    }
                 }
             },
         }
@@ -347,6 +384,16 @@ impl<W: Carries<Msg>> Server<W> {
                 Lookup::Live(stored) => {
                     let stored = *stored;
                     ctx.reached(sit::KEY_REPLAYED);
+                    if stored.held {
+                        // Made while the state held, and answering this
+                        // attempt now: the "done" it carries rests on that.
+                        ctx.observe(Obs::StateHeld {
+                            op,
+                            attempt: q.attempt,
+                            entity: Op::new(&RESOURCE, stored.resource),
+                            version: stored.etag,
+                        });
+                    }
                     Self::respond(from, q, stored, true, ctx);
                     return;
                 }
@@ -361,6 +408,7 @@ impl<W: Carries<Msg>> Server<W> {
             resource: r.map_or(q.resource, |r| r.id),
             value: r.map_or(0, |r| r.value),
             etag: r.map_or(0, |r| r.version),
+            held: out.held,
         };
         // Only an executed request has a response worth replaying: a 404 or a
         // 412 changed nothing, and its retry must be free to succeed.

@@ -11,7 +11,7 @@ pub const REQUEST_DEAD_LETTERED: SituationId = 129;
 pub const REQUEST_RESUMED_AFTER_RESTART: SituationId = 130;
 /// The server answered a known Idempotency-Key from its store.
 pub const KEY_REPLAYED: SituationId = 131;
-/// A repeated PUT changed nothing.
+/// A replacing PUT found its body already the representation: nothing changed.
 pub const PUT_CHANGED_NOTHING: SituationId = 132;
 /// A DELETE found nothing to delete (404).
 pub const DELETE_FOUND_NOTHING: SituationId = 133;
@@ -32,7 +32,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: REQUEST_DEAD_LETTERED, name: "request-dead-lettered", doc: "An HTTP client gave a request up and recorded it in a dead letter a person will see." },
     SituationDoc { id: REQUEST_RESUMED_AFTER_RESTART, name: "request-resumed-after-restart", doc: "An HTTP client restarted with a request pending and resumed it from its own database." },
     SituationDoc { id: KEY_REPLAYED, name: "idempotency-key-replayed", doc: "The server knew a request's Idempotency-Key and answered with the stored response, executing nothing." },
-    SituationDoc { id: PUT_CHANGED_NOTHING, name: "put-changed-nothing", doc: "A PUT found the resource already as it asks: nothing changed (a repeat of a PUT that had landed)." },
+    SituationDoc { id: PUT_CHANGED_NOTHING, name: "put-changed-nothing", doc: "A replacing PUT found the resource already as it asks, whoever wrote it: nothing changed, the ETag stays (an edit's PUT only as a repeat of its own landed write)." },
     SituationDoc { id: DELETE_FOUND_NOTHING, name: "delete-found-nothing", doc: "A DELETE found the resource already gone and answered 404." },
     SituationDoc { id: PRECONDITION_FAILED, name: "precondition-failed", doc: "A write's If-Match named an ETag that is no longer current: 412, nothing written." },
     SituationDoc { id: REREAD_AFTER_412, name: "reread-after-412", doc: "An editor read the resource again after a 412 and computed its write anew." },
