@@ -688,6 +688,46 @@ fn no_lost_update_of_a_state_seen_holding() {
     fires("no-lost-update", &bob_holds(1));
 }
 
+/// The ledger judges a "done" by the state against the attempt its client
+/// closed last, so a client must record the outcome of the attempt that
+/// answered before it reports "done". Every client does (`ClientOp::done`);
+/// the only "done" without an attempt, a reconciliation job's, is about a
+/// payment, which no state vouches for. A "done" that skipped it would be
+/// judged against an older attempt: here attempt 1 saw the resource gone,
+/// attempt 2 answered, and without the check the ledger would take the
+/// answer as attempt 1's. Debug builds refuse it.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "record the answering attempt's outcome first")]
+fn a_done_whose_answering_attempt_was_not_recorded_is_refused_in_debug_builds() {
+    let d = Op::new(&REQUEST, 2);
+    judge(&[
+        (0, 0, intent(d, 4711)),
+        (0, 0, Obs::AttemptSent { op: d, attempt: 1 }),
+        (
+            1,
+            2,
+            Obs::StateHeld {
+                op: d,
+                attempt: 1,
+                entity: Op::new(&RESOURCE, 4711),
+                version: 2,
+            },
+        ),
+        (
+            10,
+            0,
+            Obs::Attempt {
+                op: d,
+                attempt: 1,
+                outcome: AttemptOutcome::Unknown,
+            },
+        ),
+        (11, 0, Obs::AttemptSent { op: d, attempt: 2 }),
+        (12, 0, told(d, 4711)),
+    ]);
+}
+
 /// The contention model's compare-and-set, as the ledger sees it: a write
 /// refused for a stale version leaves no effect and no version, and the
 /// retry that read the newer version replaces nothing unseen. A blind write

@@ -470,7 +470,23 @@ impl Ledger {
                 r.rejected |= outcome == super::obs::AttemptOutcome::Rejected;
                 r.closed = r.closed.max(attempt);
             }
-            Obs::ToldDone { op, payload } => self.rec_at(found.rec, op).told_done = Some(payload),
+            Obs::ToldDone { op, payload } => {
+                let r = self.rec_at(found.rec, op);
+                // A "done" is judged by the state against the attempt the
+                // client closed last (`held_when_answered`), so the client
+                // must have recorded the outcome of the attempt that told it
+                // (`ClientOp::done` does) and sent none after it. The one
+                // "done" without an attempt, a reconciliation job's, is
+                // about payments, which ask for no state.
+                debug_assert!(
+                    r.held == 0 || r.closed == r.attempts,
+                    "{op} told done after attempt {} was seen holding, with attempt {} of {} closed: record the answering attempt's outcome first",
+                    r.held,
+                    r.closed,
+                    r.attempts
+                );
+                r.told_done = Some(payload);
+            }
             Obs::Ended { op, ending } => {
                 let r = self.rec_at(found.rec, op);
                 // A reconciliation job may resolve an unknown dead letter
