@@ -217,7 +217,8 @@ fn every_strategy_holds_with_compare_and_set_and_none_without() {
 }
 
 /// The shrunk blind write shows the lost update itself: both clients read
-/// version 1, both writes land, the second without having seen the first.
+/// version 1, both writes land, the second without having seen the first,
+/// though it writes the value the first one left.
 #[test]
 fn a_blind_write_replaces_a_version_it_never_read() {
     let (entries, outcome) = common::failing_trace("contention-blind-write");
@@ -237,6 +238,22 @@ fn a_blind_write_replaces_a_version_it_never_read() {
         })
         .collect();
     assert_eq!(landed, [(true, 2), (true, 3)], "both blind writes land");
+    // The second sets the 1 the first left: the row's value does not move,
+    // and yet an increment is gone (1, not 2). A write here asks for a
+    // change computed from its read, not for a state, so unlike a replacing
+    // PUT that finds its body in place (http), it still replaces the
+    // version it never read.
+    let values: Vec<u32> = entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            TraceKind::Send { msg, .. } => match Carries::<CMsg>::peek(msg) {
+                Some(&CMsg::Write { value, .. }) => Some(value),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(values, [1, 1], "both computed 0 + 1");
 }
 
 /// One client, blind writes ("set the row to read + 1"), every write sent
