@@ -102,6 +102,26 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         "summary = \"s\"\nmodel = \"chain\"\n[broker]\ntransaction_timeout_ms = 1000\n",
         Some(("broker.transaction_timeout_ms = 1000", "f.toml:4:26", "messaging-model scenario")),
     ),
+    (
+        "summary = \"s\"\nmodel = \"chain\"\n[outbox]\nwrite = \"outbox\"\n[broker]\nproducer_id_expiration_ms = 86400000\n",
+        Some(("broker.producer_id_expiration_ms = 86400000", "f.toml:6:29", "never publishes with a producer id")),
+    ),
+    // An expiry of 0 is "never": what the chain does anyway.
+    ("summary = \"s\"\nmodel = \"chain\"\n[broker]\nproducer_id_expiration_ms = 0\n", None),
+    // The messaging model's producer reads both, each in the design that
+    // has what it times: a broker transaction, a relay's producer id.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"broker-transaction\"\n[broker]\ntransaction_timeout_ms = 1000\n",
+        None,
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\nidempotence = true\n[broker]\nproducer_id_expiration_ms = 86400000\n",
+        None,
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\n[broker]\ntransaction_timeout_ms = 1000\n",
+        Some(("broker.transaction_timeout_ms = 1000", "f.toml:6:26", "write = \"broker-transaction\"")),
+    ),
     // The network: durations of a random partition that is never drawn.
     (
         "summary = \"s\"\n[network]\nrandom_partition_ms_max = 5000\n",

@@ -220,16 +220,22 @@ where
     // service publishes through its outbox or first, never in a broker
     // transaction and never with a producer id.
     unused.extend(queue::broker_unused(&d.broker, true, Some((true, true))));
-    for (key, what) in [
-        ("transaction_timeout_ms", "in a broker transaction"),
-        ("producer_id_expiration_ms", "with a producer id"),
+    // Its relay publishes plain messages (booking.rs): no transaction to
+    // time out, no id to expire. An expiry of 0, "never", says so anyway.
+    for (key, what, inert) in [
+        ("transaction_timeout_ms", "in a broker transaction", None),
+        ("producer_id_expiration_ms", "with a producer id", Some("0")),
     ] {
-        unused.push(crate::core::Unused::new(
+        let u = crate::core::Unused::new(
             &["broker", key],
             &[],
             format!("the chain's booking service never publishes {what}: only the messaging model's producer does"),
             "remove it; a messaging-model scenario has producers that read it",
-        ));
+        );
+        unused.push(match inert {
+            Some(v) => u.unless(v),
+            None => u,
+        });
     }
     Ok(Built {
         actors,
