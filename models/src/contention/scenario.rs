@@ -5,6 +5,7 @@
 
 use super::{Client, ClientConfig, Resource};
 use crate::core::input::{count_in, duration_us, invalid, path, LoadError, Seg};
+use crate::core::retry::{Jitter, RetryPolicy};
 use crate::core::retry_table::RetryDto;
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
@@ -131,6 +132,112 @@ where
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
         hazards: Vec::new(),
-        unused: c.retry.unused("client"),
+        unused: unused(c, &retry.policy, input.text),
     })
+}
+
+/// The keys of `[client]` its other settings (and, for the request id, the
+/// faults the file sets) leave without effect: what shapes a retry's wait
+/// where the wait does not grow by an exponent; what is done with a write
+/// given up where none is; a request id where no write can come twice.
+/// `retry` is the table as built: policy "none" is one attempt, "fixed" a
+/// multiplier of 1.
+fn unused(c: &ClientDto, retry: &RetryPolicy, text: &str) -> Vec<crate::core::Unused> {
+    use crate::core::Unused;
+    let mut out = c.retry.unused("client");
+    let at = |k| ["client", "retry", k];
+    // Each wait is min(cap, base · m^n) jittered (`RetryPolicy::wait`): the
+    // exponent n only matters where some retry is made, m is 2, base is
+    // not 0 and the jitter reads n.
+    let exponent_unread: Option<(Vec<[&'static str; 3]>, &str)> = if retry.max_attempts == 1 {
+        Some((
+            vec![at("policy"), at("max_attempts")],
+            "makes no retry (policy = \"none\", or max_attempts = 1)",
+        ))
+    } else if retry.multiplier < 2 {
+        Some((
+            vec![at("policy")],
+            "waits base_ms every time (policy = \"fixed\"), whatever the exponent",
+        ))
+    } else if retry.base_ms == 0 {
+        Some((
+            vec![at("base_ms")],
+            "makes every wait 0 (base_ms = 0), whatever the exponent",
+        ))
+    } else if retry.jitter == Jitter::Decorrelated {
+        Some((
+            vec![at("jitter")],
+            "draws each wait from the one before (jitter = \"decorrelated\"), not from an exponent",
+        ))
+    } else {
+        None
+    };
+    if let Some((because, why)) = exponent_unread {
+        let because: Vec<&[&'static str]> = because.iter().map(|b| &b[..]).collect();
+        out.push(
+            Unused::new(
+                &["client", "first_retry_exponent"],
+                &because,
+                format!("[client.retry] {why}"),
+                "remove it, or back off exponentially: policy = \"exponential\", base_ms above 0, and jitter \"none\", \"full\" or \"equal\"",
+            )
+            .unless("0"),
+        );
+    }
+    // The contended write is given up only by its retry policy: a cap on
+    // attempts or a window (policy "none" is a cap of one attempt).
+    if retry.max_attempts == 0 && retry.window_ms == 0 {
+        out.push(Unused::new(
+            &["client", "retry", "dead_letter"],
+            &[&at("max_attempts"), &at("window_ms"), &at("policy")],
+            "the client retries until its write lands (max_attempts = 0 and no window_ms), so no write is ever given up",
+            "remove it, or bound the retries: max_attempts = 10, or a window_ms",
+        ));
+    }
+    if c.request_id && !write_can_come_twice(c, text) {
+        out.push(
+            Unused::new(
+                &["client", "request_id"],
+                &[&["client", "timeout_ms"], &["network"], &["crashes"]],
+                "no write can reach the row twice: the client waits for every answer (client.timeout_ms = 0), no client crashes, and the network duplicates nothing, so the row never meets an id it holds",
+                "remove it, or let a write come again: client.timeout_ms = 100 with loss, or duplicate_per_mille in [network]",
+            )
+            .unless("false"),
+        );
+    }
+    out
+}
+
+/// Whether a write can reach the row a second time under the scenario
+/// `text`: a retry after an attempt timed out (`client.timeout_ms`), a
+/// client that restarts with its write pending and resumes it, or a network
+/// copy. Any duplication the file sets counts, whatever link or kinds it
+/// names; a file that does not parse counts as one that can.
+fn write_can_come_twice(c: &ClientDto, text: &str) -> bool {
+    if c.timeout_ms > 0 {
+        return true;
+    }
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return true;
+    };
+    let above_zero = |v: Option<&toml::Value>| match v {
+        Some(toml::Value::Array(a)) => a.iter().any(|x| x.as_integer().is_some_and(|i| i > 0)),
+        Some(v) => v.as_integer().is_some_and(|i| i > 0),
+        None => false,
+    };
+    let crashes = doc.get("crashes").and_then(toml::Value::as_table);
+    let client_crashes = crashes
+        .into_iter()
+        .flatten()
+        .any(|(name, t)| name.starts_with("client") && above_zero(t.get("crash_per_mille")));
+    let network = doc.get("network").and_then(toml::Value::as_table);
+    let duplicates = network.is_some_and(|n| {
+        above_zero(n.get("duplicate_per_mille"))
+            || n.get("links")
+                .and_then(toml::Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|l| above_zero(l.get("duplicate_per_mille")))
+    });
+    client_crashes || duplicates
 }
