@@ -1,0 +1,136 @@
+//! The keys of `[client]`, `[service]` and `[bank]` that the other
+//! settings leave without effect (`core::unused`): the payment model's
+//! list, which the chain's loader reads too.
+
+use super::FileDto;
+
+/// What [`unused_in`] finds, from the parsed tables.
+pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
+    use crate::core::Unused;
+    let (c, s, b) = (&d.client, &d.service, &d.bank);
+    let mut out = c.retry.unused("client");
+    if c.key != "timestamp" {
+        out.push(Unused::new(
+            &["client", "key_bucket_ms"],
+            &[&["client", "key"]],
+            format!("only a key from the clock (client.key = \"timestamp\") has buckets, and client.key = \"{}\"", c.key),
+            "remove it, or mint the key from the clock: client.key = \"timestamp\"",
+        ));
+    }
+    if s.idempotency == "none" {
+        for (key, inert, what) in [
+            ("retention_ms", None, "there is no key to forget"),
+            ("max_keys", None, "there is no key to count"),
+            (
+                "fingerprint_check",
+                Some("false"),
+                "there is no stored request to compare a retry with",
+            ),
+            (
+                "lease_ms",
+                Some("0"),
+                "no key is ever \"in progress\", so none is leased",
+            ),
+            (
+                "concurrent",
+                None,
+                "no duplicate is seen as concurrent: each is executed",
+            ),
+            (
+                "on_bank_timeout",
+                None,
+                "there is no key to keep or delete when the bank stays silent",
+            ),
+            (
+                "query_on_recovery",
+                Some("false"),
+                "no key is left \"in progress\" to recover",
+            ),
+        ] {
+            let u = Unused::new(
+                &["service", key],
+                &[&["service", "idempotency"]],
+                format!("the service keeps no key table (service.idempotency = \"none\"): {what}"),
+                "remove it, or give the service a key table: idempotency = \"claim-same-tx\"",
+            );
+            out.push(match inert {
+                Some(v) => u.unless(v),
+                None => u,
+            });
+        }
+    } else if !b.status_query {
+        out.push(Unused::new(
+            &["service", "query_on_recovery"],
+            &[&["bank", "status_query"]],
+            "the bank answers no status queries (bank.status_query = false), so a recovering service cannot ask it",
+            "remove it, or let the bank answer: add status_query = true to [bank]",
+        ).unless("false"));
+    }
+    if s.bank_max_attempts == 1 && s.query_before_retry {
+        out.push(Unused::new(
+            &["service", "query_before_retry"],
+            &[&["service", "bank_max_attempts"]],
+            "the service calls the bank once (service.bank_max_attempts = 1) and never retries a transfer",
+            "remove it, or let the service retry: bank_max_attempts = 3",
+        ));
+    }
+    if !b.status_query {
+        // Refused until now; an ablation `bank.status_query=false` of a file
+        // with a lag is a variant, and the lag then simply has no reader.
+        out.push(
+            Unused::new(
+                &["bank", "status_lag_ms"],
+                &[&["bank", "status_query"]],
+                "the bank answers no status queries (bank.status_query = false), so no answer can lag",
+                "remove it, or let the bank answer: add status_query = true to [bank]",
+            )
+            .unless("0"),
+        );
+    }
+    if s.workers == 0 {
+        out.push(Unused::new(
+            &["service", "drop_expired"],
+            &[&["service", "workers"]],
+            "the service has no workers limit (service.workers = 0), so no request waits in a queue whose deadline could pass",
+            "remove it, or bound the service: workers = 4 and queue_max = 16",
+        ).unless("false"));
+    }
+    if !b.accepts_key {
+        out.push(
+            Unused::new(
+                &["service", "pass_key_to_bank"],
+                &[&["bank", "accepts_key"]],
+                "the bank takes no key (bank.accepts_key = false): a key passed on is ignored",
+                "remove it, or let the bank deduplicate: accepts_key = true in [bank]",
+            )
+            .unless("false"),
+        );
+    }
+    let bank_key = if !b.accepts_key {
+        Some((
+            &["bank", "accepts_key"][..],
+            "the bank takes no key (bank.accepts_key = false)",
+        ))
+    } else if !s.pass_key_to_bank {
+        Some((
+            &["service", "pass_key_to_bank"][..],
+            "the service passes no key to the bank (service.pass_key_to_bank = false)",
+        ))
+    } else if c.key == "none" {
+        Some((
+            &["client", "key"][..],
+            "the client sends no key (client.key = \"none\"), so none reaches the bank",
+        ))
+    } else {
+        None
+    };
+    if let Some((because, why)) = bank_key {
+        out.push(Unused::new(
+            &["bank", "key_retention_ms"],
+            &[because],
+            format!("{why}: the bank keeps no keys to forget"),
+            "remove it, or let a key reach the bank",
+        ));
+    }
+    out
+}
