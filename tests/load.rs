@@ -220,7 +220,6 @@ fn the_load_keys_are_checked_with_a_place_and_a_fix() {
                 "100001 queued requests: the range is 0 to 100000",
                 "write a number",
             ),
-            ("[service]\nrecover_ms = 1000\n", "needs a capacity", "give the service workers"),
             (
                 "[[operations]]\nclaim = 4294967290\namount_eur = 1\nrepeat = 10\n",
                 "run past the largest claim number",
@@ -439,4 +438,77 @@ fn a_holding_design_over_its_load_bound_does_not_match() {
         .mismatch
         .expect("more than one attempt");
     assert!(m.contains(" attempts per operation, above the 1 "), "{m}");
+}
+
+/// A service without `workers` has as many as it has slots (64), and the
+/// queue behind them is the file's: 100 claims at once, each holding its
+/// worker for a second, are 36 too many. Without a queue they are shed;
+/// with one they wait, and a worker drops those whose client stopped
+/// waiting where `drop_expired` says so. So `queue_max` and `drop_expired`
+/// are read without `workers`, and only a queue of 0 leaves `drop_expired`
+/// without effect; a promise to recover (`recover_ms`) is judged only
+/// where the service has a capacity it reports. The burst comes after the
+/// fault phase (120 s), where a promise holds the service to its word.
+#[test]
+fn a_service_without_workers_has_its_slots_and_a_queue_behind_them() {
+    use models::payment::situations as sit;
+    let burst = |service: &str| {
+        let text = format!(
+            "summary = \"a burst\"\n[client]\ntimeout_ms = 1000\n[client.retry]\npolicy = \"none\"\n[service]\nprocessing_ms = 1000\n{service}[[operations]]\nclaim = 1\namount_eur = 10\nrepeat = 100\nstart_ms = 130000\n"
+        );
+        let s = load_text("burst.toml", &text, &[]);
+        (sweep(&s, 5), s)
+    };
+    let (shed, _) = burst("");
+    assert!(shed.tally.situations.contains(sit::OVERLOADED));
+    assert!(!shed.tally.situations.contains(sit::QUEUED));
+    let (kept, _) = burst("queue_max = 100\n");
+    assert!(kept.tally.situations.contains(sit::QUEUED));
+    assert!(!kept.tally.situations.contains(sit::OVERLOADED));
+    assert!(kept.tally.situations.contains(sit::WORKED_AFTER_DEADLINE));
+    let (dropped, s) = burst("queue_max = 100\ndrop_expired = true\n");
+    assert!(dropped.tally.situations.contains(sit::EXPIRED_DROPPED));
+    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    // With no queue nothing waits: drop_expired changes no run.
+    let (plain, _) = burst("workers = 4\n");
+    let (told, s) = burst("workers = 4\ndrop_expired = true\n");
+    assert_eq!(plain, told);
+    assert_eq!(s.hazards.len(), 1, "{:?}", s.hazards);
+    assert!(
+        s.hazards[0].text.contains("service.queue_max = 0"),
+        "{}",
+        s.hazards[0].text
+    );
+    // recover_ms without workers: a warning at its line, and no promise is
+    // judged (it was refused, which made `--set service.workers=0` of an
+    // overload scenario an error).
+    let (unpromised, s) = burst("queue_max = 100\nrecover_ms = 1\n");
+    assert_eq!(unpromised, kept);
+    assert_eq!(s.hazards.len(), 1, "{:?}", s.hazards);
+    assert!(
+        s.hazards[0]
+            .text
+            .starts_with("burst.toml:9:14: service.recover_ms = 1 has no effect")
+            && s.hazards[0].text.contains("workers = 4"),
+        "{}",
+        s.hazards[0].text
+    );
+    // With workers the same promise is judged, and broken by the work for
+    // nobody; without it, the same runs hold.
+    let (promised, _) = burst("workers = 64\nqueue_max = 100\nrecover_ms = 1\n");
+    let failure = promised.first_failure.expect("the promise is judged");
+    assert!(
+        matches!(&failure.outcome, sim::Outcome::Violation(v) if v.invariant == "load-recovers"),
+        "{:?}",
+        failure.outcome
+    );
+    assert!(unpromised.first_failure.is_none());
+    let variant = load(
+        "payment-overload-metastable",
+        &["service.workers=0", "service.queue_max=0"],
+    );
+    assert!(variant
+        .hazards
+        .iter()
+        .all(|h| h.id != "setting-without-effect"));
 }

@@ -58,6 +58,33 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         Some(("bank.status_lag_ms = 10000", "f.toml:3:17", "status_query = true")),
     ),
     ("summary = \"s\"\n[bank]\nstatus_query = true\nstatus_lag_ms = 10000\n", None),
+    // A query before a re-send, to a bank that answers none: refused until
+    // an ablation bank.status_query=false of a file that asks needed it.
+    (
+        "summary = \"s\"\n[service]\nquery_before_retry = true\n",
+        Some(("service.query_before_retry = true", "f.toml:3:22", "status_query = true")),
+    ),
+    ("summary = \"s\"\n[service]\nquery_before_retry = true\n[bank]\nstatus_query = true\n", None),
+    ("summary = \"s\"\n[service]\nquery_before_retry = false\n", None),
+    // One bank attempt is told first: even an answering bank is never asked.
+    (
+        "summary = \"s\"\n[service]\nbank_max_attempts = 1\nquery_before_retry = true\n",
+        Some(("service.query_before_retry = true", "f.toml:4:22", "bank_max_attempts = 3")),
+    ),
+    // A promise to recover from overload where no load is reported.
+    (
+        "summary = \"s\"\n[service]\nrecover_ms = 30000\n",
+        Some(("service.recover_ms = 30000", "f.toml:3:14", "workers = 4")),
+    ),
+    ("summary = \"s\"\n[service]\nworkers = 2\nrecover_ms = 30000\n", None),
+    // Expired work is dropped from a queue: a queue of 0 holds none, with
+    // workers or without (a service without them has its 64 slots, and a
+    // queue behind those).
+    (
+        "summary = \"s\"\n[service]\nworkers = 2\ndrop_expired = true\n",
+        Some(("service.drop_expired = true", "f.toml:4:16", "queue_max = 16")),
+    ),
+    ("summary = \"s\"\n[service]\nqueue_max = 16\ndrop_expired = true\n", None),
     (
         "summary = \"s\"\n[client]\nkey_bucket_ms = 500\n",
         Some(("client.key_bucket_ms = 500", "f.toml:3:17", "client.key = \"timestamp\"")),
@@ -188,6 +215,96 @@ fn a_setting_that_lost_its_effect_to_a_set_or_an_ablation_is_silent() {
     let lagging = "summary = \"s\"\n[bank]\nstatus_query = true\nstatus_lag_ms = 10000\n";
     let off = load_text("l.toml", lagging, &["bank.status_query=false"]);
     assert!(unread(&off).is_empty(), "{:?}", unread(&off));
+    // So are the queries before a re-send: the service then re-sends
+    // without asking, the run the ablation asks about, and it pays twice.
+    let blind = common::load("payment-query-before-retry", &["bank.status_query=false"]);
+    assert!(unread(&blind).is_empty(), "{:?}", unread(&blind));
+    let sum = common::sweep(&blind, 300);
+    assert!(sum.first_failure.is_some(), "the queries were load-bearing");
+    let unasked = common::load(
+        "payment-query-before-retry",
+        &[
+            "bank.status_query=false",
+            "service.query_before_retry=false",
+            "service.query_on_recovery=false",
+        ],
+    );
+    assert_eq!(sum, common::sweep(&unasked, 300), "no query is made");
+    // And a service made to work without a capacity, whose file promises
+    // a recovery.
+    let unbounded = common::load("payment-overload-metastable", &["service.workers=0"]);
+    assert!(unread(&unbounded).is_empty(), "{:?}", unread(&unbounded));
+}
+
+/// Reading the state from a bank that gives none is no design, so a
+/// variant that makes one is still refused: at the file's line, saying
+/// which `--set` made it, with the fix; in `check`, in a sweep (before any
+/// variant runs), and in `verify` at the protection that would make it.
+#[test]
+fn a_variant_the_model_cannot_build_is_refused_naming_the_set_that_made_it() {
+    use models::scenario::Override;
+    for (name, at, what) in [
+        (
+            "payment-state-not-action",
+            ":39:8: ",
+            "\"state instead of action\" reads what is paid",
+        ),
+        (
+            "payment-reconcile-at-bank",
+            ":43:7: ",
+            "the job is to ask the bank",
+        ),
+    ] {
+        let path = common::scenario_dir().join(format!("{name}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.to_string_lossy().to_string();
+        let set = Override::parse("bank.status_query=false").unwrap();
+        let Err(e) = models::Scenario::load_with(&file, &text, &[set]) else {
+            panic!("{name} without status queries loads");
+        };
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!("error: {file}{at}{what}"))
+                && shown.contains("(the file as written loads: --set bank.status_query=false made this combination)")
+                && shown.contains("help: leave out --set bank.status_query=false: the model cannot build this variant (as a file it would need: add status_query = true to [bank])"),
+            "{shown}"
+        );
+    }
+    let (_, err) = run_case(
+        &case(
+            "a sweep with a variant the model cannot build",
+            &[
+                "sweep",
+                "payment-state-not-action",
+                "--runs",
+                "2",
+                "--set",
+                "bank.status_query=false,true",
+            ],
+        )
+        .code(2)
+        .err("error: variant 1 of 2 (bank.status_query=false): ")
+        .err("made this combination"),
+    );
+    assert!(!err.contains("variant 2 of 2"), "{err}");
+    // A protection that makes such a variant names the protection's line.
+    let text =
+        std::fs::read_to_string(common::scenario_dir().join("payment-state-not-action.toml"))
+            .unwrap()
+            .replace(
+                "{ set = \"service.mode=state\", breaks = \"no-duplicate-effect\" },",
+                "\"bank.status_query=false\",",
+            );
+    let e = common::load_error("p.toml", &text);
+    assert_eq!((e.line, e.column), (19, 3), "{e}");
+    assert!(
+        e.message
+            .starts_with("the protection `bank.status_query=false` cannot be removed: ")
+            && e.help
+                .as_deref()
+                .is_some_and(|h| h.contains("name another protection")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -443,4 +560,26 @@ fn contention_settings_warn_only_where_no_run_reads_them() {
         .tally
         .situations
         .contains(models::contention::situations::REQUEST_ID_RECOGNIZED));
+}
+
+/// `producer.commit_fail_per_mille` is read in every write mode (state
+/// first, event first, the outbox, a broker transaction each commit the
+/// state), so no design leaves it without effect: silent in each, and the
+/// runs of each reach a failed commit.
+#[test]
+fn a_commit_failure_rate_is_read_by_every_write_mode() {
+    for write in ["state-first", "event-first", "outbox", "broker-transaction"] {
+        let text = format!(
+            "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"{write}\"\ncommit_fail_per_mille = 500\n"
+        );
+        let s = load_text("f.toml", &text, &[]);
+        assert!(unread(&s).is_empty(), "{write}: {:?}", unread(&s));
+        let sum = common::sweep(&s, 50);
+        assert!(
+            sum.tally
+                .situations
+                .contains(models::messaging::situations::COMMIT_FAILED),
+            "{write}"
+        );
+    }
 }

@@ -486,20 +486,11 @@ fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, 
         ],
         at("mode"),
     )?;
-    if s.query_before_retry && !b.status_query {
-        return Err(invalid(
-            at("query_before_retry"),
-            "the service is to ask the bank before a retry, but the bank answers no status queries",
-            "add status_query = true to [bank], or remove query_before_retry",
-        ));
-    }
-    if s.recover_ms > 0 && s.workers == 0 {
-        return Err(invalid(
-            at("recover_ms"),
-            "a promise to recover from overload needs a capacity, and this service has no workers limit",
-            "give the service workers (and a queue_max), or remove recover_ms",
-        ));
-    }
+    // A query before a re-send to a bank that answers none, and a promise
+    // to recover from overload without a capacity, are settings without
+    // effect (`unused`), not refusals: `--set bank.status_query=false` or
+    // `--set service.workers=0` of a file that has them is a variant.
+    // Reading the state from a bank that gives none is no design at all.
     if mode != Mode::Action && !b.status_query {
         return Err(invalid(
             at("mode"),
@@ -545,10 +536,17 @@ fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, 
             "queued requests",
         )? as u32,
         drop_expired: s.drop_expired,
-        recover_ms: duration_us(s.recover_ms, 30 * DAY_MS, at("recover_ms"))
-            .map(|_| s.recover_ms as u32)?,
+        // Without workers nothing is reported as load: no promise to judge.
+        recover_ms: duration_us(s.recover_ms, 30 * DAY_MS, at("recover_ms")).map(|_| {
+            if s.workers == 0 {
+                0
+            } else {
+                s.recover_ms as u32
+            }
+        })?,
         mode,
-        query_before_retry: s.query_before_retry,
+        // Asking is possible only where the bank answers.
+        query_before_retry: s.query_before_retry && b.status_query,
         // Asking is possible only where the bank answers.
         query_on_recovery: s.query_on_recovery && b.status_query,
         delete_key_on_bank_timeout: one_of(

@@ -4,7 +4,7 @@
 
 use super::FileDto;
 
-/// What [`unused_in`] finds, from the parsed tables.
+/// What [`unused_in`](super::unused_in) finds, from the parsed tables.
 pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
     use crate::core::Unused;
     let (c, s, b) = (&d.client, &d.service, &d.bank);
@@ -73,6 +73,19 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             "the service calls the bank once (service.bank_max_attempts = 1) and never retries a transfer",
             "remove it, or let the service retry: bank_max_attempts = 3",
         ));
+    } else if !b.status_query {
+        // Refused until now, which made `--set bank.status_query=false` of
+        // a file that asks an error instead of the variant it is: the
+        // service then re-sends without asking.
+        out.push(
+            Unused::new(
+                &["service", "query_before_retry"],
+                &[&["bank", "status_query"]],
+                "the bank answers no status queries (bank.status_query = false), so the service re-sends a transfer without asking",
+                "remove it, or let the bank answer: add status_query = true to [bank]",
+            )
+            .unless("false"),
+        );
     }
     if !b.status_query {
         // Refused until now; an ablation `bank.status_query=false` of a file
@@ -87,13 +100,28 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             .unless("0"),
         );
     }
-    if s.workers == 0 {
+    // A service without `workers` has as many as it has slots (64), and a
+    // queue behind them: only a queue of 0 leaves no request waiting.
+    if s.queue_max == 0 {
         out.push(Unused::new(
             &["service", "drop_expired"],
-            &[&["service", "workers"]],
-            "the service has no workers limit (service.workers = 0), so no request waits in a queue whose deadline could pass",
-            "remove it, or bound the service: workers = 4 and queue_max = 16",
+            &[&["service", "queue_max"]],
+            "the service queues no request (service.queue_max = 0): one that finds every worker busy is shed, so none waits while its deadline passes",
+            "remove it, or give the service a queue: queue_max = 16 (with workers = 4)",
         ).unless("false"));
+    }
+    if s.workers == 0 {
+        // Refused until now, which made `--set service.workers=0` of an
+        // overload scenario an error instead of a variant.
+        out.push(
+            Unused::new(
+                &["service", "recover_ms"],
+                &[&["service", "workers"]],
+                "the service has no workers limit (service.workers = 0), so it reports no load and promises no recovery: load-recovers judges nothing",
+                "remove it, or give the service a capacity: workers = 4 (and a queue_max)",
+            )
+            .unless("0"),
+        );
     }
     if !b.accepts_key {
         out.push(

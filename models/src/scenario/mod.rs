@@ -244,7 +244,8 @@ impl Scenario {
                 .map(|(s, _)| s)
         };
         let written_ends = written.as_ref().map(Scenario::ends).unwrap_or_default();
-        let (scenario, _) = Scenario::build(file, dir, text, overrides, &written_ends)?;
+        let (scenario, _) = Scenario::build(file, dir, text, overrides, &written_ends)
+            .map_err(|e| error::made_by_overrides(e, written.is_some(), overrides))?;
         let (protections, ends) = match &written {
             Some(w) => (w.protections(), written_ends),
             None if overrides.is_empty() => (scenario.protections(), scenario.ends()),
@@ -263,9 +264,14 @@ impl Scenario {
                         p.describe(),
                         e.message
                     ),
-                    e.help.unwrap_or_else(|| {
-                        "write each override as key=value with a key and value the scenario format allows".into()
-                    }),
+                    match e.help {
+                        // The variant's own fix ("add status_query = true")
+                        // is not the file's: the file has it.
+                        Some(h) => format!(
+                            "verify removes a protection by loading the file with its overrides, so each must leave a design the model can build; name another protection, or drop this one (the variant alone would need: {h})"
+                        ),
+                        None => "write each override as key=value with a key and value the scenario format allows".into(),
+                    },
                 )));
             }
         }
