@@ -298,3 +298,108 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     // The same job under the same key: the key table recognises the re-drive.
     assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
 }
+
+/// A job that re-drives under a new key beside a service that crashes: a
+/// bank call without an answer leaves the claim's key "in progress", and a
+/// restart recovers it and pays (asking first: a second key of the claim,
+/// the re-drive's, recovered beside it reads "not paid" too). The transfers
+/// of the first execution land 100 ms after the claim at the latest, so
+/// the job's own arithmetic (a minute's wait) says its query is safe.
+const JOB_BESIDE_RECOVERY: &str = r#"summary = "a job re-drives beside a service that recovers"
+
+[client]
+key = "stable"
+timeout_ms = 10000
+
+[client.retry]
+policy = "fixed"
+base_ms = 1000
+max_attempts = 2
+
+[client.reconcile]
+after_ms = 30000
+max_rounds = 2
+ask = "bank"
+redrive_key = "new"
+
+[service]
+idempotency = "claim-same-tx"
+pass_key_to_bank = false
+bank_max_attempts = 1
+
+[bank]
+accepts_key = false
+status_query = true
+
+[[network.links]]
+from = "service"
+to = "bank"
+loss_per_mille = [0, 500]
+
+[crashes.service]
+crash_per_mille = [0, 200]
+restart_ms_min = 1000
+restart_ms_max = 30000
+"#;
+
+/// The job's first query reaches the bank 30.001 s into the run at the
+/// earliest (the claim starts at 0, the job waits 30 s, the trip takes
+/// 1 ms); a recovery's transfer lands as late as the end of the faults,
+/// plus the 1 s restart, the recovered call's 5 s (it asks, then
+/// transfers) and the 50 ms to the bank: F + 6.05 s. So the job's read can
+/// come first from a fault phase of 23.952 s on, and it did before this
+/// rule counted the recovery: the default 120 s phase failed with no
+/// warning.
+#[test]
+fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
+    const RULE: &str = "status-query-overtakes-transfer";
+    let job = |sets: &[&str]| load_text("recovery.toml", JOB_BESIDE_RECOVERY, sets);
+    let text = |s: &Scenario| {
+        s.hazards
+            .iter()
+            .find(|h| h.id == RULE)
+            .map(|h| h.text.clone())
+    };
+    let recovering = job(&[]);
+    assert_eq!(ids(&recovering), [RULE]);
+    let t = text(&recovering).unwrap();
+    assert!(
+        t.contains("up to 96 s before")
+            && t.contains("as soon as 30 s into the run")
+            && t.contains("as late as 126.1 s into the run")
+            && t.contains("run.fault_phase_ms")
+            && t.contains("[crashes.service] restart_ms_min")
+            && t.contains("a transfer that a recovery still sends")
+            && t.contains("redrive_key = \"new\""),
+        "{t}"
+    );
+    assert_eq!(
+        failed_with(&sweep(&recovering, 1000)),
+        Some("no-duplicate-effect")
+    );
+    // The boundary: a read at the very moment the last transfer lands
+    // finds it (the transfer left first).
+    assert!(job(&["run.fault_phase_ms=23951"]).hazards.is_empty());
+    let t = text(&job(&["run.fault_phase_ms=23952"])).expect("a millisecond later");
+    assert!(t.contains("up to 1 ms before"), "{t}");
+    // Silent, and the runs hold: faults that end well before the job asks
+    // (every recovery has paid by then), a job that waits past them, a
+    // service that never crashes, a re-drive the key table recognises.
+    for sets in [
+        &["run.fault_phase_ms=20000"][..],
+        &["client.reconcile.after_ms=130000"][..],
+        &["crashes.service.crash_per_mille=0"][..],
+        &["client.reconcile.redrive_key=same"][..],
+    ] {
+        let s = job(sets);
+        assert!(s.hazards.is_empty(), "{sets:?}: {:?}", s.hazards);
+        assert!(sweep(&s, 3000).first_failure.is_none(), "{sets:?}");
+    }
+    // Silent where no key is left "in progress" to recover: none is sent,
+    // or the table stores none until the bank confirms (whatever else
+    // those designs break).
+    for set in ["client.key=none", "service.idempotency=check-then-act"] {
+        let s = job(&[set]);
+        assert!(!ids(&s).contains(&RULE), "{set}: {:?}", s.hazards);
+    }
+}

@@ -140,7 +140,7 @@ where
         .into());
     }
     let clients = ["client".to_string()];
-    let restarts = payment::scenario::Restarts::of(input.text, &clients);
+    let restarts = payment::scenario::Restarts::of(input.text, &clients, input.fault_phase_us);
     let mut hazards = payment::scenario::hazards(
         std::slice::from_ref(&client),
         &service,

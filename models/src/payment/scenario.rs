@@ -205,7 +205,7 @@ where
         _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
     };
     let unused = unused(&d);
-    let restarts = Restarts::of(input.text, &names);
+    let restarts = Restarts::of(input.text, &names, input.fault_phase_us);
     let hazards = hazards(
         &configs,
         &service,

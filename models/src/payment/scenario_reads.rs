@@ -34,7 +34,11 @@ pub(super) struct Read {
     pub late: String,
     /// The same, as the lag rule says it after the read: ", less ...".
     pub less: String,
+    /// Where the transfer is when the read comes first: "still on its way".
+    pub coming: &'static str,
 }
+
+const ON_ITS_WAY: &str = "still on its way";
 
 /// Every read a design acts on, each where acting on a wrong "not paid"
 /// pays twice. None for a conditional transfer (the bank checks it against
@@ -97,6 +101,7 @@ pub(super) fn bank_reads(
                 what,
                 late: late.clone(),
                 less: less.clone(),
+                coming: ON_ITS_WAY,
             })
         };
         let timeout = about_ms(service.bank_timeout_us / us);
@@ -147,6 +152,9 @@ pub(super) fn bank_reads(
     if let Some(client) = configs.first() {
         reads.extend(job_read(client, service, bank, delays, clients));
     }
+    reads.extend(job_read_beside_recovery(
+        configs, service, bank, delays, restarts, clients,
+    ));
     reads
 }
 
@@ -185,8 +193,8 @@ fn unrecognised_redrive(
 /// `after_ms` after the dead letter, which may follow the last attempt at
 /// once (a 503 or a 422 comes back at once); a later one `after_ms` after
 /// the round before, whose answer, and the re-drive it prompts, may take the
-/// longest round trip to the bank. Left out: a service restart's recovery,
-/// which may send a transfer later still.
+/// longest round trip to the bank. A service restart's recovery, which may
+/// send a transfer later still, is [`job_read_beside_recovery`]'s.
 fn job_read(
     client: &ClientConfig,
     service: &ServiceConfig,
@@ -251,6 +259,95 @@ fn job_read(
             ", less the {} a transfer may take to land after its request left the client ({settings})",
             about_ms(late_ms)
         ),
+        coming: ON_ITS_WAY,
+    })
+}
+
+/// The reconciliation job's read against a restarted service's recovery: a
+/// crash leaves the claim's key "in progress" (a bank call without an
+/// answer leaves it so for good, unless `on_bank_timeout` deletes it), and
+/// the restart drives it to an end with a transfer of its own (after
+/// asking, with `query_on_recovery`: a re-drive still on its way, or a
+/// second key of the claim recovered beside it, reads "not paid" too). A
+/// job that re-drives under a key no layer has seen then pays a claim that
+/// is about to be paid. The job's first query reaches the bank
+/// `after_ms` after a dead letter, which comes after the claim started;
+/// the recovery's last transfer lands when the service, down at the end of
+/// the faults, is back `restart_ms_min` later, and its recovered bank call
+/// sent that transfer ([`bank_call_timeouts`], one timeout more where it
+/// asks first in action mode), plus the service→bank delay. Bounds of the
+/// whole run, so the rule needs no crash to happen at a particular moment:
+/// a job whose first query comes after every recovery's transfer landed
+/// reads them all.
+pub(super) fn job_read_beside_recovery(
+    configs: &[ClientConfig],
+    service: &ServiceConfig,
+    bank: &BankConfig,
+    delays: &Delays,
+    restarts: &Restarts,
+    clients: &[String],
+) -> Option<Read> {
+    let client = configs.first()?;
+    let r = client
+        .reconcile
+        .as_ref()
+        .filter(|r| r.ask == Ask::Bank && r.max_rounds >= 2)?;
+    let why = unrecognised_redrive(client, service, bank)?;
+    let keeps_in_progress = matches!(
+        service.idempotency,
+        Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
+    ) && client.key != KeyPolicy::None;
+    let (restart_min_ms, _) = restarts.service_ms.filter(|_| keeps_in_progress)?;
+    let us = sim::US_PER_MS;
+    let (last, _) = bank_call_timeouts(service);
+    let asks_first = service.query_on_recovery && service.mode == Mode::Action;
+    let call_ms = (service.bank_timeout_us / us).saturating_mul(last + u64::from(asks_first));
+    let sent_ms = restarts
+        .faults_end_ms
+        .saturating_add(restart_min_ms)
+        .saturating_add(call_ms);
+    let land_ms = sent_ms.saturating_add(delays.range_ms("service", "bank").1);
+    // The earliest first query of any client: its first claim's start, the
+    // job's wait and the fastest trip to the bank.
+    let (read_ms, start_ms) = configs
+        .iter()
+        .zip(clients)
+        .filter_map(|(c, name)| {
+            let start = c.ops.iter().map(|o| o.start_ms).min()?;
+            let read = start
+                .saturating_add(r.after_ms)
+                .saturating_add(delays.range_ms(name, "bank").0);
+            Some((read, start))
+        })
+        .min()?;
+    let settings = "run.fault_phase_ms, [crashes.service] restart_ms_min, and the recovered bank call: service.bank_max_attempts, service.bank_timeout_ms and service.query_on_recovery";
+    Some(Read {
+        reader: Reader::Job(why),
+        gap_us: i64::try_from(i128::from(read_ms).saturating_sub(i128::from(land_ms)).saturating_mul(i128::from(us)))
+            .unwrap_or(i64::MIN),
+        what: format!(
+            "the reconciliation job's first query, as soon as {} into the run ({} after a dead letter, client.reconcile.after_ms, of a claim started at {}; max_rounds = {}, so it re-drives a \"not paid\")",
+            about_ms(read_ms),
+            about_ms(r.after_ms),
+            match start_ms {
+                0 => "0 s".to_string(),
+                ms => about_ms(ms),
+            },
+            r.max_rounds
+        ),
+        late: format!(
+            "a restarted service recovers the claim's key that a crash left \"in progress\" and sends its own transfer, which can land as late as {} into the run: the service can crash until the faults end at {}, be back {} later, send its recovered call's last transfer {} after that, and the transfer can take {} to reach the bank ({settings})",
+            about_ms(land_ms),
+            about_ms(restarts.faults_end_ms),
+            about_ms(restart_min_ms),
+            about_ms(call_ms),
+            about_ms(delays.range_ms("service", "bank").1)
+        ),
+        less: format!(
+            ", less the {} into the run at which a restarted service's recovery of the claim's key left \"in progress\" can land its own transfer ({settings})",
+            about_ms(land_ms)
+        ),
+        coming: "that a recovery still sends",
     })
 }
 
@@ -325,10 +422,11 @@ pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
     Some(crate::core::Hazard {
         id: crate::core::hazard::STATUS_QUERY_OVERTAKES_TRANSFER,
         text: format!(
-            "a status query can reach the bank up to {} before the transfer it follows: {}, but {}; the bank answers \"0 EUR paid\" for a transfer still on its way, and {}",
+            "a status query can reach the bank up to {} before the transfer it follows: {}, but {}; the bank answers \"0 EUR paid\" for a transfer {}, and {}",
             shown_ms(ahead_ms, ahead_ms < 1000),
             read.what,
             read.late,
+            read.coming,
             pays_again(read.reader)
         ),
         shown_by: None,

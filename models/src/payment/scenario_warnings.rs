@@ -53,14 +53,18 @@ pub(crate) struct Restarts {
     /// The client actors that can crash, by name, with their
     /// `(restart_ms_min, restart_ms_max)`, in the clients' order.
     pub clients_ms: Vec<(String, (u64, u64))>,
+    /// When the faults end (`run.fault_phase_ms`): no crash comes later,
+    /// and an actor down then is back at the latest `restart_ms_min` after.
+    pub faults_end_ms: u64,
 }
 
 impl Restarts {
     /// From the scenario `text`, whose service is the actor `service` and
-    /// whose client actors are `clients`.
-    pub(crate) fn of(text: &str, clients: &[String]) -> Restarts {
+    /// whose client actors are `clients`, with faults until `fault_phase_us`.
+    pub(crate) fn of(text: &str, clients: &[String], fault_phase_us: sim::TimeUs) -> Restarts {
         use crate::core::hazard::restart_ms;
         Restarts {
+            faults_end_ms: fault_phase_us / sim::US_PER_MS,
             service_ms: restart_ms(text, "service"),
             clients_ms: clients
                 .iter()
