@@ -265,8 +265,10 @@ impl Scenario {
                         e.message
                     ),
                     match e.help {
-                        // The variant's own fix ("add status_query = true")
-                        // is not the file's: the file has it.
+                        // A mistake in the override's own value has its fix.
+                        Some(h) if e.file.starts_with("--set ") => h,
+                        // One the file's other settings refuse beside it
+                        // does not: the file has what that fix asks for.
                         Some(h) => format!(
                             "verify removes a protection by loading the file with its overrides, so each must leave a design the model can build; name another protection, or drop this one (the variant alone would need: {h})"
                         ),
