@@ -491,3 +491,72 @@ fn a_program_that_checks_its_ack_under_exactly_once_delivery_needs_no_dedup() {
     let out = check(true, "after-commit", 1);
     assert!(out.contains("violation of no-duplicate-effect"), "{out}");
 }
+
+/// A program in the consumer's place has a connection to the broker as a
+/// built-in consumer has: a delivery the broker sent before the program's
+/// restart (to the process that crashed, or to none) does not reach the
+/// restarted program, and its lease hands the message out again. Before,
+/// such a delivery reached the program and was handed to it as new.
+#[test]
+fn a_restarted_program_gets_no_delivery_sent_before_its_start() {
+    use models::messaging::{self, situations as sit};
+    use sim::TraceKind;
+    // Deliveries that may take 20 s outlive a crash with a short restart.
+    let s = load_path(
+        IN_TX,
+        &[
+            r#"network.links=[{from="broker", delay_ms_min=1, delay_ms_max=20000}]"#,
+            "crashes.consumer-1.restart_ms_min=100",
+            "crashes.consumer-1.restart_ms_max=2000",
+        ],
+    );
+    let mut late = 0;
+    // One simulator, so one warm process, for every seed.
+    let mut sim = Sim::new(&s.system);
+    for seed in 0..100 {
+        let mut rec = sim::Recorder::default();
+        let source = Source::Seed {
+            seed,
+            record: false,
+        };
+        sim.run(&s.system, source, &mut rec);
+        let entries = rec.entries;
+        let mut sent_us: Vec<(u32, u64)> = Vec::new();
+        let mut restarted_us: Vec<(u32, u64)> = Vec::new();
+        let mut dropped_in: Option<u64> = None;
+        for e in &entries {
+            match &e.kind {
+                TraceKind::Send { msg_id, .. } => sent_us.push((*msg_id, e.time_us)),
+                TraceKind::Restart { actor } => restarted_us.push((*actor, e.time_us)),
+                TraceKind::Deliver {
+                    to,
+                    msg: models::Msg::Messaging(messaging::Msg::Deliver { .. }),
+                    msg_id,
+                    ..
+                } => {
+                    let sent = sent_us
+                        .iter()
+                        .rev()
+                        .find(|s| s.0 == *msg_id)
+                        .expect("sent")
+                        .1;
+                    let restart = restarted_us.iter().rev().find(|r| r.0 == *to);
+                    if restart.is_some_and(|r| sent < r.1) {
+                        late += 1;
+                        dropped_in = Some(e.step);
+                    }
+                }
+                // The program's arrival is observed as it gets the line.
+                TraceKind::Observe {
+                    obs: models::Obs::Received { .. },
+                    ..
+                } => assert_ne!(dropped_in, Some(e.step), "seed {seed}: the program got it"),
+                _ => {}
+            }
+        }
+        if dropped_in.is_some() {
+            assert!(common::reached(&entries, sit::DELIVERY_ON_OLD_CONNECTION));
+        }
+    }
+    assert!(late > 0, "no delivery outlived the program's crash");
+}

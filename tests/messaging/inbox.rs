@@ -205,6 +205,7 @@ fn the_redelivered_flag_catches_redeliveries_and_not_a_second_message() {
                     ev,
                     receipt,
                     redelivered: false,
+                    ..
                 }) => Some((ev.id, receipt)),
                 _ => None,
             },

@@ -10,7 +10,7 @@ use crate::core::Carries;
 use crate::Obs;
 use serde_json::Value;
 use sim::SituationId;
-use sim::{Actor, ActorId, Ctx, Timer};
+use sim::{Actor, ActorId, Ctx, TimeUs, Timer};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -64,6 +64,17 @@ pub trait Role: 'static {
     fn outgoing(payload: &Value) -> Result<Self::Msg, PayloadError>;
     /// The observation of an effect the program reported for `op`.
     fn effect(op: u32, payload: u32) -> Obs;
+    /// Reached when a message sent before the program's latest start is
+    /// dropped (see [`Role::connection_sent_us`]).
+    const OLD_CONNECTION: SituationId;
+    /// When `msg` was sent, if it travels over a connection that dies with
+    /// the receiving process (a delivery over a consumer's connection to
+    /// its broker); `None` for a message that is not bound to one. A copy
+    /// sent before the program's latest start was sent to the process that
+    /// crashed, and the restarted one never gets it.
+    fn connection_sent_us(_msg: &Self::Msg) -> Option<TimeUs> {
+        None
+    }
 }
 
 /// A user's program as an actor of role `R`, talking JSON Lines (docs/protocol.md).
@@ -118,6 +129,8 @@ impl Timer for ExternalTimer {
 #[derive(Clone, Debug)]
 pub struct ExternalState {
     timers: Vec<Option<u16>>,
+    /// When this process (as idemsim counts them: a `start`) began.
+    started_us: TimeUs,
 }
 
 /// Durable: the keys the program stored, and idemsim's own note of which
@@ -282,7 +295,11 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
     }
 
     fn reset_state(&self, state: &mut Option<ExternalState>) {
-        let st = state.get_or_insert_with(|| ExternalState { timers: Vec::new() });
+        let st = state.get_or_insert_with(|| ExternalState {
+            timers: Vec::new(),
+            started_us: 0,
+        });
+        st.started_us = 0;
         st.timers.clear();
         st.timers.resize(MAX_TIMERS, None);
     }
@@ -298,6 +315,7 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
             // same news from `start` and must forget its memory itself.
             storage.session.stop();
         }
+        state.started_us = ctx.now_us();
         let line = protocol::start(&self.cfg.name, ctx.restarted(), ctx.now_us(), &storage.kv);
         self.call(storage, state, &line, ctx);
     }
@@ -313,6 +331,10 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         let Some(m) = msg.peek() else {
             return;
         };
+        if R::connection_sent_us(m).is_some_and(|sent_us| sent_us < state.started_us) {
+            ctx.reached(R::OLD_CONNECTION);
+            return;
+        }
         let Some(payload) = R::incoming(m) else {
             return;
         };

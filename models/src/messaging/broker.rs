@@ -235,6 +235,7 @@ impl<W: Carries<Msg>> Broker<W> {
                 ev: m.ev,
                 receipt,
                 redelivered,
+                sent_us: now,
             };
             ctx.send(consumer, W::wrap(deliver));
         }

@@ -7,7 +7,7 @@ use super::CONSUMER_LAYER;
 use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs};
-use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
@@ -137,6 +137,10 @@ pub struct ConsumerState {
     /// jobs under it would both see their ack counted under exactly-once
     /// delivery (a repeat of the ack that counted is answered "counted").
     pub taken: VecDeque<u32>,
+    /// When this process started: its connection to the broker is as old.
+    /// A delivery sent before it was sent over the connection of a process
+    /// that crashed (or to none), and never reaches this one.
+    pub started_us: TimeUs,
 }
 
 impl ConsumerState {
@@ -146,6 +150,7 @@ impl ConsumerState {
             jobs: Slots::new(MAX_JOBS),
             // Full size at once: no run grows it (a warm sweep allocates nothing).
             taken: VecDeque::with_capacity(RECENT_RECEIPTS),
+            started_us: 0,
         }
     }
 }
@@ -409,9 +414,19 @@ impl<W: Carries<Msg>> Consumer<W> {
     fn on_deliver(
         &self,
         st: &mut ConsumerState,
-        (ev, receipt, redelivered): (Event, u32, bool),
+        (ev, receipt, redelivered, sent_us): (Event, u32, bool, TimeUs),
         ctx: &mut impl Ctx<Self>,
     ) {
+        if sent_us < st.started_us {
+            // Sent over the connection of the process that crashed (or to
+            // no process at all): TCP hands none of its frames to the new
+            // connection. Its lease runs out and the broker delivers the
+            // message again, with a receipt of its own. Taking it would be
+            // working on a receipt the crashed process may have acked, and
+            // exactly-once delivery answers a repeat of that ack "counted".
+            ctx.reached(sit::DELIVERY_ON_OLD_CONNECTION);
+            return;
+        }
         ctx.observe(Obs::Received {
             layer: &CONSUMER_LAYER,
             op: ev.op(),
@@ -519,12 +534,15 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
             Some(st) => {
                 st.jobs.clear();
                 st.taken.clear();
+                st.started_us = 0;
             }
             None => *state = Some(ConsumerState::new()),
         }
     }
 
-    fn on_start(&self, _: &mut ConsumerState, _: &mut (), _: &mut impl Ctx<Self>) {}
+    fn on_start(&self, st: &mut ConsumerState, _: &mut (), ctx: &mut impl Ctx<Self>) {
+        st.started_us = ctx.now_us();
+    }
 
     /// A crash drops every job: one the broker has let go (acked on
     /// receipt, or acked with result and waiting for it) whose effect's
@@ -560,7 +578,8 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 ev,
                 receipt,
                 redelivered,
-            }) => self.on_deliver(st, (ev, receipt, redelivered), ctx),
+                sent_us,
+            }) => self.on_deliver(st, (ev, receipt, redelivered, sent_us), ctx),
             Some(&Msg::TxDone {
                 id,
                 slot,

@@ -126,6 +126,7 @@ impl Drive {
             ev: event(),
             receipt: 7,
             redelivered: false,
+            sent_us: 0,
         });
         let out = self.fire(ConsumerTimer::Processed { slot: 0 });
         if self.c.cfg.ack != AckMode::CheckedBeforeCommit {
@@ -220,6 +221,7 @@ fn a_commit_without_an_answer_is_sent_again_once_the_ack_let_the_message_go() {
         ev: event(),
         receipt: 7,
         redelivered: false,
+        sent_us: 0,
     });
     assert_eq!(txs(&out), [(TxKind::CheckInbox, 7, 1)]);
     assert!(txs(&d.timeout()).is_empty());
@@ -230,6 +232,7 @@ fn a_commit_without_an_answer_is_sent_again_once_the_ack_let_the_message_go() {
         ev: event(),
         receipt: 7,
         redelivered: false,
+        sent_us: 0,
     });
     assert_eq!(txs(&d.timeout()), [(TxKind::CheckInbox, 7, 2)]);
     // An answer ends the waiting: nothing is sent again after it.
@@ -249,6 +252,7 @@ fn a_late_answer_counts_for_its_own_transaction_only() {
         ev: event(),
         receipt: 7,
         redelivered: false,
+        sent_us: 0,
     });
     d.done(TxKind::CheckInbox, TxResult::NotSeen);
     assert_eq!(
@@ -269,8 +273,70 @@ fn a_late_answer_counts_for_its_own_transaction_only() {
         ev: event(),
         receipt: 7,
         redelivered: false,
+        sent_us: 0,
     });
     d.done(TxKind::CheckInbox, TxResult::NotSeen);
     assert!(d.done(TxKind::CheckInbox, TxResult::NotSeen).is_empty());
     assert_eq!(d.st.jobs.get(0).map(|j| j.phase), Some(Phase::Processing));
+}
+
+#[test]
+fn a_restarted_consumer_takes_no_delivery_sent_before_its_start() {
+    let mut d = Drive::new(AckMode::CheckedBeforeCommit, Handler::Effect);
+    // The crashed process took receipt 7 and committed its work.
+    d.up_to_the_commit();
+    d.done(TxKind::Effect, TxResult::Applied);
+    // It restarts at 5 s with a new connection.
+    let c = consumer(AckMode::CheckedBeforeCommit, Handler::Effect);
+    let mut state = Some(std::mem::take(&mut d.st));
+    c.reset_state(&mut state);
+    d.st = state.expect("reset");
+    let mut out = Vec::new();
+    let mut ctx = sim::Context::detached_restart(5_000_000, 2, &mut d.choices, &mut out);
+    c.on_start(&mut d.st, &mut (), &mut ctx);
+    // A copy of receipt 7 the broker sent at 1 s: it was on the old
+    // connection; taken, its ack would be answered "counted" again.
+    let copy = |sent_us| Msg::Deliver {
+        ev: event(),
+        receipt: 7,
+        redelivered: false,
+        sent_us,
+    };
+    let out = d.msg(copy(1_000_000));
+    assert!(reached(&out, sit::DELIVERY_ON_OLD_CONNECTION));
+    assert!(out.iter().all(|c| !matches!(c, sim::Command::Observe(_))));
+    assert!(d.st.jobs.iter().next().is_none());
+    // Sent as the new process started: on its connection, taken.
+    let out = d.msg(copy(5_000_000));
+    assert!(!reached(&out, sit::DELIVERY_ON_OLD_CONNECTION));
+    assert_eq!(d.st.jobs.iter().count(), 1);
+}
+
+/// TCP does not duplicate a delivery: a copy the network makes of one is
+/// the same receipt, and whatever the ack mode it starts no second job, sends
+/// no second ack and no second transaction. The broker's redeliveries are
+/// the duplicates a consumer's dedup is for, each under its own receipt.
+#[test]
+fn every_ack_mode_takes_a_copy_of_a_delivery_once() {
+    use AckMode::*;
+    for ack in [AfterCommit, BeforeCommit, CheckedBeforeCommit] {
+        let mut d = Drive::new(ack, Handler::Effect);
+        let deliver = |receipt| Msg::Deliver {
+            ev: event(),
+            receipt,
+            redelivered: false,
+            sent_us: 0,
+        };
+        d.msg(deliver(7));
+        let copy = d.msg(deliver(7));
+        let sends = copy
+            .iter()
+            .filter(|c| matches!(c, sim::Command::Send { .. }))
+            .count();
+        assert_eq!(sends, 0, "{ack:?}");
+        assert_eq!(d.st.jobs.iter().count(), 1, "{ack:?}");
+        // A redelivery under a new receipt is a delivery of its own.
+        d.msg(deliver(8));
+        assert_eq!(d.st.jobs.iter().count(), 2, "{ack:?}");
+    }
 }

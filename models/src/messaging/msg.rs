@@ -3,6 +3,7 @@
 use super::EVENT;
 use crate::core::wire::ModelMessage;
 use crate::core::{Op, Space};
+use sim::TimeUs;
 use std::fmt;
 
 /// One event as it travels.
@@ -171,6 +172,10 @@ pub enum Msg {
         /// second copy a producer published is a new message, and its first
         /// delivery is not flagged.
         redelivered: bool,
+        /// When the broker sent it. A delivery travels over the consumer's
+        /// connection, which dies with the process: a consumer that started
+        /// after this time is not the process it was sent to, and drops it.
+        sent_us: TimeUs,
     },
     /// Consumer to broker: delete the message.
     Ack {

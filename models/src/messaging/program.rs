@@ -31,6 +31,16 @@ impl Role for ConsumerRole {
     type Msg = Msg;
 
     const REDELIVERED_AFTER_EFFECT: SituationId = sit::PROGRAM_EFFECT_REDELIVERED;
+    const OLD_CONNECTION: SituationId = sit::DELIVERY_ON_OLD_CONNECTION;
+
+    /// A delivery comes over the program's connection to the broker, as
+    /// it does to a built-in consumer.
+    fn connection_sent_us(msg: &Msg) -> Option<sim::TimeUs> {
+        match msg {
+            Msg::Deliver { sent_us, .. } => Some(*sent_us),
+            _ => None,
+        }
+    }
 
     /// A consumer gets deliveries, and the result of an ack that asked for
     /// one; nothing else reaches it from the built-in actors. Written by hand
@@ -45,6 +55,7 @@ impl Role for ConsumerRole {
                 ev,
                 receipt,
                 redelivered,
+                ..
             } => Some(format!(
                 r#"{{"type":"deliver","event":{{"id":{},"entity":{},"value":{},"version":{}}},"receipt":{receipt},"redelivered":{redelivered}}}"#,
                 ev.id, ev.entity, ev.value, ev.version
@@ -149,6 +160,7 @@ mod tests {
             ev,
             receipt: 7,
             redelivered: false,
+            sent_us: 0,
         })
         .unwrap();
         assert!(text.starts_with(r#"{"type":"deliver","#), "{text}");
@@ -161,6 +173,7 @@ mod tests {
             ev,
             receipt: 8,
             redelivered: true,
+            sent_us: 0,
         })
         .unwrap();
         let v: Value = serde_json::from_str(&again).unwrap();
@@ -179,6 +192,7 @@ mod tests {
                 ev,
                 receipt: 7,
                 redelivered: false,
+                sent_us: 0,
             })
             .map(|a| a.0),
             Some(3)
