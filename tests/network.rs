@@ -524,6 +524,47 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
     );
 }
 
+/// The broker answers an ack with its result only to a consumer that asks
+/// for one (`ack = "checked-before-commit"`): one that acks plainly gets no
+/// `ack-result`, so a fault entry for it would never fire, though the kind
+/// travels in other designs. A program in the consumer's place may ask
+/// (`"result": true`), so its links keep the kind.
+#[test]
+fn an_ack_result_fault_where_consumers_ack_plainly_is_refused() {
+    let base = "summary = \"x\"\nmodel = \"messaging\"\n[broker]\nconsumers = 2\n";
+    let refusal = "no \"ack-result\" message ever travels";
+    let help = "no actor sends \"ack-result\" with this scenario's settings";
+    for ack in ["after-commit", "before-commit"] {
+        refuses(
+            &format!("{base}[consumer]\nack = \"{ack}\"\n"),
+            &[
+                (
+                    "[[network.links]]\nkinds = [\"ack-result\"]\nloss_per_mille = 100\n",
+                    &format!("{refusal} over any link"),
+                    help,
+                ),
+                (
+                    "[[network.links]]\nfrom = \"broker\"\nto = \"consumer-2\"\nkinds = [\"deliver\", \"ack-result\"]\nloss_per_mille = 100\n",
+                    &format!("{refusal} from \"broker\" to \"consumer-2\""),
+                    help,
+                ),
+            ],
+        );
+    }
+    let checked = format!(
+        "{base}[consumer]\nack = \"checked-before-commit\"\n[[network.links]]\nfrom = \"broker\"\nto = \"consumer-2\"\nkinds = [\"ack-result\"]\nloss_per_mille = 100\n"
+    );
+    load_text("checked.toml", &checked, &[]);
+    // Its ablation to a plain ack is a variant of a file that asks: it loads.
+    load_text("checked.toml", &checked, &["consumer.ack=after-commit"]);
+    load("messaging-eod-checked-ack", &["consumer.ack=after-commit"]);
+    // A program may ask for the result of any ack it sends.
+    common::load_path(
+        "examples/python/external-consumer-dedup-in-tx.toml",
+        &["network.links=[{from=\"broker\", to=\"consumer-1\", kinds=[\"ack-result\"], loss_per_mille=100}]"],
+    );
+}
+
 /// A variant of a file (`--set`, or a protection removed by `verify`) keeps
 /// the fault entries the file as written needs, even where its settings no
 /// longer send what they name: removing the service's status queries is the

@@ -82,7 +82,11 @@ pub trait WorldMessage: sim::Message + PartialEq {
 pub trait Ends {
     /// The roles its peers address it in (`"service"`, `"broker"`).
     const ROLES: &'static [&'static str];
-    /// Each kind it may send, with the role it sends it to.
+    /// Each kind it may send, with the role it sends it to. A name may be
+    /// finer than the wire's kinds where a reply answers only some messages
+    /// of a kind (the messaging consumer's `ack-with-result`, an `ack` the
+    /// broker answers with `ack-result`): such a name matters only to
+    /// [`ANSWERS`](Ends::ANSWERS), and the actor declares the wire's kind too.
     const SENDS: &'static [(&'static str, &'static str)];
     /// The replies among [`SENDS`](Ends::SENDS), each with a request it
     /// answers: a reply goes only to a peer that sends it that request.

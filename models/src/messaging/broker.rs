@@ -395,13 +395,12 @@ impl<W> crate::core::Ends for Broker<W> {
         ("deliver", "consumer"),
         ("ack-result", "consumer"),
     ];
-    // An ack asking for its result shares the kind "ack" with a plain one, so
-    // "ack-result" counts as carried wherever consumers ack.
+    // The result of an ack goes only to a consumer whose acks ask for one.
     const ANSWERS: &'static [(&'static str, &'static str)] = &[
         ("publish-ack", "publish"),
         ("publish-ack", "tx-publish"),
         ("tx-ended", "end-tx"),
-        ("ack-result", "ack"),
+        ("ack-result", super::ACK_WITH_RESULT),
     ];
 }
 

@@ -503,13 +503,19 @@ impl<W> crate::core::Ends for Consumer<W> {
     const ROLES: &'static [&'static str] = &["consumer"];
     const SENDS: &'static [(&'static str, &'static str)] = &[
         ("ack", "broker"),
+        (super::ACK_WITH_RESULT, "broker"),
         ("extend", "broker"),
         ("tx", "consumer-db"),
     ];
 
-    /// Lease extensions only from a consumer that renews.
+    /// Lease extensions only from a consumer that renews; acks asking for
+    /// their result only from one that checks its ack before the commit.
     fn sends(&self, kind: &str, _role: &str) -> bool {
-        kind != "extend" || self.cfg.lease_renewal_ms > 0
+        match kind {
+            "extend" => self.cfg.lease_renewal_ms > 0,
+            super::ACK_WITH_RESULT => self.cfg.ack == AckMode::CheckedBeforeCommit,
+            _ => true,
+        }
     }
 }
 

@@ -68,6 +68,12 @@ pub static CONSUMER_LAYER: Layer = Layer {
     per: Per::Event,
 };
 
+/// An ack that asks for its result, as the consumers' [`crate::core::Ends`]
+/// name it: on the wire it is of the kind `ack`, like a plain one, but only
+/// it is answered with an `ack-result`, so a link carries that reply only to
+/// a consumer that asks (not a kind a `[[network.links]]` entry may name).
+pub const ACK_WITH_RESULT: &str = "ack-with-result";
+
 /// The messaging model, as the registry lists it.
 pub struct Messaging;
 

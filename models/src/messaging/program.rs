@@ -23,8 +23,12 @@ const EXTEND_EXAMPLE: &str = r#"{"type":"extend","id":1,"receipt":1}"#;
 
 impl crate::core::Ends for ConsumerRole {
     const ROLES: &'static [&'static str] = &["consumer"];
-    const SENDS: &'static [(&'static str, &'static str)] =
-        &[("ack", "broker"), ("extend", "broker")];
+    /// A program may ask for the result of any ack it sends.
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("ack", "broker"),
+        (super::ACK_WITH_RESULT, "broker"),
+        ("extend", "broker"),
+    ];
 }
 
 impl Role for ConsumerRole {
