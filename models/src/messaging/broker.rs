@@ -115,11 +115,26 @@ pub struct BrokerStorage {
     /// Where producer ids expire, per producer id when the broker last
     /// stored a publish under it; a retry it drops does not count.
     pub producers_stored_us: Vec<(u32, TimeUs)>,
-    /// Per acked message, its id and the receipt of its latest delivery
-    /// when the ack came: a renewal naming another receipt of it comes from
-    /// a delivery the lease had let go. Kept for that situation alone, so
-    /// the state panels do not show it.
+    /// Per acked copy, its index in `queue` and the receipt of its latest
+    /// delivery when the ack came: a renewal naming another receipt of it
+    /// comes from a delivery the lease had let go. Kept for that situation
+    /// alone, so the state panels do not show it.
     pub latest_acked: Vec<(u32, u32)>,
+    /// Per receipt (the first is 1), the index in `queue` of the copy it
+    /// delivered: an ack or a renewal names one delivery of one stored copy,
+    /// and two copies of an event (a producer's retry, a relay's republish)
+    /// are out under receipts of their own. Bookkeeping, not in the panels.
+    pub copies: Vec<u32>,
+}
+
+impl BrokerStorage {
+    /// The stored copy of event `id` that delivery `receipt` handed out;
+    /// `None` for a receipt the broker never gave that event (a program may
+    /// send any numbers).
+    fn copy_of(&self, id: u32, receipt: u32) -> Option<usize> {
+        let i = *self.copies.get(receipt.checked_sub(1)? as usize)? as usize;
+        (self.queue[i].ev.id == id).then_some(i)
+    }
 }
 
 // By hand: the producer table only where an idempotent producer wrote to
@@ -211,7 +226,7 @@ impl<W: Carries<Msg>> Broker<W> {
     fn dispatch(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
-        for m in &mut s.queue {
+        for (i, m) in s.queue.iter_mut().enumerate() {
             if m.status != QStatus::Ready {
                 continue;
             }
@@ -226,6 +241,8 @@ impl<W: Carries<Msg>> Broker<W> {
             let consumer = self.cfg.consumers[ctx.choose(n) as usize];
             let receipt = s.next_receipt;
             s.next_receipt += 1;
+            // One entry per delivery; run.max_steps bounds deliveries.
+            s.copies.push(i as u32);
             m.deliveries += 1;
             m.status = QStatus::InFlight {
                 receipt,
@@ -256,36 +273,34 @@ impl<W: Carries<Msg>> Broker<W> {
     /// A consumer's lease renewal: the delivery named, if still out under
     /// its lease, is given a whole visibility timeout from now.
     fn on_extend(&self, s: &mut BrokerStorage, id: u32, receipt: u32, ctx: &mut impl Ctx<Self>) {
-        let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
-        let renewed = s.queue.iter_mut().find(|m| {
-            m.ev.id == id
-                && matches!(m.status, QStatus::InFlight { receipt: r, .. } if r == receipt)
-        });
-        match renewed {
-            Some(m) => {
-                m.status = QStatus::InFlight {
+        let Some(i) = s.copy_of(id, receipt) else {
+            return;
+        };
+        match s.queue[i].status {
+            QStatus::InFlight { receipt: r, .. } if r == receipt => {
+                let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
+                s.queue[i].status = QStatus::InFlight {
                     receipt,
                     deadline_us,
                 };
                 ctx.reached(sit::LEASE_RENEWED);
                 self.dispatch(s, ctx);
             }
-            None => {
-                // Too late: the lease ran out, the message is visible or out
-                // again, or its newer delivery has been acked already. A
-                // renewal that only trailed its own delivery's ack (the
-                // message is done) is no such thing.
-                let again = s.queue.iter().any(|m| {
-                    m.ev.id == id && matches!(m.status, QStatus::Ready | QStatus::InFlight { .. })
-                });
-                let latest = |&(i, r): &(u32, u32)| i == id && r == receipt;
-                let superseded = s.latest_acked.iter().any(|&(i, _)| i == id)
-                    && !s.latest_acked.iter().any(latest);
-                let again = again || superseded;
-                if again {
-                    ctx.reached(sit::RENEWAL_AFTER_REDELIVERY);
-                }
+            // Too late: the lease ran out, and the copy is visible or out again.
+            QStatus::Ready | QStatus::InFlight { .. } => {
+                ctx.reached(sit::RENEWAL_AFTER_REDELIVERY);
             }
+            // Acked under a newer delivery, which went out when this one's
+            // lease ran out. A renewal that only trailed its own delivery's
+            // ack (the copy is done) is no such thing.
+            QStatus::Acked
+                if s.latest_acked
+                    .iter()
+                    .any(|&(j, r)| j as usize == i && r != receipt) =>
+            {
+                ctx.reached(sit::RENEWAL_AFTER_REDELIVERY);
+            }
+            _ => {}
         }
     }
 
@@ -298,62 +313,48 @@ impl<W: Carries<Msg>> Broker<W> {
         ctx: &mut impl Ctx<Self>,
     ) -> bool {
         let eod = self.cfg.exactly_once_delivery;
-        // A receipt names one delivery of one stored copy: the copy out
-        // under it first. Two copies of an event (a producer's retry, a
+        // A receipt names one delivery of one stored copy: the ack is that
+        // copy's, or nobody's. Two copies of an event (a producer's retry, a
         // relay's republish) can be out at once under different receipts,
-        // and one copy's ack must not take the other's place. Only a
-        // receipt no copy is out under (its lease ran out) falls back to
-        // the event's copy that is out.
-        let exact = s.queue.iter().position(|m| {
-            m.ev.id == id
-                && matches!(m.status, QStatus::InFlight { receipt: r, .. } if r == receipt)
-        });
-        let any = || {
-            s.queue
-                .iter()
-                .position(|m| m.ev.id == id && matches!(m.status, QStatus::InFlight { .. }))
-        };
-        let at = exact.or_else(any);
-        let in_flight = at.map(|i| &mut s.queue[i]);
-        let ok = match in_flight {
-            Some(m) => {
-                let QStatus::InFlight {
+        // and one copy's ack, late or not, must not take the other's place.
+        let at = s.copy_of(id, receipt);
+        let ok = match at.map(|i| (i, s.queue[i].status)) {
+            Some((
+                i,
+                QStatus::InFlight {
                     receipt: current, ..
-                } = m.status
-                else {
-                    unreachable!("found in flight")
-                };
-                if current == receipt || !eod {
-                    // Without exactly-once delivery a late ack (after the
-                    // lease expired, or from another consumer's delivery)
-                    // is still accepted, as NATS does (nats-server#4786).
-                    if current != receipt {
-                        ctx.reached(sit::LATE_ACK);
-                    }
-                    m.status = QStatus::Acked;
-                    // The queue bounds it: one entry per message acked.
-                    s.latest_acked.push((id, current));
-                    if eod {
-                        s.acks.push((id, receipt));
-                    }
-                    true
-                } else {
-                    ctx.reached(sit::STALE_ACK_REFUSED);
-                    false
+                },
+            )) if current == receipt || !eod => {
+                // Without exactly-once delivery a late ack (after the lease
+                // expired, while the copy is out again, to this consumer or
+                // another) is still accepted, as NATS does (nats-server#4786).
+                if current != receipt {
+                    ctx.reached(sit::LATE_ACK);
                 }
+                s.queue[i].status = QStatus::Acked;
+                // The queue bounds it: one entry per copy acked.
+                s.latest_acked.push((i as u32, current));
+                if eod {
+                    s.acks.push((id, receipt));
+                }
+                true
+            }
+            Some((_, QStatus::InFlight { .. })) => {
+                ctx.reached(sit::STALE_ACK_REFUSED);
+                false
             }
             // Not out: acked already, visible again after its lease ran
             // out, or gone. Under exactly-once delivery only a repeat of the
             // ack that counted succeeds; without it the ack changes nothing
             // and its result says only that it arrived.
-            None if eod => {
+            _ if eod => {
                 let repeat = s.acks.contains(&(id, receipt));
                 if !repeat {
                     ctx.reached(sit::STALE_ACK_REFUSED);
                 }
                 repeat
             }
-            None => true,
+            _ => true,
         };
         self.dispatch(s, ctx);
         ok
@@ -426,6 +427,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             acks: Vec::new(),
             producers_stored_us: Vec::new(),
             latest_acked: Vec::new(),
+            copies: Vec::new(),
         });
         s.queue.clear();
         s.producers.clear();
@@ -433,6 +435,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.acks.clear();
         s.producers_stored_us.clear();
         s.latest_acked.clear();
+        s.copies.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
     }
@@ -519,3 +522,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         self.dispatch(s, ctx);
     }
 }
+
+#[cfg(test)]
+#[path = "broker_tests.rs"]
+mod tests;

@@ -1,0 +1,189 @@
+//! The broker's unit tests: which stored copy an ack or a renewal names.
+
+use super::*;
+use crate::registry::Msg as World;
+
+type Cmd = sim::Command<World, Obs, BrokerTimer>;
+
+/// One broker with two consumers (actors 1 and 2), driven handler by
+/// handler at the times given.
+struct Drive {
+    b: Broker<World>,
+    s: BrokerStorage,
+    choices: sim::Choices,
+}
+
+impl Drive {
+    fn new(exactly_once_delivery: bool) -> Drive {
+        let b = Broker::new(BrokerConfig {
+            consumers: vec![1, 2],
+            visibility_timeout_ms: 30_000,
+            max_deliveries: 0,
+            at_max_deliveries: AtMaxDeliveries::DeadLetter,
+            dedup_window_ms: 0,
+            transaction_timeout_ms: 60_000,
+            exactly_once_delivery,
+            producer_id_expiration_ms: 0,
+        });
+        let mut s = None;
+        b.reset_storage(&mut s);
+        let mut choices = sim::Choices::new();
+        choices.start_random(0, 1, false);
+        Drive {
+            b,
+            s: s.expect("storage"),
+            choices,
+        }
+    }
+
+    fn msg(&mut self, now_ms: u64, from: ActorId, msg: Msg) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        let mut ctx = sim::Context::detached(now_ms * US_PER_MS, 3, &mut self.choices, &mut out);
+        self.b
+            .on_msg(&mut (), &mut self.s, from, World::wrap(msg), &mut ctx);
+        out
+    }
+
+    fn lease_runs_out(&mut self, now_ms: u64) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        let mut ctx = sim::Context::detached(now_ms * US_PER_MS, 3, &mut self.choices, &mut out);
+        self.b
+            .on_timer(&mut (), &mut self.s, BrokerTimer::Visibility, &mut ctx);
+        out
+    }
+
+    fn ack(&mut self, now_ms: u64, receipt: u32) -> Vec<Cmd> {
+        self.msg(now_ms, 1, Msg::Ack { id: 1, receipt })
+    }
+
+    /// Where each stored copy stands.
+    fn statuses(&self) -> Vec<QStatus> {
+        self.s.queue.iter().map(|m| m.status).collect()
+    }
+}
+
+fn event() -> Event {
+    Event {
+        id: 1,
+        entity: 1,
+        value: 5,
+        version: 1,
+        entity_space: &crate::messaging::ENTITY,
+    }
+}
+
+/// The receipts of the deliveries among `out`.
+fn receipts(out: &[Cmd]) -> Vec<u32> {
+    out.iter()
+        .filter_map(|c| match c {
+            sim::Command::Send { msg, .. } => match msg.peek() {
+                Some(&Msg::Deliver { receipt, .. }) => Some(receipt),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn reached(out: &[Cmd], id: sim::SituationId) -> bool {
+    out.iter()
+        .any(|c| matches!(c, sim::Command::Reached(s) if *s == id))
+}
+
+/// Two stored copies of one event (a publish the network duplicated):
+/// copy A out under receipt 1 at 0 s, copy B under receipt 2 at 5 s. A's
+/// lease runs out at 30 s and A goes out again under receipt 3, which is
+/// acked at 31 s. Then receipt 1's ack arrives, late.
+fn a_late_ack_after_its_copys_redelivery_was_acked(eod: bool) -> (Drive, Vec<Cmd>) {
+    let mut d = Drive::new(eod);
+    assert_eq!(receipts(&d.msg(0, 0, Msg::Publish { ev: event() })), [1]);
+    assert_eq!(
+        receipts(&d.msg(5_000, 0, Msg::Publish { ev: event() })),
+        [2]
+    );
+    assert_eq!(receipts(&d.lease_runs_out(30_000)), [3]);
+    d.ack(31_000, 3);
+    assert_eq!(d.statuses()[0], QStatus::Acked);
+    let late = d.ack(32_000, 1);
+    (d, late)
+}
+
+/// A receipt names a delivery of one stored copy: an ack whose lease ran
+/// out acks that copy or nothing, never the event's other copy, which its
+/// own consumer is still working on. Before, such an ack fell back to the
+/// event's first copy out: B, taken from its consumer as a late ack.
+#[test]
+fn a_late_ack_never_acks_another_copy_of_its_event() {
+    for eod in [false, true] {
+        let (mut d, late) = a_late_ack_after_its_copys_redelivery_was_acked(eod);
+        assert!(!reached(&late, sit::LATE_ACK), "eod {eod}");
+        assert!(
+            matches!(d.statuses()[1], QStatus::InFlight { receipt: 2, .. }),
+            "eod {eod}: {:?}",
+            d.statuses()
+        );
+        // B's own ack acks B, on time.
+        let own = d.ack(33_000, 2);
+        assert!(!reached(&own, sit::LATE_ACK) && !reached(&own, sit::STALE_ACK_REFUSED));
+        assert_eq!(d.statuses(), [QStatus::Acked, QStatus::Acked]);
+    }
+}
+
+/// While its copy is out again, a late ack still acks that copy without
+/// exactly-once delivery (NATS, nats-server#4786) and is refused with it;
+/// the other copy is left alone either way.
+#[test]
+fn a_late_ack_while_its_copy_is_out_again_acks_that_copy_only() {
+    for eod in [false, true] {
+        let mut d = Drive::new(eod);
+        d.msg(0, 0, Msg::Publish { ev: event() });
+        d.msg(5_000, 0, Msg::Publish { ev: event() });
+        assert_eq!(receipts(&d.lease_runs_out(30_000)), [3]);
+        let late = d.ack(31_000, 1);
+        let b_out = matches!(d.statuses()[1], QStatus::InFlight { receipt: 2, .. });
+        assert!(b_out, "eod {eod}: {:?}", d.statuses());
+        if eod {
+            assert!(reached(&late, sit::STALE_ACK_REFUSED));
+            assert!(matches!(
+                d.statuses()[0],
+                QStatus::InFlight { receipt: 3, .. }
+            ));
+        } else {
+            assert!(reached(&late, sit::LATE_ACK));
+            assert_eq!(d.statuses()[0], QStatus::Acked);
+        }
+    }
+}
+
+/// A renewal names one delivery of one copy too: one that trails its own
+/// copy's ack changes nothing and says nothing, while the event's other
+/// copy is out; one from a delivery whose lease ran out is after a
+/// redelivery. Before, any copy of the event out made a trailing renewal
+/// pass for one after a redelivery.
+#[test]
+fn a_renewal_is_judged_by_its_own_copy() {
+    let extend = |receipt| Msg::Extend { id: 1, receipt };
+    let mut d = Drive::new(false);
+    d.msg(0, 0, Msg::Publish { ev: event() });
+    d.msg(5_000, 0, Msg::Publish { ev: event() });
+    d.ack(10_000, 1);
+    let trailing = d.msg(10_001, 1, extend(1));
+    assert!(!reached(&trailing, sit::RENEWAL_AFTER_REDELIVERY));
+    assert!(!reached(&trailing, sit::LEASE_RENEWED));
+    // B's renewal in time renews B.
+    assert!(reached(&d.msg(20_000, 2, extend(2)), sit::LEASE_RENEWED));
+    // The redelivered copy's older delivery asks too late, before and
+    // after the newer delivery's ack.
+    let (mut d, _) = a_late_ack_after_its_copys_redelivery_was_acked(false);
+    assert!(reached(
+        &d.msg(33_000, 1, extend(1)),
+        sit::RENEWAL_AFTER_REDELIVERY
+    ));
+    let mut d = Drive::new(false);
+    d.msg(0, 0, Msg::Publish { ev: event() });
+    d.lease_runs_out(30_000);
+    assert!(reached(
+        &d.msg(30_500, 1, extend(1)),
+        sit::RENEWAL_AFTER_REDELIVERY
+    ));
+}
