@@ -42,6 +42,21 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
         [RULE]
     );
     assert!(with(&["broker.producer_id_expiration_ms=176400200"]).is_empty());
+    // A retry the network loses on its way after the cut costs the same
+    // retry as a lost confirmation (silent before: only confirmations were
+    // read).
+    let publishes_lost = |e: &str| {
+        with(&[
+            e,
+            "network.loss_per_mille=0",
+            r#"network.links=[{from="producer", to="broker", loss_per_mille=[0, 100]}]"#,
+        ])
+    };
+    assert_eq!(
+        publishes_lost("broker.producer_id_expiration_ms=176400199"),
+        [RULE]
+    );
+    assert!(publishes_lost("broker.producer_id_expiration_ms=176400200").is_empty());
     let s = load(
         "messaging-producer-id-expired",
         &[

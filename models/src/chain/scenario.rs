@@ -193,8 +193,13 @@ where
                     inbox.retention_us / sim::US_PER_MS,
                     queue::copy_late_ms(input.delays, "service", &queue_spreads, &consumer),
                 ),
-                crate::messaging::republish::Stamps::Nothing,
-                ("service", "accounting"),
+                &crate::messaging::republish::Relay {
+                    actor: "service",
+                    stamps: crate::messaging::republish::Stamps::Nothing,
+                    publish_timeout_ms: booking.publish_timeout_us / sim::US_PER_MS,
+                    timeout_key: "outbox.publish_timeout_ms",
+                },
+                "accounting",
             ),
         );
     }

@@ -32,32 +32,50 @@ pub(crate) enum Stamps {
     PerSession,
 }
 
+/// An outbox relay, as the republish rules read it.
+pub(crate) struct Relay<'a> {
+    /// The actor it runs in (`producer`, the chain's `service`).
+    pub actor: &'a str,
+    /// What it stamps on its publishes.
+    pub stamps: Stamps,
+    /// How long it waits for a confirmation before it publishes again.
+    pub publish_timeout_ms: u64,
+    /// Where the file sets that: `producer.publish_timeout_ms`.
+    pub timeout_key: &'a str,
+}
+
 /// The warning for an inbox that keeps ids `retention_ms` (0: forever) behind
-/// a relay publishing with `stamps`, under the faults `text` sets; the relay
-/// runs in the actor `producer`, the inbox belongs to the consumer's `table`.
-/// `late_ms`: how much later than the first copy's row the last copy can
-/// read the inbox beyond the time between their publishes (the delay
-/// spreads on the way, the consumer's processing jitter).
+/// `relay`, under the faults `text` sets; the inbox belongs to the
+/// consumer's `table`. `late_ms`: how much later than the first copy's row
+/// the last copy can read the inbox beyond the time between their publishes
+/// (the delay spreads on the way, the consumer's processing jitter). A
+/// retry or a confirmation the network can lose after the cut costs one
+/// more retry, a publish timeout later (one loss counted, as the rules
+/// count one crash per gap).
 pub(crate) fn inbox_retention_below_republish(
     text: &str,
     (retention_ms, late_ms): (u64, u64),
-    stamps: Stamps,
-    (producer, table): (&str, &str),
+    relay: &Relay<'_>,
+    table: &str,
 ) -> Option<Hazard> {
     if retention_ms == 0 {
         return None;
     }
     let doc: toml::Table = text.parse().ok()?;
-    let (cut_ms, cut_by) = longest_cut(&doc, producer)?;
-    let (horizon_ms, copies) = match stamps {
+    let (cut_ms, cut_by) = longest_cut(&doc, relay.actor)?;
+    let after_ms = match retry_can_be_lost(&doc, relay.actor) {
+        true => relay.publish_timeout_ms,
+        false => 0,
+    };
+    let (horizon_ms, copies) = match relay.stamps {
         Stamps::Nothing => (
-            cut_ms,
+            cut_ms.saturating_add(after_ms),
             "every retry is stored by the broker as a new copy".to_string(),
         ),
         Stamps::PerSession => {
-            let restart_ms = producer_restart_ms(&doc, producer)?;
+            let restart_ms = producer_restart_ms(&doc, relay.actor)?;
             (
-                cut_ms.saturating_add(restart_ms),
+                cut_ms.saturating_add(after_ms).saturating_add(restart_ms),
                 "a restarted relay's republish is a new message to the broker (the producer crashes here)".to_string(),
             )
         }
@@ -66,10 +84,18 @@ pub(crate) fn inbox_retention_below_republish(
     if horizon_ms.saturating_add(late_ms) < retention_ms {
         return None;
     }
+    let more = match after_ms {
+        0 => String::new(),
+        _ => format!(
+            ", and a retry or its confirmation the network loses after the cut costs one more retry {} later ({})",
+            about_ms(after_ms),
+            relay.timeout_key
+        ),
+    };
     Some(Hazard {
         id: INBOX_RETENTION_BELOW_REPUBLISH,
         text: format!(
-            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}; {copies}, so a copy can come up to {} after the first{}: one after the inbox forgot takes effect again",
+            "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}{more}; {copies}, so a copy can come up to {} after the first{}: one after the inbox forgot takes effect again",
             about_ms(retention_ms),
             about_ms(cut_ms),
             about_ms(horizon_ms),
@@ -129,9 +155,9 @@ pub(crate) fn inbox_retention_below_publish_retries(
 /// drops stores nothing, so the id idles from the first stored copy on.
 /// The relay retries every `publish_timeout_ms`; `spread_ms` is how much
 /// later than the first copy the last retry can reach the broker beyond the
-/// cut (the delay spread producer to broker). A confirmation the network
-/// can lose after the cut costs one more retry, a timeout later (one loss
-/// counted, as the other rules count one crash per gap).
+/// cut (the delay spread producer to broker). A retry or a confirmation
+/// the network can lose after the cut costs one more retry, a timeout later
+/// (one loss counted, as the other rules count one crash per gap).
 pub(crate) fn producer_id_expiry_below_retries(
     text: &str,
     expiration_ms: u64,
@@ -142,12 +168,7 @@ pub(crate) fn producer_id_expiry_below_retries(
     }
     let doc: toml::Table = text.parse().ok()?;
     let (cut_ms, cut_by) = longest_cut(&doc, "producer")?;
-    let empty = toml::Table::new();
-    let network = doc
-        .get("network")
-        .and_then(toml::Value::as_table)
-        .unwrap_or(&empty);
-    let lossy = answer_loss_per_mille(network, ("broker", "producer"), "publish-ack") > 0;
+    let lossy = retry_can_be_lost(&doc, "producer");
     let after_ms = match lossy {
         true => publish_timeout_ms,
         false => 0,
@@ -159,7 +180,7 @@ pub(crate) fn producer_id_expiry_below_retries(
     }
     let more = match lossy {
         true => format!(
-            ", a confirmation lost after the cut one more retry {} later (producer.publish_timeout_ms)",
+            ", a retry or its confirmation lost after the cut one more retry {} later (producer.publish_timeout_ms)",
             about_ms(publish_timeout_ms)
         ),
         false => String::new(),
@@ -424,7 +445,8 @@ fn late_answer(
 }
 
 /// The highest loss `[network]` and its `[[network.links]]` entries set for
-/// the database's answers (`tx-done`) on the link `from → to`, as the loader
+/// the messages of kind `answer` (a reply such as `tx-done`, or a request)
+/// on the link `from → to`, as the loader
 /// resolves them: an entry without `kinds` sets the link's loss; an entry
 /// naming the kind with a loss of its own sets the kind's, which from then on
 /// only such entries change; a kind no entry gave a loss follows the link's
@@ -457,6 +479,19 @@ fn answer_loss_per_mille(network: &toml::Table, (from, to): (&str, &str), answer
         }
     }
     kind.unwrap_or(link)
+}
+
+/// Whether the network can lose a relay's publish to the broker or the
+/// broker's confirmation of it, outside any cut: either way the relay
+/// publishes once more, a publish timeout later.
+fn retry_can_be_lost(doc: &toml::Table, relay: &str) -> bool {
+    let empty = toml::Table::new();
+    let network = doc
+        .get("network")
+        .and_then(toml::Value::as_table)
+        .unwrap_or(&empty);
+    answer_loss_per_mille(network, ("broker", relay), "publish-ack") > 0
+        || answer_loss_per_mille(network, (relay, "broker"), "publish") > 0
 }
 
 /// Whether a partition entry drops messages from `from` to `to`.
@@ -564,8 +599,17 @@ mod tests {
 
     const BASE: &str = "[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 1800000\n";
 
+    fn relay(stamps: Stamps) -> Relay<'static> {
+        Relay {
+            actor: "producer",
+            stamps,
+            publish_timeout_ms: 5_000,
+            timeout_key: "producer.publish_timeout_ms",
+        }
+    }
+
     fn warn(text: &str, retention_ms: u64, stamps: Stamps) -> Option<String> {
-        inbox_retention_below_republish(text, (retention_ms, 0), stamps, ("producer", "consumer"))
+        inbox_retention_below_republish(text, (retention_ms, 0), &relay(stamps), "consumer")
             .map(|h| h.text)
     }
 
@@ -589,8 +633,8 @@ mod tests {
             inbox_retention_below_republish(
                 BASE,
                 (retention_ms, 2_000),
-                Stamps::Nothing,
-                ("producer", "consumer"),
+                &relay(Stamps::Nothing),
+                "consumer",
             )
         };
         let t = late(1_801_000)

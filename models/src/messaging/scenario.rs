@@ -398,11 +398,17 @@ where
                     ProducerIds::None => super::republish::Stamps::Nothing,
                     _ => super::republish::Stamps::PerSession,
                 };
+                let relay = super::republish::Relay {
+                    actor: "producer",
+                    stamps,
+                    publish_timeout_ms,
+                    timeout_key: "producer.publish_timeout_ms",
+                };
                 found.extend(super::republish::inbox_retention_below_republish(
                     input.text,
                     (retention_ms, late_ms),
-                    stamps,
-                    ("producer", "consumer"),
+                    &relay,
+                    "consumer",
                 ));
             }
             // A dual write retries a bounded number of times, each retry a
