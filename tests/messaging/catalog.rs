@@ -37,6 +37,7 @@ scenario_tests! {
     unique_key_holds: "messaging-unique-key", 2000;
     dead_letter_holds: "messaging-dead-letter", 2000;
     state_first_loses: "messaging-dual-write-state-first", 300;
+    state_first_retries_run_out: "messaging-dual-write-retry-gap", 300;
     event_first_phantom: "messaging-dual-write-event-first", 300;
     relay_without_dedup_duplicates: "messaging-outbox-relay-no-dedup", 300;
     ack_before_commit_loses: "messaging-ack-before-commit", 300;
@@ -93,6 +94,7 @@ fn every_messaging_scenario_has_a_test() {
 fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
     let fixes: &[(&str, &str)] = &[
         ("messaging-dual-write-state-first", "producer.write=outbox"),
+        ("messaging-dual-write-retry-gap", "producer.write=outbox"),
         ("messaging-dual-write-event-first", "producer.write=outbox"),
         ("messaging-broker-transaction", "producer.write=outbox"),
         (

@@ -76,6 +76,31 @@ fn a_republish_without_a_crash_is_not_reported_as_one() {
     assert!(sum.tally.situations.contains(sit::REPUBLISH_AFTER_CRASH));
 }
 
+/// A dual write's retries live in the process's memory and end: they
+/// cover an outage of the broker only while the last one comes after it.
+/// `messaging-dual-write-retry-gap` cuts the broker off from 1 s to 31 s
+/// and commits claim 4712 at 2 s, publishing at once and every 5 s after:
+/// the 7th attempt (32 s) comes after the outage, the 6th (27 s) inside
+/// it. No crash is needed to lose the event; the outbox's relay, which
+/// retries from a durable row, never gives up.
+#[test]
+fn a_dual_writes_retries_survive_only_an_outage_shorter_than_they_last() {
+    let calm = "network.loss_per_mille=0";
+    let with = |attempts: &str| {
+        let set = format!("producer.publish_max_attempts={attempts}");
+        sweep(&load("messaging-dual-write-retry-gap", &[calm, &set]), 50)
+    };
+    let short = with("6");
+    assert_eq!(crate::support::invariant(&short), Some("no-lost-effect"));
+    assert!(short.tally.situations.contains(sit::PUBLISH_GIVEN_UP));
+    assert_eq!(short.tally.faults.crashed, 0);
+    let long = with("7");
+    assert_eq!(crate::support::invariant(&long), None);
+    assert!(!long.tally.situations.contains(sit::PUBLISH_GIVEN_UP));
+    let outbox = load("messaging-dual-write-retry-gap", &["producer.write=outbox"]);
+    assert_eq!(crate::support::invariant(&sweep(&outbox, 300)), None);
+}
+
 /// What a sweep of `messaging-broker-transaction` with `sets` found: the
 /// invariant broken (if any) and whether `situation` was reached.
 fn broker_tx(sets: &[&str], situation: sim::SituationId) -> (Option<&'static str>, bool) {
