@@ -1,7 +1,7 @@
-//! The files `tests/cli_edges.rs` sets up: scratch folders, a failing
+//! The files the `cli_edges` tests set up: scratch folders, a failing
 //! scenario's shards (and edited copies of them), a user's own scenario.
-//! Included by that file alone, with `#[path]`, so its tests keep their names
-//! in one binary and `tests/common/mod.rs` stays the shared harness.
+//! Shared by this binary's groups alone; `tests/common/mod.rs` stays the
+//! shared harness of every test binary.
 
 use crate::common::{self, case, run_case as check};
 use std::path::{Path, PathBuf};

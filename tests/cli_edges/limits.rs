@@ -1,0 +1,236 @@
+//! Numbers at their limits: seed ranges, shards, `--jobs`, `--runs`, `diff
+//! --width` and `bench`'s sizes, each accepted up to its bound and refused,
+//! with the fix, one past it.
+
+use crate::common::{case, run_case as check};
+use std::time::Duration;
+
+const TOP: &str = "18446744073709551615";
+
+#[test]
+fn seed_ranges_shards_and_jobs_at_their_limits() {
+    let cases = [
+        case(
+            "a one-seed range at the top of u64 runs that seed and ends",
+            &[
+                "check",
+                "--seeds",
+                "18446744073709551614..18446744073709551615",
+                "--jobs",
+                "2",
+            ],
+        )
+        .out("holds over 1 schedules (seeds 18446744073709551614..18446744073709551615)"),
+        case(
+            "the top seed range fails the same way when sharded",
+            &[
+                "check",
+                "payment-retry-without-key",
+                "--seeds",
+                "18446744073709551000..18446744073709551615",
+                "--shard",
+                "1/2",
+                "--no-shrink",
+            ],
+        )
+        .code(1)
+        .out("(seeds 18446744073709551307..18446744073709551615)"),
+        case(
+            "a shard of the top 10^12 seeds runs its half (interrupted to end it)",
+            &[
+                "check",
+                "--seeds",
+                &format!("18446743073709551615..{TOP}"),
+                "--shard",
+                "1/2",
+                "--jobs",
+                "1",
+            ],
+        )
+        .interrupt(Duration::from_millis(1500))
+        .code(130)
+        .out("payment-stable-key: interrupted over ")
+        .out("(seeds 18446743573709551615..")
+        .out("did not; the counts cover only what ran"),
+        case(
+            "a seed range longer than --runs may be is refused, not run until killed",
+            &["check", "--seeds", &format!("0..{TOP}")],
+        )
+        .code(2)
+        .err("seed range 0..18446744073709551615 holds 18446744073709551615 seeds, more than 1000000000000")
+        .err("give a range of at most 1000000000000 seeds, e.g. 0..1000000000000"),
+        case(
+            "one seed past the bound is refused too",
+            &["check", "--seeds", "7..1000000000008", "--shard", "0/2"],
+        )
+        .code(2)
+        .err("holds 1000000000001 seeds"),
+        case(
+            "--jobs has an upper bound",
+            &["check", "--runs", "1", "--jobs", "100000"],
+        )
+        .code(2)
+        .err("--jobs 100000 is more than 1024"),
+        case("--jobs 0 is refused", &["verify", "--jobs", "0"])
+            .code(2)
+            .err("--jobs must be at least 1"),
+        case(
+            "sweep and bench share the bound",
+            &[
+                "sweep",
+                "payment-stable-key",
+                "--set",
+                "client.key=stable",
+                "--jobs",
+                "5000",
+            ],
+        )
+        .code(2)
+        .err("more than 1024"),
+        case(
+            "a shard with no seeds says so and is not a verdict over 0 schedules",
+            &["check", "--runs", "1", "--shard", "0/4"],
+        )
+        .out("no seeds ran: shard 0/4 of seeds 0..1 is empty")
+        .not_out("over 0 schedules"),
+        case(
+            "its JSON verdict is no-seeds",
+            &["check", "--runs", "2", "--shard", "0/3", "--json"],
+        )
+        .out("\"verdict\":\"no-seeds\""),
+        case("--runs 0 is refused", &["check", "--runs", "0"])
+            .code(2)
+            .err("--runs must be at least 1"),
+        case(
+            "a reversed seed range is refused",
+            &["check", "--seeds", "9..3"],
+        )
+        .code(2)
+        .err("empty seed range 9..3"),
+        case(
+            "--runs past the file's own cap is refused, not run until killed",
+            &["check", "--runs", TOP],
+        )
+        .code(2)
+        .err("--runs 18446744073709551615 is more than 1000000000000")
+        .err("--seeds A..B"),
+        case("so is --max-runs 0", &["verify", "--max-runs", "0"])
+            .code(2)
+            .err("--max-runs must be at least 1"),
+        case(
+            "one key set twice is refused: the last value would win without a word",
+            &[
+                "check",
+                "--runs",
+                "5",
+                "--set",
+                "client.key=none",
+                "--set",
+                "client.key=stable",
+            ],
+        )
+        .code(2)
+        .err("--set client.key is given twice (client.key=none and client.key=stable)")
+        .err("idemsim sweep"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}
+
+#[test]
+fn diff_width_is_validated() {
+    let base = [
+        "diff",
+        "payment-retry-without-key",
+        "--seed",
+        "2",
+        "--set",
+        "client.key=stable",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let cases = [
+        (with(&["--width", "0"]), 2, "--width 0 is outside 20..=1000"),
+        (with(&["--width", "19"]), 2, "--width 19 is outside"),
+        (with(&["--width", TOP]), 2, "is outside 20..=1000"),
+        (with(&["--width", "20"]), 0, ""),
+        (with(&["--width", "1000", "--after", TOP]), 0, ""),
+    ];
+    for (args, code, err) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut c = case("diff --width", &args).code(code);
+        if !err.is_empty() {
+            c = c.err(err);
+        } else {
+            c = c.out("A => ");
+        }
+        check(&c);
+    }
+}
+
+/// `bench`'s sizes have ranges: past them a count wrapped or never ended.
+#[test]
+fn bench_sizes_have_ranges() {
+    let cases = [
+        case(
+            "--alloc-runs at the top of u64 wrapped into a false claim",
+            &["bench", "--runs", "10", "--jobs", "1", "--alloc-runs", TOP],
+        )
+        .code(2)
+        .not_out("allocations")
+        .err("--alloc-runs 18446744073709551615 is more than 10000000")
+        .err("help: give 0 (do not count allocations) to 10000000"),
+        case(
+            "10^12 of them never ended",
+            &[
+                "bench",
+                "--runs",
+                "10",
+                "--jobs",
+                "1",
+                "--alloc-runs",
+                "1000000000000",
+            ],
+        )
+        .code(2)
+        .err("--alloc-runs 1000000000000 is more than 10000000"),
+        case(
+            "--rounds past --runs",
+            &["bench", "--runs", "10", "--jobs", "1", "--rounds", TOP],
+        )
+        .code(2)
+        .err("--rounds 18446744073709551615 is more than --runs 10")
+        .err("help: give --rounds 1 to 10"),
+        case(
+            "the default rounds fit a short run",
+            &["bench", "--runs", "3", "--jobs", "1", "--alloc-runs", "0"],
+        )
+        .out("3 schedules (seeds 0..3)"),
+        case(
+            "--find ignored --runs",
+            &["bench", "--find", "--runs", "10"],
+        )
+        .code(2)
+        .err("--runs does not apply to bench --find")
+        .err("give --find-budget N"),
+        case(
+            "and --alloc-runs",
+            &["bench", "--find", "--alloc-runs", "10"],
+        )
+        .code(2)
+        .err("--alloc-runs does not apply to bench --find"),
+        case(
+            "--find-budget has the range of --runs",
+            &["bench", "--find", "--find-budget", TOP],
+        )
+        .code(2)
+        .err("--find-budget 18446744073709551615 is outside 1 to 1000000000000"),
+    ];
+    for c in &cases {
+        check(c);
+    }
+}

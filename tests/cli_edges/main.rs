@@ -1,0 +1,17 @@
+//! Command-line edges (issue 10): each case is a command line a user or a
+//! script may really give, with the exit code and the words it must produce.
+//! Every case runs through the shared `common::run_case`, which also fails on
+//! a panic, on a hang, and on an exit-2 message without a fix.
+//!
+//! One test binary; its cases are grouped by what they check, with the
+//! scratch folders, shards and user scenarios several groups share in
+//! `support`.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod support;
+
+mod files;
+mod limits;
+mod output;
+mod overrides;
