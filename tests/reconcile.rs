@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::{check, load, refuses, run, sweep};
+use common::{check, failing_trace, load, reached, refuses, run, sweep};
 use models::core::ledger::counter;
+use models::payment::situations as sit;
 use models::scenario::Verdict;
 
 fn unknown_and_done(name: &str, sets: &[&str], seeds: u64) -> (u64, u64, u64) {
@@ -85,6 +86,42 @@ fn re_driving_under_a_new_key_or_asking_the_service_pays_twice() {
         Verdict::Holds,
         None,
     );
+}
+
+/// payment-reconcile-races-recovery: the bank's "not paid" is true when the
+/// job asks, but the claim's key is stuck "in progress" at a service that a
+/// restart will recover, and the job goes around it under a new key. The
+/// failing run needs both: a re-drive and a restart's recovery. The warning
+/// names the scenario; each fix (the same key, or a first question after
+/// the latest a recovery's transfer can land: the faults end at 120 s, the
+/// restart takes 1 s, the recovered call up to 15 s, the trip 50 ms) makes
+/// it silent and the runs hold, and so does a service that never crashes.
+#[test]
+fn a_re_drive_around_a_key_a_restart_will_recover_pays_twice() {
+    const NAME: &str = "payment-reconcile-races-recovery";
+    const RULE: &str = "status-query-overtakes-transfer";
+    let dup = Some("no-duplicate-effect");
+    check(NAME, &[], 300, Verdict::Violation, dup);
+    let (trace, _) = failing_trace(NAME);
+    assert!(reached(&trace, sit::RECONCILE_REDRIVEN));
+    assert!(reached(&trace, sit::RECOVERED_AFTER_RESTART));
+    let s = load(NAME, &[]);
+    let h = s
+        .hazards
+        .iter()
+        .find(|h| h.id == RULE)
+        .expect("the warning");
+    assert_eq!(h.example, NAME);
+    assert!(h.text.contains("as late as 136.1 s"), "{}", h.text);
+    for fix in [
+        "client.reconcile.redrive_key=same",
+        "client.reconcile.after_ms=140000",
+        "crashes.service.crash_per_mille=0",
+    ] {
+        let s = load(NAME, &[fix]);
+        assert!(s.hazards.is_empty(), "{fix}: {:?}", s.hazards);
+        assert!(sweep(&s, 5000).first_failure.is_none(), "{fix}");
+    }
 }
 
 #[test]

@@ -285,16 +285,19 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     // The reconciliation job's query too: payment-reconcile-new-key's bank
     // link delays transfers up to 100 s, its rounds are a minute apart.
     let job = load("payment-reconcile-new-key", &[]);
-    let t = &job
+    let h = job
         .hazards
         .iter()
         .find(|h| h.id == RULE)
-        .expect("the job's query")
-        .text;
+        .expect("the job's query");
+    let t = &h.text;
     assert!(
         t.contains("reconciliation job") && t.contains("redrive_key"),
         "{t}"
     );
+    // A transfer still on its way is the delayed-transfer case's, not the
+    // recovery's (the service there never crashes).
+    assert_eq!(h.example, "payment-reconcile-new-key");
     // The same job under the same key: the key table recognises the re-drive.
     assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
 }
@@ -362,6 +365,12 @@ fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
     };
     let recovering = job(&[]);
     assert_eq!(ids(&recovering), [RULE]);
+    // The scenario that shows a recovery's payment overtaken, not the one
+    // of a transfer delayed on the link.
+    assert_eq!(
+        recovering.hazards[0].example,
+        "payment-reconcile-races-recovery"
+    );
     let t = text(&recovering).unwrap();
     assert!(
         t.contains("up to 96 s before")

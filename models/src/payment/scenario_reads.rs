@@ -36,6 +36,9 @@ pub(super) struct Read {
     pub less: String,
     /// Where the transfer is when the read comes first: "still on its way".
     pub coming: &'static str,
+    /// The catalog scenario in which this read comes before its transfer
+    /// and the claim is paid twice.
+    pub overtaken_in: &'static str,
 }
 
 const ON_ITS_WAY: &str = "still on its way";
@@ -102,6 +105,7 @@ pub(super) fn bank_reads(
                 late: late.clone(),
                 less: less.clone(),
                 coming: ON_ITS_WAY,
+                overtaken_in: "payment-status-query-overtakes-transfer",
             })
         };
         let timeout = about_ms(service.bank_timeout_us / us);
@@ -260,6 +264,7 @@ fn job_read(
             about_ms(late_ms)
         ),
         coming: ON_ITS_WAY,
+        overtaken_in: "payment-reconcile-new-key",
     })
 }
 
@@ -336,7 +341,7 @@ pub(super) fn job_read_beside_recovery(
             r.max_rounds
         ),
         late: format!(
-            "a restarted service recovers the claim's key that a crash left \"in progress\" and sends its own transfer, which can land as late as {} into the run: the service can crash until the faults end at {}, be back {} later, send its recovered call's last transfer {} after that, and the transfer can take {} to reach the bank ({settings})",
+            "a restarted service recovers the claim's key left \"in progress\" (by a bank that never answered, or by a crash) and sends its own transfer, which can land as late as {} into the run: the service can crash until the faults end at {}, be back {} later, send its recovered call's last transfer {} after that, and the transfer can take {} to reach the bank ({settings})",
             about_ms(land_ms),
             about_ms(restarts.faults_end_ms),
             about_ms(restart_min_ms),
@@ -348,6 +353,7 @@ pub(super) fn job_read_beside_recovery(
             about_ms(land_ms)
         ),
         coming: "that a recovery still sends",
+        overtaken_in: "payment-reconcile-races-recovery",
     })
 }
 
@@ -359,14 +365,9 @@ fn pays_again(reader: Reader) -> String {
     }
 }
 
-/// The catalog scenario that shows a reader's gap failing.
-fn example(reader: Reader, stale: bool) -> &'static str {
-    match (reader, stale) {
-        (Reader::Job(_), false) => "payment-reconcile-new-key",
-        (Reader::Service, false) => "payment-status-query-overtakes-transfer",
-        _ => "payment-query-reads-stale-replica",
-    }
-}
+/// The catalog scenario that shows a stale replica's "not paid" paid again,
+/// whoever read it.
+const STALE_EXAMPLE: &str = "payment-query-reads-stale-replica";
 
 /// A status answer read sooner after a transfer than the bank's replica
 /// shows it (`bank.status_lag_ms`): "0 EUR paid" for a claim that was paid.
@@ -402,7 +403,7 @@ pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<cra
             pays_again(read.reader)
         ),
         shown_by: Some(crate::payment::situations::STATUS_READ_STALE),
-        example: example(read.reader, true),
+        example: STALE_EXAMPLE,
     })
 }
 
@@ -430,6 +431,6 @@ pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
             pays_again(read.reader)
         ),
         shown_by: None,
-        example: example(read.reader, false),
+        example: read.overtaken_in,
     })
 }
