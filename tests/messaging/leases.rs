@@ -95,6 +95,35 @@ fn a_network_copy_of_a_delivery_is_not_a_second_job() {
     assert_eq!(inv, Some("no-duplicate-effect"));
 }
 
+/// The load a consumer shows (`consumer/op`, the `received` counter of its
+/// layer) is the deliveries it took up: a network copy of a delivery it
+/// holds never reaches its handler over TCP, so every delivery copied once
+/// still counts one per event, where the broker's own redeliveries (a lease
+/// shorter than the work) each count. Before, the copies counted too: two
+/// per event here, for work nobody did.
+#[test]
+fn a_network_copy_of_a_delivery_is_no_load() {
+    use models::core::ledger::counter;
+    let text = "summary = \"s\"\nmodel = \"messaging\"\n\
+        [[network.links]]\nkinds = [\"deliver\"]\nduplicate_per_mille = 1000\n\
+        [[events]]\nentity = 1\n[[events]]\nentity = 2\nstart_ms = 10\n\
+        [[events]]\nentity = 3\nstart_ms = 20\n";
+    let received = |sets: &[&str]| {
+        let sum = common::sweep(&common::load_text("copies.toml", text, sets), 50);
+        assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
+        let at = usize::from(messaging::CONSUMER_LAYER.index);
+        let n = sum.tally.counter(counter::RECEIVED).expect("counted")[at];
+        (n, sum.tally.faults.duplicated)
+    };
+    let (n, copied) = received(&[]);
+    assert!(copied >= 150, "every delivery is copied: {copied}");
+    assert_eq!(n, 50 * 3, "one delivery per event and run");
+    // A lease shorter than the work: the broker delivers again, under new
+    // receipts, and each of those the consumer takes up counts.
+    let (n, _) = received(&["broker.visibility_timeout_ms=40"]);
+    assert!(n > 50 * 3, "{n}");
+}
+
 /// A renewal from a delivery whose lease ran out is "after redelivery"
 /// whatever became of the newer delivery: still out, or already acked.
 /// Before, a renewal that arrived after the redelivered copy's ack found the

@@ -427,14 +427,18 @@ impl<W: Carries<Msg>> Consumer<W> {
             ctx.reached(sit::DELIVERY_ON_OLD_CONNECTION);
             return;
         }
+        if st.taken.contains(&receipt) {
+            // A network copy of a delivery taken already: over the broker's
+            // TCP connection it would never reach the handler, so it is no
+            // delivery the consumer received (not counted as load, as the
+            // copy on an old connection above is not).
+            return;
+        }
         ctx.observe(Obs::Received {
             layer: &CONSUMER_LAYER,
             op: ev.op(),
             key: Key::None,
         });
-        if st.taken.contains(&receipt) {
-            return; // a network copy of a delivery taken already
-        }
         if st.taken.len() == RECENT_RECEIPTS {
             st.taken.pop_front();
         }

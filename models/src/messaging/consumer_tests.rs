@@ -327,16 +327,23 @@ fn every_ack_mode_takes_a_copy_of_a_delivery_once() {
             redelivered: false,
             sent_us: 0,
         };
-        d.msg(deliver(7));
+        let received = |out: &[Cmd]| {
+            out.iter()
+                .filter(|c| matches!(c, sim::Command::Observe(Obs::Received { .. })))
+                .count()
+        };
+        assert_eq!(received(&d.msg(deliver(7))), 1, "{ack:?}");
         let copy = d.msg(deliver(7));
         let sends = copy
             .iter()
             .filter(|c| matches!(c, sim::Command::Send { .. }))
             .count();
         assert_eq!(sends, 0, "{ack:?}");
+        // Nor is it load: the frame never reached the handler.
+        assert_eq!(received(&copy), 0, "{ack:?}");
         assert_eq!(d.st.jobs.iter().count(), 1, "{ack:?}");
         // A redelivery under a new receipt is a delivery of its own.
-        d.msg(deliver(8));
+        assert_eq!(received(&d.msg(deliver(8))), 1, "{ack:?}");
         assert_eq!(d.st.jobs.iter().count(), 2, "{ack:?}");
     }
 }
