@@ -500,6 +500,12 @@ fn link_entries_for_sends_the_settings_never_make_are_refused() {
         &[&renews],
         "no \"extend\" message ever travels",
     );
+    // Nor with one, where it acks on receipt: an acked delivery has no lease.
+    refused(
+        "messaging-lease-renewal-lost:ack = \"after-commit\"=>ack = \"before-commit\"",
+        &[&renews],
+        "no \"extend\" message ever travels",
+    );
     // An outbox relay publishes plainly; a broker transaction is another set of kinds.
     refused(
         "messaging-outbox-inbox",

@@ -149,6 +149,45 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\n[broker]\ntransaction_timeout_ms = 1000\n",
         Some(("broker.transaction_timeout_ms = 1000", "f.toml:6:26", "write = \"broker-transaction\"")),
     ),
+    // The outbox relay publishes until the broker confirms: it counts no
+    // attempts (the default write is the outbox). Every other write mode
+    // gives up, or aborts, after the last.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\npublish_max_attempts = 5\n",
+        Some(("producer.publish_max_attempts = 5", "f.toml:4:24", "write = \"state-first\"")),
+    ),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\npublish_max_attempts = 5\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"event-first\"\npublish_max_attempts = 5\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"broker-transaction\"\npublish_max_attempts = 5\n", None),
+    // The broker's dedup window drops plain publishes only, never those of
+    // a broker transaction.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"broker-transaction\"\n[broker]\ndedup_window_ms = 60000\n",
+        Some(("broker.dedup_window_ms = 60000", "f.toml:6:19", "write = \"outbox\"")),
+    ),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"broker-transaction\"\n[broker]\ndedup_window_ms = 0\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\n[broker]\ndedup_window_ms = 60000\n", None),
+    // A consumer that acks after the commit sends each transaction once:
+    // the broker still holds the message (the default ack), and its
+    // lease redelivers it.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[consumer]\ntx_max_attempts = 3\n",
+        Some(("consumer.tx_max_attempts = 3", "f.toml:4:19", "ack = \"checked-before-commit\"")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"chain\"\n[accounting]\nack = \"after-commit\"\ntx_max_attempts = 3\n",
+        Some(("accounting.tx_max_attempts = 3", "f.toml:5:19", "ack = \"checked-before-commit\"")),
+    ),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[consumer]\ntx_max_attempts = 1\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nack = \"before-commit\"\ntx_max_attempts = 3\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nack = \"checked-before-commit\"\ntx_max_attempts = 3\n", None),
+    // A consumer that acks on receipt holds no lease to renew.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nack = \"before-commit\"\nlease_renewal_ms = 10000\n",
+        Some(("consumer.lease_renewal_ms = 10000", "f.toml:5:20", "ack = \"after-commit\"")),
+    ),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nack = \"before-commit\"\nlease_renewal_ms = 0\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[consumer]\nack = \"checked-before-commit\"\nlease_renewal_ms = 10000\n", None),
     // The network: durations of a random partition that is never drawn.
     (
         "summary = \"s\"\n[network]\nrandom_partition_ms_max = 5000\n",
@@ -234,6 +273,20 @@ fn a_setting_that_lost_its_effect_to_a_set_or_an_ablation_is_silent() {
     // a recovery.
     let unbounded = common::load("payment-overload-metastable", &["service.workers=0"]);
     assert!(unread(&unbounded).is_empty(), "{:?}", unread(&unbounded));
+    // The messaging write mode and ack, switched by a variant: a broker
+    // transaction's attempts under an outbox relay, a renewing consumer
+    // made to ack on receipt.
+    for (name, set) in [
+        ("messaging-broker-transaction", "producer.write=outbox"),
+        ("messaging-lease-renewal-lost", "consumer.ack=before-commit"),
+    ] {
+        let variant = common::load(name, &[set]);
+        assert!(
+            unread(&variant).is_empty(),
+            "{name}: {:?}",
+            unread(&variant)
+        );
+    }
 }
 
 /// Reading the state from a bank that gives none is no design, so a

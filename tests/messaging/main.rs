@@ -15,3 +15,4 @@ mod catalog;
 mod inbox;
 mod leases;
 mod producer;
+mod unread;

@@ -512,11 +512,12 @@ impl<W> crate::core::Ends for Consumer<W> {
         ("tx", "consumer-db"),
     ];
 
-    /// Lease extensions only from a consumer that renews; acks asking for
-    /// their result only from one that checks its ack before the commit.
+    /// Lease extensions only from a consumer that renews a lease it holds
+    /// (an ack on receipt leaves none); acks asking for their result only
+    /// from one that checks its ack before the commit.
     fn sends(&self, kind: &str, _role: &str) -> bool {
         match kind {
-            "extend" => self.cfg.lease_renewal_ms > 0,
+            "extend" => self.cfg.lease_renewal_ms > 0 && self.cfg.ack != AckMode::BeforeCommit,
             super::ACK_WITH_RESULT => self.cfg.ack == AckMode::CheckedBeforeCommit,
             _ => true,
         }

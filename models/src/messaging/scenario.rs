@@ -16,6 +16,10 @@ use serde::Deserialize;
 use sim::ActorId;
 
 pub(crate) use super::warnings::{copy_late_ms, hazards, ProducerIds, Spreads};
+pub(crate) use unused::{broker_unused, consumer_unused};
+
+#[path = "scenario_unused.rs"]
+mod unused;
 
 pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
@@ -367,6 +371,7 @@ where
         mode == WriteMode::BrokerTransaction,
         relay,
     ));
+    unused.extend(unused::producer_unused(p));
     // A program's own dedup is its business.
     let hazards = match program.is_some() {
         true => Vec::new(),
@@ -594,78 +599,6 @@ pub(crate) fn consumer(
         )? as u8,
         lease_renewal_ms: duration_us(c.lease_renewal_ms, DAY_MS, cat("lease_renewal_ms"))? / 1000,
     })
-}
-
-/// The keys of a consumer's table (`[consumer]`, or `table` in a composed
-/// model) its handler leaves without effect: an inbox's cleanup beside a
-/// handler that keeps no inbox.
-pub(crate) fn consumer_unused(c: &ConsumerDto, table: &'static str) -> Vec<crate::core::Unused> {
-    let inbox = matches!(
-        c.handler.as_str(),
-        "inbox-same-tx" | "inbox-if-redelivered" | "inbox-separate-tx" | "inbox-record-first"
-    );
-    if inbox {
-        return Vec::new();
-    }
-    crate::core::Unused::each(
-        &[table],
-        &["inbox_retention_ms=0", "inbox_max_rows=0"],
-        &[&[table, "handler"]],
-        &format!(
-            "the handler keeps no inbox ({table}.handler = \"{}\"), so there are no rows to clean",
-            c.handler
-        ),
-        "remove it, or keep an inbox: handler = \"inbox-same-tx\"",
-    )
-}
-
-/// The keys of `[broker]` the design leaves without effect: what happens at
-/// the delivery cap without a cap; a transaction's timeout where the
-/// producer opens none (`transactions`: it writes with a broker
-/// transaction); producer ids' expiry where the relay stamps none (`relay`:
-/// the outbox relay's `idempotence` and `transactional_id`, `None` without
-/// a relay).
-pub(crate) fn broker_unused(
-    b: &BrokerDto,
-    transactions: bool,
-    relay: Option<(bool, bool)>,
-) -> Vec<crate::core::Unused> {
-    use crate::core::Unused;
-    let mut out = Vec::new();
-    if b.max_deliveries == 0 {
-        out.push(Unused::new(
-            &["broker", "at_max_deliveries"],
-            &[&["broker", "max_deliveries"]],
-            "the broker delivers without a cap (broker.max_deliveries = 0), so no message reaches one",
-            "remove it, or cap the deliveries: max_deliveries = 5",
-        ));
-    }
-    if !transactions {
-        out.push(Unused::new(
-            &["broker", "transaction_timeout_ms"],
-            &[&["producer", "write"]],
-            "no producer opens a broker transaction (only producer.write = \"broker-transaction\" does)",
-            "remove it, or write with a transaction: write = \"broker-transaction\" in [producer]",
-        ));
-    }
-    let (why, because): (&str, &[&[&'static str]]) = match relay {
-        Some((false, false)) => (
-            "the outbox relay stamps no producer id (producer.idempotence and producer.transactional_id are false)",
-            &[&["producer", "idempotence"], &["producer", "transactional_id"]],
-        ),
-        Some(_) => return out,
-        None => (
-            "no outbox relay publishes, and only an idempotent or transactional relay has a producer id",
-            &[&["producer", "write"]],
-        ),
-    };
-    out.push(Unused::new(
-        &["broker", "producer_id_expiration_ms"],
-        because,
-        why,
-        "remove it, or give the relay an id: write = \"outbox\" and idempotence = true in [producer]",
-    ).unless("0"));
-    out
 }
 
 /// The inbox's cleanup from a consumer's table. A handler that keeps no
