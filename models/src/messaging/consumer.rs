@@ -452,7 +452,11 @@ impl<W: Carries<Msg>> Consumer<W> {
             attempt: 0,
         };
         let Some(slot) = st.jobs.insert(job) else {
-            return; // busy: the lease expires and another delivery follows
+            // Left undone and unacked: the lease runs out and the broker
+            // delivers the message again. Named, so that a run slowed by a
+            // full consumer says why its messages came back.
+            ctx.reached(sit::DELIVERY_FOUND_CONSUMER_BUSY);
+            return;
         };
         if self.cfg.ack == AckMode::BeforeCommit {
             ctx.send(self.cfg.broker, W::wrap(Msg::Ack { id: ev.id, receipt }));

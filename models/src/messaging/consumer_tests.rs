@@ -347,3 +347,35 @@ fn every_ack_mode_takes_a_copy_of_a_delivery_once() {
         assert_eq!(d.st.jobs.iter().count(), 2, "{ack:?}");
     }
 }
+
+/// A consumer with every job slot taken leaves a delivery undone and
+/// unacked, and says so; a slot freed takes the next delivery again.
+#[test]
+fn a_delivery_to_a_consumer_with_every_slot_taken_is_left_for_its_lease() {
+    let mut d = Drive::new(AckMode::AfterCommit, Handler::Effect);
+    let deliver = |receipt| Msg::Deliver {
+        ev: Event {
+            id: receipt,
+            ..event()
+        },
+        receipt,
+        redelivered: false,
+        sent_us: 0,
+    };
+    for receipt in 1..=MAX_JOBS as u32 {
+        let out = d.msg(deliver(receipt));
+        assert!(
+            !reached(&out, sit::DELIVERY_FOUND_CONSUMER_BUSY),
+            "{receipt}"
+        );
+    }
+    assert_eq!(d.st.jobs.iter().count(), MAX_JOBS);
+    let out = d.msg(deliver(MAX_JOBS as u32 + 1));
+    assert!(reached(&out, sit::DELIVERY_FOUND_CONSUMER_BUSY));
+    // Neither acked nor worked on: no command but the situation and the
+    // delivery counted as received.
+    assert!(out
+        .iter()
+        .all(|c| matches!(c, sim::Command::Reached(_) | sim::Command::Observe(_))));
+    assert_eq!(d.st.jobs.iter().count(), MAX_JOBS);
+}

@@ -87,6 +87,8 @@ pub const ACK_RESENT_FOR_RESULT: SituationId = 104;
 pub const RECORD_RESENT_TOOK_OWN_ROW: SituationId = 105;
 /// `delivery-on-old-connection`: A delivery the broker sent before the consumer restarted reached the restarted process: it came over the connection of the process that crashed, so it was dropped.
 pub const DELIVERY_ON_OLD_CONNECTION: SituationId = 106;
+/// `delivery-found-consumer-busy`: A delivery reached a consumer with every job slot taken: it was left undone, for its lease to run out.
+pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = 107;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -115,6 +117,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: ACK_RESENT_FOR_RESULT, name: "ack-resent-for-result", doc: "A consumer that acks with result before it commits heard no result within consumer.tx_timeout_ms and sent the same ack again (Pub/Sub's client library repeats an ack until it has an answer): the broker answers a repeat of the ack that counted with \"counted\", and refuses it if a newer delivery is out." },
     SituationDoc { id: RECORD_RESENT_TOOK_OWN_ROW, name: "record-resent-took-own-row", doc: "A record-first consumer whose ack had let the message go sent its inbox row again (no answer in time), found the row its own first attempt had committed, took it for a duplicate's and skipped the effect: nothing delivers the message again, and the event is lost." },
     SituationDoc { id: DELIVERY_ON_OLD_CONNECTION, name: "delivery-on-old-connection", doc: "A delivery the broker had sent before the consumer restarted (a copy of one the crashed process took, or one that reached no process) arrived after the restart: deliveries travel over the consumer's connection, and the restarted process has a new one, so it was dropped, as TCP drops the old connection's frames; the lease hands the message out again." },
+    SituationDoc { id: DELIVERY_FOUND_CONSUMER_BUSY, name: "delivery-found-consumer-busy", doc: "A delivery reached a consumer whose job slots were all taken (16 deliveries in progress): it was neither worked on nor acked, and the broker delivers the message again once its lease runs out. It counts as a delivery received, as a request a service sheds does." },
     SituationDoc { id: CRASH_BETWEEN_ACK_AND_COMMIT, name: "crash-between-ack-and-commit", doc: "A consumer that acks before it commits crashed holding work it had acked (on receipt, or with result and still waiting for it) whose commit it had not sent: if the ack counted, the broker delivers the message to no one again, and the restarted consumer knows nothing of it." },
     SituationDoc { id: TX_RESENT_AFTER_ACK, name: "tx-resent-after-ack", doc: "A consumer whose ack had let the message go (acked on receipt, or acked with result and told it counted) heard no answer from its database within consumer.tx_timeout_ms and sent the same transaction again: nothing else will ever deliver the message, and the first attempt may have committed with only its answer lost." },
     SituationDoc { id: TX_GIVEN_UP_AFTER_ACK, name: "tx-given-up-after-ack", doc: "A consumer whose ack had let the message go heard no answer to the last of its consumer.tx_max_attempts attempts of a transaction and gave the work up: unless an attempt committed, the event is lost." },
