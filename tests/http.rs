@@ -5,7 +5,7 @@
 mod common;
 
 use common::{check, failing_trace, load, load_text, reached, refuses, sweep, trace_of, Entry};
-use models::core::Obs;
+use models::core::{Change, Obs};
 use models::http::{self, situations as sit, Method, Status};
 use models::scenario::Verdict;
 use models::Msg;
@@ -452,6 +452,60 @@ fn an_edit_that_lands_on_its_own_result_from_an_older_read_is_still_a_lost_updat
     assert_eq!(effects_of(&entries, "edit"), 2);
 }
 
+/// Carol starts an edit (+200) of claim 4711 at 0 ms and reads its 1000 at
+/// 10 ms; dave's blind PUT of `dave`, sent at 5 ms, lands at 15 ms; carol's
+/// write, computed from the 1000, lands at 30 ms over dave's version. Every
+/// message takes 10 ms and none is lost: one schedule for every seed.
+fn blind_put_between_read_and_write(dave: u32) -> String {
+    format!(
+        "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = false\nif_match = false\ntimeout_ms = 1000\n[[resources]]\nid = 4711\nvalue = 1000\n[[requests]]\nclient = \"carol\"\nmethod = \"edit\"\nresource = 4711\nvalue = 200\n[[requests]]\nclient = \"dave\"\nmethod = \"put\"\nresource = 4711\nvalue = {dave}\nstart_ms = 5\n[network]\ndelay_ms_min = 10\ndelay_ms_max = 10\n"
+    )
+}
+
+/// Dave's PUT of 1200 lands between carol's read of 1000 and her +200,
+/// which writes 1200 too. Carol's edit, then dave's PUT, gives 1000 →
+/// 1200 → 1200: a serial order explains the claim, and nothing is lost,
+/// though carol's write replaced a version she never read. (The ledger
+/// judged it a lost update of dave's PUT before it compared values.)
+#[test]
+fn an_edit_from_an_older_read_whose_result_a_serial_order_gives_loses_nothing() {
+    let s = load_text(
+        "same-result.toml",
+        &blind_put_between_read_and_write(1200),
+        &[],
+    );
+    let sum = sweep(&s, 20);
+    assert_eq!(sum.tally.holds, 20, "{:?}", sum.first_failure);
+    let (entries, _) = trace_of(&s, 0);
+    assert!(
+        reached(&entries, sit::STALE_WRITE),
+        "carol read v1 under v2"
+    );
+    assert!(first_told_done(&entries, 1).is_some(), "carol is told done");
+    assert!(first_told_done(&entries, 2).is_some(), "dave is told done");
+    assert_eq!(new_versions(&entries), 2, "dave's v2 and carol's v3");
+}
+
+/// The same schedule with dave's PUT of 5: carol's edit first leaves 5,
+/// dave's PUT first has carol read 5, not 1000. No serial order gives the
+/// 1200 carol left, and dave, told done, lost his update.
+#[test]
+fn an_edit_from_an_older_read_over_another_value_is_still_a_lost_update() {
+    let s = load_text(
+        "other-result.toml",
+        &blind_put_between_read_and_write(5),
+        &[],
+    );
+    let sum = sweep(&s, 20);
+    assert_eq!(sum.tally.violations, 20, "{:?}", sum.first_failure);
+    let (entries, outcome) = trace_of(&s, 0);
+    assert!(
+        matches!(&outcome, Outcome::Violation(v) if v.invariant == "no-lost-update" && v.message.contains("request #2")),
+        "{outcome:?}"
+    );
+    assert!(reached(&entries, sit::STALE_WRITE));
+}
+
 /// The second creation of a keyed POST comes from the retry that arrived
 /// after its key was purged, not from a key the server never had: the
 /// failing run reports the expiry, and the second effect is that request's.
@@ -494,7 +548,10 @@ fn a_lost_update_is_a_write_from_a_stale_read() {
             matches!(
                 e.kind,
                 TraceKind::Observe {
-                    obs: Obs::NewVersion { read: 1, .. },
+                    obs: Obs::NewVersion {
+                        change: Change::Edit { read: 1, .. },
+                        ..
+                    },
                     ..
                 }
             )

@@ -1,13 +1,12 @@
-//! The vocabulary `tests/invariants.rs` writes its cases in: operations,
+//! The vocabulary `tests/invariants/` writes its cases in: operations,
 //! observations, and a fresh ledger that judges a sequence of them. Included
-//! by that file alone, with `#[path]`, so its test functions stay together
-//! in one file, which `every_invariant_has_cases_here` reads.
+//! by that target alone, with `#[path]`.
 
 use models::core::invariants;
 use models::core::{Ending, Key, Ledger, Obs, Op};
 use models::messaging::{ENTITY, EVENT};
 use models::payment::{CLAIM, TRANSFER};
-use sim::{Oracle, TimeUs, US_PER_S};
+use sim::{Oracle, TimeUs, Violation, US_PER_S};
 
 pub fn claim(id: u32) -> Op {
     Op::new(&CLAIM, id)
@@ -28,16 +27,21 @@ pub fn key(op: Op) -> Key {
 /// Feeds `steps` (time in seconds, actor, observation) to a fresh ledger and
 /// finishes the run; returns the invariant that fired, if any.
 pub fn judge(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
+    violation(steps).map(|v| v.invariant)
+}
+
+/// The violation `judge` finds, with the operation it names.
+pub fn violation(steps: &[(u64, u32, Obs)]) -> Option<Violation> {
     let mut l = Ledger::default();
     l.reset();
     let mut now: TimeUs = 0;
     for &(s, actor, obs) in steps {
         now = s * US_PER_S;
         if let Some(v) = l.observe(now, actor, &obs) {
-            return Some(v.invariant);
+            return Some(v);
         }
     }
-    l.finish(now).map(|v| v.invariant)
+    l.finish(now)
 }
 
 #[track_caller]

@@ -7,7 +7,7 @@
 use super::msg::Msg;
 use super::situations as sit;
 use super::{RESOURCE_LAYER, ROW, UPDATE};
-use crate::core::{Carries, Key, Obs, Op};
+use crate::core::{Carries, Change, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
 
@@ -198,7 +198,12 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                         op,
                         entity: Op::new(&ROW, 1),
                         version: s.version,
-                        read,
+                        value,
+                        // The client wrote what it read plus `amount`.
+                        change: Change::Edit {
+                            read,
+                            from: value.saturating_sub(amount),
+                        },
                     });
                 }
                 Msg::WriteReply {

@@ -8,8 +8,10 @@
 //! the end of the healing phase.
 
 mod metrics;
+mod versions;
 
 pub use metrics::counter;
+pub use versions::Version;
 
 use super::invariants::{self, Seen};
 use super::obs::{Ending, Obs, Site, MAX_LAYERS};
@@ -207,8 +209,8 @@ pub struct Ledger {
     pub executors: Vec<(Key, ActorId)>,
     /// The most keys any dedup store reported holding.
     pub peak_dedup_keys: u32,
-    /// Resource versions: (resource, version) → the operation whose write made it.
-    pub versions: Table<(Op, u32), Op>,
+    /// Resource versions: (resource, version) → the write that made it.
+    pub versions: Table<(Op, u32), Version>,
     /// The newest version of each resource.
     pub heads: Table<Op, u32>,
     /// Operations judged by the state they ask for that found it holding at
@@ -376,31 +378,6 @@ impl Ledger {
         self.heads.get(&entity).copied().unwrap_or(0)
     }
 
-    /// The writes a write of `op` on `entity`, computed from a read of
-    /// version `read`, replaces without having seen them: every version
-    /// after `read` that another operation wrote, as (version, writer),
-    /// then every other operation whose state was seen holding at such a
-    /// version, as (version, holder).
-    pub fn unseen_writes(
-        &self,
-        op: Op,
-        entity: Op,
-        read: u32,
-    ) -> impl Iterator<Item = (u32, Op)> + '_ {
-        // A write that depends on no read (0) replaces nothing it should have seen.
-        let first = if read == 0 { u32::MAX } else { read + 1 };
-        let written = (first..=self.head(entity)).filter_map(move |v| {
-            let w = *self.versions.get(&(entity, v))?;
-            (w != op).then_some((v, w))
-        });
-        let held = self
-            .holders
-            .iter()
-            .filter(move |((e, v), h)| read != 0 && *e == entity && *v > read && *h != op)
-            .map(|&((_, v), h)| (v, h));
-        written.chain(held)
-    }
-
     /// Records `obs`, which the invariants have already judged; `found` is
     /// what [`Ledger::lookup`] found about it.
     fn record(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs, found: Found) {
@@ -544,13 +521,22 @@ impl Ledger {
                 op,
                 entity,
                 version,
-                read,
+                value,
+                change,
             } => {
-                let lost: Vec<Op> = self.unseen_writes(op, entity, read).map(|w| w.1).collect();
+                let lost: Vec<Op> = self
+                    .unseen_writes(op, entity, value, change)
+                    .map(|w| w.1)
+                    .collect();
                 for w in lost {
                     self.overwritten.entry(w).or_insert(op);
                 }
-                self.versions.insert((entity, version), op);
+                let v = Version {
+                    writer: op,
+                    value,
+                    change,
+                };
+                self.versions.insert((entity, version), v);
                 if version > self.head(entity) {
                     self.heads.insert(entity, version);
                 }

@@ -113,6 +113,47 @@ impl Ending {
     }
 }
 
+/// How a write arrived at the value of the version it made
+/// ([`Obs::NewVersion`]). A serial order of the writes explains a resource's
+/// state only if each edit sees the value it read and each blind write sets
+/// its own: `no-lost-update` needs to know which kind each write is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Sets the value whatever the resource held: a blind replacing PUT, a
+    /// creation.
+    Set,
+    /// Sets a value the client computed from its read of version `read`,
+    /// which held `from`: a read-modify-write.
+    Edit {
+        /// The version read.
+        read: u32,
+        /// The value read.
+        from: u32,
+    },
+    /// Adds to whatever the resource held, computed where it lands: a
+    /// PATCH, an adding PUT. It depends on no client's read, but on the
+    /// value it replaced.
+    Add,
+    /// Removes the resource: the version holds no value.
+    Delete,
+}
+
+impl Change {
+    /// The version the write was computed from (0: none, for a write that
+    /// depends on no client's read).
+    pub fn read(self) -> u32 {
+        match self {
+            Change::Edit { read, .. } => read,
+            Change::Set | Change::Add | Change::Delete => 0,
+        }
+    }
+
+    /// The write leaves the same state whatever the resource held before it.
+    pub fn sets_state(self) -> bool {
+        matches!(self, Change::Set | Change::Delete)
+    }
+}
+
 /// Observations actors push; the ledger judges them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Obs {
@@ -235,9 +276,10 @@ pub enum Obs {
         /// The event refused.
         op: Op,
     },
-    /// A write of `op` made `entity` version `version` (its ETag), computed
-    /// from the client's read of version `read`; 0 when the write depends on
-    /// no read (a blind PUT, an increment the server computes).
+    /// A write of `op` made `entity` version `version` (its ETag), holding
+    /// `value`; `change` says how the write arrived at it. Whether a write
+    /// computed from an older read lost another's update depends on the
+    /// values as well as the versions (`no-lost-update`).
     NewVersion {
         /// The request whose write it is.
         op: Op,
@@ -245,8 +287,11 @@ pub enum Obs {
         entity: Op,
         /// The version the write made.
         version: u32,
-        /// The version the write was computed from (0: none).
-        read: u32,
+        /// The value the resource holds at that version (none after a
+        /// deletion: see `change`).
+        value: u32,
+        /// How the write arrived at `value`.
+        change: Change,
     },
     /// A service instance starts executing the request bound to `key` (it
     /// passed the dedup check, claimed the key or took it over).
@@ -455,17 +500,18 @@ impl fmt::Display for Obs {
                 op,
                 entity,
                 version,
-                read: 0,
-            } => write!(f, "{entity} is now v{version}, written by {op}"),
-            Obs::NewVersion {
-                op,
-                entity,
-                version,
-                read,
+                change: Change::Edit { read, .. },
+                ..
             } => write!(
                 f,
                 "{entity} is now v{version}, written by {op} from a read of v{read}"
             ),
+            Obs::NewVersion {
+                op,
+                entity,
+                version,
+                ..
+            } => write!(f, "{entity} is now v{version}, written by {op}"),
             Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
             Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
             Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),

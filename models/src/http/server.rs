@@ -10,7 +10,7 @@ use super::msg::{Method, Msg, Request, Status};
 use super::situations as sit;
 use super::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, SERVER_LAYER, WRITE};
 use crate::core::dedup::{DedupStore, Lookup};
-use crate::core::{Carries, Key, Obs, Op, Site};
+use crate::core::{Carries, Change, Key, Obs, Op, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
 
@@ -136,13 +136,13 @@ impl<W: Carries<Msg>> Server<W> {
         op: Op,
         site: &'static Site,
         payload: u32,
-        (read, sets_state): (u32, bool),
+        (change, sets_state): (Change, bool),
         ctx: &mut impl Ctx<Self>,
     ) {
         let r = &mut s.resources[i];
         r.version += 1;
         r.writer = Some(op);
-        let (id, version) = (r.id, r.version);
+        let (id, version, value) = (r.id, r.version, r.value);
         let repeated = s.applied_before(op);
         if repeated {
             ctx.reached(sit::WRITE_REPEATED);
@@ -154,7 +154,8 @@ impl<W: Carries<Msg>> Server<W> {
             op,
             entity: Op::new(&RESOURCE, id),
             version,
-            read,
+            value,
+            change,
         });
     }
 
@@ -169,7 +170,7 @@ impl<W: Carries<Msg>> Server<W> {
             exists: true,
         });
         let i = s.resources.len() - 1;
-        Self::landed(s, i, op, &CREATION, body, (0, false), ctx);
+        Self::landed(s, i, op, &CREATION, body, (Change::Set, false), ctx);
         Outcome {
             status: Status::Created,
             at: Some(i),
@@ -274,8 +275,15 @@ impl<W: Carries<Msg>> Server<W> {
         // another writer's loss, which the new version lets no-lost-update
         // judge, as it would a slow first copy of the same request.
         let sets_state = self.cfg.put == PutMode::Replace && read.is_none();
-        let read_version = read.map_or(0, |r| r.version);
-        Self::landed(s, i, op, site, payload, (read_version, sets_state), ctx);
+        let change = match read {
+            Some(r) => Change::Edit {
+                read: r.version,
+                from: r.value,
+            },
+            None if self.cfg.put == PutMode::Replace || !c.exists => Change::Set,
+            None => Change::Add,
+        };
+        Self::landed(s, i, op, site, payload, (change, sets_state), ctx);
         Outcome {
             status,
             at: Some(i),
@@ -311,7 +319,7 @@ impl<W: Carries<Msg>> Server<W> {
                 Some(i) => {
                     let r = &mut s.resources[i];
                     r.value = r.value.saturating_add(body);
-                    Self::landed(s, i, op, &INCREMENT, body, (0, false), ctx);
+                    Self::landed(s, i, op, &INCREMENT, body, (Change::Add, false), ctx);
                     Outcome {
                         status: Status::Ok,
                         at: Some(i),
@@ -323,7 +331,7 @@ impl<W: Carries<Msg>> Server<W> {
             Method::Delete => match at {
                 Some(i) => {
                     s.resources[i].exists = false;
-                    Self::landed(s, i, op, &DELETION, id, (0, false), ctx);
+                    Self::landed(s, i, op, &DELETION, id, (Change::Delete, false), ctx);
                     Outcome {
                         status: Status::NoContent,
                         at: Some(i),

@@ -8,7 +8,10 @@ pub static INVARIANT: Invariant = Invariant {
     doc: "A client was told its write is done, but another write, computed from an older read \
           of the same resource, replaced it without having seen it (a read-modify-write without \
           If-Match): the update is silently gone. A write that depends on no read (a blind PUT: \
-          the last writer wins) does not break this. Judged the moment both facts hold.",
+          the last writer wins) does not break this, nor does an edit whose result a serial \
+          order of the writes gives (each edit applied to the value it read, each blind PUT \
+          setting its own): the same value from another route loses nothing. Judged the \
+          moment both facts hold.",
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::ToldDone, ObsKind::NewVersion];
@@ -27,10 +30,15 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
             )
         }
         Obs::NewVersion {
-            op, entity, read, ..
+            op,
+            entity,
+            value,
+            change,
+            ..
         } => {
+            let read = change.read();
             let (version, by) = l
-                .unseen_writes(op, entity, read)
+                .unseen_writes(op, entity, value, change)
                 .find(|(_, w)| l.get(*w).is_some_and(|r| r.told_done.is_some()))?;
             violation(
                 &INVARIANT,

@@ -1,0 +1,348 @@
+//! Effects and what clients were told: an effect lands once, with the payload asked, and a "done" or a "failed" is true of what landed (or of a state seen holding).
+
+use crate::ledger::{
+    claim, ended, entity, event, fires, intent, judge, paid_once, silent, told, transfer,
+};
+use models::core::{AttemptOutcome, Ending, Obs, Op};
+use models::http::{REQUEST, RESOURCE};
+use models::messaging::CONSUMER_WRITE;
+
+#[test]
+fn no_duplicate_effect() {
+    let a = claim(4711);
+    let mut twice = paid_once(a);
+    twice.insert(2, (1, 2, transfer(a, 1200)));
+    fires("no-duplicate-effect", &twice);
+    // Two claims paid once each are two operations, not a duplicate.
+    let mut two = paid_once(a);
+    two.extend(paid_once(claim(4712)));
+    silent(&two);
+    // Two events about one entity are two operations too.
+    let committed = |id, version| Obs::Committed {
+        op: event(id),
+        entity: entity(7),
+        value: id,
+        version,
+    };
+    let applied = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: id,
+    };
+    silent(&[
+        (0, 0, committed(1, 1)),
+        (0, 0, committed(2, 2)),
+        (1, 3, applied(1)),
+        (2, 3, applied(2)),
+    ]);
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, committed(1, 1)),
+            (1, 3, applied(1)),
+            (2, 3, applied(1)),
+        ],
+    );
+    // A consumer whose ack let the message go sends its commit again when
+    // the answer does not come: one delivery, and the database applies a
+    // plain effect twice (its first answer was lost, not its commit). The
+    // ledger needs no redelivery to see it; an inbox that answers the
+    // re-send "already there" lands the effect once.
+    let resent = [
+        (0, 0, committed(1, 1)),
+        (1, 3, applied(1)),
+        (3, 3, applied(1)),
+    ];
+    fires("no-duplicate-effect", &resent);
+    silent(&resent[..2]);
+    // The chain: events about a claim a client asked to pay once. The
+    // service booked it twice (a retry it no longer recognised), the bank
+    // paid once, accounting booked each event once: the claim took effect
+    // twice downstream.
+    let booked = |id, version| Obs::Committed {
+        op: event(id),
+        entity: a,
+        value: 1200,
+        version,
+    };
+    let booking = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: 1200,
+    };
+    let mut rebooked = paid_once(a);
+    rebooked.extend([
+        (0, 1, booked(1, 1)),
+        (0, 1, booked(2, 2)),
+        (1, 3, booking(1)),
+        (2, 3, booking(2)),
+    ]);
+    fires("no-duplicate-effect", &rebooked);
+    // Booked once, and that booking's redelivery deduplicated: silent; so
+    // is a second event about a claim nobody asked for (an entity of the
+    // messaging model is such a claim-less subject).
+    let mut once = paid_once(a);
+    once.extend([(0, 1, booked(1, 1)), (1, 3, booking(1))]);
+    silent(&once);
+    let unasked = claim(4712);
+    silent(&[
+        (
+            0,
+            1,
+            Obs::Committed {
+                op: event(1),
+                entity: unasked,
+                value: 5,
+                version: 1,
+            },
+        ),
+        (
+            0,
+            1,
+            Obs::Committed {
+                op: event(2),
+                entity: unasked,
+                value: 6,
+                version: 2,
+            },
+        ),
+        (
+            1,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(1),
+                payload: 5,
+            },
+        ),
+        (
+            2,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(2),
+                payload: 6,
+            },
+        ),
+    ]);
+}
+
+#[test]
+fn no_mismatched_payload() {
+    let a = claim(4711);
+    // The bank executed another amount than the operation's.
+    fires(
+        "no-mismatched-payload",
+        &[(0, 0, intent(a, 1200)), (1, 2, transfer(a, 1300))],
+    );
+    // The client asked for 1,300 on a retry and was told "done"; 1,200 landed.
+    fires(
+        "no-mismatched-payload",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 2, transfer(a, 1200)),
+            (2, 0, told(a, 1300)),
+        ],
+    );
+    silent(&paid_once(a));
+}
+
+#[test]
+fn no_false_success() {
+    let a = claim(4711);
+    fires(
+        "no-false-success",
+        &[(0, 0, intent(a, 1200)), (1, 0, told(a, 1200))],
+    );
+    silent(&paid_once(a));
+}
+
+/// A DELETE asks for a state: "this resource is gone". The server that
+/// answers 404 saw the resource absent as it made that answer; a "done"
+/// concluded from that answer is true without an effect of its own, and
+/// only from that answer: what held for an earlier attempt does not vouch
+/// for a later one, made after the resource may have come back.
+#[test]
+fn a_state_seen_holding_makes_a_done_true_only_for_the_answer_it_was_seen_by() {
+    let d = Op::new(&REQUEST, 2);
+    let sent = |attempt| Obs::AttemptSent { op: d, attempt };
+    let held = |attempt| Obs::StateHeld {
+        op: d,
+        attempt,
+        entity: Op::new(&RESOURCE, 4711),
+        version: 2,
+    };
+    let ok = |attempt| Obs::Attempt {
+        op: d,
+        attempt,
+        outcome: AttemptOutcome::Ok,
+    };
+    let gone_when_answered = [
+        (0, 0, intent(d, 4711)),
+        (0, 0, sent(1)),
+        (1, 2, held(1)),
+        (2, 0, ok(1)),
+        (2, 0, told(d, 4711)),
+        (2, 0, ended(d, Ending::Done)),
+    ];
+    // Judged at the answer and at the end (no-lost-effect: nothing is owed).
+    silent(&gone_when_answered);
+    // Without the observation it is the plain false success.
+    let unseen: Vec<_> = gone_when_answered
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s.2, Obs::StateHeld { .. }))
+        .collect();
+    fires("no-false-success", &unseen);
+    // Seen gone by attempt 1, whose answer was lost; attempt 2 is answered
+    // "done" by something that saw nothing: a done with nothing behind it.
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, held(1)),
+            (
+                10,
+                0,
+                Obs::Attempt {
+                    op: d,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Unknown,
+                },
+            ),
+            (11, 0, sent(2)),
+            (12, 0, ok(2)),
+            (12, 0, told(d, 4711)),
+        ],
+    );
+    // Another request's state is not this one's.
+    let other = Op::new(&REQUEST, 1);
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (
+                1,
+                2,
+                Obs::StateHeld {
+                    op: other,
+                    attempt: 1,
+                    entity: Op::new(&RESOURCE, 4711),
+                    version: 2,
+                },
+            ),
+            (2, 0, ok(1)),
+            (2, 0, told(d, 4711)),
+        ],
+    );
+    // The observation is no effect: a DELETE that also deleted once is one
+    // deletion, and one that deleted twice is still a duplicate.
+    let deletion = Obs::Effect {
+        site: &models::http::DELETION,
+        op: d,
+        payload: 4711,
+    };
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, deletion),
+            (11, 0, sent(2)),
+            (12, 2, held(2)),
+            (13, 0, sent(3)),
+            (14, 2, deletion),
+        ],
+    );
+    // "Failed" concluded from the answer that saw the resource gone is
+    // false: an operator re-driving it deletes whatever is at that id then.
+    fires(
+        "no-false-failure",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, sent(1)),
+            (1, 2, held(1)),
+            (
+                2,
+                0,
+                Obs::Attempt {
+                    op: d,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Rejected,
+                },
+            ),
+            (2, 0, ended(d, Ending::Failed)),
+        ],
+    );
+}
+
+#[test]
+fn no_false_failure() {
+    let a = claim(4711);
+    let paid = [(0, 0, intent(a, 1200)), (1, 2, transfer(a, 1200))];
+    let mut failed = paid.to_vec();
+    failed.push((2, 0, ended(a, Ending::Failed)));
+    fires("no-false-failure", &failed);
+    // Recorded as failed first, and then the money went out after all.
+    fires(
+        "no-false-failure",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 0, ended(a, Ending::Failed)),
+            (2, 2, transfer(a, 1200)),
+        ],
+    );
+    // "Unknown" is honest whether or not it was paid.
+    let mut unknown = paid.to_vec();
+    unknown.push((2, 0, ended(a, Ending::Unknown)));
+    silent(&unknown);
+    // "Failed" with nothing paid is true.
+    silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Failed))]);
+}
+
+/// A reconciliation job resolves an unknown dead letter later: the ledger
+/// judges what the client was finally told, by the same invariants.
+#[test]
+fn a_reconciled_dead_letter_is_judged_by_what_the_client_was_finally_told() {
+    let c = claim(4711);
+    // Paid before the dead letter; the job finds it and tells the client: done, once.
+    silent(&[
+        (0, 0, intent(c, 1200)),
+        (1, 2, transfer(c, 1200)),
+        (30, 0, ended(c, Ending::Unknown)),
+        (90, 0, told(c, 1200)),
+        (90, 0, ended(c, Ending::Done)),
+    ]);
+    // The job says "paid" while nothing landed: a false success.
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, told(c, 1200)),
+        ],
+    );
+    // The job's re-drive pays a claim the bank had already paid.
+    fires(
+        "no-duplicate-effect",
+        &[
+            (0, 0, intent(c, 1200)),
+            (1, 2, transfer(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, Obs::AttemptSent { op: c, attempt: 4 }),
+            (91, 2, transfer(c, 1200)),
+        ],
+    );
+    // Reconciled to "done" and then nothing landed by the end: lost, not unknown.
+    assert_eq!(
+        judge(&[
+            (0, 0, intent(c, 1200)),
+            (30, 0, ended(c, Ending::Unknown)),
+            (90, 0, ended(c, Ending::Done)),
+        ]),
+        None,
+        "an ending without a told-done is judged by the effects alone"
+    );
+}

@@ -1,0 +1,136 @@
+//! Events owed by committed state changes: delivered or visibly dead-lettered, never invented, and the consumer converging on the newest value.
+
+use crate::ledger::{claim, ended, entity, event, fires, intent, silent};
+use models::core::{Ending, Obs};
+use models::messaging::CONSUMER_WRITE;
+
+#[test]
+fn no_lost_effect() {
+    let a = claim(4711);
+    fires(
+        "no-lost-effect",
+        &[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Abandoned))],
+    );
+    // Unknown but recorded for a person: not lost.
+    silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Unknown))]);
+    let committed = Obs::Committed {
+        op: event(1),
+        entity: entity(7),
+        value: 1,
+        version: 1,
+    };
+    fires("no-lost-effect", &[(0, 0, committed)]);
+    // The same seen from a consumer that acked and then gave its commit up
+    // (no answer to its last attempt): nothing landed and nothing was
+    // dead-lettered, with no crash anywhere. Had one attempt committed
+    // before its answer was lost, the effect would be there: silent.
+    silent(&[
+        (0, 0, committed),
+        (
+            1,
+            3,
+            Obs::Effect {
+                site: &CONSUMER_WRITE,
+                op: event(1),
+                payload: 1,
+            },
+        ),
+    ]);
+    silent(&[
+        (0, 0, committed),
+        (1, 1, Obs::DeadLettered { op: event(1) }),
+    ]);
+    // One event handled does not cover another event of the same entity.
+    let second = Obs::Committed {
+        op: event(2),
+        entity: entity(7),
+        value: 2,
+        version: 2,
+    };
+    fires(
+        "no-lost-effect",
+        &[
+            (0, 0, committed),
+            (0, 0, second),
+            (
+                1,
+                2,
+                Obs::Effect {
+                    site: &CONSUMER_WRITE,
+                    op: event(2),
+                    payload: 2,
+                },
+            ),
+        ],
+    );
+    // A set-value event made moot by a newer version was handled.
+    silent(&[
+        (0, 0, committed),
+        (0, 0, second),
+        (
+            1,
+            2,
+            Obs::ValueWritten {
+                op: event(2),
+                entity: entity(7),
+                value: 2,
+                version: 2,
+            },
+        ),
+        (2, 2, Obs::Superseded { op: event(1) }),
+    ]);
+}
+
+#[test]
+fn no_phantom_event() {
+    fires(
+        "no-phantom-event",
+        &[(0, 1, Obs::Accepted { op: event(1) })],
+    );
+    silent(&[
+        (
+            0,
+            0,
+            Obs::Committed {
+                op: event(1),
+                entity: entity(7),
+                value: 1,
+                version: 1,
+            },
+        ),
+        (0, 1, Obs::Accepted { op: event(1) }),
+        (1, 1, Obs::DeadLettered { op: event(1) }),
+    ]);
+}
+
+#[test]
+fn state_converges() {
+    let committed = |id, version| Obs::Committed {
+        op: event(id),
+        entity: entity(7),
+        value: id * 10,
+        version,
+    };
+    let written = |id, version| Obs::ValueWritten {
+        op: event(id),
+        entity: entity(7),
+        value: id * 10,
+        version,
+    };
+    // v2 then the late v1 overwrites it.
+    fires(
+        "state-converges",
+        &[
+            (0, 0, committed(1, 1)),
+            (0, 0, committed(2, 2)),
+            (1, 2, written(2, 2)),
+            (2, 2, written(1, 1)),
+        ],
+    );
+    silent(&[
+        (0, 0, committed(1, 1)),
+        (0, 0, committed(2, 2)),
+        (1, 2, written(1, 1)),
+        (2, 2, written(2, 2)),
+    ]);
+}

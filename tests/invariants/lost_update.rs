@@ -1,0 +1,544 @@
+//! Lost updates: a write computed from an older read that replaces writes it never saw, judged against the serial orders that would explain the state it leaves.
+
+use crate::ledger::{ended, fires, intent, judge, silent, told, violation};
+use models::core::{AttemptOutcome, Change, Ending, Key, Obs, Op, Site};
+use models::http::{EDIT, REQUEST, RESOURCE, WRITE};
+
+/// Claim 4711 holds 1000 at v1. `edit(op, version, read, from)` is a
+/// write of `op` landing as `version`, computed from its read of version
+/// `read` that held `from`, adding 200; `put(op, version, value)` a blind
+/// PUT setting `value`; `add(op, version, value)` a PATCH whose sum the
+/// server computed; `delete(op, version)` a DELETE.
+fn edit(op: Op, version: u32, read: u32, from: u32) -> Vec<(u64, u32, Obs)> {
+    landed(op, version, from + 200, Change::Edit { read, from }, &EDIT)
+}
+
+fn put(op: Op, version: u32, value: u32) -> Vec<(u64, u32, Obs)> {
+    landed(op, version, value, Change::Set, &WRITE)
+}
+
+fn add(op: Op, version: u32, value: u32) -> Vec<(u64, u32, Obs)> {
+    landed(op, version, value, Change::Add, &WRITE)
+}
+
+fn delete(op: Op, version: u32) -> Vec<(u64, u32, Obs)> {
+    landed(op, version, 1000, Change::Delete, &WRITE)
+}
+
+fn landed(
+    op: Op,
+    version: u32,
+    value: u32,
+    change: Change,
+    site: &'static Site,
+) -> Vec<(u64, u32, Obs)> {
+    let t = u64::from(version);
+    vec![
+        (
+            t,
+            9,
+            Obs::Effect {
+                site,
+                op,
+                payload: 200,
+            },
+        ),
+        (
+            t,
+            9,
+            Obs::NewVersion {
+                op,
+                entity: Op::new(&RESOURCE, 4711),
+                version,
+                value,
+                change,
+            },
+        ),
+    ]
+}
+
+fn done(t: u64, op: Op) -> Vec<(u64, u32, Obs)> {
+    vec![(t, 0, told(op, 200)), (t, 0, ended(op, Ending::Done))]
+}
+
+fn unknown(t: u64, op: Op) -> Vec<(u64, u32, Obs)> {
+    vec![(t, 0, ended(op, Ending::Unknown))]
+}
+
+/// Requests #1 to #`n` intend their writes, then `parts` happen in order.
+fn run(n: u32, parts: &[Vec<(u64, u32, Obs)>]) -> Vec<(u64, u32, Obs)> {
+    let mut v: Vec<_> = (1..=n).map(|i| (0, i, intent(req(i), 200))).collect();
+    v.extend(parts.iter().flatten().copied());
+    v
+}
+
+fn req(id: u32) -> Op {
+    Op::new(&REQUEST, id)
+}
+
+/// The request the violation names, by the operation it is about.
+fn names(steps: &[(u64, u32, Obs)]) -> Option<u64> {
+    violation(steps).map(|v| v.operation)
+}
+
+#[test]
+fn no_lost_update() {
+    let (a, b) = (req(1), req(2));
+    // Both read v1; b's write replaces a's v2 after a was told done.
+    fires(
+        "no-lost-update",
+        &run(
+            2,
+            &[
+                edit(a, 2, 1, 1000),
+                done(2, a),
+                edit(b, 3, 1, 1000),
+                done(3, b),
+            ],
+        ),
+    );
+    // The same, with a told done only after its write was replaced.
+    fires(
+        "no-lost-update",
+        &run(
+            2,
+            &[
+                edit(a, 2, 1, 1000),
+                edit(b, 3, 1, 1000),
+                done(3, b),
+                done(4, a),
+            ],
+        ),
+    );
+    // b read a's version (If-Match made it read again): nothing is lost.
+    silent(&run(
+        2,
+        &[
+            edit(a, 2, 1, 1000),
+            done(2, a),
+            edit(b, 3, 2, 1200),
+            done(3, b),
+        ],
+    ));
+    // A blind PUT depends on no read: the last writer wins, by design.
+    silent(&run(
+        2,
+        &[edit(a, 2, 1, 1000), done(2, a), put(b, 3, 5), done(3, b)],
+    ));
+    // A request's own earlier write is no one else's update (its second
+    // landing is a duplicate effect, not a lost update).
+    assert_eq!(
+        judge(&run(
+            1,
+            &[edit(a, 2, 1, 1000), edit(a, 3, 1, 1000), done(3, a)]
+        )),
+        Some("no-duplicate-effect")
+    );
+    // Replaced, but its client never claimed it was done: an honest unknown.
+    silent(&run(
+        2,
+        &[
+            edit(a, 2, 1, 1000),
+            edit(b, 3, 1, 1000),
+            done(3, b),
+            unknown(4, a),
+        ],
+    ));
+}
+
+/// A lost update is a final state that no serial order of the landed
+/// writes gives, each edit applied to the value it read and each blind PUT
+/// setting its own. An edit from an older read that lands on writes it
+/// never saw loses nothing where such an order explains what it left.
+#[test]
+fn no_lost_update_where_a_serial_order_explains_the_value() {
+    let (dave, carol, eve, frank) = (req(1), req(2), req(3), req(4));
+    // Dave PUTs 1200; carol's +200, from the 1000 she read before it, also
+    // writes 1200: carol's edit, then dave's PUT, gives 1000 → 1200 → 1200.
+    let same = |tail: Vec<(u64, u32, Obs)>| {
+        run(
+            2,
+            &[
+                put(dave, 2, 1200),
+                done(2, dave),
+                edit(carol, 3, 1, 1000),
+                tail,
+            ],
+        )
+    };
+    silent(&same(done(3, carol)));
+    // Dave hears back only after carol's write landed: the same order.
+    silent(&run(
+        2,
+        &[
+            put(dave, 2, 1200),
+            edit(carol, 3, 1, 1000),
+            done(3, carol),
+            done(4, dave),
+        ],
+    ));
+    // Dave PUTs 5 instead: carol first leaves dave's 5, dave first has
+    // carol read 5, not 1000. Dave's 5 is lost.
+    let other = run(
+        2,
+        &[
+            put(dave, 2, 5),
+            done(2, dave),
+            edit(carol, 3, 1, 1000),
+            done(3, carol),
+        ],
+    );
+    fires("no-lost-update", &other);
+    assert_eq!(names(&other), Some(dave.key()));
+    // The writes carol never saw left the 1000 she read (dave's 5, then
+    // eve's 1000): carol last is the serial order.
+    silent(&run(
+        3,
+        &[
+            put(dave, 2, 5),
+            done(2, dave),
+            put(eve, 3, 1000),
+            done(3, eve),
+            edit(carol, 4, 1, 1000),
+            done(4, carol),
+        ],
+    ));
+    // The same value, but from an increment the server computed on the
+    // 1000 (a PATCH of +200): carol first would make it 1400, the PATCH
+    // first has carol read 1200. The increment is lost.
+    fires(
+        "no-lost-update",
+        &run(
+            2,
+            &[
+                add(dave, 2, 1200),
+                done(2, dave),
+                edit(carol, 3, 1, 1000),
+                done(3, carol),
+            ],
+        ),
+    );
+    // Carol's write is explained, right after the 1000 she read; frank
+    // read that 1000 too, and his +200 lands last. Carol first and frank
+    // first each have the other read 1200: one increment is lost (1400
+    // owed). (The violation names the first write frank never saw,
+    // dave's, though his 1200 is what the claim holds.)
+    fires(
+        "no-lost-update",
+        &run(
+            4,
+            &[
+                put(dave, 2, 1200),
+                done(2, dave),
+                edit(carol, 3, 1, 1000),
+                done(3, carol),
+                edit(frank, 4, 1, 1000),
+                done(4, frank),
+            ],
+        ),
+    );
+    // Carol's edit lands (1200), eve's +100 from it (1300), dave's blind
+    // 1000; then a stale repeat of carol's write, from her read of the
+    // first 1000, sets 1200 again (a repeat that adds nothing: no effect).
+    // The 1000 it replaced is the value carol read, but carol's edit has
+    // one place in a serial order, and eve read it: dave's 1000 is lost.
+    let repeat = edit(carol, 5, 1, 1000)[1..].to_vec();
+    let mut eve_plus_100 = edit(eve, 3, 2, 1200);
+    eve_plus_100[1].2 = Obs::NewVersion {
+        op: eve,
+        entity: Op::new(&RESOURCE, 4711),
+        version: 3,
+        value: 1300,
+        change: Change::Edit {
+            read: 2,
+            from: 1200,
+        },
+    };
+    let repeated = run(
+        3,
+        &[
+            edit(carol, 2, 1, 1000),
+            eve_plus_100,
+            unknown(3, eve),
+            put(dave, 4, 1000),
+            done(4, dave),
+            repeat,
+        ],
+    );
+    fires("no-lost-update", &repeated);
+    assert_eq!(names(&repeated), Some(dave.key()));
+    // A deletion carol never saw: her write brings the claim back.
+    fires(
+        "no-lost-update",
+        &run(
+            2,
+            &[
+                delete(dave, 2),
+                done(2, dave),
+                edit(carol, 3, 1, 1000),
+                done(3, carol),
+            ],
+        ),
+    );
+}
+
+/// A held state ranks like the write that made it: a PUT that found 5 in
+/// place and was told done, then overwritten by another client's blind 7,
+/// lost its state to that PUT, last writer wins. Carol's edit from the 5
+/// replaces the 7, which is eve's loss, not bob's: carol built on bob's 5.
+#[test]
+fn no_lost_update_of_a_held_state_another_writer_replaced_first() {
+    let (alice, bob, eve, carol) = (req(1), req(2), req(3), req(4));
+    let held = |eve_hears: Vec<(u64, u32, Obs)>| {
+        let mut v = run(
+            4,
+            &[
+                vec![(
+                    0,
+                    2,
+                    Obs::AttemptSent {
+                        op: bob,
+                        attempt: 1,
+                    },
+                )],
+                put(alice, 2, 5),
+                vec![
+                    (
+                        2,
+                        9,
+                        Obs::StateHeld {
+                            op: bob,
+                            attempt: 1,
+                            entity: Op::new(&RESOURCE, 4711),
+                            version: 2,
+                        },
+                    ),
+                    (
+                        2,
+                        2,
+                        Obs::Attempt {
+                            op: bob,
+                            attempt: 1,
+                            outcome: AttemptOutcome::Ok,
+                        },
+                    ),
+                ],
+                done(2, bob),
+                unknown(2, alice),
+                put(eve, 3, 7),
+                eve_hears,
+                edit(carol, 4, 2, 5),
+                done(4, carol),
+            ],
+        );
+        v.sort_by_key(|s| s.0);
+        v
+    };
+    // Eve never hears back: nobody was told the 7 is done.
+    silent(&held(unknown(3, eve)));
+    // Eve was told done: her 7 is the update carol's write lost.
+    let told_eve = held(done(3, eve));
+    fires("no-lost-update", &told_eve);
+    assert_eq!(names(&told_eve), Some(eve.key()));
+}
+
+/// A replacing PUT that finds its body in place writes no version: its
+/// state was seen holding at the version another request wrote. A write
+/// computed from that version read what it asks for and replaces nothing
+/// of it; one computed from an older read replaces its state as it does
+/// the writer's, and the holder's "done" is then a lost update too, even
+/// where the writer never heard back.
+#[test]
+fn no_lost_update_of_a_state_seen_holding() {
+    let (alice, bob, carol) = (
+        Op::new(&REQUEST, 1),
+        Op::new(&REQUEST, 2),
+        Op::new(&REQUEST, 3),
+    );
+    let claim = Op::new(&RESOURCE, 4711);
+    let version = |op, version, value, change| Obs::NewVersion {
+        op,
+        entity: claim,
+        version,
+        value,
+        change,
+    };
+    let effect = |op, site, payload| Obs::Effect { site, op, payload };
+    let ok = |op| Obs::Attempt {
+        op,
+        attempt: 1,
+        outcome: AttemptOutcome::Ok,
+    };
+    // Alice's PUT of 5 makes v2; bob's finds 5 there and is told done.
+    let bob_holds = |carol_read| {
+        let from = if carol_read == 2 { 5 } else { 1000 };
+        let edit = Change::Edit {
+            read: carol_read,
+            from,
+        };
+        vec![
+            (0, 0, intent(alice, 5)),
+            (0, 1, intent(bob, 5)),
+            (0, 2, intent(carol, 1)),
+            (
+                0,
+                1,
+                Obs::AttemptSent {
+                    op: bob,
+                    attempt: 1,
+                },
+            ),
+            (1, 9, effect(alice, &WRITE, 5)),
+            (1, 9, version(alice, 2, 5, Change::Set)),
+            (
+                2,
+                9,
+                Obs::StateHeld {
+                    op: bob,
+                    attempt: 1,
+                    entity: claim,
+                    version: 2,
+                },
+            ),
+            (3, 1, ok(bob)),
+            (3, 1, told(bob, 5)),
+            (3, 1, ended(bob, Ending::Done)),
+            (4, 9, effect(carol, &EDIT, 1)),
+            (4, 9, version(carol, 3, from + 1, edit)),
+            (5, 0, ended(alice, Ending::Unknown)),
+            (5, 2, ok(carol)),
+            (5, 2, told(carol, 1)),
+            (5, 2, ended(carol, Ending::Done)),
+        ]
+    };
+    // Carol's edit read v2, the 5 bob asked for: nothing is lost.
+    silent(&bob_holds(2));
+    // Carol's edit read v1: her write replaces the 5 bob was told holds.
+    fires("no-lost-update", &bob_holds(1));
+}
+
+/// The ledger judges a "done" by the state against the attempt its client
+/// closed last, so a client must record the outcome of the attempt that
+/// answered before it reports "done". Every client does (`ClientOp::done`);
+/// the only "done" without an attempt, a reconciliation job's, is about a
+/// payment, which no state vouches for. A "done" that skipped it would be
+/// judged against an older attempt: here attempt 1 saw the resource gone,
+/// attempt 2 answered, and without the check the ledger would take the
+/// answer as attempt 1's. Debug builds refuse it.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "record the answering attempt's outcome first")]
+fn a_done_whose_answering_attempt_was_not_recorded_is_refused_in_debug_builds() {
+    let d = Op::new(&REQUEST, 2);
+    judge(&[
+        (0, 0, intent(d, 4711)),
+        (0, 0, Obs::AttemptSent { op: d, attempt: 1 }),
+        (
+            1,
+            2,
+            Obs::StateHeld {
+                op: d,
+                attempt: 1,
+                entity: Op::new(&RESOURCE, 4711),
+                version: 2,
+            },
+        ),
+        (
+            10,
+            0,
+            Obs::Attempt {
+                op: d,
+                attempt: 1,
+                outcome: AttemptOutcome::Unknown,
+            },
+        ),
+        (11, 0, Obs::AttemptSent { op: d, attempt: 2 }),
+        (12, 0, told(d, 4711)),
+    ]);
+}
+
+/// The contention model's compare-and-set, as the ledger sees it: a write
+/// refused for a stale version leaves no effect and no version, and the
+/// retry that read the newer version replaces nothing unseen. A blind write
+/// computed from the same old read replaces the first write's version.
+#[test]
+fn no_lost_update_under_contention() {
+    use models::contention::{RESOURCE_LAYER, ROW, UPDATE, WRITE as CAS_WRITE};
+    let (a, b) = (Op::new(&CAS_WRITE, 1), Op::new(&CAS_WRITE, 2));
+    let row = Op::new(&ROW, 1);
+    let received = |op| Obs::Received {
+        layer: &RESOURCE_LAYER,
+        op,
+        key: Key::None,
+    };
+    let landed = |t: u64, op, version: u32, read: u32| -> Vec<(u64, u32, Obs)> {
+        vec![
+            (t, 2, received(op)),
+            (
+                t,
+                2,
+                Obs::Effect {
+                    site: &UPDATE,
+                    op,
+                    payload: 1,
+                },
+            ),
+            (
+                t,
+                2,
+                // The row holds 0 at v1 and each write adds 1.
+                Obs::NewVersion {
+                    op,
+                    entity: row,
+                    version,
+                    value: read,
+                    change: Change::Edit {
+                        read,
+                        from: read - 1,
+                    },
+                },
+            ),
+        ]
+    };
+    let done = |t: u64, op: Op, attempt: u32| -> Vec<(u64, u32, Obs)> {
+        let actor = op.id - 1;
+        vec![
+            (
+                t,
+                actor,
+                Obs::Attempt {
+                    op,
+                    attempt,
+                    outcome: AttemptOutcome::Ok,
+                },
+            ),
+            (t, actor, told(op, 1)),
+            (t, actor, ended(op, Ending::Done)),
+        ]
+    };
+    let start = vec![(0, 0, intent(a, 1)), (0, 1, intent(b, 1))];
+    // Both read v1; a's compare-and-set lands, b's is refused and b reads v2.
+    let mut cas = start.clone();
+    cas.extend(landed(1, a, 2, 1));
+    cas.push((1, 2, received(b)));
+    cas.push((
+        2,
+        1,
+        Obs::Attempt {
+            op: b,
+            attempt: 1,
+            outcome: AttemptOutcome::Fail,
+        },
+    ));
+    cas.extend(done(2, a, 1));
+    cas.extend(landed(3, b, 3, 2));
+    cas.extend(done(4, b, 2));
+    silent(&cas);
+    // Without the condition, b's write from its read of v1 lands over v2.
+    let mut blind = start;
+    blind.extend(landed(1, a, 2, 1));
+    blind.extend(landed(1, b, 3, 1));
+    blind.extend(done(2, b, 1));
+    blind.extend(done(2, a, 1));
+    fires("no-lost-update", &blind);
+}
