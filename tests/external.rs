@@ -568,3 +568,55 @@ fn a_restarted_program_gets_no_delivery_sent_before_its_start() {
     }
     assert!(late > 0, "no delivery outlived the program's crash");
 }
+
+/// A network copy of a delivery is not written to the program again: over
+/// the broker's connection TCP hands a frame over once, as the built-in
+/// consumer takes a receipt once. Before, the program was handed every copy
+/// the network made as a delivery of its own.
+#[test]
+fn a_program_gets_no_network_copy_of_a_delivery() {
+    use models::messaging;
+    use sim::TraceKind;
+    let s = load_path(
+        IN_TX,
+        &[r#"network.links=[{from="broker", duplicate_per_mille=[500, 500]}]"#],
+    );
+    let mut copies = 0;
+    let mut sim = Sim::new(&s.system);
+    for seed in 0..50 {
+        let mut rec = sim::Recorder::default();
+        let source = Source::Seed {
+            seed,
+            record: false,
+        };
+        sim.run(&s.system, source, &mut rec);
+        // (actor, receipt) written to the program since its latest start.
+        let mut written: Vec<(u32, u32)> = Vec::new();
+        let mut copy_in: Option<u64> = None;
+        for e in &rec.entries {
+            match &e.kind {
+                TraceKind::Start { actor } | TraceKind::Restart { actor } => {
+                    written.retain(|w| w.0 != *actor);
+                }
+                TraceKind::Deliver {
+                    to,
+                    msg: models::Msg::Messaging(messaging::Msg::Deliver { receipt, .. }),
+                    ..
+                } => {
+                    if written.contains(&(*to, *receipt)) {
+                        copies += 1;
+                        copy_in = Some(e.step);
+                    } else {
+                        written.push((*to, *receipt));
+                    }
+                }
+                TraceKind::Observe {
+                    obs: models::Obs::Received { .. },
+                    ..
+                } => assert_ne!(copy_in, Some(e.step), "seed {seed}: the program got a copy"),
+                _ => {}
+            }
+        }
+    }
+    assert!(copies > 0, "no delivery was copied by the network");
+}

@@ -11,7 +11,7 @@ use crate::Obs;
 use serde_json::Value;
 use sim::SituationId;
 use sim::{Actor, ActorId, Ctx, TimeUs, Timer};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -75,7 +75,18 @@ pub trait Role: 'static {
     fn connection_sent_us(_msg: &Self::Msg) -> Option<TimeUs> {
         None
     }
+    /// The name of the frame `msg` is on its connection (a delivery's
+    /// receipt), if it travels over one: a network copy of a frame already
+    /// written to the program is dropped unseen, since TCP never hands a
+    /// frame over twice. `None` for a message not bound to a connection.
+    fn frame_id(_msg: &Self::Msg) -> Option<u32> {
+        None
+    }
 }
+
+/// Frames remembered per process to drop their network copies: as many as
+/// the built-in consumer remembers receipts.
+const RECENT_FRAMES: usize = 64;
 
 /// A user's program as an actor of role `R`, talking JSON Lines (docs/protocol.md).
 pub struct External<W, R> {
@@ -131,6 +142,8 @@ pub struct ExternalState {
     timers: Vec<Option<u16>>,
     /// When this process (as idemsim counts them: a `start`) began.
     started_us: TimeUs,
+    /// The last frames written to this process ([`Role::frame_id`]).
+    frames: VecDeque<u32>,
 }
 
 /// Durable: the keys the program stored, and idemsim's own note of which
@@ -298,8 +311,10 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         let st = state.get_or_insert_with(|| ExternalState {
             timers: Vec::new(),
             started_us: 0,
+            frames: VecDeque::with_capacity(RECENT_FRAMES),
         });
         st.started_us = 0;
+        st.frames.clear();
         st.timers.clear();
         st.timers.resize(MAX_TIMERS, None);
     }
@@ -334,6 +349,15 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         if R::connection_sent_us(m).is_some_and(|sent_us| sent_us < state.started_us) {
             ctx.reached(R::OLD_CONNECTION);
             return;
+        }
+        if let Some(frame) = R::frame_id(m) {
+            if state.frames.contains(&frame) {
+                return; // a network copy of a frame the program has had
+            }
+            if state.frames.len() == RECENT_FRAMES {
+                state.frames.pop_front();
+            }
+            state.frames.push_back(frame);
         }
         let Some(payload) = R::incoming(m) else {
             return;

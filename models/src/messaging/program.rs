@@ -46,6 +46,13 @@ impl Role for ConsumerRole {
         }
     }
 
+    fn frame_id(msg: &Msg) -> Option<u32> {
+        match msg {
+            Msg::Deliver { receipt, .. } => Some(*receipt),
+            _ => None,
+        }
+    }
+
     /// A consumer gets deliveries, and the result of an ack that asked for
     /// one; nothing else reaches it from the built-in actors. Written by hand
     /// (numbers only, nothing to escape) so that `type` comes first, as
