@@ -2,7 +2,7 @@
 //! Its transfers are the effects the ledger counts, never the service's
 //! bookings.
 
-use super::msg::{Msg, TransferResult};
+use super::msg::{wire, Msg, TransferResult};
 use super::situations as sit;
 use super::{BANK_LAYER, TRANSFER};
 use crate::core::dedup::{DedupStore, Lookup};
@@ -101,11 +101,12 @@ impl<W: Carries<Msg>> Bank<W> {
         s: &mut BankStorage,
         from: ActorId,
         op: Op,
-        key: Key,
+        (reference, key_passed): (Key, bool),
         amount_eur: u32,
         if_paid_eur: Option<u32>,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let key = wire(reference, key_passed);
         ctx.observe(Obs::Received {
             layer: &BANK_LAYER,
             op,
@@ -132,7 +133,15 @@ impl<W: Carries<Msg>> Bank<W> {
             self.pay(s, op, key, amount_eur, ctx);
             TransferResult::Done
         };
-        ctx.send(from, W::wrap(Msg::TransferDone { op, key, result }));
+        // The answer names the transfer it answers, whether or not the bank
+        // deduplicates on that name.
+        let done = Msg::TransferDone {
+            op,
+            key: reference,
+            key_passed,
+            result,
+        };
+        ctx.send(from, W::wrap(done));
     }
 }
 
@@ -189,9 +198,13 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             Some(&Msg::Transfer {
                 op,
                 key,
+                key_passed,
                 amount_eur,
                 if_paid_eur,
-            }) => self.on_transfer(s, from, op, key, amount_eur, if_paid_eur, ctx),
+            }) => {
+                let named = (key, key_passed);
+                self.on_transfer(s, from, op, named, amount_eur, if_paid_eur, ctx)
+            }
             Some(&Msg::StatusQuery { op }) if self.cfg.status_query => {
                 let now = ctx.now_us();
                 let (paid_eur, in_ledger_eur) = s.paid_eur_seen(op, now, self.cfg.status_lag_us);

@@ -82,8 +82,14 @@ pub enum Msg {
     Transfer {
         /// The claim.
         op: Op,
-        /// The key passed on to the bank (or none).
+        /// The service's key the transfer is for: its reference, which the
+        /// bank's answer names, so an answer that comes late still says
+        /// which of a claim's keys it pays.
         key: Key,
+        /// `key` is also handed on as the idempotency key the bank may
+        /// deduplicate on (`service.pass_key_to_bank`); else the bank only
+        /// echoes it.
+        key_passed: bool,
         /// The amount to transfer.
         amount_eur: u32,
         /// The condition of a conditional transfer: paid so far.
@@ -93,8 +99,10 @@ pub enum Msg {
     TransferDone {
         /// The claim.
         op: Op,
-        /// The key the transfer carried.
+        /// The key the transfer named.
         key: Key,
+        /// Whether the transfer handed `key` on as its idempotency key.
+        key_passed: bool,
         /// What the bank did.
         result: TransferResult,
     },
@@ -185,6 +193,16 @@ impl ModelMessage for Msg {
     }
 }
 
+/// The key as the bank sees it: the idempotency key it was handed, or none
+/// (a reference it only echoes is no key to it).
+pub fn wire(key: Key, key_passed: bool) -> Key {
+    if key_passed {
+        key
+    } else {
+        Key::None
+    }
+}
+
 impl fmt::Display for Msg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -213,9 +231,14 @@ impl fmt::Display for Msg {
             Msg::Transfer {
                 op,
                 key,
+                key_passed,
                 amount_eur,
                 if_paid_eur: None,
-            } => write!(f, "transfer {amount_eur} EUR for {op} [{key}]"),
+            } => write!(
+                f,
+                "transfer {amount_eur} EUR for {op} [{}]",
+                wire(key, key_passed)
+            ),
             Msg::Transfer {
                 op,
                 amount_eur,
@@ -228,8 +251,9 @@ impl fmt::Display for Msg {
             Msg::TransferDone {
                 op,
                 key,
+                key_passed,
                 result: TransferResult::Done,
-            } => write!(f, "transfer done for {op} [{key}]"),
+            } => write!(f, "transfer done for {op} [{}]", wire(key, key_passed)),
             Msg::TransferDone {
                 op,
                 result: TransferResult::Refused { paid_eur },

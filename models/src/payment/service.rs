@@ -590,9 +590,13 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                 let q = self.queued((from, attempt), op, key, amount_eur, timeout_ms, ctx);
                 self.admit(st, s, q, ctx);
             }
-            Some(&Msg::TransferDone { op, key, result }) => match result {
+            Some(&Msg::TransferDone {
+                op, key, result, ..
+            }) => match result {
                 TransferResult::Done => self.on_transfer_done(st, s, op, key, ctx),
-                TransferResult::Refused { paid_eur } => self.on_refused(st, s, op, paid_eur, ctx),
+                TransferResult::Refused { paid_eur } => {
+                    self.on_refused(st, s, op, key, paid_eur, ctx)
+                }
             },
             Some(&Msg::StatusReply { op, paid_eur }) => self.on_status(st, s, op, paid_eur, ctx),
             Some(&Msg::StatusQuery { op }) => self.answer_status(s, from, op, ctx),

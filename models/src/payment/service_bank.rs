@@ -13,18 +13,6 @@ use crate::payment::situations as sit;
 use sim::Ctx;
 
 impl<W: Carries<Msg>> Service<W> {
-    /// What the bank sees as the key: nothing unless it is passed on. In
-    /// every mode: a state-mode transfer under a key the bank knows is
-    /// deduplicated like any other, and a scenario that wants the state
-    /// alone to protect says `pass_key_to_bank = false` (or has no key).
-    fn wire_key(&self, key: Key) -> Key {
-        if self.cfg.pass_key_to_bank {
-            key
-        } else {
-            Key::None
-        }
-    }
-
     fn state_mode(&self) -> bool {
         matches!(self.cfg.mode, Mode::State | Mode::StateConditional)
     }
@@ -47,9 +35,14 @@ impl<W: Carries<Msg>> Service<W> {
         if_paid_eur: Option<u32>,
         ctx: &mut impl Ctx<Self>,
     ) {
+        // The key is the bank's to deduplicate on only when passed on, in
+        // every mode: a state-mode transfer under a key the bank knows is
+        // deduplicated like any other, and a scenario that wants the state
+        // alone to protect says `pass_key_to_bank = false` (or has no key).
         let t = Msg::Transfer {
             op: c.op,
-            key: self.wire_key(c.key),
+            key: c.key,
+            key_passed: self.cfg.pass_key_to_bank,
             amount_eur,
             if_paid_eur,
         };
@@ -104,24 +97,24 @@ impl<W: Carries<Msg>> Service<W> {
     ) {
         let waiting = st
             .calls
-            .find(|c| c.op == op && c.phase == CallPhase::Transfer && self.wire_key(c.key) == key);
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key);
         match waiting {
             Some(slot) => self.complete(st, s, slot, ctx),
-            None => self.record_late(s, op, ctx),
+            None => self.record_late(s, op, key, ctx),
         }
     }
 
     /// A confirmation for a call the service stopped waiting for (it answered
-    /// 504, or crashed since): the money went out, so the key is paid.
-    fn record_late(&self, s: &mut ServiceStorage, op: Op, ctx: &mut impl Ctx<Self>) {
-        let now = ctx.now_us();
-        let stuck = s
-            .keys
-            .iter()
-            .find(|(_, e)| e.value.op == op && e.value.state == KeyState::InProgress)
-            .map(|(k, _)| *k);
-        if let Some(key) = stuck {
-            if let Lookup::Live(row) = s.keys.lookup(&key, now) {
+    /// 504, or crashed since): the money went out, so the key the transfer
+    /// named is paid. That key only: another key of the claim left "in
+    /// progress" (a re-drive's, a per-attempt key's) still owes its own
+    /// transfer as far as anything here knows, and its recovery asks.
+    fn record_late(&self, s: &mut ServiceStorage, op: Op, key: Key, ctx: &mut impl Ctx<Self>) {
+        if !self.keyed(key) {
+            return;
+        }
+        if let Lookup::Live(row) = s.keys.lookup(&key, ctx.now_us()) {
+            if row.op == op && row.state == KeyState::InProgress {
                 row.state = KeyState::Paid;
                 ctx.reached(sit::LATE_CONFIRMATION_RECORDED);
             }
@@ -137,12 +130,13 @@ impl<W: Carries<Msg>> Service<W> {
         st: &mut ServiceState,
         s: &mut ServiceStorage,
         op: Op,
+        key: Key,
         paid_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
         let Some(slot) = st
             .calls
-            .find(|c| c.op == op && c.phase == CallPhase::Transfer)
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key)
         else {
             return;
         };
@@ -276,5 +270,178 @@ impl<W: Carries<Msg>> Service<W> {
             Self::reply(caller, c.op, PayStatus::GatewayTimeout, 0, ctx);
         }
         self.answer_waiters(st, c.key, PayStatus::GatewayTimeout, 0, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Concurrent, Idempotency, Mode, ServiceConfig, ServiceTimer};
+    use super::*;
+    use crate::payment::{TransferResult, CLAIM};
+    use crate::registry::Msg as World;
+    use sim::{Actor, Choices, Command, Context, TimeUs};
+
+    type Cmd = Command<World, Obs, ServiceTimer>;
+    const BANK: sim::ActorId = 9;
+    const CLIENT: sim::ActorId = 1;
+
+    fn config() -> ServiceConfig {
+        ServiceConfig {
+            bank: BANK,
+            idempotency: Idempotency::ClaimSameTx,
+            retention_us: 0,
+            fingerprint_check: true,
+            pass_key_to_bank: true,
+            bank_timeout_us: 5_000_000,
+            bank_max_attempts: 1,
+            lease_us: 0,
+            concurrent: Concurrent::Reject,
+            processing_us: 0,
+            max_keys: 0,
+            workers: 0,
+            queue_max: 0,
+            drop_expired: false,
+            recover_ms: 0,
+            mode: Mode::Action,
+            query_before_retry: false,
+            query_on_recovery: true,
+            delete_key_on_bank_timeout: false,
+        }
+    }
+
+    /// One service driven handler by handler, its bank and client played by the test.
+    struct Bench {
+        service: Service<World>,
+        state: ServiceState,
+        storage: ServiceStorage,
+        choices: Choices,
+    }
+
+    impl Bench {
+        fn new(cfg: ServiceConfig) -> Bench {
+            let service = Service::new(cfg);
+            let (mut storage, mut state) = (None, None);
+            service.reset_storage(&mut storage);
+            service.reset_state(&mut state);
+            let mut choices = Choices::new();
+            choices.start_random(0, 1, false);
+            Bench {
+                service,
+                state: state.expect("a state"),
+                storage: storage.expect("a storage"),
+                choices,
+            }
+        }
+
+        fn msg(&mut self, now_us: TimeUs, from: sim::ActorId, msg: Msg) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+            let (st, s) = (&mut self.state, &mut self.storage);
+            self.service.on_msg(st, s, from, World::wrap(msg), &mut ctx);
+            out
+        }
+
+        fn pay(&mut self, now_us: TimeUs, key: Key) -> Vec<Cmd> {
+            let pay = Msg::Pay {
+                op: claim(),
+                attempt: 1,
+                key,
+                amount_eur: 1200,
+                timeout_ms: 0,
+            };
+            self.msg(now_us, CLIENT, pay)
+        }
+
+        /// The bank's only call stays unanswered to its last attempt.
+        fn give_up(&mut self, now_us: TimeUs) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+            let timer = ServiceTimer::BankTimeout { slot: 0 };
+            let (st, s) = (&mut self.state, &mut self.storage);
+            self.service.on_timer(st, s, timer, &mut ctx);
+            out
+        }
+
+        fn restart(&mut self, now_us: TimeUs) -> Vec<Cmd> {
+            let mut out = Vec::new();
+            let mut ctx = Context::detached_restart(now_us, 0, &mut self.choices, &mut out);
+            let mut kept = Some(self.state.clone());
+            self.service.reset_state(&mut kept);
+            self.state = kept.expect("a state");
+            let (st, s) = (&mut self.state, &mut self.storage);
+            self.service.on_start(st, s, &mut ctx);
+            out
+        }
+
+        fn state_of(&self, key: Key) -> KeyState {
+            self.storage.keys.get(&key, 0).expect("a live row").state
+        }
+    }
+
+    fn claim() -> Op {
+        Op::new(&CLAIM, 4711)
+    }
+
+    fn key(n: u32) -> Key {
+        Key::Op { op: claim(), n }
+    }
+
+    fn sent_transfer_keys(out: &[Cmd]) -> Vec<Key> {
+        out.iter()
+            .filter_map(|c| match c {
+                Command::Send { msg, .. } => match msg.peek() {
+                    Some(&Msg::Transfer { key, .. }) => Some(key),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Claim 4711 has two keys "in progress", its first (whose transfer
+    /// never reached the bank) and a re-drive's. The re-drive's transfer
+    /// lands, and its confirmation comes after the service stopped waiting.
+    /// It answers the second key's transfer: that key is paid; the first
+    /// still owes its transfer, so a restart asks the bank about it alone.
+    /// The answer names its key whether or not the bank deduplicates on it.
+    #[test]
+    fn a_late_confirmation_pays_the_key_its_transfer_carried() {
+        for key_passed in [true, false] {
+            late_confirmation_of_the_second_key(key_passed);
+        }
+    }
+
+    fn late_confirmation_of_the_second_key(key_passed: bool) {
+        let mut b = Bench::new(ServiceConfig {
+            pass_key_to_bank: key_passed,
+            ..config()
+        });
+        assert_eq!(sent_transfer_keys(&b.pay(0, key(1))), [key(1)]);
+        b.give_up(5_000_000);
+        assert_eq!(sent_transfer_keys(&b.pay(30_000_000, key(2))), [key(2)]);
+        b.give_up(35_000_000);
+        let done = Msg::TransferDone {
+            op: claim(),
+            key: key(2),
+            key_passed,
+            result: TransferResult::Done,
+        };
+        let late = b.msg(36_000_000, BANK, done);
+        assert!(late.contains(&Command::Reached(sit::LATE_CONFIRMATION_RECORDED)));
+        assert_eq!(b.state_of(key(1)), KeyState::InProgress);
+        assert_eq!(b.state_of(key(2)), KeyState::Paid);
+        // Only the first key is recovered, and it asks the bank before paying.
+        let recovered = b.restart(60_000_000);
+        let calls: Vec<(Key, CallPhase)> = b
+            .state
+            .calls
+            .iter()
+            .map(|(_, c)| (c.key, c.phase))
+            .collect();
+        assert_eq!(calls, [(key(1), CallPhase::Query)]);
+        assert!(recovered.iter().any(|c| matches!(
+            c,
+            Command::Send { to: BANK, msg } if matches!(msg.peek(), Some(&Msg::StatusQuery { .. }))
+        )));
     }
 }

@@ -299,6 +299,7 @@ mod tests {
             let msg = World::wrap(Msg::TransferDone {
                 op,
                 key: Key::Op { op, n: 1 },
+                key_passed: true,
                 result: TransferResult::Done,
             });
             let mut out = Vec::new();
