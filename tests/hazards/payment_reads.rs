@@ -3,7 +3,7 @@
 //! that can overtake its transfer.
 
 use crate::common::{load, load_text, sweep};
-use crate::support::{failed_with, ids};
+use crate::support::{failed_with, ids, warning_text};
 use models::Scenario;
 
 /// A status answer read sooner after a transfer than the bank's replica
@@ -13,12 +13,7 @@ use models::Scenario;
 #[test]
 fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
     const RULE: &str = "status-lag-above-read-delay";
-    let shown = |s: &Scenario| {
-        s.hazards
-            .iter()
-            .find(|h| h.id == RULE)
-            .map(|h| h.text.clone())
-    };
+    let shown = |s: &Scenario| warning_text(s, RULE);
     // payment-query-before-retry restarts its service 1 to 30 s after a
     // crash and asks the bank at once (query_on_recovery): 1 s less the
     // 49 ms the transfer can be slower to reach the bank than the query.
@@ -146,12 +141,7 @@ loss_per_mille = [0, 900]
 fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
     const RULE: &str = "status-lag-above-read-delay";
     let job = |sets: &[&str]| load_text("job.toml", JOB_READS_REPLICA, sets);
-    let text = |s: &Scenario| {
-        s.hazards
-            .iter()
-            .find(|h| h.id == RULE)
-            .map(|h| h.text.clone())
-    };
+    let text = |s: &Scenario| warning_text(s, RULE);
     assert_eq!(text(&job(&["bank.status_lag_ms=49801"])), None);
     let t = text(&job(&["bank.status_lag_ms=49802"])).expect("a millisecond past the read");
     assert!(
@@ -357,12 +347,7 @@ restart_ms_max = 30000
 fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
     const RULE: &str = "status-query-overtakes-transfer";
     let job = |sets: &[&str]| load_text("recovery.toml", JOB_BESIDE_RECOVERY, sets);
-    let text = |s: &Scenario| {
-        s.hazards
-            .iter()
-            .find(|h| h.id == RULE)
-            .map(|h| h.text.clone())
-    };
+    let text = |s: &Scenario| warning_text(s, RULE);
     let recovering = job(&[]);
     assert_eq!(ids(&recovering), [RULE]);
     // The scenario that shows a recovery's payment overtaken, not the one

@@ -7,6 +7,14 @@ pub fn ids(s: &Scenario) -> Vec<&'static str> {
     s.hazards.iter().map(|h| h.id).collect()
 }
 
+/// The text of the warning `rule` gives `s`, if it gives one.
+pub fn warning_text(s: &Scenario, rule: &str) -> Option<String> {
+    s.hazards
+        .iter()
+        .find(|h| h.id == rule)
+        .map(|h| h.text.clone())
+}
+
 pub const KEY_RULE: &str = "key-retention-below-retry-span";
 pub const INBOX_RULE: &str = "inbox-retention-below-redelivery";
 
