@@ -5,6 +5,9 @@
 
 #[path = "service_bank.rs"]
 mod bank_calls;
+#[cfg(test)]
+#[path = "service_bench.rs"]
+mod bench;
 #[path = "service_keys.rs"]
 mod keys;
 #[path = "service_load.rs"]

@@ -275,72 +275,15 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Concurrent, Idempotency, Mode, ServiceConfig, ServiceTimer};
+    use super::super::bench::{config, Bench, Cmd, BANK};
+    use super::super::ServiceConfig;
     use super::*;
     use crate::payment::{TransferResult, CLAIM};
-    use crate::registry::Msg as World;
-    use sim::{Actor, Choices, Command, Context, TimeUs};
+    use sim::{Command, TimeUs};
 
-    type Cmd = Command<World, Obs, ServiceTimer>;
-    const BANK: sim::ActorId = 9;
     const CLIENT: sim::ActorId = 1;
 
-    fn config() -> ServiceConfig {
-        ServiceConfig {
-            bank: BANK,
-            idempotency: Idempotency::ClaimSameTx,
-            retention_us: 0,
-            fingerprint_check: true,
-            pass_key_to_bank: true,
-            bank_timeout_us: 5_000_000,
-            bank_max_attempts: 1,
-            lease_us: 0,
-            concurrent: Concurrent::Reject,
-            processing_us: 0,
-            max_keys: 0,
-            workers: 0,
-            queue_max: 0,
-            drop_expired: false,
-            recover_ms: 0,
-            mode: Mode::Action,
-            query_before_retry: false,
-            query_on_recovery: true,
-            delete_key_on_bank_timeout: false,
-        }
-    }
-
-    /// One service driven handler by handler, its bank and client played by the test.
-    struct Bench {
-        service: Service<World>,
-        state: ServiceState,
-        storage: ServiceStorage,
-        choices: Choices,
-    }
-
     impl Bench {
-        fn new(cfg: ServiceConfig) -> Bench {
-            let service = Service::new(cfg);
-            let (mut storage, mut state) = (None, None);
-            service.reset_storage(&mut storage);
-            service.reset_state(&mut state);
-            let mut choices = Choices::new();
-            choices.start_random(0, 1, false);
-            Bench {
-                service,
-                state: state.expect("a state"),
-                storage: storage.expect("a storage"),
-                choices,
-            }
-        }
-
-        fn msg(&mut self, now_us: TimeUs, from: sim::ActorId, msg: Msg) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.service.on_msg(st, s, from, World::wrap(msg), &mut ctx);
-            out
-        }
-
         fn pay(&mut self, now_us: TimeUs, key: Key) -> Vec<Cmd> {
             let pay = Msg::Pay {
                 op: claim(),
@@ -354,23 +297,7 @@ mod tests {
 
         /// The bank's only call stays unanswered to its last attempt.
         fn give_up(&mut self, now_us: TimeUs) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            let timer = ServiceTimer::BankTimeout { slot: 0 };
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.service.on_timer(st, s, timer, &mut ctx);
-            out
-        }
-
-        fn restart(&mut self, now_us: TimeUs) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached_restart(now_us, 0, &mut self.choices, &mut out);
-            let mut kept = Some(self.state.clone());
-            self.service.reset_state(&mut kept);
-            self.state = kept.expect("a state");
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.service.on_start(st, s, &mut ctx);
-            out
+            self.fire(now_us, ServiceTimer::BankTimeout { slot: 0 })
         }
 
         fn state_of(&self, key: Key) -> KeyState {

@@ -213,108 +213,55 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Concurrent, Idempotency, Mode, ServiceConfig, ServiceTimer};
+    use super::super::bench::{self, Bench, Cmd, BANK};
+    use super::super::{ServiceConfig, ServiceTimer};
     use super::*;
     use crate::core::obs::Layer;
     use crate::payment::situations as sit;
     use crate::payment::{TransferResult, CLAIM};
-    use crate::registry::Msg as World;
-    use sim::{Actor, Choices, Command, Context};
+    use sim::Command;
 
-    type Cmd = Command<World, Obs, ServiceTimer>;
-
+    /// One worker taking 100 ms per request, a queue of two.
     fn config(drop_expired: bool) -> ServiceConfig {
         ServiceConfig {
-            bank: 9,
-            idempotency: Idempotency::ClaimSameTx,
-            retention_us: 0,
-            fingerprint_check: true,
-            pass_key_to_bank: true,
-            bank_timeout_us: 5_000_000,
-            bank_max_attempts: 1,
-            lease_us: 0,
-            concurrent: Concurrent::Reject,
             processing_us: 100_000,
-            max_keys: 0,
             workers: 1,
             queue_max: 2,
             drop_expired,
-            recover_ms: 0,
-            mode: Mode::Action,
-            query_before_retry: false,
             query_on_recovery: false,
-            delete_key_on_bank_timeout: false,
+            ..bench::config()
         }
-    }
-
-    /// One service, driven handler by handler through a detached context.
-    struct Bench {
-        service: Service<World>,
-        state: ServiceState,
-        storage: ServiceStorage,
-        choices: Choices,
     }
 
     impl Bench {
-        fn new(drop_expired: bool) -> Bench {
-            let service = Service::new(config(drop_expired));
-            let mut storage = None;
-            service.reset_storage(&mut storage);
-            let mut storage = storage.expect("a storage");
-            let mut choices = Choices::new();
-            choices.start_random(0, 1, false);
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(0, 0, &mut choices, &mut out);
-            let mut state = None;
-            service.reset_state(&mut state);
-            let mut state = state.expect("a state");
-            service.on_start(&mut state, &mut storage, &mut ctx);
-            Bench {
-                service,
-                state,
-                storage,
-                choices,
-            }
-        }
-
-        fn pay(&mut self, now_us: TimeUs, claim: u32, attempt: u32, timeout_ms: u32) -> Vec<Cmd> {
+        fn pay_claim(
+            &mut self,
+            now_us: TimeUs,
+            claim: u32,
+            attempt: u32,
+            timeout_ms: u32,
+        ) -> Vec<Cmd> {
             let op = Op::new(&CLAIM, claim);
-            let msg = World::wrap(Msg::Pay {
+            let pay = Msg::Pay {
                 op,
                 attempt,
                 key: Key::Op { op, n: 1 },
                 amount_eur: 100,
                 timeout_ms,
-            });
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            let client = claim; // each claim's client is the actor with its number
-            self.service
-                .on_msg(&mut self.state, &mut self.storage, client, msg, &mut ctx);
-            out
+            };
+            // Each claim's client is the actor with its number.
+            self.msg(now_us, claim, pay)
         }
 
         fn bank_done(&mut self, now_us: TimeUs, claim: u32) -> Vec<Cmd> {
             let op = Op::new(&CLAIM, claim);
-            let msg = World::wrap(Msg::TransferDone {
+            let done = Msg::TransferDone {
                 op,
                 key: Key::Op { op, n: 1 },
                 key_passed: true,
                 result: TransferResult::Done,
-            });
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            self.service
-                .on_msg(&mut self.state, &mut self.storage, 9, msg, &mut ctx);
-            out
-        }
-
-        fn fire(&mut self, now_us: TimeUs, timer: ServiceTimer) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            self.service
-                .on_timer(&mut self.state, &mut self.storage, timer, &mut ctx);
-            out
+            };
+            self.msg(now_us, BANK, done)
         }
     }
 
@@ -356,15 +303,15 @@ mod tests {
 
     #[test]
     fn one_worker_queues_two_sheds_the_fourth_and_serves_first_in_first_out() {
-        let mut b = Bench::new(false);
-        let first = b.pay(0, 1, 1, 1000);
+        let mut b = Bench::new(config(false));
+        let first = b.pay_claim(0, 1, 1, 1000);
         assert_eq!(worked(&first), [1]);
         assert_eq!(timers(&first), [(ServiceTimer::Step { slot: 0 }, 100_000)]);
         for claim in [2, 3] {
-            let out = b.pay(10, claim, 1, 1000);
+            let out = b.pay_claim(10, claim, 1, 1000);
             assert!(worked(&out).is_empty() && reached(&out, sit::QUEUED));
         }
-        let shed = b.pay(20, 4, 1, 1000);
+        let shed = b.pay_claim(20, 4, 1, 1000);
         assert_eq!(replies(&shed), [(4, PayStatus::Overloaded)]);
         assert!(shed.iter().any(|c| matches!(
             c,
@@ -391,10 +338,10 @@ mod tests {
     #[test]
     fn a_queued_request_past_its_deadline_is_worked_on_unless_expired_work_is_dropped() {
         for drop_expired in [false, true] {
-            let mut b = Bench::new(drop_expired);
-            b.pay(0, 1, 1, 1000);
-            b.pay(0, 2, 1, 50); // its client waits 50 ms
-            b.pay(0, 3, 1, 10_000);
+            let mut b = Bench::new(config(drop_expired));
+            b.pay_claim(0, 1, 1, 1000);
+            b.pay_claim(0, 2, 1, 50); // its client waits 50 ms
+            b.pay_claim(0, 3, 1, 10_000);
             b.fire(100_000, ServiceTimer::Step { slot: 0 });
             b.bank_done(110_000, 1);
             let next = b.fire(110_000, ServiceTimer::Dequeue);
@@ -410,12 +357,12 @@ mod tests {
 
     #[test]
     fn an_answer_from_the_key_table_costs_its_processing_too() {
-        let mut b = Bench::new(false);
-        b.pay(0, 1, 1, 1000);
+        let mut b = Bench::new(config(false));
+        b.pay_claim(0, 1, 1, 1000);
         b.fire(100_000, ServiceTimer::Step { slot: 0 });
         b.bank_done(110_000, 1);
         // The retry finds the key paid; it is answered after processing, not at once.
-        let retry = b.pay(200_000, 1, 2, 1000);
+        let retry = b.pay_claim(200_000, 1, 2, 1000);
         assert!(replies(&retry).is_empty());
         let [(timer, 100_000)] = timers(&retry)[..] else {
             panic!("{retry:?}");
@@ -426,18 +373,14 @@ mod tests {
 
     #[test]
     fn a_crash_loses_the_queue() {
-        let mut b = Bench::new(false);
-        b.pay(0, 1, 1, 1000);
-        b.pay(0, 2, 1, 1000);
+        let mut b = Bench::new(config(false));
+        b.pay_claim(0, 1, 1, 1000);
+        b.pay_claim(0, 2, 1, 1000);
         assert_eq!(b.state.queue.len(), 1);
         // A restart rebuilds the volatile state from storage: nothing is
         // queued. The engine hands back the old state only for its allocations.
-        let mut out = Vec::new();
-        let mut ctx = Context::detached_restart(1_000_000, 0, &mut b.choices, &mut out);
-        let mut kept = Some(b.state);
-        b.service.reset_state(&mut kept);
-        let mut st = kept.expect("a state");
-        b.service.on_start(&mut st, &mut b.storage, &mut ctx);
+        b.restart(1_000_000);
+        let st = &b.state;
         assert!(st.queue.is_empty());
         // Claim 1 had claimed its key: the restart drives it to an end. Claim 2
         // had only queued: nothing of it is left, its client will retry.

@@ -1,0 +1,103 @@
+//! A payment service driven handler by handler through detached contexts,
+//! its bank and clients played by a unit test: what the tests of the bank
+//! calls and of the load handling share.
+
+use super::{
+    Concurrent, Idempotency, Mode, Msg, Service, ServiceConfig, ServiceState, ServiceStorage,
+    ServiceTimer,
+};
+use crate::core::{Carries, Obs};
+use crate::registry::Msg as World;
+use sim::{Actor, ActorId, Choices, Command, Context, TimeUs};
+
+pub(super) type Cmd = Command<World, Obs, ServiceTimer>;
+
+/// The bank's actor id.
+pub(super) const BANK: ActorId = 9;
+
+/// One key claimed in the booking's transaction and passed on to the bank,
+/// one bank attempt of 5 s, no lease, no workers: the tests change what
+/// they are about.
+pub(super) fn config() -> ServiceConfig {
+    ServiceConfig {
+        bank: BANK,
+        idempotency: Idempotency::ClaimSameTx,
+        retention_us: 0,
+        fingerprint_check: true,
+        pass_key_to_bank: true,
+        bank_timeout_us: 5_000_000,
+        bank_max_attempts: 1,
+        lease_us: 0,
+        concurrent: Concurrent::Reject,
+        processing_us: 0,
+        max_keys: 0,
+        workers: 0,
+        queue_max: 0,
+        drop_expired: false,
+        recover_ms: 0,
+        mode: Mode::Action,
+        query_before_retry: false,
+        query_on_recovery: true,
+        delete_key_on_bank_timeout: false,
+    }
+}
+
+/// One service, started at 0 as in a run.
+pub(super) struct Bench {
+    pub service: Service<World>,
+    pub state: ServiceState,
+    pub storage: ServiceStorage,
+    choices: Choices,
+}
+
+impl Bench {
+    pub fn new(cfg: ServiceConfig) -> Bench {
+        let service = Service::new(cfg);
+        let (mut storage, mut state) = (None, None);
+        service.reset_storage(&mut storage);
+        service.reset_state(&mut state);
+        let mut choices = Choices::new();
+        choices.start_random(0, 1, false);
+        let mut b = Bench {
+            service,
+            state: state.expect("a state"),
+            storage: storage.expect("a storage"),
+            choices,
+        };
+        let mut out = Vec::new();
+        let mut ctx = Context::detached(0, 0, &mut b.choices, &mut out);
+        b.service.on_start(&mut b.state, &mut b.storage, &mut ctx);
+        b
+    }
+
+    /// `msg` from actor `from` at `now_us`; the commands it gave.
+    pub fn msg(&mut self, now_us: TimeUs, from: ActorId, msg: Msg) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+        let (st, s) = (&mut self.state, &mut self.storage);
+        self.service.on_msg(st, s, from, World::wrap(msg), &mut ctx);
+        out
+    }
+
+    /// `timer` fires at `now_us`.
+    pub fn fire(&mut self, now_us: TimeUs, timer: ServiceTimer) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
+        let (st, s) = (&mut self.state, &mut self.storage);
+        self.service.on_timer(st, s, timer, &mut ctx);
+        out
+    }
+
+    /// A crash and a restart at `now_us`: the state reset in its
+    /// allocations, the storage kept.
+    pub fn restart(&mut self, now_us: TimeUs) -> Vec<Cmd> {
+        let mut out = Vec::new();
+        let mut ctx = Context::detached_restart(now_us, 0, &mut self.choices, &mut out);
+        let mut kept = Some(self.state.clone());
+        self.service.reset_state(&mut kept);
+        self.state = kept.expect("a state");
+        let (st, s) = (&mut self.state, &mut self.storage);
+        self.service.on_start(st, s, &mut ctx);
+        out
+    }
+}
