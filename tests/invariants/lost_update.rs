@@ -221,22 +221,21 @@ fn no_lost_update_where_a_serial_order_explains_the_value() {
     // Carol's write is explained, right after the 1000 she read; frank
     // read that 1000 too, and his +200 lands last. Carol first and frank
     // first each have the other read 1200: one increment is lost (1400
-    // owed). (The violation names the first write frank never saw,
-    // dave's, though his 1200 is what the claim holds.)
-    fires(
-        "no-lost-update",
-        &run(
-            4,
-            &[
-                put(dave, 2, 1200),
-                done(2, dave),
-                edit(carol, 3, 1, 1000),
-                done(3, carol),
-                edit(frank, 4, 1, 1000),
-                done(4, frank),
-            ],
-        ),
+    // owed), and the violation names it: carol's, the write frank
+    // replaced, not dave's, which frank never saw either.
+    let twice = run(
+        4,
+        &[
+            put(dave, 2, 1200),
+            done(2, dave),
+            edit(carol, 3, 1, 1000),
+            done(3, carol),
+            edit(frank, 4, 1, 1000),
+            done(4, frank),
+        ],
     );
+    fires("no-lost-update", &twice);
+    assert_eq!(names(&twice), Some(carol.key()));
     // Carol's edit lands (1200), eve's +100 from it (1300), dave's blind
     // 1000; then a stale repeat of carol's write, from her read of the
     // first 1000, sets 1200 again (a repeat that adds nothing: no effect).
@@ -280,6 +279,69 @@ fn no_lost_update_where_a_serial_order_explains_the_value() {
             ],
         ),
     );
+}
+
+/// A stale edit loses the updates the state it replaced still carried:
+/// the newest write, and the writes that one built on (a PATCH adds to the
+/// value before it, an edit to the value it read). A blind PUT among them
+/// replaced what came before it by design, so those earlier writes are its
+/// doing, not the stale edit's, and the violation names the update the
+/// resource held.
+#[test]
+fn no_lost_update_names_the_update_the_replaced_state_carried() {
+    let (alice, dave, carol, bob) = (req(1), req(2), req(3), req(4));
+    // Alice's +200 (v2), dave's blind 7 (v3), carol's +200 from her read
+    // of v1: dave's 7 is what carol's write lost; alice's increment was
+    // gone with dave's PUT already.
+    let after_put = |dave_hears: Vec<(u64, u32, Obs)>| {
+        run(
+            3,
+            &[
+                edit(alice, 2, 1, 1000),
+                done(2, alice),
+                put(dave, 3, 7),
+                dave_hears,
+                edit(carol, 4, 1, 1000),
+                done(4, carol),
+            ],
+        )
+    };
+    let told_dave = after_put(done(3, dave));
+    fires("no-lost-update", &told_dave);
+    assert_eq!(names(&told_dave), Some(dave.key()));
+    // Dave never heard back: the only update carol replaced was nobody's
+    // "done", and alice's was replaced by a blind PUT, as designed.
+    silent(&after_put(unknown(3, dave)));
+    // Alice is told done only after carol's write: still not carol's loss.
+    silent(&run(
+        3,
+        &[
+            edit(alice, 2, 1, 1000),
+            put(dave, 3, 7),
+            unknown(3, dave),
+            edit(carol, 4, 1, 1000),
+            done(4, carol),
+            done(5, alice),
+        ],
+    ));
+    // Dave's 7 (v2), bob's PATCH on it (v3): carol's stale edit replaces
+    // the sum, which carries both. Bob's is named, the newest; were he
+    // never told done, dave's would be.
+    let patched = |bob_hears: Vec<(u64, u32, Obs)>| {
+        run(
+            4,
+            &[
+                put(dave, 2, 7),
+                done(2, dave),
+                add(bob, 3, 207),
+                bob_hears,
+                edit(carol, 4, 1, 1000),
+                done(4, carol),
+            ],
+        )
+    };
+    assert_eq!(names(&patched(done(3, bob))), Some(bob.key()));
+    assert_eq!(names(&patched(unknown(3, bob))), Some(dave.key()));
 }
 
 /// A held state ranks like the write that made it: a PUT that found 5 in

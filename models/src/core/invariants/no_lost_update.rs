@@ -7,8 +7,11 @@ pub static INVARIANT: Invariant = Invariant {
     name: "no-lost-update",
     doc: "A client was told its write is done, but another write, computed from an older read \
           of the same resource, replaced it without having seen it (a read-modify-write without \
-          If-Match): the update is silently gone. A write that depends on no read (a blind PUT: \
-          the last writer wins) does not break this, nor does an edit whose result a serial \
+          If-Match): the update is silently gone. Only an update the replaced state still \
+          carried counts: the newest write, and the writes it built on (a PATCH on the value \
+          before it, an edit on the value it read), down to a blind PUT. A write that depends \
+          on no read (a blind PUT: the last writer wins) does not break this, nor does an edit \
+          whose result a serial \
           order of the writes gives (each edit applied to the value it read, each blind PUT \
           setting its own): the same value from another route loses nothing. Judged the \
           moment both facts hold.",

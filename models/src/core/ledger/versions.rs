@@ -25,12 +25,14 @@ impl Version {
 
 impl Ledger {
     /// The writes that a write of `op` on `entity`, holding `value` and
-    /// made by `change`, replaces without having seen them: every version
-    /// after the one it was computed from that another operation wrote, as
-    /// (version, writer), then every other operation whose state was seen
-    /// holding at such a version, as (version, holder). None when a serial
-    /// order of the writes explains the state it leaves
-    /// ([`Ledger::serial`]): then nothing it replaced is lost.
+    /// made by `change`, replaces without having seen them, and whose
+    /// updates the state it replaced still carried ([`Ledger::carried`]):
+    /// as (version, writer), newest first, then every other operation whose
+    /// state was seen holding at one of those versions, as (version,
+    /// holder). A write one of them had already replaced by design (a blind
+    /// PUT over it) is not this write's loss. None when a serial order of
+    /// the writes explains the state it leaves ([`Ledger::serial`]): then
+    /// nothing it replaced is lost.
     pub fn unseen_writes(
         &self,
         op: Op,
@@ -43,17 +45,45 @@ impl Ledger {
         // have seen, nor does one from the newest version.
         let stale = read != 0 && read < self.head(entity);
         let lost = stale && !self.serial(op, entity, value, change);
-        let first = if lost { read + 1 } else { u32::MAX };
-        let written = (first..=self.head(entity)).filter_map(move |v| {
-            let w = self.versions.get(&(entity, v))?.writer;
-            (w != op).then_some((v, w))
-        });
+        let floor = if lost { read } else { u32::MAX };
+        let written = self.carried(entity, floor).filter(move |(_, w)| *w != op);
         let held = self
             .holders
             .iter()
-            .filter(move |((e, v), h)| lost && *e == entity && *v > read && *h != op)
+            .filter(move |((e, v), h)| {
+                lost && *e == entity
+                    && *h != op
+                    && self.carried(entity, floor).any(|(c, _)| c == *v)
+            })
             .map(|&((_, v), h)| (v, h));
         written.chain(held)
+    }
+
+    /// The versions of `entity` above `floor` whose writes its newest
+    /// state still carries, newest first, with their writers: the newest
+    /// version's; where that write added to the state before it (a PATCH)
+    /// the version before, and where it edited a value it read, the version
+    /// it read; and so on. A write that set the state whatever it held (a
+    /// blind PUT, a DELETE) ends the chain, as does a version the ledger
+    /// never saw: what came before it was replaced by design, or is not
+    /// known. Nothing when `floor` is at or above the newest version.
+    pub fn carried(&self, entity: Op, floor: u32) -> impl Iterator<Item = (u32, Op)> + '_ {
+        let head = self.head(entity);
+        let first = (head > floor)
+            .then(|| self.versions.get(&(entity, head)).map(|w| (head, *w)))
+            .flatten();
+        std::iter::successors(first, move |&(v, w)| {
+            let before = match w.change {
+                Change::Set | Change::Delete => return None,
+                Change::Add => v - 1,
+                Change::Edit { read, .. } => read,
+            };
+            if before <= floor {
+                return None;
+            }
+            self.versions.get(&(entity, before)).map(|w| (before, *w))
+        })
+        .map(|(v, w)| (v, w.writer))
     }
 
     /// Whether the state an edit of `op` leaves on `entity` (`value`,
