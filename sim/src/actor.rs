@@ -95,6 +95,24 @@ pub enum Command<M, O, T> {
     Reached(SituationId),
 }
 
+impl<M, O, T> Command<M, O, T> {
+    /// The messages among a handler's commands `out`, in the order it sent
+    /// them: what a unit test of one handler (through
+    /// [`Context::detached`]) looks at.
+    pub fn sent(out: &[Self]) -> impl Iterator<Item = &M> {
+        out.iter().filter_map(|c| match c {
+            Command::Send { msg, .. } => Some(msg),
+            _ => None,
+        })
+    }
+
+    /// Whether a handler's commands `out` mark `situation` reached.
+    pub fn reaches(out: &[Self], situation: SituationId) -> bool {
+        out.iter()
+            .any(|c| matches!(c, Command::Reached(s) if *s == situation))
+    }
+}
+
 /// A handler's window on the engine: time, identity, decisions and outputs.
 ///
 /// Handlers take `ctx: &mut impl Ctx<Self>`, so the same code runs under the

@@ -74,20 +74,16 @@ fn event() -> Event {
 
 /// The receipts of the deliveries among `out`.
 fn receipts(out: &[Cmd]) -> Vec<u32> {
-    out.iter()
-        .filter_map(|c| match c {
-            sim::Command::Send { msg, .. } => match msg.peek() {
-                Some(&Msg::Deliver { receipt, .. }) => Some(receipt),
-                _ => None,
-            },
+    Cmd::sent(out)
+        .filter_map(|msg| match msg.peek() {
+            Some(&Msg::Deliver { receipt, .. }) => Some(receipt),
             _ => None,
         })
         .collect()
 }
 
 fn reached(out: &[Cmd], id: sim::SituationId) -> bool {
-    out.iter()
-        .any(|c| matches!(c, sim::Command::Reached(s) if *s == id))
+    Cmd::reaches(out, id)
 }
 
 /// Two stored copies of one event (a publish the network duplicated):

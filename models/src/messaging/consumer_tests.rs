@@ -166,25 +166,21 @@ fn event() -> Event {
 
 /// The transactions sent: kind, receipt, attempt.
 fn txs(out: &[Cmd]) -> Vec<(TxKind, u32, u8)> {
-    out.iter()
-        .filter_map(|c| match c {
-            sim::Command::Send { msg, .. } => match msg.peek() {
-                Some(&Msg::Tx {
-                    kind,
-                    receipt,
-                    attempt,
-                    ..
-                }) => Some((kind, receipt, attempt)),
-                _ => None,
-            },
+    Cmd::sent(out)
+        .filter_map(|msg| match msg.peek() {
+            Some(&Msg::Tx {
+                kind,
+                receipt,
+                attempt,
+                ..
+            }) => Some((kind, receipt, attempt)),
             _ => None,
         })
         .collect()
 }
 
 fn reached(out: &[Cmd], id: sim::SituationId) -> bool {
-    out.iter()
-        .any(|c| matches!(c, sim::Command::Reached(s) if *s == id))
+    Cmd::reaches(out, id)
 }
 
 #[test]

@@ -314,12 +314,9 @@ mod tests {
     }
 
     fn sent_transfer_keys(out: &[Cmd]) -> Vec<Key> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::Send { msg, .. } => match msg.peek() {
-                    Some(&Msg::Transfer { key, .. }) => Some(key),
-                    _ => None,
-                },
+        Cmd::sent(out)
+            .filter_map(|msg| match msg.peek() {
+                Some(&Msg::Transfer { key, .. }) => Some(key),
                 _ => None,
             })
             .collect()

@@ -275,7 +275,7 @@ mod tests {
     }
 
     fn reached(out: &[Cmd], s: sim::SituationId) -> bool {
-        out.contains(&Command::Reached(s))
+        Cmd::reaches(out, s)
     }
 
     fn replies(out: &[Cmd]) -> Vec<(u32, PayStatus)> {
