@@ -1,0 +1,174 @@
+//! The regression database: a damaged file stops `check` and `verify`.
+
+use crate::common::case;
+use crate::support::*;
+use serde_json::{json, Value};
+
+/// A damaged file of the regression database stops `check` and `verify` with
+/// its name, its place and the fix, before any seed runs; it is never skipped
+/// and never written over. A folder that is no folder is refused up front.
+#[test]
+fn a_damaged_regression_is_an_error_never_skipped_or_overwritten() {
+    let dir = scratch("regressions");
+    unexpected_scenario(&dir.join("mine.toml"));
+    let run = |what: &'static str, args: &[&str], code: i32| {
+        let mut all = vec!["check", "mine.toml", "--runs", "50", "--no-shrink"];
+        all.extend_from_slice(args);
+        case(what, &all).code(code).cwd(&dir)
+    };
+    check(
+        &run(
+            "the first failure is recorded",
+            &["--regressions", "reg"],
+            1,
+        )
+        .out("recorded regression reg/mine-"),
+        &[],
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.join("reg"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let [name] = names.as_slice() else {
+        panic!("one regression: {names:?}")
+    };
+    let file = dir.join("reg").join(name);
+    let shown = format!("reg/{name}");
+    let good = std::fs::read_to_string(&file).unwrap();
+    let edited = |f: &dyn Fn(&mut Value)| {
+        let mut v: Value = serde_json::from_str(&good).unwrap();
+        f(&mut v);
+        serde_json::to_string_pretty(&v).unwrap()
+    };
+    let fix = "help: delete it, or restore it from version control";
+    let unknown = edited(&|v| v["invariant"] = json!("no-such-invariant"));
+    let line = unknown[..unknown.find("\"invariant\"").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    let damaged = [
+        (
+            "a truncated file",
+            good[..good.len() / 2].to_string(),
+            format!("error: {shown}:"),
+            "not a regression file: EOF while parsing",
+        ),
+        (
+            "garbage",
+            "{ not json".to_string(),
+            format!("error: {shown}:1:3: not a regression file"),
+            "key must be a string",
+        ),
+        (
+            "an invariant idemsim does not have",
+            unknown.clone(),
+            format!("error: {shown}:{line}:3: not a regression file"),
+            "idemsim has no invariant `no-such-invariant`",
+        ),
+        (
+            "a decision no run of the scenario takes",
+            edited(&|v| v["choices"]["swarm"] = json!([u64::MAX])),
+            format!("error: {shown}:"),
+            "decision 0 of `swarm` is 18446744073709551615, but that decision takes 0 to",
+        ),
+        (
+            "a decision past u64",
+            edited(&|v| v["choices"]["swarm"] = json!([-1])),
+            format!("error: {shown}:"),
+            "invalid value: integer `-1`, expected u64",
+        ),
+    ];
+    for (what, text, place, why) in damaged {
+        std::fs::write(&file, &text).unwrap();
+        for args in [
+            vec!["--regressions", "reg"],
+            vec!["--regressions", "reg", "--strategy", "coverage"],
+        ] {
+            let (out, _) = check(&run(what, &args, 2).err(&place).err(why).err(fix), &[]);
+            assert!(!out.contains("schedules"), "{what}: no seed ran\n{out}");
+        }
+        check(
+            &case(
+                what,
+                &[
+                    "verify",
+                    "mine.toml",
+                    "--runs",
+                    "50",
+                    "--regressions",
+                    "reg",
+                ],
+            )
+            .cwd(&dir)
+            .code(2)
+            .err(&place)
+            .err(why),
+            &[],
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            text,
+            "{what}: the file is left as it was"
+        );
+    }
+    // A .json file the database did not name is no regression: verify
+    // reports it stale, check leaves it alone.
+    std::fs::write(&file, &good).unwrap();
+    std::fs::write(dir.join("reg/notes.json"), "{ not json").unwrap();
+    check(
+        &run("the recorded failure replays", &["--regressions", "reg"], 1)
+            .out(&format!("regression {shown}: still fails")),
+        &[],
+    );
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let not_a_folder = [
+        (
+            "/dev/null",
+            "error: --regressions /dev/null is not a folder: /dev/null is a device",
+        ),
+        (
+            "a-file",
+            "error: --regressions a-file is not a folder: a-file is a file",
+        ),
+        (
+            "a-file/reg",
+            "error: --regressions a-file/reg is not a folder: a-file is a file",
+        ),
+    ];
+    for (folder, err) in not_a_folder {
+        for args in [
+            vec!["--regressions", folder],
+            vec!["--regressions", folder, "--shard", "0/2"],
+        ] {
+            let (out, _) = check(
+                &run("a regression folder that is no folder", &args, 2)
+                    .err(err)
+                    .err("help: give a folder for the regression database"),
+                &[],
+            );
+            assert!(out.is_empty(), "refused before the sweep: {out}");
+        }
+        check(
+            &case(
+                "verify too",
+                &["verify", "mine.toml", "--regressions", folder],
+            )
+            .cwd(&dir)
+            .code(2)
+            .err(err),
+            &[],
+        );
+    }
+    check(
+        &case(
+            "and IDEMSIM_REGRESSIONS",
+            &["check", "mine.toml", "--runs", "5"],
+        )
+        .env("IDEMSIM_REGRESSIONS", "a-file")
+        .cwd(&dir)
+        .code(2)
+        .err("error: IDEMSIM_REGRESSIONS a-file is not a folder"),
+        &[],
+    );
+    assert_eq!(std::fs::read(dir.join("a-file")).unwrap(), b"");
+}
