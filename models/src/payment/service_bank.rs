@@ -248,6 +248,10 @@ impl<W: Carries<Msg>> Service<W> {
                 self.send_query(c.op, ctx);
             } else {
                 ctx.reached(sit::BANK_RETRIED);
+                // A recovery's question went unanswered: it pays now, and
+                // waits for this transfer's confirmation, not for the
+                // answer (which, late, would pay a second time).
+                call.phase = CallPhase::Transfer;
                 self.send_transfer(&c, c.amount_eur, None, ctx);
             }
             self.arm(slot, ctx);
@@ -363,9 +367,46 @@ mod tests {
             .map(|(_, c)| (c.key, c.phase))
             .collect();
         assert_eq!(calls, [(key(1), CallPhase::Query)]);
-        assert!(recovered.iter().any(|c| matches!(
-            c,
-            Command::Send { to: BANK, msg } if matches!(msg.peek(), Some(&Msg::StatusQuery { .. }))
-        )));
+        assert_eq!(status_queries(&recovered), 1);
+    }
+
+    fn status_queries(out: &[Cmd]) -> usize {
+        Cmd::sent(out)
+            .filter(|msg| matches!(msg.peek(), Some(&Msg::StatusQuery { .. })))
+            .count()
+    }
+
+    /// A restarted service recovers a key left "in progress" by asking the
+    /// bank, a bank that takes no key. The answer is slow: the call's
+    /// timeout runs out first and its next attempt sends the transfer
+    /// (`query_before_retry` is off). From then on the call waits for that
+    /// transfer: the answer "0 paid", arriving late, starts no second
+    /// transfer, and the confirmation completes the call and pays the key.
+    #[test]
+    fn a_recovery_that_paid_after_its_question_timed_out_ignores_the_late_answer() {
+        let mut b = Bench::new(ServiceConfig {
+            pass_key_to_bank: false,
+            bank_max_attempts: 2,
+            ..config()
+        });
+        assert_eq!(sent_transfer_keys(&b.pay(0, key(1))), [key(1)]);
+        assert_eq!(status_queries(&b.restart(1_000_000)), 1);
+        let paid = b.give_up(6_000_000);
+        assert_eq!(sent_transfer_keys(&paid), [key(1)]);
+        let answer = Msg::StatusReply {
+            op: claim(),
+            paid_eur: 0,
+        };
+        assert_eq!(sent_transfer_keys(&b.msg(7_000_000, BANK, answer)), []);
+        let done = Msg::TransferDone {
+            op: claim(),
+            key: key(1),
+            key_passed: false,
+            result: TransferResult::Done,
+        };
+        let confirmed = b.msg(8_000_000, BANK, done);
+        assert!(!Cmd::reaches(&confirmed, sit::LATE_CONFIRMATION_RECORDED));
+        assert_eq!(b.state.calls.iter().count(), 0, "the call is complete");
+        assert_eq!(b.state_of(key(1)), KeyState::Paid);
     }
 }
