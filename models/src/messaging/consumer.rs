@@ -402,7 +402,15 @@ impl<W: Carries<Msg>> Consumer<W> {
         let job = st.jobs.take(slot).expect("slot is busy");
         ctx.cancel_timer(ConsumerTimer::TxTimeout { slot: slot as u32 });
         ctx.cancel_timer(ConsumerTimer::Renew { slot: slot as u32 });
-        if self.cfg.ack == AckMode::AfterCommit {
+        // A checked consumer whose inbox check found the event handled has
+        // nothing to commit and has not acked yet: unacked, the message
+        // would come back at every lease until the broker gives it up.
+        let unacked = match self.cfg.ack {
+            AckMode::AfterCommit => true,
+            AckMode::BeforeCommit => false,
+            AckMode::CheckedBeforeCommit => job.phase == Phase::Checking,
+        };
+        if unacked {
             let ack = Msg::Ack {
                 id: job.ev.id,
                 receipt: job.receipt,

@@ -375,3 +375,26 @@ fn a_delivery_to_a_consumer_with_every_slot_taken_is_left_for_its_lease() {
         .all(|c| matches!(c, sim::Command::Reached(_) | sim::Command::Observe(_))));
     assert_eq!(d.st.jobs.iter().count(), MAX_JOBS);
 }
+
+/// A consumer that checks its ack before the commit, and its inbox before
+/// the work, acks an event its inbox check finds handled: there is nothing
+/// to commit, and unacked the message would come back at every lease until
+/// the broker gives it up (into the DLQ, though its effect landed).
+#[test]
+fn a_checked_consumer_acks_what_its_inbox_check_finds_handled() {
+    for handler in [Handler::InboxSeparateTx, Handler::InboxRecordFirst] {
+        let mut d = Drive::new(AckMode::CheckedBeforeCommit, handler);
+        d.msg(Msg::Deliver {
+            ev: event(),
+            receipt: 7,
+            redelivered: true,
+            sent_us: 0,
+        });
+        let out = d.done(TxKind::CheckInbox, TxResult::Duplicate);
+        let acks: Vec<Msg> = Cmd::sent(&out)
+            .filter_map(|msg| msg.peek().copied())
+            .collect();
+        assert_eq!(acks, [Msg::Ack { id: 1, receipt: 7 }], "{handler:?}");
+        assert!(d.st.jobs.iter().next().is_none());
+    }
+}
