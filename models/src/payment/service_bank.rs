@@ -95,9 +95,19 @@ impl<W: Carries<Msg>> Service<W> {
         key: Key,
         ctx: &mut impl Ctx<Self>,
     ) {
+        // A call still asking what is paid (a recovery, or a re-send
+        // prepared by a query) waits for its key's money all the same: the
+        // confirmation answers its question, and left waiting, its next
+        // attempt would pay the key that the confirmation recorded paid.
+        // Only a key says whose money it is: calls without one are told
+        // apart by nothing but their phase.
         let waiting = st
             .calls
-            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key);
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key)
+            .or_else(|| {
+                let keyed = self.keyed(key);
+                st.calls.find(|c| keyed && c.op == op && c.key == key)
+            });
         match waiting {
             Some(slot) => self.complete(st, s, slot, ctx),
             None => self.record_late(s, op, key, ctx),
@@ -408,5 +418,32 @@ mod tests {
         assert!(!Cmd::reaches(&confirmed, sit::LATE_CONFIRMATION_RECORDED));
         assert_eq!(b.state.calls.iter().count(), 0, "the call is complete");
         assert_eq!(b.state_of(key(1)), KeyState::Paid);
+    }
+
+    /// A restarted service recovers a key left "in progress" by asking a
+    /// bank without keys. Before the answer comes, the confirmation of the
+    /// transfer sent before the crash arrives: the key's money went out,
+    /// which is what the recovery asks. The call ends there, paid; its
+    /// question, left unanswered, must not make its next attempt send the
+    /// transfer a second time.
+    #[test]
+    fn a_recovery_asking_ends_with_its_keys_confirmation() {
+        let mut b = Bench::new(ServiceConfig {
+            pass_key_to_bank: false,
+            bank_max_attempts: 2,
+            ..config()
+        });
+        assert_eq!(sent_transfer_keys(&b.pay(0, key(1))), [key(1)]);
+        assert_eq!(status_queries(&b.restart(1_000_000)), 1);
+        let done = Msg::TransferDone {
+            op: claim(),
+            key: key(1),
+            key_passed: false,
+            result: TransferResult::Done,
+        };
+        b.msg(2_000_000, BANK, done);
+        assert_eq!(b.state_of(key(1)), KeyState::Paid);
+        assert_eq!(b.state.calls.iter().count(), 0, "the call is complete");
+        assert_eq!(sent_transfer_keys(&b.give_up(6_000_000)), []);
     }
 }
