@@ -346,3 +346,63 @@ fn a_reconciled_dead_letter_is_judged_by_what_the_client_was_finally_told() {
         "an ending without a told-done is judged by the effects alone"
     );
 }
+
+/// Event first: the broker hands the event to accounting while the service
+/// still waits for the broker's confirmation to run its transaction, so
+/// accounting's booking can be observed before the commit that says which
+/// claim the event is about. The claim booked twice downstream is a
+/// duplicate in whichever order the two facts of each event arrive.
+#[test]
+fn a_booking_seen_before_its_commit_still_counts_downstream() {
+    let a = claim(4711);
+    let booked = |id, version| Obs::Committed {
+        op: event(id),
+        entity: a,
+        value: 1200,
+        version,
+    };
+    let booking = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: 1200,
+    };
+    let paid = paid_once(a);
+    // The first event booked before its commit, the second after.
+    let mut first_early = paid.clone();
+    first_early.extend([
+        (3, 3, booking(1)),
+        (3, 1, booked(1, 1)),
+        (4, 1, booked(2, 2)),
+        (5, 3, booking(2)),
+    ]);
+    fires("no-duplicate-effect", &first_early);
+    // The second event booked before its commit: the commit is the moment
+    // both facts hold.
+    let mut second_early = paid.clone();
+    second_early.extend([
+        (3, 1, booked(1, 1)),
+        (3, 3, booking(1)),
+        (5, 3, booking(2)),
+        (5, 1, booked(2, 2)),
+    ]);
+    fires("no-duplicate-effect", &second_early);
+    let v = crate::ledger::violation(&second_early).expect("a violation");
+    assert_eq!(
+        v.operation,
+        a.key(),
+        "the claim took effect twice, not the event"
+    );
+    // Each booked before its commit: still twice.
+    let mut both_early = paid.clone();
+    both_early.extend([
+        (3, 3, booking(1)),
+        (3, 1, booked(1, 1)),
+        (5, 3, booking(2)),
+        (5, 1, booked(2, 2)),
+    ]);
+    fires("no-duplicate-effect", &both_early);
+    // One event booked before its commit, and only one: once.
+    let mut once = paid;
+    once.extend([(3, 3, booking(1)), (3, 1, booked(1, 1))]);
+    silent(&once);
+}

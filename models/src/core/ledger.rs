@@ -492,6 +492,10 @@ impl Ledger {
                 version,
             } => {
                 let r = self.rec_at(found.rec, op);
+                // An event published first may have taken effect before
+                // this commit said what it is about: that effect announces
+                // its operation now.
+                let landed_first = !r.committed && r.effects > 0;
                 r.committed = true;
                 r.committed_us = now_us;
                 r.entity = Some(entity);
@@ -501,6 +505,9 @@ impl Ledger {
                 if e.newest.is_none_or(|(v, _)| version >= v) {
                     e.newest = Some((version, value));
                     e.newest_dead = false;
+                }
+                if landed_first && entity != op {
+                    self.announced(entity, op);
                 }
             }
             Obs::Accepted { op } => self.rec_at(found.rec, op).accepted = true,

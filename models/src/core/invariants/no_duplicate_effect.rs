@@ -8,14 +8,23 @@ pub static INVARIANT: Invariant = Invariant {
     name: "no-duplicate-effect",
     doc: "Two or more effects landed for one business operation (two transfers for one claim, \
           one event handled twice, two events about one paid claim booked downstream). Judged \
-          the moment the second effect lands.",
+          the moment the second effect lands, or, for an event that took effect before its \
+          commit said what it is about, the moment of that commit.",
 };
 
-pub const JUDGES: &[ObsKind] = &[ObsKind::Effect];
+pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::Committed];
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
-    let Obs::Effect { site, op, payload } = *s.obs else {
-        return None;
+    let (site, op, payload) = match *s.obs {
+        Obs::Effect { site, op, payload } => (site, op, payload),
+        // An event published before its commit can take effect before the
+        // commit says what it is about: the commit is then the moment its
+        // effect counts for that operation.
+        Obs::Committed { op, entity, .. } => {
+            let r = s.rec.filter(|r| !r.committed && r.effects > 0)?;
+            return announced_again(s, r.site?, op, Some(entity));
+        }
+        _ => return None,
     };
     let r = s.rec?;
     if r.effects == 0 {
