@@ -133,4 +133,29 @@ fn state_converges() {
         (1, 2, written(1, 1)),
         (2, 2, written(2, 2)),
     ]);
+    // The newest write's event in a dead-letter queue: visible, for a
+    // person to replay, whether the broker gave it up after its commit or,
+    // published first, before the commit was observed.
+    let dead = (2, 1, Obs::DeadLettered { op: event(2) });
+    let after_commit = [
+        (0, 0, committed(1, 1)),
+        (1, 2, written(1, 1)),
+        (1, 0, committed(2, 2)),
+        dead,
+    ];
+    silent(&after_commit);
+    silent(&[
+        (0, 0, committed(1, 1)),
+        (1, 2, written(1, 1)),
+        dead,
+        (3, 0, committed(2, 2)),
+    ]);
+    // A newer write committed since is owed again: the late v1 overwrites it.
+    let mut newer = after_commit.to_vec();
+    newer.extend([
+        (4, 0, committed(3, 3)),
+        (5, 2, written(3, 3)),
+        (6, 2, written(1, 1)),
+    ]);
+    fires("state-converges", &newer);
 }

@@ -501,10 +501,13 @@ impl Ledger {
                 r.entity = Some(entity);
                 r.version = version;
                 r.payload = value;
+                // Published first, the event may have reached a dead-letter
+                // queue before this commit said which version it carries.
+                let dead = r.dead;
                 let e = self.rec(entity);
                 if e.newest.is_none_or(|(v, _)| version >= v) {
                     e.newest = Some((version, value));
-                    e.newest_dead = false;
+                    e.newest_dead = dead;
                 }
                 if landed_first && entity != op {
                     self.announced(entity, op);
