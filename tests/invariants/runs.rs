@@ -1,6 +1,6 @@
 //! Keys, executions, endings and load: who runs a request, whether it ends, and whether the system recovers.
 
-use crate::ledger::{claim, ended, fires, intent, judge_load, key, paid_once, silent};
+use crate::ledger::{claim, ended, fires, intent, judge_load, key, paid_once, silent, transfer};
 use models::core::{AttemptOutcome, Ending, Key, Obs};
 use models::payment::{BANK_LAYER, SERVICE_LAYER};
 
@@ -171,6 +171,40 @@ fn load_recovers() {
         (200, 0, ended(a, Ending::Unknown)),
         (201, 1, work(1)),
     ]);
+    // A reconciliation job re-drives an operation its client ended with an
+    // unknown outcome: nobody reads that attempt's answer (the job asks the
+    // bank next round), but the payment it asks for is the job's point, not
+    // work for nobody. The attempts from before the ending still are, and
+    // so is the re-drive still queued when the job found the claim paid
+    // (by the first attempt, landed late).
+    let given_up = [
+        (0, 0, intent(a, 1200)),
+        (199, 0, sent(1)),
+        (200, 0, timed_out),
+        (200, 0, ended(a, Ending::Unknown)),
+        (300, 0, sent(2)),
+    ];
+    let mut redriven = given_up.to_vec();
+    redriven.push((301, 1, work(2)));
+    silent(&redriven);
+    let mut stale = given_up.to_vec();
+    stale.push((301, 1, work(1)));
+    fires(&stale);
+    let mut reconciled = given_up.to_vec();
+    reconciled.extend([
+        (302, 2, transfer(a, 1200)),
+        (
+            305,
+            0,
+            Obs::ToldDone {
+                op: a,
+                payload: 1200,
+            },
+        ),
+        (305, 0, ended(a, Ending::Done)),
+        (306, 1, work(2)),
+    ]);
+    fires(&reconciled);
     // The same waste before the promise ran out is not judged.
     silent(&[
         (0, 0, intent(a, 1200)),

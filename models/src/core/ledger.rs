@@ -47,6 +47,9 @@ pub struct OpRecord {
     pub ending: Option<Ending>,
     /// When it ended.
     pub ended_us: TimeUs,
+    /// Attempts sent when it ended last: a later one (a reconciliation
+    /// job's re-drive) was sent after the ending, for its effect.
+    pub ended_attempts: u32,
     // --- what landed in the outside world
     /// Effects that landed.
     pub effects: u32,
@@ -109,6 +112,7 @@ impl OpRecord {
             told_done: None,
             ending: None,
             ended_us: 0,
+            ended_attempts: 0,
             effects: 0,
             effect_total: 0,
             site: None,
@@ -162,8 +166,14 @@ impl OpRecord {
     /// The client no longer waits for an answer to attempt `attempt`: it
     /// recorded that attempt's outcome (a timeout too), sent a later one, or
     /// ended the operation. Work on it is work for nobody.
+    ///
+    /// An attempt sent after the operation ended (a reconciliation job's
+    /// re-drive) is waited for by nobody's answer, but its effect is the
+    /// job's point: it is work for nobody only once stale like any other.
     pub fn stopped_waiting(&self, attempt: u32) -> bool {
-        self.ending.is_some() || attempt < self.attempts || (attempt > 0 && attempt <= self.closed)
+        (self.ending.is_some() && attempt <= self.ended_attempts)
+            || attempt < self.attempts
+            || (attempt > 0 && attempt <= self.closed)
     }
 }
 
@@ -484,6 +494,7 @@ impl Ledger {
                 );
                 r.ending = Some(ending);
                 r.ended_us = now_us;
+                r.ended_attempts = r.attempts;
             }
             Obs::Committed {
                 op,
