@@ -155,6 +155,17 @@ fn no_false_success() {
         &[(0, 0, intent(a, 1200)), (1, 0, told(a, 1200))],
     );
     silent(&paid_once(a));
+    // Told before the transfer landed: false when told, whatever lands
+    // later (the client acted on a payment that did not exist yet).
+    fires(
+        "no-false-success",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 0, told(a, 1200)),
+            (1, 0, ended(a, Ending::Done)),
+            (2, 2, transfer(a, 1200)),
+        ],
+    );
 }
 
 /// A DELETE asks for a state: "this resource is gone". The server that
@@ -300,6 +311,13 @@ fn no_false_failure() {
     silent(&unknown);
     // "Failed" with nothing paid is true.
     silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Failed))]);
+    // "Unknown", and the transfer lands later: still honest, and the
+    // effect is not owed twice.
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (1, 0, ended(a, Ending::Unknown)),
+        (2, 2, transfer(a, 1200)),
+    ]);
 }
 
 /// A reconciliation job resolves an unknown dead letter later: the ledger

@@ -1,6 +1,6 @@
 //! Events owed by committed state changes: delivered or visibly dead-lettered, never invented, and the consumer converging on the newest value.
 
-use crate::ledger::{claim, ended, entity, event, fires, intent, silent};
+use crate::ledger::{claim, ended, entity, event, fires, intent, silent, transfer};
 use models::core::{Ending, Obs};
 use models::messaging::CONSUMER_WRITE;
 
@@ -13,6 +13,13 @@ fn no_lost_effect() {
     );
     // Unknown but recorded for a person: not lost.
     silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Unknown))]);
+    // Given up silently, but an attempt still in flight paid after all:
+    // nothing is owed, so nothing is lost.
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (1, 0, ended(a, Ending::Abandoned)),
+        (2, 2, transfer(a, 1200)),
+    ]);
     let committed = Obs::Committed {
         op: event(1),
         entity: entity(7),
