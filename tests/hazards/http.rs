@@ -188,3 +188,37 @@ fn an_http_client_restart_stretches_retries_without_a_window_past_the_keys_reten
     let steady = load_text("alice.toml", text, &["crashes.alice.crash_per_mille=0"]);
     assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
 }
+
+/// An edit's PUT, the request that carries the key, leaves only when its
+/// GET is answered, and re-arms the attempt's timeout there: each attempt
+/// can last its read's round trip longer than one timeout, and the last
+/// PUT leaves that long after its attempt started. Two attempts of 10 s
+/// over links of 1 ms to 4 s: the retry's PUT can reach the server up to
+/// 10 s, a read of 8 s and 3.999 s of spread after the first PUT, 21.999 s.
+/// Counting the timeouts alone (13.999 s), a retention of 16 s looked
+/// safe, and the runs find the key gone and the edit applied twice.
+#[test]
+fn an_edits_read_before_its_put_stretches_the_retries_past_the_keys_retention() {
+    let edit = |retention_ms: u64| {
+        let text = format!(
+            "summary = \"edit\"\nmodel = \"http\"\n\n[client]\nidempotency_key = true\ntimeout_ms = 10000\n\n[client.retry]\npolicy = \"fixed\"\nbase_ms = 0\nmax_attempts = 2\n\n[server]\nkey_retention_ms = {retention_ms}\n\n[[resources]]\nid = 4711\nvalue = 1000\n\n[[requests]]\nmethod = \"edit\"\nresource = 4711\nvalue = 200\n\n[network]\nloss_per_mille = [0, 300]\ndelay_ms_min = 1\ndelay_ms_max = 4000\n"
+        );
+        load_text("edit.toml", &text, &[])
+    };
+    let short = edit(16_000);
+    assert_eq!(ids(&short), [KEY_RULE]);
+    let text = &short.hazards[0].text;
+    assert!(
+        text.contains("an edit's PUT") && text.contains("up to 18 s after"),
+        "{text}"
+    );
+    assert_eq!(
+        failed_with(&sweep(&short, 300)),
+        Some("no-duplicate-effect")
+    );
+    // Kept exactly as long as the last PUT may come, and one ms longer.
+    assert_eq!(ids(&edit(21_999)), [KEY_RULE]);
+    let kept = edit(22_000);
+    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert_eq!(failed_with(&sweep(&kept, 2000)), None);
+}

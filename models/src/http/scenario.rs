@@ -339,9 +339,13 @@ fn hazards(
         .filter_map(|c| crate::core::hazard::restart_ms(text, &c.0).map(|(_, max)| (&c.0, max)))
         .max_by_key(|(_, max_ms)| *max_ms)
         .filter(|_| p.retry.window_ms == 0 && p.retry.max_attempts > 1);
+    let read_ms = edit_read_ms(clients, delays, p.timeout_ms);
     let span = match restart {
-        Some((_, max_ms)) => p.retry.longest_span_with_restarts_ms(p.timeout_ms, max_ms),
-        None => p.retry.longest_span_ms(p.timeout_ms),
+        Some((_, max_ms)) => p
+            .retry
+            .longest_span_with_restarts_ms(p.timeout_ms.saturating_add(read_ms.1), max_ms),
+        None if read_ms.1 == 0 => p.retry.longest_span_ms(p.timeout_ms),
+        None => edit_span_ms(&p.retry, p.timeout_ms, read_ms),
     };
     let resumed = restart.map(|(name, max_ms)| {
         format!(
@@ -350,10 +354,24 @@ fn hazards(
             crate::core::hazard::about_ms(max_ms)
         )
     });
+    let mut retries = resumed.unwrap_or_else(|| "a client retries".to_string());
+    if read_ms.1 > 0 {
+        let comma = retries.ends_with(',');
+        if comma {
+            retries.pop();
+        }
+        retries.push_str(&format!(
+            " (an edit's PUT, which carries the key, leaves when its GET is answered, up to {} into the attempt, and waits a whole timeout from there)",
+            crate::core::hazard::about_ms(read_ms.1)
+        ));
+        if comma {
+            retries.push(',');
+        }
+    }
     crate::core::hazard::key_retention(
         &[layer],
         span,
-        resumed.as_deref().unwrap_or("a client retries"),
+        &retries,
         &then,
         Some(super::situations::KEY_EXPIRED),
         // Where only DELETEs are at stake, the failure the runs show is a false failure.
@@ -365,6 +383,59 @@ fn hazards(
     )
     .into_iter()
     .collect()
+}
+
+/// How long an edit's GET can hold back the PUT that carries its key,
+/// `(shortest, longest)` over the clients that edit (`(0, 0)` where none
+/// does): the round trip to the server and back, at most `timeout_ms`,
+/// since an answer after the timeout finds the attempt over. The PUT leaves
+/// when the GET's answer arrives and re-arms the timeout, so an edit's
+/// attempt can last that much more than one timeout.
+fn edit_read_ms(
+    clients: &[(String, Vec<RequestSpec>)],
+    delays: &crate::core::hazard::Delays,
+    timeout_ms: u64,
+) -> (u64, u64) {
+    clients
+        .iter()
+        .filter(|c| c.1.iter().any(|r| r.action == Action::Edit))
+        .map(|c| {
+            let (lo, hi) = delays.path_ms(&[c.0.as_str(), SERVER, c.0.as_str()]);
+            (lo.min(timeout_ms), hi.min(timeout_ms))
+        })
+        .fold(None, |acc: Option<(u64, u64)>, (lo, hi)| {
+            Some(acc.map_or((lo, hi), |(l, h)| (l.min(lo), h.max(hi))))
+        })
+        .unwrap_or((0, 0))
+}
+
+/// How long after an edit's first PUT its last retry's PUT can leave,
+/// whose GET's round trip may take `read_ms` = `(shortest, longest)`: the
+/// key is stored from the first PUT on, so the first attempt's read does
+/// not count, and every later attempt's does. By attempts, each gap between
+/// two starts is a read, a timeout and a wait; by the window, the last
+/// attempt starts `window_ms - timeout_ms` after the first at the latest,
+/// its read drawn up to the longest after a first one drawn the shortest.
+fn edit_span_ms(
+    retry: &crate::core::retry::RetryPolicy,
+    timeout_ms: u64,
+    (read_min_ms, read_max_ms): (u64, u64),
+) -> Option<u64> {
+    let unwindowed = crate::core::retry::RetryPolicy {
+        window_ms: 0,
+        ..*retry
+    };
+    let by_attempts = unwindowed.longest_span_ms(timeout_ms.saturating_add(read_max_ms));
+    let by_window = (retry.window_ms > 0).then(|| {
+        retry
+            .window_ms
+            .saturating_sub(timeout_ms)
+            .saturating_add(read_max_ms - read_min_ms)
+    });
+    match (by_attempts, by_window) {
+        (Some(a), Some(w)) => Some(a.min(w)),
+        (a, w) => a.or(w),
+    }
 }
 
 /// The keys the other settings leave without effect (`core::unused`): a
