@@ -540,3 +540,47 @@ fn a_client_restart_stretches_retries_without_a_window_past_the_keys_retention()
     assert!(windowed.hazards.is_empty(), "{:?}", windowed.hazards);
     assert!(sweep(&windowed, 300).first_failure.is_none());
 }
+
+/// The reconciliation job starts from the dead letter, which comes a whole
+/// timeout after the last attempt, and its re-drive under the same key is
+/// one more copy for the key table to recognise. A client with a single
+/// attempt of 10 s has no retry span to stand for that timeout: its job's
+/// re-drive (rounds of 3 s, three of them) can reach the service 19 s and
+/// the network's 49 ms of spread after the first attempt, and a key kept
+/// 12 s is gone by the first round's.
+#[test]
+fn a_reconciliation_redrive_after_a_single_attempt_counts_the_attempts_timeout() {
+    let job = |retention_ms: u64| {
+        let r = format!("service.retention_ms={retention_ms}");
+        load(
+            "payment-reconcile-at-bank",
+            &[
+                "client.retry.max_attempts=1",
+                "client.reconcile.after_ms=3000",
+                "client.reconcile.max_rounds=3",
+                "bank.accepts_key=false",
+                "service.lease_ms=0",
+                "network.links=[{from=\"service\",to=\"bank\",loss_per_mille=500}]",
+                &r,
+            ],
+        )
+    };
+    let short = job(12_000);
+    assert_eq!(ids(&short), [KEY_RULE]);
+    assert!(
+        short.hazards[0].text.contains("reconciliation job"),
+        "{}",
+        short.hazards[0].text
+    );
+    // The re-drive is taken for a new request while the first execution's
+    // bank call still runs.
+    assert_eq!(
+        failed_with(&sweep(&short, 300)),
+        Some("at-most-one-executor")
+    );
+    // Kept exactly as long as the last re-drive may come, and one ms longer.
+    assert_eq!(ids(&job(19_000 + DEFAULT_SPREAD_MS)), [KEY_RULE]);
+    let kept = job(19_000 + DEFAULT_SPREAD_MS + 1);
+    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert_eq!(failed_with(&sweep(&kept, 2000)), None);
+}

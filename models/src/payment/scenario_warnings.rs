@@ -167,12 +167,18 @@ pub(crate) fn hazards(
             )
         });
         let mut who = resumed.as_deref().unwrap_or("the client retries");
-        // A re-drive with the same key is one more retry, rounds later.
+        // A re-drive with the same key is one more retry, rounds later. The
+        // job starts from the dead letter, which comes a whole timeout after
+        // the last attempt: a retry span shorter than one timeout (one
+        // attempt, or a window below two timeouts) does not cover that.
         if let Some(r) = client.reconcile.as_ref().filter(|r| {
             r.redrive_key == crate::payment::reconcile::RedriveKey::Same && r.max_rounds > 0
         }) {
             let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
-            span = span.map(|s| s.saturating_mul(2).saturating_add(rounds));
+            span = span.map(|s| {
+                s.saturating_add(s.max(client.timeout_ms))
+                    .saturating_add(rounds)
+            });
             who = match resumed {
                 Some(_) => {
                     "the client (resuming after its restarts) and its reconciliation job retry"
