@@ -435,6 +435,46 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     );
 }
 
+/// An ack with result (`checked-before-commit`) leaves when the work is
+/// done, before the commit: the lease holds for the delivery, the work and
+/// the ack, and for an inbox check before the work where the handler makes
+/// one, never for the commit's transactions. Counted as an ack after the
+/// commit, 29.85 s of work against a 30 s lease was warned of, though the
+/// ack arrives within 29.95 s and no run acks late.
+#[test]
+fn a_checked_acks_lease_does_not_hold_for_the_commit_after_it() {
+    const RULE: &str = "visibility-below-processing";
+    let base = "summary = \"lease against a checked ack\"\nmodel = \"messaging\"\n\n[broker]\nvisibility_timeout_ms = 30000\n\n[consumer]\nhandler = \"inbox-same-tx\"\nack = \"checked-before-commit\"\n";
+    let with = |sets: &[&str]| load_text("checked.toml", base, sets);
+    let inside = with(&["consumer.processing_ms=29850"]);
+    assert!(!ids(&inside).contains(&RULE), "{:?}", inside.hazards);
+    let sum = sweep(&inside, 2000);
+    assert!(!sum
+        .tally
+        .situations
+        .contains(models::messaging::situations::LATE_ACK));
+    // The delivery's and the ack's trips (up to 50 ms each) reach the lease.
+    assert!(!ids(&with(&["consumer.processing_ms=29899"])).contains(&RULE));
+    let at = with(&["consumer.processing_ms=29900"]);
+    assert_eq!(ids(&at), [RULE]);
+    assert!(
+        at.hazards[0].text.contains("the delivery and the ack"),
+        "{}",
+        at.hazards[0].text
+    );
+    let past = with(&["consumer.processing_ms=29950"]);
+    assert_eq!(ids(&past), [RULE]);
+    assert!(sweep(&past, 300)
+        .tally
+        .situations
+        .contains(models::messaging::situations::LATE_ACK));
+    // A handler that checks its inbox first holds the lease for that one
+    // transaction's round trip too (up to 100 ms).
+    let check = |ms: &str| with(&["consumer.handler=inbox-separate-tx", ms]);
+    assert!(!ids(&check("consumer.processing_ms=29799")).contains(&RULE));
+    assert_eq!(ids(&check("consumer.processing_ms=29800")), [RULE]);
+}
+
 /// Once an ack let the message go, the consumer sends a transaction again
 /// when its database does not answer in time; a first one whose answer was
 /// lost or late had committed. The rule fires where the scenario can keep

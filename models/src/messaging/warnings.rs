@@ -291,10 +291,16 @@ fn visibility_below_processing(
     let work_ms = consumer
         .processing_ms
         .saturating_add(consumer.processing_jitter_ms);
-    // An ack on receipt holds the lease for the trips alone.
+    // An ack on receipt holds the lease for the trips alone; an ack with
+    // result goes when the work is done, before the commit's transactions,
+    // so only an inbox check before the work holds it.
     let (work_ms, txs) = match consumer.ack {
         AckMode::BeforeCommit => (0, 0),
-        _ => (work_ms, txs),
+        AckMode::CheckedBeforeCommit => match consumer.handler {
+            Handler::InboxSeparateTx | Handler::InboxRecordFirst => (work_ms, 1),
+            _ => (work_ms, 0),
+        },
+        AckMode::AfterCommit => (work_ms, txs),
     };
     let trips_ms = deliver_and_ack_ms
         .saturating_add(txs.saturating_mul(tx_round_ms.min(consumer.tx_timeout_ms)));
@@ -319,6 +325,12 @@ fn visibility_below_processing(
     let setting = match (consumer.ack, txs) {
         (AckMode::BeforeCommit, _) => format!(
             "the delivery's trip and its ack's, which {table}.ack = \"before-commit\" sends on receipt: up to {trips} on the network"
+        ),
+        (_, 0) => format!(
+            "{work}, and up to {trips} on the network: the delivery and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
+        ),
+        (AckMode::CheckedBeforeCommit, _) => format!(
+            "{work}, and up to {trips} on the network: the delivery, the inbox check and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
         ),
         (_, 1) => format!(
             "{work}, and up to {trips} on the network: the delivery, the transaction and the ack"
