@@ -347,6 +347,7 @@ mod tests {
         let kinds = message_kinds();
         let transfer = Msg::Payment(payment::Msg::StatusQuery {
             op: crate::core::Op::new(&payment::CLAIM, 1),
+            question: 1,
         });
         assert_eq!(kinds[usize::from(transfer.kind())], "status-query");
         let ack = Msg::Messaging(messaging::Msg::Ack { id: 1, receipt: 1 });

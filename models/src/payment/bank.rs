@@ -205,13 +205,17 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                 let named = (key, key_passed);
                 self.on_transfer(s, from, op, named, amount_eur, if_paid_eur, ctx)
             }
-            Some(&Msg::StatusQuery { op }) if self.cfg.status_query => {
+            Some(&Msg::StatusQuery { op, question }) if self.cfg.status_query => {
                 let now = ctx.now_us();
                 let (paid_eur, in_ledger_eur) = s.paid_eur_seen(op, now, self.cfg.status_lag_us);
                 if paid_eur < in_ledger_eur {
                     ctx.reached(sit::STATUS_READ_STALE);
                 }
-                let reply = Msg::StatusReply { op, paid_eur };
+                let reply = Msg::StatusReply {
+                    op,
+                    question,
+                    paid_eur,
+                };
                 ctx.send(from, W::wrap(reply));
             }
             _ => {}

@@ -434,9 +434,13 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                 status,
                 ..
             }) => (op, attempt, status),
-            Some(&Msg::StatusReply { op, paid_eur }) if self.cfg.reconcile.is_some() => {
+            Some(&Msg::StatusReply {
+                op,
+                question,
+                paid_eur,
+            }) if self.cfg.reconcile.is_some() => {
                 if let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) {
-                    self.on_status(s, i, paid_eur, ctx);
+                    self.on_status(s, (i, question), paid_eur, ctx);
                 }
                 return;
             }

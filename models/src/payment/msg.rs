@@ -110,11 +110,19 @@ pub enum Msg {
     StatusQuery {
         /// The claim.
         op: Op,
+        /// The asker's number for this question, which its answer echoes.
+        /// A real client reads an answer on its own request's connection;
+        /// here the network may duplicate or delay an answer past the next
+        /// question, so only this number keeps an old "0 paid" from being
+        /// read as the answer to a question asked after a transfer left.
+        question: u32,
     },
     /// Bank to service: what it has paid for the claim.
     StatusReply {
         /// The claim.
         op: Op,
+        /// The question it answers.
+        question: u32,
         /// Paid so far.
         paid_eur: u32,
     },
@@ -188,6 +196,20 @@ impl ModelMessage for Msg {
             // An answer's status is what the client acts on; the echoed amount may differ.
             (Msg::PayReply { status: a, .. }, Msg::PayReply { status: b, .. }) => a == b,
             (Msg::TransferDone { result: a, .. }, Msg::TransferDone { result: b, .. }) => a == b,
+            // The question's number is plumbing that differs between runs
+            // which asked a different number of questions before.
+            (
+                Msg::StatusReply {
+                    op: a,
+                    paid_eur: pa,
+                    ..
+                },
+                Msg::StatusReply {
+                    op: b,
+                    paid_eur: pb,
+                    ..
+                },
+            ) => (a, pa) == (b, pb),
             _ => self.kind() == other.kind() && (!self.is_reply() || self == other),
         }
     }
@@ -262,8 +284,12 @@ impl fmt::Display for Msg {
                 f,
                 "transfer for {op} refused: {paid_eur} EUR are paid already"
             ),
-            Msg::StatusQuery { op } => write!(f, "how much is paid for {op}?"),
-            Msg::StatusReply { op, paid_eur } => write!(f, "{op}: {paid_eur} EUR paid so far"),
+            // The question's number is plumbing, like a connection: traces
+            // tell questions apart by when they were sent.
+            Msg::StatusQuery { op, .. } => write!(f, "how much is paid for {op}?"),
+            Msg::StatusReply { op, paid_eur, .. } => {
+                write!(f, "{op}: {paid_eur} EUR paid so far")
+            }
         }
     }
 }

@@ -151,12 +151,31 @@ pub struct Booking {
 }
 
 /// The payment database: key rows and bookings, committed atomically per step.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServiceStorage {
     /// The idempotency keys it remembers.
     pub keys: DedupStore<Key, KeyRow>,
     /// Payments booked.
     pub bookings: Vec<Booking>,
+    /// Status questions asked so far: the last one's number. Kept with
+    /// the database, not in memory, because answers to questions asked
+    /// before a crash still travel the network after the restart, and a
+    /// number used again would let one of them answer a recovery's question.
+    pub questions_asked: u32,
+}
+
+/// A service that never asks the bank shows what it always showed: the
+/// question counter appears once there is a question.
+impl fmt::Debug for ServiceStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ServiceStorage");
+        d.field("keys", &self.keys);
+        d.field("bookings", &self.bookings);
+        if self.questions_asked > 0 {
+            d.field("questions_asked", &self.questions_asked);
+        }
+        d.finish()
+    }
 }
 
 /// The client's open request an execution answers: who, which attempt.
@@ -172,7 +191,7 @@ pub enum CallPhase {
 }
 
 /// One bank call in flight, with the client's open request it answers.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct BankCall {
     pub op: Op,
     pub key: Key,
@@ -180,6 +199,26 @@ pub struct BankCall {
     pub client: Caller,
     pub attempts: u32,
     pub phase: CallPhase,
+    /// The number of the status question it last asked: in its query
+    /// phase, the only answer it takes.
+    pub question: u32,
+}
+
+/// A call that never asked shows no question (numbers start at 1).
+impl fmt::Debug for BankCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("BankCall");
+        d.field("op", &self.op)
+            .field("key", &self.key)
+            .field("amount_eur", &self.amount_eur)
+            .field("client", &self.client)
+            .field("attempts", &self.attempts)
+            .field("phase", &self.phase);
+        if self.question > 0 {
+            d.field("question", &self.question);
+        }
+        d.finish()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -336,12 +375,14 @@ impl<W: Carries<Msg>> Service<W> {
     fn call_after_processing(
         &self,
         st: &mut ServiceState,
+        s: &mut ServiceStorage,
         step: Step,
         ctx: &mut impl Ctx<Self>,
     ) -> bool {
         if self.cfg.processing_us == 0 {
             return self.call_bank(
                 st,
+                &mut s.questions_asked,
                 step.op,
                 step.key,
                 step.amount_eur,
@@ -404,7 +445,7 @@ impl<W: Carries<Msg>> Service<W> {
             if self.cfg.mode == Mode::Action {
                 Self::book(s, op, key, amount_eur);
             }
-            if !self.call_after_processing(st, step(StepKind::CallBank), ctx) {
+            if !self.call_after_processing(st, s, step(StepKind::CallBank), ctx) {
                 self.shed(caller, op, ctx);
             }
             return;
@@ -433,7 +474,7 @@ impl<W: Carries<Msg>> Service<W> {
             Idempotency::ClaimSameTx => {
                 self.insert_key(s, key, row, ctx);
                 Self::book(s, op, key, amount_eur);
-                self.call_after_processing(st, step(StepKind::CallBank), ctx)
+                self.call_after_processing(st, s, step(StepKind::CallBank), ctx)
             }
             Idempotency::SplitKeyFirst => {
                 let handled = KeyRow {
@@ -445,7 +486,8 @@ impl<W: Carries<Msg>> Service<W> {
             }
             Idempotency::SplitBookingFirst => {
                 Self::book(s, op, key, amount_eur);
-                self.call_bank(st, op, key, amount_eur, Some(caller), false, ctx)
+                let asked = &mut s.questions_asked;
+                self.call_bank(st, asked, op, key, amount_eur, Some(caller), false, ctx)
                     && self.schedule(st, step(StepKind::InsertKey), ctx)
             }
         };
@@ -476,6 +518,7 @@ impl<W: Carries<Msg>> Service<W> {
                 }
                 self.call_bank(
                     st,
+                    &mut s.questions_asked,
                     step.op,
                     step.key,
                     step.amount_eur,
@@ -544,9 +587,11 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         let s = storage.get_or_insert_with(|| ServiceStorage {
             keys: DedupStore::new(self.cfg.retention_us),
             bookings: Vec::new(),
+            questions_asked: 0,
         });
         s.keys.reset(self.cfg.retention_us);
         s.bookings.clear();
+        s.questions_asked = 0;
     }
 
     fn reset_state(&self, state: &mut Option<ServiceState>) {
@@ -601,8 +646,14 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                     self.on_refused(st, s, op, key, paid_eur, ctx)
                 }
             },
-            Some(&Msg::StatusReply { op, paid_eur }) => self.on_status(st, s, op, paid_eur, ctx),
-            Some(&Msg::StatusQuery { op }) => self.answer_status(s, from, op, ctx),
+            Some(&Msg::StatusReply {
+                op,
+                question,
+                paid_eur,
+            }) => self.on_status(st, s, (op, question), paid_eur, ctx),
+            Some(&Msg::StatusQuery { op, question }) => {
+                self.answer_status(s, from, (op, question), ctx)
+            }
             _ => {}
         }
         self.pump(st, ctx);

@@ -24,8 +24,12 @@ impl<W: Carries<Msg>> Service<W> {
         );
     }
 
-    fn send_query(&self, op: Op, ctx: &mut impl Ctx<Self>) {
-        ctx.send(self.cfg.bank, W::wrap(Msg::StatusQuery { op }));
+    /// Asks what is paid for `op` under a new number, which it returns.
+    fn send_query(&self, asked: &mut u32, op: Op, ctx: &mut impl Ctx<Self>) -> u32 {
+        *asked = asked.wrapping_add(1);
+        let question = *asked;
+        ctx.send(self.cfg.bank, W::wrap(Msg::StatusQuery { op, question }));
+        question
     }
 
     fn send_transfer(
@@ -55,6 +59,7 @@ impl<W: Carries<Msg>> Service<W> {
     pub(super) fn call_bank(
         &self,
         st: &mut ServiceState,
+        asked: &mut u32,
         op: Op,
         key: Key,
         amount_eur: u32,
@@ -74,12 +79,16 @@ impl<W: Carries<Msg>> Service<W> {
             } else {
                 CallPhase::Transfer
             },
+            question: 0,
         };
         let Some(slot) = st.calls.insert(call) else {
             return false;
         };
         if query {
-            self.send_query(op, ctx);
+            let question = self.send_query(asked, op, ctx);
+            if let Some(c) = st.calls.get_mut(slot) {
+                c.question = question;
+            }
         } else {
             self.send_transfer(&call, amount_eur, None, ctx);
         }
@@ -158,11 +167,16 @@ impl<W: Carries<Msg>> Service<W> {
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
-        op: Op,
+        (op, question): (Op, u32),
         paid_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(slot) = st.calls.find(|c| c.op == op && c.phase == CallPhase::Query) else {
+        // Only the answer to the call's current question: an earlier one's,
+        // duplicated or late, was read before the transfer sent since.
+        let Some(slot) = st
+            .calls
+            .find(|c| c.op == op && c.phase == CallPhase::Query && c.question == question)
+        else {
             return;
         };
         self.settle(st, s, slot, paid_eur, ctx);
@@ -255,7 +269,7 @@ impl<W: Carries<Msg>> Service<W> {
             if self.cfg.query_before_retry || self.state_mode() {
                 // The transfer's outcome is unknown: ask before paying again.
                 call.phase = CallPhase::Query;
-                self.send_query(c.op, ctx);
+                call.question = self.send_query(&mut s.questions_asked, c.op, ctx);
             } else {
                 ctx.reached(sit::BANK_RETRIED);
                 // A recovery's question went unanswered: it pays now, and
@@ -400,13 +414,11 @@ mod tests {
             ..config()
         });
         assert_eq!(sent_transfer_keys(&b.pay(0, key(1))), [key(1)]);
-        assert_eq!(status_queries(&b.restart(1_000_000)), 1);
+        let recovered = b.restart(1_000_000);
+        assert_eq!(status_queries(&recovered), 1);
         let paid = b.give_up(6_000_000);
         assert_eq!(sent_transfer_keys(&paid), [key(1)]);
-        let answer = Msg::StatusReply {
-            op: claim(),
-            paid_eur: 0,
-        };
+        let answer = answer_to(&recovered, 0);
         assert_eq!(sent_transfer_keys(&b.msg(7_000_000, BANK, answer)), []);
         let done = Msg::TransferDone {
             op: claim(),
@@ -416,6 +428,52 @@ mod tests {
         };
         let confirmed = b.msg(8_000_000, BANK, done);
         assert!(!Cmd::reaches(&confirmed, sit::LATE_CONFIRMATION_RECORDED));
+        assert_eq!(b.state.calls.iter().count(), 0, "the call is complete");
+        assert_eq!(b.state_of(key(1)), KeyState::Paid);
+    }
+
+    /// The bank's answer to the status query among a handler's commands
+    /// `out`: what a real client reads on the question's own connection.
+    fn answer_to(out: &[Cmd], paid_eur: u32) -> Msg {
+        Cmd::sent(out)
+            .find_map(|msg| match msg.peek() {
+                Some(&Msg::StatusQuery { op, question }) => Some(Msg::StatusReply {
+                    op,
+                    question,
+                    paid_eur,
+                }),
+                _ => None,
+            })
+            .expect("a status query")
+    }
+
+    /// A bank without keys is slow to confirm. The call's second attempt
+    /// asks what is paid (`query_before_retry`), hears "0" and sends the
+    /// transfer again; its third attempt asks again. Now a network
+    /// duplicate of the earlier "0" arrives: it answers the second
+    /// attempt's question, asked before the re-sent transfer left, so it
+    /// says nothing about whether that transfer landed, and must start no
+    /// third transfer. The answer to the third attempt's own question does.
+    #[test]
+    fn an_answer_to_an_earlier_question_starts_no_transfer() {
+        let mut b = Bench::new(ServiceConfig {
+            pass_key_to_bank: false,
+            bank_max_attempts: 3,
+            query_before_retry: true,
+            ..config()
+        });
+        assert_eq!(sent_transfer_keys(&b.pay(0, key(1))), [key(1)]);
+        let second = b.give_up(5_000_000);
+        let earlier = answer_to(&second, 0);
+        let resent = b.msg(6_000_000, BANK, earlier);
+        assert_eq!(sent_transfer_keys(&resent), [key(1)]);
+        let third = b.give_up(11_000_000);
+        assert_eq!(status_queries(&third), 1);
+        let duplicate = b.msg(12_000_000, BANK, earlier);
+        assert_eq!(sent_transfer_keys(&duplicate), [], "a stale answer paid");
+        assert!(!Cmd::reaches(&duplicate, sit::BANK_RETRIED));
+        let current = b.msg(13_000_000, BANK, answer_to(&third, 1200));
+        assert!(Cmd::reaches(&current, sit::QUERY_FOUND_TRANSFER));
         assert_eq!(b.state.calls.iter().count(), 0, "the call is complete");
         assert_eq!(b.state_of(key(1)), KeyState::Paid);
     }

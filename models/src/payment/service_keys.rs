@@ -68,6 +68,7 @@ impl<W: Carries<Msg>> Service<W> {
                 let query_first = self.cfg.query_on_recovery;
                 if !self.call_bank(
                     st,
+                    &mut s.questions_asked,
                     row.op,
                     key,
                     row.amount_eur,
@@ -105,7 +106,7 @@ impl<W: Carries<Msg>> Service<W> {
         &self,
         s: &ServiceStorage,
         from: ActorId,
-        op: Op,
+        (op, question): (Op, u32),
         ctx: &mut impl Ctx<Self>,
     ) {
         let now = ctx.now_us();
@@ -118,7 +119,12 @@ impl<W: Carries<Msg>> Service<W> {
             .map(|(_, e)| e.value.amount_eur)
             .max()
             .unwrap_or(0);
-        ctx.send(from, W::wrap(Msg::StatusReply { op, paid_eur }));
+        let reply = Msg::StatusReply {
+            op,
+            question,
+            paid_eur,
+        };
+        ctx.send(from, W::wrap(reply));
     }
 
     pub(super) fn answer_waiters(
@@ -181,7 +187,9 @@ impl<W: Carries<Msg>> Service<W> {
             }
             ctx.observe(Obs::ExecStart { key });
             let query_first = self.cfg.query_on_recovery;
-            if !self.call_bank(st, row.op, key, row.amount_eur, None, query_first, ctx) {
+            let asked = &mut s.questions_asked;
+            let (op, amount_eur) = (row.op, row.amount_eur);
+            if !self.call_bank(st, asked, op, key, amount_eur, None, query_first, ctx) {
                 ctx.observe(Obs::ExecEnd { key });
             }
         }
