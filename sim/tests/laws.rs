@@ -447,6 +447,49 @@ fn healing_restarts_every_crashed_actor_and_the_run_ends_quiet() {
     }
 }
 
+/// `fault_phase_us` says until when faults happen: with 0 there is no fault
+/// phase, so what the actors send as they start (at time 0) is not lost.
+#[test]
+fn a_zero_fault_phase_has_no_faults_not_even_at_the_starts() {
+    let mut m = toy(2, 0, 0, 0, 5);
+    for l in &mut m.world.links {
+        l.loss_per_mille = PerMilleRange::fixed(1000);
+    }
+    m.world.fault_phase_us = 0;
+    for (sweep, seed) in [(false, 1), (true, 2)] {
+        let report = if sweep {
+            Sim::new(&m).run_seed(&m, seed)
+        } else {
+            traced(
+                &m,
+                Source::Seed {
+                    seed,
+                    record: false,
+                },
+            )
+            .1
+        };
+        assert_eq!(report.outcome, sim::Outcome::Holds);
+        assert_eq!(report.faults, sim::FaultCounts::default(), "sweep={sweep}");
+    }
+    let (trace, _) = traced(
+        &m,
+        Source::Seed {
+            seed: 1,
+            record: false,
+        },
+    );
+    let heal = trace
+        .iter()
+        .position(|e| matches!(e.kind, TraceKind::HealingStarts))
+        .expect("the run heals");
+    let first_start = trace
+        .iter()
+        .position(|e| matches!(e.kind, TraceKind::Start { .. }))
+        .expect("actors start");
+    assert!(heal < first_start, "healing starts before the actors do");
+}
+
 #[test]
 fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
     let mut m = toy(2, 0, 300, 0, 30);

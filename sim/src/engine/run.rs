@@ -253,6 +253,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         let n = world.actor_count();
         self.reset(actors, world);
         self.draw_swarm_mix(world);
+        // Faults happen before `fault_phase_us` only: with no fault phase at
+        // all, the starts' sends at time 0 already fall in the healing phase,
+        // as every step at `fault_phase_us` does. Nobody is down to restart.
+        if world.fault_phase_us == 0 {
+            self.phase = Phase::Healing;
+            self.trace(TraceKind::HealingStarts);
+        }
         for actor in 0..n {
             if let Some(v) = self.start::<W>(actors, actor, false) {
                 return self.report(Outcome::Violation(v));
