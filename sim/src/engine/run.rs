@@ -283,6 +283,21 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
+            if let EventKind::Timer {
+                slot, generation, ..
+            } = event.kind
+            {
+                if self.sim.timer_gen[slot as usize] != generation {
+                    // Cancelled, replaced or from before a crash: no step, so
+                    // no limit, or a run with nothing left to do would end
+                    // inconclusive. It moves the clock as before, but never
+                    // past the time limit.
+                    if event.time_us <= world.limits.max_time_us {
+                        self.now_us = event.time_us;
+                    }
+                    continue;
+                }
+            }
             if event.time_us > world.limits.max_time_us {
                 return self.report(Outcome::Inconclusive(Limit::Time));
             }
@@ -301,15 +316,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     self.step += 1;
                     self.deliver::<W>(actors, from, to, msg, msg_id, duplicate)
                 }
-                EventKind::Timer {
-                    actor,
-                    timer,
-                    slot,
-                    generation,
-                } => {
-                    if self.sim.timer_gen[slot as usize] != generation {
-                        continue; // cancelled, replaced or from before a crash
-                    }
+                EventKind::Timer { actor, timer, .. } => {
                     self.step += 1;
                     self.fire::<W>(actors, actor, timer)
                 }

@@ -327,3 +327,30 @@ fn bounds_cut_at_the_same_schedule_on_any_number_of_threads() {
     };
     assert!(exhaustive(&toy(), 3, short, 2, &stop, &|_| {}).truncated);
 }
+
+/// The engine's limits on this toy: once the ack came, the sender's resend
+/// timer is cancelled, and what is left in the queue is no event. A run that
+/// has nothing more to do holds, whatever the cancelled timer's time.
+#[test]
+fn a_cancelled_timer_trips_no_limit() {
+    let quiet = Record::default();
+    for (max_time_us, max_steps) in [(800, u64::MAX), (u64::MAX, 2)] {
+        let mut m = toy();
+        m.world.fault_phase_us = 500;
+        m.world.limits.max_time_us = max_time_us;
+        m.world.limits.max_steps = max_steps;
+        let mut sim = Sim::new(&m);
+        let source = Source::Replay {
+            record: &quiet,
+            log_points: false,
+        };
+        let r = sim.run(&m, source, &mut NoTrace);
+        // The request and the ack, nothing else.
+        assert_eq!(
+            (r.outcome, r.events),
+            (Outcome::Holds, 2),
+            "max_time_us {max_time_us}, max_steps {max_steps}"
+        );
+        assert!(r.end_time_us <= max_time_us);
+    }
+}
