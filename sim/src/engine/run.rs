@@ -283,20 +283,23 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
-            if let EventKind::Timer {
-                slot, generation, ..
-            } = event.kind
-            {
-                if self.sim.timer_gen[slot as usize] != generation {
-                    // Cancelled, replaced or from before a crash: no step, so
-                    // no limit, or a run with nothing left to do would end
-                    // inconclusive. It moves the clock as before, but never
-                    // past the time limit.
-                    if event.time_us <= world.limits.max_time_us {
-                        self.now_us = event.time_us;
-                    }
-                    continue;
+            let void = match event.kind {
+                // Cancelled, replaced or from before a crash.
+                EventKind::Timer {
+                    slot, generation, ..
+                } => self.sim.timer_gen[slot as usize] != generation,
+                // Healing restarted the actor before the restart its crash drew.
+                EventKind::Restart { actor } => self.sim.up[actor as usize],
+                _ => false,
+            };
+            if void {
+                // No step, so no limit: a run with nothing left to do would
+                // otherwise end inconclusive. It moves the clock as before,
+                // but never past the time limit.
+                if event.time_us <= world.limits.max_time_us {
+                    self.now_us = event.time_us;
                 }
+                continue;
             }
             if event.time_us > world.limits.max_time_us {
                 return self.report(Outcome::Inconclusive(Limit::Time));
@@ -322,11 +325,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 }
                 EventKind::Restart { actor } => {
                     self.step += 1;
-                    if !self.sim.up[actor as usize] {
-                        self.start::<W>(actors, actor, true)
-                    } else {
-                        None
-                    }
+                    self.start::<W>(actors, actor, true)
                 }
                 EventKind::Vacant => unreachable!("a queued event is never vacant"),
             };

@@ -354,3 +354,33 @@ fn a_cancelled_timer_trips_no_limit() {
         assert!(r.end_time_us <= max_time_us);
     }
 }
+
+/// The receiver crashes before the request and draws its longest restart;
+/// healing restarts it long before that, so the restart drawn at the crash
+/// finds it up: no step, and no reason to call a finished run inconclusive.
+#[test]
+fn a_restart_that_finds_its_actor_up_trips_no_limit() {
+    let mut m = toy();
+    m.world.fault_phase_us = 500;
+    m.world.limits.max_time_us = 5_000;
+    m.world.crashes[1] = crate::world::CrashConfig {
+        crash_per_mille: PerMilleRange::fixed(100),
+        restart_us_min: 1,
+        restart_us_max: 10_000,
+    };
+    let layout = StreamLayout { actors: 2 };
+    let mut crash = Record::default();
+    crash.set(layout.crash(1), 0, 1);
+    crash.set(layout.crash(1), 1, u64::MAX);
+    let mut sim = Sim::new(&m);
+    let source = Source::Replay {
+        record: &crash,
+        log_points: false,
+    };
+    let r = sim.run(&m, source, &mut NoTrace);
+    assert_eq!(r.faults.crashed, 1);
+    // The lost request, the restart at healing, the resend timer, the
+    // resent request and its ack: the restart drawn at the crash is none.
+    assert_eq!((r.outcome, r.events), (Outcome::Holds, 5));
+    assert!(r.end_time_us <= 5_000);
+}
