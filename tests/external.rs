@@ -270,6 +270,24 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
 }
 
 #[test]
+fn the_time_out_ends_a_program_hung_in_a_child_that_holds_its_stdout() {
+    // The script's `sleep 60` keeps the pipe open after the script is
+    // killed: the time-out must not wait for it.
+    let set = r#"consumer.program=["sh","hangs-in-child.sh"]"#;
+    let began = models::external::process::now();
+    let (_, err) = run(&["check", MISBEHAVE, "--set", set], 2);
+    let took = began.elapsed();
+    assert!(
+        err.contains("no {\"type\":\"done\"} within 1000 ms of wall time"),
+        "{err}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "took {took:?}: {err}"
+    );
+}
+
+#[test]
 fn a_program_that_does_not_behave_the_same_twice_is_flagged() {
     for (m, seed) in [("random", "seed 0"), ("keeps-memory", "seed 1")] {
         let set = mode(m);

@@ -12,7 +12,10 @@
 //! cost a third wake-up per answer, a quarter of the time on a busy machine).
 //! std has no read with a time-out on a pipe; a watchdog thread per process
 //! looks at the deadline of the answer being read a few times a second and
-//! kills a program that is past it, which ends the blocked read.
+//! kills a program that is past it, which ends the blocked read. It kills
+//! the program's whole process group: a child the program started (a shell
+//! script's `sleep`, a tool it runs) holds the same stdout, and the read
+//! would wait for that child to end, not for the time-out.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -53,11 +56,15 @@ struct Watch {
     fired: AtomicBool,
     /// The process is gone; the watchdog ends.
     over: AtomicBool,
+    /// The child was waited for: its id may name another process by now.
+    reaped: AtomicBool,
 }
 
 /// A running program.
 pub struct Process {
     child: Arc<Mutex<Child>>,
+    /// The child's id, which is also its process group's (see [`kill_group`]).
+    pid: u32,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<String>>>,
@@ -105,6 +112,7 @@ impl Process {
                 t.push_back(line);
             }
         });
+        let pid = child.id();
         let child = Arc::new(Mutex::new(child));
         let watch = Arc::new(Watch::default());
         let (c, w) = (Arc::clone(&child), Arc::clone(&watch));
@@ -114,13 +122,18 @@ impl Process {
                 let d = w.deadline_ns.load(Ordering::Relaxed);
                 if d != 0 && since_epoch_ns() > d {
                     w.fired.store(true, Ordering::Relaxed);
-                    let _ = lock(&c).kill();
+                    let mut child = lock(&c);
+                    if !w.reaped.load(Ordering::Relaxed) {
+                        kill_group(pid);
+                    }
+                    let _ = child.kill();
                     break;
                 }
             }
         });
         Ok(Process {
             child,
+            pid,
             stdin,
             stdout,
             stderr: tail,
@@ -197,6 +210,7 @@ impl Process {
     fn exit_status(&mut self) -> Option<String> {
         for _ in 0..50 {
             if let Ok(Some(status)) = lock(&self.child).try_wait() {
+                self.watch.reaped.store(true, Ordering::Relaxed);
                 return Some(status.to_string());
             }
             std::thread::sleep(Duration::from_millis(2));
@@ -219,10 +233,37 @@ impl Drop for Process {
         self.watch.over.store(true, Ordering::Relaxed);
         drop(self.stdin.take());
         let mut child = lock(&self.child);
+        // The children it started too, so none keeps running, or keeps its pipes open.
+        if !self.watch.reaped.load(Ordering::Relaxed) {
+            kill_group(self.pid);
+        }
         let _ = child.kill();
         let _ = child.wait();
     }
 }
+
+/// Kills the process group `pid` leads: the program and every process it
+/// started (they inherit its group, set at spawn). Only while the child is
+/// not yet waited for: until then its id stays its own, even as a zombie,
+/// and callers hold the child's lock, so no wait comes in between.
+#[cfg(unix)]
+fn kill_group(pid: u32) {
+    extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    const SIGKILL: i32 = 9;
+    let Ok(pid) = i32::try_from(pid) else { return };
+    if pid > 0 {
+        // SAFETY: kill(2) takes two integers and reads or writes no memory
+        // of this process; a negative pid names a process group.
+        unsafe {
+            kill(-pid, SIGKILL);
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_: u32) {}
 
 /// Wall-clock time, only to bound how long a program may take to answer:
 /// the program's I/O is real, and nothing read here flows into a run.
