@@ -238,6 +238,10 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
             "Traceback: something broke in the handler",
         ),
         ("bad-send", "did you mean \"broker\""),
+        (
+            "ack-to-producer",
+            "a `send` to \"producer\" is not a message it takes: an ack goes to the broker",
+        ),
     ] {
         let set = mode(m);
         let (_, err) = run(&["check", MISBEHAVE, "--set", &set], 2);

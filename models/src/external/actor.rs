@@ -60,8 +60,9 @@ pub trait Role: 'static {
     /// The operation a message is about, and what idemsim observes when it
     /// arrives (the arrival is a fact; what the program makes of it is not).
     fn arrival(msg: &Self::Msg) -> Option<(u32, Obs)>;
-    /// A payload the program sent, as the model's message.
-    fn outgoing(payload: &Value) -> Result<Self::Msg, PayloadError>;
+    /// A payload the program sent to the actor named `to`, as the model's
+    /// message; an error also when `to` does not take that message.
+    fn outgoing(to: &str, payload: &Value) -> Result<Self::Msg, PayloadError>;
     /// The observation of an effect the program reported for `op`.
     fn effect(op: u32, payload: u32) -> Obs;
     /// Reached when a message sent before the program's latest start is
@@ -220,7 +221,7 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
                         format!("{hint}the actors are {names}"),
                     ));
                 };
-                let msg = R::outgoing(&payload).map_err(|e| {
+                let msg = R::outgoing(&to, &payload).map_err(|e| {
                     let e = protocol::payload_error(&to, e);
                     failure(e.what, e.fix)
                 })?;

@@ -90,7 +90,7 @@ impl Role for ConsumerRole {
         }
     }
 
-    fn outgoing(payload: &Value) -> Result<Msg, PayloadError> {
+    fn outgoing(to: &str, payload: &Value) -> Result<Msg, PayloadError> {
         let bad = |what: String| {
             PayloadError {
             what,
@@ -134,6 +134,13 @@ impl Role for ConsumerRole {
                 })
         };
         let (id, receipt) = (num("id")?, num("receipt")?);
+        // Only the broker reads acks and extensions: another actor would
+        // drop one unseen, and the run would go on as if it never was sent.
+        if to != "broker" {
+            return Err(bad(format!(
+                "an {kind} goes to the broker, and \"{to}\" takes none"
+            )));
+        }
         Ok(match kind {
             "ack" if result => Msg::AckWithResult { id, receipt },
             "ack" => Msg::Ack { id, receipt },
@@ -190,11 +197,11 @@ mod tests {
         let v: Value = serde_json::from_str(&again).unwrap();
         assert_eq!(v["redelivered"], json!(true), "{again}");
         assert_eq!(
-            ConsumerRole::outgoing(&json!({"type":"extend","id":3,"receipt":8})),
+            ConsumerRole::outgoing("broker", &json!({"type":"extend","id":3,"receipt":8})),
             Ok(Msg::Extend { id: 3, receipt: 8 })
         );
         assert_eq!(
-            ConsumerRole::outgoing(&json!({"type":"ack","id":3,"receipt":7})),
+            ConsumerRole::outgoing("broker", &json!({"type":"ack","id":3,"receipt":7})),
             Ok(Msg::Ack { id: 3, receipt: 7 })
         );
         assert!(ConsumerRole::incoming(&Msg::Ack { id: 1, receipt: 1 }).is_none());
@@ -223,9 +230,14 @@ mod tests {
             json!({"type":"extend","id":1,"receipt":2,"by_ms":500}),
             json!({"type":"nack","id":1,"receipt":2}),
         ] {
-            let e = ConsumerRole::outgoing(&bad).unwrap_err();
+            let e = ConsumerRole::outgoing("broker", &bad).unwrap_err();
             assert!(e.fix.contains(ACK_EXAMPLE), "{bad}: {e:?}");
             assert!(e.fix.contains(EXTEND_EXAMPLE), "{bad}: {e:?}");
+        }
+        for to in ["producer", "consumer-1"] {
+            let e =
+                ConsumerRole::outgoing(to, &json!({"type":"ack","id":1,"receipt":1})).unwrap_err();
+            assert!(e.what.contains("goes to the broker"), "{to}: {e:?}");
         }
     }
 }
