@@ -292,6 +292,31 @@ fn the_time_out_ends_a_program_hung_in_a_child_that_holds_its_stdout() {
 }
 
 #[test]
+fn the_time_out_holds_for_a_line_the_program_does_not_read() {
+    // A line longer than the pipe holds (a restart's storage can be) waits
+    // for the program to read it; one that never reads must not hold idemsim.
+    let program = models::external::Program {
+        argv: ["sh", "-c", "sleep 60"].map(String::from).to_vec(),
+        dir: common::root().to_path_buf(),
+    };
+    let mut session = models::external::Session::default();
+    let line = format!(
+        r#"{{"type":"timer","id":"{}","now_us":0}}"#,
+        "x".repeat(4 << 20)
+    );
+    let began = models::external::process::now();
+    let e = session
+        .call(&program, std::time::Duration::from_millis(500), 0, &line)
+        .unwrap_err();
+    let took = began.elapsed();
+    assert!(
+        e.what.contains("did not read the line idemsim wrote") && e.what.contains("within 500 ms"),
+        "{e:?}"
+    );
+    assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
+}
+
+#[test]
 fn a_program_that_does_not_behave_the_same_twice_is_flagged() {
     for (m, seed) in [("random", "seed 0"), ("keeps-memory", "seed 1")] {
         let set = mode(m);

@@ -141,24 +141,32 @@ impl Process {
         })
     }
 
-    /// Writes one line (a newline is added) and flushes it.
-    pub fn write_line(&mut self, line: &str) -> Result<(), String> {
+    /// Writes one line (a newline is added) and flushes it, by `deadline`:
+    /// a line longer than the pipe holds waits for the program to read it,
+    /// and a program that does not read must not hold idemsim.
+    pub fn write_line(&mut self, line: &str, deadline: Instant) -> Result<(), String> {
         let stdin = self.stdin.as_mut().ok_or("its stdin is closed")?;
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        stdin
-            .write_all(&bytes)
-            .and_then(|()| stdin.flush())
-            .map_err(|e| format!("writing to its stdin failed: {e}"))
+        self.watch
+            .deadline_ns
+            .store(deadline_ns(deadline), Ordering::Relaxed);
+        let written = stdin.write_all(&bytes).and_then(|()| stdin.flush());
+        self.watch.deadline_ns.store(0, Ordering::Relaxed);
+        written.map_err(|e| format!("writing to its stdin failed: {e}"))
+    }
+
+    /// The watchdog killed the program for being late.
+    pub fn timed_out(&self) -> bool {
+        self.watch.fired.load(Ordering::Relaxed)
     }
 
     /// The next line, waiting until `deadline` at most.
     pub fn read_line(&mut self, deadline: Instant) -> Result<String, ReadError> {
-        let ns = u64::try_from(deadline.saturating_duration_since(epoch()).as_nanos())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        self.watch.deadline_ns.store(ns, Ordering::Relaxed);
+        self.watch
+            .deadline_ns
+            .store(deadline_ns(deadline), Ordering::Relaxed);
         let mut buf = Vec::new();
         let read = (&mut self.stdout)
             .take(MAX_LINE_BYTES as u64 + 1)
@@ -277,6 +285,13 @@ pub fn now() -> Instant {
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(now)
+}
+
+/// `deadline` as the watchdog reads it: never 0, which means none.
+fn deadline_ns(deadline: Instant) -> u64 {
+    u64::try_from(deadline.saturating_duration_since(epoch()).as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
 fn since_epoch_ns() -> u64 {

@@ -155,9 +155,21 @@ impl Session {
             self.note('←', &stray);
             return Err(stray_failure());
         }
-        let written = p.write_line(line);
+        // One bound for the whole answer, writing the line included.
+        let deadline = process::now() + timeout;
+        let written = p.write_line(line, deadline);
         self.note('→', line);
         let p = self.process.as_mut().expect("started above");
+        if written.is_err() && p.timed_out() {
+            return Err(failure(
+                format!(
+                    "the program did not read the line idemsim wrote ({} bytes) within {} ms of wall time",
+                    line.len() + 1,
+                    timeout.as_millis()
+                ),
+                "read stdin line by line and answer each line as it comes; if the program is only slow, raise handler_timeout_ms in the scenario",
+            ));
+        }
         if let Err(e) = written {
             // A program that already exited: say how, if it did.
             let how = match p.read_line(process::now()) {
@@ -169,7 +181,6 @@ impl Session {
                 "keep reading lines from stdin until it closes; see its stderr in this report",
             ));
         }
-        let deadline = process::now() + timeout;
         let mut outs = Vec::new();
         let mut shown = Vec::new();
         let mut written = Vec::new();
