@@ -177,9 +177,78 @@ fn known_fields(o: &Map<String, Value>, kind: &str, fields: &[&str]) -> Result<(
     Ok(())
 }
 
+/// How the error of a key written twice starts, to tell it from bad JSON.
+const TWICE: &str = "the key ";
+
+/// A JSON value in which no object has a key twice. serde_json keeps the
+/// last of two silently, so `{"op":1,"op":2}` would be an effect for 2
+/// that the program may have meant for 1; JSON leaves it undefined.
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::from(s))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut o = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let Strict(v) = map.next_value()?;
+            if o.contains_key(&k) {
+                return Err(serde::de::Error::custom(format!("{TWICE}{} twice", q(&k))));
+            }
+            o.insert(k, v);
+        }
+        Ok(Value::Object(o))
+    }
+}
+
 /// Parses one line a program wrote.
 pub fn parse(line: &str) -> Result<Out, LineError> {
-    let v: Value = serde_json::from_str(line).map_err(|e| {
+    let Strict(v) = serde_json::from_str(line).map_err(|e| {
+        if e.to_string().starts_with(TWICE) {
+            return err(
+                format!("a line with {e}"),
+                "write each key of an object once",
+            );
+        }
         err(
             format!("not a JSON object: {e}"),
             "write exactly one JSON object per line, and nothing else on stdout (send debug output to stderr, or as {\"type\":\"log\",\"text\":\"...\"})",
@@ -387,6 +456,13 @@ mod tests {
         assert!(e.what.contains("idemsim writes"), "{e:?}");
         let e = parse("[1]").unwrap_err();
         assert!(e.what.contains("not an object"), "{e:?}");
+        let e = parse(r#"{"type":"effect","op":1,"payload":1200,"op":2}"#).unwrap_err();
+        assert!(
+            e.what.starts_with("a line with the key \"op\" twice"),
+            "{e:?}"
+        );
+        let e = parse(r#"{"type":"send","to":"b","payload":{"id":1,"id":1}}"#).unwrap_err();
+        assert!(e.what.contains("the key \"id\" twice"), "{e:?}");
     }
 
     #[test]
