@@ -243,6 +243,10 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
             "a `send` to \"producer\" is not a message it takes: an ack goes to the broker",
         ),
         ("key-twice", "a line with the key \"op\" twice"),
+        (
+            "log-number",
+            "`text` of a `log` line must be a string, not 1",
+        ),
     ] {
         let set = mode(m);
         let (_, err) = run(&["check", MISBEHAVE, "--set", &set], 2);

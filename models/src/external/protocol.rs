@@ -330,7 +330,12 @@ pub fn parse(line: &str) -> Result<Out, LineError> {
             known_fields(&o, "log", &["text"])?;
             let text = match field(&o, "log", "text")? {
                 Value::String(s) => s.clone(),
-                v => v.to_string(),
+                v => {
+                    return Err(err(
+                        format!("`text` of a `log` line must be a string, not {v}"),
+                        fix("log"),
+                    ))
+                }
             };
             Out::Log { text }
         }
@@ -454,6 +459,8 @@ mod tests {
         assert!(e.fix.contains("did you mean `value`"), "{e:?}");
         let e = parse(r#"{"type":"msg"}"#).unwrap_err();
         assert!(e.what.contains("idemsim writes"), "{e:?}");
+        let e = parse(r#"{"type":"log","text":5}"#).unwrap_err();
+        assert!(e.what.contains("must be a string, not 5"), "{e:?}");
         let e = parse("[1]").unwrap_err();
         assert!(e.what.contains("not an object"), "{e:?}");
         let e = parse(r#"{"type":"effect","op":1,"payload":1200,"op":2}"#).unwrap_err();
