@@ -380,6 +380,13 @@ fn a_missing_program_or_a_built_in_key_beside_it_is_refused_where_it_is_written(
         err.contains("s.toml:6:23: nope.py does not exist in"),
         "{err}"
     );
+    std::fs::create_dir_all(dir.join("a-folder")).unwrap();
+    write("program = [\"./a-folder\"]");
+    let (_, err) = run(&["check", f], 2);
+    assert!(
+        err.contains("s.toml:6:12: the program ./a-folder is a folder in"),
+        "{err}"
+    );
     write("program = [\"no-such-command-xyz\"]");
     let (_, err) = run(&["check", f], 2);
     assert!(

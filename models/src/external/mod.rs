@@ -106,6 +106,13 @@ pub fn resolve_program(
     })?;
     if command.contains('/') {
         let p = dir.join(command);
+        if p.is_dir() {
+            return Err(invalid(
+                at_index(0),
+                format!("the program {command} is a folder in {}", dir.display()),
+                format!("name the file to run in it, or its interpreter and the file: {example}"),
+            ));
+        }
         if !p.is_file() {
             return Err(invalid(
                 at_index(0),
