@@ -234,6 +234,10 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
         ),
         ("exit", "the program exited (exit status: 3)"),
         (
+            "no-newline-exit",
+            "the program exited (exit status: 0) after a line it wrote without the newline",
+        ),
+        (
             "stderr-then-exit",
             "Traceback: something broke in the handler",
         ),
@@ -260,7 +264,7 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
         assert!(err.contains("→ {\"type\":\"start\""), "{m}: {err}");
         assert!(err.contains("\nhelp: "), "{m}: {err}");
         assert!(err.contains("repro: idemsim replay"), "{m}: {err}");
-        if m == "no-newline" {
+        if m == "no-newline" || m == "no-newline-exit" {
             // The unended line is shown as what the program wrote.
             assert!(err.contains("← {\"type\": \"done\"}"), "{m}: {err}");
             assert!(err.contains("end every line with a newline"), "{m}: {err}");

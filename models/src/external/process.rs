@@ -41,8 +41,9 @@ pub enum ReadError {
     /// No complete line before the deadline; the bytes of a line begun but
     /// not ended with a newline, if any (lossy UTF-8, for the message).
     Timeout(String),
-    /// The program closed its stdout or exited; its exit status if it ended.
-    Closed(Option<String>),
+    /// The program closed its stdout or exited; its exit status if it
+    /// ended, and the bytes of a last line it left without a newline.
+    Closed(Option<String>, String),
     /// The line was not UTF-8 or too long.
     Bad(String),
 }
@@ -182,7 +183,10 @@ impl Process {
                         String::from_utf8_lossy(&buf).into_owned(),
                     ))
                 } else {
-                    Err(ReadError::Closed(self.exit_status()))
+                    Err(ReadError::Closed(
+                        self.exit_status(),
+                        String::from_utf8_lossy(&buf).into_owned(),
+                    ))
                 }
             }
             Ok(_) if buf.len() > MAX_LINE_BYTES && !buf.ends_with(b"\n") => Err(ReadError::Bad(

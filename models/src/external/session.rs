@@ -173,7 +173,7 @@ impl Session {
         if let Err(e) = written {
             // A program that already exited: say how, if it did.
             let how = match p.read_line(process::now()) {
-                Err(ReadError::Closed(Some(status))) => format!(" (it exited: {status})"),
+                Err(ReadError::Closed(Some(status), _)) => format!(" (it exited: {status})"),
                 _ => String::new(),
             };
             return Err(failure(
@@ -210,11 +210,20 @@ impl Session {
                         "end every handler with {\"type\":\"done\"} and flush stdout after each line (Python: print(line, flush=True)); if the program is only slow, raise handler_timeout_ms in the scenario",
                     ))
                 }
-                Err(ReadError::Closed(status)) => {
+                Err(ReadError::Closed(status, partial)) => {
                     let how = match status {
                         Some(s) => format!("exited ({s})"),
                         None => "closed its stdout".to_string(),
                     };
+                    if !partial.trim().is_empty() {
+                        // Shown, or the report hides the line the program
+                        // thinks it wrote: most often its done, unended.
+                        self.note('←', &partial);
+                        return Err(failure(
+                            format!("the program {how} after a line it wrote without the newline that ends it"),
+                            "end every line with a newline and flush stdout after it (Python: print(line, flush=True)); see its stderr in this report",
+                        ));
+                    }
                     return Err(failure(
                         format!("the program {how} before its {{\"type\":\"done\"}}"),
                         "see its stderr in this report; a program must keep reading stdin until it closes",
