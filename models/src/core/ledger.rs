@@ -81,11 +81,11 @@ pub struct OpRecord {
     /// A newer version superseded it.
     pub superseded: bool,
     // --- an entity: the newest committed write and what the consumer holds
-    /// For an entity: the newest committed (value, version).
+    /// For an entity: the newest committed (version, value).
     pub newest: Option<(u32, u32)>,
     /// Whether that newest event went to a dead-letter queue.
     pub newest_dead: bool,
-    /// For an entity: the (value, version) the consumers' database holds.
+    /// For an entity: the (version, value) the consumers' database holds.
     pub current: Option<(u32, u32)>,
     /// For an operation a client asked for: the events about it that took
     /// effect downstream (the chain's bookings in accounting of one claim).
