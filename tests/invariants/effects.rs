@@ -7,6 +7,26 @@ use models::core::{AttemptOutcome, Ending, Obs, Op};
 use models::http::{REQUEST, RESOURCE};
 use models::messaging::CONSUMER_WRITE;
 
+/// Event `id`, about claim `about` (paid with 1200 EUR), committed as
+/// version `version` of it.
+fn booked(about: Op, id: u32, version: u32) -> Obs {
+    Obs::Committed {
+        op: event(id),
+        entity: about,
+        value: 1200,
+        version,
+    }
+}
+
+/// Accounting books event `id`: 1200 EUR downstream.
+fn booking(id: u32) -> Obs {
+    Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: 1200,
+    }
+}
+
 #[test]
 fn no_duplicate_effect() {
     let a = claim(4711);
@@ -59,21 +79,10 @@ fn no_duplicate_effect() {
     // service booked it twice (a retry it no longer recognised), the bank
     // paid once, accounting booked each event once: the claim took effect
     // twice downstream.
-    let booked = |id, version| Obs::Committed {
-        op: event(id),
-        entity: a,
-        value: 1200,
-        version,
-    };
-    let booking = |id| Obs::Effect {
-        site: &CONSUMER_WRITE,
-        op: event(id),
-        payload: 1200,
-    };
     let mut rebooked = paid_once(a);
     rebooked.extend([
-        (0, 1, booked(1, 1)),
-        (0, 1, booked(2, 2)),
+        (0, 1, booked(a, 1, 1)),
+        (0, 1, booked(a, 2, 2)),
         (1, 3, booking(1)),
         (2, 3, booking(2)),
     ]);
@@ -82,7 +91,7 @@ fn no_duplicate_effect() {
     // is a second event about a claim nobody asked for (an entity of the
     // messaging model is such a claim-less subject).
     let mut once = paid_once(a);
-    once.extend([(0, 1, booked(1, 1)), (1, 3, booking(1))]);
+    once.extend([(0, 1, booked(a, 1, 1)), (1, 3, booking(1))]);
     silent(&once);
     let unasked = claim(4712);
     silent(&[
@@ -373,24 +382,13 @@ fn a_reconciled_dead_letter_is_judged_by_what_the_client_was_finally_told() {
 #[test]
 fn a_booking_seen_before_its_commit_still_counts_downstream() {
     let a = claim(4711);
-    let booked = |id, version| Obs::Committed {
-        op: event(id),
-        entity: a,
-        value: 1200,
-        version,
-    };
-    let booking = |id| Obs::Effect {
-        site: &CONSUMER_WRITE,
-        op: event(id),
-        payload: 1200,
-    };
     let paid = paid_once(a);
     // The first event booked before its commit, the second after.
     let mut first_early = paid.clone();
     first_early.extend([
         (3, 3, booking(1)),
-        (3, 1, booked(1, 1)),
-        (4, 1, booked(2, 2)),
+        (3, 1, booked(a, 1, 1)),
+        (4, 1, booked(a, 2, 2)),
         (5, 3, booking(2)),
     ]);
     fires("no-duplicate-effect", &first_early);
@@ -398,10 +396,10 @@ fn a_booking_seen_before_its_commit_still_counts_downstream() {
     // both facts hold.
     let mut second_early = paid.clone();
     second_early.extend([
-        (3, 1, booked(1, 1)),
+        (3, 1, booked(a, 1, 1)),
         (3, 3, booking(1)),
         (5, 3, booking(2)),
-        (5, 1, booked(2, 2)),
+        (5, 1, booked(a, 2, 2)),
     ]);
     fires("no-duplicate-effect", &second_early);
     let v = crate::ledger::violation(&second_early).expect("a violation");
@@ -414,13 +412,13 @@ fn a_booking_seen_before_its_commit_still_counts_downstream() {
     let mut both_early = paid.clone();
     both_early.extend([
         (3, 3, booking(1)),
-        (3, 1, booked(1, 1)),
+        (3, 1, booked(a, 1, 1)),
         (5, 3, booking(2)),
-        (5, 1, booked(2, 2)),
+        (5, 1, booked(a, 2, 2)),
     ]);
     fires("no-duplicate-effect", &both_early);
     // One event booked before its commit, and only one: once.
     let mut once = paid;
-    once.extend([(3, 3, booking(1)), (3, 1, booked(1, 1))]);
+    once.extend([(3, 3, booking(1)), (3, 1, booked(a, 1, 1))]);
     silent(&once);
 }
