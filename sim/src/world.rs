@@ -125,7 +125,8 @@ pub struct Limits {
     pub max_steps: u64,
     /// Virtual time per run.
     pub max_time_us: TimeUs,
-    /// Pending events at once.
+    /// Events still to happen at once; timers cancelled or replaced before
+    /// they fire, and restarts that find their actor up, do not count.
     pub max_queue: usize,
 }
 

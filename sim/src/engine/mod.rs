@@ -480,6 +480,7 @@ impl<M: Model> Sim<M> {
             faults: FaultCounts::default(),
             situations: SituationSet::EMPTY,
             violation: None,
+            void_until_us: 0,
         }
         .execute::<W>(&mut actors);
         self.actors = actors;

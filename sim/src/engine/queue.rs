@@ -177,6 +177,27 @@ impl<M, T> EventQueue<M, T> {
         self.sorted.insert(at, slot);
     }
 
+    /// Drops every pending event (time, payload) `keep` says no to, freeing its slab slot;
+    /// the rest keep their order. Out of the hot path: the engine calls it
+    /// only when the queue looks over its limit.
+    pub fn retain(&mut self, mut keep: impl FnMut(TimeUs, &EventKind<M, T>) -> bool) {
+        let (slab, free) = (&mut self.slab, &mut self.free);
+        let mut check = |s: &Slot| {
+            let i = s.index as usize;
+            if keep(s.time_us, &slab[i]) {
+                return true;
+            }
+            slab[i] = EventKind::Vacant;
+            free.push(s.index);
+            false
+        };
+        if self.in_heap {
+            self.heap.retain(|s| check(s));
+        } else {
+            self.sorted.retain(|s| check(s));
+        }
+    }
+
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Event<M, T>> {
         let slot = if self.in_heap {
@@ -257,6 +278,40 @@ mod tests {
             }
             pending.sort();
             assert_eq!(pending, check.copied().collect::<Vec<_>>(), "n = {n}");
+        }
+    }
+
+    /// `retain` drops what it is told in both forms, frees the slots for
+    /// reuse, and the rest still pop in (time, seq) order.
+    #[test]
+    fn retain_drops_events_and_keeps_the_order_in_both_forms() {
+        for n in [10u32, 3 * SORTED_MAX as u32] {
+            let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+            for i in 0..n {
+                // Times fall and rise, so neither form sees them in order.
+                q.push(
+                    u64::from((i * 7) % 13),
+                    u64::from(i),
+                    EventKind::Restart { actor: i },
+                );
+            }
+            q.retain(|_, k| matches!(k, EventKind::Restart { actor } if actor % 3 != 0));
+            let kept = (0..n).filter(|i| i % 3 != 0).count();
+            assert_eq!(q.len(), kept, "n = {n}");
+            assert_eq!(q.free.len(), n as usize - kept, "dropped slots are free");
+            let mut popped = Vec::new();
+            while let Some(e) = q.pop() {
+                let EventKind::Restart { actor } = e.kind else {
+                    panic!("only restarts were queued");
+                };
+                popped.push((e.time_us, actor));
+            }
+            let mut expected: Vec<(u64, u32)> = (0..n)
+                .filter(|i| i % 3 != 0)
+                .map(|i| (u64::from((i * 7) % 13), i))
+                .collect();
+            expected.sort();
+            assert_eq!(popped, expected, "n = {n}");
         }
     }
 }

@@ -24,6 +24,9 @@ pub(super) struct Run<'s, 'm, 't, M: Model, T> {
     /// The first violation of the step under way: the commands after it are
     /// not applied, and the run ends once the handler returns.
     pub violation: Option<Violation>,
+    /// The latest time of the void events dropped at the queue limit, which
+    /// the clock reaches by the end of the run as if they had been popped.
+    pub void_until_us: TimeUs,
 }
 
 /// How a handler's commands reach the engine: a generic run buffers them and
@@ -273,13 +276,16 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     Some(t) => t >= world.fault_phase_us,
                 };
                 if heal_now {
-                    if let Some(v) = self.start_healing::<W>(actors, world) {
-                        return self.report(Outcome::Violation(v));
+                    if let Some(outcome) = self.start_healing::<W>(actors, world) {
+                        return self.report(outcome);
                     }
                     continue;
                 }
             }
             let Some(event) = self.sim.queue.pop() else {
+                // Void events dropped at the queue limit would have been
+                // popped last and moved the clock this far.
+                self.now_us = self.now_us.max(self.void_until_us);
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
@@ -332,7 +338,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             if let Some(v) = violation {
                 return self.report(Outcome::Violation(v));
             }
-            if self.sim.queue.len() > world.limits.max_queue {
+            if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
                 return self.report(Outcome::Inconclusive(Limit::Queue));
             }
         }
@@ -341,6 +347,36 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             Some(v) => self.report(Outcome::Violation(v)),
             None => self.report(Outcome::Holds),
         }
+    }
+
+    /// Whether the events still to happen are more than `max_queue`. Cancelled
+    /// or replaced timers and restarts that find their actor up stay queued
+    /// until their time and then do nothing; they are no load on the system
+    /// the limit is about, so they are dropped here before counting. Popped,
+    /// they would only have moved the clock, which the next real event moves
+    /// further anyway; the latest of them within the time limit is kept in
+    /// `void_until_us` for the end of the run, which would have reached it.
+    #[cold]
+    #[inline(never)]
+    fn over_queue_limit(&mut self, world: &World) -> bool {
+        let sim = &mut *self.sim;
+        let (generations, up) = (&sim.timer_gen, &sim.up);
+        let mut latest_us = self.void_until_us;
+        sim.queue.retain(|time_us, kind| {
+            let void = match *kind {
+                EventKind::Timer {
+                    slot, generation, ..
+                } => generations[slot as usize] != generation,
+                EventKind::Restart { actor } => up[actor as usize],
+                _ => false,
+            };
+            if void && time_us <= world.limits.max_time_us {
+                latest_us = latest_us.max(time_us);
+            }
+            !void
+        });
+        self.void_until_us = latest_us;
+        sim.queue.len() > world.limits.max_queue
     }
 
     fn reset(&mut self, actors: &mut Actors<M>, world: &World) {
@@ -352,6 +388,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.timer_gen.iter_mut().for_each(|g| *g = 0);
         sim.oracle.reset();
         self.violation = None;
+        self.void_until_us = 0;
         for (i, node) in self.model.nodes().iter().enumerate() {
             sim.up[i] = false;
             node.reset_storage(&mut actors.storages[i]);
@@ -373,7 +410,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         &mut self,
         actors: &mut Actors<M>,
         world: &World,
-    ) -> Option<Violation> {
+    ) -> Option<Outcome> {
         debug_assert!(self.phase == Phase::Fault);
         self.phase = Phase::Healing;
         self.now_us = self.now_us.max(
@@ -393,9 +430,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     self.push(soonest, EventKind::Restart { actor });
                     continue;
                 }
+                // A restart is a step like any other, under the same limit.
+                if self.step >= world.limits.max_steps {
+                    return Some(Outcome::Inconclusive(Limit::Steps));
+                }
                 self.step += 1;
                 if let Some(v) = self.start::<W>(actors, actor, true) {
-                    return Some(v);
+                    return Some(Outcome::Violation(v));
                 }
             }
         }
