@@ -362,7 +362,10 @@ fn a_reconciled_dead_letter_is_judged_by_what_the_client_was_finally_told() {
             (91, 2, transfer(c, 1200)),
         ],
     );
-    // Reconciled to "done" and then nothing landed by the end: lost, not unknown.
+    // The claim the ledger judges is the told-done, not the ending: every
+    // model reports "done" as a told-done followed by its ending
+    // (`ClientOp::done`, the reconciliation job), so an ending "done" on its
+    // own adds no claim, and with nothing landed nothing is judged false.
     assert_eq!(
         judge(&[
             (0, 0, intent(c, 1200)),
