@@ -406,6 +406,40 @@ fn a_missing_program_or_a_built_in_key_beside_it_is_refused_where_it_is_written(
     assert!(err.contains("no consumer.program is given"), "{err}");
 }
 
+/// A command found on PATH only as a file that is not executable would fail
+/// at the first run's start; a shell skips such a file and keeps looking,
+/// and idemsim refuses it at load, where the program is written.
+#[cfg(unix)]
+#[test]
+fn a_command_on_path_that_is_not_executable_is_refused_at_load() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("external-path");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let prog = bin.join("my-consumer-xyz");
+    std::fs::write(&prog, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        "summary = \"x\"\nmodel = \"messaging\"\n[expect]\nverdict = \"holds\"\n[consumer]\nprogram = [\"my-consumer-xyz\"]\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let f = file.to_str().unwrap();
+    let (_, err) = common::run_in(&dir, &["check", f, "--runs", "1"], &[("PATH", &path)], 2);
+    assert!(
+        err.contains("s.toml:6:12: the command `my-consumer-xyz` on PATH")
+            && err.contains("is not executable"),
+        "{err}"
+    );
+    assert!(err.contains("chmod +x"), "{err}");
+}
+
 #[test]
 fn ctrl_c_stops_the_sweep_and_not_the_program_mid_answer() {
     // The terminal's SIGINT reaches the whole foreground group; a program in

@@ -61,9 +61,34 @@ fn names_a_file(arg: &str) -> bool {
             .is_some_and(|e| SCRIPT_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
-fn on_path(command: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(command).is_file()))
+/// Where `command` is found on `PATH`: the first executable file of that
+/// name, as a shell finds it (it skips one that is not executable), or the
+/// first such file that is not executable, or nothing.
+fn on_path(command: &str) -> Found {
+    let mut found = Found::Nothing;
+    let Some(paths) = std::env::var_os("PATH") else {
+        return found;
+    };
+    for d in std::env::split_paths(&paths) {
+        let p = d.join(command);
+        if !p.is_file() {
+            continue;
+        }
+        if is_executable(&p) {
+            return Found::Executable;
+        }
+        if found == Found::Nothing {
+            found = Found::NotExecutable(p);
+        }
+    }
+    found
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Found {
+    Executable,
+    NotExecutable(PathBuf),
+    Nothing,
 }
 
 /// Checks a scenario's `program` at load time: the command exists (on
@@ -127,14 +152,32 @@ pub fn resolve_program(
                 format!("chmod +x {command}, or run it through its interpreter: {example}"),
             ));
         }
-    } else if !on_path(command) {
-        return Err(invalid(
-            at_index(0),
-            format!("no command `{command}` on PATH"),
-            format!(
-                "install it, or give a path relative to the scenario file's folder (./{command})"
-            ),
-        ));
+    } else {
+        match on_path(command) {
+            Found::Executable => {}
+            Found::NotExecutable(p) => {
+                return Err(invalid(
+                    at_index(0),
+                    format!(
+                        "the command `{command}` on PATH ({}) is not executable",
+                        p.display()
+                    ),
+                    format!(
+                        "chmod +x {}, or run it through its interpreter: {example}",
+                        p.display()
+                    ),
+                ));
+            }
+            Found::Nothing => {
+                return Err(invalid(
+                    at_index(0),
+                    format!("no command `{command}` on PATH"),
+                    format!(
+                        "install it, or give a path relative to the scenario file's folder (./{command})"
+                    ),
+                ));
+            }
+        }
     }
     for (i, arg) in argv.iter().enumerate().skip(1) {
         if names_a_file(arg) && !dir.join(arg).exists() {
