@@ -22,6 +22,12 @@ pub const MAX_TIMERS: usize = 64;
 /// Most keys a program may keep in its durable storage.
 pub const MAX_STORED_KEYS: usize = 100_000;
 
+/// Most bytes a program may keep in its durable storage (keys and values as
+/// compact JSON): each `start` hands all of it back on one line, and a
+/// simulator keeps it for every run, so it needs a bound of its own beside
+/// the key count (100,000 keys of a 1 MiB line each would be 100 GiB).
+pub const MAX_STORED_BYTES: usize = 16 << 20;
+
 /// A program's actor, as the scenario configured it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExternalConfig {
@@ -154,6 +160,8 @@ pub struct ExternalState {
 pub struct ExternalStorage {
     /// The keys the program stored.
     pub kv: BTreeMap<String, Value>,
+    /// The size of `kv` as [`MAX_STORED_BYTES`] counts it.
+    kv_bytes: usize,
     effects: Vec<u32>,
     /// The running program.
     pub session: Box<Session>,
@@ -262,22 +270,41 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
                 ctx.observe(R::effect(op, payload));
             }
             Out::Store { key, value } => {
+                let old_bytes = storage.kv.get(&key).map_or(0, |v| stored_bytes(&key, v));
                 if value.is_null() {
                     storage.kv.remove(&key);
+                    storage.kv_bytes -= old_bytes;
                 } else {
+                    let delete = "delete keys you no longer need with {\"type\":\"store\",\"key\":\"...\",\"value\":null}";
                     if storage.kv.len() >= MAX_STORED_KEYS && !storage.kv.contains_key(&key) {
                         return Err(failure(
                             format!("more than {MAX_STORED_KEYS} keys in its storage"),
-                            "delete keys you no longer need with {\"type\":\"store\",\"key\":\"...\",\"value\":null}",
+                            delete,
+                        ));
+                    }
+                    let bytes = storage.kv_bytes - old_bytes + stored_bytes(&key, &value);
+                    if bytes > MAX_STORED_BYTES {
+                        return Err(failure(
+                            format!(
+                                "more than {MAX_STORED_BYTES} bytes in its storage ({bytes} with this store)"
+                            ),
+                            delete,
                         ));
                     }
                     storage.kv.insert(key, value);
+                    storage.kv_bytes = bytes;
                 }
             }
             Out::Log { .. } | Out::Done => {}
         }
         Ok(())
     }
+}
+
+/// What one stored key costs against [`MAX_STORED_BYTES`]: the key and its
+/// value as compact JSON, as the `start` line carries them.
+fn stored_bytes(key: &str, value: &Value) -> usize {
+    key.len() + value.to_string().len()
 }
 
 // What a program may send is what its role's built-in actor sends.
@@ -300,10 +327,12 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
     fn reset_storage(&self, storage: &mut Option<ExternalStorage>) {
         let s = storage.get_or_insert_with(|| ExternalStorage {
             kv: BTreeMap::new(),
+            kv_bytes: 0,
             effects: Vec::new(),
             session: Box::default(),
         });
         s.kv.clear();
+        s.kv_bytes = 0;
         s.effects.clear();
         s.session.new_run(self.mode.transcript);
     }

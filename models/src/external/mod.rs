@@ -22,7 +22,7 @@ mod session;
 
 pub use actor::{
     CheckMode, External, ExternalConfig, ExternalState, ExternalStorage, ExternalTimer, Role,
-    MAX_STORED_KEYS, MAX_TIMERS,
+    MAX_STORED_BYTES, MAX_STORED_KEYS, MAX_TIMERS,
 };
 pub use names::{MAX_TIMER_NAMES, MAX_TIMER_NAME_BYTES};
 pub use protocol::{Out, PayloadError};
