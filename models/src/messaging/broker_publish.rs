@@ -181,11 +181,18 @@ impl<W: Carries<Msg>> Broker<W> {
                         m.status = QStatus::Aborted;
                     }
                 }
-                // Committed before: the commit's answer was lost and it came again.
-                QStatus::Ready | QStatus::InFlight { .. } | QStatus::Acked | QStatus::Dead => {
+                // Committed before: the commit's answer was lost and it came
+                // again. A copy discarded after its last delivery was
+                // committed too: Kafka's coordinator answers the retry from
+                // the transaction's state, not from what became of its messages.
+                QStatus::Ready
+                | QStatus::InFlight { .. }
+                | QStatus::Acked
+                | QStatus::Dead
+                | QStatus::Discarded => {
                     committed |= commit;
                 }
-                QStatus::Aborted | QStatus::Discarded => {}
+                QStatus::Aborted => {}
             }
         }
         if commit && !open && !committed {

@@ -183,3 +183,53 @@ fn a_renewal_is_judged_by_its_own_copy() {
         sit::RENEWAL_AFTER_REDELIVERY
     ));
 }
+
+/// A broker with `max_deliveries` 1 that discards a message after its last
+/// delivery, no consumer acking.
+fn discarding() -> Drive {
+    let mut d = Drive::new(false);
+    d.b.cfg.max_deliveries = 1;
+    d.b.cfg.at_max_deliveries = AtMaxDeliveries::Discard;
+    d
+}
+
+/// What the broker answered a producer's `EndTx` with.
+fn tx_ended(out: &[Cmd]) -> Option<bool> {
+    Cmd::sent(out).find_map(|msg| match msg.peek() {
+        Some(&Msg::TxEnded { committed, .. }) => Some(committed),
+        _ => None,
+    })
+}
+
+/// Kafka's coordinator answers a commit retried after a lost answer with
+/// success once the transaction committed, whatever became of its messages
+/// since: the commit is a fact of the transaction, not of the queue. Before,
+/// a copy discarded after its last delivery made the retried commit pass
+/// for one that came after the transaction timed out.
+#[test]
+fn a_retried_commit_of_a_committed_transaction_succeeds_after_its_message_is_discarded() {
+    let mut d = discarding();
+    d.msg(0, 0, Msg::TxPublish { ev: event() });
+    let first = d.msg(
+        100,
+        0,
+        Msg::EndTx {
+            id: 1,
+            commit: true,
+        },
+    );
+    assert_eq!(tx_ended(&first), Some(true));
+    // Delivered once, never acked: its lease runs out and it is dropped.
+    d.lease_runs_out(30_100);
+    assert_eq!(d.statuses(), [QStatus::Discarded]);
+    let again = d.msg(
+        40_000,
+        0,
+        Msg::EndTx {
+            id: 1,
+            commit: true,
+        },
+    );
+    assert_eq!(tx_ended(&again), Some(true));
+    assert!(!reached(&again, sit::COMMIT_AFTER_TX_TIMEOUT));
+}
