@@ -132,8 +132,8 @@ fn a_broker_transaction_closes_the_event_first_gap_and_not_the_one_between_the_c
         Some("no-phantom-event")
     );
     // Lost and repeated messages between producer and broker are retried
-    // within the transaction; the inbox takes the copies a commit makes
-    // visible together.
+    // within the transaction, and the broker stores the transaction's
+    // publish once, as Kafka's idempotent transactional producer does.
     let lossy = [
         no_crash,
         "network.loss_per_mille=200",

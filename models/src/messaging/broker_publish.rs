@@ -143,8 +143,13 @@ impl<W: Carries<Msg>> Broker<W> {
     }
 
     /// A publish inside the producer's open transaction: stored, invisible.
-    /// The dedup window does not apply: a transaction's own retries are the
-    /// idempotent producer's business, and a commit makes every copy visible.
+    /// The dedup window does not apply. A transactional producer is an
+    /// idempotent one (Kafka turns idempotence on with `transactional.id`),
+    /// and each event has a transaction of its own: a publish of an event
+    /// stored already is that transaction's resend or a network copy,
+    /// confirmed and dropped before or after the commit, and refused
+    /// unanswered once the transaction timed out (Kafka has fenced the
+    /// producer by then). So the timeout runs from the first publish.
     pub(super) fn on_tx_publish(
         &self,
         s: &mut BrokerStorage,
@@ -152,6 +157,12 @@ impl<W: Carries<Msg>> Broker<W> {
         ev: Event,
         ctx: &mut impl Ctx<Self>,
     ) {
+        if let Some(m) = s.queue.iter().find(|m| m.ev.id == ev.id) {
+            if m.status != QStatus::Aborted {
+                confirm(from, ev.id, true, ctx);
+            }
+            return;
+        }
         let abort_at_us = ctx.now_us() + self.cfg.transaction_timeout_ms * US_PER_MS;
         store(s, from, ev, QStatus::Uncommitted { abort_at_us }, ctx);
         self.arm_tx_timeout(s, ctx);

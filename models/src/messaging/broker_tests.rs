@@ -233,3 +233,55 @@ fn a_retried_commit_of_a_committed_transaction_succeeds_after_its_message_is_dis
     assert_eq!(tx_ended(&again), Some(true));
     assert!(!reached(&again, sit::COMMIT_AFTER_TX_TIMEOUT));
 }
+
+/// A transactional producer is an idempotent one (Kafka turns idempotence
+/// on with `transactional.id`): a publish resent within its transaction,
+/// after a lost confirmation or as a network copy, is confirmed and
+/// dropped, so the commit makes one message visible; and the transaction's
+/// timeout runs from its first publish, not from each resend. Before, every
+/// copy was stored with a timeout of its own, and the commit made them all
+/// visible.
+#[test]
+fn a_publish_resent_within_a_transaction_is_stored_once() {
+    let mut d = Drive::new(false);
+    d.msg(0, 0, Msg::TxPublish { ev: event() });
+    let resent = d.msg(5_000, 0, Msg::TxPublish { ev: event() });
+    assert!(
+        Cmd::sent(&resent).any(|m| matches!(m.peek(), Some(&Msg::PublishAck { id: 1, .. }))),
+        "the resend is confirmed, as its sender waits for that"
+    );
+    assert_eq!(d.s.queue.len(), 1, "{:?}", d.statuses());
+    let ended = d.msg(
+        6_000,
+        0,
+        Msg::EndTx {
+            id: 1,
+            commit: true,
+        },
+    );
+    assert_eq!(tx_ended(&ended), Some(true));
+    assert_eq!(receipts(&ended), [1], "one message delivered");
+    // A network copy of the publish arriving after the commit is no new message.
+    let late = d.msg(7_000, 0, Msg::TxPublish { ev: event() });
+    assert_eq!(d.s.queue.len(), 1, "{:?}", d.statuses());
+    assert!(receipts(&late).is_empty());
+
+    // The timeout counts from the transaction's first publish: a resend at
+    // 50 s does not keep it open past 60 s.
+    let mut d = Drive::new(false);
+    d.msg(0, 0, Msg::TxPublish { ev: event() });
+    d.msg(50_000, 0, Msg::TxPublish { ev: event() });
+    let mut out = Vec::new();
+    let mut ctx = sim::Context::detached(60_000 * US_PER_MS, 3, &mut d.choices, &mut out);
+    d.b.on_timer(&mut (), &mut d.s, BrokerTimer::TxTimeout, &mut ctx);
+    let ended = d.msg(
+        61_000,
+        0,
+        Msg::EndTx {
+            id: 1,
+            commit: true,
+        },
+    );
+    assert_eq!(tx_ended(&ended), Some(false), "{:?}", d.statuses());
+    assert!(receipts(&ended).is_empty());
+}
