@@ -152,7 +152,8 @@ impl<W: Carries<Msg>> Service<W> {
     }
 
     /// After a restart: a crash between the two transactions of a split
-    /// operation shows in storage; keys left "in progress" are driven to an end.
+    /// operation shows in storage; keys left "in progress", and still within
+    /// their retention, are driven to an end.
     pub(super) fn recover(
         &self,
         st: &mut ServiceState,
@@ -176,15 +177,15 @@ impl<W: Carries<Msg>> Service<W> {
             ctx.reached(sit::CRASH_BETWEEN_STEPS);
         }
         // In place, in the table's order: nothing collected, nothing allocated.
+        // A key past its retention is gone, "in progress" or not (a reaper
+        // deletes by age, a lookup treats it as absent): nothing drives it.
         for (key, e, live) in s.keys.iter_mut_at(now) {
-            if e.value.state != KeyState::InProgress {
+            if !live || e.value.state != KeyState::InProgress {
                 continue;
             }
             let (key, row) = (*key, e.value);
             ctx.reached(sit::RECOVERED_AFTER_RESTART);
-            if live {
-                e.value.locked_us = now;
-            }
+            e.value.locked_us = now;
             ctx.observe(Obs::ExecStart { key });
             let query_first = self.cfg.query_on_recovery;
             let asked = &mut s.questions_asked;
@@ -193,5 +194,81 @@ impl<W: Carries<Msg>> Service<W> {
                 ctx.observe(Obs::ExecEnd { key });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::bench::{config, Bench, Cmd};
+    use super::super::{KeyState, ServiceConfig, ServiceTimer};
+    use super::*;
+    use crate::payment::CLAIM;
+
+    const CLIENT: ActorId = 1;
+    const RETENTION_US: sim::TimeUs = 10_000_000;
+
+    fn key() -> Key {
+        Key::Op {
+            op: Op::new(&CLAIM, 4711),
+            n: 1,
+        }
+    }
+
+    /// Claim 4711's transfer goes out at 0 and the bank stays silent: the
+    /// service answers 504 at 5 s and its key stays "in progress".
+    fn stuck_in_progress() -> Bench {
+        let mut b = Bench::new(ServiceConfig {
+            retention_us: RETENTION_US,
+            ..config()
+        });
+        let pay = Msg::Pay {
+            op: Op::new(&CLAIM, 4711),
+            attempt: 1,
+            key: key(),
+            amount_eur: 1200,
+            timeout_ms: 0,
+        };
+        b.msg(0, CLIENT, pay);
+        b.fire(5_000_000, ServiceTimer::BankTimeout { slot: 0 });
+        let row = b.storage.keys.get(&key(), 5_000_000).expect("a live row");
+        assert_eq!(row.state, KeyState::InProgress);
+        b
+    }
+
+    fn bank_messages(out: &[Cmd]) -> usize {
+        Cmd::sent(out)
+            .filter(|m| {
+                matches!(
+                    m.peek(),
+                    Some(Msg::Transfer { .. } | Msg::StatusQuery { .. })
+                )
+            })
+            .count()
+    }
+
+    /// Within its retention, a key left "in progress" is the service's to
+    /// drive to an end after a restart: it asks the bank.
+    #[test]
+    fn a_restart_recovers_a_live_key_left_in_progress() {
+        let mut b = stuck_in_progress();
+        let out = b.restart(RETENTION_US - 1);
+        assert!(Cmd::reaches(&out, sit::RECOVERED_AFTER_RESTART));
+        assert_eq!(bank_messages(&out), 1);
+        assert_eq!(b.state.calls.iter().count(), 1);
+    }
+
+    /// Past its retention the key is gone, whatever its state: a reaper
+    /// deletes keys by age (Brandur's, after 72 h "regardless of state"),
+    /// and a store that checks expiry in code treats an expired record as
+    /// absent (Powertools). A restart finds nothing to recover, sends the
+    /// bank nothing and records no key.
+    #[test]
+    fn a_restart_does_not_recover_a_key_whose_retention_ran_out() {
+        let mut b = stuck_in_progress();
+        let out = b.restart(RETENTION_US);
+        assert!(!Cmd::reaches(&out, sit::RECOVERED_AFTER_RESTART));
+        assert_eq!(bank_messages(&out), 0, "a forgotten key was driven");
+        assert_eq!(b.state.calls.iter().count(), 0);
+        assert!(b.storage.keys.get(&key(), RETENTION_US).is_none());
     }
 }
