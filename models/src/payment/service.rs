@@ -337,6 +337,10 @@ impl<W> Service<W> {
     }
 }
 
+fn full<T>(slots: &Slots<T>) -> bool {
+    slots.busy() >= slots.bound()
+}
+
 impl<W: Carries<Msg>> Service<W> {
     fn reply(
         caller: (ActorId, u32),
@@ -484,11 +488,19 @@ impl<W: Carries<Msg>> Service<W> {
                 self.insert_key(s, key, handled, ctx);
                 self.schedule(st, step(StepKind::BookAndCall), ctx)
             }
+            // Both transactions need their slot before the first runs: a
+            // 503 says "not executed", which after the transfer is false.
+            // The key insert outlives the bank call that freed the worker,
+            // so a burst can fill the steps while workers are free.
+            Idempotency::SplitBookingFirst if full(&st.calls) || full(&st.steps) => false,
             Idempotency::SplitBookingFirst => {
                 Self::book(s, op, key, amount_eur);
                 let asked = &mut s.questions_asked;
-                self.call_bank(st, asked, op, key, amount_eur, Some(caller), false, ctx)
-                    && self.schedule(st, step(StepKind::InsertKey), ctx)
+                let called =
+                    self.call_bank(st, asked, op, key, amount_eur, Some(caller), false, ctx);
+                let scheduled = self.schedule(st, step(StepKind::InsertKey), ctx);
+                debug_assert!(called && scheduled, "both slots were free");
+                true
             }
         };
         if !started {

@@ -199,10 +199,10 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bench::{config, Bench, Cmd};
-    use super::super::{KeyState, ServiceConfig, ServiceTimer};
+    use super::super::bench::{config, Bench, Cmd, BANK};
+    use super::super::{KeyState, ServiceConfig, ServiceTimer, MAX_STEPS};
     use super::*;
-    use crate::payment::CLAIM;
+    use crate::payment::{TransferResult, CLAIM};
 
     const CLIENT: ActorId = 1;
     const RETENTION_US: sim::TimeUs = 10_000_000;
@@ -270,5 +270,66 @@ mod tests {
         assert_eq!(bank_messages(&out), 0, "a forgotten key was driven");
         assert_eq!(b.state.calls.iter().count(), 0);
         assert!(b.storage.keys.get(&key(), RETENTION_US).is_none());
+    }
+
+    /// Split-booking-first records each key in a second transaction, a
+    /// step 1 s after the booking and the transfer. A bank that confirms
+    /// at once frees each request's call, and its worker, long before
+    /// that: a burst of claims leaves more key inserts pending than the
+    /// service has step slots. A request the service cannot carry through
+    /// is refused before anything is done for it: a 503 says "not
+    /// executed", and a client told so may give the claim up as failed.
+    #[test]
+    fn split_booking_first_answers_503_only_for_a_request_it_did_not_execute() {
+        let mut b = Bench::new(ServiceConfig {
+            idempotency: Idempotency::SplitBookingFirst,
+            pass_key_to_bank: false,
+            processing_us: 1_000_000,
+            ..config()
+        });
+        let mut shed = 0;
+        for id in 0..=MAX_STEPS as u32 {
+            let op = Op::new(&CLAIM, 5000 + id);
+            let key = Key::Op { op, n: 1 };
+            let pay = Msg::Pay {
+                op,
+                attempt: 1,
+                key,
+                amount_eur: 1200,
+                timeout_ms: 0,
+            };
+            let booked = b.storage.bookings.len();
+            let out = b.msg(u64::from(id), CLIENT, pay);
+            let sent_transfer =
+                Cmd::sent(&out).any(|m| matches!(m.peek(), Some(Msg::Transfer { .. })));
+            let told_503 = Cmd::sent(&out).any(|m| {
+                matches!(
+                    m.peek(),
+                    Some(Msg::PayReply {
+                        status: PayStatus::Overloaded,
+                        ..
+                    })
+                )
+            });
+            if told_503 {
+                shed += 1;
+                assert!(!sent_transfer, "{op} was paid and answered 503");
+                assert_eq!(
+                    b.storage.bookings.len(),
+                    booked,
+                    "{op} was booked and answered 503"
+                );
+                continue;
+            }
+            let done = Msg::TransferDone {
+                op,
+                key,
+                key_passed: false,
+                result: TransferResult::Done,
+            };
+            b.msg(u64::from(id), BANK, done);
+        }
+        // Not a vacuous pass: the burst did fill the step slots.
+        assert!(shed > 0, "no request found the steps full");
     }
 }
