@@ -142,6 +142,11 @@ pub struct ClientOp {
     /// Some attempt's outcome was unknown (a timeout, 409, 504): if the
     /// operation is given up, nobody knows whether it happened.
     pub uncertain: bool,
+    /// An attempt was sent and nothing concluded from it yet. Kept with the
+    /// operation because a restart must tell an attempt whose connection
+    /// died with the process (its outcome unknown) from a backoff after an
+    /// answer already recorded (a definite 503 stays definite).
+    pub attempt_open: bool,
 }
 
 /// A reconciliation job's progress on one operation its client gave up
@@ -222,6 +227,7 @@ impl ClientOp {
         started_us: 0,
         last_backoff_ms: 0,
         uncertain: false,
+        attempt_open: false,
     };
 
     /// Counts the next attempt of `op` and reports it; the first one starts
@@ -248,6 +254,7 @@ impl ClientOp {
         }
         debug_assert_eq!(self.status, OpStatus::Pending);
         self.attempts += 1;
+        self.attempt_open = true;
         ctx.observe(Obs::AttemptSent {
             op,
             attempt: self.attempts,
@@ -264,6 +271,7 @@ impl ClientOp {
         ctx: &mut impl Ctx<A>,
     ) {
         self.uncertain |= outcome == AttemptOutcome::Unknown;
+        self.attempt_open = false;
         ctx.observe(Obs::Attempt {
             op,
             attempt,
@@ -295,6 +303,7 @@ impl ClientOp {
     ) {
         debug_assert_eq!(self.status, OpStatus::Pending);
         self.status = OpStatus::Done;
+        self.attempt_open = false;
         if matches!(ending, Ending::Failed | Ending::Unknown) {
             ctx.reached(sit.dead_lettered);
         }
@@ -395,8 +404,9 @@ impl ClientOp {
 
 /// A client's start, first or after a restart: each operation not started
 /// yet gets its first attempt at its start time (`spec(i)`: the operation and
-/// its start in ms); each one pending has lost its open connection, so its
-/// last attempt's outcome is unknown, and it is retried within the policy.
+/// its start in ms); each one pending is retried within the policy, and if
+/// it had an attempt open, that attempt's connection died with the process:
+/// its outcome is unknown. One waiting out a backoff keeps what it knew.
 pub fn start_ops<S: OpSpace, A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized>(
     ops: &mut [ClientOp],
     spec: impl Fn(usize) -> (Op, u64),
@@ -418,7 +428,8 @@ pub fn start_ops<S: OpSpace, A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized>(
     for (i, o) in ops.iter_mut().enumerate() {
         if o.status == OpStatus::Pending {
             ctx.reached(sit.recovered);
-            o.uncertain = true;
+            o.uncertain |= o.attempt_open;
+            o.attempt_open = false;
             o.retry_or_give_up(i, spec(i).0, p, sit, ctx);
         }
     }
