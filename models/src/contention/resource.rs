@@ -12,7 +12,7 @@ use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
 
 /// The row as stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceStorage {
     /// The row's value.
     pub value: u32,
@@ -24,10 +24,12 @@ pub struct ResourceStorage {
     /// write's transaction: bit `id` for write #id. A fixed set, since a
     /// scenario has at most [`MAX_WRITES`](super::scenario::MAX_WRITES).
     pub applied: RequestIds,
-    /// The writes that have landed, with or without a request id: not a
-    /// column of the row but the observer's, to tell a write's repeat (a
-    /// network copy, a retry) from its first landing.
-    pub landed: RequestIds,
+    /// Every landing, as (write id, version read), sorted: not a column of
+    /// the row but the observer's. A write's landing with a read it landed
+    /// with before is a copy of that one (the network's, or a retry's that
+    /// read the same version), setting the value that one set; with
+    /// another read it is a new increment, computed from what it saw.
+    pub landings: Vec<(u32, u32)>,
 }
 
 /// A set of write ids below [`RequestIds::CAPACITY`], stored inline.
@@ -69,8 +71,26 @@ impl ResourceStorage {
         version: 1,
         writer: None,
         applied: RequestIds::EMPTY,
-        landed: RequestIds::EMPTY,
+        landings: Vec::new(),
     };
+
+    /// Whether write #`id` has landed, from any read.
+    fn landed(&self, id: u32) -> bool {
+        let i = self.landings.partition_point(|&(w, _)| w < id);
+        self.landings.get(i).is_some_and(|&(w, _)| w == id)
+    }
+
+    /// Records a landing of write #`id` computed from version `read`; true
+    /// if one with that read had landed before.
+    fn land(&mut self, id: u32, read: u32) -> bool {
+        match self.landings.binary_search(&(id, read)) {
+            Ok(_) => true,
+            Err(i) => {
+                self.landings.insert(i, (id, read));
+                false
+            }
+        }
+    }
 }
 
 /// The row: answers reads and applies (conditional) writes.
@@ -107,7 +127,14 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
     type Storage = ResourceStorage;
 
     fn reset_storage(&self, storage: &mut Option<ResourceStorage>) {
-        *storage = Some(ResourceStorage::INITIAL);
+        // Reuses the landings' allocation from run to run.
+        let s = storage.get_or_insert(ResourceStorage::INITIAL);
+        let mut landings = std::mem::take(&mut s.landings);
+        landings.clear();
+        *s = ResourceStorage {
+            landings,
+            ..ResourceStorage::INITIAL
+        };
     }
 
     fn reset_state(&self, state: &mut Option<()>) {
@@ -162,7 +189,7 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     return;
                 }
                 let stale = read != s.version;
-                let again = s.landed.contains(op.id);
+                let again = s.landed(op.id);
                 if cas && stale {
                     ctx.reached(sit::CAS_CONFLICT);
                 } else if again && s.value == value {
@@ -181,13 +208,14 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     if request_id {
                         s.applied.insert(op.id);
                     }
-                    s.landed.insert(op.id);
-                    // A stale repeat sets the value its first landing set,
-                    // over writes it never saw: it adds no increment of its
-                    // own, and what it destroys is theirs, which the new
-                    // version below shows to no-lost-update. A repeat from a
-                    // fresh read (a retry after a lost answer) adds again.
-                    if !(again && stale) {
+                    // A copy sets the value the landing it copies set, over
+                    // writes it never saw: it adds no increment of its own,
+                    // and what it destroys is theirs, which the new version
+                    // below shows to no-lost-update. A retry from a fresh
+                    // read (after a lost answer) adds again, even where
+                    // writes landed between that read and the retry.
+                    let copy = s.land(op.id, read);
+                    if !copy {
                         ctx.observe(Obs::Effect {
                             site: &UPDATE,
                             op,
@@ -217,5 +245,82 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
             Msg::ReadReply { .. } | Msg::WriteReply { .. } => return,
         };
         ctx.send(from, W::wrap(reply));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contention::WRITE;
+    use crate::registry::Msg as World;
+    use sim::{Choices, Command, Context};
+
+    type Cmd = Command<World, Obs, NoTimer>;
+
+    /// The row, and what each write that reaches it does there.
+    struct Row {
+        actor: Resource<World>,
+        storage: ResourceStorage,
+        choices: Choices,
+    }
+
+    impl Row {
+        fn new() -> Self {
+            let mut choices = Choices::new();
+            choices.start_random(0, 1, false);
+            Row {
+                actor: Resource::new(),
+                storage: ResourceStorage::INITIAL,
+                choices,
+            }
+        }
+
+        /// Write #`id`, attempt `attempt`, blind, computed from a read of
+        /// version `read` that showed `seen`: sets the row to `seen + 1`.
+        /// Answers the increments it landed and the row's version after it.
+        fn blind(&mut self, id: u32, attempt: u32, read: u32, seen: u32) -> (u32, u32) {
+            let msg = Msg::Write {
+                op: Op::new(&WRITE, id),
+                attempt,
+                read,
+                value: seen + 1,
+                amount: 1,
+                cas: false,
+                request_id: false,
+            };
+            let mut out: Vec<Cmd> = Vec::new();
+            let mut ctx = Context::detached(0, 0, &mut self.choices, &mut out);
+            self.actor
+                .on_msg(&mut (), &mut self.storage, 1, World::wrap(msg), &mut ctx);
+            let increments = out
+                .iter()
+                .filter(|c| matches!(c, Command::Observe(Obs::Effect { .. })))
+                .count() as u32;
+            (increments, self.storage.version)
+        }
+    }
+
+    /// Write #1 lands and its answer is lost; #2 writes on top. #1's client
+    /// reads again (v3, value 2: its own increment and #2's) and sends
+    /// "set 3"; before it lands #3 and #4 write on top, the row reaching 4.
+    /// The retry is a new write computed from a fresh read, not a copy of
+    /// the first: it lands a second increment of #1 (and replaces #3's and
+    /// #4's), so the row's 3 counts #1 twice and #2 once. A network copy of
+    /// #1's first write, computed from v1, landing as late sets the row back
+    /// to the 1 the first landing set: no increment of its own.
+    #[test]
+    fn a_blind_retry_from_a_fresh_read_adds_again_over_newer_versions() {
+        let mut row = Row::new();
+        assert_eq!(row.blind(1, 1, 1, 0), (1, 2), "#1 lands");
+        assert_eq!(row.blind(2, 1, 2, 1), (1, 3), "#2 on top");
+        assert_eq!(row.blind(3, 1, 3, 2), (1, 4), "#3 from v3");
+        assert_eq!(row.blind(4, 1, 4, 3), (1, 5), "#4 from v4");
+        assert_eq!(row.blind(1, 2, 3, 2), (1, 6), "#1's retry, read at v3");
+        assert_eq!(row.storage.value, 3);
+        // A copy of #1's first write (read at v1) lands last of all.
+        assert_eq!(row.blind(1, 1, 1, 0), (0, 7), "a stale copy adds nothing");
+        assert_eq!(row.storage.value, 1);
+        // A copy of the retry (read at v3) likewise.
+        assert_eq!(row.blind(1, 2, 3, 2), (0, 8), "the retry's copy neither");
     }
 }
