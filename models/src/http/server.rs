@@ -80,9 +80,13 @@ pub struct ServerStorage {
     pub keys: DedupStore<Key, Stored>,
     /// The id the next POST gets.
     pub next_id: u32,
-    /// Requests (by operation id) whose write has landed, sorted: only to
-    /// report a request that took effect a second time.
-    pub applied: Vec<u32>,
+    /// Every landing of a write, as (operation id, ETag read), sorted: only
+    /// to tell a request's repeat from its first landing. The ETag read is
+    /// an edit's (none for a request that read nothing): an edit's PUT that
+    /// lands again from a read it landed from before is a copy of that
+    /// landing (the network's, or a retry's that read the same ETag), and
+    /// sets the value that landing set.
+    pub applied: Vec<(u32, Option<u32>)>,
 }
 
 impl ServerStorage {
@@ -90,13 +94,21 @@ impl ServerStorage {
         self.resources.binary_search_by_key(&id, |r| r.id).ok()
     }
 
-    /// Records that `op`'s write landed; true if one had landed before.
-    fn applied_before(&mut self, op: Op) -> bool {
-        match self.applied.binary_search(&op.id) {
-            Ok(_) => true,
+    /// Whether a write of `op` has landed, from any read.
+    fn landed_before(&self, op: Op) -> bool {
+        let i = self.applied.partition_point(|&(id, _)| id < op.id);
+        self.applied.get(i).is_some_and(|&(id, _)| id == op.id)
+    }
+
+    /// Records that `op`'s write, computed from ETag `read`, landed: whether
+    /// one of `op` had landed before, and whether from that same read.
+    fn applied_before(&mut self, op: Op, read: Option<u32>) -> (bool, bool) {
+        let before = self.landed_before(op);
+        match self.applied.binary_search(&(op.id, read)) {
+            Ok(_) => (before, true),
             Err(i) => {
-                self.applied.insert(i, op.id);
-                false
+                self.applied.insert(i, (op.id, read));
+                (before, false)
             }
         }
     }
@@ -143,11 +155,22 @@ impl<W: Carries<Msg>> Server<W> {
         r.version += 1;
         r.writer = Some(op);
         let (id, version, value) = (r.id, r.version, r.value);
-        let repeated = s.applied_before(op);
+        let read = match change {
+            Change::Edit { read, .. } => Some(read),
+            Change::Set | Change::Add | Change::Delete => None,
+        };
+        let (repeated, same_read) = s.applied_before(op, read);
         if repeated {
             ctx.reached(sit::WRITE_REPEATED);
         }
-        if !(repeated && sets_state) {
+        // An edit's copy sets the value the landing it copies set, over
+        // writes it never saw: no change of its own (what it destroys is
+        // theirs, which the new version shows to no-lost-update), as a
+        // stale copy of a blind write in the contention model. An edit
+        // from a new read (a retry after a lost answer) adds again.
+        let copy = read.is_some() && same_read;
+        let adds_nothing = copy || (repeated && sets_state);
+        if !adds_nothing {
             ctx.observe(Obs::Effect { site, op, payload });
         }
         ctx.observe(Obs::NewVersion {
@@ -238,7 +261,7 @@ impl<W: Carries<Msg>> Server<W> {
         // 1003; an increment is gone), so it is still a write, unless it is
         // a repeat of its own write that landed.
         let unchanged = self.cfg.put == PutMode::Replace && c.exists && c.value == body;
-        let landed_before = s.applied.binary_search(&op.id).is_ok();
+        let landed_before = s.landed_before(op);
         if unchanged && (read.is_none() || landed_before) {
             ctx.reached(sit::PUT_CHANGED_NOTHING);
             if read.is_none() {
@@ -507,5 +530,109 @@ impl<W: Carries<Msg>> Actor for Server<W> {
         if let Some(&Msg::Request(q)) = msg.peek() {
             self.on_request(s, from, q, ctx);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::REQUEST;
+    use crate::registry::Msg as World;
+    use sim::{Choices, Command, Context};
+
+    type Cmd = Command<World, Obs, NoTimer>;
+
+    /// A server holding claim 4711 at 1,000, PUT replacing, no keys.
+    struct Claims {
+        server: Server<World>,
+        storage: ServerStorage,
+        choices: Choices,
+    }
+
+    impl Claims {
+        fn new() -> Self {
+            let server = Server::new(ServerConfig {
+                keys: false,
+                key_retention_us: 0,
+                max_keys: 0,
+                put: PutMode::Replace,
+                resources: vec![(4711, 1000)],
+            });
+            let mut storage = None;
+            server.reset_storage(&mut storage);
+            let mut choices = Choices::new();
+            choices.start_random(0, 1, false);
+            Claims {
+                server,
+                storage: storage.expect("a storage"),
+                choices,
+            }
+        }
+
+        /// Request #`id`'s edit PUT, attempt `attempt`, computed from a GET
+        /// that returned `seen` at ETag `etag`, adding `amount`, without
+        /// If-Match. Answers the effects it landed and the ETag after it.
+        fn edit(&mut self, id: u32, attempt: u32, etag: u32, seen: u32, amount: u32) -> (u32, u32) {
+            let q = Request {
+                op: Op::new(&REQUEST, id),
+                attempt,
+                method: Method::Put,
+                resource: 4711,
+                body: seen + amount,
+                key: false,
+                read: Some(super::super::msg::Read {
+                    version: etag,
+                    value: seen,
+                    if_match: false,
+                }),
+            };
+            let mut out: Vec<Cmd> = Vec::new();
+            let mut ctx = Context::detached(0, 1, &mut self.choices, &mut out);
+            self.server.on_msg(
+                &mut (),
+                &mut self.storage,
+                0,
+                World::wrap(Msg::Request(q)),
+                &mut ctx,
+            );
+            let effects = out
+                .iter()
+                .filter(|c| matches!(c, Command::Observe(Obs::Effect { .. })))
+                .count() as u32;
+            (effects, self.storage.resources[0].version)
+        }
+    }
+
+    /// Alice adds 200 to 1,000 (PUT 1,200 from v1); bob adds 300 on top
+    /// (PUT 1,500 from v2). A network copy of alice's PUT lands last: it
+    /// sets the claim back to the 1,200 her first landing set. That holds
+    /// alice's 200 once, and loses bob's 300: no second edit of alice's,
+    /// as a stale copy of a blind write in the contention model adds no
+    /// second increment. A retry of alice's that GETs again and computes
+    /// from what it saw is another matter: it adds her 200 again.
+    #[test]
+    fn a_stale_copy_of_an_edit_is_no_second_edit_but_a_retry_from_a_new_read_is() {
+        let mut claims = Claims::new();
+        assert_eq!(claims.edit(1, 1, 1, 1000, 200), (1, 2), "alice's edit");
+        assert_eq!(claims.edit(2, 1, 2, 1200, 300), (1, 3), "bob's on top");
+        assert_eq!(
+            claims.edit(1, 1, 1, 1000, 200),
+            (0, 4),
+            "the copy of alice's PUT sets the claim back: no edit of its own"
+        );
+        assert_eq!(claims.storage.resources[0].value, 1200);
+        // Alice's answer was lost: she GETs v4 (1,200) and sends 1,400;
+        // carol's edit from the same v4 lands first.
+        assert_eq!(claims.edit(3, 1, 4, 1200, 100), (1, 5), "carol's edit");
+        assert_eq!(
+            claims.edit(1, 2, 4, 1200, 200),
+            (1, 6),
+            "alice's retry from a new read adds her 200 again"
+        );
+        assert_eq!(
+            claims.edit(1, 2, 4, 1200, 200),
+            (0, 6),
+            "its copy finds the claim as it asks: nothing changes"
+        );
     }
 }

@@ -37,6 +37,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: PRECONDITION_FAILED, name: "precondition-failed", doc: "A write's If-Match named an ETag that is no longer current: 412, nothing written." },
     SituationDoc { id: REREAD_AFTER_412, name: "reread-after-412", doc: "An editor read the resource again after a 412 and computed its write anew." },
     SituationDoc { id: STALE_WRITE, name: "stale-write", doc: "A write computed from an older read replaced a newer version it never saw: a lost update." },
-    SituationDoc { id: WRITE_REPEATED, name: "write-repeated", doc: "A write landed for a request whose earlier execution had already changed a resource: the request took effect again (a retried POST or PATCH, a PUT that adds), or a replacing PUT set its value again over another writer's (no second effect: last writer wins)." },
+    SituationDoc { id: WRITE_REPEATED, name: "write-repeated", doc: "A write landed for a request whose earlier execution had already changed a resource: the request took effect again (a retried POST or PATCH, a PUT that adds), or a replacing PUT set its value again over another writer's (no second effect: last writer wins), or a copy of an edit's PUT, computed from the same read, set back the value its first landing set (no second effect: the writes it replaced are lost)." },
     SituationDoc { id: KEY_EXPIRED, name: "request-after-key-expired", doc: "A request came with an Idempotency-Key whose retention had run out (server.key_retention_ms): the server took it for a new request." },
 ];
