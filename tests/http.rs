@@ -634,3 +634,68 @@ fn requests_that_make_no_sense_are_refused_with_their_place_and_a_fix() {
     let s = load_text("ok.toml", base, &[]);
     assert_eq!(s.system.world.actor_names, ["client", "server"]);
 }
+
+/// One edit over a network that loses every PUT, 1 s timeouts, no wait
+/// between attempts, each hop 1 ms: the edit's PUT leaves 2 ms into its
+/// attempt (the GET's round trip), so its timeout ends at 1,002 ms, and a
+/// retry started then ends its own timeout at 2,002 ms. A window of
+/// 2 × timeout + wait (2,000 ms) leaves that retry out: every lost PUT
+/// ends the request after one attempt, and `retry-window-too-short` must
+/// say so. One GET round trip more and the retry comes, and the rule is
+/// silent.
+#[test]
+fn an_edits_retry_after_a_lost_put_needs_a_get_round_trip_more_of_window() {
+    let text = r#"summary = "an edit whose every PUT is lost"
+model = "http"
+
+[client]
+timeout_ms = 1000
+
+[client.retry]
+policy = "fixed"
+base_ms = 0
+max_attempts = 5
+window_ms = 2000
+
+[[resources]]
+id = 4711
+value = 1000
+
+[[requests]]
+method = "edit"
+resource = 4711
+value = 200
+
+[network]
+delay_ms_min = 1
+delay_ms_max = 1
+
+[[network.links]]
+from = "client"
+to = "server"
+kinds = ["put"]
+loss_per_mille = 1000
+"#;
+    let attempts = |window: &str| {
+        let s = load_text("edit.toml", text, &[window]);
+        let sum = sweep(&s, 20);
+        let count = |name| sum.tally.counter(name).expect("a ledger counter")[0];
+        let per_op = count(models::core::ledger::counter::ATTEMPTS)
+            / count(models::core::ledger::counter::OPERATIONS);
+        let warning = s
+            .hazards
+            .iter()
+            .find(|h| h.id == "retry-window-too-short")
+            .map(|h| h.text.clone());
+        (per_op, warning)
+    };
+    let (per_op, warning) = attempts("client.retry.window_ms=2000");
+    assert_eq!(per_op, 1, "no lost PUT is ever retried");
+    let warning = warning.expect("the rule says so at 2 × timeout + wait");
+    assert!(warning.contains("at least 2002"), "{warning}");
+    let (per_op, _) = attempts("client.retry.window_ms=2001");
+    assert_eq!(per_op, 1, "1 ms short of the GET's round trip");
+    let (per_op, warning) = attempts("client.retry.window_ms=2002");
+    assert_eq!(per_op, 2, "the retry fits, and is lost too");
+    assert_eq!(warning, None, "a lost PUT's retry fits the window");
+}

@@ -195,13 +195,33 @@ pub fn window_too_short(
     given_up: Option<SituationId>,
     example: &'static str,
 ) -> Option<Hazard> {
+    window_too_short_after_read(retry, owner, timeout_ms, answer_ms, 0, given_up, example)
+}
+
+/// [`window_too_short`] for a client some of whose attempts read before
+/// they write (an HTTP edit: a GET, then the PUT computed from it), each
+/// step with its own timeout. `read_ms` is the shortest round trip of that
+/// read (0: no attempt reads first). The write leaves at least `read_ms`
+/// into its attempt, so a lost answer to it ends by a timeout that much
+/// later than a lost read's, and its retry needs that much more room:
+/// `read_ms + timeout_ms` plus the shortest wait after the first attempt.
+pub fn window_too_short_after_read(
+    retry: &RetryPolicy,
+    owner: &str,
+    timeout_ms: u64,
+    answer_ms: u64,
+    read_ms: u64,
+    given_up: Option<SituationId>,
+    example: &'static str,
+) -> Option<Hazard> {
     if retry.window_ms == 0 || retry.max_attempts == 1 || timeout_ms == 0 {
         return None;
     }
     let room_ms = retry.window_ms.saturating_sub(timeout_ms);
     let wait_ms = retry.backoff_ms(1, 0, |lo, _| lo);
     let after_timeout_ms = timeout_ms.saturating_add(wait_ms);
-    if room_ms >= after_timeout_ms {
+    let after_write_timeout_ms = after_timeout_ms.saturating_add(read_ms);
+    if room_ms >= after_write_timeout_ms {
         return None;
     }
     let settings = format!(
@@ -212,16 +232,31 @@ pub fn window_too_short(
         0 => String::new(),
         ms => format!(" and the shortest wait ({ms} ms)"),
     };
+    let least_ms = timeout_ms
+        .saturating_mul(2)
+        .saturating_add(wait_ms)
+        .saturating_add(read_ms);
+    let fix = match read_ms {
+        0 => format!(
+            "make window_ms at least {least_ms} ({owner}.timeout_ms twice, plus the first wait), or 0 for no window"
+        ),
+        ms => format!(
+            "make window_ms at least {least_ms} ({owner}.timeout_ms twice, plus the first wait, plus the read's shortest round trip, {ms} ms), or 0 for no window"
+        ),
+    };
     let early = answer_ms.saturating_add(wait_ms).max(1);
+    let starts = "an attempt starts only if its timeout still ends inside the window, which leaves";
     let text = if room_ms < early {
         format!(
-            "{settings}: an attempt starts only if its timeout still ends inside the window, which leaves {room_ms} ms after the first attempt for a retry to start, less than the fastest answer's round trip ({answer_ms} ms){wait}: the client never retries, whatever max_attempts says, and every lost message ends the operation; make window_ms at least {} ({owner}.timeout_ms twice, plus the first wait), or 0 for no window",
-            2 * timeout_ms + wait_ms
+            "{settings}: {starts} {room_ms} ms after the first attempt for a retry to start, less than the fastest answer's round trip ({answer_ms} ms){wait}: the client never retries, whatever max_attempts says, and every lost message ends the operation; {fix}"
+        )
+    } else if room_ms < after_timeout_ms {
+        format!(
+            "{settings}: {starts} {room_ms} ms after the first attempt for a retry to start, less than one timeout{wait}: only an attempt answered early (an error, \"in progress\") is retried, and one whose answer is lost, the failure retries are for, ends the operation; {fix}"
         )
     } else {
         format!(
-            "{settings}: an attempt starts only if its timeout still ends inside the window, which leaves {room_ms} ms after the first attempt for a retry to start, less than one timeout{wait}: only an attempt answered early (an error, \"in progress\") is retried, and one whose answer is lost, the failure retries are for, ends the operation; make window_ms at least {} ({owner}.timeout_ms twice, plus the first wait), or 0 for no window",
-            2 * timeout_ms + wait_ms
+            "{settings}: {starts} {room_ms} ms after the first attempt for a retry to start, room for a retry after a lost read, not after a lost write: a write computed from a read leaves at least {read_ms} ms into its attempt (the read's round trip), so its timeout ends that much later, and an edit whose write's answer is lost, the failure retries are for, is never retried and ends the operation; {fix}"
         )
     };
     Some(Hazard {
@@ -271,5 +306,40 @@ mod tests {
             ..policy(10_000, 0)
         };
         assert!(window_too_short(&once, "client", 10_000, 2, None, "x").is_none());
+    }
+
+    /// A write that follows a 2 ms read in its attempt times out 2 ms
+    /// later than the read would: at 2 × timeout + wait its retry does not
+    /// fit, one read's round trip above it does.
+    #[test]
+    fn a_write_after_a_read_needs_the_reads_round_trip_more() {
+        let fires = |window_ms, base_ms| {
+            window_too_short_after_read(
+                &policy(window_ms, base_ms),
+                "client",
+                10_000,
+                2,
+                2,
+                None,
+                "x",
+            )
+        };
+        let at_two_timeouts = fires(20_000, 0).expect("the write's retry does not fit");
+        assert!(
+            at_two_timeouts.text.contains("not after a lost write")
+                && at_two_timeouts.text.contains("at least 20002"),
+            "{}",
+            at_two_timeouts.text
+        );
+        assert!(fires(20_001, 0).is_some());
+        assert!(
+            fires(20_002, 0).is_none(),
+            "a read, a timeout and a retry fit"
+        );
+        assert!(fires(21_001, 1_000).is_some());
+        assert!(fires(21_002, 1_000).is_none());
+        // Below that, the texts of a client that never reads first.
+        assert!(fires(19_999, 0).unwrap().text.contains("answered early"));
+        assert!(fires(10_000, 0).unwrap().text.contains("never retries"));
     }
 }

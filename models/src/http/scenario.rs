@@ -621,16 +621,23 @@ where
         input.delays,
         input.text,
     );
-    let answer_ms = clients
+    let round_trip_ms =
+        |c: &(String, Vec<RequestSpec>)| input.delays.path_ms(&[&c.0, SERVER, &c.0]).0;
+    let answer_ms = clients.iter().map(round_trip_ms).min().unwrap_or(0);
+    // An edit's PUT leaves after its GET's answer: its lost answer times out
+    // that round trip later than a lost GET's.
+    let read_ms = clients
         .iter()
-        .map(|c| input.delays.path_ms(&[&c.0, SERVER, &c.0]).0)
+        .filter(|c| c.1.iter().any(|r| r.action == Action::Edit))
+        .map(round_trip_ms)
         .min()
         .unwrap_or(0);
-    hazards.extend(crate::core::retry_table::window_too_short(
+    hazards.extend(crate::core::retry_table::window_too_short_after_read(
         &retry.policy,
         "client",
         c.timeout_ms,
         answer_ms,
+        read_ms,
         Some(super::situations::REQUEST_DEAD_LETTERED),
         // No catalog scenario fails by it: the operations it ends are
         // dead-lettered or told unknown, honestly, not judged wrong.
