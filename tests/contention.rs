@@ -613,3 +613,55 @@ fn the_plot_draws_calls_and_completion_one_panel_each() {
         "{err}"
     );
 }
+
+/// A write is a read, then the write computed from it, each with its own
+/// timeout: a write whose answer is lost times out a read's round trip
+/// into its attempt plus `timeout_ms`, and its retry must still fit the
+/// window. With every write lost, 100 ms timeouts, no wait and 1 ms hops,
+/// a 200 ms window (2 × timeout + wait) never retries, and
+/// `retry-window-too-short` says so, as it does for HTTP's edits; 202 ms
+/// (one read's round trip more) retries once, and the rule is silent.
+#[test]
+fn a_window_without_room_for_a_lost_writes_retry_is_a_warning() {
+    let text = r#"summary = "one client, every write lost"
+model = "contention"
+clients = 1
+
+[client]
+timeout_ms = 100
+
+[client.retry]
+policy = "fixed"
+base_ms = 0
+max_attempts = 5
+window_ms = 200
+
+[network]
+delay_ms_min = 1
+delay_ms_max = 1
+
+[[network.links]]
+from = "client-1"
+to = "resource"
+kinds = ["write"]
+loss_per_mille = 1000
+"#;
+    let attempts = |window: &str| {
+        let s = load_text("lost-writes.toml", text, &[window]);
+        let sum = common::sweep(&s, 20);
+        let per_op = count(&sum, counter::ATTEMPTS) / count(&sum, counter::OPERATIONS);
+        let warning = s
+            .hazards
+            .iter()
+            .find(|h| h.id == "retry-window-too-short")
+            .map(|h| h.text.clone());
+        (per_op, warning)
+    };
+    let (per_op, warning) = attempts("client.retry.window_ms=200");
+    assert_eq!(per_op, 1, "no lost write is ever retried");
+    let warning = warning.expect("the rule says so");
+    assert!(warning.contains("at least 202"), "{warning}");
+    let (per_op, warning) = attempts("client.retry.window_ms=202");
+    assert_eq!(per_op, 2, "the retry fits, and is lost too");
+    assert_eq!(warning, None);
+}

@@ -128,10 +128,28 @@ where
         })
         .collect();
     actors.push((RESOURCE.to_string(), N::from(Resource::new())));
+    // Every attempt reads the row, then writes: the write leaves a read's
+    // round trip into its attempt, and its lost answer times out that much
+    // later than a lost read's.
+    let round_trip_ms = actors[..actors.len() - 1]
+        .iter()
+        .map(|(name, _)| input.delays.path_ms(&[name, RESOURCE, name]).0)
+        .min()
+        .unwrap_or(0);
+    let hazards = crate::core::retry_table::window_too_short_after_read(
+        &retry.policy,
+        "client",
+        c.timeout_ms,
+        round_trip_ms,
+        round_trip_ms,
+        Some(super::situations::WRITE_DEAD_LETTERED),
+        // No catalog scenario sets a window.
+        "",
+    );
     Ok(Built {
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
-        hazards: Vec::new(),
+        hazards: hazards.into_iter().collect(),
         unused: unused(c, &retry.policy, input.text),
     })
 }
