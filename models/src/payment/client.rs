@@ -493,6 +493,38 @@ impl<W: Carries<Msg>> Actor for Client<W> {
 }
 
 #[cfg(test)]
+impl ClientConfig {
+    /// The unit tests' claims system: one claim of 1,200 EUR at time 0, a
+    /// one-second timeout, dead letters kept, no budget, breaker or job.
+    pub(crate) fn one_claim(
+        service: ActorId,
+        claim: u32,
+        key: KeyPolicy,
+        retry: RetryPolicy,
+    ) -> ClientConfig {
+        ClientConfig {
+            service,
+            timeout_ms: 1_000,
+            key,
+            retry,
+            retry_final_errors: false,
+            dead_letter: true,
+            timeout_means_failed: false,
+            overloaded_means_unknown: false,
+            budget: None,
+            breaker: None,
+            ops: vec![OpSpec {
+                claim,
+                amount_eur: 1200,
+                start_ms: 0,
+                retry_amount_eur: None,
+            }],
+            reconcile: None,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::obs::Ending;
@@ -514,25 +546,12 @@ mod tests {
 
     impl Claims {
         fn new() -> Claims {
-            let client = Client::new(ClientConfig {
-                service: SERVICE,
-                timeout_ms: 1_000,
-                key: KeyPolicy::Stable,
-                retry: RetryPolicy::immediate(3),
-                retry_final_errors: false,
-                dead_letter: true,
-                timeout_means_failed: false,
-                overloaded_means_unknown: false,
-                budget: None,
-                breaker: None,
-                ops: vec![OpSpec {
-                    claim: CLAIM_ID,
-                    amount_eur: 1200,
-                    start_ms: 0,
-                    retry_amount_eur: None,
-                }],
-                reconcile: None,
-            });
+            let client = Client::new(ClientConfig::one_claim(
+                SERVICE,
+                CLAIM_ID,
+                KeyPolicy::Stable,
+                RetryPolicy::immediate(3),
+            ));
             let (mut state, mut storage) = (None, None);
             client.reset_state(&mut state);
             client.reset_storage(&mut storage);

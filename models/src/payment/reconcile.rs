@@ -200,7 +200,7 @@ mod tests {
     use super::*;
     use crate::core::client_op::{ClientOp, OpStatus, OpTimer};
     use crate::core::retry::RetryPolicy;
-    use crate::payment::client::{ClientConfig, ClientState, ClientTimer, KeyPolicy, OpSpec};
+    use crate::payment::client::{ClientConfig, ClientState, ClientTimer, KeyPolicy};
     use crate::registry::Msg as World;
     use sim::{Actor, Choices, Command, Context, TimeUs};
 
@@ -222,22 +222,6 @@ mod tests {
     impl Job {
         fn new() -> Job {
             let client = Client::new(ClientConfig {
-                service: SERVICE,
-                timeout_ms: 1_000,
-                key: KeyPolicy::None,
-                retry: RetryPolicy::immediate(1),
-                retry_final_errors: false,
-                dead_letter: true,
-                timeout_means_failed: false,
-                overloaded_means_unknown: false,
-                budget: None,
-                breaker: None,
-                ops: vec![OpSpec {
-                    claim: CLAIM_ID,
-                    amount_eur: 1200,
-                    start_ms: 0,
-                    retry_amount_eur: None,
-                }],
                 reconcile: Some(ReconcileConfig {
                     after_ms: 10_000,
                     max_rounds: 5,
@@ -245,6 +229,12 @@ mod tests {
                     asked: BANK,
                     redrive_key: RedriveKey::Same,
                 }),
+                ..ClientConfig::one_claim(
+                    SERVICE,
+                    CLAIM_ID,
+                    KeyPolicy::None,
+                    RetryPolicy::immediate(1),
+                )
             });
             let (mut state, mut storage) = (None, None);
             client.reset_state(&mut state);
