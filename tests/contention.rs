@@ -648,14 +648,7 @@ loss_per_mille = 1000
 "#;
     let attempts = |window: &str| {
         let s = load_text("lost-writes.toml", text, &[window]);
-        let sum = common::sweep(&s, 20);
-        let per_op = count(&sum, counter::ATTEMPTS) / count(&sum, counter::OPERATIONS);
-        let warning = s
-            .hazards
-            .iter()
-            .find(|h| h.id == "retry-window-too-short")
-            .map(|h| h.text.clone());
-        (per_op, warning)
+        common::attempts_per_op_and_warning(&s, 20, "retry-window-too-short")
     };
     let (per_op, warning) = attempts("client.retry.window_ms=200");
     assert_eq!(per_op, 1, "no lost write is ever retried");

@@ -678,16 +678,7 @@ loss_per_mille = 1000
 "#;
     let attempts = |window: &str| {
         let s = load_text("edit.toml", text, &[window]);
-        let sum = sweep(&s, 20);
-        let count = |name| sum.tally.counter(name).expect("a ledger counter")[0];
-        let per_op = count(models::core::ledger::counter::ATTEMPTS)
-            / count(models::core::ledger::counter::OPERATIONS);
-        let warning = s
-            .hazards
-            .iter()
-            .find(|h| h.id == "retry-window-too-short")
-            .map(|h| h.text.clone());
-        (per_op, warning)
+        common::attempts_per_op_and_warning(&s, 20, "retry-window-too-short")
     };
     let (per_op, warning) = attempts("client.retry.window_ms=2000");
     assert_eq!(per_op, 1, "no lost PUT is ever retried");

@@ -101,6 +101,21 @@ pub fn load_path(path: &str, sets: &[&str]) -> Scenario {
 
 /// Seeds `0..seeds` of `s`, or as many schedules of its coverage-guided
 /// search when the scenario asks for one (`run.strategy`).
+/// Attempts per operation over `seeds` seeds of `s`, and the text of its
+/// design warning `id` if it gives one: where a rule and the runs must agree.
+pub fn attempts_per_op_and_warning(s: &Scenario, seeds: u64, id: &str) -> (u64, Option<String>) {
+    let sum = sweep(s, seeds);
+    let count = |name| sum.tally.counter(name).expect("a ledger counter")[0];
+    let per_op = count(models::core::ledger::counter::ATTEMPTS)
+        / count(models::core::ledger::counter::OPERATIONS);
+    let warning = s
+        .hazards
+        .iter()
+        .find(|h| h.id == id)
+        .map(|h| h.text.clone());
+    (per_op, warning)
+}
+
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
     s.search(
