@@ -99,8 +99,6 @@ pub fn load_path(path: &str, sets: &[&str]) -> Scenario {
     load_text(&path.to_string_lossy(), &text, sets)
 }
 
-/// Seeds `0..seeds` of `s`, or as many schedules of its coverage-guided
-/// search when the scenario asks for one (`run.strategy`).
 /// Attempts per operation over `seeds` seeds of `s`, and the text of its
 /// design warning `id` if it gives one: where a rule and the runs must agree.
 pub fn attempts_per_op_and_warning(s: &Scenario, seeds: u64, id: &str) -> (u64, Option<String>) {
@@ -116,6 +114,8 @@ pub fn attempts_per_op_and_warning(s: &Scenario, seeds: u64, id: &str) -> (u64, 
     (per_op, warning)
 }
 
+/// Seeds `0..seeds` of `s`, or as many schedules of its coverage-guided
+/// search when the scenario asks for one (`run.strategy`).
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
     s.search(
