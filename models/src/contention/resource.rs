@@ -7,6 +7,7 @@
 use super::msg::Msg;
 use super::situations as sit;
 use super::{RESOURCE_LAYER, ROW, UPDATE};
+use crate::core::landings::Landings;
 use crate::core::{Carries, Change, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
@@ -29,7 +30,7 @@ pub struct ResourceStorage {
     /// with before is a copy of that one (the network's, or a retry's that
     /// read the same version), setting the value that one set; with
     /// another read it is a new increment, computed from what it saw.
-    pub landings: Vec<(u32, u32)>,
+    pub landings: Landings<u32>,
 }
 
 /// A set of write ids below [`RequestIds::CAPACITY`], stored inline.
@@ -71,26 +72,8 @@ impl ResourceStorage {
         version: 1,
         writer: None,
         applied: RequestIds::EMPTY,
-        landings: Vec::new(),
+        landings: Landings::new(),
     };
-
-    /// Whether write #`id` has landed, from any read.
-    fn landed(&self, id: u32) -> bool {
-        let i = self.landings.partition_point(|&(w, _)| w < id);
-        self.landings.get(i).is_some_and(|&(w, _)| w == id)
-    }
-
-    /// Records a landing of write #`id` computed from version `read`; true
-    /// if one with that read had landed before.
-    fn land(&mut self, id: u32, read: u32) -> bool {
-        match self.landings.binary_search(&(id, read)) {
-            Ok(_) => true,
-            Err(i) => {
-                self.landings.insert(i, (id, read));
-                false
-            }
-        }
-    }
 }
 
 /// The row: answers reads and applies (conditional) writes.
@@ -189,7 +172,7 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     return;
                 }
                 let stale = read != s.version;
-                let again = s.landed(op.id);
+                let again = s.landings.any(op.id);
                 if cas && stale {
                     ctx.reached(sit::CAS_CONFLICT);
                 } else if again && s.value == value {
@@ -214,8 +197,7 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     // below shows to no-lost-update. A retry from a fresh
                     // read (after a lost answer) adds again, even where
                     // writes landed between that read and the retry.
-                    let copy = s.land(op.id, read);
-                    if !copy {
+                    if !s.landings.land(op.id, read).copy {
                         ctx.observe(Obs::Effect {
                             site: &UPDATE,
                             op,

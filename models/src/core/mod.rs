@@ -13,6 +13,7 @@ pub mod hazard;
 pub mod hist;
 pub mod input;
 pub mod invariants;
+pub mod landings;
 pub mod ledger;
 pub mod model;
 pub mod obs;

@@ -10,6 +10,7 @@ use super::msg::{Method, Msg, Request, Status};
 use super::situations as sit;
 use super::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, SERVER_LAYER, WRITE};
 use crate::core::dedup::{DedupStore, Lookup};
+use crate::core::landings::Landings;
 use crate::core::{Carries, Change, Key, Obs, Op, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
@@ -86,31 +87,12 @@ pub struct ServerStorage {
     /// lands again from a read it landed from before is a copy of that
     /// landing (the network's, or a retry's that read the same ETag), and
     /// sets the value that landing set.
-    pub applied: Vec<(u32, Option<u32>)>,
+    pub applied: Landings<Option<u32>>,
 }
 
 impl ServerStorage {
     fn find(&self, id: u32) -> Option<usize> {
         self.resources.binary_search_by_key(&id, |r| r.id).ok()
-    }
-
-    /// Whether a write of `op` has landed, from any read.
-    fn landed_before(&self, op: Op) -> bool {
-        let i = self.applied.partition_point(|&(id, _)| id < op.id);
-        self.applied.get(i).is_some_and(|&(id, _)| id == op.id)
-    }
-
-    /// Records that `op`'s write, computed from ETag `read`, landed: whether
-    /// one of `op` had landed before, and whether from that same read.
-    fn applied_before(&mut self, op: Op, read: Option<u32>) -> (bool, bool) {
-        let before = self.landed_before(op);
-        match self.applied.binary_search(&(op.id, read)) {
-            Ok(_) => (before, true),
-            Err(i) => {
-                self.applied.insert(i, (op.id, read));
-                (before, false)
-            }
-        }
     }
 }
 
@@ -159,8 +141,8 @@ impl<W: Carries<Msg>> Server<W> {
             Change::Edit { read, .. } => Some(read),
             Change::Set | Change::Add | Change::Delete => None,
         };
-        let (repeated, same_read) = s.applied_before(op, read);
-        if repeated {
+        let landed = s.applied.land(op.id, read);
+        if landed.again {
             ctx.reached(sit::WRITE_REPEATED);
         }
         // An edit's copy sets the value the landing it copies set, over
@@ -168,8 +150,8 @@ impl<W: Carries<Msg>> Server<W> {
         // theirs, which the new version shows to no-lost-update), as a
         // stale copy of a blind write in the contention model. An edit
         // from a new read (a retry after a lost answer) adds again.
-        let copy = read.is_some() && same_read;
-        let adds_nothing = copy || (repeated && sets_state);
+        let copy = read.is_some() && landed.copy;
+        let adds_nothing = copy || (landed.again && sets_state);
         if !adds_nothing {
             ctx.observe(Obs::Effect { site, op, payload });
         }
@@ -261,7 +243,7 @@ impl<W: Carries<Msg>> Server<W> {
         // 1003; an increment is gone), so it is still a write, unless it is
         // a repeat of its own write that landed.
         let unchanged = self.cfg.put == PutMode::Replace && c.exists && c.value == body;
-        let landed_before = s.landed_before(op);
+        let landed_before = s.applied.any(op.id);
         if unchanged && (read.is_none() || landed_before) {
             ctx.reached(sit::PUT_CHANGED_NOTHING);
             if read.is_none() {
@@ -496,7 +478,7 @@ impl<W: Carries<Msg>> Actor for Server<W> {
             resources: Vec::new(),
             keys: DedupStore::new(self.cfg.key_retention_us),
             next_id: 0,
-            applied: Vec::new(),
+            applied: Landings::new(),
         });
         s.resources.clear();
         s.resources
