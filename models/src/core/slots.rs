@@ -73,6 +73,12 @@ impl<T> Slots<T> {
     pub fn busy(&self) -> usize {
         self.slots.iter().filter(|s| s.is_some()).count()
     }
+
+    /// Whether no slot is free: the next [`insert`](Slots::insert) would fail.
+    pub fn is_full(&self) -> bool {
+        // The slots grow on demand, so a short list still has room.
+        self.busy() >= self.bound
+    }
 }
 
 #[cfg(test)]
@@ -83,7 +89,9 @@ mod tests {
     fn slots_are_reused_and_bounded() {
         let mut s = Slots::new(2);
         assert_eq!(s.insert('a'), Some(0));
+        assert!(!s.is_full(), "one slot is not made yet, and free");
         assert_eq!(s.insert('b'), Some(1));
+        assert!(s.is_full());
         assert_eq!(s.insert('c'), None);
         assert_eq!(s.take(0), Some('a'));
         assert_eq!(s.insert('d'), Some(0));

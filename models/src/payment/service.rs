@@ -337,10 +337,6 @@ impl<W> Service<W> {
     }
 }
 
-fn full<T>(slots: &Slots<T>) -> bool {
-    slots.busy() >= slots.bound()
-}
-
 impl<W: Carries<Msg>> Service<W> {
     fn reply(
         caller: (ActorId, u32),
@@ -492,7 +488,7 @@ impl<W: Carries<Msg>> Service<W> {
             // 503 says "not executed", which after the transfer is false.
             // The key insert outlives the bank call that freed the worker,
             // so a burst can fill the steps while workers are free.
-            Idempotency::SplitBookingFirst if full(&st.calls) || full(&st.steps) => false,
+            Idempotency::SplitBookingFirst if st.calls.is_full() || st.steps.is_full() => false,
             Idempotency::SplitBookingFirst => {
                 Self::book(s, op, key, amount_eur);
                 let asked = &mut s.questions_asked;
