@@ -394,3 +394,40 @@ fn the_text_trace_stays_aligned_past_a_day() {
         "actor columns {actor_columns:?}:\n{out}"
     );
 }
+
+/// The search replays the failing run with every trace entry kept, so a run
+/// longer than its budget is not searched at all, and says so; one exactly
+/// at the budget is. A run that does not fail has nothing to search.
+#[test]
+fn the_point_of_no_return_is_not_searched_in_a_run_longer_than_the_budget() {
+    let (_, s, seed) = violating()
+        .into_iter()
+        .next()
+        .expect("a violating scenario");
+    let mut sim = Sim::new(&s.system);
+    let (record, report) = shrink::record_seed(&mut sim, &s.system, seed);
+    let events = report.events;
+    let over = shrink::point_of_no_return_within(&mut sim, &s.system, &record, events - 1);
+    assert!(over.too_long && over.turn.is_none() && !over.complete());
+    assert_eq!((over.searched, over.decisions), (0, 0));
+    let within = shrink::point_of_no_return_within(&mut sim, &s.system, &record, events);
+    assert!(!within.too_long && within.searched > 0);
+
+    let holds = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+    let mut sim = Sim::new(&holds.system);
+    let (record, _) = shrink::record_seed(&mut sim, &holds.system, 0);
+    let none = shrink::point_of_no_return_within(&mut sim, &holds.system, &record, 0);
+    assert!(!none.too_long && none.complete() && none.turn.is_none());
+
+    // The ending then says the search did not run, not that no decision avoids it.
+    let record = idemsim::render::run::record_of_seed(&s.system, seed);
+    let (mut trace, _) =
+        idemsim::render::run::trace_of_record(&s.system, &s.name, &record, "seed".into(), None);
+    trace.end.note_unsearched(10);
+    let sentence = &trace.end.sentence;
+    assert!(sentence.contains("(the point of no return was not searched: the run has more than the 10 events the search may replay)."), "{sentence}");
+    assert!(
+        !sentence.contains("no single different decision"),
+        "{sentence}"
+    );
+}

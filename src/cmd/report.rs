@@ -9,7 +9,14 @@ use crate::render::items::{self, Header, ShrinkInfo};
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink as shr;
-use sim::{Outcome, Record, RunReport, Sim};
+use sim::{NoTrace, Outcome, Record, RunReport, Sim};
+
+/// Most events of a run the report draws. Its page takes about 100 bytes an
+/// event and building it about 5 KB an event (every step's state and storage
+/// are kept), so a run allowed a billion events (`max_steps`) gets a short
+/// page that says so and names the text trace, which keeps both ends of any
+/// run in bounded memory.
+pub const MAX_REPORT_EVENTS: u64 = 100_000;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -72,11 +79,22 @@ pub struct Subject<'a> {
     pub repro_file: bool,
 }
 
-/// Runs the subject's record with snapshots and renders its page.
+/// Runs the subject's record with snapshots and renders its page; a run of
+/// more than [`MAX_REPORT_EVENTS`] events gets a page that says so instead.
 pub fn render(subject: &Subject) -> (String, RunReport) {
     let s = subject.scenario;
     let mut sim = Sim::new(&s.system);
-    let turn = shr::point_of_no_return(&mut sim, &s.system, subject.record);
+    let first = shr::replay(&mut sim, &s.system, subject.record, false, &mut NoTrace);
+    if first.events > MAX_REPORT_EVENTS {
+        return (too_long_page(subject, &first), first);
+    }
+    let search = shr::point_of_no_return_within(
+        &mut sim,
+        &s.system,
+        subject.record,
+        crate::render::run::POINT_OF_NO_RETURN_EVENTS,
+    );
+    let turn = search.turn.clone();
     let mut rec = StateRecorder::default();
     let report = shr::replay(&mut sim, &s.system, subject.record, false, &mut rec);
     let header = Header {
@@ -86,13 +104,22 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
         actors: s.system.world.actor_names.clone(),
         shrink: subject.shrink,
     };
-    let trace = items::trace(
+    let mut trace = items::trace(
         &s.system.world,
         header,
         &rec.entries,
         &report,
         turn.as_ref(),
     );
+    if search.too_long {
+        trace
+            .end
+            .note_unsearched(crate::render::run::POINT_OF_NO_RETURN_EVENTS);
+    } else if !search.complete() {
+        trace
+            .end
+            .note_bounded_search(search.searched, search.decisions);
+    }
     let violated = match &report.outcome {
         Outcome::Violation(v) => Some(v.operation),
         _ => None,
@@ -123,6 +150,37 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
         warnings: warning_rows(s, &rec.entries),
     });
     (html, report)
+}
+
+/// The page of a run too long to draw: its verdict, and the commands that
+/// show it as text or shrink it.
+fn too_long_page(subject: &Subject, report: &RunReport) -> String {
+    use crate::render::html::esc;
+    use std::fmt::Write;
+    let mut body = format!(
+        "<header class=\"top\">\n<h1>{}</h1>\n<p class=\"sub\">{} · {} events</p>\n\
+         <p class=\"verdict\"><b>{}</b></p>\n</header>\n<main>\n\
+         <p>This run has {} events: the report draws runs of at most {MAX_REPORT_EVENTS}. \
+         The text trace shows any run, keeping its first and last {} entries and its effects; \
+         a failing run shrinks to a short one.</p>\n<ul>\n",
+        esc(&subject.scenario.name),
+        esc(&subject.source),
+        report.events,
+        esc(&crate::render::outcome_sentence(&report.outcome)),
+        report.events,
+        crate::render::items::TRACE_END_ITEMS,
+    );
+    for (what, cmd) in &subject.commands {
+        let _ = writeln!(body, "<li>{}: <code>{}</code></li>", esc(what), esc(cmd));
+    }
+    body.push_str("</ul>\n</main>");
+    crate::render::html::page(
+        &subject.scenario.name,
+        "",
+        &body,
+        &serde_json::Value::Null,
+        "",
+    )
 }
 
 /// The scenario's design warnings, each with the first step of this run

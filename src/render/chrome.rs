@@ -41,7 +41,7 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut current: Option<(u64, u32)> = None;
     for (i, it) in t.items.iter().enumerate() {
         let own = match &it.what {
-            What::Mix { .. } | What::Healing {} => false,
+            What::Mix { .. } | What::Healing {} | What::Elided { .. } => false,
             // The receiver was down: no step of the sender's.
             What::Drop { reason, .. } => *reason != DropReason::ReceiverDown.as_str(),
             _ => true,
@@ -131,7 +131,7 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
                 ev.push(json!({"ph": "i", "s": "t", "name": describe(it), "cat": "drop", "pid": 1, "tid": tid,
                     "ts": ts, "args": {"step": it.step}}));
             }
-            What::Healing {} => ev.push(
+            What::Healing {} | What::Elided { .. } => ev.push(
                 json!({"ph": "i", "s": "g", "name": describe(it), "cat": "healing",
                 "pid": 1, "tid": 1, "ts": it.time_us}),
             ),

@@ -65,7 +65,11 @@ pub enum Segment {
 
 /// Whether item `i` keeps its step from being folded.
 pub fn pinned<M, T>(t: &Trace<M, T>, i: usize) -> bool {
-    t.end.turn == Some(i) || matches!(t.items[i].what, What::Effect { .. } | What::Healing {})
+    t.end.turn == Some(i)
+        || matches!(
+            t.items[i].what,
+            What::Effect { .. } | What::Healing {} | What::Elided { .. }
+        )
 }
 
 /// The folding plan (see `plan`) for blocks whose lines are kept.

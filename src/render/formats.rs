@@ -128,7 +128,7 @@ fn text_line<M: Display, T: Display>(
     } else {
         ""
     };
-    if matches!(it.what, What::Healing {}) {
+    if matches!(it.what, What::Healing {} | What::Elided { .. }) {
         format!(
             "{step:>4} {:>time_width$}  {}",
             time(it.time_us),
@@ -289,6 +289,7 @@ pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
                 "Note over {all}: {}",
                 mm(&format!("{at} · healing phase: faults stop"))
             ),
+            What::Elided { .. } => format!("Note over {all}: {}", mm(&describe(it))),
             _ => format!(
                 "Note over {}: {}",
                 it.actor,
@@ -399,6 +400,7 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
                 What::Mix { .. }
                     | What::TimerSet { .. }
                     | What::Healing {}
+                    | What::Elided { .. }
                     | What::Situation { .. }
                     | What::Observe { quiet: true, .. }
             )

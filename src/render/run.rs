@@ -61,6 +61,7 @@ pub fn trace_of_record<M: LedgerModel>(
             turn: None,
             decisions: 0,
             searched: 0,
+            too_long: false,
         }
     } else {
         shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS)
@@ -74,7 +75,9 @@ pub fn trace_of_record<M: LedgerModel>(
         shrink,
     };
     let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());
-    if !search.complete() {
+    if search.too_long {
+        t.end.note_unsearched(POINT_OF_NO_RETURN_EVENTS);
+    } else if !search.complete() {
         t.end.note_bounded_search(search.searched, search.decisions);
     }
     (t, report)

@@ -234,3 +234,64 @@ fn bench_sizes_have_ranges() {
         check(c);
     }
 }
+
+/// A run that retries into a dead network until it hits `max_steps`: one
+/// operation, a 1 ms timeout and a 1 ms link, so it is all retries.
+const ENDLESS_RETRIES: &str = r#"summary = "retries until the step limit"
+[expect]
+verdict = "inconclusive"
+[run]
+runs = 1
+max_steps = 120000
+[client]
+key = "stable"
+timeout_ms = 1
+[client.retry]
+policy = "fixed"
+base_ms = 0
+max_attempts = 0
+[service]
+idempotency = "claim-same-tx"
+[network]
+loss_per_mille = 1000
+delay_ms_min = 1
+delay_ms_max = 1
+"#;
+
+/// `max_steps` may be a billion, and a replay of such a run once held every
+/// trace item (about 700 bytes an event: 21 GB at 30 million). The trace
+/// now keeps both ends of a long run and marks what it left out, and the
+/// HTML report gives a long run a page that says so: memory stays bounded
+/// at any length, and a run of 360,000 entries shows the limit at work.
+#[test]
+fn a_long_run_is_traced_by_its_ends_and_the_report_says_it_is_too_long() {
+    let dir = super::support::scratch("long-run");
+    std::fs::write(dir.join("endless.toml"), ENDLESS_RETRIES).unwrap();
+    let (out, _) = check(
+        &case(
+            "a replay of a run longer than the trace keeps",
+            &["replay", "endless.toml", "--seed", "0"],
+        )
+        .cwd(&dir)
+        .code(3)
+        .out("# endless · seed 0 · 120000 events")
+        .out("not kept: the trace of a long run keeps its first and last 100000 entries, and its effects")
+        .out("=> inconclusive: the run hit its max_steps limit."),
+    );
+    // The last step is there, whole, after the gap.
+    let gap = out.find("not kept").unwrap();
+    assert!(out[gap..].contains("#120000 "), "{out}");
+    check(
+        &case(
+            "its report is a short page naming the text trace",
+            &["report", "endless.toml", "--seed", "0", "-o", "long.html"],
+        )
+        .cwd(&dir)
+        .code(3)
+        .err("wrote long.html"),
+    );
+    let page = std::fs::read_to_string(dir.join("long.html")).unwrap();
+    assert!(page.len() < 10_000, "{} bytes", page.len());
+    assert!(page.contains("This run has 120000 events: the report draws runs of at most 100000."));
+    assert!(page.contains("idemsim replay endless.toml --seed 0"));
+}

@@ -4,7 +4,7 @@
 use super::common::{replay, Signature};
 use crate::choice::{Record, StreamId};
 use crate::engine::{Model, MsgOf, ObsOf, Sim, TimerOf};
-use crate::trace::Recorder;
+use crate::trace::{NoTrace, Recorder};
 
 /// The last decision that could still have avoided the failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,12 +44,25 @@ pub struct TurnSearch {
     pub decisions: usize,
     /// How many of the last decisions were tried.
     pub searched: usize,
+    /// The failing run alone has more events than the search may replay in
+    /// all: nothing was tried, and `decisions` was not counted.
+    pub too_long: bool,
 }
 
 impl TurnSearch {
     /// True when every decision was tried, so `turn` is exact.
     pub fn complete(&self) -> bool {
-        self.searched == self.decisions
+        !self.too_long && self.searched == self.decisions
+    }
+
+    /// Nothing to search: the run did not fail, or was longer than the budget.
+    fn none(too_long: bool) -> TurnSearch {
+        TurnSearch {
+            turn: None,
+            decisions: 0,
+            searched: 0,
+            too_long,
+        }
     }
 }
 
@@ -67,7 +80,10 @@ impl TurnSearch {
 /// (decisions × 4 × events). It goes from the last decision backwards and
 /// stops before the replays would pass `max_events` events in all; the
 /// result then covers the last `searched` decisions only, which the caller
-/// says. Ties go to the earliest decision and alternative, whatever the order
+/// says. The replay it compares against keeps the run's every trace entry,
+/// so a run longer than `max_events` is not searched at all (`too_long`): one
+/// untraced replay finds that out first, and a run that does not fail costs
+/// only that replay. Ties go to the earliest decision and alternative, whatever the order
 /// of the search, so a bounded and an unbounded search agree when both find
 /// the same latest step.
 pub fn point_of_no_return_within<M: Model>(
@@ -81,16 +97,16 @@ where
     ObsOf<M>: PartialEq,
     TimerOf<M>: PartialEq,
 {
+    let first = replay(sim, model, record, false, &mut NoTrace);
+    let Some(target) = Signature::of(&first.outcome) else {
+        return TurnSearch::none(false);
+    };
+    if first.events > max_events {
+        return TurnSearch::none(true);
+    }
     let mut base = Recorder::default();
     let report = replay(sim, model, record, true, &mut base);
     let points = sim.choices.points().to_vec();
-    let Some(target) = Signature::of(&report.outcome) else {
-        return TurnSearch {
-            turn: None,
-            decisions: points.len(),
-            searched: points.len(),
-        };
-    };
     let mut spent: u64 = 0;
     let mut searched = 0;
     // (turn, index of its decision point)
@@ -147,5 +163,6 @@ where
         turn: best.map(|(t, _)| t),
         decisions: points.len(),
         searched,
+        too_long: false,
     }
 }

@@ -67,6 +67,9 @@ fn kind(w: &What) -> u8 {
         What::Observe { .. } => 11,
         What::Situation { .. } => 12,
         What::Healing {} => 13,
+        // The report keeps every item (`report.rs` bounds its runs instead);
+        // should one get here, it reads as a note.
+        What::Elided { .. } => 11,
     }
 }
 
@@ -137,6 +140,7 @@ pub fn data(input: &RunInput) -> Value {
         match &it.what {
             What::Mix { text, .. } => r.push(json!(s.id(text))),
             What::Start {} | What::Restart {} | What::Crash {} | What::Healing {} => {}
+            What::Elided { .. } => r.push(json!(s.id(&crate::render::items::describe(it)))),
             What::Send {
                 to_id,
                 msg,

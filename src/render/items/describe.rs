@@ -66,5 +66,13 @@ pub fn describe<M: Display, T: Display>(item: &Item<M, T>) -> String {
         What::Observe { text, .. } => format!("• {text}"),
         What::Situation { name } => format!("◦ situation: {name}"),
         What::Healing {} => "── healing phase: faults stop, crashed actors restart ──".into(),
+        What::Elided {
+            entries,
+            first_step,
+            last_step,
+        } => format!(
+            "⋮ {entries} entries of steps #{first_step} to #{last_step} not kept: the trace of a long run keeps its first and last {} entries, and its effects",
+            super::recorder::TRACE_END_ITEMS
+        ),
     }
 }

@@ -1,7 +1,7 @@
 //! A whole trace from its items, and its ending in one sentence.
 
 use super::describe::describe;
-use super::recorder::ItemRecorder;
+use super::recorder::{ItemRecorder, Kept};
 use super::types::{End, Header, Item, Trace, What};
 use crate::render::EntryOf;
 use models::core::wire::WorldMessage;
@@ -18,8 +18,7 @@ pub fn trace<M: WorldMessage + Display, T: Clone + Display>(
     report: &RunReport,
     turn: Option<&Turn>,
 ) -> Trace<M, T> {
-    let mut r = ItemRecorder::new(world);
-    r.items.reserve(entries.len());
+    let mut r = ItemRecorder::keeping_all(world);
     for e in entries {
         r.push(e.clone());
     }
@@ -30,11 +29,13 @@ pub fn trace<M: WorldMessage + Display, T: Clone + Display>(
 /// the items an [`ItemRecorder`] made.
 pub fn trace_of_items<M: Display, T: Display>(
     header: Header,
-    (items, ops): (Vec<Item<M, T>>, BTreeMap<u64, String>),
+    kept: Kept<M, T>,
     report: &RunReport,
     turn: Option<&Turn>,
 ) -> Trace<M, T> {
-    let end = end(&items, &ops, report, turn);
+    let Kept { items, ops, map } = kept;
+    let turn_item = turn.map(|t| map.item(t.entry as u64).min(items.len().saturating_sub(1)));
+    let end = end(&items, &ops, report, turn, turn_item);
     Trace { header, items, end }
 }
 
@@ -43,6 +44,7 @@ fn end<M: Display, T: Display>(
     ops: &BTreeMap<u64, String>,
     report: &RunReport,
     turn: Option<&Turn>,
+    turn_item: Option<usize>,
 ) -> End {
     let (verdict, invariant, op_key, message) = match &report.outcome {
         Outcome::Holds => ("holds", None, None, "every invariant holds".to_string()),
@@ -71,7 +73,6 @@ fn end<M: Display, T: Display>(
         .filter(|(_, it)| matches!(it.what, What::Effect { op_key: k, .. } if Some(k) == op_key))
         .map(|(i, _)| i)
         .collect();
-    let turn_item = turn.map(|t| t.entry.min(items.len().saturating_sub(1)));
     let operation = op_key.and_then(|k| ops.get(&k).cloned());
     let sentence = match invariant {
         Some(inv) => {
@@ -125,6 +126,7 @@ fn end<M: Display, T: Display>(
         turn: turn_item,
         turn_step: turn.map(|t| t.step),
         turn_search: None,
+        turn_unsearched_over_events: None,
         sentence,
     }
 }

@@ -195,6 +195,16 @@ pub enum What<M = Msg, T = NodeTimer> {
     },
     /// The fault phase ends: faults stop, crashed actors restart.
     Healing {},
+    /// Entries of a long run the trace left out (it keeps the first and the
+    /// last `TRACE_END_ITEMS` items, and the effects between them).
+    Elided {
+        /// How many entries were left out here.
+        entries: u64,
+        /// The engine step of the first of them.
+        first_step: u64,
+        /// The engine step of the last of them.
+        last_step: u64,
+    },
 }
 
 impl<M, T> What<M, T> {
@@ -215,6 +225,7 @@ impl<M, T> What<M, T> {
             What::Observe { .. } => "observe",
             What::Situation { .. } => "situation",
             What::Healing {} => "healing",
+            What::Elided { .. } => "elided",
         }
     }
 }
@@ -244,6 +255,10 @@ pub struct End {
     /// decisions of a long run: `searched` of `decisions`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_search: Option<TurnSearchNote>,
+    /// Set when the run was too long to search for its point of no return
+    /// at all: the most events the search may replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_unsearched_over_events: Option<u64>,
     /// The whole ending in one sentence for people.
     pub sentence: String,
 }
@@ -258,6 +273,22 @@ pub struct TurnSearchNote {
 }
 
 impl End {
+    /// Says in the ending that the point of no return was not searched: the
+    /// failing run alone has more than `max_events` events.
+    pub fn note_unsearched(&mut self, max_events: u64) {
+        self.turn_unsearched_over_events = Some(max_events);
+        if self.invariant.is_some() {
+            // Nothing was tried, so nothing can be said of single decisions.
+            let base = self.sentence.trim_end_matches('.');
+            let base = base
+                .strip_suffix("; no single different decision avoids it")
+                .unwrap_or(base);
+            self.sentence = format!(
+                "{base} (the point of no return was not searched: the run has more than the {max_events} events the search may replay)."
+            );
+        }
+    }
+
     /// Says in the ending that the point of no return was searched among the
     /// last `searched` of `decisions` decisions only.
     pub fn note_bounded_search(&mut self, searched: usize, decisions: usize) {
