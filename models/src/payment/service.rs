@@ -486,8 +486,8 @@ impl<W: Carries<Msg>> Service<W> {
             }
             // Both transactions need their slot before the first runs: a
             // 503 says "not executed", which after the transfer is false.
-            // The key insert outlives the bank call that freed the worker,
-            // so a burst can fill the steps while workers are free.
+            // The key insert holds its worker past the bank call (`busy`),
+            // so admission keeps the slots free; this guards the rest.
             Idempotency::SplitBookingFirst if st.calls.is_full() || st.steps.is_full() => false,
             Idempotency::SplitBookingFirst => {
                 Self::book(s, op, key, amount_eur);

@@ -316,11 +316,11 @@ mod tests {
 
     /// Split-booking-first records each key in a second transaction, a
     /// step 1 s after the booking and the transfer. A bank that confirms
-    /// at once frees each request's call, and its worker, long before
-    /// that: a burst of claims leaves more key inserts pending than the
-    /// service has step slots. A request the service cannot carry through
-    /// is refused before anything is done for it: a 503 says "not
-    /// executed", and a client told so may give the claim up as failed.
+    /// at once frees each request's call long before that, and a burst of
+    /// claims meets a service whose every slot is taken. A request the
+    /// service cannot carry through is refused before anything is done for
+    /// it: a 503 says "not executed", and a client told so may give the
+    /// claim up as failed.
     #[test]
     fn split_booking_first_answers_503_only_for_a_request_it_did_not_execute() {
         let mut b = Bench::new(ServiceConfig {
@@ -371,7 +371,7 @@ mod tests {
             };
             b.msg(u64::from(id), BANK, done);
         }
-        // Not a vacuous pass: the burst did fill the step slots.
-        assert!(shed > 0, "no request found the steps full");
+        // Not a vacuous pass: the burst did meet a full service.
+        assert!(shed > 0, "no request found the service full");
     }
 }

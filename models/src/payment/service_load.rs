@@ -45,15 +45,30 @@ impl<W: Carries<Msg>> Service<W> {
 
     /// Workers busy now: every bank call and pending step belongs to a request
     /// being worked on (or to a recovery, which takes a worker too), except a
-    /// split-booking-first key insert, the second step of a request whose
-    /// bank call already holds its worker.
+    /// split-booking-first key insert while its own request's bank call is
+    /// in flight: one request, one worker. Once that call ends (a bank that
+    /// confirms within the insert's processing), the insert alone holds the
+    /// worker, as the handler still has the second transaction to run.
+    /// Inserts and calls pair one to one: a request the network duplicated
+    /// is two of each under one caller, and one call ending frees one.
     fn busy(&self, st: &ServiceState) -> usize {
-        let inserts = st
-            .steps
-            .iter()
-            .filter(|(_, p)| p.kind == super::StepKind::InsertKey)
+        let inserts = || {
+            st.steps
+                .iter()
+                .filter(|(_, p)| p.kind == super::StepKind::InsertKey)
+        };
+        let held_by_call = inserts()
+            .filter(|&(i, p)| {
+                let same = |q: &super::Step| q.client == p.client && q.key == p.key;
+                let earlier = inserts().filter(|&(j, q)| j < i && same(q)).count();
+                let calls = st.calls.iter();
+                calls
+                    .filter(|(_, c)| c.client == Some(p.client) && c.key == p.key)
+                    .count()
+                    > earlier
+            })
             .count();
-        st.calls.busy() + st.steps.busy() - inserts
+        st.calls.busy() + st.steps.busy() - held_by_call
     }
 
     /// The request that just arrived, with its deadline.
@@ -369,6 +384,61 @@ mod tests {
         };
         let answer = b.fire(300_000, timer);
         assert_eq!(replies(&answer), [(1, PayStatus::Paid)]);
+    }
+
+    /// Split-booking-first books and calls the bank, then records the key
+    /// in a second transaction after its processing. The handler runs both:
+    /// its worker is busy until the key is stored, however soon the bank
+    /// confirms. With one worker, a second request waits for the insert.
+    #[test]
+    fn split_booking_first_holds_the_worker_until_its_key_is_stored() {
+        let mut b = Bench::new(ServiceConfig {
+            idempotency: super::super::Idempotency::SplitBookingFirst,
+            pass_key_to_bank: false,
+            processing_us: 1_000_000,
+            ..config(false)
+        });
+        let first = b.pay_claim(0, 1, 1, 10_000);
+        assert_eq!(worked(&first), [1]);
+        let insert = ServiceTimer::Step { slot: 0 };
+        assert!(timers(&first).contains(&(insert, 1_000_000)), "{first:?}");
+        // The bank confirms long before the key insert is due.
+        let done = b.bank_done(10_000, 1);
+        assert_eq!(replies(&done), [(1, PayStatus::Paid)]);
+        let second = b.pay_claim(20_000, 2, 1, 10_000);
+        assert!(
+            worked(&second).is_empty() && reached(&second, sit::QUEUED),
+            "claim 2 was taken while claim 1's key insert held the one worker"
+        );
+        // The key is stored: the worker is free for claim 2.
+        let stored = b.fire(1_000_000, insert);
+        assert!(timers(&stored).contains(&(ServiceTimer::Dequeue, 0)));
+        let next = b.fire(1_000_000, ServiceTimer::Dequeue);
+        assert_eq!(worked(&next), [2]);
+    }
+
+    /// A request the network delivered twice is, to split-booking-first,
+    /// two requests from one caller: two bookings, two bank calls, two key
+    /// inserts, two workers. One confirmation frees neither: both inserts
+    /// are still to run.
+    #[test]
+    fn a_duplicated_split_booking_first_request_holds_two_workers_until_both_keys_are_stored() {
+        let mut b = Bench::new(ServiceConfig {
+            idempotency: super::super::Idempotency::SplitBookingFirst,
+            pass_key_to_bank: false,
+            processing_us: 1_000_000,
+            workers: 2,
+            ..config(false)
+        });
+        for copy in [0, 1] {
+            assert_eq!(worked(&b.pay_claim(copy, 1, 1, 10_000)), [1]);
+        }
+        b.bank_done(10_000, 1);
+        let other = b.pay_claim(20_000, 2, 1, 10_000);
+        assert!(
+            worked(&other).is_empty() && reached(&other, sit::QUEUED),
+            "claim 2 was taken while two key inserts held both workers"
+        );
     }
 
     #[test]
