@@ -255,7 +255,7 @@ pub struct Waiter {
 
 /// Volatile: open requests, bank calls, pending steps and the queue die
 /// with a crash.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServiceState {
     /// Bank calls in flight.
     pub calls: Slots<BankCall>,
@@ -265,6 +265,27 @@ pub struct ServiceState {
     pub waiters: Vec<Waiter>,
     /// Requests waiting for a worker, first in first out.
     pub queue: VecDeque<Queued>,
+    /// Keys a restart found left "in progress" while every bank-call slot
+    /// was taken, in the key table's order: the recovery job drives them
+    /// as calls end. A crash loses the list; the next restart finds the
+    /// keys in storage again.
+    pub recovering: VecDeque<Key>,
+}
+
+/// A service that recovers no more keys than it has calls shows what it
+/// always showed: the recovery's backlog appears once it holds a key.
+impl fmt::Debug for ServiceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ServiceState");
+        d.field("calls", &self.calls)
+            .field("steps", &self.steps)
+            .field("waiters", &self.waiters)
+            .field("queue", &self.queue);
+        if !self.recovering.is_empty() {
+            d.field("recovering", &self.recovering);
+        }
+        d.finish()
+    }
 }
 
 /// Bank calls, pending steps and waiters a service keeps at most.
@@ -276,8 +297,9 @@ pub const MAX_WAITERS: usize = 64;
 pub const MAX_WORKERS: u32 = MAX_BANK_CALLS as u32;
 /// Most requests a service's queue holds.
 pub const MAX_QUEUE: u32 = 100_000;
-/// The service's timer slots: one per bank call and step, and the queue's.
-pub const SERVICE_TIMER_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32 + 1;
+/// The service's timer slots: one per bank call and step, the recovery's
+/// and the queue's.
+pub const SERVICE_TIMER_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32 + 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// The service's timers.
@@ -292,6 +314,9 @@ pub enum ServiceTimer {
         /// The step's slot.
         slot: u32,
     },
+    /// A bank-call slot is free: the recovery drives the next keys it
+    /// could not start at the restart.
+    Recover,
     /// A worker is free: it takes the next queued request.
     Dequeue,
 }
@@ -301,6 +326,7 @@ impl fmt::Display for ServiceTimer {
         match self {
             ServiceTimer::BankTimeout { .. } => f.write_str("bank timeout"),
             ServiceTimer::Step { .. } => f.write_str("next step"),
+            ServiceTimer::Recover => f.write_str("next key to recover"),
             ServiceTimer::Dequeue => f.write_str("next queued request"),
         }
     }
@@ -311,6 +337,7 @@ impl Timer for ServiceTimer {
         match *self {
             ServiceTimer::BankTimeout { slot } => slot,
             ServiceTimer::Step { slot } => MAX_BANK_CALLS as u32 + slot,
+            ServiceTimer::Recover => SERVICE_TIMER_SLOTS - 2,
             ServiceTimer::Dequeue => SERVICE_TIMER_SLOTS - 1,
         }
     }
@@ -609,6 +636,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                 st.steps.clear();
                 st.waiters.clear();
                 st.queue.clear();
+                st.recovering.clear();
             }
             None => {
                 *state = Some(ServiceState {
@@ -616,6 +644,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                     steps: Slots::new(MAX_STEPS),
                     waiters: Vec::new(),
                     queue: VecDeque::new(),
+                    recovering: VecDeque::new(),
                 })
             }
         }
@@ -677,6 +706,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         match timer {
             ServiceTimer::Step { slot } => self.on_step(st, s, slot as usize, ctx),
             ServiceTimer::BankTimeout { slot } => self.on_bank_timeout(st, s, slot as usize, ctx),
+            ServiceTimer::Recover => self.recover_next(st, s, ctx),
             ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
         }
         self.pump(st, ctx);

@@ -4,8 +4,8 @@
 //! crash left "in progress".
 
 use super::{
-    Concurrent, Idempotency, KeyState, Service, ServiceState, ServiceStorage, StepKind, Waiter,
-    MAX_WAITERS,
+    Concurrent, Idempotency, KeyRow, KeyState, Service, ServiceState, ServiceStorage, StepKind,
+    Waiter, MAX_WAITERS,
 };
 use crate::core::dedup::Lookup;
 use crate::core::{Carries, Key, Obs, Op};
@@ -178,7 +178,8 @@ impl<W: Carries<Msg>> Service<W> {
         if booking_without_key || key_without_booking {
             ctx.reached(sit::CRASH_BETWEEN_STEPS);
         }
-        // In place, in the table's order: nothing collected, nothing allocated.
+        // In place, in the table's order: nothing collected, nothing
+        // allocated unless the keys outnumber the bank-call slots.
         // A key past its retention is gone, "in progress" or not (a reaper
         // deletes by age, a lookup treats it as absent): nothing drives it.
         for (key, e, live) in s.keys.iter_mut_at(now) {
@@ -186,15 +187,62 @@ impl<W: Carries<Msg>> Service<W> {
                 continue;
             }
             let (key, row) = (*key, e.value);
-            ctx.reached(sit::RECOVERED_AFTER_RESTART);
-            e.value.locked_us = now;
-            ctx.observe(Obs::ExecStart { key });
-            let query_first = self.cfg.query_on_recovery;
-            let asked = &mut s.questions_asked;
-            let (op, amount_eur) = (row.op, row.amount_eur);
-            if !self.call_bank(st, asked, op, key, amount_eur, None, query_first, ctx) {
-                ctx.observe(Obs::ExecEnd { key });
+            if st.calls.is_full() {
+                // A recovery job gets to every key: this one waits for a
+                // call to end (`pump`), unclaimed until then.
+                st.recovering.push_back(key);
+                continue;
             }
+            e.value.locked_us = now;
+            self.drive(st, &mut s.questions_asked, key, row, ctx);
+        }
+    }
+
+    /// Drives a key the recovery found "in progress" to an end: a bank call
+    /// (which the caller made sure has a slot) with no client to answer.
+    fn drive(
+        &self,
+        st: &mut ServiceState,
+        asked: &mut u32,
+        key: Key,
+        row: KeyRow,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        ctx.reached(sit::RECOVERED_AFTER_RESTART);
+        ctx.observe(Obs::ExecStart { key });
+        let query_first = self.cfg.query_on_recovery;
+        let (op, amount_eur) = (row.op, row.amount_eur);
+        let called = self.call_bank(st, asked, op, key, amount_eur, None, query_first, ctx);
+        debug_assert!(called, "the caller found a free call slot");
+    }
+
+    /// A bank call ended: the recovery drives the keys it had to leave
+    /// waiting, as many as there are free calls. A key that stopped
+    /// needing it meanwhile is passed over: expired (gone), paid (a late
+    /// confirmation), or taken over by a request's lease and running.
+    pub(super) fn recover_next(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let now = ctx.now_us();
+        while !st.calls.is_full() {
+            let Some(key) = st.recovering.pop_front() else {
+                return;
+            };
+            if running(st, key) {
+                continue;
+            }
+            let Lookup::Live(row) = s.keys.lookup(&key, now) else {
+                continue;
+            };
+            if row.state != KeyState::InProgress {
+                continue;
+            }
+            row.locked_us = now;
+            let row = *row;
+            self.drive(st, &mut s.questions_asked, key, row, ctx);
         }
     }
 }
@@ -202,9 +250,10 @@ impl<W: Carries<Msg>> Service<W> {
 #[cfg(test)]
 mod tests {
     use super::super::bench::{config, Bench, Cmd, BANK};
-    use super::super::{KeyState, ServiceConfig, ServiceTimer, MAX_STEPS};
+    use super::super::{KeyState, ServiceConfig, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS};
     use super::*;
     use crate::payment::{TransferResult, CLAIM};
+    use sim::Command;
 
     const CLIENT: ActorId = 1;
     const RETENTION_US: sim::TimeUs = 10_000_000;
@@ -272,6 +321,78 @@ mod tests {
         assert_eq!(bank_messages(&out), 0, "a forgotten key was driven");
         assert_eq!(b.state.calls.iter().count(), 0);
         assert!(b.storage.keys.get(&key(), RETENTION_US).is_none());
+    }
+
+    /// What a handler's output and the steps it continues with at once
+    /// (`continue_with`) gave, those steps run as the engine runs them.
+    fn with_continuations(b: &mut Bench, now_us: sim::TimeUs, mut out: Vec<Cmd>) -> Vec<Cmd> {
+        let mut i = 0;
+        while i < out.len() {
+            if let Command::SetTimer {
+                timer, after_us: 0, ..
+            } = out[i]
+            {
+                let more = b.fire(now_us, timer);
+                out.extend(more);
+            }
+            i += 1;
+        }
+        out
+    }
+
+    fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
+        Cmd::sent(out)
+            .filter_map(|m| match m.peek() {
+                Some(&Msg::Transfer { op, .. }) => Some(op),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A crash can leave more keys "in progress" than the service has bank
+    /// calls at once. A real recovery job gets to every one of them, the
+    /// later ones as calls end, not only as many as fit at the restart:
+    /// the 65th key is driven to an end like the first.
+    #[test]
+    fn a_restart_drives_every_key_left_in_progress_however_many() {
+        let mut b = Bench::new(ServiceConfig {
+            query_on_recovery: false,
+            ..config()
+        });
+        let claims = MAX_BANK_CALLS as u32 + 1;
+        for id in 0..claims {
+            let op = Op::new(&CLAIM, 6000 + id);
+            let row = KeyRow {
+                op,
+                amount_eur: 1200,
+                state: KeyState::InProgress,
+                locked_us: 0,
+            };
+            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
+        }
+        let restart_us = 1_000_000;
+        let out = b.restart(restart_us);
+        let mut sent = transfers_sent(&out);
+        assert_eq!(sent.len(), MAX_BANK_CALLS);
+        // The bank confirms every transfer as it arrives.
+        let mut confirmed = 0;
+        while confirmed < sent.len() {
+            let op = sent[confirmed];
+            let done = Msg::TransferDone {
+                op,
+                key: Key::Op { op, n: 1 },
+                key_passed: true,
+                result: TransferResult::Done,
+            };
+            let out = b.msg(restart_us, BANK, done);
+            let out = with_continuations(&mut b, restart_us, out);
+            sent.extend(transfers_sent(&out));
+            confirmed += 1;
+        }
+        assert_eq!(sent.len(), claims as usize, "a key was never driven");
+        for (key, e) in b.storage.keys.iter() {
+            assert_eq!(e.value.state, KeyState::Paid, "{key:?} left in progress");
+        }
     }
 
     /// Split-key-first records its key ("handled") in one transaction and

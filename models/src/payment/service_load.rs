@@ -195,6 +195,11 @@ impl<W: Carries<Msg>> Service<W> {
     /// After every step: a free worker and a waiting request make the next
     /// step take it. Its own step, so a crash can fall in between.
     pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
+        // Keys a restart left waiting for a bank call are driven as calls
+        // end, as the recovery job would; a step of their own as well.
+        if !st.recovering.is_empty() && !st.calls.is_full() {
+            ctx.continue_with(ServiceTimer::Recover);
+        }
         if !st.queue.is_empty() && self.busy(st) < self.workers() {
             ctx.continue_with(ServiceTimer::Dequeue);
         }
