@@ -721,3 +721,26 @@ fn a_program_gets_no_network_copy_of_a_delivery() {
     }
     assert!(copies > 0, "no delivery was copied by the network");
 }
+
+#[test]
+fn a_program_that_writes_for_an_event_nobody_published_acts_on_a_phantom() {
+    // No loss and no crash: every delivery is handled once, so the fixture's
+    // missing dedup cannot show, and only what the program invents can.
+    let calm = [
+        "network.loss_per_mille=[0,0]",
+        "crashes.consumer-1.crash_per_mille=[0,0]",
+    ];
+    let verdict = |m: &str| {
+        let set = mode(m);
+        let mut sets = calm.to_vec();
+        sets.push(&set);
+        let s = load_path(MISBEHAVE, &sets);
+        let found = s.judge(&sweep(&s, 20));
+        (found.found, found.invariant)
+    };
+    assert_eq!(verdict("ok"), (Verdict::Holds, None));
+    assert_eq!(
+        verdict("invent"),
+        (Verdict::Violation, Some("no-phantom-event"))
+    );
+}

@@ -23,6 +23,7 @@ static MAIL: Space = Space {
     id_prefix: "#",
     unit: Some("bytes"),
     key_prefix: "mail",
+    published: false,
 };
 
 static SENT: Site = Site { name: "mail sent" };

@@ -1,7 +1,7 @@
 //! Effects and what clients were told: an effect lands once, with the payload asked, and a "done" or a "failed" is true of what landed (or of a state seen holding).
 
 use crate::ledger::{
-    claim, ended, entity, event, fires, intent, judge, paid_once, silent, told, transfer,
+    claim, ended, entity, event, fires, intent, judge, paid_once, published, silent, told, transfer,
 };
 use models::core::{AttemptOutcome, Ending, Obs, Op};
 use models::http::{REQUEST, RESOURCE};
@@ -49,19 +49,19 @@ fn no_duplicate_effect() {
         op: event(id),
         payload: id,
     };
-    silent(&[
+    silent(&published(&[
         (0, 0, committed(1, 1)),
         (0, 0, committed(2, 2)),
         (1, 3, applied(1)),
         (2, 3, applied(2)),
-    ]);
+    ]));
     fires(
         "no-duplicate-effect",
-        &[
+        &published(&[
             (0, 0, committed(1, 1)),
             (1, 3, applied(1)),
             (2, 3, applied(1)),
-        ],
+        ]),
     );
     // A consumer whose ack let the message go sends its commit again when
     // the answer does not come: one delivery, and the database applies a
@@ -73,8 +73,8 @@ fn no_duplicate_effect() {
         (1, 3, applied(1)),
         (3, 3, applied(1)),
     ];
-    fires("no-duplicate-effect", &resent);
-    silent(&resent[..2]);
+    fires("no-duplicate-effect", &published(&resent));
+    silent(&published(&resent[..2]));
     // The chain: events about a claim a client asked to pay once. The
     // service booked it twice (a retry it no longer recognised), the bank
     // paid once, accounting booked each event once: the claim took effect
@@ -86,15 +86,15 @@ fn no_duplicate_effect() {
         (1, 3, booking(1)),
         (2, 3, booking(2)),
     ]);
-    fires("no-duplicate-effect", &rebooked);
+    fires("no-duplicate-effect", &published(&rebooked));
     // Booked once, and that booking's redelivery deduplicated: silent; so
     // is a second event about a claim nobody asked for (an entity of the
     // messaging model is such a claim-less subject).
     let mut once = paid_once(a);
     once.extend([(0, 1, booked(a, 1, 1)), (1, 3, booking(1))]);
-    silent(&once);
+    silent(&published(&once));
     let unasked = claim(4712);
-    silent(&[
+    silent(&published(&[
         (
             0,
             1,
@@ -133,7 +133,7 @@ fn no_duplicate_effect() {
                 payload: 6,
             },
         ),
-    ]);
+    ]));
 }
 
 #[test]
@@ -394,7 +394,7 @@ fn a_booking_seen_before_its_commit_still_counts_downstream() {
         (4, 1, booked(a, 2, 2)),
         (5, 3, booking(2)),
     ]);
-    fires("no-duplicate-effect", &first_early);
+    fires("no-duplicate-effect", &published(&first_early));
     // The second event booked before its commit: the commit is the moment
     // both facts hold.
     let mut second_early = paid.clone();
@@ -404,8 +404,8 @@ fn a_booking_seen_before_its_commit_still_counts_downstream() {
         (5, 3, booking(2)),
         (5, 1, booked(a, 2, 2)),
     ]);
-    fires("no-duplicate-effect", &second_early);
-    let v = crate::ledger::violation(&second_early).expect("a violation");
+    fires("no-duplicate-effect", &published(&second_early));
+    let v = crate::ledger::violation(&published(&second_early)).expect("a violation");
     assert_eq!(
         v.operation,
         a.key(),
@@ -419,9 +419,9 @@ fn a_booking_seen_before_its_commit_still_counts_downstream() {
         (5, 3, booking(2)),
         (5, 1, booked(a, 2, 2)),
     ]);
-    fires("no-duplicate-effect", &both_early);
+    fires("no-duplicate-effect", &published(&both_early));
     // One event booked before its commit, and only one: once.
     let mut once = paid;
     once.extend([(3, 3, booking(1)), (3, 1, booked(a, 1, 1))]);
-    silent(&once);
+    silent(&published(&once));
 }

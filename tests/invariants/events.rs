@@ -1,6 +1,8 @@
 //! Events owed by committed state changes: delivered or visibly dead-lettered, never invented, and the consumer converging on the newest value.
 
-use crate::ledger::{claim, ended, entity, event, fires, intent, silent, transfer};
+use crate::ledger::{
+    claim, ended, entity, event, fires, intent, paid_once, published, silent, transfer,
+};
 use models::core::{Ending, Obs};
 use models::messaging::CONSUMER_WRITE;
 
@@ -31,7 +33,7 @@ fn no_lost_effect() {
     // (no answer to its last attempt): nothing landed and nothing was
     // dead-lettered, with no crash anywhere. Had one attempt committed
     // before its answer was lost, the effect would be there: silent.
-    silent(&[
+    silent(&published(&[
         (0, 0, committed),
         (
             1,
@@ -42,7 +44,7 @@ fn no_lost_effect() {
                 payload: 1,
             },
         ),
-    ]);
+    ]));
     silent(&[
         (0, 0, committed),
         (1, 1, Obs::DeadLettered { op: event(1) }),
@@ -56,7 +58,7 @@ fn no_lost_effect() {
     };
     fires(
         "no-lost-effect",
-        &[
+        &published(&[
             (0, 0, committed),
             (0, 0, second),
             (
@@ -68,7 +70,7 @@ fn no_lost_effect() {
                     payload: 2,
                 },
             ),
-        ],
+        ]),
     );
     // A set-value event made moot by a newer version was handled.
     silent(&[
@@ -108,6 +110,34 @@ fn no_phantom_event() {
         (0, 1, Obs::Accepted { op: event(1) }),
         (1, 1, Obs::DeadLettered { op: event(1) }),
     ]);
+    // A consumer writes for an event no broker ever stored (a program that
+    // made its id up): the moment it lands, before anything is owed or
+    // repeated, and whether or not some producer committed that id.
+    let write = |id| Obs::Effect {
+        site: &CONSUMER_WRITE,
+        op: event(id),
+        payload: 1,
+    };
+    let committed = Obs::Committed {
+        op: event(1),
+        entity: entity(7),
+        value: 1,
+        version: 1,
+    };
+    let handled = [
+        (0, 0, committed),
+        (0, 1, Obs::Accepted { op: event(1) }),
+        (1, 3, write(1)),
+    ];
+    silent(&handled);
+    let mut invented = handled.to_vec();
+    invented.extend([(1, 3, write(1001)), (2, 3, write(1001))]);
+    fires("no-phantom-event", &invented);
+    let v = crate::ledger::violation(&invented).expect("a violation");
+    assert_eq!(v.operation, event(1001).key(), "{v:?}");
+    fires("no-phantom-event", &[(0, 0, committed), (1, 3, write(1))]);
+    // A claim is never published: its transfer needs no broker.
+    silent(&paid_once(claim(4711)));
 }
 
 #[test]

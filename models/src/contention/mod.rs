@@ -34,6 +34,7 @@ pub static WRITE: Space = Space {
     id_prefix: "#",
     unit: None,
     key_prefix: "write",
+    published: false,
 };
 
 /// The contended row, as the versions of `no-lost-update` name it.
@@ -43,6 +44,7 @@ pub static ROW: Space = Space {
     id_prefix: "#",
     unit: None,
     key_prefix: "row",
+    published: false,
 };
 
 /// The effect of a write: its increment, landed on the row.

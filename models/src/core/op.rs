@@ -20,6 +20,11 @@ pub struct Space {
     pub unit: Option<&'static str>,
     /// The prefix of keys minted for operations of this space: `zahl-4711-01`.
     pub key_prefix: &'static str,
+    /// Its operations are events that exist for the outside world only once
+    /// a broker accepted them (a publish step): an effect for one no broker
+    /// accepted acts on something that did not happen (`no-phantom-event`).
+    /// False for operations a client asks for directly (a claim, a request).
+    pub published: bool,
 }
 
 // Spaces are compared by their code, which is unique per space: a model's
@@ -181,6 +186,7 @@ mod tests {
         id_prefix: "",
         unit: Some("EUR"),
         key_prefix: "zahl",
+        published: false,
     };
     static EVENT: Space = Space {
         code: 2,
@@ -188,6 +194,7 @@ mod tests {
         id_prefix: "#",
         unit: None,
         key_prefix: "event",
+        published: true,
     };
 
     #[test]

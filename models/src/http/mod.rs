@@ -35,6 +35,7 @@ pub static REQUEST: Space = Space {
     id_prefix: "#",
     unit: None,
     key_prefix: "req",
+    published: false,
 };
 
 /// The server's resources, as the versions of `no-lost-update` name them.
@@ -44,6 +45,7 @@ pub static RESOURCE: Space = Space {
     id_prefix: "/claims/",
     unit: None,
     key_prefix: "res",
+    published: false,
 };
 
 /// The effects, by what the request did to a resource.

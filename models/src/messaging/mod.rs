@@ -45,6 +45,7 @@ pub static EVENT: Space = Space {
     id_prefix: "#",
     unit: None,
     key_prefix: "event",
+    published: true,
 };
 
 /// The business entities events change (a claim, a customer's address).
@@ -54,6 +55,7 @@ pub static ENTITY: Space = Space {
     id_prefix: "",
     unit: None,
     key_prefix: "entity",
+    published: false,
 };
 
 /// The effect: a write in the consumers' database.

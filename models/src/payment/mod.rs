@@ -34,6 +34,7 @@ pub static CLAIM: Space = Space {
     id_prefix: "",
     unit: Some("EUR"),
     key_prefix: "zahl",
+    published: false,
 };
 
 /// The effect: money leaving the bank.
