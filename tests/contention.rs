@@ -658,3 +658,43 @@ loss_per_mille = 1000
     assert_eq!(per_op, 2, "the retry fits, and is lost too");
     assert_eq!(warning, None);
 }
+
+/// The situation is about what the row did, not where the write came from:
+/// a retry reads the row afresh, and when another client moved the row, between
+/// that read and the retry's write, to the very value the retry computes, the
+/// retry's write lands and leaves the row as it was. With no network
+/// duplication every such write is a retry computed from a fresh read.
+#[test]
+fn a_retry_from_a_fresh_read_that_computes_the_rows_value_changes_nothing() {
+    let s = load(
+        "contention-full-jitter",
+        &[
+            "clients=3",
+            "client.cas=false",
+            "client.timeout_ms=100",
+            "network.loss_per_mille=200",
+        ],
+    );
+    let mut retries = 0;
+    for seed in 0..400 {
+        let (entries, _) = trace_of(&s, seed);
+        for (i, e) in entries.iter().enumerate() {
+            if !matches!(e.kind, TraceKind::Reached { situation, .. } if situation == sit::BLIND_WRITE_CHANGED_NOTHING)
+            {
+                continue;
+            }
+            let write = entries[..i].iter().rev().find_map(|e| match &e.kind {
+                TraceKind::Deliver { msg, duplicate, .. } => match Carries::<CMsg>::peek(msg) {
+                    Some(&CMsg::Write { attempt, .. }) => Some((attempt, *duplicate)),
+                    _ => None,
+                },
+                _ => None,
+            });
+            let (attempt, duplicate) = write.expect("a write reached it");
+            assert!(!duplicate, "seed {seed}: no copies on this network");
+            assert!(attempt >= 2, "seed {seed}: a retry, read afresh");
+            retries += 1;
+        }
+    }
+    assert!(retries > 0, "some retry computes the value the row holds");
+}

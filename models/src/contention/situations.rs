@@ -20,7 +20,8 @@ pub const WRITE_DEAD_LETTERED: SituationId = 245;
 pub const WRITE_RESUMED_AFTER_RESTART: SituationId = 246;
 /// A write came again under a request id the row already held.
 pub const REQUEST_ID_RECOGNIZED: SituationId = 247;
-/// A blind write came again and found the row at the value it sets.
+/// A blind write that had landed came again (a copy, or a retry from a
+/// fresh read) and found the row at the value it sets: it changed nothing.
 pub const BLIND_WRITE_CHANGED_NOTHING: SituationId = 248;
 
 /// The contention model's situations.
@@ -32,6 +33,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: OWN_WRITE_FOUND, name: "own-write-found", doc: "A client whose answer was lost read the row again and found its own write as the current version: done, nothing written twice." },
     SituationDoc { id: WRITE_DEAD_LETTERED, name: "write-dead-lettered", doc: "A client gave its write up within its retry policy and recorded it in a dead letter a person will see." },
     SituationDoc { id: REQUEST_ID_RECOGNIZED, name: "request-id-recognized", doc: "A write came again (computed from a newer read, after its answer was lost) under a request id the row already held: answered \"written\", nothing written twice." },
-    SituationDoc { id: BLIND_WRITE_CHANGED_NOTHING, name: "blind-write-changed-nothing", doc: "A blind write that had landed came again (a network copy, or a retry computed from the same read) and found the row at the value it sets: nothing changed, no second increment." },
+    SituationDoc { id: BLIND_WRITE_CHANGED_NOTHING, name: "blind-write-changed-nothing", doc: "A blind write that had landed came again and found the row at the value it sets: the write landed and left the row as it was, version too, with no second increment. Either a network copy of the landed write, or a retry computed from a fresh read after another write moved the row to exactly the value the retry computes." },
     SituationDoc { id: WRITE_RESUMED_AFTER_RESTART, name: "write-resumed-after-restart", doc: "A client restarted with a write pending and resumed it from its own database." },
 ];
