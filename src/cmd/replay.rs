@@ -2,7 +2,6 @@
 
 use crate::render::formats::{self, Format};
 use crate::scenarios::{self, UsageError};
-use sim::Sim;
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim replay`.
@@ -31,10 +30,11 @@ pub struct Args {
 
 /// Runs `idemsim replay`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let (s, record, source) = match &a.repro {
+    // The run: a repro's record, or a seed (`Err`), traced from the seed.
+    let (s, run, source) = match &a.repro {
         Some(path) => {
             let l = super::shrink::load_repro(path, a.scenario.as_deref(), "replay")?;
-            (l.scenario, l.record, format!("repro file {path}"))
+            (l.scenario, Ok(l.record), format!("repro file {path}"))
         }
         None => {
             let overrides = scenarios::parse_overrides(&a.set)?;
@@ -44,18 +44,24 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 .expect("clap requires it without --repro");
             let s = scenarios::load(name, &overrides)?;
             let seed = a.seed.expect("clap requires it without --repro");
-            let mut sim = Sim::new(&s.system);
-            let (record, _) = sim::shrink::record_seed(&mut sim, &s.system, seed);
-            (s, record, format!("seed {seed}"))
+            (s, Err(seed), format!("seed {seed}"))
         }
     };
     if a.transcript {
+        let record = match run {
+            Ok(record) => record,
+            Err(seed) => crate::render::run::record_of_seed(&s.system, seed),
+        };
         let (text, report) = crate::external::transcript_text(&s, &record)?;
         crate::out!("{text}");
         crate::external::check_outcome(&s, &source, &report.outcome)?;
         return Ok(super::common::exit_code(&report.outcome));
     }
-    let (trace, report) = super::shrink::traced(&s, &record, source.clone(), None);
+    // A seed's run is traced from the seed: a long one is never recorded.
+    let (trace, report) = match &run {
+        Ok(record) => super::shrink::traced(&s, record, source.clone(), None),
+        Err(seed) => crate::render::run::trace_of_seed(&s.system, &s.name, *seed),
+    };
     crate::out!("{}", formats::render(a.format, &trace));
     crate::external::check_outcome(&s, &source, &report.outcome)?;
     Ok(super::common::exit_code(&report.outcome))

@@ -88,6 +88,7 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
     if first.events > MAX_REPORT_EVENTS {
         return (too_long_page(subject, &first), first);
     }
+
     let search = shr::point_of_no_return_within(
         &mut sim,
         &s.system,
@@ -323,6 +324,45 @@ fn seed_run(s: &Scenario, seed: u64, done: Option<&Done>) -> (Record, String, Op
     }
 }
 
+/// Renders the report of a seed's run (the shrunk one if `done` has it).
+/// The seed runs once unrecorded first: a run too long to draw is never
+/// recorded, since a record takes about 20 bytes an event.
+fn render_seed(
+    s: &Scenario,
+    from: &scenarios::Entry,
+    sets: &[String],
+    seed: u64,
+    done: Option<&Done>,
+) -> (String, RunReport) {
+    let subject = |record, source, shrink| Subject {
+        scenario: s,
+        from,
+        sets,
+        record,
+        source,
+        seed: Some(seed),
+        shrink,
+        commands: seed_commands(&from.arg(), sets, seed, done.is_some()),
+        repro_file: done.is_some(),
+    };
+    if done.is_none() {
+        let mut sim = Sim::new(&s.system);
+        let source = sim::Source::Seed {
+            seed,
+            record: false,
+        };
+        let first = sim::explore::guarded(|| sim.run(&s.system, source, &mut NoTrace))
+            .unwrap_or_else(RunReport::panicked);
+        if first.events > MAX_REPORT_EVENTS {
+            let unrecorded = Record::default();
+            let page = too_long_page(&subject(&unrecorded, format!("seed {seed}"), None), &first);
+            return (page, first);
+        }
+    }
+    let (record, source, shrink) = seed_run(s, seed, done);
+    render(&subject(&record, source, shrink))
+}
+
 /// Writes the report of a failing seed into `dir`, shrunk if `done` has the
 /// shrunk run, and returns its path: `<scenario>-seed-<N>.html`, or
 /// `<prefix>-seed-<N>.html` when a prefix is given.
@@ -351,18 +391,7 @@ pub fn render_failure(
     prefix: Option<&str>,
 ) -> (String, String) {
     let name = format!("{}-seed-{seed}.html", prefix.unwrap_or(&s.name));
-    let (record, source, shrink) = seed_run(s, seed, done);
-    let (html, _) = render(&Subject {
-        scenario: s,
-        from,
-        sets,
-        record: &record,
-        source,
-        seed: Some(seed),
-        shrink,
-        commands: seed_commands(&from.arg(), sets, seed, done.is_some()),
-        repro_file: done.is_some(),
-    });
+    let (html, _) = render_seed(s, from, sets, seed, done);
     (name, html)
 }
 
@@ -418,18 +447,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             } else {
                 None
             };
-            let (record, source, shrink) = seed_run(&s, seed, done.as_ref());
-            render(&Subject {
-                scenario: &s,
-                from: &from,
-                sets: &a.set,
-                record: &record,
-                source,
-                seed: Some(seed),
-                shrink,
-                commands: seed_commands(&from.arg(), &a.set, seed, done.is_some()),
-                repro_file: done.is_some(),
-            })
+            render_seed(&s, &from, &a.set, seed, done.as_ref())
         }
     };
     write(&a.out, &html)?;

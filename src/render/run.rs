@@ -11,7 +11,8 @@ use crate::external::is_protocol_error;
 use models::core::wire::WorldMessage;
 use models::Obs;
 use sim::shrink as shr;
-use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, TimerOf};
+use sim::shrink::Signature;
+use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, Source, TimerOf};
 
 /// The trace type of model `M`.
 pub type TraceOf<M> = Trace<MsgOf<M>, TimerOf<M>>;
@@ -50,21 +51,41 @@ pub fn trace_of_record<M: LedgerModel>(
     source: String,
     shrink: Option<ShrinkInfo>,
 ) -> (TraceOf<M>, RunReport) {
+    let run = |sim: &mut Sim<M>, rec: &mut ItemRecorder<MsgOf<M>, TimerOf<M>>| {
+        shr::replay(sim, model, record, false, rec)
+    };
+    trace_with(model, name, source, shrink, run, || record.clone())
+}
+
+/// The trace of one run: `run` makes it into an [`ItemRecorder`] (items
+/// straight from the run, so a long trace never exists twice), and
+/// `record` gives its decisions for the point-of-no-return search, asked
+/// only for a failing run the search's budget covers.
+fn trace_with<M: LedgerModel>(
+    model: &M,
+    name: &str,
+    source: String,
+    shrink: Option<ShrinkInfo>,
+    run: impl FnOnce(&mut Sim<M>, &mut ItemRecorder<MsgOf<M>, TimerOf<M>>) -> RunReport,
+    record: impl FnOnce() -> Record,
+) -> (TraceOf<M>, RunReport) {
     let mut sim = Sim::new(model);
-    // Items straight from the run: a long trace never exists twice.
     let mut rec = ItemRecorder::new(model.world());
-    let report = shr::replay(&mut sim, model, record, false, &mut rec);
+    let report = run(&mut sim, &mut rec);
+    let unsearched = |too_long| shr::TurnSearch {
+        turn: None,
+        decisions: 0,
+        searched: 0,
+        too_long,
+    };
     // A run an external program broke has no point of no return to find, and
     // each replay of it would wait for the program again.
-    let search = if is_protocol_error(&report.outcome) {
-        shr::TurnSearch {
-            turn: None,
-            decisions: 0,
-            searched: 0,
-            too_long: false,
-        }
+    let search = if is_protocol_error(&report.outcome) || Signature::of(&report.outcome).is_none() {
+        unsearched(false)
+    } else if report.events > POINT_OF_NO_RETURN_EVENTS {
+        unsearched(true)
     } else {
-        shr::point_of_no_return_within(&mut sim, model, record, POINT_OF_NO_RETURN_EVENTS)
+        shr::point_of_no_return_within(&mut sim, model, &record(), POINT_OF_NO_RETURN_EVENTS)
     };
     let turn = search.turn.clone();
     let header = Header {
@@ -89,10 +110,21 @@ pub fn record_of_seed<M: Model>(model: &M, seed: u64) -> Record {
     sim::shrink::record_seed(&mut sim, model, seed).0
 }
 
-/// The trace of seed `seed` of `model` (see [`trace_of_record`]).
+/// The trace of seed `seed` of `model` (see [`trace_of_record`]), run from
+/// the seed itself: a record takes about 20 bytes an event and `max_steps`
+/// allows a billion, so only a failing run short enough for the search is
+/// recorded (once more, the same run).
 pub fn trace_of_seed<M: LedgerModel>(model: &M, name: &str, seed: u64) -> (TraceOf<M>, RunReport) {
-    let record = record_of_seed(model, seed);
-    trace_of_record(model, name, &record, format!("seed {seed}"), None)
+    let run = |sim: &mut Sim<M>, rec: &mut ItemRecorder<MsgOf<M>, TimerOf<M>>| {
+        let source = Source::Seed {
+            seed,
+            record: false,
+        };
+        sim::explore::guarded(|| sim.run(model, source, rec)).unwrap_or_else(RunReport::panicked)
+    };
+    trace_with(model, name, format!("seed {seed}"), None, run, || {
+        record_of_seed(model, seed)
+    })
 }
 
 /// The figures a trace's header shows for a shrunk run.
