@@ -266,7 +266,7 @@ pub struct ServiceState {
     /// Requests waiting for a worker, first in first out.
     pub queue: VecDeque<Queued>,
     /// Keys a restart found left "in progress" while every bank-call slot
-    /// was taken, in the key table's order: the recovery job drives them
+    /// was taken or kept for an admitted request, in the key table's order: the recovery job drives them
     /// as calls end. A crash loses the list; the next restart finds the
     /// keys in storage again.
     pub recovering: VecDeque<Key>,
@@ -428,6 +428,18 @@ impl<W: Carries<Msg>> Service<W> {
         )
     }
 
+    /// Whether a keyed request's first step can begin: its bank call now,
+    /// or the step it is due in after its processing.
+    fn can_start(&self, st: &ServiceState) -> bool {
+        let step_now =
+            self.cfg.processing_us == 0 && self.cfg.idempotency != Idempotency::SplitKeyFirst;
+        if step_now {
+            !st.calls.is_full()
+        } else {
+            !st.steps.is_full()
+        }
+    }
+
     /// Inserts a key row, reaping expired rows first, and reports the store's size.
     fn insert_key(&self, s: &mut ServiceStorage, key: Key, row: KeyRow, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
@@ -498,6 +510,10 @@ impl<W: Carries<Msg>> Service<W> {
             Idempotency::None => unreachable!("keyed requests only"),
             // The gap: nothing is recorded until the payment is done.
             Idempotency::CheckThenAct => self.schedule(st, step(StepKind::BookAndCall), ctx),
+            // The request is admitted before its key is claimed, in this
+            // same step: a 503 after the claim would leave a key "in
+            // progress" that nothing drives and every retry is refused on.
+            Idempotency::ClaimSameTx | Idempotency::SplitKeyFirst if !self.can_start(st) => false,
             Idempotency::ClaimSameTx => {
                 self.insert_key(s, key, row, ctx);
                 Self::book(s, op, key, amount_eur);
@@ -551,7 +567,10 @@ impl<W: Carries<Msg>> Service<W> {
                 if step.kind == StepKind::BookAndCall {
                     Self::book(s, step.op, step.key, step.amount_eur);
                 }
-                self.call_bank(
+                // The request was admitted with its key claimed (or its
+                // booking made): a 503 now would not be true. Admission and
+                // the recovery keep a call free for every such step.
+                let called = self.call_bank(
                     st,
                     &mut s.questions_asked,
                     step.op,
@@ -560,7 +579,9 @@ impl<W: Carries<Msg>> Service<W> {
                     Some(step.client),
                     false,
                     ctx,
-                )
+                );
+                debug_assert!(called, "a bank call was taken from an admitted request");
+                called
             }
             StepKind::InsertKey => {
                 // The bank may have answered already; then the key is recorded.

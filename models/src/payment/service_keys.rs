@@ -23,7 +23,26 @@ fn running(st: &ServiceState, key: Key) -> bool {
             .is_some()
 }
 
+/// Bank calls the recovery may start now: the free slots, less one for
+/// every admitted request whose bank call is still to come (a step after its
+/// processing). A worker that took a request has claimed its key and will
+/// call the bank; a recovery job that took its call would leave it nothing
+/// to answer but a 503, "not executed", for a key it claimed and booked.
+fn calls_free_for_recovery(st: &ServiceState) -> usize {
+    let calls_due = st
+        .steps
+        .iter()
+        .filter(|(_, p)| matches!(p.kind, StepKind::CallBank | StepKind::BookAndCall))
+        .count();
+    (st.calls.bound() - st.calls.busy()).saturating_sub(calls_due)
+}
+
 impl<W: Carries<Msg>> Service<W> {
+    /// Whether the recovery has keys waiting and a call to drive one with.
+    pub(super) fn can_recover_next(st: &ServiceState) -> bool {
+        !st.recovering.is_empty() && calls_free_for_recovery(st) > 0
+    }
+
     /// A request whose key has a live row.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn on_known_key(
@@ -187,7 +206,7 @@ impl<W: Carries<Msg>> Service<W> {
                 continue;
             }
             let (key, row) = (*key, e.value);
-            if st.calls.is_full() {
+            if calls_free_for_recovery(st) == 0 {
                 // A recovery job gets to every key: this one waits for a
                 // call to end (`pump`), unclaimed until then.
                 st.recovering.push_back(key);
@@ -227,7 +246,7 @@ impl<W: Carries<Msg>> Service<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let now = ctx.now_us();
-        while !st.calls.is_full() {
+        while calls_free_for_recovery(st) > 0 {
             let Some(key) = st.recovering.pop_front() else {
                 return;
             };
@@ -494,5 +513,128 @@ mod tests {
         }
         // Not a vacuous pass: the burst did meet a full service.
         assert!(shed > 0, "no request found the service full");
+    }
+
+    fn pay_msg(op: Op, attempt: u32) -> Msg {
+        Msg::Pay {
+            op,
+            attempt,
+            key: Key::Op { op, n: 1 },
+            amount_eur: 1200,
+            timeout_ms: 0,
+        }
+    }
+
+    fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
+        Cmd::sent(out)
+            .filter_map(|m| match m.peek() {
+                Some(&Msg::PayReply { status, .. }) => Some(status),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
+        let done = Msg::TransferDone {
+            op,
+            key: Key::Op { op, n: 1 },
+            key_passed: true,
+            result: TransferResult::Done,
+        };
+        b.msg(now_us, BANK, done)
+    }
+
+    /// The timer of the step a handler scheduled after its processing.
+    fn step_timer(out: &[Cmd]) -> ServiceTimer {
+        out.iter()
+            .find_map(|c| match c {
+                Command::SetTimer {
+                    timer: timer @ ServiceTimer::Step { .. },
+                    ..
+                } => Some(*timer),
+                _ => None,
+            })
+            .expect("a step scheduled")
+    }
+
+    /// 64 claims hold every bank call of a service whose bank is silent:
+    /// the 65th is refused with 503, "not executed". That must be true of
+    /// its key too: once a call ends, its retry is a new request and is
+    /// paid, not answered 409 for a claim nobody is working on, with a
+    /// lease or without one (where nothing would ever free the key).
+    #[test]
+    fn a_request_shed_while_every_bank_call_is_busy_does_not_block_its_retry() {
+        for lease_us in [0, 30_000_000] {
+            let mut b = Bench::new(ServiceConfig {
+                lease_us,
+                ..config()
+            });
+            for id in 0..MAX_BANK_CALLS as u32 {
+                let out = b.msg(0, CLIENT, pay_msg(Op::new(&CLAIM, 6000 + id), 1));
+                assert_eq!(transfers_sent(&out).len(), 1);
+            }
+            let late = Op::new(&CLAIM, 7000);
+            let shed = b.msg(1_000, CLIENT, pay_msg(late, 1));
+            assert_eq!(pay_replies(&shed), [PayStatus::Overloaded]);
+            confirm(&mut b, 2_000, Op::new(&CLAIM, 6000));
+            let retry = b.msg(3_000, CLIENT, pay_msg(late, 2));
+            assert_eq!(transfers_sent(&retry), [late], "lease {lease_us} µs");
+            assert!(pay_replies(&retry).is_empty());
+        }
+    }
+
+    /// A restart leaves 65 keys "in progress": 64 are driven at once, the
+    /// last waits for a call to end. One ends; in the same instant, before
+    /// the recovery's next step, claim 7000 arrives, a worker takes it and
+    /// claims its key, and its bank call is due after its processing. The
+    /// recovery must not take the call the admitted request will need:
+    /// shed then, the request would be answered 503 ("not executed") with
+    /// its key claimed and booked, and with no lease every retry would get
+    /// 409 while a later restart paid it.
+    fn admitted_while_recovery_waits() -> (Bench, Op, Vec<Cmd>) {
+        let processing_us = 100_000;
+        let mut b = Bench::new(ServiceConfig {
+            query_on_recovery: false,
+            processing_us,
+            ..config()
+        });
+        for id in 0..MAX_BANK_CALLS as u32 + 1 {
+            let op = Op::new(&CLAIM, 6000 + id);
+            let row = KeyRow {
+                op,
+                amount_eur: 1200,
+                state: KeyState::InProgress,
+                locked_us: 0,
+            };
+            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
+        }
+        let t = 1_000_000;
+        assert_eq!(transfers_sent(&b.restart(t)).len(), MAX_BANK_CALLS);
+        let ended = confirm(&mut b, t, Op::new(&CLAIM, 6000));
+        let claim = Op::new(&CLAIM, 7000);
+        let taken = b.msg(t, CLIENT, pay_msg(claim, 1));
+        assert!(pay_replies(&taken).is_empty(), "claim 7000 was not taken");
+        // The recovery's step, continued from the confirmation, runs now.
+        let mut out = with_continuations(&mut b, t, ended);
+        out.extend(b.fire(t + processing_us, step_timer(&taken)));
+        (b, claim, out)
+    }
+
+    #[test]
+    fn the_recovery_leaves_an_admitted_request_its_bank_call() {
+        let (_, claim, out) = admitted_while_recovery_waits();
+        assert_eq!(pay_replies(&out), [], "claim 7000 was shed after its claim");
+        assert_eq!(transfers_sent(&out), [claim]);
+    }
+
+    /// The key the recovery left waiting is driven once a call ends.
+    #[test]
+    fn the_recovery_drives_its_waiting_key_once_a_call_ends() {
+        let (mut b, _, _) = admitted_while_recovery_waits();
+        let t = 2_000_000;
+        let out = confirm(&mut b, t, Op::new(&CLAIM, 6001));
+        let out = with_continuations(&mut b, t, out);
+        let last = Op::new(&CLAIM, 6000 + MAX_BANK_CALLS as u32);
+        assert_eq!(transfers_sent(&out), [last]);
     }
 }

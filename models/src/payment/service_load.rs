@@ -197,7 +197,7 @@ impl<W: Carries<Msg>> Service<W> {
     pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
         // Keys a restart left waiting for a bank call are driven as calls
         // end, as the recovery job would; a step of their own as well.
-        if !st.recovering.is_empty() && !st.calls.is_full() {
+        if Self::can_recover_next(st) {
             ctx.continue_with(ServiceTimer::Recover);
         }
         if !st.queue.is_empty() && self.busy(st) < self.workers() {
