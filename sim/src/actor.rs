@@ -209,6 +209,24 @@ pub trait Actor {
     /// not lose what it must. With it, a warm simulator allocates nothing per run.
     fn reset_state(&self, state: &mut Option<Self::State>);
 
+    /// [`reset_storage`](Actor::reset_storage) of a storage an earlier run
+    /// left, done in place: true if the actor did it, false (the default) if
+    /// it leaves it to `reset_storage`. An enum of actors
+    /// ([`compose!`](crate::compose)) asks this first, because the way
+    /// through `reset_storage` moves its whole storage enum (as large as its
+    /// largest kind's) out of its slot and back, for every actor of every run.
+    fn reset_storage_in_place(&self, storage: &mut Self::Storage) -> bool {
+        let _ = storage;
+        false
+    }
+
+    /// [`reset_state`](Actor::reset_state) of a state the engine kept, done
+    /// in place; as [`reset_storage_in_place`](Actor::reset_storage_in_place).
+    fn reset_state_in_place(&self, state: &mut Self::State) -> bool {
+        let _ = state;
+        false
+    }
+
     /// Builds the volatile state from durable storage into `state`, fresh from
     /// [`reset_state`](Actor::reset_state), on the first start and after every
     /// restart ([`Ctx::restarted`] tells which).

@@ -123,6 +123,11 @@ macro_rules! compose {
             fn reset_storage(&self, slot: &mut Option<$storage>) {
                 match self {
                     $( $node::$variant(a) => {
+                        if let Some($storage::$variant(s)) = slot {
+                            if $crate::Actor::reset_storage_in_place(a, s) {
+                                return;
+                            }
+                        }
                         // Reuse the previous run's storage of the same kind.
                         let mut inner = match slot.take() {
                             Some($storage::$variant(s)) => Some(s),
@@ -137,6 +142,11 @@ macro_rules! compose {
             fn reset_state(&self, slot: &mut Option<$state>) {
                 match self {
                     $( $node::$variant(a) => {
+                        if let Some($state::$variant(s)) = slot {
+                            if $crate::Actor::reset_state_in_place(a, s) {
+                                return;
+                            }
+                        }
                         // Reuse the previous state of the same kind.
                         let mut inner = match slot.take() {
                             Some($state::$variant(s)) => Some(s),
@@ -145,6 +155,26 @@ macro_rules! compose {
                         $crate::Actor::reset_state(a, &mut inner);
                         *slot = inner.map($state::$variant);
                     } )+
+                }
+            }
+
+            fn reset_storage_in_place(&self, storage: &mut $storage) -> bool {
+                match (self, storage) {
+                    $( ($node::$variant(a), $storage::$variant(s)) => {
+                        $crate::Actor::reset_storage_in_place(a, s)
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => false,
+                }
+            }
+
+            fn reset_state_in_place(&self, state: &mut $state) -> bool {
+                match (self, state) {
+                    $( ($node::$variant(a), $state::$variant(s)) => {
+                        $crate::Actor::reset_state_in_place(a, s)
+                    } )+
+                    #[allow(unreachable_patterns)]
+                    _ => false,
                 }
             }
 

@@ -236,11 +236,16 @@ impl<W: Carries<Msg>> Actor for Client<W> {
 
     fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
         let s = storage.get_or_insert_with(ClientStorage::default);
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut ClientStorage) -> bool {
         let n = self.cfg.writes.len();
         s.ops.clear();
         s.ops.resize(n, ClientOp::NEW);
         s.last_wait_us.clear();
         s.last_wait_us.resize(n, 0);
+        true
     }
 
     fn reset_state(&self, state: &mut Option<ClientState>) {

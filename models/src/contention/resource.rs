@@ -124,6 +124,10 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
         *state = Some(());
     }
 
+    fn reset_state_in_place(&self, _: &mut ()) -> bool {
+        true
+    }
+
     fn on_start(&self, _: &mut (), _: &mut ResourceStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(

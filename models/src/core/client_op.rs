@@ -190,10 +190,14 @@ impl fmt::Debug for ClientStorage {
 impl ClientStorage {
     /// The storage of a fresh run with `n` operations, reusing `storage`'s memory.
     pub fn reset(storage: &mut Option<ClientStorage>, n: usize) {
-        let s = storage.get_or_insert_with(ClientStorage::default);
-        s.ops.clear();
-        s.ops.resize(n, ClientOp::NEW);
-        s.followups.clear();
+        storage.get_or_insert_with(ClientStorage::default).clear(n);
+    }
+
+    /// [`reset`](ClientStorage::reset) of a storage that exists already.
+    pub fn clear(&mut self, n: usize) {
+        self.ops.clear();
+        self.ops.resize(n, ClientOp::NEW);
+        self.followups.clear();
     }
 }
 

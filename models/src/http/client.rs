@@ -332,13 +332,22 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         ClientStorage::reset(storage, self.cfg.requests.len());
     }
 
+    fn reset_storage_in_place(&self, storage: &mut ClientStorage) -> bool {
+        storage.clear(self.cfg.requests.len());
+        true
+    }
+
     fn reset_state(&self, state: &mut Option<ClientState>) {
+        self.reset_state_in_place(state.get_or_insert_with(ClientState::default));
+    }
+
+    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
         let n = self.cfg.requests.len();
-        let st = state.get_or_insert_with(ClientState::default);
         st.awaiting.clear();
         st.awaiting.resize(n, None);
         st.after_412.clear();
         st.after_412.resize(n, false);
+        true
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

@@ -439,6 +439,10 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             latest_acked: Vec::with_capacity(QUEUE_CAPACITY),
             copies: Vec::with_capacity(DELIVERY_CAPACITY),
         });
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut BrokerStorage) -> bool {
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
@@ -448,10 +452,15 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.copies.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
+        true
     }
 
     fn reset_state(&self, state: &mut Option<()>) {
         *state = Some(());
+    }
+
+    fn reset_state_in_place(&self, _: &mut ()) -> bool {
+        true
     }
 
     fn on_start(&self, _: &mut (), s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {

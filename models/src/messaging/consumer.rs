@@ -555,12 +555,21 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     fn reset_state(&self, state: &mut Option<ConsumerState>) {
         match state {
             Some(st) => {
-                st.jobs.clear();
-                st.taken.clear();
-                st.started_us = 0;
+                self.reset_state_in_place(st);
             }
             None => *state = Some(ConsumerState::new()),
         }
+    }
+
+    fn reset_storage_in_place(&self, _: &mut ()) -> bool {
+        true
+    }
+
+    fn reset_state_in_place(&self, st: &mut ConsumerState) -> bool {
+        st.jobs.clear();
+        st.taken.clear();
+        st.started_us = 0;
+        true
     }
 
     fn on_start(&self, st: &mut ConsumerState, _: &mut (), ctx: &mut impl Ctx<Self>) {

@@ -346,11 +346,16 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
 
     fn reset_storage(&self, storage: &mut Option<ProducerStorage>) {
         let s = storage.get_or_insert_with(ProducerStorage::default);
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut ProducerStorage) -> bool {
         s.requests.clear();
         s.requests
             .resize(self.cfg.events.len(), RequestStatus::Waiting);
         s.rows.clear();
         s.outbox.clear();
+        true
     }
 
     fn reset_state(&self, state: &mut Option<ProducerState>) {
@@ -358,9 +363,14 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
             pending: Vec::new(),
             relay: RelayState::default(),
         });
+        self.reset_state_in_place(st);
+    }
+
+    fn reset_state_in_place(&self, st: &mut ProducerState) -> bool {
         st.pending.clear();
         st.pending.resize(self.cfg.events.len(), None);
         st.relay = RelayState::default();
+        true
     }
 
     fn on_start(&self, st: &mut ProducerState, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) {

@@ -176,12 +176,21 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             transfers: Vec::new(),
             keys: DedupStore::new(self.cfg.key_retention_us),
         });
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut BankStorage) -> bool {
         s.transfers.clear();
         s.keys.reset(self.cfg.key_retention_us);
+        true
     }
 
     fn reset_state(&self, state: &mut Option<()>) {
         *state = Some(());
+    }
+
+    fn reset_state_in_place(&self, _: &mut ()) -> bool {
+        true
     }
 
     fn on_start(&self, _: &mut (), _: &mut BankStorage, _: &mut impl Ctx<Self>) {}

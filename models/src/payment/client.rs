@@ -384,9 +384,17 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         ClientStorage::reset(storage, self.cfg.ops.len());
     }
 
+    fn reset_storage_in_place(&self, storage: &mut ClientStorage) -> bool {
+        storage.clear(self.cfg.ops.len());
+        true
+    }
+
     fn reset_state(&self, state: &mut Option<ClientState>) {
+        self.reset_state_in_place(state.get_or_insert_with(ClientState::default));
+    }
+
+    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
         let n = self.cfg.ops.len();
-        let st = state.get_or_insert_with(ClientState::default);
         st.awaiting.clear();
         st.awaiting.resize(n, None);
         st.tokens = self.cfg.budget.as_ref().map(TokenBucket::full);
@@ -396,6 +404,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
             st.retry_cost.resize(n, 0);
         }
         st.breaker.reset();
+        true
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

@@ -645,19 +645,29 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             bookings: Vec::new(),
             questions_asked: 0,
         });
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut ServiceStorage) -> bool {
         s.keys.reset(self.cfg.retention_us);
         s.bookings.clear();
         s.questions_asked = 0;
+        true
+    }
+
+    fn reset_state_in_place(&self, st: &mut ServiceState) -> bool {
+        st.calls.clear();
+        st.steps.clear();
+        st.waiters.clear();
+        st.queue.clear();
+        st.recovering.clear();
+        true
     }
 
     fn reset_state(&self, state: &mut Option<ServiceState>) {
         match state {
             Some(st) => {
-                st.calls.clear();
-                st.steps.clear();
-                st.waiters.clear();
-                st.queue.clear();
-                st.recovering.clear();
+                self.reset_state_in_place(st);
             }
             None => {
                 *state = Some(ServiceState {
