@@ -3,7 +3,8 @@
 //! last delivery a message goes to the dead-letter queue or is dropped; a
 //! publish dedup window drops a repeated message id for a while; an
 //! idempotent producer's repeated (producer id, sequence number) is dropped
-//! for as long as the broker keeps the producer's state.
+//! while it is among the last five stored for that id, for as long as the
+//! broker keeps the producer's state.
 
 use super::msg::{Event, Msg};
 use super::situations as sit;
@@ -103,8 +104,9 @@ pub struct BrokerStorage {
     pub dedup: DedupStore<u32, ()>,
     /// The receipt the next delivery gets.
     pub next_receipt: u32,
-    /// Per idempotent producer id, the highest sequence number stored: as
-    /// Kafka keeps its producer state with the log, durable.
+    /// Per idempotent producer id, the highest sequence number stored (they
+    /// are stored in order, so it tells the last five too): as Kafka keeps
+    /// its producer state with the log, durable.
     pub producers: Vec<(u32, u32)>,
     /// Per transactional producer id, its current epoch: a publish of an
     /// older epoch comes from a session that has been replaced (a zombie).

@@ -5,6 +5,11 @@
 
 use super::*;
 
+/// Batches per producer id whose sequence numbers Kafka's broker keeps to
+/// recognise a retry (the reason `max.in.flight.requests.per.connection`
+/// may be at most 5 with idempotence).
+pub const SEQUENCE_WINDOW: u32 = 5;
+
 impl<W: Carries<Msg>> Broker<W> {
     /// Arms the transaction timer for the earliest open transaction (only
     /// where transactions come and go, off the path of every delivery).
@@ -53,12 +58,16 @@ impl<W: Carries<Msg>> Broker<W> {
         self.dispatch(s, ctx);
     }
 
-    /// An idempotent producer's publish: a sequence number the broker
-    /// stored for this producer id already is a retry, confirmed and
-    /// dropped. The relay publishes one row at a time, so a retry repeats
-    /// the highest number stored, and an older number can only be a
-    /// delayed copy; Kafka's window of five batches in flight is never
-    /// needed here.
+    /// An idempotent producer's publish, checked as Kafka's broker checks a
+    /// batch: a sequence number among the last [`SEQUENCE_WINDOW`] stored
+    /// for this producer id is a retry, confirmed and dropped; the next
+    /// number is stored; any other (a gap, while an earlier publish is still
+    /// on its way or lost, or a copy older than the window) is refused
+    /// unstored and unconfirmed, as Kafka answers it with
+    /// `OUT_OF_ORDER_SEQUENCE_NUMBER`: the producer resends at its timeout.
+    /// Numbers are stored in order, so the highest one stored tells the
+    /// window. A producer id the broker does not know starts at 0, unless it
+    /// forgot the id (expiry): then whatever comes next starts the sequence.
     pub(super) fn on_seq_publish(
         &self,
         s: &mut BrokerStorage,
@@ -74,14 +83,16 @@ impl<W: Carries<Msg>> Broker<W> {
             ctx.reached(sit::PRODUCER_ID_EXPIRED);
         }
         match s.producers.iter_mut().find(|p| p.0 == pid) {
-            Some(p) if seq <= p.1 => {
+            Some(p) if seq <= p.1 && p.1 - seq < SEQUENCE_WINDOW => {
                 ctx.reached(sit::PRODUCER_SEQUENCE_DEDUP_HIT);
                 confirm(from, ev.id, true, ctx);
                 return;
             }
-            Some(p) => p.1 = seq,
+            Some(p) if p.1.checked_add(1) == Some(seq) => p.1 = seq,
+            Some(_) => return,
             // The table grows by one per producer session; run.max_steps bounds sessions.
-            None => s.producers.push((pid, seq)),
+            None if seq == 0 || expired => s.producers.push((pid, seq)),
+            None => return,
         }
         if self.cfg.producer_id_expiration_ms > 0 {
             let now = ctx.now_us();

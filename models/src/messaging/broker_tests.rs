@@ -285,3 +285,75 @@ fn a_publish_resent_within_a_transaction_is_stored_once() {
     assert_eq!(tx_ended(&ended), Some(false), "{:?}", d.statuses());
     assert!(receipts(&ended).is_empty());
 }
+
+/// Event `id`, as an idempotent producer with producer id 7 publishes it
+/// under sequence number `seq`.
+fn seq_publish(id: u32, seq: u32) -> Msg {
+    Msg::SeqPublish {
+        ev: Event { id, ..event() },
+        pid: 7,
+        epoch: 0,
+        seq,
+    }
+}
+
+/// The event ids the broker stored, in order.
+fn stored(d: &Drive) -> Vec<u32> {
+    d.s.queue.iter().map(|m| m.ev.id).collect()
+}
+
+/// Whether `out` confirms a publish of event `id`.
+fn confirms(out: &[Cmd], id: u32) -> bool {
+    Cmd::sent(out).any(|m| matches!(m.peek(), Some(&Msg::PublishAck { id: i, .. }) if i == id))
+}
+
+/// Kafka's broker takes an idempotent producer's batches in sequence: one
+/// whose number skips a missing one (still on its way, or lost and to be
+/// resent) is refused with OUT_OF_ORDER_SEQUENCE_NUMBER, unstored, and the
+/// producer sends it again. Before, the broker kept only the highest number
+/// it had stored and took every lower one for a duplicate: with two
+/// publishes out at once, the missing one's resend was dropped and its
+/// event lost.
+#[test]
+fn a_publish_that_skips_a_sequence_number_is_refused_until_the_gap_fills() {
+    let mut d = Drive::new(false);
+    // A new producer id starts at 0: its number 1 arriving first is out of sequence.
+    let early = d.msg(0, 0, seq_publish(2, 1));
+    assert!(!confirms(&early, 2));
+    assert!(stored(&d).is_empty());
+    d.msg(10, 0, seq_publish(1, 0));
+    // Number 2 overtakes number 1's resend.
+    let gap = d.msg(20, 0, seq_publish(3, 2));
+    assert!(!confirms(&gap, 3));
+    assert!(!reached(&gap, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert_eq!(stored(&d), [1]);
+    assert!(confirms(&d.msg(5_000, 0, seq_publish(2, 1)), 2));
+    assert!(confirms(&d.msg(5_010, 0, seq_publish(3, 2)), 3));
+    assert_eq!(stored(&d), [1, 2, 3]);
+}
+
+/// Kafka's broker keeps the last five batches per producer id: a resend of
+/// one of them is confirmed as a duplicate and not stored; one older than
+/// that is not recognised, and is refused as out of sequence (unstored,
+/// unconfirmed: the producer settled it long ago or never will).
+#[test]
+fn a_resend_is_recognised_among_the_last_five_sequence_numbers_only() {
+    let mut d = Drive::new(false);
+    for seq in 0..=6 {
+        d.msg(u64::from(seq), 0, seq_publish(seq + 1, seq));
+    }
+    assert_eq!(stored(&d), [1, 2, 3, 4, 5, 6, 7]);
+    // The last five are 2..=6.
+    for seq in 2..=6 {
+        let resend = d.msg(1_000, 0, seq_publish(seq + 1, seq));
+        assert!(
+            reached(&resend, sit::PRODUCER_SEQUENCE_DEDUP_HIT),
+            "seq {seq}"
+        );
+        assert!(confirms(&resend, seq + 1), "seq {seq}");
+    }
+    let old = d.msg(2_000, 0, seq_publish(2, 1));
+    assert!(!reached(&old, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert!(!confirms(&old, 2));
+    assert_eq!(stored(&d), [1, 2, 3, 4, 5, 6, 7]);
+}
