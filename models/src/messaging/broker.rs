@@ -17,6 +17,7 @@ use std::marker::PhantomData;
 
 #[path = "broker_publish.rs"]
 mod publish;
+pub use publish::SEQUENCE_WINDOW;
 
 /// What happens to a message after its last delivery attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

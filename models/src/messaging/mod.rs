@@ -33,7 +33,7 @@ pub use producer::{
     EventSpec, Producer, ProducerConfig, ProducerState, ProducerStorage, ProducerTimer, WriteMode,
 };
 pub use program::{ConsumerRole, ProgramConsumer};
-pub use relay::{OutboxRow, Relay, RelayState, RelayTimer};
+pub use relay::{InFlight, OutboxRow, Relay, RelayState, RelayTimer};
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};

@@ -1,7 +1,8 @@
-//! The outbox relay: it publishes the outbox's unsent rows one at a time,
-//! waits for the broker's confirmation (publishing again after a timeout,
-//! never giving up), and marks the row sent in a step of its own, so a crash
-//! between the publish and the mark publishes the row again.
+//! The outbox relay: it publishes the outbox's unsent rows in order, up to
+//! `max_in_flight` at once (one by default), waits for each one's
+//! confirmation (publishing it again after a timeout, never giving up), and
+//! marks confirmed rows sent in a step of its own, so a crash between the
+//! publish and the mark publishes the row again.
 //!
 //! It runs inside the process that owns the outbox table (a producer, a
 //! booking service): that process writes rows in its own transactions and
@@ -10,7 +11,11 @@
 //!
 //! As an idempotent producer (Kafka's `enable.idempotence`) it numbers its
 //! publishes within a session and the broker stores each number once, so a
-//! retry after a lost confirmation is dropped. The numbers belong to the
+//! retry after a lost confirmation is dropped, while it is among the last
+//! five numbers the broker keeps. With more than five publishes in flight
+//! the relay is no idempotent producer at all, as Kafka 3.2 and later
+//! silently turn idempotence off then: its retries are plain publishes.
+//! The numbers belong to the
 //! session: after a restart the relay has a new producer id, and its
 //! republish of an unmarked row is a new publish to the broker.
 //!
@@ -21,11 +26,12 @@
 //! unmarked row is stored a second time all the same. Each publish stands
 //! for a transaction of one message, committed as the broker stores it.
 
+use super::broker::SEQUENCE_WINDOW;
 use super::msg::{Event, Msg};
 use super::situations as sit;
 use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -50,18 +56,32 @@ pub struct OutboxRow {
     pub epoch: u32,
 }
 
-/// Volatile: the row the relay is publishing, with its publish confirmed or not.
+/// Volatile: one row's publish the relay has out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    /// The outbox row.
+    pub row: usize,
+    /// Its sequence number in this session (an idempotent producer's).
+    pub seq: u32,
+    /// The broker confirmed it.
+    pub confirmed: bool,
+    /// When it is sent again without a confirmation.
+    pub deadline_us: TimeUs,
+}
+
+/// Volatile: the rows the relay is publishing, with their publishes confirmed or not.
 #[derive(Clone, Default)]
 pub struct RelayState {
-    /// The row being published, and whether the broker confirmed it.
-    pub row: Option<(usize, bool)>,
+    /// The rows being published, oldest first: at most `max_in_flight`,
+    /// under consecutive sequence numbers.
+    pub rows: Vec<InFlight>,
     /// The process restarted with a published but unmarked row: the relay's
     /// next publish of it is a republish after a crash.
     pub unmarked_after_restart: bool,
     /// As an idempotent producer: this session's producer id (0 otherwise).
     pub pid: u32,
-    /// The sequence numbers this session handed out: the row being
-    /// published has the last one, `next_seq - 1`, and its retries repeat it.
+    /// The sequence numbers this session handed out: the rows being
+    /// published have the last ones, and their retries repeat them.
     pub next_seq: u32,
     /// As a transactional producer: this session's epoch (0 otherwise).
     pub epoch: u32,
@@ -81,10 +101,15 @@ impl fmt::Debug for OutboxRow {
     }
 }
 
+// A relay with one row out shows it as `row`, (row, confirmed), as the
+// state panels of a relay publishing a row at a time always have.
 impl fmt::Debug for RelayState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one = self.rows.len() <= 1;
+        let row = self.rows.first().map(|f| (f.row, f.confirmed));
         f.debug_struct("RelayState")
-            .field("row", &self.row)
+            .field_if(one, "row", &row)
+            .field_if(!one, "rows", &self.rows)
             .field("unmarked_after_restart", &self.unmarked_after_restart)
             .field_if(self.pid != 0, "pid", &self.pid)
             .field_if(self.pid != 0, "next_seq", &self.next_seq)
@@ -98,9 +123,9 @@ impl fmt::Debug for RelayState {
 pub enum RelayTimer {
     /// Look for the next unsent outbox row.
     Poll,
-    /// The publish got no confirmation in time.
+    /// A publish got no confirmation in time (the earliest one out).
     Timeout,
-    /// Mark the row sent, a transaction of its own.
+    /// Mark the confirmed rows sent, a transaction of its own.
     Mark,
 }
 
@@ -135,6 +160,9 @@ pub struct Relay<W> {
     /// And as a transactional one (`transactional.id`): one producer id for
     /// every session, an epoch one higher at every start.
     pub transactional: bool,
+    /// Publishes out at once, each waiting for its confirmation (Kafka's
+    /// `max.in.flight.requests.per.connection`); 1 = a row at a time.
+    pub max_in_flight: u32,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -146,6 +174,7 @@ impl<W> Relay<W> {
             publish_timeout_ms,
             idempotence,
             transactional: false,
+            max_in_flight: 1,
             wire: PhantomData,
         }
     }
@@ -160,26 +189,52 @@ impl<W> Relay<W> {
     }
 }
 
-impl<W: Carries<Msg>> Relay<W> {
-    fn next(&self, st: &mut RelayState, outbox: &mut [OutboxRow], ctx: &mut impl Ctx<Self>) {
-        if st.row.is_some() {
-            return;
+impl<W> Relay<W> {
+    /// The same relay with up to `max_in_flight` publishes out at once.
+    /// Above [`SEQUENCE_WINDOW`] an idempotent producer is not one: Kafka
+    /// 3.2 and later turn idempotence off when it was left at its default
+    /// (and refuse to start when it was asked for explicitly, or with a
+    /// `transactional.id`, which the scenario's validation refuses).
+    pub fn max_in_flight(self, max_in_flight: u32) -> Self {
+        let idempotence =
+            self.idempotence && (self.transactional || max_in_flight <= SEQUENCE_WINDOW);
+        Relay {
+            max_in_flight: max_in_flight.max(1),
+            idempotence,
+            ..self
         }
-        let Some(r) = outbox.iter().position(|r| !r.sent) else {
-            return;
-        };
-        st.row = Some((r, false));
-        st.next_seq += 1;
-        self.publish(st, outbox, r, ctx);
+    }
+}
+
+impl<W: Carries<Msg>> Relay<W> {
+    /// Publishes unsent rows in outbox order until `max_in_flight` are out.
+    fn next(&self, st: &mut RelayState, outbox: &mut [OutboxRow], ctx: &mut impl Ctx<Self>) {
+        while st.rows.len() < self.max_in_flight as usize {
+            let out = |i: usize| st.rows.iter().any(|f| f.row == i);
+            let Some(r) = (0..outbox.len()).find(|&i| !outbox[i].sent && !out(i)) else {
+                return;
+            };
+            st.next_seq += 1;
+            // At most max_in_flight entries, bounded by validation.
+            st.rows.push(InFlight {
+                row: r,
+                seq: st.next_seq - 1,
+                confirmed: false,
+                deadline_us: 0,
+            });
+            self.publish(st, outbox, st.rows.len() - 1, ctx);
+        }
     }
 
+    /// Publishes (again) the row out in slot `at` of the window.
     fn publish(
         &self,
         st: &mut RelayState,
         outbox: &mut [OutboxRow],
-        r: usize,
+        at: usize,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let InFlight { row: r, seq, .. } = st.rows[at];
         let row = &mut outbox[r];
         if row.attempts > 0 {
             if std::mem::take(&mut st.unmarked_after_restart) {
@@ -198,13 +253,28 @@ impl<W: Carries<Msg>> Relay<W> {
                 ev: row.ev,
                 pid: st.pid,
                 epoch: st.epoch,
-                seq: st.next_seq - 1,
+                seq,
             }
         } else {
             Msg::Publish { ev: row.ev }
         };
         ctx.send(self.broker, W::wrap(msg));
-        ctx.set_timer(RelayTimer::Timeout, self.publish_timeout_ms * US_PER_MS);
+        st.rows[at].deadline_us = ctx.now_us() + self.publish_timeout_ms * US_PER_MS;
+        self.arm_timeout(st, ctx);
+    }
+
+    /// One timer for the earliest unconfirmed publish's timeout.
+    fn arm_timeout(&self, st: &RelayState, ctx: &mut impl Ctx<Self>) {
+        let next = st
+            .rows
+            .iter()
+            .filter(|f| !f.confirmed)
+            .map(|f| f.deadline_us)
+            .min();
+        match next {
+            Some(t) => ctx.set_timer(RelayTimer::Timeout, t.saturating_sub(ctx.now_us())),
+            None => ctx.cancel_timer(RelayTimer::Timeout),
+        }
     }
 }
 
@@ -259,13 +329,15 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         let Some(&Msg::PublishAck { id, .. }) = msg.peek() else {
             return;
         };
-        if let Some((r, confirmed)) = st.row.as_mut() {
-            if outbox[*r].ev.id == id && !*confirmed {
-                *confirmed = true;
-                ctx.cancel_timer(RelayTimer::Timeout);
-                // Marking the row sent is its own transaction: a crash may come first.
-                ctx.continue_with(RelayTimer::Mark);
-            }
+        let waiting = st
+            .rows
+            .iter_mut()
+            .find(|f| outbox[f.row].ev.id == id && !f.confirmed);
+        if let Some(f) = waiting {
+            f.confirmed = true;
+            self.arm_timeout(st, ctx);
+            // Marking the row sent is its own transaction: a crash may come first.
+            ctx.continue_with(RelayTimer::Mark);
         }
     }
 
@@ -279,16 +351,32 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         match timer {
             RelayTimer::Poll => self.next(st, outbox, ctx),
             RelayTimer::Timeout => {
-                if let Some((r, false)) = st.row {
-                    self.publish(st, outbox, r, ctx);
+                let now = ctx.now_us();
+                for at in 0..st.rows.len() {
+                    if !st.rows[at].confirmed && st.rows[at].deadline_us <= now {
+                        self.publish(st, outbox, at, ctx);
+                    }
                 }
             }
             RelayTimer::Mark => {
-                if let Some((r, true)) = st.row.take() {
-                    outbox[r].sent = true;
-                    self.next(st, outbox, ctx);
+                // Rows leave the window in order, as Kafka's requests
+                // complete in order on a connection: a confirmed row behind
+                // an unconfirmed one keeps its slot, so the numbers out span
+                // at most max_in_flight and a retry stays among the
+                // broker's last five.
+                let done = st.rows.iter().take_while(|f| f.confirmed).count();
+                if done == 0 {
+                    return;
                 }
+                for f in st.rows.drain(..done) {
+                    outbox[f.row].sent = true;
+                }
+                self.next(st, outbox, ctx);
             }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "relay_tests.rs"]
+mod tests;
