@@ -159,6 +159,14 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
     ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\npublish_max_attempts = 5\n", None),
     ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"event-first\"\npublish_max_attempts = 5\n", None),
     ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"broker-transaction\"\npublish_max_attempts = 5\n", None),
+    // Only the outbox relay keeps publishes in flight; a dual write or a
+    // broker transaction has one publish per request, whatever it says.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\nmax_in_flight = 5\n",
+        Some(("producer.max_in_flight = 5", "f.toml:5:17", "write = \"outbox\"")),
+    ),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\nmax_in_flight = 1\n", None),
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nmax_in_flight = 5\n", None),
     // The broker's dedup window drops plain publishes only, never those of
     // a broker transaction.
     (

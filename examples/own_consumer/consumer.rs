@@ -205,6 +205,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             commit_fail_per_mille: 0,
             idempotence: false,
             transactional_id: false,
+            max_in_flight: 1,
             events,
         })),
         Node::Broker(Broker::new(BrokerConfig {

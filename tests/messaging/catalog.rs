@@ -60,6 +60,8 @@ scenario_tests! {
     broker_transaction_loses: "messaging-broker-transaction", 300;
     idempotent_producer_holds: "messaging-idempotent-producer", 200;
     idempotent_producer_restart_duplicates: "messaging-idempotent-producer-restart", 200;
+    max_in_flight_five_holds: "messaging-max-in-flight-five", 100;
+    max_in_flight_above_five_duplicates: "messaging-max-in-flight-above-five", 100;
     transactional_id_restart_duplicates: "messaging-transactional-id-restart", 200;
     dedup_only_redelivered_duplicates: "messaging-dedup-only-redelivered", 300;
     lease_renewal_lost_duplicates: "messaging-lease-renewal-lost", 300;

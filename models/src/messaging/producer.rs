@@ -55,6 +55,10 @@ pub struct ProducerConfig {
     /// As a transactional one (`transactional.id`); the relay is then
     /// idempotent too, whatever `idempotence` says (`Relay::transactional`).
     pub transactional_id: bool,
+    /// The outbox relay's publishes out at once (Kafka's
+    /// `max.in.flight.requests.per.connection`); above five an idempotent
+    /// relay is not one (`Relay::max_in_flight`).
+    pub max_in_flight: u32,
     /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,
 }
@@ -155,7 +159,8 @@ impl<W> Producer<W> {
     pub fn new(cfg: ProducerConfig) -> Self {
         Producer {
             relay: Relay::new(cfg.broker, cfg.publish_timeout_ms, cfg.idempotence)
-                .transactional(cfg.transactional_id),
+                .transactional(cfg.transactional_id)
+                .max_in_flight(cfg.max_in_flight),
             cfg,
             wire: PhantomData,
         }

@@ -1,6 +1,7 @@
 //! The messaging model's tables in a scenario file: `[producer]`,
 //! `[broker]`, `[consumer]` and `[[events]]`.
 
+use super::broker::SEQUENCE_WINDOW;
 use super::{
     AckMode, AtMaxDeliveries, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb,
     EventSpec, Handler, InboxConfig, Producer, ProducerConfig, ProgramConsumer, WriteMode,
@@ -25,6 +26,8 @@ pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
 pub const MAX_CONSUMERS: u64 = 64;
 pub const MAX_EVENTS: u64 = 1000;
+/// Most publishes the outbox relay keeps out at once (`max_in_flight`).
+pub const MAX_IN_FLIGHT: u64 = 100;
 /// Most rows an inbox bound may name: far above any run's messages.
 pub const MAX_INBOX_ROWS: u64 = 1_000_000;
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -48,6 +51,7 @@ struct ProducerDto {
     commit_fail_per_mille: u64,
     idempotence: bool,
     transactional_id: bool,
+    max_in_flight: u64,
 }
 
 impl Default for ProducerDto {
@@ -59,6 +63,7 @@ impl Default for ProducerDto {
             commit_fail_per_mille: 0,
             idempotence: false,
             transactional_id: false,
+            max_in_flight: 1,
         }
     }
 }
@@ -327,6 +332,24 @@ where
         )
         .into());
     }
+    let max_in_flight = count_in(
+        p.max_in_flight,
+        1,
+        MAX_IN_FLIGHT,
+        pat("max_in_flight"),
+        "publishes in flight",
+    )? as u32;
+    if p.transactional_id && max_in_flight > SEQUENCE_WINDOW {
+        return Err(invalid(
+            pat("max_in_flight"),
+            format!("a transactional producer is always idempotent, and an idempotent one keeps at most {SEQUENCE_WINDOW} publishes in flight: Kafka refuses transactional.id with max.in.flight.requests.per.connection = {max_in_flight} (the broker recognises a retry among the last {SEQUENCE_WINDOW} only)"),
+            format!("write max_in_flight = {SEQUENCE_WINDOW} or less, or remove transactional_id"),
+        )
+        .into());
+    }
+    // Kafka 3.2 and later turn idempotence left at its default off above
+    // five in flight (relay.rs): the relay stamps nothing then.
+    let idempotence = p.idempotence && (p.transactional_id || max_in_flight <= SEQUENCE_WINDOW);
     if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
         return Err(invalid(
             vec![Seg::Key("events")],
@@ -356,6 +379,7 @@ where
         commit_fail_per_mille,
         idempotence: p.idempotence,
         transactional_id: p.transactional_id,
+        max_in_flight,
         events,
     };
 
@@ -365,7 +389,7 @@ where
         Some(_) => Vec::new(),
         None => consumer_unused(&d.consumer, "consumer"),
     };
-    let relay = (mode == WriteMode::Outbox).then_some((p.idempotence, p.transactional_id));
+    let relay = (mode == WriteMode::Outbox).then_some((idempotence, p.transactional_id));
     unused.extend(broker_unused(
         &d.broker,
         mode == WriteMode::BrokerTransaction,
@@ -379,7 +403,7 @@ where
             let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
             let mut spreads = Spreads::of(input.delays, &names, "consumer-db");
             spreads.broker_restart_ms = super::republish::broker_restart_ms(input.text);
-            let ids = match (p.transactional_id, p.idempotence) {
+            let ids = match (p.transactional_id, idempotence) {
                 (true, _) => ProducerIds::Transactional,
                 (false, true) => ProducerIds::Idempotent,
                 (false, false) => ProducerIds::None,

@@ -20,6 +20,17 @@ pub(super) fn producer_unused(p: &ProducerDto) -> Vec<Unused> {
             "remove it (producer.publish_timeout_ms paces the relay's publishes), or write without a relay: write = \"state-first\"",
         ));
     }
+    if p.write != "outbox" {
+        out.push(
+            Unused::new(
+                &["producer", "max_in_flight"],
+                &[&["producer", "write"]],
+                format!("only the outbox relay keeps publishes in flight (producer.write = \"{}\" has no relay)", p.write),
+                "remove it, or publish through a relay: write = \"outbox\"",
+            )
+            .unless("1"),
+        );
+    }
     if p.write == "broker-transaction" {
         out.push(
             Unused::new(
