@@ -431,3 +431,39 @@ fn the_point_of_no_return_is_not_searched_in_a_run_longer_than_the_budget() {
         "{sentence}"
     );
 }
+
+/// Shrinking keeps a failing run's decisions and replays copies of them, so
+/// a run longer than its bound is not shrunk: its seed is reported instead,
+/// after one unrecorded run. One within the bound shrinks; a seed that does
+/// not fail is told apart from both.
+#[test]
+fn a_failing_run_longer_than_shrinking_takes_on_is_reported_not_shrunk() {
+    use idemsim::cmd::shrink::{self as cmd, Budget, SeedShrink};
+    let s = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
+    let seed = 2;
+    let events = cmd::unrecorded_run(&s, seed).events;
+    match cmd::shrink_seed_within_events(&s, seed, Budget::default(), events - 1) {
+        SeedShrink::TooLong(report) => {
+            assert_eq!(report.events, events);
+            assert!(report.outcome.is_failure());
+            let note = cmd::too_long_note(&s, seed, &report);
+            assert!(
+                note.starts_with(
+                    "payment-retry-without-key: seed 2 fails (violation of no-duplicate-effect"
+                ),
+                "{note}"
+            );
+            assert!(note.contains(&format!("its run has {events} events, more than the 10000000 shrinking takes on, so it is not shrunk")), "{note}");
+        }
+        _ => panic!("a run of {events} events is over a bound of {}", events - 1),
+    }
+    assert!(matches!(
+        cmd::shrink_seed_within_events(&s, seed, Budget::default(), events),
+        SeedShrink::Done(_)
+    ));
+    let holds = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+    assert!(matches!(
+        cmd::shrink_seed_or_long(&holds, 0, Budget::default()),
+        SeedShrink::Holds
+    ));
+}

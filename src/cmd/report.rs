@@ -436,14 +436,20 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             let from = scenarios::locate(name)?;
             let seed = a.seed.expect("clap requires it without --repro");
             let done = if a.shrink {
-                let d = shrink_cmd::shrink_seed(&s, seed, a.shrink_budget()?);
-                if d.is_none() {
-                    eprintln!(
-                        "{}: seed {seed} does not fail, so there is nothing to shrink: the report shows the run as it is",
-                        s.name
-                    );
+                match shrink_cmd::shrink_seed_or_long(&s, seed, a.shrink_budget()?) {
+                    shrink_cmd::SeedShrink::Done(d) => Some(*d),
+                    shrink_cmd::SeedShrink::Holds => {
+                        eprintln!(
+                            "{}: seed {seed} does not fail, so there is nothing to shrink: the report shows the run as it is",
+                            s.name
+                        );
+                        None
+                    }
+                    shrink_cmd::SeedShrink::TooLong(r) => {
+                        eprintln!("{}", shrink_cmd::too_long_note(&s, seed, &r));
+                        None
+                    }
                 }
-                d
             } else {
                 None
             };

@@ -159,12 +159,83 @@ fn stopwatch() -> Instant {
 const QUIET_FOR: Duration = Duration::from_secs(2);
 const REPORT_EVERY: Duration = Duration::from_secs(5);
 
-/// Shrinks `seed` of `s` within `budget`; `None` if the seed does not fail.
-pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
+/// Most events of a failing run that shrinking takes on. Shrinking keeps the
+/// run's decisions (about 20 bytes an event) and replays copies of them
+/// thousands of times: a run near `max_steps = 10^9` would need tens of
+/// gigabytes and days. A longer failing run is reported with its seed.
+pub const MAX_SHRINK_EVENTS: u64 = 10_000_000;
+
+/// What shrinking a seed came to.
+pub enum SeedShrink {
+    /// The shrunk failure.
+    Done(Box<Done>),
+    /// The seed's run does not fail.
+    Holds,
+    /// The seed's run fails, but it is longer than [`MAX_SHRINK_EVENTS`]:
+    /// its report, and nothing recorded.
+    TooLong(RunReport),
+}
+
+/// Shrinks `seed` of `s` within `budget`. The seed runs once unrecorded
+/// first, so a run that does not fail or is too long to shrink costs one run.
+pub fn shrink_seed_or_long(s: &Scenario, seed: u64, budget: Budget) -> SeedShrink {
+    shrink_seed_within_events(s, seed, budget, MAX_SHRINK_EVENTS)
+}
+
+/// [`shrink_seed_or_long`] with another bound than [`MAX_SHRINK_EVENTS`].
+pub fn shrink_seed_within_events(
+    s: &Scenario,
+    seed: u64,
+    budget: Budget,
+    max_events: u64,
+) -> SeedShrink {
+    let first = unrecorded_run(s, seed);
+    if shr::Signature::of(&first.outcome).is_none() {
+        return SeedShrink::Holds;
+    }
+    if first.events > max_events {
+        return SeedShrink::TooLong(first);
+    }
     let what = format!("seed {seed}");
-    shrink_within(s, seed, false, &what, budget, |sim, limits, should_stop| {
+    let done = shrink_within(s, seed, false, &what, budget, |sim, limits, should_stop| {
         shr::shrink_seed_with(sim, &s.system, seed, limits, should_stop)
-    })
+    });
+    done.map_or(SeedShrink::Holds, |d| SeedShrink::Done(Box::new(d)))
+}
+
+/// Seed `seed` of `s` run once, nothing recorded or traced: what it comes
+/// to and how long it is, in bounded memory.
+pub fn unrecorded_run(s: &Scenario, seed: u64) -> RunReport {
+    let mut sim = Sim::new(&s.system);
+    let source = sim::Source::Seed {
+        seed,
+        record: false,
+    };
+    sim::explore::guarded(|| sim.run(&s.system, source, &mut sim::NoTrace))
+        .unwrap_or_else(RunReport::panicked)
+}
+
+/// Shrinks `seed` of `s` within `budget`; `None` if the seed does not fail,
+/// or fails in a run too long to shrink (said on stderr).
+pub fn shrink_seed(s: &Scenario, seed: u64, budget: Budget) -> Option<Done> {
+    match shrink_seed_or_long(s, seed, budget) {
+        SeedShrink::Done(d) => Some(*d),
+        SeedShrink::Holds => None,
+        SeedShrink::TooLong(report) => {
+            crate::eoutln!("{}", too_long_note(s, seed, &report));
+            None
+        }
+    }
+}
+
+/// Why seed `seed` of `s` is not shrunk, and the command that shows its run.
+pub fn too_long_note(s: &Scenario, seed: u64, report: &RunReport) -> String {
+    format!(
+        "{}: seed {seed} fails ({}), but its run has {} events, more than the {MAX_SHRINK_EVENTS} shrinking takes on, so it is not shrunk: `idemsim replay` with this seed shows it as it ran",
+        s.name,
+        crate::render::outcome_sentence(&report.outcome),
+        report.events,
+    )
 }
 
 /// Shrinks the failing `record` of `s` (found by a search, not by a seed),
@@ -296,11 +367,23 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let entry = scenarios::locate(name)?;
     let s = scenarios::load_entry(&entry, &overrides)?;
     let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let by_seed = |seed| match shrink_seed_or_long(&s, seed, budget) {
+        SeedShrink::Done(d) => Ok(Some(*d)),
+        SeedShrink::Holds => Ok(None),
+        SeedShrink::TooLong(report) => Err((seed, Box::new(report))),
+    };
     let done = match a.seed {
-        Some(seed) => shrink_seed(&s, seed, budget),
+        Some(seed) => by_seed(seed),
         // A scenario searched coverage-guided: shrink what its search finds.
-        None if coverage => shrink_searched(&s, budget),
-        None => lowest_failing_seed(&s, SEARCH_CAP).and_then(|seed| shrink_seed(&s, seed, budget)),
+        None if coverage => Ok(shrink_searched(&s, budget)),
+        None => lowest_failing_seed(&s, SEARCH_CAP).map_or(Ok(None), by_seed),
+    };
+    let done = match done {
+        Ok(done) => done,
+        Err((seed, report)) => {
+            crate::outln!("{}", too_long_note(&s, seed, &report));
+            return Ok(super::common::exit_code(&report.outcome));
+        }
     };
     let Some(done) = done else {
         let what = match a.seed {
@@ -414,8 +497,13 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
             );
             continue;
         };
-        let Some(done) = shrink_seed(&s, seed, budget) else {
-            return Err(not_failing(&s, seed));
+        let done = match shrink_seed_or_long(&s, seed, budget) {
+            SeedShrink::Done(done) => done,
+            SeedShrink::Holds => return Err(not_failing(&s, seed)),
+            SeedShrink::TooLong(report) => {
+                crate::eoutln!("{}", too_long_note(&s, seed, &report));
+                continue;
+            }
         };
         print_all(a, &s, &done);
     }
@@ -473,6 +561,14 @@ pub fn for_check(
     };
     if no_shrink {
         if let Some(path) = repro_out {
+            let first = unrecorded_run(s, seed);
+            if first.events > MAX_SHRINK_EVENTS {
+                crate::eoutln!(
+                    "no repro file written to {path}: seed {seed}'s run has {} events, more than the {MAX_SHRINK_EVENTS} a repro file holds; the seed reproduces it",
+                    first.events
+                );
+                return Ok(None);
+            }
             // Unshrunk: the seed's own decisions, still exact.
             let mut sim = Sim::new(&s.system);
             let (record, report) = shr::record_seed(&mut sim, &s.system, seed);
@@ -484,8 +580,18 @@ pub fn for_check(
         }
         return Ok(None);
     }
-    let Some(done) = shrink_seed(s, seed, budget) else {
-        return Err(not_failing(s, seed));
+    let done = match shrink_seed_or_long(s, seed, budget) {
+        SeedShrink::Done(done) => *done,
+        SeedShrink::Holds => return Err(not_failing(s, seed)),
+        SeedShrink::TooLong(report) => {
+            // The summary's repro line names the seed, which is exact; a
+            // repro file would hold every decision of the long run.
+            crate::eoutln!("{}", too_long_note(s, seed, &report));
+            if let Some(path) = repro_out {
+                crate::eoutln!("no repro file written to {path}: the seed reproduces the run");
+            }
+            return Ok(None);
+        }
     };
     if let Some(path) = repro_out {
         let r = repro_of(
