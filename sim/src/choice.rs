@@ -23,6 +23,26 @@ const _: () = assert!(BUF_VALUES.is_power_of_two());
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
 
+/// Most decision points one run logs (24 bytes each): exhaustive search and
+/// the point-of-no-return search need every point of a run, and a run may
+/// be allowed a billion steps. Past this the log stops and
+/// [`Choices::points_overflowed`] says so; the caller gives up on the run.
+pub const MAX_LOGGED_POINTS: usize = 1 << 23;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests of the bound set a small one on their own thread.
+    pub(crate) static TEST_MAX_LOGGED_POINTS: std::cell::Cell<usize> =
+        const { std::cell::Cell::new(MAX_LOGGED_POINTS) };
+}
+
+fn max_logged_points() -> usize {
+    #[cfg(test)]
+    return TEST_MAX_LOGGED_POINTS.with(|m| m.get());
+    #[cfg(not(test))]
+    MAX_LOGGED_POINTS
+}
+
 /// The recorded decisions of one run: one list of values per stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Record {
@@ -143,6 +163,8 @@ pub struct Choices {
     /// [`chance`](Choices::chance).
     plain: bool,
     points: Vec<ChoicePoint>,
+    /// This run met more than [`MAX_LOGGED_POINTS`] points while logging them.
+    points_overflowed: bool,
     nonzero: u32,
     /// Streams given this run's stamp in random mode: those it drew from, and
     /// those whose first block was computed ahead. The next random run
@@ -173,6 +195,7 @@ impl Choices {
             logging_points: false,
             plain: true,
             points: Vec::new(),
+            points_overflowed: false,
             nonzero: 0,
             touched: Vec::new(),
             lanes: Vec::new(),
@@ -226,6 +249,7 @@ impl Choices {
         }
         self.nonzero = 0;
         self.points.clear();
+        self.points_overflowed = false;
         if self.recording {
             self.recorded.streams.resize(stream_count, Vec::new());
             for s in &mut self.recorded.streams {
@@ -356,6 +380,12 @@ impl Choices {
         &self.points
     }
 
+    /// The last run met more decision points than it could log
+    /// ([`MAX_LOGGED_POINTS`]): [`points`](Choices::points) holds only the first ones.
+    pub fn points_overflowed(&self) -> bool {
+        self.points_overflowed
+    }
+
     /// How many decisions so far made something happen.
     pub fn nonzero_count(&self) -> u32 {
         self.nonzero
@@ -404,11 +434,15 @@ impl Choices {
             self.recorded.set(stream, index as usize, value);
         }
         if self.logging_points {
-            self.points.push(ChoicePoint {
-                stream,
-                index,
-                arity,
-            });
+            if self.points.len() < max_logged_points() {
+                self.points.push(ChoicePoint {
+                    stream,
+                    index,
+                    arity,
+                });
+            } else {
+                self.points_overflowed = true;
+            }
         }
         value
     }

@@ -26,7 +26,9 @@ pub use actor::{
     Actor, ActorId, Command, Context, Ctx, Message, Narrow, NoTimer, TimeUs, Timer, US_PER_MS,
     US_PER_S,
 };
-pub use choice::{ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout};
+pub use choice::{
+    ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout, MAX_LOGGED_POINTS,
+};
 pub use coverage::{coverage_search, CoverageConfig, CoverageReport};
 pub use engine::{
     Counter, EntryOf, FaultCounts, Limit, Merge, Model, MsgOf, ObsOf, Oracle, Outcome, RunReport,

@@ -51,6 +51,10 @@ pub struct ExhaustiveReport {
     pub first_inconclusive: Option<(Record, Limit)>,
     /// The enumeration hit `max_schedules` or `max_events` before it was complete.
     pub truncated: bool,
+    /// A run met more decision points than one run may log
+    /// ([`MAX_LOGGED_POINTS`](crate::choice::MAX_LOGGED_POINTS)): its
+    /// schedules could not be enumerated, so the enumeration is incomplete.
+    pub too_many_points: bool,
     /// Stopped from outside (Ctrl-C).
     pub interrupted: bool,
     /// Schedules run with 0, 1, 2, ... faults.
@@ -67,7 +71,7 @@ impl ExhaustiveReport {
 
     /// Every schedule within the bound ran.
     pub fn complete(&self) -> bool {
-        !self.truncated && !self.interrupted
+        !self.truncated && !self.interrupted && !self.too_many_points
     }
 }
 
@@ -203,6 +207,10 @@ impl<M: Model> Search<'_, '_, M> {
             }
         }
         self.shared.tick();
+        if self.worker.sim.choices.points_overflowed() {
+            self.report.too_many_points = true;
+            return false;
+        }
         let w = &mut *self.worker;
         if w.points.len() <= k {
             w.points.resize_with(k + 1, Vec::new);
@@ -305,6 +313,7 @@ impl ExhaustiveReport {
             self.first_inconclusive = o.first_inconclusive;
         }
         self.truncated |= o.truncated;
+        self.too_many_points |= o.too_many_points;
         self.interrupted |= o.interrupted;
     }
 }

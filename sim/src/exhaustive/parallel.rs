@@ -56,7 +56,7 @@ impl Merged {
             };
             if exact {
                 // Cut where one search would have cut it: final either way.
-                let end = r.truncated || r.interrupted;
+                let end = r.truncated || r.interrupted || r.too_many_points;
                 self.total.absorb(r);
                 self.next += 1;
                 self.stuck |= end;
@@ -67,6 +67,7 @@ impl Merged {
                 && e < b.max_events
                 && !r.truncated
                 && !r.interrupted
+                && !r.too_many_points
                 && s + r.tally.schedules <= b.max_schedules
                 && e + r.tally.events < b.max_events;
             if !fits {
@@ -181,6 +182,7 @@ pub(super) fn search<M: Model + Sync>(
             Some((r, _))
                 if !r.truncated
                     && !r.interrupted
+                    && !r.too_many_points
                     && before.0 + r.tally.schedules <= bounds.max_schedules
                     && before.1 + r.tally.events < bounds.max_events =>
             {
@@ -192,7 +194,7 @@ pub(super) fn search<M: Model + Sync>(
                 model, &mut main, max_faults, shared, &base, unit, before, None,
             ),
         };
-        let end = r.truncated || r.interrupted;
+        let end = r.truncated || r.interrupted || r.too_many_points;
         m.total.absorb(r);
         if end {
             break;

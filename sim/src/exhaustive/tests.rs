@@ -384,3 +384,23 @@ fn a_restart_that_finds_its_actor_up_trips_no_limit() {
     assert_eq!((r.outcome, r.events), (Outcome::Holds, 5));
     assert!(r.end_time_us <= 5_000);
 }
+
+/// A run with more decision points than one run may log cannot be
+/// enumerated: the search stops, incomplete, instead of logging without
+/// bound (a run may be allowed a billion steps).
+#[test]
+fn a_run_with_more_points_than_the_log_holds_stops_the_enumeration() {
+    let model = toy();
+    let all = points_of_base(&model);
+    let stop = AtomicBool::new(false);
+    let full = exhaustive(&model, 1, Bounds::default(), 1, &stop, &|_| {});
+    assert!(full.complete() && !full.too_many_points);
+    crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.set(all / 2));
+    let r = exhaustive(&model, 1, Bounds::default(), 1, &stop, &|_| {});
+    crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.set(crate::choice::MAX_LOGGED_POINTS));
+    assert!(r.too_many_points && !r.complete(), "{all} points");
+    assert_eq!(
+        r.tally.schedules, 1,
+        "the base run is counted, then the search stops"
+    );
+}

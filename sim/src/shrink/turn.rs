@@ -106,6 +106,9 @@ where
     }
     let mut base = Recorder::default();
     let report = replay(sim, model, record, true, &mut base);
+    if sim.choices.points_overflowed() {
+        return TurnSearch::none(true);
+    }
     let points = sim.choices.points().to_vec();
     let mut spent: u64 = 0;
     let mut searched = 0;

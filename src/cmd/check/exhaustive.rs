@@ -63,7 +63,7 @@ pub(super) fn run_exhaustive(
     let (verdict, code) = match (
         &r.shortest,
         r.interrupted,
-        r.truncated,
+        r.truncated || r.too_many_points,
         r.tally.inconclusive,
     ) {
         (Some(c), _, _, _) => ("violation", exit_code(&c.outcome)),
@@ -101,6 +101,12 @@ pub(super) fn run_exhaustive(
         lines.push(format!(
             "interrupted after {} schedules (Ctrl-C): the enumeration is incomplete",
             r.tally.schedules
+        ));
+    }
+    if r.too_many_points {
+        lines.push(format!(
+            "stopped: a run met more than {} decision points, more than exhaustive mode logs for one run: the enumeration is incomplete (lower run.max_steps)",
+            sim::MAX_LOGGED_POINTS
         ));
     }
     if r.truncated {
