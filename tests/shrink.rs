@@ -467,3 +467,20 @@ fn a_failing_run_longer_than_shrinking_takes_on_is_reported_not_shrunk() {
         SeedShrink::Holds
     ));
 }
+
+/// A trace or a search replays without keeping what the run read (a replay
+/// of a long repro would otherwise grow by every decision), and the next
+/// ordinary replay, the shrinker's, keeps it again.
+#[test]
+fn an_unrecorded_replay_keeps_no_record_and_the_next_replay_does() {
+    let s = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
+    let mut sim = Sim::new(&s.system);
+    let (record, report) = shrink::record_seed(&mut sim, &s.system, 2);
+    assert!(record.nonzero_count() > 0);
+    let again = shrink::replay_unrecorded(&mut sim, &s.system, &record, false, &mut NoTrace);
+    assert_eq!(again.outcome, report.outcome);
+    assert_eq!(sim.choices.recorded().nonzero_count(), 0);
+    assert!(sim.choices.recorded().streams.iter().all(|s| s.is_empty()));
+    shrink::replay(&mut sim, &s.system, &record, false, &mut NoTrace);
+    assert_eq!(sim.choices.take_recorded(), record);
+}

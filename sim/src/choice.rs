@@ -156,6 +156,10 @@ pub struct Choices {
     streams: Vec<StreamPos>,
     replay: Record,
     recording: bool,
+    /// A replay keeps what it read (the shrinker's candidates need it); off
+    /// for traces and searches that compare runs, which may replay a run a
+    /// billion steps long and need no record of it.
+    record_replays: bool,
     recorded: Record,
     logging_points: bool,
     /// Random mode with nothing recorded or logged: a sweep's run, which
@@ -191,6 +195,7 @@ impl Choices {
             streams: Vec::new(),
             replay: Record::default(),
             recording: false,
+            record_replays: true,
             recorded: Record::default(),
             logging_points: false,
             plain: true,
@@ -357,10 +362,15 @@ impl Choices {
                 dst.extend_from_slice(src);
             }
         }
-        self.recording = true;
+        self.recording = self.record_replays;
         self.logging_points = log;
         self.plain = false;
         self.reset(stream_count);
+    }
+
+    /// Whether replays keep what they read (on unless a caller turns it off).
+    pub fn set_record_replays(&mut self, on: bool) {
+        self.record_replays = on;
     }
 
     /// The decisions made so far (only when recording).

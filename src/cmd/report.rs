@@ -84,7 +84,7 @@ pub struct Subject<'a> {
 pub fn render(subject: &Subject) -> (String, RunReport) {
     let s = subject.scenario;
     let mut sim = Sim::new(&s.system);
-    let first = shr::replay(&mut sim, &s.system, subject.record, false, &mut NoTrace);
+    let first = shr::replay_unrecorded(&mut sim, &s.system, subject.record, false, &mut NoTrace);
     if first.events > MAX_REPORT_EVENTS {
         return (too_long_page(subject, &first), first);
     }
@@ -97,7 +97,7 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
     );
     let turn = search.turn.clone();
     let mut rec = StateRecorder::default();
-    let report = shr::replay(&mut sim, &s.system, subject.record, false, &mut rec);
+    let report = shr::replay_unrecorded(&mut sim, &s.system, subject.record, false, &mut rec);
     let header = Header {
         scenario: s.name.clone(),
         source: subject.source.clone(),

@@ -52,7 +52,7 @@ pub fn trace_of_record<M: LedgerModel>(
     shrink: Option<ShrinkInfo>,
 ) -> (TraceOf<M>, RunReport) {
     let run = |sim: &mut Sim<M>, rec: &mut ItemRecorder<MsgOf<M>, TimerOf<M>>| {
-        shr::replay(sim, model, record, false, rec)
+        shr::replay_unrecorded(sim, model, record, false, rec)
     };
     trace_with(model, name, source, shrink, run, || record.clone())
 }

@@ -115,6 +115,22 @@ pub fn replay<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
     crate::explore::guarded(|| sim.run(model, source, tracer)).unwrap_or_else(RunReport::panicked)
 }
 
+/// [`replay`] without keeping what the run read, in memory that does not
+/// grow with the run: for traces and for searches that compare runs, which
+/// need no record of the replay and may replay a very long run.
+pub fn replay_unrecorded<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
+    sim: &mut Sim<M>,
+    model: &M,
+    record: &Record,
+    log_points: bool,
+    tracer: &mut T,
+) -> RunReport {
+    sim.choices.set_record_replays(false);
+    let report = replay(sim, model, record, log_points, tracer);
+    sim.choices.set_record_replays(true);
+    report
+}
+
 /// Runs `seed` once, recording its decisions.
 pub fn record_seed<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> (Record, RunReport) {
     let source = Source::Seed { seed, record: true };

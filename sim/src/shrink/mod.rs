@@ -36,8 +36,8 @@ mod passes;
 mod turn;
 
 pub use common::{
-    max_shrunk_events, record_seed, replay, smaller, smaller_run, ShrinkLimits, ShrinkProgress,
-    Shrunk, Signature, Stopped, EVENTS_GROWTH_MAX,
+    max_shrunk_events, record_seed, replay, replay_unrecorded, smaller, smaller_run, ShrinkLimits,
+    ShrinkProgress, Shrunk, Signature, Stopped, EVENTS_GROWTH_MAX,
 };
 pub use passes::{shrink, shrink_seed, shrink_seed_with, shrink_with};
 pub use turn::{point_of_no_return, point_of_no_return_within, Turn, TurnSearch};

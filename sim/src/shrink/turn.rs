@@ -1,7 +1,7 @@
 //! The point of no return: the last decision that could still have avoided
 //! a failure.
 
-use super::common::{replay, Signature};
+use super::common::{replay_unrecorded, Signature};
 use crate::choice::{Record, StreamId};
 use crate::engine::{Model, MsgOf, ObsOf, Sim, TimerOf};
 use crate::trace::{NoTrace, Recorder};
@@ -97,7 +97,7 @@ where
     ObsOf<M>: PartialEq,
     TimerOf<M>: PartialEq,
 {
-    let first = replay(sim, model, record, false, &mut NoTrace);
+    let first = replay_unrecorded(sim, model, record, false, &mut NoTrace);
     let Some(target) = Signature::of(&first.outcome) else {
         return TurnSearch::none(false);
     };
@@ -105,7 +105,7 @@ where
         return TurnSearch::none(true);
     }
     let mut base = Recorder::default();
-    let report = replay(sim, model, record, true, &mut base);
+    let report = replay_unrecorded(sim, model, record, true, &mut base);
     if sim.choices.points_overflowed() {
         return TurnSearch::none(true);
     }
@@ -128,7 +128,7 @@ where
             let mut c = record.clone();
             c.set(p.stream, p.index as usize, alt);
             let mut rec = Recorder::default();
-            let r = replay(sim, model, &c, false, &mut rec);
+            let r = replay_unrecorded(sim, model, &c, false, &mut rec);
             spent = spent.saturating_add(r.events.max(1));
             if Signature::of(&r.outcome).as_ref() == Some(&target) {
                 continue;
