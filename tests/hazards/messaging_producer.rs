@@ -80,3 +80,75 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
         ["inbox-retention-below-republish"]
     );
 }
+
+/// An idempotent producer keeps at most five publishes in flight: the
+/// broker recognises a retry among the last five batches per producer id
+/// only. Above that Kafka 3.2 and later turn idempotence off without a
+/// word, and every retry after a lost confirmation is stored again.
+#[test]
+fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
+    const RULE: &str = "idempotence-off-above-five-in-flight";
+    let s = load("messaging-max-in-flight-above-five", &[]);
+    assert!(ids(&s).contains(&RULE), "{:?}", ids(&s));
+    let h = s.hazards.iter().find(|h| h.id == RULE).expect("fires");
+    // The place that writes the setting, as setting-without-effect names it.
+    assert!(
+        h.text
+            .contains("messaging-max-in-flight-above-five.toml:33:17: producer.max_in_flight = 6"),
+        "{}",
+        h.text
+    );
+    assert!(
+        h.text.contains("Kafka 3.2")
+            && h.text.contains("stored again")
+            && h.text.contains("max_in_flight = 5 or less"),
+        "{}",
+        h.text
+    );
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("duplicate-publish")
+    );
+    assert_eq!(h.example, "messaging-max-in-flight-above-five");
+    // A run of the scenario reaches the gap: a retry is stored again.
+    let sum = sweep(&s, 20);
+    assert!(sum.tally.situations.contains(h.shown_by.expect("marked")));
+    // A --set that writes the setting is named as such.
+    let set = load(
+        "messaging-max-in-flight-five",
+        &["producer.max_in_flight=6"],
+    );
+    let text = set
+        .hazards
+        .iter()
+        .find(|h| h.id == RULE)
+        .map(|h| h.text.clone())
+        .expect("fires at the --set");
+    assert!(
+        text.starts_with("--set producer.max_in_flight=6: "),
+        "{text}"
+    );
+
+    let with = |sets: &[&str]| ids(&load("messaging-max-in-flight-above-five", sets));
+    // Five in flight: every retry is among the broker's last five.
+    assert!(!with(&["producer.max_in_flight=5"]).contains(&RULE));
+    assert!(!ids(&load("messaging-max-in-flight-five", &[])).contains(&RULE));
+    // No idempotence asked for: nothing is silently off (the inbox's short
+    // memory against the republishes is the warning then).
+    assert_eq!(
+        with(&["producer.idempotence=false"]),
+        ["inbox-retention-below-republish"]
+    );
+    // A transactional producer is idempotent whatever max_in_flight says at
+    // five or less, and refused above.
+    assert!(!with(&["producer.transactional_id=true", "producer.max_in_flight=5"]).contains(&RULE));
+    let refused = models::Scenario::load_with(
+        "f.toml",
+        &std::fs::read_to_string(
+            crate::common::scenario_dir().join("messaging-max-in-flight-above-five.toml"),
+        )
+        .expect("file"),
+        &[models::scenario::Override::parse("producer.transactional_id=true").expect("override")],
+    );
+    assert!(refused.is_err());
+}

@@ -22,14 +22,20 @@ pub struct Hazard {
     pub shown_by: Option<SituationId>,
     /// A catalog scenario that shows the gap turning into a violation.
     pub example: &'static str,
+    /// The one setting the gap is in, where a single line is to blame: the
+    /// loader, which knows the file and the `--set`s, starts the text with
+    /// the place that writes it (`f.toml:32:17: `), as it does for
+    /// `setting-without-effect`.
+    pub at: Option<Vec<super::input::Seg>>,
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 17] = [
+pub const RULES: [&str; 18] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
     PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
     ACK_BEFORE_COMMIT_UNDER_CRASHES,
     COMMIT_RESENT_WITHOUT_DEDUP,
     ACK_RESULT_LOST_DROPS_WORK,
@@ -51,6 +57,9 @@ const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republish";
 /// A broker that forgets producer ids while the relay still retries.
 pub const PRODUCER_ID_EXPIRY_BELOW_RETRIES: &str = "producer-id-expiry-below-retries";
+/// An idempotent producer with more publishes in flight than the broker
+/// keeps sequence numbers for: its idempotence is silently off.
+pub const IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT: &str = "idempotence-off-above-five-in-flight";
 /// A consumer that acks before it commits, in a scenario that crashes it.
 pub const ACK_BEFORE_COMMIT_UNDER_CRASHES: &str = "ack-before-commit-under-crashes";
 /// A consumer that acks first re-sends a commit that is not keyed by the
@@ -345,6 +354,7 @@ pub fn key_retention(
         text: format!("{retries} with the same key {until}{late}, but {who}: {then}"),
         shown_by,
         example,
+        at: None,
     })
 }
 
@@ -406,6 +416,7 @@ pub fn inbox_retention(
         ),
         shown_by: Some(shown_by),
         example,
+        at: None,
     })
 }
 

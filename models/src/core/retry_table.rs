@@ -264,6 +264,7 @@ pub fn window_too_short_after_read(
         text,
         shown_by: given_up,
         example,
+        at: None,
     })
 }
 

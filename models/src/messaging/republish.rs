@@ -103,6 +103,7 @@ pub(crate) fn inbox_retention_below_republish(
         ),
         shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
         example: "messaging-idempotent-producer-restart",
+        at: None,
     })
 }
 
@@ -146,6 +147,7 @@ pub(crate) fn inbox_retention_below_publish_retries(
         ),
         shown_by: Some(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
         example: "messaging-idempotent-producer-restart",
+        at: None,
     })
 }
 
@@ -195,6 +197,7 @@ pub(crate) fn producer_id_expiry_below_retries(
         ),
         shown_by: Some(sit::PRODUCER_ID_EXPIRED),
         example: "messaging-producer-id-expired",
+        at: None,
     })
 }
 
@@ -238,6 +241,7 @@ pub(crate) fn ack_before_commit_under_crashes(
         ),
         shown_by: Some(sit::CRASH_BETWEEN_ACK_AND_COMMIT),
         example: "messaging-ack-before-commit",
+        at: None,
     })
 }
 
@@ -294,6 +298,7 @@ pub(crate) fn commit_resent_without_dedup(
         ),
         shown_by: Some(sit::RESENT_TX_APPLIED_AGAIN),
         example: "messaging-eod-checked-ack-lossy-db",
+        at: None,
     })
 }
 
@@ -384,6 +389,7 @@ pub(crate) fn ack_result_lost_drops_work(
         ),
         shown_by: Some(sit::ACK_RESULT_MISSING),
         example: "messaging-eod-checked-ack",
+        at: None,
     })
 }
 

@@ -466,6 +466,11 @@ where
                 ("consumer", &names),
                 input.delays,
             ));
+            found.extend(super::warnings::idempotence_off_above_window(
+                (p.idempotence, p.transactional_id),
+                mode == WriteMode::Outbox,
+                max_in_flight,
+            ));
             if mode == WriteMode::Outbox && ids != ProducerIds::None {
                 found.extend(super::republish::producer_id_expiry_below_retries(
                     input.text,

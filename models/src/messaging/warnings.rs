@@ -63,6 +63,7 @@ fn only_on_redelivery(table: &str) -> crate::core::Hazard {
         ),
         shown_by: Some(super::situations::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY),
         example: "messaging-dedup-only-redelivered",
+        at: None,
     }
 }
 
@@ -121,6 +122,7 @@ fn without_dedup(
         ),
         shown_by: Some(super::situations::REDELIVERED_AFTER_EFFECT),
         example: "messaging-broker-exactly-once",
+        at: None,
     })
 }
 
@@ -357,5 +359,34 @@ fn visibility_below_processing(
         ),
         shown_by: Some(shown_by),
         example: "messaging-visibility-below-processing",
+        at: None,
+    })
+}
+
+/// An idempotent producer with more publishes in flight than the broker
+/// keeps sequence numbers for ([`SEQUENCE_WINDOW`] batches per producer
+/// id): Kafka 3.2 and later turn idempotence left at its default off then,
+/// and the relay stamps nothing (`Relay::max_in_flight`). A transactional
+/// producer is refused above the window instead (scenario.rs), and a dual
+/// write has no relay to stamp.
+///
+/// [`SEQUENCE_WINDOW`]: super::broker::SEQUENCE_WINDOW
+pub(crate) fn idempotence_off_above_window(
+    (idempotence, transactional): (bool, bool),
+    outbox: bool,
+    max_in_flight: u32,
+) -> Option<crate::core::Hazard> {
+    let window = super::broker::SEQUENCE_WINDOW;
+    if !idempotence || transactional || !outbox || max_in_flight <= window {
+        return None;
+    }
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
+        text: format!(
+            "producer.max_in_flight = {max_in_flight} with producer.idempotence = true: the broker recognises a retry among the last {window} batches per producer id only, so an idempotent producer keeps at most {window} publishes in flight, and Kafka 3.2 and later turn idempotence left at its default off without a word above that (one set explicitly is refused; before 3.2 a retry older than the broker's last {window} batches was not recognised either): the outbox relay's publishes carry no producer id or sequence number, and every retry after a lost confirmation is stored again, a second copy of the event for the consumers; write max_in_flight = {window} or less"
+        ),
+        shown_by: Some(super::situations::DUPLICATE_PUBLISH),
+        example: "messaging-max-in-flight-above-five",
+        at: Some(crate::core::input::path(&["producer", "max_in_flight"])),
     })
 }

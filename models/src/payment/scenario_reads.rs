@@ -404,6 +404,7 @@ pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<cra
         ),
         shown_by: Some(crate::payment::situations::STATUS_READ_STALE),
         example: STALE_EXAMPLE,
+        at: None,
     })
 }
 
@@ -432,5 +433,6 @@ pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
         ),
         shown_by: None,
         example: read.overtaken_in,
+        at: None,
     })
 }

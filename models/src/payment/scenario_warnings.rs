@@ -326,6 +326,7 @@ fn timestamp_key_collides(
         shown_by: (service.idempotency != Idempotency::None)
             .then_some(crate::payment::situations::KEY_COLLISION),
         example: "payment-timestamp-key",
+        at: None,
     })
 }
 
@@ -394,6 +395,7 @@ fn deleted_on_timeout(
         ),
         shown_by: Some(crate::payment::situations::KEY_DELETED_ON_BANK_TIMEOUT),
         example: "payment-key-deleted-on-timeout",
+        at: None,
     })
 }
 
@@ -442,5 +444,6 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
         ),
         shown_by: Some(crate::payment::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",
+        at: None,
     })
 }

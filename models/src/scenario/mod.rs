@@ -364,6 +364,7 @@ impl Scenario {
             })
             .map_err(|e| loc.load(e))?;
         let mut hazards = built.hazards;
+        unused::placed(&loc, &mut hazards);
         let mut unread = built.unused;
         unread.extend(network::unused(&dto.network));
         hazards.extend(unused::reported(&loc, &effective, overrides, &unread));

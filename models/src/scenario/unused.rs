@@ -44,16 +44,7 @@ pub(super) fn reported(
             if varied {
                 return None;
             }
-            let at = loc.invalid(Invalid {
-                path: u.key.clone(),
-                message: String::new(),
-                help: None,
-            });
-            let place = if at.file.starts_with("--set ") {
-                at.file
-            } else {
-                format!("{}:{}:{}", at.file, at.line, at.column)
-            };
+            let place = place(loc, &u.key);
             Some(Hazard {
                 id: SETTING_WITHOUT_EFFECT,
                 text: format!(
@@ -64,9 +55,36 @@ pub(super) fn reported(
                 ),
                 shown_by: None,
                 example: "",
+                at: None,
             })
         })
         .collect()
+}
+
+/// Where the setting at `path` is written: `file:line:column`, or the
+/// `--set` that wrote it.
+fn place(loc: &Locator<'_>, path: &[crate::core::input::Seg]) -> String {
+    let at = loc.invalid(Invalid {
+        path: path.to_vec(),
+        message: String::new(),
+        help: None,
+    });
+    if at.file.starts_with("--set ") {
+        at.file
+    } else {
+        format!("{}:{}:{}", at.file, at.line, at.column)
+    }
+}
+
+/// Starts the text of each of a model's `hazards` that names the setting
+/// it is in (`Hazard::at`) with the place that writes it: the model knows
+/// the setting, the loader the file and the `--set`s.
+pub(super) fn placed(loc: &Locator<'_>, hazards: &mut [Hazard]) {
+    for h in hazards.iter_mut() {
+        if let Some(path) = &h.at {
+            h.text = format!("{}: {}", place(loc, path), h.text);
+        }
+    }
 }
 
 /// The value the scenario writes at `path`, if it writes one (a default is
