@@ -89,10 +89,12 @@ impl<W: Carries<Msg>> Broker<W> {
                 return;
             }
             Some(p) if p.1.checked_add(1) == Some(seq) => p.1 = seq,
-            Some(_) => return,
             // The table grows by one per producer session; run.max_steps bounds sessions.
             None if seq == 0 || expired => s.producers.push((pid, seq)),
-            None => return,
+            Some(_) | None => {
+                ctx.reached(sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED);
+                return;
+            }
         }
         if self.cfg.producer_id_expiration_ms > 0 {
             let now = ctx.now_us();

@@ -357,3 +357,33 @@ fn a_resend_is_recognised_among_the_last_five_sequence_numbers_only() {
     assert!(!confirms(&old, 2));
     assert_eq!(stored(&d), [1, 2, 3, 4, 5, 6, 7]);
 }
+
+/// Each refusal of an idempotent producer's publish out of sequence is a
+/// situation of its own, as Kafka's producer sees each
+/// OUT_OF_ORDER_SEQUENCE_NUMBER: a number ahead of a gap (the first of a
+/// new producer id overtaken, or a later one overtaking a lost one's
+/// resend) and a copy older than the last five. A publish taken in
+/// sequence, and a resend among the last five, are not refusals.
+#[test]
+fn a_publish_refused_out_of_sequence_is_reported() {
+    let mut d = Drive::new(false);
+    let early = d.msg(0, 0, seq_publish(2, 1));
+    assert!(reached(&early, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
+    let first = d.msg(10, 0, seq_publish(1, 0));
+    assert!(!reached(&first, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
+    let gap = d.msg(20, 0, seq_publish(3, 2));
+    assert!(reached(&gap, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
+    let resend = d.msg(30, 0, seq_publish(1, 0));
+    assert!(reached(&resend, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert!(!reached(&resend, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
+    for seq in 1..=6 {
+        let next = d.msg(100 + u64::from(seq), 0, seq_publish(seq + 1, seq));
+        assert!(
+            !reached(&next, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED),
+            "seq {seq}"
+        );
+    }
+    let old = d.msg(2_000, 0, seq_publish(2, 1));
+    assert!(reached(&old, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
+    assert_eq!(stored(&d), [1, 2, 3, 4, 5, 6, 7]);
+}

@@ -89,6 +89,8 @@ pub const RECORD_RESENT_TOOK_OWN_ROW: SituationId = 105;
 pub const DELIVERY_ON_OLD_CONNECTION: SituationId = 106;
 /// `delivery-found-consumer-busy`: A delivery reached a consumer with every job slot taken: it was left undone, for its lease to run out.
 pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = 107;
+/// `publish-out-of-sequence-refused`: The broker refused an idempotent producer's publish whose sequence number was neither the next one nor among the last five: unstored, unconfirmed, sent again at the producer's timeout.
+pub const PUBLISH_OUT_OF_SEQUENCE_REFUSED: SituationId = 108;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -102,6 +104,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: DUPLICATE_PUBLISH, name: "duplicate-publish", doc: "The broker stored a second copy of an event it had already accepted." },
     SituationDoc { id: BROKER_DEDUP_HIT, name: "broker-dedup-hit", doc: "The broker dropped a publish whose message id it saw within its dedup window." },
     SituationDoc { id: PRODUCER_SEQUENCE_DEDUP_HIT, name: "producer-sequence-dedup-hit", doc: "The broker dropped a publish whose producer id and sequence number it had stored already: a retry within one producer session (Kafka's idempotent producer)." },
+    SituationDoc { id: PUBLISH_OUT_OF_SEQUENCE_REFUSED, name: "publish-out-of-sequence-refused", doc: "The broker refused an idempotent producer's publish whose sequence number was neither the next one for its producer id nor among the last five it keeps (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER): an earlier publish is still on its way or was lost, or the copy is older than the last five. Nothing was stored or confirmed: the producer sends it again at its timeout, and it is taken once the gap fills." },
     SituationDoc { id: REPUBLISH_UNDER_NEW_PRODUCER_ID, name: "republish-under-new-producer-id", doc: "An event the broker had stored was published again under another producer id (the relay restarted): the idempotent producer cannot recognise it, and the broker stored it again." },
     SituationDoc { id: REPUBLISH_AFTER_DEDUP_WINDOW, name: "republish-after-dedup-window", doc: "A publish of a known message id arrived after the broker's dedup window and was stored again." },
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
