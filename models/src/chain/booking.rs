@@ -313,6 +313,11 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
     }
 
     fn reset_storage(&self, storage: &mut Option<BookingStorage>) {
+        if let Some(s) = storage {
+            if self.reset_storage_in_place(s) {
+                return;
+            }
+        }
         // Each part resets itself, reusing the previous run's allocations.
         let (mut service, mut outbox) = match storage.take() {
             Some(b) => (Some(b.service), Some(b.outbox)),
@@ -328,6 +333,11 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
     }
 
     fn reset_state(&self, state: &mut Option<BookingState>) {
+        if let Some(st) = state {
+            if self.reset_state_in_place(st) {
+                return;
+            }
+        }
         // Each part resets itself, reusing the previous run's allocations.
         let (mut service, mut relay, publishing) = match state.take() {
             Some(b) => (Some(b.service), Some(b.relay), Some(b.publishing)),
@@ -342,6 +352,23 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
             relay: relay.expect("reset makes a state"),
             publishing,
         });
+    }
+
+    // Every field of BookingStorage and BookingState, as reset_storage and
+    // reset_state set them. A part that cannot reset in place answers false
+    // and the whole is reset again through the Option, which is idempotent.
+    fn reset_storage_in_place(&self, s: &mut BookingStorage) -> bool {
+        let service = self.service.reset_storage_in_place(&mut s.service);
+        let outbox = self.relay.reset_storage_in_place(&mut s.outbox);
+        s.last_event = 0;
+        service && outbox
+    }
+
+    fn reset_state_in_place(&self, st: &mut BookingState) -> bool {
+        let service = self.service.reset_state_in_place(&mut st.service);
+        let relay = self.relay.reset_state_in_place(&mut st.relay);
+        st.publishing.clear();
+        service && relay
     }
 
     fn on_start(&self, st: &mut BookingState, s: &mut BookingStorage, ctx: &mut impl Ctx<Self>) {

@@ -252,6 +252,11 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         *state = Some(ClientState::default());
     }
 
+    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
+        *st = ClientState::default();
+        true
+    }
+
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         // Writes run one after another: the first that is not over is the current one.
         if let Some(i) = s.ops.iter().position(|o| o.status != OpStatus::Done) {

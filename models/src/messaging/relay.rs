@@ -298,6 +298,16 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         *state = Some(RelayState::default());
     }
 
+    fn reset_storage_in_place(&self, outbox: &mut Vec<OutboxRow>) -> bool {
+        outbox.clear();
+        true
+    }
+
+    fn reset_state_in_place(&self, st: &mut RelayState) -> bool {
+        *st = RelayState::default();
+        true
+    }
+
     fn on_start(&self, st: &mut RelayState, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) {
         let unmarked = outbox.iter().any(|r| !r.sent && r.attempts > 0);
         if ctx.restarted() && unmarked {
