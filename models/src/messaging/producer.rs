@@ -374,7 +374,7 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
     fn reset_state_in_place(&self, st: &mut ProducerState) -> bool {
         st.pending.clear();
         st.pending.resize(self.cfg.events.len(), None);
-        st.relay = RelayState::default();
+        self.relay.reset_state_in_place(&mut st.relay);
         true
     }
 

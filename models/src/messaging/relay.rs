@@ -295,7 +295,12 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
     }
 
     fn reset_state(&self, state: &mut Option<RelayState>) {
-        *state = Some(RelayState::default());
+        match state {
+            Some(st) => {
+                self.reset_state_in_place(st);
+            }
+            None => *state = Some(RelayState::default()),
+        }
     }
 
     fn reset_storage_in_place(&self, outbox: &mut Vec<OutboxRow>) -> bool {
@@ -304,7 +309,14 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
     }
 
     fn reset_state_in_place(&self, st: &mut RelayState) -> bool {
-        *st = RelayState::default();
+        // RelayState::default() but for the rows' memory, which the next run
+        // would otherwise allocate again; `..` leaves no field behind.
+        let mut rows = std::mem::take(&mut st.rows);
+        rows.clear();
+        *st = RelayState {
+            rows,
+            ..RelayState::default()
+        };
         true
     }
 
