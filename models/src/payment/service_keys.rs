@@ -284,6 +284,18 @@ mod tests {
         }
     }
 
+    /// The first attempt to pay claim `claim` 1,200 EUR, under its own key.
+    fn pay(claim: u32) -> Msg {
+        let op = Op::new(&CLAIM, claim);
+        Msg::Pay {
+            op,
+            attempt: 1,
+            key: Key::Op { op, n: 1 },
+            amount_eur: 1200,
+            timeout_ms: 0,
+        }
+    }
+
     /// Claim 4711's transfer goes out at 0 and the bank stays silent: the
     /// service answers 504 at 5 s and its key stays "in progress".
     fn stuck_in_progress() -> Bench {
@@ -291,14 +303,7 @@ mod tests {
             retention_us: RETENTION_US,
             ..config()
         });
-        let pay = Msg::Pay {
-            op: Op::new(&CLAIM, 4711),
-            attempt: 1,
-            key: key(),
-            amount_eur: 1200,
-            timeout_ms: 0,
-        };
-        b.msg(0, CLIENT, pay);
+        b.msg(0, CLIENT, pay(4711));
         b.fire(5_000_000, ServiceTimer::BankTimeout { slot: 0 });
         let row = b.storage.keys.get(&key(), 5_000_000).expect("a live row");
         assert_eq!(row.state, KeyState::InProgress);
@@ -423,14 +428,7 @@ mod tests {
             retention_us: RETENTION_US,
             ..config()
         });
-        let pay = Msg::Pay {
-            op: Op::new(&CLAIM, 4711),
-            attempt: 1,
-            key: key(),
-            amount_eur: 1200,
-            timeout_ms: 0,
-        };
-        b.msg(0, CLIENT, pay);
+        b.msg(0, CLIENT, pay(4711));
         assert!(b.storage.keys.get(&key(), 0).is_some());
         assert!(b.storage.bookings.is_empty());
         b
@@ -472,16 +470,8 @@ mod tests {
         let mut shed = 0;
         for id in 0..=MAX_STEPS as u32 {
             let op = Op::new(&CLAIM, 5000 + id);
-            let key = Key::Op { op, n: 1 };
-            let pay = Msg::Pay {
-                op,
-                attempt: 1,
-                key,
-                amount_eur: 1200,
-                timeout_ms: 0,
-            };
             let booked = b.storage.bookings.len();
-            let out = b.msg(u64::from(id), CLIENT, pay);
+            let out = b.msg(u64::from(id), CLIENT, pay(5000 + id));
             let sent_transfer =
                 Cmd::sent(&out).any(|m| matches!(m.peek(), Some(Msg::Transfer { .. })));
             let told_503 = Cmd::sent(&out).any(|m| {
@@ -505,7 +495,7 @@ mod tests {
             }
             let done = Msg::TransferDone {
                 op,
-                key,
+                key: Key::Op { op, n: 1 },
                 key_passed: false,
                 result: TransferResult::Done,
             };
