@@ -286,14 +286,7 @@ mod tests {
 
     /// The first attempt to pay claim `claim` 1,200 EUR, under its own key.
     fn pay(claim: u32) -> Msg {
-        let op = Op::new(&CLAIM, claim);
-        Msg::Pay {
-            op,
-            attempt: 1,
-            key: Key::Op { op, n: 1 },
-            amount_eur: 1200,
-            timeout_ms: 0,
-        }
+        pay_msg(Op::new(&CLAIM, claim), 1)
     }
 
     /// Claim 4711's transfer goes out at 0 and the bank stays silent: the
