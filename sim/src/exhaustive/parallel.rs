@@ -44,6 +44,9 @@ struct Merged {
     /// Combining stopped at `next`: a bound may fall inside it, or the
     /// enumeration was cut before it.
     stuck: bool,
+    /// A unit combined exactly ended the enumeration (a bound, Ctrl-C, a run
+    /// with too many points): one search runs nothing after it.
+    ended: bool,
 }
 
 impl Merged {
@@ -60,6 +63,7 @@ impl Merged {
                 self.total.absorb(r);
                 self.next += 1;
                 self.stuck |= end;
+                self.ended |= end;
                 continue;
             }
             let (s, e) = (self.total.tally.schedules, self.total.tally.events);
@@ -120,10 +124,16 @@ pub(super) fn search<M: Model + Sync>(
         next: 0,
         waiting: BTreeMap::new(),
         stuck: false,
+        ended: false,
     });
     let next = AtomicUsize::new(0);
     let cut = AtomicBool::new(false);
+    // Tests of the points bound set it on their own thread; workers take it.
+    #[cfg(test)]
+    let max_points = crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.get());
     let worker = || {
+        #[cfg(test)]
+        crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.set(max_points));
         let mut w = Worker::new(model);
         loop {
             let reached = finished.0.load(Ordering::Relaxed) >= bounds.max_schedules
@@ -166,6 +176,11 @@ pub(super) fn search<M: Model + Sync>(
         }
     });
     let mut m = merged.into_inner().expect("workers finished");
+    if m.ended {
+        // Not only a bound or Ctrl-C, which the pass below would find again:
+        // a run with too many points ends one search where it stands.
+        return m.total;
+    }
     // The careful pass: from the first unit not combined, exactly as one search.
     for (i, unit) in units.iter().enumerate().skip(m.next) {
         let before = (m.total.tally.schedules, m.total.tally.events);

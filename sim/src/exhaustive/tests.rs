@@ -404,3 +404,33 @@ fn a_run_with_more_points_than_the_log_holds_stops_the_enumeration() {
         "the base run is counted, then the search stops"
     );
 }
+
+/// A run past the points bound ends the enumeration on any number of
+/// threads: the parallel search must not go on with the units after it,
+/// which one search never reaches, and so must report what `--jobs 1` does.
+#[test]
+fn a_run_past_the_points_bound_ends_the_parallel_enumeration_where_one_search_ends() {
+    let model = toy();
+    let mut sim = Sim::new(&model);
+    let base = base_record(&model);
+    sim.run(
+        &model,
+        Source::Replay {
+            record: &base,
+            log_points: true,
+        },
+        &mut NoTrace,
+    );
+    // The quiet schedule fits; a fault that adds a message does not.
+    let bound = sim.choices.points().len();
+    let stop = AtomicBool::new(false);
+    crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.set(bound));
+    let one = exhaustive(&model, 1, Bounds::default(), 1, &stop, &|_| {});
+    let two = exhaustive(&model, 1, Bounds::default(), 2, &stop, &|_| {});
+    crate::choice::TEST_MAX_LOGGED_POINTS.with(|m| m.set(crate::choice::MAX_LOGGED_POINTS));
+    assert!(one.too_many_points, "a fault adds decision points");
+    assert_eq!(
+        (two.tally.schedules, two.too_many_points, &two.by_faults),
+        (one.tally.schedules, one.too_many_points, &one.by_faults)
+    );
+}
