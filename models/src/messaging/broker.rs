@@ -118,6 +118,11 @@ pub struct BrokerStorage {
     /// Where producer ids expire, per producer id when the broker last
     /// stored a publish under it; a retry it drops does not count.
     pub producers_stored_us: Vec<(u32, TimeUs)>,
+    /// Per producer id whose sequence started above 0 (the first publish
+    /// after the broker forgot the id), that first number: nothing below it
+    /// was stored under this start, so a resend below it is no duplicate.
+    /// Bookkeeping, not in the panels.
+    pub producers_first: Vec<(u32, u32)>,
     /// Per acked copy, its index in `queue` and the receipt of its latest
     /// delivery when the ack came: a renewal naming another receipt of it
     /// comes from a delivery the lease had let go. Kept for that situation
@@ -439,6 +444,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             epochs: Vec::new(),
             acks: Vec::with_capacity(QUEUE_CAPACITY),
             producers_stored_us: Vec::new(),
+            producers_first: Vec::new(),
             latest_acked: Vec::with_capacity(QUEUE_CAPACITY),
             copies: Vec::with_capacity(DELIVERY_CAPACITY),
         });
@@ -451,6 +457,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.epochs.clear();
         s.acks.clear();
         s.producers_stored_us.clear();
+        s.producers_first.clear();
         s.latest_acked.clear();
         s.copies.clear();
         s.dedup.reset(self.window_us());

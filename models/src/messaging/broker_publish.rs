@@ -82,15 +82,26 @@ impl<W: Carries<Msg>> Broker<W> {
         if expired {
             ctx.reached(sit::PRODUCER_ID_EXPIRED);
         }
+        let first = s
+            .producers_first
+            .iter()
+            .find(|p| p.0 == pid)
+            .map_or(0, |p| p.1);
         match s.producers.iter_mut().find(|p| p.0 == pid) {
-            Some(p) if seq <= p.1 && p.1 - seq < SEQUENCE_WINDOW => {
+            // Only a number stored under this start is a duplicate.
+            Some(p) if first <= seq && seq <= p.1 && p.1 - seq < SEQUENCE_WINDOW => {
                 ctx.reached(sit::PRODUCER_SEQUENCE_DEDUP_HIT);
                 confirm(from, ev.id, true, ctx);
                 return;
             }
             Some(p) if p.1.checked_add(1) == Some(seq) => p.1 = seq,
             // The table grows by one per producer session; run.max_steps bounds sessions.
-            None if seq == 0 || expired => s.producers.push((pid, seq)),
+            None if seq == 0 || expired => {
+                s.producers.push((pid, seq));
+                if seq > 0 {
+                    s.producers_first.push((pid, seq));
+                }
+            }
             Some(_) | None => {
                 ctx.reached(sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED);
                 return;
@@ -126,6 +137,7 @@ impl<W: Carries<Msg>> Broker<W> {
         }
         s.producers.retain(|p| p.0 != pid);
         s.producers_stored_us.retain(|p| p.0 != pid);
+        s.producers_first.retain(|p| p.0 != pid);
         true
     }
 
@@ -152,6 +164,7 @@ impl<W: Carries<Msg>> Broker<W> {
         }
         s.producers.retain(|p| p.0 != pid);
         s.producers_stored_us.retain(|p| p.0 != pid);
+        s.producers_first.retain(|p| p.0 != pid);
         true
     }
 

@@ -387,3 +387,27 @@ fn a_publish_refused_out_of_sequence_is_reported() {
     assert!(reached(&old, sit::PUBLISH_OUT_OF_SEQUENCE_REFUSED));
     assert_eq!(stored(&d), [1, 2, 3, 4, 5, 6, 7]);
 }
+
+/// After the broker forgot a producer id, the first publish it takes starts
+/// the sequence again, whatever its number. A resend of a lower number was
+/// never stored under that start, so it is no duplicate: Kafka matches a
+/// retry only against batches it stored. It is refused unconfirmed (the
+/// producer keeps it), never confirmed while its event is not in the queue.
+#[test]
+fn after_an_expiry_a_number_below_the_new_start_is_not_confirmed_unstored() {
+    let mut d = Drive::new(false);
+    d.b.cfg.producer_id_expiration_ms = 1_000;
+    d.msg(0, 0, seq_publish(1, 0));
+    // Idle past the expiry; numbers 1 and 2 go out, 1 is lost, 2 arrives.
+    let start = d.msg(5_000, 0, seq_publish(3, 2));
+    assert!(confirms(&start, 3));
+    assert_eq!(stored(&d), [1, 3]);
+    let resend = d.msg(5_100, 0, seq_publish(2, 1));
+    assert!(!reached(&resend, sit::PRODUCER_SEQUENCE_DEDUP_HIT));
+    assert!(!confirms(&resend, 2), "event 2 was never stored");
+    // A resend of the new start itself is still a duplicate.
+    assert!(reached(
+        &d.msg(5_200, 0, seq_publish(3, 2)),
+        sit::PRODUCER_SEQUENCE_DEDUP_HIT
+    ));
+}
