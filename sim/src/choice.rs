@@ -43,6 +43,33 @@ fn max_logged_points() -> usize {
     MAX_LOGGED_POINTS
 }
 
+/// Most decision values one run records (8 bytes each: 512 MiB, and up to
+/// twice that in the lists' spare capacity while they grow). A record takes
+/// about 2.5 values an event, so this holds about 27 million events: every
+/// run the shrinker accepts (at most 10,000,000 events, the CLI's
+/// `MAX_SHRINK_EVENTS`) and its candidates (up to [`EVENTS_GROWTH_MAX`]
+/// times as long) fit, while a run allowed a billion steps cannot take
+/// the machine's memory. Past this the record stops and
+/// [`Choices::recorded_overflowed`] says so: a truncated record replays
+/// zeros past its end, another run, so callers must not use it.
+///
+/// [`EVENTS_GROWTH_MAX`]: crate::shrink::EVENTS_GROWTH_MAX
+pub const MAX_RECORDED_VALUES: usize = 1 << 26;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests of the bound set a small one on their own thread.
+    pub(crate) static TEST_MAX_RECORDED_VALUES: std::cell::Cell<usize> =
+        const { std::cell::Cell::new(MAX_RECORDED_VALUES) };
+}
+
+fn max_recorded_values() -> usize {
+    #[cfg(test)]
+    return TEST_MAX_RECORDED_VALUES.with(|m| m.get());
+    #[cfg(not(test))]
+    MAX_RECORDED_VALUES
+}
+
 /// The recorded decisions of one run: one list of values per stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Record {
@@ -123,7 +150,12 @@ enum Mode {
 #[derive(Clone, Copy)]
 struct StreamPos {
     run: u64,
-    cursor: u32,
+    /// The stream's next decision index. 64 bits: a run allowed a billion
+    /// steps may draw more than 2^32 times from one busy link, and a 32-bit
+    /// index would wrap (or panic in a debug build) in the middle of a
+    /// sweep. It costs nothing: the struct keeps its size (the 32-bit one
+    /// was padded) and the hot path adds one to a register either way.
+    cursor: u64,
     /// Values of `buf` drawn already; `filled` when the next draw needs a refill.
     used: u32,
     /// Values in `buf`.
@@ -161,6 +193,10 @@ pub struct Choices {
     /// billion steps long and need no record of it.
     record_replays: bool,
     recorded: Record,
+    /// Values in `recorded` this run, against [`MAX_RECORDED_VALUES`].
+    recorded_values: usize,
+    /// This run made more decisions than it could record.
+    recorded_overflowed: bool,
     logging_points: bool,
     /// Random mode with nothing recorded or logged: a sweep's run, which
     /// takes the short path through [`choose`](Choices::choose) and
@@ -197,6 +233,8 @@ impl Choices {
             recording: false,
             record_replays: true,
             recorded: Record::default(),
+            recorded_values: 0,
+            recorded_overflowed: false,
             logging_points: false,
             plain: true,
             points: Vec::new(),
@@ -255,6 +293,8 @@ impl Choices {
         self.nonzero = 0;
         self.points.clear();
         self.points_overflowed = false;
+        self.recorded_values = 0;
+        self.recorded_overflowed = false;
         if self.recording {
             self.recorded.streams.resize(stream_count, Vec::new());
             for s in &mut self.recorded.streams {
@@ -280,7 +320,7 @@ impl Choices {
 
     /// The next index of `stream`.
     #[inline]
-    fn next_index(&mut self, stream: StreamId) -> u32 {
+    fn next_index(&mut self, stream: StreamId) -> u64 {
         let p = self.pos(stream);
         let index = p.cursor;
         p.cursor = index + 1;
@@ -289,7 +329,7 @@ impl Choices {
 
     /// The next index of `stream` and its next random word (random mode).
     #[inline(always)]
-    fn draw(&mut self, stream: StreamId) -> (u32, u64) {
+    fn draw(&mut self, stream: StreamId) -> (u64, u64) {
         let run = self.run;
         let p = &mut self.streams[stream as usize];
         // The usual case: a stream of this run with values left in its buffer.
@@ -308,7 +348,7 @@ impl Choices {
     /// [`draw`](Choices::draw) on a stream's first touch in a run or with its buffer spent.
     #[cold]
     #[inline(never)]
-    fn draw_slow(&mut self, stream: StreamId) -> (u32, u64) {
+    fn draw_slow(&mut self, stream: StreamId) -> (u64, u64) {
         let key = &self.key;
         let run = self.run;
         let p = &mut self.streams[stream as usize];
@@ -373,12 +413,14 @@ impl Choices {
         self.record_replays = on;
     }
 
-    /// The decisions made so far (only when recording).
+    /// The decisions made so far (only when recording); only the first ones
+    /// when [`recorded_overflowed`](Choices::recorded_overflowed).
     pub fn recorded(&self) -> &Record {
         &self.recorded
     }
 
-    /// The decisions recorded, normalized, leaving an empty record behind.
+    /// The decisions recorded, normalized, leaving an empty record behind;
+    /// only the first ones when [`recorded_overflowed`](Choices::recorded_overflowed).
     pub fn take_recorded(&mut self) -> Record {
         let mut r = std::mem::take(&mut self.recorded);
         r.normalize();
@@ -394,6 +436,27 @@ impl Choices {
     /// ([`MAX_LOGGED_POINTS`]): [`points`](Choices::points) holds only the first ones.
     pub fn points_overflowed(&self) -> bool {
         self.points_overflowed
+    }
+
+    /// The last run made more decisions than it could record
+    /// ([`MAX_RECORDED_VALUES`]): its record holds only the first ones and
+    /// replays another run (zeros past its end), so it must not be used.
+    /// Stays set after [`take_recorded`](Choices::take_recorded), until the next run starts.
+    pub fn recorded_overflowed(&self) -> bool {
+        self.recorded_overflowed
+    }
+
+    /// Records decision `index` of `stream`, within [`MAX_RECORDED_VALUES`].
+    #[inline]
+    fn note(&mut self, stream: StreamId, index: u64, value: u64) {
+        // Within a run each stream's decisions come in order, so a record
+        // that stops here keeps an exact prefix of every stream.
+        if self.recorded_values < max_recorded_values() {
+            self.recorded_values += 1;
+            self.recorded.set(stream, index as usize, value);
+        } else {
+            self.recorded_overflowed = true;
+        }
     }
 
     /// How many decisions so far made something happen.
@@ -441,13 +504,15 @@ impl Choices {
             self.nonzero += 1;
         }
         if self.recording {
-            self.recorded.set(stream, index as usize, value);
+            self.note(stream, index, value);
         }
         if self.logging_points {
             if self.points.len() < max_logged_points() {
                 self.points.push(ChoicePoint {
                     stream,
-                    index,
+                    // Every decision of a logging run is a point, so a
+                    // logged one's index is below MAX_LOGGED_POINTS.
+                    index: index as u32,
                     arity,
                 });
             } else {
@@ -485,8 +550,7 @@ impl Choices {
                     self.nonzero += 1;
                 }
                 if self.recording {
-                    self.recorded
-                        .set(stream, index as usize, u64::from(happens));
+                    self.note(stream, index, u64::from(happens));
                 }
                 happens
             }
@@ -508,8 +572,8 @@ impl Choices {
 /// Blocks to compute ahead for a stream the last run drew `drawn` values
 /// from: enough for as many, within one buffer.
 #[inline]
-fn blocks_ahead(drawn: u32) -> usize {
-    (drawn as usize)
+fn blocks_ahead(drawn: u64) -> usize {
+    (drawn.min(BUF_VALUES as u64) as usize)
         .div_ceil(BLOCK_VALUES)
         .min(BUF_VALUES / BLOCK_VALUES)
 }
@@ -633,6 +697,37 @@ mod tests {
         assert_eq!(c.choose(0, 4), 3);
         assert_eq!(c.choose(0, 4), 0);
         assert!(!c.chance(0, 500));
+    }
+
+    #[test]
+    fn recording_stops_at_its_bound_and_says_so() {
+        TEST_MAX_RECORDED_VALUES.with(|m| m.set(10));
+        let mut c = Choices::new();
+        c.start_random(7, 2, true);
+        let drawn: Vec<u64> = (0..30).map(|i| c.choose(i % 2, 10)).collect();
+        assert!(c.recorded_overflowed());
+        let rec = c.take_recorded();
+        let values: usize = rec.streams.iter().map(Vec::len).sum();
+        assert!(values <= 10, "{values} values recorded past a bound of 10");
+        // What was kept is the exact start of each stream.
+        let first: Vec<u64> = drawn.iter().step_by(2).copied().take(5).collect();
+        assert!(first.starts_with(&rec.streams[0]));
+        assert!(c.recorded_overflowed(), "taking the record keeps the flag");
+        // A replay records too, within the same bound.
+        c.start_replay(&rec, 2, false);
+        for i in 0..30 {
+            c.choose(i % 2, 10);
+        }
+        assert!(c.recorded_overflowed());
+        // The flag is the run's: a short run after it records whole.
+        c.start_random(7, 2, true);
+        let short: Vec<u64> = (0..4).map(|i| c.choose(i % 2, 10)).collect();
+        assert!(!c.recorded_overflowed());
+        let rec = c.take_recorded();
+        c.start_replay(&rec, 2, false);
+        let again: Vec<u64> = (0..4).map(|i| c.choose(i % 2, 10)).collect();
+        assert_eq!(short, again);
+        TEST_MAX_RECORDED_VALUES.with(|m| m.set(MAX_RECORDED_VALUES));
     }
 
     #[test]
