@@ -97,6 +97,8 @@ pub enum Cut {
     Time,
     /// Ctrl-C.
     Interrupted,
+    /// The run makes more decisions than a record holds: not shrunk at all.
+    TooLong,
 }
 
 impl Cut {
@@ -106,6 +108,7 @@ impl Cut {
             Cut::Runs => "rerun budget hit (--shrink-max-runs)",
             Cut::Time => "time budget hit (--shrink-budget-ms)",
             Cut::Interrupted => "interrupted (Ctrl-C)",
+            Cut::TooLong => "run too long to record, not shrunk",
         }
     }
 }
@@ -305,6 +308,7 @@ fn shrink_within(
         None => None,
         Some(shr::Stopped::MaxRuns) => Some(Cut::Runs),
         Some(shr::Stopped::Caller) => cut,
+        Some(shr::Stopped::TooLong) => Some(Cut::TooLong),
     };
     if let Some(c) = cut {
         crate::eoutln!(
@@ -462,6 +466,7 @@ fn stats_row(s: &Scenario, d: &Done) -> String {
             Some(Cut::Runs) => " (rerun budget hit)",
             Some(Cut::Time) => " (time budget hit)",
             Some(Cut::Interrupted) => " (interrupted)",
+            Some(Cut::TooLong) => " (too long to record)",
         }
     )
 }

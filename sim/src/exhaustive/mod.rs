@@ -406,4 +406,4 @@ fn sequential<M: Model>(model: &M, max_faults: u32, shared: &Shared<'_>) -> Exha
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,13 +9,13 @@ use crate::TimeUs;
 
 /// A sender that resends until acked, and a receiver without deduplication:
 /// one lost ack or one duplicated request is enough for a second effect.
-enum Toy {
+pub(crate) enum Toy {
     Sender,
     Receiver,
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Msg {
+pub(crate) enum Msg {
     Req,
     Ack,
 }
@@ -30,7 +30,7 @@ impl Message for Msg {}
 
 /// The sender's one timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Resend;
+pub(crate) struct Resend;
 
 impl std::fmt::Display for Resend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,7 +100,7 @@ impl Actor for Toy {
 }
 
 #[derive(Default)]
-struct Count(u32);
+pub(crate) struct Count(u32);
 
 impl Oracle for Count {
     type Obs = ();
@@ -120,7 +120,7 @@ impl Oracle for Count {
     }
 }
 
-struct ToyModel {
+pub(crate) struct ToyModel {
     world: World,
     nodes: [Toy; 2],
 }
@@ -139,7 +139,7 @@ impl Model for ToyModel {
     }
 }
 
-fn toy() -> ToyModel {
+pub(crate) fn toy() -> ToyModel {
     let mut world = World::new(vec!["sender".into(), "receiver".into()]);
     let lossy = LinkConfig {
         // A swarm range starting at zero: exhaustive mode must still let it happen.

@@ -68,6 +68,10 @@ pub enum Stopped {
     MaxRuns,
     /// The caller's `should_stop` said so (a time budget, Ctrl-C).
     Caller,
+    /// The failing run makes more decisions than one run may record
+    /// ([`MAX_RECORDED_VALUES`](crate::choice::MAX_RECORDED_VALUES)): there
+    /// is no record of it to shrink from.
+    TooLong,
 }
 
 /// Where a shrink stands, for the caller's `should_stop` (progress, budgets).
@@ -131,7 +135,10 @@ pub fn replay_unrecorded<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>>(
     report
 }
 
-/// Runs `seed` once, recording its decisions.
+/// Runs `seed` once, recording its decisions. A run that makes more than
+/// [`MAX_RECORDED_VALUES`](crate::choice::MAX_RECORDED_VALUES) decisions
+/// gets only the first ones, which replay another run: callers check
+/// `sim.choices.recorded_overflowed()` before using the record.
 pub fn record_seed<M: Model>(sim: &mut Sim<M>, model: &M, seed: u64) -> (Record, RunReport) {
     let source = Source::Seed { seed, record: true };
     let report = crate::explore::guarded(|| sim.run(model, source, &mut NoTrace))

@@ -52,6 +52,8 @@ impl<M: Model> Shrinker<'_, M> {
 
     /// Reruns `candidate`; keeps what the run actually read if it fails the
     /// same way, is at most twice as long as the original and is smaller than the best so far.
+    /// A run too long to record whole does not count as failing the same
+    /// way: its record, cut short, would replay another run.
     fn attempt(&mut self, mut candidate: Record) -> bool {
         candidate.normalize();
         if candidate == self.best || self.exhausted() {
@@ -64,6 +66,7 @@ impl<M: Model> Shrinker<'_, M> {
         let report = replay(self.sim, self.model, &candidate, false, &mut NoTrace);
         if Signature::of(&report.outcome).as_ref() != Some(&self.target)
             || report.events > self.max_events
+            || self.sim.choices.recorded_overflowed()
         {
             return false;
         }
@@ -206,6 +209,12 @@ pub fn shrink<M: Model>(
 /// [`shrink`], asking `should_stop` every few reruns whether to stop early
 /// (the CLI's wall-clock budget and Ctrl-C: `sim` reads no clock itself).
 /// The result is then the smallest failing run found so far.
+///
+/// A run too long to record whole ([`MAX_RECORDED_VALUES`]) cannot be
+/// shrunk: the result is `record` itself, unshrunk (exact: it is the
+/// caller's), with `complete` false and [`Stopped::TooLong`].
+///
+/// [`MAX_RECORDED_VALUES`]: crate::choice::MAX_RECORDED_VALUES
 pub fn shrink_with<M: Model>(
     sim: &mut Sim<M>,
     model: &M,
@@ -219,6 +228,18 @@ pub fn shrink_with<M: Model>(
     let target = Signature::of(&original_report.outcome)
         .expect("shrinking needs a failing record; its replay did not fail");
     let start = sim.choices.take_recorded();
+    if sim.choices.recorded_overflowed() {
+        return Shrunk {
+            signature: target,
+            record: original.clone(),
+            report: original_report.clone(),
+            original,
+            original_report,
+            runs: 0,
+            complete: false,
+            stopped: Some(Stopped::TooLong),
+        };
+    }
     let mut sh = Shrinker {
         sim,
         model,
@@ -262,7 +283,9 @@ pub fn shrink_with<M: Model>(
     }
 }
 
-/// Runs `seed`, and shrinks it if it fails; `None` if it does not.
+/// Runs `seed`, and shrinks it if it fails; `None` if it does not, or if
+/// its run is too long to record whole (then `sim.choices.recorded_overflowed()`
+/// says so, and only the seed reproduces the failure).
 pub fn shrink_seed<M: Model>(
     sim: &mut Sim<M>,
     model: &M,
@@ -282,6 +305,9 @@ pub fn shrink_seed_with<M: Model>(
 ) -> Option<Shrunk> {
     let (record, report) = record_seed(sim, model, seed);
     Signature::of(&report.outcome)?;
+    if sim.choices.recorded_overflowed() {
+        return None;
+    }
     let mut shrunk = shrink_with(sim, model, &record, limits, should_stop);
     // The seed's own report, not its replay's: they are equal, and this says so.
     debug_assert_eq!(shrunk.original_report.outcome, report.outcome);
