@@ -69,6 +69,11 @@ pub struct CoverageReport {
     /// the search (0-based), not a seed: replay it from `failing`.
     pub summary: Summary,
     /// The first failing schedule's decisions, normalised; replays it exactly.
+    /// `None` when that schedule made more decisions than a record holds
+    /// ([`MAX_RECORDED_VALUES`](crate::choice::MAX_RECORDED_VALUES)): the
+    /// failure is still counted in `summary` and the search still stops
+    /// there (it found what it looks for), but a record cut short would
+    /// replay another run, so none is given.
     pub failing: Option<Record>,
     /// Records kept for reaching something new.
     pub corpus: usize,
@@ -233,6 +238,8 @@ struct Searcher<'a, M: Model> {
     scratch: Vec<u64>,
     corpus: Vec<Entry>,
     report: CoverageReport,
+    /// A schedule failed (with or without a record to show for it).
+    failed: bool,
 }
 
 impl<M: Model> Searcher<'_, M> {
@@ -244,9 +251,16 @@ impl<M: Model> Searcher<'_, M> {
             guarded(|| sim.run(model, source, &mut NoTrace)).unwrap_or_else(RunReport::panicked);
         let index = self.report.summary.tally.schedules;
         self.report.summary.add(index, &r, self.sim.oracle());
+        let whole = !self.sim.choices.recorded_overflowed();
         if r.outcome.is_failure() {
-            self.report.failing = Some(self.sim.choices.take_recorded());
+            self.failed = true;
+            self.report.failing = whole.then(|| self.sim.choices.take_recorded());
             return true;
+        }
+        if !whole {
+            // Mutating a record cut short would explore runs other than
+            // the one that reached something new.
+            return false;
         }
         let record = self.sim.choices.recorded().clone();
         features(&r, &self.sim, &record, &mut self.scratch);
@@ -275,6 +289,7 @@ pub fn coverage_search<M: Model>(
         scratch: Vec::new(),
         corpus: Vec::new(),
         report: CoverageReport::default(),
+        failed: false,
     };
     let swarm_max = swarm_max_decisions(model.world());
     let mut rng = Rng(mix(cfg.seed ^ 0x636f_7665_7261_6765));
@@ -291,7 +306,7 @@ pub fn coverage_search<M: Model>(
             break;
         }
     }
-    'search: while s.report.failing.is_none() && !s.report.summary.interrupted {
+    'search: while !s.failed && !s.report.summary.interrupted {
         if s.corpus.is_empty() {
             // Nothing kept (a budget smaller than one run): nothing to mutate.
             break;
@@ -329,6 +344,32 @@ mod tests {
     fn buckets_are_exact_then_logarithmic() {
         let b: Vec<u64> = [0, 1, 2, 3, 4, 7, 8, 15, 16, 1000].map(bucket).to_vec();
         assert_eq!(b, [0, 1, 2, 3, 4, 4, 5, 5, 6, 11]);
+    }
+
+    /// A run too long to record whole reaches the corpus only as a record
+    /// cut short, which would replay another run: it is not kept.
+    #[test]
+    fn a_run_too_long_to_record_is_not_kept() {
+        let model = crate::exhaustive::tests::toy();
+        let stop = AtomicBool::new(false);
+        let mut sim = Sim::new(&model);
+        let holds = (0..)
+            .find(|&seed| {
+                crate::explore::run_guarded(&mut sim, &model, seed).outcome == Outcome::Holds
+            })
+            .unwrap();
+        // One run of a seed that holds: the first run always reaches something new.
+        let cfg = CoverageConfig {
+            seed: holds,
+            budget: 1,
+            warmup: 1,
+        };
+        assert_eq!(coverage_search(&model, &cfg, &stop).corpus, 1);
+        crate::choice::TEST_MAX_RECORDED_VALUES.with(|m| m.set(1));
+        let r = coverage_search(&model, &cfg, &stop);
+        crate::choice::TEST_MAX_RECORDED_VALUES.with(|m| m.set(crate::choice::MAX_RECORDED_VALUES));
+        assert_eq!(r.summary.tally.schedules, 1);
+        assert_eq!(r.corpus, 0);
     }
 
     #[test]
