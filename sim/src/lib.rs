@@ -28,6 +28,7 @@ pub use actor::{
 };
 pub use choice::{
     ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout, MAX_LOGGED_POINTS,
+    MAX_RECORDED_VALUES,
 };
 pub use coverage::{coverage_search, CoverageConfig, CoverageReport};
 pub use engine::{

@@ -50,7 +50,14 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if a.transcript {
         let record = match run {
             Ok(record) => record,
-            Err(seed) => crate::render::run::record_of_seed(&s.system, seed),
+            Err(seed) => {
+                let mut sim = sim::Sim::new(&s.system);
+                let (record, _) = sim::shrink::record_seed(&mut sim, &s.system, seed);
+                if sim.choices.recorded_overflowed() {
+                    return Err(too_long_to_record(&source));
+                }
+                record
+            }
         };
         let (text, report) = crate::external::transcript_text(&s, &record)?;
         crate::out!("{text}");
@@ -65,4 +72,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     crate::out!("{}", formats::render(a.format, &trace));
     crate::external::check_outcome(&s, &source, &report.outcome)?;
     Ok(super::common::exit_code(&report.outcome))
+}
+
+/// A run that makes more decisions than a record holds has no transcript:
+/// a record cut short replays another run.
+fn too_long_to_record(source: &str) -> UsageError {
+    UsageError(format!(
+        "error: {source}'s run makes more than {} decisions, too many to record for its transcript\nhelp: lower run.max_steps, or replay it without --transcript for its trace\n",
+        sim::MAX_RECORDED_VALUES
+    ))
 }

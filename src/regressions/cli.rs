@@ -66,6 +66,13 @@ pub fn record_failure(
         (None, Some(seed)) => {
             let mut sim = Sim::new(&s.system);
             owned = sim::shrink::record_seed(&mut sim, &s.system, seed).0;
+            if sim.choices.recorded_overflowed() {
+                return Err(UsageError(format!(
+                    "error: seed {seed} of {} fails, but its run makes more than {} decisions, too many to record as a regression\nhelp: the seed reproduces it; lower run.max_steps to record it\n",
+                    s.name,
+                    sim::MAX_RECORDED_VALUES
+                )));
+            }
             &owned
         }
         // A failure with neither: nothing that could replay it.
