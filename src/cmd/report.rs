@@ -171,7 +171,23 @@ fn too_long_page(subject: &Subject, report: &RunReport) -> String {
         report.events,
         crate::render::items::TRACE_END_ITEMS,
     );
-    for (what, cmd) in &subject.commands {
+    let mut commands = subject.commands.clone();
+    // A failing seed's run short enough to shrink gets the command that
+    // turns it into a run this report can draw.
+    let shrinkable = report.outcome.is_failure()
+        && report.events <= super::shrink::MAX_SHRINK_EVENTS
+        && subject.shrink.is_none();
+    if let (Some(seed), true) = (subject.seed, shrinkable) {
+        let sets: String = subject.sets.iter().map(|x| format!(" --set {x}")).collect();
+        commands.push((
+            "shrink it, then draw the shrunk run".into(),
+            format!(
+                "idemsim report {}{sets} --seed {seed} --shrink -o REPORT.html",
+                subject.from.arg()
+            ),
+        ));
+    }
+    for (what, cmd) in &commands {
         let _ = writeln!(body, "<li>{}: <code>{}</code></li>", esc(what), esc(cmd));
     }
     body.push_str("</ul>\n</main>");

@@ -385,7 +385,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let done = match done {
         Ok(done) => done,
         Err((seed, report)) => {
+            crate::external::check_outcome(&s, &format!("seed {seed}"), &report.outcome)?;
             crate::outln!("{}", too_long_note(&s, seed, &report));
+            if let Some(path) = &a.out {
+                crate::outln!("no repro file written to {path}: the seed reproduces the run");
+            }
             return Ok(super::common::exit_code(&report.outcome));
         }
     };

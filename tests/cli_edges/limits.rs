@@ -294,4 +294,35 @@ fn a_long_run_is_traced_by_its_ends_and_the_report_says_it_is_too_long() {
     assert!(page.len() < 10_000, "{} bytes", page.len());
     assert!(page.contains("This run has 120000 events: the report draws runs of at most 100000."));
     assert!(page.contains("idemsim replay endless.toml --seed 0"));
+    // It holds (inconclusive): there is nothing to shrink, so no such command.
+    assert!(!page.contains("--shrink"), "{page}");
+
+    // Without a key, every retry that gets through after a minute of a dead
+    // network pays again: a failure after about 120,000 events.
+    let late_failure = ENDLESS_RETRIES
+        .replace(
+            "verdict = \"inconclusive\"",
+            "verdict = \"violation\"\ninvariant = \"no-duplicate-effect\"",
+        )
+        .replace(
+            "max_steps = 120000",
+            "max_steps = 1000000\nfault_phase_ms = 60000",
+        )
+        .replace("key = \"stable\"", "key = \"none\"")
+        .replace("idempotency = \"claim-same-tx\"", "idempotency = \"none\"");
+    std::fs::write(dir.join("late.toml"), late_failure).unwrap();
+    check(
+        &case(
+            "the report of a long failing run offers to shrink it",
+            &["report", "late.toml", "--seed", "0", "-o", "late.html"],
+        )
+        .cwd(&dir)
+        .code(1),
+    );
+    let page = std::fs::read_to_string(dir.join("late.html")).unwrap();
+    assert!(page.contains("violation of no-duplicate-effect"), "{page}");
+    assert!(
+        page.contains("idemsim report late.toml --seed 0 --shrink -o REPORT.html"),
+        "{page}"
+    );
 }
