@@ -191,7 +191,7 @@ impl<W> Relay<W> {
 
 impl<W> Relay<W> {
     /// The same relay with up to `max_in_flight` publishes out at once.
-    /// Above [`SEQUENCE_WINDOW`] an idempotent producer is not one: Kafka
+    /// Above five (the broker's `SEQUENCE_WINDOW`) an idempotent producer is not one: Kafka
     /// 3.2 and later turn idempotence off when it was left at its default
     /// (and refuse to start when it was asked for explicitly, or with a
     /// `transactional.id`, which the scenario's validation refuses).

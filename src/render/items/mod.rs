@@ -11,5 +11,5 @@ mod types;
 
 pub use describe::describe;
 pub use end::{trace, trace_of_items};
-pub use recorder::{items, EntryMap, ItemRecorder, Kept, TRACE_END_ITEMS};
+pub use recorder::{items, EntryMap, ItemRecorder, Kept, MAX_MIDDLE_EFFECTS, TRACE_END_ITEMS};
 pub use types::{End, Header, Item, Name, ShrinkInfo, Trace, TurnSearchNote, What};
