@@ -284,6 +284,21 @@ mod tests {
         }
     }
 
+    /// Claims 6000, 6001, ... (`claims` of them), each left "in progress" at
+    /// 0 by an execution a crash cut short.
+    fn left_in_progress(b: &mut Bench, claims: u32) {
+        for id in 0..claims {
+            let op = Op::new(&CLAIM, 6000 + id);
+            let row = KeyRow {
+                op,
+                amount_eur: 1200,
+                state: KeyState::InProgress,
+                locked_us: 0,
+            };
+            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
+        }
+    }
+
     /// The first attempt to pay claim `claim` 1,200 EUR, under its own key.
     fn pay(claim: u32) -> Msg {
         pay_msg(Op::new(&CLAIM, claim), 1)
@@ -377,16 +392,7 @@ mod tests {
             ..config()
         });
         let claims = MAX_BANK_CALLS as u32 + 1;
-        for id in 0..claims {
-            let op = Op::new(&CLAIM, 6000 + id);
-            let row = KeyRow {
-                op,
-                amount_eur: 1200,
-                state: KeyState::InProgress,
-                locked_us: 0,
-            };
-            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
-        }
+        left_in_progress(&mut b, claims);
         let restart_us = 1_000_000;
         let out = b.restart(restart_us);
         let mut sent = transfers_sent(&out);
@@ -581,16 +587,7 @@ mod tests {
             processing_us,
             ..config()
         });
-        for id in 0..MAX_BANK_CALLS as u32 + 1 {
-            let op = Op::new(&CLAIM, 6000 + id);
-            let row = KeyRow {
-                op,
-                amount_eur: 1200,
-                state: KeyState::InProgress,
-                locked_us: 0,
-            };
-            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
-        }
+        left_in_progress(&mut b, MAX_BANK_CALLS as u32 + 1);
         let t = 1_000_000;
         assert_eq!(transfers_sent(&b.restart(t)).len(), MAX_BANK_CALLS);
         let ended = confirm(&mut b, t, Op::new(&CLAIM, 6000));
