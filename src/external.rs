@@ -194,6 +194,8 @@ pub fn transcript_text(s: &Scenario, record: &Record) -> Result<(String, RunRepo
         },
     )?;
     let mut sim = Sim::new(&t.system);
+    // The transcript is all it needs: what the run read is not kept.
+    sim.choices.set_record_replays(false);
     let source = Source::Replay {
         record,
         log_points: false,

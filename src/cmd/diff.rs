@@ -182,6 +182,39 @@ fn outcome_line(o: &Outcome) -> String {
     render::outcome_sentence(o)
 }
 
+/// Most events of a run `diff` compares: it keeps both runs' whole traces
+/// (about 300 bytes an event each), and `max_steps` allows a billion. The
+/// scenarios' default `max_steps` (100,000) always fits.
+pub const MAX_DIFF_EVENTS: u64 = 200_000;
+
+/// The report of one run, unrecorded and untraced (bounded memory): of the
+/// seed, or of `record` replayed on `s`.
+fn a_run_events(s: &Scenario, seed: u64, record: Option<&sim::Record>) -> sim::RunReport {
+    let mut sim = Sim::new(&s.system);
+    match record {
+        Some(r) => sim::shrink::replay_unrecorded(&mut sim, &s.system, r, false, &mut sim::NoTrace),
+        None => {
+            let source = Source::Seed {
+                seed,
+                record: false,
+            };
+            sim::guarded(|| sim.run(&s.system, source, &mut sim::NoTrace))
+                .unwrap_or_else(sim::RunReport::panicked)
+        }
+    }
+}
+
+/// Refuses a run longer than [`MAX_DIFF_EVENTS`], naming the way out.
+fn too_long(which: &str, report: &sim::RunReport) -> Result<(), UsageError> {
+    if report.events <= MAX_DIFF_EVENTS {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "error: {which} has {} events, more than the {MAX_DIFF_EVENTS} a diff compares (it keeps both traces whole)\nhelp: compare shorter runs of both designs, e.g. with --both run.max_steps={MAX_DIFF_EVENTS}\n",
+        report.events
+    )))
+}
+
 /// Runs `idemsim diff`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     if !(MIN_WIDTH..=MAX_WIDTH).contains(&a.width) {
@@ -203,6 +236,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         ));
     }
 
+    too_long("run A", &a_run_events(&base, a.seed, None))?;
     let mut sim_a = Sim::new(&base.system);
     let mut rec_a = Recorder::default();
     // Guarded: an external program's protocol error ends its run (exit 2 below).
@@ -220,6 +254,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let seed_text = format!("seed {}", a.seed);
     crate::external::check_outcome(&base, &seed_text, &report_a.outcome)?;
     let record = sim_a.choices.take_recorded();
+    too_long("run B", &a_run_events(&other, a.seed, Some(&record)))?;
     let mut sim_b = Sim::new(&other.system);
     let mut rec_b = Recorder::default();
     let report_b = sim::guarded(|| {

@@ -297,6 +297,37 @@ fn a_long_run_is_traced_by_its_ends_and_the_report_says_it_is_too_long() {
     // It holds (inconclusive): there is nothing to shrink, so no such command.
     assert!(!page.contains("--shrink"), "{page}");
 
+    // A diff keeps both runs' traces whole: a run over its bound is refused
+    // with the way out, which then works.
+    std::fs::write(
+        dir.join("longer.toml"),
+        ENDLESS_RETRIES.replace("max_steps = 120000", "max_steps = 250000"),
+    )
+    .unwrap();
+    let set = [
+        "diff",
+        "longer.toml",
+        "--seed",
+        "0",
+        "--set",
+        "client.timeout_ms=2",
+    ];
+    check(
+        &case("a diff of a run over its bound", &set)
+            .cwd(&dir)
+            .code(2)
+            .err("error: run A has 250000 events, more than the 200000 a diff compares")
+            .err(
+                "help: compare shorter runs of both designs, e.g. with --both run.max_steps=200000",
+            ),
+    );
+    let shorter = [&set[..], &["--both", "run.max_steps=200000"]].concat();
+    check(
+        &case("the same diff within the bound", &shorter)
+            .cwd(&dir)
+            .out("A => inconclusive: the run hit its max_steps limit"),
+    );
+
     // Without a key, every retry that gets through after a minute of a dead
     // network pays again: a failure after about 120,000 events.
     let late_failure = ENDLESS_RETRIES
