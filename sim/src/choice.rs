@@ -23,107 +23,12 @@ const _: () = assert!(BUF_VALUES.is_power_of_two());
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
 
-/// Most decision points one run logs (24 bytes each): exhaustive search and
-/// the point-of-no-return search need every point of a run, and a run may
-/// be allowed a billion steps. Past this the log stops and
-/// [`Choices::points_overflowed`] says so; the caller gives up on the run.
-pub const MAX_LOGGED_POINTS: usize = 1 << 23;
-
+#[path = "choice_record.rs"]
+mod record;
+use record::{max_logged_points, max_recorded_values};
+pub use record::{Record, MAX_LOGGED_POINTS, MAX_RECORDED_VALUES};
 #[cfg(test)]
-thread_local! {
-    /// Tests of the bound set a small one on their own thread.
-    pub(crate) static TEST_MAX_LOGGED_POINTS: std::cell::Cell<usize> =
-        const { std::cell::Cell::new(MAX_LOGGED_POINTS) };
-}
-
-fn max_logged_points() -> usize {
-    #[cfg(test)]
-    return TEST_MAX_LOGGED_POINTS.with(|m| m.get());
-    #[cfg(not(test))]
-    MAX_LOGGED_POINTS
-}
-
-/// Most decision values one run records (8 bytes each: 512 MiB, and up to
-/// twice that in the lists' spare capacity while they grow). A record takes
-/// about 2.5 values an event, so this holds about 27 million events: every
-/// run the shrinker accepts (at most 10,000,000 events, the CLI's
-/// `MAX_SHRINK_EVENTS`) and its candidates (up to [`EVENTS_GROWTH_MAX`]
-/// times as long) fit, while a run allowed a billion steps cannot take
-/// the machine's memory. Past this the record stops and
-/// [`Choices::recorded_overflowed`] says so: a truncated record replays
-/// zeros past its end, another run, so callers must not use it.
-///
-/// [`EVENTS_GROWTH_MAX`]: crate::shrink::EVENTS_GROWTH_MAX
-pub const MAX_RECORDED_VALUES: usize = 1 << 26;
-
-#[cfg(test)]
-thread_local! {
-    /// Tests of the bound set a small one on their own thread.
-    pub(crate) static TEST_MAX_RECORDED_VALUES: std::cell::Cell<usize> =
-        const { std::cell::Cell::new(MAX_RECORDED_VALUES) };
-}
-
-fn max_recorded_values() -> usize {
-    #[cfg(test)]
-    return TEST_MAX_RECORDED_VALUES.with(|m| m.get());
-    #[cfg(not(test))]
-    MAX_RECORDED_VALUES
-}
-
-/// The recorded decisions of one run: one list of values per stream.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Record {
-    /// Decision values per stream, indexed by [`StreamId`].
-    pub streams: Vec<Vec<u64>>,
-}
-
-impl Record {
-    /// An empty record of `stream_count` streams.
-    pub fn with_streams(stream_count: usize) -> Record {
-        Record {
-            streams: vec![Vec::new(); stream_count],
-        }
-    }
-
-    /// Number of decisions that made something happen.
-    pub fn nonzero_count(&self) -> usize {
-        self.streams
-            .iter()
-            .map(|s| s.iter().filter(|&&v| v != 0).count())
-            .sum()
-    }
-
-    /// Drops trailing zeros, which a replay reads anyway, so equal runs get equal records.
-    pub fn normalize(&mut self) {
-        for s in &mut self.streams {
-            while s.last() == Some(&0) {
-                s.pop();
-            }
-        }
-    }
-
-    /// The value of decision `index` of `stream`; zero past the end, as a replay reads it.
-    pub fn get(&self, stream: StreamId, index: usize) -> u64 {
-        self.streams
-            .get(stream as usize)
-            .and_then(|s| s.get(index))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Sets decision `index` of `stream`, growing the record with zeros as needed.
-    pub fn set(&mut self, stream: StreamId, index: usize, value: u64) {
-        let s = stream as usize;
-        if self.streams.len() <= s {
-            self.streams.resize(s + 1, Vec::new());
-        }
-        let list = &mut self.streams[s];
-        if list.len() <= index {
-            list.resize(index + 1, 0);
-        }
-        list[index] = value;
-    }
-}
+pub(crate) use record::{TEST_MAX_LOGGED_POINTS, TEST_MAX_RECORDED_VALUES};
 
 /// One place where a run made a decision, for exhaustive enumeration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
