@@ -190,17 +190,12 @@ pub const MAX_DIFF_EVENTS: u64 = 200_000;
 /// The report of one run, unrecorded and untraced (bounded memory): of the
 /// seed, or of `record` replayed on `s`.
 fn a_run_events(s: &Scenario, seed: u64, record: Option<&sim::Record>) -> sim::RunReport {
-    let mut sim = Sim::new(&s.system);
     match record {
-        Some(r) => sim::shrink::replay_unrecorded(&mut sim, &s.system, r, false, &mut sim::NoTrace),
-        None => {
-            let source = Source::Seed {
-                seed,
-                record: false,
-            };
-            sim::guarded(|| sim.run(&s.system, source, &mut sim::NoTrace))
-                .unwrap_or_else(sim::RunReport::panicked)
+        Some(r) => {
+            let mut sim = Sim::new(&s.system);
+            sim::shrink::replay_unrecorded(&mut sim, &s.system, r, false, &mut sim::NoTrace)
         }
+        None => super::shrink::unrecorded_run(s, seed),
     }
 }
 

@@ -362,13 +362,7 @@ fn render_seed(
         repro_file: done.is_some(),
     };
     if done.is_none() {
-        let mut sim = Sim::new(&s.system);
-        let source = sim::Source::Seed {
-            seed,
-            record: false,
-        };
-        let first = sim::explore::guarded(|| sim.run(&s.system, source, &mut NoTrace))
-            .unwrap_or_else(RunReport::panicked);
+        let first = shrink_cmd::unrecorded_run(s, seed);
         if first.events > MAX_REPORT_EVENTS {
             let unrecorded = Record::default();
             let page = too_long_page(&subject(&unrecorded, format!("seed {seed}"), None), &first);
