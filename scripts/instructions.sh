@@ -46,7 +46,7 @@ budget_of() {
 command -v valgrind >/dev/null || { echo "error: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 
 cargo build --release --quiet
-bin=target/release/idemsim
+bin="${CARGO_TARGET_DIR:-target}/release/idemsim"
 if [ ${#scenarios[@]} -eq 0 ]; then
     mapfile -t scenarios < <("$bin" bench --all --runs 1 --rounds 1 --alloc-runs 0 --jobs 1 --json \
         | sed -n 's/.*"scenario":"\([^"]*\)".*/\1/p')
