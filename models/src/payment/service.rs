@@ -131,17 +131,23 @@ impl<W: Carries<Msg>> Service<W> {
             ctx.reached(sit::KEY_REAPED);
         }
         s.keys.insert(key, row, now);
+        s.key_recorded(key);
         ctx.observe(Obs::DedupStore {
             keys: s.keys.len() as u32,
             bound: self.cfg.max_keys,
         });
     }
 
-    fn book(s: &mut ServiceStorage, op: Op, key: Key, amount_eur: u32) {
+    fn book(&self, s: &mut ServiceStorage, op: Op, key: Key, amount_eur: u32) {
+        let later_key = matches!(
+            self.cfg.idempotency,
+            Idempotency::SplitBookingFirst | Idempotency::CheckThenAct
+        );
         s.bookings.push(Booking {
             op,
             key,
             amount_eur,
+            key_due: later_key && self.keyed(key),
         });
     }
 
@@ -166,7 +172,7 @@ impl<W: Carries<Msg>> Service<W> {
         };
         if !self.keyed(key) {
             if self.cfg.mode == Mode::Action {
-                Self::book(s, op, key, amount_eur);
+                self.book(s, op, key, amount_eur);
             }
             if !self.call_after_processing(st, s, step(StepKind::CallBank), ctx) {
                 self.shed(caller, op, ctx);
@@ -200,7 +206,7 @@ impl<W: Carries<Msg>> Service<W> {
             Idempotency::ClaimSameTx | Idempotency::SplitKeyFirst if !self.can_start(st) => false,
             Idempotency::ClaimSameTx => {
                 self.insert_key(s, key, row, ctx);
-                Self::book(s, op, key, amount_eur);
+                self.book(s, op, key, amount_eur);
                 self.call_after_processing(st, s, step(StepKind::CallBank), ctx)
             }
             Idempotency::SplitKeyFirst => {
@@ -217,7 +223,7 @@ impl<W: Carries<Msg>> Service<W> {
             // so admission keeps the slots free; this guards the rest.
             Idempotency::SplitBookingFirst if st.calls.is_full() || st.steps.is_full() => false,
             Idempotency::SplitBookingFirst => {
-                Self::book(s, op, key, amount_eur);
+                self.book(s, op, key, amount_eur);
                 let asked = &mut s.questions_asked;
                 let called =
                     self.call_bank(st, asked, op, key, amount_eur, Some(caller), false, ctx);
@@ -249,7 +255,7 @@ impl<W: Carries<Msg>> Service<W> {
             }
             StepKind::CallBank | StepKind::BookAndCall => {
                 if step.kind == StepKind::BookAndCall {
-                    Self::book(s, step.op, step.key, step.amount_eur);
+                    self.book(s, step.op, step.key, step.amount_eur);
                 }
                 // The request was admitted with its key claimed (or its
                 // booking made): a 503 now would not be true. Admission and
@@ -284,6 +290,7 @@ impl<W: Carries<Msg>> Service<W> {
         if !ok {
             if self.keyed(step.key) {
                 ctx.observe(Obs::ExecEnd { key: step.key });
+                s.key_given_up(step.key);
             }
             self.shed(step.client, step.op, ctx);
         }

@@ -4,7 +4,8 @@
 
 use super::KeyRow;
 use super::{
-    BankCall, CallPhase, KeyState, Mode, Service, ServiceState, ServiceStorage, ServiceTimer,
+    BankCall, CallPhase, Idempotency, KeyState, Mode, Service, ServiceState, ServiceStorage,
+    ServiceTimer,
 };
 use crate::core::dedup::Lookup;
 use crate::core::{Carries, Key, Obs, Op};
@@ -292,6 +293,11 @@ impl<W: Carries<Msg>> Service<W> {
             ctx.observe(Obs::ExecEnd { key: c.key });
             if self.cfg.delete_key_on_bank_timeout && s.keys.remove(&c.key).is_some() {
                 ctx.reached(sit::KEY_DELETED_ON_BANK_TIMEOUT);
+            }
+            // Check-then-act records its key only on a confirmation: none
+            // will come. Split-booking-first's insert is a step of its own.
+            if self.cfg.idempotency == Idempotency::CheckThenAct {
+                s.key_given_up(c.key);
             }
         }
         if let Some(caller) = c.client {

@@ -181,13 +181,11 @@ impl<W: Carries<Msg>> Service<W> {
     ) {
         ctx.observe(Obs::ExecutorsLost);
         let now = ctx.now_us();
-        let booking_without_key = matches!(
-            self.cfg.idempotency,
-            Idempotency::SplitBookingFirst | Idempotency::CheckThenAct
-        ) && s
-            .bookings
-            .iter()
-            .any(|b| self.keyed(b.key) && s.keys.get(&b.key, now).is_none());
+        // Only a booking whose key was still due when the crash fell: one
+        // whose key was recorded and is gone since (expired, reaped,
+        // deleted), or was never to come (the bank gave up), shows no
+        // crash between the steps.
+        let booking_without_key = s.bookings.iter().any(|b| b.key_due);
         // Live keys only: an expired key is gone, and its missing booking
         // says nothing about where a crash fell.
         let key_without_booking = self.cfg.idempotency == Idempotency::SplitKeyFirst
@@ -449,6 +447,77 @@ mod tests {
             !Cmd::reaches(&out, sit::CRASH_BETWEEN_STEPS),
             "an expired key was counted as a crash between the steps"
         );
+    }
+
+    /// Claim 4711 booked and its transfer sent by `idempotency`'s first
+    /// step (check-then-act's act, split-booking-first's booking), its key
+    /// still to be recorded: the gap a crash can fall into.
+    fn booked_key_due(idempotency: Idempotency, delete_key_on_bank_timeout: bool) -> Bench {
+        let mut b = Bench::new(ServiceConfig {
+            idempotency,
+            retention_us: RETENTION_US,
+            delete_key_on_bank_timeout,
+            ..config()
+        });
+        let out = b.msg(0, CLIENT, pay(4711));
+        if idempotency == Idempotency::CheckThenAct {
+            // The check passed; the booking and the call are its next step.
+            b.fire(0, step_timer(&out));
+        }
+        assert_eq!(b.storage.bookings.len(), 1);
+        assert!(b.storage.keys.get(&key(), 0).is_none());
+        b
+    }
+
+    /// A crash after the booking and before the key is recorded shows after
+    /// the restart as a booking without a key: `crash-between-steps`.
+    #[test]
+    fn a_crash_between_the_booking_and_its_key_is_reported() {
+        for design in [Idempotency::SplitBookingFirst, Idempotency::CheckThenAct] {
+            let mut b = booked_key_due(design, false);
+            let out = b.restart(1_000_000);
+            assert!(Cmd::reaches(&out, sit::CRASH_BETWEEN_STEPS), "{design:?}");
+        }
+    }
+
+    /// Split-booking-first: the bank confirms, the key is recorded, both
+    /// steps ran. Past the key's retention the booking has no key, and a
+    /// restart then says nothing about where a crash fell.
+    #[test]
+    fn a_booking_whose_key_expired_is_no_crash_between_steps() {
+        let mut b = booked_key_due(Idempotency::SplitBookingFirst, false);
+        b.fire(0, ServiceTimer::Step { slot: 0 });
+        confirm(&mut b, 1_000, Op::new(&CLAIM, 4711));
+        assert!(b.storage.keys.get(&key(), 1_000).is_some());
+        let out = b.restart(RETENTION_US + 1_000);
+        assert!(
+            !Cmd::reaches(&out, sit::CRASH_BETWEEN_STEPS),
+            "an expired key was counted as a crash between the steps"
+        );
+    }
+
+    /// The bank stays silent to the last attempt. Split-booking-first
+    /// records its key in the second step and then deletes it
+    /// (`delete_key_on_bank_timeout`); check-then-act never records one.
+    /// Either way the booking has no key with no crash between the steps.
+    #[test]
+    fn a_booking_left_without_a_key_by_a_bank_timeout_is_no_crash_between_steps() {
+        for design in [Idempotency::SplitBookingFirst, Idempotency::CheckThenAct] {
+            let mut b = booked_key_due(design, true);
+            if design == Idempotency::SplitBookingFirst {
+                let insert = ServiceTimer::Step { slot: 0 };
+                b.fire(0, insert);
+                assert!(b.storage.keys.get(&key(), 0).is_some());
+            }
+            let out = b.fire(5_000_000, ServiceTimer::BankTimeout { slot: 0 });
+            assert!(Cmd::reaches(&out, sit::BANK_GAVE_UP));
+            assert!(b.storage.keys.get(&key(), 5_000_000).is_none());
+            let out = b.restart(6_000_000);
+            assert!(
+                !Cmd::reaches(&out, sit::CRASH_BETWEEN_STEPS),
+                "{design:?}: a key the bank's timeout removed was counted as a crash"
+            );
+        }
     }
 
     /// Split-booking-first records each key in a second transaction, a

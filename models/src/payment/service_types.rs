@@ -130,11 +130,32 @@ pub struct KeyRow {
     pub locked_us: TimeUs,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Booking {
     pub op: Op,
     pub key: Key,
     pub amount_eur: u32,
+    /// Its key is still to be recorded by a later step of its execution
+    /// (split-booking-first's insert, check-then-act's record on the bank's
+    /// confirmation). Kept with the booking because only a crash while it
+    /// is set leaves the booking without its key for that reason: a key
+    /// recorded and later expired, reaped or deleted, or never recorded
+    /// because the bank gave up, leaves one too, with no crash in between.
+    pub key_due: bool,
+}
+
+/// A booking whose key is not due shows what it always showed.
+impl fmt::Debug for Booking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Booking");
+        d.field("op", &self.op)
+            .field("key", &self.key)
+            .field("amount_eur", &self.amount_eur);
+        if self.key_due {
+            d.field("key_due", &self.key_due);
+        }
+        d.finish()
+    }
 }
 
 /// The payment database: key rows and bookings, committed atomically per step.
@@ -149,6 +170,28 @@ pub struct ServiceStorage {
     /// before a crash still travel the network after the restart, and a
     /// number used again would let one of them answer a recovery's question.
     pub questions_asked: u32,
+}
+
+impl ServiceStorage {
+    /// `key` was recorded: no booking of it waits for its key any longer.
+    pub(super) fn key_recorded(&mut self, key: Key) {
+        for b in self
+            .bookings
+            .iter_mut()
+            .filter(|b| b.key_due && b.key == key)
+        {
+            b.key_due = false;
+        }
+    }
+
+    /// One execution of `key` ended without recording it (check-then-act's
+    /// bank gave up): its booking waits for nothing. One only: a duplicate
+    /// that passed the same check may still be waiting for its bank.
+    pub(super) fn key_given_up(&mut self, key: Key) {
+        if let Some(b) = self.bookings.iter_mut().find(|b| b.key_due && b.key == key) {
+            b.key_due = false;
+        }
+    }
 }
 
 /// A service that never asks the bank shows what it always showed: the
