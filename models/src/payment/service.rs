@@ -352,6 +352,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         st.waiters.clear();
         st.queue.clear();
         st.recovering.clear();
+        st.queued_before_recovery = 0;
         true
     }
 
@@ -367,6 +368,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                     waiters: Vec::new(),
                     queue: VecDeque::new(),
                     recovering: VecDeque::new(),
+                    queued_before_recovery: 0,
                 })
             }
         }

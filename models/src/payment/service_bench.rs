@@ -3,10 +3,11 @@
 //! calls and of the load handling share.
 
 use super::{
-    Concurrent, Idempotency, Mode, Msg, Service, ServiceConfig, ServiceState, ServiceStorage,
-    ServiceTimer,
+    Concurrent, Idempotency, KeyRow, KeyState, Mode, Msg, Service, ServiceConfig, ServiceState,
+    ServiceStorage, ServiceTimer,
 };
-use crate::core::{Carries, Obs};
+use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::CLAIM;
 use crate::registry::Msg as World;
 use sim::{Actor, ActorId, Choices, Command, Context, TimeUs};
 
@@ -99,5 +100,37 @@ impl Bench {
         let (st, s) = (&mut self.state, &mut self.storage);
         self.service.on_start(st, s, &mut ctx);
         out
+    }
+
+    /// What a handler's output and the steps it continues with at once
+    /// (`continue_with`) gave, those steps run as the engine runs them.
+    pub fn continued(&mut self, now_us: TimeUs, mut out: Vec<Cmd>) -> Vec<Cmd> {
+        let mut i = 0;
+        while i < out.len() {
+            if let Command::SetTimer {
+                timer, after_us: 0, ..
+            } = out[i]
+            {
+                let more = self.fire(now_us, timer);
+                out.extend(more);
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Claims 6000, 6001, ... (`claims` of them), each left "in progress" at
+    /// 0 by an execution a crash cut short.
+    pub fn left_in_progress(&mut self, claims: u32) {
+        for id in 0..claims {
+            let op = Op::new(&CLAIM, 6000 + id);
+            let row = KeyRow {
+                op,
+                amount_eur: 1200,
+                state: KeyState::InProgress,
+                locked_us: 0,
+            };
+            self.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
+        }
     }
 }

@@ -38,9 +38,21 @@ fn calls_free_for_recovery(st: &ServiceState) -> usize {
 }
 
 impl<W: Carries<Msg>> Service<W> {
-    /// Whether the recovery has keys waiting and a call to drive one with.
-    pub(super) fn can_recover_next(st: &ServiceState) -> bool {
-        !st.recovering.is_empty() && calls_free_for_recovery(st) > 0
+    /// Keys the recovery may start driving now. It runs on the workers
+    /// that take requests, so it starts none while every worker is busy,
+    /// and it waits for one in the same line as the queued requests: after
+    /// each key it starts, behind those queued then (`drive`).
+    fn recovery_slots(&self, st: &ServiceState) -> usize {
+        if st.queued_before_recovery > 0 {
+            return 0;
+        }
+        let workers_free = self.workers().saturating_sub(self.busy(st));
+        calls_free_for_recovery(st).min(workers_free)
+    }
+
+    /// Whether the recovery has keys waiting and a worker to drive one with.
+    pub(super) fn can_recover_next(&self, st: &ServiceState) -> bool {
+        !st.recovering.is_empty() && self.recovery_slots(st) > 0
     }
 
     /// A request whose key has a live row.
@@ -204,9 +216,9 @@ impl<W: Carries<Msg>> Service<W> {
                 continue;
             }
             let (key, row) = (*key, e.value);
-            if calls_free_for_recovery(st) == 0 {
+            if self.recovery_slots(st) == 0 {
                 // A recovery job gets to every key: this one waits for a
-                // call to end (`pump`), unclaimed until then.
+                // worker to be free (`pump`), unclaimed until then.
                 st.recovering.push_back(key);
                 continue;
             }
@@ -216,7 +228,10 @@ impl<W: Carries<Msg>> Service<W> {
     }
 
     /// Drives a key the recovery found "in progress" to an end: a bank call
-    /// (which the caller made sure has a slot) with no client to answer.
+    /// (which the caller made sure has a slot and a worker) with no client
+    /// to answer. The recovery's next key then waits for a worker behind
+    /// every request queued now, as a job that takes its workers from the
+    /// same pool waits in the same line: neither starves the other.
     fn drive(
         &self,
         st: &mut ServiceState,
@@ -231,12 +246,18 @@ impl<W: Carries<Msg>> Service<W> {
         let (op, amount_eur) = (row.op, row.amount_eur);
         let called = self.call_bank(st, asked, op, key, amount_eur, None, query_first, ctx);
         debug_assert!(called, "the caller found a free call slot");
+        st.queued_before_recovery = if st.recovering.is_empty() {
+            0
+        } else {
+            st.queue.len()
+        };
     }
 
-    /// A bank call ended: the recovery drives the keys it had to leave
-    /// waiting, as many as there are free calls. A key that stopped
-    /// needing it meanwhile is passed over: expired (gone), paid (a late
-    /// confirmation), or taken over by a request's lease and running.
+    /// A worker is free: the recovery drives the keys it had to leave
+    /// waiting, as many as there are free workers and calls, in turn with
+    /// the queued requests. A key that stopped needing it meanwhile is
+    /// passed over: expired (gone), paid (a late confirmation), or taken
+    /// over by a request's lease and running.
     pub(super) fn recover_next(
         &self,
         st: &mut ServiceState,
@@ -244,7 +265,7 @@ impl<W: Carries<Msg>> Service<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let now = ctx.now_us();
-        while calls_free_for_recovery(st) > 0 {
+        while self.recovery_slots(st) > 0 {
             let Some(key) = st.recovering.pop_front() else {
                 return;
             };
@@ -279,21 +300,6 @@ mod tests {
         Key::Op {
             op: Op::new(&CLAIM, 4711),
             n: 1,
-        }
-    }
-
-    /// Claims 6000, 6001, ... (`claims` of them), each left "in progress" at
-    /// 0 by an execution a crash cut short.
-    fn left_in_progress(b: &mut Bench, claims: u32) {
-        for id in 0..claims {
-            let op = Op::new(&CLAIM, 6000 + id);
-            let row = KeyRow {
-                op,
-                amount_eur: 1200,
-                state: KeyState::InProgress,
-                locked_us: 0,
-            };
-            b.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
         }
     }
 
@@ -353,23 +359,6 @@ mod tests {
         assert!(b.storage.keys.get(&key(), RETENTION_US).is_none());
     }
 
-    /// What a handler's output and the steps it continues with at once
-    /// (`continue_with`) gave, those steps run as the engine runs them.
-    fn with_continuations(b: &mut Bench, now_us: sim::TimeUs, mut out: Vec<Cmd>) -> Vec<Cmd> {
-        let mut i = 0;
-        while i < out.len() {
-            if let Command::SetTimer {
-                timer, after_us: 0, ..
-            } = out[i]
-            {
-                let more = b.fire(now_us, timer);
-                out.extend(more);
-            }
-            i += 1;
-        }
-        out
-    }
-
     fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
         Cmd::sent(out)
             .filter_map(|m| match m.peek() {
@@ -390,7 +379,7 @@ mod tests {
             ..config()
         });
         let claims = MAX_BANK_CALLS as u32 + 1;
-        left_in_progress(&mut b, claims);
+        b.left_in_progress(claims);
         let restart_us = 1_000_000;
         let out = b.restart(restart_us);
         let mut sent = transfers_sent(&out);
@@ -406,7 +395,7 @@ mod tests {
                 result: TransferResult::Done,
             };
             let out = b.msg(restart_us, BANK, done);
-            let out = with_continuations(&mut b, restart_us, out);
+            let out = b.continued(restart_us, out);
             sent.extend(transfers_sent(&out));
             confirmed += 1;
         }
@@ -656,7 +645,7 @@ mod tests {
             processing_us,
             ..config()
         });
-        left_in_progress(&mut b, MAX_BANK_CALLS as u32 + 1);
+        b.left_in_progress(MAX_BANK_CALLS as u32 + 1);
         let t = 1_000_000;
         assert_eq!(transfers_sent(&b.restart(t)).len(), MAX_BANK_CALLS);
         let ended = confirm(&mut b, t, Op::new(&CLAIM, 6000));
@@ -664,7 +653,7 @@ mod tests {
         let taken = b.msg(t, CLIENT, pay_msg(claim, 1));
         assert!(pay_replies(&taken).is_empty(), "claim 7000 was not taken");
         // The recovery's step, continued from the confirmation, runs now.
-        let mut out = with_continuations(&mut b, t, ended);
+        let mut out = b.continued(t, ended);
         out.extend(b.fire(t + processing_us, step_timer(&taken)));
         (b, claim, out)
     }
@@ -682,7 +671,7 @@ mod tests {
         let (mut b, _, _) = admitted_while_recovery_waits();
         let t = 2_000_000;
         let out = confirm(&mut b, t, Op::new(&CLAIM, 6001));
-        let out = with_continuations(&mut b, t, out);
+        let out = b.continued(t, out);
         let last = Op::new(&CLAIM, 6000 + MAX_BANK_CALLS as u32);
         assert_eq!(transfers_sent(&out), [last]);
     }

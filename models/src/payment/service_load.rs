@@ -36,7 +36,7 @@ pub struct Queued {
 
 impl<W: Carries<Msg>> Service<W> {
     /// Workers the service has: its configured number, or all its slots.
-    fn workers(&self) -> usize {
+    pub(super) fn workers(&self) -> usize {
         match self.cfg.workers {
             0 => MAX_WORKERS as usize,
             n => n as usize,
@@ -51,7 +51,7 @@ impl<W: Carries<Msg>> Service<W> {
     /// worker, as the handler still has the second transaction to run.
     /// Inserts and calls pair one to one: a request the network duplicated
     /// is two of each under one caller, and one call ending frees one.
-    fn busy(&self, st: &ServiceState) -> usize {
+    pub(super) fn busy(&self, st: &ServiceState) -> usize {
         let inserts = || {
             st.steps
                 .iter()
@@ -195,9 +195,11 @@ impl<W: Carries<Msg>> Service<W> {
     /// After every step: a free worker and a waiting request make the next
     /// step take it. Its own step, so a crash can fall in between.
     pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
-        // Keys a restart left waiting for a bank call are driven as calls
-        // end, as the recovery job would; a step of their own as well.
-        if Self::can_recover_next(st) {
+        // Keys a restart left waiting for a worker are driven as workers
+        // free up, as the recovery job would; a step of their own as well.
+        // Its turn comes first: a request ahead of it in the line holds it
+        // back (`recovery_slots`).
+        if self.can_recover_next(st) {
             ctx.continue_with(ServiceTimer::Recover);
         }
         if !st.queue.is_empty() && self.busy(st) < self.workers() {
@@ -218,6 +220,7 @@ impl<W: Carries<Msg>> Service<W> {
         }
         let now = ctx.now_us();
         while let Some(q) = st.queue.pop_front() {
+            st.queued_before_recovery = st.queued_before_recovery.saturating_sub(1);
             if now < q.deadline_us {
                 return self.take(st, s, q, ctx);
             }
@@ -444,6 +447,49 @@ mod tests {
             worked(&other).is_empty() && reached(&other, sit::QUEUED),
             "claim 2 was taken while two key inserts held both workers"
         );
+    }
+
+    /// A restart finds ten keys "in progress" in a service of four workers
+    /// (one bank call each, 0 ms of processing). The recovery runs on those
+    /// workers: four calls at once, never more. A request that arrives now
+    /// queues, and waits in the same line as the recovery's next key, not
+    /// behind all of them: it is taken within the next two freed workers.
+    /// Every key is still driven to an end, and the request is paid.
+    #[test]
+    fn the_recovery_runs_on_the_workers_and_queued_requests_take_turns_with_it() {
+        let mut b = Bench::new(ServiceConfig {
+            workers: 4,
+            queue_max: 10,
+            processing_us: 0,
+            ..config(false)
+        });
+        b.left_in_progress(10);
+        let t = 1_000_000;
+        b.restart(t);
+        assert_eq!(b.state.calls.busy(), 4, "the recovery outran its workers");
+        let queued = b.pay_claim(t, 7000, 1, 0);
+        assert!(worked(&queued).is_empty() && reached(&queued, sit::QUEUED));
+        let mut freed = 0;
+        let mut taken_after = None;
+        loop {
+            let first = b.state.calls.iter().next().map(|(_, c)| c.op.id);
+            let Some(claim) = first else { break };
+            let out = b.bank_done(t, claim);
+            let out = b.continued(t, out);
+            freed += 1;
+            if worked(&out).contains(&7000) {
+                taken_after = Some(freed);
+            }
+            assert!(b.state.calls.busy() <= 4, "more calls than workers");
+        }
+        assert!(
+            taken_after.is_some_and(|n| n <= 2),
+            "taken after {taken_after:?}"
+        );
+        for (key, e) in b.storage.keys.iter() {
+            assert_eq!(e.value.state, super::super::KeyState::Paid, "{key:?}");
+        }
+        assert_eq!(freed, 11);
     }
 
     #[test]

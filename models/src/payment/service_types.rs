@@ -295,15 +295,20 @@ pub struct ServiceState {
     pub waiters: Vec<Waiter>,
     /// Requests waiting for a worker, first in first out.
     pub queue: VecDeque<Queued>,
-    /// Keys a restart found left "in progress" while every bank-call slot
-    /// was taken or kept for an admitted request, in the key table's order: the recovery job drives them
-    /// as calls end. A crash loses the list; the next restart finds the
-    /// keys in storage again.
+    /// Keys a restart found left "in progress" while every worker was busy
+    /// or every bank-call slot was taken or kept for an admitted request,
+    /// in the key table's order: the recovery job drives them as workers
+    /// free up. A crash loses the list; the next restart finds the keys in
+    /// storage again.
     pub recovering: VecDeque<Key>,
+    /// Queued requests ahead of the recovery's next key in the line for a
+    /// worker: the recovery runs on the same workers as the requests.
+    pub queued_before_recovery: usize,
 }
 
-/// A service that recovers no more keys than it has calls shows what it
-/// always showed: the recovery's backlog appears once it holds a key.
+/// A service that recovers no more keys than it has workers shows what it
+/// always showed: the recovery's backlog appears once it holds a key, its
+/// place in the line once requests are ahead of it.
 impl fmt::Debug for ServiceState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("ServiceState");
@@ -313,6 +318,9 @@ impl fmt::Debug for ServiceState {
             .field("queue", &self.queue);
         if !self.recovering.is_empty() {
             d.field("recovering", &self.recovering);
+        }
+        if self.queued_before_recovery > 0 {
+            d.field("queued_before_recovery", &self.queued_before_recovery);
         }
         d.finish()
     }
@@ -344,8 +352,8 @@ pub enum ServiceTimer {
         /// The step's slot.
         slot: u32,
     },
-    /// A bank-call slot is free: the recovery drives the next keys it
-    /// could not start at the restart.
+    /// A worker and a bank-call slot are free: the recovery drives the
+    /// next keys it could not start at the restart.
     Recover,
     /// A worker is free: it takes the next queued request.
     Dequeue,
