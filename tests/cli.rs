@@ -272,3 +272,51 @@ fn a_mistake_in_a_set_is_the_arguments_and_the_files_lines_stay_the_users() {
         );
     }
 }
+
+/// Kafka refuses to start a producer whose `enable.idempotence = true` is
+/// written beside more than five requests in flight (ConfigException: "Must
+/// set max.in.flight.requests.per.connection to at most 5 to use the
+/// idempotent producer"); only idempotence left at Kafka's default is turned
+/// off without a word. Written in the file or by `--set`, it is bad input.
+#[test]
+fn explicit_idempotence_above_five_in_flight_is_refused_like_kafka() {
+    let file = "tests/fixtures/bad/idempotence-above-five-in-flight.toml";
+    let (_, err) = check(&["check", file, "--runs", "1"], 2);
+    assert!(err.starts_with(&format!("error: {file}:6:15: ")), "{err}");
+    assert!(err.contains("max_in_flight = 6"), "{err}");
+    assert!(err.contains("at most 5"), "{err}");
+    assert!(err.contains("max_in_flight = 5 or less"), "{err}");
+    assert!(err.contains("\"kafka-default\""), "{err}");
+
+    let (_, err) = check(
+        &[
+            "check",
+            "messaging-max-in-flight-above-five",
+            "--set",
+            "producer.idempotence=true",
+        ],
+        2,
+    );
+    assert!(
+        err.starts_with("error: --set producer.idempotence=true: "),
+        "{err}"
+    );
+    assert!(err.contains("at most 5"), "{err}");
+
+    // Left at Kafka's default, it still runs: idempotence is silently off,
+    // and the design warning says so.
+    let (out, _) = check(
+        &[
+            "check",
+            "messaging-max-in-flight-above-five",
+            "--runs",
+            "20",
+            "--no-shrink",
+        ],
+        1,
+    );
+    assert!(
+        out.contains("design warning (idempotence-off-above-five-in-flight)"),
+        "{out}"
+    );
+}

@@ -275,8 +275,13 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
         ),
         (
             "[producer]\nidempotence = \"yes\"\n",
-            "wrong type",
-            "true or false",
+            "unknown value \"yes\": idempotence is true, false or \"kafka-default\"",
+            "write idempotence = true, false or \"kafka-default\"",
+        ),
+        (
+            "[producer]\nidempotence = 1\n",
+            "wrong type: integer",
+            "true, false or \"kafka-default\"",
         ),
         (
             "[consumer]\nlease_renewal_ms = \"10s\"\n",

@@ -22,6 +22,9 @@ pub(crate) use unused::{broker_unused, consumer_unused};
 #[path = "scenario_unused.rs"]
 mod unused;
 
+#[path = "scenario_idempotence.rs"]
+mod idempotence;
+
 pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
 pub const MAX_CONSUMERS: u64 = 64;
@@ -49,7 +52,8 @@ struct ProducerDto {
     publish_timeout_ms: u64,
     publish_max_attempts: u64,
     commit_fail_per_mille: u64,
-    idempotence: bool,
+    /// true, false or "kafka-default" (scenario_idempotence.rs).
+    idempotence: toml::Value,
     transactional_id: bool,
     max_in_flight: u64,
 }
@@ -61,7 +65,7 @@ impl Default for ProducerDto {
             publish_timeout_ms: 5_000,
             publish_max_attempts: 3,
             commit_fail_per_mille: 0,
-            idempotence: false,
+            idempotence: toml::Value::Boolean(false),
             transactional_id: false,
             max_in_flight: 1,
         }
@@ -298,17 +302,20 @@ where
         pat("commit_fail_per_mille"),
         "per mille",
     )? as u32;
+    let idem = idempotence::idempotence_of(&p.idempotence)?;
     // Both stamp the outbox relay's publishes: a write mode without a relay
     // has nothing to stamp.
-    for (on, key, what) in [
+    for (on, key, value, what) in [
         (
-            p.idempotence,
+            idem.on(),
             "idempotence",
+            idem.written(),
             "numbers the outbox relay's publishes",
         ),
         (
             p.transactional_id,
             "transactional_id",
+            "true".into(),
             "makes the outbox relay a transactional producer",
         ),
     ] {
@@ -316,7 +323,7 @@ where
             return Err(invalid(
                 pat(key),
                 format!(
-                    "{key} = true {what}, but write = \"{}\" has no relay",
+                    "{key} = {value} {what}, but write = \"{}\" has no relay",
                     p.write
                 ),
                 format!("set write = \"outbox\", or remove {key}"),
@@ -324,7 +331,7 @@ where
             .into());
         }
     }
-    if p.transactional_id && !p.idempotence && written_in(input.text, "producer", "idempotence") {
+    if p.transactional_id && !idem.on() && written_in(input.text, "producer", "idempotence") {
         return Err(invalid(
             pat("idempotence"),
             "a transactional producer is always idempotent (Kafka refuses transactional.id with enable.idempotence = false)",
@@ -347,9 +354,10 @@ where
         )
         .into());
     }
+    idempotence::refuse_explicit_above_window(idem, max_in_flight)?;
     // Kafka 3.2 and later turn idempotence left at its default off above
     // five in flight (relay.rs): the relay stamps nothing then.
-    let idempotence = p.idempotence && (p.transactional_id || max_in_flight <= SEQUENCE_WINDOW);
+    let idempotence = idem.on() && (p.transactional_id || max_in_flight <= SEQUENCE_WINDOW);
     if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
         return Err(invalid(
             vec![Seg::Key("events")],
@@ -377,7 +385,7 @@ where
         publish_timeout_ms,
         publish_retry: RetryPolicy::immediate(attempts as u32),
         commit_fail_per_mille,
-        idempotence: p.idempotence,
+        idempotence: idem.on(),
         transactional_id: p.transactional_id,
         max_in_flight,
         events,
@@ -467,7 +475,7 @@ where
                 input.delays,
             ));
             found.extend(super::warnings::idempotence_off_above_window(
-                (p.idempotence, p.transactional_id),
+                (idem.on(), p.transactional_id),
                 mode == WriteMode::Outbox,
                 max_in_flight,
             ));
