@@ -25,6 +25,8 @@ pub type StreamId = u32;
 
 #[path = "choice_record.rs"]
 mod record;
+#[doc(hidden)]
+pub use record::with_record_bound;
 use record::{max_logged_points, max_recorded_values};
 pub use record::{Record, MAX_LOGGED_POINTS, MAX_RECORDED_VALUES};
 #[cfg(test)]
@@ -98,8 +100,10 @@ pub struct Choices {
     /// billion steps long and need no record of it.
     record_replays: bool,
     recorded: Record,
-    /// Values in `recorded` this run, against [`MAX_RECORDED_VALUES`].
+    /// Values in `recorded` this run, against `max_recorded`.
     recorded_values: usize,
+    /// [`MAX_RECORDED_VALUES`], or a test's smaller bound, as this run began.
+    max_recorded: usize,
     /// This run made more decisions than it could record.
     recorded_overflowed: bool,
     logging_points: bool,
@@ -139,6 +143,7 @@ impl Choices {
             record_replays: true,
             recorded: Record::default(),
             recorded_values: 0,
+            max_recorded: MAX_RECORDED_VALUES,
             recorded_overflowed: false,
             logging_points: false,
             plain: true,
@@ -201,6 +206,7 @@ impl Choices {
         self.recorded_values = 0;
         self.recorded_overflowed = false;
         if self.recording {
+            self.max_recorded = max_recorded_values();
             self.recorded.streams.resize(stream_count, Vec::new());
             for s in &mut self.recorded.streams {
                 s.clear();
@@ -356,7 +362,7 @@ impl Choices {
     fn note(&mut self, stream: StreamId, index: u64, value: u64) {
         // Within a run each stream's decisions come in order, so a record
         // that stops here keeps an exact prefix of every stream.
-        if self.recorded_values < max_recorded_values() {
+        if self.recorded_values < self.max_recorded {
             self.recorded_values += 1;
             self.recorded.set(stream, index as usize, value);
         } else {

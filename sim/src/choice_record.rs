@@ -39,18 +39,34 @@ pub(super) fn max_logged_points() -> usize {
 /// [`EVENTS_GROWTH_MAX`]: crate::shrink::EVENTS_GROWTH_MAX
 pub const MAX_RECORDED_VALUES: usize = 1 << 26;
 
-#[cfg(test)]
 thread_local! {
-    /// Tests of the bound set a small one on their own thread.
+    /// Tests of the bound set a small one on their own thread: this crate's
+    /// directly, other crates' through [`with_record_bound`]. Not under
+    /// `cfg(test)`, because the code that must refuse a cut record lives in
+    /// the crates above, whose tests build this one without it; read once
+    /// per recording run, never per value.
     pub(crate) static TEST_MAX_RECORDED_VALUES: std::cell::Cell<usize> =
         const { std::cell::Cell::new(MAX_RECORDED_VALUES) };
 }
 
 pub(super) fn max_recorded_values() -> usize {
-    #[cfg(test)]
-    return TEST_MAX_RECORDED_VALUES.with(|m| m.get());
-    #[cfg(not(test))]
-    MAX_RECORDED_VALUES
+    TEST_MAX_RECORDED_VALUES.with(|m| m.get())
+}
+
+/// Runs `f` with every run on this thread recording at most `max_values`
+/// decision values instead of [`MAX_RECORDED_VALUES`], and restores the
+/// bound after (a panic in `f` too). For tests of callers that must not
+/// use a record cut short: a real overflow takes 2^26 values.
+#[doc(hidden)]
+pub fn with_record_bound<R>(max_values: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TEST_MAX_RECORDED_VALUES.with(|m| m.set(self.0));
+        }
+    }
+    let _restore = Restore(TEST_MAX_RECORDED_VALUES.with(|m| m.replace(max_values)));
+    f()
 }
 
 /// The recorded decisions of one run: one list of values per stream.
@@ -105,5 +121,30 @@ impl Record {
             list.resize(index + 1, 0);
         }
         list[index] = value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Choices;
+    use super::*;
+
+    /// The bound a test of another crate sets holds for its closure's runs
+    /// only, and is restored after.
+    #[test]
+    fn with_record_bound_cuts_runs_inside_and_restores_after() {
+        let run = || {
+            let mut c = Choices::new();
+            c.start_random(7, 1, true);
+            for _ in 0..30 {
+                c.choose(0, 10);
+            }
+            (c.recorded_overflowed(), c.take_recorded().streams[0].len())
+        };
+        assert_eq!(with_record_bound(10, run), (true, 10));
+        assert_eq!(run(), (false, 30));
+        let panicked = std::panic::catch_unwind(|| with_record_bound(3, || panic!("inside")));
+        assert!(panicked.is_err());
+        assert_eq!(max_recorded_values(), MAX_RECORDED_VALUES);
     }
 }

@@ -26,6 +26,8 @@ pub use actor::{
     Actor, ActorId, Command, Context, Ctx, Message, Narrow, NoTimer, TimeUs, Timer, US_PER_MS,
     US_PER_S,
 };
+#[doc(hidden)]
+pub use choice::with_record_bound;
 pub use choice::{
     ChoicePoint, Choices, Record, StreamId, StreamKind, StreamLayout, MAX_LOGGED_POINTS,
     MAX_RECORDED_VALUES,
