@@ -12,7 +12,7 @@
 //! ```
 //! use idemsim::repro::Repro;
 //! let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
-//! let record = idemsim::render::run::record_of_seed(&s.system, 7);
+//! let record = idemsim::render::run::record_of_seed(&s.system, 7).unwrap();
 //! let repro = Repro::new("payment-stable-key", s.hash, &s.system.world, Some(7), &record, &sim::Outcome::Holds);
 //! let back = Repro::from_json(&repro.to_json()).unwrap();
 //! assert_eq!(back.record(&s.system.world).unwrap(), record);

@@ -306,7 +306,7 @@ fn shrinking_and_every_trace_format_work_on_owned_payloads() {
 fn a_repro_file_of_a_users_model_replays_the_same_run() {
     let m = mailer(false);
     let seed = sweep(&m, common::JOBS).first_failure.unwrap().seed;
-    let record = run::record_of_seed(&m, seed);
+    let record = run::record_of_seed(&m, seed).unwrap();
     let (before, report) = run::trace_of_record(&m, "mailer", &record, "seed".into(), None);
     let repro = Repro::new("mailer", 7, &m.world, Some(seed), &record, &report.outcome);
     let path = common::scratch("library-mailer.repro.json");

@@ -420,7 +420,7 @@ fn the_point_of_no_return_is_not_searched_in_a_run_longer_than_the_budget() {
     assert!(!none.too_long && none.complete() && none.turn.is_none());
 
     // The ending then says the search did not run, not that no decision avoids it.
-    let record = idemsim::render::run::record_of_seed(&s.system, seed);
+    let record = idemsim::render::run::record_of_seed(&s.system, seed).unwrap();
     let (mut trace, _) =
         idemsim::render::run::trace_of_record(&s.system, &s.name, &record, "seed".into(), None);
     trace.end.note_unsearched(10);
@@ -483,4 +483,80 @@ fn an_unrecorded_replay_keeps_no_record_and_the_next_replay_does() {
     assert!(sim.choices.recorded().streams.iter().all(|s| s.is_empty()));
     shrink::replay(&mut sim, &s.system, &record, false, &mut NoTrace);
     assert_eq!(sim.choices.take_recorded(), record);
+}
+
+/// The values a record holds, over every stream.
+fn values(r: &Record) -> usize {
+    r.streams.iter().map(Vec::len).sum()
+}
+
+/// A seed's run past the record bound has no record to give: one cut at
+/// the bound replays zeros past its end, another run.
+#[test]
+fn a_seed_too_long_to_record_gives_no_cut_record() {
+    let s = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
+    let full = idemsim::render::run::record_of_seed(&s.system, 1).unwrap();
+    let cut = sim::with_record_bound(values(&full) / 2, || {
+        idemsim::render::run::record_of_seed(&s.system, 1)
+    });
+    let e = cut.expect_err("a record cut at the bound is not given as the seed's");
+    assert_eq!(e.seed, 1);
+    assert!(
+        e.to_string().contains("more decisions than a record holds"),
+        "{e}"
+    );
+}
+
+/// A regression whose replay reads more decisions than a record holds
+/// cannot have every decision checked against the scenario: an edited
+/// value past the bound would pass unseen.
+#[test]
+fn a_regression_too_long_to_check_whole_is_refused() {
+    let s = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
+    let entry = idemsim::scenarios::locate("payment-retry-without-key").unwrap();
+    let mut sim = Sim::new(&s.system);
+    let (mut record, report) = shrink::record_seed(&mut sim, &s.system, 1);
+    // The last decision of the longest stream: read by the replay, past
+    // what a bound of half the record keeps.
+    let (stream, list) = record
+        .streams
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, l)| l.len())
+        .map(|(i, l)| (i as sim::StreamId, l.clone()))
+        .unwrap();
+    let bound = values(&record) / 2;
+    record.set(stream, list.len() - 1, u64::MAX);
+    let repro = idemsim::repro::Repro::new(
+        &s.name,
+        s.hash,
+        &s.system.world,
+        Some(1),
+        &record,
+        &report.outcome,
+    );
+    let stored = idemsim::regressions::Stored {
+        path: std::env::temp_dir().join("idemsim-too-long-regression.json"),
+        repro: Ok(repro),
+    };
+    let db = idemsim::regressions::Db::new(std::env::temp_dir());
+    // Whole, the edit is found.
+    let whole = db.replay(&stored, &entry);
+    assert!(
+        whole
+            .as_ref()
+            .is_err_and(|e| e.0.contains("but that decision takes")),
+        "{:?}",
+        whole.map(|r| r.text())
+    );
+    let cut = sim::with_record_bound(bound, || db.replay(&stored, &entry));
+    let e = cut
+        .map(|r| r.text())
+        .expect_err("a replay too long to check whole is refused");
+    assert!(
+        e.0.contains("more decisions than one run's record holds"),
+        "{}",
+        e.0
+    );
+    assert!(e.0.contains("help: delete it"), "{}", e.0);
 }

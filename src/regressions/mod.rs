@@ -398,6 +398,14 @@ impl Db {
         // Under the scenario it was recorded from, every decision fits: idemsim
         // writes the values a run read. One that does not was edited.
         if !scenario_changed {
+            // Nor does a run idemsim recorded read more than a record
+            // holds: it refuses to record one (cli.rs).
+            let Some(read) = read else {
+                return Err(UsageError(format!(
+                    "error: {file}: replaying it reads more decisions than one run's record holds ({} values), so idemsim cannot check each against the scenario, and it never records a run that long: the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                    sim::MAX_RECORDED_VALUES
+                )));
+            };
             if let Some((stream, index, given, max)) = clamped(&record, &read) {
                 let name = sim::shrink::stream_name(&s.system.world, stream);
                 return Err(UsageError(format!(
@@ -490,11 +498,17 @@ impl Db {
 }
 
 /// Replays `record` on `s` without a trace: the outcome, and the decisions
-/// the run read (a value too large for its decision read as the largest).
-fn replay_record(s: &Scenario, record: &Record) -> (Outcome, Record) {
+/// the run read (a value too large for its decision read as the largest);
+/// `None` for those when they were more than a record holds, and the
+/// record of them cut short.
+fn replay_record(s: &Scenario, record: &Record) -> (Outcome, Option<Record>) {
     let mut sim = Sim::new(&s.system);
     let outcome = sim::shrink::replay(&mut sim, &s.system, record, false, &mut NoTrace).outcome;
-    (outcome, sim.choices.take_recorded())
+    let read = sim.choices.take_recorded();
+    (
+        outcome,
+        (!sim.choices.recorded_overflowed()).then_some(read),
+    )
 }
 
 /// The first decision of `given` that the run read as another value (its

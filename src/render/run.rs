@@ -38,7 +38,7 @@ pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 /// ```
 /// # use idemsim::render::{formats, run};
 /// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
-/// let record = run::record_of_seed(&s.system, 0);
+/// let record = run::record_of_seed(&s.system, 0).unwrap();
 /// let (trace, report) = run::trace_of_record(&s.system, "payment-stable-key", &record, "seed 0".into(), None);
 /// assert!(!report.outcome.is_failure());
 /// assert!(formats::text(&trace).starts_with("# payment-stable-key · seed 0 · "));
@@ -54,20 +54,21 @@ pub fn trace_of_record<M: LedgerModel>(
     let run = |sim: &mut Sim<M>, rec: &mut ItemRecorder<MsgOf<M>, TimerOf<M>>| {
         shr::replay_unrecorded(sim, model, record, false, rec)
     };
-    trace_with(model, name, source, shrink, run, || record.clone())
+    trace_with(model, name, source, shrink, run, || Some(record.clone()))
 }
 
 /// The trace of one run: `run` makes it into an [`ItemRecorder`] (items
 /// straight from the run, so a long trace never exists twice), and
 /// `record` gives its decisions for the point-of-no-return search, asked
-/// only for a failing run the search's budget covers.
+/// only for a failing run the search's budget covers (`None`: the run makes
+/// more decisions than a record holds, and is not searched).
 fn trace_with<M: LedgerModel>(
     model: &M,
     name: &str,
     source: String,
     shrink: Option<ShrinkInfo>,
     run: impl FnOnce(&mut Sim<M>, &mut ItemRecorder<MsgOf<M>, TimerOf<M>>) -> RunReport,
-    record: impl FnOnce() -> Record,
+    record: impl FnOnce() -> Option<Record>,
 ) -> (TraceOf<M>, RunReport) {
     let mut sim = Sim::new(model);
     let mut rec = ItemRecorder::new(model.world());
@@ -85,7 +86,12 @@ fn trace_with<M: LedgerModel>(
     } else if report.events > POINT_OF_NO_RETURN_EVENTS {
         unsearched(true)
     } else {
-        shr::point_of_no_return_within(&mut sim, model, &record(), POINT_OF_NO_RETURN_EVENTS)
+        match record() {
+            Some(r) => {
+                shr::point_of_no_return_within(&mut sim, model, &r, POINT_OF_NO_RETURN_EVENTS)
+            }
+            None => unsearched(true),
+        }
     };
     let turn = search.turn.clone();
     let header = Header {
@@ -104,11 +110,44 @@ fn trace_with<M: LedgerModel>(
     (t, report)
 }
 
-/// The decisions seed `seed` of `model` makes: replaying them is the same run.
-pub fn record_of_seed<M: Model>(model: &M, seed: u64) -> Record {
+/// The decisions seed `seed` of `model` makes: replaying them is the same
+/// run. A run making more than a record holds ([`sim::MAX_RECORDED_VALUES`])
+/// has none to give: one cut there would replay another run.
+pub fn record_of_seed<M: Model>(model: &M, seed: u64) -> Result<Record, TooLongToRecord> {
     let mut sim = Sim::new(model);
-    sim::shrink::record_seed(&mut sim, model, seed).0
+    let (record, report) = sim::shrink::record_seed(&mut sim, model, seed);
+    if sim.choices.recorded_overflowed() {
+        return Err(TooLongToRecord {
+            seed,
+            events: report.events,
+        });
+    }
+    Ok(record)
 }
+
+/// Seed `seed`'s run made more decisions than one run's record holds
+/// ([`sim::MAX_RECORDED_VALUES`]); `events` is how long it ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLongToRecord {
+    /// The seed.
+    pub seed: u64,
+    /// Events of its run.
+    pub events: u64,
+}
+
+impl std::fmt::Display for TooLongToRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "seed {}'s run ({} events) makes more decisions than a record holds ({} values), and one cut there would replay another run; the seed itself reproduces it",
+            self.seed,
+            self.events,
+            sim::MAX_RECORDED_VALUES
+        )
+    }
+}
+
+impl std::error::Error for TooLongToRecord {}
 
 /// The trace of seed `seed` of `model` (see [`trace_of_record`]), run from
 /// the seed itself: a record takes about 20 bytes an event and `max_steps`
@@ -123,7 +162,7 @@ pub fn trace_of_seed<M: LedgerModel>(model: &M, name: &str, seed: u64) -> (Trace
         sim::explore::guarded(|| sim.run(model, source, rec)).unwrap_or_else(RunReport::panicked)
     };
     trace_with(model, name, format!("seed {seed}"), None, run, || {
-        record_of_seed(model, seed)
+        record_of_seed(model, seed).ok()
     })
 }
 
