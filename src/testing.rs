@@ -36,6 +36,19 @@ mod strategy;
 #[cfg(feature = "proptest")]
 pub use strategy::{schedules, Schedule, ScheduleTree, Schedules};
 
+/// Why seed `seed`, which failed, gave nothing to shrink.
+fn unshrinkable(seed: u64, overflowed: bool) -> ! {
+    if overflowed {
+        panic!(
+            "seed {seed} fails, but its run makes more decisions than a record holds ({} values): a record cut there would replay another run, so it is neither shrunk nor traced; the seed itself reproduces it (a model allowed fewer steps per run can be shrunk)",
+            sim::MAX_RECORDED_VALUES
+        );
+    }
+    panic!(
+        "seed {seed} failed, and the same seed run again did not (it held, or stopped at a limit): the model is not deterministic; look for what a run reads besides the simulator's choices (HashMap iteration order, the wall clock, a random number of its own, state kept between runs)"
+    );
+}
+
 /// Sweeps seeds `seeds` of `model` on every core. `Ok` with the sweep's
 /// summary when no run fails (a run that hits a limit is not a failure; look
 /// at `summary.tally.inconclusive`); otherwise the lowest failing seed,
@@ -150,8 +163,9 @@ impl<'m, M: LedgerModel> Check<'m, M> {
 
     fn failure(&self, seed: u64) -> Failure {
         let mut sim = Sim::new(self.model);
-        let shrunk = shr::shrink_seed(&mut sim, self.model, seed, self.limits)
-            .expect("a failing seed fails again: models are deterministic");
+        let Some(shrunk) = shr::shrink_seed(&mut sim, self.model, seed, self.limits) else {
+            unshrinkable(seed, sim.choices.recorded_overflowed())
+        };
         let info = run::shrink_info(&shrunk, None);
         let (trace, report) = run::trace_of_record(
             self.model,

@@ -429,3 +429,26 @@ fn every_built_in_actor_runs_in_a_world_whose_message_is_not_copy() {
     assert!(!note.is_reply());
     assert_eq!(note.to_string(), "hello");
 }
+
+/// `replay` of a failing seed whose rerun makes more decisions than a
+/// record holds cannot shrink it, and says so rather than blaming the
+/// model's determinism.
+#[test]
+fn a_failing_seed_too_long_to_record_is_named_as_such() {
+    let m = mailer(false);
+    let seed = sweep(&m, common::JOBS).first_failure.unwrap().seed;
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        sim::with_record_bound(1, || idemsim::testing::replay(&m, seed))
+    }))
+    .expect_err("a run too long to record is not shrunk");
+    let text = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(
+        text.contains("more decisions than a record holds")
+            && text.contains(&format!("seed {seed}")),
+        "{text}"
+    );
+}
