@@ -106,12 +106,12 @@ pub fn judge_load(steps: &[(u64, u32, Obs)]) -> Option<&'static str> {
 }
 
 /// `steps` as a run with a broker has them: every event a broker accepted
-/// right before its first effect, since a consumer only gets an event the
+/// right before its first effect or set-value write, since a consumer only gets an event the
 /// broker stored. Cases about other invariants need not spell it out.
 pub fn published(steps: &[(u64, u32, Obs)]) -> Vec<(u64, u32, Obs)> {
     let mut out: Vec<(u64, u32, Obs)> = Vec::with_capacity(steps.len() * 2);
     for &(s, actor, obs) in steps {
-        if let Obs::Effect { op, .. } = obs {
+        if let Obs::Effect { op, .. } | Obs::ValueWritten { op, .. } = obs {
             let seen = out.iter().any(|&(_, _, o)| o == Obs::Accepted { op });
             if op.space.published && !seen {
                 out.push((s, 1, Obs::Accepted { op }));

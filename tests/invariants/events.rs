@@ -73,7 +73,7 @@ fn no_lost_effect() {
         ]),
     );
     // A set-value event made moot by a newer version was handled.
-    silent(&[
+    silent(&published(&[
         (0, 0, committed),
         (0, 0, second),
         (
@@ -87,7 +87,7 @@ fn no_lost_effect() {
             },
         ),
         (2, 2, Obs::Superseded { op: event(1) }),
-    ]);
+    ]));
 }
 
 #[test]
@@ -136,6 +136,19 @@ fn no_phantom_event() {
     let v = crate::ledger::violation(&invented).expect("a violation");
     assert_eq!(v.operation, event(1001).key(), "{v:?}");
     fires("no-phantom-event", &[(0, 0, committed), (1, 3, write(1))]);
+    // A set-value write is an effect of its event the same way.
+    let set = |id| Obs::ValueWritten {
+        op: event(id),
+        entity: entity(7),
+        value: 1,
+        version: 1,
+    };
+    silent(&[handled[0], handled[1], (1, 3, set(1))]);
+    let set_invented = [handled[0], handled[1], (1, 3, set(1)), (2, 3, set(1001))];
+    fires("no-phantom-event", &set_invented);
+    let v = crate::ledger::violation(&set_invented).expect("a violation");
+    assert_eq!(v.operation, event(1001).key(), "{v:?}");
+    fires("no-phantom-event", &[(0, 0, committed), (1, 3, set(1))]);
     // A claim is never published: its transfer needs no broker.
     silent(&paid_once(claim(4711)));
 }
@@ -157,19 +170,19 @@ fn state_converges() {
     // v2 then the late v1 overwrites it.
     fires(
         "state-converges",
-        &[
+        &published(&[
             (0, 0, committed(1, 1)),
             (0, 0, committed(2, 2)),
             (1, 2, written(2, 2)),
             (2, 2, written(1, 1)),
-        ],
+        ]),
     );
-    silent(&[
+    silent(&published(&[
         (0, 0, committed(1, 1)),
         (0, 0, committed(2, 2)),
         (1, 2, written(1, 1)),
         (2, 2, written(2, 2)),
-    ]);
+    ]));
     // The newest write's event in a dead-letter queue: visible, for a
     // person to replay, whether the broker gave it up after its commit or,
     // published first, before the commit was observed.
@@ -180,13 +193,13 @@ fn state_converges() {
         (1, 0, committed(2, 2)),
         dead,
     ];
-    silent(&after_commit);
-    silent(&[
+    silent(&published(&after_commit));
+    silent(&published(&[
         (0, 0, committed(1, 1)),
         (1, 2, written(1, 1)),
         dead,
         (3, 0, committed(2, 2)),
-    ]);
+    ]));
     // A newer write committed since is owed again: the late v1 overwrites it.
     let mut newer = after_commit.to_vec();
     newer.extend([
@@ -194,5 +207,5 @@ fn state_converges() {
         (5, 2, written(3, 3)),
         (6, 2, written(1, 1)),
     ]);
-    fires("state-converges", &newer);
+    fires("state-converges", &published(&newer));
 }

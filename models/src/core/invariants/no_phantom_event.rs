@@ -7,20 +7,23 @@ pub static INVARIANT: Invariant = Invariant {
     name: "no-phantom-event",
     doc: "Consumers act on an event that did not happen: a broker accepted an event whose state \
           change never committed (published before a commit that then failed), judged at the end \
-          of the healing phase; or an effect landed for an event no broker ever accepted (a \
-          consumer program that writes for an event id nobody published), judged the moment it \
-          lands. Only operations with a publish step are judged so: a claim or a request is \
+          of the healing phase; or an effect or a set-value write landed for an event no broker \
+          ever accepted (a consumer program that writes for an event id nobody published), judged \
+          the moment it lands. Only operations with a publish step are judged so: a claim or a request is \
           never published.",
 };
 
-pub const JUDGES: &[ObsKind] = &[ObsKind::Effect];
+pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::ValueWritten];
 
 /// An event reaches a consumer only after a broker stored it, so an effect
 /// for one no broker accepted was not caused by a delivery: whatever the
-/// consumer did, it did for nothing that was published.
+/// consumer did, it did for nothing that was published. A set-value write
+/// is such an effect too, one that overwrites.
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
-    let Obs::Effect { site, op, .. } = *s.obs else {
-        return None;
+    let (op, what) = match *s.obs {
+        Obs::Effect { site, op, .. } => (op, site.name.to_string()),
+        Obs::ValueWritten { op, entity, .. } => (op, format!("the set-value write of {entity}")),
+        _ => return None,
     };
     if !op.space.published || s.rec.is_some_and(|r| r.accepted) {
         return None;
@@ -28,10 +31,7 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     violation(
         &INVARIANT,
         op.key(),
-        format!(
-            "{} for {op}, which no broker ever accepted: nothing published it",
-            site.name
-        ),
+        format!("{what} for {op}, which no broker ever accepted: nothing published it"),
     )
 }
 
