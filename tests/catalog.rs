@@ -90,6 +90,20 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
     let cases: &[(&str, &[&str], Verdict, Option<&str>)] = &[
         ("payment-stable-key", &[], Holds, None),
         ("payment-split-key-first", &["service.idempotency=claim-same-tx"], Holds, None),
+        // Without crashes the key-first design still answers a network
+        // duplicate "paid" from the key while the transfer is on its way
+        // (processing 5 s, the bank 1 to 2 s away); the transfer then lands
+        // once, so what the client was finally told is true.
+        (
+            "payment-split-key-first",
+            &[
+                "crashes.service.crash_per_mille=[0,0]",
+                "service.processing_ms=5000",
+                r#"network.links=[{from="client",to="service",duplicate_per_mille=1000},{from="service",to="bank",delay_ms_min=1000,delay_ms_max=2000}]"#,
+            ],
+            Holds,
+            None,
+        ),
         ("payment-state-read-then-pay", &["service.mode=state-conditional"], Holds, None),
         // Two claims in one timestamp bucket collide; a key per operation does not.
         ("payment-timestamp-key", &["client.key=stable"], Holds, None),

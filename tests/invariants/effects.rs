@@ -164,17 +164,29 @@ fn no_false_success() {
         &[(0, 0, intent(a, 1200)), (1, 0, told(a, 1200))],
     );
     silent(&paid_once(a));
-    // Told before the transfer landed: false when told, whatever lands
-    // later (the client acted on a payment that did not exist yet).
-    fires(
-        "no-false-success",
-        &[
-            (0, 0, intent(a, 1200)),
-            (1, 0, told(a, 1200)),
-            (1, 0, ended(a, Ending::Done)),
-            (2, 2, transfer(a, 1200)),
-        ],
-    );
+    // Told before the transfer landed, which then lands once: what the
+    // client was finally told is true, so the truth table of the operation
+    // is fine (a design that answers early is caught in the runs where the
+    // transfer never comes).
+    silent(&[
+        (0, 0, intent(a, 1200)),
+        (1, 0, told(a, 1200)),
+        (1, 0, ended(a, Ending::Done)),
+        (2, 2, transfer(a, 1200)),
+    ]);
+    // Told done, and nothing lands by the end: the violation is the
+    // operation's, whatever else the run did after the answer.
+    let b = claim(4712);
+    let v = crate::ledger::violation(&[
+        (0, 0, intent(a, 1200)),
+        (0, 0, intent(b, 900)),
+        (1, 0, told(a, 1200)),
+        (1, 0, ended(a, Ending::Done)),
+        (5, 2, transfer(b, 900)),
+    ])
+    .expect("a false success");
+    assert_eq!(v.invariant, "no-false-success");
+    assert_eq!(v.operation, a.key(), "{v:?}");
 }
 
 /// A DELETE asks for a state: "this resource is gone". The server that
