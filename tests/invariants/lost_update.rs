@@ -604,3 +604,79 @@ fn no_lost_update_under_contention() {
     blind.extend(done(2, a, 1));
     fires("no-lost-update", &blind);
 }
+
+/// `steps` moved to time `t` (seconds).
+fn at(t: u64, mut steps: Vec<(u64, u32, Obs)>) -> Vec<(u64, u32, Obs)> {
+    for s in &mut steps {
+        s.0 = t;
+    }
+    steps
+}
+
+/// Request #1 PUTs 5 and is told done at 2 s; request #2 begins at
+/// `b_starts` s and is told done at 5 s after its write at 4 s; a late
+/// attempt of #1 (a slow copy, a retry's straggler) then lands at 6 s with
+/// `late_value`. `b_write` is #2's write as v3.
+fn late_put(b_starts: u64, b_write: Vec<(u64, u32, Obs)>, late_value: u32) -> Vec<(u64, u32, Obs)> {
+    let (a, b) = (req(1), req(2));
+    let mut v = vec![(0, 1, intent(a, 200))];
+    v.extend(at(1, put(a, 2, 5)));
+    v.extend(done(2, a));
+    v.push((b_starts, 2, intent(b, 200)));
+    v.extend(at(4, b_write));
+    v.extend(done(5, b));
+    // A replacing PUT's repeat is no second effect (the server reports
+    // only the version it made), as in models::http's server.
+    v.extend(
+        at(6, put(a, 4, late_value))
+            .into_iter()
+            .filter(|s| !matches!(s.2, Obs::Effect { .. })),
+    );
+    v
+}
+
+/// Last writer wins only between requests that overlap. A PUT whose
+/// client was told done before another request began comes before it in
+/// every order that respects real time; a late attempt of it landing over
+/// that request's confirmed write leaves a state no such order gives.
+#[test]
+fn no_lost_update_by_a_late_attempt_of_a_put_already_done() {
+    let (a, b) = (req(1), req(2));
+    // #2 began after #1 was done, read #1's 5 and added 200: the late 5 undoes it.
+    let lost = late_put(3, edit(b, 3, 2, 5), 5);
+    fires("no-lost-update", &lost);
+    assert_eq!(names(&lost), Some(b.key()), "the update lost is #2's");
+    // A blind PUT of #2 is lost the same way.
+    fires("no-lost-update", &late_put(3, put(b, 3, 7), 5));
+    // #2 began before #1 was done: the two overlap, and #2 then #1 is an
+    // order real time allows. The last writer wins, by design.
+    silent(&late_put(1, put(b, 3, 7), 5));
+    // The late attempt writes what #2 left: nothing is lost.
+    silent(&late_put(3, put(b, 3, 5), 5));
+    // #1 ended unknown, not done: its write may land at any time, and
+    // then it is simply the last writer.
+    let mut unknown_a = late_put(3, put(b, 3, 7), 5);
+    unknown_a.retain(|s| !matches!(s.2, Obs::ToldDone { op, .. } if op == a));
+    for s in &mut unknown_a {
+        if let Obs::Ended { op, ending } = &mut s.2 {
+            if *op == a {
+                *ending = Ending::Unknown;
+            }
+        }
+    }
+    silent(&unknown_a);
+    // #2 is told done only after the late attempt replaced its write.
+    let mut told_after = late_put(3, edit(b, 3, 2, 5), 5);
+    let b_done: Vec<_> = told_after
+        .iter()
+        .copied()
+        .filter(|s| matches!(s.2, Obs::ToldDone { op, .. } | Obs::Ended { op, .. } if op == b))
+        .collect();
+    told_after.retain(|s| !b_done.contains(s));
+    told_after.extend(b_done.into_iter().map(|mut s| {
+        s.0 = 7;
+        s
+    }));
+    fires("no-lost-update", &told_after);
+    assert_eq!(names(&told_after), Some(b.key()));
+}

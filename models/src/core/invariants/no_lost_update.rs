@@ -10,7 +10,9 @@ pub static INVARIANT: Invariant = Invariant {
           If-Match): the update is silently gone. Only an update the replaced state still \
           carried counts: the newest write, and the writes it built on (a PATCH on the value \
           before it, an edit on the value it read), down to a blind PUT. A write that depends \
-          on no read (a blind PUT: the last writer wins) does not break this, nor does an edit \
+          on no read (a blind PUT: the last writer wins) does not break this between requests \
+          that overlap; a late attempt of a PUT whose client was told done before the replaced \
+          write's request began does, as no order that respects real time gives it. Nor does an edit \
           whose result a serial \
           order of the writes gives (each edit applied to the value it read, each blind PUT \
           setting its own): the same value from another route loses nothing. Judged the \
@@ -24,11 +26,16 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     match *s.obs {
         Obs::ToldDone { op, .. } => {
             let by = *l.overwritten.get(&op)?;
+            let how = if l.late_over(by, op) {
+                "a late attempt, though it was told done before this request began"
+            } else {
+                "one computed from an older read"
+            };
             violation(
                 &INVARIANT,
                 op.key(),
                 format!(
-                    "the client was told {op} is done, but {by} had already replaced its write with one computed from an older read: the update is lost"
+                    "the client was told {op} is done, but {by} had already replaced its write with {how}: the update is lost"
                 ),
             )
         }
@@ -43,11 +50,16 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
             let (version, by) = l
                 .unseen_writes(op, entity, value, change)
                 .find(|(_, w)| l.get(*w).is_some_and(|r| r.told_done.is_some()))?;
+            let how = if read == 0 {
+                format!("with a late attempt, though it was told done before {by} began,")
+            } else {
+                format!("from a read of v{read},")
+            };
             violation(
                 &INVARIANT,
                 by.key(),
                 format!(
-                    "{op} wrote {entity} from a read of v{read}, over v{version} by {by}, whose client was told it is done: that update is lost"
+                    "{op} wrote {entity} {how} over v{version} by {by}, whose client was told it is done: that update is lost"
                 ),
             )
         }

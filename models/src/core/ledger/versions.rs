@@ -56,7 +56,48 @@ impl Ledger {
                     && self.carried(entity, floor).any(|(c, _)| c == *v)
             })
             .map(|&((_, v), h)| (v, h));
-        written.chain(held)
+        written
+            .chain(held)
+            .chain(self.outrun_by_late_set(op, entity, value, change))
+    }
+
+    /// The writes a late landing of `op`'s blind write replaces although
+    /// `op` came before them: its client was told done before their
+    /// requests began, so every order that respects real time puts `op`
+    /// first, and none leaves `op`'s value over theirs. Last writer wins
+    /// only between requests that overlap. Nothing when the state it
+    /// replaces already holds `value`.
+    fn outrun_by_late_set(
+        &self,
+        op: Op,
+        entity: Op,
+        value: u32,
+        change: Change,
+    ) -> impl Iterator<Item = (u32, Op)> + '_ {
+        let head = self.versions.get(&(entity, self.head(entity)));
+        let done_us = self
+            .get(op)
+            .filter(|r| change == Change::Set && r.told_done.is_some() && r.ending.is_some())
+            .map(|r| r.ended_us)
+            .filter(|_| head.is_some_and(|h| h.state() != Some(value)));
+        done_us.into_iter().flat_map(move |done_us| {
+            self.carried(entity, 0).filter(move |&(_, w)| {
+                w != op
+                    && self
+                        .get(w)
+                        .is_some_and(|r| r.intended && r.started_us > done_us)
+            })
+        })
+    }
+
+    /// Whether `by`'s write landed after its client was told done, over a
+    /// write of `op`, whose request began after that: the update
+    /// [`Ledger::outrun_by_late_set`] finds lost.
+    pub fn late_over(&self, by: Op, op: Op) -> bool {
+        let (Some(b), Some(o)) = (self.get(by), self.get(op)) else {
+            return false;
+        };
+        b.told_done.is_some() && b.ending.is_some() && o.intended && o.started_us > b.ended_us
     }
 
     /// The versions of `entity` above `floor` whose writes its newest
