@@ -99,8 +99,8 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
         payment(DAY_MS, DAY_MS - 10_000 + DEFAULT_SPREAD_MS + 1, BANK_NO_KEY),
         // Kept forever by the service.
         payment(3 * DAY_MS, 0, BANK_NO_KEY),
-        // The service forgets after a day, the bank (with the key passed on) never.
-        payment(3 * DAY_MS, DAY_MS, "\n[bank]\naccepts_key = true\n"),
+        // Kept a week by the service, forever by the bank.
+        payment(3 * DAY_MS, 7 * DAY_MS, "\n[bank]\naccepts_key = true\n"),
     ];
     for (i, text) in silent.iter().enumerate() {
         let s = load_text(&format!("silent-{i}.toml"), text, &[]);
@@ -124,10 +124,74 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
     assert_eq!(ids(&s), [KEY_RULE]);
 }
 
+/// The service's key must outlive the client's retries whatever the bank
+/// remembers: a bank that deduplicates forever keeps the money to one
+/// transfer, but the service, having forgotten the key, executes the retry
+/// again (the review's r02). The text names the service's setting, where
+/// the file writes it.
+#[test]
+fn a_service_key_forgotten_while_the_client_retries_is_a_warning_though_the_bank_dedups() {
+    let bank_forever = "\n[bank]\naccepts_key = true\n";
+    let text = payment(3 * DAY_MS, DAY_MS, bank_forever);
+    let s = load_text("r02.toml", &text, &[]);
+    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.hazards);
+    let h = &s.hazards[0];
+    assert!(
+        h.text.starts_with("r02.toml:16:16: ")
+            && h.text
+                .contains("the service forgets it after 1 day (service.retention_ms)")
+            && h.text
+                .contains("the bank's key keeps the money to one transfer")
+            && h.text.contains("executes the retry a second time")
+            && !h.text.contains("only layer"),
+        "{}",
+        h.text
+    );
+    assert_eq!(
+        h.shown_by.map(models::registry::situation_name),
+        Some("retry-after-key-expired")
+    );
+    // A bank that remembers a week rather than forever is the same case.
+    let week = format!("{bank_forever}key_retention_ms = {}\n", 7 * DAY_MS);
+    let s = load_text("r02-week.toml", &payment(3 * DAY_MS, DAY_MS, &week), &[]);
+    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.hazards);
+    // The service keeping the key as long as the retries can run: silent.
+    let kept_ms = 3 * DAY_MS - 10_000 + DEFAULT_SPREAD_MS + 1;
+    let s = load_text("ok.toml", &payment(3 * DAY_MS, kept_ms, bank_forever), &[]);
+    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    // A --set of the retention is named as the place.
+    let s = load_text("r02.toml", &text, &["service.retention_ms=3600000"]);
+    assert!(
+        s.hazards[0]
+            .text
+            .starts_with("--set service.retention_ms=3600000: "),
+        "{}",
+        s.hazards[0].text
+    );
+}
+
 /// A link table for the payment designs: requests from the client take
 /// `min_ms..=max_ms` to reach the service.
 fn slow_requests(min_ms: u64, max_ms: u64) -> String {
     format!("\n[[network.links]]\nfrom = \"client\"\nto = \"service\"\ndelay_ms_min = {min_ms}\ndelay_ms_max = {max_ms}\n")
+}
+
+/// The warnings of `s` but the service's own key gap: the cases that keep
+/// the service's keys for 1 s ask about the bank's memory alone.
+fn bank_gaps(s: &Scenario) -> Vec<&'static str> {
+    s.hazards
+        .iter()
+        .filter(|h| !h.text.contains("the service forgets it"))
+        .map(|h| h.id)
+        .collect()
+}
+
+/// The text of the first of [`bank_gaps`].
+fn bank_gap_text(s: &Scenario) -> String {
+    s.hazards
+        .iter()
+        .find(|h| !h.text.contains("the service forgets it"))
+        .map_or_else(String::new, |h| h.text.clone())
 }
 
 #[test]
@@ -197,7 +261,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     );
     let s = load_text("bank.toml", &payment(DAY_MS, 1_000, &bank_keys), &[]);
     assert_eq!(
-        ids(&s),
+        bank_gaps(&s),
         [KEY_RULE],
         "59,999 ms on the first hop, 5,000 more on the second"
     );
@@ -207,13 +271,17 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     let kept = |ms: u64| bank_keys.replace(&format!("{}", span_ms + 59_999), &format!("{ms}"));
     let resent = kept(span_ms + 65_000);
     let s = load_text("bank-resent.toml", &payment(DAY_MS, 1_000, &resent), &[]);
-    assert_eq!(ids(&s), [KEY_RULE], "both hops' spread, not the re-sends");
+    assert_eq!(
+        bank_gaps(&s),
+        [KEY_RULE],
+        "both hops' spread, not the re-sends"
+    );
     assert!(
-        s.hazards[0].text.contains(
+        bank_gap_text(&s).contains(
             "re-sends carry it on for up to 10 s more (service.bank_max_attempts and service.bank_timeout_ms)"
         ),
         "{}",
-        s.hazards[0].text
+        bank_gap_text(&s)
     );
     // A service that calls the bank once re-sends nothing.
     let once = load_text(
@@ -221,15 +289,18 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &payment(DAY_MS, 1_000, &resent),
         &["service.bank_max_attempts=1"],
     );
-    assert!(once.hazards.is_empty(), "{:?}", once.hazards);
+    assert!(bank_gaps(&once).is_empty(), "{:?}", once.hazards);
     // Kept 10 s longer, the re-sends are covered; one millisecond less is not.
     let ok = kept(span_ms + 75_000);
-    assert!(load_text("bank-ok.toml", &payment(DAY_MS, 1_000, &ok), &[])
-        .hazards
-        .is_empty());
+    assert!(bank_gaps(&load_text(
+        "bank-ok.toml",
+        &payment(DAY_MS, 1_000, &ok),
+        &[]
+    ))
+    .is_empty());
     let short = kept(span_ms + 74_999);
     assert_eq!(
-        ids(&load_text(
+        bank_gaps(&load_text(
             "bank-short.toml",
             &payment(DAY_MS, 1_000, &short),
             &[]
@@ -243,11 +314,11 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &payment(DAY_MS, 1_000, &ok),
         &["service.query_before_retry=true", "bank.status_query=true"],
     );
-    assert_eq!(ids(&queried), [KEY_RULE], "10 s are 10 s short");
+    assert_eq!(bank_gaps(&queried), [KEY_RULE], "10 s are 10 s short");
     assert!(
-        queried.hazards[0].text.contains("up to 20 s more"),
+        bank_gap_text(&queried).contains("up to 20 s more"),
         "{}",
-        queried.hazards[0].text
+        bank_gap_text(&queried)
     );
     let queried_short = load_text(
         "bank-queried-short.toml",
@@ -255,7 +326,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &["service.query_before_retry=true", "bank.status_query=true"],
     );
     assert_eq!(
-        ids(&queried_short),
+        bank_gaps(&queried_short),
         [KEY_RULE],
         "both re-sends' status answers count"
     );
@@ -264,7 +335,11 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &payment(DAY_MS, 1_000, &kept(span_ms + 85_000)),
         &["service.query_before_retry=true", "bank.status_query=true"],
     );
-    assert!(queried_ok.hazards.is_empty(), "{:?}", queried_ok.hazards);
+    assert!(
+        bank_gaps(&queried_ok).is_empty(),
+        "{:?}",
+        queried_ok.hazards
+    );
     // A conditional transfer cannot pay twice, whatever the bank remembers
     // when a re-send arrives: its re-sends are no reason to keep keys longer.
     let conditional = load_text(
@@ -272,7 +347,11 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &payment(DAY_MS, 1_000, &resent),
         &["service.mode=state-conditional", "bank.status_query=true"],
     );
-    assert!(conditional.hazards.is_empty(), "{:?}", conditional.hazards);
+    assert!(
+        bank_gaps(&conditional).is_empty(),
+        "{:?}",
+        conditional.hazards
+    );
 }
 
 #[test]

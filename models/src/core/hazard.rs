@@ -299,6 +299,53 @@ pub fn key_retention(
     if layers.is_empty() || layers.iter().any(|l| l.covers(span_ms)) {
         return None;
     }
+    let text = retention_text(layers, span_ms, retries, then, None)?;
+    Some(Hazard {
+        id: KEY_RETENTION,
+        text,
+        shown_by,
+        example,
+        at: None,
+    })
+}
+
+/// The rule of key retention at one layer, `name` (`"the service"`), that
+/// forgets the key while the client still retries though a later layer
+/// still recognises it: the later layer keeps its own effect to one, but
+/// `layer` executes the retry again ([`key_retention`] for what the other
+/// arguments say). The text names `layer`'s setting at the place that
+/// writes it (`Hazard::at`, `at`).
+pub fn layer_key_retention(
+    (layer, name, at): (KeyMemory, &str, Vec<super::input::Seg>),
+    span_ms: Option<u64>,
+    retries: &str,
+    then: &str,
+    shown_by: Option<SituationId>,
+    example: &'static str,
+) -> Option<Hazard> {
+    if layer.covers(span_ms) {
+        return None;
+    }
+    let text = retention_text(&[layer], span_ms, retries, then, Some(name))?;
+    Some(Hazard {
+        id: KEY_RETENTION,
+        text,
+        shown_by,
+        example,
+        at: Some(at),
+    })
+}
+
+/// The text of [`key_retention`]'s warning; `named` calls the layer that
+/// forgets by its name rather than the only or every layer that
+/// deduplicates.
+fn retention_text(
+    layers: &[KeyMemory],
+    span_ms: Option<u64>,
+    retries: &str,
+    then: &str,
+    named: Option<&str>,
+) -> Option<String> {
     let kept = layers.iter().filter_map(|l| l.retention_ms).max()?;
     let longest: Vec<&KeyMemory> = layers
         .iter()
@@ -335,12 +382,13 @@ pub fn key_retention(
         Some(span) if span <= kept => late_copies(&longest, exact),
         _ => String::new(),
     };
-    let mut who = match layers.len() {
-        1 => format!(
+    let mut who = match (named, layers.len()) {
+        (Some(name), _) => format!("{name} forgets it after {} ({setting})", ms(kept)),
+        (None, 1) => format!(
             "the only layer that deduplicates by it forgets it after {} ({setting})",
             ms(kept)
         ),
-        _ => format!(
+        (None, _) => format!(
             "every layer that deduplicates by it has forgotten it after {} ({setting})",
             ms(kept)
         ),
@@ -349,13 +397,9 @@ pub fn key_retention(
     if span_ms.is_some_and(|span| span.saturating_add(latest) == kept) {
         who.push_str(", the very moment the last copy can arrive (a key is gone once its age reaches the retention)");
     }
-    Some(Hazard {
-        id: KEY_RETENTION,
-        text: format!("{retries} with the same key {until}{late}, but {who}: {then}"),
-        shown_by,
-        example,
-        at: None,
-    })
+    Some(format!(
+        "{retries} with the same key {until}{late}, but {who}: {then}"
+    ))
 }
 
 /// What makes a copy arrive after the retries' span at the layers that

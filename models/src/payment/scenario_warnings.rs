@@ -125,14 +125,14 @@ pub(crate) fn hazards(
                 .max()
                 .unwrap_or(0)
         };
-        let mut layers = Vec::new();
-        if service.idempotency != Idempotency::None {
-            layers.push(KeyMemory::of_us(
+        let service_layer = (service.idempotency != Idempotency::None).then(|| {
+            KeyMemory::of_us(
                 "service.retention_ms",
                 service.retention_us,
                 spread(&["service"]),
-            ));
-        }
+            )
+        });
+        let mut layers: Vec<KeyMemory> = service_layer.into_iter().collect();
         // The bank's key keeps the money to one transfer, but not a booking
         // the service announces downstream (`books`, the chain): only the
         // service's own key stops a retry from being booked again.
@@ -213,17 +213,21 @@ pub(crate) fn hazards(
             shown_by,
             "payment-key-expired-before-retry",
         );
-        if let Some(h) = retention.as_mut().filter(|_| books && bank_dedups) {
-            h.text.push_str(
-                " (the bank's key keeps the money to one transfer, but the service books the retry again and announces the booking: accounting books the claim twice)",
-            );
-            h.example = "chain-booked-again-after-key-expired";
+        let covered = retention.is_none();
+        // The bank's key keeps the money to one transfer, not the service's
+        // own work: a service that forgot the key executes the retry again,
+        // however long the bank remembers (the source's rule is the service's
+        // keys outliving the retries, not some layer's).
+        if bank_dedups && (books || covered) {
+            if let Some(layer) = service_layer {
+                retention = service_key_below_retries(layer, span, who, books).or(retention);
+            }
         }
         bank_covers_client = bank_dedups && bank_layer.covers(span);
         // The service's key table answers the client's retries, but not the
         // service's own re-sends within one execution: only the bank can tell
         // those from a new transfer, so its memory must outlast them too.
-        if retention.is_none() && bank_dedups && !books {
+        if covered && bank_dedups && !books {
             // Every copy of a re-send leaves from the service: its link's spread only.
             out.extend(bank_key_below_resends(
                 service,
@@ -328,6 +332,36 @@ fn timestamp_key_collides(
         example: "payment-timestamp-key",
         at: None,
     })
+}
+
+/// The service forgets a key while the client still retries with it, and the
+/// bank, which deduplicates by the key handed on, recognises the retry's
+/// transfer: the money leaves once, but the service executes the retry
+/// again, and in the chain (`books`) announces a second booking.
+fn service_key_below_retries(
+    layer: crate::core::hazard::KeyMemory,
+    span_ms: Option<u64>,
+    who: &str,
+    books: bool,
+) -> Option<crate::core::Hazard> {
+    let at = crate::core::input::path(&["service", "retention_ms"]);
+    let mut h = crate::core::hazard::layer_key_retention(
+        (layer, "the service", at),
+        span_ms,
+        who,
+        match books {
+            true => crate::core::hazard::TAKEN_AS_NEW,
+            false => "a retry after that is taken for a new request and executed again",
+        },
+        Some(crate::payment::situations::RETRY_AFTER_KEY_EXPIRED),
+        "chain-booked-again-after-key-expired",
+    )?;
+    h.text.push_str(if books {
+        " (the bank's key keeps the money to one transfer, but the service books the retry again and announces the booking: accounting books the claim twice)"
+    } else {
+        " (the bank's key keeps the money to one transfer, but the service executes the retry a second time: it books the payment again and calls the bank, whose key alone keeps the second transfer out)"
+    });
+    Some(h)
 }
 
 /// The bank forgets a key before the service's last re-send of one
