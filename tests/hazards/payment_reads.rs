@@ -68,19 +68,20 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
     .hazards
     .is_empty());
     // A lease takeover asks too: bank calls of 4 x 5 s send their last
-    // transfer 15 s after the lock, so a 20 s lease asks 5 s after it.
+    // transfer 15 s after the lock, so a lease of 20 s and 1 ms (strictly
+    // longer than the call, or the lease warns) asks 5.001 s after it.
     let lease = |lag: &str| {
         load(
             "payment-query-reads-stale-replica",
             &[
                 lag,
                 "service.query_before_retry=false",
-                "service.lease_ms=20000",
+                "service.lease_ms=20001",
             ],
         )
     };
-    assert!(lease("bank.status_lag_ms=4951").hazards.is_empty());
-    let text = shown(&lease("bank.status_lag_ms=4952")).expect("the takeover's query");
+    assert!(lease("bank.status_lag_ms=4952").hazards.is_empty());
+    let text = shown(&lease("bank.status_lag_ms=4953")).expect("the takeover's query");
     assert!(text.contains("service.lease_ms"), "{text}");
     // Where the money is written the check is current: a conditional
     // transfer, or a key the bank deduplicates by.

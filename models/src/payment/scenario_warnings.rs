@@ -443,8 +443,11 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
         .bank_timeout_us
         .saturating_mul(timeouts)
         .saturating_add(service.processing_us);
+    // Equal is no margin: at that instant the order of events decides
+    // between the call's last timeout and a takeover (`service_keys.rs`),
+    // but real instances' clocks differ, and the order is a race.
     if service.lease_us == 0
-        || service.lease_us >= call_us
+        || service.lease_us > call_us
         || service.idempotency == Idempotency::None
     {
         return None;
@@ -471,11 +474,18 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
             about_ms(ms(service.processing_us))
         ));
     }
+    let text = if service.lease_us == call_us {
+        format!(
+            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), exactly as long as its bank call may take ({parts}): at that very moment this model lets the order of events decide between the call's last timeout and a duplicate's takeover, but the service's instances read their own clocks, and with any skew between them a duplicate that arrives as the lease runs out takes the key over and calls the bank while the first execution still does: equal is a race; make the lease strictly longer than the call, with a margin for clock skew"
+        )
+    } else {
+        format!(
+            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({parts}): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does"
+        )
+    };
     Some(crate::core::Hazard {
         id: crate::core::hazard::LEASE_BELOW_CALL,
-        text: format!(
-            "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({parts}): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does"
-        ),
+        text,
         shown_by: Some(crate::payment::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",
         at: None,
