@@ -9,6 +9,7 @@ use sim::{explore, SeedRange};
 
 mod args;
 mod exhaustive;
+mod expect;
 mod summary;
 mod text;
 
@@ -141,7 +142,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
     let done = line.shrink_done((&s, &entry), a.no_shrink, a.repro_out.as_deref(), budget)?;
-    line.print(a.json, done.as_ref().map(shrunk_text).as_deref());
+    let variant = !a.set.is_empty() || a.shard.is_some();
+    let note = expect::ExpectNote::of(&s, &sum, variant, &entry, seeds);
+    line.print_noted(
+        a.json,
+        done.as_ref().map(shrunk_text).as_deref(),
+        note.as_ref(),
+    );
     if let Some(dir) = a.html.as_deref() {
         let report = match &sum.first_failure {
             Some(f) => Some(super::report::write_failure(

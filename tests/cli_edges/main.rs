@@ -11,6 +11,7 @@
 mod common;
 mod support;
 
+mod expect;
 mod files;
 mod limits;
 mod output;

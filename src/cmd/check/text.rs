@@ -125,9 +125,27 @@ impl SweepLine {
     /// Prints the summary as `check` does: text on stdout, or JSON on stdout and
     /// text on stderr; the shrunk trace follows the text.
     pub fn print(&self, json: bool, shrunk_text: Option<&str>) {
-        let text = self.text();
+        self.print_noted(json, shrunk_text, None);
+    }
+
+    /// [`print`](SweepLine::print), with the file's `[expect]` not met
+    /// (`note`) said after the summary, and in JSON as a record of its own
+    /// before it: the summary stays the last line.
+    pub(super) fn print_noted(
+        &self,
+        json: bool,
+        shrunk_text: Option<&str>,
+        note: Option<&super::expect::ExpectNote>,
+    ) {
+        let mut text = self.text();
+        if let Some(n) = note {
+            text.push_str(&n.text());
+        }
         if json {
             crate::eout!("{text}");
+            if let Some(n) = note {
+                crate::outln!("{}", n.json());
+            }
             let data = serde_json::to_value(self).expect("a summary serialises");
             crate::outln!("{}", json_line("summary", data));
             if let Some(t) = shrunk_text {
