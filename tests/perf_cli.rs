@@ -115,6 +115,12 @@ fn exhaustive_holds_for_the_stable_key() {
         err.contains("holds for every schedule with at most 1 fault"),
         "{err}"
     );
+    // The claim covers each delay at its range's ends only, and says so:
+    // "every schedule" is not every delay in between.
+    assert!(
+        err.contains("delays only at each range's minimum or maximum"),
+        "{err}"
+    );
     // One more fault allowed: strictly more schedules, still holds.
     let k2 = idemsim(&[
         "check",
