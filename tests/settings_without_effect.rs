@@ -145,6 +145,12 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\nidempotence = true\n[broker]\nproducer_id_expiration_ms = 86400000\n",
         None,
     ),
+    // Idempotence left at Kafka's default is off above five in flight: the
+    // text says so, not that the file set it false.
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\nidempotence = \"kafka-default\"\nmax_in_flight = 6\n[broker]\nproducer_id_expiration_ms = 86400000\n",
+        Some(("broker.producer_id_expiration_ms = 86400000", "f.toml:8:29", "producer.idempotence = \"kafka-default\" is off here: producer.max_in_flight = 6")),
+    ),
     (
         "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"outbox\"\n[broker]\ntransaction_timeout_ms = 1000\n",
         Some(("broker.transaction_timeout_ms = 1000", "f.toml:6:26", "write = \"broker-transaction\"")),

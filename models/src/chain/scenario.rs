@@ -224,7 +224,12 @@ where
     // Only the broker's delivery cap is the chain's to vary: its booking
     // service publishes through its outbox or first, never in a broker
     // transaction and never with a producer id.
-    unused.extend(queue::broker_unused(&d.broker, true, Some((true, true))));
+    unused.extend(queue::broker_unused(
+        &d.broker,
+        true,
+        Some((true, true)),
+        None,
+    ));
     // Its relay publishes plain messages (booking.rs): no transaction to
     // time out, no id to expire. An expiry of 0, "never", says so anyway.
     for (key, what, inert) in [

@@ -398,10 +398,12 @@ where
         None => consumer_unused(&d.consumer, "consumer"),
     };
     let relay = (mode == WriteMode::Outbox).then_some((idempotence, p.transactional_id));
+    let default_off = (idem.on() && !idempotence).then_some(max_in_flight);
     unused.extend(broker_unused(
         &d.broker,
         mode == WriteMode::BrokerTransaction,
         relay,
+        default_off,
     ));
     unused.extend(unused::producer_unused(p));
     // A program's own dedup is its business.

@@ -102,12 +102,14 @@ pub(crate) fn consumer_unused(c: &ConsumerDto, table: &'static str) -> Vec<Unuse
 /// the delivery cap without a cap; a transaction's timeout where the
 /// producer opens none (`transactions`: it writes with a broker
 /// transaction); producer ids' expiry where the relay stamps none (`relay`:
-/// the outbox relay's `idempotence` and `transactional_id`, `None` without
-/// a relay).
+/// the outbox relay's `idempotence` in effect and `transactional_id`, `None`
+/// without a relay; `default_off_in_flight`: the `max_in_flight` above five
+/// at which idempotence left at `"kafka-default"` is off).
 pub(crate) fn broker_unused(
     b: &BrokerDto,
     transactions: bool,
     relay: Option<(bool, bool)>,
+    default_off_in_flight: Option<u32>,
 ) -> Vec<Unused> {
     let mut out = Vec::new();
     if b.max_deliveries == 0 {
@@ -126,22 +128,27 @@ pub(crate) fn broker_unused(
             "remove it, or write with a transaction: write = \"broker-transaction\" in [producer]",
         ));
     }
-    let (why, because): (&str, &[&[&'static str]]) = match relay {
-        Some((false, false)) => (
-            "the outbox relay stamps no producer id (producer.idempotence and producer.transactional_id are false)",
-            &[&["producer", "idempotence"], &["producer", "transactional_id"]],
+    let give_id = "remove it, or give the relay an id: write = \"outbox\" and idempotence = true in [producer]";
+    let (why, because, fix): (String, &[&[&'static str]], String) = match (relay, default_off_in_flight) {
+        // Asked for, at Kafka's default, and turned off: setting it true
+        // above five is refused, so the fix is fewer in flight.
+        (Some((false, false)), Some(n)) => (
+            format!("producer.idempotence = \"kafka-default\" is off here: producer.max_in_flight = {n} is above the {} publishes in flight an idempotent producer may keep, and Kafka 3.2 and later turn idempotence left at its default off then, without a word; with no producer.transactional_id either, the outbox relay stamps no producer id", crate::messaging::broker::SEQUENCE_WINDOW),
+            &[&["producer", "idempotence"], &["producer", "max_in_flight"], &["producer", "transactional_id"]],
+            format!("remove it, or keep the relay idempotent: max_in_flight = {} or less in [producer]", crate::messaging::broker::SEQUENCE_WINDOW),
         ),
-        Some(_) => return out,
-        None => (
-            "no outbox relay publishes, and only an idempotent or transactional relay has a producer id",
+        (Some((false, false)), None) => (
+            "the outbox relay stamps no producer id (producer.idempotence and producer.transactional_id are false)".into(),
+            &[&["producer", "idempotence"], &["producer", "transactional_id"]],
+            give_id.into(),
+        ),
+        (Some(_), _) => return out,
+        (None, _) => (
+            "no outbox relay publishes, and only an idempotent or transactional relay has a producer id".into(),
             &[&["producer", "write"]],
+            give_id.into(),
         ),
     };
-    out.push(Unused::new(
-        &["broker", "producer_id_expiration_ms"],
-        because,
-        why,
-        "remove it, or give the relay an id: write = \"outbox\" and idempotence = true in [producer]",
-    ).unless("0"));
+    out.push(Unused::new(&["broker", "producer_id_expiration_ms"], because, why, fix).unless("0"));
     out
 }
