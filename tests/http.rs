@@ -52,6 +52,13 @@ fn each_method_keeps_its_promise_only_as_implemented() {
             None,
         ),
         ("http-lost-update", &["client.if_match=true"], Holds, None),
+        // The key answers the late attempt from the stored response.
+        (
+            "http-put-retried-late-attempt",
+            &["client.idempotency_key=true"],
+            Holds,
+            None,
+        ),
         // Keys kept as long as the client retries (6 h, or forever) survive
         // the 2 h outage that a 1 h retention does not.
         (

@@ -170,7 +170,10 @@ impl ModelMessage for Msg {
         })?;
         match (method, status) {
             _ if replayed => Some("Idempotency-Key known: the stored response, not executed again"),
-            (Method::Put, Status::Ok) => Some("the resource already is this: nothing changed"),
+            // True of a PUT that found its value already there and of a late
+            // repeat that set it again over another write (the new version
+            // the trace shows next tells the two apart).
+            (Method::Put, Status::Ok) => Some("no new effect: the value is this PUT's body"),
             (Method::Delete, Status::NotFound) => Some("already gone: nothing deleted"),
             (_, Status::PreconditionFailed) => Some("If-Match names an old ETag: nothing written"),
             _ => None,
