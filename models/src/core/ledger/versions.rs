@@ -74,12 +74,18 @@ impl Ledger {
         value: u32,
         change: Change,
     ) -> impl Iterator<Item = (u32, Op)> + '_ {
-        let head = self.versions.get(&(entity, self.head(entity)));
-        let done_us = self
-            .get(op)
-            .filter(|r| change == Change::Set && r.told_done.is_some() && r.ending.is_some())
+        // Only a blind write can be a late repeat over later writes; the
+        // lookups wait for one, so that other writes pay nothing here.
+        let done_us = (change == Change::Set)
+            .then(|| self.get(op))
+            .flatten()
+            .filter(|r| r.told_done.is_some() && r.ending.is_some())
             .map(|r| r.ended_us)
-            .filter(|_| head.is_some_and(|h| h.state() != Some(value)));
+            .filter(|_| {
+                self.versions
+                    .get(&(entity, self.head(entity)))
+                    .is_some_and(|h| h.state() != Some(value))
+            });
         done_us.into_iter().flat_map(move |done_us| {
             self.carried(entity, 0).filter(move |&(_, w)| {
                 w != op
