@@ -300,6 +300,12 @@ fn bench_all_measures_the_reference_scenario_of_every_model() {
             assert!(d[key].as_f64().is_some(), "{key} missing: {d}");
         }
         assert_eq!(d["verdict"], "holds", "a reference scenario holds: {d}");
+        // Warm runs allocate nothing; a buffer that grows once in a while
+        // is a few hundredths at most, and an allocation on the path of
+        // every effect or message (a name formatted before it is needed)
+        // is one or more per run. A count, not a timing.
+        let allocs = d["allocs_per_run"].as_f64().expect("allocs_per_run");
+        assert!(allocs < 0.5, "allocations on the hot path: {d}");
     }
     let scenarios: Vec<&str> = lines
         .iter()

@@ -20,14 +20,19 @@ pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::ValueWritten];
 /// consumer did, it did for nothing that was published. A set-value write
 /// is such an effect too, one that overwrites.
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
-    let (op, what) = match *s.obs {
-        Obs::Effect { site, op, .. } => (op, site.name.to_string()),
-        Obs::ValueWritten { op, entity, .. } => (op, format!("the set-value write of {entity}")),
+    let op = match *s.obs {
+        Obs::Effect { op, .. } | Obs::ValueWritten { op, .. } => op,
         _ => return None,
     };
     if !op.space.published || s.rec.is_some_and(|r| r.accepted) {
         return None;
     }
+    // Named only once it fired: every effect of a run passes here.
+    let what = match *s.obs {
+        Obs::ValueWritten { entity, .. } => format!("the set-value write of {entity}"),
+        Obs::Effect { site, .. } => site.name.to_string(),
+        _ => unreachable!("matched above"),
+    };
     violation(
         &INVARIANT,
         op.key(),
