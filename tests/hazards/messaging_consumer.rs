@@ -475,6 +475,100 @@ fn a_checked_acks_lease_does_not_hold_for_the_commit_after_it() {
     assert_eq!(ids(&check("consumer.processing_ms=29800")), [RULE]);
 }
 
+/// Under exactly-once delivery a checked ack that comes after the lease is
+/// refused and the work dropped: wasted, not doubled, so a lease below the
+/// longest handling is no warning there (above). Below the shortest one it
+/// is a livelock: every ack arrives after a newer delivery went out, every
+/// one is refused, and the event comes back without end, never handled.
+/// Review case m10 (1 ms lease, 100 ms of work) ran into `max_steps` in
+/// every run, inconclusive, with no warning to say why.
+#[test]
+fn a_lease_below_the_shortest_checked_handling_is_a_livelock_warning() {
+    const RULE: &str = "visibility-below-processing";
+    let m10 = "summary = \"eod, checked ack, 1 ms lease\"\nmodel = \"messaging\"\n\n[producer]\nwrite = \"outbox\"\n\n[broker]\nvisibility_timeout_ms = 1\nexactly_once_delivery = true\nconsumers = 1\n\n[consumer]\nhandler = \"effect\"\nack = \"checked-before-commit\"\nprocessing_ms = 100\n";
+    let with = |sets: &[&str]| load_text("m10.toml", m10, sets);
+    let livelock = |s: &models::Scenario| -> Option<String> {
+        let h = s.hazards.iter().find(|h| h.id == RULE)?;
+        assert_eq!(
+            h.shown_by.map(models::registry::situation_name),
+            Some("stale-ack-refused")
+        );
+        Some(h.text.clone())
+    };
+    let s = with(&[]);
+    let text = livelock(&s).expect("m10 is warned");
+    assert!(text.starts_with("m10.toml:8:25: "), "{text}");
+    for words in [
+        "at least 102 ms",
+        "every ack",
+        "redelivered without end",
+        "no event is ever handled",
+        "above the longest handling",
+        "consumer.lease_renewal_ms",
+    ] {
+        assert!(text.contains(words), "{words}: {text}");
+    }
+    // Every run reaches the refused ack, and none ends.
+    let sum = sweep(&with(&["run.max_steps=2000"]), 5);
+    assert!(sum
+        .tally
+        .situations
+        .contains(models::messaging::situations::STALE_ACK_REFUSED));
+    assert!(sum.first_inconclusive.is_some() && sum.violation().is_none());
+    // The shortest handling: the work, and 1 ms for the delivery and the ack
+    // each. At it the ack still comes as the lease runs out; one
+    // millisecond more and a fast run's ack counts.
+    let at = with(&["broker.visibility_timeout_ms=102"]);
+    let text = livelock(&at).expect("at the shortest handling");
+    assert!(
+        text.starts_with("--set broker.visibility_timeout_ms=102: "),
+        "{text}"
+    );
+    assert!(livelock(&with(&["broker.visibility_timeout_ms=103"])).is_none());
+    let edge = |ms: &str| {
+        let s = with(&[ms, "run.max_steps=20000"]);
+        sweep(&s, 20).tally
+    };
+    let at = edge("broker.visibility_timeout_ms=102");
+    assert_eq!((at.holds, at.inconclusive), (0, 20));
+    assert!(edge("broker.visibility_timeout_ms=103").holds > 0);
+    assert!(livelock(&with(&["broker.visibility_timeout_ms=30000"])).is_none());
+    // Only the longest handling outlasts the lease: wasted work, silent.
+    let jitter = with(&[
+        "broker.visibility_timeout_ms=103",
+        "consumer.processing_jitter_ms=5000",
+    ]);
+    assert!(livelock(&jitter).is_none(), "{:?}", jitter.hazards);
+    // A separate-transaction inbox checks first: its round trip (2 ms at
+    // the shortest) holds the lease too.
+    let inbox = |ms: &str| with(&["consumer.handler=inbox-separate-tx", ms]);
+    assert!(livelock(&inbox("broker.visibility_timeout_ms=104")).is_some());
+    assert!(livelock(&inbox("broker.visibility_timeout_ms=105")).is_none());
+    // A renewal that can arrive before the lease ends may keep it; one that
+    // never can does not.
+    let renew = |ms: &str| with(&["broker.visibility_timeout_ms=50", ms]);
+    assert!(livelock(&renew("consumer.lease_renewal_ms=10")).is_none());
+    assert!(livelock(&renew("consumer.lease_renewal_ms=48")).is_some());
+    // A broker that gives up after some deliveries ends the loop, not the
+    // waste: the event goes to the dead-letter queue unhandled.
+    let text = livelock(&with(&["broker.max_deliveries=5"])).expect("warned");
+    assert!(
+        text.contains("5 deliveries") && text.contains("dead-letter"),
+        "{text}"
+    );
+    // The chain's accounting consumer is judged by the same rule.
+    let chain = load(
+        "chain-outbox-inbox",
+        &[
+            "broker.exactly_once_delivery=true",
+            "accounting.ack=checked-before-commit",
+            "broker.visibility_timeout_ms=1",
+        ],
+    );
+    let text = livelock(&chain).expect("the chain is warned");
+    assert!(text.contains("accounting.processing_ms"), "{text}");
+}
+
 /// Once an ack let the message go, the consumer sends a transaction again
 /// when its database does not answer in time; a first one whose answer was
 /// lost or late had committed. The rule fires where the scenario can keep

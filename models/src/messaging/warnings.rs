@@ -232,6 +232,8 @@ pub(crate) struct Spreads {
     /// such pair over the consumers), and one transaction's round trip from
     /// a consumer to its database.
     pub handling_trips_ms: (u64, u64),
+    /// The same trips at their shortest, over the consumers.
+    pub shortest_trips_ms: (u64, u64),
 }
 
 impl Spreads {
@@ -253,94 +255,94 @@ impl Spreads {
             })
             .max()
             .unwrap_or(0);
-        let deliver_and_ack_ms = consumers
-            .iter()
-            .map(|c| delays.path_ms(&["broker", c.as_str(), "broker"]).1)
-            .max()
-            .unwrap_or(0);
-        let tx_round_ms = consumers
-            .iter()
-            .map(|c| delays.path_ms(&[c.as_str(), db, c.as_str()]).1)
-            .max()
-            .unwrap_or(0);
+        let deliver_and_ack = |c: &String| delays.path_ms(&["broker", c.as_str(), "broker"]);
+        let tx_round = |c: &String| delays.path_ms(&[c.as_str(), db, c.as_str()]);
+        let longest = |trip: &dyn Fn(&String) -> (u64, u64)| {
+            consumers.iter().map(|c| trip(c).1).max().unwrap_or(0)
+        };
+        let shortest = |trip: &dyn Fn(&String) -> (u64, u64)| {
+            consumers.iter().map(|c| trip(c).0).min().unwrap_or(0)
+        };
         Spreads {
             redelivery_ms: delays.spread_ms(&to),
             renewal_ms,
             broker_restart_ms: None,
-            handling_trips_ms: (deliver_and_ack_ms, tx_round_ms),
+            handling_trips_ms: (longest(&deliver_and_ack), longest(&tx_round)),
+            shortest_trips_ms: (shortest(&deliver_and_ack), shortest(&tx_round)),
         }
     }
+}
+
+/// What holds a delivery's lease besides the delivery's trip and the ack's:
+/// whether the work does, and how many of the handler's transactions. An
+/// ack on receipt holds it for the trips alone; an ack with result goes
+/// when the work is done, before the commit's transactions, so only an
+/// inbox check before the work holds it.
+fn lease_holds(consumer: &ConsumerConfig) -> (bool, u64) {
+    let checks_first = matches!(
+        consumer.handler,
+        Handler::InboxSeparateTx | Handler::InboxRecordFirst
+    );
+    match consumer.ack {
+        AckMode::BeforeCommit => (false, 0),
+        AckMode::CheckedBeforeCommit => (true, u64::from(checks_first)),
+        AckMode::AfterCommit if checks_first => (true, 3),
+        AckMode::AfterCommit => (true, 1),
+    }
+}
+
+/// How long a handling holds the lease, `(total, on the network)`, for
+/// `work_ms` of work and the trips `(delivery and ack, one transaction's
+/// round trip)`: each transaction at most its timeout, since an answer later
+/// than that gives the delivery up.
+fn lease_held_ms(
+    consumer: &ConsumerConfig,
+    work_ms: u64,
+    (deliver_and_ack_ms, tx_round_ms): (u64, u64),
+) -> (u64, u64) {
+    let (works, txs) = lease_holds(consumer);
+    let trips_ms = deliver_and_ack_ms
+        .saturating_add(txs.saturating_mul(tx_round_ms.min(consumer.tx_timeout_ms)));
+    let work_ms = if works { work_ms } else { 0 };
+    (work_ms.saturating_add(trips_ms), trips_ms)
 }
 
 /// The rule of the lease: a broker must not hand a message to a consumer
 /// again while the first one is still working on it. The lease runs from the
 /// broker's send of the delivery to the arrival of its ack: the longest
 /// handling is the delivery's trip, the work (for an ack after the commit),
-/// the handler's transactions (each at most its timeout: an answer later
-/// than that gives the delivery up) and the ack's trip, each at its longest.
+/// the handler's transactions and the ack's trip, each at its longest.
 fn visibility_below_processing(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     table: &str,
     spreads: Spreads,
 ) -> Option<crate::core::Hazard> {
-    let renewal_spread_ms = spreads.renewal_ms;
-    let (deliver_and_ack_ms, tx_round_ms) = spreads.handling_trips_ms;
-    let txs: u64 = match consumer.handler {
-        Handler::InboxSeparateTx | Handler::InboxRecordFirst => 3,
-        _ => 1,
-    };
+    // Under exactly-once delivery the late ack fails, and a consumer that
+    // checks it before committing drops the work: wasted, not doubled,
+    // unless no ack can ever come in time.
+    if broker.exactly_once_delivery && consumer.ack == AckMode::CheckedBeforeCommit {
+        return checked_ack_livelock(broker, consumer, table, spreads);
+    }
     let work_ms = consumer
         .processing_ms
         .saturating_add(consumer.processing_jitter_ms);
-    // An ack on receipt holds the lease for the trips alone; an ack with
-    // result goes when the work is done, before the commit's transactions,
-    // so only an inbox check before the work holds it.
-    let (work_ms, txs) = match consumer.ack {
-        AckMode::BeforeCommit => (0, 0),
-        AckMode::CheckedBeforeCommit => match consumer.handler {
-            Handler::InboxSeparateTx | Handler::InboxRecordFirst => (work_ms, 1),
-            _ => (work_ms, 0),
-        },
-        AckMode::AfterCommit => (work_ms, txs),
-    };
-    let trips_ms = deliver_and_ack_ms
-        .saturating_add(txs.saturating_mul(tx_round_ms.min(consumer.tx_timeout_ms)));
-    let longest_ms = work_ms.saturating_add(trips_ms);
+    let (longest_ms, trips_ms) = lease_held_ms(consumer, work_ms, spreads.handling_trips_ms);
     // A renewal that always arrives before the lease runs out keeps
     // extending it for as long as the handler runs; what a lost renewal
     // does is a fault's business (messaging-lease-renewal-lost).
     let renewed = consumer.lease_renewal_ms > 0
-        && consumer.lease_renewal_ms.saturating_add(renewal_spread_ms)
+        && consumer.lease_renewal_ms.saturating_add(spreads.renewal_ms)
             < broker.visibility_timeout_ms;
-    // Under exactly-once delivery the late ack fails, and a consumer that
-    // checks it before committing drops the work: wasted, not doubled.
-    let checked = broker.exactly_once_delivery && consumer.ack == AckMode::CheckedBeforeCommit;
-    if longest_ms < broker.visibility_timeout_ms || renewed || checked {
+    if longest_ms < broker.visibility_timeout_ms || renewed {
         return None;
     }
-    let work = match consumer.processing_jitter_ms {
-        0 => format!("{table}.processing_ms"),
-        _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
-    };
-    let trips = crate::core::hazard::about_ms(trips_ms);
-    let setting = match (consumer.ack, txs) {
-        (AckMode::BeforeCommit, _) => format!(
-            "the delivery's trip and its ack's, which {table}.ack = \"before-commit\" sends on receipt: up to {trips} on the network"
-        ),
-        (_, 0) => format!(
-            "{work}, and up to {trips} on the network: the delivery and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
-        ),
-        (AckMode::CheckedBeforeCommit, _) => format!(
-            "{work}, and up to {trips} on the network: the delivery, the inbox check and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
-        ),
-        (_, 1) => format!(
-            "{work}, and up to {trips} on the network: the delivery, the transaction and the ack"
-        ),
-        _ => format!(
-            "{work}, and up to {trips} on the network: the delivery, {txs} transactions and the ack"
-        ),
-    };
+    let setting = handling_parts(
+        consumer,
+        table,
+        &crate::core::hazard::about_ms(trips_ms),
+        false,
+    );
     // Under exactly-once delivery the late ack fails instead of counting:
     // the first handler has committed by then, unless it checks the result.
     let (late, shown_by) = match broker.exactly_once_delivery {
@@ -360,6 +362,90 @@ fn visibility_below_processing(
         shown_by: Some(shown_by),
         example: "messaging-visibility-below-processing",
         at: None,
+    })
+}
+
+/// What a handling holding the lease is made of, for the text: the work
+/// and `trips` on the network, for the longest handling or the `shortest`
+/// (without the jitter).
+fn handling_parts(consumer: &ConsumerConfig, table: &str, trips: &str, shortest: bool) -> String {
+    let bound = if shortest { "at least" } else { "up to" };
+    let work = match consumer.processing_jitter_ms {
+        0 => format!("{table}.processing_ms"),
+        _ if shortest => format!("{table}.processing_ms"),
+        _ => format!("{table}.processing_ms + {table}.processing_jitter_ms"),
+    };
+    match (consumer.ack, lease_holds(consumer).1) {
+        (AckMode::BeforeCommit, _) => format!(
+            "the delivery's trip and its ack's, which {table}.ack = \"before-commit\" sends on receipt: {bound} {trips} on the network"
+        ),
+        (_, 0) => format!(
+            "{work}, and {bound} {trips} on the network: the delivery and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
+        ),
+        (AckMode::CheckedBeforeCommit, _) => format!(
+            "{work}, and {bound} {trips} on the network: the delivery, the inbox check and the ack, which {table}.ack = \"checked-before-commit\" sends before the commit"
+        ),
+        (_, 1) => format!(
+            "{work}, and {bound} {trips} on the network: the delivery, the transaction and the ack"
+        ),
+        (_, txs) => format!(
+            "{work}, and {bound} {trips} on the network: the delivery, {txs} transactions and the ack"
+        ),
+    }
+}
+
+/// The lease against the shortest handling, for a checked ack under
+/// exactly-once delivery: where even the fastest handling (the work without
+/// jitter, every trip at its shortest) is at least the lease, every ack
+/// arrives after a newer delivery went out and is refused, every handler
+/// drops its work, and the event comes back until the broker gives it up:
+/// never handled. A renewal that can arrive before the lease ends may keep
+/// it, so only one that never can leaves the loop certain.
+fn checked_ack_livelock(
+    broker: &BrokerConfig,
+    consumer: &ConsumerConfig,
+    table: &str,
+    spreads: Spreads,
+) -> Option<crate::core::Hazard> {
+    let lease_ms = broker.visibility_timeout_ms;
+    let (shortest_ms, trips_ms) =
+        lease_held_ms(consumer, consumer.processing_ms, spreads.shortest_trips_ms);
+    let first_renewal_ms = spreads
+        .shortest_trips_ms
+        .0
+        .saturating_add(consumer.lease_renewal_ms);
+    let may_renew = consumer.lease_renewal_ms > 0 && first_renewal_ms < lease_ms;
+    if shortest_ms < lease_ms || may_renew {
+        return None;
+    }
+    let work_ms = consumer
+        .processing_ms
+        .saturating_add(consumer.processing_jitter_ms);
+    let (longest_ms, _) = lease_held_ms(consumer, work_ms, spreads.handling_trips_ms);
+    let about = crate::core::hazard::about_ms;
+    let setting = handling_parts(consumer, table, &about(trips_ms), true);
+    let end = match (broker.max_deliveries, broker.at_max_deliveries) {
+        (0, _) => "the event is redelivered without end and no event is ever handled: the runs end at their step limit, inconclusive".to_string(),
+        (n, super::AtMaxDeliveries::DeadLetter) => format!(
+            "after {n} deliveries (broker.max_deliveries) the broker moves the event to the dead-letter queue: no event is ever handled"
+        ),
+        (n, super::AtMaxDeliveries::Discard) => format!(
+            "after {n} deliveries (broker.max_deliveries) the broker discards the event: no event is ever handled, and every effect is lost"
+        ),
+    };
+    Some(crate::core::Hazard {
+        id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
+        text: format!(
+            "even the shortest handling of a delivery takes at least {} ({setting}), and the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): every ack arrives after the lease ran out and a newer delivery went out, so under exactly-once delivery the broker refuses every ack as stale and every handler drops its work; {end}; write a visibility timeout above the longest handling ({}), or have the consumer renew the lease ({table}.lease_renewal_ms, below the visibility timeout by more than a delivery's trip and a renewal's)",
+            about(shortest_ms),
+            about(lease_ms),
+            about(longest_ms),
+        ),
+        shown_by: Some(super::situations::STALE_ACK_REFUSED),
+        // Its runs end at the step limit or in the dead-letter queue: no
+        // catalog scenario fails by it.
+        example: "",
+        at: Some(crate::core::input::path(&["broker", "visibility_timeout_ms"])),
     })
 }
 
