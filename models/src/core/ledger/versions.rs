@@ -98,7 +98,7 @@ impl Ledger {
 
     /// Whether `by`'s write landed after its client was told done, over a
     /// write of `op`, whose request began after that: the update
-    /// [`Ledger::outrun_by_late_set`] finds lost.
+    /// `Ledger::outrun_by_late_set` finds lost.
     pub fn late_over(&self, by: Op, op: Op) -> bool {
         let (Some(b), Some(o)) = (self.get(by), self.get(op)) else {
             return false;
