@@ -89,6 +89,17 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
     use Verdict::{Holds, Violation};
     let cases: &[(&str, &[&str], Verdict, Option<&str>)] = &[
         ("payment-stable-key", &[], Holds, None),
+        // Asked about the payment itself, the bank answers "0 EUR" for a
+        // lost payment 02 however much payment 01 of the claim paid.
+        ("payment-status-query-by-claim", &["bank.status_by=payment"], Holds, None),
+        // Or no question at all: the bank deduplicates payment 02's re-sends
+        // on its own key, zahl-4711-02, which payment 01's does not match.
+        (
+            "payment-status-query-by-claim",
+            &["service.query_before_retry=false", "bank.accepts_key=true", "service.pass_key_to_bank=true"],
+            Holds,
+            None,
+        ),
         ("payment-split-key-first", &["service.idempotency=claim-same-tx"], Holds, None),
         // Without crashes the key-first design still answers a network
         // duplicate "paid" from the key while the transfer is on its way
@@ -230,6 +241,7 @@ fn key_policies_name_what_they_should() {
         breaker: None,
         ops: vec![OpSpec {
             claim: 4711,
+            payment: 1,
             amount_eur: 1200,
             start_ms: 0,
             retry_amount_eur: None,
@@ -403,4 +415,35 @@ fn a_protection_that_is_not_load_bearing_is_a_mismatch() {
     let a = p.judge(&find_failure(&ablated.system, seeds, 2, &stop));
     assert_eq!(a.found, Verdict::Holds);
     assert!(a.mismatch.unwrap().contains("not load-bearing"));
+}
+
+#[test]
+fn two_payments_of_one_claim_are_two_operations_each_landing_once_with_its_own_amount() {
+    let landed = |entries: &[common::Entry]| -> Vec<(String, u32)> {
+        entries
+            .iter()
+            .filter_map(|e| match &e.kind {
+                sim::TraceKind::Observe {
+                    obs: Obs::Effect { op, payload, .. },
+                    ..
+                } => Some((op.to_string(), *payload)),
+                _ => None,
+            })
+            .collect()
+    };
+    let both = [
+        ("claim 4711".to_string(), 1200),
+        ("claim 4711/02".to_string(), 300),
+    ];
+    // Without faults each payment lands once, whichever way the bank counts.
+    for by in ["claim", "payment"] {
+        let by = format!("bank.status_by={by}");
+        let s = load("payment-status-query-by-claim", &["network.links=[]", &by]);
+        let (entries, outcome) = common::trace_of(&s, 0);
+        assert!(matches!(outcome, Outcome::Holds), "{by}: {outcome:?}");
+        assert_eq!(landed(&entries), both, "{by}");
+    }
+    // Asked by claim, payment 01's transfer answers for payment 02's.
+    let (entries, _) = failing_trace("payment-status-query-by-claim");
+    assert_eq!(landed(&entries), both[..1]);
 }

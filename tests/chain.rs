@@ -174,6 +174,11 @@ fn the_hops_are_wired_as_the_articles_chain_and_refuse_what_cannot_be_chained() 
             "unknown key `consumer` for the chain model",
             "`accounting`",
         ),
+        (
+            "[[operations]]\nclaim = 4711\namount_eur = 1200\n[[operations]]\nclaim = 4711\npayment = 2\namount_eur = 300\n",
+            "this model pays each claim once",
+            "a claim of its own",
+        ),
     ];
     refuses(base, cases);
 }

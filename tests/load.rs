@@ -236,6 +236,31 @@ fn the_load_keys_are_checked_with_a_place_and_a_fix() {
                 "its own claim number",
             ),
             (
+                "[[operations]]\nclaim = 3\namount_eur = 1\n[[operations]]\nclaim = 3\npayment = 1\namount_eur = 2\n",
+                "claim 3 appears twice",
+                "its own payment number",
+            ),
+            (
+                "[[operations]]\nclaim = 3\npayment = 2\namount_eur = 1\n[[operations]]\nclaim = 3\npayment = 2\namount_eur = 2\n",
+                "claim 3 payment 02 appears twice",
+                "its own payment number",
+            ),
+            (
+                "[[operations]]\nclaim = 3\npayment = 0\namount_eur = 1\n",
+                "payment 0: the range is 1 to 99",
+                "write a number",
+            ),
+            (
+                "[[operations]]\nclaim = 3\npayment = 100\namount_eur = 1\n",
+                "payment 100: the range is 1 to 99",
+                "write a number",
+            ),
+            (
+                "[bank]\nstatus_by = \"key\"\n",
+                "\"key\"",
+                "payment",
+            ),
+            (
                 "[[operations]]\nclaim = 1\namount_eur = 1\nrepeat = 1001\n",
                 "1001 operations: a scenario has 1 to 1000",
                 "repeat",

@@ -58,6 +58,13 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
         Some(("bank.status_lag_ms = 10000", "f.toml:3:17", "status_query = true")),
     ),
     ("summary = \"s\"\n[bank]\nstatus_query = true\nstatus_lag_ms = 10000\n", None),
+    // Counting by payment or by claim: only where the bank answers.
+    (
+        "summary = \"s\"\n[bank]\nstatus_by = \"payment\"\n",
+        Some(("bank.status_by = \"payment\"", "f.toml:3:13", "status_query = true")),
+    ),
+    ("summary = \"s\"\n[bank]\nstatus_by = \"claim\"\n", None),
+    ("summary = \"s\"\n[bank]\nstatus_query = true\nstatus_by = \"payment\"\n", None),
     // A query before a re-send, to a bank that answers none: refused until
     // an ablation bank.status_query=false of a file that asks needed it.
     (

@@ -50,7 +50,7 @@ pub enum OpTimerKind {
 
 /// A client's two timers of operation `id`, the `i`-th in its list, named in
 /// its model's words: "attempt timeout (claim 4711)", "next attempt (request #3)".
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct OpTimer<S> {
     /// Which timer.
     pub kind: OpTimerKind,
@@ -58,7 +58,24 @@ pub struct OpTimer<S> {
     pub i: u32,
     /// The operation's id, for traces.
     pub id: u32,
+    /// Which part of the id it is (`Op::part`), for traces.
+    pub part: u8,
     space: PhantomData<fn() -> S>,
+}
+
+/// A first part's timer shows as before ids had parts (a report's state
+/// dump of a model with one operation per id is unchanged).
+impl<S> fmt::Debug for OpTimer<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("OpTimer");
+        d.field("kind", &self.kind)
+            .field("i", &self.i)
+            .field("id", &self.id);
+        if self.part != 0 {
+            d.field("part", &self.part);
+        }
+        d.field("space", &self.space).finish()
+    }
 }
 
 impl<S> OpTimer<S> {
@@ -68,8 +85,14 @@ impl<S> OpTimer<S> {
             kind: OpTimerKind::Timeout,
             i: i as u32,
             id,
+            part: 0,
             space: PhantomData,
         }
+    }
+
+    /// The same timer of part `part` of its id (`Op::part`).
+    pub fn of_part(self, part: u8) -> Self {
+        OpTimer { part, ..self }
     }
 
     /// The next attempt of the `i`-th operation, `id`.
@@ -96,7 +119,7 @@ impl<S: OpSpace> fmt::Display for OpTimer<S> {
             OpTimerKind::NextAttempt => "next attempt",
             OpTimerKind::Reconcile => "reconcile",
         };
-        write!(f, "{what} ({})", Op::new(S::SPACE, self.id))
+        write!(f, "{what} ({})", Op::part(S::SPACE, self.id, self.part))
     }
 }
 
@@ -373,7 +396,7 @@ impl ClientOp {
             Some(delay_ms) if allow(ctx) => {
                 self.last_backoff_ms = delay_ms;
                 let wait_us = delay_ms.saturating_mul(US_PER_MS);
-                ctx.set_timer(OpTimer::next_attempt(i, op.id), wait_us);
+                ctx.set_timer(OpTimer::next_attempt(i, op.id).of_part(op.part), wait_us);
             }
             _ => self.give_up(op, p.dead_letter, sit, ctx),
         }
@@ -424,7 +447,7 @@ pub fn start_ops<S: OpSpace, A: Actor<Obs = Obs, Timer = OpTimer<S>> + ?Sized>(
             let (op, start_ms) = spec(i);
             let at_us = start_ms.saturating_mul(US_PER_MS);
             ctx.set_timer(
-                OpTimer::next_attempt(i, op.id),
+                OpTimer::next_attempt(i, op.id).of_part(op.part),
                 at_us.saturating_sub(now_us),
             );
         }

@@ -59,19 +59,38 @@ impl std::hash::Hash for Space {
 
 /// One business operation. Compared and hashed by its space's code and its
 /// id: two integers, on the ledger's hot path.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Op {
     /// The namespace: its noun, unit and code.
     pub space: &'static Space,
     /// The id within it (claim 4711).
     pub id: u32,
+    /// Which of the id's operations: 0 for the first (in most models the
+    /// only one); payment 02 of claim 4711 is part 1. Two parts of one id
+    /// are two operations, each judged on its own.
+    pub part: u8,
+}
+
+/// A first part shows as before ids had parts: a state dump (a report's
+/// inspector) of a model with one operation per id is unchanged.
+impl fmt::Debug for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Op");
+        d.field("space", &self.space).field("id", &self.id);
+        if self.part != 0 {
+            d.field("part", &self.part);
+        }
+        d.finish()
+    }
 }
 
 impl PartialEq for Op {
     #[inline]
     fn eq(&self, o: &Op) -> bool {
         // The same static space (the usual case) needs no load to compare.
-        self.id == o.id && (std::ptr::eq(self.space, o.space) || self.space.code == o.space.code)
+        self.id == o.id
+            && self.part == o.part
+            && (std::ptr::eq(self.space, o.space) || self.space.code == o.space.code)
     }
 }
 
@@ -85,7 +104,7 @@ impl PartialOrd for Op {
 
 impl Ord for Op {
     fn cmp(&self, o: &Op) -> std::cmp::Ordering {
-        (self.space.code, self.id).cmp(&(o.space.code, o.id))
+        (self.space.code, self.id, self.part).cmp(&(o.space.code, o.id, o.part))
     }
 }
 
@@ -99,12 +118,24 @@ impl std::hash::Hash for Op {
 impl Op {
     /// Operation `id` of `space`.
     pub const fn new(space: &'static Space, id: u32) -> Op {
-        Op { space, id }
+        Op::part(space, id, 0)
     }
 
-    /// The operation as a number, for a violation's signature.
+    /// Part `part` of id `id` of `space` (0 is the first).
+    pub const fn part(space: &'static Space, id: u32, part: u8) -> Op {
+        Op { space, id, part }
+    }
+
+    /// The same id of the same space: the thing the operation is about (a
+    /// claim), whichever part of it.
+    pub fn same_id(self, o: Op) -> bool {
+        Op::new(self.space, self.id) == Op::new(o.space, o.id)
+    }
+
+    /// The operation as a number, for a violation's signature; a first
+    /// part's is its id's alone, as before ids had parts.
     pub fn key(self) -> u64 {
-        (u64::from(self.space.code) << 32) | u64::from(self.id)
+        (u64::from(self.part) << 40) | (u64::from(self.space.code) << 32) | u64::from(self.id)
     }
 
     /// A payload of this operation for people: "1200 EUR" or "value 1200".
@@ -118,7 +149,11 @@ impl Op {
 
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}{}", self.space.noun, self.space.id_prefix, self.id)
+        write!(f, "{} {}{}", self.space.noun, self.space.id_prefix, self.id)?;
+        match self.part {
+            0 => Ok(()),
+            p => write!(f, "/{:02}", u32::from(p) + 1),
+        }
     }
 }
 
@@ -170,7 +205,19 @@ impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Key::None => write!(f, "no key"),
-            Key::Op { op, n } => write!(f, "{}-{}-{n:02}", op.space.key_prefix, op.id),
+            Key::Op { op, n } if op.part == 0 => {
+                write!(f, "{}-{}-{n:02}", op.space.key_prefix, op.id)
+            }
+            // A later part's key is numbered by its part (`zahl-4711-02`),
+            // an attempt's key beyond its first by the attempt as well.
+            Key::Op { op, n } => {
+                let part = u32::from(op.part) + 1;
+                write!(f, "{}-{}-{part:02}", op.space.key_prefix, op.id)?;
+                match n {
+                    1 => Ok(()),
+                    n => write!(f, "-{n:02}"),
+                }
+            }
             Key::Time { bucket } => write!(f, "ts-{bucket}"),
         }
     }
@@ -203,6 +250,16 @@ mod tests {
         assert_eq!(claim.to_string(), "claim 4711");
         assert_eq!(claim.payload(1200).to_string(), "1200 EUR");
         assert_eq!(Key::Op { op: claim, n: 1 }.to_string(), "zahl-4711-01");
+        let second = Op::part(&CLAIM, 4711, 1);
+        assert_eq!(second.to_string(), "claim 4711/02");
+        assert_eq!(Key::Op { op: second, n: 1 }.to_string(), "zahl-4711-02");
+        assert_eq!(Key::Op { op: second, n: 3 }.to_string(), "zahl-4711-02-03");
+        assert_ne!(
+            second, claim,
+            "two payments of one claim are two operations"
+        );
+        assert_ne!(second.key(), claim.key());
+        assert!(second.same_id(claim));
         let event = Op::new(&EVENT, 3);
         assert_eq!(event.to_string(), "event #3");
         assert_eq!(event.payload(7).to_string(), "value 7");

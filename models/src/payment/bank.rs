@@ -19,6 +19,10 @@ pub struct BankConfig {
     pub key_retention_us: TimeUs,
     /// The bank answers "how much is paid for claim X?".
     pub status_query: bool,
+    /// Its status answers, and a conditional transfer's check, count what
+    /// is paid for the payment asked about, not for its whole claim (all
+    /// payments of the claim, which reads an earlier payment as this one).
+    pub status_by_payment: bool,
     /// Its status answers come from a read replica that shows a transfer
     /// only this long after it was executed; 0: they read the ledger itself.
     /// A conditional transfer always checks the ledger itself.
@@ -35,26 +39,43 @@ pub struct BankStorage {
 }
 
 impl BankStorage {
-    /// What it has paid for claim `op` in all.
-    pub fn paid_eur(&self, op: Op) -> u32 {
+    /// What it has paid for payment `op` in all, or with `by_payment`
+    /// false for every payment of its claim.
+    pub fn paid_eur(&self, op: Op, by_payment: bool) -> u32 {
         self.transfers
             .iter()
-            .filter(|t| t.0 == op)
+            .filter(|t| counts_for(t.0, op, by_payment))
             .map(|t| t.1)
             .sum()
     }
 
-    /// What a read replica `lag_us` behind the ledger shows paid for claim
-    /// `op` at `now_us` (the transfers executed at least `lag_us` ago), and
-    /// what the ledger itself holds: one pass over the transfers for both.
-    pub fn paid_eur_seen(&self, op: Op, now_us: TimeUs, lag_us: TimeUs) -> (u32, u32) {
+    /// What a read replica `lag_us` behind the ledger shows paid for `op`
+    /// (as [`paid_eur`](Self::paid_eur) counts it) at `now_us` (the
+    /// transfers executed at least `lag_us` ago), and what the ledger itself
+    /// holds: one pass over the transfers for both.
+    pub fn paid_eur_seen(
+        &self,
+        op: Op,
+        by_payment: bool,
+        now_us: TimeUs,
+        lag_us: TimeUs,
+    ) -> (u32, u32) {
         self.transfers
             .iter()
-            .filter(|t| t.0 == op)
+            .filter(|t| counts_for(t.0, op, by_payment))
             .fold((0, 0), |(seen, all), t| {
                 let shown = t.2.saturating_add(lag_us) <= now_us;
                 (seen + if shown { t.1 } else { 0 }, all + t.1)
             })
+    }
+}
+
+/// A transfer for `paid` counts for a question about `asked`: the same
+/// payment, or by claim any payment of the same claim.
+fn counts_for(paid: Op, asked: Op, by_payment: bool) -> bool {
+    match by_payment {
+        true => paid == asked,
+        false => paid.same_id(asked),
     }
 }
 
@@ -123,7 +144,7 @@ impl<W: Carries<Msg>> Bank<W> {
                 }
                 Lookup::Absent => false,
             };
-        let paid_eur = s.paid_eur(op);
+        let paid_eur = s.paid_eur(op, self.cfg.status_by_payment);
         let result = if known {
             ctx.reached(sit::BANK_DEDUP_HIT);
             TransferResult::Done
@@ -216,7 +237,8 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             }
             Some(&Msg::StatusQuery { op, question }) if self.cfg.status_query => {
                 let now = ctx.now_us();
-                let (paid_eur, in_ledger_eur) = s.paid_eur_seen(op, now, self.cfg.status_lag_us);
+                let (paid_eur, in_ledger_eur) =
+                    s.paid_eur_seen(op, self.cfg.status_by_payment, now, self.cfg.status_lag_us);
                 if paid_eur < in_ledger_eur {
                     ctx.reached(sit::STATUS_READ_STALE);
                 }

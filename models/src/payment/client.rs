@@ -43,6 +43,9 @@ pub enum KeyPolicy {
 pub struct OpSpec {
     /// The claim's number.
     pub claim: u32,
+    /// Which payment of the claim, 1 to 99 (`zahl-4711-02` is payment 2):
+    /// each payment is a business operation of its own.
+    pub payment: u8,
     /// The amount to pay.
     pub amount_eur: u32,
     /// When the claims system asks for it.
@@ -54,7 +57,7 @@ pub struct OpSpec {
 impl OpSpec {
     /// The business operation.
     pub fn op(&self) -> Op {
-        Op::new(&CLAIM, self.claim)
+        Op::part(&CLAIM, self.claim, self.payment.saturating_sub(1))
     }
 
     /// What attempt `attempt` asks to pay.
@@ -155,7 +158,8 @@ impl<W> Client<W> {
     }
 
     fn timeout(&self, i: usize) -> ClientTimer {
-        OpTimer::timeout(i, self.cfg.ops[i].claim)
+        let op = self.cfg.ops[i].op();
+        OpTimer::timeout(i, op.id).of_part(op.part)
     }
 
     /// The key attempt `attempt` of operation `i` carries, under the configured policy.
@@ -524,6 +528,7 @@ impl ClientConfig {
             breaker: None,
             ops: vec![OpSpec {
                 claim,
+                payment: 1,
                 amount_eur: 1200,
                 start_ms: 0,
                 retry_amount_eur: None,

@@ -57,9 +57,9 @@ pub struct ReconcileConfig {
 
 impl<W: Carries<Msg>> Client<W> {
     fn wait_round(&self, cfg: &ReconcileConfig, i: usize, ctx: &mut impl Ctx<Self>) {
-        let id = self.cfg.ops[i].claim;
+        let op = self.cfg.ops[i].op();
         ctx.set_timer(
-            OpTimer::reconcile(i, id),
+            OpTimer::reconcile(i, op.id).of_part(op.part),
             cfg.after_ms.saturating_mul(US_PER_MS),
         );
     }
@@ -155,7 +155,7 @@ impl<W: Carries<Msg>> Client<W> {
         let op = spec.op();
         if paid_eur >= spec.amount_eur {
             f.open = false;
-            ctx.cancel_timer(OpTimer::reconcile(i, spec.claim));
+            ctx.cancel_timer(OpTimer::reconcile(i, op.id).of_part(op.part));
             ctx.reached(sit::RECONCILED_PAID);
             ctx.observe(Obs::ToldDone {
                 op,

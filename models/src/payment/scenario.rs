@@ -140,6 +140,7 @@ struct BankDto {
     key_retention_ms: u64,
     status_query: bool,
     status_lag_ms: u64,
+    status_by: String,
 }
 
 impl Default for BankDto {
@@ -149,6 +150,7 @@ impl Default for BankDto {
             key_retention_ms: 0,
             status_query: false,
             status_lag_ms: 0,
+            status_by: "claim".into(),
         }
     }
 }
@@ -157,6 +159,10 @@ impl Default for BankDto {
 #[serde(deny_unknown_fields)]
 struct OpDto {
     claim: u32,
+    /// Which payment of the claim: two tables may share a claim with
+    /// distinct payment numbers (`zahl-4711-02` is payment 2).
+    #[serde(default = "one")]
+    payment: u64,
     amount_eur: u32,
     #[serde(default)]
     start_ms: u64,
@@ -176,6 +182,7 @@ fn one() -> u64 {
 fn default_operations() -> Vec<OpDto> {
     vec![OpDto {
         claim: 4711,
+        payment: 1,
         amount_eur: 1200,
         start_ms: 0,
         retry_amount_eur: None,
@@ -260,6 +267,15 @@ pub(crate) fn hops(
         )
         .into());
     }
+    // A composed model's later hops key their records by the claim alone.
+    if let Some(i) = d.operations.iter().position(|o| o.payment != 1) {
+        return Err(invalid(
+            vec![Seg::Key("operations"), Seg::Index(i), Seg::Key("payment")],
+            "a second payment of a claim: this model pays each claim once",
+            "remove `payment`, and give the payment a claim of its own",
+        )
+        .into());
+    }
     let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
     Ok((clients.remove(0), service, bank))
 }
@@ -304,6 +320,11 @@ fn parts(
             path(&["bank", "key_retention_ms"]),
         )?,
         status_query: d.bank.status_query,
+        status_by_payment: one_of(
+            &d.bank.status_by,
+            &[("claim", false), ("payment", true)],
+            path(&["bank", "status_by"]),
+        )?,
         status_lag_us: duration_us(
             d.bank.status_lag_ms,
             DAY_MS,
@@ -361,11 +382,12 @@ fn client(
         ));
     }
     let mut specs: Vec<OpSpec> = Vec::with_capacity(total as usize);
-    let mut claims: BTreeSet<u32> = BTreeSet::new();
+    let mut claims: BTreeSet<(u32, u8)> = BTreeSet::new();
     for (i, o) in ops.iter().enumerate() {
         let at = |k| vec![Seg::Key("operations"), Seg::Index(i), Seg::Key(k)];
         count_in(o.repeat, 1, MAX_OPERATIONS, at("repeat"), "operations")?;
         duration_us(o.every_ms, DAY_MS, at("every_ms"))?;
+        let payment = payment_number(o.payment, at("payment"))?;
         for (k, v) in [
             ("amount_eur", Some(o.amount_eur)),
             ("retry_amount_eur", o.retry_amount_eur),
@@ -391,19 +413,8 @@ fn client(
                     "start from a smaller claim, or repeat fewer times",
                 )
             })?;
-            if !claims.insert(claim) {
-                let what = match n {
-                    0 => format!("claim {claim} appears twice"),
-                    _ => format!(
-                        "claim {claim} (repetition {} of this table) is already another operation's",
-                        n + 1
-                    ),
-                };
-                return Err(invalid(
-                    at("claim"),
-                    what,
-                    "each operation needs its own claim number",
-                ));
+            if !claims.insert((claim, payment)) {
+                return Err(twice(claim, payment, n, at));
             }
             let (start_ms, where_) = match o
                 .every_ms
@@ -417,6 +428,7 @@ fn client(
             start_us(start_ms, input.max_time_us, at(where_), "operation")?;
             specs.push(OpSpec {
                 claim,
+                payment,
                 amount_eur: o.amount_eur,
                 start_ms,
                 retry_amount_eur: o.retry_amount_eur,
@@ -457,6 +469,39 @@ fn client(
         ops: specs,
         reconcile: None,
     })
+}
+
+/// Payment numbers run as the key's last two digits do: 01 to 99.
+fn payment_number(payment: u64, at: Vec<Seg>) -> Result<u8, Invalid> {
+    match u8::try_from(payment) {
+        Ok(p @ 1..=99) => Ok(p),
+        _ => Err(invalid(
+            at,
+            format!("payment {payment}: the range is 1 to 99 (payment 01 to 99 of a claim)"),
+            "write a number from 1 to 99: 1 for a claim's first payment, 2 for its second",
+        )),
+    }
+}
+
+/// Claim `claim`'s payment `payment` is already another operation's, met
+/// again at repetition `n` of a table.
+fn twice(claim: u32, payment: u8, n: u64, at: impl Fn(&'static str) -> Vec<Seg>) -> Invalid {
+    let (which, place) = match payment {
+        1 => (format!("claim {claim}"), at("claim")),
+        p => (format!("claim {claim} payment {p:02}"), at("payment")),
+    };
+    let what = match n {
+        0 => format!("{which} appears twice"),
+        _ => format!(
+            "{which} (repetition {} of this table) is already another operation's",
+            n + 1
+        ),
+    };
+    invalid(
+        place,
+        what,
+        "each operation needs its own claim number, or its own payment number of a shared claim (payment = 2)",
+    )
 }
 
 fn service(s: &ServiceDto, b: &BankDto, bank: ActorId) -> Result<ServiceConfig, Invalid> {

@@ -99,6 +99,15 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             )
             .unless("0"),
         );
+        out.push(
+            Unused::new(
+                &["bank", "status_by"],
+                &[&["bank", "status_query"]],
+                "the bank answers no status queries (bank.status_query = false), so no answer counts by claim or by payment",
+                "remove it, or let the bank answer: add status_query = true to [bank]",
+            )
+            .unless("\"claim\""),
+        );
     }
     // A service without `workers` has as many as it has slots (64), and a
     // queue behind them: only a queue of 0 leaves no request waiting.
