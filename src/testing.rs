@@ -290,6 +290,9 @@ pub fn check_scenario(
 ) -> Result<Summary, Failure> {
     Check::new(&s.name, &s.system)
         .seeds(seeds.unwrap_or(0..s.runs))
-        .repro_line(&format!("idemsim replay {arg} --seed {{seed}}"))
+        .repro_line(&format!(
+            "idemsim replay {} --seed {{seed}}",
+            crate::cmd::common::shell_word(arg)
+        ))
         .run()
 }

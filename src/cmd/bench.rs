@@ -277,7 +277,7 @@ pub fn measure(
         start: 0,
         end: runs,
     };
-    let replay = format!("idemsim replay {}", s.file);
+    let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
     // Before the clock starts: a program that is not deterministic, or
     // breaks the protocol, has no throughput worth reporting.
     let first = crate::external::DETERMINISM_SEEDS;

@@ -43,7 +43,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // A scenario given by path (or found in a --scenarios folder) is replayed by
     // its path: its name alone could find another scenario of that name.
     let entry = scenarios::locate(name)?;
-    let replay = format!("idemsim replay {}{sets}", entry.arg());
+    let replay = format!("idemsim replay {}{sets}", entry.shell_arg());
     progress::install_ctrl_c();
     if a.exhaustive {
         return run_exhaustive(&a, &s, &replay, jobs);

@@ -144,7 +144,10 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
             // user's is named on the command line, where replay looks first.
             let replay = match subject.from.is_built_in() {
                 true => "idemsim replay --repro repro.json".to_string(),
-                false => format!("idemsim replay {} --repro repro.json", subject.from.arg()),
+                false => format!(
+                    "idemsim replay {} --repro repro.json",
+                    subject.from.shell_arg()
+                ),
             };
             (shrink_cmd::repro_text(&repro), replay)
         }),
@@ -178,12 +181,12 @@ fn too_long_page(subject: &Subject, report: &RunReport) -> String {
         && report.events <= super::shrink::MAX_SHRINK_EVENTS
         && subject.shrink.is_none();
     if let (Some(seed), true) = (subject.seed, shrinkable) {
-        let sets: String = subject.sets.iter().map(|x| format!(" --set {x}")).collect();
+        let sets = sets_text(subject.sets);
         commands.push((
             "shrink it, then draw the shrunk run".into(),
             format!(
                 "idemsim report {}{sets} --seed {seed} --shrink -o REPORT.html",
-                subject.from.arg()
+                subject.from.shell_arg()
             ),
         ));
     }
@@ -257,7 +260,7 @@ pub fn write_counterexample(
             "find it again".into(),
             format!(
                 "idemsim check {}{sets_text} --exhaustive --max-faults {max_faults}",
-                from.arg()
+                from.shell_arg()
             ),
         )],
         repro_file: true,
@@ -284,7 +287,9 @@ fn write(path: &Path, html: &str) -> Result<(), UsageError> {
 }
 
 fn sets_text(sets: &[String]) -> String {
-    sets.iter().map(|x| format!(" --set {x}")).collect()
+    sets.iter()
+        .map(|x| format!(" --set {}", super::common::shell_word(x)))
+        .collect()
 }
 
 /// The commands for a seed's run, shrunk or as it ran.
@@ -358,7 +363,7 @@ fn render_seed(
         source,
         seed: Some(seed),
         shrink,
-        commands: seed_commands(&from.arg(), sets, seed, done.is_some()),
+        commands: seed_commands(&from.shell_arg(), sets, seed, done.is_some()),
         repro_file: done.is_some(),
     };
     if done.is_none() {
@@ -411,10 +416,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some(path) => {
             let l = shrink_cmd::load_repro(path, a.scenario.as_deref(), "report")?;
             let r = &l.repro;
-            let given = a
-                .scenario
-                .as_deref()
-                .map_or(String::new(), |g| format!(" {g}"));
+            let given = a.scenario.as_deref().map_or(String::new(), |g| {
+                format!(" {}", super::common::shell_word(g))
+            });
             render(&Subject {
                 scenario: &l.scenario,
                 from: &l.entry,
@@ -426,11 +430,17 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 commands: vec![
                     (
                         "replay this run".into(),
-                        format!("idemsim replay{given} --repro {path}"),
+                        format!(
+                            "idemsim replay{given} --repro {}",
+                            super::common::shell_word(path)
+                        ),
                     ),
                     (
                         "write this report".into(),
-                        format!("idemsim report{given} --repro {path} -o REPORT.html"),
+                        format!(
+                            "idemsim report{given} --repro {} -o REPORT.html",
+                            super::common::shell_word(path)
+                        ),
                     ),
                 ],
                 repro_file: true,

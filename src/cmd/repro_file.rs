@@ -3,6 +3,7 @@
 //! without letting it open any file it names (only a built-in, or a scenario
 //! file in the repro's own folder or below it).
 
+use crate::cmd::common::shell_word;
 use crate::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::{Outcome, Record};
@@ -88,8 +89,12 @@ pub(crate) fn note_explicit(path: &str, explicit: Option<&str>) {
 /// The command that replays the repro file `path`, as [`write_repro`] left it.
 pub fn replay_command(path: &str, explicit: Option<&str>) -> String {
     match explicit {
-        Some(arg) => format!("idemsim replay {arg} --repro {path}"),
-        None => format!("idemsim replay --repro {path}"),
+        Some(arg) => format!(
+            "idemsim replay {} --repro {}",
+            shell_word(arg),
+            shell_word(path)
+        ),
+        None => format!("idemsim replay --repro {}", shell_word(path)),
     }
 }
 
@@ -139,16 +144,13 @@ fn placed(mut r: Repro, path: &str) -> (Repro, Option<String>) {
     (r, Some(arg))
 }
 
-/// `text` as a word of a shell command shown in a fix, or `or` when it is
-/// not plainly one (a repro's names may hold anything).
-fn shell_word(text: &str, or: &str) -> String {
-    let plain = !text.is_empty()
-        && text.len() <= 200
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._/-+=,:@[]".contains(c));
-    if plain {
-        text.to_string()
+/// `text` as a word of a shell command shown in a fix (quoted by the one
+/// `shell_word`), or `or` when it is no word to show: a repro's names may
+/// hold anything, control characters included.
+fn recorded_word(text: &str, or: &str) -> String {
+    let printable = !text.is_empty() && text.len() <= 200 && !text.chars().any(char::is_control);
+    if printable {
+        shell_word(text)
     } else {
         or.to_string()
     }
@@ -174,7 +176,8 @@ fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, 
         &r.file
     };
     let shown = named.escape_debug().to_string();
-    let suggest = shell_word(named, "SCENARIO");
+    let suggest = recorded_word(named, "SCENARIO");
+    let quoted = shell_word(path);
     let out = if cmd == "report" {
         " -o REPORT.html"
     } else {
@@ -182,7 +185,7 @@ fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, 
     };
     let refuse = |why: String| {
         UsageError(format!(
-            "error: {path}: {why}\nhelp: give the scenario on the command line (a name from `idemsim list` or a path to its .toml file): `idemsim {cmd} {suggest} --repro {path}{out}`\n"
+            "error: {path}: {why}\nhelp: give the scenario on the command line (a name from `idemsim list` or a path to its .toml file): `idemsim {cmd} {suggest} --repro {quoted}{out}`\n"
         ))
     };
     if r.file.is_empty() {
@@ -258,15 +261,16 @@ pub fn load_repro(
 ) -> Result<LoadedRepro, UsageError> {
     let r = Repro::read(std::path::Path::new(path))?;
     let ours = crate::repro::VERSION;
+    let quoted = shell_word(path);
     if !r.same_version() {
         return Err(UsageError(format!(
             "error: {path}: the repro was written by idemsim {}, and this is idemsim {ours}\n\
              help: decisions are recorded per version and may mean another run in this one; \
-             replay it with idemsim {}, or make a new repro with `idemsim shrink {}{} --seed {} --out {path}`\n",
+             replay it with idemsim {}, or make a new repro with `idemsim shrink {}{} --seed {} --out {quoted}`\n",
             r.idemsim.escape_debug(),
-            shell_word(&r.idemsim, "VERSION"),
-            shell_word(if r.file.is_empty() { &r.scenario } else { &r.file }, "SCENARIO"),
-            r.sets.iter().map(|x| format!(" --set {}", shell_word(x, "KEY=VALUE"))).collect::<String>(),
+            recorded_word(&r.idemsim, "VERSION"),
+            recorded_word(if r.file.is_empty() { &r.scenario } else { &r.file }, "SCENARIO"),
+            r.sets.iter().map(|x| format!(" --set {}", recorded_word(x, "KEY=VALUE"))).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }
@@ -281,13 +285,13 @@ pub fn load_repro(
         return Err(UsageError(format!(
             "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\
              help: the scenario changed since, so these choices would make a different run; \
-             restore that version of the scenario, or make a new repro with `idemsim shrink {}{} --seed {} --out {path}`\n",
+             restore that version of the scenario, or make a new repro with `idemsim shrink {}{} --seed {} --out {quoted}`\n",
             r.scenario.escape_debug(),
             r.scenario_hash.escape_debug(),
             s.file,
             hash_hex(s.hash),
-            shell_word(&entry.arg(), "SCENARIO"),
-            r.sets.iter().map(|x| format!(" --set {}", shell_word(x, "KEY=VALUE"))).collect::<String>(),
+            entry.shell_arg(),
+            r.sets.iter().map(|x| format!(" --set {}", recorded_word(x, "KEY=VALUE"))).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }

@@ -64,7 +64,10 @@ fn ablate(
                 format!(" --set {}", super::common::shell_word(&set))
             })
             .collect();
-        let replay = format!("idemsim replay {}{sets}", s.file);
+        let replay = format!(
+            "idemsim replay {}{sets}",
+            super::common::shell_word(&s.file)
+        );
         crate::external::check_summary(&ablated, &replay, &found)?;
         if found.interrupted && found.first_failure.is_none() {
             return Ok(None);
@@ -312,7 +315,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             start: 0,
             end: budget,
         };
-        let replay = format!("idemsim replay {}", s.file);
+        let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = crate::external::DETERMINISM_SEEDS;
         crate::external::determinism_check_first(s, seeds, first, &replay)?;
         let sum = s.search(seeds, jobs, stop);

@@ -248,3 +248,76 @@ fn repro_files_are_checked_against_version_and_scenario() {
         .err("the scenario changed since"),
     );
 }
+
+/// A scenario path with a space, as every printed command must name it: quoted,
+/// so the line works when pasted into a shell.
+#[test]
+fn printed_commands_quote_a_scenario_path_with_spaces() {
+    let dir = scratch("quoted");
+    std::fs::create_dir_all(dir.join("my dir")).unwrap();
+    std::fs::create_dir_all(dir.join("out dir")).unwrap();
+    let scen = dir.join("my dir/my scen.toml");
+    std::fs::copy(
+        root().join("scenarios/payment-retry-without-key.toml"),
+        &scen,
+    )
+    .unwrap();
+    let quoted = "idemsim replay 'my dir/my scen.toml'";
+    let base = ["check", "my dir/my scen.toml", "--runs", "20"];
+    let text = [&base[..], &["--no-shrink", "--no-regressions"]].concat();
+    check(
+        &case("text repro line", &text)
+            .cwd(&dir)
+            .code(1)
+            .out(&format!("repro: {quoted} --seed ")),
+    );
+    let json = [&base[..], &["--no-shrink", "--no-regressions", "--json"]].concat();
+    let (out, _) = check(&case("JSON repro", &json).cwd(&dir).code(1));
+    let line: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(line["data"]["replay"], quoted, "{out}");
+    let repro = line["data"]["repro"].as_str().unwrap();
+    assert!(repro.starts_with(&format!("{quoted} --seed ")), "{repro}");
+    let seed = line["data"]["lowest_failing_seed"].to_string();
+    let shrink = [
+        "shrink",
+        "my dir/my scen.toml",
+        "--seed",
+        &seed,
+        "--out",
+        "out dir/r.json",
+    ];
+    let (out, err) = check(&case("shrink --out", &shrink).cwd(&dir).code(1));
+    assert!(
+        format!("{out}{err}").contains(&format!("{quoted} --repro 'out dir/r.json'")),
+        "{out}{err}"
+    );
+    let report = [
+        "report",
+        "my dir/my scen.toml",
+        "--seed",
+        &seed,
+        "-o",
+        "r.html",
+    ];
+    check(&case("report", &report).cwd(&dir).code(1));
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(
+        !html.contains("replay my dir/"),
+        "an unquoted command in the report"
+    );
+    assert!(html.contains("replay &#39;my dir/my scen.toml&#39;"));
+    std::fs::write(
+        &scen,
+        std::fs::read_to_string(&scen).unwrap() + "\n# edited\n",
+    )
+    .unwrap();
+    let replay = ["replay", "my dir/my scen.toml", "--repro", "out dir/r.json"];
+    check(
+        &case("changed scenario", &replay)
+            .cwd(&dir)
+            .code(2)
+            .err(&format!(
+                "`idemsim shrink 'my dir/my scen.toml' --seed {seed} --out 'out dir/r.json'`"
+            )),
+    );
+}

@@ -35,7 +35,7 @@ impl ExpectNote {
         Some(ExpectNote {
             scenario: s.name.clone(),
             mismatch: s.judge(sum).mismatch?,
-            verify: format!("idemsim verify {}", super::shell_word(&entry.arg())),
+            verify: format!("idemsim verify {}", entry.shell_arg()),
             other_seeds: (seeds.start != 0 || seeds.end != s.runs).then_some((seeds, s.runs)),
         })
     }

@@ -123,7 +123,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             if let Some(o) = overrides.iter().find(|o| o.key == STRATEGY_KEY) {
                 return Err(UsageError(format!(
                     "error: --set {}={}: a sweep runs seeds 0..N of every variant, not a coverage-guided search\nhelp: leave {STRATEGY_KEY} out of the sweep (or give it seeds); a coverage-guided search is `idemsim check {} --strategy coverage`\n",
-                    o.key, o.value, a.scenario
+                    o.key, o.value, super::common::shell_word(&a.scenario)
                 )));
             }
         }
@@ -141,7 +141,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         crate::eoutln!(
             "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
             a.scenario,
-            a.scenario
+            super::common::shell_word(&a.scenario)
         );
     }
     let runs = a.runs.unwrap_or(variants[0].1.runs);
@@ -168,7 +168,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 format!(" --set {}", super::common::shell_word(&set))
             })
             .collect();
-        let replay = format!("idemsim replay {}{sets}", a.scenario);
+        let replay = format!(
+            "idemsim replay {}{sets}",
+            super::common::shell_word(&a.scenario)
+        );
         let seeds = SeedRange {
             start: 0,
             end: runs,
