@@ -84,17 +84,16 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     for r in &replayed {
         crate::regressions::cli::print(r, a.json, "");
     }
+    // Recorded before the summary prints: under --json its record must come
+    // before the summary, which stays the last line.
     let record_new = |seed: Option<u64>, record: Option<&sim::Record>, outcome: &sim::Outcome| {
         let Some(db) = &db else {
-            return Ok(());
+            return Ok(None);
         };
         let recorded =
             crate::regressions::cli::record_failure(db, &s, &entry, &a.set, seed, record, outcome)?;
         // A failure found again that a replayed regression already shows: said once.
-        if let Some(r) = recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)) {
-            r.print(a.json, "");
-        }
-        Ok::<(), UsageError>(())
+        Ok(recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)))
     };
     if strategy == Strategy::Coverage {
         let found = super::coverage::run(super::coverage::Request {
@@ -108,10 +107,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             repro_out: a.repro_out.as_deref(),
             replay: &replay,
             stop: &progress::STOP,
+            record: &|record, outcome| record_new(None, Some(record), outcome),
         })?;
-        if let Some((record, outcome)) = &found.failure {
-            record_new(None, Some(record), outcome)?;
-        }
         return Ok(crate::regressions::cli::exit_code(found.code, &replayed));
     }
     let bar = Progress::new(Some(seeds.len()), a.json);
@@ -144,6 +141,19 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let done = line.shrink_done((&s, &entry), a.no_shrink, a.repro_out.as_deref(), budget)?;
     let variant = !a.set.is_empty() || a.shard.is_some();
     let note = expect::ExpectNote::of(&s, &sum, variant, &entry, seeds);
+    let recorded = match &sum.first_failure {
+        Some(f) => {
+            let record = done.as_ref().map(|d| &d.shrunk.record);
+            let outcome = done
+                .as_ref()
+                .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
+            record_new(Some(f.seed), record, outcome)?
+        }
+        None => None,
+    };
+    if a.json {
+        recorded.iter().for_each(|r| r.print(true, ""));
+    }
     line.print_noted(
         a.json,
         done.as_ref().map(shrunk_text).as_deref(),
@@ -164,12 +174,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         };
         super::report::announce(report.as_deref(), a.json);
     }
-    if let Some(f) = &sum.first_failure {
-        let record = done.as_ref().map(|d| &d.shrunk.record);
-        let outcome = done
-            .as_ref()
-            .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
-        record_new(Some(f.seed), record, outcome)?;
+    if !a.json {
+        recorded.iter().for_each(|r| r.print(false, ""));
     }
     Ok(crate::regressions::cli::exit_code(
         line.exit_code(),

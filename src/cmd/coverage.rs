@@ -5,12 +5,16 @@
 
 use super::common::{exit_code, faults_line, situations_line, HazardLine};
 use super::shrink::{record_lines, shrink_record, Budget};
+use crate::regressions::cli::Recorded;
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
 use models::registry;
 use models::Scenario;
 use sim::{Outcome, Record, SeedRange};
 use std::sync::atomic::AtomicBool;
+
+/// Records a failure in the regression folder, saying what it wrote.
+pub type RecordFailure<'a> = dyn Fn(&Record, &Outcome) -> Result<Option<Recorded>, UsageError> + 'a;
 
 /// What `check` hands over.
 pub struct Request<'a> {
@@ -34,15 +38,15 @@ pub struct Request<'a> {
     pub replay: &'a str,
     /// Set by Ctrl-C.
     pub stop: &'a AtomicBool,
+    /// Records the (shrunk) failure in the regression folder; called before
+    /// the summary prints, so that under --json the summary stays last.
+    pub record: &'a RecordFailure<'a>,
 }
 
-/// What the search ended with: its exit code, and the (shrunk) failing
-/// schedule, which `check` records in the regression folder.
+/// What the search ended with.
 pub struct Found {
     /// The exit code of the search alone.
     pub code: u8,
-    /// The failure's decisions and outcome, when it found one.
-    pub failure: Option<(Record, Outcome)>,
 }
 
 /// Runs the search, prints its summary (and its shrunk failure).
@@ -90,7 +94,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
     let mut shrunk_text = None;
     let mut record_json = None;
-    let mut failure = None;
+    let mut recorded = None;
     if let (Some(record), Some(f)) = (&r.failing, &sum.first_failure) {
         let what = format!("coverage-guided schedule #{}", f.seed + 1);
         let shrunk = (!q.no_shrink)
@@ -116,11 +120,12 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
             &mut lines,
         )?;
         record_json = Some(json);
-        failure = Some((shown, outcome));
+        recorded = (q.record)(&shown, &outcome)?;
     }
     let text = lines.join("\n") + "\n";
     if q.json {
         crate::eout!("{text}");
+        recorded.iter().for_each(|r| r.print(true, ""));
         let invariant = sum.first_failure.as_ref().map(|f| match &f.outcome {
             Outcome::Violation(v) => v.invariant.to_string(),
             _ => "model-panic".to_string(),
@@ -155,6 +160,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
         if let Some(t) = &shrunk_text {
             crate::out!("{t}");
         }
+        recorded.iter().for_each(|r| r.print(false, ""));
     }
-    Ok(Found { code, failure })
+    Ok(Found { code })
 }

@@ -172,3 +172,31 @@ fn a_damaged_regression_is_an_error_never_skipped_or_overwritten() {
     );
     assert_eq!(std::fs::read(dir.join("a-file")).unwrap(), b"");
 }
+
+/// `check --json` promises the summary as its last line (`tail -1 | jq`),
+/// also when the run records a new regression, by a sweep or a search.
+#[test]
+fn the_summary_stays_last_when_a_regression_is_recorded() {
+    let dir = scratch("summary-last");
+    let stable =
+        std::fs::read_to_string(crate::common::root().join("scenarios/payment-stable-key.toml"))
+            .unwrap();
+    let broken = stable.replace("\nkey = \"stable\"", "\nkey = \"none\"");
+    assert_ne!(broken, stable, "the scenario sets client.key");
+    std::fs::write(dir.join("broken.toml"), broken).unwrap();
+    let sweep = ["check", "broken.toml", "--runs", "50", "--json"];
+    let search = [
+        &sweep[..],
+        &["--strategy", "coverage", "--regressions", "search"],
+    ]
+    .concat();
+    for (what, args) in [("a sweep", &sweep[..]), ("a search", &search[..])] {
+        let (out, _) = check(&case(what, args).cwd(&dir).code(1), &[]);
+        let types: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["type"].clone())
+            .collect();
+        assert!(out.contains("\"status\":\"recorded\""), "{what}: {out}");
+        assert_eq!(types.last(), Some(&json!("summary")), "{what}: {out}");
+    }
+}
