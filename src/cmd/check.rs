@@ -81,6 +81,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         None => Vec::new(),
     };
     crate::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
+    let failing = crate::regressions::cli::FailingRegression::first(&replayed, &entry);
     for r in &replayed {
         crate::regressions::cli::print(r, a.json, "");
     }
@@ -108,6 +109,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             replay: &replay,
             stop: &progress::STOP,
             record: &|record, outcome| record_new(None, Some(record), outcome),
+            failing_regression: failing.as_ref(),
         })?;
         return Ok(crate::regressions::cli::exit_code(found.code, &replayed));
     }
@@ -129,6 +131,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     line.hazards = HazardLine::of_tally(&s.hazards, &sum.tally);
     line.scenario_hash = Some(super::shrink::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
+    line.failing_regression = failing;
     line.shard = a.shard.map(|(index, count)| ShardLine {
         index,
         count,

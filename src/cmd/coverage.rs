@@ -5,7 +5,7 @@
 
 use super::common::{exit_code, faults_line, situations_line, HazardLine};
 use super::shrink::{record_lines, shrink_record, Budget};
-use crate::regressions::cli::Recorded;
+use crate::regressions::cli::{FailingRegression, Recorded};
 use crate::render::{self, json_line};
 use crate::scenarios::{Entry, UsageError};
 use models::registry;
@@ -41,6 +41,8 @@ pub struct Request<'a> {
     /// Records the (shrunk) failure in the regression folder; called before
     /// the summary prints, so that under --json the summary stays last.
     pub record: &'a RecordFailure<'a>,
+    /// A recorded regression that still fails, named after the summary.
+    pub failing_regression: Option<&'a FailingRegression>,
 }
 
 /// What the search ended with.
@@ -122,7 +124,10 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
         record_json = Some(json);
         recorded = (q.record)(&shown, &outcome)?;
     }
-    let text = lines.join("\n") + "\n";
+    let mut text = lines.join("\n") + "\n";
+    if let Some(f) = q.failing_regression {
+        text.push_str(&f.text(sum.first_failure.is_some()));
+    }
     if q.json {
         crate::eout!("{text}");
         recorded.iter().for_each(|r| r.print(true, ""));
@@ -130,11 +135,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
             Outcome::Violation(v) => v.invariant.to_string(),
             _ => "model-panic".to_string(),
         });
-        crate::outln!(
-            "{}",
-            json_line(
-                "summary",
-                serde_json::json!({
+        let mut data = serde_json::json!({
                     "scenario": s.name,
                     "strategy": "coverage",
                     "verdict": verdict,
@@ -149,9 +150,11 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
                     "situations": reached,
                     "hazards": HazardLine::json_in(&s.hazards, &reached),
                     "record": record_json,
-                })
-            )
-        );
+        });
+        if let Some(f) = q.failing_regression {
+            data["failing_regression"] = serde_json::to_value(f).expect("serialises");
+        }
+        crate::outln!("{}", json_line("summary", data));
         if let Some(t) = &shrunk_text {
             crate::eout!("{t}");
         }

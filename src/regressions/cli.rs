@@ -138,6 +138,53 @@ impl Recorded {
     }
 }
 
+/// The first replayed regression that still fails unexpectedly: what makes
+/// `check` exit 1 even when its own seeds hold, so its output names it.
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FailingRegression {
+    /// The repro file, as shown.
+    pub file: String,
+    /// The invariant its run breaks (none for a panic).
+    pub invariant: Option<String>,
+    /// The command that replays it.
+    pub replay: String,
+}
+
+impl FailingRegression {
+    /// The first of `replayed` that fails unexpectedly, replayed by `entry`.
+    pub fn first(replayed: &[Replayed], entry: &Entry) -> Option<FailingRegression> {
+        let r = replayed.iter().find(|r| r.status.is_failure())?;
+        let invariant = match &r.status {
+            Status::StillFails { invariant, .. } => invariant.clone(),
+            _ => None,
+        };
+        // The scenario named explicitly: a regression folder rarely holds it.
+        let replay = crate::cmd::repro_file::replay_command(&r.file, Some(&entry.arg()));
+        Some(FailingRegression {
+            file: r.file.clone(),
+            invariant,
+            replay,
+        })
+    }
+
+    /// The lines after the summary; its `repro:` line unless the sweep has
+    /// a failure (and a repro line) of its own.
+    pub fn text(&self, sweep_failed: bool) -> String {
+        if sweep_failed {
+            format!(
+                "regression {} still fails too; replay it with: {}\n",
+                self.file, self.replay
+            )
+        } else {
+            format!(
+                "regression {} still fails, so check exits 1\nrepro: {}\n",
+                self.file, self.replay
+            )
+        }
+    }
+}
+
 /// The exit code of a run whose sweep gave `code` and whose replayed
 /// regressions are `replayed`: a regression that still fails unexpectedly
 /// is a violation even when the sweep held.

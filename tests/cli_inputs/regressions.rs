@@ -200,3 +200,46 @@ fn the_summary_stays_last_when_a_regression_is_recorded() {
         assert_eq!(types.last(), Some(&json!("summary")), "{what}: {out}");
     }
 }
+
+/// A recorded regression that still fails makes `check` exit 1 even when its
+/// own seeds hold: the output says so and prints the command that replays
+/// the regression, in text and in the JSON summary.
+#[test]
+fn a_still_failing_regression_is_named_with_its_replay_command() {
+    let dir = scratch("still-failing");
+    unexpected_scenario(&dir.join("rwk.toml"));
+    check(
+        &case("record", &["check", "rwk.toml", "--runs", "10"])
+            .cwd(&dir)
+            .code(1),
+        &[],
+    );
+    let holding = ["check", "rwk.toml", "--seeds", "0..2", "--no-shrink"];
+    check(
+        &case("text", &holding)
+            .cwd(&dir)
+            .code(1)
+            .out("rwk: holds over 2 schedules")
+            .out("repro: idemsim replay rwk.toml --repro .idemsim/regressions/rwk-"),
+        &[],
+    );
+    let json = [&holding[..], &["--json"]].concat();
+    let (out, _) = check(&case("json", &json).cwd(&dir).code(1), &[]);
+    let summary: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let failing = &summary["data"]["failing_regression"];
+    let file = failing["file"]
+        .as_str()
+        .expect("the failing regression's file");
+    assert!(file.starts_with(".idemsim/regressions/rwk-"), "{out}");
+    assert_eq!(failing["invariant"], json!("no-duplicate-effect"), "{out}");
+    let replay = failing["replay"].as_str().unwrap();
+    assert_eq!(replay, format!("idemsim replay rwk.toml --repro {file}"));
+    let args: Vec<&str> = replay.split(' ').skip(1).collect();
+    check(
+        &case("the replay command", &args)
+            .cwd(&dir)
+            .code(1)
+            .out("Violation of no-duplicate-effect"),
+        &[],
+    );
+}

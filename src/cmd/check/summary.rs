@@ -342,6 +342,10 @@ pub struct SweepLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Events of the shrunk run, when shrunk.
     pub shrunk_events: Option<u64>,
+    /// A recorded regression that still fails, which makes the exit code 1
+    /// whatever the verdict of the seeds; absent when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_regression: Option<crate::regressions::cli::FailingRegression>,
 }
 
 impl SweepLine {

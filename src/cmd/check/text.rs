@@ -141,6 +141,9 @@ impl SweepLine {
         if let Some(n) = note {
             text.push_str(&n.text());
         }
+        if let Some(f) = &self.failing_regression {
+            text.push_str(&f.text(self.failure.is_some()));
+        }
         if json {
             crate::eout!("{text}");
             if let Some(n) = note {
