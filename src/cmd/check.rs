@@ -25,6 +25,26 @@ pub use summary::{
 };
 use text::shrunk_text;
 
+/// A coverage-guided search runs as one sequence, each schedule mutating what
+/// the earlier ones found, so no part of it is a shard `merge` could combine.
+fn unshardable(s: &models::Scenario, explicit: bool, entry: &scenarios::Entry) -> UsageError {
+    let by_set = s.overrides.iter().any(|o| o.key == "run.strategy");
+    let why = match (explicit, by_set) {
+        (true, _) => "--strategy coverage asks for a coverage-guided search".to_string(),
+        (false, true) => {
+            "--set run.strategy=coverage asks for a coverage-guided search".to_string()
+        }
+        (false, false) => format!(
+            "{} sets run.strategy = \"coverage\", a coverage-guided search",
+            s.file
+        ),
+    };
+    UsageError(format!(
+        "error: --shard splits a seed sweep, but {why}, which runs as one sequence and cannot be split into shards\nhelp: sweep its seeds in shards with `idemsim check {} --strategy seeds --shard I/N --json`, or leave --shard out to run the search on one machine\n",
+        entry.shell_arg()
+    ))
+}
+
 /// Runs `idemsim check`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
@@ -67,8 +87,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         )));
     }
     let strategy = a.strategy.map_or(s.strategy, Strategy::from);
+    if strategy == Strategy::Coverage && a.shard.is_some() {
+        return Err(unshardable(&s, a.strategy.is_some(), &entry));
+    }
     // A shard may be empty when there are more shards than seeds; it merges as
-    // nothing. (A coverage-guided search takes no shard: clap refuses both.)
+    // nothing.
     let seeds = match a.shard {
         Some((i, n)) => all.shard(i, n),
         None => all,

@@ -357,3 +357,23 @@ fn a_long_run_is_traced_by_its_ends_and_the_report_says_it_is_too_long() {
         "{page}"
     );
 }
+
+/// A coverage-guided search runs as one sequence and takes no shard, whether
+/// `--strategy coverage` or the file's `run.strategy` asks for it; `--strategy
+/// seeds` shards such a scenario's seeds, as merge's help says.
+#[test]
+fn a_shard_of_a_coverage_guided_search_is_refused() {
+    let searched = "payment-give-up-silently-low-loss";
+    let shard = ["check", searched, "--shard", "0/2", "--runs", "4", "--json"];
+    check(
+        &case("the file's run.strategy", &shard)
+            .code(2)
+            .err("run.strategy = \"coverage\"")
+            .err("--strategy seeds"),
+    );
+    let explicit = [&shard[..], &["--strategy", "coverage"]].concat();
+    check(&case("--strategy coverage", &explicit).code(2));
+    let seeds = [&shard[..], &["--strategy", "seeds"]].concat();
+    let (out, _) = check(&case("--strategy seeds", &seeds));
+    assert!(out.contains("\"shard\":{\"count\":2"), "{out}");
+}

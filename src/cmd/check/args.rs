@@ -65,8 +65,9 @@ pub struct Args {
     pub(super) determinism_seeds: u64,
     /// How to search the runs: every seed (seeds), or coverage-guided mutation
     /// of recorded decisions, --runs schedules at most, from the seed range's
-    /// start (coverage) [default: the scenario's run.strategy].
-    #[arg(long, value_enum, conflicts_with_all = ["exhaustive", "shard"])]
+    /// start (coverage) [default: the scenario's run.strategy]. A search takes
+    /// no --shard (refused in `check::run`, which also sees run.strategy).
+    #[arg(long, value_enum, conflicts_with = "exhaustive")]
     pub(super) strategy: Option<StrategyArg>,
 }
 
