@@ -76,24 +76,17 @@ impl Ledger {
     ) -> impl Iterator<Item = (u32, Op)> + '_ {
         // Only a blind write can be a late repeat over later writes; the
         // lookups wait for one, so that other writes pay nothing here.
-        let done_us = (change == Change::Set)
-            .then(|| self.get(op))
-            .flatten()
-            .filter(|r| r.told_done.is_some() && r.ending.is_some())
-            .map(|r| r.ended_us)
-            .filter(|_| {
-                self.versions
-                    .get(&(entity, self.head(entity)))
-                    .is_some_and(|h| h.state() != Some(value))
-            });
-        done_us.into_iter().flat_map(move |done_us| {
-            self.carried(entity, 0).filter(move |&(_, w)| {
-                w != op
-                    && self
-                        .get(w)
-                        .is_some_and(|r| r.intended && r.started_us > done_us)
-            })
+        let late = change == Change::Set
+            && self
+                .versions
+                .get(&(entity, self.head(entity)))
+                .is_some_and(|h| h.state() != Some(value));
+        late.then(|| {
+            self.carried(entity, 0)
+                .filter(move |&(_, w)| w != op && self.late_over(op, w))
         })
+        .into_iter()
+        .flatten()
     }
 
     /// Whether `by`'s write landed after its client was told done, over a
