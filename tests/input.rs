@@ -174,3 +174,97 @@ fn bad_values_are_named_with_their_range_and_a_fix_that_works() {
         ],
     );
 }
+
+// Presets: a real system's documented defaults (docs/fidelity.md).
+
+/// A minimal scenario of `model` naming `preset` in its `table`.
+fn with_preset(model: &str, table: &str, preset: &str) -> String {
+    format!("summary = \"p\"\nmodel = \"{model}\"\n[{table}]\npreset = \"{preset}\"\n")
+}
+
+#[test]
+fn every_preset_of_every_model_loads_on_its_own() {
+    let mut n = 0;
+    for m in models::registry::MODELS {
+        for p in m.presets() {
+            let text = with_preset(m.name(), p.table, p.name);
+            if let Err(e) = models::Scenario::load("p.toml", &text) {
+                panic!("{} of {}: {e}", p.written(), m.name());
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "only {n} presets");
+}
+
+#[test]
+fn a_key_written_beside_a_preset_wins_over_the_presets_value() {
+    use models::scenario::Verdict;
+    // Stripe keeps keys 24 h: the retry 1 ms inside holds; with keys kept
+    // one hour beside the preset, the same retry pays again.
+    common::check(
+        "payment-stripe-key-retention-inside",
+        &[],
+        3,
+        Verdict::Holds,
+        None,
+    );
+    common::check(
+        "payment-stripe-key-retention-inside",
+        &["service.retention_ms=3600000"],
+        3,
+        Verdict::Violation,
+        Some("no-duplicate-effect"),
+    );
+}
+
+#[test]
+fn a_value_the_presets_system_refuses_is_refused_where_it_is_written() {
+    let text = format!(
+        "{}max_attempts = 0\n",
+        with_preset("payment", "client.retry", "aws-standard")
+    );
+    let e = load_error("aws.toml", &text);
+    assert_eq!((e.line, e.column), (5, 16), "{e}");
+    assert!(e.message.contains("retry_mode = standard"), "{e}");
+    assert!(e.message.contains("greater than 0"), "{e}");
+    assert!(e.help.unwrap().contains("drop preset = \"aws-standard\""));
+}
+
+#[test]
+fn an_unknown_preset_is_refused_at_its_line_with_the_closest_name() {
+    let e = load_error("s.toml", &with_preset("payment", "service", "strip"));
+    assert_eq!(e.line, 4, "{e}");
+    assert!(
+        e.message.contains("unknown preset \"strip\" for service"),
+        "{e}"
+    );
+    assert!(e.help.unwrap().contains("did you mean \"stripe\""));
+    // A preset in a table that offers none is an unknown key there.
+    let e = load_error("s.toml", &with_preset("payment", "client", "stripe"));
+    assert!(e.message.contains("preset"), "{e}");
+}
+
+#[test]
+fn a_preset_named_by_set_applies_as_one_written_in_the_file() {
+    // The preset's values arrive (AWS's three attempts are a cap of 3)...
+    let s = load_text(
+        "s.toml",
+        "summary = \"s\"\n",
+        &["client.retry.preset=aws-standard"],
+    );
+    assert_eq!(s.overrides.len(), 1);
+    // ...and its system's rules apply to a `--set` beside it.
+    let e = match models::Scenario::load_with(
+        "s.toml",
+        "summary = \"s\"\n",
+        &[
+            Override::parse("client.retry.preset=aws-standard").unwrap(),
+            Override::parse("client.retry.max_attempts=0").unwrap(),
+        ],
+    ) {
+        Ok(_) => panic!("AWS refuses max_attempts = 0"),
+        Err(e) => e,
+    };
+    assert_eq!(e.file, "--set client.retry.max_attempts=0", "{e}");
+}

@@ -13,10 +13,61 @@ pub struct Args {
     /// JSON Lines on stdout: one `model` line each, then one `invariant` line each.
     #[arg(long)]
     json: bool,
+    /// List the real systems' presets instead: each one's values and their
+    /// sources (docs/fidelity.md).
+    #[arg(long)]
+    presets: bool,
+}
+
+/// `idemsim models --presets`: every preset of every model, with each value,
+/// its source, and what of the system is not modelled.
+fn presets(json: bool) -> Result<u8, UsageError> {
+    for m in registry::MODELS {
+        for p in m.presets() {
+            if json {
+                let settings: Vec<serde_json::Value> = p
+                    .settings
+                    .iter()
+                    .map(
+                        |s| serde_json::json!({"key": s.key, "value": s.value, "source": s.source}),
+                    )
+                    .collect();
+                crate::outln!(
+                    "{}",
+                    json_line(
+                        "preset",
+                        serde_json::json!({
+                            "model": m.name(),
+                            "table": p.table,
+                            "name": p.name,
+                            "system": p.system,
+                            "settings": settings,
+                            "not_modelled": p.not_modelled,
+                        })
+                    )
+                );
+                continue;
+            }
+            crate::outln!("{} {}: {}", m.name(), p.written(), p.system);
+            for s in p.settings {
+                crate::outln!("  {} = {}", s.key, s.value);
+                crate::outln!("      {}", s.source);
+            }
+            crate::outln!("  not modelled: {}", p.not_modelled);
+            crate::outln!();
+        }
+    }
+    if !json {
+        crate::outln!("A key written beside a preset wins; the system's own rules then apply (docs/fidelity.md).");
+    }
+    Ok(crate::exit::HOLDS)
 }
 
 /// Runs `idemsim models`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
+    if a.presets {
+        return presets(a.json);
+    }
     let kinds = registry::message_kinds();
     let mut shown: Vec<(&'static str, &'static str)> = Vec::new();
     for m in registry::MODELS {

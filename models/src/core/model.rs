@@ -168,4 +168,8 @@ pub trait ModelSpec<N>: Sync {
     fn reference_scenario(&self) -> Option<&'static str> {
         None
     }
+    /// The real systems' defaults it offers as `preset = "..."` in its tables.
+    fn presets(&self) -> &'static [super::preset::Preset] {
+        &[]
+    }
 }

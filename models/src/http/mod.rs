@@ -118,4 +118,30 @@ where
     fn reference_scenario(&self) -> Option<&'static str> {
         Some("http-delete-retried")
     }
+
+    fn presets(&self) -> &'static [crate::core::Preset] {
+        PRESETS
+    }
 }
+
+/// `[server] preset = "stripe"`: the server keeps Idempotency-Key answers as
+/// Stripe documents (docs.stripe.com/api/idempotent_requests, API v1).
+static PRESETS: &[crate::core::Preset] = &[crate::core::Preset {
+    table: "server",
+    name: "stripe",
+    system: "Stripe API v1 idempotent requests (Idempotency-Key header)",
+    settings: &[
+        crate::core::PresetSetting {
+            key: "server.idempotency_keys",
+            value: "true",
+            source: "Stripe saves the first answer under an Idempotency-Key and returns it to retries with the same key",
+        },
+        crate::core::PresetSetting {
+            key: "server.key_retention_ms",
+            value: "86400000",
+            source: "keys may be pruned once they are at least 24 hours old; a key reused after that is a new request (modelled at exactly 24 h)",
+        },
+    ],
+    rules: &[],
+    not_modelled: "Stripe compares a retry's parameters with the first request's and answers an error if they differ; the HTTP model has no such comparison, so a retry with a changed body is answered from the key. The replayed 500 and API v2's retry-to-completion are not modelled.",
+}];

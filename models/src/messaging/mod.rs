@@ -15,6 +15,7 @@ mod broker;
 mod consumer;
 mod consumer_db;
 mod msg;
+mod presets;
 mod producer;
 mod program;
 mod relay;
@@ -126,5 +127,9 @@ where
 
     fn reference_scenario(&self) -> Option<&'static str> {
         Some("messaging-outbox-inbox")
+    }
+
+    fn presets(&self) -> &'static [crate::core::Preset] {
+        presets::PRESETS
     }
 }

@@ -6,6 +6,7 @@
 mod bank;
 mod client;
 mod msg;
+mod presets;
 mod reconcile;
 pub(crate) mod scenario;
 mod service;
@@ -112,5 +113,9 @@ where
 
     fn reference_scenario(&self) -> Option<&'static str> {
         Some("payment-stable-key")
+    }
+
+    fn presets(&self) -> &'static [crate::core::Preset] {
+        presets::PRESETS
     }
 }

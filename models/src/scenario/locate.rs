@@ -312,6 +312,8 @@ pub(super) struct Locator<'a> {
     effective: &'a str,
     overrides: &'a [Override],
     lines: Option<LineMap>,
+    /// The presets whose settings were written into `effective`.
+    presets: Vec<&'static crate::core::Preset>,
 }
 
 impl<'a> Locator<'a> {
@@ -321,14 +323,63 @@ impl<'a> Locator<'a> {
         effective: &'a str,
         overrides: &'a [Override],
     ) -> Locator<'a> {
-        let lines = (!overrides.is_empty()).then(|| LineMap::new(text, effective));
+        let lines = (text != effective).then(|| LineMap::new(text, effective));
         Locator {
             file,
             text,
             effective,
             overrides,
             lines,
+            presets: Vec::new(),
         }
+    }
+
+    /// The same locator, told which presets wrote lines of its text.
+    pub(super) fn with_presets(mut self, presets: &[&'static crate::core::Preset]) -> Locator<'a> {
+        self.presets = presets.to_vec();
+        self
+    }
+
+    /// A mistake on a line only a preset wrote is the `preset =` line's: the
+    /// message says which setting of the preset, with its source.
+    fn preset_blame(
+        &self,
+        src: &str,
+        message: &str,
+        help: &Option<String>,
+    ) -> Option<ScenarioError> {
+        let key = src.split('=').next()?.trim();
+        let (p, s) = self.presets.iter().find_map(|p| {
+            let s = p
+                .settings
+                .iter()
+                .find(|s| s.key.rsplit('.').next() == Some(key))?;
+            Some((p, s))
+        })?;
+        let message = format!(
+            "{message} (preset \"{}\" sets {} = {}: {})",
+            p.name, s.key, s.value, s.source
+        );
+        let at: Vec<Seg> = p
+            .table
+            .split('.')
+            .chain(["preset"])
+            .map(|k| Seg::Name(k.to_string()))
+            .collect();
+        let Some(span) = span_of(self.text, &at) else {
+            // Named by `--set TABLE.preset=NAME`: that argument's.
+            let o = self.overrides.iter().find(|o| o.key.ends_with("preset"))?;
+            return Some(set_error(o, message, help.clone()));
+        };
+        let (line, column, src) = line_col(self.text, span.start);
+        Some(ScenarioError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message,
+            source_line: Some(src),
+            help: help.clone(),
+        })
     }
 
     pub(super) fn at(&self, offset: usize, message: String, help: Option<String>) -> ScenarioError {
@@ -361,14 +412,27 @@ impl<'a> Locator<'a> {
                 source_line: self.text.lines().nth(orig).map(str::to_string),
                 help,
             },
-            // A line only an override could have added (a table header it
-            // created): blame the override that names that table.
+            // A line only a preset or an override could have added (a
+            // table header it created): blame the one that names it.
             None => {
+                if let Some(e) = self.preset_blame(&src, &message, &help) {
+                    return e;
+                }
+                let Some(first) = self.overrides.first() else {
+                    return ScenarioError {
+                        file: self.file.to_string(),
+                        line,
+                        column,
+                        message,
+                        source_line: Some(src),
+                        help,
+                    };
+                };
                 let o = self
                     .overrides
                     .iter()
                     .find(|o| src.contains(o.key.split('.').next().unwrap_or("")))
-                    .unwrap_or(&self.overrides[0]);
+                    .unwrap_or(first);
                 set_error(o, message, help)
             }
         }

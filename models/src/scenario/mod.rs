@@ -10,6 +10,7 @@ mod common;
 mod error;
 mod locate;
 mod network;
+mod preset;
 mod routes;
 mod unused;
 
@@ -335,7 +336,13 @@ impl Scenario {
                 help,
             ))
         })?;
-        check_top_level(&effective, model.tables(), model.name()).map_err(|i| loc.invalid(i))?;
+        // A system's preset writes its settings beneath the file's own; the
+        // model reads the result, so the system's rules apply to both alike.
+        let expanded = preset::expand(&effective, model.presets()).map_err(|i| loc.invalid(i))?;
+        let loc =
+            Locator::new(file, text, &expanded.text, overrides).with_presets(&expanded.applied);
+        check_top_level(&expanded.text, model.tables(), model.name())
+            .map_err(|i| loc.invalid(i))?;
         // `list` and every report show the summary as one line of a table.
         if dto.summary.trim().contains(char::is_control) {
             return Err(loc.invalid(invalid(
@@ -356,7 +363,7 @@ impl Scenario {
         let delays = network::delays(&dto.network).map_err(|i| loc.invalid(i))?;
         let built = model
             .build(&BuildInput {
-                text: &effective,
+                text: &expanded.text,
                 fault_phase_us,
                 max_time_us: limits.max_time_us,
                 dir,

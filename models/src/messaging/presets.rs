@@ -1,0 +1,193 @@
+//! The messaging model's presets: brokers (and, for Kafka, the producer
+//! client of the same version) as their documentation describes them. Each
+//! value cites where it is documented; docs/fidelity.md has the rows and the
+//! conformance scenarios that pin each limit.
+
+use crate::core::{Preset, PresetRule, PresetSetting};
+
+const fn set(key: &'static str, value: &'static str, source: &'static str) -> PresetSetting {
+    PresetSetting { key, value, source }
+}
+
+const fn rule(key: &'static str, min: i64, max: i64, says: &'static str) -> PresetRule {
+    PresetRule {
+        key,
+        min,
+        max,
+        says,
+    }
+}
+
+/// Kafka's producer client and broker defaults shared by 3.9 and 4.0.
+macro_rules! kafka_common {
+    () => {
+        [
+            set("producer.max_in_flight", "5", "max.in.flight.requests.per.connection, default 5 (Kafka producer configs)"),
+            set("producer.publish_timeout_ms", "30000", "request.timeout.ms, default 30000: the client resends a request unanswered this long (Kafka producer configs)"),
+            set("broker.producer_id_expiration_ms", "86400000", "producer.id.expiration.ms, default 86400000 since 3.4 (KIP-854)"),
+            set("broker.transaction_timeout_ms", "60000", "transaction.timeout.ms, producer default 60000: the coordinator aborts a transaction open longer"),
+            set("broker.visibility_timeout_ms", "300000", "max.poll.interval.ms, default 300000: a consumer that does not poll again within it leaves the group and its partitions' uncommitted records are delivered again"),
+            set("broker.max_deliveries", "0", "a Kafka consumer group has no delivery limit: records are read again from the committed offset for ever"),
+            set("broker.dedup_window_ms", "0", "Kafka has no broker-side deduplication by message id; only the idempotent producer's sequence numbers"),
+            set("broker.exactly_once_delivery", "false", "offset commits are the consumer's: delivery is at least once unless processing and commit share a transaction"),
+        ]
+    };
+}
+
+const KAFKA_39: &[PresetSetting] = &{
+    let c = kafka_common!();
+    [
+        set("producer.idempotence", "\"kafka-default\"", "enable.idempotence, default true since 3.0 (KIP-679); 3.2 and later turn it off with a logged warning when max.in.flight.requests.per.connection > 5 and idempotence was left at its default (KAFKA-13673)"),
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+    ]
+};
+
+const KAFKA_40: &[PresetSetting] = &{
+    let c = kafka_common!();
+    [
+        set("producer.idempotence", "true", "enable.idempotence, default true; 4.0 refuses max.in.flight.requests.per.connection > 5 with idempotence on, at its default or not (KAFKA-17927)"),
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+    ]
+};
+
+const KAFKA_RULES: &[PresetRule] = &[
+    rule("producer.max_in_flight", 1, 100, "max.in.flight.requests.per.connection is at least 1"),
+    rule("broker.transaction_timeout_ms", 1, 900_000, "the broker refuses a transaction.timeout.ms above transaction.max.timeout.ms (default 900000, 15 min) with InvalidTxnTimeoutException"),
+];
+
+const KAFKA_NOT_MODELLED: &str = "One partition per producer: batches in flight, the broker's last 5 batches per producer id and partition, and ordering are those of a single partition. Consumer groups, rebalances and session.timeout.ms (45 s) are not modelled; a stuck consumer's records come back after max.poll.interval.ms. Retention (log.retention.hours, 7 days) is not modelled.";
+
+const SQS_NOT_MODELLED: &str = "Retention by age (MessageRetentionPeriod, 4 days by default, 60 s to 14 days) is not modelled: no message is deleted for its age. Long polling, message timers and delay queues are not modelled.";
+
+const SQS_RULES: &[PresetRule] = &[
+    rule("broker.visibility_timeout_ms", 0, 43_200_000, "VisibilityTimeout is 0 to 43,200 seconds (12 hours) (SQS API Reference, SetQueueAttributes)"),
+    rule("broker.max_deliveries", 0, 1000, "a redrive policy's maxReceiveCount is 1 to 1,000 (0 here: no redrive policy) (SQS Developer Guide, dead-letter queues)"),
+];
+
+/// Every preset the messaging model offers.
+pub static PRESETS: &[Preset] = &[
+    Preset {
+        table: "broker",
+        name: "kafka-3.9",
+        system: "Apache Kafka 3.9 (Java producer client and broker)",
+        settings: KAFKA_39,
+        rules: KAFKA_RULES,
+        not_modelled: KAFKA_NOT_MODELLED,
+    },
+    Preset {
+        table: "broker",
+        name: "kafka-4.0",
+        system: "Apache Kafka 4.0 (Java producer client and broker)",
+        settings: KAFKA_40,
+        rules: KAFKA_RULES,
+        not_modelled: KAFKA_NOT_MODELLED,
+    },
+    Preset {
+        table: "broker",
+        name: "sqs-standard",
+        system: "Amazon SQS standard queue",
+        settings: &[
+            set("broker.visibility_timeout_ms", "30000", "VisibilityTimeout, default 30 s"),
+            set("broker.max_deliveries", "0", "no redrive policy by default: a message is received again for ever (maxReceiveCount exists only with a redrive policy)"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "with a redrive policy, a message received more than maxReceiveCount times moves to the dead-letter queue"),
+            set("broker.dedup_window_ms", "0", "standard queues do not deduplicate sends"),
+            set("broker.exactly_once_delivery", "false", "at-least-once delivery: a message may be delivered more than once"),
+        ],
+        rules: SQS_RULES,
+        not_modelled: SQS_NOT_MODELLED,
+    },
+    Preset {
+        table: "broker",
+        name: "sqs-fifo",
+        system: "Amazon SQS FIFO queue",
+        settings: &[
+            set("broker.visibility_timeout_ms", "30000", "VisibilityTimeout, default 30 s"),
+            set("broker.max_deliveries", "0", "no redrive policy by default"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "with a redrive policy, a message received more than maxReceiveCount times moves to the dead-letter queue"),
+            set("broker.dedup_window_ms", "300000", "the deduplication interval is 5 minutes: a send with a deduplication id already sent within it is accepted but not delivered again"),
+            set("broker.exactly_once_delivery", "false", "exactly-once processing holds only within the deduplication interval and until a message's visibility timeout lapses"),
+        ],
+        rules: &[
+            rule("broker.visibility_timeout_ms", 0, 43_200_000, "VisibilityTimeout is 0 to 43,200 seconds (12 hours)"),
+            rule("broker.max_deliveries", 0, 1000, "maxReceiveCount is 1 to 1,000 (0 here: no redrive policy)"),
+            rule("broker.dedup_window_ms", 300_000, 300_000, "the FIFO deduplication interval is fixed at 5 minutes; SQS has no setting for it"),
+        ],
+        not_modelled: "Message groups and their ordering, high-throughput mode. Retention by age (4 days by default, up to 14) is not modelled.",
+    },
+    Preset {
+        table: "broker",
+        name: "rabbitmq-quorum",
+        system: "RabbitMQ 4.x quorum queue",
+        settings: &[
+            set("broker.visibility_timeout_ms", "1800000", "consumer_timeout, default 30 minutes: the channel of a consumer that has not acknowledged a delivery within it is closed and its unacknowledged deliveries are requeued"),
+            set("broker.max_deliveries", "20", "delivery-limit, default 20 since RabbitMQ 4.0"),
+            set("broker.at_max_deliveries", "\"discard\"", "over its delivery limit a message is dead-lettered if the queue has a dead-letter exchange, and dropped otherwise; none is configured by default"),
+            set("broker.dedup_window_ms", "0", "RabbitMQ does not deduplicate publishes"),
+            set("broker.exactly_once_delivery", "false", "at-least-once delivery with manual acknowledgements"),
+        ],
+        rules: &[],
+        not_modelled: "Publisher confirms are the model's publish confirmations; classic queues (no delivery limit) and streams are not modelled.",
+    },
+    Preset {
+        table: "broker",
+        name: "nats-jetstream",
+        system: "NATS JetStream (nats-server 2.10+)",
+        settings: &[
+            set("broker.visibility_timeout_ms", "30000", "AckWait, default 30 s"),
+            set("broker.max_deliveries", "0", "MaxDeliver, default -1: unlimited"),
+            set("broker.at_max_deliveries", "\"discard\"", "after MaxDeliver the server stops delivering the message to that consumer (an advisory is published); it stays in the stream"),
+            set("broker.dedup_window_ms", "120000", "the stream's duplicate window (Duplicates), default 2 minutes, by the Nats-Msg-Id header"),
+            set("broker.exactly_once_delivery", "false", "a double-acknowledged AckSync gives exactly-once processing only to a consumer that waits for it; plain acks are at least once"),
+        ],
+        rules: &[],
+        not_modelled: "Double acknowledgement (AckSync) is not modelled as such; exactly_once_delivery models a confirmed ack. Stream limits and retention are not modelled.",
+    },
+    Preset {
+        table: "broker",
+        name: "pubsub-exactly-once",
+        system: "Google Cloud Pub/Sub subscription with exactly-once delivery",
+        settings: &[
+            set("broker.visibility_timeout_ms", "10000", "ackDeadlineSeconds, default 10 s (10 to 600)"),
+            set("broker.max_deliveries", "0", "no dead-letter policy by default"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "with a dead-letter policy, a message delivered maxDeliveryAttempts times is forwarded to the dead-letter topic"),
+            set("broker.dedup_window_ms", "0", "Pub/Sub does not deduplicate publishes; exactly-once delivery is a subscription property"),
+            set("broker.exactly_once_delivery", "true", "no redelivery once a message is acknowledged successfully; an ack after the deadline fails, and the client library reports it (AckWithResult)"),
+        ],
+        rules: &[
+            rule("broker.visibility_timeout_ms", 10_000, 600_000, "ackDeadlineSeconds is 10 to 600"),
+            rule("broker.max_deliveries", 0, 100, "maxDeliveryAttempts is 5 to 100 (0 here: no dead-letter policy)"),
+        ],
+        not_modelled: "Exactly-once delivery is regional; publish-side duplicates and ordering keys are not modelled. maxDeliveryAttempts below 5 is not refused.",
+    },
+    Preset {
+        table: "broker",
+        name: "servicebus",
+        system: "Azure Service Bus queue (peek-lock)",
+        settings: &[
+            set("broker.visibility_timeout_ms", "60000", "LockDuration, default 1 minute (at most 5)"),
+            set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
+            set("broker.dedup_window_ms", "0", "duplicate detection is off unless the queue is created with it"),
+            set("broker.exactly_once_delivery", "false", "peek-lock delivery is at least once"),
+        ],
+        rules: &[rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration is at most 5 minutes")],
+        not_modelled: "Sessions, scheduled messages and auto-forwarding are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
+    },
+    Preset {
+        table: "broker",
+        name: "servicebus-duplicate-detection",
+        system: "Azure Service Bus queue (peek-lock) created with duplicate detection",
+        settings: &[
+            set("broker.visibility_timeout_ms", "60000", "LockDuration, default 1 minute (at most 5)"),
+            set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
+            set("broker.dedup_window_ms", "600000", "duplicateDetectionHistoryTimeWindow, default 10 minutes, by MessageId"),
+            set("broker.exactly_once_delivery", "false", "peek-lock delivery is at least once"),
+        ],
+        rules: &[
+            rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration is at most 5 minutes"),
+            rule("broker.dedup_window_ms", 20_000, 604_800_000, "the duplicate detection window is 20 seconds to 7 days"),
+        ],
+        not_modelled: "Sessions, scheduled messages and auto-forwarding are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
+    },
+];
