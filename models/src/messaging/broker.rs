@@ -24,8 +24,9 @@ pub use publish::SEQUENCE_WINDOW;
 pub enum AtMaxDeliveries {
     /// It moves to the dead-letter queue, where a person sees it.
     DeadLetter,
-    /// It is dropped (RabbitMQ rejecting without a dead-letter exchange, SQS
-    /// at the end of its retention period): the effect is silently lost.
+    /// It is dropped (a RabbitMQ quorum queue over its delivery limit with no
+    /// dead-letter exchange, NATS JetStream at `MaxDeliver`): the effect is
+    /// silently lost. SQS never drops by count, only by age.
     Discard,
 }
 
