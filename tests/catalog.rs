@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{check, failing_trace, load, name_of, reached, scenario_files, sweep, TEST_BUDGET};
+use common::{
+    check, failing_trace, load, name_of, reached, scenario_files, sweep, trace_of, TEST_BUDGET,
+};
 use models::core::invariants;
 use models::core::ledger::counter;
 use models::core::Key;
@@ -121,6 +123,9 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
         // The payload swallowed by the bank's dedup is caught at the service.
         ("payment-payload-swallowed-downstream", &["service.idempotency=claim-same-tx"], Holds, None),
         ("payment-timeout-read-as-failure", &["client.timeout_means=unknown"], Holds, None),
+        // A dead letter for each claim given up: the paid ones among them
+        // reach a person as open questions instead of staying open unseen.
+        ("payment-give-up-silently-after-payment", &["client.retry.dead_letter=true"], Holds, None),
         // A late confirmation answers the key kept "in progress"; or the
         // bank catches the second transfer by the key handed on.
         ("payment-key-deleted-on-timeout", &["service.on_bank_timeout=keep-in-progress"], Holds, None),
@@ -178,6 +183,39 @@ fn fixes_hold_and_their_failures_come_back_when_the_fix_is_removed() {
     for (name, sets, verdict, invariant) in cases {
         check(name, sets, TEST_BUDGET, *verdict, *invariant);
     }
+}
+
+/// A silent give-up whose effect landed is caught in every model whose
+/// clients give up: a payment, an HTTP request whose effect landed or whose
+/// state (a DELETE's "gone") was seen holding, a claim at the head of the
+/// insurer chain. Each held before `no-untold-effect`; the messaging model's
+/// producer ends no operation, so it has no such cell.
+#[test]
+fn a_silent_give_up_whose_effect_landed_is_no_untold_effect_in_every_client_model() {
+    let silent: &[&str] = &["client.retry.dead_letter=false"];
+    for (name, seeds) in [
+        ("http-post-with-key", 10),
+        ("http-delete-by-two-clients", 10),
+        ("chain-outbox-inbox", 600),
+    ] {
+        check(
+            name,
+            silent,
+            seeds,
+            Verdict::Violation,
+            Some("no-untold-effect"),
+        );
+        check(name, &[], seeds, Verdict::Holds, None);
+    }
+    let (_, outcome) = trace_of(&load("http-delete-by-two-clients", silent), 0);
+    let sim::Outcome::Violation(v) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        v.message.contains("what it asks already held"),
+        "{}",
+        v.message
+    );
 }
 
 /// The retry window bounds the attempts, not the last timeout: with no cap on

@@ -31,6 +31,48 @@ fn a_violation_exits_1_with_the_lowest_failing_seed_and_a_repro_line() {
     assert!(trace.contains("transfer #2 for claim 4711"), "{trace}");
 }
 
+/// A silent give-up is a violation whether or not the payment went out: the
+/// design of payment-timeout-read-as-failure without dead letters leaves 51
+/// paid claims open in the claims system, with no person told, and the next
+/// payment by hand is the duplicate. Before no-untold-effect it held.
+#[test]
+fn a_silent_give_up_whose_payment_landed_is_a_violation() {
+    let s = "payment-timeout-read-as-failure";
+    let silent = ["--set", "client.retry.dead_letter=false"];
+    let (out, _) = check(&[&["check", s, "--no-shrink"][..], &silent].concat(), 1);
+    assert!(
+        out.contains(
+            "lowest failing seed 10: violation of no-untold-effect: claim 4711 was given up without a dead-letter record, but its transfer of 1200 EUR landed"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("failing seeds: 51 of 300"), "{out}");
+    assert!(
+        out.contains("0 failed, 0 unknown (0.0%, for a person to reconcile), 51 given up silently"),
+        "{out}"
+    );
+    // Reading the timeout right does not save a client that writes nothing down.
+    let unknown = ["--set", "client.timeout_means=unknown"];
+    let (out, _) = check(
+        &[&["check", s, "--no-shrink"][..], &unknown, &silent].concat(),
+        1,
+    );
+    assert!(out.contains("violation of no-untold-effect"), "{out}");
+    // With its dead letters, the scenario is the false "failed" it ships as...
+    let (out, _) = check(&["check", s, "--no-shrink"], 1);
+    assert!(
+        out.contains("lowest failing seed 10: violation of no-false-failure"),
+        "{out}"
+    );
+    // ...and with honest ones it holds: 51 open questions for a person.
+    let (out, _) = check(&[&["check", s, "--no-shrink"][..], &unknown].concat(), 0);
+    assert!(out.contains("holds over 300 schedules"), "{out}");
+    assert!(
+        out.contains("51 unknown (17.0%, for a person to reconcile), 0 given up silently"),
+        "{out}"
+    );
+}
+
 #[test]
 fn hitting_a_limit_exits_3() {
     let (out, _) = check(

@@ -283,7 +283,8 @@ fn the_path_has_exercises_in_several_chapters() {
 /// Each exercise's scenario fails as the catalog ships it, holds with the
 /// answer's overrides over its test budget (with faults firing), and, for an
 /// answer of several overrides, fails with any one of them left out: the
-/// answer is the fix, all of it and nothing more.
+/// answer is the fix, all of it and nothing more. A wrong answer the chapter
+/// marks fails too.
 #[test]
 fn every_exercise_fails_without_its_answer_and_holds_with_it() {
     use models::scenario::Verdict;
@@ -324,6 +325,14 @@ fn every_exercise_fails_without_its_answer_and_holds_with_it() {
                 ex.scenario,
                 with.as_str()
             ));
+        }
+        for wrong_answer in &ex.wrong_answers {
+            let sets: Vec<&str> = wrong_answer.iter().map(String::as_str).collect();
+            let with = found(&sets).0;
+            if with != Verdict::Violation {
+                let what = with.as_str();
+                wrong.push(format!("{}: `{}` with {sets:?} gives {what}, but the chapter marks it as a wrong answer", ex.place, ex.scenario));
+            }
         }
         if sets.len() > 1 {
             for left_out in 0..sets.len() {

@@ -11,6 +11,11 @@ use std::path::PathBuf;
 /// chapter shows in a `<details>` block after the question.
 pub const EXERCISE: &str = "<!-- exercise: ";
 
+/// A tempting answer the exercise must refuse: `<!-- wrong answer: --set
+/// KEY=VALUE [--set ...] -->` between an exercise's marker and its
+/// `<details>` block, which says why. The scenario must still fail with it.
+pub const WRONG_ANSWER: &str = "<!-- wrong answer: ";
+
 /// Keys an answer may not touch: an exercise asks for a design change, and
 /// switching the faults off, shortening the run or editing the expectation
 /// would make any scenario "hold".
@@ -30,6 +35,9 @@ pub struct Exercise {
     pub scenario: String,
     /// The answer's overrides, `key.path=value` each.
     pub sets: Vec<String>,
+    /// Answers that look right and are not, each a list of overrides
+    /// under which the scenario must still fail.
+    pub wrong_answers: Vec<Vec<String>>,
 }
 
 /// The scenario and the overrides of one marker's arguments, or why they do
@@ -41,6 +49,12 @@ pub fn parse_exercise(args: &str) -> Result<(String, Vec<String>), String> {
         .filter(|w| !w.starts_with("--"))
         .ok_or("an exercise names a scenario first")?
         .to_string();
+    Ok((scenario, parse_sets(words)?))
+}
+
+/// The overrides of `--set KEY=VALUE [--set ...]`, or why they are not an
+/// answer.
+pub fn parse_sets<'a>(mut words: impl Iterator<Item = &'a str>) -> Result<Vec<String>, String> {
     let mut sets = Vec::new();
     while let Some(w) = words.next() {
         if w != "--set" {
@@ -62,7 +76,7 @@ pub fn parse_exercise(args: &str) -> Result<(String, Vec<String>), String> {
     if sets.is_empty() {
         return Err("an exercise has at least one `--set` as its answer".into());
     }
-    Ok((scenario, sets))
+    Ok(sets)
 }
 
 /// Every exercise of the learning path. Each marker must be followed, before
@@ -102,18 +116,33 @@ pub fn exercises() -> Vec<Exercise> {
                 "{place}: the question comes first, then the <details> block with the answer"
             );
             let answer = body[open..close].join("\n");
-            for set in &sets {
+            let wrong_answers = wrong_answers(&body[..open], &place);
+            for set in sets.iter().chain(wrong_answers.iter().flatten()) {
                 assert!(
                     answer.contains(&format!("--set {set}")),
-                    "{place}: the <details> block does not show `--set {set}`, which the marker tests"
+                    "{place}: the <details> block does not show `--set {set}`, which a marker tests"
                 );
             }
             out.push(Exercise {
                 place,
                 scenario,
                 sets,
+                wrong_answers,
             });
         }
     }
     out
+}
+
+/// The overrides of each `wrong answer` marker among an exercise's lines
+/// before its `<details>` block.
+fn wrong_answers(question: &[&str], place: &str) -> Vec<Vec<String>> {
+    question
+        .iter()
+        .filter_map(|l| l.trim().strip_prefix(WRONG_ANSWER))
+        .map(|rest| {
+            parse_sets(rest.trim_end_matches("-->").split_whitespace())
+                .unwrap_or_else(|e| panic!("{place}: wrong answer: {e}"))
+        })
+        .collect()
 }

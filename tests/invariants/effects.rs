@@ -341,6 +341,88 @@ fn no_false_failure() {
     ]);
 }
 
+/// A silent give-up whose effect landed: the client's records say the claim
+/// is open, the bank paid it, and no person is told. Every silent give-up
+/// is some invariant's business: this one with one effect, `no-lost-effect`
+/// with none, `no-duplicate-effect` with two.
+#[test]
+fn no_untold_effect() {
+    let a = claim(4711);
+    let paid = [(0, 0, intent(a, 1200)), (1, 2, transfer(a, 1200))];
+    let mut abandoned = paid.to_vec();
+    abandoned.push((32, 0, ended(a, Ending::Abandoned)));
+    let v = crate::ledger::violation(&abandoned).expect("an untold effect");
+    assert_eq!(v.invariant, "no-untold-effect");
+    assert_eq!(v.operation, a.key(), "{v:?}");
+    assert!(v.message.contains("1200 EUR landed"), "{}", v.message);
+    // Given up first, and an attempt still on its way pays afterwards.
+    fires(
+        "no-untold-effect",
+        &[
+            (0, 0, intent(a, 1200)),
+            (32, 0, ended(a, Ending::Abandoned)),
+            (33, 2, transfer(a, 1200)),
+        ],
+    );
+    // The other cells of the same column.
+    fires(
+        "no-lost-effect",
+        &[
+            (0, 0, intent(a, 1200)),
+            (32, 0, ended(a, Ending::Abandoned)),
+        ],
+    );
+    let mut twice = abandoned.clone();
+    twice.push((40, 2, transfer(a, 1200)));
+    fires("no-duplicate-effect", &twice);
+    // A dead letter tells a person: "unknown" is honest, "failed" is
+    // no-false-failure's, and exactly once with "done" is fine.
+    let mut unknown = paid.to_vec();
+    unknown.push((32, 0, ended(a, Ending::Unknown)));
+    silent(&unknown);
+    let mut failed = paid.to_vec();
+    failed.push((32, 0, ended(a, Ending::Failed)));
+    fires("no-false-failure", &failed);
+    silent(&paid_once(a));
+    // Another claim's silent give-up with nothing paid does not make this
+    // paid, told claim untold.
+    let b = claim(4712);
+    let mut both = paid_once(a);
+    both.extend([(0, 0, intent(b, 900)), (32, 0, ended(b, Ending::Abandoned))]);
+    let v = crate::ledger::violation(&both).expect("b is lost");
+    assert_eq!((v.invariant, v.operation), ("no-lost-effect", b.key()));
+    // A DELETE given up silently after an answer that saw the resource
+    // gone: the world holds what it asks, its client's records say open.
+    let d = Op::new(&REQUEST, 2);
+    fires(
+        "no-untold-effect",
+        &[
+            (0, 0, intent(d, 4711)),
+            (0, 0, Obs::AttemptSent { op: d, attempt: 1 }),
+            (
+                1,
+                2,
+                Obs::StateHeld {
+                    op: d,
+                    attempt: 1,
+                    entity: Op::new(&RESOURCE, 4711),
+                    version: 2,
+                },
+            ),
+            (
+                2,
+                0,
+                Obs::Attempt {
+                    op: d,
+                    attempt: 1,
+                    outcome: AttemptOutcome::Rejected,
+                },
+            ),
+            (2, 0, ended(d, Ending::Abandoned)),
+        ],
+    );
+}
+
 /// A reconciliation job resolves an unknown dead letter later: the ledger
 /// judges what the client was finally told, by the same invariants.
 #[test]

@@ -16,12 +16,16 @@ fn no_lost_effect() {
     // Unknown but recorded for a person: not lost.
     silent(&[(0, 0, intent(a, 1200)), (1, 0, ended(a, Ending::Unknown))]);
     // Given up silently, but an attempt still in flight paid after all:
-    // nothing is owed, so nothing is lost.
-    silent(&[
-        (0, 0, intent(a, 1200)),
-        (1, 0, ended(a, Ending::Abandoned)),
-        (2, 2, transfer(a, 1200)),
-    ]);
+    // nothing is lost, and the paid claim nobody is told of is the other
+    // cell of a silent give-up (no-untold-effect, with effects.rs).
+    fires(
+        "no-untold-effect",
+        &[
+            (0, 0, intent(a, 1200)),
+            (1, 0, ended(a, Ending::Abandoned)),
+            (2, 2, transfer(a, 1200)),
+        ],
+    );
     let committed = Obs::Committed {
         op: event(1),
         entity: entity(7),

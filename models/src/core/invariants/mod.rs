@@ -140,6 +140,7 @@ invariants! {
     at_most_one_executor,
     dedup_store_bounded,
     no_lost_effect,
+    no_untold_effect,
     no_phantom_event,
     state_converges,
     no_lost_update,
