@@ -320,12 +320,12 @@ fn a_variant_the_model_cannot_build_is_refused_naming_the_set_that_made_it() {
     for (name, at, what) in [
         (
             "payment-state-not-action",
-            ":39:8: ",
+            ":40:8: ",
             "\"state instead of action\" reads what is paid",
         ),
         (
             "payment-reconcile-at-bank",
-            ":43:7: ",
+            ":44:7: ",
             "the job is to ask the bank",
         ),
     ] {
@@ -370,7 +370,7 @@ fn a_variant_the_model_cannot_build_is_refused_naming_the_set_that_made_it() {
                 "\"bank.status_query=false\",",
             );
     let e = common::load_error("p.toml", &text);
-    assert_eq!((e.line, e.column), (19, 3), "{e}");
+    assert_eq!((e.line, e.column), (20, 3), "{e}");
     assert!(
         e.message
             .starts_with("the protection `bank.status_query=false` cannot be removed: ")

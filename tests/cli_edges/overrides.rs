@@ -175,7 +175,7 @@ fn sweep_grids_refuse_what_they_cannot_compare() {
             ],
         )
         .code(2)
-        .err("error: variant 2 of 2 (client.retry.base_ms=50000): scenarios/payment-stable-key.toml:40:10: the backoff cap"),
+        .err("error: variant 2 of 2 (client.retry.base_ms=50000): scenarios/payment-stable-key.toml:41:10: the backoff cap"),
         case(
             "values to try written as a list are shown written as values",
             &[

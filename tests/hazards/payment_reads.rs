@@ -100,7 +100,8 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
 /// re-drives a "not paid" (every round but the last): where no layer
 /// recognises the re-drive, a stale "not paid" is a second payment. Reply
 /// losses make dead letters; the bank's replica runs behind its ledger.
-const JOB_READS_REPLICA: &str = r#"summary = "a reconciliation job reads a lagging replica"
+const JOB_READS_REPLICA: &str = r#"format = 2
+summary = "a reconciliation job reads a lagging replica"
 
 [client]
 key = "stable"
@@ -299,7 +300,8 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
 /// the re-drive's, recovered beside it reads "not paid" too). The transfers
 /// of the first execution land 100 ms after the claim at the latest, so
 /// the job's own arithmetic (a minute's wait) says its query is safe.
-const JOB_BESIDE_RECOVERY: &str = r#"summary = "a job re-drives beside a service that recovers"
+const JOB_BESIDE_RECOVERY: &str = r#"format = 2
+summary = "a job re-drives beside a service that recovers"
 
 [client]
 key = "stable"

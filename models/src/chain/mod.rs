@@ -90,4 +90,9 @@ where
     fn reference_scenario(&self) -> Option<&'static str> {
         Some("chain-outbox-inbox")
     }
+
+    // Its client, service and bank are the payment model's, tables and all.
+    fn meaning_changes(&self) -> &'static [crate::core::MeaningChange] {
+        crate::payment::MEANING_CHANGES
+    }
 }

@@ -29,7 +29,7 @@ pub mod wire;
 
 pub use hazard::Hazard;
 pub use ledger::Ledger;
-pub use model::{BuildInput, Built, LoadOf, Metric, ModelSpec, SituationDoc};
+pub use model::{BuildInput, Built, LoadOf, MeaningChange, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Change, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
 pub use preset::{Preset, PresetRule, PresetSetting};

@@ -172,4 +172,27 @@ pub trait ModelSpec<N>: Sync {
     fn presets(&self) -> &'static [super::preset::Preset] {
         &[]
     }
+    /// Its keys whose meaning changed in a version of the scenario format:
+    /// an older file is refused, one naming no format is warned, each time
+    /// naming the change (`scenario::format`).
+    fn meaning_changes(&self) -> &'static [MeaningChange] {
+        &[]
+    }
+}
+
+/// A key whose meaning changed in a version of the scenario format.
+#[derive(Debug)]
+pub struct MeaningChange {
+    /// The first format version with today's meaning.
+    pub since: i64,
+    /// The full key path: `bank.status_query`.
+    pub key: &'static str,
+    /// The value whose meaning changed, as TOML: `true`.
+    pub value: &'static str,
+    /// Keys that, written beside it, say which meaning the file wants.
+    pub unless: &'static [&'static str],
+    /// What the value meant before `since`.
+    pub before: &'static str,
+    /// What it means since, and how to ask for the old meaning.
+    pub now: &'static str,
 }

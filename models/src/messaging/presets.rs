@@ -120,13 +120,13 @@ pub static PRESETS: &[Preset] = &[
         system: "RabbitMQ 4.x quorum queue",
         settings: &[
             set("broker.visibility_timeout_ms", "1800000", "consumer_timeout, default 30 minutes: the channel of a consumer that has not acknowledged a delivery within it is closed and its unacknowledged deliveries are requeued"),
-            set("broker.max_deliveries", "20", "delivery-limit, default 20 since RabbitMQ 4.0"),
+            set("broker.max_deliveries", "21", "delivery-limit, default 20 since RabbitMQ 4.0: a message returned more than 20 times is dropped or dead-lettered, so 21 deliveries (rabbit_fifo return_one: AcquiredCount > DeliveryLimit)"),
             set("broker.at_max_deliveries", "\"discard\"", "over its delivery limit a message is dead-lettered if the queue has a dead-letter exchange, and dropped otherwise; none is configured by default"),
             set("broker.dedup_window_ms", "0", "RabbitMQ does not deduplicate publishes"),
             set("broker.exactly_once_delivery", "false", "at-least-once delivery with manual acknowledgements"),
         ],
         rules: &[],
-        not_modelled: "Publisher confirms are the model's publish confirmations; classic queues (no delivery limit) and streams are not modelled.",
+        not_modelled: "RabbitMQ has no visibility timeout: a delivery returns when the consumer rejects it, its channel closes, or the 30-minute consumer timeout fires; the preset stands for the last. From 4.3 only failed deliveries count toward the limit (not a nack or the consumer timeout); here every return counts, as in 4.0 to 4.2. Classic queues (no delivery limit), streams, message TTL and queue length limits are not modelled.",
     },
     Preset {
         table: "broker",
@@ -168,10 +168,10 @@ pub static PRESETS: &[Preset] = &[
             set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
             set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
             set("broker.dedup_window_ms", "0", "duplicate detection is off unless the queue is created with it"),
-            set("broker.exactly_once_delivery", "false", "peek-lock delivery is at least once"),
+            set("broker.exactly_once_delivery", "true", "a completion after the lock expired fails (MessageLockLostException) and the consumer learns it: only the latest delivery's settlement counts, as exactly_once_delivery makes it; delivery itself is at least once"),
         ],
         rules: &[rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration is at most 5 minutes")],
-        not_modelled: "Sessions, scheduled messages and auto-forwarding are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
+        not_modelled: "Sessions, partitioning (MessageId + PartitionKey), time-to-live, deferred and scheduled messages, Abandon (an immediate return) are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
     },
     Preset {
         table: "broker",
@@ -182,12 +182,12 @@ pub static PRESETS: &[Preset] = &[
             set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
             set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
             set("broker.dedup_window_ms", "600000", "duplicateDetectionHistoryTimeWindow, default 10 minutes, by MessageId"),
-            set("broker.exactly_once_delivery", "false", "peek-lock delivery is at least once"),
+            set("broker.exactly_once_delivery", "true", "a completion after the lock expired fails (MessageLockLostException) and the consumer learns it: only the latest delivery's settlement counts, as exactly_once_delivery makes it; delivery itself is at least once"),
         ],
         rules: &[
             rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration is at most 5 minutes"),
             rule("broker.dedup_window_ms", 20_000, 604_800_000, "the duplicate detection window is 20 seconds to 7 days"),
         ],
-        not_modelled: "Sessions, scheduled messages and auto-forwarding are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
+        not_modelled: "Sessions, partitioning (MessageId + PartitionKey), time-to-live, deferred and scheduled messages, Abandon (an immediate return) are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
     },
 ];

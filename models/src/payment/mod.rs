@@ -118,4 +118,18 @@ where
     fn presets(&self) -> &'static [crate::core::Preset] {
         presets::PRESETS
     }
+
+    fn meaning_changes(&self) -> &'static [crate::core::MeaningChange] {
+        MEANING_CHANGES
+    }
 }
+
+/// The payment keys whose meaning changed (docs/scenario-format.md, "Format versions").
+pub(crate) static MEANING_CHANGES: &[crate::core::MeaningChange] = &[crate::core::MeaningChange {
+    since: 2,
+    key: "bank.status_query",
+    value: "true",
+    unless: &["service.query_before_retry"],
+    before: "it also made the service ask the bank before every re-send",
+    now: "it only lets the bank answer status queries, and asking before every re-send is service.query_before_retry = true (format 1's meaning)",
+}];

@@ -13,7 +13,9 @@ use sim::{Limits, TimeUs};
 use std::collections::BTreeMap;
 
 /// The top-level keys every model has.
-pub const KEYS: &[&str] = &["summary", "model", "expect", "run", "network", "crashes"];
+pub const KEYS: &[&str] = &[
+    "format", "summary", "model", "expect", "run", "network", "crashes",
+];
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
@@ -21,6 +23,9 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 /// the model (unknown top-level keys are caught by the loader).
 #[derive(Deserialize, Debug)]
 pub struct CommonDto {
+    /// The scenario format the file was written for (`scenario::format`).
+    #[serde(default)]
+    pub format: Option<i64>,
     pub summary: String,
     #[serde(default = "default_model")]
     pub model: String,

@@ -8,6 +8,7 @@
 
 mod common;
 mod error;
+pub mod format;
 mod locate;
 mod network;
 mod preset;
@@ -371,6 +372,11 @@ impl Scenario {
             })
             .map_err(|e| loc.load(e))?;
         let mut hazards = built.hazards;
+        // Read from the text the file and `--set` wrote, before presets.
+        hazards.extend(
+            format::check(text, &effective, dto.format, model.meaning_changes())
+                .map_err(|i| loc.invalid(i))?,
+        );
         unused::placed(&loc, &mut hazards);
         let mut unread = built.unused;
         unread.extend(network::unused(&dto.network));

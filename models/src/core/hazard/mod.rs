@@ -33,7 +33,7 @@ pub struct Hazard {
 }
 
 /// Every rule a model checks, by id: `[expect] warnings` names them.
-pub const RULES: [&str; 18] = [
+pub const RULES: [&str; 19] = [
     KEY_RETENTION,
     INBOX_RETENTION,
     INBOX_RETENTION_BELOW_REPUBLISH,
@@ -52,9 +52,13 @@ pub const RULES: [&str; 18] = [
     TIMESTAMP_KEY_COLLIDES,
     super::unused::SETTING_WITHOUT_EFFECT,
     super::retry_table::RETRY_WINDOW_TOO_SHORT,
+    KEY_MEANING_CHANGED,
 ];
 
 pub(crate) const KEY_RETENTION: &str = "key-retention-below-retry-span";
+/// A file naming no `format` writes a key whose meaning changed: it is read
+/// with today's meaning, which may not be the one it was written for.
+pub const KEY_MEANING_CHANGED: &str = "key-meaning-changed";
 pub(crate) const INBOX_RETENTION: &str = "inbox-retention-below-redelivery";
 /// An inbox that forgets before an outbox relay stops republishing.
 pub const INBOX_RETENTION_BELOW_REPUBLISH: &str = "inbox-retention-below-republish";
