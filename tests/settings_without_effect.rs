@@ -180,6 +180,26 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
     ),
     ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\nmax_in_flight = 1\n", None),
     ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nmax_in_flight = 5\n", None),
+    // Only an idempotent, non-transactional relay's library gives a batch
+    // up at the delivery timeout: a plain relay's resends are new copies
+    // anyway, a transactional one's expired batch aborts its transaction.
+    ("summary = \"s\"\nmodel = \"messaging\"\n[producer]\nidempotence = true\ndelivery_timeout_ms = 60000\n", None),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\ndelivery_timeout_ms = 60000\n",
+        Some(("producer.delivery_timeout_ms = 60000", "f.toml:4:23", "idempotence = true")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nidempotence = \"kafka-default\"\nmax_in_flight = 6\ndelivery_timeout_ms = 60000\n",
+        Some(("producer.delivery_timeout_ms = 60000", "f.toml:6:23", "max_in_flight = 5 or less")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\ntransactional_id = true\ndelivery_timeout_ms = 60000\n",
+        Some(("producer.delivery_timeout_ms = 60000", "f.toml:5:23", "without transactional_id")),
+    ),
+    (
+        "summary = \"s\"\nmodel = \"messaging\"\n[producer]\nwrite = \"state-first\"\ndelivery_timeout_ms = 60000\n",
+        Some(("producer.delivery_timeout_ms = 60000", "f.toml:5:23", "write = \"outbox\"")),
+    ),
     // The broker's dedup window drops plain publishes only, never those of
     // a broker transaction.
     (

@@ -206,6 +206,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
             idempotence: false,
             transactional_id: false,
             max_in_flight: 1,
+            delivery_timeout_ms: None,
             events,
         })),
         Node::Broker(Broker::new(BrokerConfig {

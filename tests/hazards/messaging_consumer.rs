@@ -43,9 +43,9 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     );
     assert_eq!(ids(&idem), [RULE]);
     assert!(
-        idem.hazards[0]
-            .text
-            .contains("not a restarted relay's republish"),
+        idem.hazards[0].text.contains(
+            "not the relay's resend once the producer library gave the batch up (producer.delivery_timeout_ms), nor a restarted relay's republish"
+        ),
         "{}",
         idem.hazards[0].text
     );
@@ -112,7 +112,7 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     );
     let text = &both.hazards[0].text;
     assert!(
-        text.contains("dedup window of 5 min") && text.contains("relay session"),
+        text.contains("dedup window of 5 min") && text.contains("retries of one batch"),
         "{text}"
     );
 }
@@ -158,6 +158,28 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
         "{}",
         h.text
     );
+    // Exactly-once delivery with a checked ack and an idempotent producer
+    // that never restarts: no second copy, no warning, unless the broker's
+    // confirmations are cut for as long as the library's delivery timeout
+    // (2 min): then the relay's resend is a new record.
+    let within = load("messaging-kafka-outage-within-delivery-timeout", &[]);
+    assert!(within.hazards.is_empty(), "{:?}", within.hazards);
+    assert_eq!(
+        ids(&load("messaging-kafka-outage-past-delivery-timeout", &[])),
+        [RULE]
+    );
+    // A 1-min cut and retries every 30 s: confirmed by the 60 s retry, given
+    // up with a delivery timeout of 60 s (the first retry at or after the
+    // cut is a whole number of timeouts after the first send).
+    let at = |d: &str| {
+        let set = format!("producer.delivery_timeout_ms={d}");
+        ids(&load(
+            "messaging-kafka-outage-within-delivery-timeout",
+            &[&set],
+        ))
+    };
+    assert_eq!(at("60000"), [RULE]);
+    assert!(at("60001").is_empty());
     // A crash rate of 0 is no crash.
     let zero = load(
         "messaging-eod-checked-ack",

@@ -72,6 +72,12 @@ scenario_tests! {
     eod_checked_ack_lossy_db_duplicates: "messaging-eod-checked-ack-lossy-db", 300;
     eod_checked_ack_inbox_holds: "messaging-eod-checked-ack-inbox", 2000;
     producer_id_expired_duplicates: "messaging-producer-id-expired", 100;
+    // Kafka's delivery.timeout.ms (KIP-91): the library's retries are
+    // dropped within it, the relay's resend after it is stored again.
+    kafka_outage_within_delivery_timeout_holds: "messaging-kafka-outage-within-delivery-timeout", 100;
+    kafka_outage_past_delivery_timeout_duplicates: "messaging-kafka-outage-past-delivery-timeout", 100;
+    kafka_delivery_timeout_inside_holds: "messaging-kafka-delivery-timeout-inside", 20;
+    kafka_delivery_timeout_past_duplicates: "messaging-kafka-delivery-timeout-past", 20;
 }
 
 #[test]
@@ -174,6 +180,16 @@ fn fixing_the_one_mistake_makes_each_broken_scenario_hold() {
         (
             "messaging-producer-id-expired",
             "consumer.inbox_retention_ms=0",
+        ),
+        // A delivery timeout that outlasts the outage: the library's
+        // retries keep their numbers, and the broker drops them.
+        (
+            "messaging-kafka-outage-past-delivery-timeout",
+            "producer.delivery_timeout_ms=900000",
+        ),
+        (
+            "messaging-kafka-delivery-timeout-past",
+            "producer.delivery_timeout_ms=120001",
         ),
         // Read the ack's result before committing.
         (
@@ -282,6 +298,24 @@ fn bad_messaging_input_names_the_place_and_the_fix() {
             "[producer]\nidempotence = 1\n",
             "wrong type: integer",
             "true, false or \"kafka-default\"",
+        ),
+        // Kafka refuses to start a producer whose delivery.timeout.ms is
+        // below linger.ms + request.timeout.ms (KafkaProducer's
+        // configureDeliveryTimeout), and has no "never".
+        (
+            "[producer]\nidempotence = true\npublish_timeout_ms = 30000\ndelivery_timeout_ms = 29999\n",
+            "\"delivery.timeout.ms should be equal to or larger than linger.ms + request.timeout.ms\"",
+            "write delivery_timeout_ms = 30000 or more",
+        ),
+        (
+            "[producer]\nidempotence = true\ndelivery_timeout_ms = 0\n",
+            "delivery_timeout_ms = 0 is shorter than producer.publish_timeout_ms = 5000",
+            "write delivery_timeout_ms = 5000 or more",
+        ),
+        (
+            "[producer]\nidempotence = true\ndelivery_timeout_ms = 2147483648\n",
+            "it is an int, at most 2147483647 ms",
+            "delivery_timeout_ms = 120000",
         ),
         (
             "[consumer]\nlease_renewal_ms = \"10s\"\n",

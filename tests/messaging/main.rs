@@ -12,6 +12,7 @@ mod support;
 
 mod acks;
 mod catalog;
+mod delivery_timeout;
 mod inbox;
 mod leases;
 mod producer;

@@ -5,9 +5,12 @@
 
 use super::*;
 
-/// Batches per producer id whose sequence numbers Kafka's broker keeps to
-/// recognise a retry (the reason `max.in.flight.requests.per.connection`
-/// may be at most 5 with idempotence).
+/// Batches per producer id and partition whose sequence numbers Kafka's
+/// broker keeps to recognise a retry (`ProducerStateEntry.NUM_BATCHES_TO_RETAIN`,
+/// kept by each partition's log; the reason
+/// `max.in.flight.requests.per.connection`, a per-connection limit, may be
+/// at most 5 with idempotence). The model's broker is one partition, so
+/// per producer id and per producer id and partition are the same here.
 pub const SEQUENCE_WINDOW: u32 = 5;
 
 impl<W: Carries<Msg>> Broker<W> {
@@ -141,10 +144,12 @@ impl<W: Carries<Msg>> Broker<W> {
         true
     }
 
-    /// A transactional producer's epoch check: an older epoch than the
-    /// broker knows is a zombie's publish, refused without a confirmation
-    /// (Kafka answers it with a fencing error; nobody waits for it). A newer
-    /// one starts a session whose sequence numbers begin again.
+    /// A producer's epoch check: an older epoch than the broker knows is a
+    /// zombie's publish (a transactional session since restarted, or an
+    /// idempotent producer's copy from before it bumped its epoch after a
+    /// delivery timeout), refused without a confirmation (Kafka answers it
+    /// with a fencing error; nobody waits for it). A newer one starts a
+    /// session whose sequence numbers begin again.
     pub(super) fn current_epoch(
         &self,
         s: &mut BrokerStorage,
@@ -159,7 +164,8 @@ impl<W: Carries<Msg>> Broker<W> {
             }
             Some(p) if epoch == p.1 => return true,
             Some(p) => p.1 = epoch,
-            // One entry per transactional id: a relay has one.
+            // One entry per transactional id (a relay has one), or per
+            // idempotent session that bumped its epoch: run.max_steps bounds sessions.
             None => s.epochs.push((pid, epoch)),
         }
         s.producers.retain(|p| p.0 != pid);

@@ -59,8 +59,23 @@ pub struct ProducerConfig {
     /// `max.in.flight.requests.per.connection`); above five an idempotent
     /// relay is not one (`Relay::max_in_flight`).
     pub max_in_flight: u32,
+    /// How long the outbox relay's producer library retries a batch under
+    /// its numbers before it gives the batch up (Kafka's
+    /// `delivery.timeout.ms`); only an idempotent, non-transactional relay
+    /// has one (`Relay::delivery_timeout`). `None`: never.
+    pub delivery_timeout_ms: Option<u64>,
     /// The state changes it is asked to make, in order.
     pub events: Vec<EventSpec>,
+}
+
+impl ProducerConfig {
+    /// Whether the outbox relay stamps its publishes with a producer id:
+    /// idempotence asked for and in effect (Kafka 3.2 and later turn it off
+    /// above five in flight when it was left at its default, `Relay::max_in_flight`).
+    pub fn stamps(&self) -> bool {
+        let window = super::broker::SEQUENCE_WINDOW;
+        self.idempotence && (self.transactional_id || self.max_in_flight <= window)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +175,8 @@ impl<W> Producer<W> {
         Producer {
             relay: Relay::new(cfg.broker, cfg.publish_timeout_ms, cfg.idempotence)
                 .transactional(cfg.transactional_id)
-                .max_in_flight(cfg.max_in_flight),
+                .max_in_flight(cfg.max_in_flight)
+                .delivery_timeout(cfg.delivery_timeout_ms),
             cfg,
             wire: PhantomData,
         }

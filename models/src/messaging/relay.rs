@@ -1,6 +1,7 @@
 //! The outbox relay: it publishes the outbox's unsent rows in order, up to
 //! `max_in_flight` at once (one by default), waits for each one's
-//! confirmation (publishing it again after a timeout, never giving up), and
+//! confirmation (publishing it again after a timeout, never giving the row
+//! up), and
 //! marks confirmed rows sent in a step of its own, so a crash between the
 //! publish and the mark publishes the row again.
 //!
@@ -15,9 +16,35 @@
 //! five numbers the broker keeps. With more than five publishes in flight
 //! the relay is no idempotent producer at all, as Kafka 3.2 and later
 //! silently turn idempotence off then: its retries are plain publishes.
-//! The numbers belong to the
-//! session: after a restart the relay has a new producer id, and its
-//! republish of an unmarked row is a new publish to the broker.
+//! The numbers belong to the session: after a restart the relay has a new
+//! producer id, and its republish of an unmarked row is a new publish to
+//! the broker.
+//!
+//! The producer library retries a batch under its (producer id, sequence
+//! number) only for `delivery_timeout_ms` from the batch's first send
+//! (Kafka's `delivery.timeout.ms`, 120 s by default since 2.1, KIP-91:
+//! <https://cwiki.apache.org/confluence/display/KAFKA/KIP-91+Provide+Intuitive+User+Timeouts+in+The+Producer>).
+//! At that age the batch is given up (Kafka's `Sender` expires a batch once
+//! `delivery.timeout.ms <= now - createdMs`, in flight or not), `send()`
+//! fails to the relay, and a confirmation still on its way is ignored. The
+//! relay, application code, publishes the unmarked row again at its next
+//! publish timeout: a new record. An idempotent Java producer (2.5 and
+//! later, KIP-360 / KAFKA-8805, unchanged in 3.9 and 4.0) marks the expired
+//! batch's sequence unresolved, drains no new batch until nothing is in
+//! flight, then bumps its epoch and numbers from 0 again
+//! (`TransactionManager.maybeResolveSequences`): the broker takes the new
+//! epoch's first record as new, and stores the row a second time. A
+//! transactional producer's expired batch makes its transaction abortable
+//! instead, and the aborted copy never reaches a `read_committed`
+//! consumer; this relay commits each one-message transaction as the broker
+//! stores it, so it keeps resending under the same numbers (one copy is read
+//! either way): it has no delivery timeout here, nor has a relay that stamps
+//! nothing (every resend is a new copy anyway).
+//!
+//! One partition: the broker keeps its last five batches per producer id
+//! and partition (Kafka's `ProducerStateEntry.NUM_BATCHES_TO_RETAIN`, per
+//! partition log), and `max_in_flight` is per connection; with the one
+//! queue modelled here, connection and partition coincide.
 //!
 //! As a transactional producer (Kafka's `transactional.id`) it keeps one
 //! producer id and starts every session with a higher epoch: the broker
@@ -57,7 +84,7 @@ pub struct OutboxRow {
 }
 
 /// Volatile: one row's publish the relay has out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct InFlight {
     /// The outbox row.
     pub row: usize,
@@ -67,6 +94,12 @@ pub struct InFlight {
     pub confirmed: bool,
     /// When it is sent again without a confirmation.
     pub deadline_us: TimeUs,
+    /// When the library gives its batch up: its first send plus the
+    /// delivery timeout (0: never, a relay without one).
+    pub expires_us: TimeUs,
+    /// The library gave the batch up (`send()` failed): the row's next
+    /// publish is a new record.
+    pub given_up: bool,
 }
 
 /// Volatile: the rows the relay is publishing, with their publishes confirmed or not.
@@ -83,8 +116,12 @@ pub struct RelayState {
     /// The sequence numbers this session handed out: the rows being
     /// published have the last ones, and their retries repeat them.
     pub next_seq: u32,
-    /// As a transactional producer: this session's epoch (0 otherwise).
+    /// As a transactional producer: this session's epoch (0 otherwise); an
+    /// idempotent one's, bumped after a batch was given up.
     pub epoch: u32,
+    /// A batch was given up while its sequence number may be stored: no new
+    /// row goes out until the epoch is bumped (Kafka's unresolved sequence).
+    pub sequence_unresolved: bool,
 }
 
 // By hand, as the state panels of reports show them: the producer id and
@@ -101,19 +138,40 @@ impl fmt::Debug for OutboxRow {
     }
 }
 
+// The delivery timeout's fields only where the relay has one.
+impl fmt::Debug for InFlight {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InFlight")
+            .field("row", &self.row)
+            .field("seq", &self.seq)
+            .field("confirmed", &self.confirmed)
+            .field("deadline_us", &self.deadline_us)
+            .field_if(self.expires_us != 0, "expires_us", &self.expires_us)
+            .field_if(self.given_up, "given_up", &self.given_up)
+            .finish()
+    }
+}
+
 // A relay with one row out shows it as `row`, (row, confirmed), as the
 // state panels of a relay publishing a row at a time always have.
 impl fmt::Debug for RelayState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let one = self.rows.len() <= 1;
         let row = self.rows.first().map(|f| (f.row, f.confirmed));
+        let given_up = one && self.rows.first().is_some_and(|f| f.given_up);
         f.debug_struct("RelayState")
             .field_if(one, "row", &row)
+            .field_if(given_up, "given_up", &given_up)
             .field_if(!one, "rows", &self.rows)
             .field("unmarked_after_restart", &self.unmarked_after_restart)
             .field_if(self.pid != 0, "pid", &self.pid)
             .field_if(self.pid != 0, "next_seq", &self.next_seq)
             .field_if(self.epoch != 0, "epoch", &self.epoch)
+            .field_if(
+                self.sequence_unresolved,
+                "sequence_unresolved",
+                &self.sequence_unresolved,
+            )
             .finish()
     }
 }
@@ -163,6 +221,10 @@ pub struct Relay<W> {
     /// Publishes out at once, each waiting for its confirmation (Kafka's
     /// `max.in.flight.requests.per.connection`); 1 = a row at a time.
     pub max_in_flight: u32,
+    /// How long the library retries a batch under its numbers before it
+    /// gives the batch up (Kafka's `delivery.timeout.ms`); `None`: it never
+    /// does (a relay that stamps nothing, or a transactional one).
+    pub delivery_timeout_ms: Option<u64>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -175,6 +237,7 @@ impl<W> Relay<W> {
             idempotence,
             transactional: false,
             max_in_flight: 1,
+            delivery_timeout_ms: None,
             wire: PhantomData,
         }
     }
@@ -190,6 +253,18 @@ impl<W> Relay<W> {
 }
 
 impl<W> Relay<W> {
+    /// The same relay, its library giving a batch up `delivery_timeout_ms`
+    /// after its first send; only an idempotent, non-transactional relay
+    /// does (the module's doc says why), so set it after `transactional`
+    /// and `max_in_flight`, which decide that.
+    pub fn delivery_timeout(self, delivery_timeout_ms: Option<u64>) -> Self {
+        let applies = self.idempotence && !self.transactional;
+        Relay {
+            delivery_timeout_ms: delivery_timeout_ms.filter(|_| applies),
+            ..self
+        }
+    }
+
     /// The same relay with up to `max_in_flight` publishes out at once.
     /// Above five (the broker's `SEQUENCE_WINDOW`) an idempotent producer is not one: Kafka
     /// 3.2 and later turn idempotence off when it was left at its default
@@ -209,6 +284,11 @@ impl<W> Relay<W> {
 impl<W: Carries<Msg>> Relay<W> {
     /// Publishes unsent rows in outbox order until `max_in_flight` are out.
     fn next(&self, st: &mut RelayState, outbox: &mut [OutboxRow], ctx: &mut impl Ctx<Self>) {
+        // A batch given up may be stored under its number: Kafka drains no
+        // new batch until the sequence is resolved (the epoch bumped).
+        if st.sequence_unresolved {
+            return;
+        }
         while st.rows.len() < self.max_in_flight as usize {
             let out = |i: usize| st.rows.iter().any(|f| f.row == i);
             let Some(r) = (0..outbox.len()).find(|&i| !outbox[i].sent && !out(i)) else {
@@ -221,9 +301,40 @@ impl<W: Carries<Msg>> Relay<W> {
                 seq: st.next_seq - 1,
                 confirmed: false,
                 deadline_us: 0,
+                expires_us: 0,
+                given_up: false,
             });
             self.publish(st, outbox, st.rows.len() - 1, ctx);
         }
+    }
+
+    /// The library gives the batch in slot `at` up: `send()` fails to the
+    /// relay, which publishes the row again at its next timeout, and the
+    /// batch's sequence number is unresolved (it may be stored).
+    fn give_up(&self, st: &mut RelayState, at: usize) {
+        st.rows[at].given_up = true;
+        st.sequence_unresolved = true;
+    }
+
+    /// Numbers the row in slot `at`, whose batch was given up, as a new
+    /// record: under the next number of an epoch bumped once nothing else
+    /// is in flight, as Kafka's idempotent producer resolves an expired
+    /// sequence (it skips the bump when a later batch's confirmation shows
+    /// the expired one stored; the resend is a new record either way).
+    /// `false`: publishes of the old epoch are still out, so the row waits.
+    fn renew(&self, st: &mut RelayState, at: usize) -> bool {
+        if st.sequence_unresolved {
+            if st.rows.iter().any(|f| !f.confirmed && !f.given_up) {
+                return false;
+            }
+            st.epoch += 1;
+            st.next_seq = 0;
+            st.sequence_unresolved = false;
+        }
+        st.next_seq += 1;
+        st.rows[at].seq = st.next_seq - 1;
+        st.rows[at].expires_us = 0;
+        true
     }
 
     /// Publishes (again) the row out in slot `at` of the window.
@@ -234,11 +345,21 @@ impl<W: Carries<Msg>> Relay<W> {
         at: usize,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let timeout_us = self.publish_timeout_ms * US_PER_MS;
+        if st.rows[at].given_up && !self.renew(st, at) {
+            // The relay tries again at its next timeout.
+            st.rows[at].deadline_us = ctx.now_us() + timeout_us;
+            self.arm_timeout(st, ctx);
+            return;
+        }
+        let given_up = std::mem::take(&mut st.rows[at].given_up);
         let InFlight { row: r, seq, .. } = st.rows[at];
         let row = &mut outbox[r];
         if row.attempts > 0 {
             if std::mem::take(&mut st.unmarked_after_restart) {
                 ctx.reached(sit::REPUBLISH_AFTER_CRASH);
+            } else if given_up {
+                ctx.reached(sit::RESENT_AFTER_DELIVERY_TIMEOUT);
             } else {
                 ctx.reached(sit::PUBLISH_RETRIED);
             }
@@ -259,21 +380,62 @@ impl<W: Carries<Msg>> Relay<W> {
             Msg::Publish { ev: row.ev }
         };
         ctx.send(self.broker, W::wrap(msg));
-        st.rows[at].deadline_us = ctx.now_us() + self.publish_timeout_ms * US_PER_MS;
+        let now = ctx.now_us();
+        let f = &mut st.rows[at];
+        f.deadline_us = now + timeout_us;
+        if let (0, Some(d)) = (f.expires_us, self.delivery_timeout_ms) {
+            // A new batch: the library retries it until this age.
+            f.expires_us = now + d * US_PER_MS;
+        }
         self.arm_timeout(st, ctx);
     }
 
-    /// One timer for the earliest unconfirmed publish's timeout.
+    /// One timer for the earliest unconfirmed publish's timeout, or its
+    /// batch's expiry if that comes first.
     fn arm_timeout(&self, st: &RelayState, ctx: &mut impl Ctx<Self>) {
         let next = st
             .rows
             .iter()
             .filter(|f| !f.confirmed)
-            .map(|f| f.deadline_us)
+            .map(|f| match f.expires_us {
+                e if e != 0 && !f.given_up => f.deadline_us.min(e),
+                _ => f.deadline_us,
+            })
             .min();
         match next {
             Some(t) => ctx.set_timer(RelayTimer::Timeout, t.saturating_sub(ctx.now_us())),
             None => ctx.cancel_timer(RelayTimer::Timeout),
+        }
+    }
+}
+
+impl<W: Carries<Msg>> Relay<W> {
+    /// Gives up the batches that reached the delivery timeout (one that
+    /// reached it at this very instant too, as Kafka's `deliveryTimeoutMs <=
+    /// now - createdMs`), then publishes again every row whose timeout came;
+    /// a bumped epoch frees the relay to publish new rows.
+    fn on_timeout(&self, st: &mut RelayState, outbox: &mut [OutboxRow], ctx: &mut impl Ctx<Self>) {
+        let now = ctx.now_us();
+        let epoch = st.epoch;
+        let mut gave_up = false;
+        for at in 0..st.rows.len() {
+            let f = st.rows[at];
+            if f.confirmed {
+                continue;
+            }
+            if !f.given_up && f.expires_us != 0 && f.expires_us <= now {
+                self.give_up(st, at);
+                gave_up = true;
+            }
+            if st.rows[at].deadline_us <= now {
+                self.publish(st, outbox, at, ctx);
+            }
+        }
+        if st.epoch != epoch {
+            self.next(st, outbox, ctx);
+        }
+        if gave_up {
+            self.arm_timeout(st, ctx);
         }
     }
 }
@@ -351,10 +513,11 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
         let Some(&Msg::PublishAck { id, .. }) = msg.peek() else {
             return;
         };
+        // A batch given up has failed already: its confirmation is ignored.
         let waiting = st
             .rows
             .iter_mut()
-            .find(|f| outbox[f.row].ev.id == id && !f.confirmed);
+            .find(|f| outbox[f.row].ev.id == id && !f.confirmed && !f.given_up);
         if let Some(f) = waiting {
             f.confirmed = true;
             self.arm_timeout(st, ctx);
@@ -372,14 +535,7 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
     ) {
         match timer {
             RelayTimer::Poll => self.next(st, outbox, ctx),
-            RelayTimer::Timeout => {
-                let now = ctx.now_us();
-                for at in 0..st.rows.len() {
-                    if !st.rows[at].confirmed && st.rows[at].deadline_us <= now {
-                        self.publish(st, outbox, at, ctx);
-                    }
-                }
-            }
+            RelayTimer::Timeout => self.on_timeout(st, outbox, ctx),
             RelayTimer::Mark => {
                 // Rows leave the window in order, as Kafka's requests
                 // complete in order on a connection: a confirmed row behind

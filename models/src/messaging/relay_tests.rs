@@ -1,5 +1,5 @@
-//! The relay's unit tests: how many publishes it keeps out at once, and
-//! what it stamps them with.
+//! The relay's unit tests: how many publishes it keeps out at once, what
+//! it stamps them with, and when its library gives a batch up.
 
 use super::*;
 use crate::registry::Msg as World;
@@ -20,7 +20,13 @@ struct Drive {
 
 impl Drive {
     fn new(idempotence: bool, max_in_flight: u32, rows: u32) -> Drive {
-        let r = Relay::new(1, TIMEOUT_MS, idempotence).max_in_flight(max_in_flight);
+        Drive::with(
+            Relay::new(1, TIMEOUT_MS, idempotence).max_in_flight(max_in_flight),
+            rows,
+        )
+    }
+
+    fn with(r: Relay<World>, rows: u32) -> Drive {
         let outbox = (1..=rows)
             .map(|id| OutboxRow {
                 ev: Event {
@@ -137,4 +143,162 @@ fn above_five_in_flight_the_relay_publishes_without_sequence_numbers() {
     let plain = publishes(&six.timer(0, RelayTimer::Poll));
     assert_eq!(plain.len(), 6);
     assert!(plain.iter().all(|p| p.1.is_none()), "{plain:?}");
+}
+
+/// The publishes among `out`, stamped: (event id, epoch, sequence number).
+fn stamped(out: &[Cmd]) -> Vec<(u32, u32, u32)> {
+    Cmd::sent(out)
+        .filter_map(|m| match m.peek() {
+            Some(&Msg::SeqPublish { ev, epoch, seq, .. }) => Some((ev.id, epoch, seq)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The situations reached among `out`.
+fn reached(out: &[Cmd]) -> Vec<sim::SituationId> {
+    out.iter()
+        .filter_map(|c| match c {
+            sim::Command::Reached(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An idempotent relay of one row, its library giving a batch up
+/// `delivery_timeout_ms` after its first send, with a publish timeout of
+/// `timeout_ms`, its row published at 0.
+fn expiring(timeout_ms: u64, delivery_timeout_ms: u64) -> (Drive, Vec<Cmd>) {
+    let r = Relay::new(1, timeout_ms, true)
+        .max_in_flight(1)
+        .delivery_timeout(Some(delivery_timeout_ms));
+    let mut d = Drive::with(r, 1);
+    let first = d.timer(0, RelayTimer::Poll);
+    (d, first)
+}
+
+/// Within `delivery.timeout.ms` the library retries the batch under its
+/// (producer id, epoch, sequence number), so the broker can drop it: a
+/// retry 1 ms before the timeout is still one.
+#[test]
+fn a_retry_inside_the_delivery_timeout_keeps_its_sequence_number() {
+    let (mut d, first) = expiring(60_000, 120_001);
+    assert_eq!(stamped(&first), [(1, 0, 0)]);
+    assert_eq!(stamped(&d.timer(60_000, RelayTimer::Timeout)), [(1, 0, 0)]);
+    let last = d.timer(120_000, RelayTimer::Timeout);
+    assert_eq!(stamped(&last), [(1, 0, 0)]);
+    assert_eq!(reached(&last), [sit::PUBLISH_RETRIED]);
+    // The next timer is the batch's expiry, 1 ms on, before the next retry.
+    assert!(last.iter().any(|c| matches!(
+        c,
+        sim::Command::SetTimer { after_us, .. } if *after_us == US_PER_MS
+    )));
+}
+
+/// Past it the library has given the batch up (Kafka: `delivery.timeout.ms
+/// <= now - createdMs`), the relay's resend 1 ms later is a new record:
+/// the idempotent producer bumped its epoch and numbers from 0 (KIP-360),
+/// which the broker takes as new.
+#[test]
+fn past_the_delivery_timeout_the_resend_is_a_new_record_under_a_bumped_epoch() {
+    let (mut d, _) = expiring(60_000, 119_999);
+    assert_eq!(stamped(&d.timer(60_000, RelayTimer::Timeout)), [(1, 0, 0)]);
+    // At 119,999 ms the batch is given up; nothing is sent, and the relay
+    // waits for its own timeout.
+    let expiry = d.timer(119_999, RelayTimer::Timeout);
+    assert!(stamped(&expiry).is_empty());
+    assert!(d.st.rows[0].given_up && d.st.sequence_unresolved);
+    let resend = d.timer(120_000, RelayTimer::Timeout);
+    assert_eq!(stamped(&resend), [(1, 1, 0)]);
+    assert_eq!(reached(&resend), [sit::RESENT_AFTER_DELIVERY_TIMEOUT]);
+    assert!(!d.st.sequence_unresolved);
+    // The new batch has a delivery timeout of its own.
+    assert_eq!(d.st.rows[0].expires_us, (120_000 + 119_999) * US_PER_MS);
+}
+
+/// A batch given up has failed: a confirmation that arrives after it (the
+/// cut just ended) confirms nothing, and the row is published again.
+#[test]
+fn a_confirmation_after_the_batch_was_given_up_is_ignored() {
+    let (mut d, _) = expiring(60_000, 119_999);
+    d.timer(60_000, RelayTimer::Timeout);
+    d.timer(119_999, RelayTimer::Timeout);
+    assert!(d.confirm(119_999, 1).is_empty());
+    assert!(!d.st.rows[0].confirmed);
+    assert_eq!(stamped(&d.timer(120_000, RelayTimer::Timeout)), [(1, 1, 0)]);
+    // The new record's own confirmation counts.
+    assert!(!d.confirm(120_100, 1).is_empty());
+    assert!(d.st.rows[0].confirmed);
+}
+
+/// While a batch given up is unresolved, no new row goes out under the
+/// old epoch (Kafka drains no new batch then); once the epoch is bumped,
+/// the new row follows the resend under the new epoch.
+#[test]
+fn no_new_row_goes_out_until_the_epoch_is_bumped() {
+    let r = Relay::new(1, 60_000, true)
+        .max_in_flight(2)
+        .delivery_timeout(Some(119_999));
+    let mut d = Drive::with(r, 1);
+    assert_eq!(stamped(&d.timer(0, RelayTimer::Poll)), [(1, 0, 0)]);
+    d.timer(60_000, RelayTimer::Timeout);
+    d.timer(119_999, RelayTimer::Timeout);
+    // A row committed now finds a free slot, and waits all the same.
+    let mut row = d.outbox[0];
+    row.ev.id = 2;
+    d.outbox.push(row);
+    assert!(stamped(&d.timer(119_999, RelayTimer::Poll)).is_empty());
+    assert_eq!(
+        stamped(&d.timer(120_000, RelayTimer::Timeout)),
+        [(1, 1, 0), (2, 1, 1)]
+    );
+}
+
+/// Only an idempotent, non-transactional relay gives batches up: a plain
+/// relay's resends are new copies anyway, and a transactional one's
+/// expired batch aborts its transaction (relay.rs).
+#[test]
+fn only_an_idempotent_relay_has_a_delivery_timeout() {
+    let plain = Relay::<World>::new(1, TIMEOUT_MS, false).delivery_timeout(Some(120_000));
+    assert_eq!(plain.delivery_timeout_ms, None);
+    let tx = Relay::<World>::new(1, TIMEOUT_MS, false)
+        .transactional(true)
+        .delivery_timeout(Some(120_000));
+    assert_eq!(tx.delivery_timeout_ms, None);
+    let off = Relay::<World>::new(1, TIMEOUT_MS, true)
+        .max_in_flight(6)
+        .delivery_timeout(Some(120_000));
+    assert_eq!(off.delivery_timeout_ms, None, "idempotence off above five");
+    let idem = Relay::<World>::new(1, TIMEOUT_MS, true).delivery_timeout(Some(120_000));
+    assert_eq!(idem.delivery_timeout_ms, Some(120_000));
+}
+
+/// A row given up while an older-epoch publish is still out waits for it,
+/// and the relay keeps a timer for its next try: it never stalls.
+#[test]
+fn a_row_given_up_behind_a_publish_still_out_waits_and_tries_again() {
+    let r = Relay::new(1, 60_000, true)
+        .max_in_flight(2)
+        .delivery_timeout(Some(119_999));
+    let mut d = Drive::with(r, 1);
+    d.timer(0, RelayTimer::Poll);
+    // Row 2 goes out 30 s later, under seq 1 of epoch 0.
+    let mut row = d.outbox[0];
+    row.ev.id = 2;
+    d.outbox.push(row);
+    assert_eq!(stamped(&d.timer(30_000, RelayTimer::Poll)), [(2, 0, 1)]);
+    d.timer(60_000, RelayTimer::Timeout);
+    d.timer(90_000, RelayTimer::Timeout);
+    // Row 1 is given up at 119,999 ms; at 120,000 ms row 2 is still out.
+    assert!(stamped(&d.timer(119_999, RelayTimer::Timeout)).is_empty());
+    let waiting = d.timer(120_000, RelayTimer::Timeout);
+    assert!(stamped(&waiting).is_empty(), "{:?}", stamped(&waiting));
+    assert!(waiting
+        .iter()
+        .any(|c| matches!(c, sim::Command::SetTimer { .. })));
+    // Row 2's confirmation resolves the old epoch; row 1 goes out under a
+    // new one at the relay's next timeout, a minute after its last try.
+    d.confirm(120_050, 2);
+    assert!(stamped(&d.timer(150_000, RelayTimer::Timeout)).is_empty());
+    assert_eq!(stamped(&d.timer(180_000, RelayTimer::Timeout)), [(1, 1, 0)]);
 }

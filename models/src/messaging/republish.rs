@@ -2,34 +2,46 @@
 //! own faults, read from them: `inbox-retention-below-republish` (an outbox
 //! relay publishes a row again for as long as the broker's confirmations do
 //! not reach it, and an inbox that forgets message ids sooner lets a late
-//! copy through; the design alone sets no limit, the relay never gives up),
+//! copy through; the design alone sets no limit, the relay never gives up
+//! on a row, and an idempotent relay's resend after its library gave a
+//! batch up is a new copy),
 //! `producer-id-expiry-below-retries` (the broker forgets the id the relay
 //! still retries under), `ack-before-commit-under-crashes` (a consumer
 //! that acks first, in a scenario that crashes it) and
 //! `commit-resent-without-dedup` (a consumer that acks first sends a
 //! transaction again when its database's answer does not come, and the
-//! scenario can keep answers from coming).
+//! scenario can keep answers from coming); the consumer's rules are in
+//! `republish_consumer.rs`.
 //!
 //! The file's values are read before the network is validated, so anything
 //! malformed here is skipped (the loader refuses it right after) and every
 //! sum saturates.
 
 use super::situations as sit;
-use super::{AckMode, ConsumerConfig, Handler};
 use crate::core::hazard::{
-    about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK,
-    COMMIT_RESENT_WITHOUT_DEDUP, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
+    about_ms, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
 };
 use crate::core::Hazard;
+
+#[path = "republish_consumer.rs"]
+mod consumer;
+pub(crate) use consumer::{
+    ack_before_commit_under_crashes, ack_result_lost_drops_work, commit_resent_without_dedup,
+};
 
 /// What the relay stamps on its publishes, as far as this rule cares.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Stamps {
     /// Every retry is stored as a new copy.
     Nothing,
-    /// Retries of one session are dropped (an idempotent or transactional
-    /// producer): only a restarted relay's republish is a new copy.
+    /// Retries of one session are dropped (a transactional producer): only
+    /// a restarted relay's republish is a new copy.
     PerSession,
+    /// Retries of one batch are dropped until the producer library gives
+    /// the batch up, `delivery_timeout_ms` after its first send (an
+    /// idempotent producer): the relay's resend after that is a new copy,
+    /// and so is a restarted relay's republish.
+    PerBatch { delivery_timeout_ms: u64 },
 }
 
 /// An outbox relay, as the republish rules read it.
@@ -67,12 +79,17 @@ pub(crate) fn inbox_retention_below_republish(
         true => relay.publish_timeout_ms,
         false => 0,
     };
-    let (horizon_ms, copies) = match relay.stamps {
-        Stamps::Nothing => (
-            cut_ms.saturating_add(after_ms),
-            "every retry is stored by the broker as a new copy".to_string(),
-        ),
-        Stamps::PerSession => {
+    let unstamped = match relay.stamps {
+        Stamps::Nothing => Some("every retry is stored by the broker as a new copy".to_string()),
+        Stamps::PerBatch { delivery_timeout_ms } if delivery_timeout_ms <= unconfirmed_ms(cut_ms, relay.publish_timeout_ms, after_ms) => Some(format!(
+            "the producer library gives a batch up {} after its first send (producer.delivery_timeout_ms, Kafka's delivery.timeout.ms), and the relay's resend after that is a new record, stored by the broker as a new copy",
+            about_ms(delivery_timeout_ms)
+        )),
+        Stamps::PerBatch { .. } | Stamps::PerSession => None,
+    };
+    let (horizon_ms, copies) = match unstamped {
+        Some(copies) => (cut_ms.saturating_add(after_ms), copies),
+        None => {
             let restart_ms = producer_restart_ms(&doc, relay.actor)?;
             (
                 cut_ms.saturating_add(after_ms).saturating_add(restart_ms),
@@ -105,6 +122,42 @@ pub(crate) fn inbox_retention_below_republish(
         example: "messaging-idempotent-producer-restart",
         at: None,
     })
+}
+
+/// How old a batch can be when its confirmation first gets through the
+/// broker's confirmations being cut for `cut_ms`: a batch first sent as
+/// the cut starts, or just after, is retried every `publish_timeout_ms`,
+/// and its first retry at or after the cut's end (a whole number of
+/// timeouts after its first send) is confirmed, or one more where the
+/// network can lose it (`after_ms`); the network's delays aside.
+fn unconfirmed_ms(cut_ms: u64, publish_timeout_ms: u64, after_ms: u64) -> u64 {
+    let timeout_ms = publish_timeout_ms.max(1);
+    cut_ms
+        .div_ceil(timeout_ms)
+        .saturating_mul(timeout_ms)
+        .saturating_add(after_ms)
+}
+
+/// Whether an idempotent relay in the actor `relay` (the producer) can have
+/// a batch given up under the faults `text` sets: the broker's
+/// confirmations cut for as long as the library's delivery timeout, so the
+/// relay's resend is a new record, a second copy without any restart.
+pub(crate) fn batch_given_up_in_cut(
+    text: &str,
+    relay: &str,
+    (publish_timeout_ms, delivery_timeout_ms): (u64, u64),
+) -> bool {
+    let Ok(doc) = text.parse::<toml::Table>() else {
+        return true;
+    };
+    let Some((cut_ms, _)) = longest_cut(&doc, relay) else {
+        return false;
+    };
+    let after_ms = match retry_can_be_lost(&doc, relay) {
+        true => publish_timeout_ms,
+        false => 0,
+    };
+    delivery_timeout_ms <= unconfirmed_ms(cut_ms, publish_timeout_ms, after_ms)
 }
 
 /// The words for a last copy reaching the inbox `late_ms` later than the
@@ -164,6 +217,7 @@ pub(crate) fn producer_id_expiry_below_retries(
     text: &str,
     expiration_ms: u64,
     (publish_timeout_ms, spread_ms): (u64, u64),
+    delivery_timeout_ms: Option<u64>,
 ) -> Option<Hazard> {
     if expiration_ms == 0 {
         return None;
@@ -175,11 +229,22 @@ pub(crate) fn producer_id_expiry_below_retries(
         true => publish_timeout_ms,
         false => 0,
     };
-    let horizon_ms = cut_ms.saturating_add(spread_ms).saturating_add(after_ms);
+    let retries_ms = cut_ms.saturating_add(spread_ms).saturating_add(after_ms);
+    // An idempotent producer's library retries a batch under its numbers
+    // until the delivery timeout only; its resend after that is stored.
+    let given_up_ms = delivery_timeout_ms.map(|d| d.saturating_add(spread_ms));
+    let horizon_ms = given_up_ms.map_or(retries_ms, |g| g.min(retries_ms));
     // The broker forgets the id once it has idled the expiration.
     if horizon_ms < expiration_ms {
         return None;
     }
+    let until = match given_up_ms {
+        Some(g) if g < retries_ms => format!(
+            ", until the producer library gives the batch up {} after its first send (producer.delivery_timeout_ms)",
+            about_ms(g.saturating_sub(spread_ms))
+        ),
+        _ => String::new(),
+    };
     let more = match lossy {
         true => format!(
             ", a retry or its confirmation lost after the cut one more retry {} later (producer.publish_timeout_ms)",
@@ -190,7 +255,7 @@ pub(crate) fn producer_id_expiry_below_retries(
     Some(Hazard {
         id: PRODUCER_ID_EXPIRY_BELOW_RETRIES,
         text: format!(
-            "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id (its last retry can reach the broker up to {} later than the first copy, with the delay spread{more}): a retry after the id was forgotten is stored as a new message",
+            "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id{until} (its last retry can reach the broker up to {} later than the first copy, with the delay spread{more}): a retry after the id was forgotten is stored as a new message",
             about_ms(expiration_ms),
             about_ms(cut_ms),
             about_ms(horizon_ms),
@@ -199,255 +264,6 @@ pub(crate) fn producer_id_expiry_below_retries(
         example: "messaging-producer-id-expired",
         at: None,
     })
-}
-
-/// The warning for a consumer that acks (`ack`) before its commit, when the
-/// scenario `text` crashes consumers (the actors named `prefix`N): a crash
-/// between the ack and the commit loses the event, since the broker has let
-/// the message go. The consumer reports the crash that falls there
-/// (`crash-between-ack-and-commit`, from its `on_crash`): nothing after the
-/// restart could.
-pub(crate) fn ack_before_commit_under_crashes(
-    text: &str,
-    ack: AckMode,
-    (table, prefix): (&str, &str),
-) -> Option<Hazard> {
-    let (setting, when) = match ack {
-        AckMode::AfterCommit => return None,
-        AckMode::BeforeCommit => (
-            "before-commit",
-            "on receipt, before its work and its commit",
-        ),
-        AckMode::CheckedBeforeCommit => (
-            "checked-before-commit",
-            "when its work is done, before its commit",
-        ),
-    };
-    let doc: toml::Table = text.parse().ok()?;
-    let crashes = doc.get("crashes").and_then(toml::Value::as_table)?;
-    let crashing: Vec<&str> = crashes
-        .iter()
-        .filter(|(name, c)| {
-            name.starts_with(prefix) && c.get("crash_per_mille").and_then(highest).unwrap_or(0) > 0
-        })
-        .map(|(name, _)| name.as_str())
-        .collect();
-    let first = crashing.first()?;
-    Some(Hazard {
-        id: ACK_BEFORE_COMMIT_UNDER_CRASHES,
-        text: format!(
-            "the consumer acks {when} ({table}.ack = \"{setting}\"), and the scenario crashes {} ([crashes.{first}]): a crash between the ack and the commit loses the event, since the broker has let the message go for good",
-            crashing.join(", ")
-        ),
-        shown_by: Some(sit::CRASH_BETWEEN_ACK_AND_COMMIT),
-        example: "messaging-ack-before-commit",
-        at: None,
-    })
-}
-
-/// The warning for a consumer that acks before its commit (`consumer.ack`)
-/// and whose commit is not keyed by the message id (`consumer.handler`),
-/// when the scenario `text` (with its `delays`) can keep the answer of the
-/// database `db` from reaching one of `consumers` within the consumer's
-/// `tx_timeout_ms`: once the ack let the message go, the consumer sends the
-/// transaction again (`tx_max_attempts` above 1), and a first one whose
-/// answer was lost or late had committed.
-pub(crate) fn commit_resent_without_dedup(
-    text: &str,
-    consumer: &ConsumerConfig,
-    (table, db, consumers): (&str, &str, &[String]),
-    delays: &Delays,
-) -> Option<Hazard> {
-    if consumer.ack == AckMode::AfterCommit || consumer.tx_max_attempts < 2 {
-        return None;
-    }
-    let (setting, again) = match consumer.handler {
-        Handler::Effect => ("effect", "the effect, with no inbox, lands again"),
-        Handler::InboxSeparateTx => (
-            "inbox-separate-tx",
-            "the inbox row follows the effect in a transaction of its own, so the re-sent effect finds none and lands again",
-        ),
-        Handler::InboxIfRedelivered => (
-            "inbox-if-redelivered",
-            "a first delivery's transaction does not read the inbox, and the re-send repeats it: the effect lands again",
-        ),
-        // The row comes first and is keyed, but the effect after it is a
-        // transaction of its own that reads nothing.
-        Handler::InboxRecordFirst => (
-            "inbox-record-first",
-            "the effect follows the inbox row in a transaction of its own that reads no inbox, so a re-sent effect lands again (and a re-sent row that finds its own first attempt's row is taken for a duplicate's: the effect is skipped and the event lost, record-resent-took-own-row)",
-        ),
-        // Keyed by the message id: the re-send finds its row; a set-value
-        // write repeats itself.
-        _ => return None,
-    };
-    let doc: toml::Table = text.parse().ok()?;
-    let late = late_answer(&doc, (db, consumers), delays, consumer.tx_timeout_ms)?;
-    let acked = match consumer.ack {
-        AckMode::BeforeCommit => format!("acks on receipt ({table}.ack = \"before-commit\")"),
-        _ => {
-            format!("acks with result before its commit ({table}.ack = \"checked-before-commit\")")
-        }
-    };
-    Some(Hazard {
-        id: COMMIT_RESENT_WITHOUT_DEDUP,
-        text: format!(
-            "the consumer {acked}, so once the ack let the message go nothing delivers it again and the consumer sends a transaction again when its database does not answer within {} ({table}.tx_timeout_ms, up to {table}.tx_max_attempts = {} sends); {late}, and a transaction whose answer was lost or late had committed: {again} ({table}.handler = \"{setting}\")",
-            about_ms(consumer.tx_timeout_ms),
-            consumer.tx_max_attempts,
-        ),
-        shown_by: Some(sit::RESENT_TX_APPLIED_AGAIN),
-        example: "messaging-eod-checked-ack-lossy-db",
-        at: None,
-    })
-}
-
-/// The warning for a consumer that acks with result before its commit
-/// (`checked-before-commit`) when the scenario `text` (with its `delays`)
-/// can keep the broker's answer from every one of its asks: the consumer
-/// asks up to `tx_max_attempts` times, `tx_timeout_ms` apart, then drops
-/// its work, though the ack may have counted, and then nothing delivers the
-/// message again. One ask: any loss of the results, a cut of them, a round
-/// trip as long as the timeout. More: a cut (declared or random) as long as
-/// the asks' span, or a round trip as long as all their timeouts.
-pub(crate) fn ack_result_lost_drops_work(
-    text: &str,
-    consumer: &ConsumerConfig,
-    (table, consumers): (&str, &[String]),
-    delays: &Delays,
-) -> Option<Hazard> {
-    if consumer.ack != AckMode::CheckedBeforeCommit {
-        return None;
-    }
-    let doc: toml::Table = text.parse().ok()?;
-    let empty = toml::Table::new();
-    let network = doc
-        .get("network")
-        .and_then(toml::Value::as_table)
-        .unwrap_or(&empty);
-    let asks = u64::from(consumer.tx_max_attempts);
-    let timeout_ms = consumer.tx_timeout_ms;
-    let span_ms = (asks - 1).saturating_mul(timeout_ms);
-    let mut why: Option<String> = None;
-    for c in consumers {
-        let loss = answer_loss_per_mille(network, ("broker", c), "ack-result");
-        if loss > 0 && asks == 1 && why.is_none() {
-            why = Some(format!(
-                "the network loses up to {loss}‰ of the broker's ack results to {c}"
-            ));
-        }
-    }
-    let partitions = network
-        .get("partitions")
-        .and_then(toml::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(toml::Value::as_table);
-    for p in partitions {
-        let start = whole(p.get("start_ms")).unwrap_or(0);
-        let end = whole(p.get("end_ms")).unwrap_or(0);
-        let cut_ms = end.saturating_sub(start);
-        let cuts = consumers
-            .iter()
-            .any(|c| cuts_link(p, ("broker", c.as_str())));
-        if cuts && cut_ms >= span_ms && why.is_none() {
-            why = Some(format!(
-                "a [[network.partitions]] entry cuts the broker's answers to a consumer for {}",
-                about_ms(cut_ms)
-            ));
-        }
-    }
-    let random = network
-        .get("random_partition_per_mille")
-        .and_then(highest)
-        .unwrap_or(0);
-    let random_ms = whole(network.get("random_partition_ms_max")).unwrap_or(30_000);
-    if random > 0 && random_ms >= span_ms && why.is_none() {
-        why = Some(format!(
-            "a random partition (random_partition_per_mille) may cut the broker off from a consumer for up to {}",
-            about_ms(random_ms)
-        ));
-    }
-    for c in consumers {
-        let trip_ms = delays.path_ms(&[c.as_str(), "broker", c.as_str()]).1;
-        if trip_ms >= asks.saturating_mul(timeout_ms) && why.is_none() {
-            why = Some(format!(
-                "an ack from {c} and its result can take up to {} on the network",
-                about_ms(trip_ms)
-            ));
-        }
-    }
-    let why = why?;
-    let asking = match asks {
-        1 => format!("asks for the result once ({table}.tx_max_attempts = 1) and drops its work when no answer comes within {} ({table}.tx_timeout_ms)", about_ms(timeout_ms)),
-        _ => format!("asks for the result up to {asks} times, {} apart ({table}.tx_max_attempts, {table}.tx_timeout_ms), then drops its work", about_ms(timeout_ms)),
-    };
-    Some(Hazard {
-        id: ACK_RESULT_LOST_DROPS_WORK,
-        text: format!(
-            "the consumer acks with result before its commit ({table}.ack = \"checked-before-commit\") and {asking}; {why}: an ack that counted whose every answer was lost lets the message go with its work dropped, and the event is lost"
-        ),
-        shown_by: Some(sit::ACK_RESULT_MISSING),
-        example: "messaging-eod-checked-ack",
-        at: None,
-    })
-}
-
-/// What in the scenario can keep an answer of `db` from reaching one of
-/// `consumers` within `timeout_ms`: a loss of its `tx-done` answers, a
-/// partition that cuts them, or a round trip as long as the timeout.
-fn late_answer(
-    doc: &toml::Table,
-    (db, consumers): (&str, &[String]),
-    delays: &Delays,
-    timeout_ms: u64,
-) -> Option<String> {
-    let empty = toml::Table::new();
-    let network = doc
-        .get("network")
-        .and_then(toml::Value::as_table)
-        .unwrap_or(&empty);
-    for c in consumers {
-        let loss = answer_loss_per_mille(network, (db, c), "tx-done");
-        if loss > 0 {
-            return Some(format!(
-                "the network loses up to {loss}‰ of {db}'s answers (tx-done) to {c}"
-            ));
-        }
-    }
-    for c in consumers {
-        let cuts = network
-            .get("partitions")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(toml::Value::as_table)
-            .any(|p| cuts_link(p, (db, c)));
-        if cuts {
-            return Some(format!(
-                "a [[network.partitions]] entry cuts {db}'s answers to {c}"
-            ));
-        }
-    }
-    let random = network
-        .get("random_partition_per_mille")
-        .and_then(highest)
-        .unwrap_or(0);
-    if random > 0 {
-        return Some(format!(
-            "a random partition (random_partition_per_mille) may cut {db} off from a consumer"
-        ));
-    }
-    for c in consumers {
-        let trip_ms = delays.path_ms(&[c.as_str(), db, c.as_str()]).1;
-        if trip_ms >= timeout_ms {
-            return Some(format!(
-                "a transaction from {c} and its answer can take up to {} on the network",
-                about_ms(trip_ms)
-            ));
-        }
-    }
-    None
 }
 
 /// The highest loss `[network]` and its `[[network.links]]` entries set for
@@ -600,89 +416,5 @@ fn highest(v: &toml::Value) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const BASE: &str = "[[network.partitions]]\nbetween = [\"broker\", \"producer\"]\none_way = true\nstart_ms = 0\nend_ms = 1800000\n";
-
-    fn relay(stamps: Stamps) -> Relay<'static> {
-        Relay {
-            actor: "producer",
-            stamps,
-            publish_timeout_ms: 5_000,
-            timeout_key: "producer.publish_timeout_ms",
-        }
-    }
-
-    fn warn(text: &str, retention_ms: u64, stamps: Stamps) -> Option<String> {
-        inbox_retention_below_republish(text, (retention_ms, 0), &relay(stamps), "consumer")
-            .map(|h| h.text)
-    }
-
-    #[test]
-    fn retries_stored_as_copies_outlast_an_inbox_shorter_than_the_cut() {
-        let t = warn(BASE, 600_000, Stamps::Nothing).expect("30 min against 10 min");
-        assert!(t.contains("up to 30 min"), "{t}");
-        assert!(t.contains("every retry is stored"), "{t}");
-        assert_eq!(
-            warn(BASE, 1_800_001, Stamps::Nothing),
-            None,
-            "one ms past the cut holds"
-        );
-        assert!(
-            warn(BASE, 1_800_000, Stamps::Nothing).is_some(),
-            "a row is gone once its age reaches the retention"
-        );
-        assert!(warn(BASE, 1_799_999, Stamps::Nothing).is_some());
-        // The last copy's trips and work can come later than the first's.
-        let late = |retention_ms| {
-            inbox_retention_below_republish(
-                BASE,
-                (retention_ms, 2_000),
-                &relay(Stamps::Nothing),
-                "consumer",
-            )
-        };
-        let t = late(1_801_000)
-            .expect("2 s late against 1 s of margin")
-            .text;
-        assert!(t.contains("up to 2 s later"), "{t}");
-        assert!(late(1_802_001).is_none());
-        assert_eq!(warn(BASE, 0, Stamps::Nothing), None, "kept forever");
-    }
-
-    #[test]
-    fn a_per_session_stamp_needs_a_restart_to_copy() {
-        assert_eq!(warn(BASE, 600_000, Stamps::PerSession), None, "no crashes");
-        let crashes = format!("{BASE}[crashes.producer]\ncrash_per_mille = [0, 20]\nrestart_ms_min = 1000\nrestart_ms_max = 30000\n");
-        let t = warn(&crashes, 600_000, Stamps::PerSession).expect("a restart republishes");
-        assert!(t.contains("restarted relay's republish"), "{t}");
-        assert!(t.contains("up to 30.5 min after the first"), "{t}");
-        assert_eq!(warn(&crashes, 1_830_001, Stamps::PerSession), None);
-        assert!(warn(&crashes, 1_830_000, Stamps::PerSession).is_some());
-        let never = crashes.replace("[0, 20]", "0");
-        assert_eq!(warn(&never, 600_000, Stamps::PerSession), None);
-    }
-
-    #[test]
-    fn only_cuts_of_the_confirmations_count() {
-        let other_way = BASE.replace("[\"broker\", \"producer\"]", "[\"producer\", \"broker\"]");
-        assert_eq!(
-            warn(&other_way, 600_000, Stamps::Nothing),
-            None,
-            "publishes cut, not confirmations"
-        );
-        let both = other_way.replace("one_way = true", "one_way = false");
-        assert!(warn(&both, 600_000, Stamps::Nothing).is_some());
-        let consumer = BASE.replace("\"producer\"", "\"consumer-1\"");
-        assert_eq!(warn(&consumer, 600_000, Stamps::Nothing), None);
-        let random =
-            "[network]\nrandom_partition_per_mille = [0, 100]\nrandom_partition_ms_max = 900000\n";
-        let t = warn(random, 600_000, Stamps::Nothing).expect("a random cut may hit the producer");
-        assert!(t.contains("random partition"), "{t}");
-        assert_eq!(warn(random, 900_001, Stamps::Nothing), None);
-        // Malformed values are the loader's to refuse, not a panic here.
-        let odd = BASE.replace("end_ms = 1800000", "end_ms = \"30min\"");
-        assert_eq!(warn(&odd, 600_000, Stamps::Nothing), None);
-    }
-}
+#[path = "republish_tests.rs"]
+mod tests;

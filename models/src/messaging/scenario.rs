@@ -1,16 +1,14 @@
 //! The messaging model's tables in a scenario file: `[producer]`,
 //! `[broker]`, `[consumer]` and `[[events]]`.
 
-use super::broker::SEQUENCE_WINDOW;
 use super::{
     AckMode, AtMaxDeliveries, Broker, BrokerConfig, Consumer, ConsumerConfig, ConsumerDb,
-    EventSpec, Handler, InboxConfig, Producer, ProducerConfig, ProgramConsumer, WriteMode,
+    EventSpec, Handler, InboxConfig, Producer, ProgramConsumer, WriteMode,
 };
 use crate::core::input::{
     count_in, duration_us, invalid, one_of, path, positive_duration_us, start_us, Invalid,
     LoadError, Seg,
 };
-use crate::core::retry::RetryPolicy;
 use crate::core::{BuildInput, Built, Carries};
 use crate::external::{self, ExternalConfig, DEFAULT_HANDLER_TIMEOUT_MS};
 use serde::Deserialize;
@@ -24,6 +22,15 @@ mod unused;
 
 #[path = "scenario_idempotence.rs"]
 mod idempotence;
+
+#[path = "scenario_delivery.rs"]
+mod delivery;
+
+#[path = "scenario_hazards.rs"]
+mod design;
+
+#[path = "scenario_producer.rs"]
+mod producer;
 
 pub const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
 
@@ -56,6 +63,9 @@ struct ProducerDto {
     idempotence: toml::Value,
     transactional_id: bool,
     max_in_flight: u64,
+    /// Kafka's `delivery.timeout.ms`; not written: Kafka's default
+    /// (scenario_delivery.rs).
+    delivery_timeout_ms: Option<u64>,
 }
 
 impl Default for ProducerDto {
@@ -68,6 +78,7 @@ impl Default for ProducerDto {
             idempotence: toml::Value::Boolean(false),
             transactional_id: false,
             max_in_flight: 1,
+            delivery_timeout_ms: None,
         }
     }
 }
@@ -270,252 +281,37 @@ where
         (0..consumers).map(|i| first_consumer + i).collect(),
     )?;
 
-    let p = &d.producer;
-    let pat = |k| path(&["producer", k]);
-    let mode = one_of(
-        &p.write,
-        &[
-            ("state-first", WriteMode::StateFirst),
-            ("event-first", WriteMode::EventFirst),
-            ("outbox", WriteMode::Outbox),
-            ("broker-transaction", WriteMode::BrokerTransaction),
-        ],
-        pat("write"),
-    )?;
-    let publish_timeout_ms = positive_duration_us(
-        p.publish_timeout_ms,
-        DAY_MS,
-        pat("publish_timeout_ms"),
-        "write publish_timeout_ms = 5000",
-    )? / 1000;
-    let attempts = count_in(
-        p.publish_max_attempts,
-        1,
-        100,
-        pat("publish_max_attempts"),
-        "attempts",
-    )?;
-    let commit_fail_per_mille = count_in(
-        p.commit_fail_per_mille,
-        0,
-        1000,
-        pat("commit_fail_per_mille"),
-        "per mille",
-    )? as u32;
-    let idem = idempotence::idempotence_of(&p.idempotence)?;
-    // Both stamp the outbox relay's publishes: a write mode without a relay
-    // has nothing to stamp.
-    for (on, key, value, what) in [
-        (
-            idem.on(),
-            "idempotence",
-            idem.written(),
-            "numbers the outbox relay's publishes",
-        ),
-        (
-            p.transactional_id,
-            "transactional_id",
-            "true".into(),
-            "makes the outbox relay a transactional producer",
-        ),
-    ] {
-        if on && mode != WriteMode::Outbox {
-            return Err(invalid(
-                pat(key),
-                format!(
-                    "{key} = {value} {what}, but write = \"{}\" has no relay",
-                    p.write
-                ),
-                format!("set write = \"outbox\", or remove {key}"),
-            )
-            .into());
-        }
-    }
-    if p.transactional_id && !idem.on() && written_in(input.text, "producer", "idempotence") {
-        return Err(invalid(
-            pat("idempotence"),
-            "a transactional producer is always idempotent (Kafka refuses transactional.id with enable.idempotence = false)",
-            "delete idempotence = false, or remove transactional_id",
-        )
-        .into());
-    }
-    let max_in_flight = count_in(
-        p.max_in_flight,
-        1,
-        MAX_IN_FLIGHT,
-        pat("max_in_flight"),
-        "publishes in flight",
-    )? as u32;
-    if p.transactional_id && max_in_flight > SEQUENCE_WINDOW {
-        return Err(invalid(
-            pat("max_in_flight"),
-            format!("a transactional producer is always idempotent, and an idempotent one keeps at most {SEQUENCE_WINDOW} publishes in flight: Kafka refuses transactional.id with max.in.flight.requests.per.connection = {max_in_flight} (the broker recognises a retry among the last {SEQUENCE_WINDOW} only)"),
-            format!("write max_in_flight = {SEQUENCE_WINDOW} or less, or remove transactional_id"),
-        )
-        .into());
-    }
-    idempotence::refuse_explicit_above_window(idem, max_in_flight)?;
-    // Kafka 3.2 and later turn idempotence left at its default off above
-    // five in flight (relay.rs): the relay stamps nothing then.
-    let idempotence = idem.on() && (p.transactional_id || max_in_flight <= SEQUENCE_WINDOW);
-    if d.events.is_empty() || d.events.len() as u64 > MAX_EVENTS {
-        return Err(invalid(
-            vec![Seg::Key("events")],
-            format!(
-                "{} events: a scenario has 1 to {MAX_EVENTS}",
-                d.events.len()
-            ),
-            "give [[events]] tables with entity and value",
-        )
-        .into());
-    }
-    let mut events = Vec::with_capacity(d.events.len());
-    for (i, e) in d.events.iter().enumerate() {
-        let at = vec![Seg::Key("events"), Seg::Index(i), Seg::Key("start_ms")];
-        start_us(e.start_ms, input.max_time_us, at, "event")?;
-        events.push(EventSpec {
-            entity: e.entity,
-            value: e.value,
-            start_ms: e.start_ms,
-        });
-    }
-    let producer = ProducerConfig {
-        broker: 1,
-        mode,
-        publish_timeout_ms,
-        publish_retry: RetryPolicy::immediate(attempts as u32),
-        commit_fail_per_mille,
-        idempotence: idem.on(),
-        transactional_id: p.transactional_id,
-        max_in_flight,
-        events,
-    };
-
+    let (mut producer, attempts) = producer::producer_of(&d.producer, input.text)?;
+    producer.events = events_of(&d.events, input)?;
+    let idempotence = (producer.idempotence, producer.stamps());
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
     let inbox = inbox(&d.consumer, "consumer")?;
-    let mut unused = match program {
+    let unused = unused_of(&d, program.is_some(), idempotence, &producer);
+    let hazards = match program {
         Some(_) => Vec::new(),
-        None => consumer_unused(&d.consumer, "consumer"),
+        None => design::hazards(
+            input,
+            &design::Design {
+                broker: &broker,
+                consumer: &consumer,
+                inbox: &inbox,
+                mode: producer.mode,
+                consumers,
+                idempotence,
+                transactional: producer.transactional_id,
+                max_in_flight: producer.max_in_flight,
+                publish_timeout_ms: producer.publish_timeout_ms,
+                publish_attempts: attempts,
+                delivery_timeout_ms: producer.delivery_timeout_ms,
+            },
+        ),
     };
-    let relay = (mode == WriteMode::Outbox).then_some((idempotence, p.transactional_id));
-    let default_off = (idem.on() && !idempotence).then_some(max_in_flight);
-    unused.extend(broker_unused(
-        &d.broker,
-        mode == WriteMode::BrokerTransaction,
-        relay,
-        default_off,
-    ));
-    unused.extend(unused::producer_unused(p));
-    // A program's own dedup is its business.
-    let hazards = match program.is_some() {
-        true => Vec::new(),
-        false => {
-            let names: Vec<String> = (1..=consumers).map(|i| format!("consumer-{i}")).collect();
-            let mut spreads = Spreads::of(input.delays, &names, "consumer-db");
-            spreads.broker_restart_ms = super::republish::broker_restart_ms(input.text);
-            let ids = match (p.transactional_id, idempotence) {
-                (true, _) => ProducerIds::Transactional,
-                (false, true) => ProducerIds::Idempotent,
-                (false, false) => ProducerIds::None,
-            };
-            let restarts = super::republish::producer_restarts(input.text);
-            let mut found = hazards(
-                &broker,
-                &consumer,
-                &inbox,
-                ("consumer", ids, restarts),
-                spreads,
-            );
-            // Only an inbox is read on every delivery; and only an outbox
-            // relay republishes without end.
-            let reads_inbox = consumer.handler.reads_inbox_always();
-            let retention_ms = inbox.retention_us / sim::US_PER_MS;
-            let late_ms =
-                super::warnings::copy_late_ms(input.delays, "producer", &spreads, &consumer);
-            if reads_inbox && mode == WriteMode::Outbox {
-                let stamps = match ids {
-                    ProducerIds::None => super::republish::Stamps::Nothing,
-                    _ => super::republish::Stamps::PerSession,
-                };
-                let relay = super::republish::Relay {
-                    actor: "producer",
-                    stamps,
-                    publish_timeout_ms,
-                    timeout_key: "producer.publish_timeout_ms",
-                };
-                found.extend(super::republish::inbox_retention_below_republish(
-                    input.text,
-                    (retention_ms, late_ms),
-                    &relay,
-                    "consumer",
-                ));
-            }
-            // A dual write retries a bounded number of times, each retry a
-            // new copy at the broker.
-            if reads_inbox && matches!(mode, WriteMode::StateFirst | WriteMode::EventFirst) {
-                found.extend(super::republish::inbox_retention_below_publish_retries(
-                    (retention_ms, late_ms),
-                    (attempts as u32, publish_timeout_ms),
-                    "consumer",
-                ));
-            }
-            found.extend(super::republish::ack_before_commit_under_crashes(
-                input.text,
-                consumer.ack,
-                ("consumer", "consumer-"),
-            ));
-            found.extend(super::republish::commit_resent_without_dedup(
-                input.text,
-                &consumer,
-                ("consumer", "consumer-db", &names),
-                input.delays,
-            ));
-            found.extend(super::republish::ack_result_lost_drops_work(
-                input.text,
-                &consumer,
-                ("consumer", &names),
-                input.delays,
-            ));
-            found.extend(super::warnings::idempotence_off_above_window(
-                (idem.on(), p.transactional_id),
-                mode == WriteMode::Outbox,
-                max_in_flight,
-            ));
-            if mode == WriteMode::Outbox && ids != ProducerIds::None {
-                found.extend(super::republish::producer_id_expiry_below_retries(
-                    input.text,
-                    broker.producer_id_expiration_ms,
-                    (
-                        publish_timeout_ms,
-                        input.delays.spread_ms(&[vec!["producer", "broker"]]),
-                    ),
-                ));
-            }
-            found
-        }
-    };
-
     let mut actors = vec![
         ("producer".to_string(), N::from(Producer::new(producer))),
         ("broker".to_string(), N::from(Broker::new(broker))),
     ];
     match program {
-        Some((program, handler_timeout_ms)) => {
-            let names: Vec<String> = actors
-                .iter()
-                .map(|a| a.0.clone())
-                .chain((1..=consumers).map(|i| format!("consumer-{i}")))
-                .collect();
-            for name in &names[2..] {
-                let cfg = ExternalConfig {
-                    name: name.clone(),
-                    program: program.clone(),
-                    handler_timeout_ms,
-                    actor_names: names.clone(),
-                };
-                actors.push((name.clone(), N::from(ProgramConsumer::new(cfg))));
-            }
-        }
+        Some(program) => program_actors(&mut actors, program, consumers),
         None => {
             actors.push((
                 "consumer-db".to_string(),
@@ -532,6 +328,82 @@ where
         hazards,
         unused,
     })
+}
+
+/// The keys the scenario's settings leave without effect (a program's
+/// consumer has its own: none of the built-in consumer's apply);
+/// `idempotence`: asked for, and in effect.
+fn unused_of(
+    d: &FileDto,
+    program: bool,
+    (idem_on, idempotence): (bool, bool),
+    producer: &super::ProducerConfig,
+) -> Vec<crate::core::Unused> {
+    let p = &d.producer;
+    let mut unused = match program {
+        true => Vec::new(),
+        false => consumer_unused(&d.consumer, "consumer"),
+    };
+    let outbox = producer.mode == WriteMode::Outbox;
+    let relay = outbox.then_some((idempotence, p.transactional_id));
+    let default_off = (idem_on && !idempotence).then_some(producer.max_in_flight);
+    unused.extend(broker_unused(
+        &d.broker,
+        producer.mode == WriteMode::BrokerTransaction,
+        relay,
+        default_off,
+    ));
+    unused.extend(unused::producer_unused(p, relay));
+    unused
+}
+
+/// A user's program in each consumer's place (after the producer and the
+/// broker in `actors`): each keeps its own database.
+fn program_actors<N, W>(
+    actors: &mut Vec<(String, N)>,
+    (program, handler_timeout_ms): (external::Program, u64),
+    consumers: u32,
+) where
+    N: From<ProgramConsumer<W>>,
+    W: Carries<super::Msg>,
+{
+    let names: Vec<String> = actors
+        .iter()
+        .map(|a| a.0.clone())
+        .chain((1..=consumers).map(|i| format!("consumer-{i}")))
+        .collect();
+    for name in &names[2..] {
+        let cfg = ExternalConfig {
+            name: name.clone(),
+            program: program.clone(),
+            handler_timeout_ms,
+            actor_names: names.clone(),
+        };
+        actors.push((name.clone(), N::from(ProgramConsumer::new(cfg))));
+    }
+}
+
+/// `[[events]]`: 1 to [`MAX_EVENTS`] state changes, each starting within the run.
+fn events_of(events: &[EventDto], input: &BuildInput<'_>) -> Result<Vec<EventSpec>, LoadError> {
+    if events.is_empty() || events.len() as u64 > MAX_EVENTS {
+        return Err(invalid(
+            vec![Seg::Key("events")],
+            format!("{} events: a scenario has 1 to {MAX_EVENTS}", events.len()),
+            "give [[events]] tables with entity and value",
+        )
+        .into());
+    }
+    let mut out = Vec::with_capacity(events.len());
+    for (i, e) in events.iter().enumerate() {
+        let at = vec![Seg::Key("events"), Seg::Index(i), Seg::Key("start_ms")];
+        start_us(e.start_ms, input.max_time_us, at, "event")?;
+        out.push(EventSpec {
+            entity: e.entity,
+            value: e.value,
+            start_ms: e.start_ms,
+        });
+    }
+    Ok(out)
 }
 
 /// How many consumers `[broker] consumers` asks for.

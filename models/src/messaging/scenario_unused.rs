@@ -9,9 +9,13 @@ use crate::core::Unused;
 /// The keys of `[producer]` and `[broker]` the write mode leaves without
 /// effect: the relay counts no publish attempts (it publishes until the
 /// broker confirms, relay.rs); the broker's dedup window is not applied to
-/// a broker transaction's publishes (broker_publish.rs `on_tx_publish`).
-pub(super) fn producer_unused(p: &ProducerDto) -> Vec<Unused> {
+/// a broker transaction's publishes (broker_publish.rs `on_tx_publish`);
+/// only an idempotent, non-transactional relay gives a batch up at the
+/// delivery timeout (`relay`: the outbox relay's idempotence in effect and
+/// `transactional_id`, `None` without a relay).
+pub(super) fn producer_unused(p: &ProducerDto, relay: Option<(bool, bool)>) -> Vec<Unused> {
     let mut out = Vec::new();
+    out.extend(delivery_timeout_unused(relay));
     if p.write == "outbox" {
         out.push(Unused::new(
             &["producer", "publish_max_attempts"],
@@ -43,6 +47,32 @@ pub(super) fn producer_unused(p: &ProducerDto) -> Vec<Unused> {
         );
     }
     out
+}
+
+/// `producer.delivery_timeout_ms` where no producer library gives a batch
+/// up (relay.rs says why each one does not): it is still checked against
+/// `publish_timeout_ms`, as Kafka checks it at start.
+fn delivery_timeout_unused(relay: Option<(bool, bool)>) -> Option<Unused> {
+    let key = &["producer", "delivery_timeout_ms"];
+    let (why, because, fix): (&str, &[&[&'static str]], &str) = match relay {
+        Some((true, false)) => return None,
+        None => (
+            "only the outbox relay's producer library retries a batch until a delivery timeout, and producer.write has no relay",
+            &[&["producer", "write"]],
+            "remove it, or publish through a relay: write = \"outbox\" and idempotence = true",
+        ),
+        Some((_, true)) => (
+            "a transactional relay's batch given up at the delivery timeout aborts its transaction, and the aborted copy never reaches a read_committed consumer; this model commits each one-message transaction as the broker stores it and keeps resending under the same numbers, which comes to the same single copy (producer.transactional_id = true)",
+            &[&["producer", "transactional_id"]],
+            "remove it, or publish as an idempotent producer without transactional_id",
+        ),
+        Some((false, false)) => (
+            "the outbox relay stamps no producer id (producer.idempotence is false, or \"kafka-default\" and off above five in flight): every resend is a new copy at the broker, whether the library retries or the relay publishes again after the delivery timeout",
+            &[&["producer", "idempotence"], &["producer", "max_in_flight"]],
+            "remove it, or make the relay idempotent: idempotence = true and max_in_flight = 5 or less",
+        ),
+    };
+    Some(Unused::new(key, because, why, fix))
 }
 
 /// The keys of a consumer's table (`[consumer]`, or `table` in a composed

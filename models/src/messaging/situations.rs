@@ -61,9 +61,9 @@ pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = 91;
 pub const LEASE_RENEWED: SituationId = 92;
 /// `renewal-after-redelivery`: A lease renewal arrived for a delivery whose lease had run out: the message was visible again or delivered to another consumer.
 pub const RENEWAL_AFTER_REDELIVERY: SituationId = 93;
-/// `zombie-publish-fenced`: The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way.
+/// `zombie-publish-fenced`: The broker refused a publish of a producer's older epoch: a transactional session that has since restarted (a zombie), or an idempotent producer's copy from before it bumped its epoch.
 pub const ZOMBIE_PUBLISH_FENCED: SituationId = 94;
-/// `republish-under-new-epoch`: An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, so the broker stored it again.
+/// `republish-under-new-epoch`: An event the broker had stored was published again under a producer's new epoch (a transactional relay restarted, or an idempotent one bumped its epoch after a delivery timeout): sequence numbers begin again with the epoch, so the broker stored it again.
 pub const REPUBLISH_UNDER_NEW_EPOCH: SituationId = 95;
 /// `stale-ack-refused`: A broker with exactly-once delivery refused an ack that did not name the message's latest delivery.
 pub const STALE_ACK_REFUSED: SituationId = 96;
@@ -91,6 +91,8 @@ pub const DELIVERY_ON_OLD_CONNECTION: SituationId = 106;
 pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = 107;
 /// `publish-out-of-sequence-refused`: The broker refused an idempotent producer's publish whose sequence number was neither the next one nor among the last five: unstored, unconfirmed, sent again at the producer's timeout.
 pub const PUBLISH_OUT_OF_SEQUENCE_REFUSED: SituationId = 108;
+/// `resent-after-delivery-timeout`: The relay published again a row whose batch the producer library had given up at its delivery timeout: a new record, which the broker stores again.
+pub const RESENT_AFTER_DELIVERY_TIMEOUT: SituationId = 109;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
 
@@ -101,6 +103,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: PUBLISH_GIVEN_UP, name: "publish-given-up", doc: "A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait." },
     SituationDoc { id: RELAY_CRASH_BETWEEN_STEPS, name: "relay-crash-between-steps", doc: "The producer restarted after a crash that fell between publishing an outbox row and marking it sent." },
     SituationDoc { id: REPUBLISH_AFTER_CRASH, name: "republish-after-crash", doc: "After such a restart the relay published the unmarked row again." },
+    SituationDoc { id: RESENT_AFTER_DELIVERY_TIMEOUT, name: "resent-after-delivery-timeout", doc: "The relay published again a row whose batch the producer library had given up (producer.delivery_timeout_ms after the batch's first send, Kafka's delivery.timeout.ms, 120 s by default: send() failed to the relay): the resend is a new record, numbered under the idempotent producer's bumped epoch (KIP-360), so the broker stores it again if the batch it gave up was stored." },
     SituationDoc { id: DUPLICATE_PUBLISH, name: "duplicate-publish", doc: "The broker stored a second copy of an event it had already accepted." },
     SituationDoc { id: BROKER_DEDUP_HIT, name: "broker-dedup-hit", doc: "The broker dropped a publish whose message id it saw within its dedup window." },
     SituationDoc { id: PRODUCER_SEQUENCE_DEDUP_HIT, name: "producer-sequence-dedup-hit", doc: "The broker dropped a publish whose producer id and sequence number it had stored already: a retry within one producer session (Kafka's idempotent producer)." },
@@ -110,8 +113,8 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: LEASE_EXPIRED_REDELIVERY, name: "lease-expired-redelivery", doc: "An unacked delivery's visibility timeout ran out and the broker delivered the message again." },
     SituationDoc { id: LEASE_RENEWED, name: "lease-renewed", doc: "The broker extended an in-flight delivery's lease at its consumer's request (consumer.lease_renewal_ms)." },
     SituationDoc { id: RENEWAL_AFTER_REDELIVERY, name: "renewal-after-redelivery", doc: "A lease renewal arrived for a delivery whose lease had already run out: the message was visible again, or out with another consumer, and the renewal changed nothing." },
-    SituationDoc { id: ZOMBIE_PUBLISH_FENCED, name: "zombie-publish-fenced", doc: "The broker refused a publish of a transactional producer's older epoch: a session that has since restarted (a zombie) was still on its way (Kafka's transactional.id fencing)." },
-    SituationDoc { id: REPUBLISH_UNDER_NEW_EPOCH, name: "republish-under-new-epoch", doc: "An event the broker had stored was published again by a transactional producer's new epoch (the relay restarted): sequence numbers begin again with the epoch, and the broker stored it again." },
+    SituationDoc { id: ZOMBIE_PUBLISH_FENCED, name: "zombie-publish-fenced", doc: "The broker refused a publish of a producer's older epoch: a transactional session that has since restarted (a zombie) was still on its way (Kafka's transactional.id fencing), or an idempotent producer's copy from before it bumped its epoch." },
+    SituationDoc { id: REPUBLISH_UNDER_NEW_EPOCH, name: "republish-under-new-epoch", doc: "An event the broker had stored was published again under a producer's new epoch (a transactional relay restarted, or an idempotent one bumped its epoch after its library gave a batch up): sequence numbers begin again with the epoch, and the broker stored it again." },
     SituationDoc { id: LATE_ACK, name: "late-ack", doc: "An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it." },
     SituationDoc { id: PRODUCER_ID_EXPIRED, name: "producer-id-expired", doc: "The broker had forgotten an idempotent producer's id (broker.producer_id_expiration_ms after the last publish it stored under it; retries it dropped do not count) and took the id's next publish as the start of a new sequence: a retry of a publish it had stored was stored again." },
     SituationDoc { id: STALE_ACK_REFUSED, name: "stale-ack-refused", doc: "A broker with exactly-once delivery refused an ack that did not name the message's latest delivery: the lease had run out, and the message was visible again or out with another consumer (Pub/Sub: only the latest ack id works)." },

@@ -20,7 +20,9 @@ pub(crate) enum ProducerIds {
 /// The gaps in a queue's design that its settings show: an inbox that forgets
 /// a message id while the broker may still redeliver it (`table` is the
 /// consumer's table, `consumer` or `accounting`, with what its producer
-/// stamps on its publishes and whether the scenario restarts it).
+/// stamps on its publishes and whether it can publish a second copy of an
+/// event all the same: the scenario restarts it, or cuts its confirmations
+/// until its library gives a batch up).
 /// `spreads`: what the network's delays add to the lease rules' times.
 pub(crate) fn hazards(
     broker: &BrokerConfig,
@@ -70,8 +72,10 @@ fn only_on_redelivery(table: &str) -> crate::core::Hazard {
 /// A consumer that applies every delivery, whatever the broker filters;
 /// none where no second copy can reach it: exactly-once delivery with a
 /// checked ack keeps a message's redeliveries from taking effect twice, and
-/// a producer that stamps its publishes and never restarts (`restarts`)
-/// gets every retry dropped.
+/// a producer that stamps its publishes and never publishes a second copy
+/// (`restarts`: it restarts, or its library gives a batch up at the
+/// delivery timeout and the relay's resend is a new record) gets every
+/// retry dropped.
 fn without_dedup(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
@@ -103,7 +107,7 @@ fn without_dedup(
     match ids {
         ProducerIds::None => {}
         ProducerIds::Idempotent => filters.push(
-            "the idempotent producer's sequence numbers drop the retries of one relay session, not a restarted relay's republish"
+            "the idempotent producer's sequence numbers drop the retries of one batch, not the relay's resend once the producer library gave the batch up (producer.delivery_timeout_ms), nor a restarted relay's republish"
                 .to_string(),
         ),
         ProducerIds::Transactional => filters.push(
