@@ -12,6 +12,7 @@ mod support;
 
 mod acks;
 mod catalog;
+mod conformance;
 mod inbox;
 mod leases;
 mod producer;
