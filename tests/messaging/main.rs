@@ -13,6 +13,7 @@ mod support;
 mod acks;
 mod catalog;
 mod delivery_timeout;
+mod conformance;
 mod inbox;
 mod leases;
 mod producer;

@@ -22,11 +22,14 @@ pub use publish::SEQUENCE_WINDOW;
 /// What happens to a message after its last delivery attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtMaxDeliveries {
-    /// It moves to the dead-letter queue, where a person sees it.
+    /// It moves to the dead-letter queue, where a person sees it (SQS's
+    /// redrive policy, Service Bus's dead-letter subqueue, a Pub/Sub
+    /// dead-letter topic, a RabbitMQ dead-letter exchange).
     DeadLetter,
-    /// It is dropped (a RabbitMQ quorum queue over its delivery limit with no
-    /// dead-letter exchange, NATS JetStream at `MaxDeliver`): the effect is
-    /// silently lost. SQS never drops by count, only by age.
+    /// It is dropped: the effect is silently lost (a RabbitMQ quorum queue
+    /// past its delivery limit without a dead-letter exchange; a NATS
+    /// consumer at MaxDeliver, which delivers it no more, though the stream
+    /// keeps it).
     Discard,
 }
 
@@ -35,13 +38,23 @@ pub enum AtMaxDeliveries {
 pub struct BrokerConfig {
     /// The consumers it delivers to, one chosen per delivery.
     pub consumers: Vec<ActorId>,
-    /// An unacked delivery becomes visible again after this (SQS 30 s, NATS AckWait 30 s).
+    /// An unacked delivery becomes visible again this long after the broker
+    /// sent it (by default: SQS's visibility timeout and NATS's AckWait
+    /// 30 s, Pub/Sub's ack deadline 10 s, Service Bus's lock 60 s; RabbitMQ
+    /// has none: a delivery comes back when its consumer returns it).
     pub visibility_timeout_ms: u64,
-    /// Deliveries before the message leaves the queue; 0 = unlimited.
+    /// Deliveries before the message leaves the queue; 0 = unlimited. SQS's
+    /// maxReceiveCount, Service Bus's MaxDeliveryCount, Pub/Sub's
+    /// maxDeliveryAttempts and NATS's MaxDeliver count deliveries: N is N
+    /// here. A RabbitMQ quorum queue's delivery-limit counts returns and
+    /// drops a message on the return above it: delivery-limit N is N + 1.
     pub max_deliveries: u32,
     /// What happens after the last delivery.
     pub at_max_deliveries: AtMaxDeliveries,
-    /// A publish with a message id accepted within this window is dropped; 0 = off.
+    /// A publish with a message id accepted within this window is dropped,
+    /// timed from the publish stored (one it drops extends nothing), as SQS
+    /// FIFO's 5-minute interval, NATS's 2-minute duplicate window and
+    /// Service Bus's duplicate detection (10 minutes) are; 0 = off.
     pub dedup_window_ms: u64,
     /// An open transaction not committed within this is aborted (Kafka's
     /// `transaction.timeout.ms`, 60 s by default).
@@ -337,6 +350,10 @@ impl<W: Carries<Msg>> Broker<W> {
                 // Without exactly-once delivery a late ack (after the lease
                 // expired, while the copy is out again, to this consumer or
                 // another) is still accepted, as NATS does (nats-server#4786).
+                // SQS answers a delete naming an older receipt handle with
+                // success but "might not" delete; Service Bus refuses a
+                // completion after the lock expired, as exactly-once
+                // delivery does here.
                 if current != receipt {
                     ctx.reached(sit::LATE_ACK);
                 }

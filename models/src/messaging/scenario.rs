@@ -438,7 +438,8 @@ pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerCon
             ],
             bat("at_max_deliveries"),
         )?,
-        dedup_window_ms: duration_us(b.dedup_window_ms, DAY_MS, bat("dedup_window_ms"))? / 1000,
+        // Service Bus keeps duplicate detection history for up to 7 days.
+        dedup_window_ms: duration_us(b.dedup_window_ms, 7 * DAY_MS, bat("dedup_window_ms"))? / 1000,
         transaction_timeout_ms: positive_duration_us(
             b.transaction_timeout_ms,
             DAY_MS,
