@@ -22,6 +22,8 @@ mod common;
 mod docs;
 #[path = "common/exercises.rs"]
 mod exercises;
+#[path = "common/fidelity.rs"]
+mod fidelity;
 
 use docs::{
     backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, report_markers,

@@ -83,8 +83,9 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
 
 /// An idempotent producer keeps at most five publishes in flight: the
 /// broker recognises a retry among the last five batches per producer id
-/// only. Above that Kafka 3.2 and later turn idempotence off without a
-/// word, and every retry after a lost confirmation is stored again.
+/// and partition only. Above that Kafka 3.0.1 to 3.9 turn idempotence left at
+/// its default off, logging one WARN line, and every retry after a lost
+/// confirmation is stored again; Kafka 4.0 refuses the configuration.
 #[test]
 fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
     const RULE: &str = "idempotence-off-above-five-in-flight";
@@ -99,7 +100,9 @@ fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
         h.text
     );
     assert!(
-        h.text.contains("Kafka 3.2")
+        h.text.contains("Kafka 3.0.1 to 3.9")
+            && h.text.contains("WARN")
+            && h.text.contains("Kafka 4.0 refuses")
             && h.text.contains("stored again")
             && h.text.contains("max_in_flight = 5 or less"),
         "{}",

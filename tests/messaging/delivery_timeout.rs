@@ -73,7 +73,10 @@ fn a_resend_1_ms_inside_the_delivery_timeout_is_dropped_and_1_ms_past_it_stored_
 /// 10-minute one stores it again at every expiry, each resend a new epoch.
 #[test]
 fn an_outage_past_the_delivery_timeout_stores_the_event_again_at_every_expiry() {
-    let s = load("messaging-kafka-outage-within-delivery-timeout", &[]);
+    // One publish in flight (the preset's Kafka default is 5), so that each
+    // expiry is one batch's and the cadence below is the library's alone.
+    let one = "producer.max_in_flight=1";
+    let s = load("messaging-kafka-outage-within-delivery-timeout", &[one]);
     let (within, outcome) = trace_of(&s, 0);
     assert_eq!(outcome, Outcome::Holds);
     assert_eq!(stored_ms(&within).len(), 2, "two events, stored once each");
@@ -83,7 +86,7 @@ fn an_outage_past_the_delivery_timeout_stores_the_event_again_at_every_expiry() 
     // duplicate and stores every copy.
     let s = load(
         "messaging-kafka-outage-past-delivery-timeout",
-        &["consumer.handler=inbox-same-tx"],
+        &["consumer.handler=inbox-same-tx", one],
     );
     let (past, outcome) = trace_of(&s, 0);
     assert_eq!(outcome, Outcome::Holds, "the inbox absorbs the copies");

@@ -12,9 +12,10 @@ mod support;
 
 mod acks;
 mod catalog;
-mod delivery_timeout;
 mod conformance;
+mod delivery_timeout;
 mod inbox;
 mod leases;
+mod presets;
 mod producer;
 mod unread;

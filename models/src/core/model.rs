@@ -184,7 +184,7 @@ pub trait ModelSpec<N>: Sync {
 #[derive(Debug)]
 pub struct MeaningChange {
     /// The first format version with today's meaning.
-    pub since: i64,
+    pub since: u64,
     /// The full key path: `bank.status_query`.
     pub key: &'static str,
     /// The value whose meaning changed, as TOML: `true`.

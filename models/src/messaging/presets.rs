@@ -24,6 +24,7 @@ macro_rules! kafka_common {
         [
             set("producer.max_in_flight", "5", "max.in.flight.requests.per.connection, default 5 (Kafka producer configs)"),
             set("producer.publish_timeout_ms", "30000", "request.timeout.ms, default 30000: the client resends a request unanswered this long (Kafka producer configs)"),
+            set("producer.delivery_timeout_ms", "120000", "delivery.timeout.ms, default 120000 since 2.1 (KIP-91): past it send() fails, the batch is not retried, and the application's resend is a new record"),
             set("broker.producer_id_expiration_ms", "86400000", "producer.id.expiration.ms, default 86400000 since 3.4 (KIP-854)"),
             set("broker.transaction_timeout_ms", "60000", "transaction.timeout.ms, producer default 60000: the coordinator aborts a transaction open longer"),
             set("broker.visibility_timeout_ms", "300000", "max.poll.interval.ms, default 300000: a consumer that does not poll again within it leaves the group and its partitions' uncommitted records are delivered again"),
@@ -37,8 +38,8 @@ macro_rules! kafka_common {
 const KAFKA_39: &[PresetSetting] = &{
     let c = kafka_common!();
     [
-        set("producer.idempotence", "\"kafka-default\"", "enable.idempotence, default true since 3.0 (KIP-679); 3.2 and later turn it off with a logged warning when max.in.flight.requests.per.connection > 5 and idempotence was left at its default (KAFKA-13673)"),
-        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+        set("producer.idempotence", "\"kafka-default\"", "enable.idempotence, default true since 3.0 (KIP-679); 3.0.1 to 3.9 turn it off with a logged warning when max.in.flight.requests.per.connection > 5 and idempotence was left at its default (KAFKA-13673)"),
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
     ]
 };
 
@@ -46,7 +47,7 @@ const KAFKA_40: &[PresetSetting] = &{
     let c = kafka_common!();
     [
         set("producer.idempotence", "true", "enable.idempotence, default true; 4.0 refuses max.in.flight.requests.per.connection > 5 with idempotence on, at its default or not (KAFKA-17927)"),
-        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
+        c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
     ]
 };
 

@@ -70,7 +70,7 @@ pub struct ProducerConfig {
 
 impl ProducerConfig {
     /// Whether the outbox relay stamps its publishes with a producer id:
-    /// idempotence asked for and in effect (Kafka 3.2 and later turn it off
+    /// idempotence asked for and in effect (Kafka 3.0.1 to 3.9 turn it off
     /// above five in flight when it was left at its default, `Relay::max_in_flight`).
     pub fn stamps(&self) -> bool {
         let window = super::broker::SEQUENCE_WINDOW;

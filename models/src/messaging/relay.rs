@@ -13,9 +13,10 @@
 //! As an idempotent producer (Kafka's `enable.idempotence`) it numbers its
 //! publishes within a session and the broker stores each number once, so a
 //! retry after a lost confirmation is dropped, while it is among the last
-//! five numbers the broker keeps. With more than five publishes in flight
-//! the relay is no idempotent producer at all, as Kafka 3.2 and later
-//! silently turn idempotence off then: its retries are plain publishes.
+//! five batches the broker keeps per producer id and partition. With more
+//! than five publishes in flight the relay is no idempotent producer at
+//! all, as Kafka 3.0.1 to 3.9 turn idempotence left at its default off then
+//! (logging one WARN line): its retries are plain publishes.
 //! The numbers belong to the session: after a restart the relay has a new
 //! producer id, and its republish of an unmarked row is a new publish to
 //! the broker.
@@ -267,7 +268,7 @@ impl<W> Relay<W> {
 
     /// The same relay with up to `max_in_flight` publishes out at once.
     /// Above five (the broker's `SEQUENCE_WINDOW`) an idempotent producer is not one: Kafka
-    /// 3.2 and later turn idempotence off when it was left at its default
+    /// 3.0.1 to 3.9 turn idempotence off when it was left at its default
     /// (and refuse to start when it was asked for explicitly, or with a
     /// `transactional.id`, which the scenario's validation refuses).
     pub fn max_in_flight(self, max_in_flight: u32) -> Self {

@@ -1,7 +1,8 @@
 //! `[producer] idempotence`: off, asked for explicitly, or left on at
-//! Kafka's default. Kafka 3.2 and later tell the last two apart above five
-//! requests in flight: one left at its default is turned off without a word,
-//! one set explicitly refuses to start.
+//! Kafka's default. Kafka 3.0.1 to 3.9 tell the last two apart above five
+//! requests in flight: one left at its default is turned off with one WARN
+//! log line (KAFKA-13673), one set explicitly refuses to start. Kafka 4.0
+//! refuses both (KAFKA-17927): its preset writes `idempotence = true`.
 
 use super::super::broker::SEQUENCE_WINDOW;
 use crate::core::input::{invalid, path, Invalid};
@@ -15,7 +16,8 @@ pub(crate) enum Idempotence {
     /// `idempotence = true`: Kafka's `enable.idempotence=true` written out.
     Explicit,
     /// `idempotence = "kafka-default"`: on, unless a setting beside it
-    /// conflicts (more than five in flight), then off without a word.
+    /// conflicts (more than five in flight), then off with a logged warning
+    /// (Kafka 3.0.1 to 3.9).
     KafkaDefault,
 }
 
@@ -44,7 +46,7 @@ pub(crate) fn idempotence_of(v: &toml::Value) -> Result<Idempotence, Invalid> {
         toml::Value::String(s) => Err(invalid(
             path(&["producer", "idempotence"]),
             format!("unknown value \"{s}\": idempotence is {values}"),
-            format!("write idempotence = true, false or \"{KAFKA_DEFAULT}\" (Kafka's default: on, turned off without a word above five in flight)"),
+            format!("write idempotence = true, false or \"{KAFKA_DEFAULT}\" (Kafka 3.x's default: on, turned off with a logged warning above five in flight)"),
         )),
         other => Err(invalid(
             path(&["producer", "idempotence"]),
@@ -66,7 +68,7 @@ pub(crate) fn refuse_explicit_above_window(
     }
     Err(invalid(
         path(&["producer", "idempotence"]),
-        format!("idempotence = true asks for an idempotent producer explicitly, and max_in_flight = {max_in_flight} keeps more publishes in flight than the broker recognises a retry among (the last {SEQUENCE_WINDOW} batches per producer id): Kafka refuses to start it (ConfigException: \"Must set max.in.flight.requests.per.connection to at most {SEQUENCE_WINDOW} to use the idempotent producer\"); only idempotence left at its default is turned off without a word"),
-        format!("write max_in_flight = {SEQUENCE_WINDOW} or less; or idempotence = \"{KAFKA_DEFAULT}\" for Kafka's default (3.2 and later turn it off above {SEQUENCE_WINDOW} in flight, and every retry is stored again), or idempotence = false"),
+        format!("an idempotent producer (idempotence = true: written out, or Kafka 4.0's default) with max_in_flight = {max_in_flight}, more publishes in flight than the broker recognises a retry among (the last {SEQUENCE_WINDOW} batches per producer id and partition): Kafka refuses to start it (ConfigException: \"Must set max.in.flight.requests.per.connection to at most {SEQUENCE_WINDOW} to use the idempotent producer\"); 3.x refuses idempotence written out, 4.0 idempotence at its default too (KAFKA-17927)"),
+        format!("write max_in_flight = {SEQUENCE_WINDOW} or less, or idempotence = false; on Kafka 3.x, idempotence left at its default (idempotence = \"{KAFKA_DEFAULT}\", broker.preset = \"kafka-3.9\") is turned off above {SEQUENCE_WINDOW} in flight with a logged warning, and every retry is stored again"),
     ))
 }

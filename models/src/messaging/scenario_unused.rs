@@ -163,7 +163,7 @@ pub(crate) fn broker_unused(
         // Asked for, at Kafka's default, and turned off: setting it true
         // above five is refused, so the fix is fewer in flight.
         (Some((false, false)), Some(n)) => (
-            format!("producer.idempotence = \"kafka-default\" is off here: producer.max_in_flight = {n} is above the {} publishes in flight an idempotent producer may keep, and Kafka 3.2 and later turn idempotence left at its default off then, without a word; with no producer.transactional_id either, the outbox relay stamps no producer id", crate::messaging::broker::SEQUENCE_WINDOW),
+            format!("producer.idempotence = \"kafka-default\" is off here: producer.max_in_flight = {n} is above the {} publishes in flight an idempotent producer may keep, and Kafka 3.0.1 to 3.9 turn idempotence left at its default off then, with one WARN log line; with no producer.transactional_id either, the outbox relay stamps no producer id", crate::messaging::broker::SEQUENCE_WINDOW),
             &[&["producer", "idempotence"], &["producer", "max_in_flight"], &["producer", "transactional_id"]],
             format!("remove it, or keep the relay idempotent: max_in_flight = {} or less in [producer]", crate::messaging::broker::SEQUENCE_WINDOW),
         ),

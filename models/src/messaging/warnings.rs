@@ -455,8 +455,8 @@ fn checked_ack_livelock(
 
 /// An idempotent producer with more publishes in flight than the broker
 /// keeps sequence numbers for ([`SEQUENCE_WINDOW`] batches per producer
-/// id): Kafka 3.2 and later turn idempotence left at its default
-/// (`"kafka-default"`) off then, and the relay stamps nothing
+/// id and partition): Kafka 3.0.1 to 3.9 turn idempotence left at its
+/// default (`"kafka-default"`) off then, with one WARN log line (KAFKA-13673), and the relay stamps nothing
 /// (`Relay::max_in_flight`); `idempotence = true` is refused above five
 /// (scenario_idempotence.rs), and so is a transactional producer
 /// (scenario.rs); a dual write has no relay to stamp.
@@ -474,7 +474,7 @@ pub(crate) fn idempotence_off_above_window(
     Some(crate::core::Hazard {
         id: crate::core::hazard::IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
         text: format!(
-            "producer.max_in_flight = {max_in_flight} with producer.idempotence = \"kafka-default\": the broker recognises a retry among the last {window} batches per producer id only, so an idempotent producer keeps at most {window} publishes in flight, and Kafka 3.2 and later turn idempotence left at its default off without a word above that (one set explicitly, idempotence = true, is refused; before 3.2 a retry older than the broker's last {window} batches was not recognised either): the outbox relay's publishes carry no producer id or sequence number, and every retry after a lost confirmation is stored again, a second copy of the event for the consumers; write max_in_flight = {window} or less"
+            "producer.max_in_flight = {max_in_flight} with producer.idempotence = \"kafka-default\": the broker recognises a retry among the last {window} batches per producer id and partition only, so an idempotent producer keeps at most {window} publishes in flight, and Kafka 3.0.1 to 3.9 turn idempotence left at its default off above that, with one WARN line in the producer's log that is easy to miss (one set explicitly, idempotence = true, is refused; Kafka 4.0 refuses both, KAFKA-17927): the outbox relay's publishes carry no producer id or sequence number, and every retry after a lost confirmation is stored again, a second copy of the event for the consumers; write max_in_flight = {window} or less"
         ),
         shown_by: Some(super::situations::DUPLICATE_PUBLISH),
         example: "messaging-max-in-flight-above-five",

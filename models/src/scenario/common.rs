@@ -25,7 +25,7 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 pub struct CommonDto {
     /// The scenario format the file was written for (`scenario::format`).
     #[serde(default)]
-    pub format: Option<i64>,
+    pub format: Option<u64>,
     pub summary: String,
     #[serde(default = "default_model")]
     pub model: String,

@@ -12,7 +12,7 @@ use crate::core::input::{invalid, Invalid, Seg};
 use crate::core::{Hazard, MeaningChange};
 
 /// The format this idemsim writes and reads.
-pub const FORMAT: i64 = 2;
+pub const FORMAT: u64 = 2;
 
 fn key_path(key: &str) -> Vec<Seg> {
     key.split('.').map(|k| Seg::Name(k.to_string())).collect()
@@ -34,7 +34,7 @@ fn written<'a>(doc: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
 pub(super) fn check(
     text: &str,
     effective: &str,
-    format: Option<i64>,
+    format: Option<u64>,
     changes: &[MeaningChange],
 ) -> Result<Vec<Hazard>, Invalid> {
     if let Some(f) = format {
