@@ -32,6 +32,6 @@ pub use ledger::Ledger;
 pub use model::{BuildInput, Built, LoadOf, MeaningChange, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Change, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
-pub use preset::{Preset, PresetRule, PresetSetting};
+pub use preset::{Allowed, Preset, PresetRule, PresetSetting};
 pub use unused::Unused;
 pub use wire::{Carries, Ends};

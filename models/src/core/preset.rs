@@ -30,17 +30,39 @@ pub struct Preset {
     pub not_modelled: &'static str,
 }
 
-/// A range the system accepts for one setting, in the system's own words.
+/// What the system accepts for one setting, in the system's own words.
 #[derive(Clone, Copy, Debug)]
 pub struct PresetRule {
     /// The full key path: `broker.visibility_timeout_ms`.
     pub key: &'static str,
-    /// The smallest value the system accepts.
-    pub min: i64,
-    /// The largest value the system accepts.
-    pub max: i64,
+    /// The values the system accepts.
+    pub allowed: Allowed,
     /// What the system says or documents about the limit, with its source.
     pub says: &'static str,
+}
+
+/// The values a system accepts for a setting.
+#[derive(Clone, Copy, Debug)]
+pub enum Allowed {
+    /// A whole number from the first to the second, both included.
+    Range(i64, i64),
+    /// One of these values, as TOML writes them: a system without the
+    /// mechanism accepts only the value that turns it off.
+    Only(&'static [&'static str]),
+    /// At least the value of the key named plus this much: Kafka's
+    /// `delivery.timeout.ms` >= `linger.ms` + `request.timeout.ms`.
+    AtLeast(&'static str, i64),
+}
+
+impl PresetRule {
+    /// The rule as `idemsim models --presets` prints it.
+    pub fn shown(&self) -> String {
+        match self.allowed {
+            Allowed::Range(min, max) => format!("{} from {min} to {max}", self.key),
+            Allowed::Only(values) => format!("{} = {}", self.key, values.join(" or ")),
+            Allowed::AtLeast(other, plus) => format!("{} >= {other} + {plus}", self.key),
+        }
+    }
 }
 
 /// One setting of a preset.
@@ -98,21 +120,16 @@ mod tests {
                 }
                 // A preset's own values are within its system's limits.
                 for r in p.rules {
-                    assert!(
-                        r.min <= r.max,
-                        "{}: {} has an empty range",
-                        p.written(),
-                        r.key
-                    );
-                    if let Some(s) = p.setting(r.key) {
-                        let v: i64 = s.value.parse().expect("a ruled setting is a number");
-                        assert!(
-                            (r.min..=r.max).contains(&v),
-                            "{}: its own {} breaks its rule",
-                            p.written(),
-                            r.key
-                        );
-                    }
+                    let Some(s) = p.setting(r.key) else { continue };
+                    let ok = match r.allowed {
+                        super::Allowed::Range(min, max) => s
+                            .value
+                            .parse::<i64>()
+                            .is_ok_and(|v| (min..=max).contains(&v)),
+                        super::Allowed::Only(values) => values.contains(&s.value),
+                        super::Allowed::AtLeast(..) => true,
+                    };
+                    assert!(ok, "{}: its own {} breaks its rule", p.written(), r.key);
                 }
             }
         }

@@ -36,21 +36,20 @@ const AWS_STANDARD_2026: &[PresetSetting] = &[
 const AWS_STANDARD_PRE_2026: &[PresetSetting] = &[
     set("client.retry.policy", "\"exponential\"", AWS_RETRY),
     set("client.retry.max_attempts", "3", "retry_mode = standard makes three attempts unless max_attempts is set"),
-    set("client.retry.base_ms", "1000", "before 2026: delay = random(0, 1) x 2^(attempt-1) seconds (botocore standard.py ExponentialBackoff, base 1 s)"),
-    set("client.retry.cap_ms", "20000", "MAX_BACKOFF 20 s (MAXIMUM_RETRY_DELAY in aws-sdk-js-v3)"),
+    set("client.retry.base_ms", "1000", "before 2026: delay = random(0, 1) x 2^(attempt-1) seconds (botocore retries/standard.py ExponentialBackoff, base 1 s)"),
+    set("client.retry.cap_ms", "20000", "MAX_BACKOFF 20 s (botocore retries/standard.py)"),
     set("client.retry.jitter", "\"full\"", "full jitter: random(0, 1) times the exponential"),
-    set("client.budget.capacity", "500", "aws-sdk-js-v3 middleware-retry constants: INITIAL_RETRY_TOKENS = 500"),
-    set("client.budget.retry_cost", "5", "RETRY_COST = 5"),
-    set("client.budget.timeout_cost", "10", "TIMEOUT_RETRY_COST = 10"),
-    set("client.budget.success_refund", "1", "NO_RETRY_INCREMENT = 1"),
+    set("client.budget.capacity", "500", "INITIAL_CAPACITY = 500 (botocore retries/quota.py; INITIAL_RETRY_TOKENS in aws-sdk-js-v3)"),
+    set("client.budget.retry_cost", "5", "RETRY_COST = 5 (botocore retries/standard.py; the same in aws-sdk-js-v3)"),
+    set("client.budget.timeout_cost", "10", "TIMEOUT_RETRY_COST = 10 (botocore retries/standard.py)"),
+    set("client.budget.success_refund", "1", "NO_RETRY_INCREMENT = 1 (botocore retries/standard.py)"),
 ];
 
 /// max_attempts: "Valid values: Number greater than 0" (AWS SDKs and Tools
 /// Reference Guide, Retry behavior): idemsim's 0 ("no cap") is no AWS setting.
 const AWS_RULES: &[PresetRule] = &[PresetRule {
     key: "client.retry.max_attempts",
-    min: 1,
-    max: 10_000,
+    allowed: crate::core::Allowed::Range(1, 10_000),
     says: "max_attempts: valid values are numbers greater than 0 (AWS SDKs and Tools Reference Guide, Retry behavior); an SDK has no setting for unbounded attempts",
 }];
 
@@ -81,7 +80,7 @@ pub static PRESETS: &[Preset] = &[
         system: "AWS SDKs, retry_mode = standard, with the 2026 rules (AWS_NEW_RETRIES_2026; the default since November 2026)",
         settings: AWS_STANDARD_2026,
         rules: AWS_RULES,
-        not_modelled: "Throttling errors (a 1 s backoff base and a 5-token cost under the 2026 rules), the x-amz-retry-after header, service-specific attempts (DynamoDB: 4) and the refund of a retry's cost when it succeeds are not modelled: every retryable answer here is a transient error.",
+        not_modelled: "Throttling errors (a 1 s backoff base and a 5-token cost under the 2026 rules), the x-amz-retry-after header and service-specific attempts (DynamoDB: 4) are not modelled: every retryable answer here is a transient error.",
     },
     Preset {
         table: "client.retry",
@@ -89,7 +88,7 @@ pub static PRESETS: &[Preset] = &[
         system: "AWS SDKs, retry_mode = standard, as before the 2026 rules",
         settings: AWS_STANDARD_PRE_2026,
         rules: AWS_RULES,
-        not_modelled: "Throttling-specific backoff (500 ms base in aws-sdk-js-v3) is not modelled.",
+        not_modelled: "Every value is botocore's (the Python SDK): other SDKs differ (aws-sdk-js-v3's base is 100 ms). Throttling errors and their own base delay are not modelled.",
     },
     Preset {
         table: "client.retry",

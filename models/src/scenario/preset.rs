@@ -8,7 +8,7 @@
 //! locator blames the `preset =` line (locate.rs).
 
 use crate::core::input::{did_you_mean, invalid, Invalid, Seg};
-use crate::core::Preset;
+use crate::core::{Allowed, Preset};
 
 /// The text with every named preset's settings written in, and the presets.
 pub(super) struct Expanded {
@@ -112,26 +112,56 @@ fn find(offered: &'static [Preset], table: &str, name: &str) -> Result<&'static 
     ))
 }
 
-/// Refuses a value the preset's system refuses (outside its documented range).
+/// The value `doc` has at a dotted `key`, if any.
+fn value_of<'a>(doc: &'a toml_edit::DocumentMut, key: &str) -> Option<&'a toml_edit::Item> {
+    let mut item: Option<&toml_edit::Item> = Some(doc.as_item());
+    for part in key.split('.') {
+        item = item.and_then(|i| i.get(part));
+    }
+    item
+}
+
+/// A value as TOML writes it, without the file's spacing or comments.
+fn shown(v: &toml_edit::Item) -> Option<String> {
+    Some(v.as_value()?.clone().decorated("", "").to_string())
+}
+
+/// Whether `v` is what `allowed` admits in `doc`; `None` when the rule
+/// cannot judge it (a value of another type is the model's to report).
+fn admits(doc: &toml_edit::DocumentMut, allowed: Allowed, v: &toml_edit::Item) -> Option<bool> {
+    match allowed {
+        Allowed::Range(min, max) => Some((min..=max).contains(&v.as_integer()?)),
+        Allowed::Only(values) => Some(values.contains(&shown(v)?.as_str())),
+        Allowed::AtLeast(other, plus) => {
+            let floor = value_of(doc, other).and_then(toml_edit::Item::as_integer)?;
+            Some(v.as_integer()? >= floor + plus)
+        }
+    }
+}
+
+/// Refuses a value the preset's system refuses, or a setting it does not
+/// have (only the value that turns the mechanism off is admitted).
 fn check_rules(doc: &toml_edit::DocumentMut, p: &Preset) -> Result<(), Invalid> {
     for r in p.rules {
-        let mut item: Option<&toml_edit::Item> = Some(doc.as_item());
-        for part in r.key.split('.') {
-            item = item.and_then(|i| i.get(part));
-        }
-        // A value of the wrong type is the model's loader's to report.
-        let Some(v) = item.and_then(toml_edit::Item::as_integer) else {
+        let Some(v) = value_of(doc, r.key) else {
             continue;
         };
-        if (r.min..=r.max).contains(&v) {
+        if admits(doc, r.allowed, v) != Some(false) {
             continue;
         }
         return Err(invalid(
             r.key.split('.').map(|k| Seg::Name(k.to_string())).collect(),
-            format!("{} = {v} is outside what {} accepts: {}", r.key, p.system, r.says),
             format!(
-                "write a value from {} to {}, or drop preset = \"{}\" to model a system without this limit",
-                r.min, r.max, p.name
+                "{} = {} is not what {} accepts: {}",
+                r.key,
+                shown(v).unwrap_or_default(),
+                p.system,
+                r.says
+            ),
+            format!(
+                "write {}, or drop preset = \"{}\" to model a system without this rule",
+                r.shown(),
+                p.name
             ),
         ));
     }
@@ -190,12 +220,18 @@ mod tests {
                 source: "demo docs",
             },
         ],
-        rules: &[crate::core::PresetRule {
-            key: "broker.visibility_timeout_ms",
-            min: 0,
-            max: 43_200_000,
-            says: "demo says at most 12 h",
-        }],
+        rules: &[
+            crate::core::PresetRule {
+                key: "broker.visibility_timeout_ms",
+                allowed: Allowed::Range(0, 43_200_000),
+                says: "demo says at most 12 h",
+            },
+            crate::core::PresetRule {
+                key: "broker.exactly_once_delivery",
+                allowed: Allowed::Only(&["false"]),
+                says: "demo has no exactly-once delivery",
+            },
+        ],
         not_modelled: "nothing",
     }];
 
@@ -234,12 +270,23 @@ mod tests {
             panic!("a value the system refuses must be refused")
         };
         assert!(
-            i.message.contains("outside what Demo 1.0 accepts"),
+            i.message.contains("is not what Demo 1.0 accepts"),
             "{}",
             i.message
         );
         let ok = "[broker]\npreset = \"demo-1.0\"\nvisibility_timeout_ms = 43200000\n";
         assert!(expand(ok, &OFFERED).is_ok(), "the limit itself is accepted");
+        // A mechanism the system does not have: only the value that turns it off.
+        let on = "[broker]\npreset = \"demo-1.0\"\nexactly_once_delivery = true\n";
+        let Err(i) = expand(on, &OFFERED) else {
+            panic!("a mechanism the system lacks must be refused")
+        };
+        assert!(i
+            .help
+            .unwrap()
+            .contains("broker.exactly_once_delivery = false"));
+        let off = "[broker]\npreset = \"demo-1.0\"\nexactly_once_delivery = false\n";
+        assert!(expand(off, &OFFERED).is_ok());
     }
 
     #[test]
