@@ -31,9 +31,7 @@ const fn only(
 }
 
 /// Kafka's producer client and broker defaults shared by 3.9 and 4.0.
-macro_rules! kafka_common {
-    () => {
-        [
+const KAFKA_COMMON: [PresetSetting; 8] = [
             set("producer.max_in_flight", "5", "max.in.flight.requests.per.connection, default 5 (Kafka producer configs)"),
             set("producer.publish_timeout_ms", "30000", "request.timeout.ms, default 30000: the client resends a request unanswered this long (Kafka producer configs). delivery.timeout.ms is left to the model's default, Kafka's 120000 (KIP-91), which Kafka raises to linger.ms + request.timeout.ms when that is larger, and refuses below it only when written"),
             set("broker.producer_id_expiration_ms", "86400000", "producer.id.expiration.ms, default 86400000 since 3.4 (KIP-854)"),
@@ -42,12 +40,10 @@ macro_rules! kafka_common {
             set("broker.max_deliveries", "0", "a Kafka consumer group has no delivery limit: records are read again from the committed offset for ever"),
             set("broker.dedup_window_ms", "0", "Kafka has no broker-side deduplication by message id; only the idempotent producer's sequence numbers"),
             set("broker.exactly_once_delivery", "true", "not exactly-once delivery: a commit after the consumer lost its partitions (max.poll.interval.ms passed, a rebalance) fails with CommitFailedException and the consumer learns it, which is what this key models (only the latest delivery's ack counts, and a checked ack learns its result); records are still delivered at least once"),
-        ]
-    };
-}
+];
 
 const KAFKA_39: &[PresetSetting] = &{
-    let c = kafka_common!();
+    let c = KAFKA_COMMON;
     [
         set("producer.idempotence", "\"kafka-default\"", "enable.idempotence, default true since 3.0 (KIP-679); 3.0.1 to 3.9 turn it off with a logged warning when max.in.flight.requests.per.connection > 5 and idempotence was left at its default (KAFKA-13673)"),
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
@@ -55,7 +51,7 @@ const KAFKA_39: &[PresetSetting] = &{
 };
 
 const KAFKA_40: &[PresetSetting] = &{
-    let c = kafka_common!();
+    let c = KAFKA_COMMON;
     [
         set("producer.idempotence", "true", "enable.idempotence, default true; 4.0 refuses max.in.flight.requests.per.connection > 5 with idempotence on, at its default or not (KAFKA-17927)"),
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
@@ -111,6 +107,21 @@ const SERVICEBUS_NO_DD_RULES: &[PresetRule] = &[
     only("broker.dedup_window_ms", NO_DEDUP_WINDOW, "duplicate detection is chosen when the queue is created and cannot be turned on later: use servicebus-duplicate-detection"),
 ];
 
+/// SQS's defaults shared by standard and FIFO queues.
+const SQS_COMMON: [PresetSetting; 3] = [
+            set("broker.visibility_timeout_ms", "30000", "VisibilityTimeout, default 30 s"),
+            set("broker.max_deliveries", "0", "no redrive policy by default: a message is received again for ever (maxReceiveCount exists only with a redrive policy)"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "with a redrive policy, a message received more than maxReceiveCount times moves to the dead-letter queue"),
+];
+
+/// Service Bus's defaults shared with and without duplicate detection.
+const SERVICEBUS_COMMON: [PresetSetting; 4] = [
+            set("broker.visibility_timeout_ms", "60000", "LockDuration, default 1 minute (at most 5)"),
+            set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
+            set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
+            set("broker.exactly_once_delivery", "true", "a completion after the lock expired fails (MessageLockLostException) and the consumer learns it: only the latest delivery's settlement counts, as exactly_once_delivery makes it; delivery itself is at least once"),
+];
+
 /// Every preset the messaging model offers.
 pub static PRESETS: &[Preset] = &[
     Preset {
@@ -134,9 +145,9 @@ pub static PRESETS: &[Preset] = &[
         name: "sqs-standard",
         system: "Amazon SQS standard queue",
         settings: &[
-            set("broker.visibility_timeout_ms", "30000", "VisibilityTimeout, default 30 s"),
-            set("broker.max_deliveries", "0", "no redrive policy by default: a message is received again for ever (maxReceiveCount exists only with a redrive policy)"),
-            set("broker.at_max_deliveries", "\"dead-letter\"", "with a redrive policy, a message received more than maxReceiveCount times moves to the dead-letter queue"),
+            SQS_COMMON[0],
+            SQS_COMMON[1],
+            SQS_COMMON[2],
             set("broker.dedup_window_ms", "0", "standard queues do not deduplicate sends"),
             set("broker.exactly_once_delivery", "false", "at-least-once delivery: a message may be delivered more than once"),
         ],
@@ -148,9 +159,9 @@ pub static PRESETS: &[Preset] = &[
         name: "sqs-fifo",
         system: "Amazon SQS FIFO queue",
         settings: &[
-            set("broker.visibility_timeout_ms", "30000", "VisibilityTimeout, default 30 s"),
-            set("broker.max_deliveries", "0", "no redrive policy by default"),
-            set("broker.at_max_deliveries", "\"dead-letter\"", "with a redrive policy, a message received more than maxReceiveCount times moves to the dead-letter queue"),
+            SQS_COMMON[0],
+            SQS_COMMON[1],
+            SQS_COMMON[2],
             set("broker.dedup_window_ms", "300000", "the deduplication interval is 5 minutes: a send with a deduplication id already sent within it is accepted but not delivered again"),
             set("broker.exactly_once_delivery", "false", "exactly-once processing holds only within the deduplication interval and until a message's visibility timeout lapses"),
         ],
@@ -215,11 +226,11 @@ pub static PRESETS: &[Preset] = &[
         name: "servicebus",
         system: "Azure Service Bus queue (peek-lock)",
         settings: &[
-            set("broker.visibility_timeout_ms", "60000", "LockDuration, default 1 minute (at most 5)"),
-            set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
-            set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
+            SERVICEBUS_COMMON[0],
+            SERVICEBUS_COMMON[1],
+            SERVICEBUS_COMMON[2],
             set("broker.dedup_window_ms", "0", "duplicate detection is off unless the queue is created with it"),
-            set("broker.exactly_once_delivery", "true", "a completion after the lock expired fails (MessageLockLostException) and the consumer learns it: only the latest delivery's settlement counts, as exactly_once_delivery makes it; delivery itself is at least once"),
+            SERVICEBUS_COMMON[3],
         ],
         rules: SERVICEBUS_NO_DD_RULES,
         not_modelled: "Sessions, partitioning (MessageId + PartitionKey), time-to-live, deferred and scheduled messages, Abandon (an immediate return) are not modelled. Lock renewal is the consumer's lease_renewal_ms.",
@@ -229,11 +240,11 @@ pub static PRESETS: &[Preset] = &[
         name: "servicebus-duplicate-detection",
         system: "Azure Service Bus queue (peek-lock) created with duplicate detection",
         settings: &[
-            set("broker.visibility_timeout_ms", "60000", "LockDuration, default 1 minute (at most 5)"),
-            set("broker.max_deliveries", "10", "MaxDeliveryCount, default 10"),
-            set("broker.at_max_deliveries", "\"dead-letter\"", "past MaxDeliveryCount a message moves to the dead-letter subqueue"),
+            SERVICEBUS_COMMON[0],
+            SERVICEBUS_COMMON[1],
+            SERVICEBUS_COMMON[2],
             set("broker.dedup_window_ms", "600000", "duplicateDetectionHistoryTimeWindow, default 10 minutes, by MessageId"),
-            set("broker.exactly_once_delivery", "true", "a completion after the lock expired fails (MessageLockLostException) and the consumer learns it: only the latest delivery's settlement counts, as exactly_once_delivery makes it; delivery itself is at least once"),
+            SERVICEBUS_COMMON[3],
         ],
         rules: &[
             SERVICEBUS_RULES[0],

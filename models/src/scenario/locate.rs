@@ -393,15 +393,17 @@ impl<'a> Locator<'a> {
                 }
             }
         }
+        // The place in the text read, when nothing else is to blame.
+        let here = |message, help| ScenarioError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message,
+            source_line: Some(src.clone()),
+            help,
+        };
         let Some(map) = &self.lines else {
-            return ScenarioError {
-                file: self.file.to_string(),
-                line,
-                column,
-                message,
-                source_line: Some(src),
-                help,
-            };
+            return here(message, help);
         };
         match map.original.get(line - 1).copied().flatten() {
             Some(orig) => ScenarioError {
@@ -419,14 +421,7 @@ impl<'a> Locator<'a> {
                     return e;
                 }
                 let Some(first) = self.overrides.first() else {
-                    return ScenarioError {
-                        file: self.file.to_string(),
-                        line,
-                        column,
-                        message,
-                        source_line: Some(src),
-                        help,
-                    };
+                    return here(message, help);
                 };
                 let o = self
                     .overrides
