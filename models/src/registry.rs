@@ -1,8 +1,11 @@
 //! The one list of models. It names every model's message type (a model
 //! composed of others', such as the chain, adds none) and every model with
 //! its new kinds of actor; from it come the world's message enum, the actor
-//! enum (static dispatch through `sim::compose!`), and the list the loader
-//! and the command line ask. Adding a model is a folder plus its entries here.
+//! enum (static dispatch through `sim::compose!`), the list the loader and
+//! the command line ask, and every global number: each model's situation
+//! ids, space codes and layer indices begin where the previous model's end
+//! (`ids.rs`), and the design-warning rules are core's and then each
+//! model's. Adding a model is a folder plus its entry here.
 
 use crate::core::wire::ActorEnds;
 use crate::core::wire::{ModelMessage, WorldMessage};
@@ -11,10 +14,39 @@ use crate::{chain, contention, http, messaging, payment};
 use sim::{SituationId, World};
 use std::fmt;
 
+mod ids;
+
+pub use ids::{layer_index, space_code, span, Declares, Registered, UNUSED_SPACE_CODES};
+
+/// Gives each model of the list, in order, where its numbers begin.
+macro_rules! number_models {
+    ($first:path $(, $rest:path)*) => {
+        impl $crate::registry::Registered for $first {
+            const FIRST_SITUATION: ::sim::SituationId = 0;
+            const FIRST_SPACE: u8 = 0;
+            const FIRST_LAYER: u8 = 0;
+        }
+        number_models!(@after $first; $($rest),*);
+    };
+    (@after $prev:path;) => {};
+    (@after $prev:path; $next:path $(, $rest:path)*) => {
+        impl $crate::registry::Registered for $next {
+            const FIRST_SITUATION: ::sim::SituationId =
+                <$prev as $crate::registry::Registered>::FIRST_SITUATION
+                    + <$prev as $crate::registry::Declares>::SITUATIONS;
+            const FIRST_SPACE: u8 = <$prev as $crate::registry::Registered>::FIRST_SPACE
+                + <$prev as $crate::registry::Declares>::SPACES.len() as u8;
+            const FIRST_LAYER: u8 = <$prev as $crate::registry::Registered>::FIRST_LAYER
+                + <$prev as $crate::registry::Declares>::LAYERS.len() as u8;
+        }
+        number_models!(@after $next; $($rest),*);
+    };
+}
+
 macro_rules! registry {
     (
         messages { $( $variant:ident($msg:ty) ),+ $(,)? }
-        models { $( $spec:expr => { $( $actor:ident($kind:ty) ),* $(,)? } ),+ $(,)? }
+        models { $( $spec:path => { $( $actor:ident($kind:ty) ),* $(,)? } ),+ $(,)? }
     ) => {
         /// A message of any model.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,6 +182,109 @@ macro_rules! registry {
 
         /// Every model, in the order `idemsim` lists them.
         pub static MODELS: &[&dyn ModelSpec<Node>] = &[ $( &$spec ),+ ];
+
+
+        number_models!($( $spec ),+);
+
+        const _: () = {
+            let situations = 0 $( + <$spec as $crate::registry::Declares>::SITUATIONS as usize )+;
+            assert!(situations <= ::sim::MAX_SITUATIONS, "more situations than a SituationSet holds");
+            let layers = 0 $( + <$spec as $crate::registry::Declares>::LAYERS.len() )+;
+            assert!(layers <= $crate::core::obs::MAX_LAYERS, "more layers than the ledger counts");
+            $( assert!(
+                $crate::registry::ids::numbered_in_place::<$spec>(),
+                concat!(stringify!($spec), ": a space or layer not numbered by its place in Declares"),
+            ); )+
+        };
+
+        /// How many design-warning rules there are: core's and every model's.
+        const RULE_COUNT: usize =
+            $crate::core::hazard::CORE_RULES.len() $( + <$spec as $crate::registry::Declares>::RULES.len() )+;
+
+        /// Every design-warning rule by id, core's first, then each model's in
+        /// the list's order: `[expect] warnings` may name these.
+        pub const RULES: [&str; RULE_COUNT] = $crate::registry::ids::concat(&[
+            $crate::core::hazard::CORE_RULES,
+            $( <$spec as $crate::registry::Declares>::RULES, )+
+        ]);
+
+        /// Every space of every model, in the order their codes were given.
+        pub fn spaces() -> Vec<&'static $crate::core::Space> {
+            let mut v = Vec::new();
+            $( v.extend_from_slice(<$spec as $crate::registry::Declares>::SPACES); )+
+            v
+        }
+
+        /// Every layer of every model, by index.
+        pub fn layers() -> Vec<&'static $crate::core::Layer> {
+            let mut v = Vec::new();
+            $( v.extend_from_slice(<$spec as $crate::registry::Declares>::LAYERS); )+
+            v
+        }
+
+        /// The model named `name`.
+        pub fn model(name: &str) -> Option<&'static dyn ModelSpec<Node>> {
+            MODELS.iter().copied().find(|m| m.name() == name)
+        }
+
+        /// The names of every model.
+        pub fn model_names() -> Vec<&'static str> {
+            MODELS.iter().map(|m| m.name()).collect()
+        }
+
+        /// Every situation of every model, once each.
+        pub fn situations() -> Vec<&'static SituationDoc> {
+            let mut all: Vec<&'static SituationDoc> = Vec::new();
+            for m in MODELS {
+                for s in m.situations() {
+                    if !all.iter().any(|o| o.id == s.id) {
+                        all.push(s);
+                    }
+                }
+            }
+            all.sort_by_key(|s| s.id);
+            all
+        }
+
+        /// The name of situation `id`.
+        pub fn situation_name(id: SituationId) -> &'static str {
+            situations()
+                .into_iter()
+                .find(|s| s.id == id)
+                .map_or("unknown-situation", |s| s.name)
+        }
+
+        /// The names of the situations in `set`, in id order.
+        pub fn situation_names(set: &sim::SituationSet) -> Vec<&'static str> {
+            set.iter().map(situation_name).collect()
+        }
+
+        /// A whole world: the engine's configuration plus the actors of one model.
+        pub struct System {
+            /// The engine's configuration: actors' names, links, crashes, phases, limits.
+            pub world: World,
+            /// One actor per name in `world`.
+            pub nodes: Vec<Node>,
+            /// The model that built it.
+            pub model: &'static dyn ModelSpec<Node>,
+        }
+
+        impl sim::Model for System {
+            type Node = Node;
+            type Oracle = Ledger;
+
+            fn world(&self) -> &World {
+                &self.world
+            }
+
+            fn nodes(&self) -> &[Node] {
+                &self.nodes
+            }
+
+            fn new_oracle(&self) -> Ledger {
+                Ledger::healing_from(self.world.fault_phase_us)
+            }
+        }
     };
 }
 
@@ -189,70 +324,6 @@ registry! {
     }
 }
 
-/// The model named `name`.
-pub fn model(name: &str) -> Option<&'static dyn ModelSpec<Node>> {
-    MODELS.iter().copied().find(|m| m.name() == name)
-}
-
-/// The names of every model.
-pub fn model_names() -> Vec<&'static str> {
-    MODELS.iter().map(|m| m.name()).collect()
-}
-
-/// Every situation of every model, once each.
-pub fn situations() -> Vec<&'static SituationDoc> {
-    let mut all: Vec<&'static SituationDoc> = Vec::new();
-    for m in MODELS {
-        for s in m.situations() {
-            if !all.iter().any(|o| o.id == s.id) {
-                all.push(s);
-            }
-        }
-    }
-    all.sort_by_key(|s| s.id);
-    all
-}
-
-/// The name of situation `id`.
-pub fn situation_name(id: SituationId) -> &'static str {
-    situations()
-        .into_iter()
-        .find(|s| s.id == id)
-        .map_or("unknown-situation", |s| s.name)
-}
-
-/// The names of the situations in `set`, in id order.
-pub fn situation_names(set: &sim::SituationSet) -> Vec<&'static str> {
-    set.iter().map(situation_name).collect()
-}
-
-/// A whole world: the engine's configuration plus the actors of one model.
-pub struct System {
-    /// The engine's configuration: actors' names, links, crashes, phases, limits.
-    pub world: World,
-    /// One actor per name in `world`.
-    pub nodes: Vec<Node>,
-    /// The model that built it.
-    pub model: &'static dyn ModelSpec<Node>,
-}
-
-impl sim::Model for System {
-    type Node = Node;
-    type Oracle = Ledger;
-
-    fn world(&self) -> &World {
-        &self.world
-    }
-
-    fn nodes(&self) -> &[Node] {
-        &self.nodes
-    }
-
-    fn new_oracle(&self) -> Ledger {
-        Ledger::healing_from(self.world.fault_phase_us)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,63 +341,98 @@ mod tests {
     }
 
     /// Spaces compare by their code alone (`core::op::Space`'s `PartialEq`),
-    /// so no two spaces of the built-in models may share one: a chain run
-    /// holds claims and events in one ledger.
+    /// so no two spaces may share one: a chain run holds claims and events in
+    /// one ledger. The registry numbers them, so this holds by construction;
+    /// the codes are pinned too, since repro files keep operations by them.
     #[test]
-    fn space_codes_are_unique_across_models() {
-        let all = [
-            &payment::CLAIM,
-            &messaging::EVENT,
-            &messaging::ENTITY,
-            &http::REQUEST,
-            &http::RESOURCE,
-            &contention::WRITE,
-            &contention::ROW,
-        ];
+    fn space_codes_are_unique_and_those_repro_files_hold() {
+        let all = spaces();
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
                 assert_ne!(a.code, b.code, "{} and {} share a code", a.noun, b.noun);
-                assert_ne!(a, b);
             }
-            assert_eq!(*a, *a);
         }
-        // The list above is written by hand; every space a model declares
-        // must be on it, or two models could share a code unnoticed.
-        let declared = declared_spaces(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/src"
-        )));
+        let codes: Vec<(&str, u8)> = all.iter().map(|s| (s.noun, s.code)).collect();
         assert_eq!(
-            declared.len(),
-            all.len(),
-            "spaces declared in models/src: {declared:?}; add the new one to this test"
+            codes,
+            [
+                ("claim", 1),
+                ("event", 2),
+                ("entity", 3),
+                ("request", 4),
+                ("resource", 5),
+                ("write", 8),
+                ("row", 9),
+            ]
+        );
+        assert_eq!(*all[0], payment::CLAIM);
+    }
+
+    /// Layers index the ledger's per-layer counters: one slot each.
+    #[test]
+    fn layer_indices_are_their_places_in_the_list() {
+        let all = layers();
+        let names: Vec<&str> = all.iter().map(|l| l.name).collect();
+        assert_eq!(names, ["service", "bank", "consumer", "server", "resource"]);
+        for (i, l) in all.iter().enumerate() {
+            assert_eq!(usize::from(l.index), i, "{}", l.name);
+        }
+    }
+
+    /// Each model's own situations lie in the ids the registry gave it, and
+    /// the models follow one another in the list's order, so the order
+    /// situations are printed in (by id) is the list's, then each model's.
+    #[test]
+    fn each_model_owns_the_ids_after_the_previous_ones() {
+        let firsts = [
+            (
+                <payment::Payment as Registered>::FIRST_SITUATION,
+                payment::situations::COUNT,
+            ),
+            (
+                <messaging::Messaging as Registered>::FIRST_SITUATION,
+                messaging::situations::COUNT,
+            ),
+            (
+                <http::Http as Registered>::FIRST_SITUATION,
+                http::situations::COUNT,
+            ),
+            (
+                <chain::Chain as Registered>::FIRST_SITUATION,
+                chain::situations::COUNT,
+            ),
+            (
+                <contention::Contention as Registered>::FIRST_SITUATION,
+                contention::situations::COUNT,
+            ),
+        ];
+        assert_eq!(firsts[0].0, 0);
+        for w in firsts.windows(2) {
+            assert_eq!(w[1].0, w[0].0 + w[0].1);
+        }
+        assert!(
+            payment::situations::CLIENT_RETRIED < messaging::situations::RELAY_CRASH_BETWEEN_STEPS
+        );
+        assert!(chain::situations::PUBLISH_UNCONFIRMED < contention::situations::CAS_CONFLICT);
+        assert_eq!(
+            situation_name(contention::situations::CAS_CONFLICT),
+            "cas-conflict"
         );
     }
 
-    /// `pub static NAME: Space` declarations under `dir`, as `file: NAME`.
-    fn declared_spaces(dir: &std::path::Path) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .expect("models/src is readable")
-            .map(|e| e.expect("a readable entry").path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                out.extend(declared_spaces(&path));
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("a readable source file");
-                for line in text.lines() {
-                    let line = line.trim();
-                    if let Some(rest) = line.strip_prefix("pub static ") {
-                        if let Some((name, _)) = rest.split_once(": Space =") {
-                            out.push(format!("{}: {name}", path.display()));
-                        }
-                    }
-                }
-            }
+    /// Every rule once; core's first, then each model's.
+    #[test]
+    fn rules_are_cores_then_each_models_once_each() {
+        for (i, a) in RULES.iter().enumerate() {
+            assert!(!RULES[i + 1..].contains(a), "{a} twice");
         }
-        out
+        assert_eq!(
+            RULES[..crate::core::hazard::CORE_RULES.len()],
+            *crate::core::hazard::CORE_RULES
+        );
+        assert!(RULES.contains(&payment::rules::LEASE_BELOW_CALL));
+        assert!(RULES.contains(&messaging::rules::VISIBILITY_BELOW_PROCESSING));
+        assert_eq!(crate::core::hazard::RULES, RULES);
     }
 
     /// The hot path of the built-in models owes nothing to external programs:

@@ -26,6 +26,8 @@ pub use booking::{
 use crate::core::input::LoadError;
 use crate::core::wire::ModelMessage;
 use crate::core::{BuildInput, Built, Carries, Metric, ModelSpec, Site, SituationDoc};
+use crate::core::{Layer, Space};
+use crate::registry::Declares;
 use crate::{messaging, payment};
 
 /// The second effect of the chain: the payment booked in accounting.
@@ -46,6 +48,14 @@ static METRICS: &[Metric] = &[
     Metric::TimeToEffect,
     Metric::DedupKeys,
 ];
+
+/// What the model numbers locally; the registry gives the global numbers.
+impl Declares for Chain {
+    const SITUATIONS: u16 = situations::COUNT;
+    const SPACES: &'static [&'static Space] = &[];
+    const LAYERS: &'static [&'static Layer] = &[];
+    const RULES: &'static [&'static str] = &[];
+}
 
 impl<N> ModelSpec<N> for Chain
 where

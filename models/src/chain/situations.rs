@@ -1,15 +1,27 @@
-//! The chain's own situations (ids 192 to 239; the contention model has 240 to 255); its scenarios may also name
+//! The chain's own situations; its scenarios may also name
 //! every situation of the payment and messaging models whose actors it runs.
+//!
+//! Ids are numbered locally, `FIRST + n`: the registry gives the model its
+//! `FIRST` (the ids after those of the models it lists before this one), so
+//! each stays a `const` that actors report and match on, and no two models
+//! share one. `COUNT` (the highest local id plus one) is what the model
+//! takes from the registry's numbering.
 
 use crate::core::SituationDoc;
 use crate::{messaging, payment};
 use sim::SituationId;
 use std::sync::OnceLock;
 
+/// This model's first situation id, given by the registry.
+const FIRST: SituationId = <super::Chain as crate::registry::Registered>::FIRST_SITUATION;
+
+/// How many ids from [`FIRST`] this model uses, gaps included.
+pub(crate) const COUNT: u16 = crate::registry::span(OWN, FIRST);
+
 /// A "payment booked" event went out for a request that booked nothing.
-pub const PUBLISHED_WITHOUT_BOOKING: SituationId = 192;
+pub const PUBLISHED_WITHOUT_BOOKING: SituationId = FIRST;
 /// An event was published and its confirmation never arrived.
-pub const PUBLISH_UNCONFIRMED: SituationId = 193;
+pub const PUBLISH_UNCONFIRMED: SituationId = FIRST + 1;
 
 static OWN: &[SituationDoc] = &[
     SituationDoc { id: PUBLISHED_WITHOUT_BOOKING, name: "published-without-booking", doc: "Event first: the transaction after a published \"payment booked\" event booked nothing (the request was a duplicate, answered from the key table): the event announces a booking that does not exist." },

@@ -26,10 +26,11 @@ pub use scenario::{MAX_CLIENTS, MAX_WRITES};
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
+use crate::registry::{layer_index, space_code, Declares};
 
 /// The clients' writes, one business operation each.
 pub static WRITE: Space = Space {
-    code: 8,
+    code: space_code::<Contention>(0),
     noun: "write",
     id_prefix: "#",
     unit: None,
@@ -39,7 +40,7 @@ pub static WRITE: Space = Space {
 
 /// The contended row, as the versions of `no-lost-update` name it.
 pub static ROW: Space = Space {
-    code: 9,
+    code: space_code::<Contention>(1),
     noun: "row",
     id_prefix: "#",
     unit: None,
@@ -52,7 +53,7 @@ pub static UPDATE: Site = Site { name: "update" };
 
 /// Writes (compare-and-set calls) the resource received per operation.
 pub static RESOURCE_LAYER: Layer = Layer {
-    index: 6,
+    index: layer_index::<Contention>(0),
     name: "resource",
     per: Per::Operation,
 };
@@ -67,6 +68,14 @@ static METRICS: &[Metric] = &[
     Metric::AttemptsPerRun,
     Metric::CompletionTime,
 ];
+
+/// What the model numbers locally; the registry gives the global numbers.
+impl Declares for Contention {
+    const SITUATIONS: u16 = situations::COUNT;
+    const SPACES: &'static [&'static Space] = &[&WRITE, &ROW];
+    const LAYERS: &'static [&'static Layer] = &[&RESOURCE_LAYER];
+    const RULES: &'static [&'static str] = &[];
+}
 
 impl<N> ModelSpec<N> for Contention
 where

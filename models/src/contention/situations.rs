@@ -1,28 +1,39 @@
-//! The contention model's situations: ids 240 to 255 (the chain keeps 192
-//! to 239).
+//! The contention model's situations.
+//!
+//! Ids are numbered locally, `FIRST + n`: the registry gives the model its
+//! `FIRST` (the ids after those of the models it lists before this one), so
+//! each stays a `const` that actors report and match on, and no two models
+//! share one. `COUNT` (the highest local id plus one) is what the model
+//! takes from the registry's numbering.
 
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// This model's first situation id, given by the registry.
+const FIRST: SituationId = <super::Contention as crate::registry::Registered>::FIRST_SITUATION;
+
+/// How many ids from [`FIRST`] this model uses, gaps included.
+pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+
 /// A compare-and-set found the row at another version.
-pub const CAS_CONFLICT: SituationId = 240;
+pub const CAS_CONFLICT: SituationId = FIRST;
 /// A client tried its write again.
-pub const WRITE_RETRIED: SituationId = 241;
+pub const WRITE_RETRIED: SituationId = FIRST + 1;
 /// A backoff reached its cap.
-pub const BACKOFF_AT_CAP: SituationId = 242;
+pub const BACKOFF_AT_CAP: SituationId = FIRST + 2;
 /// A blind write landed over a version it never read.
-pub const STALE_BLIND_WRITE: SituationId = 243;
+pub const STALE_BLIND_WRITE: SituationId = FIRST + 3;
 /// A client whose answer was lost found its own write when it read again.
-pub const OWN_WRITE_FOUND: SituationId = 244;
+pub const OWN_WRITE_FOUND: SituationId = FIRST + 4;
 /// A client gave its write up into a dead letter.
-pub const WRITE_DEAD_LETTERED: SituationId = 245;
+pub const WRITE_DEAD_LETTERED: SituationId = FIRST + 5;
 /// A client restarted with its write pending and resumed it.
-pub const WRITE_RESUMED_AFTER_RESTART: SituationId = 246;
+pub const WRITE_RESUMED_AFTER_RESTART: SituationId = FIRST + 6;
 /// A write came again under a request id the row already held.
-pub const REQUEST_ID_RECOGNIZED: SituationId = 247;
+pub const REQUEST_ID_RECOGNIZED: SituationId = FIRST + 7;
 /// A blind write that had landed came again (a copy, or a retry from a
 /// fresh read) and found the row at the value it sets: it changed nothing.
-pub const BLIND_WRITE_CHANGED_NOTHING: SituationId = 248;
+pub const BLIND_WRITE_CHANGED_NOTHING: SituationId = FIRST + 8;
 
 /// The contention model's situations.
 pub static ALL: &[SituationDoc] = &[

@@ -26,11 +26,12 @@ pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored}
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
+use crate::registry::{layer_index, space_code, Declares};
 
 /// The requests clients make, one business operation each; their
 /// Idempotency-Keys are minted as `req-3-01`.
 pub static REQUEST: Space = Space {
-    code: 4,
+    code: space_code::<Http>(0),
     noun: "request",
     id_prefix: "#",
     unit: None,
@@ -40,7 +41,7 @@ pub static REQUEST: Space = Space {
 
 /// The server's resources, as the versions of `no-lost-update` name them.
 pub static RESOURCE: Space = Space {
-    code: 5,
+    code: space_code::<Http>(1),
     noun: "resource",
     id_prefix: "/claims/",
     unit: None,
@@ -61,7 +62,7 @@ pub static DELETION: Site = Site { name: "deletion" };
 
 /// Requests the server received per operation.
 pub static SERVER_LAYER: Layer = Layer {
-    index: 3,
+    index: layer_index::<Http>(0),
     name: "server",
     per: Per::Operation,
 };
@@ -79,6 +80,14 @@ static METRICS: &[Metric] = &[
     Metric::TimeToEffect,
     Metric::DedupKeys,
 ];
+
+/// What the model numbers locally; the registry gives the global numbers.
+impl Declares for Http {
+    const SITUATIONS: u16 = situations::COUNT;
+    const SPACES: &'static [&'static Space] = &[&REQUEST, &RESOURCE];
+    const LAYERS: &'static [&'static Layer] = &[&SERVER_LAYER];
+    const RULES: &'static [&'static str] = &[];
+}
 
 impl<N> ModelSpec<N> for Http
 where

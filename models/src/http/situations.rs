@@ -1,30 +1,42 @@
-//! The HTTP model's situations: ids 128 to 191.
+//! The HTTP model's situations.
+//!
+//! Ids are numbered locally, `FIRST + n`: the registry gives the model its
+//! `FIRST` (the ids after those of the models it lists before this one), so
+//! each stays a `const` that actors report and match on, and no two models
+//! share one. `COUNT` (the highest local id plus one) is what the model
+//! takes from the registry's numbering.
 
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// This model's first situation id, given by the registry.
+const FIRST: SituationId = <super::Http as crate::registry::Registered>::FIRST_SITUATION;
+
+/// How many ids from [`FIRST`] this model uses, gaps included.
+pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+
 /// A client sent a request again.
-pub const REQUEST_RETRIED: SituationId = 128;
+pub const REQUEST_RETRIED: SituationId = FIRST;
 /// A client gave a request up into a dead letter.
-pub const REQUEST_DEAD_LETTERED: SituationId = 129;
+pub const REQUEST_DEAD_LETTERED: SituationId = FIRST + 1;
 /// A client restarted with a request pending and resumed it.
-pub const REQUEST_RESUMED_AFTER_RESTART: SituationId = 130;
+pub const REQUEST_RESUMED_AFTER_RESTART: SituationId = FIRST + 2;
 /// The server answered a known Idempotency-Key from its store.
-pub const KEY_REPLAYED: SituationId = 131;
+pub const KEY_REPLAYED: SituationId = FIRST + 3;
 /// A replacing PUT found its body already the representation: nothing changed.
-pub const PUT_CHANGED_NOTHING: SituationId = 132;
+pub const PUT_CHANGED_NOTHING: SituationId = FIRST + 4;
 /// A DELETE found nothing to delete (404).
-pub const DELETE_FOUND_NOTHING: SituationId = 133;
+pub const DELETE_FOUND_NOTHING: SituationId = FIRST + 5;
 /// A conditional write was refused with 412.
-pub const PRECONDITION_FAILED: SituationId = 134;
+pub const PRECONDITION_FAILED: SituationId = FIRST + 6;
 /// A client read again after a 412.
-pub const REREAD_AFTER_412: SituationId = 135;
+pub const REREAD_AFTER_412: SituationId = FIRST + 7;
 /// A write was computed from a version that was no longer current.
-pub const STALE_WRITE: SituationId = 136;
+pub const STALE_WRITE: SituationId = FIRST + 8;
 /// A request's write landed a second time.
-pub const WRITE_REPEATED: SituationId = 137;
+pub const WRITE_REPEATED: SituationId = FIRST + 9;
 /// A request came with an Idempotency-Key the server had forgotten.
-pub const KEY_EXPIRED: SituationId = 138;
+pub const KEY_EXPIRED: SituationId = FIRST + 10;
 
 /// The HTTP model's situations.
 pub static ALL: &[SituationDoc] = &[

@@ -20,6 +20,7 @@ mod producer;
 mod program;
 mod relay;
 pub(crate) mod republish;
+pub mod rules;
 pub(crate) mod scenario;
 pub mod situations;
 mod warnings;
@@ -38,10 +39,11 @@ pub use relay::{InFlight, OutboxRow, Relay, RelayState, RelayTimer};
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
+use crate::registry::{layer_index, space_code, Declares};
 
 /// Events, numbered by their outbox row.
 pub static EVENT: Space = Space {
-    code: 2,
+    code: space_code::<Messaging>(0),
     noun: "event",
     id_prefix: "#",
     unit: None,
@@ -51,7 +53,7 @@ pub static EVENT: Space = Space {
 
 /// The business entities events change (a claim, a customer's address).
 pub static ENTITY: Space = Space {
-    code: 3,
+    code: space_code::<Messaging>(1),
     noun: "entity",
     id_prefix: "",
     unit: None,
@@ -66,7 +68,7 @@ pub static CONSUMER_WRITE: Site = Site {
 
 /// Deliveries a consumer received per event.
 pub static CONSUMER_LAYER: Layer = Layer {
-    index: 2,
+    index: layer_index::<Messaging>(0),
     name: "consumer",
     per: Per::Event,
 };
@@ -86,6 +88,14 @@ static METRICS: &[Metric] = &[
     Metric::ReceivedPerOperation(&CONSUMER_LAYER),
     Metric::TimeToEffect,
 ];
+
+/// What the model numbers locally; the registry gives the global numbers.
+impl Declares for Messaging {
+    const SITUATIONS: u16 = situations::COUNT;
+    const SPACES: &'static [&'static Space] = &[&EVENT, &ENTITY];
+    const LAYERS: &'static [&'static Layer] = &[&CONSUMER_LAYER];
+    const RULES: &'static [&'static str] = rules::ALL;
+}
 
 impl<N> ModelSpec<N> for Messaging
 where

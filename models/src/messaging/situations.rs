@@ -1,100 +1,112 @@
-//! The messaging model's situations: ids 64 to 127.
+//! The messaging model's situations.
+//!
+//! Ids are numbered locally, `FIRST + n`: the registry gives the model its
+//! `FIRST` (the ids after those of the models it lists before this one), so
+//! each stays a `const` that actors report and match on, and no two models
+//! share one. `COUNT` (the highest local id plus one) is what the model
+//! takes from the registry's numbering.
 
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// This model's first situation id, given by the registry.
+const FIRST: SituationId = <super::Messaging as crate::registry::Registered>::FIRST_SITUATION;
+
+/// How many ids from [`FIRST`] this model uses, gaps included.
+pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+
 /// `relay-crash-between-steps`: The producer restarted after a crash that fell between publishing an outbox row and marking it sent.
-pub const RELAY_CRASH_BETWEEN_STEPS: SituationId = 64;
+pub const RELAY_CRASH_BETWEEN_STEPS: SituationId = FIRST;
 /// `republish-after-crash`: After such a restart the relay published the unmarked row again.
-pub const REPUBLISH_AFTER_CRASH: SituationId = 65;
+pub const REPUBLISH_AFTER_CRASH: SituationId = FIRST + 1;
 /// `publish-retried`: A publish got no confirmation in time and was sent again (no crash involved).
-pub const PUBLISH_RETRIED: SituationId = 66;
+pub const PUBLISH_RETRIED: SituationId = FIRST + 2;
 /// `broker-dedup-hit`: The broker dropped a publish whose message id it saw within its dedup window.
-pub const BROKER_DEDUP_HIT: SituationId = 67;
+pub const BROKER_DEDUP_HIT: SituationId = FIRST + 3;
 /// `republish-after-dedup-window`: A publish of a known message id arrived after the broker's dedup window and was stored again.
-pub const REPUBLISH_AFTER_DEDUP_WINDOW: SituationId = 68;
+pub const REPUBLISH_AFTER_DEDUP_WINDOW: SituationId = FIRST + 4;
 /// `duplicate-publish`: The broker stored a second copy of an event it had already accepted.
-pub const DUPLICATE_PUBLISH: SituationId = 69;
+pub const DUPLICATE_PUBLISH: SituationId = FIRST + 5;
 /// `broker-dead-lettered`: The broker moved a message to its dead-letter queue after its last delivery: visible, not lost.
-pub const BROKER_DEAD_LETTERED: SituationId = 70;
+pub const BROKER_DEAD_LETTERED: SituationId = FIRST + 6;
 /// `broker-discarded`: The broker dropped a message after its last delivery, with no dead-letter queue.
-pub const BROKER_DISCARDED: SituationId = 71;
+pub const BROKER_DISCARDED: SituationId = FIRST + 7;
 /// `lease-expired-redelivery`: An unacked delivery's visibility timeout ran out and the broker delivered the message again.
-pub const LEASE_EXPIRED_REDELIVERY: SituationId = 72;
+pub const LEASE_EXPIRED_REDELIVERY: SituationId = FIRST + 8;
 /// `late-ack`: An ack for an older delivery arrived while a newer delivery of the same message was out: the lease ran out before the ack arrived (slow work, or a slow trip of the ack), and the broker accepted it.
-pub const LATE_ACK: SituationId = 73;
+pub const LATE_ACK: SituationId = FIRST + 9;
 /// `inbox-hit`: A delivery's message id was already in the inbox: the consumer skipped the effect.
-pub const INBOX_HIT: SituationId = 74;
+pub const INBOX_HIT: SituationId = FIRST + 10;
 /// `inbox-row-without-effect`: A delivery found its inbox row committed but its effect missing: the two were written in separate transactions.
-pub const INBOX_ROW_WITHOUT_EFFECT: SituationId = 75;
+pub const INBOX_ROW_WITHOUT_EFFECT: SituationId = FIRST + 11;
 /// `effect-without-inbox-row`: A delivery found its effect committed but its inbox row missing: the two were written in separate transactions.
-pub const EFFECT_WITHOUT_INBOX_ROW: SituationId = 76;
+pub const EFFECT_WITHOUT_INBOX_ROW: SituationId = FIRST + 12;
 /// `redelivered-after-effect`: A message whose effect is already in the database was processed again without a dedup check.
-pub const REDELIVERED_AFTER_EFFECT: SituationId = 77;
+pub const REDELIVERED_AFTER_EFFECT: SituationId = FIRST + 13;
 /// `unique-key-hit`: An insert under the business key found the row there: "already exists" counted as success.
-pub const UNIQUE_KEY_HIT: SituationId = 78;
+pub const UNIQUE_KEY_HIT: SituationId = FIRST + 14;
 /// `out-of-order-write`: A set-value event arrived older than the version already stored.
-pub const OUT_OF_ORDER_WRITE: SituationId = 79;
+pub const OUT_OF_ORDER_WRITE: SituationId = FIRST + 15;
 /// `stale-write-rejected`: A versioned write refused an event older than the stored version.
-pub const STALE_WRITE_REJECTED: SituationId = 80;
+pub const STALE_WRITE_REJECTED: SituationId = FIRST + 16;
 /// `commit-failed`: A producer's commit aborted (deadlock, constraint, failover).
-pub const COMMIT_FAILED: SituationId = 81;
+pub const COMMIT_FAILED: SituationId = FIRST + 17;
 /// `publish-given-up`: A dual-write producer gave a publish up after its last attempt: the event has nowhere durable to wait.
-pub const PUBLISH_GIVEN_UP: SituationId = 83;
+pub const PUBLISH_GIVEN_UP: SituationId = FIRST + 19;
 /// `inbox-row-reaped`: the inbox's cleanup deleted rows past their retention.
-pub const INBOX_ROW_REAPED: SituationId = 84;
+pub const INBOX_ROW_REAPED: SituationId = FIRST + 20;
 /// `redelivered-after-inbox-cleanup`: a message whose effect is committed came again after the cleanup deleted its inbox row.
-pub const REDELIVERED_AFTER_INBOX_CLEANUP: SituationId = 85;
+pub const REDELIVERED_AFTER_INBOX_CLEANUP: SituationId = FIRST + 21;
 /// `broker-tx-timed-out`: The broker aborted an open transaction at its timeout: its messages were never shown to a consumer.
-pub const BROKER_TX_TIMED_OUT: SituationId = 86;
+pub const BROKER_TX_TIMED_OUT: SituationId = FIRST + 22;
 /// `broker-tx-aborted`: The producer aborted its broker transaction after its database commit failed: nothing was announced.
-pub const BROKER_TX_ABORTED: SituationId = 87;
+pub const BROKER_TX_ABORTED: SituationId = FIRST + 23;
 /// `commit-after-tx-timeout`: The producer asked to commit a broker transaction the broker had already aborted at its timeout: the database change is committed, its event is gone.
-pub const COMMIT_AFTER_TX_TIMEOUT: SituationId = 88;
+pub const COMMIT_AFTER_TX_TIMEOUT: SituationId = FIRST + 24;
 /// `producer-sequence-dedup-hit`: The broker dropped a publish whose producer id and sequence number it had stored already: a retry within one producer session.
-pub const PRODUCER_SEQUENCE_DEDUP_HIT: SituationId = 89;
+pub const PRODUCER_SEQUENCE_DEDUP_HIT: SituationId = FIRST + 25;
 /// `republish-under-new-producer-id`: An event the broker had stored was published again under another producer id (the relay restarted), which the idempotent producer cannot recognise: it was stored again.
-pub const REPUBLISH_UNDER_NEW_PRODUCER_ID: SituationId = 90;
+pub const REPUBLISH_UNDER_NEW_PRODUCER_ID: SituationId = FIRST + 26;
 /// `republish-taken-for-first-delivery`: A consumer that reads its inbox only for redelivered messages applied a delivery flagged as first whose event id was in the inbox: a second copy a producer published is a new message to the broker.
-pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = 91;
+pub const REPUBLISH_TAKEN_FOR_FIRST_DELIVERY: SituationId = FIRST + 27;
 /// `lease-renewed`: The broker extended an in-flight delivery's lease at its consumer's request.
-pub const LEASE_RENEWED: SituationId = 92;
+pub const LEASE_RENEWED: SituationId = FIRST + 28;
 /// `renewal-after-redelivery`: A lease renewal arrived for a delivery whose lease had run out: the message was visible again or delivered to another consumer.
-pub const RENEWAL_AFTER_REDELIVERY: SituationId = 93;
+pub const RENEWAL_AFTER_REDELIVERY: SituationId = FIRST + 29;
 /// `zombie-publish-fenced`: The broker refused a publish of a producer's older epoch: a transactional session that has since restarted (a zombie), or an idempotent producer's copy from before it bumped its epoch.
-pub const ZOMBIE_PUBLISH_FENCED: SituationId = 94;
+pub const ZOMBIE_PUBLISH_FENCED: SituationId = FIRST + 30;
 /// `republish-under-new-epoch`: An event the broker had stored was published again under a producer's new epoch (a transactional relay restarted, or an idempotent one bumped its epoch after a delivery timeout): sequence numbers begin again with the epoch, so the broker stored it again.
-pub const REPUBLISH_UNDER_NEW_EPOCH: SituationId = 95;
+pub const REPUBLISH_UNDER_NEW_EPOCH: SituationId = FIRST + 31;
 /// `stale-ack-refused`: A broker with exactly-once delivery refused an ack that did not name the message's latest delivery.
-pub const STALE_ACK_REFUSED: SituationId = 96;
+pub const STALE_ACK_REFUSED: SituationId = FIRST + 32;
 /// `work-dropped-after-failed-ack`: A consumer that acks before it commits learned that its ack failed and dropped the work uncommitted.
-pub const WORK_DROPPED_AFTER_FAILED_ACK: SituationId = 97;
+pub const WORK_DROPPED_AFTER_FAILED_ACK: SituationId = FIRST + 33;
 /// `ack-result-missing`: A consumer that acks before it commits heard no result of its ack in time and dropped the work.
-pub const ACK_RESULT_MISSING: SituationId = 98;
+pub const ACK_RESULT_MISSING: SituationId = FIRST + 34;
 /// `producer-id-expired`: The broker forgot an idle producer id and stored its next publish as the start of a new sequence.
-pub const PRODUCER_ID_EXPIRED: SituationId = 99;
+pub const PRODUCER_ID_EXPIRED: SituationId = FIRST + 35;
 /// `crash-between-ack-and-commit`: A consumer that acks before it commits crashed holding work the broker had let go (or was letting go) whose commit it had not sent.
-pub const CRASH_BETWEEN_ACK_AND_COMMIT: SituationId = 100;
+pub const CRASH_BETWEEN_ACK_AND_COMMIT: SituationId = FIRST + 36;
 /// `tx-resent-after-ack`: A consumer whose ack had let the message go heard no answer to a transaction in time and sent the same transaction again.
-pub const TX_RESENT_AFTER_ACK: SituationId = 101;
+pub const TX_RESENT_AFTER_ACK: SituationId = FIRST + 37;
 /// `tx-given-up-after-ack`: A consumer whose ack had let the message go heard no answer to the last attempt of a transaction and gave the work up.
-pub const TX_GIVEN_UP_AFTER_ACK: SituationId = 102;
+pub const TX_GIVEN_UP_AFTER_ACK: SituationId = FIRST + 38;
 /// `resent-tx-applied-again`: A transaction sent again found the event's effect in the database and, reading no inbox, applied it again.
-pub const RESENT_TX_APPLIED_AGAIN: SituationId = 103;
+pub const RESENT_TX_APPLIED_AGAIN: SituationId = FIRST + 39;
 /// `ack-resent-for-result`: A consumer that acks with result before it commits heard no result in time and asked again: a repeat of an ack that counted is answered "counted".
-pub const ACK_RESENT_FOR_RESULT: SituationId = 104;
+pub const ACK_RESENT_FOR_RESULT: SituationId = FIRST + 40;
 /// `record-resent-took-own-row`: A record-first consumer sent its inbox row again after the ack had let the message go, found the row its first attempt had committed, took it for a duplicate's and skipped the effect.
-pub const RECORD_RESENT_TOOK_OWN_ROW: SituationId = 105;
+pub const RECORD_RESENT_TOOK_OWN_ROW: SituationId = FIRST + 41;
 /// `delivery-on-old-connection`: A delivery the broker sent before the consumer restarted reached the restarted process: it came over the connection of the process that crashed, so it was dropped.
-pub const DELIVERY_ON_OLD_CONNECTION: SituationId = 106;
+pub const DELIVERY_ON_OLD_CONNECTION: SituationId = FIRST + 42;
 /// `delivery-found-consumer-busy`: A delivery reached a consumer with every job slot taken: it was left undone, for its lease to run out.
-pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = 107;
+pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = FIRST + 43;
 /// `publish-out-of-sequence-refused`: The broker refused an idempotent producer's publish whose sequence number was neither the next one nor among the last five: unstored, unconfirmed, sent again at the producer's timeout.
-pub const PUBLISH_OUT_OF_SEQUENCE_REFUSED: SituationId = 108;
+pub const PUBLISH_OUT_OF_SEQUENCE_REFUSED: SituationId = FIRST + 44;
 /// `resent-after-delivery-timeout`: The relay published again a row whose batch the producer library had given up at its delivery timeout: a new record, which the broker stores again.
-pub const RESENT_AFTER_DELIVERY_TIMEOUT: SituationId = 109;
+pub const RESENT_AFTER_DELIVERY_TIMEOUT: SituationId = FIRST + 45;
 /// At the top of the range, away from the built-in consumer's.
-pub const PROGRAM_EFFECT_REDELIVERED: SituationId = 120;
+pub const PROGRAM_EFFECT_REDELIVERED: SituationId = FIRST + 56;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[

@@ -8,6 +8,7 @@ mod client;
 mod msg;
 mod presets;
 mod reconcile;
+pub mod rules;
 pub(crate) mod scenario;
 mod service;
 pub mod situations;
@@ -27,10 +28,11 @@ pub use service::{
 
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
+use crate::registry::{layer_index, space_code, Declares};
 
 /// Claims, paid in euros; keys are minted as `zahl-4711-01`.
 pub static CLAIM: Space = Space {
-    code: 1,
+    code: space_code::<Payment>(0),
     noun: "claim",
     id_prefix: "",
     unit: Some("EUR"),
@@ -43,13 +45,13 @@ pub static TRANSFER: Site = Site { name: "transfer" };
 
 /// Layers that receive payment requests.
 pub static SERVICE_LAYER: Layer = Layer {
-    index: 0,
+    index: layer_index::<Payment>(0),
     name: "service",
     per: Per::Operation,
 };
 /// Transfers the bank received, per claim.
 pub static BANK_LAYER: Layer = Layer {
-    index: 1,
+    index: layer_index::<Payment>(1),
     name: "bank",
     per: Per::Operation,
 };
@@ -77,6 +79,14 @@ static METRICS: &[Metric] = &[
     Metric::TimeToEffect,
     Metric::DedupKeys,
 ];
+
+/// What the model numbers locally; the registry gives the global numbers.
+impl Declares for Payment {
+    const SITUATIONS: u16 = situations::COUNT;
+    const SPACES: &'static [&'static Space] = &[&CLAIM];
+    const LAYERS: &'static [&'static Layer] = &[&SERVICE_LAYER, &BANK_LAYER];
+    const RULES: &'static [&'static str] = rules::ALL;
+}
 
 impl<N> ModelSpec<N> for Payment
 where

@@ -1,80 +1,92 @@
-//! The payment model's situations: ids 0 to 63.
+//! The payment model's situations.
+//!
+//! Ids are numbered locally, `FIRST + n`: the registry gives the model its
+//! `FIRST` (the ids after those of the models it lists before this one), so
+//! each stays a `const` that actors report and match on, and no two models
+//! share one. `COUNT` (the highest local id plus one) is what the model
+//! takes from the registry's numbering.
 
 use crate::core::SituationDoc;
 use sim::SituationId;
 
+/// This model's first situation id, given by the registry.
+const FIRST: SituationId = <super::Payment as crate::registry::Registered>::FIRST_SITUATION;
+
+/// How many ids from [`FIRST`] this model uses, gaps included.
+pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+
 /// `client-retried`: The client sent a second or later attempt of an operation.
-pub const CLIENT_RETRIED: SituationId = 1;
+pub const CLIENT_RETRIED: SituationId = FIRST + 1;
 /// `duplicate-after-commit`: A request arrived for a key whose payment is already recorded as done; the service answered from its key table.
-pub const DUPLICATE_AFTER_COMMIT: SituationId = 2;
+pub const DUPLICATE_AFTER_COMMIT: SituationId = FIRST + 2;
 /// `concurrent-duplicate`: A request arrived for a key whose execution is still in progress.
-pub const CONCURRENT_DUPLICATE: SituationId = 3;
+pub const CONCURRENT_DUPLICATE: SituationId = FIRST + 3;
 /// `retry-after-key-expired`: A request arrived for a key the service had already forgotten (retention ran out): it was treated as new.
-pub const RETRY_AFTER_KEY_EXPIRED: SituationId = 4;
+pub const RETRY_AFTER_KEY_EXPIRED: SituationId = FIRST + 4;
 /// `crash-between-steps`: The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking.
-pub const CRASH_BETWEEN_STEPS: SituationId = 5;
+pub const CRASH_BETWEEN_STEPS: SituationId = FIRST + 5;
 /// `bank-dedup-hit`: The bank recognised a transfer's key and executed no second transfer.
-pub const BANK_DEDUP_HIT: SituationId = 7;
+pub const BANK_DEDUP_HIT: SituationId = FIRST + 7;
 /// `recovered-after-restart`: The service restarted with a key left "in progress" and drove its payment to an end.
-pub const RECOVERED_AFTER_RESTART: SituationId = 8;
+pub const RECOVERED_AFTER_RESTART: SituationId = FIRST + 8;
 /// `client-recovered-after-restart`: The client restarted after a crash with an operation pending, and resumed it from its own database.
-pub const CLIENT_RECOVERED_AFTER_RESTART: SituationId = 9;
+pub const CLIENT_RECOVERED_AFTER_RESTART: SituationId = FIRST + 9;
 /// `lease-expired-takeover`: A request found its key "in progress" past the lease and took the execution over.
-pub const LEASE_EXPIRED_TAKEOVER: SituationId = 20;
+pub const LEASE_EXPIRED_TAKEOVER: SituationId = FIRST + 20;
 /// `query-found-transfer`: A status query before a retry found the transfer already made.
-pub const QUERY_FOUND_TRANSFER: SituationId = 21;
+pub const QUERY_FOUND_TRANSFER: SituationId = FIRST + 21;
 /// `settle-nothing-missing`: In "state instead of action" mode the service read the claim as fully paid and paid nothing more.
-pub const SETTLE_NOTHING_MISSING: SituationId = 22;
+pub const SETTLE_NOTHING_MISSING: SituationId = FIRST + 22;
 /// `duplicate-waited`: A concurrent duplicate was held open and answered with the first execution's result.
-pub const DUPLICATE_WAITED: SituationId = 23;
+pub const DUPLICATE_WAITED: SituationId = FIRST + 23;
 /// `payload-mismatch-rejected`: A request reused a known key with another payload and was refused with 422.
-pub const PAYLOAD_MISMATCH_REJECTED: SituationId = 24;
+pub const PAYLOAD_MISMATCH_REJECTED: SituationId = FIRST + 24;
 /// `key-reaped`: Expired keys were removed from the service's dedup store.
-pub const KEY_REAPED: SituationId = 26;
+pub const KEY_REAPED: SituationId = FIRST + 26;
 /// `key-collision`: A key already stored for another operation arrived with a different claim.
-pub const KEY_COLLISION: SituationId = 27;
+pub const KEY_COLLISION: SituationId = FIRST + 27;
 /// `bank-retried`: The service sent a transfer to the bank again after the bank stayed silent.
-pub const BANK_RETRIED: SituationId = 28;
+pub const BANK_RETRIED: SituationId = FIRST + 28;
 /// `overloaded`: The service shed a request with 503 because it was at its max_in_flight.
-pub const OVERLOADED: SituationId = 29;
+pub const OVERLOADED: SituationId = FIRST + 29;
 /// `client-dead-lettered`: The client gave an operation up and recorded it in a dead letter a person will see.
-pub const CLIENT_DEAD_LETTERED: SituationId = 30;
+pub const CLIENT_DEAD_LETTERED: SituationId = FIRST + 30;
 /// `late-confirmation-recorded`: The bank's confirmation arrived after the service had stopped waiting; the service recorded the key as paid anyway.
-pub const LATE_CONFIRMATION_RECORDED: SituationId = 31;
+pub const LATE_CONFIRMATION_RECORDED: SituationId = FIRST + 31;
 /// `conditional-transfer-refused`: The bank refused a transfer made on a stale reading of what was paid (the conditional update's version check).
-pub const CONDITIONAL_TRANSFER_REFUSED: SituationId = 32;
+pub const CONDITIONAL_TRANSFER_REFUSED: SituationId = FIRST + 32;
 /// `bank-gave-up`: The bank stayed silent through every attempt; the service answered 504 and left the key "in progress".
-pub const BANK_GAVE_UP: SituationId = 33;
+pub const BANK_GAVE_UP: SituationId = FIRST + 33;
 /// `queued`: every worker was busy, the request waited in the queue.
-pub const QUEUED: SituationId = 34;
+pub const QUEUED: SituationId = FIRST + 34;
 /// `expired-dropped`: a worker skipped a queued request whose client had stopped waiting.
-pub const EXPIRED_DROPPED: SituationId = 35;
+pub const EXPIRED_DROPPED: SituationId = FIRST + 35;
 /// `worked-after-deadline`: a worker took a request whose client had already stopped waiting.
-pub const WORKED_AFTER_DEADLINE: SituationId = 36;
+pub const WORKED_AFTER_DEADLINE: SituationId = FIRST + 36;
 /// `retry-denied`: the client's retry budget was empty: no retry.
-pub const RETRY_DENIED: SituationId = 37;
+pub const RETRY_DENIED: SituationId = FIRST + 37;
 /// `breaker-opened`: the client's breaker opened after too many failures.
-pub const BREAKER_OPENED: SituationId = 38;
+pub const BREAKER_OPENED: SituationId = FIRST + 38;
 /// `breaker-fast-fail`: the client's open breaker refused a call.
-pub const BREAKER_FAST_FAIL: SituationId = 39;
+pub const BREAKER_FAST_FAIL: SituationId = FIRST + 39;
 /// `breaker-closed`: a trial call succeeded and the breaker closed.
-pub const BREAKER_CLOSED: SituationId = 40;
+pub const BREAKER_CLOSED: SituationId = FIRST + 40;
 /// `reconciled-paid`: the reconciliation job found an unknown dead letter paid and told the client it is done.
-pub const RECONCILED_PAID: SituationId = 41;
+pub const RECONCILED_PAID: SituationId = FIRST + 41;
 /// `reconcile-redriven`: the reconciliation job found a claim unpaid and drove its payment again.
-pub const RECONCILE_REDRIVEN: SituationId = 42;
+pub const RECONCILE_REDRIVEN: SituationId = FIRST + 42;
 /// `reconcile-gave-up`: the reconciliation job spent its rounds: the dead letter stays unknown, for a person.
-pub const RECONCILE_GAVE_UP: SituationId = 43;
+pub const RECONCILE_GAVE_UP: SituationId = FIRST + 43;
 /// `status-read-stale`: the bank answered a status query from a replica that did not show a transfer it had already executed.
-pub const STATUS_READ_STALE: SituationId = 44;
+pub const STATUS_READ_STALE: SituationId = FIRST + 44;
 /// `lease-taken-from-running-execution`: a request took over a key whose lease had run out while the first execution was still running.
-pub const LEASE_TAKEN_FROM_RUNNING: SituationId = 45;
+pub const LEASE_TAKEN_FROM_RUNNING: SituationId = FIRST + 45;
 
 /// `key-deleted-on-bank-timeout`: the bank stayed silent to the service's last attempt and the service deleted the key, so the client's next retry executes again.
-pub const KEY_DELETED_ON_BANK_TIMEOUT: SituationId = 46;
+pub const KEY_DELETED_ON_BANK_TIMEOUT: SituationId = FIRST + 46;
 
 /// `bank-key-expired`: a transfer reached the bank under a key the bank had taken and since forgotten (`bank.key_retention_ms`).
-pub const BANK_KEY_EXPIRED: SituationId = 47;
+pub const BANK_KEY_EXPIRED: SituationId = FIRST + 47;
 
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
