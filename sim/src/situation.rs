@@ -2,10 +2,14 @@
 //! dedup hit, a redelivery after a lease expired). The engine only collects
 //! them, as a set per run; what they mean is the model's business.
 
-/// A situation's stable id; a model gives names to the ids it uses.
+/// A situation's id. The engine gives ids no meaning: whoever composes the
+/// world numbers them (idemsim's model registry gives each model the ids
+/// after the previous model's) and names them.
 pub type SituationId = u16;
 
-/// How many distinct situation ids a world may use.
+/// How many distinct situation ids a world may use: only the capacity of a
+/// [`SituationSet`], which stays a fixed, `Copy` bit set so that a run
+/// allocates nothing for it.
 pub const MAX_SITUATIONS: usize = 256;
 
 /// A set of situation ids: fixed size, `Copy`, no allocation.

@@ -8,7 +8,7 @@ use sim::{SituationId, TimeUs};
 /// A named situation a model's actors report.
 #[derive(Debug, PartialEq, Eq)]
 pub struct SituationDoc {
-    /// Its id, in the model's range.
+    /// Its id, as the registry numbers it (`registry::Declares`).
     pub id: SituationId,
     /// Stable: scenario files and JSON use it.
     pub name: &'static str,

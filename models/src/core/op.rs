@@ -11,6 +11,8 @@ use std::fmt;
 #[derive(Debug)]
 pub struct Space {
     /// Distinguishes spaces in a violation's signature; unique per space.
+    /// A built-in model writes `registry::space_code`'s, so the registry
+    /// numbers it; repro files keep it in the operation's number.
     pub code: u8,
     /// "claim", "event", "entity".
     pub noun: &'static str,
