@@ -3,8 +3,8 @@
 //! Ids are numbered locally, `FIRST + n`: the registry gives the model its
 //! `FIRST` (the ids after those of the models it lists before this one), so
 //! each stays a `const` that actors report and match on, and no two models
-//! share one. `COUNT` (the highest local id plus one) is what the model
-//! takes from the registry's numbering.
+//! share one. `COUNT` (the highest local id plus one) tells the registry
+//! how many ids the model takes.
 
 use crate::core::SituationDoc;
 use sim::SituationId;

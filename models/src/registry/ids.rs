@@ -157,4 +157,32 @@ mod tests {
         let all: [&str; 3] = concat(&[&["x"], &[], &["y", "z"]]);
         assert_eq!(all, ["x", "y", "z"]);
     }
+
+    /// A model that writes a code of its own choosing is caught (the
+    /// registry checks every model with this at compile time).
+    #[test]
+    fn a_space_numbered_by_hand_is_refused() {
+        struct ByHand;
+        static PICKED: Space = Space {
+            code: 40,
+            noun: "thing",
+            id_prefix: "",
+            unit: None,
+            key_prefix: "thing",
+            published: false,
+        };
+        impl Declares for ByHand {
+            const SITUATIONS: u16 = 0;
+            const SPACES: &'static [&'static Space] = &[&PICKED];
+            const LAYERS: &'static [&'static Layer] = &[];
+            const RULES: &'static [&'static str] = &[];
+        }
+        impl Registered for ByHand {
+            const FIRST_SITUATION: SituationId = 0;
+            const FIRST_SPACE: u8 = 0;
+            const FIRST_LAYER: u8 = 0;
+        }
+        assert!(!numbered_in_place::<ByHand>());
+        assert_eq!(space_code::<ByHand>(0), 1);
+    }
 }
