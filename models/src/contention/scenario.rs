@@ -10,7 +10,7 @@ use crate::core::retry_table::{Retry, RetryDto};
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
 
-pub const TABLES: &[&str] = &["clients", "client"];
+pub(crate) const TABLES: &[&str] = &["clients", "client"];
 
 /// Most clients: each is an actor, and the world's links are an N × N table.
 /// AWS's simulator went up to 190.
@@ -61,7 +61,7 @@ impl Default for ClientDto {
     }
 }
 
-pub const RESOURCE: &str = "resource";
+pub(crate) const RESOURCE: &str = "resource";
 
 /// `clients` and `[client]`, checked: how many clients contend, how many
 /// writes each makes, and how each retries.

@@ -11,7 +11,7 @@ use crate::core::SituationDoc;
 use sim::{Limits, TimeUs};
 
 /// The top-level keys every model has.
-pub const KEYS: &[&str] = &[
+pub(super) const KEYS: &[&str] = &[
     "format", "summary", "model", "expect", "run", "network", "crashes",
 ];
 
