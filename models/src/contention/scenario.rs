@@ -280,3 +280,37 @@ fn write_can_come_twice(c: &ClientDto, text: &str) -> bool {
     });
     client_crashes || duplicates
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{FileDto, Settings, MAX_WRITES};
+    use crate::core::input::path;
+
+    fn settings(text: &str) -> Result<Settings, crate::core::input::Invalid> {
+        let d: FileDto = toml::from_str(text).unwrap();
+        Settings::try_from(&d)
+    }
+
+    #[test]
+    fn the_writes_of_all_clients_together_are_bounded() {
+        let Ok(ok) = settings("clients = 10\n[client]\nwrites = 100") else {
+            panic!("10 clients of 100 writes are the most there may be");
+        };
+        assert_eq!(ok.clients * ok.writes, MAX_WRITES);
+        let e = settings("clients = 11\n[client]\nwrites = 100")
+            .err()
+            .unwrap();
+        assert_eq!(e.path, path(&["client", "writes"]));
+        assert!(e.message.contains("1100 writes"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_first_retry_exponent_is_0_or_1() {
+        let one = settings("[client]\nfirst_retry_exponent = 1");
+        assert_eq!(one.map(|s| s.first_retry_exponent).ok(), Some(1));
+        let e = settings("[client]\nfirst_retry_exponent = 2")
+            .err()
+            .unwrap();
+        assert_eq!(e.path, path(&["client", "first_retry_exponent"]));
+    }
+}

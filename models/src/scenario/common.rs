@@ -317,3 +317,44 @@ fn load_bound(
     }
     Ok(super::LoadBound { name, of, max })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::expect;
+    use crate::core::input::{path, Seg};
+    use crate::scenario::dto::ExpectDto;
+    use crate::scenario::Verdict;
+
+    fn expect_of(text: &str) -> Result<crate::scenario::Expect, crate::core::input::Invalid> {
+        let e: ExpectDto = toml::from_str(text).unwrap();
+        expect(&e, &[], &[])
+    }
+
+    #[test]
+    fn a_violation_names_its_invariant_and_nothing_else_does() {
+        let e = expect_of("verdict = \"violation\"").unwrap_err();
+        assert_eq!(e.path, path(&["expect"]));
+        let e = expect_of("verdict = \"holds\"\ninvariant = \"no-duplicate-effect\"").unwrap_err();
+        assert_eq!(e.path, path(&["expect", "invariant"]));
+        let ok = expect_of("verdict = \"violation\"\ninvariant = \"no-duplicate-effect\"").unwrap();
+        assert_eq!(ok.verdict, Verdict::Violation);
+        assert_eq!(ok.invariant, Some("no-duplicate-effect"));
+    }
+
+    #[test]
+    fn the_phases_refuse_in_their_order() {
+        // A verdict mistake comes before a protection's, which comes before
+        // a load bound's.
+        let e = expect_of("verdict = \"maybe\"\nprotections = [\"a=b\"]").unwrap_err();
+        assert_eq!(e.path, path(&["expect", "verdict"]));
+        let text =
+            "verdict = \"inconclusive\"\nprotections = [\"a=b\"]\nmax_load = { attempts = 2 }";
+        let e = expect_of(text).unwrap_err();
+        assert_eq!(e.path, path(&["expect", "protections"]));
+        let e = expect_of("verdict = \"holds\"\nwarnings = [\"no-such-rule\"]").unwrap_err();
+        assert_eq!(
+            e.path,
+            vec![Seg::Key("expect"), Seg::Key("warnings"), Seg::Index(0)]
+        );
+    }
+}

@@ -49,3 +49,35 @@ impl TryFrom<&BankDto> for BankConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::BankDto;
+    use crate::core::input::path;
+    use crate::payment::BankConfig;
+
+    #[test]
+    fn the_default_bank_dedups_by_key_and_answers_by_claim() {
+        let bank = BankConfig::try_from(&BankDto::default()).unwrap();
+        assert!(bank.accepts_key);
+        assert!(!bank.status_query);
+        assert!(!bank.status_by_payment);
+        assert_eq!(bank.key_retention_us, 0);
+    }
+
+    #[test]
+    fn a_mistake_is_located_at_the_key_that_makes_it() {
+        let dto = BankDto {
+            status_by: "account".into(),
+            ..BankDto::default()
+        };
+        let e = BankConfig::try_from(&dto).unwrap_err();
+        assert_eq!(e.path, path(&["bank", "status_by"]));
+        let dto = BankDto {
+            status_lag_ms: 2 * super::DAY_MS,
+            ..BankDto::default()
+        };
+        let e = BankConfig::try_from(&dto).unwrap_err();
+        assert_eq!(e.path, path(&["bank", "status_lag_ms"]));
+    }
+}
