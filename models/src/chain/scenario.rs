@@ -13,15 +13,18 @@
 //! bank, service → broker → accounting-1..N → accounting-db.
 
 use super::{BookingConfig, BookingService, Publish, ACCOUNTING_BOOKING};
-use crate::core::input::{invalid, one_of, path, positive_duration_us, LoadError};
-use crate::core::{BuildInput, Built, Carries};
+use crate::core::input::{invalid, one_of, path, positive_duration_us, Invalid, LoadError};
+use crate::core::{BuildInput, Built, Carries, Hazard, Unused};
+use crate::messaging::republish;
 use crate::messaging::scenario::{self as queue, BrokerDto, ConsumerDto};
-use crate::messaging::{self, Broker, Consumer, ConsumerDb, Handler};
-use crate::payment::{self, Bank, Client, Idempotency, Mode};
+use crate::messaging::{self, BrokerConfig, ConsumerConfig, InboxConfig};
+use crate::messaging::{Broker, Consumer, ConsumerDb, Handler};
+use crate::payment::ServiceConfig;
+use crate::payment::{self, Bank, BankConfig, Client, ClientConfig, Idempotency, Mode};
 use serde::Deserialize;
 use sim::ActorId;
 
-pub const TABLES: &[&str] = &[
+pub(crate) const TABLES: &[&str] = &[
     "client",
     "service",
     "bank",
@@ -64,7 +67,10 @@ impl Default for OutboxDto {
     }
 }
 
-pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+/// The chain's actors from its tables: the payment hops, the booking
+/// service's outbox, the broker and accounting. Each table is checked in
+/// the order its errors have always come in.
+pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
     N: From<Client<W>>
         + From<BookingService<W>>
@@ -84,9 +90,32 @@ where
         .into());
     }
     let d: FileDto = toml::from_str(input.text)?;
+    let booking = booking(&d.outbox, &service)?;
+    let queue = Queue::of(&d, input.text)?;
+    let hops = Hops {
+        client,
+        service,
+        bank,
+        booking,
+    };
+    let mut hazards = hops.hazards(input);
+    hazards.extend(queue.hazards(input, &hops.booking));
+    let unused = unused(&d, input.text);
+    let actors = actors(hops, queue);
+    Ok(Built {
+        actors,
+        actors_hint: " (broker.consumers sets how many accounting consumers)",
+        hazards,
+        unused,
+    })
+}
+
+/// `[outbox]`: how the booking service's bookings reach the broker, as far
+/// as its `[service]` settings allow.
+fn booking(o: &OutboxDto, service: &ServiceConfig) -> Result<BookingConfig, Invalid> {
     let oat = |k| path(&["outbox", k]);
     let publish = one_of(
-        &d.outbox.write,
+        &o.write,
         &[
             ("outbox", Publish::Outbox),
             ("event-first", Publish::EventFirst),
@@ -102,124 +131,185 @@ where
             path(&["service", "queue_max"]),
             "event first runs the request once the broker confirms its event, and a queued request would not book then",
             "remove queue_max from [service], or write the event through the outbox",
-        )
-        .into());
+        ));
     }
     if publish == Publish::EventFirst && !books_on_arrival {
         return Err(invalid(
             oat("write"),
             "event first publishes before the transaction that books on arrival, and this service books in a later step",
             "use service.idempotency = \"claim-same-tx\" or \"none\" with event first",
-        )
-        .into());
+        ));
     }
-    let booking = BookingConfig {
+    Ok(BookingConfig {
         publish,
         broker: BROKER,
         publish_timeout_us: positive_duration_us(
-            d.outbox.publish_timeout_ms,
+            o.publish_timeout_ms,
             DAY_MS,
             oat("publish_timeout_ms"),
             "write publish_timeout_ms = 5000",
         )?,
-    };
-    let consumers = queue::consumer_count(&d.broker)?;
-    let broker = queue::broker(
-        &d.broker,
-        (0..consumers).map(|i| FIRST_ACCOUNTING + i).collect(),
-    )?;
-    queue::refuse_program(&d.accounting, input.text, "accounting", "chain")?;
-    let consumer = queue::consumer(&d.accounting, "accounting", BROKER, ACCOUNTING_DB)?;
-    let inbox = queue::inbox(&d.accounting, "accounting")?;
-    if matches!(consumer.handler, Handler::SetValue { .. }) {
-        return Err(invalid(
-            path(&["accounting", "handler"]),
-            "accounting books every payment; a set-value handler would keep only the last one of a claim",
-            "use handler = \"inbox-same-tx\" (or \"effect\", \"unique-key\", an inbox variant)",
+    })
+}
+
+/// The payment hops and the booking service's outbox.
+struct Hops {
+    client: ClientConfig,
+    service: ServiceConfig,
+    bank: BankConfig,
+    booking: BookingConfig,
+}
+
+impl Hops {
+    /// The payment model's design warnings for the chain's one client.
+    fn hazards(&self, input: &BuildInput<'_>) -> Vec<Hazard> {
+        let clients = ["client".to_string()];
+        let restarts = payment::scenario::Restarts::of(input.text, &clients, input.fault_phase_us);
+        payment::scenario::hazards(
+            std::slice::from_ref(&self.client),
+            &self.service,
+            &self.bank,
+            input.delays,
+            &restarts,
+            // Its bookings go on to accounting: the bank's key does not cover them.
+            (&clients, true),
         )
-        .into());
     }
-    let clients = ["client".to_string()];
-    let restarts = payment::scenario::Restarts::of(input.text, &clients, input.fault_phase_us);
-    let mut hazards = payment::scenario::hazards(
-        std::slice::from_ref(&client),
-        &service,
-        &bank,
-        input.delays,
-        &restarts,
-        // Its bookings go on to accounting: the bank's key does not cover them.
-        (&clients, true),
-    );
-    let accounting: Vec<String> = (1..=consumers).map(|i| format!("accounting-{i}")).collect();
-    let queue_spreads = queue::Spreads {
-        broker_restart_ms: crate::messaging::republish::broker_restart_ms(input.text),
-        ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
-    };
-    hazards.extend(queue::hazards(
-        &broker,
-        &consumer,
-        &inbox,
-        // The booking service's relay publishes without producer ids.
-        ("accounting", queue::ProducerIds::None, true),
-        queue_spreads,
-    ));
-    hazards.extend(
-        crate::messaging::republish::ack_before_commit_under_crashes(
+}
+
+/// `[broker]` and `[accounting]`: the broker and the accounting consumers.
+struct Queue {
+    consumers: u32,
+    broker: BrokerConfig,
+    consumer: ConsumerConfig,
+    inbox: InboxConfig,
+}
+
+impl Queue {
+    fn of(d: &FileDto, text: &str) -> Result<Queue, Invalid> {
+        let consumers = queue::consumer_count(&d.broker)?;
+        let broker = queue::broker(
+            &d.broker,
+            (0..consumers).map(|i| FIRST_ACCOUNTING + i).collect(),
+        )?;
+        queue::refuse_program(&d.accounting, text, "accounting", "chain")?;
+        let consumer = queue::consumer(&d.accounting, "accounting", BROKER, ACCOUNTING_DB)?;
+        let inbox = queue::inbox(&d.accounting, "accounting")?;
+        if matches!(consumer.handler, Handler::SetValue { .. }) {
+            return Err(invalid(
+                path(&["accounting", "handler"]),
+                "accounting books every payment; a set-value handler would keep only the last one of a claim",
+                "use handler = \"inbox-same-tx\" (or \"effect\", \"unique-key\", an inbox variant)",
+            ));
+        }
+        Ok(Queue {
+            consumers,
+            broker,
+            consumer,
+            inbox,
+        })
+    }
+
+    /// The accounting consumers' names.
+    fn names(&self) -> Vec<String> {
+        (1..=self.consumers)
+            .map(|i| format!("accounting-{i}"))
+            .collect()
+    }
+
+    /// The queue's design warnings, and the republish rules for the
+    /// booking service's relay and the accounting consumers.
+    fn hazards(&self, input: &BuildInput<'_>, booking: &BookingConfig) -> Vec<Hazard> {
+        let (consumer, accounting) = (&self.consumer, self.names());
+        let queue_spreads = queue::Spreads {
+            broker_restart_ms: republish::broker_restart_ms(input.text),
+            ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
+        };
+        let mut hazards = queue::hazards(
+            &self.broker,
+            consumer,
+            &self.inbox,
+            // The booking service's relay publishes without producer ids.
+            ("accounting", queue::ProducerIds::None, true),
+            queue_spreads,
+        );
+        hazards.extend(republish::ack_before_commit_under_crashes(
             input.text,
             consumer.ack,
             ("accounting", "accounting-"),
-        ),
-    );
-    hazards.extend(crate::messaging::republish::commit_resent_without_dedup(
-        input.text,
-        &consumer,
-        ("accounting", "accounting-db", &accounting),
-        input.delays,
-    ));
-    hazards.extend(crate::messaging::republish::ack_result_lost_drops_work(
-        input.text,
-        &consumer,
-        ("accounting", &accounting),
-        input.delays,
-    ));
-    // The booking service's outbox relay republishes to accounting's inbox
-    // until the broker's confirmation gets through, as the messaging relay does.
-    let reads_inbox = consumer.handler.reads_inbox_always();
-    if reads_inbox && publish == Publish::Outbox {
-        hazards.extend(
-            crate::messaging::republish::inbox_retention_below_republish(
+        ));
+        hazards.extend(republish::commit_resent_without_dedup(
+            input.text,
+            consumer,
+            ("accounting", "accounting-db", &accounting),
+            input.delays,
+        ));
+        hazards.extend(republish::ack_result_lost_drops_work(
+            input.text,
+            consumer,
+            ("accounting", &accounting),
+            input.delays,
+        ));
+        // The booking service's outbox relay republishes to accounting's inbox
+        // until the broker's confirmation gets through, as the messaging relay does.
+        let reads_inbox = consumer.handler.reads_inbox_always();
+        if reads_inbox && booking.publish == Publish::Outbox {
+            hazards.extend(republish::inbox_retention_below_republish(
                 input.text,
                 (
-                    inbox.retention_us / sim::US_PER_MS,
-                    queue::copy_late_ms(input.delays, "service", &queue_spreads, &consumer),
+                    self.inbox.retention_us / sim::US_PER_MS,
+                    queue::copy_late_ms(input.delays, "service", &queue_spreads, consumer),
                 ),
-                &crate::messaging::republish::Relay {
+                &republish::Relay {
                     actor: "service",
-                    stamps: crate::messaging::republish::Stamps::Nothing,
+                    stamps: republish::Stamps::Nothing,
                     publish_timeout_ms: booking.publish_timeout_us / sim::US_PER_MS,
                     timeout_key: "outbox.publish_timeout_ms",
                 },
                 "accounting",
-            ),
-        );
+            ));
+        }
+        hazards
     }
+}
+
+/// The chain's actors in world order (`SERVICE`, `BANK`, ... above).
+fn actors<N, W>(hops: Hops, queue: Queue) -> Vec<(String, N)>
+where
+    N: From<Client<W>>
+        + From<BookingService<W>>
+        + From<Bank<W>>
+        + From<Broker<W>>
+        + From<Consumer<W>>
+        + From<ConsumerDb<W>>,
+    W: Carries<payment::Msg> + Carries<messaging::Msg>,
+{
     let mut actors = vec![
-        ("client".to_string(), N::from(Client::new(client))),
+        ("client".to_string(), N::from(Client::new(hops.client))),
         (
             "service".to_string(),
-            N::from(BookingService::new(service, booking)),
+            N::from(BookingService::new(hops.service, hops.booking)),
         ),
-        ("bank".to_string(), N::from(Bank::new(bank))),
-        ("broker".to_string(), N::from(Broker::new(broker))),
+        ("bank".to_string(), N::from(Bank::new(hops.bank))),
+        ("broker".to_string(), N::from(Broker::new(queue.broker))),
         (
             "accounting-db".to_string(),
-            N::from(ConsumerDb::new(&ACCOUNTING_BOOKING).with_inbox(inbox)),
+            N::from(ConsumerDb::new(&ACCOUNTING_BOOKING).with_inbox(queue.inbox)),
         ),
     ];
-    for i in 1..=consumers {
-        actors.push((format!("accounting-{i}"), N::from(Consumer::new(consumer))));
+    for i in 1..=queue.consumers {
+        actors.push((
+            format!("accounting-{i}"),
+            N::from(Consumer::new(queue.consumer)),
+        ));
     }
-    let mut unused = payment::scenario::unused_in(input.text);
+    actors
+}
+
+/// The keys the chain's settings leave without effect: the payment hops',
+/// accounting's, and the broker's.
+fn unused(d: &FileDto, text: &str) -> Vec<Unused> {
+    let mut unused = payment::scenario::unused_in(text);
     unused.extend(queue::consumer_unused(&d.accounting, "accounting"));
     // Only the broker's delivery cap is the chain's to vary: its booking
     // service publishes through its outbox or first, never in a broker
@@ -236,7 +326,7 @@ where
         ("transaction_timeout_ms", "in a broker transaction", None),
         ("producer_id_expiration_ms", "with a producer id", Some("0")),
     ] {
-        let u = crate::core::Unused::new(
+        let u = Unused::new(
             &["broker", key],
             &[],
             format!("the chain's booking service never publishes {what}: only the messaging model's producer does"),
@@ -247,10 +337,5 @@ where
             None => u,
         });
     }
-    Ok(Built {
-        actors,
-        actors_hint: " (broker.consumers sets how many accounting consumers)",
-        hazards,
-        unused,
-    })
+    unused
 }

@@ -4,13 +4,13 @@
 //! `resource`.
 
 use super::{Client, ClientConfig, Resource};
-use crate::core::input::{count_in, duration_us, invalid, path, LoadError, Seg};
+use crate::core::input::{count_in, duration_us, invalid, path, Invalid, LoadError, Seg};
 use crate::core::retry::{Jitter, RetryPolicy};
-use crate::core::retry_table::RetryDto;
+use crate::core::retry_table::{Retry, RetryDto};
 use crate::core::{BuildInput, Built, Carries};
 use serde::Deserialize;
 
-pub const TABLES: &[&str] = &["clients", "client"];
+pub(crate) const TABLES: &[&str] = &["clients", "client"];
 
 /// Most clients: each is an actor, and the world's links are an N × N table.
 /// AWS's simulator went up to 190.
@@ -61,68 +61,89 @@ impl Default for ClientDto {
     }
 }
 
-pub const RESOURCE: &str = "resource";
+pub(crate) const RESOURCE: &str = "resource";
 
-pub fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+/// `clients` and `[client]`, checked: how many clients contend, how many
+/// writes each makes, and how each retries.
+struct Settings {
+    clients: u64,
+    writes: u64,
+    first_retry_exponent: u32,
+    retry: Retry,
+}
+
+impl TryFrom<&FileDto> for Settings {
+    type Error = Invalid;
+
+    fn try_from(d: &FileDto) -> Result<Settings, Invalid> {
+        let clients = count_in(d.clients, 1, MAX_CLIENTS, path(&["clients"]), "clients")?;
+        let c = &d.client;
+        let cat = |k| path(&["client", k]);
+        let writes = count_in(c.writes, 1, MAX_WRITES, cat("writes"), "writes per client")?;
+        if clients.saturating_mul(writes) > MAX_WRITES {
+            return Err(invalid(
+                cat("writes"),
+                format!(
+                    "{clients} clients × {writes} writes = {} writes: a scenario has at most {MAX_WRITES}",
+                    clients * writes
+                ),
+                format!(
+                    "lower client.writes to {} or fewer, or use fewer clients",
+                    MAX_WRITES / clients
+                ),
+            ));
+        }
+        duration_us(c.timeout_ms, DAY_MS, cat("timeout_ms"))?;
+        if c.first_retry_exponent > 1 {
+            return Err(invalid(
+                cat("first_retry_exponent"),
+                format!("{} is not a first retry's exponent here", c.first_retry_exponent),
+                "write 0 (the first retry waits base_ms, as in every model) or 1 (it waits 2 × base_ms, as in AWS's backoff simulator)",
+            ));
+        }
+        let retry = c.retry.build("client", c.timeout_ms)?;
+        if retry.retry_final_errors {
+            return Err(invalid(
+                vec![
+                    Seg::Key("client"),
+                    Seg::Key("retry"),
+                    Seg::Key("retry_final_errors"),
+                ],
+                "a contended write has no final errors: a conflict is always worth another read",
+                "remove retry_final_errors",
+            ));
+        }
+        Ok(Settings {
+            clients,
+            writes,
+            first_retry_exponent: c.first_retry_exponent as u32,
+            retry,
+        })
+    }
+}
+
+/// The contention model's actors: `client-1` to `client-N`, then the row.
+pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
     N: From<Client<W>> + From<Resource<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
-    let clients = count_in(d.clients, 1, MAX_CLIENTS, path(&["clients"]), "clients")?;
+    let s = Settings::try_from(&d)?;
     let c = &d.client;
-    let cat = |k| path(&["client", k]);
-    let writes = count_in(c.writes, 1, MAX_WRITES, cat("writes"), "writes per client")?;
-    if clients.saturating_mul(writes) > MAX_WRITES {
-        return Err(invalid(
-            cat("writes"),
-            format!(
-                "{clients} clients × {writes} writes = {} writes: a scenario has at most {MAX_WRITES}",
-                clients * writes
-            ),
-            format!(
-                "lower client.writes to {} or fewer, or use fewer clients",
-                MAX_WRITES / clients
-            ),
-        )
-        .into());
-    }
-    duration_us(c.timeout_ms, DAY_MS, cat("timeout_ms"))?;
-    if c.first_retry_exponent > 1 {
-        return Err(invalid(
-            cat("first_retry_exponent"),
-            format!("{} is not a first retry's exponent here", c.first_retry_exponent),
-            "write 0 (the first retry waits base_ms, as in every model) or 1 (it waits 2 × base_ms, as in AWS's backoff simulator)",
-        )
-        .into());
-    }
-    let first_retry_exponent = c.first_retry_exponent as u32;
-    let retry = c.retry.build("client", c.timeout_ms)?;
-    if retry.retry_final_errors {
-        return Err(invalid(
-            vec![
-                Seg::Key("client"),
-                Seg::Key("retry"),
-                Seg::Key("retry_final_errors"),
-            ],
-            "a contended write has no final errors: a conflict is always worth another read",
-            "remove retry_final_errors",
-        )
-        .into());
-    }
-    let resource = clients as sim::ActorId;
-    let mut actors: Vec<(String, N)> = (0..clients)
+    let resource = s.clients as sim::ActorId;
+    let mut actors: Vec<(String, N)> = (0..s.clients)
         .map(|k| {
-            let first = (k * writes) as u32 + 1;
+            let first = (k * s.writes) as u32 + 1;
             let cfg = ClientConfig {
                 resource,
-                retry: retry.policy,
+                retry: s.retry.policy,
                 timeout_ms: c.timeout_ms,
-                dead_letter: retry.dead_letter,
+                dead_letter: s.retry.dead_letter,
                 cas: c.cas,
                 request_id: c.request_id,
-                first_retry_exponent,
-                writes: (first..first + writes as u32).collect(),
+                first_retry_exponent: s.first_retry_exponent,
+                writes: (first..first + s.writes as u32).collect(),
             };
             (format!("client-{}", k + 1), N::from(Client::new(cfg)))
         })
@@ -137,7 +158,7 @@ where
         .min()
         .unwrap_or(0);
     let hazards = crate::core::retry_table::window_too_short_after_read(
-        &retry.policy,
+        &s.retry.policy,
         "client",
         c.timeout_ms,
         round_trip_ms,
@@ -150,7 +171,7 @@ where
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
         hazards: hazards.into_iter().collect(),
-        unused: unused(c, &retry.policy, input.text),
+        unused: unused(c, &s.retry.policy, input.text),
     })
 }
 
@@ -258,4 +279,38 @@ fn write_can_come_twice(c: &ClientDto, text: &str) -> bool {
                 .any(|l| above_zero(l.get("duplicate_per_mille")))
     });
     client_crashes || duplicates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FileDto, Settings, MAX_WRITES};
+    use crate::core::input::path;
+
+    fn settings(text: &str) -> Result<Settings, crate::core::input::Invalid> {
+        let d: FileDto = toml::from_str(text).unwrap();
+        Settings::try_from(&d)
+    }
+
+    #[test]
+    fn the_writes_of_all_clients_together_are_bounded() {
+        let Ok(ok) = settings("clients = 10\n[client]\nwrites = 100") else {
+            panic!("10 clients of 100 writes are the most there may be");
+        };
+        assert_eq!(ok.clients * ok.writes, MAX_WRITES);
+        let e = settings("clients = 11\n[client]\nwrites = 100")
+            .err()
+            .unwrap();
+        assert_eq!(e.path, path(&["client", "writes"]));
+        assert!(e.message.contains("1100 writes"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_first_retry_exponent_is_0_or_1() {
+        let one = settings("[client]\nfirst_retry_exponent = 1");
+        assert_eq!(one.map(|s| s.first_retry_exponent).ok(), Some(1));
+        let e = settings("[client]\nfirst_retry_exponent = 2")
+            .err()
+            .unwrap();
+        assert_eq!(e.path, path(&["client", "first_retry_exponent"]));
+    }
 }

@@ -458,7 +458,7 @@ fn checked_ack_livelock(
 /// id and partition): Kafka 3.0.1 to 3.9 turn idempotence left at its
 /// default (`"kafka-default"`) off then, with one WARN log line (KAFKA-13673), and the relay stamps nothing
 /// (`Relay::max_in_flight`); `idempotence = true` is refused above five
-/// (scenario_idempotence.rs), and so is a transactional producer
+/// (scenario/idempotence.rs), and so is a transactional producer
 /// (scenario.rs); a dual write has no relay to stamp.
 ///
 /// [`SEQUENCE_WINDOW`]: super::broker::SEQUENCE_WINDOW

@@ -1,123 +1,23 @@
 //! The tables every scenario shares, whatever its model: `[expect]`,
 //! `[run]`, `[network]` and `[crashes]`.
 
-use super::network::{CrashDto, NetworkDto};
+use super::dto::{ExpectDto, OneOrMore, ProtectionDto, RunDto};
 use super::{Expect, Override, Protection, Verdict};
 use crate::core::input::{
     count_in, did_you_mean, duration_us, invalid, one_of, path, Invalid, Seg, MAX_DURATION_MS,
 };
 use crate::core::invariants;
 use crate::core::SituationDoc;
-use serde::Deserialize;
 use sim::{Limits, TimeUs};
-use std::collections::BTreeMap;
 
 /// The top-level keys every model has.
-pub const KEYS: &[&str] = &[
+pub(super) const KEYS: &[&str] = &[
     "format", "summary", "model", "expect", "run", "network", "crashes",
 ];
 
-const DAY_MS: u64 = 24 * 3600 * 1000;
-
-/// The shared part of a scenario file; the model's own tables are parsed by
-/// the model (unknown top-level keys are caught by the loader).
-#[derive(Deserialize, Debug)]
-pub struct CommonDto {
-    /// The scenario format the file was written for (`scenario::format`).
-    #[serde(default)]
-    pub format: Option<u64>,
-    pub summary: String,
-    #[serde(default = "default_model")]
-    pub model: String,
-    /// Optional: a design being explored states no verdict yet.
-    #[serde(default)]
-    pub expect: Option<ExpectDto>,
-    #[serde(default)]
-    pub run: RunDto,
-    #[serde(default)]
-    pub network: NetworkDto,
-    #[serde(default)]
-    pub crashes: BTreeMap<String, CrashDto>,
-}
-
-fn default_model() -> String {
-    "payment".into()
-}
-
-/// One protection: an override, several applied together, or a table
-/// naming the invariant their removal must break.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(
-    untagged,
-    deny_unknown_fields,
-    expecting = "this is not a protection: write an override \"key=value\", a list of overrides removed together, or { set = \"key=value\", breaks = \"invariant\" }"
-)]
-pub enum ProtectionDto {
-    One(String),
-    Together(Vec<String>),
-    Table {
-        set: OneOrMore,
-        #[serde(default)]
-        breaks: Option<String>,
-    },
-}
-
-#[derive(Deserialize, Debug, Clone)]
-#[serde(
-    untagged,
-    expecting = "`set` is an override \"key=value\" or a list of them"
-)]
-pub enum OneOrMore {
-    One(String),
-    More(Vec<String>),
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectDto {
-    verdict: String,
-    invariant: Option<String>,
-    #[serde(default)]
-    situations: Vec<String>,
-    #[serde(default)]
-    protections: Vec<ProtectionDto>,
-    /// Most work a holding run may take per operation, by name (`attempts`,
-    /// or a layer: `consumer = 6`).
-    #[serde(default)]
-    max_load: BTreeMap<String, toml::Value>,
-    /// Design warnings the settings are meant to carry, by id.
-    #[serde(default)]
-    warnings: Vec<String>,
-}
-
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, default)]
-pub struct RunDto {
-    pub runs: u64,
-    /// How `check` and `verify` search: "seeds" or "coverage".
-    pub strategy: String,
-    pub fault_phase_ms: u64,
-    pub max_steps: u64,
-    pub max_time_ms: u64,
-    pub max_queue: u64,
-}
-
-impl Default for RunDto {
-    fn default() -> Self {
-        RunDto {
-            runs: 1000,
-            strategy: "seeds".to_string(),
-            fault_phase_ms: 120_000,
-            max_steps: 100_000,
-            max_time_ms: 365 * DAY_MS,
-            max_queue: 10_000,
-        }
-    }
-}
-
 /// The run's phase and limits, before the world exists (models check their
 /// start times against them).
-pub fn limits(r: &RunDto) -> Result<(TimeUs, Limits), Invalid> {
+pub(super) fn limits(r: &RunDto) -> Result<(TimeUs, Limits), Invalid> {
     let at = |k| path(&["run", k]);
     count_in(r.runs, 1, 1_000_000_000_000, at("runs"), "runs")?;
     let fault_phase_us = duration_us(r.fault_phase_ms, MAX_DURATION_MS, at("fault_phase_ms"))?;
@@ -144,7 +44,7 @@ pub fn limits(r: &RunDto) -> Result<(TimeUs, Limits), Invalid> {
 }
 
 /// `run.strategy`: how `check` and `verify` look for a failure.
-pub fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
+pub(super) fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
     one_of(
         &r.strategy,
         &[
@@ -157,12 +57,34 @@ pub fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
 
 /// `[expect]`: the verdict, the invariant a violation breaks, the situations
 /// a "holds" must reach, and the protections whose removal must break it.
-pub fn expect(
+/// Each phase is checked in the order the errors have always come in.
+pub(super) fn expect(
     e: &ExpectDto,
     situations: &[&SituationDoc],
     metrics: &[crate::core::Metric],
 ) -> Result<Expect, Invalid> {
-    let at = |k| path(&["expect", k]);
+    let (verdict, invariant) = verdict_of(e)?;
+    let situations = situation_ids(e, situations)?;
+    let protections = protections_of(e, verdict)?;
+    let max_load = max_load_of(e, verdict, metrics)?;
+    let warnings = warnings_of(e)?;
+    Ok(Expect {
+        verdict,
+        invariant,
+        situations,
+        max_load,
+        protections,
+        warnings,
+    })
+}
+
+fn expect_at(key: &'static str) -> Vec<Seg> {
+    path(&["expect", key])
+}
+
+/// `verdict` and `invariant`: a violation names the invariant it breaks,
+/// and nothing else names one.
+fn verdict_of(e: &ExpectDto) -> Result<(Verdict, Option<&'static str>), Invalid> {
     let verdict = one_of(
         &e.verdict,
         &[
@@ -170,33 +92,36 @@ pub fn expect(
             ("violation", Verdict::Violation),
             ("inconclusive", Verdict::Inconclusive),
         ],
-        at("verdict"),
+        expect_at("verdict"),
     )?;
     let invariant = e
         .invariant
         .as_deref()
-        .map(|name| invariant(name, at("invariant")))
+        .map(|name| invariant(name, expect_at("invariant")))
         .transpose()?;
     match (verdict, invariant) {
-        (Verdict::Violation, None) => {
-            return Err(invalid(
-                path(&["expect"]),
-                "a scenario that expects a violation must name the invariant",
-                "add invariant = \"no-duplicate-effect\" (or another) to [expect]",
-            ))
-        }
-        (Verdict::Holds | Verdict::Inconclusive, Some(_)) => {
-            return Err(invalid(
-                at("invariant"),
-                format!(
-                    "a scenario that expects \"{}\" breaks no invariant",
-                    e.verdict
-                ),
-                "remove `invariant`, or expect verdict = \"violation\"",
-            ))
-        }
-        _ => {}
+        (Verdict::Violation, None) => Err(invalid(
+            path(&["expect"]),
+            "a scenario that expects a violation must name the invariant",
+            "add invariant = \"no-duplicate-effect\" (or another) to [expect]",
+        )),
+        (Verdict::Holds | Verdict::Inconclusive, Some(_)) => Err(invalid(
+            expect_at("invariant"),
+            format!(
+                "a scenario that expects \"{}\" breaks no invariant",
+                e.verdict
+            ),
+            "remove `invariant`, or expect verdict = \"violation\"",
+        )),
+        _ => Ok((verdict, invariant)),
     }
+}
+
+/// `situations`: each one of the model's, named once.
+fn situation_ids(
+    e: &ExpectDto,
+    situations: &[&SituationDoc],
+) -> Result<Vec<sim::SituationId>, Invalid> {
     let mut ids = Vec::new();
     for (i, s) in e.situations.iter().enumerate() {
         let found = situations.iter().find(|d| d.name == s).ok_or_else(|| {
@@ -216,9 +141,14 @@ pub fn expect(
         }
         ids.push(found.id);
     }
+    Ok(ids)
+}
+
+/// `protections`: only a scenario that holds has them.
+fn protections_of(e: &ExpectDto, verdict: Verdict) -> Result<Vec<Protection>, Invalid> {
     if verdict != Verdict::Holds && !e.protections.is_empty() {
         return Err(invalid(
-            at("protections"),
+            expect_at("protections"),
             "only a scenario that holds has protections to remove",
             "remove `protections`, or expect verdict = \"holds\"",
         ));
@@ -228,18 +158,30 @@ pub fn expect(
         let at = vec![Seg::Key("expect"), Seg::Key("protections"), Seg::Index(i)];
         protections.push(protection(p, at)?);
     }
+    Ok(protections)
+}
+
+/// `max_load`: only a scenario that holds has a load to bound.
+fn max_load_of(
+    e: &ExpectDto,
+    verdict: Verdict,
+    metrics: &[crate::core::Metric],
+) -> Result<Vec<super::LoadBound>, Invalid> {
     if verdict != Verdict::Holds && !e.max_load.is_empty() {
         return Err(invalid(
-            at("max_load"),
+            expect_at("max_load"),
             "only a scenario that holds has a load to bound",
             "remove `max_load`, or expect verdict = \"holds\"",
         ));
     }
-    let max_load = e
-        .max_load
+    e.max_load
         .iter()
         .map(|(name, v)| load_bound(name, v, metrics))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+/// `warnings`: design warning ids, each named once.
+fn warnings_of(e: &ExpectDto) -> Result<Vec<&'static str>, Invalid> {
     let mut warnings = Vec::new();
     for (i, w) in e.warnings.iter().enumerate() {
         let id = warning(
@@ -251,14 +193,7 @@ pub fn expect(
         }
         warnings.push(id);
     }
-    Ok(Expect {
-        verdict,
-        invariant,
-        situations: ids,
-        max_load,
-        protections,
-        warnings,
-    })
+    Ok(warnings)
 }
 
 /// The error for the second mention of `name` in the list `key` of `[expect]`.
@@ -381,4 +316,45 @@ fn load_bound(
         ));
     }
     Ok(super::LoadBound { name, of, max })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expect;
+    use crate::core::input::{path, Seg};
+    use crate::scenario::dto::ExpectDto;
+    use crate::scenario::Verdict;
+
+    fn expect_of(text: &str) -> Result<crate::scenario::Expect, crate::core::input::Invalid> {
+        let e: ExpectDto = toml::from_str(text).unwrap();
+        expect(&e, &[], &[])
+    }
+
+    #[test]
+    fn a_violation_names_its_invariant_and_nothing_else_does() {
+        let e = expect_of("verdict = \"violation\"").unwrap_err();
+        assert_eq!(e.path, path(&["expect"]));
+        let e = expect_of("verdict = \"holds\"\ninvariant = \"no-duplicate-effect\"").unwrap_err();
+        assert_eq!(e.path, path(&["expect", "invariant"]));
+        let ok = expect_of("verdict = \"violation\"\ninvariant = \"no-duplicate-effect\"").unwrap();
+        assert_eq!(ok.verdict, Verdict::Violation);
+        assert_eq!(ok.invariant, Some("no-duplicate-effect"));
+    }
+
+    #[test]
+    fn the_phases_refuse_in_their_order() {
+        // A verdict mistake comes before a protection's, which comes before
+        // a load bound's.
+        let e = expect_of("verdict = \"maybe\"\nprotections = [\"a=b\"]").unwrap_err();
+        assert_eq!(e.path, path(&["expect", "verdict"]));
+        let text =
+            "verdict = \"inconclusive\"\nprotections = [\"a=b\"]\nmax_load = { attempts = 2 }";
+        let e = expect_of(text).unwrap_err();
+        assert_eq!(e.path, path(&["expect", "protections"]));
+        let e = expect_of("verdict = \"holds\"\nwarnings = [\"no-such-rule\"]").unwrap_err();
+        assert_eq!(
+            e.path,
+            vec![Seg::Key("expect"), Seg::Key("warnings"), Seg::Index(0)]
+        );
+    }
 }

@@ -50,7 +50,7 @@ impl fmt::Display for ScenarioError {
 }
 
 /// Line, column (1-based, in characters) and the line's text at byte `offset`.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize, String) {
+pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize, String) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -64,7 +64,7 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize, String) {
 }
 
 /// The byte span of the value (or, failing that, the nearest table) at `path`.
-pub fn span_of(text: &str, path: &[Seg]) -> Option<std::ops::Range<usize>> {
+pub(super) fn span_of(text: &str, path: &[Seg]) -> Option<std::ops::Range<usize>> {
     let doc = toml_edit::ImDocument::parse(text.to_string()).ok()?;
     let mut best = None;
     let mut table: Option<&toml_edit::Table> = Some(doc.as_table());
@@ -95,7 +95,7 @@ pub fn span_of(text: &str, path: &[Seg]) -> Option<std::ops::Range<usize>> {
 
 /// Help for serde's messages about a key: the unit convention, a bound the
 /// key lacks (`delay_ms` for `delay_ms_min`), or the closest spelling.
-pub fn help_for_unknown(message: &str) -> Option<String> {
+pub(super) fn help_for_unknown(message: &str) -> Option<String> {
     let unknown = message.split('`').nth(1)?;
     let expected: Vec<&str> = message
         .split("expected")
@@ -138,7 +138,7 @@ pub fn help_for_unknown(message: &str) -> Option<String> {
 }
 
 /// serde's words made the user's: no Rust type names.
-pub fn plain(message: &str) -> String {
+pub(super) fn plain(message: &str) -> String {
     let m = message.trim();
     let m = m
         .replace("invalid type: ", "wrong type: ")

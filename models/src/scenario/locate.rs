@@ -73,8 +73,30 @@ pub(super) fn apply_overrides(
     if overrides.is_empty() {
         return Ok(text.to_string());
     }
-    // A later override that replaces a whole table drops what an earlier
-    // one set inside it: refused, not applied in silence.
+    refuse_lost_settings(overrides)?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let (line, column, src) = line_col(text, e.span().map_or(0, |s| s.start));
+        let message = plain(e.message());
+        let help = Some(syntax_help(&src, &message));
+        ScenarioError {
+            file: file.into(),
+            line,
+            column,
+            message,
+            source_line: Some(src),
+            help,
+        }
+    })?;
+    for o in overrides {
+        let value = override_value(o)?;
+        set_in(&mut doc, o, value)?;
+    }
+    Ok(doc.to_string())
+}
+
+/// A later override that replaces a whole table drops what an earlier one
+/// set inside it: refused, not applied in silence.
+fn refuse_lost_settings(overrides: &[Override]) -> Result<(), ScenarioError> {
     for (i, later) in overrides.iter().enumerate() {
         let inside = format!("{}.", later.key);
         if let Some(earlier) = overrides[..i].iter().find(|o| o.key.starts_with(&inside)) {
@@ -91,78 +113,74 @@ pub(super) fn apply_overrides(
             ));
         }
     }
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        let (line, column, src) = line_col(text, e.span().map_or(0, |s| s.start));
-        let message = plain(e.message());
-        let help = Some(syntax_help(&src, &message));
-        ScenarioError {
-            file: file.into(),
-            line,
-            column,
-            message,
-            source_line: Some(src),
-            help,
+    Ok(())
+}
+
+/// The TOML value an override's text stands for.
+fn override_value(o: &Override) -> Result<toml_edit::Value, ScenarioError> {
+    match o.value.parse() {
+        Ok(v) => Ok(v),
+        // Digits TOML cannot hold are a number too large, not a word:
+        // taken as text they would be reported as "wrong type: string".
+        Err(_) if looks_like_integer(&o.value) => Err(set_error(
+            o,
+            format!(
+                "the number {} is past the largest whole number a scenario holds ({})",
+                o.value,
+                i64::MAX
+            ),
+            Some(
+                "every key has a much smaller range; docs/scenario-format.md gives each one"
+                    .into(),
+            ),
+        )),
+        // A list, a table or quoted text that does not parse is a
+        // mistake in it, not a word: taken as text it would be reported
+        // as "wrong type: string", hiding what is wrong.
+        Err(e) if o.value.trim_start().starts_with(['[', '{', '"', '\'']) => Err(set_error(
+            o,
+            format!("the value is not valid TOML: {}", plain(e.message()).replace('\n', ": ")),
+            Some("write a list as [a, b], a table as {key = value, ...}, and close every quote and bracket".into()),
+        )),
+        // A bare word is a string: `--set client.key=stable`.
+        Err(_) => Ok(toml_edit::Value::from(o.value.as_str())),
+    }
+}
+
+/// Writes `value` at the override's key path. A table may be written
+/// inline (`client = { key = "stable" }`): its keys are set where they
+/// are, and a missing one is added inline.
+fn set_in(
+    doc: &mut toml_edit::DocumentMut,
+    o: &Override,
+    value: toml_edit::Value,
+) -> Result<(), ScenarioError> {
+    let parts: Vec<&str> = o.key.split('.').collect();
+    let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
+    let mut inline = false;
+    for p in &parts[..parts.len() - 1] {
+        if table.get(p).is_none() {
+            let fresh = match inline {
+                true => toml_edit::Item::Value(toml_edit::InlineTable::new().into()),
+                false => toml_edit::Item::Table(toml_edit::Table::new()),
+            };
+            table.insert(p, fresh);
         }
-    })?;
-    for o in overrides {
-        let value: toml_edit::Value = match o.value.parse() {
-            Ok(v) => v,
-            // Digits TOML cannot hold are a number too large, not a word:
-            // taken as text they would be reported as "wrong type: string".
-            Err(_) if looks_like_integer(&o.value) => return Err(set_error(
-                o,
-                format!(
-                    "the number {} is past the largest whole number a scenario holds ({})",
-                    o.value,
-                    i64::MAX
-                ),
-                Some(
-                    "every key has a much smaller range; docs/scenario-format.md gives each one"
-                        .into(),
-                ),
-            )),
-            // A list, a table or quoted text that does not parse is a
-            // mistake in it, not a word: taken as text it would be reported
-            // as "wrong type: string", hiding what is wrong.
-            Err(e) if o.value.trim_start().starts_with(['[', '{', '"', '\'']) => {
+        let entry = table.get_mut(p).expect("inserted above if missing");
+        inline = entry.is_inline_table();
+        table = match entry.as_table_like_mut() {
+            Some(t) => t,
+            None => {
                 return Err(set_error(
                     o,
-                    format!("the value is not valid TOML: {}", plain(e.message()).replace('\n', ": ")),
-                    Some("write a list as [a, b], a table as {key = value, ...}, and close every quote and bracket".into()),
+                    format!("`{p}` is not a table, so `{}` cannot be set", o.key),
+                    Some("use a key path such as client.retry.max_attempts".into()),
                 ))
             }
-            // A bare word is a string: `--set client.key=stable`.
-            Err(_) => toml_edit::Value::from(o.value.as_str()),
         };
-        let parts: Vec<&str> = o.key.split('.').collect();
-        // A table may be written inline (`client = { key = "stable" }`):
-        // its keys are set where they are, and a missing one is added inline.
-        let mut table: &mut dyn toml_edit::TableLike = doc.as_table_mut();
-        let mut inline = false;
-        for p in &parts[..parts.len() - 1] {
-            if table.get(p).is_none() {
-                let fresh = match inline {
-                    true => toml_edit::Item::Value(toml_edit::InlineTable::new().into()),
-                    false => toml_edit::Item::Table(toml_edit::Table::new()),
-                };
-                table.insert(p, fresh);
-            }
-            let entry = table.get_mut(p).expect("inserted above if missing");
-            inline = entry.is_inline_table();
-            table = match entry.as_table_like_mut() {
-                Some(t) => t,
-                None => {
-                    return Err(set_error(
-                        o,
-                        format!("`{p}` is not a table, so `{}` cannot be set", o.key),
-                        Some("use a key path such as client.retry.max_attempts".into()),
-                    ))
-                }
-            };
-        }
-        table.insert(parts[parts.len() - 1], toml_edit::value(value));
     }
-    Ok(doc.to_string())
+    table.insert(parts[parts.len() - 1], toml_edit::value(value));
+    Ok(())
 }
 
 /// Whether `v` is written as a whole number (sign, digits, TOML's underscores).

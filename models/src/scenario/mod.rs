@@ -7,9 +7,11 @@
 //! mistake in one is blamed on the `--set` argument, not on a line of the file.
 
 mod common;
+mod dto;
 mod error;
 pub mod format;
 mod judge;
+mod links;
 mod locate;
 mod network;
 mod preset;
@@ -22,7 +24,7 @@ pub use locate::Override;
 
 use crate::core::input::{did_you_mean, invalid, Invalid};
 use crate::core::wire::ActorEnds;
-use crate::core::BuildInput;
+use crate::core::{BuildInput, ModelSpec};
 use crate::registry::{self, System};
 use locate::{apply_overrides, Locator};
 
@@ -119,6 +121,84 @@ fn check_top_level(
         ));
     }
     Ok(())
+}
+
+/// The model a scenario names.
+fn model_of(name: &str) -> Result<&'static dyn ModelSpec<registry::Node>, Invalid> {
+    registry::model(name).ok_or_else(|| {
+        let names = registry::model_names();
+        let help = match did_you_mean(name, names.iter().copied()) {
+            Some(b) => format!("did you mean \"{b}\"? The models are {}", names.join(", ")),
+            None => format!("the models are {}", names.join(", ")),
+        };
+        invalid(
+            vec![crate::core::input::Seg::Key("model")],
+            format!("unknown model \"{name}\""),
+            help,
+        )
+    })
+}
+
+/// What the shared tables say before the model builds its actors.
+struct Shared {
+    expect: Option<Expect>,
+    fault_phase_us: sim::TimeUs,
+    limits: sim::Limits,
+    strategy: Strategy,
+    delays: crate::core::hazard::Delays,
+}
+
+impl Shared {
+    /// The shared tables of `dto` (with presets applied: `expanded`), checked
+    /// in the order their errors have always come in.
+    fn of(
+        dto: &dto::CommonDto,
+        expanded: &str,
+        model: &'static dyn ModelSpec<registry::Node>,
+    ) -> Result<Shared, Invalid> {
+        check_top_level(expanded, model.tables(), model.name())?;
+        // `list` and every report show the summary as one line of a table.
+        if dto.summary.trim().contains(char::is_control) {
+            return Err(invalid(
+                vec![crate::core::input::Seg::Key("summary")],
+                "the summary holds a line break or another control character",
+                "write it on one line; longer explanations go in # comments above it",
+            ));
+        }
+        let situations: Vec<_> = model.situations().iter().collect();
+        let expect = dto
+            .expect
+            .as_ref()
+            .map(|e| common::expect(e, &situations, model.metrics()))
+            .transpose()?;
+        let (fault_phase_us, limits) = common::limits(&dto.run)?;
+        Ok(Shared {
+            expect,
+            fault_phase_us,
+            limits,
+            strategy: common::strategy(&dto.run)?,
+            delays: network::delays(&dto.network)?,
+        })
+    }
+}
+
+/// A scenario's name: its file's stem.
+fn name_of(file: &str) -> String {
+    std::path::Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(file)
+        .to_string()
+}
+
+/// The file as reports name it: with the overrides it was loaded with.
+fn shown_as(file: &str, overrides: &[Override]) -> String {
+    if overrides.is_empty() {
+        file.to_string()
+    } else {
+        let sets: Vec<String> = overrides.iter().map(Override::shown).collect();
+        format!("{file} with {}", sets.join(" "))
+    }
 }
 
 impl Scenario {
@@ -248,51 +328,21 @@ impl Scenario {
     ) -> Result<(Scenario, String), ScenarioError> {
         let effective = apply_overrides(file, text, overrides)?;
         let loc = Locator::new(file, text, &effective, overrides);
-        let dto: common::CommonDto = toml::from_str(&effective).map_err(|e| loc.toml(&e))?;
-        let model = registry::model(&dto.model).ok_or_else(|| {
-            let names = registry::model_names();
-            let help = match did_you_mean(&dto.model, names.iter().copied()) {
-                Some(b) => format!("did you mean \"{b}\"? The models are {}", names.join(", ")),
-                None => format!("the models are {}", names.join(", ")),
-            };
-            loc.invalid(invalid(
-                vec![crate::core::input::Seg::Key("model")],
-                format!("unknown model \"{}\"", dto.model),
-                help,
-            ))
-        })?;
+        let dto: dto::CommonDto = toml::from_str(&effective).map_err(|e| loc.toml(&e))?;
+        let model = model_of(&dto.model).map_err(|i| loc.invalid(i))?;
         // A system's preset writes its settings beneath the file's own; the
         // model reads the result, so the system's rules apply to both alike.
         let expanded = preset::expand(&effective, model.presets()).map_err(|i| loc.invalid(i))?;
         let loc =
             Locator::new(file, text, &expanded.text, overrides).with_presets(&expanded.applied);
-        check_top_level(&expanded.text, model.tables(), model.name())
-            .map_err(|i| loc.invalid(i))?;
-        // `list` and every report show the summary as one line of a table.
-        if dto.summary.trim().contains(char::is_control) {
-            return Err(loc.invalid(invalid(
-                vec![crate::core::input::Seg::Key("summary")],
-                "the summary holds a line break or another control character",
-                "write it on one line; longer explanations go in # comments above it",
-            )));
-        }
-        let situations: Vec<_> = model.situations().iter().collect();
-        let expect = dto
-            .expect
-            .as_ref()
-            .map(|e| common::expect(e, &situations, model.metrics()))
-            .transpose()
-            .map_err(|i| loc.invalid(i))?;
-        let (fault_phase_us, limits) = common::limits(&dto.run).map_err(|i| loc.invalid(i))?;
-        let strategy = common::strategy(&dto.run).map_err(|i| loc.invalid(i))?;
-        let delays = network::delays(&dto.network).map_err(|i| loc.invalid(i))?;
+        let shared = Shared::of(&dto, &expanded.text, model).map_err(|i| loc.invalid(i))?;
         let built = model
             .build(&BuildInput {
                 text: &expanded.text,
-                fault_phase_us,
-                max_time_us: limits.max_time_us,
+                fault_phase_us: shared.fault_phase_us,
+                max_time_us: shared.limits.max_time_us,
                 dir,
-                delays: &delays,
+                delays: &shared.delays,
             })
             .map_err(|e| loc.load(e))?;
         let mut hazards = built.hazards;
@@ -314,37 +364,27 @@ impl Scenario {
             .filter_map(|o| o.key.strip_prefix("network."))
             .filter(|k| !k.contains('.'))
             .collect();
-        let world = network::world(
-            &dto,
-            &names,
-            built.actors_hint,
-            (model.name(), &kinds, &ends),
-            (written, &set),
-            fault_phase_us,
-            limits,
-        )
-        .map_err(|i| loc.invalid(i))?;
-        let name = std::path::Path::new(file)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or(file)
-            .to_string();
-        let shown = if overrides.is_empty() {
-            file.to_string()
-        } else {
-            let sets: Vec<String> = overrides.iter().map(Override::shown).collect();
-            format!("{file} with {}", sets.join(" "))
+        let actors = network::Actors {
+            names: &names,
+            hint: built.actors_hint,
+            model: model.name(),
+            own_kinds: &kinds,
+            ends: &ends,
+            written,
+            set: &set,
         };
+        let world = network::world(&dto, &actors, shared.fault_phase_us, shared.limits)
+            .map_err(|i| loc.invalid(i))?;
         let scenario = Scenario {
-            name,
-            file: shown,
+            name: name_of(file),
+            file: shown_as(file, overrides),
             text: text.to_string(),
             overrides: overrides.to_vec(),
             summary: dto.summary.trim().to_string(),
             hash: fnv1a(effective.as_bytes()),
-            expect,
+            expect: shared.expect,
             runs: dto.run.runs,
-            strategy,
+            strategy: shared.strategy,
             hazards,
             system: System {
                 world,

@@ -3,7 +3,7 @@
 //! a `[[network.links]]` entry for a link or kind no message crosses, a
 //! partition that cuts nothing.
 
-use super::network::{LinkDto, PartitionDto};
+use super::dto::{LinkDto, PartitionDto};
 use crate::core::input::{invalid, Invalid, Seg};
 use crate::core::wire::ActorEnds;
 use sim::Partition;

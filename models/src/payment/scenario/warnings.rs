@@ -1,6 +1,7 @@
 //! The payment model's design warnings (docs/design-warnings.md): the gaps
 //! its settings show, before any run reaches them.
 
+use crate::core::hazard::Delays;
 use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
 
 /// The settings behind [`bank_resend_ms`], as the warning names them.
@@ -82,11 +83,10 @@ pub(crate) fn hazards(
     configs: &[ClientConfig],
     service: &ServiceConfig,
     bank: &BankConfig,
-    delays: &crate::core::hazard::Delays,
+    delays: &Delays,
     restarts: &Restarts,
     (clients, books): (&[String], bool),
 ) -> Vec<crate::core::Hazard> {
-    use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
     let client = &configs[0];
     let mut out = Vec::new();
     out.extend(timestamp_key_collides(configs, service, restarts));
@@ -112,130 +112,17 @@ pub(crate) fn hazards(
     // A timestamp key is minted when the operation starts and carried by
     // every retry of it, as a stable key is.
     if matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
-        // One operation's copies all come from its one client.
-        let spread = |via: &[&str]| {
-            clients
-                .iter()
-                .map(|c| {
-                    let path: Vec<&str> = std::iter::once(c.as_str())
-                        .chain(via.iter().copied())
-                        .collect();
-                    delays.spread_ms(&[path])
-                })
-                .max()
-                .unwrap_or(0)
+        let keys = Keys {
+            client,
+            service,
+            bank,
+            delays,
+            clients,
+            books,
         };
-        let service_layer = (service.idempotency != Idempotency::None).then(|| {
-            KeyMemory::of_us(
-                "service.retention_ms",
-                service.retention_us,
-                spread(&["service"]),
-            )
-        });
-        let mut layers: Vec<KeyMemory> = service_layer.into_iter().collect();
-        // The bank's key keeps the money to one transfer, but not a booking
-        // the service announces downstream (`books`, the chain): only the
-        // service's own key stops a retry from being booked again.
-        let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
-        let bank_layer = KeyMemory::of_us(
-            "bank.key_retention_ms",
-            bank.key_retention_us,
-            spread(&["service", "bank"]),
-        )
-        .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS);
-        if bank_dedups && !books {
-            layers.push(bank_layer);
-        }
-        // A client that crashes resumes its operations from its own
-        // storage: without a window, nothing bounds its retries in time.
-        let restart = restarts
-            .clients_ms
-            .iter()
-            .max_by_key(|(_, (_, max_ms))| *max_ms)
-            .filter(|_| client.retry.window_ms == 0 && client.retry.max_attempts > 1);
-        let mut span = match restart {
-            Some((_, (_, max_ms))) => client
-                .retry
-                .longest_span_with_restarts_ms(client.timeout_ms, *max_ms),
-            None => client.retry.longest_span_ms(client.timeout_ms),
-        };
-        let resumed = restart.map(|(name, (_, max_ms))| {
-            format!(
-                "the client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
-                client.retry.max_attempts - 1,
-                crate::core::hazard::about_ms(*max_ms)
-            )
-        });
-        let mut who = resumed.as_deref().unwrap_or("the client retries");
-        // A re-drive with the same key is one more retry, rounds later. The
-        // job starts from the dead letter, which comes a whole timeout after
-        // the last attempt: a retry span shorter than one timeout (one
-        // attempt, or a window below two timeouts) does not cover that.
-        if let Some(r) = client.reconcile.as_ref().filter(|r| {
-            r.redrive_key == crate::payment::reconcile::RedriveKey::Same && r.max_rounds > 0
-        }) {
-            let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
-            span = span.map(|s| {
-                s.saturating_add(s.max(client.timeout_ms))
-                    .saturating_add(rounds)
-            });
-            who = match resumed {
-                Some(_) => {
-                    "the client (resuming after its restarts) and its reconciliation job retry"
-                }
-                None => "the client and its reconciliation job retry",
-            };
-        }
-        // The gap opens when the layer that remembers longest forgets: a bank
-        // that keeps the key longer than the service (or alone) reports a
-        // transfer under a key it forgot, and the service forgetting first
-        // shows nothing of that gap; with equal memories the service's
-        // report of a retry it forgot marks it.
-        let service_keeps_us = match service.idempotency {
-            Idempotency::None => Some(0),
-            _ => (service.retention_us > 0).then_some(service.retention_us),
-        };
-        let bank_last = bank_dedups
-            && !books
-            && bank.key_retention_us > 0
-            && service_keeps_us.is_some_and(|kept_us| bank.key_retention_us > kept_us);
-        let shown_by = if bank_last {
-            Some(crate::payment::situations::BANK_KEY_EXPIRED)
-        } else {
-            (service.idempotency != Idempotency::None)
-                .then_some(crate::payment::situations::RETRY_AFTER_KEY_EXPIRED)
-        };
-        let mut retention = key_retention(
-            &layers,
-            span,
-            who,
-            TAKEN_AS_NEW,
-            shown_by,
-            "payment-key-expired-before-retry",
-        );
-        let covered = retention.is_none();
-        // The bank's key keeps the money to one transfer, not the service's
-        // own work: a service that forgot the key executes the retry again,
-        // however long the bank remembers (the source's rule is the service's
-        // keys outliving the retries, not some layer's).
-        if bank_dedups && (books || covered) {
-            if let Some(layer) = service_layer {
-                retention = service_key_below_retries(layer, span, who, books).or(retention);
-            }
-        }
-        bank_covers_client = bank_dedups && bank_layer.covers(span);
-        // The service's key table answers the client's retries, but not the
-        // service's own re-sends within one execution: only the bank can tell
-        // those from a new transfer, so its memory must outlast them too.
-        if covered && bank_dedups && !books {
-            // Every copy of a re-send leaves from the service: its link's spread only.
-            out.extend(bank_key_below_resends(
-                service,
-                bank,
-                delays.spread_ms(&[vec!["service", "bank"]]),
-            ));
-        }
+        let (retention, covers) = keys.retention_hazards(restarts);
         out.extend(retention);
+        bank_covers_client = covers;
     }
     out.extend(lease_hazard(service));
     // The bank's status reads the design acts on: a replica behind the
@@ -246,6 +133,163 @@ pub(crate) fn hazards(
     let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
     out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
     out
+}
+
+/// What the key-retention rules read of a design whose client keeps one
+/// key for all retries of an operation.
+struct Keys<'a> {
+    client: &'a ClientConfig,
+    service: &'a ServiceConfig,
+    bank: &'a BankConfig,
+    delays: &'a Delays,
+    clients: &'a [String],
+    /// The service announces its bookings downstream (the chain).
+    books: bool,
+}
+
+impl Keys<'_> {
+    /// Whether each layer's key memory outlasts the retries it must
+    /// recognise; and whether the bank's outlasts the client's retries.
+    fn retention_hazards(&self, restarts: &Restarts) -> (Vec<crate::core::Hazard>, bool) {
+        use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
+        let (service, bank, books) = (self.service, self.bank, self.books);
+        let service_layer = (service.idempotency != Idempotency::None).then(|| {
+            KeyMemory::of_us(
+                "service.retention_ms",
+                service.retention_us,
+                self.spread_ms(&["service"]),
+            )
+        });
+        let mut layers: Vec<KeyMemory> = service_layer.into_iter().collect();
+        // The bank's key keeps the money to one transfer, but not a booking
+        // the service announces downstream (`books`, the chain): only the
+        // service's own key stops a retry from being booked again.
+        let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
+        let bank_layer = KeyMemory::of_us(
+            "bank.key_retention_ms",
+            bank.key_retention_us,
+            self.spread_ms(&["service", "bank"]),
+        )
+        .resent_for(bank_resend_ms(service), BANK_RESEND_SETTINGS);
+        if bank_dedups && !books {
+            layers.push(bank_layer);
+        }
+        let (span, who) = retry_span(self.client, restarts);
+        let mut retention = key_retention(
+            &layers,
+            span,
+            &who,
+            TAKEN_AS_NEW,
+            self.shown_by(bank_dedups),
+            "payment-key-expired-before-retry",
+        );
+        let covered = retention.is_none();
+        // The bank's key keeps the money to one transfer, not the service's
+        // own work: a service that forgot the key executes the retry again,
+        // however long the bank remembers (the source's rule is the service's
+        // keys outliving the retries, not some layer's).
+        if bank_dedups && (books || covered) {
+            if let Some(layer) = service_layer {
+                retention = service_key_below_retries(layer, span, &who, books).or(retention);
+            }
+        }
+        let mut out = Vec::new();
+        // The service's key table answers the client's retries, but not the
+        // service's own re-sends within one execution: only the bank can tell
+        // those from a new transfer, so its memory must outlast them too.
+        if covered && bank_dedups && !books {
+            // Every copy of a re-send leaves from the service: its link's spread only.
+            out.extend(bank_key_below_resends(
+                service,
+                bank,
+                self.delays.spread_ms(&[vec!["service", "bank"]]),
+            ));
+        }
+        out.extend(retention);
+        (out, bank_dedups && bank_layer.covers(span))
+    }
+
+    /// The widest spread of the path from a client through `via`: one
+    /// operation's copies all come from its one client.
+    fn spread_ms(&self, via: &[&str]) -> u64 {
+        self.clients
+            .iter()
+            .map(|c| {
+                let path: Vec<&str> = std::iter::once(c.as_str())
+                    .chain(via.iter().copied())
+                    .collect();
+                self.delays.spread_ms(&[path])
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The situation that shows the gap. It opens when the layer that
+    /// remembers longest forgets: a bank that keeps the key longer than the
+    /// service (or alone) reports a transfer under a key it forgot, and the
+    /// service forgetting first shows nothing of that gap; with equal
+    /// memories the service's report of a retry it forgot marks it.
+    fn shown_by(&self, bank_dedups: bool) -> Option<sim::SituationId> {
+        let (service, bank) = (self.service, self.bank);
+        let service_keeps_us = match service.idempotency {
+            Idempotency::None => Some(0),
+            _ => (service.retention_us > 0).then_some(service.retention_us),
+        };
+        let bank_last = bank_dedups
+            && !self.books
+            && bank.key_retention_us > 0
+            && service_keeps_us.is_some_and(|kept_us| bank.key_retention_us > kept_us);
+        if bank_last {
+            Some(crate::payment::situations::BANK_KEY_EXPIRED)
+        } else {
+            (service.idempotency != Idempotency::None)
+                .then_some(crate::payment::situations::RETRY_AFTER_KEY_EXPIRED)
+        }
+    }
+}
+
+/// How long the client's retries of one operation can go on, and who
+/// retries, as the warnings say it: a client that crashes resumes its
+/// operations from its own storage (without a window, nothing bounds its
+/// retries in time), and a re-drive with the same key is one more retry.
+fn retry_span(client: &ClientConfig, restarts: &Restarts) -> (Option<u64>, String) {
+    let restart = restarts
+        .clients_ms
+        .iter()
+        .max_by_key(|(_, (_, max_ms))| *max_ms)
+        .filter(|_| client.retry.window_ms == 0 && client.retry.max_attempts > 1);
+    let mut span = match restart {
+        Some((_, (_, max_ms))) => client
+            .retry
+            .longest_span_with_restarts_ms(client.timeout_ms, *max_ms),
+        None => client.retry.longest_span_ms(client.timeout_ms),
+    };
+    let resumed = restart.map(|(name, (_, max_ms))| {
+        format!(
+            "the client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
+            client.retry.max_attempts - 1,
+            crate::core::hazard::about_ms(*max_ms)
+        )
+    });
+    // A re-drive with the same key is one more retry, rounds later. The
+    // job starts from the dead letter, which comes a whole timeout after
+    // the last attempt: a retry span shorter than one timeout (one
+    // attempt, or a window below two timeouts) does not cover that.
+    let Some(r) = client.reconcile.as_ref().filter(|r| {
+        r.redrive_key == crate::payment::reconcile::RedriveKey::Same && r.max_rounds > 0
+    }) else {
+        return (span, resumed.unwrap_or_else(|| "the client retries".into()));
+    };
+    let rounds = r.after_ms.saturating_mul(u64::from(r.max_rounds));
+    span = span.map(|s| {
+        s.saturating_add(s.max(client.timeout_ms))
+            .saturating_add(rounds)
+    });
+    let who = match resumed {
+        Some(_) => "the client (resuming after its restarts) and its reconciliation job retry",
+        None => "the client and its reconciliation job retry",
+    };
+    (span, who.to_string())
 }
 
 /// A key minted from the clock (`client.key = "timestamp"`) names a time

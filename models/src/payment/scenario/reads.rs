@@ -75,84 +75,14 @@ pub(super) fn bank_reads(
     restarts: &Restarts,
     clients: &[String],
 ) -> Vec<Read> {
-    let us = sim::US_PER_MS;
     if service.mode == Mode::StateConditional || !bank.status_query {
         return Vec::new();
     }
-    let mut reads = Vec::new();
     let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
-    if !bank_dedups {
-        let spread_ms = delays.spread_ms(&[vec!["service", "bank"]]);
-        let late = format!(
-            "the transfer can take {} longer to reach the bank than the query (the service→bank delay range in [network])",
-            about_ms(spread_ms)
-        );
-        let less = match spread_ms {
-            0 => String::new(),
-            ms => format!(
-                ", less the {} by which the transfer can be slower to reach the bank than the query (the delay ranges in [network])",
-                about_ms(ms)
-            ),
-        };
-        let spread_us = i64::try_from(spread_ms.saturating_mul(us)).unwrap_or(i64::MAX);
-        let mut read = |read_us: u64, what: String| {
-            reads.push(Read {
-                reader: Reader::Service,
-                gap_us: i64::try_from(read_us)
-                    .unwrap_or(i64::MAX)
-                    .saturating_sub(spread_us),
-                what,
-                late: late.clone(),
-                less: less.clone(),
-                coming: ON_ITS_WAY,
-                overtaken_in: "payment-status-query-overtakes-transfer",
-            })
-        };
-        let timeout = about_ms(service.bank_timeout_us / us);
-        // Only a key table that leaves a key "in progress" has one to recover
-        // or to take over.
-        let in_progress = matches!(
-            service.idempotency,
-            Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
-        );
-        let asks_first = service.query_on_recovery || service.mode == Mode::State;
-        if service.bank_max_attempts > 1 && queries_bank(service) {
-            let setting = match service.mode {
-                Mode::Action => "service.query_before_retry",
-                _ => "service.mode",
-            };
-            read(
-                service.bank_timeout_us,
-                format!("the status query before a re-send, one bank timeout ({timeout}, service.bank_timeout_ms) after the transfer it follows ({setting})"),
-            );
-        }
-        if let Some((restart_min_ms, _)) = restarts.service_ms.filter(|_| in_progress && asks_first)
-        {
-            read(
-                restart_min_ms.saturating_mul(us),
-                format!(
-                    "the query of a restarted service's recovery, as soon as {} after the crash that followed the transfer ([crashes.service] restart_ms_min)",
-                    about_ms(restart_min_ms)
-                ),
-            );
-        }
-        if service.lease_us > 0 && in_progress && asks_first {
-            let (last, _) = bank_call_timeouts(service);
-            let last_us = service.bank_timeout_us.saturating_mul(last);
-            let before_lock_us = match service.idempotency {
-                Idempotency::SplitBookingFirst => service.processing_us,
-                _ => 0,
-            };
-            read(
-                service.lease_us.saturating_sub(last_us.saturating_add(before_lock_us)),
-                format!(
-                    "the query of a lease takeover, {} (service.lease_ms) after the key was locked, when the execution it takes over may have sent its last transfer {} after the lock",
-                    about_ms(service.lease_us / us),
-                    about_ms(last_us.saturating_add(before_lock_us) / us)
-                ),
-            );
-        }
-    }
+    let mut reads = match bank_dedups {
+        true => Vec::new(),
+        false => service_reads(service, delays, restarts),
+    };
     if let Some(client) = configs.first() {
         reads.extend(job_read(client, service, bank, delays, clients));
     }
@@ -160,6 +90,92 @@ pub(super) fn bank_reads(
         configs, service, bank, delays, restarts, clients,
     ));
     reads
+}
+
+/// The service's own reads of the bank (a query before a re-send, a
+/// recovery's, a lease takeover's), where the bank does not deduplicate
+/// the transfers they follow by a key.
+fn service_reads(service: &ServiceConfig, delays: &Delays, restarts: &Restarts) -> Vec<Read> {
+    let us = sim::US_PER_MS;
+    let mut reads = Vec::new();
+    let (late, less, spread_us) = transfer_spread(delays);
+    let mut read = |read_us: u64, what: String| {
+        reads.push(Read {
+            reader: Reader::Service,
+            gap_us: i64::try_from(read_us)
+                .unwrap_or(i64::MAX)
+                .saturating_sub(spread_us),
+            what,
+            late: late.clone(),
+            less: less.clone(),
+            coming: ON_ITS_WAY,
+            overtaken_in: "payment-status-query-overtakes-transfer",
+        })
+    };
+    let timeout = about_ms(service.bank_timeout_us / us);
+    // Only a key table that leaves a key "in progress" has one to recover
+    // or to take over.
+    let in_progress = matches!(
+        service.idempotency,
+        Idempotency::ClaimSameTx | Idempotency::SplitBookingFirst
+    );
+    let asks_first = service.query_on_recovery || service.mode == Mode::State;
+    if service.bank_max_attempts > 1 && queries_bank(service) {
+        let setting = match service.mode {
+            Mode::Action => "service.query_before_retry",
+            _ => "service.mode",
+        };
+        read(
+            service.bank_timeout_us,
+            format!("the status query before a re-send, one bank timeout ({timeout}, service.bank_timeout_ms) after the transfer it follows ({setting})"),
+        );
+    }
+    if let Some((restart_min_ms, _)) = restarts.service_ms.filter(|_| in_progress && asks_first) {
+        read(
+            restart_min_ms.saturating_mul(us),
+            format!(
+                "the query of a restarted service's recovery, as soon as {} after the crash that followed the transfer ([crashes.service] restart_ms_min)",
+                about_ms(restart_min_ms)
+            ),
+        );
+    }
+    if service.lease_us > 0 && in_progress && asks_first {
+        let (last, _) = bank_call_timeouts(service);
+        let last_us = service.bank_timeout_us.saturating_mul(last);
+        let before_lock_us = match service.idempotency {
+            Idempotency::SplitBookingFirst => service.processing_us,
+            _ => 0,
+        };
+        read(
+            service.lease_us.saturating_sub(last_us.saturating_add(before_lock_us)),
+            format!(
+                "the query of a lease takeover, {} (service.lease_ms) after the key was locked, when the execution it takes over may have sent its last transfer {} after the lock",
+                about_ms(service.lease_us / us),
+                about_ms(last_us.saturating_add(before_lock_us) / us)
+            ),
+        );
+    }
+    reads
+}
+
+/// How much later than a query a transfer can reach the bank over the
+/// service→bank link: `(late, less, spread_us)`, the first two as a read's
+/// `late` and `less` say it.
+fn transfer_spread(delays: &Delays) -> (String, String, i64) {
+    let spread_ms = delays.spread_ms(&[vec!["service", "bank"]]);
+    let late = format!(
+        "the transfer can take {} longer to reach the bank than the query (the service→bank delay range in [network])",
+        about_ms(spread_ms)
+    );
+    let less = match spread_ms {
+        0 => String::new(),
+        ms => format!(
+            ", less the {} by which the transfer can be slower to reach the bank than the query (the delay ranges in [network])",
+            about_ms(ms)
+        ),
+    };
+    let spread_us = i64::try_from(spread_ms.saturating_mul(sim::US_PER_MS)).unwrap_or(i64::MAX);
+    (late, less, spread_us)
 }
 
 /// Why the reconciliation job's re-drive of `client` pays again when a

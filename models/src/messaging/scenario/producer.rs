@@ -1,14 +1,45 @@
-//! `[producer]`, validated into a [`ProducerConfig`] (split off
-//! `scenario.rs` for length): the write mode, the timeouts and attempts,
+//! `[producer]`, validated into a [`ProducerConfig`]: the write mode, the timeouts and attempts,
 //! and Kafka's rules for an idempotent or transactional relay (idempotence
 //! and `transactional.id` only with a relay, at most five in flight,
 //! `delivery.timeout.ms` at least the request timeout).
 
-use super::{delivery, idempotence, written_in, ProducerDto, DAY_MS, MAX_IN_FLIGHT};
+use super::{delivery, idempotence, written_in, DAY_MS, MAX_IN_FLIGHT};
 use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, LoadError};
 use crate::core::retry::RetryPolicy;
 use crate::messaging::broker::SEQUENCE_WINDOW;
 use crate::messaging::{ProducerConfig, WriteMode};
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct ProducerDto {
+    pub(super) write: String,
+    pub(super) publish_timeout_ms: u64,
+    pub(super) publish_max_attempts: u64,
+    pub(super) commit_fail_per_mille: u64,
+    /// true, false or "kafka-default" (idempotence.rs).
+    pub(super) idempotence: toml::Value,
+    pub(super) transactional_id: bool,
+    pub(super) max_in_flight: u64,
+    /// Kafka's `delivery.timeout.ms`; not written: Kafka's default
+    /// (delivery.rs).
+    pub(super) delivery_timeout_ms: Option<u64>,
+}
+
+impl Default for ProducerDto {
+    fn default() -> Self {
+        ProducerDto {
+            write: "outbox".into(),
+            publish_timeout_ms: 5_000,
+            publish_max_attempts: 3,
+            commit_fail_per_mille: 0,
+            idempotence: toml::Value::Boolean(false),
+            transactional_id: false,
+            max_in_flight: 1,
+            delivery_timeout_ms: None,
+        }
+    }
+}
 
 /// The producer's configuration, without its events, and its publish
 /// attempts (a dual write's).

@@ -1,7 +1,7 @@
 //! The messaging model's design warnings, read from its tables once they
-//! are validated (split off `scenario.rs` for length): the queue's own
-//! (`warnings.rs`), the republish rules under the scenario's faults
-//! (`republish.rs`) and the relay's idempotence.
+//! are validated: the queue's own (`messaging/warnings.rs`), the republish
+//! rules under the scenario's faults (`republish.rs`) and the relay's
+//! idempotence.
 
 use crate::core::{BuildInput, Hazard};
 use crate::messaging::republish::{self, Stamps};

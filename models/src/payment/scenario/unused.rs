@@ -2,13 +2,23 @@
 //! settings leave without effect (`core::unused`): the payment model's
 //! list, which the chain's loader reads too.
 
-use super::FileDto;
+use super::{BankDto, ClientDto, FileDto, ServiceDto};
+use crate::core::Unused;
 
 /// What [`unused_in`](super::unused_in) finds, from the parsed tables.
-pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
-    use crate::core::Unused;
+pub(super) fn unused(d: &FileDto) -> Vec<Unused> {
     let (c, s, b) = (&d.client, &d.service, &d.bank);
     let mut out = c.retry.unused("client");
+    client_unused(c, &mut out);
+    key_table_unused(s, b, &mut out);
+    status_unused(s, b, &mut out);
+    capacity_unused(s, &mut out);
+    bank_key_unused(c, s, b, &mut out);
+    out
+}
+
+/// `[client] key_bucket_ms`, which only a key from the clock reads.
+fn client_unused(c: &ClientDto, out: &mut Vec<Unused>) {
     if c.key != "timestamp" {
         out.push(Unused::new(
             &["client", "key_bucket_ms"],
@@ -17,6 +27,11 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             "remove it, or mint the key from the clock: client.key = \"timestamp\"",
         ));
     }
+}
+
+/// The key table's settings, without a key table; a recovery's query,
+/// without a bank that answers it.
+fn key_table_unused(s: &ServiceDto, b: &BankDto, out: &mut Vec<Unused>) {
     if s.idempotency == "none" {
         for (key, inert, what) in [
             ("retention_ms", None, "there is no key to forget"),
@@ -66,6 +81,11 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             "remove it, or let the bank answer: add status_query = true to [bank]",
         ).unless("false"));
     }
+}
+
+/// The status queries and what they read, where the service never asks
+/// or the bank never answers.
+fn status_unused(s: &ServiceDto, b: &BankDto, out: &mut Vec<Unused>) {
     if s.bank_max_attempts == 1 && s.query_before_retry {
         out.push(Unused::new(
             &["service", "query_before_retry"],
@@ -109,6 +129,11 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             .unless("\"claim\""),
         );
     }
+}
+
+/// The settings of a queue and of recovery from overload, without a
+/// queue or a capacity.
+fn capacity_unused(s: &ServiceDto, out: &mut Vec<Unused>) {
     // A service without `workers` has as many as it has slots (64), and a
     // queue behind them: only a queue of 0 leaves no request waiting.
     if s.queue_max == 0 {
@@ -132,6 +157,11 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             .unless("0"),
         );
     }
+}
+
+/// The keys of a key handed on to the bank, where none reaches it or the
+/// bank takes none.
+fn bank_key_unused(c: &ClientDto, s: &ServiceDto, b: &BankDto, out: &mut Vec<Unused>) {
     if !b.accepts_key {
         out.push(
             Unused::new(
@@ -169,5 +199,4 @@ pub(super) fn unused(d: &FileDto) -> Vec<crate::core::Unused> {
             "remove it, or let a key reach the bank",
         ));
     }
-    out
 }

@@ -1,0 +1,47 @@
+//! `[server]`: whether the resource server stores Idempotency-Keys, how
+//! long and how many, and what a PUT does.
+
+use super::DAY_MS;
+use crate::core::input::{count_in, duration_us, one_of, path, Invalid, MAX_DURATION_MS};
+use crate::http::{PutMode, ServerConfig};
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct ServerDto {
+    pub(super) idempotency_keys: bool,
+    pub(super) key_retention_ms: u64,
+    pub(super) max_keys: u64,
+    pub(super) put: String,
+}
+
+impl Default for ServerDto {
+    fn default() -> Self {
+        ServerDto {
+            idempotency_keys: true,
+            key_retention_ms: DAY_MS,
+            max_keys: 10_000,
+            put: "replace".into(),
+        }
+    }
+}
+
+/// `[server]`, for a server that starts with the resources `resources`.
+pub(super) fn server(s: &ServerDto, resources: Vec<(u32, u32)>) -> Result<ServerConfig, Invalid> {
+    let sat = |k| path(&["server", k]);
+    Ok(ServerConfig {
+        keys: s.idempotency_keys,
+        key_retention_us: duration_us(
+            s.key_retention_ms,
+            MAX_DURATION_MS,
+            sat("key_retention_ms"),
+        )?,
+        max_keys: count_in(s.max_keys, 0, 10_000_000, sat("max_keys"), "keys")? as u32,
+        put: one_of(
+            &s.put,
+            &[("replace", PutMode::Replace), ("add", PutMode::Add)],
+            sat("put"),
+        )?,
+        resources,
+    })
+}

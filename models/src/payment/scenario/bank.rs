@@ -1,0 +1,83 @@
+//! `[bank]`: whether the bank deduplicates by a key, how long it keeps
+//! one, and how it answers status queries.
+
+use super::DAY_MS;
+use crate::core::input::{duration_us, one_of, path, Invalid, MAX_DURATION_MS};
+use crate::payment::BankConfig;
+use serde::Deserialize;
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct BankDto {
+    pub(super) accepts_key: bool,
+    pub(super) key_retention_ms: u64,
+    pub(super) status_query: bool,
+    pub(super) status_lag_ms: u64,
+    pub(super) status_by: String,
+}
+
+impl Default for BankDto {
+    fn default() -> Self {
+        BankDto {
+            accepts_key: true,
+            key_retention_ms: 0,
+            status_query: false,
+            status_lag_ms: 0,
+            status_by: "claim".into(),
+        }
+    }
+}
+
+impl TryFrom<&BankDto> for BankConfig {
+    type Error = Invalid;
+
+    fn try_from(b: &BankDto) -> Result<BankConfig, Invalid> {
+        Ok(BankConfig {
+            accepts_key: b.accepts_key,
+            key_retention_us: duration_us(
+                b.key_retention_ms,
+                MAX_DURATION_MS,
+                path(&["bank", "key_retention_ms"]),
+            )?,
+            status_query: b.status_query,
+            status_by_payment: one_of(
+                &b.status_by,
+                &[("claim", false), ("payment", true)],
+                path(&["bank", "status_by"]),
+            )?,
+            status_lag_us: duration_us(b.status_lag_ms, DAY_MS, path(&["bank", "status_lag_ms"]))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BankDto;
+    use crate::core::input::path;
+    use crate::payment::BankConfig;
+
+    #[test]
+    fn the_default_bank_dedups_by_key_and_answers_by_claim() {
+        let bank = BankConfig::try_from(&BankDto::default()).unwrap();
+        assert!(bank.accepts_key);
+        assert!(!bank.status_query);
+        assert!(!bank.status_by_payment);
+        assert_eq!(bank.key_retention_us, 0);
+    }
+
+    #[test]
+    fn a_mistake_is_located_at_the_key_that_makes_it() {
+        let dto = BankDto {
+            status_by: "account".into(),
+            ..BankDto::default()
+        };
+        let e = BankConfig::try_from(&dto).unwrap_err();
+        assert_eq!(e.path, path(&["bank", "status_by"]));
+        let dto = BankDto {
+            status_lag_ms: 2 * super::DAY_MS,
+            ..BankDto::default()
+        };
+        let e = BankConfig::try_from(&dto).unwrap_err();
+        assert_eq!(e.path, path(&["bank", "status_lag_ms"]));
+    }
+}

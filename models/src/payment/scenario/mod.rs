@@ -1,0 +1,172 @@
+//! The payment model's tables in a scenario file: `[client]`,
+//! `[client.retry]`, `[client.budget]`, `[client.breaker]`,
+//! `[client.reconcile]`, `[service]`,
+//! `[bank]` and `[[operations]]`. With `client.actors` above 1 the claims
+//! system is that many client actors, `client-1` to `client-N`, with the
+//! `[client]` settings each, the operations dealt out among them in turn.
+
+mod bank;
+mod client;
+mod load;
+mod operations;
+mod reads;
+mod service;
+mod unused;
+mod warnings;
+
+pub(crate) use warnings::{hazards, Restarts};
+
+use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
+use crate::core::input::{count_in, invalid, path, LoadError, Seg};
+use crate::core::{BuildInput, Built, Carries};
+use bank::BankDto;
+use client::ClientDto;
+use operations::{default_operations, OpDto};
+use serde::Deserialize;
+use service::ServiceDto;
+use sim::ActorId;
+use unused::unused;
+
+pub(crate) const TABLES: &[&str] = &["client", "service", "bank", "operations"];
+
+/// Most operations in one scenario, over all its clients.
+pub(crate) const MAX_OPERATIONS: u64 = 1000;
+/// Most client actors: the world holds at most `sim::MAX_ACTORS`, two of
+/// them the service and the bank.
+pub(crate) const MAX_CLIENTS: u64 = 250;
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(default)]
+struct FileDto {
+    client: ClientDto,
+    service: ServiceDto,
+    bank: BankDto,
+    #[serde(default = "default_operations")]
+    operations: Vec<OpDto>,
+}
+
+pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
+where
+    N: From<Client<W>> + From<Service<W>> + From<Bank<W>>,
+    W: Carries<super::Msg>,
+{
+    let d: FileDto = toml::from_str(input.text)?;
+    let clients = count_in(
+        d.client.actors,
+        1,
+        MAX_CLIENTS,
+        path(&["client", "actors"]),
+        "client actors",
+    )? as usize;
+    let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
+    let (configs, service, bank) = parts(&d, input, clients, service_id, bank_id)?;
+    // Every client has the same settings: the first one's are the design's.
+    let names: Vec<String> = match clients {
+        1 => vec!["client".to_string()],
+        _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
+    };
+    let unused = unused(&d);
+    let restarts = Restarts::of(input.text, &names, input.fault_phase_us);
+    let hazards = hazards(
+        &configs,
+        &service,
+        &bank,
+        input.delays,
+        &restarts,
+        (&names, false),
+    );
+    let mut actors: Vec<(String, N)> = configs
+        .into_iter()
+        .zip(names)
+        .map(|(c, name)| (name, N::from(Client::new(c))))
+        .collect();
+    actors.push(("service".to_string(), N::from(Service::new(service))));
+    actors.push(("bank".to_string(), N::from(Bank::new(bank))));
+    Ok(Built {
+        hazards,
+        unused,
+        actors,
+        actors_hint: match clients {
+            1 => "",
+            _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
+        },
+    })
+}
+
+/// The keys of `[client]`, `[service]` and `[bank]` that the other
+/// settings leave without effect (`core::unused`), for a scenario whose
+/// tables parsed (a composed model reads them too).
+pub(crate) fn unused_in(text: &str) -> Vec<crate::core::Unused> {
+    toml::from_str::<FileDto>(text).map_or_else(|_| Vec::new(), |d| unused(&d))
+}
+
+/// The claims system, the payment service and the bank, from the tables
+/// `[client]`, `[service]`, `[bank]` and `[[operations]]` (a composed
+/// model has these too): the client calls the service at `service`, the
+/// service the bank at `bank`. A composed model has one client actor.
+pub(crate) fn hops(
+    input: &BuildInput<'_>,
+    service: ActorId,
+    bank: ActorId,
+) -> Result<(ClientConfig, ServiceConfig, BankConfig), LoadError> {
+    let d: FileDto = toml::from_str(input.text)?;
+    if d.client.actors != 1 {
+        return Err(invalid(
+            path(&["client", "actors"]),
+            format!(
+                "{} client actors: this model has one claims system",
+                d.client.actors
+            ),
+            "remove `actors` from [client]; many clients are a payment-model scenario",
+        )
+        .into());
+    }
+    // A composed model's later hops key their records by the claim alone.
+    if let Some(i) = d.operations.iter().position(|o| o.payment != 1) {
+        return Err(invalid(
+            vec![Seg::Key("operations"), Seg::Index(i), Seg::Key("payment")],
+            "a second payment of a claim: this model pays each claim once",
+            "remove `payment`, and give the payment a claim of its own",
+        )
+        .into());
+    }
+    let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
+    Ok((clients.remove(0), service, bank))
+}
+
+/// The configurations of `clients` client actors (the operations dealt out
+/// among them in turn), the service and the bank.
+fn parts(
+    d: &FileDto,
+    input: &BuildInput<'_>,
+    clients: usize,
+    service: ActorId,
+    bank: ActorId,
+) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
+    let mut client = client::client(&d.client, &d.operations, input.max_time_us, service)?;
+    if let Some(r) = &d.client.reconcile {
+        client.reconcile = Some(r.build(d.bank.status_query, service, bank)?);
+    }
+    let ops = client.ops.len();
+    if ops < clients {
+        return Err(invalid(
+            path(&["client", "actors"]),
+            format!("{clients} client actors share {ops} operations: some would have none"),
+            format!("give at most {ops} actors, or more operations (`repeat` in [[operations]])"),
+        )
+        .into());
+    }
+    let mut configs: Vec<ClientConfig> = (0..clients)
+        .map(|_| ClientConfig {
+            ops: Vec::with_capacity(ops.div_ceil(clients)),
+            ..client.clone()
+        })
+        .collect();
+    for (k, spec) in client.ops.iter().enumerate() {
+        configs[k % clients].ops.push(*spec);
+    }
+    let service = service::service(&d.service, &d.bank, bank)?;
+    let bank = BankConfig::try_from(&d.bank)?;
+    Ok((configs, service, bank))
+}
