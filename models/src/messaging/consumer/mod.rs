@@ -665,5 +665,4 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
 }
 
 #[cfg(test)]
-#[path = "consumer_tests.rs"]
 mod tests;

@@ -15,7 +15,6 @@ use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
-#[path = "broker_publish.rs"]
 mod publish;
 pub use publish::SEQUENCE_WINDOW;
 
@@ -571,5 +570,4 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
 }
 
 #[cfg(test)]
-#[path = "broker_tests.rs"]
 mod tests;

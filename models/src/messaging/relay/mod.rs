@@ -557,5 +557,4 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
 }
 
 #[cfg(test)]
-#[path = "relay_tests.rs"]
 mod tests;
