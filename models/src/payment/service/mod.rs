@@ -6,7 +6,10 @@
 //! The service is parts, each a module of its own: the key table
 //! (`keys`), the bank calls (`bank_calls`), the workers and their queue
 //! (`workers`), the requests' steps (`requests`), the recovery after a
-//! crash (`recovery`); this module is the actor that wires them.
+//! crash (`recovery`); this module is the actor that wires them. Its
+//! settings are in `config`, what a crash loses side by side in `state`
+//! (one flat struct, as the reports' state panels show it), and `harness`
+//! drives it handler by handler in the unit tests.
 
 mod bank_calls;
 mod config;
@@ -50,12 +53,14 @@ impl<W> Service<W> {
         }
     }
 
+    /// Whether `key` is one the service deduplicates on.
     fn keyed(&self, key: Key) -> bool {
         self.cfg.idempotency != Idempotency::None && key.is_some()
     }
 }
 
 impl<W: Carries<Msg>> Service<W> {
+    /// Answers the client's attempt `caller` about `op`.
     fn reply(
         caller: (ActorId, u32),
         op: Op,
