@@ -141,7 +141,7 @@ impl<W: Carries<Msg>> Server<W> {
 
     /// The resource a PUT to `id` writes: the one there (200 OK), or one
     /// it creates (201 Created) under the client's id, in id order.
-    fn put_target(s: &mut ServerStorage, at: Option<usize>, id: u32) -> (usize, Status) {
+    pub(super) fn put_target(s: &mut ServerStorage, at: Option<usize>, id: u32) -> (usize, Status) {
         match at {
             Some(i) if s.resources[i].exists => (i, Status::Ok),
             Some(i) => (i, Status::Created),

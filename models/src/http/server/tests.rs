@@ -100,3 +100,21 @@ fn a_stale_copy_of_an_edit_is_no_second_edit_but_a_retry_from_a_new_read_is() {
         "its copy finds the claim as it asks: nothing changes"
     );
 }
+
+/// A PUT to a resource that does not exist creates it under the client's
+/// id (201), in its place in id order, and POST's next id passes it; a PUT
+/// to one that exists replaces it (200).
+#[test]
+fn a_put_creates_a_missing_resource_in_id_order_and_replaces_an_existing_one() {
+    let mut c = Claims::new();
+    let s = &mut c.storage;
+    let missing = s.find(17);
+    let (i, status) = Server::<World>::put_target(s, missing, 17);
+    assert_eq!((i, status), (0, Status::Created));
+    let ids: Vec<u32> = s.resources.iter().map(|r| r.id).collect();
+    assert_eq!(ids, [17, 4711]);
+    assert!(!s.resources[0].exists, "created only once the PUT writes");
+    assert!(s.next_id > 17);
+    let at = s.find(4711);
+    assert_eq!(Server::<World>::put_target(s, at, 4711), (1, Status::Ok));
+}
