@@ -102,6 +102,49 @@ impl<W> crate::core::Ends for Resource<W> {
         &[("read-reply", "read"), ("write-reply", "write")];
 }
 
+impl<W: Carries<Msg>> Resource<W> {
+    /// Write `op` lands: the row takes its value (computed from version
+    /// `read`, adding `amount`) and a new version, and keeps its request id.
+    fn land(
+        s: &mut ResourceStorage,
+        op: Op,
+        (read, value, amount): (u32, u32, u32),
+        request_id: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        s.version += 1;
+        s.value = value;
+        s.writer = Some(op);
+        if request_id {
+            s.applied.insert(op.id);
+        }
+        // A copy sets the value the landing it copies set, over
+        // writes it never saw: it adds no increment of its own,
+        // and what it destroys is theirs, which the new version
+        // below shows to no-lost-update. A retry from a fresh
+        // read (after a lost answer) adds again, even where
+        // writes landed between that read and the retry.
+        if !s.landings.land(op.id, read).copy {
+            ctx.observe(Obs::Effect {
+                site: &UPDATE,
+                op,
+                payload: amount,
+            });
+        }
+        ctx.observe(Obs::NewVersion {
+            op,
+            entity: Op::new(&ROW, 1),
+            version: s.version,
+            value,
+            // The client wrote what it read plus `amount`.
+            change: Change::Edit {
+                read,
+                from: value.saturating_sub(amount),
+            },
+        });
+    }
+}
+
 impl<W: Carries<Msg>> Actor for Resource<W> {
     type Msg = W;
     type Obs = Obs;
@@ -189,36 +232,7 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
                     if stale {
                         ctx.reached(sit::STALE_BLIND_WRITE);
                     }
-                    s.version += 1;
-                    s.value = value;
-                    s.writer = Some(op);
-                    if request_id {
-                        s.applied.insert(op.id);
-                    }
-                    // A copy sets the value the landing it copies set, over
-                    // writes it never saw: it adds no increment of its own,
-                    // and what it destroys is theirs, which the new version
-                    // below shows to no-lost-update. A retry from a fresh
-                    // read (after a lost answer) adds again, even where
-                    // writes landed between that read and the retry.
-                    if !s.landings.land(op.id, read).copy {
-                        ctx.observe(Obs::Effect {
-                            site: &UPDATE,
-                            op,
-                            payload: amount,
-                        });
-                    }
-                    ctx.observe(Obs::NewVersion {
-                        op,
-                        entity: Op::new(&ROW, 1),
-                        version: s.version,
-                        value,
-                        // The client wrote what it read plus `amount`.
-                        change: Change::Edit {
-                            read,
-                            from: value.saturating_sub(amount),
-                        },
-                    });
+                    Self::land(s, op, (read, value, amount), request_id, ctx);
                 }
                 Msg::WriteReply {
                     op,

@@ -151,19 +151,37 @@ impl<W> Client<W> {
     }
 }
 
+/// One request an attempt sends: the phase of the attempt it is (an
+/// edit's read or its write), its method and body, and what an edit's
+/// write was computed from.
+#[derive(Clone, Copy)]
+struct Outgoing {
+    attempt: u32,
+    phase: Phase,
+    method: Method,
+    body: u32,
+    read: Option<Read>,
+}
+
+/// The answer to the request an attempt waits on, as the client reads it.
+#[derive(Clone, Copy)]
+struct Answer {
+    attempt: u32,
+    phase: Phase,
+    status: Status,
+    value: u32,
+    etag: u32,
+}
+
 impl<W: Carries<Msg>> Client<W> {
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &self,
-        st: &mut ClientState,
-        i: usize,
-        attempt: u32,
-        phase: Phase,
-        method: Method,
-        body: u32,
-        read: Option<Read>,
-        ctx: &mut impl Ctx<Self>,
-    ) {
+    fn send(&self, st: &mut ClientState, i: usize, out: Outgoing, ctx: &mut impl Ctx<Self>) {
+        let Outgoing {
+            attempt,
+            phase,
+            method,
+            body,
+            read,
+        } = out;
         let spec = self.cfg.requests[i];
         let request = Msg::Request(Request {
             op: spec.op(),
@@ -204,7 +222,14 @@ impl<W: Carries<Msg>> Client<W> {
             }
         };
         let body = if method == Method::Get { 0 } else { spec.value };
-        self.send(st, i, attempt, phase, method, body, None, ctx);
+        let out = Outgoing {
+            attempt,
+            phase,
+            method,
+            body,
+            read: None,
+        };
+        self.send(st, i, out, ctx);
     }
 
     fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
@@ -223,19 +248,21 @@ impl<W: Carries<Msg>> Client<W> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn on_response(
         &self,
         st: &mut ClientState,
         s: &mut ClientStorage,
         i: usize,
-        attempt: u32,
-        phase: Phase,
-        status: Status,
-        value: u32,
-        etag: u32,
+        answer: Answer,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let Answer {
+            attempt,
+            phase,
+            status,
+            value,
+            etag,
+        } = answer;
         let spec = self.cfg.requests[i];
         let op = spec.op();
         if phase == Phase::Read && status == Status::Ok {
@@ -246,16 +273,14 @@ impl<W: Carries<Msg>> Client<W> {
                 if_match: self.cfg.if_match,
             };
             let body = value.saturating_add(spec.value);
-            self.send(
-                st,
-                i,
+            let write = Outgoing {
                 attempt,
-                Phase::Write,
-                Method::Put,
+                phase: Phase::Write,
+                method: Method::Put,
                 body,
-                Some(read),
-                ctx,
-            );
+                read: Some(read),
+            };
+            self.send(st, i, write, ctx);
             return;
         }
         st.awaiting[i] = None;
@@ -388,7 +413,14 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         if awaited != attempt || !answers_awaited || s.ops[i].status != OpStatus::Pending {
             return;
         }
-        self.on_response(st, s, i, attempt, phase, status, value, etag, ctx);
+        let answer = Answer {
+            attempt,
+            phase,
+            status,
+            value,
+            etag,
+        };
+        self.on_response(st, s, i, answer, ctx);
     }
 
     fn on_timer(

@@ -147,6 +147,52 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         TxResult::Applied
     }
 
+    /// The inbox row and the effect in one transaction, unless the row is there.
+    fn inbox_and_effect(
+        &self,
+        s: &mut ConsumerDbStorage,
+        ev: Event,
+        effect_done: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) -> TxResult {
+        if Self::in_inbox(s, ev.id, ctx) {
+            ctx.reached(sit::INBOX_HIT);
+            return TxResult::Duplicate;
+        }
+        // Row and effect commit together: an effect without its
+        // row means the cleanup deleted the row too early (the
+        // cleanup first, so the trace shows it in that order).
+        Self::clean_inbox(s, ctx);
+        if effect_done {
+            ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
+        }
+        self.record_inbox(s, ev.id, ctx);
+        self.effect(s, ev, ctx);
+        TxResult::Applied
+    }
+
+    /// A handler's own check of the inbox, in a transaction of its own: the
+    /// row and the effect it finds tell which crash fell where.
+    fn check_inbox(
+        s: &mut ConsumerDbStorage,
+        ev: Event,
+        effect_done: bool,
+        ctx: &mut impl Ctx<Self>,
+    ) -> TxResult {
+        let known = Self::in_inbox(s, ev.id, ctx);
+        match (known, effect_done) {
+            (true, true) => ctx.reached(sit::INBOX_HIT),
+            (true, false) => ctx.reached(sit::INBOX_ROW_WITHOUT_EFFECT),
+            (false, true) => ctx.reached(sit::EFFECT_WITHOUT_INBOX_ROW),
+            (false, false) => {}
+        }
+        if known {
+            TxResult::Duplicate
+        } else {
+            TxResult::NotSeen
+        }
+    }
+
     /// One transaction; `resent`: the consumer sent it before and heard no
     /// answer.
     fn run(
@@ -169,23 +215,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 self.effect(s, ev, ctx);
                 TxResult::Applied
             }
-            TxKind::InboxAndEffect => {
-                if Self::in_inbox(s, ev.id, ctx) {
-                    ctx.reached(sit::INBOX_HIT);
-                    TxResult::Duplicate
-                } else {
-                    // Row and effect commit together: an effect without its
-                    // row means the cleanup deleted the row too early (the
-                    // cleanup first, so the trace shows it in that order).
-                    Self::clean_inbox(s, ctx);
-                    if effect_done {
-                        ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
-                    }
-                    self.record_inbox(s, ev.id, ctx);
-                    self.effect(s, ev, ctx);
-                    TxResult::Applied
-                }
-            }
+            TxKind::InboxAndEffect => self.inbox_and_effect(s, ev, effect_done, ctx),
             TxKind::InboxAndEffectUnchecked => {
                 // The inbox is not read; the situation is the model's view
                 // of what the handler did not look at.
@@ -198,20 +228,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                 self.effect(s, ev, ctx);
                 TxResult::Applied
             }
-            TxKind::CheckInbox => {
-                let known = Self::in_inbox(s, ev.id, ctx);
-                match (known, effect_done) {
-                    (true, true) => ctx.reached(sit::INBOX_HIT),
-                    (true, false) => ctx.reached(sit::INBOX_ROW_WITHOUT_EFFECT),
-                    (false, true) => ctx.reached(sit::EFFECT_WITHOUT_INBOX_ROW),
-                    (false, false) => {}
-                }
-                if known {
-                    TxResult::Duplicate
-                } else {
-                    TxResult::NotSeen
-                }
-            }
+            TxKind::CheckInbox => Self::check_inbox(s, ev, effect_done, ctx),
             // An insert keyed by the message id: a second one fails on the
             // primary key, and the handler that wanted it skips the effect
             // (record first) or has done it already (effect first).

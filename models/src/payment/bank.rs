@@ -116,17 +116,20 @@ impl<W: Carries<Msg>> Bank<W> {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn on_transfer(
         &self,
         s: &mut BankStorage,
         from: ActorId,
-        op: Op,
-        (reference, key_passed): (Key, bool),
-        amount_eur: u32,
-        if_paid_eur: Option<u32>,
+        order: TransferOrder,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let TransferOrder {
+            op,
+            reference,
+            key_passed,
+            amount_eur,
+            if_paid_eur,
+        } = order;
         let key = wire(reference, key_passed);
         ctx.observe(Obs::Received {
             layer: &BANK_LAYER,
@@ -164,6 +167,19 @@ impl<W: Carries<Msg>> Bank<W> {
         };
         ctx.send(from, W::wrap(done));
     }
+}
+
+/// A transfer the bank is asked for, as the service's message carries it.
+#[derive(Clone, Copy)]
+struct TransferOrder {
+    op: Op,
+    /// The service's key: the reference the answer names.
+    reference: Key,
+    /// The reference is also the key the bank may deduplicate on.
+    key_passed: bool,
+    amount_eur: u32,
+    /// A conditional transfer's condition: paid so far.
+    if_paid_eur: Option<u32>,
 }
 
 impl<W> crate::core::Ends for Bank<W> {
@@ -232,8 +248,14 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                 amount_eur,
                 if_paid_eur,
             }) => {
-                let named = (key, key_passed);
-                self.on_transfer(s, from, op, named, amount_eur, if_paid_eur, ctx)
+                let order = TransferOrder {
+                    op,
+                    reference: key,
+                    key_passed,
+                    amount_eur,
+                    if_paid_eur,
+                };
+                self.on_transfer(s, from, order, ctx)
             }
             Some(&Msg::StatusQuery { op, question }) if self.cfg.status_query => {
                 let now = ctx.now_us();

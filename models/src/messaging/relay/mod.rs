@@ -54,159 +54,16 @@
 //! unmarked row is stored a second time all the same. Each publish stands
 //! for a transaction of one message, committed as the broker stores it.
 
+mod state;
+
+pub use state::{InFlight, OutboxRow, RelayState, RelayTimer};
+
 use super::broker::SEQUENCE_WINDOW;
-use super::msg::{Event, Msg};
+use super::msg::Msg;
 use super::situations as sit;
-use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
-use std::fmt;
+use sim::{Actor, ActorId, Ctx, US_PER_MS};
 use std::marker::PhantomData;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-/// A row of the transactional outbox.
-pub struct OutboxRow {
-    /// The event to publish.
-    pub ev: Event,
-    /// The relay marked it sent.
-    pub sent: bool,
-    /// Publish attempts, a column many relays keep for monitoring.
-    pub attempts: u32,
-    /// The producer id of the session that last published it (0: none).
-    /// The broker hands out producer ids; here a session takes one above
-    /// every id its outbox names, which is new to the broker wherever it
-    /// matters: an id no row names was never used for a publish.
-    pub pid: u32,
-    /// A transactional producer's epoch when it last published the row (0:
-    /// none). A session takes the epoch above every one its rows name, as
-    /// the broker's transaction coordinator bumps it at every start; an
-    /// epoch no row names was never used for a publish.
-    pub epoch: u32,
-}
-
-/// Volatile: one row's publish the relay has out.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct InFlight {
-    /// The outbox row.
-    pub row: usize,
-    /// Its sequence number in this session (an idempotent producer's).
-    pub seq: u32,
-    /// The broker confirmed it.
-    pub confirmed: bool,
-    /// When it is sent again without a confirmation.
-    pub deadline_us: TimeUs,
-    /// When the library gives its batch up: its first send plus the
-    /// delivery timeout (0: never, a relay without one).
-    pub expires_us: TimeUs,
-    /// The library gave the batch up (`send()` failed): the row's next
-    /// publish is a new record.
-    pub given_up: bool,
-}
-
-/// Volatile: the rows the relay is publishing, with their publishes confirmed or not.
-#[derive(Clone, Default)]
-pub struct RelayState {
-    /// The rows being published, oldest first: at most `max_in_flight`,
-    /// under consecutive sequence numbers.
-    pub rows: Vec<InFlight>,
-    /// The process restarted with a published but unmarked row: the relay's
-    /// next publish of it is a republish after a crash.
-    pub unmarked_after_restart: bool,
-    /// As an idempotent producer: this session's producer id (0 otherwise).
-    pub pid: u32,
-    /// The sequence numbers this session handed out: the rows being
-    /// published have the last ones, and their retries repeat them.
-    pub next_seq: u32,
-    /// As a transactional producer: this session's epoch (0 otherwise); an
-    /// idempotent one's, bumped after a batch was given up.
-    pub epoch: u32,
-    /// A batch was given up while its sequence number may be stored: no new
-    /// row goes out until the epoch is bumped (Kafka's unresolved sequence).
-    pub sequence_unresolved: bool,
-}
-
-// By hand, as the state panels of reports show them: the producer id and
-// sequence numbers only where the relay is an idempotent producer.
-impl fmt::Debug for OutboxRow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OutboxRow")
-            .field("ev", &self.ev)
-            .field("sent", &self.sent)
-            .field("attempts", &self.attempts)
-            .field_if(self.pid != 0, "pid", &self.pid)
-            .field_if(self.epoch != 0, "epoch", &self.epoch)
-            .finish()
-    }
-}
-
-// The delivery timeout's fields only where the relay has one.
-impl fmt::Debug for InFlight {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InFlight")
-            .field("row", &self.row)
-            .field("seq", &self.seq)
-            .field("confirmed", &self.confirmed)
-            .field("deadline_us", &self.deadline_us)
-            .field_if(self.expires_us != 0, "expires_us", &self.expires_us)
-            .field_if(self.given_up, "given_up", &self.given_up)
-            .finish()
-    }
-}
-
-// A relay with one row out shows it as `row`, (row, confirmed), as the
-// state panels of a relay publishing a row at a time always have.
-impl fmt::Debug for RelayState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let one = self.rows.len() <= 1;
-        let row = self.rows.first().map(|f| (f.row, f.confirmed));
-        let given_up = one && self.rows.first().is_some_and(|f| f.given_up);
-        f.debug_struct("RelayState")
-            .field_if(one, "row", &row)
-            .field_if(given_up, "given_up", &given_up)
-            .field_if(!one, "rows", &self.rows)
-            .field("unmarked_after_restart", &self.unmarked_after_restart)
-            .field_if(self.pid != 0, "pid", &self.pid)
-            .field_if(self.pid != 0, "next_seq", &self.next_seq)
-            .field_if(self.epoch != 0, "epoch", &self.epoch)
-            .field_if(
-                self.sequence_unresolved,
-                "sequence_unresolved",
-                &self.sequence_unresolved,
-            )
-            .finish()
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// The relay's timers.
-pub enum RelayTimer {
-    /// Look for the next unsent outbox row.
-    Poll,
-    /// A publish got no confirmation in time (the earliest one out).
-    Timeout,
-    /// Mark the confirmed rows sent, a transaction of its own.
-    Mark,
-}
-
-impl fmt::Display for RelayTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            RelayTimer::Poll => "relay poll",
-            RelayTimer::Timeout => "relay publish timeout",
-            RelayTimer::Mark => "relay: mark the row sent",
-        })
-    }
-}
-
-impl Timer for RelayTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            RelayTimer::Poll => 0,
-            RelayTimer::Timeout => 1,
-            RelayTimer::Mark => 2,
-        }
-    }
-}
 
 /// The outbox relay: polls the outbox, publishes a row, waits for the broker's confirmation, then marks the row sent in a transaction of its own.
 pub struct Relay<W> {
@@ -557,5 +414,4 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
 }
 
 #[cfg(test)]
-#[path = "relay_tests.rs"]
 mod tests;

@@ -1,27 +1,17 @@
-//! What the key table decides: a request whose key is known (a stored
-//! result, a 409 or a wait, a 422, a lease takeover), the duplicates held
-//! open until their key's execution ends, and, after a restart, the keys a
-//! crash left "in progress".
+//! Recovery after a crash: the keys a crash left "in progress" (within
+//! their retention) are driven to an end by a recovery job that runs on the
+//! service's workers and bank-call slots, in turn with the queued requests;
+//! a crash between the two transactions of a split operation is reported.
 
-use super::{
-    Concurrent, Idempotency, KeyRow, KeyState, Service, ServiceState, ServiceStorage, StepKind,
-    Waiter, MAX_WAITERS,
-};
+use super::bank_calls::NewCall;
+use super::keys::{KeyRow, KeyState};
+use super::requests::StepKind;
+use super::{Idempotency, Service, ServiceState, ServiceStorage};
 use crate::core::dedup::Lookup;
-use crate::core::{Carries, Key, Obs, Op};
-use crate::payment::msg::{Msg, PayStatus};
+use crate::core::{Carries, Key, Obs};
+use crate::payment::msg::Msg;
 use crate::payment::situations as sit;
-use sim::{ActorId, Ctx};
-
-/// Whether an execution of `key` is still under way here: a bank call in
-/// flight, or a step of it pending (an answer only is not work on the key).
-fn running(st: &ServiceState, key: Key) -> bool {
-    st.calls.find(|c| c.key == key).is_some()
-        || st
-            .steps
-            .find(|p| p.key == key && !matches!(p.kind, StepKind::Answer(_)))
-            .is_some()
-}
+use sim::Ctx;
 
 /// Bank calls the recovery may start now: the free slots, less one for
 /// every admitted request whose bank call is still to come (a step after its
@@ -53,133 +43,6 @@ impl<W: Carries<Msg>> Service<W> {
     /// Whether the recovery has keys waiting and a worker to drive one with.
     pub(super) fn can_recover_next(&self, st: &ServiceState) -> bool {
         !st.recovering.is_empty() && self.recovery_slots(st) > 0
-    }
-
-    /// A request whose key has a live row.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn on_known_key(
-        &self,
-        st: &mut ServiceState,
-        s: &mut ServiceStorage,
-        key: Key,
-        caller: (ActorId, u32),
-        op: Op,
-        amount_eur: u32,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        let now = ctx.now_us();
-        // A row of another claim was reported as `key-collision` when the
-        // request arrived (`admit`), before the ledger ended the run.
-        let row = *s.keys.get(&key, now).expect("the caller found a live row");
-        // The fingerprint covers the whole request: the claim and the amount.
-        if self.cfg.fingerprint_check && (row.op, row.amount_eur) != (op, amount_eur) {
-            ctx.reached(sit::PAYLOAD_MISMATCH_REJECTED);
-            self.answer(st, caller, op, key, PayStatus::Mismatch, 0, ctx);
-            return;
-        }
-        match row.state {
-            KeyState::Paid => {
-                ctx.reached(sit::DUPLICATE_AFTER_COMMIT);
-                // The stored result is replayed; it answers the request, whatever it asked.
-                self.answer(st, caller, op, key, PayStatus::Paid, row.amount_eur, ctx);
-            }
-            KeyState::InProgress
-                if self.cfg.lease_us > 0 && now - row.locked_us >= self.cfg.lease_us =>
-            {
-                // The lease ran out: the executor is presumed dead, this request takes over.
-                ctx.reached(sit::LEASE_EXPIRED_TAKEOVER);
-                if running(st, key) {
-                    // Presumed wrongly: the gap of a lease shorter than its call.
-                    ctx.reached(sit::LEASE_TAKEN_FROM_RUNNING);
-                }
-                if let Lookup::Live(r) = s.keys.lookup(&key, now) {
-                    r.locked_us = now;
-                }
-                ctx.observe(Obs::ExecStart { key });
-                let query_first = self.cfg.query_on_recovery;
-                if !self.call_bank(
-                    st,
-                    &mut s.questions_asked,
-                    row.op,
-                    key,
-                    row.amount_eur,
-                    Some(caller),
-                    query_first,
-                    ctx,
-                ) {
-                    ctx.observe(Obs::ExecEnd { key });
-                    self.shed(caller, op, ctx);
-                }
-            }
-            KeyState::InProgress => {
-                ctx.reached(sit::CONCURRENT_DUPLICATE);
-                let wait = self.cfg.concurrent == Concurrent::Wait
-                    && st.waiters.len() < MAX_WAITERS
-                    && running(st, key);
-                if wait {
-                    st.waiters.push(Waiter {
-                        key,
-                        client: caller.0,
-                        op,
-                        attempt: caller.1,
-                    });
-                } else {
-                    self.answer(st, caller, op, key, PayStatus::InProgress, 0, ctx);
-                }
-            }
-        }
-    }
-
-    /// A client's reconciliation job asks what was paid for `op`: the
-    /// service answers from its own key table, what it believes, so a key
-    /// left "in progress" reads as nothing paid whatever the bank did.
-    pub(super) fn answer_status(
-        &self,
-        s: &ServiceStorage,
-        from: ActorId,
-        (op, question): (Op, u32),
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        let now = ctx.now_us();
-        let paid_eur = s
-            .keys
-            .iter()
-            .filter(|(k, e)| {
-                e.value.op == op && e.value.state == KeyState::Paid && s.keys.get(k, now).is_some()
-            })
-            .map(|(_, e)| e.value.amount_eur)
-            .max()
-            .unwrap_or(0);
-        let reply = Msg::StatusReply {
-            op,
-            question,
-            paid_eur,
-        };
-        ctx.send(from, W::wrap(reply));
-    }
-
-    pub(super) fn answer_waiters(
-        &self,
-        st: &mut ServiceState,
-        key: Key,
-        status: PayStatus,
-        amount_eur: u32,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        if !key.is_some() {
-            return;
-        }
-        let mut i = 0;
-        while i < st.waiters.len() {
-            let w = st.waiters[i];
-            if w.key == key {
-                ctx.reached(sit::DUPLICATE_WAITED);
-                Self::reply((w.client, w.attempt), w.op, status, amount_eur, ctx);
-                st.waiters.swap_remove(i);
-            } else {
-                i += 1;
-            }
-        }
     }
 
     /// After a restart: a crash between the two transactions of a split
@@ -242,9 +105,14 @@ impl<W: Carries<Msg>> Service<W> {
     ) {
         ctx.reached(sit::RECOVERED_AFTER_RESTART);
         ctx.observe(Obs::ExecStart { key });
-        let query_first = self.cfg.query_on_recovery;
-        let (op, amount_eur) = (row.op, row.amount_eur);
-        let called = self.call_bank(st, asked, op, key, amount_eur, None, query_first, ctx);
+        let call = NewCall {
+            op: row.op,
+            key,
+            amount_eur: row.amount_eur,
+            client: None,
+            query_first: self.cfg.query_on_recovery,
+        };
+        let called = self.call_bank(st, asked, call, ctx);
         debug_assert!(called, "the caller found a free call slot");
         st.queued_before_recovery = if st.recovering.is_empty() {
             0
@@ -269,7 +137,7 @@ impl<W: Carries<Msg>> Service<W> {
             let Some(key) = st.recovering.pop_front() else {
                 return;
             };
-            if running(st, key) {
+            if st.running(key) {
                 continue;
             }
             let Lookup::Live(row) = s.keys.lookup(&key, now) else {
@@ -287,11 +155,14 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bench::{config, Bench, Cmd, BANK};
-    use super::super::{KeyState, ServiceConfig, ServiceTimer, MAX_BANK_CALLS, MAX_STEPS};
+    use super::super::harness::{
+        config, confirm, pay_msg, pay_replies, step_timer, transfers_sent, Bench, Cmd, BANK,
+    };
+    use super::super::{ServiceConfig, ServiceTimer, MAX_BANK_CALLS};
     use super::*;
+    use crate::core::Op;
     use crate::payment::{TransferResult, CLAIM};
-    use sim::Command;
+    use sim::ActorId;
 
     const CLIENT: ActorId = 1;
     const RETENTION_US: sim::TimeUs = 10_000_000;
@@ -357,15 +228,6 @@ mod tests {
         assert_eq!(bank_messages(&out), 0, "a forgotten key was driven");
         assert_eq!(b.state.calls.iter().count(), 0);
         assert!(b.storage.keys.get(&key(), RETENTION_US).is_none());
-    }
-
-    fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
-        Cmd::sent(out)
-            .filter_map(|m| match m.peek() {
-                Some(&Msg::Transfer { op, .. }) => Some(op),
-                _ => None,
-            })
-            .collect()
     }
 
     /// A crash can leave more keys "in progress" than the service has bank
@@ -506,127 +368,6 @@ mod tests {
                 !Cmd::reaches(&out, sit::CRASH_BETWEEN_STEPS),
                 "{design:?}: a key the bank's timeout removed was counted as a crash"
             );
-        }
-    }
-
-    /// Split-booking-first records each key in a second transaction, a
-    /// step 1 s after the booking and the transfer. A bank that confirms
-    /// at once frees each request's call long before that, and a burst of
-    /// claims meets a service whose every slot is taken. A request the
-    /// service cannot carry through is refused before anything is done for
-    /// it: a 503 says "not executed", and a client told so may give the
-    /// claim up as failed.
-    #[test]
-    fn split_booking_first_answers_503_only_for_a_request_it_did_not_execute() {
-        let mut b = Bench::new(ServiceConfig {
-            idempotency: Idempotency::SplitBookingFirst,
-            pass_key_to_bank: false,
-            processing_us: 1_000_000,
-            ..config()
-        });
-        let mut shed = 0;
-        for id in 0..=MAX_STEPS as u32 {
-            let op = Op::new(&CLAIM, 5000 + id);
-            let booked = b.storage.bookings.len();
-            let out = b.msg(u64::from(id), CLIENT, pay(5000 + id));
-            let sent_transfer =
-                Cmd::sent(&out).any(|m| matches!(m.peek(), Some(Msg::Transfer { .. })));
-            let told_503 = Cmd::sent(&out).any(|m| {
-                matches!(
-                    m.peek(),
-                    Some(Msg::PayReply {
-                        status: PayStatus::Overloaded,
-                        ..
-                    })
-                )
-            });
-            if told_503 {
-                shed += 1;
-                assert!(!sent_transfer, "{op} was paid and answered 503");
-                assert_eq!(
-                    b.storage.bookings.len(),
-                    booked,
-                    "{op} was booked and answered 503"
-                );
-                continue;
-            }
-            let done = Msg::TransferDone {
-                op,
-                key: Key::Op { op, n: 1 },
-                key_passed: false,
-                result: TransferResult::Done,
-            };
-            b.msg(u64::from(id), BANK, done);
-        }
-        // Not a vacuous pass: the burst did meet a full service.
-        assert!(shed > 0, "no request found the service full");
-    }
-
-    fn pay_msg(op: Op, attempt: u32) -> Msg {
-        Msg::Pay {
-            op,
-            attempt,
-            key: Key::Op { op, n: 1 },
-            amount_eur: 1200,
-            timeout_ms: 0,
-        }
-    }
-
-    fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
-        Cmd::sent(out)
-            .filter_map(|m| match m.peek() {
-                Some(&Msg::PayReply { status, .. }) => Some(status),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
-        let done = Msg::TransferDone {
-            op,
-            key: Key::Op { op, n: 1 },
-            key_passed: true,
-            result: TransferResult::Done,
-        };
-        b.msg(now_us, BANK, done)
-    }
-
-    /// The timer of the step a handler scheduled after its processing.
-    fn step_timer(out: &[Cmd]) -> ServiceTimer {
-        out.iter()
-            .find_map(|c| match c {
-                Command::SetTimer {
-                    timer: timer @ ServiceTimer::Step { .. },
-                    ..
-                } => Some(*timer),
-                _ => None,
-            })
-            .expect("a step scheduled")
-    }
-
-    /// 64 claims hold every bank call of a service whose bank is silent:
-    /// the 65th is refused with 503, "not executed". That must be true of
-    /// its key too: once a call ends, its retry is a new request and is
-    /// paid, not answered 409 for a claim nobody is working on, with a
-    /// lease or without one (where nothing would ever free the key).
-    #[test]
-    fn a_request_shed_while_every_bank_call_is_busy_does_not_block_its_retry() {
-        for lease_us in [0, 30_000_000] {
-            let mut b = Bench::new(ServiceConfig {
-                lease_us,
-                ..config()
-            });
-            for id in 0..MAX_BANK_CALLS as u32 {
-                let out = b.msg(0, CLIENT, pay_msg(Op::new(&CLAIM, 6000 + id), 1));
-                assert_eq!(transfers_sent(&out).len(), 1);
-            }
-            let late = Op::new(&CLAIM, 7000);
-            let shed = b.msg(1_000, CLIENT, pay_msg(late, 1));
-            assert_eq!(pay_replies(&shed), [PayStatus::Overloaded]);
-            confirm(&mut b, 2_000, Op::new(&CLAIM, 6000));
-            let retry = b.msg(3_000, CLIENT, pay_msg(late, 2));
-            assert_eq!(transfers_sent(&retry), [late], "lease {lease_us} µs");
-            assert!(pay_replies(&retry).is_empty());
         }
     }
 

@@ -11,7 +11,7 @@
 //! `commit-resent-without-dedup` (a consumer that acks first sends a
 //! transaction again when its database's answer does not come, and the
 //! scenario can keep answers from coming); the consumer's rules are in
-//! `republish_consumer.rs`.
+//! `republish/consumer.rs`.
 //!
 //! The file's values are read before the network is validated, so anything
 //! malformed here is skipped (the loader refuses it right after) and every
@@ -23,7 +23,6 @@ use crate::core::hazard::{
 };
 use crate::core::Hazard;
 
-#[path = "republish_consumer.rs"]
 mod consumer;
 pub(crate) use consumer::{
     ack_before_commit_under_crashes, ack_result_lost_drops_work, commit_resent_without_dedup,
@@ -416,5 +415,4 @@ fn highest(v: &toml::Value) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[path = "republish_tests.rs"]
 mod tests;

@@ -1,12 +1,13 @@
 //! A payment service driven handler by handler through detached contexts,
 //! its bank and clients played by a unit test: what the tests of the bank
-//! calls and of the load handling share.
+//! calls, the key table, the steps, the load handling and the recovery share.
 
 use super::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Msg, Service, ServiceConfig, ServiceState,
     ServiceStorage, ServiceTimer,
 };
 use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::msg::{PayStatus, TransferResult};
 use crate::payment::CLAIM;
 use crate::registry::Msg as World;
 use sim::{Actor, ActorId, Choices, Command, Context, TimeUs};
@@ -133,4 +134,59 @@ impl Bench {
             self.storage.keys.insert(Key::Op { op, n: 1 }, row, 0);
         }
     }
+}
+
+/// The claims whose transfers a handler sent.
+pub(super) fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
+    Cmd::sent(out)
+        .filter_map(|m| match m.peek() {
+            Some(&Msg::Transfer { op, .. }) => Some(op),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Attempt `attempt` to pay `op` 1,200 EUR, under its first key.
+pub(super) fn pay_msg(op: Op, attempt: u32) -> Msg {
+    Msg::Pay {
+        op,
+        attempt,
+        key: Key::Op { op, n: 1 },
+        amount_eur: 1200,
+        timeout_ms: 0,
+    }
+}
+
+/// The statuses a handler answered clients with.
+pub(super) fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
+    Cmd::sent(out)
+        .filter_map(|m| match m.peek() {
+            Some(&Msg::PayReply { status, .. }) => Some(status),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The bank confirms the transfer of `op` under its first key.
+pub(super) fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
+    let done = Msg::TransferDone {
+        op,
+        key: Key::Op { op, n: 1 },
+        key_passed: true,
+        result: TransferResult::Done,
+    };
+    b.msg(now_us, BANK, done)
+}
+
+/// The timer of the step a handler scheduled after its processing.
+pub(super) fn step_timer(out: &[Cmd]) -> ServiceTimer {
+    out.iter()
+        .find_map(|c| match c {
+            Command::SetTimer {
+                timer: timer @ ServiceTimer::Step { .. },
+                ..
+            } => Some(*timer),
+            _ => None,
+        })
+        .expect("a step scheduled")
 }

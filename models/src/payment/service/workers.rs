@@ -11,6 +11,7 @@
 //! request carries the client's timeout (as gRPC carries `grpc-timeout`),
 //! and with `drop_expired` a worker skips a request whose deadline passed.
 
+use super::requests::{Step, StepKind};
 use super::{Service, ServiceState, ServiceStorage, ServiceTimer, MAX_WORKERS};
 use crate::core::{Carries, Key, Obs, Op};
 use crate::payment::msg::{Msg, PayStatus};
@@ -55,11 +56,11 @@ impl<W: Carries<Msg>> Service<W> {
         let inserts = || {
             st.steps
                 .iter()
-                .filter(|(_, p)| p.kind == super::StepKind::InsertKey)
+                .filter(|(_, p)| p.kind == StepKind::InsertKey)
         };
         let held_by_call = inserts()
             .filter(|&(i, p)| {
-                let same = |q: &super::Step| q.client == p.client && q.key == p.key;
+                let same = |q: &Step| q.client == p.client && q.key == p.key;
                 let earlier = inserts().filter(|&(j, q)| j < i && same(q)).count();
                 let calls = st.calls.iter();
                 calls
@@ -152,8 +153,7 @@ impl<W: Carries<Msg>> Service<W> {
                 recover_ms: self.cfg.recover_ms,
             });
         }
-        let (caller, op, key, amount) = (q.caller, q.op, q.key, q.amount_eur);
-        self.on_pay(st, s, caller, op, key, amount, ctx);
+        self.on_pay(st, s, q, ctx);
     }
 
     /// Refuses a request with 503 because the service is full.
@@ -169,21 +169,19 @@ impl<W: Carries<Msg>> Service<W> {
 
     /// Answers a request without calling the bank (a stored result, 409,
     /// 422), once its processing is done: until then it holds its worker.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn answer(
         &self,
         st: &mut ServiceState,
-        caller: (ActorId, u32),
-        op: Op,
-        key: Key,
+        q: Queued,
         status: PayStatus,
         amount_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let step = super::Step {
-            kind: super::StepKind::Answer(status),
+        let (caller, op) = (q.caller, q.op);
+        let step = Step {
+            kind: StepKind::Answer(status),
             op,
-            key,
+            key: q.key,
             amount_eur,
             client: caller,
         };
@@ -236,7 +234,7 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bench::{self, Bench, Cmd, BANK};
+    use super::super::harness::{self, Bench, Cmd, BANK};
     use super::super::{ServiceConfig, ServiceTimer};
     use super::*;
     use crate::core::obs::Layer;
@@ -252,7 +250,7 @@ mod tests {
             queue_max: 2,
             drop_expired,
             query_on_recovery: false,
-            ..bench::config()
+            ..harness::config()
         }
     }
 

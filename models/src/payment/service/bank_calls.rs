@@ -2,16 +2,69 @@
 //! retries, status queries, confirmations (late ones included) and the
 //! answers owed to clients when a call ends.
 
-use super::KeyRow;
-use super::{
-    BankCall, CallPhase, Idempotency, KeyState, Mode, Service, ServiceState, ServiceStorage,
-    ServiceTimer,
-};
+use super::keys::{KeyRow, KeyState};
+use super::{Idempotency, Mode, Service, ServiceState, ServiceStorage, ServiceTimer};
 use crate::core::dedup::Lookup;
 use crate::core::{Carries, Key, Obs, Op};
 use crate::payment::msg::{Msg, PayStatus};
 use crate::payment::situations as sit;
-use sim::Ctx;
+use sim::{ActorId, Ctx};
+use std::fmt;
+
+/// The client's open request an execution answers: who, which attempt.
+pub type Caller = Option<(ActorId, u32)>;
+
+/// Where a bank call stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallPhase {
+    /// Waiting for the bank's answer to "how much is paid?".
+    Query,
+    /// Waiting for the transfer's confirmation.
+    Transfer,
+}
+
+/// One bank call in flight, with the client's open request it answers.
+#[derive(Clone, Copy)]
+pub struct BankCall {
+    pub op: Op,
+    pub key: Key,
+    pub amount_eur: u32,
+    pub client: Caller,
+    pub attempts: u32,
+    pub phase: CallPhase,
+    /// The number of the status question it last asked: in its query
+    /// phase, the only answer it takes.
+    pub question: u32,
+}
+
+/// A call that never asked shows no question (numbers start at 1).
+impl fmt::Debug for BankCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("BankCall");
+        d.field("op", &self.op)
+            .field("key", &self.key)
+            .field("amount_eur", &self.amount_eur)
+            .field("client", &self.client)
+            .field("attempts", &self.attempts)
+            .field("phase", &self.phase);
+        if self.question > 0 {
+            d.field("question", &self.question);
+        }
+        d.finish()
+    }
+}
+
+/// A bank call to start: what it pays, the client's open request it
+/// answers (none for a recovery's), and whether it first asks the bank what
+/// is paid (a recovery's, or a lease takeover's, with `query_on_recovery`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct NewCall {
+    pub op: Op,
+    pub key: Key,
+    pub amount_eur: u32,
+    pub client: Caller,
+    pub query_first: bool,
+}
 
 impl<W: Carries<Msg>> Service<W> {
     fn state_mode(&self) -> bool {
@@ -56,18 +109,20 @@ impl<W: Carries<Msg>> Service<W> {
 
     /// Starts a bank call; false when every slot is busy (the caller answers 503).
     /// In a "state" mode the call always starts by reading what is paid.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn call_bank(
         &self,
         st: &mut ServiceState,
         asked: &mut u32,
-        op: Op,
-        key: Key,
-        amount_eur: u32,
-        client: Option<(sim::ActorId, u32)>,
-        query_first: bool,
+        new: NewCall,
         ctx: &mut impl Ctx<Self>,
     ) -> bool {
+        let NewCall {
+            op,
+            key,
+            amount_eur,
+            client,
+            query_first,
+        } = new;
         let query = query_first || self.state_mode();
         let call = BankCall {
             op,
@@ -309,7 +364,7 @@ impl<W: Carries<Msg>> Service<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::bench::{config, Bench, Cmd, BANK};
+    use super::super::harness::{config, Bench, Cmd, BANK};
     use super::super::ServiceConfig;
     use super::*;
     use crate::payment::{TransferResult, CLAIM};

@@ -2,6 +2,7 @@
 //! it stamps them with, and when its library gives a batch up.
 
 use super::*;
+use crate::messaging::msg::Event;
 use crate::registry::Msg as World;
 use sim::TimeUs;
 

@@ -1,18 +1,22 @@
 //! The claims system: it starts each payment once, retries it within its
 //! policy, and records what it finally knows: paid, failed, or unknown (a dead
 //! letter a person reconciles), never more than it was told. A
-//! reconciliation job may take an unknown dead letter up (`reconcile.rs`).
+//! reconciliation job may take an unknown dead letter up (`reconciliation.rs`);
+//! what the client is configured with is in `config.rs`.
+
+mod config;
+mod reconciliation;
+
+pub use config::{ClientConfig, KeyPolicy, OpSpec};
 
 use super::msg::{Msg, PayStatus};
-use super::reconcile::ReconcileConfig;
 use super::situations as sit;
 use super::CLAIM;
-use crate::core::breaker::{Breaker, BreakerConfig, CallResult, Verdict};
-use crate::core::budget::{BudgetConfig, TokenBucket};
+use crate::core::breaker::{Breaker, CallResult, Verdict};
+use crate::core::budget::TokenBucket;
 use crate::core::client_op::{self, ClientSituations, OpTimer, OpTimerKind, Persistence};
 pub use crate::core::client_op::{ClientOp, ClientStorage, OpStatus};
-use crate::core::retry::RetryPolicy;
-use crate::core::{AttemptOutcome, Carries, Key, Obs, Op};
+use crate::core::{AttemptOutcome, Carries, Key, Obs};
 use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::marker::PhantomData;
 
@@ -21,84 +25,6 @@ const SITUATIONS: ClientSituations = ClientSituations {
     dead_lettered: sit::CLIENT_DEAD_LETTERED,
     recovered: sit::CLIENT_RECOVERED_AFTER_RESTART,
 };
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// Which idempotency key the client sends.
-pub enum KeyPolicy {
-    /// One key per business operation, reused on every retry.
-    Stable,
-    /// A fresh key per attempt: the key protects nothing.
-    PerAttempt,
-    /// Derived from the clock, bucketed: operations started together collide.
-    Timestamp {
-        /// The bucket's width: keys of operations started within it collide.
-        bucket_ms: u64,
-    },
-    /// No key: the service cannot tell a retry from a new request.
-    None,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// One business operation the client is asked to run: pay a claim.
-pub struct OpSpec {
-    /// The claim's number.
-    pub claim: u32,
-    /// Which payment of the claim, 1 to 99 (`zahl-4711-02` is payment 2):
-    /// each payment is a business operation of its own.
-    pub payment: u8,
-    /// The amount to pay.
-    pub amount_eur: u32,
-    /// When the claims system asks for it.
-    pub start_ms: u64,
-    /// A retry that sends another amount under the same key (a client bug).
-    pub retry_amount_eur: Option<u32>,
-}
-
-impl OpSpec {
-    /// The business operation.
-    pub fn op(&self) -> Op {
-        Op::part(&CLAIM, self.claim, self.payment.saturating_sub(1))
-    }
-
-    /// What attempt `attempt` asks to pay.
-    pub fn amount_for(&self, attempt: u32) -> u32 {
-        match self.retry_amount_eur {
-            Some(a) if attempt > 1 => a,
-            _ => self.amount_eur,
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-/// The client's configuration.
-pub struct ClientConfig {
-    /// The payment service's actor id.
-    pub service: ActorId,
-    /// How long it waits for an answer to an attempt.
-    pub timeout_ms: u64,
-    /// Which key it sends.
-    pub key: KeyPolicy,
-    /// When it retries, and when it gives up.
-    pub retry: RetryPolicy,
-    /// Retry a final error too (a mistake: a rejected input never becomes valid).
-    pub retry_final_errors: bool,
-    /// Record what was given up, or drop it silently (a mistake).
-    pub dead_letter: bool,
-    /// Read a timeout as "failed, nothing happened" (a mistake: the request
-    /// may have been executed and only the answer lost).
-    pub timeout_means_failed: bool,
-    /// Read a 503 as "outcome unknown": the shed copy was not executed, but
-    /// a twin of it (a network duplicate) may be queued or still on its way.
-    pub overloaded_means_unknown: bool,
-    /// A retry budget shared by all of this client's operations.
-    pub budget: Option<BudgetConfig>,
-    /// A circuit breaker in front of all of this client's calls.
-    pub breaker: Option<BreakerConfig>,
-    /// The operations it runs.
-    pub ops: Vec<OpSpec>,
-    /// A job that takes up its unknown dead letters (none: a person does).
-    pub reconcile: Option<ReconcileConfig>,
-}
 
 /// Volatile: which attempt each operation waits on (its open connection),
 /// and the client's budget and breaker, which live in its memory: a restart
@@ -506,152 +432,4 @@ impl<W: Carries<Msg>> Actor for Client<W> {
 }
 
 #[cfg(test)]
-impl ClientConfig {
-    /// The unit tests' claims system: one claim of 1,200 EUR at time 0, a
-    /// one-second timeout, dead letters kept, no budget, breaker or job.
-    pub(crate) fn one_claim(
-        service: ActorId,
-        claim: u32,
-        key: KeyPolicy,
-        retry: RetryPolicy,
-    ) -> ClientConfig {
-        ClientConfig {
-            service,
-            timeout_ms: 1_000,
-            key,
-            retry,
-            retry_final_errors: false,
-            dead_letter: true,
-            timeout_means_failed: false,
-            overloaded_means_unknown: false,
-            budget: None,
-            breaker: None,
-            ops: vec![OpSpec {
-                claim,
-                payment: 1,
-                amount_eur: 1200,
-                start_ms: 0,
-                retry_amount_eur: None,
-            }],
-            reconcile: None,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::obs::Ending;
-    use crate::registry::Msg as World;
-    use sim::{Choices, Command, Context};
-
-    type Cmd = Command<World, Obs, ClientTimer>;
-
-    const SERVICE: ActorId = 2;
-    const CLAIM_ID: u32 = 4711;
-
-    /// A claims system with one claim, three attempts, and its database.
-    struct Claims {
-        client: Client<World>,
-        state: ClientState,
-        storage: ClientStorage,
-        choices: Choices,
-    }
-
-    impl Claims {
-        fn new() -> Claims {
-            let client = Client::new(ClientConfig::one_claim(
-                SERVICE,
-                CLAIM_ID,
-                KeyPolicy::Stable,
-                RetryPolicy::immediate(3),
-            ));
-            let (mut state, mut storage) = (None, None);
-            client.reset_state(&mut state);
-            client.reset_storage(&mut storage);
-            let mut choices = Choices::new();
-            choices.start_random(0, 1, false);
-            Claims {
-                client,
-                state: state.expect("a state"),
-                storage: storage.expect("a storage"),
-                choices,
-            }
-        }
-
-        /// The next attempt's timer fires at `now_us`.
-        fn attempt(&mut self, now_us: TimeUs) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            let timer = OpTimer::next_attempt(0, CLAIM_ID);
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.client.on_timer(st, s, timer, &mut ctx);
-            out
-        }
-
-        /// The service sheds attempt `attempt` with 503: nothing executed.
-        fn shed(&mut self, now_us: TimeUs, attempt: u32) -> Vec<Cmd> {
-            let reply = Msg::PayReply {
-                op: Op::new(&CLAIM, CLAIM_ID),
-                attempt,
-                status: PayStatus::Overloaded,
-                amount_eur: 0,
-            };
-            let mut out = Vec::new();
-            let mut ctx = Context::detached(now_us, 0, &mut self.choices, &mut out);
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.client
-                .on_msg(st, s, SERVICE, World::wrap(reply), &mut ctx);
-            out
-        }
-
-        /// A crash and a restart at `now_us`: the database kept.
-        fn restart(&mut self, now_us: TimeUs) -> Vec<Cmd> {
-            let mut out = Vec::new();
-            let mut ctx = Context::detached_restart(now_us, 0, &mut self.choices, &mut out);
-            let mut fresh = Some(self.state.clone());
-            self.client.reset_state(&mut fresh);
-            self.state = fresh.expect("a state");
-            let (st, s) = (&mut self.state, &mut self.storage);
-            self.client.on_start(st, s, &mut ctx);
-            out
-        }
-    }
-
-    fn ending(out: &[Cmd]) -> Option<Ending> {
-        out.iter().find_map(|c| match c {
-            Command::Observe(Obs::Ended { ending, .. }) => Some(*ending),
-            _ => None,
-        })
-    }
-
-    /// Every attempt is shed with 503, which says nothing was executed;
-    /// the client restarts while it waits to send the second. Its database
-    /// recorded the first answer before the crash, so the restart changes
-    /// nothing it knows: the claim is given up as failed, not unknown.
-    #[test]
-    fn a_restart_during_a_backoff_keeps_a_definite_answer_definite() {
-        let mut c = Claims::new();
-        c.attempt(0);
-        c.shed(100, 1);
-        c.restart(200);
-        c.attempt(300);
-        c.shed(400, 2);
-        c.attempt(500);
-        assert_eq!(ending(&c.shed(600, 3)), Some(Ending::Failed));
-    }
-
-    /// The same, with the restart while the first attempt is open: its
-    /// connection died with the process, and whether the service paid is
-    /// unknown whatever the later attempts hear.
-    #[test]
-    fn a_restart_during_an_attempt_makes_its_outcome_unknown() {
-        let mut c = Claims::new();
-        c.attempt(0);
-        c.restart(200);
-        c.attempt(300);
-        c.shed(400, 2);
-        c.attempt(500);
-        assert_eq!(ending(&c.shed(600, 3)), Some(Ending::Unknown));
-    }
-}
+mod tests;

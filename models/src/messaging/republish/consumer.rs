@@ -140,12 +140,37 @@ pub(crate) fn ack_result_lost_drops_work(
         .unwrap_or(&empty);
     let asks = u64::from(consumer.tx_max_attempts);
     let timeout_ms = consumer.tx_timeout_ms;
+    let why = ack_results_kept_from(network, consumers, delays, (asks, timeout_ms))?;
+    let asking = match asks {
+        1 => format!("asks for the result once ({table}.tx_max_attempts = 1) and drops its work when no answer comes within {} ({table}.tx_timeout_ms)", about_ms(timeout_ms)),
+        _ => format!("asks for the result up to {asks} times, {} apart ({table}.tx_max_attempts, {table}.tx_timeout_ms), then drops its work", about_ms(timeout_ms)),
+    };
+    Some(Hazard {
+        id: ACK_RESULT_LOST_DROPS_WORK,
+        text: format!(
+            "the consumer acks with result before its commit ({table}.ack = \"checked-before-commit\") and {asking}; {why}: an ack that counted whose every answer was lost lets the message go with its work dropped, and the event is lost"
+        ),
+        shown_by: Some(sit::ACK_RESULT_MISSING),
+        example: "messaging-eod-checked-ack",
+        at: None,
+    })
+}
+
+/// What in the scenario can keep the broker's answer from every one of a
+/// consumer's `asks`, `timeout_ms` apart: the first found of a loss of the
+/// results (one ask), a cut as long as the asks' span (declared or
+/// random), a round trip as long as all their timeouts.
+fn ack_results_kept_from(
+    network: &toml::Table,
+    consumers: &[String],
+    delays: &Delays,
+    (asks, timeout_ms): (u64, u64),
+) -> Option<String> {
     let span_ms = (asks - 1).saturating_mul(timeout_ms);
-    let mut why: Option<String> = None;
     for c in consumers {
         let loss = answer_loss_per_mille(network, ("broker", c), "ack-result");
-        if loss > 0 && asks == 1 && why.is_none() {
-            why = Some(format!(
+        if loss > 0 && asks == 1 {
+            return Some(format!(
                 "the network loses up to {loss}‰ of the broker's ack results to {c}"
             ));
         }
@@ -163,8 +188,8 @@ pub(crate) fn ack_result_lost_drops_work(
         let cuts = consumers
             .iter()
             .any(|c| cuts_link(p, ("broker", c.as_str())));
-        if cuts && cut_ms >= span_ms && why.is_none() {
-            why = Some(format!(
+        if cuts && cut_ms >= span_ms {
+            return Some(format!(
                 "a [[network.partitions]] entry cuts the broker's answers to a consumer for {}",
                 about_ms(cut_ms)
             ));
@@ -175,35 +200,22 @@ pub(crate) fn ack_result_lost_drops_work(
         .and_then(highest)
         .unwrap_or(0);
     let random_ms = whole(network.get("random_partition_ms_max")).unwrap_or(30_000);
-    if random > 0 && random_ms >= span_ms && why.is_none() {
-        why = Some(format!(
+    if random > 0 && random_ms >= span_ms {
+        return Some(format!(
             "a random partition (random_partition_per_mille) may cut the broker off from a consumer for up to {}",
             about_ms(random_ms)
         ));
     }
     for c in consumers {
         let trip_ms = delays.path_ms(&[c.as_str(), "broker", c.as_str()]).1;
-        if trip_ms >= asks.saturating_mul(timeout_ms) && why.is_none() {
-            why = Some(format!(
+        if trip_ms >= asks.saturating_mul(timeout_ms) {
+            return Some(format!(
                 "an ack from {c} and its result can take up to {} on the network",
                 about_ms(trip_ms)
             ));
         }
     }
-    let why = why?;
-    let asking = match asks {
-        1 => format!("asks for the result once ({table}.tx_max_attempts = 1) and drops its work when no answer comes within {} ({table}.tx_timeout_ms)", about_ms(timeout_ms)),
-        _ => format!("asks for the result up to {asks} times, {} apart ({table}.tx_max_attempts, {table}.tx_timeout_ms), then drops its work", about_ms(timeout_ms)),
-    };
-    Some(Hazard {
-        id: ACK_RESULT_LOST_DROPS_WORK,
-        text: format!(
-            "the consumer acks with result before its commit ({table}.ack = \"checked-before-commit\") and {asking}; {why}: an ack that counted whose every answer was lost lets the message go with its work dropped, and the event is lost"
-        ),
-        shown_by: Some(sit::ACK_RESULT_MISSING),
-        example: "messaging-eod-checked-ack",
-        at: None,
-    })
+    None
 }
 
 /// What in the scenario can keep an answer of `db` from reaching one of

@@ -1,223 +1,18 @@
 //! A consumer: takes a delivery, runs the handler's transactions against the
 //! shared database, and acks before or after the commit.
 
+mod config;
+mod state;
+
+pub use config::{AckMode, ConsumerConfig, Handler};
+pub use state::{ConsumerState, ConsumerTimer, Job, Phase, MAX_JOBS, RECENT_RECEIPTS};
+
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;
 use super::CONSUMER_LAYER;
-use crate::core::shown::FieldIf;
-use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
-use std::collections::VecDeque;
-use std::fmt;
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::marker::PhantomData;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// What the consumer's handler does with a delivery.
-pub enum Handler {
-    /// Apply the effect for every delivery.
-    Effect,
-    /// Inbox row in the effect's transaction.
-    InboxSameTx,
-    /// The inbox read only for a delivery the broker flags as redelivered
-    /// (a RabbitMQ optimisation): a first delivery writes its row and
-    /// effect without looking, as if it could not be a duplicate.
-    InboxIfRedelivered,
-    /// Check the inbox, apply the effect, write the inbox row: three transactions.
-    InboxSeparateTx,
-    /// Check the inbox, write the inbox row, apply the effect: the other order.
-    InboxRecordFirst,
-    /// Insert keyed by the event under a unique constraint; "already exists" counts as success.
-    UniqueKey,
-    /// Set the entity's value (naturally idempotent, order-sensitive).
-    SetValue {
-        /// Only if the stored version is older.
-        versioned: bool,
-    },
-}
-
-impl Handler {
-    /// It reads its inbox for every delivery, so a second copy of an event
-    /// is caught while the inbox still holds its id (not the handler that
-    /// reads it only for flagged redeliveries).
-    pub fn reads_inbox_always(self) -> bool {
-        matches!(
-            self,
-            Handler::InboxSameTx | Handler::InboxSeparateTx | Handler::InboxRecordFirst
-        )
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// When the consumer acks a delivery.
-pub enum AckMode {
-    /// Ack once the handler's transactions committed.
-    AfterCommit,
-    /// Ack on receipt, then process: a crash while processing loses the message.
-    BeforeCommit,
-    /// Do the work, ack asking for the result, and commit only if the ack
-    /// counted (Pub/Sub's `AckWithResult` under exactly-once delivery): a
-    /// failed ack means another delivery is out, so the work is dropped; a
-    /// crash or a lost result between the ack and the commit loses it.
-    CheckedBeforeCommit,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// A consumer's configuration.
-pub struct ConsumerConfig {
-    /// The broker to ack to.
-    pub broker: ActorId,
-    /// The database actor its transactions go to.
-    pub db: ActorId,
-    /// What it does with a delivery.
-    pub handler: Handler,
-    /// When it acks.
-    pub ack: AckMode,
-    /// Processing time per delivery.
-    pub processing_ms: u64,
-    /// Extra processing time drawn per delivery, 0..=this.
-    pub processing_jitter_ms: u64,
-    /// Wait this long for the database's answer to a transaction. Then a
-    /// delivery the broker still holds is given up (its lease redelivers
-    /// it); one whose ack let the message go has its transaction sent again.
-    pub tx_timeout_ms: u64,
-    /// Sends of one transaction, the first included, once the ack let the
-    /// message go; after the last the work is given up (1 to 100).
-    pub tx_max_attempts: u8,
-    /// While a delivery is in hand, ask the broker this often to extend its
-    /// lease; 0 = never.
-    pub lease_renewal_ms: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Checking,
-    Processing,
-    /// Waiting for the result of its ack before the commit.
-    Acking,
-    Committing,
-    Recording,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Job {
-    pub ev: Event,
-    pub receipt: u32,
-    pub phase: Phase,
-    /// The broker flagged the delivery as redelivered.
-    pub redelivered: bool,
-    /// The transaction in flight (while checking, committing, recording).
-    pub tx: TxKind,
-    /// Its sends so far, 1 for the first.
-    pub attempt: u8,
-}
-
-// By hand: the flag only where it is set, so the state panels of runs
-// without redeliveries read as they did before it was kept.
-impl fmt::Debug for Job {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Job")
-            .field("ev", &self.ev)
-            .field("receipt", &self.receipt)
-            .field("phase", &self.phase)
-            .field_if(self.redelivered, "redelivered", &self.redelivered)
-            .field_if(self.attempt > 1, "attempt", &self.attempt)
-            .finish()
-    }
-}
-
-/// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
-#[derive(Clone)]
-pub struct ConsumerState {
-    /// The deliveries in progress, one slot each.
-    pub jobs: Slots<Job>,
-    /// The receipts of the latest deliveries taken (at most
-    /// `RECENT_RECEIPTS`), so that a copy of a delivery the network made
-    /// is not taken for a second one: a receipt names one delivery, and two
-    /// jobs under it would both see their ack counted under exactly-once
-    /// delivery (a repeat of the ack that counted is answered "counted").
-    pub taken: VecDeque<u32>,
-    /// When this process started: its connection to the broker is as old.
-    /// A delivery sent before it was sent over the connection of a process
-    /// that crashed (or to none), and never reaches this one.
-    pub started_us: TimeUs,
-}
-
-impl ConsumerState {
-    /// A consumer with nothing in hand.
-    pub fn new() -> Self {
-        ConsumerState {
-            jobs: Slots::new(MAX_JOBS),
-            // Full size at once: no run grows it (a warm sweep allocates nothing).
-            taken: VecDeque::with_capacity(RECENT_RECEIPTS),
-            started_us: 0,
-        }
-    }
-}
-
-impl Default for ConsumerState {
-    fn default() -> Self {
-        ConsumerState::new()
-    }
-}
-
-// By hand: the receipts taken are bookkeeping against the network's copies,
-// and the state panels show the jobs as they did before it was kept.
-impl fmt::Debug for ConsumerState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConsumerState")
-            .field("jobs", &self.jobs)
-            .finish()
-    }
-}
-
-pub const MAX_JOBS: usize = 16;
-
-/// How many of its latest receipts a consumer remembers. A copy the network
-/// makes of a delivery arrives within its link's delay; more deliveries than
-/// this in between would take a lease per delivery the consumer holds.
-pub const RECENT_RECEIPTS: usize = 64;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// A consumer's timers, one pair per job slot.
-pub enum ConsumerTimer {
-    /// The handler's work on job `slot` is done.
-    Processed {
-        /// The job's slot.
-        slot: u32,
-    },
-    /// The database did not answer job `slot`'s transaction in time, or the
-    /// broker the result of its ack.
-    TxTimeout {
-        /// The job's slot.
-        slot: u32,
-    },
-    /// Time to renew job `slot`'s lease.
-    Renew {
-        /// The job's slot.
-        slot: u32,
-    },
-}
-
-impl fmt::Display for ConsumerTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConsumerTimer::Processed { .. } => f.write_str("processing done"),
-            ConsumerTimer::TxTimeout { .. } => f.write_str("transaction timeout"),
-            ConsumerTimer::Renew { .. } => f.write_str("renew the lease"),
-        }
-    }
-}
-
-impl Timer for ConsumerTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ConsumerTimer::Processed { slot } => slot,
-            ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
-            ConsumerTimer::Renew { slot } => 2 * MAX_JOBS as u32 + slot,
-        }
-    }
-}
 
 /// A consumer: takes a delivery, runs the handler's transactions against the shared database, acks.
 pub struct Consumer<W> {
@@ -665,5 +460,4 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
 }
 
 #[cfg(test)]
-#[path = "consumer_tests.rs"]
 mod tests;

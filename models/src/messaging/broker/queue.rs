@@ -1,0 +1,144 @@
+//! What a broker keeps durably: its queue of messages (each with where it
+//! stands), its dead-letter queue and dedup tables; and its timers.
+
+use super::super::msg::Event;
+use crate::core::dedup::DedupStore;
+use crate::core::shown::FieldIf;
+use sim::{TimeUs, Timer};
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a queued message stands.
+pub enum QStatus {
+    /// In an open transaction: no consumer sees it until the commit.
+    Uncommitted {
+        /// When the broker aborts the transaction if no commit came.
+        abort_at_us: TimeUs,
+    },
+    /// Its transaction was aborted: never delivered.
+    Aborted,
+    /// Waiting for a delivery.
+    Ready,
+    /// Delivered, waiting for its ack until the lease runs out.
+    InFlight {
+        /// The delivery's receipt; an ack must name it.
+        receipt: u32,
+        /// When the delivery's lease runs out and it becomes visible again.
+        deadline_us: TimeUs,
+    },
+    /// Acked: done.
+    Acked,
+    /// In the dead-letter queue, for a person.
+    Dead,
+    /// Dropped after its last delivery: lost.
+    Discarded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A message in the queue.
+pub struct QMsg {
+    /// The event it carries.
+    pub ev: Event,
+    /// Where it stands.
+    pub status: QStatus,
+    /// Deliveries so far.
+    pub deliveries: u32,
+}
+
+/// The broker's durable queue, dead-letter queue and dedup table.
+#[derive(Clone)]
+pub struct BrokerStorage {
+    /// Every message published, in order.
+    pub queue: Vec<QMsg>,
+    /// Message ids accepted within the dedup window; they stay tracked after
+    /// delivery, as in SQS FIFO.
+    pub dedup: DedupStore<u32, ()>,
+    /// The receipt the next delivery gets.
+    pub next_receipt: u32,
+    /// Per idempotent producer id, the highest sequence number stored (they
+    /// are stored in order, so it tells the last five too): as Kafka keeps
+    /// its producer state with the log, durable.
+    pub producers: Vec<(u32, u32)>,
+    /// Per transactional producer id, its current epoch: a publish of an
+    /// older epoch comes from a session that has been replaced (a zombie).
+    pub epochs: Vec<(u32, u32)>,
+    /// Under exactly-once delivery, per acked message id the receipt that
+    /// acked it: a repeat of that ack (a network duplicate) counted too.
+    pub acks: Vec<(u32, u32)>,
+    /// Where producer ids expire, per producer id when the broker last
+    /// stored a publish under it; a retry it drops does not count.
+    pub producers_stored_us: Vec<(u32, TimeUs)>,
+    /// Per producer id whose sequence started above 0 (the first publish
+    /// after the broker forgot the id), that first number: nothing below it
+    /// was stored under this start, so a resend below it is no duplicate.
+    /// Bookkeeping, not in the panels.
+    pub producers_first: Vec<(u32, u32)>,
+    /// Per acked copy, its index in `queue` and the receipt of its latest
+    /// delivery when the ack came: a renewal naming another receipt of it
+    /// comes from a delivery the lease had let go. Kept for that situation
+    /// alone, so the state panels do not show it.
+    pub latest_acked: Vec<(u32, u32)>,
+    /// Per receipt (the first is 1), the index in `queue` of the copy it
+    /// delivered: an ack or a renewal names one delivery of one stored copy,
+    /// and two copies of an event (a producer's retry, a relay's republish)
+    /// are out under receipts of their own. Bookkeeping, not in the panels.
+    pub copies: Vec<u32>,
+}
+
+impl BrokerStorage {
+    /// The stored copy of event `id` that delivery `receipt` handed out;
+    /// `None` for a receipt the broker never gave that event (a program may
+    /// send any numbers).
+    pub(super) fn copy_of(&self, id: u32, receipt: u32) -> Option<usize> {
+        let i = *self.copies.get(receipt.checked_sub(1)? as usize)? as usize;
+        (self.queue[i].ev.id == id).then_some(i)
+    }
+}
+
+// By hand: the producer table only where an idempotent producer wrote to
+// it, so the state panels of other designs stay as they were.
+impl fmt::Debug for BrokerStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokerStorage")
+            .field("queue", &self.queue)
+            .field("dedup", &self.dedup)
+            .field("next_receipt", &self.next_receipt)
+            .field_if(!self.producers.is_empty(), "producers", &self.producers)
+            .field_if(!self.epochs.is_empty(), "epochs", &self.epochs)
+            .field_if(!self.acks.is_empty(), "acks", &self.acks)
+            .field_if(
+                !self.producers_stored_us.is_empty(),
+                "producers_stored_us",
+                &self.producers_stored_us,
+            )
+            .finish()
+    }
+}
+
+/// The broker's timers: the earliest visibility deadline, and the earliest
+/// timeout of an open transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrokerTimer {
+    /// An in-flight delivery's lease runs out.
+    Visibility,
+    /// An open transaction's timeout runs out.
+    TxTimeout,
+}
+
+impl fmt::Display for BrokerTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BrokerTimer::Visibility => "visibility timeout",
+            BrokerTimer::TxTimeout => "transaction timeout",
+        })
+    }
+}
+
+impl Timer for BrokerTimer {
+    fn slot(&self) -> u32 {
+        match self {
+            BrokerTimer::Visibility => 0,
+            BrokerTimer::TxTimeout => 1,
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! What a consumer holds in memory, which a crash loses: its jobs (one per
+//! delivery in progress, each in a phase of its handler), the receipts it
+//! saw last, and its timers.
+
+use super::super::msg::{Event, TxKind};
+use crate::core::shown::FieldIf;
+use crate::core::slots::Slots;
+use sim::{TimeUs, Timer};
+use std::collections::VecDeque;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Checking,
+    Processing,
+    /// Waiting for the result of its ack before the commit.
+    Acking,
+    Committing,
+    Recording,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Job {
+    pub ev: Event,
+    pub receipt: u32,
+    pub phase: Phase,
+    /// The broker flagged the delivery as redelivered.
+    pub redelivered: bool,
+    /// The transaction in flight (while checking, committing, recording).
+    pub tx: TxKind,
+    /// Its sends so far, 1 for the first.
+    pub attempt: u8,
+}
+
+// By hand: the flag only where it is set, so the state panels of runs
+// without redeliveries read as they did before it was kept.
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Job")
+            .field("ev", &self.ev)
+            .field("receipt", &self.receipt)
+            .field("phase", &self.phase)
+            .field_if(self.redelivered, "redelivered", &self.redelivered)
+            .field_if(self.attempt > 1, "attempt", &self.attempt)
+            .finish()
+    }
+}
+
+/// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
+#[derive(Clone)]
+pub struct ConsumerState {
+    /// The deliveries in progress, one slot each.
+    pub jobs: Slots<Job>,
+    /// The receipts of the latest deliveries taken (at most
+    /// `RECENT_RECEIPTS`), so that a copy of a delivery the network made
+    /// is not taken for a second one: a receipt names one delivery, and two
+    /// jobs under it would both see their ack counted under exactly-once
+    /// delivery (a repeat of the ack that counted is answered "counted").
+    pub taken: VecDeque<u32>,
+    /// When this process started: its connection to the broker is as old.
+    /// A delivery sent before it was sent over the connection of a process
+    /// that crashed (or to none), and never reaches this one.
+    pub started_us: TimeUs,
+}
+
+impl ConsumerState {
+    /// A consumer with nothing in hand.
+    pub fn new() -> Self {
+        ConsumerState {
+            jobs: Slots::new(MAX_JOBS),
+            // Full size at once: no run grows it (a warm sweep allocates nothing).
+            taken: VecDeque::with_capacity(RECENT_RECEIPTS),
+            started_us: 0,
+        }
+    }
+}
+
+impl Default for ConsumerState {
+    fn default() -> Self {
+        ConsumerState::new()
+    }
+}
+
+// By hand: the receipts taken are bookkeeping against the network's copies,
+// and the state panels show the jobs as they did before it was kept.
+impl fmt::Debug for ConsumerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConsumerState")
+            .field("jobs", &self.jobs)
+            .finish()
+    }
+}
+
+pub const MAX_JOBS: usize = 16;
+
+/// How many of its latest receipts a consumer remembers. A copy the network
+/// makes of a delivery arrives within its link's delay; more deliveries than
+/// this in between would take a lease per delivery the consumer holds.
+pub const RECENT_RECEIPTS: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A consumer's timers, one pair per job slot.
+pub enum ConsumerTimer {
+    /// The handler's work on job `slot` is done.
+    Processed {
+        /// The job's slot.
+        slot: u32,
+    },
+    /// The database did not answer job `slot`'s transaction in time, or the
+    /// broker the result of its ack.
+    TxTimeout {
+        /// The job's slot.
+        slot: u32,
+    },
+    /// Time to renew job `slot`'s lease.
+    Renew {
+        /// The job's slot.
+        slot: u32,
+    },
+}
+
+impl fmt::Display for ConsumerTimer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConsumerTimer::Processed { .. } => f.write_str("processing done"),
+            ConsumerTimer::TxTimeout { .. } => f.write_str("transaction timeout"),
+            ConsumerTimer::Renew { .. } => f.write_str("renew the lease"),
+        }
+    }
+}
+
+impl Timer for ConsumerTimer {
+    fn slot(&self) -> u32 {
+        match *self {
+            ConsumerTimer::Processed { slot } => slot,
+            ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
+            ConsumerTimer::Renew { slot } => 2 * MAX_JOBS as u32 + slot,
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! The payment service: it deduplicates requests by their key (or not, or
+//! badly), books the payment and has the bank transfer the money. Every
+//! handler call is one transaction; where the real design has two, the model
+//! has two steps, so a crash can fall between them.
+//!
+//! The service is parts, each a module of its own: the key table
+//! (`keys`), the bank calls (`bank_calls`), the workers and their queue
+//! (`workers`), the requests' steps (`requests`), the recovery after a
+//! crash (`recovery`); this module is the actor that wires them. Its
+//! settings are in `config`, what a crash loses side by side in `state`
+//! (one flat struct, as the reports' state panels show it), and `harness`
+//! drives it handler by handler in the unit tests.
+
+mod bank_calls;
+mod config;
+#[cfg(test)]
+mod harness;
+mod keys;
+mod recovery;
+mod requests;
+mod state;
+mod workers;
+
+use super::msg::{Msg, PayStatus, TransferResult};
+use crate::core::dedup::DedupStore;
+use crate::core::slots::Slots;
+use crate::core::{Carries, Key, Obs, Op};
+use sim::{Actor, ActorId, Ctx};
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+pub use config::{Concurrent, Idempotency, Mode, ServiceConfig};
+pub use keys::{KeyRow, KeyState, ServiceStorage};
+pub use state::{
+    ServiceState, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,
+    SERVICE_TIMER_SLOTS,
+};
+pub use workers::Queued;
+
+/// The payment service: books payments and has the bank transfer them.
+pub struct Service<W> {
+    /// Its configuration.
+    pub cfg: ServiceConfig,
+    wire: PhantomData<fn() -> W>,
+}
+
+impl<W> Service<W> {
+    /// A service configured by `cfg`.
+    pub fn new(cfg: ServiceConfig) -> Self {
+        Service {
+            cfg,
+            wire: PhantomData,
+        }
+    }
+
+    /// Whether `key` is one the service deduplicates on.
+    fn keyed(&self, key: Key) -> bool {
+        self.cfg.idempotency != Idempotency::None && key.is_some()
+    }
+}
+
+impl<W: Carries<Msg>> Service<W> {
+    /// Answers the client's attempt `caller` about `op`.
+    fn reply(
+        caller: (ActorId, u32),
+        op: Op,
+        status: PayStatus,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let reply = Msg::PayReply {
+            op,
+            attempt: caller.1,
+            status,
+            amount_eur,
+        };
+        ctx.send(caller.0, W::wrap(reply));
+    }
+}
+
+impl<W> crate::core::Ends for Service<W> {
+    const ROLES: &'static [&'static str] = &["service"];
+    const SENDS: &'static [(&'static str, &'static str)] = &[
+        ("pay-reply", "client"),
+        ("status-reply", "client"),
+        ("transfer", "bank"),
+        ("status-query", "bank"),
+    ];
+    const ANSWERS: &'static [(&'static str, &'static str)] =
+        &[("pay-reply", "pay"), ("status-reply", "status-query")];
+
+    /// It asks the bank what is paid only before a retry, on recovery, or
+    /// as every call's first step in a "state" mode.
+    fn sends(&self, kind: &str, role: &str) -> bool {
+        let c = &self.cfg;
+        let queries = c.query_before_retry
+            || c.query_on_recovery
+            || matches!(c.mode, Mode::State | Mode::StateConditional);
+        (kind, role) != ("status-query", "bank") || queries
+    }
+}
+
+impl<W: Carries<Msg>> Actor for Service<W> {
+    type Msg = W;
+    type Obs = Obs;
+    type Timer = ServiceTimer;
+    type State = ServiceState;
+    type Storage = ServiceStorage;
+
+    fn timer_slots(&self) -> u32 {
+        SERVICE_TIMER_SLOTS
+    }
+
+    fn reset_storage(&self, storage: &mut Option<ServiceStorage>) {
+        let s = storage.get_or_insert_with(|| ServiceStorage {
+            keys: DedupStore::new(self.cfg.retention_us),
+            bookings: Vec::new(),
+            questions_asked: 0,
+        });
+        self.reset_storage_in_place(s);
+    }
+
+    fn reset_storage_in_place(&self, s: &mut ServiceStorage) -> bool {
+        s.keys.reset(self.cfg.retention_us);
+        s.bookings.clear();
+        s.questions_asked = 0;
+        true
+    }
+
+    fn reset_state_in_place(&self, st: &mut ServiceState) -> bool {
+        st.calls.clear();
+        st.steps.clear();
+        st.waiters.clear();
+        st.queue.clear();
+        st.recovering.clear();
+        st.queued_before_recovery = 0;
+        true
+    }
+
+    fn reset_state(&self, state: &mut Option<ServiceState>) {
+        match state {
+            Some(st) => {
+                self.reset_state_in_place(st);
+            }
+            None => {
+                *state = Some(ServiceState {
+                    calls: Slots::new(MAX_BANK_CALLS),
+                    steps: Slots::new(MAX_STEPS),
+                    waiters: Vec::new(),
+                    queue: VecDeque::new(),
+                    recovering: VecDeque::new(),
+                    queued_before_recovery: 0,
+                })
+            }
+        }
+    }
+
+    fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        if ctx.restarted() {
+            self.recover(st, s, ctx);
+        }
+    }
+
+    fn on_msg(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match msg.peek() {
+            Some(&Msg::Pay {
+                op,
+                attempt,
+                key,
+                amount_eur,
+                timeout_ms,
+            }) => {
+                let q = self.queued((from, attempt), op, key, amount_eur, timeout_ms, ctx);
+                self.admit(st, s, q, ctx);
+            }
+            Some(&Msg::TransferDone {
+                op, key, result, ..
+            }) => match result {
+                TransferResult::Done => self.on_transfer_done(st, s, op, key, ctx),
+                TransferResult::Refused { paid_eur } => {
+                    self.on_refused(st, s, op, key, paid_eur, ctx)
+                }
+            },
+            Some(&Msg::StatusReply {
+                op,
+                question,
+                paid_eur,
+            }) => self.on_status(st, s, (op, question), paid_eur, ctx),
+            Some(&Msg::StatusQuery { op, question }) => {
+                self.answer_status(s, from, (op, question), ctx)
+            }
+            _ => {}
+        }
+        self.pump(st, ctx);
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        timer: ServiceTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match timer {
+            ServiceTimer::Step { slot } => self.on_step(st, s, slot as usize, ctx),
+            ServiceTimer::BankTimeout { slot } => self.on_bank_timeout(st, s, slot as usize, ctx),
+            ServiceTimer::Recover => self.recover_next(st, s, ctx),
+            ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
+        }
+        self.pump(st, ctx);
+    }
+}
