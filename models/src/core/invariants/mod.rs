@@ -5,7 +5,7 @@
 //! derived from it.
 
 use super::ledger::{Ledger, OpRecord};
-use super::obs::{Obs, ObsKind};
+use super::obs::{observations, Obs, ObsKind};
 use super::op::Op;
 use sim::{TimeUs, Violation};
 
@@ -89,11 +89,14 @@ macro_rules! invariants {
     };
 }
 
-/// Stamps out one `judge` per kind, matched on the observation itself (one
-/// jump, not a kind and then a jump): the match stays exhaustive, so a new
-/// kind of observation cannot be forgotten here.
-macro_rules! by_kind {
-    ($seen:expr; $($kind:ident),+ $(,)?) => {
+/// Stamps out one `judge` per kind from the list of [`observations!`],
+/// matched on the observation itself (one jump, not a kind and then a jump).
+macro_rules! judge_by_kind {
+    (($seen:expr) $(
+        $(#[$doc:meta])*
+        $([$flag:ident])?
+        $kind:ident $({ $($fields:tt)* })?
+    ),+ $(,)?) => {
         match $seen.obs {
             $(Obs::$kind { .. } => judge::<{ ObsKind::$kind as u8 }>($seen),)+
         }
@@ -103,31 +106,7 @@ macro_rules! by_kind {
 /// The first invariant `seen.obs` breaks, judged before the ledger records it.
 #[inline]
 pub(crate) fn observe_all(seen: &Seen<'_>) -> Option<Violation> {
-    by_kind!(
-        seen;
-        Intent,
-        AttemptSent,
-        Received,
-        Effect,
-        StateHeld,
-        Attempt,
-        ToldDone,
-        Ended,
-        Committed,
-        Accepted,
-        DeadLettered,
-        ValueWritten,
-        Superseded,
-        NewVersion,
-        ExecStart,
-        ExecEnd,
-        ExecutorsLost,
-        DedupStore,
-        Work,
-        Shed,
-        RetryDenied,
-        FastFailed,
-    )
+    observations!(judge_by_kind!(seen))
 }
 
 invariants! {

@@ -3,7 +3,7 @@
 
 use super::Ledger;
 use crate::core::hist;
-use crate::core::obs::{Ending, MAX_LAYERS};
+use crate::core::obs::{Ending, Per, MAX_LAYERS};
 use sim::{Counter, Merge, Outcome, TimeUs};
 
 /// The ledger's numbers per run, for `check` and `sweep`.
@@ -60,6 +60,18 @@ pub mod counter {
     pub const RETRIES_DENIED: &str = "retries_denied";
     /// Attempts refused by clients' open breakers.
     pub const FAST_FAILED: &str = "fast_failed";
+}
+
+// Here rather than beside `Per`: the ledger names its counters, and
+// observations know nothing of the ledger.
+impl Per {
+    /// The ledger counter that counts them.
+    pub fn counter(self) -> &'static str {
+        match self {
+            Per::Operation => counter::OPERATIONS,
+            Per::Event => counter::EVENTS,
+        }
+    }
 }
 
 /// The counters in the order `fill` writes them.
