@@ -75,7 +75,7 @@ impl Per {
 }
 
 /// The counters in the order `fill` writes them.
-pub(super) static COUNTERS: [Counter; 25] = {
+pub(crate) static COUNTERS: [Counter; 25] = {
     use counter::*;
     const fn one(name: &'static str) -> Counter {
         Counter {
@@ -148,7 +148,7 @@ pub(super) static COUNTERS: [Counter; 25] = {
 impl Ledger {
     /// Adds this run's numbers to `into`, one slot per value of [`COUNTERS`]
     /// in their order (what `sim::Oracle::count` asks for).
-    pub(super) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
+    pub(crate) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
         // Slots in the order of COUNTERS; the arrays come last.
         const RECEIVED_AT: usize = 14;
         const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
@@ -238,5 +238,38 @@ fn add_layers(into: &mut [u64], at: usize, value: impl Fn(usize) -> u64) {
         .expect("a counter per layer has MAX_LAYERS slots");
     for (i, slot) in slots.iter_mut().enumerate() {
         *slot += value(i);
+    }
+}
+
+impl Ledger {
+    /// One number per operation's cell of the truth table, refined by how
+    /// far the run got with it: what the business wanted, how many attempts
+    /// and requests each layer saw (small counts exact, larger ones by
+    /// order of magnitude), what landed, what the client was finally told.
+    pub(crate) fn features(&self, out: &mut dyn FnMut(u64)) {
+        let small = |n: u32| u64::from(if n < 4 { n } else { 4 + n.ilog2() });
+        for r in self.ops.values() {
+            let ending = r.ending.map_or(0, |e| 1 + e as u64);
+            let flags = [
+                r.intended,
+                r.rejected,
+                r.told_done.is_some(),
+                r.committed,
+                r.accepted,
+                r.dead,
+                r.written,
+                r.superseded,
+                r.told_done.is_some_and(|p| p != r.payload),
+            ];
+            let mut f = flags.iter().fold(0u64, |acc, &b| (acc << 1) | u64::from(b));
+            f = (f << 4) | ending;
+            f = (f << 4) | small(r.effects);
+            f = (f << 4) | small(r.attempts);
+            for n in r.received {
+                f = (f << 4) | small(n);
+            }
+            out(f);
+        }
+        out(u64::from(self.peak_dedup_keys.min(64)) | (1 << 63));
     }
 }

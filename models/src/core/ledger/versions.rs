@@ -24,6 +24,40 @@ impl Version {
 }
 
 impl Ledger {
+    /// The newest version of `entity` so far (0: none).
+    pub fn head(&self, entity: Op) -> u32 {
+        self.heads.get(&entity).copied().unwrap_or(0)
+    }
+
+    /// A write of `op` made `entity` version `version`, holding `value`:
+    /// the writes it replaced without seeing them lost their update to it.
+    #[inline]
+    pub(super) fn new_version(
+        &mut self,
+        op: Op,
+        entity: Op,
+        version: u32,
+        value: u32,
+        change: Change,
+    ) {
+        let lost: Vec<Op> = self
+            .unseen_writes(op, entity, value, change)
+            .map(|w| w.1)
+            .collect();
+        for w in lost {
+            self.overwritten.entry(w).or_insert(op);
+        }
+        let v = Version {
+            writer: op,
+            value,
+            change,
+        };
+        self.versions.insert((entity, version), v);
+        if version > self.head(entity) {
+            self.heads.insert(entity, version);
+        }
+    }
+
     /// The writes that a write of `op` on `entity`, holding `value` and
     /// made by `change`, replaces without having seen them, and whose
     /// updates the state it replaced still carried ([`Ledger::carried`]):
