@@ -445,6 +445,36 @@ impl Obs {
 impl fmt::Display for Obs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
+            Obs::Intent { .. }
+            | Obs::AttemptSent { .. }
+            | Obs::Received { .. }
+            | Obs::Effect { .. }
+            | Obs::StateHeld { .. }
+            | Obs::Attempt { .. }
+            | Obs::ToldDone { .. }
+            | Obs::Ended { .. } => self.fmt_operation(f),
+            Obs::Committed { .. }
+            | Obs::Accepted { .. }
+            | Obs::DeadLettered { .. }
+            | Obs::ValueWritten { .. }
+            | Obs::Superseded { .. }
+            | Obs::NewVersion { .. } => self.fmt_event(f),
+            Obs::ExecStart { .. }
+            | Obs::ExecEnd { .. }
+            | Obs::ExecutorsLost
+            | Obs::DedupStore { .. }
+            | Obs::Work { .. }
+            | Obs::Shed { .. }
+            | Obs::RetryDenied { .. }
+            | Obs::FastFailed { .. } => self.fmt_service(f),
+        }
+    }
+}
+
+impl Obs {
+    /// What happened to a client's operation, in the words of traces.
+    fn fmt_operation(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
             Obs::Intent { op, payload, .. } => {
                 write!(f, "intent: {op}, {}", op.payload(payload))
             }
@@ -473,6 +503,13 @@ impl fmt::Display for Obs {
                 write!(f, "told: {op} is done ({})", op.payload(payload))
             }
             Obs::Ended { op, ending } => write!(f, "{op} ended: {}", ending.as_str()),
+            _ => unreachable!("Display::fmt sorts the kinds"),
+        }
+    }
+
+    /// What happened to an event owed by a commit, or to a resource's versions.
+    fn fmt_event(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
             Obs::Committed {
                 op,
                 entity,
@@ -504,6 +541,13 @@ impl fmt::Display for Obs {
                 version,
                 ..
             } => write!(f, "{entity} is now v{version}, written by {op}"),
+            _ => unreachable!("Display::fmt sorts the kinds"),
+        }
+    }
+
+    /// What a service, its dedup store, its workers or a client's budget and breaker did.
+    fn fmt_service(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
             Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
             Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
             Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
@@ -527,6 +571,7 @@ impl fmt::Display for Obs {
             Obs::FastFailed { op } => {
                 write!(f, "circuit breaker open: {op} fails fast, not sent")
             }
+            _ => unreachable!("Display::fmt sorts the kinds"),
         }
     }
 }

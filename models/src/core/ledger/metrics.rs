@@ -145,20 +145,21 @@ pub(crate) static COUNTERS: [Counter; 25] = {
     ]
 };
 
+// Slots in the order of COUNTERS; the arrays come last.
+const RECEIVED_AT: usize = 14;
+const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
+const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
+const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
+const WORK_AT: usize = COMPLETED_AT + 2;
+const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
+const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
+const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
+const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
+
 impl Ledger {
     /// Adds this run's numbers to `into`, one slot per value of [`COUNTERS`]
     /// in their order (what `sim::Oracle::count` asks for).
     pub(crate) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
-        // Slots in the order of COUNTERS; the arrays come last.
-        const RECEIVED_AT: usize = 14;
-        const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
-        const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
-        const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
-        const WORK_AT: usize = COMPLETED_AT + 2;
-        const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
-        const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
-        const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
-        const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
         debug_assert_eq!(into.len(), DENIED_AT + 2);
         // Loss can only be told once the run got to the end of its healing
         // phase: a run stopped early may have had the effect in flight.
@@ -214,6 +215,13 @@ impl Ledger {
             into[COMPLETED_AT] += 1;
             into[COMPLETED_AT + 1] += last_end_us.saturating_sub(first_intent_us);
         }
+        self.fill_load(into);
+    }
+
+    /// Adds each layer's load and what clients held back to `into`: the
+    /// slots of [`fill`](Ledger::fill) that come from the run's totals, not
+    /// from its operations.
+    fn fill_load(&self, into: &mut [u64]) {
         add_layers(into, PEAK_AT, |i| u64::from(self.rates[i].peak));
         add_layers(into, WORK_AT, |i| u64::from(self.load[i].work));
         add_layers(into, WASTED_AT, |i| u64::from(self.load[i].wasted));
