@@ -175,7 +175,7 @@ impl Ledger {
     /// its record look nothing up. The list repeats part of [`Obs::op`] on
     /// purpose: going through it and filtering out the kinds that read no
     /// record cost 0.9 % more instructions in `payment-stable-key`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&self, obs: &Obs) -> Found {
         match *obs {
             Obs::Received { op, key, .. } => Found {
@@ -216,7 +216,7 @@ impl Ledger {
     /// Records `obs`, which the invariants have already judged; `found` is
     /// what [`Ledger::lookup`] found about it. Each kind goes to the part
     /// of the ledger it changes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs, found: Found) {
         let at = found.rec;
         match *obs {

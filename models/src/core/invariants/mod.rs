@@ -5,7 +5,7 @@
 //! derived from it.
 
 use super::ledger::{Ledger, OpRecord};
-use super::obs::{observations, Obs, ObsKind};
+use super::obs::{Obs, ObsKind};
 use super::op::Op;
 use sim::{TimeUs, Violation};
 
@@ -56,12 +56,12 @@ macro_rules! invariants {
         pub static ALL: &[&Invariant] = &[$(&$module::INVARIANT),+];
 
         /// The first invariant that judges observations of the kind numbered
-        /// `KIND` and that `seen` breaks, in the order of [`ALL`]: the others
-        /// are not asked. Debug builds ask them too, and insist they find
+        /// `KIND` and that `seen` breaks, in the order of [`ALL`], judged
+        /// before the ledger records it: the others are not asked. Debug builds ask them too, and insist they find
         /// nothing, so an invariant that misses a kind in its `JUDGES` fails
         /// the tests instead of going quiet.
         #[inline(always)]
-        fn judge<const KIND: u8>(seen: &Seen<'_>) -> Option<Violation> {
+        pub(crate) fn judge<const KIND: u8>(seen: &Seen<'_>) -> Option<Violation> {
             $(
                 if const { judges($module::JUDGES, KIND) } {
                     if let Some(v) = $module::observe(seen) {
@@ -87,26 +87,6 @@ macro_rules! invariants {
             None
         }
     };
-}
-
-/// Stamps out one `judge` per kind from the list of [`observations!`],
-/// matched on the observation itself (one jump, not a kind and then a jump).
-macro_rules! judge_by_kind {
-    (($seen:expr) $(
-        $(#[$doc:meta])*
-        $([$flag:ident])?
-        $kind:ident $({ $($fields:tt)* })?
-    ),+ $(,)?) => {
-        match $seen.obs {
-            $(Obs::$kind { .. } => judge::<{ ObsKind::$kind as u8 }>($seen),)+
-        }
-    };
-}
-
-/// The first invariant `seen.obs` breaks, judged before the ledger records it.
-#[inline]
-pub(crate) fn observe_all(seen: &Seen<'_>) -> Option<Violation> {
-    observations!(judge_by_kind!(seen))
 }
 
 invariants! {
