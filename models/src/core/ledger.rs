@@ -50,19 +50,19 @@ pub struct Ledger {
     /// The first operation each key was used for.
     pub keys: Table<Key, Op>,
     /// Executions running now: the key and the actor (service process) running it.
-    pub executors: Vec<(Key, ActorId)>,
+    pub(crate) executors: Vec<(Key, ActorId)>,
     /// The most keys any dedup store reported holding.
     pub peak_dedup_keys: u32,
     /// Resource versions: (resource, version) → the write that made it.
     pub versions: Table<(Op, u32), Version>,
     /// The newest version of each resource.
-    pub heads: Table<Op, u32>,
+    pub(crate) heads: Table<Op, u32>,
     /// Operations judged by the state they ask for that found it holding at
     /// a version of a resource, as ((resource, version), operation): a PUT
     /// that found its body in place, a DELETE that found the resource gone.
     /// A write computed from a read older than that version replaces their
     /// state as surely as it replaces the version's writer's.
-    pub holders: Vec<((Op, u32), Op)>,
+    pub(crate) holders: Vec<((Op, u32), Op)>,
     /// Operations whose write was replaced by a write computed from an older
     /// read (one that never saw it), with the operation that replaced it.
     pub overwritten: Table<Op, Op>,
@@ -74,7 +74,7 @@ pub struct Ledger {
     fast_failed: u32,
     /// When the fault phase ends and healing starts: a layer's promise to
     /// recover is measured from here. Not reset between runs.
-    pub healing_us: TimeUs,
+    pub(crate) healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
     /// Where operations looked up lately sit in `ops`, one slot per low bits
@@ -134,13 +134,6 @@ impl Ledger {
     /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
         self.find(op).map(|i| &self.ops[i])
-    }
-
-    /// The client of `op` no longer waits for an answer to attempt
-    /// `attempt`: it recorded that attempt's outcome (a timeout too), sent a
-    /// later one, or ended the operation. Work on it is work for nobody.
-    pub fn stopped_waiting(&self, op: Op, attempt: u32) -> bool {
-        self.get(op).is_some_and(|r| r.stopped_waiting(attempt))
     }
 
     /// Effects of `op` so far.

@@ -2,8 +2,14 @@
 //! whole vocabulary, shared by every model: where an operation starts, what
 //! landed in the outside world, and what each client was finally told.
 
+mod display;
+mod outcome;
+#[cfg(test)]
+mod tests;
+
+pub use outcome::{AttemptOutcome, Change, Ending};
+
 use super::op::{Key, Op};
-use std::fmt;
 
 /// Where an effect lands in the outside world.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,105 +56,11 @@ impl Per {
 }
 
 /// Most layers a world counts requests at.
-pub const MAX_LAYERS: usize = 8;
-
-/// What a client concluded from one attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttemptOutcome {
-    /// Done: the effect happened.
-    Ok,
-    /// Definitely not executed (shed with 503 before it started): retryable.
-    Fail,
-    /// A timeout, a 409 "in progress", a 504: the effect may or may not have
-    /// happened.
-    Unknown,
-    /// A final error (422): retrying it cannot succeed.
-    Rejected,
-}
-
-impl AttemptOutcome {
-    /// The words traces use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptOutcome::Ok => "ok",
-            AttemptOutcome::Fail => "failed, not executed",
-            AttemptOutcome::Unknown => "unknown",
-            AttemptOutcome::Rejected => "rejected (final)",
-        }
-    }
-}
-
-/// What a client finally knows about its operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// Told it is done: the effect is owed, once, with the payload asked.
-    Done,
-    /// Knows it failed (every attempt was refused before it executed), and
-    /// says so in a dead letter: no effect may have happened.
-    Failed,
-    /// Gave up without knowing, and recorded it visibly for a person to
-    /// reconcile (a dead letter with an unknown outcome, a refused retry).
-    Unknown,
-    /// Gave up without a trace: the mistake the articles warn about.
-    Abandoned,
-}
-
-impl Ending {
-    /// The words traces use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ending::Done => "done",
-            Ending::Failed => "dead letter: failed, nothing was executed",
-            Ending::Unknown => "dead letter: outcome unknown, for a person to reconcile",
-            Ending::Abandoned => "given up silently",
-        }
-    }
-}
-
-/// How a write arrived at the value of the version it made
-/// ([`Obs::NewVersion`]). A serial order of the writes explains a resource's
-/// state only if each edit sees the value it read and each blind write sets
-/// its own: `no-lost-update` needs to know which kind each write is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
-    /// Sets the value whatever the resource held: a blind replacing PUT, a
-    /// creation.
-    Set,
-    /// Sets a value the client computed from its read of version `read`,
-    /// which held `from`: a read-modify-write.
-    Edit {
-        /// The version read.
-        read: u32,
-        /// The value read.
-        from: u32,
-    },
-    /// Adds to whatever the resource held, computed where it lands: a
-    /// PATCH, an adding PUT. It depends on no client's read, but on the
-    /// value it replaced.
-    Add,
-    /// Removes the resource: the version holds no value.
-    Delete,
-}
-
-impl Change {
-    /// The version the write was computed from (0: none, for a write that
-    /// depends on no client's read).
-    pub fn read(self) -> u32 {
-        match self {
-            Change::Edit { read, .. } => read,
-            Change::Set | Change::Add | Change::Delete => 0,
-        }
-    }
-
-    /// The write leaves the same state whatever the resource held before it.
-    pub fn sets_state(self) -> bool {
-        matches!(self, Change::Set | Change::Delete)
-    }
-}
+pub(crate) const MAX_LAYERS: usize = 8;
 
 /// The one list of observation kinds: each is declared here once, with its
 /// fields and their docs, and everything that goes by kind is derived from
-/// it: [`Obs`], [`ObsKind`], [`Obs::kind`], [`Obs::is_bookkeeping`] (the
+/// it: [`Obs`], [`ObsKind`], [`Obs::is_bookkeeping`] (the
 /// kinds marked `[bookkeeping]`), and the invariants' dispatch by kind. It
 /// hands the list to `$callback!`, after `($args)`, so a module that needs
 /// one more thing per kind derives it where it is used.
@@ -378,23 +290,11 @@ macro_rules! declare {
         /// ledger calls only those.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         #[repr(u8)]
-        pub enum ObsKind {
+        pub(crate) enum ObsKind {
             $(#[doc = concat!("[`Obs::", stringify!($kind), "`].")] $kind),+
         }
 
-        impl ObsKind {
-            /// Every kind, numbered in the order of the list.
-            pub const ALL: &'static [ObsKind] = &[$(ObsKind::$kind),+];
-        }
-
         impl Obs {
-            /// Which kind of observation this is.
-            pub const fn kind(&self) -> ObsKind {
-                match self {
-                    $(Obs::$kind { .. } => ObsKind::$kind),+
-                }
-            }
-
             /// Bookkeeping that one design reports and another does not (an
             /// execution's start, the dedup store's size): `diff` hides it, so
             /// two runs do not look parted before their behaviour differs.
@@ -438,140 +338,6 @@ impl Obs {
                 Key::Time { .. } | Key::None => None,
             },
             Obs::ExecutorsLost | Obs::DedupStore { .. } => None,
-        }
-    }
-}
-
-impl fmt::Display for Obs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Obs::Intent { .. }
-            | Obs::AttemptSent { .. }
-            | Obs::Received { .. }
-            | Obs::Effect { .. }
-            | Obs::StateHeld { .. }
-            | Obs::Attempt { .. }
-            | Obs::ToldDone { .. }
-            | Obs::Ended { .. } => self.fmt_operation(f),
-            Obs::Committed { .. }
-            | Obs::Accepted { .. }
-            | Obs::DeadLettered { .. }
-            | Obs::ValueWritten { .. }
-            | Obs::Superseded { .. }
-            | Obs::NewVersion { .. } => self.fmt_event(f),
-            Obs::ExecStart { .. }
-            | Obs::ExecEnd { .. }
-            | Obs::ExecutorsLost
-            | Obs::DedupStore { .. }
-            | Obs::Work { .. }
-            | Obs::Shed { .. }
-            | Obs::RetryDenied { .. }
-            | Obs::FastFailed { .. } => self.fmt_service(f),
-        }
-    }
-}
-
-impl Obs {
-    /// What happened to a client's operation, in the words of traces.
-    fn fmt_operation(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Obs::Intent { op, payload, .. } => {
-                write!(f, "intent: {op}, {}", op.payload(payload))
-            }
-            Obs::AttemptSent { op, attempt } => write!(f, "attempt {attempt} for {op} sent"),
-            Obs::Received { layer, op, key } => {
-                write!(f, "{} receives a request for {op} [{key}]", layer.name)
-            }
-            Obs::Effect { site, op, payload } => {
-                write!(
-                    f,
-                    "EFFECT {} of {} for {op}",
-                    site.name,
-                    op.payload(payload)
-                )
-            }
-            Obs::StateHeld { op, attempt, .. } => write!(
-                f,
-                "STATE HELD: what {op} asks already holds, seen answering attempt {attempt}"
-            ),
-            Obs::Attempt {
-                op,
-                attempt,
-                outcome,
-            } => write!(f, "attempt {attempt} for {op}: {}", outcome.as_str()),
-            Obs::ToldDone { op, payload } => {
-                write!(f, "told: {op} is done ({})", op.payload(payload))
-            }
-            Obs::Ended { op, ending } => write!(f, "{op} ended: {}", ending.as_str()),
-            _ => unreachable!("Display::fmt sorts the kinds"),
-        }
-    }
-
-    /// What happened to an event owed by a commit, or to a resource's versions.
-    fn fmt_event(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Obs::Committed {
-                op,
-                entity,
-                value,
-                version,
-            } => write!(f, "committed: {entity} = {value} (v{version}), {op} owed"),
-            Obs::Accepted { op } => write!(f, "queued: {op}"),
-            Obs::DeadLettered { op } => write!(f, "DEAD LETTER: {op}"),
-            Obs::ValueWritten {
-                entity,
-                value,
-                version,
-                ..
-            } => write!(f, "WRITE at consumer: {entity} = {value} (v{version})"),
-            Obs::Superseded { op } => write!(f, "{op} superseded by a newer version"),
-            Obs::NewVersion {
-                op,
-                entity,
-                version,
-                change: Change::Edit { read, .. },
-                ..
-            } => write!(
-                f,
-                "{entity} is now v{version}, written by {op} from a read of v{read}"
-            ),
-            Obs::NewVersion {
-                op,
-                entity,
-                version,
-                ..
-            } => write!(f, "{entity} is now v{version}, written by {op}"),
-            _ => unreachable!("Display::fmt sorts the kinds"),
-        }
-    }
-
-    /// What a service, its dedup store, its workers or a client's budget and breaker did.
-    fn fmt_service(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
-            Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
-            Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
-            Obs::DedupStore { keys, bound } => {
-                let s = if keys == 1 { "" } else { "s" };
-                write!(f, "dedup store holds {keys} key{s} (bound {bound})")
-            }
-            Obs::Work {
-                layer, op, attempt, ..
-            } => write!(f, "{} works on attempt {attempt} for {op}", layer.name),
-            Obs::Shed { layer, op, .. } => {
-                write!(
-                    f,
-                    "{} is full: sheds the request for {op} (503)",
-                    layer.name
-                )
-            }
-            Obs::RetryDenied { op } => {
-                write!(f, "retry budget spent: no retry of {op}")
-            }
-            Obs::FastFailed { op } => {
-                write!(f, "circuit breaker open: {op} fails fast, not sent")
-            }
-            _ => unreachable!("Display::fmt sorts the kinds"),
         }
     }
 }

@@ -78,7 +78,7 @@ macro_rules! invariants {
         }
 
         /// The first invariant the end of the run breaks.
-        pub fn finish_all(ledger: &Ledger, now_us: TimeUs) -> Option<Violation> {
+        pub(crate) fn finish_all(ledger: &Ledger, now_us: TimeUs) -> Option<Violation> {
             $(
                 if let Some(v) = $module::finish(ledger, now_us) {
                     return Some(v);

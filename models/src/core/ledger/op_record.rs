@@ -12,13 +12,13 @@ pub struct OpRecord {
     pub op: Op,
     // --- what the business wanted, at its client
     /// A client reported an intent for it.
-    pub intended: bool,
+    pub(crate) intended: bool,
     /// The payload the client asked for.
     pub payload: u32,
     /// The window the operation must end within (0: none).
     pub window_ms: u64,
     /// When the intent was reported.
-    pub started_us: TimeUs,
+    pub(crate) started_us: TimeUs,
     /// Attempts the client sent.
     pub attempts: u32,
     /// The last attempt whose outcome the client recorded: it waits for no
@@ -31,19 +31,19 @@ pub struct OpRecord {
     /// How it ended at its client, once it did.
     pub ending: Option<Ending>,
     /// When it ended.
-    pub ended_us: TimeUs,
+    pub(crate) ended_us: TimeUs,
     /// Attempts sent when it ended last: a later one (a reconciliation
     /// job's re-drive) was sent after the ending, for its effect.
-    pub ended_attempts: u32,
+    pub(crate) ended_attempts: u32,
     // --- what landed in the outside world
     /// Effects that landed.
     pub effects: u32,
     /// Their payloads added up.
-    pub effect_total: u64,
+    pub(crate) effect_total: u64,
     /// Where they landed.
     pub site: Option<&'static Site>,
     /// When the first effect landed, and with which payload.
-    pub first_effect: Option<(TimeUs, u32)>,
+    pub(crate) first_effect: Option<(TimeUs, u32)>,
     /// The latest attempt whose answer was produced while the outside world
     /// already held the state the operation asks for (a DELETE that found
     /// its resource gone); 0: none. Not an effect.
@@ -52,7 +52,7 @@ pub struct OpRecord {
     /// A producer committed the state change that owes this event.
     pub committed: bool,
     /// When.
-    pub committed_us: TimeUs,
+    pub(crate) committed_us: TimeUs,
     /// The entity the change is about.
     pub entity: Option<Op>,
     /// The entity's version after the change.
@@ -69,7 +69,7 @@ pub struct OpRecord {
     /// For an entity: the newest committed (version, value).
     pub newest: Option<(u32, u32)>,
     /// Whether that newest event went to a dead-letter queue.
-    pub newest_dead: bool,
+    pub(crate) newest_dead: bool,
     /// For an entity: the (version, value) the consumers' database holds.
     pub current: Option<(u32, u32)>,
     /// For an operation a client asked for: the events about it that took
@@ -77,9 +77,9 @@ pub struct OpRecord {
     /// The payment happened once, so its booking must too.
     pub announced: u32,
     /// The first of those events.
-    pub first_announcement: Option<Op>,
+    pub(crate) first_announcement: Option<Op>,
     // --- requests each layer received for this operation
-    /// Requests each layer received for it, by [`Layer::index`](super::obs::Layer::index).
+    /// Requests each layer received for it, by [`Layer::index`](crate::core::obs::Layer::index).
     pub received: [u32; MAX_LAYERS],
 }
 
@@ -144,7 +144,7 @@ impl OpRecord {
     /// produced while the state the operation asks for already held. The
     /// state is judged when the answer was made, not at the end of the run:
     /// a resource re-created since does not make a true "gone" false.
-    pub fn held_when_answered(&self) -> bool {
+    pub(crate) fn held_when_answered(&self) -> bool {
         self.held != 0 && self.held == self.closed
     }
 
@@ -155,7 +155,7 @@ impl OpRecord {
     /// An attempt sent after the operation ended (a reconciliation job's
     /// re-drive) is waited for by nobody's answer, but its effect is the
     /// job's point: it is work for nobody only once stale like any other.
-    pub fn stopped_waiting(&self, attempt: u32) -> bool {
+    pub(crate) fn stopped_waiting(&self, attempt: u32) -> bool {
         (self.ending.is_some() && attempt <= self.ended_attempts)
             || attempt < self.attempts
             || (attempt > 0 && attempt <= self.closed)

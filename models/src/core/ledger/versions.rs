@@ -67,7 +67,7 @@ impl Ledger {
     /// PUT over it) is not this write's loss. None when a serial order of
     /// the writes explains the state it leaves ([`Ledger::serial`]): then
     /// nothing it replaced is lost.
-    pub fn unseen_writes(
+    pub(crate) fn unseen_writes(
         &self,
         op: Op,
         entity: Op,
@@ -126,7 +126,7 @@ impl Ledger {
     /// Whether `by`'s write landed after its client was told done, over a
     /// write of `op`, whose request began after that: the update
     /// `Ledger::outrun_by_late_set` finds lost.
-    pub fn late_over(&self, by: Op, op: Op) -> bool {
+    pub(crate) fn late_over(&self, by: Op, op: Op) -> bool {
         let (Some(b), Some(o)) = (self.get(by), self.get(op)) else {
             return false;
         };
