@@ -3,7 +3,7 @@
 //! It keeps one record per business operation: what the business wanted, what
 //! landed in the outside world (effects, observed where they land, never
 //! where a service believes it caused them), and what the client was finally
-//! told. The invariants in [`super::invariants`] judge each observation
+//! told. The invariants (`core/invariants/`) judge each observation
 //! against the records as they stood before it, and the records once more at
 //! the end of the healing phase (`core/oracle.rs` puts the two together).
 //! This file holds the tables and how an observation finds its record; what

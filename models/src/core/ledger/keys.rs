@@ -42,3 +42,30 @@ impl Ledger {
         self.peak_dedup_keys = self.peak_dedup_keys.max(keys);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contention::WRITE;
+
+    #[test]
+    fn a_key_keeps_its_first_operation_and_its_executions_end_per_actor() {
+        let mut l = Ledger::default();
+        let (first, second) = (Op::new(&WRITE, 1), Op::new(&WRITE, 2));
+        let key = Key::Op { op: first, n: 1 };
+        l.key_used(key, first, false);
+        l.key_used(key, second, true);
+        assert_eq!(l.keys.get(&key), Some(&first));
+        let (a, b): (ActorId, ActorId) = (1, 2);
+        l.exec_start(key, a);
+        l.exec_start(key, b);
+        l.exec_end(key, a);
+        assert_eq!(l.executors, [(key, b)]);
+        l.exec_start(key, b);
+        l.executors_lost(b);
+        assert!(
+            l.executors.is_empty(),
+            "a restart ends every execution it ran"
+        );
+    }
+}

@@ -63,3 +63,35 @@ impl Ledger {
         l.last_overload_us = Some(now_us);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contention::RESOURCE_LAYER;
+    use sim::US_PER_S;
+
+    #[test]
+    fn a_layers_peak_is_its_busiest_second() {
+        let mut l = Ledger::default();
+        let at = usize::from(RESOURCE_LAYER.index);
+        for now_us in [0, 1, 2, US_PER_S, 3 * US_PER_S, 3 * US_PER_S + 5] {
+            l.arrived(&RESOURCE_LAYER, now_us);
+        }
+        assert_eq!(l.rates[at].peak, 3, "three in second 0, one, then two");
+    }
+
+    #[test]
+    fn overload_is_a_shed_or_work_for_nobody() {
+        let mut l = Ledger::default();
+        let at = usize::from(RESOURCE_LAYER.index);
+        l.work(None, 10, &RESOURCE_LAYER, 1);
+        assert_eq!((l.load[at].work, l.load[at].wasted), (1, 0));
+        assert_eq!(
+            l.load[at].last_overload_us, None,
+            "work for a waiting client"
+        );
+        l.shed(20, &RESOURCE_LAYER);
+        assert_eq!(l.load[at].shed, 1);
+        assert_eq!(l.load[at].last_overload_us, Some(20));
+    }
+}
