@@ -9,7 +9,7 @@ fn one_of_each() -> Vec<Obs> {
     let op = Op::new(&WRITE, 1);
     let key = Key::Op { op, n: 1 };
     let layer = &RESOURCE_LAYER;
-    vec![
+    let mut all = vec![
         Obs::Intent {
             op,
             payload: 5,
@@ -38,6 +38,34 @@ fn one_of_each() -> Vec<Obs> {
             op,
             ending: Ending::Done,
         },
+    ];
+    all.extend(event_kinds(op));
+    all.extend([
+        Obs::ExecStart { key },
+        Obs::ExecEnd { key },
+        Obs::ExecutorsLost,
+        Obs::DedupStore { keys: 1, bound: 0 },
+        Obs::Work {
+            layer,
+            op,
+            attempt: 1,
+            recover_ms: 0,
+        },
+        Obs::Shed {
+            layer,
+            op,
+            recover_ms: 0,
+        },
+        Obs::RetryDenied { op },
+        Obs::FastFailed { op },
+    ]);
+    all
+}
+
+/// One observation of each kind about an event owed by a commit, or a
+/// resource's versions.
+fn event_kinds(op: Op) -> [Obs; 6] {
+    [
         Obs::Committed {
             op,
             entity: op,
@@ -60,23 +88,6 @@ fn one_of_each() -> Vec<Obs> {
             value: 5,
             change: Change::Set,
         },
-        Obs::ExecStart { key },
-        Obs::ExecEnd { key },
-        Obs::ExecutorsLost,
-        Obs::DedupStore { keys: 1, bound: 0 },
-        Obs::Work {
-            layer,
-            op,
-            attempt: 1,
-            recover_ms: 0,
-        },
-        Obs::Shed {
-            layer,
-            op,
-            recover_ms: 0,
-        },
-        Obs::RetryDenied { op },
-        Obs::FastFailed { op },
     ]
 }
 
