@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod model;
 pub mod obs;
 pub mod op;
+mod oracle;
 pub mod preset;
 pub mod retry;
 pub mod retry_table;

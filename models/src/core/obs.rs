@@ -2,8 +2,14 @@
 //! whole vocabulary, shared by every model: where an operation starts, what
 //! landed in the outside world, and what each client was finally told.
 
+mod display;
+mod outcome;
+#[cfg(test)]
+mod tests;
+
+pub use outcome::{AttemptOutcome, Change, Ending};
+
 use super::op::{Key, Op};
-use std::fmt;
 
 /// Where an effect lands in the outside world.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,360 +55,263 @@ impl Per {
             Per::Event => "event",
         }
     }
-
-    /// The ledger counter that counts them.
-    pub fn counter(self) -> &'static str {
-        match self {
-            Per::Operation => super::ledger::counter::OPERATIONS,
-            Per::Event => super::ledger::counter::EVENTS,
-        }
-    }
 }
 
 /// Most layers a world counts requests at.
-pub const MAX_LAYERS: usize = 8;
+pub(crate) const MAX_LAYERS: usize = 8;
 
-/// What a client concluded from one attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttemptOutcome {
-    /// Done: the effect happened.
-    Ok,
-    /// Definitely not executed (shed with 503 before it started): retryable.
-    Fail,
-    /// A timeout, a 409 "in progress", a 504: the effect may or may not have
-    /// happened.
-    Unknown,
-    /// A final error (422): retrying it cannot succeed.
-    Rejected,
-}
-
-impl AttemptOutcome {
-    /// The words traces use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptOutcome::Ok => "ok",
-            AttemptOutcome::Fail => "failed, not executed",
-            AttemptOutcome::Unknown => "unknown",
-            AttemptOutcome::Rejected => "rejected (final)",
+/// The one list of observation kinds: each is declared here once, with its
+/// fields and their docs, and everything that goes by kind is derived from
+/// it: [`Obs`], [`ObsKind`], [`Obs::is_bookkeeping`] (the
+/// kinds marked `[bookkeeping]`), and the invariants' dispatch by kind. It
+/// hands the list to `$callback!`, after `($args)`, so a module that needs
+/// one more thing per kind derives it where it is used.
+macro_rules! observations {
+    ($callback:ident!($($args:tt)*)) => {
+        $callback! { ($($args)*)
+            /// A client starts a business operation: `payload` once, ending within
+            /// `window_ms` (0: no window).
+            Intent {
+                /// The operation.
+                op: Op,
+                /// What it asks for (an amount), once.
+                payload: u32,
+                /// It must end within this (0: no window).
+                window_ms: u64,
+            },
+            /// A client sends attempt `attempt` of `op`.
+            [bookkeeping]
+            AttemptSent {
+                /// The operation.
+                op: Op,
+                /// The attempt's number, from 1.
+                attempt: u32,
+            },
+            /// A layer received a request for `op`, carrying `key`.
+            [bookkeeping]
+            Received {
+                /// The layer that received it.
+                layer: &'static Layer,
+                /// The operation.
+                op: Op,
+                /// The idempotency key it carries.
+                key: Key,
+            },
+            /// An effect in the outside world, with its payload.
+            Effect {
+                /// Where it landed.
+                site: &'static Site,
+                /// The operation it is for.
+                op: Op,
+                /// What it did (an amount).
+                payload: u32,
+            },
+            /// The outside world was observed already holding the state `op` asks
+            /// for, by the actor producing the answer to attempt `attempt` (a DELETE
+            /// that found its resource absent and answers 404, a replacing PUT that
+            /// found its body already the representation). Not an effect: it counts
+            /// toward no effect and no duplicate. It is what makes a "done" that
+            /// answers this attempt true for an operation judged by the state it
+            /// asks for, and a "failed" false. The state held at `version` of
+            /// `entity`: a write computed from an older read replaces it as it
+            /// replaces that version (`no-lost-update`).
+            StateHeld {
+                /// The operation whose target state holds.
+                op: Op,
+                /// The attempt whose answer was produced while it held.
+                attempt: u32,
+                /// The resource whose state it is.
+                entity: Op,
+                /// The version of `entity` that held it (0: none, as for a
+                /// resource that never existed).
+                version: u32,
+            },
+            /// A client finished one attempt and concluded this.
+            Attempt {
+                /// The operation.
+                op: Op,
+                /// The attempt's number.
+                attempt: u32,
+                /// What the client concluded.
+                outcome: AttemptOutcome,
+            },
+            /// A client was told `op` is done, in answer to an attempt that asked for
+            /// `payload`. The service's echo of what it did is not part of this: the
+            /// ledger compares the asked payload with the effect that landed.
+            ToldDone {
+                /// The operation.
+                op: Op,
+                /// The payload the answered attempt asked for.
+                payload: u32,
+            },
+            /// The operation ended at its client.
+            Ended {
+                /// The operation.
+                op: Op,
+                /// How it ended.
+                ending: Ending,
+            },
+            /// A producer committed a state change of `entity`, so the event `op`
+            /// is owed: it must take effect once, or reach a dead-letter queue.
+            Committed {
+                /// The event owed.
+                op: Op,
+                /// The entity the change is about.
+                entity: Op,
+                /// The entity's new value.
+                value: u32,
+                /// The entity's version after the change.
+                version: u32,
+            },
+            /// A broker stored the event `op` in its queue.
+            Accepted {
+                /// The event.
+                op: Op,
+            },
+            /// A broker moved the event `op` to its dead-letter queue: visible, not lost.
+            DeadLettered {
+                /// The event.
+                op: Op,
+            },
+            /// A set-value write of the event `op` landed: `entity` holds `value`.
+            ValueWritten {
+                /// The event whose write landed.
+                op: Op,
+                /// The entity written.
+                entity: Op,
+                /// The value it holds now.
+                value: u32,
+                /// Its version.
+                version: u32,
+            },
+            /// A versioned write of the event `op` was refused: `entity` already holds
+            /// a newer version, which supersedes it.
+            Superseded {
+                /// The event refused.
+                op: Op,
+            },
+            /// A write of `op` made `entity` version `version` (its ETag), holding
+            /// `value`; `change` says how the write arrived at it. Whether a write
+            /// computed from an older read lost another's update depends on the
+            /// values as well as the versions (`no-lost-update`).
+            NewVersion {
+                /// The request whose write it is.
+                op: Op,
+                /// The resource written.
+                entity: Op,
+                /// The version the write made.
+                version: u32,
+                /// The value the resource holds at that version (none after a
+                /// deletion: see `change`).
+                value: u32,
+                /// How the write arrived at `value`.
+                change: Change,
+            },
+            /// A service instance starts executing the request bound to `key` (it
+            /// passed the dedup check, claimed the key or took it over).
+            [bookkeeping]
+            ExecStart {
+                /// The key the request is bound to.
+                key: Key,
+            },
+            /// That execution finished or gave up.
+            [bookkeeping]
+            ExecEnd {
+                /// The key the request is bound to.
+                key: Key,
+            },
+            /// The reporting actor restarted: every execution it ran died with it.
+            [bookkeeping]
+            ExecutorsLost,
+            /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
+            [bookkeeping]
+            DedupStore {
+                /// Live records now.
+                keys: u32,
+                /// Its capacity (0: none).
+                bound: u32,
+            },
+            /// A worker of `layer` (a service with a capacity) takes attempt
+            /// `attempt` of `op`. `recover_ms` is how long after the faults stop the
+            /// layer promises to be back to normal (0: no promise).
+            [bookkeeping]
+            Work {
+                /// The layer.
+                layer: &'static Layer,
+                /// The operation.
+                op: Op,
+                /// The attempt taken.
+                attempt: u32,
+                /// The layer's promise to recover, in ms after the faults stop.
+                recover_ms: u32,
+            },
+            /// `layer` refused a request for `op` because it was full (a 503 before
+            /// any work); `recover_ms` as for [`Obs::Work`].
+            [bookkeeping]
+            Shed {
+                /// The layer.
+                layer: &'static Layer,
+                /// The operation.
+                op: Op,
+                /// The layer's promise to recover, in ms after the faults stop.
+                recover_ms: u32,
+            },
+            /// A client's retry budget held too few tokens: no retry of `op`, which
+            /// the client gives up.
+            RetryDenied {
+                /// The operation given up.
+                op: Op,
+            },
+            /// A client's open circuit breaker refused an attempt of `op`: not sent,
+            /// and the client gives the operation up.
+            FastFailed {
+                /// The operation given up.
+                op: Op,
+            },
         }
-    }
+    };
 }
+pub(crate) use observations;
 
-/// What a client finally knows about its operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
-    /// Told it is done: the effect is owed, once, with the payload asked.
-    Done,
-    /// Knows it failed (every attempt was refused before it executed), and
-    /// says so in a dead letter: no effect may have happened.
-    Failed,
-    /// Gave up without knowing, and recorded it visibly for a person to
-    /// reconcile (a dead letter with an unknown outcome, a refused retry).
-    Unknown,
-    /// Gave up without a trace: the mistake the articles warn about.
-    Abandoned,
-}
-
-impl Ending {
-    /// The words traces use.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ending::Done => "done",
-            Ending::Failed => "dead letter: failed, nothing was executed",
-            Ending::Unknown => "dead letter: outcome unknown, for a person to reconcile",
-            Ending::Abandoned => "given up silently",
+/// Declares [`Obs`] and what comes with it from the list of
+/// [`observations!`].
+macro_rules! declare {
+    (() $(
+        $(#[$doc:meta])*
+        $([$flag:ident])?
+        $kind:ident $({ $($(#[$field_doc:meta])* $field:ident: $ty:ty),+ $(,)? })?
+    ),+ $(,)?) => {
+        /// Observations actors push; the ledger judges them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Obs {
+            $($(#[$doc])* $kind $({ $($(#[$field_doc])* $field: $ty),+ })?),+
         }
-    }
-}
 
-/// How a write arrived at the value of the version it made
-/// ([`Obs::NewVersion`]). A serial order of the writes explains a resource's
-/// state only if each edit sees the value it read and each blind write sets
-/// its own: `no-lost-update` needs to know which kind each write is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Change {
-    /// Sets the value whatever the resource held: a blind replacing PUT, a
-    /// creation.
-    Set,
-    /// Sets a value the client computed from its read of version `read`,
-    /// which held `from`: a read-modify-write.
-    Edit {
-        /// The version read.
-        read: u32,
-        /// The value read.
-        from: u32,
-    },
-    /// Adds to whatever the resource held, computed where it lands: a
-    /// PATCH, an adding PUT. It depends on no client's read, but on the
-    /// value it replaced.
-    Add,
-    /// Removes the resource: the version holds no value.
-    Delete,
-}
-
-impl Change {
-    /// The version the write was computed from (0: none, for a write that
-    /// depends on no client's read).
-    pub fn read(self) -> u32 {
-        match self {
-            Change::Edit { read, .. } => read,
-            Change::Set | Change::Add | Change::Delete => 0,
+        /// Which variant of [`Obs`] an observation is, without its fields:
+        /// the invariants say by it which observations they judge, so the
+        /// ledger calls only those.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub(crate) enum ObsKind {
+            $(#[doc = concat!("[`Obs::", stringify!($kind), "`].")] $kind),+
         }
-    }
 
-    /// The write leaves the same state whatever the resource held before it.
-    pub fn sets_state(self) -> bool {
-        matches!(self, Change::Set | Change::Delete)
-    }
+        impl Obs {
+            /// Bookkeeping that one design reports and another does not (an
+            /// execution's start, the dedup store's size): `diff` hides it, so
+            /// two runs do not look parted before their behaviour differs.
+            pub const fn is_bookkeeping(&self) -> bool {
+                match self {
+                    $(Obs::$kind { .. } => declare!(@bookkeeping $($flag)?)),+
+                }
+            }
+        }
+    };
+    (@bookkeeping bookkeeping) => { true };
+    (@bookkeeping) => { false };
 }
 
-/// Observations actors push; the ledger judges them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Obs {
-    /// A client starts a business operation: `payload` once, ending within
-    /// `window_ms` (0: no window).
-    Intent {
-        /// The operation.
-        op: Op,
-        /// What it asks for (an amount), once.
-        payload: u32,
-        /// It must end within this (0: no window).
-        window_ms: u64,
-    },
-    /// A client sends attempt `attempt` of `op`.
-    AttemptSent {
-        /// The operation.
-        op: Op,
-        /// The attempt's number, from 1.
-        attempt: u32,
-    },
-    /// A layer received a request for `op`, carrying `key`.
-    Received {
-        /// The layer that received it.
-        layer: &'static Layer,
-        /// The operation.
-        op: Op,
-        /// The idempotency key it carries.
-        key: Key,
-    },
-    /// An effect in the outside world, with its payload.
-    Effect {
-        /// Where it landed.
-        site: &'static Site,
-        /// The operation it is for.
-        op: Op,
-        /// What it did (an amount).
-        payload: u32,
-    },
-    /// The outside world was observed already holding the state `op` asks
-    /// for, by the actor producing the answer to attempt `attempt` (a DELETE
-    /// that found its resource absent and answers 404, a replacing PUT that
-    /// found its body already the representation). Not an effect: it counts
-    /// toward no effect and no duplicate. It is what makes a "done" that
-    /// answers this attempt true for an operation judged by the state it
-    /// asks for, and a "failed" false. The state held at `version` of
-    /// `entity`: a write computed from an older read replaces it as it
-    /// replaces that version (`no-lost-update`).
-    StateHeld {
-        /// The operation whose target state holds.
-        op: Op,
-        /// The attempt whose answer was produced while it held.
-        attempt: u32,
-        /// The resource whose state it is.
-        entity: Op,
-        /// The version of `entity` that held it (0: none, as for a
-        /// resource that never existed).
-        version: u32,
-    },
-    /// A client finished one attempt and concluded this.
-    Attempt {
-        /// The operation.
-        op: Op,
-        /// The attempt's number.
-        attempt: u32,
-        /// What the client concluded.
-        outcome: AttemptOutcome,
-    },
-    /// A client was told `op` is done, in answer to an attempt that asked for
-    /// `payload`. The service's echo of what it did is not part of this: the
-    /// ledger compares the asked payload with the effect that landed.
-    ToldDone {
-        /// The operation.
-        op: Op,
-        /// The payload the answered attempt asked for.
-        payload: u32,
-    },
-    /// The operation ended at its client.
-    Ended {
-        /// The operation.
-        op: Op,
-        /// How it ended.
-        ending: Ending,
-    },
-    /// A producer committed a state change of `entity`, so the event `op`
-    /// is owed: it must take effect once, or reach a dead-letter queue.
-    Committed {
-        /// The event owed.
-        op: Op,
-        /// The entity the change is about.
-        entity: Op,
-        /// The entity's new value.
-        value: u32,
-        /// The entity's version after the change.
-        version: u32,
-    },
-    /// A broker stored the event `op` in its queue.
-    Accepted {
-        /// The event.
-        op: Op,
-    },
-    /// A broker moved the event `op` to its dead-letter queue: visible, not lost.
-    DeadLettered {
-        /// The event.
-        op: Op,
-    },
-    /// A set-value write of the event `op` landed: `entity` holds `value`.
-    ValueWritten {
-        /// The event whose write landed.
-        op: Op,
-        /// The entity written.
-        entity: Op,
-        /// The value it holds now.
-        value: u32,
-        /// Its version.
-        version: u32,
-    },
-    /// A versioned write of the event `op` was refused: `entity` already holds
-    /// a newer version, which supersedes it.
-    Superseded {
-        /// The event refused.
-        op: Op,
-    },
-    /// A write of `op` made `entity` version `version` (its ETag), holding
-    /// `value`; `change` says how the write arrived at it. Whether a write
-    /// computed from an older read lost another's update depends on the
-    /// values as well as the versions (`no-lost-update`).
-    NewVersion {
-        /// The request whose write it is.
-        op: Op,
-        /// The resource written.
-        entity: Op,
-        /// The version the write made.
-        version: u32,
-        /// The value the resource holds at that version (none after a
-        /// deletion: see `change`).
-        value: u32,
-        /// How the write arrived at `value`.
-        change: Change,
-    },
-    /// A service instance starts executing the request bound to `key` (it
-    /// passed the dedup check, claimed the key or took it over).
-    ExecStart {
-        /// The key the request is bound to.
-        key: Key,
-    },
-    /// That execution finished or gave up.
-    ExecEnd {
-        /// The key the request is bound to.
-        key: Key,
-    },
-    /// The reporting actor restarted: every execution it ran died with it.
-    ExecutorsLost,
-    /// The dedup store holds `keys` live records; `bound` is its capacity (0: none).
-    DedupStore {
-        /// Live records now.
-        keys: u32,
-        /// Its capacity (0: none).
-        bound: u32,
-    },
-    /// A worker of `layer` (a service with a capacity) takes attempt
-    /// `attempt` of `op`. `recover_ms` is how long after the faults stop the
-    /// layer promises to be back to normal (0: no promise).
-    Work {
-        /// The layer.
-        layer: &'static Layer,
-        /// The operation.
-        op: Op,
-        /// The attempt taken.
-        attempt: u32,
-        /// The layer's promise to recover, in ms after the faults stop.
-        recover_ms: u32,
-    },
-    /// `layer` refused a request for `op` because it was full (a 503 before
-    /// any work); `recover_ms` as for [`Obs::Work`].
-    Shed {
-        /// The layer.
-        layer: &'static Layer,
-        /// The operation.
-        op: Op,
-        /// The layer's promise to recover, in ms after the faults stop.
-        recover_ms: u32,
-    },
-    /// A client's retry budget held too few tokens: no retry of `op`, which
-    /// the client gives up.
-    RetryDenied {
-        /// The operation given up.
-        op: Op,
-    },
-    /// A client's open circuit breaker refused an attempt of `op`: not sent,
-    /// and the client gives the operation up.
-    FastFailed {
-        /// The operation given up.
-        op: Op,
-    },
-}
-
-/// Which variant of [`Obs`] an observation is, without its fields: the
-/// invariants say by it which observations they judge, so the ledger calls
-/// only those.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum ObsKind {
-    /// [`Obs::Intent`].
-    Intent,
-    /// [`Obs::AttemptSent`].
-    AttemptSent,
-    /// [`Obs::Received`].
-    Received,
-    /// [`Obs::Effect`].
-    Effect,
-    /// [`Obs::StateHeld`].
-    StateHeld,
-    /// [`Obs::Attempt`].
-    Attempt,
-    /// [`Obs::ToldDone`].
-    ToldDone,
-    /// [`Obs::Ended`].
-    Ended,
-    /// [`Obs::Committed`].
-    Committed,
-    /// [`Obs::Accepted`].
-    Accepted,
-    /// [`Obs::DeadLettered`].
-    DeadLettered,
-    /// [`Obs::ValueWritten`].
-    ValueWritten,
-    /// [`Obs::Superseded`].
-    Superseded,
-    /// [`Obs::NewVersion`].
-    NewVersion,
-    /// [`Obs::ExecStart`].
-    ExecStart,
-    /// [`Obs::ExecEnd`].
-    ExecEnd,
-    /// [`Obs::ExecutorsLost`].
-    ExecutorsLost,
-    /// [`Obs::DedupStore`].
-    DedupStore,
-    /// [`Obs::Work`].
-    Work,
-    /// [`Obs::Shed`].
-    Shed,
-    /// [`Obs::RetryDenied`].
-    RetryDenied,
-    /// [`Obs::FastFailed`].
-    FastFailed,
-}
+observations!(declare!());
 
 impl Obs {
     /// The operation this observation is about, if it names one.
@@ -431,112 +340,6 @@ impl Obs {
                 Key::Time { .. } | Key::None => None,
             },
             Obs::ExecutorsLost | Obs::DedupStore { .. } => None,
-        }
-    }
-
-    /// Bookkeeping that one design reports and another does not (an
-    /// execution's start, the dedup store's size): `diff` hides it, so two
-    /// runs do not look parted before their behaviour differs.
-    pub fn is_bookkeeping(&self) -> bool {
-        matches!(
-            self,
-            Obs::ExecStart { .. }
-                | Obs::ExecEnd { .. }
-                | Obs::ExecutorsLost
-                | Obs::DedupStore { .. }
-                | Obs::Received { .. }
-                | Obs::AttemptSent { .. }
-                | Obs::Work { .. }
-                | Obs::Shed { .. }
-        )
-    }
-}
-
-impl fmt::Display for Obs {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Obs::Intent { op, payload, .. } => {
-                write!(f, "intent: {op}, {}", op.payload(payload))
-            }
-            Obs::AttemptSent { op, attempt } => write!(f, "attempt {attempt} for {op} sent"),
-            Obs::Received { layer, op, key } => {
-                write!(f, "{} receives a request for {op} [{key}]", layer.name)
-            }
-            Obs::Effect { site, op, payload } => {
-                write!(
-                    f,
-                    "EFFECT {} of {} for {op}",
-                    site.name,
-                    op.payload(payload)
-                )
-            }
-            Obs::StateHeld { op, attempt, .. } => write!(
-                f,
-                "STATE HELD: what {op} asks already holds, seen answering attempt {attempt}"
-            ),
-            Obs::Attempt {
-                op,
-                attempt,
-                outcome,
-            } => write!(f, "attempt {attempt} for {op}: {}", outcome.as_str()),
-            Obs::ToldDone { op, payload } => {
-                write!(f, "told: {op} is done ({})", op.payload(payload))
-            }
-            Obs::Ended { op, ending } => write!(f, "{op} ended: {}", ending.as_str()),
-            Obs::Committed {
-                op,
-                entity,
-                value,
-                version,
-            } => write!(f, "committed: {entity} = {value} (v{version}), {op} owed"),
-            Obs::Accepted { op } => write!(f, "queued: {op}"),
-            Obs::DeadLettered { op } => write!(f, "DEAD LETTER: {op}"),
-            Obs::ValueWritten {
-                entity,
-                value,
-                version,
-                ..
-            } => write!(f, "WRITE at consumer: {entity} = {value} (v{version})"),
-            Obs::Superseded { op } => write!(f, "{op} superseded by a newer version"),
-            Obs::NewVersion {
-                op,
-                entity,
-                version,
-                change: Change::Edit { read, .. },
-                ..
-            } => write!(
-                f,
-                "{entity} is now v{version}, written by {op} from a read of v{read}"
-            ),
-            Obs::NewVersion {
-                op,
-                entity,
-                version,
-                ..
-            } => write!(f, "{entity} is now v{version}, written by {op}"),
-            Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
-            Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
-            Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
-            Obs::DedupStore { keys, bound } => {
-                let s = if keys == 1 { "" } else { "s" };
-                write!(f, "dedup store holds {keys} key{s} (bound {bound})")
-            }
-            Obs::Work {
-                layer, op, attempt, ..
-            } => write!(f, "{} works on attempt {attempt} for {op}", layer.name),
-            Obs::Shed { layer, op, .. } => {
-                write!(
-                    f,
-                    "{} is full: sheds the request for {op} (503)",
-                    layer.name
-                )
-            }
-            Obs::RetryDenied { op } => {
-                write!(f, "retry budget spent: no retry of {op}")
-            }
-            Obs::FastFailed { op } => {
-                write!(f, "circuit breaker open: {op} fails fast, not sent")
-            }
         }
     }
 }

@@ -56,12 +56,12 @@ macro_rules! invariants {
         pub static ALL: &[&Invariant] = &[$(&$module::INVARIANT),+];
 
         /// The first invariant that judges observations of the kind numbered
-        /// `KIND` and that `seen` breaks, in the order of [`ALL`]: the others
-        /// are not asked. Debug builds ask them too, and insist they find
+        /// `KIND` and that `seen` breaks, in the order of [`ALL`], judged
+        /// before the ledger records it: the others are not asked. Debug builds ask them too, and insist they find
         /// nothing, so an invariant that misses a kind in its `JUDGES` fails
         /// the tests instead of going quiet.
         #[inline(always)]
-        fn judge<const KIND: u8>(seen: &Seen<'_>) -> Option<Violation> {
+        pub(crate) fn judge<const KIND: u8>(seen: &Seen<'_>) -> Option<Violation> {
             $(
                 if const { judges($module::JUDGES, KIND) } {
                     if let Some(v) = $module::observe(seen) {
@@ -78,7 +78,7 @@ macro_rules! invariants {
         }
 
         /// The first invariant the end of the run breaks.
-        pub fn finish_all(ledger: &Ledger, now_us: TimeUs) -> Option<Violation> {
+        pub(crate) fn finish_all(ledger: &Ledger, now_us: TimeUs) -> Option<Violation> {
             $(
                 if let Some(v) = $module::finish(ledger, now_us) {
                     return Some(v);
@@ -87,47 +87,6 @@ macro_rules! invariants {
             None
         }
     };
-}
-
-/// Stamps out one `judge` per kind, matched on the observation itself (one
-/// jump, not a kind and then a jump): the match stays exhaustive, so a new
-/// kind of observation cannot be forgotten here.
-macro_rules! by_kind {
-    ($seen:expr; $($kind:ident),+ $(,)?) => {
-        match $seen.obs {
-            $(Obs::$kind { .. } => judge::<{ ObsKind::$kind as u8 }>($seen),)+
-        }
-    };
-}
-
-/// The first invariant `seen.obs` breaks, judged before the ledger records it.
-#[inline]
-pub(crate) fn observe_all(seen: &Seen<'_>) -> Option<Violation> {
-    by_kind!(
-        seen;
-        Intent,
-        AttemptSent,
-        Received,
-        Effect,
-        StateHeld,
-        Attempt,
-        ToldDone,
-        Ended,
-        Committed,
-        Accepted,
-        DeadLettered,
-        ValueWritten,
-        Superseded,
-        NewVersion,
-        ExecStart,
-        ExecEnd,
-        ExecutorsLost,
-        DedupStore,
-        Work,
-        Shed,
-        RetryDenied,
-        FastFailed,
-    )
 }
 
 invariants! {

@@ -3,7 +3,7 @@
 
 use super::Ledger;
 use crate::core::hist;
-use crate::core::obs::{Ending, MAX_LAYERS};
+use crate::core::obs::{Ending, Per, MAX_LAYERS};
 use sim::{Counter, Merge, Outcome, TimeUs};
 
 /// The ledger's numbers per run, for `check` and `sweep`.
@@ -62,8 +62,20 @@ pub mod counter {
     pub const FAST_FAILED: &str = "fast_failed";
 }
 
+// Here rather than beside `Per`: the ledger names its counters, and
+// observations know nothing of the ledger.
+impl Per {
+    /// The ledger counter that counts them.
+    pub fn counter(self) -> &'static str {
+        match self {
+            Per::Operation => counter::OPERATIONS,
+            Per::Event => counter::EVENTS,
+        }
+    }
+}
+
 /// The counters in the order `fill` writes them.
-pub(super) static COUNTERS: [Counter; 25] = {
+pub(crate) static COUNTERS: [Counter; 25] = {
     use counter::*;
     const fn one(name: &'static str) -> Counter {
         Counter {
@@ -133,20 +145,21 @@ pub(super) static COUNTERS: [Counter; 25] = {
     ]
 };
 
+// Slots in the order of COUNTERS; the arrays come last.
+const RECEIVED_AT: usize = 14;
+const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
+const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
+const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
+const WORK_AT: usize = COMPLETED_AT + 2;
+const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
+const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
+const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
+const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
+
 impl Ledger {
     /// Adds this run's numbers to `into`, one slot per value of [`COUNTERS`]
     /// in their order (what `sim::Oracle::count` asks for).
-    pub(super) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
-        // Slots in the order of COUNTERS; the arrays come last.
-        const RECEIVED_AT: usize = 14;
-        const PEAK_AT: usize = RECEIVED_AT + MAX_LAYERS;
-        const HIST_AT: usize = PEAK_AT + MAX_LAYERS;
-        const COMPLETED_AT: usize = HIST_AT + hist::BUCKETS;
-        const WORK_AT: usize = COMPLETED_AT + 2;
-        const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
-        const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
-        const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
-        const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
+    pub(crate) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
         debug_assert_eq!(into.len(), DENIED_AT + 2);
         // Loss can only be told once the run got to the end of its healing
         // phase: a run stopped early may have had the effect in flight.
@@ -202,6 +215,13 @@ impl Ledger {
             into[COMPLETED_AT] += 1;
             into[COMPLETED_AT + 1] += last_end_us.saturating_sub(first_intent_us);
         }
+        self.fill_load(into);
+    }
+
+    /// Adds each layer's load and what clients held back to `into`: the
+    /// slots of [`fill`](Ledger::fill) that come from the run's totals, not
+    /// from its operations.
+    fn fill_load(&self, into: &mut [u64]) {
         add_layers(into, PEAK_AT, |i| u64::from(self.rates[i].peak));
         add_layers(into, WORK_AT, |i| u64::from(self.load[i].work));
         add_layers(into, WASTED_AT, |i| u64::from(self.load[i].wasted));
@@ -226,5 +246,38 @@ fn add_layers(into: &mut [u64], at: usize, value: impl Fn(usize) -> u64) {
         .expect("a counter per layer has MAX_LAYERS slots");
     for (i, slot) in slots.iter_mut().enumerate() {
         *slot += value(i);
+    }
+}
+
+impl Ledger {
+    /// One number per operation's cell of the truth table, refined by how
+    /// far the run got with it: what the business wanted, how many attempts
+    /// and requests each layer saw (small counts exact, larger ones by
+    /// order of magnitude), what landed, what the client was finally told.
+    pub(crate) fn features(&self, out: &mut dyn FnMut(u64)) {
+        let small = |n: u32| u64::from(if n < 4 { n } else { 4 + n.ilog2() });
+        for r in self.ops.values() {
+            let ending = r.ending.map_or(0, |e| 1 + e as u64);
+            let flags = [
+                r.intended,
+                r.rejected,
+                r.told_done.is_some(),
+                r.committed,
+                r.accepted,
+                r.dead,
+                r.written,
+                r.superseded,
+                r.told_done.is_some_and(|p| p != r.payload),
+            ];
+            let mut f = flags.iter().fold(0u64, |acc, &b| (acc << 1) | u64::from(b));
+            f = (f << 4) | ending;
+            f = (f << 4) | small(r.effects);
+            f = (f << 4) | small(r.attempts);
+            for n in r.received {
+                f = (f << 4) | small(n);
+            }
+            out(f);
+        }
+        out(u64::from(self.peak_dedup_keys.min(64)) | (1 << 63));
     }
 }

@@ -24,6 +24,40 @@ impl Version {
 }
 
 impl Ledger {
+    /// The newest version of `entity` so far (0: none).
+    pub fn head(&self, entity: Op) -> u32 {
+        self.heads.get(&entity).copied().unwrap_or(0)
+    }
+
+    /// A write of `op` made `entity` version `version`, holding `value`:
+    /// the writes it replaced without seeing them lost their update to it.
+    #[inline]
+    pub(super) fn new_version(
+        &mut self,
+        op: Op,
+        entity: Op,
+        version: u32,
+        value: u32,
+        change: Change,
+    ) {
+        let lost: Vec<Op> = self
+            .unseen_writes(op, entity, value, change)
+            .map(|w| w.1)
+            .collect();
+        for w in lost {
+            self.overwritten.entry(w).or_insert(op);
+        }
+        let v = Version {
+            writer: op,
+            value,
+            change,
+        };
+        self.versions.insert((entity, version), v);
+        if version > self.head(entity) {
+            self.heads.insert(entity, version);
+        }
+    }
+
     /// The writes that a write of `op` on `entity`, holding `value` and
     /// made by `change`, replaces without having seen them, and whose
     /// updates the state it replaced still carried ([`Ledger::carried`]):
@@ -33,7 +67,7 @@ impl Ledger {
     /// PUT over it) is not this write's loss. None when a serial order of
     /// the writes explains the state it leaves ([`Ledger::serial`]): then
     /// nothing it replaced is lost.
-    pub fn unseen_writes(
+    pub(crate) fn unseen_writes(
         &self,
         op: Op,
         entity: Op,
@@ -92,7 +126,7 @@ impl Ledger {
     /// Whether `by`'s write landed after its client was told done, over a
     /// write of `op`, whose request began after that: the update
     /// `Ledger::outrun_by_late_set` finds lost.
-    pub fn late_over(&self, by: Op, op: Op) -> bool {
+    pub(crate) fn late_over(&self, by: Op, op: Op) -> bool {
         let (Some(b), Some(o)) = (self.get(by), self.get(op)) else {
             return false;
         };
