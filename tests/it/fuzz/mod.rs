@@ -107,6 +107,45 @@ fn env_u64(name: &str) -> Option<u64> {
     )
 }
 
+/// Ends the process when the mutant in `current` makes no progress (`done`
+/// stays the same) for 120 s, naming the mutant. It stops when dropped,
+/// however the test ends: the test binary runs other tests after this one,
+/// which must not be aborted for the fuzz test's silence.
+struct Watchdog {
+    stop: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    fn start(current: Arc<AtomicU64>, done: Arc<AtomicU64>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut last = (u64::MAX, 0);
+            let mut still_s = 0;
+            while !stopped.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_secs(1));
+                let now = (current.load(Ordering::SeqCst), done.load(Ordering::SeqCst));
+                still_s = if now == last { still_s + 1 } else { 0 };
+                last = now;
+                if still_s >= 120 && !stopped.load(Ordering::SeqCst) {
+                    eprintln!(
+                        "mutant {} hangs (no progress for 120 s); replay: IDEMSIM_FUZZ_ONLY={} cargo test --test it fuzz::",
+                        now.0, now.0
+                    );
+                    std::process::abort();
+                }
+            }
+        });
+        Watchdog { stop }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
 #[test]
 fn mutated_scenarios_never_crash_hang_or_go_unlocated() {
     let base = env_u64("IDEMSIM_FUZZ_SEED").unwrap_or(0x1de5_0001);
@@ -126,26 +165,7 @@ fn mutated_scenarios_never_crash_hang_or_go_unlocated() {
     // ends: a test cannot otherwise stop a stuck call.
     let current = Arc::new(AtomicU64::new(u64::MAX));
     let done = Arc::new(AtomicU64::new(0));
-    {
-        let (current, done) = (current.clone(), done.clone());
-        std::thread::spawn(move || {
-            let mut last = (u64::MAX, 0);
-            let mut still_s = 0;
-            loop {
-                std::thread::sleep(Duration::from_secs(1));
-                let now = (current.load(Ordering::SeqCst), done.load(Ordering::SeqCst));
-                still_s = if now == last { still_s + 1 } else { 0 };
-                last = now;
-                if still_s >= 120 {
-                    eprintln!(
-                        "mutant {} hangs (no progress for 120 s); replay: IDEMSIM_FUZZ_ONLY={} cargo test --test fuzz",
-                        now.0, now.0
-                    );
-                    std::process::abort();
-                }
-            }
-        });
-    }
+    let _watch = Watchdog::start(current.clone(), done.clone());
 
     let mut failures = Vec::new();
     let (mut rejected, mut other) = (0, 0);
@@ -160,7 +180,7 @@ fn mutated_scenarios_never_crash_hang_or_go_unlocated() {
         let m = mutate(text, &mut rng);
         if let Err(why) = judge(&m) {
             failures.push(format!(
-                "mutant {seed} of {name} ({}; --set {:?}): {why}\n  replay: IDEMSIM_FUZZ_ONLY={seed} cargo test --test fuzz",
+                "mutant {seed} of {name} ({}; --set {:?}): {why}\n  replay: IDEMSIM_FUZZ_ONLY={seed} cargo test --test it fuzz::",
                 m.what, m.sets
             ));
         } else if m.must_reject {
