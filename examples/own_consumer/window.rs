@@ -1,21 +1,10 @@
-//! proptest with idemsim: proptest varies a design parameter, idemsim
-//! explores the schedules of each design and shrinks a failing one.
-//!
-//! ```sh
-//! cargo run --release --example proptest_window
-//! ```
-//!
-//! The consumer of the `own_consumer` example keeps the ids it handled in its
-//! database, in the effect's transaction, but only the last `keep` of them.
-//! With as many ids as events it holds; with fewer, a redelivery after the
-//! visibility timeout finds its id evicted and writes again. proptest shrinks
-//! `keep` to the smallest failing value, idemsim the schedule to the smallest
-//! failing run, and the failure message is that run's trace with a repro line.
+//! The property of the `proptest_window` example (`proptest_window.rs`
+//! runs it): proptest varies the dedup table's size, idemsim explores and
+//! shrinks the schedules of each design. Its tests run in the `own_consumer`
+//! example's test binary, which declares this module under `cfg(test)`: one
+//! test binary for both examples, which share `consumer.rs`.
 
-#[path = "own_consumer/consumer.rs"]
-mod consumer;
-
-use consumer::{system, Dedup};
+use crate::consumer::{system, Dedup};
 use idemsim::testing::{Check, Failure};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
@@ -52,7 +41,9 @@ fn search_table_sizes() -> Result<(), TestError<usize>> {
     })
 }
 
-fn main() {
+/// What the example prints: the smallest failing table size and the
+/// shrunk run proptest reports with it.
+pub fn print_search() {
     match search_table_sizes() {
         Err(TestError::Fail(why, keep)) => {
             println!("minimal failing input: keep = {keep}\n{why}")
@@ -121,6 +112,6 @@ mod tests {
 
     #[test]
     fn the_example_runs() {
-        main();
+        print_search();
     }
 }
