@@ -38,3 +38,4 @@ mod settings_without_effect;
 mod shrink;
 mod stale_reads;
 mod sweep;
+mod tidy;
