@@ -48,7 +48,7 @@ fn generated_blocks_in_the_docs_match_what_idemsim_prints() {
     assert!(total > 0, "the docs embed at least one generated block");
     assert!(
         stale.is_empty(),
-        "stale generated blocks in {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test docs` and review the diff"
+        "stale generated blocks in {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test it docs::` and review the diff"
     );
 }
 
@@ -185,7 +185,7 @@ fn committed_reports_match_what_idemsim_writes() {
     }
     assert!(
         stale.is_empty(),
-        "stale or missing reports {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test docs` and review the diff"
+        "stale or missing reports {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test it docs::` and review the diff"
     );
     for entry in std::fs::read_dir(root.join("docs/reports")).unwrap() {
         let path = entry.unwrap().path();
