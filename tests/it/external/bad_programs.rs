@@ -40,7 +40,11 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
         ("hoard", "more than 16777216 bytes in its storage"),
     ] {
         let set = mode(m);
-        let (_, err) = run(&["check", MISBEHAVE, "--set", &set], 2);
+        let timeout: &[&str] = match m {
+            "no-done" => &["--set", SHORT_TIMEOUT],
+            _ => &[],
+        };
+        let (_, err) = run(&[&["check", MISBEHAVE, "--set", &set], timeout].concat(), 2);
         assert!(err.contains(what), "{m}: {err}");
         // A second done is found when it is read: with its handler, or at
         // the next run's start if it came late.
@@ -63,7 +67,12 @@ fn protocol_errors_exit_2_with_the_seed_the_lines_and_a_fix() {
             continue; // in a new process, the seed may end before the stray line is read
         }
         // Replaying the seed gives the trace and the same exit code.
-        let (trace, err) = run(&["replay", MISBEHAVE, "--set", &set, "--seed", "0"], 2);
+        let replay = [
+            &["replay", MISBEHAVE, "--set", &set, "--seed", "0"],
+            timeout,
+        ]
+        .concat();
+        let (trace, err) = run(&replay, 2);
         assert!(
             trace.contains("an external program broke the protocol"),
             "{m}: {trace}"
@@ -78,7 +87,10 @@ fn the_time_out_ends_a_program_hung_in_a_child_that_holds_its_stdout() {
     // killed: the time-out must not wait for it.
     let set = r#"consumer.program=["sh","hangs-in-child.sh"]"#;
     let began = models::external::process::now();
-    let (_, err) = run(&["check", MISBEHAVE, "--set", set], 2);
+    let (_, err) = run(
+        &["check", MISBEHAVE, "--set", set, "--set", SHORT_TIMEOUT],
+        2,
+    );
     let took = began.elapsed();
     assert!(
         err.contains("no {\"type\":\"done\"} within 1000 ms of wall time"),

@@ -20,6 +20,9 @@ const IN_TX: &str = "examples/python/external-consumer-dedup-in-tx.toml";
 const IN_MEMORY: &str = "examples/python/external-consumer-dedup-in-memory.toml";
 
 const MISBEHAVE: &str = "tests/fixtures/external/misbehave.toml";
+/// The `--set` of the tests of the handler time-out: MISBEHAVE's own is
+/// long enough for a slow start.
+const SHORT_TIMEOUT: &str = "consumer.handler_timeout_ms=1000";
 
 /// `--set` choosing how the fixture program misbehaves.
 fn mode(m: &str) -> String {
