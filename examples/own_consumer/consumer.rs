@@ -2,7 +2,7 @@
 //! built-in producer (transactional outbox), broker (at-least-once, 30 s
 //! visibility timeout) and lossy, duplicating network; idemsim's effect
 //! ledger judges every event. Shared by the `own_consumer` and
-//! `proptest_window` examples.
+//! `proptest_window` examples (both in this folder).
 //!
 //! The consumer owns its database: the write it makes for an event is the
 //! business effect, observed where it lands (here, in the consumer's own

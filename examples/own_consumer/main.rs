@@ -9,9 +9,14 @@
 //! twice after a crash, and idemsim prints the shrunk run; the one that keeps
 //! them in its database, in the effect's transaction, holds on every seed.
 //! `cargo test --example own_consumer` (and `cargo test --workspace`) runs
-//! the tests at the bottom.
+//! the tests at the bottom, and those of the `proptest_window` example
+//! (`window.rs`), which shares this consumer.
 
 mod consumer;
+// The proptest_window example's property and tests: compiled into this
+// example's test binary so the two examples link one test binary, not two.
+#[cfg(test)]
+mod window;
 
 use consumer::{system, Dedup};
 use idemsim::testing::Check;

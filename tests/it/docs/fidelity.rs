@@ -1,0 +1,166 @@
+//! docs/fidelity.md, the table of the real mechanisms idemsim names: every
+//! row is pinned by scenarios that exist (and so run in `idemsim verify`,
+//! which runs the whole catalog), and every real system a setting, a preset,
+//! a situation or an invariant names has a row.
+
+use crate::support::docs::backticked;
+use crate::support::root;
+
+/// One row of the table: its mechanism cell and its conformance cell.
+struct Row {
+    mechanism: String,
+    modelled_by: String,
+    conformance: String,
+}
+
+fn rows() -> Vec<Row> {
+    let text = std::fs::read_to_string(root().join("docs/fidelity.md")).unwrap();
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        assert_eq!(cells.len(), 5, "a fidelity row has five cells: {line}");
+        if cells[0] == "mechanism" || cells[0].starts_with("---") {
+            continue;
+        }
+        // The mechanism cell starts with its anchor: `<a id="..."></a>Kafka: ...`.
+        let mechanism = cells[0].rsplit("</a>").next().unwrap_or(cells[0]);
+        rows.push(Row {
+            mechanism: mechanism.to_string(),
+            modelled_by: cells[2].to_string(),
+            conformance: cells[4].to_string(),
+        });
+    }
+    rows
+}
+
+#[test]
+fn every_fidelity_row_names_conformance_scenarios_that_exist_or_says_why_not() {
+    let rows = rows();
+    assert!(rows.len() >= 30, "only {} rows", rows.len());
+    let mut pinned = 0;
+    for r in &rows {
+        // A row no scenario can pin says so, and why: `none (not modelled)`.
+        if r.conformance.starts_with("none") {
+            continue;
+        }
+        let names = backticked(&r.conformance);
+        assert!(
+            !names.is_empty(),
+            "`{}`: a row names its scenarios, or says `none (why)`",
+            r.mechanism
+        );
+        for name in names {
+            let file = root().join("scenarios").join(format!("{name}.toml"));
+            assert!(
+                file.exists(),
+                "`{}` names `{name}`, which is no scenario",
+                r.mechanism
+            );
+            // `verify` runs every catalog scenario; one without `[expect]` it cannot judge.
+            let s = models::Scenario::load(
+                &file.to_string_lossy(),
+                &std::fs::read_to_string(&file).unwrap(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(
+                s.expect.is_some(),
+                "{name} has no [expect]: verify cannot judge it"
+            );
+            pinned += 1;
+        }
+    }
+    assert!(pinned >= 60, "only {pinned} scenario references");
+}
+
+/// A real system's name as the code and docs write it, and the words the
+/// mechanism cell of its rows starts with.
+const SYSTEMS: &[(&str, &str)] = &[
+    ("Kafka", "Kafka:"),
+    ("SQS", "SQS:"),
+    ("RabbitMQ", "RabbitMQ:"),
+    ("NATS", "NATS JetStream:"),
+    ("JetStream", "NATS JetStream:"),
+    ("Pub/Sub", "Google Cloud Pub/Sub:"),
+    ("Service Bus", "Azure Service Bus:"),
+    ("Stripe", "Stripe:"),
+    ("RFC 9110", "RFC 9110:"),
+    ("AWS SDK", "AWS SDKs:"),
+    ("Postgres", "PostgreSQL:"),
+    ("Spring", "Spring for Apache Kafka:"),
+    ("Powertools", "Powertools for AWS Lambda:"),
+    ("gRPC", "gRPC:"),
+];
+
+/// The systems `texts` name that no row of `rows` starts with.
+fn missing(texts: &[(String, String)], rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (whence, text) in texts {
+        for (needle, prefix) in SYSTEMS {
+            if text.contains(needle) && !rows.iter().any(|r| r.mechanism.starts_with(prefix)) {
+                out.push(format!(
+                    "{whence} names {needle}, and no row starts with \"{prefix}\""
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What the settings, presets, situations and invariants say.
+fn named_texts() -> Vec<(String, String)> {
+    let mut texts = Vec::new();
+    for s in models::registry::situations() {
+        texts.push((format!("situation {}", s.name), s.doc.to_string()));
+    }
+    for i in models::core::invariants::ALL {
+        texts.push((format!("invariant {}", i.name), i.doc.to_string()));
+    }
+    for m in models::registry::MODELS {
+        for p in m.presets() {
+            let all: Vec<&str> = p.settings.iter().map(|s| s.source).collect();
+            texts.push((p.written(), format!("{} {}", p.system, all.join(" "))));
+        }
+    }
+    // The settings' reference: every key's row in the scenario format.
+    let format = std::fs::read_to_string(root().join("docs/scenario-format.md")).unwrap();
+    for (i, line) in format
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("| `"))
+    {
+        texts.push((
+            format!("docs/scenario-format.md:{}", i + 1),
+            line.to_string(),
+        ));
+    }
+    texts
+}
+
+#[test]
+fn every_real_system_a_setting_preset_or_situation_names_has_a_fidelity_row() {
+    let rows = rows();
+    let gaps = missing(&named_texts(), &rows);
+    assert!(gaps.is_empty(), "{}", gaps.join("\n"));
+    // The check can fail: a setting naming a system the table lacks is caught.
+    let text = vec![("a new key".to_string(), "like SQS's redrive".to_string())];
+    let without: Vec<Row> = rows
+        .into_iter()
+        .filter(|r| !r.mechanism.starts_with("SQS:"))
+        .collect();
+    assert_eq!(missing(&text, &without).len(), 1);
+}
+
+#[test]
+fn every_preset_has_a_fidelity_row_that_names_it() {
+    let rows = rows();
+    for m in models::registry::MODELS {
+        for p in m.presets() {
+            let written = format!("\"{}\"", p.name);
+            assert!(
+                rows.iter().any(|r| r.modelled_by.contains(&written)),
+                "no row of docs/fidelity.md names {} in its \"modelled by\" column",
+                p.written()
+            );
+        }
+    }
+}

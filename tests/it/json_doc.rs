@@ -1,0 +1,243 @@
+//! docs/json-output.md documents every JSON record the commands print: the
+//! commands below print every record type, and each type they print, with
+//! each of its fields (and the fields of its objects, dotted), must have its
+//! section (`### \`type\``) and its row (`| \`field\` |`) in the doc.
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+
+use crate::support;
+
+use support::{outcome as stdout, root, scratch};
+
+/// Objects whose keys are data (names of situations, keys, streams), not fields.
+const MAPS: &[&str] = &["situation_runs", "set", "counterexample.record"];
+
+/// type → fields printed, with one level of object fields as `outer.inner`.
+fn printed(jsonl: &str, into: &mut BTreeMap<String, BTreeSet<String>>) {
+    for line in jsonl.lines().filter(|l| l.starts_with('{')) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let kind = v["type"].as_str().expect("a type").to_string();
+        let fields = into.entry(kind).or_default();
+        for (k, x) in v["data"].as_object().expect("data is an object") {
+            fields.insert(k.clone());
+            if let Some(obj) = x.as_object() {
+                if !MAPS.contains(&k.as_str()) {
+                    for k2 in obj.keys() {
+                        fields.insert(format!("{k}.{k2}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// type → fields documented: the backticked names of each `###` heading, and
+/// the backticked names in the first cell of each table row below it.
+fn documented() -> BTreeMap<String, BTreeSet<String>> {
+    let text = std::fs::read_to_string(root().join("docs/json-output.md")).expect("the doc");
+    let ticked =
+        |s: &str| -> Vec<String> { s.split('`').skip(1).step_by(2).map(String::from).collect() };
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut current: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("### ") {
+            current = ticked(h);
+            for t in &current {
+                out.entry(t.clone()).or_default();
+            }
+        } else if line.starts_with("## ") {
+            current.clear();
+        } else if line.starts_with("| `") {
+            let first = line.split('|').nth(1).unwrap_or("");
+            for t in &current {
+                out.get_mut(t).expect("a section").extend(ticked(first));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_json_record_and_field_is_documented() {
+    let dir = scratch("json_doc");
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let commands: &[&[&str]] = &[
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--runs",
+            "100",
+            "--json",
+        ],
+        &["check", "payment-stable-key", "--runs", "50", "--json"],
+        // Too few seeds to reach every situation it names: an `expect` line.
+        &["check", "payment-stable-key", "--runs", "2", "--json"],
+        &["check", "payment-uncapped-retries", "--runs", "2", "--json"],
+        &["check", "--runs", "10", "--shard", "1/2", "--json"],
+        &[
+            "check",
+            "payment-retry-without-key",
+            "--exhaustive",
+            "--max-faults",
+            "1",
+            "--json",
+        ],
+        &[
+            "check",
+            "payment-stable-key",
+            "--exhaustive",
+            "--max-faults",
+            "1",
+            "--json",
+        ],
+        &[
+            "verify",
+            "payment-stable-key",
+            "payment-retry-without-key",
+            "--max-runs",
+            "30",
+            "--json",
+        ],
+        &[
+            "sweep",
+            "payment-stable-key",
+            "--set",
+            "client.retry.max_attempts=1,2",
+            "--runs",
+            "20",
+            "--format",
+            "json",
+        ],
+        &["bench", "--runs", "100", "--json"],
+        &["list", "--json"],
+        &["shrink", "payment-retry-without-key", "--format", "json"],
+        &[
+            "shrink",
+            "payment-retry-without-key",
+            "--shrink-max-runs",
+            "2",
+            "--format",
+            "json",
+        ],
+        &["shrink", "payment-lease-too-short", "--format", "json"],
+        &["shrink", "messaging-ack-before-commit", "--format", "json"],
+        &[
+            "replay",
+            "payment-key-expired-before-retry",
+            "--seed",
+            "2",
+            "--format",
+            "json",
+        ],
+        &[
+            "replay",
+            "messaging-dead-letter",
+            "--seed",
+            "1",
+            "--format",
+            "json",
+        ],
+        &[
+            "replay",
+            "payment-stable-key",
+            "--seed",
+            "3",
+            "--format",
+            "json",
+        ],
+    ];
+    for args in commands {
+        printed(&stdout(args), &mut seen);
+    }
+    // merge --json, from two shards.
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let out = stdout(&[
+            "check",
+            "payment-retry-without-key",
+            "--runs",
+            "200",
+            "--shard",
+            &shard,
+            "--json",
+            "--no-shrink",
+        ]);
+        let path = dir.join(format!("shard-{i}.jsonl"));
+        std::fs::write(&path, out).expect("write a shard");
+        files.push(path.to_string_lossy().into_owned());
+    }
+    printed(
+        &stdout(&["merge", "--json", &files[0], &files[1]]),
+        &mut seen,
+    );
+    // The regression database: a holding design broken in a scratch copy,
+    // checked twice (records, then replays), then verified.
+    let text = std::fs::read_to_string(root().join("examples/ci/scenarios/order-events.toml"))
+        .expect("the example scenario")
+        .replace(r#"handler = "inbox-same-tx""#, r#"handler = "effect""#);
+    let scenario = dir.join("order-events.toml");
+    std::fs::write(&scenario, text).expect("write a scenario");
+    let db = dir.join("regressions");
+    let (scenario, db) = (scenario.to_string_lossy(), db.to_string_lossy());
+    for _ in 0..2 {
+        let args = [
+            "check",
+            &scenario,
+            "--runs",
+            "50",
+            "--json",
+            "--regressions",
+            &db,
+        ];
+        printed(&stdout(&args), &mut seen);
+    }
+    let args = [
+        "verify",
+        &scenario,
+        "--no-ablations",
+        "--json",
+        "--regressions",
+        &db,
+    ];
+    printed(&stdout(&args), &mut seen);
+
+    let doc = documented();
+    let mut missing = Vec::new();
+    for (kind, fields) in &seen {
+        match doc.get(kind) {
+            None => missing.push(format!("record type `{kind}` has no section")),
+            Some(documented) => {
+                for f in fields.difference(documented) {
+                    missing.push(format!("`{kind}`: field `{f}` is not documented"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/json-output.md is missing:\n{}",
+        missing.join("\n")
+    );
+    // The commands really print the record types the doc is about.
+    for kind in [
+        "summary",
+        "exhaustive",
+        "verify",
+        "verify_summary",
+        "sweep",
+        "variant",
+        "bench",
+        "scenario",
+        "run",
+        "send",
+        "deliver",
+        "drop",
+        "effect",
+        "end",
+        "regression",
+    ] {
+        assert!(seen.contains_key(kind), "no command above printed `{kind}`");
+    }
+}

@@ -1,0 +1,41 @@
+//! The integration tests of the idemsim package, as one test binary: one
+//! module per area, all sharing the harness in `support` (loading scenarios,
+//! sweeping seeds, running the binary, scratch folders under the target
+//! directory). One binary links idemsim once instead of once per file.
+//!
+//! `cargo test --test it` runs them all; `cargo test --test it shrink::`
+//! runs one area.
+
+mod support;
+
+mod catalog;
+mod chain;
+mod chrome;
+mod ci_recipe;
+mod cli;
+mod cli_edges;
+mod cli_inputs;
+mod contention;
+mod determinism;
+mod docs;
+mod external;
+mod fuzz;
+mod hazards;
+mod html;
+mod http;
+mod input;
+mod invariants;
+mod json_doc;
+mod library;
+mod load;
+mod messaging;
+mod network;
+mod perf_cli;
+mod reconcile;
+mod render_parsers;
+mod scale;
+mod settings_without_effect;
+mod shrink;
+mod stale_reads;
+mod sweep;
+mod tidy;

@@ -1,0 +1,124 @@
+//! The Kafka presets against Kafka's own rules: the relay case of
+//! docs/fidelity.md's `delivery.timeout.ms` row on both versions, and the
+//! sixth request in flight, which 3.9 turns into a logged warning and 4.0
+//! refuses.
+
+use crate::support::{check, load_error, load_text};
+use models::scenario::Verdict;
+
+#[test]
+fn an_outage_past_the_delivery_timeout_stores_the_relays_resend_on_both_kafka_presets() {
+    for preset in ["kafka-3.9", "kafka-4.0"] {
+        let set = format!("broker.preset={preset}");
+        check(
+            "messaging-kafka-outage-within-delivery-timeout",
+            &[&set],
+            30,
+            Verdict::Holds,
+            None,
+        );
+        check(
+            "messaging-kafka-outage-past-delivery-timeout",
+            &[&set],
+            30,
+            Verdict::Violation,
+            Some("no-duplicate-effect"),
+        );
+    }
+}
+
+const SIX_IN_FLIGHT: &str =
+    "summary = \"k\"\nmodel = \"messaging\"\n[broker]\npreset = \"PRESET\"\n[producer]\nmax_in_flight = 6\n";
+
+#[test]
+fn six_in_flight_is_refused_by_kafka_4_and_a_warning_on_kafka_3() {
+    let e = load_error("k.toml", &SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0"));
+    // Kafka 4.0's own words, at the line to change.
+    assert_eq!((e.line, e.column), (6, 17), "{e}");
+    assert!(
+        e.message
+            .contains("Must set max.in.flight.requests.per.connection to at most 5")
+            && e.message.contains("KAFKA-17927"),
+        "{e}"
+    );
+    let s = load_text("k.toml", &SIX_IN_FLIGHT.replace("PRESET", "kafka-3.9"), &[]);
+    let warned = s
+        .hazards
+        .iter()
+        .find(|h| h.id == "idempotence-off-above-five-in-flight")
+        .expect("3.9 turns idempotence off above five: a warning");
+    assert!(warned.text.contains("WARN"), "{}", warned.text);
+    // Written out beside either version, idempotence = false is accepted.
+    let off = SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0") + "idempotence = false\n";
+    load_text("k.toml", &off, &[]);
+}
+
+#[test]
+fn kafka_refuses_a_transaction_timeout_above_its_brokers_maximum() {
+    let text = "summary = \"k\"\nmodel = \"messaging\"\n[broker]\npreset = \"kafka-3.9\"\ntransaction_timeout_ms = 900001\n";
+    let e = load_error("k.toml", text);
+    assert_eq!(e.line, 5, "{e}");
+    assert!(e.message.contains("transaction.max.timeout.ms"), "{e}");
+}
+
+#[test]
+fn a_mechanism_the_presets_system_lacks_is_refused_and_kafka_4_needs_linger_on_top() {
+    let base = "summary = \"k\"\nmodel = \"messaging\"\n[broker]\npreset = \"PRESET\"\n";
+    for (preset, line, what) in [
+        (
+            "rabbitmq-quorum",
+            "dedup_window_ms = 120000",
+            "does not deduplicate publishes",
+        ),
+        (
+            "kafka-3.9",
+            "dedup_window_ms = 120000",
+            "no broker-side deduplication",
+        ),
+        ("servicebus", "max_deliveries = 0", "can't be disabled"),
+        (
+            "servicebus",
+            "at_max_deliveries = \"discard\"",
+            "dead-letter subqueue",
+        ),
+        (
+            "sqs-standard",
+            "at_max_deliveries = \"discard\"",
+            "by age only",
+        ),
+        (
+            "nats-jetstream",
+            "exactly_once_delivery = true",
+            "will be considered",
+        ),
+    ] {
+        let text = format!("{}{line}\n", base.replace("PRESET", preset));
+        let e = load_error("b.toml", &text);
+        assert_eq!(e.line, 5, "{preset} {line}: {e}");
+        assert!(e.message.contains(what), "{preset} {line}: {e}");
+        assert!(e
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("drop preset = \"{preset}\"")));
+    }
+    // Kafka 4.0's linger.ms of 5 ms: a delivery timeout written at the
+    // request timeout is refused; 5 ms more is accepted; 3.9 takes it.
+    let at = |preset: &str, ms: u64| {
+        format!(
+            "{}[producer]\nwrite = \"outbox\"\ndelivery_timeout_ms = {ms}\n",
+            base.replace("PRESET", preset)
+        )
+    };
+    let e = load_error("k.toml", &at("kafka-4.0", 30_004));
+    assert!(e.message.contains("linger.ms"), "{e}");
+    load_text("k.toml", &at("kafka-4.0", 30_005), &[]);
+    load_text("k.toml", &at("kafka-3.9", 30_000), &[]);
+    // A request timeout raised past the default delivery timeout is Kafka's
+    // to raise the delivery timeout for, not to refuse: it is left unwritten.
+    let raised = format!(
+        "{}[producer]\npublish_timeout_ms = 130000\n",
+        base.replace("PRESET", "kafka-4.0")
+    );
+    load_text("k.toml", &raised, &[]);
+}

@@ -1,0 +1,192 @@
+//! Every generated diagram goes through the real parser of its format: each
+//! Mermaid diagram through the `mermaid` npm package under Node (the parser
+//! GitHub renders with), which must parse it and read back every message and
+//! note whole; each dot file through Graphviz `dot`, which must render it.
+//!
+//! `tests/parsers/setup.sh` installs both (apt-get for graphviz and Node if
+//! missing, `npm ci` of the pinned package-lock.json into target/). If that
+//! is impossible the test fails in CI (`CI=true`) and is skipped with the
+//! reason on a developer's machine without CI.
+
+use crate::support;
+use std::path::{Path, PathBuf};
+
+use std::process::Command;
+use support::{idemsim, root};
+
+/// The folder with node_modules and check.mjs, or why there is none.
+fn parsers() -> Result<PathBuf, String> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parsers");
+    let out = Command::new("bash")
+        .arg(root().join("tests/parsers/setup.sh"))
+        .arg(&dir)
+        .output()
+        .map_err(|e| format!("cannot run tests/parsers/setup.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "tests/parsers/setup.sh failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(dir)
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Splits the output of several diagrams at each line that starts one.
+fn split(text: &str, start: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(start) {
+            out.push(String::new());
+        }
+        if let Some(d) = out.last_mut() {
+            d.push_str(line);
+            d.push('\n');
+        }
+    }
+    out.into_iter()
+        .map(|d| d.trim_end().to_string() + "\n")
+        .collect()
+}
+
+fn write_all(dir: &Path, ext: &str, diagrams: &[(String, String)]) -> Vec<String> {
+    std::fs::create_dir_all(dir).expect("a diagrams folder");
+    diagrams
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(format!("{name}.{ext}"));
+            std::fs::write(&path, text).expect("write a diagram");
+            path.to_string_lossy().into_owned()
+        })
+        .collect()
+}
+
+/// The stdout of a command that prints diagrams (exit 0 for shrink --all, 1 or 3 for a replay).
+fn diagrams_of(args: &[&str]) -> String {
+    let out = idemsim(args);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "idemsim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// How many scenarios expect a violation: `shrink --all` draws one diagram each.
+fn violating() -> usize {
+    String::from_utf8(idemsim(&["list"]).stdout)
+        .expect("UTF-8")
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("violation"))
+        .count()
+}
+
+/// Replays that add what shrunk failures lack: holding runs, crashes and
+/// healing, and a diagram cut to Mermaid's 50,000 characters.
+const REPLAYS: &[(&str, &str)] = &[
+    ("payment-stable-key", "0"),
+    ("messaging-outbox-inbox", "3"),
+    ("messaging-dead-letter", "1"),
+    ("payment-uncapped-retries", "0"),
+];
+
+#[test]
+fn every_diagram_parses_in_the_real_parsers() {
+    let tools = match parsers() {
+        Ok(dir) => dir,
+        Err(why) if in_ci() => panic!("CI must check the diagrams with the real parsers: {why}"),
+        Err(why) => {
+            eprintln!("SKIPPED: the real parsers are not installed here ({why}); CI=true makes this a failure");
+            return;
+        }
+    };
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("diagrams");
+    let _ = std::fs::remove_dir_all(&work);
+
+    // Mermaid: every violating scenario's shrunk diagram, and the replays.
+    let mut mermaid: Vec<(String, String)> = split(
+        &diagrams_of(&["shrink", "--all", "--format", "mermaid"]),
+        "sequenceDiagram",
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(i, d)| (format!("shrunk-{i:02}"), d))
+    .collect();
+    assert_eq!(
+        mermaid.len(),
+        violating(),
+        "one diagram per violating scenario"
+    );
+    let mut dots: Vec<(String, String)> = split(
+        &diagrams_of(&["shrink", "--all", "--format", "dot"]),
+        "digraph ",
+    )
+    .into_iter()
+    .enumerate()
+    .map(|(i, d)| (format!("shrunk-{i:02}"), d))
+    .collect();
+    assert_eq!(
+        dots.len(),
+        violating(),
+        "one dot graph per violating scenario"
+    );
+    for (scenario, seed) in REPLAYS {
+        let m = diagrams_of(&["replay", scenario, "--seed", seed, "--format", "mermaid"]);
+        mermaid.push((format!("{scenario}-{seed}"), m));
+        // Graphviz lays out a 20,000-event graph for many minutes: long runs are Mermaid's case.
+        if *scenario != "payment-uncapped-retries" {
+            let d = diagrams_of(&["replay", scenario, "--seed", seed, "--format", "dot"]);
+            dots.push((format!("{scenario}-{seed}"), d));
+        }
+    }
+    let cut = &mermaid.last().expect("replays").1;
+    assert!(cut.contains("lines left out here"), "the long run is cut");
+
+    let files = write_all(&work.join("mermaid"), "mmd", &mermaid);
+    let out = Command::new("node")
+        .arg(tools.join("check.mjs"))
+        .args(&files)
+        .output()
+        .expect("node runs");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "Mermaid:\n{report}");
+    assert!(
+        report.contains(&format!("{} diagrams checked, 0 problems", files.len())),
+        "{report}"
+    );
+
+    // Graphviz: each file renders; and a broken one does not, or the check is void.
+    let dot_files = write_all(&work.join("dot"), "dot", &dots);
+    let render = |file: &str| {
+        Command::new("dot")
+            .args(["-Tsvg", "-o", "/dev/null", file])
+            .output()
+            .expect("dot runs")
+    };
+    let broken = work.join("broken.dot");
+    std::fs::write(
+        &broken,
+        "digraph g {\n    n0 [label=\"a\"];\n    n0 -> ;\n}\n",
+    )
+    .unwrap();
+    assert!(
+        !render(&broken.to_string_lossy()).status.success(),
+        "dot accepts a broken graph: the check is void"
+    );
+    for file in &dot_files {
+        let out = render(file);
+        assert!(
+            out.status.success(),
+            "dot cannot render {file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
