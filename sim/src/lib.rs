@@ -19,12 +19,13 @@ pub mod exhaustive;
 pub mod explore;
 pub mod shrink;
 pub mod situation;
+mod timer_slots;
 pub mod trace;
 pub mod world;
 
 pub use actor::{
-    Actor, ActorId, Command, Context, Ctx, Message, Narrow, NoTimer, TimeUs, Timer, US_PER_MS,
-    US_PER_S,
+    Actor, ActorId, Command, Context, Ctx, Fresh, Message, Narrow, NoTimer, TimeUs, Timer,
+    US_PER_MS, US_PER_S,
 };
 #[doc(hidden)]
 pub use choice::with_record_bound;

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use sim::{
-    Actor, ActorId, CrashConfig, Ctx, Message, Model, Oracle, PerMilleRange, Recorder, Sim, Source,
-    TimeUs, Timer, TraceEntry, TraceKind, Violation, World, US_PER_MS,
+    Actor, ActorId, CrashConfig, Ctx, Fresh, Message, Model, Oracle, PerMilleRange, Recorder, Sim,
+    Source, TimeUs, Timer, TraceEntry, TraceKind, Violation, World, US_PER_MS,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,11 +31,8 @@ impl std::fmt::Display for Tick {
     }
 }
 
-impl Timer for Tick {
-    fn slot(&self) -> u32 {
-        0
-    }
-}
+// One timer: the default slot.
+impl Timer for Tick {}
 
 /// What an actor saw at one step: both counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,16 +65,11 @@ impl Actor for Hopper {
     type State = Volatile;
     type Storage = Durable;
 
-    fn timer_slots(&self) -> u32 {
-        1
-    }
-
-    fn reset_storage(&self, s: &mut Option<Durable>) {
-        *s = Some(Durable { steps: 0 });
-    }
-
-    fn reset_state(&self, st: &mut Option<Volatile>) {
-        *st = Some(Volatile { steps: 0 });
+    fn reset(&self, state: Fresh<'_, Volatile>, storage: Option<Fresh<'_, Durable>>) {
+        state.set(Volatile { steps: 0 });
+        if let Some(s) = storage {
+            s.set(Durable { steps: 0 });
+        }
     }
 
     fn on_start(&self, _st: &mut Volatile, _s: &mut Durable, ctx: &mut impl Ctx<Self>) {
@@ -716,14 +708,11 @@ impl Actor for Rearm {
     type State = Volatile;
     type Storage = Durable;
 
-    fn timer_slots(&self) -> u32 {
-        1
-    }
-    fn reset_storage(&self, s: &mut Option<Durable>) {
-        *s = Some(Durable { steps: 0 });
-    }
-    fn reset_state(&self, st: &mut Option<Volatile>) {
-        *st = Some(Volatile { steps: 0 });
+    fn reset(&self, state: Fresh<'_, Volatile>, storage: Option<Fresh<'_, Durable>>) {
+        state.set(Volatile { steps: 0 });
+        if let Some(s) = storage {
+            s.set(Durable { steps: 0 });
+        }
     }
     fn on_start(&self, _st: &mut Volatile, _s: &mut Durable, ctx: &mut impl Ctx<Self>) {
         for i in 0..self.arms {

@@ -11,7 +11,7 @@ use super::situations as sit;
 use crate::core::dedup::DedupStore;
 use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -198,14 +198,10 @@ impl fmt::Display for BrokerTimer {
     }
 }
 
-impl Timer for BrokerTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            BrokerTimer::Visibility => 0,
-            BrokerTimer::TxTimeout => 1,
-        }
-    }
-}
+sim::timer_slots!(BrokerTimer {
+    Visibility,
+    TxTimeout,
+});
 
 /// The broker: a durable queue that delivers at least once.
 pub struct Broker<W> {
@@ -449,12 +445,10 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
     type State = ();
     type Storage = BrokerStorage;
 
-    fn timer_slots(&self) -> u32 {
-        2
-    }
-
-    fn reset_storage(&self, storage: &mut Option<BrokerStorage>) {
-        let s = storage.get_or_insert_with(|| BrokerStorage {
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, BrokerStorage>>) {
+        state.set(());
+        let Some(s) = storage else { return };
+        let s = s.or_insert_with(|| BrokerStorage {
             queue: Vec::with_capacity(QUEUE_CAPACITY),
             dedup: DedupStore::new(self.window_us()),
             next_receipt: 1,
@@ -466,10 +460,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             latest_acked: Vec::with_capacity(QUEUE_CAPACITY),
             copies: Vec::with_capacity(DELIVERY_CAPACITY),
         });
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut BrokerStorage) -> bool {
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
@@ -480,15 +470,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.copies.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
     }
 
     fn on_start(&self, _: &mut (), s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {

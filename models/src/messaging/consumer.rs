@@ -7,7 +7,7 @@ use super::CONSUMER_LAYER;
 use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
@@ -209,15 +209,11 @@ impl fmt::Display for ConsumerTimer {
     }
 }
 
-impl Timer for ConsumerTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ConsumerTimer::Processed { slot } => slot,
-            ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
-            ConsumerTimer::Renew { slot } => 2 * MAX_JOBS as u32 + slot,
-        }
-    }
-}
+sim::timer_slots!(ConsumerTimer {
+    Processed { slot },
+    TxTimeout { slot },
+    Renew { slot },
+});
 
 /// A consumer: takes a delivery, runs the handler's transactions against the shared database, acks.
 pub struct Consumer<W> {
@@ -544,32 +540,14 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     /// A consumer keeps its durable data in `consumer-db`.
     type Storage = ();
 
-    fn timer_slots(&self) -> u32 {
-        3 * MAX_JOBS as u32
-    }
-
-    fn reset_storage(&self, storage: &mut Option<()>) {
-        *storage = Some(());
-    }
-
-    fn reset_state(&self, state: &mut Option<ConsumerState>) {
-        match state {
-            Some(st) => {
-                self.reset_state_in_place(st);
-            }
-            None => *state = Some(ConsumerState::new()),
+    fn reset(&self, state: sim::Fresh<'_, ConsumerState>, storage: Option<sim::Fresh<'_, ()>>) {
+        if let Some(s) = storage {
+            s.set(());
         }
-    }
-
-    fn reset_storage_in_place(&self, _: &mut ()) -> bool {
-        true
-    }
-
-    fn reset_state_in_place(&self, st: &mut ConsumerState) -> bool {
+        let st = state.or_default();
         st.jobs.clear();
         st.taken.clear();
         st.started_us = 0;
-        true
     }
 
     fn on_start(&self, st: &mut ConsumerState, _: &mut (), ctx: &mut impl Ctx<Self>) {

@@ -59,7 +59,7 @@ use super::msg::{Event, Msg};
 use super::situations as sit;
 use crate::core::shown::FieldIf;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, TimeUs, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -198,15 +198,11 @@ impl fmt::Display for RelayTimer {
     }
 }
 
-impl Timer for RelayTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            RelayTimer::Poll => 0,
-            RelayTimer::Timeout => 1,
-            RelayTimer::Mark => 2,
-        }
-    }
-}
+sim::timer_slots!(RelayTimer {
+    Poll,
+    Timeout,
+    Mark,
+});
 
 /// The outbox relay: polls the outbox, publishes a row, waits for the broker's confirmation, then marks the row sent in a transaction of its own.
 pub struct Relay<W> {
@@ -449,29 +445,15 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
     /// The outbox table, written by the process that owns it.
     type Storage = Vec<OutboxRow>;
 
-    fn timer_slots(&self) -> u32 {
-        3
-    }
-
-    fn reset_storage(&self, storage: &mut Option<Vec<OutboxRow>>) {
-        storage.get_or_insert_with(Vec::new).clear();
-    }
-
-    fn reset_state(&self, state: &mut Option<RelayState>) {
-        match state {
-            Some(st) => {
-                self.reset_state_in_place(st);
-            }
-            None => *state = Some(RelayState::default()),
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, RelayState>,
+        storage: Option<sim::Fresh<'_, Vec<OutboxRow>>>,
+    ) {
+        if let Some(outbox) = storage {
+            outbox.or_default().clear();
         }
-    }
-
-    fn reset_storage_in_place(&self, outbox: &mut Vec<OutboxRow>) -> bool {
-        outbox.clear();
-        true
-    }
-
-    fn reset_state_in_place(&self, st: &mut RelayState) -> bool {
+        let st = state.or_default();
         // RelayState::default() but for the rows' memory, which the next run
         // would otherwise allocate again; `..` leaves no field behind.
         let mut rows = std::mem::take(&mut st.rows);
@@ -480,7 +462,6 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
             rows,
             ..RelayState::default()
         };
-        true
     }
 
     fn on_start(&self, st: &mut RelayState, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) {

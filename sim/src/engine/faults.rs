@@ -177,9 +177,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // The state stays where it is, only for its allocations: down is down.
         self.sim.up[actor as usize] = false;
         self.sim.down_since[actor as usize] = self.now_us;
-        let base = self.sim.timer_base[actor as usize] as usize;
-        let count = self.sim.timer_slots[actor as usize] as usize;
-        for g in &mut self.sim.timer_gen[base..base + count] {
+        for g in &mut self.sim.timer_gen[actor as usize] {
             *g = g.wrapping_add(1);
         }
         self.faults.crashed += 1;

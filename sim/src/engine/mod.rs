@@ -251,7 +251,7 @@ struct LinkNow {
 /// its context borrows the engine.
 pub(super) struct Actors<M: Model> {
     /// Kept while an actor is down (and from run to run) only for
-    /// [`Actor::reset_state`] to reuse its allocations.
+    /// [`Actor::reset`] to reuse its allocations.
     states: Vec<Option<NodeState<M>>>,
     storages: Vec<Option<NodeStorage<M>>>,
 }
@@ -294,10 +294,11 @@ pub struct Sim<M: Model> {
     /// When each actor last crashed: the end of the fault phase restarts a
     /// down actor no sooner than its `restart_us_min` after that.
     down_since: Vec<TimeUs>,
-    /// Where each actor's timer slots start in `timer_gen`, and their count.
-    timer_base: Vec<u32>,
-    timer_slots: Vec<u32>,
-    timer_gen: Vec<u32>,
+    /// Per actor, the generation of each timer slot it has set (a pending
+    /// timer fires only if its slot's generation is still its own). Grown on
+    /// an actor's first timer in a slot past its end and kept from run to
+    /// run, so the slots need no count declared up front.
+    timer_gen: Vec<Vec<u32>>,
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
     crash_pm: Vec<u32>,
@@ -346,15 +347,6 @@ impl<M: Model> Sim<M> {
             "one node per actor name"
         );
         let n = world.actor_count() as usize;
-        let timer_slots: Vec<u32> = model.nodes().iter().map(Actor::timer_slots).collect();
-        let mut timer_base = Vec::with_capacity(n);
-        let mut total = 0u32;
-        for &k in &timer_slots {
-            timer_base.push(total);
-            total = total
-                .checked_add(k)
-                .expect("fewer than 2^32 timer slots in a world");
-        }
         let mut swarm_links = Vec::new();
         let mut links: Vec<LinkNow> = world
             .links
@@ -399,9 +391,7 @@ impl<M: Model> Sim<M> {
             actors: Actors::new(n),
             up: vec![false; n],
             down_since: vec![0; n],
-            timer_base,
-            timer_slots,
-            timer_gen: vec![0; total as usize],
+            timer_gen: vec![Vec::new(); n],
             links,
             crash_pm: vec![0; n],
             kind_pm: vec![(0, 0); world.kind_faults.len()],

@@ -6,7 +6,7 @@ use super::{
     Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
 };
-use crate::actor::{Actor, ActorId, Command, Context, Ctx, TimeUs};
+use crate::actor::{Actor, ActorId, Command, Context, Ctx, Fresh, TimeUs};
 use crate::choice::StreamId;
 use crate::situation::{SituationId, SituationSet};
 use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
@@ -292,8 +292,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             let void = match event.kind {
                 // Cancelled, replaced or from before a crash.
                 EventKind::Timer {
-                    slot, generation, ..
-                } => self.sim.timer_gen[slot as usize] != generation,
+                    actor,
+                    slot,
+                    generation,
+                    ..
+                } => self.sim.timer_gen[actor as usize][slot as usize] != generation,
                 // Healing restarted the actor before the restart its crash drew.
                 EventKind::Restart { actor } => self.sim.up[actor as usize],
                 _ => false,
@@ -365,8 +368,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.queue.retain(|time_us, kind| {
             let void = match *kind {
                 EventKind::Timer {
-                    slot, generation, ..
-                } => generations[slot as usize] != generation,
+                    actor,
+                    slot,
+                    generation,
+                    ..
+                } => generations[actor as usize][slot as usize] != generation,
                 EventKind::Restart { actor } => up[actor as usize],
                 _ => false,
             };
@@ -385,16 +391,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.out.clear();
         sim.seq = 0;
         sim.next_msg_id = 0;
-        sim.timer_gen.iter_mut().for_each(|g| *g = 0);
+        sim.timer_gen.iter_mut().for_each(|g| g.fill(0));
         sim.oracle.reset();
         self.violation = None;
         self.void_until_us = 0;
+        // Every actor's state and storage, as new, before any starts: the
+        // first start needs no reset of its own, a restart resets the state.
         for (i, node) in self.model.nodes().iter().enumerate() {
             sim.up[i] = false;
-            node.reset_storage(&mut actors.storages[i]);
+            let (state, storage) = (&mut actors.states[i], &mut actors.storages[i]);
+            node.reset(Fresh::of(state), Some(Fresh::of(storage)));
             assert!(
-                actors.storages[i].is_some(),
-                "reset_storage must provide storage"
+                state.is_some() && storage.is_some(),
+                "reset must fill a new state and storage"
             );
         }
         debug_assert_eq!(actors.states.len(), world.actor_names.len());
@@ -525,9 +534,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.trace(TraceKind::Start { actor });
         }
         let i = actor as usize;
-        // A fresh state in the allocations of the last one.
-        self.model.nodes()[i].reset_state(&mut actors.states[i]);
-        assert!(actors.states[i].is_some(), "reset_state must provide state");
+        if restarted {
+            // A fresh state in the allocations of the one the crash dropped
+            // (a first start's was reset with the run).
+            self.model.nodes()[i].reset(Fresh::of(&mut actors.states[i]), None);
+        }
         // Up before its handler runs, so that a tracer's snapshot after it
         // shows the state; nothing a handler's commands do reads it.
         self.sim.up[i] = true;
@@ -558,14 +569,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.queue.push(time_us, seq, kind);
     }
 
-    /// The index of `timer` (in its actor's `slot`) in the world's timer generations.
-    #[inline]
-    fn timer_slot(&self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> u32 {
-        assert!(
-            slot < self.sim.timer_slots[actor as usize],
-            "timer {timer} of actor {actor} has slot {slot}, over the actor's timer_slots"
-        );
-        self.sim.timer_base[actor as usize] + slot
+    /// The generation of `timer`'s `slot` at `actor`, the slot made on its
+    /// first use (a world's slots are known only as its actors set them).
+    #[inline(always)]
+    fn timer_gen(&mut self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> &mut u32 {
+        let generations = &mut self.sim.timer_gen[actor as usize];
+        if slot as usize >= generations.len() {
+            grow_timer_slots(generations, slot, &|| format!("{timer} of actor {actor}"));
+        }
+        &mut generations[slot as usize]
     }
 
     /// Hands the tracer what `actor` holds after its step, if it asks.
@@ -614,8 +626,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         slot: u32,
         after_us: TimeUs,
     ) {
-        let slot = self.timer_slot(actor, slot, &timer);
-        let g = &mut self.sim.timer_gen[slot as usize];
+        let g = self.timer_gen(actor, slot, &timer);
         *g = g.wrapping_add(1);
         let generation = *g;
         let at_us = self.now_us.saturating_add(after_us);
@@ -637,8 +648,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     #[inline(always)]
     pub(super) fn cancel_timer(&mut self, actor: ActorId, timer: TimerOf<M>, slot: u32) {
-        let slot = self.timer_slot(actor, slot, &timer) as usize;
-        self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
+        let g = self.timer_gen(actor, slot, &timer);
+        *g = g.wrapping_add(1);
     }
 
     /// The oracle judges `obs` now; a violation ends the step.
@@ -654,4 +665,21 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.trace(TraceKind::Reached { actor, situation });
         }
     }
+}
+
+/// The most timer slots one actor may use: a slot past it is a model's bug
+/// (an index never bounded), caught before it costs the memory.
+pub(super) const MAX_TIMER_SLOTS: u32 = 1 << 20;
+
+/// Makes `generations` long enough for `slot`, new slots at generation 0 as
+/// if they had been there from the start of the run.
+#[cold]
+#[inline(never)]
+fn grow_timer_slots(generations: &mut Vec<u32>, slot: u32, timer: &dyn Fn() -> String) {
+    assert!(
+        slot < MAX_TIMER_SLOTS,
+        "timer {} has slot {slot}, over the {MAX_TIMER_SLOTS} an actor may use",
+        timer()
+    );
+    generations.resize(slot as usize + 1, 0);
 }
