@@ -443,3 +443,15 @@ fn a_failing_seed_too_long_to_record_is_named_as_such() {
         "{text}"
     );
 }
+
+/// docs/library.md quotes examples/minimal.rs whole: the guide shows the
+/// example that `cargo test` runs, not a copy drifting from it.
+#[test]
+fn the_guide_quotes_the_minimal_example_as_it_is() {
+    let guide = include_str!("../docs/library.md");
+    let example = include_str!("../examples/minimal.rs");
+    assert!(
+        guide.contains(&format!("```rust\n{example}```")),
+        "docs/library.md no longer quotes examples/minimal.rs as it is: copy the file into its block"
+    );
+}

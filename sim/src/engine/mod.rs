@@ -33,6 +33,17 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// A violation of `invariant` by `operation`, told in `message`.
+    pub fn new(invariant: &'static str, operation: u64, message: String) -> Self {
+        Violation {
+            invariant,
+            operation,
+            message,
+        }
+    }
+}
+
 /// Judges observations against the domain's invariants.
 ///
 /// `observe` runs the moment an effect is recorded (safety); `finish` runs at
@@ -44,8 +55,12 @@ pub trait Oracle {
     fn reset(&mut self);
     /// Judges one observation the moment `actor` reports it; a violation ends the run.
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Self::Obs) -> Option<Violation>;
-    /// Judges the end of the run (after the healing phase): liveness.
-    fn finish(&mut self, now_us: TimeUs) -> Option<Violation>;
+    /// Judges the end of the run (after the healing phase): liveness. The
+    /// default judges nothing, for an oracle of safety alone.
+    fn finish(&mut self, now_us: TimeUs) -> Option<Violation> {
+        let _ = now_us;
+        None
+    }
 
     /// Numbers a sweep adds up over its runs (operations that ended unknown,
     /// attempts, a histogram of times to effect): named here, filled by [`count`](Oracle::count).
