@@ -4,12 +4,14 @@
 //! - this module: the types a model and a sweep see, and [`Sim`], one per thread;
 //! - `queue`: the event queue;
 //! - `run`: one run, from reset to the oracle's last word, and the handler calls;
+//! - `way`: how a handler's commands reach the run: buffered, or applied at once;
 //! - `faults`: the swarm mix, crashes, and the network's loss, duplication,
 //!   partitions and delays.
 
 mod faults;
 mod queue;
 mod run;
+mod way;
 
 pub use faults::swarm_max_decisions;
 
@@ -19,7 +21,8 @@ use crate::situation::SituationSet;
 use crate::trace::{NoTrace, TraceEntry, Tracer};
 use crate::world::{Partition, World};
 use queue::EventQueue;
-use run::{Buffered, Direct, Run};
+use run::Run;
+use way::{Buffered, Direct};
 
 /// A broken invariant: data, not an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -467,7 +470,7 @@ impl<M: Model> Sim<M> {
     #[inline(always)]
     fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
     where
-        W: run::Way<M, T>,
+        W: way::Way<M, T>,
         T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
     {
         let n = self.up.len();
