@@ -89,19 +89,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
-            let void = match event.kind {
-                // Cancelled, replaced or from before a crash.
-                EventKind::Timer {
-                    actor,
-                    slot,
-                    generation,
-                    ..
-                } => self.sim.timer_gen[actor as usize][slot as usize] != generation,
-                // Healing restarted the actor before the restart its crash drew.
-                EventKind::Restart { actor } => self.sim.up[actor as usize],
-                _ => false,
-            };
-            if void {
+            if is_void(&self.sim.timer_gen, &self.sim.up, &event.kind) {
                 // No step, so no limit: a run with nothing left to do would
                 // otherwise end inconclusive. It moves the clock as before,
                 // but never past the time limit.
@@ -117,28 +105,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = event.time_us;
-            let violation = match event.kind {
-                EventKind::Deliver {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    duplicate,
-                } => {
-                    self.step += 1;
-                    self.deliver::<W>(actors, from, to, msg, msg_id, duplicate)
-                }
-                EventKind::Timer { actor, timer, .. } => {
-                    self.step += 1;
-                    self.fire::<W>(actors, actor, timer)
-                }
-                EventKind::Restart { actor } => {
-                    self.step += 1;
-                    self.start::<W>(actors, actor, true)
-                }
-                EventKind::Vacant => unreachable!("a queued event is never vacant"),
-            };
-            if let Some(v) = violation {
+            if let Some(v) = self.handle::<W>(actors, event.kind) {
                 return self.report(Outcome::Violation(v));
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
@@ -149,6 +116,28 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         match self.sim.oracle.finish(self.now_us) {
             Some(v) => self.report(Outcome::Violation(v)),
             None => self.report(Outcome::Holds),
+        }
+    }
+
+    /// One event, a step: a delivery, a timer firing or a restart.
+    #[inline(always)]
+    fn handle<W: Way<M, T>>(
+        &mut self,
+        actors: &mut Actors<M>,
+        kind: EventKind<MsgOf<M>, TimerOf<M>>,
+    ) -> Option<Violation> {
+        self.step += 1;
+        match kind {
+            EventKind::Deliver {
+                from,
+                to,
+                msg,
+                msg_id,
+                duplicate,
+            } => self.deliver::<W>(actors, from, to, msg, msg_id, duplicate),
+            EventKind::Timer { actor, timer, .. } => self.fire::<W>(actors, actor, timer),
+            EventKind::Restart { actor } => self.start::<W>(actors, actor, true),
+            EventKind::Vacant => unreachable!("a queued event is never vacant"),
         }
     }
 
@@ -166,16 +155,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         let (generations, up) = (&sim.timer_gen, &sim.up);
         let mut latest_us = self.void_until_us;
         sim.queue.retain(|time_us, kind| {
-            let void = match *kind {
-                EventKind::Timer {
-                    actor,
-                    slot,
-                    generation,
-                    ..
-                } => generations[actor as usize][slot as usize] != generation,
-                EventKind::Restart { actor } => up[actor as usize],
-                _ => false,
-            };
+            let void = is_void(generations, up, kind);
             if void && time_us <= world.limits.max_time_us {
                 latest_us = latest_us.max(time_us);
             }
@@ -464,6 +444,23 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         if self.situations.insert(situation) {
             self.trace(TraceKind::Reached { actor, situation });
         }
+    }
+}
+
+/// Whether a queued event will do nothing: a timer cancelled, replaced or
+/// set before a crash (its slot's generation moved on), or a restart of an
+/// actor that healing restarted first.
+#[inline(always)]
+fn is_void<Msg, Tm>(timer_gen: &[Vec<u32>], up: &[bool], kind: &EventKind<Msg, Tm>) -> bool {
+    match *kind {
+        EventKind::Timer {
+            actor,
+            slot,
+            generation,
+            ..
+        } => timer_gen[actor as usize][slot as usize] != generation,
+        EventKind::Restart { actor } => up[actor as usize],
+        _ => false,
     }
 }
 
