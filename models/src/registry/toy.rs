@@ -123,11 +123,9 @@ mod widgets {
         type Timer = NoTimer;
         type State = ();
         type Storage = ();
-        fn reset_storage(&self, s: &mut Option<()>) {
-            *s = Some(());
-        }
-        fn reset_state(&self, s: &mut Option<()>) {
-            *s = Some(());
+        fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, ()>>) {
+            state.set(());
+            storage.into_iter().for_each(|s| s.set(()));
         }
         fn on_start(&self, _: &mut (), _: &mut (), ctx: &mut impl Ctx<Self>) {
             let op = widget();
@@ -156,11 +154,9 @@ mod widgets {
         type Timer = NoTimer;
         type State = ();
         type Storage = ();
-        fn reset_storage(&self, s: &mut Option<()>) {
-            *s = Some(());
-        }
-        fn reset_state(&self, s: &mut Option<()>) {
-            *s = Some(());
+        fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, ()>>) {
+            state.set(());
+            storage.into_iter().for_each(|s| s.set(()));
         }
         fn on_start(&self, _: &mut (), _: &mut (), _: &mut impl Ctx<Self>) {}
         fn on_msg(&self, _: &mut (), _: &mut (), from: ActorId, m: M, ctx: &mut impl Ctx<Self>) {

@@ -4,7 +4,7 @@
 use super::super::msg::Event;
 use crate::core::dedup::DedupStore;
 use crate::core::shown::FieldIf;
-use sim::{TimeUs, Timer};
+use sim::TimeUs;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,11 +134,7 @@ impl fmt::Display for BrokerTimer {
     }
 }
 
-impl Timer for BrokerTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            BrokerTimer::Visibility => 0,
-            BrokerTimer::TxTimeout => 1,
-        }
-    }
-}
+sim::timer_slots!(BrokerTimer {
+    Visibility,
+    TxTimeout,
+});

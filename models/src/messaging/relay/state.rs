@@ -3,7 +3,7 @@
 
 use super::super::msg::Event;
 use crate::core::shown::FieldIf;
-use sim::{TimeUs, Timer};
+use sim::TimeUs;
 use std::fmt;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -141,12 +141,8 @@ impl fmt::Display for RelayTimer {
     }
 }
 
-impl Timer for RelayTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            RelayTimer::Poll => 0,
-            RelayTimer::Timeout => 1,
-            RelayTimer::Mark => 2,
-        }
-    }
-}
+sim::timer_slots!(RelayTimer {
+    Poll,
+    Timeout,
+    Mark,
+});
