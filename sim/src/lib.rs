@@ -23,6 +23,8 @@ pub mod situation;
 mod timer_slots;
 pub mod trace;
 pub mod world;
+#[cfg(test)]
+mod laws;
 
 pub use actor::{
     Actor, ActorId, Command, Context, Ctx, Fresh, Message, Narrow, NoTimer, TimeUs, Timer,
