@@ -4,15 +4,16 @@
 
 #![warn(missing_docs)]
 
-pub mod alloc_count;
-pub mod cmd;
 pub mod external;
+pub mod minimize;
 pub mod out;
 pub mod progress;
 pub mod regressions;
 pub mod render;
 pub mod repro;
 pub mod scenarios;
+pub mod shell;
+pub mod stats;
 pub mod testing;
 
 /// The guide to idemsim as a library (`docs/library.md`): the actor, a

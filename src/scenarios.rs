@@ -79,7 +79,7 @@ impl Entry {
     /// `arg` as a word of a printed command: quoted when a shell would split
     /// it, so a line naming `my dir/my scen.toml` still works when pasted.
     pub fn shell_arg(&self) -> String {
-        crate::cmd::common::shell_word(&self.arg())
+        crate::shell::shell_word(&self.arg())
     }
 
     /// Shipped in the binary.

@@ -292,7 +292,7 @@ pub fn check_scenario(
         .seeds(seeds.unwrap_or(0..s.runs))
         .repro_line(&format!(
             "idemsim replay {} --seed {{seed}}",
-            crate::cmd::common::shell_word(arg)
+            crate::shell::shell_word(arg)
         ))
         .run()
 }

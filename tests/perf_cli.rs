@@ -365,7 +365,7 @@ fn wait_for_sigint_handler(pid: u32) {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_prints_what_ran() {
-    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    let child = Command::new(common::idemsim_bin())
         .args(["check", "payment-stable-key", "--runs", "1000000000000"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())

@@ -6,8 +6,7 @@ mod common;
 
 use common::run as check;
 
-#[path = "../src/cmd/sweep/stats.rs"]
-mod stats;
+use idemsim::stats;
 
 /// The `variant` records of a JSON Lines sweep, in row order.
 fn variants(jsonl: &str) -> Vec<serde_json::Value> {

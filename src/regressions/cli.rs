@@ -78,7 +78,7 @@ pub fn record_failure(
         // A failure with neither: nothing that could replay it.
         (None, None) => return Ok(None),
     };
-    let repro: Repro = crate::cmd::shrink::repro_of(s, entry, sets, seed, record, outcome);
+    let repro: Repro = crate::repro::repro_of(s, entry, sets, seed, record, outcome);
     let (path, new) = db.record(&repro)?;
     Ok(Some(Recorded {
         file: crate::scenarios::display_path(&path),
@@ -160,7 +160,7 @@ impl FailingRegression {
             _ => None,
         };
         // The scenario named explicitly: a regression folder rarely holds it.
-        let replay = crate::cmd::repro_file::replay_command(&r.file, Some(&entry.arg()));
+        let replay = crate::repro::replay_command(&r.file, Some(&entry.arg()));
         Some(FailingRegression {
             file: r.file.clone(),
             invariant,
@@ -267,14 +267,14 @@ pub fn record_sweep_failure(
     if entry.is_built_in() || !unexpected(s, &f.outcome) {
         return Ok(None);
     }
-    let budget = crate::cmd::shrink::Budget::default();
+    let budget = crate::minimize::Budget::default();
     // A coverage-guided search's failure has no seed: its index in the
     // search would replay another run. Search again and record the decisions.
     let searched = s.strategy == models::scenario::Strategy::Coverage;
     let done = if searched {
-        crate::cmd::shrink::shrink_searched(s, budget)
+        crate::minimize::shrink_searched(s, budget)
     } else {
-        crate::cmd::shrink::shrink_seed(s, f.seed, budget)
+        crate::minimize::shrink_seed(s, f.seed, budget)
     };
     let outcome = done
         .as_ref()
