@@ -41,11 +41,6 @@ pub fn check_summary(s: &Scenario, replay: &str, sum: &Summary) -> Result<(), Us
     }
 }
 
-/// Whether a run ended in a program's protocol error.
-pub fn is_protocol_error(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Panicked(m) if protocol_error(m).is_some())
-}
-
 /// A protocol error in one run (`seed` if it has one, else "a recorded run").
 pub fn check_outcome(s: &Scenario, what: &str, outcome: &Outcome) -> Result<(), UsageError> {
     match outcome {

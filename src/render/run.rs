@@ -7,12 +7,11 @@
 //! `impl` will do). Its messages need not be `Copy`.
 
 use super::items::{self, Header, ItemRecorder, ShrinkInfo, Trace};
-use crate::external::is_protocol_error;
 use models::core::wire::WorldMessage;
 use models::Obs;
 use sim::shrink as shr;
 use sim::shrink::Signature;
-use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, Source, TimerOf};
+use sim::{Actor, Model, MsgOf, Outcome, Record, RunReport, Sim, Source, TimerOf};
 
 /// The trace type of model `M`.
 pub type TraceOf<M> = Trace<MsgOf<M>, TimerOf<M>>;
@@ -177,4 +176,11 @@ pub fn shrink_info(shrunk: &shr::Shrunk, stopped: Option<&'static str>) -> Shrin
         complete: shrunk.complete,
         stopped,
     }
+}
+
+/// Whether a run ended in an external program's protocol error: such a run
+/// has no point of no return to search for. Asked of `models` directly, so
+/// that rendering stays below `external`, which formats with it.
+fn is_protocol_error(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Panicked(m) if models::external::protocol_error(m).is_some())
 }
