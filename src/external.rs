@@ -5,7 +5,7 @@
 //! The process I/O itself lives in `models::external`; this module only
 //! runs seeds and compares what the program answered.
 
-use crate::scenarios::UsageError;
+use crate::catalog::UsageError;
 use models::external::{first_difference, protocol_error, CheckMode, Difference, Exchange};
 use models::registry::NodeStorage;
 use models::{Node, Scenario};

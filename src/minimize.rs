@@ -3,9 +3,9 @@
 //! [`Budget`] of reruns and wall time, with its trace. `idemsim shrink`,
 //! `check`, `sweep --html` and the regression database all shrink through here.
 
+use crate::catalog::UsageError;
 use crate::render::formats;
 use crate::render::items::{ShrinkInfo, Trace};
-use crate::scenarios::UsageError;
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
 use sim::{Record, RunReport, SeedRange, Sim};

@@ -7,7 +7,7 @@ mod alloc_count;
 mod cmd;
 
 use clap::{Parser, Subcommand};
-use idemsim::{exit, out, scenarios};
+use idemsim::{catalog, exit, out};
 use std::process::ExitCode;
 
 /// Counts allocations while `idemsim bench` measures them; otherwise one load per allocation.
@@ -80,7 +80,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    scenarios::set_folders(cli.scenarios);
+    catalog::set_folders(cli.scenarios);
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
         Command::Replay(a) => cmd::replay::run(a),

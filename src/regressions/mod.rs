@@ -23,10 +23,10 @@
 //! deletes it. Built-in scenarios are never recorded (they are idemsim's, not
 //! the user's). `docs/ci.md` describes the folder and when it is on.
 
-pub mod cli;
+pub mod sweep;
 
+use crate::catalog::{self, Entry, Origin, UsageError};
 use crate::repro::{hash_hex, Repro};
-use crate::scenarios::{self, Entry, Origin, UsageError};
 use models::scenario::Verdict;
 use models::Scenario;
 use sim::{NoTrace, Outcome, Record, Sim};
@@ -340,8 +340,7 @@ impl Db {
                 st.repro.as_ref().is_ok_and(|r| {
                     !r.file.is_empty()
                         && same_file(Path::new(&r.file), path)
-                        && scenarios::parse_overrides(&r.sets)
-                            .map_or(sets.is_empty(), |o| o == sets)
+                        && catalog::parse_overrides(&r.sets).map_or(sets.is_empty(), |o| o == sets)
                 })
             })
             .collect()
@@ -351,7 +350,7 @@ impl Db {
     /// change since it was recorded, holding a decision its run cannot take
     /// (a loss decision of 7), was not written by idemsim: an error.
     pub fn replay(&self, stored: &Stored, entry: &Entry) -> Result<Replayed, UsageError> {
-        let file = scenarios::display_path(&stored.path);
+        let file = catalog::display_path(&stored.path);
         let stale = |scenario: String, reason: String| Replayed {
             file: file.clone(),
             scenario,
@@ -372,8 +371,7 @@ impl Db {
                 ),
             ));
         }
-        let loaded =
-            scenarios::parse_overrides(&r.sets).and_then(|o| scenarios::load_entry(entry, &o));
+        let loaded = catalog::parse_overrides(&r.sets).and_then(|o| catalog::load_entry(entry, &o));
         let s = match loaded {
             Ok(s) => s,
             Err(e) => {
@@ -441,7 +439,7 @@ impl Db {
         stored
             .iter()
             .filter_map(|st| {
-                let file = scenarios::display_path(&st.path);
+                let file = catalog::display_path(&st.path);
                 match &st.repro {
                     Err(e) => Some(Replayed {
                         file,
@@ -550,7 +548,7 @@ pub fn is_regression_name(path: &Path) -> bool {
 /// column where it is not JSON, or names an invariant idemsim does not have)
 /// and says to delete or restore it; it is never skipped or written over.
 pub fn read_regression(path: &Path) -> Result<Repro, UsageError> {
-    let shown = scenarios::display_path(path);
+    let shown = catalog::display_path(path);
     let bytes = std::fs::read(path).map_err(|e| {
         UsageError(format!(
             "error: cannot read the regression {shown}: {e}\nhelp: {FIX}\n"

@@ -36,7 +36,7 @@ pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 ///
 /// ```
 /// # use idemsim::render::{formats, run};
-/// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+/// let s = idemsim::catalog::load("payment-stable-key", &[]).unwrap();
 /// let record = run::record_of_seed(&s.system, 0).unwrap();
 /// let (trace, report) = run::trace_of_record(&s.system, "payment-stable-key", &record, "seed 0".into(), None);
 /// assert!(!report.outcome.is_failure());

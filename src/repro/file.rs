@@ -3,7 +3,7 @@
 //! without letting it open any file it names (only a built-in, or a scenario
 //! file in the repro's own folder or below it).
 
-use crate::scenarios::{self, UsageError};
+use crate::catalog::{self, UsageError};
 use crate::shell::shell_word;
 use models::Scenario;
 use sim::{Outcome, Record};
@@ -16,7 +16,7 @@ use super::{hash_hex, Repro};
 /// scenario is replayed from its path, not by a name another file may have.
 pub fn repro_of(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     seed: Option<u64>,
     record: &Record,
@@ -35,7 +35,7 @@ pub fn repro_of(
 /// file `--repro-out` asks for, or how to ask for one. Returns the decisions.
 pub fn record_lines(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     record: &Record,
     outcome: &Outcome,
@@ -127,9 +127,9 @@ fn placed(mut r: Repro, path: &str) -> (Repro, Option<String>) {
         r.file = rel;
         return (r, None);
     }
-    let same_built_in = scenarios::built_in(&r.scenario).is_some_and(|e| {
-        scenarios::parse_overrides(&r.sets)
-            .and_then(|o| scenarios::load_entry(&e, &o))
+    let same_built_in = catalog::built_in(&r.scenario).is_some_and(|e| {
+        catalog::parse_overrides(&r.sets)
+            .and_then(|o| catalog::load_entry(&e, &o))
             .is_ok_and(|b| hash_hex(b.hash) == r.scenario_hash)
     });
     if same_built_in {
@@ -170,7 +170,7 @@ fn recorded_sets(file: &str, e: UsageError) -> UsageError {
 /// absolute path, one that leaves the folder, a device) is refused: a repro
 /// is data that may come from anywhere, and it must not make idemsim open
 /// and quote whatever file it names. The user can always name the scenario.
-fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, UsageError> {
+fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<catalog::Entry, UsageError> {
     let named = if r.file.is_empty() {
         &r.scenario
     } else {
@@ -190,12 +190,12 @@ fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, 
         ))
     };
     if r.file.is_empty() {
-        if r.scenario.is_empty() || scenarios::is_path_arg(&r.scenario) {
+        if r.scenario.is_empty() || catalog::is_path_arg(&r.scenario) {
             return Err(refuse(format!(
                 "the repro's scenario `{shown}` is not a scenario name; a repro names a built-in scenario, or its file in `file`"
             )));
         }
-        return scenarios::locate_name(&r.scenario).map_err(|_| {
+        return catalog::locate_name(&r.scenario).map_err(|_| {
             refuse(format!(
                 "the repro's scenario `{shown}` is neither built in nor in a --scenarios folder"
             ))
@@ -208,7 +208,7 @@ fn repro_scenario(path: &str, r: &Repro, cmd: &str) -> Result<scenarios::Entry, 
 /// it; anything else is refused with the reason, `dir` named as `place`.
 /// Data may come from anywhere, and it must not make idemsim open and quote
 /// whatever file it names.
-pub fn inside(dir: &Path, rel: &str, place: &str) -> Result<scenarios::Entry, String> {
+pub fn inside(dir: &Path, rel: &str, place: &str) -> Result<catalog::Entry, String> {
     let shown = rel.escape_debug().to_string();
     let plain = Path::new(rel).components().all(|c| {
         matches!(
@@ -236,7 +236,7 @@ pub fn inside(dir: &Path, rel: &str, place: &str) -> Result<scenarios::Entry, St
             "the scenario file `{shown}` leads out of {place} or is not a regular file: idemsim opens a recorded scenario file only there or below it"
         ));
     }
-    Ok(scenarios::file_entry(&file))
+    Ok(catalog::file_entry(&file))
 }
 
 /// A repro file read and its scenario loaded.
@@ -244,7 +244,7 @@ pub struct LoadedRepro {
     /// The file's contents.
     pub repro: Repro,
     /// Where the scenario was found.
-    pub entry: scenarios::Entry,
+    pub entry: catalog::Entry,
     /// The scenario, with the repro's overrides.
     pub scenario: Scenario,
     /// The decisions to replay.
@@ -275,13 +275,13 @@ pub fn load_repro(
             r.seed.map_or("S".to_string(), |x| x.to_string()),
         )));
     }
-    let overrides = scenarios::parse_overrides(&r.sets).map_err(|e| recorded_sets(path, e))?;
+    let overrides = catalog::parse_overrides(&r.sets).map_err(|e| recorded_sets(path, e))?;
     // An explicit scenario, else the one the repro may name.
     let entry = match scenario {
-        Some(given) => scenarios::locate(given)?,
+        Some(given) => catalog::locate(given)?,
         None => repro_scenario(path, &r, cmd)?,
     };
-    let s = scenarios::load_entry(&entry, &overrides).map_err(|e| recorded_sets(path, e))?;
+    let s = catalog::load_entry(&entry, &overrides).map_err(|e| recorded_sets(path, e))?;
     if hash_hex(s.hash) != r.scenario_hash {
         return Err(UsageError(format!(
             "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\

@@ -11,7 +11,7 @@
 //!
 //! ```
 //! use idemsim::repro::Repro;
-//! let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+//! let s = idemsim::catalog::load("payment-stable-key", &[]).unwrap();
 //! let record = idemsim::render::run::record_of_seed(&s.system, 7).unwrap();
 //! let repro = Repro::new("payment-stable-key", s.hash, &s.system.world, Some(7), &record, &sim::Outcome::Holds);
 //! let back = Repro::from_json(&repro.to_json()).unwrap();
@@ -25,7 +25,7 @@ pub use file::{
     repro_text, write_repro, LoadedRepro,
 };
 
-use crate::scenarios::UsageError;
+use crate::catalog::UsageError;
 use sim::shrink::{stream_by_name, stream_name};
 use sim::{Outcome, Record, StreamLayout, World};
 use std::collections::BTreeMap;

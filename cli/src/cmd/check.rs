@@ -2,8 +2,8 @@
 //! `--exhaustive`), give the verdict, shrink the lowest failure and print it; the
 //! summary line (`SweepLine`) is also what `merge` combines.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::progress::{self, Progress};
-use idemsim::scenarios::{self, UsageError};
 use models::scenario::Strategy;
 use sim::{explore, SeedRange};
 
@@ -21,7 +21,7 @@ use text::shrunk_text;
 
 /// A coverage-guided search runs as one sequence, each schedule mutating what
 /// the earlier ones found, so no part of it is a shard `merge` could combine.
-fn unshardable(s: &models::Scenario, explicit: bool, entry: &scenarios::Entry) -> UsageError {
+fn unshardable(s: &models::Scenario, explicit: bool, entry: &catalog::Entry) -> UsageError {
     let by_set = s.overrides.iter().any(|o| o.key == "run.strategy");
     let why = match (explicit, by_set) {
         (true, _) => "--strategy coverage asks for a coverage-guided search".to_string(),
@@ -41,9 +41,9 @@ fn unshardable(s: &models::Scenario, explicit: bool, entry: &scenarios::Entry) -
 
 /// Runs `idemsim check`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let name = a.scenario.as_deref().unwrap_or(scenarios::DEFAULT);
-    let overrides = scenarios::parse_overrides(&a.set)?;
-    let s = scenarios::load(name, &overrides)?;
+    let name = a.scenario.as_deref().unwrap_or(catalog::DEFAULT);
+    let overrides = catalog::parse_overrides(&a.set)?;
+    let s = catalog::load(name, &overrides)?;
     let jobs = jobs(a.jobs)?;
     // The regression folder, checked before anything runs (a shard or an
     // enumeration leaves it alone, but a folder that is a file is still wrong).
@@ -56,7 +56,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .collect();
     // A scenario given by path (or found in a --scenarios folder) is replayed by
     // its path: its name alone could find another scenario of that name.
-    let entry = scenarios::locate(name)?;
+    let entry = catalog::locate(name)?;
     let replay = format!("idemsim replay {}{sets}", entry.shell_arg());
     progress::install_ctrl_c();
     if a.exhaustive {
@@ -94,13 +94,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // Shards leave it alone (`idemsim merge` sees no regressions).
     let db = db.filter(|_| a.shard.is_none());
     let replayed = match &db {
-        Some(db) => idemsim::regressions::cli::replay_scenario(db, &entry, &s.overrides)?,
+        Some(db) => idemsim::regressions::sweep::replay_scenario(db, &entry, &s.overrides)?,
         None => Vec::new(),
     };
     idemsim::external::determinism_check_first(&s, seeds, a.determinism_seeds, &replay)?;
-    let failing = idemsim::regressions::cli::FailingRegression::first(&replayed, &entry);
+    let failing = idemsim::regressions::sweep::FailingRegression::first(&replayed, &entry);
     for r in &replayed {
-        idemsim::regressions::cli::print(r, a.json, "");
+        idemsim::regressions::sweep::print(r, a.json, "");
     }
     // Recorded before the summary prints: under --json its record must come
     // before the summary, which stays the last line.
@@ -108,7 +108,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         let Some(db) = &db else {
             return Ok(None);
         };
-        let recorded = idemsim::regressions::cli::record_failure(
+        let recorded = idemsim::regressions::sweep::record_failure(
             db, &s, &entry, &a.set, seed, record, outcome,
         )?;
         // A failure found again that a replayed regression already shows: said once.
@@ -129,7 +129,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             record: &|record, outcome| record_new(None, Some(record), outcome),
             failing_regression: failing.as_ref(),
         })?;
-        return Ok(idemsim::regressions::cli::exit_code(found.code, &replayed));
+        return Ok(idemsim::regressions::sweep::exit_code(
+            found.code, &replayed,
+        ));
     }
     let bar = Progress::new(Some(seeds.len()), a.json);
     let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
@@ -198,7 +200,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if !a.json {
         recorded.iter().for_each(|r| r.print(false, ""));
     }
-    Ok(idemsim::regressions::cli::exit_code(
+    Ok(idemsim::regressions::sweep::exit_code(
         line.exit_code(),
         &replayed,
     ))

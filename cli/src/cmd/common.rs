@@ -5,7 +5,7 @@
 //! from `check`, which imports those commands back, and `find` imported the
 //! clock from `bench`, which runs `find`.
 
-use idemsim::scenarios::UsageError;
+use idemsim::catalog::UsageError;
 pub use idemsim::shell::shell_word;
 use sim::{Outcome, SeedRange};
 use std::path::Path;

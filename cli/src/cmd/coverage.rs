@@ -4,11 +4,11 @@
 //! its record, since no seed replays it.
 
 use super::common::{exit_code, faults_line, situations_line, HazardLine};
+use idemsim::catalog::{Entry, UsageError};
 use idemsim::minimize::{shrink_record, Budget};
-use idemsim::regressions::cli::{FailingRegression, Recorded};
+use idemsim::regressions::sweep::{FailingRegression, Recorded};
 use idemsim::render::{self, json_line};
 use idemsim::repro::record_lines;
-use idemsim::scenarios::{Entry, UsageError};
 use models::registry;
 use models::Scenario;
 use sim::{Outcome, Record, SeedRange};

@@ -5,8 +5,8 @@
 //! record holds decision *values* per stream, so B meets the same lost
 //! replies, delays and crashes, and any difference comes from the design.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::render;
-use idemsim::scenarios::{self, UsageError};
 use models::{Msg, Obs, Scenario};
 use sim::{Outcome, Recorder, Sim, Source, TraceKind};
 
@@ -218,12 +218,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             a.width
         )));
     }
-    let common = scenarios::parse_overrides(&a.both)?;
+    let common = catalog::parse_overrides(&a.both)?;
     let mut changed = common.clone();
     // Later overrides win, so B's change applies on top of the common ground.
-    changed.extend(scenarios::parse_overrides(&a.set)?);
-    let base = scenarios::load(&a.scenario, &common)?;
-    let other = scenarios::load(&a.scenario, &changed)?;
+    changed.extend(catalog::parse_overrides(&a.set)?);
+    let base = catalog::load(&a.scenario, &common)?;
+    let other = catalog::load(&a.scenario, &changed)?;
     if base.system.world.actor_names != other.system.world.actor_names {
         return Err(UsageError(
             "error: the change alters the actors, so a record of one run cannot drive the other\nhelp: diff changes that keep the actors (options of the client, service or bank), or compare the two with `idemsim sweep`\n"

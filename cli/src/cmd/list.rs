@@ -1,6 +1,6 @@
 //! `idemsim list`: the scenarios with their summary, expected verdict and origin.
 
-use idemsim::scenarios::{self, UsageError};
+use idemsim::catalog::{self, UsageError};
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim list`.
@@ -12,7 +12,7 @@ pub struct Args {
 
 /// Runs `idemsim list`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let entries = scenarios::catalog()?;
+    let entries = catalog::catalog()?;
     let width = entries
         .iter()
         .map(|e| e.source().chars().count())
@@ -27,9 +27,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .unwrap_or(0)
         .max(40);
     for e in &entries {
-        let s = scenarios::load_entry(e, &[])?;
+        let s = catalog::load_entry(e, &[])?;
         let expect = s.describe_expect();
-        let shadows: Vec<String> = e.shadows.iter().map(scenarios::origin_text).collect();
+        let shadows: Vec<String> = e.shadows.iter().map(catalog::origin_text).collect();
         if a.json {
             idemsim::outln!(
                 "{}",

@@ -3,7 +3,7 @@
 
 use super::check::{Seeds, SweepLine};
 
-use idemsim::scenarios::UsageError;
+use idemsim::catalog::UsageError;
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim merge`.
@@ -421,9 +421,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             Some(rest) => UsageError(format!("error: {first_at}: its recorded --set {rest}")),
             None => e,
         };
-        let overrides = idemsim::scenarios::parse_overrides(&merged.sets).map_err(recorded)?;
+        let overrides = idemsim::catalog::parse_overrides(&merged.sets).map_err(recorded)?;
         let entry = scenario_of(&merged, a.scenario.as_deref(), &first_at)?;
-        let s = idemsim::scenarios::load_entry(&entry, &overrides).map_err(recorded)?;
+        let s = idemsim::catalog::load_entry(&entry, &overrides).map_err(recorded)?;
         let now = idemsim::repro::hash_hex(s.hash);
         if let Some(then) = &merged.scenario_hash {
             if *then != now {
@@ -453,12 +453,12 @@ fn scenario_of(
     merged: &SweepLine,
     given: Option<&str>,
     first_at: &str,
-) -> Result<idemsim::scenarios::Entry, UsageError> {
+) -> Result<idemsim::catalog::Entry, UsageError> {
     if let Some(arg) = given {
-        return idemsim::scenarios::locate(arg);
+        return idemsim::catalog::locate(arg);
     }
     let Some(file) = &merged.scenario_file else {
-        return idemsim::scenarios::locate_name(&merged.scenario);
+        return idemsim::catalog::locate_name(&merged.scenario);
     };
     idemsim::repro::inside(std::path::Path::new("."), file, "the current folder").map_err(|why| {
         UsageError(format!(

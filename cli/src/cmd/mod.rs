@@ -5,7 +5,6 @@ pub mod check;
 pub mod common;
 pub mod coverage;
 pub mod diff;
-pub mod find;
 pub mod list;
 pub mod merge;
 pub mod models;

@@ -2,8 +2,8 @@
 //! kinds, its situations) and the ledger's invariants, each with its meaning.
 //! The command line knows no model; it prints what the registry holds.
 
+use idemsim::catalog::UsageError;
 use idemsim::render::json_line;
-use idemsim::scenarios::UsageError;
 use models::core::invariants;
 use models::registry;
 

@@ -1,7 +1,7 @@
 //! `idemsim replay`: the full trace of one run, from a seed or a repro file.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::render::formats::{self, Format};
-use idemsim::scenarios::{self, UsageError};
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim replay`.
@@ -37,12 +37,12 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             (l.scenario, Ok(l.record), format!("repro file {path}"))
         }
         None => {
-            let overrides = scenarios::parse_overrides(&a.set)?;
+            let overrides = catalog::parse_overrides(&a.set)?;
             let name = a
                 .scenario
                 .as_deref()
                 .expect("clap requires it without --repro");
-            let s = scenarios::load(name, &overrides)?;
+            let s = catalog::load(name, &overrides)?;
             let seed = a.seed.expect("clap requires it without --repro");
             (s, Err(seed), format!("seed {seed}"))
         }

@@ -2,11 +2,11 @@
 //! `docs/report.md`), and the code `check --html` and `sweep --html` use to
 //! write the report of a failing seed.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::minimize::Done;
 use idemsim::render::html::run::{self as html_run, RunInput};
 use idemsim::render::html::state::StateRecorder;
 use idemsim::render::items::{self, Header, ShrinkInfo};
-use idemsim::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink as shr;
 use sim::{NoTrace, Outcome, Record, RunReport, Sim};
@@ -61,7 +61,7 @@ pub struct Subject<'a> {
     /// The scenario the run is of.
     pub scenario: &'a Scenario,
     /// Where the scenario came from: commands name its path when it is a file.
-    pub from: &'a scenarios::Entry,
+    pub from: &'a catalog::Entry,
     /// The `--set` overrides, for the commands shown.
     pub sets: &'a [String],
     /// The run's decisions.
@@ -240,7 +240,7 @@ pub fn announce(path: Option<&Path>, json: bool) {
 /// Writes the report of exhaustive mode's shortest counterexample into `dir`.
 pub fn write_counterexample(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     record: &Record,
     max_faults: u32,
@@ -350,7 +350,7 @@ fn seed_run(s: &Scenario, seed: u64, done: Option<&Done>) -> (Record, String, Op
 /// recorded, since a record takes about 20 bytes an event.
 fn render_seed(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     seed: u64,
     done: Option<&Done>,
@@ -383,7 +383,7 @@ fn render_seed(
 /// `<prefix>-seed-<N>.html` when a prefix is given.
 pub fn write_failure(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     seed: u64,
     done: Option<&Done>,
@@ -399,7 +399,7 @@ pub fn write_failure(
 /// The report [`write_failure`] writes, not written: its file name and its page.
 pub fn render_failure(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     seed: u64,
     done: Option<&Done>,
@@ -447,13 +447,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             })
         }
         None => {
-            let overrides = scenarios::parse_overrides(&a.set)?;
+            let overrides = catalog::parse_overrides(&a.set)?;
             let name = a
                 .scenario
                 .as_deref()
                 .expect("clap requires it without --repro");
-            let s = scenarios::load(name, &overrides)?;
-            let from = scenarios::locate(name)?;
+            let s = catalog::load(name, &overrides)?;
+            let from = catalog::locate(name)?;
             let seed = a.seed.expect("clap requires it without --repro");
             let done = if a.shrink {
                 match idemsim::minimize::shrink_seed_or_long(&s, seed, a.shrink_budget()?) {

@@ -3,13 +3,13 @@
 //! with its lowest failing seed ([`for_check`]). The shrinking itself is the
 //! library's (`idemsim::minimize`), repro files are `idemsim::repro`'s.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::minimize::{
     body_lines, lowest_failing_seed, shrink_searched, shrink_seed_or_long, too_long_note,
     unrecorded_run, Budget, Cut, Done, SeedShrink, MAX_SHRINK_EVENTS, SEARCH_CAP,
 };
 use idemsim::render::formats::{self, Format};
 use idemsim::repro::{note_explicit, replay_command, repro_of, write_repro};
-use idemsim::scenarios::{self, UsageError};
 use models::Scenario;
 use sim::shrink as shr;
 use sim::{Outcome, Sim};
@@ -58,9 +58,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         .scenario
         .as_deref()
         .expect("clap requires it without --all");
-    let overrides = scenarios::parse_overrides(&a.set)?;
-    let entry = scenarios::locate(name)?;
-    let s = scenarios::load_entry(&entry, &overrides)?;
+    let overrides = catalog::parse_overrides(&a.set)?;
+    let entry = catalog::locate(name)?;
+    let s = catalog::load_entry(&entry, &overrides)?;
     let coverage = s.strategy == models::scenario::Strategy::Coverage;
     let by_seed = |seed| match shrink_seed_or_long(&s, seed, budget) {
         SeedShrink::Done(d) => Ok(Some(*d)),
@@ -167,12 +167,12 @@ fn stats_row(s: &Scenario, d: &Done) -> String {
 }
 
 fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
-    let overrides = scenarios::parse_overrides(&a.set)?;
+    let overrides = catalog::parse_overrides(&a.set)?;
     if a.stats {
         idemsim::out!("{}", stats_header());
     }
-    for entry in scenarios::catalog()? {
-        let s = scenarios::load_entry(&entry, &overrides)?;
+    for entry in catalog::catalog()? {
+        let s = catalog::load_entry(&entry, &overrides)?;
         if s.expected_verdict() != Some(models::scenario::Verdict::Violation) {
             continue;
         }
@@ -235,7 +235,7 @@ fn not_failing(s: &Scenario, seed: u64) -> UsageError {
 /// told not to), write the repro file if asked, and return the shrunk failure.
 pub fn for_check(
     s: &Scenario,
-    from: &scenarios::Entry,
+    from: &catalog::Entry,
     sets: &[String],
     failing_seed: Option<u64>,
     no_shrink: bool,

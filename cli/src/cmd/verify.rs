@@ -2,8 +2,8 @@
 //! protection of a holding scenario removed in turn on the same seeds: each
 //! removal must turn "holds" into a violation, or the "holds" is not earned.
 
+use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
-use idemsim::scenarios::{self, UsageError};
 use models::registry;
 use models::scenario::{Ablation, Judgement, Verdict};
 use models::Scenario;
@@ -254,18 +254,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     super::common::runs("--runs", a.runs)?;
     super::common::runs("--max-runs", a.max_runs)?;
     let entries = if a.scenarios.is_empty() {
-        scenarios::catalog()?
+        catalog::catalog()?
     } else {
         let mut all = Vec::new();
         for arg in &a.scenarios {
-            all.extend(scenarios::locate_all(arg)?);
+            all.extend(catalog::locate_all(arg)?);
         }
         all
     };
     // Load every file first, so a bad one stops the run before any sweep.
     let mut loaded = Vec::with_capacity(entries.len());
     for e in &entries {
-        loaded.push(scenarios::load_entry(e, &[])?);
+        loaded.push(catalog::load_entry(e, &[])?);
     }
     // The regression folder, and every scenario's regressions replayed,
     // before any sweep: a file of it that is broken stops the run at once.
@@ -274,7 +274,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if let Some(db) = &db {
         let stored = db.stored()?;
         for e in &entries {
-            replays.push(idemsim::regressions::cli::replay_stored(
+            replays.push(idemsim::regressions::sweep::replay_stored(
                 db,
                 &stored,
                 e,
@@ -302,7 +302,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             "lowest"
         );
     }
-    let mut counts = idemsim::regressions::cli::Counts::default();
+    let mut counts = idemsim::regressions::sweep::Counts::default();
     let mut replays = replays.into_iter();
     for (s, entry) in loaded.iter().zip(&entries) {
         if stop.load(Ordering::Relaxed) {
@@ -348,7 +348,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             c.mismatch.get_or_insert_with(|| r.text());
         }
         let recorded = match &db {
-            Some(db) => idemsim::regressions::cli::record_sweep_failure(db, s, entry, &sum)?,
+            Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &sum)?,
             None => None,
         }
         // A failure found again that a replayed regression already shows: said once.
@@ -379,7 +379,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if let Some(db) = &db {
         for r in db.orphans(&db.stored()?) {
             counts.add(&r);
-            idemsim::regressions::cli::print(&r, a.json, "");
+            idemsim::regressions::sweep::print(&r, a.json, "");
         }
     }
     let total = loaded.len();

@@ -554,7 +554,7 @@ mod tests {
     }
 
     fn world() -> World {
-        crate::scenarios::load("payment-stable-key", &[])
+        crate::catalog::load("payment-stable-key", &[])
             .expect("a catalog scenario loads")
             .system
             .world

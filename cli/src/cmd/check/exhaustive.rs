@@ -3,10 +3,10 @@
 
 use super::args::Args;
 use crate::cmd::common::{exit_code, faults_line, situations_line, HazardLine};
+use idemsim::catalog::{self, UsageError};
 use idemsim::progress::{self, Progress};
 use idemsim::render::{self, json_line};
 use idemsim::repro::record_lines;
-use idemsim::scenarios::{self, UsageError};
 use models::registry;
 use sim::exhaustive::{exhaustive, Bounds, ExhaustiveReport};
 use sim::{Outcome, Record, Recorder, Sim, Source, StreamLayout};
@@ -153,7 +153,7 @@ pub(super) fn run_exhaustive(
         for d in describe_record(&s.system.world, &c.record) {
             lines.push(format!("  {d}"));
         }
-        let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+        let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
         if let Some(dir) = &a.html {
             let path =
                 crate::cmd::report::write_counterexample(s, &from, &a.set, &c.record, k, dir)?;
@@ -195,7 +195,7 @@ pub(super) fn run_exhaustive(
         for d in describe_record(&s.system.world, record) {
             lines.push(format!("  {d}"));
         }
-        let from = scenarios::locate(a.scenario.as_deref().unwrap_or(scenarios::DEFAULT))?;
+        let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
         let outcome = Outcome::Inconclusive(*limit);
         let repro_out = a.repro_out.as_deref();
         let json = record_lines(s, &from, &a.set, record, &outcome, repro_out, &mut lines)?;

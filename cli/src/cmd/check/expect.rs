@@ -26,7 +26,7 @@ impl ExpectNote {
         s: &models::Scenario,
         sum: &sim::Summary,
         variant: bool,
-        entry: &idemsim::scenarios::Entry,
+        entry: &idemsim::catalog::Entry,
         seeds: sim::SeedRange,
     ) -> Option<ExpectNote> {
         if s.expected_verdict().is_none() || variant || sum.interrupted {

@@ -345,7 +345,7 @@ pub struct SweepLine {
     /// A recorded regression that still fails, which makes the exit code 1
     /// whatever the verdict of the seeds; absent when none does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failing_regression: Option<idemsim::regressions::cli::FailingRegression>,
+    pub failing_regression: Option<idemsim::regressions::sweep::FailingRegression>,
 }
 
 impl SweepLine {

@@ -2,9 +2,9 @@
 
 use super::summary::{SweepLine, SweepVerdict};
 use crate::cmd::common::{faults_line, situations_line, HazardLine};
+use idemsim::catalog::UsageError;
 use idemsim::minimize::{Budget, Done};
 use idemsim::render::json_line;
-use idemsim::scenarios::UsageError;
 
 impl SweepLine {
     /// The summary for people, as `check` prints it.
@@ -98,7 +98,7 @@ impl SweepLine {
     /// file if asked, and returns the shrunk trace's text.
     pub fn shrink(
         &mut self,
-        (s, from): (&models::Scenario, &idemsim::scenarios::Entry),
+        (s, from): (&models::Scenario, &idemsim::catalog::Entry),
         no_shrink: bool,
         repro_out: Option<&str>,
         budget: Budget,
@@ -110,7 +110,7 @@ impl SweepLine {
     /// [`shrink`](SweepLine::shrink), returning the shrunk failure itself.
     pub fn shrink_done(
         &mut self,
-        (s, from): (&models::Scenario, &idemsim::scenarios::Entry),
+        (s, from): (&models::Scenario, &idemsim::catalog::Entry),
         no_shrink: bool,
         repro_out: Option<&str>,
         budget: Budget,

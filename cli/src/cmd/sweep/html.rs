@@ -8,8 +8,8 @@ use super::columns::{fields, Shape};
 use super::plot;
 use super::variant::Row;
 use crate::cmd::report;
+use idemsim::catalog::UsageError;
 use idemsim::render::html::sweep as page;
-use idemsim::scenarios::UsageError;
 use models::core::Metric;
 use models::scenario::Override;
 use models::Scenario;
@@ -57,7 +57,7 @@ pub struct Input<'a> {
     pub metrics: &'a [Metric],
     pub variants: &'a [(Vec<Override>, Scenario)],
     /// Where the scenario came from: the failing seeds' commands name it.
-    pub from: &'a idemsim::scenarios::Entry,
+    pub from: &'a idemsim::catalog::Entry,
     pub budget: idemsim::minimize::Budget,
 }
 

@@ -16,7 +16,7 @@ pub use variant::Row;
 
 use axis::cross_product;
 use columns::fields;
-use idemsim::scenarios::{self, UsageError};
+use idemsim::catalog::{self, UsageError};
 use models::scenario::{Override, Strategy};
 use output::{csv, json, table};
 use sim::SeedRange;
@@ -104,7 +104,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         super::common::output_file("--html", path, true)?;
     }
     // Load every variant before running any, so a bad value fails at once.
-    let entry = scenarios::locate(&a.scenario)?;
+    let entry = catalog::locate(&a.scenario)?;
     let combos = cross_product(&axes);
     let mut variants: Vec<(Vec<Override>, models::Scenario)> = Vec::with_capacity(combos.len());
     for (n, combo) in combos.iter().enumerate() {
@@ -116,7 +116,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 value: axis.values[i].clone(),
             })
             .collect();
-        let scenario = scenarios::load_entry(&entry, &overrides)
+        let scenario = catalog::load_entry(&entry, &overrides)
             .map_err(|e| in_variant(e, &overrides, n + 1, combos.len()))?;
         if scenario.strategy != Strategy::Seeds {
             if let Some(o) = overrides.iter().find(|o| o.key == STRATEGY_KEY) {

@@ -10,7 +10,7 @@
 use super::axis::Axis;
 use super::columns::{human_time, Field, Shape};
 use super::variant::Row;
-use idemsim::scenarios::UsageError;
+use idemsim::catalog::UsageError;
 use std::fmt::Write;
 
 const PLOT_WIDTH: f64 = 460.0;

@@ -2,15 +2,17 @@
 //! the bare loop's events per second measured in the same process, allocations
 //! per run in steady state, and peak memory; `--all` does it for the reference
 //! scenario of every model, `--find` measures how soon each search strategy
-//! finds each catalog bug (see [`super::find`]).
+//! finds each catalog bug (see [`search_race`]).
 
 // In `common` so that `find` reads the clock without importing `bench`,
 // which runs `find`; re-exported so the path stays.
 pub use super::common::wall_clock;
 
+mod search_race;
+
 use crate::alloc_count;
+use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
-use idemsim::scenarios::{self, UsageError};
 use models::registry;
 use models::scenario::Verdict;
 use models::Scenario;
@@ -364,8 +366,8 @@ pub fn reference_scenarios() -> Result<Vec<String>, UsageError> {
 }
 
 fn first_holding(model: &str) -> Result<Option<String>, UsageError> {
-    for e in scenarios::catalog()? {
-        let s = scenarios::load_entry(&e, &[])?;
+    for e in catalog::catalog()? {
+        let s = catalog::load_entry(&e, &[])?;
         if s.system.model.name() == model && s.expected_verdict() == Some(Verdict::Holds) {
             return Ok(Some(s.name));
         }
@@ -432,18 +434,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 super::common::MAX_RUNS
             )));
         }
-        return super::find::run(a.scenario.as_deref(), a.find_budget, jobs, a.json);
+        return search_race::run(a.scenario.as_deref(), a.find_budget, jobs, a.json);
     }
     let (runs, rounds, alloc_runs) = sizes(&a)?;
     let names = if a.all {
         reference_scenarios()?
     } else {
-        vec![a.scenario.clone().unwrap_or(scenarios::DEFAULT.to_string())]
+        vec![a.scenario.clone().unwrap_or(catalog::DEFAULT.to_string())]
     };
     // Load all first: a bad name fails before minutes of measuring.
     let loaded: Vec<Scenario> = names
         .iter()
-        .map(|n| scenarios::load(n, &[]))
+        .map(|n| catalog::load(n, &[]))
         .collect::<Result<_, _>>()?;
     for (i, s) in loaded.iter().enumerate() {
         let row = measure(s, runs, jobs, rounds, alloc_runs)?;

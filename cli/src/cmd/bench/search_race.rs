@@ -16,9 +16,9 @@
 //! Each stops at `--find-budget` schedules; the counts are deterministic, the
 //! seconds are this machine's.
 
-use super::common::wall_clock;
+use crate::cmd::common::wall_clock;
+use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
-use idemsim::scenarios::{self, UsageError};
 use models::scenario::Verdict;
 use models::Scenario;
 use sim::exhaustive::schedules_to_failure;
@@ -167,10 +167,10 @@ pub fn run(scenario: Option<&str>, budget: u64, jobs: usize, json: bool) -> Resu
         ));
     }
     let list: Vec<Scenario> = match scenario {
-        Some(name) => vec![scenarios::load(name, &[])?],
-        None => scenarios::catalog()?
+        Some(name) => vec![catalog::load(name, &[])?],
+        None => catalog::catalog()?
             .iter()
-            .map(|e| scenarios::load_entry(e, &[]))
+            .map(|e| catalog::load_entry(e, &[]))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
             .filter(|s| s.expected_verdict() == Some(Verdict::Violation))

@@ -3,9 +3,9 @@
 //! failure after the sweep.
 
 use super::{unexpected, Db, Replayed, Status};
+use crate::catalog::{Entry, UsageError};
 use crate::render::json_line;
 use crate::repro::Repro;
-use crate::scenarios::{Entry, UsageError};
 use models::Scenario;
 use sim::{Outcome, Record, Sim};
 
@@ -81,7 +81,7 @@ pub fn record_failure(
     let repro: Repro = crate::repro::repro_of(s, entry, sets, seed, record, outcome);
     let (path, new) = db.record(&repro)?;
     Ok(Some(Recorded {
-        file: crate::scenarios::display_path(&path),
+        file: crate::catalog::display_path(&path),
         scenario: s.name.clone(),
         invariant: repro.invariant.clone(),
         new,
