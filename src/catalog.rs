@@ -184,12 +184,12 @@ fn looks_like_path(arg: &str) -> bool {
 
 /// Whether `arg` is taken as a path (a `.toml` name or one with a separator),
 /// not as a name from the catalog.
-pub fn is_path_arg(arg: &str) -> bool {
+pub(crate) fn is_path_arg(arg: &str) -> bool {
     looks_like_path(arg)
 }
 
 /// The entry of the scenario file at `p`, named after the file.
-pub fn file_entry(p: &Path) -> Entry {
+pub(crate) fn file_entry(p: &Path) -> Entry {
     let name = p.file_stem().map_or_else(
         || p.to_string_lossy().into_owned(),
         |s| s.to_string_lossy().into_owned(),
@@ -309,7 +309,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The way a path is shown in messages and repro lines: relative when it can be.
-pub fn display_path(p: &Path) -> String {
+pub(crate) fn display_path(p: &Path) -> String {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     p.strip_prefix(manifest)
         .unwrap_or(p)

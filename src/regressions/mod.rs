@@ -85,7 +85,7 @@ impl Flags {
 
 /// Whether `dir` lies in the source tree this idemsim was built from, outside
 /// its `target/` folder (where tests make scratch folders of their own).
-pub fn inside_own_checkout(dir: &Path) -> bool {
+pub(crate) fn inside_own_checkout(dir: &Path) -> bool {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (Ok(dir), Ok(root)) = (dir.canonicalize(), manifest.canonicalize()) else {
         return false;
@@ -528,7 +528,7 @@ const FIX: &str =
 
 /// Whether `path` is named as the database names its files: `NAME-HASH.json`,
 /// HASH 16 lowercase hex digits ([`file_name`]).
-pub fn is_regression_name(path: &Path) -> bool {
+pub(crate) fn is_regression_name(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
     };
@@ -547,7 +547,7 @@ pub fn is_regression_name(path: &Path) -> bool {
 /// Reads a file of the database: an error names the file (with line and
 /// column where it is not JSON, or names an invariant idemsim does not have)
 /// and says to delete or restore it; it is never skipped or written over.
-pub fn read_regression(path: &Path) -> Result<Repro, UsageError> {
+pub(crate) fn read_regression(path: &Path) -> Result<Repro, UsageError> {
     let shown = catalog::display_path(path);
     let bytes = std::fs::read(path).map_err(|e| {
         UsageError(format!(

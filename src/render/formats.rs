@@ -337,7 +337,7 @@ pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
 
 /// Mermaid's default `maxTextSize`: a longer diagram renders as an error
 /// (GitHub uses the default).
-pub const MERMAID_MAX_TEXT: usize = 50_000;
+pub(crate) const MERMAID_MAX_TEXT: usize = 50_000;
 
 const CUT_MARK: &str = "\u{0}cut\u{0}";
 
@@ -383,7 +383,7 @@ struct HbNode {
 /// thousands of events (a run under load) for many minutes, and nobody reads
 /// it. A longer run keeps its first and last [`DOT_MAX_NODES`]` / 2` events
 /// and one node saying how many were left out between them.
-pub const DOT_MAX_NODES: usize = 400;
+pub(crate) const DOT_MAX_NODES: usize = 400;
 
 /// Each actor's own order, plus send → receive (and send → loss) edges.
 pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {

@@ -312,7 +312,7 @@ pub fn load_repro(
 // ------------------------------------------------------------ the command
 
 /// A record as the `choices` of a repro file: stream name to decision values.
-pub fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
+pub(crate) fn record_choices(world: &sim::World, record: &Record) -> serde_json::Value {
     let map: BTreeMap<String, &Vec<u64>> = record
         .streams
         .iter()

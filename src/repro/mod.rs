@@ -21,7 +21,7 @@
 mod file;
 
 pub use file::{
-    inside, load_repro, note_explicit, record_choices, record_lines, replay_command, repro_of,
+    inside, load_repro, note_explicit, record_lines, replay_command, repro_of,
     repro_text, write_repro, LoadedRepro,
 };
 
@@ -70,7 +70,7 @@ pub fn hash_hex(h: u64) -> String {
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The non-empty streams of `record`, by the names of `world`'s streams.
-pub fn choices_of(world: &World, record: &Record) -> BTreeMap<String, Vec<u64>> {
+pub(crate) fn choices_of(world: &World, record: &Record) -> BTreeMap<String, Vec<u64>> {
     record
         .streams
         .iter()

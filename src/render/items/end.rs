@@ -27,7 +27,7 @@ pub fn trace<M: WorldMessage + Display, T: Clone + Display>(
 
 /// Builds the whole trace (header, items, the ending with its sentence) from
 /// the items an [`ItemRecorder`] made.
-pub fn trace_of_items<M: Display, T: Display>(
+pub(crate) fn trace_of_items<M: Display, T: Display>(
     header: Header,
     kept: Kept<M, T>,
     report: &RunReport,

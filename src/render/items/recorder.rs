@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, VecDeque};
 pub const TRACE_END_ITEMS: usize = 100_000;
 /// Effects kept between a long trace's two ends: every effect of a run that
 /// stops at its first violation, whatever happened before it.
-pub const MAX_MIDDLE_EFFECTS: usize = 10_000;
+pub(crate) const MAX_MIDDLE_EFFECTS: usize = 10_000;
 
 /// A stretch of entries not kept, still open.
 struct Gap {
@@ -112,7 +112,7 @@ impl<M: WorldMessage> StepFacts<M> {
 /// (a step's deliveries get their notes when the step ends). Memory is
 /// bounded: past [`TRACE_END_ITEMS`] items, the recorder keeps a window of
 /// the last ones and, of those that leave the window, only effects.
-pub struct ItemRecorder<M = Msg, T = NodeTimer> {
+pub(crate) struct ItemRecorder<M = Msg, T = NodeTimer> {
     names: Vec<Name>,
     /// The items so far: the head, then (once the run is long) kept effects
     /// and `Elided` items.
