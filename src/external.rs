@@ -108,7 +108,11 @@ fn nondeterminism(s: &Scenario, seed: u64, d: &Difference, replay: &str) -> Usag
 /// `start`, and compares every answer the programs gave. A program that
 /// keeps memory across a `start`, reads a clock or draws random numbers
 /// answers differently, and is reported at the first answer that differs.
-pub(crate) fn determinism_check(s: &Scenario, seeds: SeedRange, replay: &str) -> Result<(), UsageError> {
+pub(crate) fn determinism_check(
+    s: &Scenario,
+    seeds: SeedRange,
+    replay: &str,
+) -> Result<(), UsageError> {
     if !has_programs(s) || seeds.is_empty() {
         return Ok(());
     }

@@ -21,8 +21,8 @@
 mod file;
 
 pub use file::{
-    inside, load_repro, note_explicit, record_lines, replay_command, repro_of,
-    repro_text, write_repro, LoadedRepro,
+    inside, load_repro, note_explicit, record_lines, replay_command, repro_of, repro_text,
+    write_repro, LoadedRepro,
 };
 
 use crate::catalog::UsageError;

@@ -72,48 +72,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let mut shown: Vec<(&'static str, &'static str)> = Vec::new();
     for m in registry::MODELS {
         if a.json {
-            let situations: Vec<serde_json::Value> = m
-                .situations()
-                .iter()
-                .map(|s| serde_json::json!({"name": s.name, "doc": s.doc}))
-                .collect();
-            idemsim::outln!(
-                "{}",
-                json_line(
-                    "model",
-                    serde_json::json!({
-                        "name": m.name(),
-                        "about": m.about(),
-                        "tables": m.tables(),
-                        "situations": situations,
-                    })
-                )
-            );
-            continue;
+            model_json(*m);
+        } else {
+            model_text(*m, &mut shown);
         }
-        idemsim::outln!("model {}: {}", m.name(), m.about());
-        idemsim::outln!("  tables: {}", m.tables().join(", "));
-        idemsim::outln!("  situations:");
-        // A composed model (the chain) reuses its parts' situations: each is
-        // described once, under the first model that has it.
-        let mut reused: Vec<&'static str> = Vec::new();
-        for s in m.situations() {
-            match shown.iter().find(|(n, _)| *n == s.name) {
-                Some((_, owner)) => {
-                    if !reused.contains(owner) {
-                        reused.push(owner);
-                    }
-                }
-                None => {
-                    shown.push((s.name, m.name()));
-                    idemsim::outln!("    {:<30} {}", s.name, s.doc);
-                }
-            }
-        }
-        if !reused.is_empty() {
-            idemsim::outln!("    and those of {} (above)", reused.join(" and "));
-        }
-        idemsim::outln!();
     }
     if a.json {
         idemsim::outln!(
@@ -145,4 +107,56 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
     }
     Ok(idemsim::exit::HOLDS)
+}
+
+/// One model's `model` record.
+fn model_json(m: &dyn models::core::ModelSpec<models::Node>) {
+    let situations: Vec<serde_json::Value> = m
+        .situations()
+        .iter()
+        .map(|s| serde_json::json!({"name": s.name, "doc": s.doc}))
+        .collect();
+    idemsim::outln!(
+        "{}",
+        json_line(
+            "model",
+            serde_json::json!({
+                "name": m.name(),
+                "about": m.about(),
+                "tables": m.tables(),
+                "situations": situations,
+            })
+        )
+    );
+}
+
+/// One model as text; `shown` is every situation described so far and the
+/// model it was described under.
+fn model_text(
+    m: &dyn models::core::ModelSpec<models::Node>,
+    shown: &mut Vec<(&'static str, &'static str)>,
+) {
+    idemsim::outln!("model {}: {}", m.name(), m.about());
+    idemsim::outln!("  tables: {}", m.tables().join(", "));
+    idemsim::outln!("  situations:");
+    // A composed model (the chain) reuses its parts' situations: each is
+    // described once, under the first model that has it.
+    let mut reused: Vec<&'static str> = Vec::new();
+    for s in m.situations() {
+        match shown.iter().find(|(n, _)| *n == s.name) {
+            Some((_, owner)) => {
+                if !reused.contains(owner) {
+                    reused.push(owner);
+                }
+            }
+            None => {
+                shown.push((s.name, m.name()));
+                idemsim::outln!("    {:<30} {}", s.name, s.doc);
+            }
+        }
+    }
+    if !reused.is_empty() {
+        idemsim::outln!("    and those of {} (above)", reused.join(" and "));
+    }
+    idemsim::outln!();
 }

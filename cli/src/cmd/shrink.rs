@@ -96,17 +96,28 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         idemsim::outln!("{}: {what}, nothing to shrink", s.name);
         return Ok(idemsim::exit::HOLDS);
     };
+    print_shrunk(&a, &s, &entry, &done)
+}
+
+/// The shrunk failure of one scenario: its repro file if asked, then the
+/// trace or the `--stats` row.
+fn print_shrunk(
+    a: &Args,
+    s: &Scenario,
+    entry: &catalog::Entry,
+    done: &Done,
+) -> Result<u8, UsageError> {
     let seed = done.seed;
     let seed = (!done.searched).then_some(seed);
     let seed_text = match seed {
         Some(seed) => format!("seed {seed}"),
         None => format!("coverage-guided schedule #{}", done.seed + 1),
     };
-    idemsim::external::check_outcome(&s, &seed_text, &done.shrunk.original_report.outcome)?;
+    idemsim::external::check_outcome(s, &seed_text, &done.shrunk.original_report.outcome)?;
     if let Some(path) = &a.out {
         let r = repro_of(
-            &s,
-            &entry,
+            s,
+            entry,
             &a.set,
             seed,
             &done.shrunk.record,
@@ -120,7 +131,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     if a.stats {
         idemsim::out!("{}", stats_header());
-        idemsim::outln!("{}", stats_row(&s, &done));
+        idemsim::outln!("{}", stats_row(s, done));
     } else {
         idemsim::out!("{}", formats::render(a.format, &done.trace));
     }
