@@ -1,7 +1,7 @@
 //! `idemsim merge`: combines the `check --json --shard I/N` outputs of several
 //! machines into the summary one machine would have printed for the whole range.
 
-use super::check::{Seeds, SweepLine};
+use super::check::{Seeds, ShardLine, SweepLine};
 
 use idemsim::catalog::UsageError;
 
@@ -215,34 +215,41 @@ fn consistent(l: &SweepLine) -> Result<(), String> {
         ));
     }
     if let Some(sh) = l.shard {
-        if sh.count == 0 || sh.index >= sh.count {
-            return Err(format!("shard {}/{} does not exist", sh.index, sh.count));
-        }
-        if sh.of.start > sh.of.end {
-            return Err(format!(
-                "the shards' range {}..{} is reversed",
-                sh.of.start, sh.of.end
-            ));
-        }
-        let mine = sim::SeedRange {
-            start: sh.of.start,
-            end: sh.of.end,
-        }
-        .shard(sh.index, sh.count);
-        let ran_all = (r.start, r.end) == (mine.start, mine.end);
-        let ran_beginning = l.interrupted && r.start == mine.start && r.end <= mine.end;
-        if ran_beginning && !ran_all {
-            return Err(format!(
-                "shard {}/{} was interrupted (Ctrl-C): seeds {}..{} ran, {}..{} did not; rerun that shard",
-                sh.index, sh.count, r.start, r.end, r.end, mine.end
-            ));
-        }
-        if !ran_all {
-            return Err(format!(
-                "shard {}/{} of {}..{} is seeds {}..{}, not {}..{}",
-                sh.index, sh.count, sh.of.start, sh.of.end, mine.start, mine.end, r.start, r.end
-            ));
-        }
+        shard_consistent(l, r, sh)?;
+    }
+    Ok(())
+}
+
+/// A shard's line covers exactly its part of the shards' range, unless it
+/// was interrupted, which `merge` refuses with the seeds left to run.
+fn shard_consistent(l: &SweepLine, r: Seeds, sh: ShardLine) -> Result<(), String> {
+    if sh.count == 0 || sh.index >= sh.count {
+        return Err(format!("shard {}/{} does not exist", sh.index, sh.count));
+    }
+    if sh.of.start > sh.of.end {
+        return Err(format!(
+            "the shards' range {}..{} is reversed",
+            sh.of.start, sh.of.end
+        ));
+    }
+    let mine = sim::SeedRange {
+        start: sh.of.start,
+        end: sh.of.end,
+    }
+    .shard(sh.index, sh.count);
+    let ran_all = (r.start, r.end) == (mine.start, mine.end);
+    let ran_beginning = l.interrupted && r.start == mine.start && r.end <= mine.end;
+    if ran_beginning && !ran_all {
+        return Err(format!(
+            "shard {}/{} was interrupted (Ctrl-C): seeds {}..{} ran, {}..{} did not; rerun that shard",
+            sh.index, sh.count, r.start, r.end, r.end, mine.end
+        ));
+    }
+    if !ran_all {
+        return Err(format!(
+            "shard {}/{} of {}..{} is seeds {}..{}, not {}..{}",
+            sh.index, sh.count, sh.of.start, sh.of.end, mine.start, mine.end, r.start, r.end
+        ));
     }
     Ok(())
 }

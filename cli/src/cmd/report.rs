@@ -446,35 +446,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 repro_file: true,
             })
         }
-        None => {
-            let overrides = catalog::parse_overrides(&a.set)?;
-            let name = a
-                .scenario
-                .as_deref()
-                .expect("clap requires it without --repro");
-            let s = catalog::load(name, &overrides)?;
-            let from = catalog::locate(name)?;
-            let seed = a.seed.expect("clap requires it without --repro");
-            let done = if a.shrink {
-                match idemsim::minimize::shrink_seed_or_long(&s, seed, a.shrink_budget()?) {
-                    idemsim::minimize::SeedShrink::Done(d) => Some(*d),
-                    idemsim::minimize::SeedShrink::Holds => {
-                        eprintln!(
-                            "{}: seed {seed} does not fail, so there is nothing to shrink: the report shows the run as it is",
-                            s.name
-                        );
-                        None
-                    }
-                    idemsim::minimize::SeedShrink::TooLong(r) => {
-                        eprintln!("{}", idemsim::minimize::too_long_note(&s, seed, &r));
-                        None
-                    }
-                }
-            } else {
-                None
-            };
-            render_seed(&s, &from, &a.set, seed, done.as_ref())
-        }
+        None => seed_page(&a)?,
     };
     write(&a.out, &html)?;
     eprintln!(
@@ -483,4 +455,35 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         html.len().div_ceil(1024)
     );
     Ok(super::common::exit_code(&report.outcome))
+}
+
+/// The page of one seed's run, shrunk first under `--shrink`.
+fn seed_page(a: &Args) -> Result<(String, RunReport), UsageError> {
+    let overrides = catalog::parse_overrides(&a.set)?;
+    let name = a
+        .scenario
+        .as_deref()
+        .expect("clap requires it without --repro");
+    let s = catalog::load(name, &overrides)?;
+    let from = catalog::locate(name)?;
+    let seed = a.seed.expect("clap requires it without --repro");
+    let done = if a.shrink {
+        match idemsim::minimize::shrink_seed_or_long(&s, seed, a.shrink_budget()?) {
+            idemsim::minimize::SeedShrink::Done(d) => Some(*d),
+            idemsim::minimize::SeedShrink::Holds => {
+                eprintln!(
+                    "{}: seed {seed} does not fail, so there is nothing to shrink: the report shows the run as it is",
+                    s.name
+                );
+                None
+            }
+            idemsim::minimize::SeedShrink::TooLong(r) => {
+                eprintln!("{}", idemsim::minimize::too_long_note(&s, seed, &r));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    Ok(render_seed(&s, &from, &a.set, seed, done.as_ref()))
 }

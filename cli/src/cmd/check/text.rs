@@ -10,18 +10,7 @@ impl SweepLine {
     /// The summary for people, as `check` prints it.
     pub fn text(&self) -> String {
         if self.verdict == SweepVerdict::NoSeeds {
-            let which = match (&self.shard, self.seeds) {
-                (Some(sh), _) => format!(
-                    "shard {}/{} of seeds {}..{} is empty (more shards than seeds)",
-                    sh.index, sh.count, sh.of.start, sh.of.end
-                ),
-                (None, Some(r)) => format!("the seed range {}..{} is empty", r.start, r.end),
-                (None, None) => "the seed range is empty".to_string(),
-            };
-            return format!(
-                "{}: no seeds ran: {which}; nothing was checked, and `idemsim merge` counts this shard as nothing\n",
-                self.scenario
-            );
+            return self.no_seeds_text();
         }
         let range = self
             .seeds
@@ -47,27 +36,7 @@ impl SweepLine {
                 self.schedules
             ));
         }
-        if let Some(f) = &self.failure {
-            lines.push(format!("lowest failing seed {}: {}", f.seed, f.sentence));
-            lines.push(format!(
-                "failing seeds: {} of {} ({} violations, {} panics)",
-                self.violations + self.panics,
-                self.schedules,
-                self.violations,
-                self.panics
-            ));
-            if self.panics > 0 {
-                lines.push(
-                    "a model panicked: that is a bug in idemsim, not a finding about the design; please report it with this command line"
-                        .to_string(),
-                );
-            }
-        } else if let Some(i) = &self.first_inconclusive {
-            lines.push(format!(
-                "{} runs hit a limit; lowest seed {} hit {}",
-                self.inconclusive, i.seed, i.limit
-            ));
-        }
+        self.push_failure_lines(&mut lines);
         let f = &self.faults;
         lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
         let ops = &self.operations;
@@ -92,6 +61,47 @@ impl SweepLine {
             lines.push(format!("repro: {r}"));
         }
         lines.join("\n") + "\n"
+    }
+
+    /// The summary of a sweep that ran no seed: which range was empty.
+    fn no_seeds_text(&self) -> String {
+        let which = match (&self.shard, self.seeds) {
+            (Some(sh), _) => format!(
+                "shard {}/{} of seeds {}..{} is empty (more shards than seeds)",
+                sh.index, sh.count, sh.of.start, sh.of.end
+            ),
+            (None, Some(r)) => format!("the seed range {}..{} is empty", r.start, r.end),
+            (None, None) => "the seed range is empty".to_string(),
+        };
+        format!(
+            "{}: no seeds ran: {which}; nothing was checked, and `idemsim merge` counts this shard as nothing\n",
+            self.scenario
+        )
+    }
+
+    /// The lowest failure and how many failed, or the lowest run that hit a limit.
+    fn push_failure_lines(&self, lines: &mut Vec<String>) {
+        if let Some(f) = &self.failure {
+            lines.push(format!("lowest failing seed {}: {}", f.seed, f.sentence));
+            lines.push(format!(
+                "failing seeds: {} of {} ({} violations, {} panics)",
+                self.violations + self.panics,
+                self.schedules,
+                self.violations,
+                self.panics
+            ));
+            if self.panics > 0 {
+                lines.push(
+                    "a model panicked: that is a bug in idemsim, not a finding about the design; please report it with this command line"
+                        .to_string(),
+                );
+            }
+        } else if let Some(i) = &self.first_inconclusive {
+            lines.push(format!(
+                "{} runs hit a limit; lowest seed {} hit {}",
+                self.inconclusive, i.seed, i.limit
+            ));
+        }
     }
 
     /// Shrinks the lowest failing seed (unless `no_shrink`), writes the repro
