@@ -55,7 +55,10 @@ pub(super) struct Field {
 pub(super) fn fields(metrics: &[Metric]) -> Vec<Field> {
     let mut out = Vec::new();
     for &m in metrics {
-        let of = move |s: &VariantStats| s.metric(&m);
+        if matches!(m, Metric::TimeToEffect) {
+            time_to_effect_fields(&mut out);
+            continue;
+        }
         let optional = matches!(
             m,
             Metric::ShedPerOperation(_)
@@ -64,77 +67,96 @@ pub(super) fn fields(metrics: &[Metric]) -> Vec<Field> {
                 | Metric::RetriesDenied
                 | Metric::FastFailed
         );
-        let field = |name: &str, header: &str, legend: &str, shape| Field {
-            name: name.to_string(),
-            header: header.to_string(),
-            legend: legend.to_string(),
+        let (name, header, legend, shape) = column(m);
+        out.push(Field {
+            name,
+            header,
+            legend,
             shape,
-            value: Box::new(of),
+            value: Box::new(move |s: &VariantStats| s.metric(&m)),
             optional,
-        };
-        match m {
-            Metric::Duplicated => out.push(field("duplicate_rate", "dup", "dup: share of runs in which some operation took effect twice or more.", Shape::Percent)),
-            Metric::Lost => out.push(field("lost_rate", "lost", "lost: share of runs that reached their end with an owed effect missing (told done, given up silently, or a committed event neither handled nor dead-lettered).", Shape::Percent)),
-            Metric::Unknown => out.push(field("unknown_rate", "unknown", "unknown: share of operations whose client finally knows nothing (a dead letter with an unknown outcome, for a person to reconcile).", Shape::Percent)),
-            Metric::AttemptsPerOperation => out.push(field("attempts_per_operation", "attempts/op", "attempts/op: client attempts per business operation (1.00 = no retries).", Shape::Ratio)),
-            Metric::ReceivedPerOperation(layer) => out.push(field(
-                &format!("{}_requests_per_operation", layer.name),
-                &format!("{}/op", layer.name),
-                &if layer.per == models::core::Per::Event {
-                    format!("{0}/op: deliveries the {0}s received per event (the business operation of a queue): redeliveries and republishes multiply here.", layer.name)
-                } else {
-                    format!("{0}/op: requests the {0} received per business operation: retries at every layer above it multiply here.", layer.name)
-                },
-                Shape::Ratio,
-            )),
-            Metric::PeakPerSecond(layer) => out.push(field(
-                &format!("peak_{}_requests_per_sec", layer.name),
-                "peak req/s",
-                &format!("peak req/s: requests reaching the {} in its busiest second of virtual time, averaged over runs (how synchronised the retries are).", layer.name),
-                Shape::Rate,
-            )),
-            Metric::TimeToEffect => {
-                for (q, name, header) in [(0.5, "effect_p50_us", "effect p50"), (0.99, "effect_p99_us", "effect p99")] {
-                    out.push(Field {
-                        name: name.into(),
-                        header: header.into(),
-                        legend: if q < 0.9 {
-                            "effect p50, p99: virtual time from an operation's intent (or commit) to its first effect, over all operations that got one (a histogram, within 9%).".into()
-                        } else {
-                            String::new()
-                        },
-                        shape: Shape::Time,
-                        value: Box::new(move |s: &VariantStats| s.time_to_effect_us(q).map(|x| x as f64)),
-                        optional: false,
-                    });
-                }
-            }
-            Metric::DedupKeys => out.push(field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count)),
-            Metric::AttemptsPerRun => out.push(field("attempts_per_run", "attempts/run", "attempts/run: client attempts in a run, all operations together, mean over runs (the run's total work).", Shape::Count)),
-            Metric::CompletionTime => out.push(field("completion_us", "completion", "completion: virtual time from a run's first intent to its last operation's end, mean over the runs in which every operation ended.", Shape::Time)),
-            Metric::ShedPerOperation(layer) => out.push(field(
-                &format!("{}_shed_per_operation", layer.name),
-                "shed/op",
-                &format!("shed/op: requests the {} refused with 503 because every worker was busy and its queue full, per business operation.", layer.name),
-                Shape::Ratio,
-            )),
-            Metric::Wasted(layer) => out.push(field(
-                &format!("{}_wasted_share", layer.name),
-                "wasted",
-                &format!("wasted: share of the requests the {}'s workers took whose client had already stopped waiting for them: work for nobody.", layer.name),
-                Shape::Percent,
-            )),
-            Metric::OverloadAfterFaults(layer) => out.push(field(
-                &format!("{}_overload_after_faults_us", layer.name),
-                "overloaded after",
-                &format!("overloaded after: how long after the faults stopped the {} still shed requests or worked for nobody, averaged over runs (0 µs: back to normal when they stopped).", layer.name),
-                Shape::Time,
-            )),
-            Metric::RetriesDenied => out.push(field("retries_denied_per_operation", "denied/op", "denied/op: retries the clients' budgets refused (the operation was given up instead), per business operation.", Shape::Ratio)),
-            Metric::FastFailed => out.push(field("fast_failed_per_operation", "fast-fail/op", "fast-fail/op: attempts the clients' open circuit breakers refused without sending them (the operation was given up), per business operation.", Shape::Ratio)),
-        }
+        });
     }
     out
+}
+
+/// A metric's one column: its machine name, header, legend and shape.
+fn column(m: Metric) -> (String, String, String, Shape) {
+    let field = |name: &str, header: &str, legend: &str, shape| {
+        (
+            name.to_string(),
+            header.to_string(),
+            legend.to_string(),
+            shape,
+        )
+    };
+    match m {
+        Metric::Duplicated => field("duplicate_rate", "dup", "dup: share of runs in which some operation took effect twice or more.", Shape::Percent),
+        Metric::Lost => field("lost_rate", "lost", "lost: share of runs that reached their end with an owed effect missing (told done, given up silently, or a committed event neither handled nor dead-lettered).", Shape::Percent),
+        Metric::Unknown => field("unknown_rate", "unknown", "unknown: share of operations whose client finally knows nothing (a dead letter with an unknown outcome, for a person to reconcile).", Shape::Percent),
+        Metric::AttemptsPerOperation => field("attempts_per_operation", "attempts/op", "attempts/op: client attempts per business operation (1.00 = no retries).", Shape::Ratio),
+        Metric::ReceivedPerOperation(layer) => field(
+            &format!("{}_requests_per_operation", layer.name),
+            &format!("{}/op", layer.name),
+            &if layer.per == models::core::Per::Event {
+                format!("{0}/op: deliveries the {0}s received per event (the business operation of a queue): redeliveries and republishes multiply here.", layer.name)
+            } else {
+                format!("{0}/op: requests the {0} received per business operation: retries at every layer above it multiply here.", layer.name)
+            },
+            Shape::Ratio,
+        ),
+        Metric::PeakPerSecond(layer) => field(
+            &format!("peak_{}_requests_per_sec", layer.name),
+            "peak req/s",
+            &format!("peak req/s: requests reaching the {} in its busiest second of virtual time, averaged over runs (how synchronised the retries are).", layer.name),
+            Shape::Rate,
+        ),
+        Metric::TimeToEffect => unreachable!("two columns: time_to_effect_fields"),
+        Metric::DedupKeys => field("peak_dedup_keys", "dedup keys", "dedup keys: the most idempotency keys the service held at once, over all runs.", Shape::Count),
+        Metric::AttemptsPerRun => field("attempts_per_run", "attempts/run", "attempts/run: client attempts in a run, all operations together, mean over runs (the run's total work).", Shape::Count),
+        Metric::CompletionTime => field("completion_us", "completion", "completion: virtual time from a run's first intent to its last operation's end, mean over the runs in which every operation ended.", Shape::Time),
+        Metric::ShedPerOperation(layer) => field(
+            &format!("{}_shed_per_operation", layer.name),
+            "shed/op",
+            &format!("shed/op: requests the {} refused with 503 because every worker was busy and its queue full, per business operation.", layer.name),
+            Shape::Ratio,
+        ),
+        Metric::Wasted(layer) => field(
+            &format!("{}_wasted_share", layer.name),
+            "wasted",
+            &format!("wasted: share of the requests the {}'s workers took whose client had already stopped waiting for them: work for nobody.", layer.name),
+            Shape::Percent,
+        ),
+        Metric::OverloadAfterFaults(layer) => field(
+            &format!("{}_overload_after_faults_us", layer.name),
+            "overloaded after",
+            &format!("overloaded after: how long after the faults stopped the {} still shed requests or worked for nobody, averaged over runs (0 µs: back to normal when they stopped).", layer.name),
+            Shape::Time,
+        ),
+        Metric::RetriesDenied => field("retries_denied_per_operation", "denied/op", "denied/op: retries the clients' budgets refused (the operation was given up instead), per business operation.", Shape::Ratio),
+        Metric::FastFailed => field("fast_failed_per_operation", "fast-fail/op", "fast-fail/op: attempts the clients' open circuit breakers refused without sending them (the operation was given up), per business operation.", Shape::Ratio),
+    }
+}
+
+/// `TimeToEffect`'s two columns, p50 and p99; the legend comes with the first.
+fn time_to_effect_fields(out: &mut Vec<Field>) {
+    for (q, name, header) in [
+        (0.5, "effect_p50_us", "effect p50"),
+        (0.99, "effect_p99_us", "effect p99"),
+    ] {
+        out.push(Field {
+                name: name.into(),
+                header: header.into(),
+                legend: if q < 0.9 {
+                    "effect p50, p99: virtual time from an operation's intent (or commit) to its first effect, over all operations that got one (a histogram, within 9%).".into()
+                } else {
+                    String::new()
+                },
+                shape: Shape::Time,
+                value: Box::new(move |s: &VariantStats| s.time_to_effect_us(q).map(|x| x as f64)),
+                optional: false,
+            });
+    }
 }
 
 pub(super) fn cell(f: &Field, s: &VariantStats) -> String {
