@@ -393,25 +393,8 @@ impl Db {
         };
         let (report, read) = replay_record(&s, &record);
         let scenario_changed = hash_hex(s.hash) != r.scenario_hash;
-        // Under the scenario it was recorded from, every decision fits: idemsim
-        // writes the values a run read. One that does not was edited.
         if !scenario_changed {
-            // Nor does a run idemsim recorded read more than a record
-            // holds: it refuses to record one (cli.rs).
-            let Some(read) = read else {
-                return Err(UsageError(format!(
-                    "error: {file}: replaying it reads more decisions than one run's record holds ({} values), so idemsim cannot check each against the scenario, and it never records a run that long: the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
-                    sim::MAX_RECORDED_VALUES
-                )));
-            };
-            if let Some((stream, index, given, max)) = clamped(&record, &read) {
-                let name = sim::shrink::stream_name(&s.system.world, stream);
-                return Err(UsageError(format!(
-                    "error: {}{}: decision {index} of `{name}` is {given}, but that decision takes 0 to {max} in this scenario, so the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
-                    file,
-                    position_in(&stored.path, &format!("\"{name}\""))
-                )));
-            }
+            refuse_edited(&file, stored, &s, &record, read)?;
         }
         let status = match &report {
             Outcome::Holds => Status::Fixed,
@@ -493,6 +476,35 @@ impl Db {
         std::fs::rename(&tmp, &path).map_err(fail)?;
         Ok((path, true))
     }
+}
+
+/// Under the scenario it was recorded from, every decision of a regression
+/// fits: idemsim writes the values a run read. One that does not was edited,
+/// and so was one that reads more than a record holds.
+fn refuse_edited(
+    file: &str,
+    stored: &Stored,
+    s: &Scenario,
+    record: &Record,
+    read: Option<Record>,
+) -> Result<(), UsageError> {
+    // Nor does a run idemsim recorded read more than a record
+    // holds: it refuses to record one (sweep.rs).
+    let Some(read) = read else {
+        return Err(UsageError(format!(
+                "error: {file}: replaying it reads more decisions than one run's record holds ({} values), so idemsim cannot check each against the scenario, and it never records a run that long: the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                sim::MAX_RECORDED_VALUES
+            )));
+    };
+    if let Some((stream, index, given, max)) = clamped(record, &read) {
+        let name = sim::shrink::stream_name(&s.system.world, stream);
+        return Err(UsageError(format!(
+                "error: {}{}: decision {index} of `{name}` is {given}, but that decision takes 0 to {max} in this scenario, so the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                file,
+                position_in(&stored.path, &format!("\"{name}\""))
+            )));
+    }
+    Ok(())
 }
 
 /// Replays `record` on `s` without a trace: the outcome, and the decisions
