@@ -8,6 +8,7 @@ mod describe;
 mod end;
 mod recorder;
 mod types;
+mod what;
 
 pub use describe::describe;
 pub use end::trace;
