@@ -253,20 +253,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let jobs = super::common::jobs(a.jobs)?;
     super::common::runs("--runs", a.runs)?;
     super::common::runs("--max-runs", a.max_runs)?;
-    let entries = if a.scenarios.is_empty() {
-        catalog::catalog()?
-    } else {
-        let mut all = Vec::new();
-        for arg in &a.scenarios {
-            all.extend(catalog::locate_all(arg)?);
-        }
-        all
-    };
-    // Load every file first, so a bad one stops the run before any sweep.
-    let mut loaded = Vec::with_capacity(entries.len());
-    for e in &entries {
-        loaded.push(catalog::load_entry(e, &[])?);
-    }
+    let (entries, loaded) = load_all(&a)?;
     // The regression folder, and every scenario's regressions replayed,
     // before any sweep: a file of it that is broken stops the run at once.
     let db = a.regressions.db()?;
@@ -283,9 +270,6 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
     }
     idemsim::progress::install_ctrl_c();
-    let stop = &idemsim::progress::STOP;
-    let (mut matched, mut judged, mut interrupted) = (0usize, 0usize, false);
-    let (mut ablations, mut load_bearing) = (0usize, 0usize);
     let width = loaded
         .iter()
         .map(|s| s.name.len())
@@ -302,15 +286,86 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             "lowest"
         );
     }
-    let mut counts = idemsim::regressions::sweep::Counts::default();
+    let mut tally = Tally::default();
     let mut replays = replays.into_iter();
+    let run = Run {
+        a: &a,
+        jobs,
+        width,
+        db: db.as_ref(),
+    };
     for (s, entry) in loaded.iter().zip(&entries) {
-        if stop.load(Ordering::Relaxed) {
-            interrupted = true;
+        if idemsim::progress::STOP.load(Ordering::Relaxed) {
+            tally.interrupted = true;
             break;
         }
         // Its recorded failures (replayed above), then the sweep.
         let replayed = replays.next().unwrap_or_default();
+        if !run.one(s, entry, &replayed, &mut tally)? {
+            tally.interrupted = true;
+            break;
+        }
+    }
+    // Regressions whose scenario file is gone: stale, never silently dropped.
+    if let Some(db) = &db {
+        for r in db.orphans(&db.stored()?) {
+            tally.counts.add(&r);
+            idemsim::regressions::sweep::print(&r, a.json, "");
+        }
+    }
+    Ok(summary(&a, &tally, loaded.len(), db.as_ref()))
+}
+
+/// The scenarios `verify` was given (the catalog when none), every one
+/// loaded first, so a bad file stops the run before any sweep.
+fn load_all(a: &Args) -> Result<(Vec<catalog::Entry>, Vec<Scenario>), UsageError> {
+    let entries = if a.scenarios.is_empty() {
+        catalog::catalog()?
+    } else {
+        let mut all = Vec::new();
+        for arg in &a.scenarios {
+            all.extend(catalog::locate_all(arg)?);
+        }
+        all
+    };
+    let mut loaded = Vec::with_capacity(entries.len());
+    for e in &entries {
+        loaded.push(catalog::load_entry(e, &[])?);
+    }
+    Ok((entries, loaded))
+}
+
+/// What `verify` has found so far.
+#[derive(Default)]
+struct Tally {
+    matched: usize,
+    judged: usize,
+    interrupted: bool,
+    ablations: usize,
+    load_bearing: usize,
+    counts: idemsim::regressions::sweep::Counts,
+}
+
+/// What every scenario's verification shares.
+struct Run<'a> {
+    a: &'a Args,
+    jobs: usize,
+    /// The scenario column's width.
+    width: usize,
+    db: Option<&'a idemsim::regressions::Db>,
+}
+
+impl Run<'_> {
+    /// Sweeps, ablates and judges one scenario, records a new unexpected
+    /// failure and prints its line; `false` if Ctrl-C cut it short.
+    fn one(
+        &self,
+        s: &Scenario,
+        entry: &catalog::Entry,
+        replayed: &[idemsim::regressions::Replayed],
+        tally: &mut Tally,
+    ) -> Result<bool, UsageError> {
+        let (a, jobs, stop) = (self.a, self.jobs, &idemsim::progress::STOP);
         let budget = match (a.runs, a.max_runs) {
             (Some(n), _) => n,
             (None, Some(m)) => s.runs.min(m),
@@ -327,9 +382,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         idemsim::external::check_summary(s, &replay, &sum)?;
         if sum.interrupted {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.
-            interrupted = true;
-            print_interrupted(s, &sum, budget, a.json, width);
-            break;
+            print_interrupted(s, &sum, budget, a.json, self.width);
+            return Ok(false);
         }
         let ablate_here = !a.no_ablations && s.expected_verdict() == Some(Verdict::Holds);
         let found = if ablate_here {
@@ -338,52 +392,61 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             Some(Vec::new())
         };
         let Some(found) = found else {
-            interrupted = true;
-            print_interrupted(s, &sum, budget, a.json, width);
-            break;
+            print_interrupted(s, &sum, budget, a.json, self.width);
+            return Ok(false);
         };
-        judged += 1;
+        tally.judged += 1;
         let mut c = judge(s, &sum, budget, found, !a.no_ablations);
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }
-        let recorded = match &db {
+        let recorded = match self.db {
             Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &sum)?,
             None => None,
         }
         // A failure found again that a replayed regression already shows: said once.
         .filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file));
-        replayed.iter().for_each(|r| counts.add(r));
-        counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
-        matched += usize::from(c.mismatch.is_none());
-        ablations += c.ablations.len();
-        load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
-        if a.json {
-            let mut line = json_of(s, &c);
+        replayed.iter().for_each(|r| tally.counts.add(r));
+        tally.counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
+        tally.matched += usize::from(c.mismatch.is_none());
+        tally.ablations += c.ablations.len();
+        tally.load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
+        self.print(s, &c, replayed, recorded.as_ref());
+        Ok(true)
+    }
+
+    /// One scenario's line (or `verify` record) and its regressions.
+    fn print(
+        &self,
+        s: &Scenario,
+        c: &Checked,
+        replayed: &[idemsim::regressions::Replayed],
+        recorded: Option<&idemsim::regressions::sweep::Recorded>,
+    ) {
+        let width = self.width;
+        if self.a.json {
+            let mut line = json_of(s, c);
             let mut regressions: Vec<serde_json::Value> =
                 replayed.iter().map(|r| r.json()).collect();
             regressions.extend(recorded.iter().map(|r| r.json()));
             line["regressions"] = serde_json::json!(regressions);
             idemsim::outln!("{}", json_line("verify", line));
         } else {
-            print_text(s, &c, width);
-            for r in &replayed {
+            print_text(s, c, width);
+            for r in replayed {
                 idemsim::outln!("{:<width$}    {}", "", r.text());
             }
-            if let Some(r) = &recorded {
+            if let Some(r) = recorded {
                 idemsim::outln!("{:<width$}    {}", "", r.text());
             }
         }
     }
-    // Regressions whose scenario file is gone: stale, never silently dropped.
-    if let Some(db) = &db {
-        for r in db.orphans(&db.stored()?) {
-            counts.add(&r);
-            idemsim::regressions::sweep::print(&r, a.json, "");
-        }
-    }
-    let total = loaded.len();
-    if interrupted {
+}
+
+/// The closing line (or `verify_summary` record) and the exit code.
+fn summary(a: &Args, t: &Tally, total: usize, db: Option<&idemsim::regressions::Db>) -> u8 {
+    let (judged, matched) = (t.judged, t.matched);
+    if t.interrupted {
         let text = format!(
             "interrupted (Ctrl-C): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run"
         );
@@ -398,21 +461,21 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                         "judged": judged,
                         "matched": matched,
                         "mismatched": judged - matched,
-                        "ablations": ablations,
-                        "ablations_load_bearing": load_bearing,
+                        "ablations": t.ablations,
+                        "ablations_load_bearing": t.load_bearing,
                         "interrupted": true,
-                        "regressions": counts.json(db.as_ref()),
+                        "regressions": t.counts.json(db),
                     })
                 )
             );
         } else {
             idemsim::outln!("{text}");
         }
-        return Ok(if matched < judged {
+        return if matched < judged {
             idemsim::exit::VIOLATION
         } else {
             idemsim::progress::INTERRUPTED
-        });
+        };
     }
     if a.json {
         idemsim::outln!(
@@ -424,27 +487,29 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                     "judged": judged,
                     "matched": matched,
                     "mismatched": total - matched,
-                    "ablations": ablations,
-                    "ablations_load_bearing": load_bearing,
+                    "ablations": t.ablations,
+                    "ablations_load_bearing": t.load_bearing,
                     "interrupted": false,
-                    "regressions": counts.json(db.as_ref()),
+                    "regressions": t.counts.json(db),
                 })
             )
         );
     } else {
         idemsim::outln!(
-            "{matched} of {total} scenarios match their expectation{}; {load_bearing} of {ablations} protections are load-bearing{}",
+            "{matched} of {total} scenarios match their expectation{}; {} of {} protections are load-bearing{}",
             if matched == total {
                 String::new()
             } else {
                 format!(", {} do not", total - matched)
             },
-            db.as_ref().map_or_else(String::new, |db| counts.text(db))
+            t.load_bearing,
+            t.ablations,
+            db.map_or_else(String::new, |db| t.counts.text(db))
         );
     }
-    Ok(if matched == total {
+    if matched == total {
         idemsim::exit::HOLDS
     } else {
         idemsim::exit::VIOLATION
-    })
+    }
 }
