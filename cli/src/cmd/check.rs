@@ -62,24 +62,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if a.exhaustive {
         return run_exhaustive(&a, &s, &replay, jobs);
     }
-    super::common::runs("--runs", a.runs)?;
-    let all = a.seeds.unwrap_or(SeedRange {
-        start: 0,
-        end: a.runs.unwrap_or(s.runs),
-    });
-    if all.is_empty() {
-        let what = if a.runs.is_some() {
-            "error: --runs must be at least 1".to_string()
-        } else {
-            format!(
-                "error: {}: run.runs is 0, so there is no seed to run",
-                s.file
-            )
-        };
-        return Err(UsageError(format!(
-            "{what}\nhelp: give the number of seeds to run, e.g. --runs 1000\n"
-        )));
-    }
+    let all = seed_range(&a, &s)?;
     let strategy = a.strategy.map_or(s.strategy, Strategy::from);
     if strategy == Strategy::Coverage && a.shard.is_some() {
         return Err(unshardable(&s, a.strategy.is_some(), &entry));
@@ -140,26 +123,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     bar.finish();
     // A program that broke the protocol is bad input, whatever else the sweep found.
     idemsim::external::check_summary(&s, &replay, &sum)?;
-    let mut line = SweepLine::from_summary(
-        &s.name,
-        replay,
-        &a.set,
-        seeds,
-        &sum,
-        s.system.model.metrics(),
-    );
-    line.hazards = HazardLine::of_tally(&s.hazards, &sum.tally);
-    line.scenario_hash = Some(idemsim::repro::hash_hex(s.hash));
-    line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
+    let mut line = sweep_line(&a, &s, &entry, replay, (all, seeds), &sum);
     line.failing_regression = failing;
-    line.shard = a.shard.map(|(index, count)| ShardLine {
-        index,
-        count,
-        of: Seeds {
-            start: all.start,
-            end: all.end,
-        },
-    });
     // Shrinking: the lowest failing seed, cut down to a locally minimal run.
     let done = line.shrink_done((&s, &entry), a.no_shrink, a.repro_out.as_deref(), budget)?;
     let variant = !a.set.is_empty() || a.shard.is_some();
@@ -183,19 +148,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         note.as_ref(),
     );
     if let Some(dir) = a.html.as_deref() {
-        let report = match &sum.first_failure {
-            Some(f) => Some(super::report::write_failure(
-                &s,
-                &entry,
-                &a.set,
-                f.seed,
-                done.as_ref(),
-                dir,
-                None,
-            )?),
-            None => None,
-        };
-        super::report::announce(report.as_deref(), a.json);
+        html_report(&a, (&s, &entry), &sum, done.as_ref(), dir)?;
     }
     if !a.json {
         recorded.iter().for_each(|r| r.print(false, ""));
@@ -204,4 +157,79 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         line.exit_code(),
         &replayed,
     ))
+}
+
+/// The seeds `check` sweeps: `--seeds`, or the first `--runs` (or `run.runs`);
+/// none is bad input.
+fn seed_range(a: &Args, s: &models::Scenario) -> Result<SeedRange, UsageError> {
+    super::common::runs("--runs", a.runs)?;
+    let all = a.seeds.unwrap_or(SeedRange {
+        start: 0,
+        end: a.runs.unwrap_or(s.runs),
+    });
+    if all.is_empty() {
+        let what = if a.runs.is_some() {
+            "error: --runs must be at least 1".to_string()
+        } else {
+            format!(
+                "error: {}: run.runs is 0, so there is no seed to run",
+                s.file
+            )
+        };
+        return Err(UsageError(format!(
+            "{what}\nhelp: give the number of seeds to run, e.g. --runs 1000\n"
+        )));
+    }
+    Ok(all)
+}
+
+/// The summary of a seed sweep: `all` is the range asked for, `seeds` this
+/// shard's part of it.
+fn sweep_line(
+    a: &Args,
+    s: &models::Scenario,
+    entry: &catalog::Entry,
+    replay: String,
+    (all, seeds): (SeedRange, SeedRange),
+    sum: &sim::Summary,
+) -> SweepLine {
+    let mut line = SweepLine::from_summary(
+        &s.name,
+        replay,
+        &a.set,
+        seeds,
+        sum,
+        s.system.model.metrics(),
+    );
+    line.hazards = HazardLine::of_tally(&s.hazards, &sum.tally);
+    line.scenario_hash = Some(idemsim::repro::hash_hex(s.hash));
+    line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
+    line.shard = a.shard.map(|(index, count)| ShardLine {
+        index,
+        count,
+        of: Seeds {
+            start: all.start,
+            end: all.end,
+        },
+    });
+    line
+}
+
+/// `--html DIR`: the report of the lowest failing seed's run (shrunk unless
+/// told not to), or a note that there is none.
+fn html_report(
+    a: &Args,
+    (s, entry): (&models::Scenario, &catalog::Entry),
+    sum: &sim::Summary,
+    done: Option<&idemsim::minimize::Done>,
+    dir: &std::path::Path,
+) -> Result<(), UsageError> {
+    let report = match &sum.first_failure {
+        Some(f) => Some(super::report::write_failure(
+            s, entry, &a.set, f.seed, done, dir, None,
+        )?),
+        None => None,
+    };
+    super::report::announce(report.as_deref(), a.json);
+    Ok(())
 }
