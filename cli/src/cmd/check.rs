@@ -85,78 +85,137 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     for r in &replayed {
         idemsim::regressions::sweep::print(r, a.json, "");
     }
-    // Recorded before the summary prints: under --json its record must come
-    // before the summary, which stays the last line.
-    let record_new = |seed: Option<u64>, record: Option<&sim::Record>, outcome: &sim::Outcome| {
-        let Some(db) = &db else {
+    let sweep = Sweep {
+        a: &a,
+        s: &s,
+        entry: &entry,
+        db,
+        replayed,
+        failing,
+        budget,
+        replay,
+        all,
+        seeds,
+    };
+    if strategy == Strategy::Coverage {
+        sweep.coverage()
+    } else {
+        sweep.seeds(jobs)
+    }
+}
+
+/// A sweep about to run, with the regressions replayed before it.
+struct Sweep<'a> {
+    a: &'a Args,
+    s: &'a models::Scenario,
+    entry: &'a catalog::Entry,
+    db: Option<idemsim::regressions::Db>,
+    replayed: Vec<idemsim::regressions::Replayed>,
+    failing: Option<idemsim::regressions::sweep::FailingRegression>,
+    budget: idemsim::minimize::Budget,
+    /// The command that replays a seed of it.
+    replay: String,
+    /// The seeds asked for, and this shard's part of them.
+    all: SeedRange,
+    seeds: SeedRange,
+}
+
+impl Sweep<'_> {
+    /// Records a failure the sweep found, unless it is known. Recorded
+    /// before the summary prints: under --json its record must come before
+    /// the summary, which stays the last line.
+    fn record_new(
+        &self,
+        seed: Option<u64>,
+        record: Option<&sim::Record>,
+        outcome: &sim::Outcome,
+    ) -> Result<Option<idemsim::regressions::sweep::Recorded>, UsageError> {
+        let Some(db) = &self.db else {
             return Ok(None);
         };
         let recorded = idemsim::regressions::sweep::record_failure(
-            db, &s, &entry, &a.set, seed, record, outcome,
+            db,
+            self.s,
+            self.entry,
+            &self.a.set,
+            seed,
+            record,
+            outcome,
         )?;
         // A failure found again that a replayed regression already shows: said once.
-        Ok(recorded.filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file)))
-    };
-    if strategy == Strategy::Coverage {
+        Ok(recorded.filter(|r| r.new || !self.replayed.iter().any(|x| x.file == r.file)))
+    }
+
+    /// `--strategy coverage`: the coverage-guided search.
+    fn coverage(&self) -> Result<u8, UsageError> {
+        let a = self.a;
         let found = super::coverage::run(super::coverage::Request {
-            scenario: &s,
-            entry: &entry,
+            scenario: self.s,
+            entry: self.entry,
             sets: &a.set,
-            seeds: all,
+            seeds: self.all,
             json: a.json,
             no_shrink: a.no_shrink,
-            budget,
+            budget: self.budget,
             repro_out: a.repro_out.as_deref(),
-            replay: &replay,
+            replay: &self.replay,
             stop: &progress::STOP,
-            record: &|record, outcome| record_new(None, Some(record), outcome),
-            failing_regression: failing.as_ref(),
+            record: &|record, outcome| self.record_new(None, Some(record), outcome),
+            failing_regression: self.failing.as_ref(),
         })?;
-        return Ok(idemsim::regressions::sweep::exit_code(
-            found.code, &replayed,
-        ));
+        Ok(idemsim::regressions::sweep::exit_code(
+            found.code,
+            &self.replayed,
+        ))
     }
-    let bar = Progress::new(Some(seeds.len()), a.json);
-    let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
-        bar.update(done)
-    });
-    bar.finish();
-    // A program that broke the protocol is bad input, whatever else the sweep found.
-    idemsim::external::check_summary(&s, &replay, &sum)?;
-    let mut line = sweep_line(&a, &s, &entry, replay, (all, seeds), &sum);
-    line.failing_regression = failing;
-    // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-    let done = line.shrink_done((&s, &entry), a.no_shrink, a.repro_out.as_deref(), budget)?;
-    let variant = !a.set.is_empty() || a.shard.is_some();
-    let note = expect::ExpectNote::of(&s, &sum, variant, &entry, seeds);
-    let recorded = match &sum.first_failure {
-        Some(f) => {
-            let record = done.as_ref().map(|d| &d.shrunk.record);
-            let outcome = done
-                .as_ref()
-                .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
-            record_new(Some(f.seed), record, outcome)?
+
+    /// The seed sweep on `jobs` threads, its lowest failure shrunk, the
+    /// summary printed.
+    fn seeds(self, jobs: usize) -> Result<u8, UsageError> {
+        let (a, s, entry, seeds) = (self.a, self.s, self.entry, self.seeds);
+        let bar = Progress::new(Some(seeds.len()), a.json);
+        let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
+            bar.update(done)
+        });
+        bar.finish();
+        // A program that broke the protocol is bad input, whatever else the sweep found.
+        idemsim::external::check_summary(s, &self.replay, &sum)?;
+        let mut line = sweep_line(a, s, entry, self.replay.clone(), (self.all, seeds), &sum);
+        line.failing_regression = self.failing.clone();
+        // Shrinking: the lowest failing seed, cut down to a locally minimal run.
+        let done =
+            line.shrink_done((s, entry), a.no_shrink, a.repro_out.as_deref(), self.budget)?;
+        let variant = !a.set.is_empty() || a.shard.is_some();
+        let note = expect::ExpectNote::of(s, &sum, variant, entry, seeds);
+        let recorded = match &sum.first_failure {
+            Some(f) => {
+                let record = done.as_ref().map(|d| &d.shrunk.record);
+                let outcome = done
+                    .as_ref()
+                    .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
+                self.record_new(Some(f.seed), record, outcome)?
+            }
+            None => None,
+        };
+        if a.json {
+            recorded.iter().for_each(|r| r.print(true, ""));
         }
-        None => None,
-    };
-    if a.json {
-        recorded.iter().for_each(|r| r.print(true, ""));
+        line.print_noted(
+            a.json,
+            done.as_ref().map(shrunk_text).as_deref(),
+            note.as_ref(),
+        );
+        if let Some(dir) = a.html.as_deref() {
+            html_report(a, (s, entry), &sum, done.as_ref(), dir)?;
+        }
+        if !a.json {
+            recorded.iter().for_each(|r| r.print(false, ""));
+        }
+        Ok(idemsim::regressions::sweep::exit_code(
+            line.exit_code(),
+            &self.replayed,
+        ))
     }
-    line.print_noted(
-        a.json,
-        done.as_ref().map(shrunk_text).as_deref(),
-        note.as_ref(),
-    );
-    if let Some(dir) = a.html.as_deref() {
-        html_report(&a, (&s, &entry), &sum, done.as_ref(), dir)?;
-    }
-    if !a.json {
-        recorded.iter().for_each(|r| r.print(false, ""));
-    }
-    Ok(idemsim::regressions::sweep::exit_code(
-        line.exit_code(),
-        &replayed,
-    ))
 }
 
 /// The seeds `check` sweeps: `--seeds`, or the first `--runs` (or `run.runs`);
