@@ -4,7 +4,7 @@
 //! `<stem>-<variant>-seed-<N>.html` and linked from its row.
 
 use super::axis::Axis;
-use super::columns::{fields, Shape};
+use super::columns::{fields, Field, Shape};
 use super::plot;
 use super::variant::Row;
 use crate::cmd::report;
@@ -88,7 +88,6 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
     let mut staged = Staged::new(dir)?;
     for (i, (r, (overrides, scenario))) in rows.iter().zip(variants).enumerate() {
         let s = &r.stats;
-        let (lo, hi) = s.interval();
         let mut link = None;
         if let Some((seed, _)) = s.first_failure() {
             // The values of the keys that vary name the variant.
@@ -111,41 +110,9 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
             staged.write(&dir.join(&file), &html)?;
             link = Some(file);
         }
-        out_rows.push(json!({
-            "values": r.values,
-            "verdict": s.verdict(),
-            "invariant": s.first_failure().map(|f| f.1),
-            "seed": s.first_failure().map(|f| f.0),
-            "runs": s.runs(),
-            "failing": s.failing(),
-            "rate": s.violation_rate(),
-            "lo": lo,
-            "hi": hi,
-            "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
-            "report": link,
-            // The page shows each warning as the text table does (reach_note).
-            "hazards": r.hazards.iter().map(|h| json!({
-                "id": h.id,
-                "text": h.text,
-                "reached_runs": h.reached_runs,
-                "note": h.reach_note(),
-            })).collect::<Vec<_>>(),
-        }));
+        out_rows.push(row_json(r, &fields, link));
     }
-    let axes_json: Vec<Value> = axes
-        .iter()
-        .map(|a| {
-            let (pos, note) = plot::x_positions(&a.values);
-            json!({
-                "key": a.key,
-                "values": a.values,
-                "labels": a.values.iter().map(|v| plot::tick_label(&a.key, v)).collect::<Vec<_>>(),
-                "pos": pos,
-                "note": note,
-                "categorical": a.values.iter().any(|v| v.parse::<f64>().is_err()),
-            })
-        })
-        .collect();
+    let axes_json: Vec<Value> = axes.iter().map(axis_json).collect();
     let data = json!({
         "scenario": name,
         "runs": runs,
@@ -163,6 +130,45 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
     let reports = staged.len() - 1;
     staged.commit()?;
     Ok(reports)
+}
+
+/// One variant's row of the page; `link` is its failure's report file.
+fn row_json(r: &Row, fields: &[Field], link: Option<String>) -> Value {
+    let s = &r.stats;
+    let (lo, hi) = s.interval();
+    json!({
+        "values": r.values,
+        "verdict": s.verdict(),
+        "invariant": s.first_failure().map(|f| f.1),
+        "seed": s.first_failure().map(|f| f.0),
+        "runs": s.runs(),
+        "failing": s.failing(),
+        "rate": s.violation_rate(),
+        "lo": lo,
+        "hi": hi,
+        "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
+        "report": link,
+        // The page shows each warning as the text table does (reach_note).
+        "hazards": r.hazards.iter().map(|h| json!({
+            "id": h.id,
+            "text": h.text,
+            "reached_runs": h.reached_runs,
+            "note": h.reach_note(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A swept key as the page draws it: its values, tick labels and positions.
+fn axis_json(a: &Axis) -> Value {
+    let (pos, note) = plot::x_positions(&a.values);
+    json!({
+        "key": a.key,
+        "values": a.values,
+        "labels": a.values.iter().map(|v| plot::tick_label(&a.key, v)).collect::<Vec<_>>(),
+        "pos": pos,
+        "note": note,
+        "categorical": a.values.iter().any(|v| v.parse::<f64>().is_err()),
+    })
 }
 
 /// Files written under temporary names in one folder and renamed to their
