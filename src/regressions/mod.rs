@@ -291,7 +291,7 @@ impl Db {
     /// Every `.json` file of the folder, sorted by name; none if the folder
     /// does not exist yet. A file named as the database names its own
     /// (`NAME-HASH.json`) that cannot be read or does not validate is an
-    /// error ([`read_regression`]), never skipped; another `.json` file is
+    /// error (`read_regression`), never skipped; another `.json` file is
     /// listed with the reason it is no repro file (`verify` reports it stale).
     pub fn stored(&self) -> Result<Vec<Stored>, UsageError> {
         let rd = match std::fs::read_dir(&self.dir) {

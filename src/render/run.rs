@@ -1,5 +1,5 @@
 //! Traces of any model's runs, built-in or a user's own: replay a record (or
-//! a seed) with an [`ItemRecorder`], find the point of no return, and build the
+//! a seed) with an item recorder, find the point of no return, and build the
 //! [`Trace`] every format in [`formats`](super::formats) prints.
 //!
 //! What a model needs for this: its actors observe the effect ledger's

@@ -9,7 +9,7 @@ use sim::{TraceKind, World};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Items a trace keeps from the start of a run, and as many from its end.
-/// Between the two it keeps only effects (up to [`MAX_MIDDLE_EFFECTS`]), and
+/// Between the two it keeps only effects (up to `MAX_MIDDLE_EFFECTS`), and
 /// one [`What::Elided`] item for each stretch it left out. An item takes
 /// about 200 bytes with its message and text: a run may be allowed a billion
 /// events (`max_steps`), and a replay of it must not need a billion items.
