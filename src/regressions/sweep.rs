@@ -47,7 +47,6 @@ pub fn print(r: &Replayed, json: bool, indent: &str) {
 /// Records the failure of `seed` (its run `record`, shrunk or not, with
 /// `outcome`) when `s` does not expect it and `entry` is the user's file.
 /// Returns what to report: the file, as `Replayed` with status "recorded".
-#[allow(clippy::too_many_arguments)]
 pub fn record_failure(
     db: &Db,
     s: &Scenario,
