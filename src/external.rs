@@ -5,7 +5,7 @@
 //! The process I/O itself lives in `models::external`; this module only
 //! runs seeds and compares what the program answered.
 
-use crate::scenarios::UsageError;
+use crate::catalog::UsageError;
 use models::external::{first_difference, protocol_error, CheckMode, Difference, Exchange};
 use models::registry::NodeStorage;
 use models::{Node, Scenario};
@@ -15,7 +15,7 @@ use sim::{guarded, NoTrace, Outcome, Record, RunReport, SeedRange, Sim, Source, 
 pub const DETERMINISM_SEEDS: u64 = 3;
 
 /// Whether a scenario runs an external program.
-pub fn has_programs(s: &Scenario) -> bool {
+pub(crate) fn has_programs(s: &Scenario) -> bool {
     s.system
         .nodes
         .iter()
@@ -39,11 +39,6 @@ pub fn check_summary(s: &Scenario, replay: &str, sum: &Summary) -> Result<(), Us
         },
         None => Ok(()),
     }
-}
-
-/// Whether a run ended in a program's protocol error.
-pub fn is_protocol_error(outcome: &Outcome) -> bool {
-    matches!(outcome, Outcome::Panicked(m) if protocol_error(m).is_some())
 }
 
 /// A protocol error in one run (`seed` if it has one, else "a recorded run").
@@ -113,7 +108,11 @@ fn nondeterminism(s: &Scenario, seed: u64, d: &Difference, replay: &str) -> Usag
 /// `start`, and compares every answer the programs gave. A program that
 /// keeps memory across a `start`, reads a clock or draws random numbers
 /// answers differently, and is reported at the first answer that differs.
-pub fn determinism_check(s: &Scenario, seeds: SeedRange, replay: &str) -> Result<(), UsageError> {
+pub(crate) fn determinism_check(
+    s: &Scenario,
+    seeds: SeedRange,
+    replay: &str,
+) -> Result<(), UsageError> {
     if !has_programs(s) || seeds.is_empty() {
         return Ok(());
     }

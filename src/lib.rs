@@ -4,16 +4,23 @@
 
 #![warn(missing_docs)]
 
-pub mod alloc_count;
-pub mod cmd;
+pub mod catalog;
 pub mod external;
+pub mod minimize;
 pub mod out;
 pub mod progress;
 pub mod regressions;
 pub mod render;
 pub mod repro;
-pub mod scenarios;
+pub mod shell;
+pub mod stats;
 pub mod testing;
+
+/// The catalog's name before 0.2: [`catalog`]. Kept so code written against
+/// `idemsim::scenarios` still builds; `models::scenario` is one scenario's
+/// format, this was always the set of them.
+#[doc(hidden)]
+pub use catalog as scenarios;
 
 /// The guide to idemsim as a library (`docs/library.md`): the actor, a
 /// minimal model, sweeps, shrinking, traces, repro files, tests and proptest.

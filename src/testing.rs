@@ -11,10 +11,10 @@
 //!
 //! ```
 //! use idemsim::testing::check_model;
-//! let holds = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+//! let holds = idemsim::catalog::load("payment-stable-key", &[]).unwrap();
 //! assert!(check_model(&holds.system, 0..50).is_ok());
 //!
-//! let broken = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
+//! let broken = idemsim::catalog::load("payment-retry-without-key", &[]).unwrap();
 //! let failure = check_model(&broken.system, 0..50).unwrap_err();
 //! assert_eq!(failure.invariant(), Some("no-duplicate-effect"));
 //! let message = failure.to_string();
@@ -292,7 +292,7 @@ pub fn check_scenario(
         .seeds(seeds.unwrap_or(0..s.runs))
         .repro_line(&format!(
             "idemsim replay {} --seed {{seed}}",
-            crate::cmd::common::shell_word(arg)
+            crate::shell::shell_word(arg)
         ))
         .run()
 }

@@ -17,14 +17,14 @@ pub mod coverage;
 pub mod engine;
 pub mod exhaustive;
 pub mod explore;
+#[cfg(test)]
+mod laws;
 mod plain;
 pub mod shrink;
 pub mod situation;
 mod timer_slots;
 pub mod trace;
 pub mod world;
-#[cfg(test)]
-mod laws;
 
 pub use actor::{
     Actor, ActorId, Command, Context, Ctx, Fresh, Message, Narrow, NoTimer, TimeUs, Timer,

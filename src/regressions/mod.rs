@@ -23,10 +23,15 @@
 //! deletes it. Built-in scenarios are never recorded (they are idemsim's, not
 //! the user's). `docs/ci.md` describes the folder and when it is on.
 
-pub mod cli;
+mod file;
+pub mod sweep;
 
+pub use file::file_name;
+pub(crate) use file::is_regression_name;
+use file::{position_in, read_regression, same_file, FIX};
+
+use crate::catalog::{self, Entry, Origin, UsageError};
 use crate::repro::{hash_hex, Repro};
-use crate::scenarios::{self, Entry, Origin, UsageError};
 use models::scenario::Verdict;
 use models::Scenario;
 use sim::{NoTrace, Outcome, Record, Sim};
@@ -85,7 +90,7 @@ impl Flags {
 
 /// Whether `dir` lies in the source tree this idemsim was built from, outside
 /// its `target/` folder (where tests make scratch folders of their own).
-pub fn inside_own_checkout(dir: &Path) -> bool {
+pub(crate) fn inside_own_checkout(dir: &Path) -> bool {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (Ok(dir), Ok(root)) = (dir.canonicalize(), manifest.canonicalize()) else {
         return false;
@@ -286,7 +291,7 @@ impl Db {
     /// Every `.json` file of the folder, sorted by name; none if the folder
     /// does not exist yet. A file named as the database names its own
     /// (`NAME-HASH.json`) that cannot be read or does not validate is an
-    /// error ([`read_regression`]), never skipped; another `.json` file is
+    /// error (`read_regression`), never skipped; another `.json` file is
     /// listed with the reason it is no repro file (`verify` reports it stale).
     pub fn stored(&self) -> Result<Vec<Stored>, UsageError> {
         let rd = match std::fs::read_dir(&self.dir) {
@@ -340,8 +345,7 @@ impl Db {
                 st.repro.as_ref().is_ok_and(|r| {
                     !r.file.is_empty()
                         && same_file(Path::new(&r.file), path)
-                        && scenarios::parse_overrides(&r.sets)
-                            .map_or(sets.is_empty(), |o| o == sets)
+                        && catalog::parse_overrides(&r.sets).map_or(sets.is_empty(), |o| o == sets)
                 })
             })
             .collect()
@@ -351,7 +355,7 @@ impl Db {
     /// change since it was recorded, holding a decision its run cannot take
     /// (a loss decision of 7), was not written by idemsim: an error.
     pub fn replay(&self, stored: &Stored, entry: &Entry) -> Result<Replayed, UsageError> {
-        let file = scenarios::display_path(&stored.path);
+        let file = catalog::display_path(&stored.path);
         let stale = |scenario: String, reason: String| Replayed {
             file: file.clone(),
             scenario,
@@ -372,8 +376,7 @@ impl Db {
                 ),
             ));
         }
-        let loaded =
-            scenarios::parse_overrides(&r.sets).and_then(|o| scenarios::load_entry(entry, &o));
+        let loaded = catalog::parse_overrides(&r.sets).and_then(|o| catalog::load_entry(entry, &o));
         let s = match loaded {
             Ok(s) => s,
             Err(e) => {
@@ -395,25 +398,8 @@ impl Db {
         };
         let (report, read) = replay_record(&s, &record);
         let scenario_changed = hash_hex(s.hash) != r.scenario_hash;
-        // Under the scenario it was recorded from, every decision fits: idemsim
-        // writes the values a run read. One that does not was edited.
         if !scenario_changed {
-            // Nor does a run idemsim recorded read more than a record
-            // holds: it refuses to record one (cli.rs).
-            let Some(read) = read else {
-                return Err(UsageError(format!(
-                    "error: {file}: replaying it reads more decisions than one run's record holds ({} values), so idemsim cannot check each against the scenario, and it never records a run that long: the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
-                    sim::MAX_RECORDED_VALUES
-                )));
-            };
-            if let Some((stream, index, given, max)) = clamped(&record, &read) {
-                let name = sim::shrink::stream_name(&s.system.world, stream);
-                return Err(UsageError(format!(
-                    "error: {}{}: decision {index} of `{name}` is {given}, but that decision takes 0 to {max} in this scenario, so the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
-                    file,
-                    position_in(&stored.path, &format!("\"{name}\""))
-                )));
-            }
+            refuse_edited(&file, stored, &s, &record, read)?;
         }
         let status = match &report {
             Outcome::Holds => Status::Fixed,
@@ -441,7 +427,7 @@ impl Db {
         stored
             .iter()
             .filter_map(|st| {
-                let file = scenarios::display_path(&st.path);
+                let file = catalog::display_path(&st.path);
                 match &st.repro {
                     Err(e) => Some(Replayed {
                         file,
@@ -497,6 +483,35 @@ impl Db {
     }
 }
 
+/// Under the scenario it was recorded from, every decision of a regression
+/// fits: idemsim writes the values a run read. One that does not was edited,
+/// and so was one that reads more than a record holds.
+fn refuse_edited(
+    file: &str,
+    stored: &Stored,
+    s: &Scenario,
+    record: &Record,
+    read: Option<Record>,
+) -> Result<(), UsageError> {
+    // Nor does a run idemsim recorded read more than a record
+    // holds: it refuses to record one (sweep.rs).
+    let Some(read) = read else {
+        return Err(UsageError(format!(
+                "error: {file}: replaying it reads more decisions than one run's record holds ({} values), so idemsim cannot check each against the scenario, and it never records a run that long: the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                sim::MAX_RECORDED_VALUES
+            )));
+    };
+    if let Some((stream, index, given, max)) = clamped(record, &read) {
+        let name = sim::shrink::stream_name(&s.system.world, stream);
+        return Err(UsageError(format!(
+                "error: {}{}: decision {index} of `{name}` is {given}, but that decision takes 0 to {max} in this scenario, so the file does not hold the run idemsim recorded\nhelp: {FIX}\n",
+                file,
+                position_in(&stored.path, &format!("\"{name}\""))
+            )));
+    }
+    Ok(())
+}
+
 /// Replays `record` on `s` without a trace: the outcome, and the decisions
 /// the run read (a value too large for its decision read as the largest);
 /// `None` for those when they were more than a record holds, and the
@@ -522,121 +537,4 @@ fn clamped(given: &Record, read: &Record) -> Option<(sim::StreamId, usize, u64, 
             .find(|&(i, &v)| given.get(s, i) != v)
             .map(|(i, &v)| (s, i, given.get(s, i), v))
     })
-}
-
-/// What to do with a regression file idemsim cannot use.
-const FIX: &str =
-    "delete it, or restore it from version control (a failure found again is recorded anew)";
-
-/// Whether `path` is named as the database names its files: `NAME-HASH.json`,
-/// HASH 16 lowercase hex digits ([`file_name`]).
-pub fn is_regression_name(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        return false;
-    };
-    let Some((_, hash)) = name
-        .strip_suffix(".json")
-        .and_then(|stem| stem.rsplit_once('-'))
-    else {
-        return false;
-    };
-    hash.len() == 16
-        && hash
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// Reads a file of the database: an error names the file (with line and
-/// column where it is not JSON, or names an invariant idemsim does not have)
-/// and says to delete or restore it; it is never skipped or written over.
-pub fn read_regression(path: &Path) -> Result<Repro, UsageError> {
-    let shown = scenarios::display_path(path);
-    let bytes = std::fs::read(path).map_err(|e| {
-        UsageError(format!(
-            "error: cannot read the regression {shown}: {e}\nhelp: {FIX}\n"
-        ))
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let ok = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let (line, column) = line_column(ok);
-        UsageError(format!(
-            "error: {shown}:{line}:{column}: not a regression file: it is not UTF-8 text\nhelp: {FIX}\n"
-        ))
-    })?;
-    let repro = Repro::from_json(&text).map_err(|e| {
-        UsageError(format!(
-            "error: {shown}:{}:{}: not a regression file: {e}\nhelp: {FIX}\n",
-            e.line(),
-            e.column()
-        ))
-    })?;
-    if let Some(name) = &repro.invariant {
-        if models::core::invariants::by_name(name).is_none() {
-            let at = text.find("\"invariant\"").map_or(String::new(), |i| {
-                let (line, column) = line_column(&text.as_bytes()[..i]);
-                format!(":{line}:{column}")
-            });
-            return Err(UsageError(format!(
-                "error: {shown}{at}: not a regression file: idemsim has no invariant `{name}` (it has {})\nhelp: {FIX}\n",
-                models::core::invariants::names().join(", ")
-            )));
-        }
-    }
-    Ok(repro)
-}
-
-/// The line and column just past `before`, counted from 1.
-fn line_column(before: &[u8]) -> (usize, usize) {
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-    (line, column)
-}
-
-/// `:LINE:COLUMN` of the first `needle` in the file at `path`, or nothing.
-fn position_in(path: &Path, needle: &str) -> String {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| {
-            let i = text.find(needle)?;
-            let (line, column) = line_column(&text.as_bytes()[..i]);
-            Some(format!(":{line}:{column}"))
-        })
-        .unwrap_or_default()
-}
-
-/// Two paths name the same file (compared as written when one is missing).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
-}
-
-/// `<scenario>-<16 hex digits>.json`: the hash covers the scenario's name,
-/// its overrides and the decisions, so the same failure gets the same name.
-pub fn file_name(repro: &Repro) -> String {
-    let mut text = format!("{}\n{}\n", repro.scenario, repro.sets.join("\n"));
-    for (stream, values) in &repro.choices {
-        text.push_str(stream);
-        for v in values {
-            text.push(' ');
-            text.push_str(&v.to_string());
-        }
-        text.push('\n');
-    }
-    let safe: String = repro
-        .scenario
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!(
-        "{safe}-{}.json",
-        hash_hex(models::scenario::fnv1a(text.as_bytes()))
-    )
 }

@@ -18,7 +18,6 @@ use std::fmt::Display;
 /// down, is an instant.
 pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     use serde_json::json;
-    let n = t.header.actors.len();
     let mut ev = Vec::new();
     ev.push(
         json!({"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "actors"}}),
@@ -29,12 +28,33 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
         );
         ev.push(json!({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": i + 1, "args": {"sort_index": i}}));
     }
-    // The slice of each step of each actor: its start and its items.
-    struct Slice {
-        actor: usize,
-        ts: u64,
-        items: Vec<usize>,
-    }
+    let (slices, slice_of) = slices_of(t);
+    slice_events(t, &slices, &mut ev);
+    flow_events(t, &slices, &slice_of, &mut ev);
+    ev.push(
+        json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
+        "ts": t.items.last().map_or(0, |i: &Item<M, T>| i.time_us)}),
+    );
+    // One event per line: small diffs, and still one JSON document.
+    let lines: Vec<String> = ev.iter().map(|e| e.to_string()).collect();
+    let other = json!({"scenario": t.header.scenario, "source": t.header.source});
+    format!(
+        "{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{}\n]}}\n",
+        lines.join(",\n")
+    )
+}
+
+/// The slice of each step of each actor: its start and its items.
+struct Slice {
+    actor: usize,
+    ts: u64,
+    items: Vec<usize>,
+}
+
+/// Every actor's steps as slices, one after another at the same virtual
+/// time, and the slice of each item (`usize::MAX` for an item of no step).
+fn slices_of<M, T>(t: &Trace<M, T>) -> (Vec<Slice>, Vec<usize>) {
+    let n = t.header.actors.len();
     let mut slices: Vec<Slice> = Vec::new();
     let mut free_from = vec![0u64; n];
     let mut slice_of = vec![usize::MAX; t.items.len()];
@@ -64,8 +84,19 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
         slices[k].items.push(i);
         slice_of[i] = k;
     }
+    (slices, slice_of)
+}
+
+/// Each slice as a 1 µs event, and the time an actor was down before a restart.
+fn slice_events<M: Display, T: Display>(
+    t: &Trace<M, T>,
+    slices: &[Slice],
+    ev: &mut Vec<serde_json::Value>,
+) {
+    use serde_json::json;
+    let n = t.header.actors.len();
     let mut down: Vec<Option<u64>> = vec![None; n];
-    for s in &slices {
+    for s in slices {
         let first = &t.items[s.items[0]];
         let main = s
             .items
@@ -98,6 +129,17 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
             down[s.actor] = Some(s.ts + 1);
         }
     }
+}
+
+/// Flows from each send to its deliveries, and the instants (drops,
+/// healing, gaps), in item order.
+fn flow_events<M: Display, T: Display>(
+    t: &Trace<M, T>,
+    slices: &[Slice],
+    slice_of: &[usize],
+    ev: &mut Vec<serde_json::Value>,
+) {
+    use serde_json::json;
     // Flows and instants, in item order.
     // The slice each message was sent from, by message id.
     let mut sent: BTreeMap<u32, usize> = BTreeMap::new();
@@ -138,15 +180,4 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
             _ => {}
         }
     }
-    ev.push(
-        json!({"ph": "i", "s": "g", "name": t.end.sentence, "cat": "end", "pid": 1, "tid": 1,
-        "ts": t.items.last().map_or(0, |i: &Item<M, T>| i.time_us)}),
-    );
-    // One event per line: small diffs, and still one JSON document.
-    let lines: Vec<String> = ev.iter().map(|e| e.to_string()).collect();
-    let other = json!({"scenario": t.header.scenario, "source": t.header.source});
-    format!(
-        "{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{}\n]}}\n",
-        lines.join(",\n")
-    )
 }

@@ -220,84 +220,8 @@ pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
         t.header.actors.first().map_or("", String::as_str),
         t.header.actors.last().map_or("", String::as_str)
     );
-    // Sends show as arrows when delivered; starts, mixes, timer sets and
-    // situations would only crowd the diagram. Unless one of them is the
-    // point of no return (a send that commits to an order, a failed commit
-    // that has no other entry): hiding it would hide the decisive moment.
-    let shows = |i: usize| {
-        let hidden = matches!(
-            t.items[i].what,
-            What::Send { .. }
-                | What::Start {}
-                | What::Mix { .. }
-                | What::TimerSet { .. }
-                | What::Situation { .. }
-                | What::Observe { quiet: true, .. }
-        );
-        !hidden || t.end.turn == Some(i)
-    };
-    let line = |i: usize, _first: bool| {
-        let it = &t.items[i];
-        let at = time(it.time_us);
-        let turn = if t.end.turn == Some(i) {
-            " ◀ point of no return"
-        } else {
-            ""
-        };
-        let line = match &it.what {
-            What::Deliver {
-                from,
-                msg,
-                duplicate,
-                note,
-                ..
-            } => {
-                let dup = if *duplicate {
-                    " (network duplicate)"
-                } else {
-                    ""
-                };
-                let note = note.map(|n| format!(" ← {n}")).unwrap_or_default();
-                format!(
-                    "{from}->>{}: {}",
-                    it.actor,
-                    mm(&format!("{at} · {msg}{dup}{note}{turn}"))
-                )
-            }
-            What::Drop { to, msg, note, .. } => {
-                format!(
-                    "{}-x{to}: {}",
-                    it.actor,
-                    mm(&format!("{at} · ✗ {note}: {msg}{turn}"))
-                )
-            }
-            What::TimerFired { timer } => {
-                format!(
-                    "Note over {}: {}",
-                    it.actor,
-                    mm(&format!("{at} · timer: {timer}{turn}"))
-                )
-            }
-            What::Observe { text, .. } => {
-                format!(
-                    "Note over {}: {}",
-                    it.actor,
-                    mm(&format!("{at} · {text}{turn}"))
-                )
-            }
-            What::Healing {} => format!(
-                "Note over {all}: {}",
-                mm(&format!("{at} · healing phase: faults stop"))
-            ),
-            What::Elided { .. } => format!("Note over {all}: {}", mm(&describe(it))),
-            _ => format!(
-                "Note over {}: {}",
-                it.actor,
-                mm(&format!("{at} · {}{turn}", describe(it)))
-            ),
-        };
-        format!("    {line}")
-    };
+    let shows = |i: usize| mermaid_shows(t, i);
+    let line = |i: usize, _first: bool| mermaid_line(t, i, &all);
     let mut body = String::new();
     folded(t, shows, line, &mut body, |n, p, a, b| {
         format!(
@@ -335,9 +259,90 @@ pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     out
 }
 
+/// Whether item `i` shows. Sends show as arrows when delivered; starts, mixes, timer sets and
+/// situations would only crowd the diagram. Unless one of them is the
+/// point of no return (a send that commits to an order, a failed commit
+/// that has no other entry): hiding it would hide the decisive moment.
+fn mermaid_shows<M, T>(t: &Trace<M, T>, i: usize) -> bool {
+    let hidden = matches!(
+        t.items[i].what,
+        What::Send { .. }
+            | What::Start {}
+            | What::Mix { .. }
+            | What::TimerSet { .. }
+            | What::Situation { .. }
+            | What::Observe { quiet: true, .. }
+    );
+    !hidden || t.end.turn == Some(i)
+}
+
+/// Item `i` as one line of the diagram; `all` spans every participant.
+fn mermaid_line<M: Display, T: Display>(t: &Trace<M, T>, i: usize, all: &str) -> String {
+    let it = &t.items[i];
+    let at = time(it.time_us);
+    let turn = if t.end.turn == Some(i) {
+        " ◀ point of no return"
+    } else {
+        ""
+    };
+    let line = match &it.what {
+        What::Deliver {
+            from,
+            msg,
+            duplicate,
+            note,
+            ..
+        } => {
+            let dup = if *duplicate {
+                " (network duplicate)"
+            } else {
+                ""
+            };
+            let note = note.map(|n| format!(" ← {n}")).unwrap_or_default();
+            format!(
+                "{from}->>{}: {}",
+                it.actor,
+                mm(&format!("{at} · {msg}{dup}{note}{turn}"))
+            )
+        }
+        What::Drop { to, msg, note, .. } => {
+            format!(
+                "{}-x{to}: {}",
+                it.actor,
+                mm(&format!("{at} · ✗ {note}: {msg}{turn}"))
+            )
+        }
+        What::TimerFired { timer } => {
+            format!(
+                "Note over {}: {}",
+                it.actor,
+                mm(&format!("{at} · timer: {timer}{turn}"))
+            )
+        }
+        What::Observe { text, .. } => {
+            format!(
+                "Note over {}: {}",
+                it.actor,
+                mm(&format!("{at} · {text}{turn}"))
+            )
+        }
+        What::Healing {} => format!(
+            "Note over {all}: {}",
+            mm(&format!("{at} · healing phase: faults stop"))
+        ),
+        What::Elided { .. } => format!("Note over {all}: {}", mm(&describe(it))),
+        _ => format!(
+            "Note over {}: {}",
+            it.actor,
+            mm(&format!("{at} · {}{turn}", describe(it)))
+        ),
+    };
+    format!("    {line}")
+}
+
 /// Mermaid's default `maxTextSize`: a longer diagram renders as an error
 /// (GitHub uses the default).
-pub const MERMAID_MAX_TEXT: usize = 50_000;
+pub(crate) const MERMAID_MAX_TEXT: usize = 50_000;
 
 const CUT_MARK: &str = "\u{0}cut\u{0}";
 
@@ -383,7 +388,7 @@ struct HbNode {
 /// thousands of events (a run under load) for many minutes, and nobody reads
 /// it. A longer run keeps its first and last [`DOT_MAX_NODES`]` / 2` events
 /// and one node saying how many were left out between them.
-pub const DOT_MAX_NODES: usize = 400;
+pub(crate) const DOT_MAX_NODES: usize = 400;
 
 /// Each actor's own order, plus send → receive (and send → loss) edges.
 pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
@@ -392,19 +397,7 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     // Message id → the node of its send (the first, should one repeat).
     let mut sends: std::collections::BTreeMap<u32, NodeIndex> = std::collections::BTreeMap::new();
     let mut turn_node = None;
-    let shown = |i: usize, it: &super::items::Item<M, T>| {
-        let shown_situation = matches!(it.what, What::Situation { .. }) && t.end.turn == Some(i);
-        shown_situation
-            || !matches!(
-                it.what,
-                What::Mix { .. }
-                    | What::TimerSet { .. }
-                    | What::Healing {}
-                    | What::Elided { .. }
-                    | What::Situation { .. }
-                    | What::Observe { quiet: true, .. }
-            )
-    };
+    let shown = |i: usize, it: &super::items::Item<M, T>| dot_shows(t, i, it);
     let total = t
         .items
         .iter()
@@ -469,6 +462,32 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
             _ => {}
         }
     }
+    dot_text(&g, turn_node, &t.end.sentence)
+}
+
+/// Whether item `i` is a node: not the run's setup, healing, gaps, quiet
+/// observations or situations, unless a situation is the point of no return.
+fn dot_shows<M, T>(t: &Trace<M, T>, i: usize, it: &super::items::Item<M, T>) -> bool {
+    let shown_situation = matches!(it.what, What::Situation { .. }) && t.end.turn == Some(i);
+    shown_situation
+        || !matches!(
+            it.what,
+            What::Mix { .. }
+                | What::TimerSet { .. }
+                | What::Healing {}
+                | What::Elided { .. }
+                | What::Situation { .. }
+                | What::Observe { quiet: true, .. }
+        )
+}
+
+/// The graph in dot's syntax, the point of no return drawn thick and the
+/// run's sentence as its label.
+fn dot_text(
+    g: &DiGraph<HbNode, &'static str>,
+    turn_node: Option<NodeIndex>,
+    sentence: &str,
+) -> String {
     let mut out = String::from("digraph happens_before {\n    rankdir=TB;\n    node [shape=box, fontname=\"monospace\"];\n");
     for n in g.node_indices() {
         let w = &g[n];
@@ -494,7 +513,7 @@ pub fn dot<M: Display, T: Display>(t: &Trace<M, T>) -> String {
         };
         let _ = writeln!(out, "    n{} -> n{} [{style}];", a.index(), b.index());
     }
-    let _ = writeln!(out, "    label=\"{}\";\n}}", dot_escape(&t.end.sentence));
+    let _ = writeln!(out, "    label=\"{}\";\n}}", dot_escape(sentence));
     out
 }
 

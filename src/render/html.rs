@@ -35,7 +35,7 @@ pub fn esc(s: &str) -> String {
 
 /// JSON that is safe inside `<script type="application/json">`: no `<` can
 /// close the element or open a comment.
-pub fn script_json(v: &serde_json::Value) -> String {
+pub(crate) fn script_json(v: &serde_json::Value) -> String {
     v.to_string().replace('<', "\\u003c")
 }
 

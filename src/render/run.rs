@@ -1,5 +1,5 @@
 //! Traces of any model's runs, built-in or a user's own: replay a record (or
-//! a seed) with an [`ItemRecorder`], find the point of no return, and build the
+//! a seed) with an item recorder, find the point of no return, and build the
 //! [`Trace`] every format in [`formats`](super::formats) prints.
 //!
 //! What a model needs for this: its actors observe the effect ledger's
@@ -7,12 +7,11 @@
 //! `impl` will do). Its messages need not be `Copy`.
 
 use super::items::{self, Header, ItemRecorder, ShrinkInfo, Trace};
-use crate::external::is_protocol_error;
 use models::core::wire::WorldMessage;
 use models::Obs;
 use sim::shrink as shr;
 use sim::shrink::Signature;
-use sim::{Actor, Model, MsgOf, Record, RunReport, Sim, Source, TimerOf};
+use sim::{Actor, Model, MsgOf, Outcome, Record, RunReport, Sim, Source, TimerOf};
 
 /// The trace type of model `M`.
 pub type TraceOf<M> = Trace<MsgOf<M>, TimerOf<M>>;
@@ -37,7 +36,7 @@ pub const POINT_OF_NO_RETURN_EVENTS: u64 = 2_000_000;
 ///
 /// ```
 /// # use idemsim::render::{formats, run};
-/// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+/// let s = idemsim::catalog::load("payment-stable-key", &[]).unwrap();
 /// let record = run::record_of_seed(&s.system, 0).unwrap();
 /// let (trace, report) = run::trace_of_record(&s.system, "payment-stable-key", &record, "seed 0".into(), None);
 /// assert!(!report.outcome.is_failure());
@@ -177,4 +176,11 @@ pub fn shrink_info(shrunk: &shr::Shrunk, stopped: Option<&'static str>) -> Shrin
         complete: shrunk.complete,
         stopped,
     }
+}
+
+/// Whether a run ended in an external program's protocol error: such a run
+/// has no point of no return to search for. Asked of `models` directly, so
+/// that rendering stays below `external`, which formats with it.
+fn is_protocol_error(outcome: &Outcome) -> bool {
+    matches!(outcome, Outcome::Panicked(m) if models::external::protocol_error(m).is_some())
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// use proptest::prelude::*;
 /// use std::sync::Arc;
 ///
-/// let s = idemsim::scenarios::load("payment-stable-key", &[]).unwrap();
+/// let s = idemsim::catalog::load("payment-stable-key", &[]).unwrap();
 /// let model = Arc::new(s.system);
 /// let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(20));
 /// runner

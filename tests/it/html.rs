@@ -103,7 +103,7 @@ fn a_reports_repro_download_says_how_to_replay_a_users_scenario_file() {
         .replace("&gt;", ">");
     let downloaded = dir.join("downloads/repro.json");
     std::fs::write(&downloaded, json).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    let out = std::process::Command::new(support::idemsim_bin())
         .args([
             "replay",
             &scenario,
@@ -257,8 +257,8 @@ fn check_html_writes_the_report_of_the_lowest_failing_seed_shrunk() {
 /// The text each row of the page must show: the text trace's lines.
 fn expected_rows() -> Vec<String> {
     let s = load("payment-retry-without-key", &[]);
-    let budget = idemsim::cmd::shrink::Budget::from_flags(None, None).expect("default budget");
-    let done = idemsim::cmd::shrink::shrink_seed(&s, 2, budget).expect("seed 2 fails");
+    let budget = idemsim::minimize::Budget::from_flags(None, None).expect("default budget");
+    let done = idemsim::minimize::shrink_seed(&s, 2, budget).expect("seed 2 fails");
     let t = &done.trace;
     text_blocks(t, true)
         .iter()

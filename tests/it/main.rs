@@ -29,6 +29,7 @@ mod json_doc;
 mod library;
 mod load;
 mod messaging;
+mod module_cycles;
 mod network;
 mod perf_cli;
 mod reconcile;

@@ -338,7 +338,7 @@ fn shard_out_of_range_is_a_usage_error() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_prints_what_ran() {
-    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    let child = Command::new(support::idemsim_bin())
         .args(["check", "payment-stable-key", "--runs", "1000000000000"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(Stdio::piped())

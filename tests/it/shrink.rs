@@ -421,7 +421,7 @@ fn the_point_of_no_return_is_not_searched_in_a_run_longer_than_the_budget() {
 /// not fail is told apart from both.
 #[test]
 fn a_failing_run_longer_than_shrinking_takes_on_is_reported_not_shrunk() {
-    use idemsim::cmd::shrink::{self as cmd, Budget, SeedShrink};
+    use idemsim::minimize::{self as cmd, Budget, SeedShrink};
     let s = idemsim::scenarios::load("payment-retry-without-key", &[]).unwrap();
     let seed = 2;
     let events = cmd::unrecorded_run(&s, seed).events;

@@ -6,7 +6,7 @@ use crate::support;
 
 use support::run as check;
 
-use idemsim::cmd::sweep::stats;
+use idemsim::stats;
 
 /// The `variant` records of a JSON Lines sweep, in row order.
 fn variants(jsonl: &str) -> Vec<serde_json::Value> {

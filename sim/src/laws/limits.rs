@@ -166,7 +166,10 @@ fn the_queue_limit_counts_events_still_to_happen_not_replaced_timers() {
         "the clock still reaches the first arming, the latest"
     );
     let sent = rearm(1, 20, 5);
-    assert_eq!(sent.outcome, crate::Outcome::Inconclusive(crate::Limit::Queue));
+    assert_eq!(
+        sent.outcome,
+        crate::Outcome::Inconclusive(crate::Limit::Queue)
+    );
 }
 
 /// The restarts at the start of the healing phase are steps under

@@ -2,11 +2,11 @@
 //! of payments: actors pass a token around and count their steps, once in
 //! durable storage and once in volatile state.
 
-use proptest::prelude::*;
 use crate::{
     Actor, ActorId, CrashConfig, Ctx, Fresh, Message, Model, Oracle, PerMilleRange, Recorder, Sim,
     Source, TimeUs, Timer, TraceEntry, TraceKind, Violation, World, US_PER_MS,
 };
+use proptest::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Token {

@@ -119,7 +119,11 @@ fn a_zero_fault_phase_has_no_faults_not_even_at_the_starts() {
             .1
         };
         assert_eq!(report.outcome, crate::Outcome::Holds);
-        assert_eq!(report.faults, crate::FaultCounts::default(), "sweep={sweep}");
+        assert_eq!(
+            report.faults,
+            crate::FaultCounts::default(),
+            "sweep={sweep}"
+        );
     }
     let (trace, _) = traced(
         &m,
@@ -148,7 +152,13 @@ fn a_panic_in_a_model_is_a_failure_of_its_seed_not_a_crash_of_the_sweep() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let sum = crate::explore(&m, crate::SeedRange { start: 0, end: 200 }, 2, &stop, &|_| {});
+    let sum = crate::explore(
+        &m,
+        crate::SeedRange { start: 0, end: 200 },
+        2,
+        &stop,
+        &|_| {},
+    );
     let mut sim = Sim::new(&m);
     let f = sum.first_failure.clone().expect("a failing seed");
     let below: Vec<bool> = (0..=f.seed)

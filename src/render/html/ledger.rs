@@ -51,6 +51,32 @@ struct Building {
     event: bool,
 }
 
+impl Building {
+    /// An operation's row before any of its observations.
+    fn new(operation: String, key: u64, violated: bool) -> Self {
+        Building {
+            key,
+            row: OpRow {
+                operation,
+                asked: Vec::new(),
+                landed: Vec::new(),
+                told: Vec::new(),
+                landed_summary: String::new(),
+                known: String::new(),
+                violated,
+            },
+            asked_payload: None,
+            effects: Vec::new(),
+            writes: 0,
+            held: false,
+            ending: None,
+            told_done: false,
+            dead_lettered: false,
+            event: false,
+        }
+    }
+}
+
 /// The ledger of a run's entries; `violated` is the violation's operation key.
 pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
     let mut rows: Vec<Building> = Vec::new();
@@ -73,26 +99,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
         let i = match rows.iter().position(|r| r.key == key) {
             Some(i) => i,
             None => {
-                rows.push(Building {
-                    key,
-                    row: OpRow {
-                        operation: op.to_string(),
-                        asked: Vec::new(),
-                        landed: Vec::new(),
-                        told: Vec::new(),
-                        landed_summary: String::new(),
-                        known: String::new(),
-                        violated: Some(key) == violated,
-                    },
-                    asked_payload: None,
-                    effects: Vec::new(),
-                    writes: 0,
-                    held: false,
-                    ending: None,
-                    told_done: false,
-                    dead_lettered: false,
-                    event: false,
-                });
+                rows.push(Building::new(op.to_string(), key, Some(key) == violated));
                 rows.len() - 1
             }
         };

@@ -135,7 +135,7 @@ pub fn pretty(value: &dyn std::fmt::Debug) -> Vec<String> {
 
 /// The one hunk that turns `before` into `after`: their common first and
 /// last lines stay, the lines between are replaced.
-pub fn hunk(before: &[String], after: &[String]) -> Delta {
+pub(crate) fn hunk(before: &[String], after: &[String]) -> Delta {
     if before == after {
         return Delta::Same;
     }

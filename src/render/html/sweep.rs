@@ -24,7 +24,7 @@ fn cell(v: &Value, shape: &str) -> String {
 }
 
 /// A duration in the unit that keeps the number short (as the table format).
-pub fn human_us(us: f64) -> String {
+pub(crate) fn human_us(us: f64) -> String {
     const UNITS: &[(f64, &str)] = &[
         (86_400e6, "d"),
         (3_600e6, "h"),

@@ -27,7 +27,7 @@ pub fn trace<M: WorldMessage + Display, T: Clone + Display>(
 
 /// Builds the whole trace (header, items, the ending with its sentence) from
 /// the items an [`ItemRecorder`] made.
-pub fn trace_of_items<M: Display, T: Display>(
+pub(crate) fn trace_of_items<M: Display, T: Display>(
     header: Header,
     kept: Kept<M, T>,
     report: &RunReport,
@@ -76,39 +76,8 @@ fn end<M: Display, T: Display>(
     let operation = op_key.and_then(|k| ops.get(&k).cloned());
     let sentence = match invariant {
         Some(inv) => {
-            let effect_list = if effects.is_empty() {
-                "no effect at all".to_string()
-            } else {
-                let list: Vec<String> = effects
-                    .iter()
-                    .map(|&i| {
-                        let it = &items[i];
-                        let site = match &it.what {
-                            What::Effect { site, n, .. } => format!("{site} #{n}"),
-                            _ => unreachable!("effects are effect items"),
-                        };
-                        format!(
-                            "{site} at {} (step {})",
-                            crate::render::time(it.time_us),
-                            it.step
-                        )
-                    })
-                    .collect();
-                format!("effects {}", list.join(", "))
-            };
-            let when = match (turn, turn_item) {
-                (Some(t), Some(i)) => {
-                    let it = &items[i];
-                    format!(
-                        "; it could no longer be avoided after step {} ({}, {}: {})",
-                        t.step,
-                        crate::render::time(it.time_us),
-                        it.actor,
-                        describe(it)
-                    )
-                }
-                _ => "; no single different decision avoids it".to_string(),
-            };
+            let effect_list = effect_list(items, &effects);
+            let when = when_unavoidable(items, turn, turn_item);
             let on = operation
                 .as_ref()
                 .map(|o| format!(" on {o}"))
@@ -128,5 +97,51 @@ fn end<M: Display, T: Display>(
         turn_search: None,
         turn_unsearched_over_events: None,
         sentence,
+    }
+}
+
+/// The violated operation's effects, each with its site, time and step.
+fn effect_list<M, T>(items: &[Item<M, T>], effects: &[usize]) -> String {
+    if effects.is_empty() {
+        "no effect at all".to_string()
+    } else {
+        let list: Vec<String> = effects
+            .iter()
+            .map(|&i| {
+                let it = &items[i];
+                let site = match &it.what {
+                    What::Effect { site, n, .. } => format!("{site} #{n}"),
+                    _ => unreachable!("effects are effect items"),
+                };
+                format!(
+                    "{site} at {} (step {})",
+                    crate::render::time(it.time_us),
+                    it.step
+                )
+            })
+            .collect();
+        format!("effects {}", list.join(", "))
+    }
+}
+
+/// From which step on the violation could no longer be avoided, if a
+/// search found that step.
+fn when_unavoidable<M: Display, T: Display>(
+    items: &[Item<M, T>],
+    turn: Option<&Turn>,
+    turn_item: Option<usize>,
+) -> String {
+    match (turn, turn_item) {
+        (Some(t), Some(i)) => {
+            let it = &items[i];
+            format!(
+                "; it could no longer be avoided after step {} ({}, {}: {})",
+                t.step,
+                crate::render::time(it.time_us),
+                it.actor,
+                describe(it)
+            )
+        }
+        _ => "; no single different decision avoids it".to_string(),
     }
 }

@@ -8,8 +8,11 @@ mod describe;
 mod end;
 mod recorder;
 mod types;
+mod what;
 
 pub use describe::describe;
-pub use end::{trace, trace_of_items};
-pub use recorder::{items, EntryMap, ItemRecorder, Kept, MAX_MIDDLE_EFFECTS, TRACE_END_ITEMS};
+pub use end::trace;
+pub(crate) use end::trace_of_items;
+pub(crate) use recorder::ItemRecorder;
+pub use recorder::{items, EntryMap, Kept, TRACE_END_ITEMS};
 pub use types::{End, Header, Item, Name, ShrinkInfo, Trace, TurnSearchNote, What};

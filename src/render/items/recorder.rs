@@ -1,22 +1,22 @@
 //! Raw engine entries to items, as a run records them.
 
 use super::types::{Item, Name, What};
+use super::what::what_of;
 use crate::render::EntryOf;
 use models::core::wire::WorldMessage;
-use models::registry;
 use models::{Msg, NodeTimer, Obs};
-use sim::{DropReason, TraceKind, World};
+use sim::{TraceKind, World};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Items a trace keeps from the start of a run, and as many from its end.
-/// Between the two it keeps only effects (up to [`MAX_MIDDLE_EFFECTS`]), and
+/// Between the two it keeps only effects (up to `MAX_MIDDLE_EFFECTS`), and
 /// one [`What::Elided`] item for each stretch it left out. An item takes
 /// about 200 bytes with its message and text: a run may be allowed a billion
 /// events (`max_steps`), and a replay of it must not need a billion items.
 pub const TRACE_END_ITEMS: usize = 100_000;
 /// Effects kept between a long trace's two ends: every effect of a run that
 /// stops at its first violation, whatever happened before it.
-pub const MAX_MIDDLE_EFFECTS: usize = 10_000;
+pub(crate) const MAX_MIDDLE_EFFECTS: usize = 10_000;
 
 /// A stretch of entries not kept, still open.
 struct Gap {
@@ -112,7 +112,7 @@ impl<M: WorldMessage> StepFacts<M> {
 /// (a step's deliveries get their notes when the step ends). Memory is
 /// bounded: past [`TRACE_END_ITEMS`] items, the recorder keeps a window of
 /// the last ones and, of those that leave the window, only effects.
-pub struct ItemRecorder<M = Msg, T = NodeTimer> {
+pub(crate) struct ItemRecorder<M = Msg, T = NodeTimer> {
     names: Vec<Name>,
     /// The items so far: the head, then (once the run is long) kept effects
     /// and `Elided` items.
@@ -307,149 +307,17 @@ impl<M: WorldMessage, T: Clone> ItemRecorder<M, T> {
         if e.step > 0 {
             self.facts.see(&e);
         }
-        let names = &self.names;
-        let name = |a: u32| names[a as usize].clone();
-        let effects = &mut self.effects;
-        let (actor, what) = match &e.kind {
-            TraceKind::LinkMix {
-                from,
-                to,
-                loss_per_mille,
-                duplicate_per_mille,
-            } => (
-                *from,
-                What::Mix {
-                    text: format!(
-                        "swarm mix: link to {} loses {loss_per_mille}‰, duplicates {duplicate_per_mille}‰",
-                        name(*to)
-                    ),
-                    // A link from an actor to itself carries no message.
-                    quiet: from == to || (*loss_per_mille == 0 && *duplicate_per_mille == 0),
-                },
-            ),
-            TraceKind::CrashMix {
-                actor,
-                crash_per_mille,
-            } => (
-                *actor,
-                What::Mix {
-                    text: format!("swarm mix: crashes {crash_per_mille}‰ per step"),
-                    quiet: *crash_per_mille == 0,
-                },
-            ),
-            TraceKind::PartitionMix {
-                a,
-                b,
-                start_us,
-                end_us,
-            } => (
-                *a,
-                What::Mix {
-                    text: format!(
-                        "swarm mix: cut off from {} from {} until {}",
-                        name(*b),
-                        crate::render::time(*start_us).trim(),
-                        crate::render::time(*end_us).trim()
-                    ),
-                    quiet: false,
-                },
-            ),
-            TraceKind::Start { actor } => (*actor, What::Start {}),
-            TraceKind::Restart { actor } => (*actor, What::Restart {}),
-            TraceKind::Crash { actor } => (*actor, What::Crash {}),
-            TraceKind::Send {
-                from,
-                to,
-                msg,
-                msg_id,
-                copies,
-                deliver_at_us,
-            } => (
-                *from,
-                What::Send {
-                    to: name(*to),
-                    to_id: *to,
-                    msg: msg.clone(),
-                    msg_id: *msg_id,
-                    copies: *copies,
-                    deliver_at_us: *deliver_at_us,
-                },
-            ),
-            TraceKind::Drop {
-                from,
-                to,
-                msg,
-                msg_id,
-                reason,
-            } => {
-                let note = match reason {
-                    DropReason::Lost if msg.is_reply() => "reply lost",
-                    DropReason::Lost => "message lost",
-                    DropReason::Partitioned => "cut off by a partition",
-                    DropReason::ReceiverDown => "receiver is down",
-                };
-                (
-                    *from,
-                    What::Drop {
-                        to: name(*to),
-                        to_id: *to,
-                        msg: msg.clone(),
-                        msg_id: *msg_id,
-                        reason: reason.as_str(),
-                        note,
-                    },
-                )
-            }
-            TraceKind::Deliver {
-                from,
-                to,
-                msg,
-                msg_id,
-                duplicate,
-            } => {
-                if e.step > 0 {
-                    self.pending.push(self.entries);
-                }
-                (
-                    *to,
-                    What::Deliver {
-                        from: name(*from),
-                        from_id: *from,
-                        msg: msg.clone(),
-                        msg_id: *msg_id,
-                        duplicate: *duplicate,
-                        note: None,
-                    },
-                )
-            }
-            TraceKind::TimerSet {
-                actor,
-                timer,
-                at_us,
-            } => (
-                *actor,
-                What::TimerSet {
-                    timer: timer.clone(),
-                    at_us: *at_us,
-                },
-            ),
-            TraceKind::TimerFired { actor, timer } => {
-                (*actor, What::TimerFired { timer: timer.clone() })
-            }
-            TraceKind::Observe { actor, obs } => {
+        match &e.kind {
+            TraceKind::Deliver { .. } if e.step > 0 => self.pending.push(self.entries),
+            TraceKind::Observe { obs, .. } => {
                 if let Some(op) = obs.op() {
                     self.ops.entry(op.key()).or_insert_with(|| op.to_string());
                 }
-                (*actor, observed(obs, effects))
             }
-            TraceKind::Reached { actor, situation } => (
-                *actor,
-                What::Situation {
-                    name: registry::situation_name(*situation),
-                },
-            ),
-            TraceKind::HealingStarts => (0, What::Healing {}),
-        };
+            _ => {}
+        }
+        let (actor, what) = what_of(&e.kind, &self.names, &mut self.effects);
+        let name = |a: u32| self.names[a as usize].clone();
         let item = Item {
             step: e.step,
             time_us: e.time_us,
@@ -459,47 +327,6 @@ impl<M: WorldMessage, T: Clone> ItemRecorder<M, T> {
         };
         self.entries += 1;
         self.keep(item);
-    }
-}
-
-/// An observation as an item: effects numbered per operation, attempts
-/// apart, the rest as the observation's own sentence.
-fn observed<M, T>(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What<M, T> {
-    match *obs {
-        Obs::Effect { site, op, payload } => {
-            let key = op.key();
-            let n = match effects.iter_mut().find(|(o, _)| *o == key) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    effects.push((key, 1));
-                    1
-                }
-            };
-            What::Effect {
-                site: site.name,
-                operation: op.to_string(),
-                payload,
-                unit: op.space.unit,
-                n,
-                op_key: key,
-            }
-        }
-        Obs::Attempt {
-            op,
-            attempt,
-            outcome,
-        } => What::Attempt {
-            operation: op.to_string(),
-            attempt,
-            outcome: outcome.as_str(),
-        },
-        other => What::Observe {
-            text: other.to_string(),
-            quiet: matches!(other, Obs::AttemptSent { .. } | Obs::Received { .. }),
-        },
     }
 }
 
@@ -554,7 +381,7 @@ mod tests {
     }
 
     fn world() -> World {
-        crate::scenarios::load("payment-stable-key", &[])
+        crate::catalog::load("payment-stable-key", &[])
             .expect("a catalog scenario loads")
             .system
             .world

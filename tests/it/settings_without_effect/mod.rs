@@ -436,7 +436,7 @@ fn a_setting_without_effect_shows_in_check_and_its_json_and_changes_no_exit_code
     .unwrap();
     let f = file.to_string_lossy().to_string();
     // Messages show a path under the checkout relative to it.
-    let shown = idemsim::scenarios::display_path(&file);
+    let shown = idemsim::catalog::display_path(&file);
     let at = format!("{shown}:4:12: service.lease_ms = 5000 has no effect");
     let (out, _) = run_case(
         &case(

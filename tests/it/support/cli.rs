@@ -107,7 +107,7 @@ pub fn wait_for_sigint_handler(pid: u32) {
 /// Runs one case and checks everything it promises; returns (stdout, stderr).
 #[track_caller]
 pub fn run_case(c: &Case) -> (String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_idemsim"));
+    let mut cmd = Command::new(super::idemsim_bin());
     cmd.args(&c.args)
         .current_dir(&c.cwd)
         .env_remove("IDEMSIM_SCENARIOS")

@@ -202,9 +202,45 @@ pub fn reached(entries: &[Entry], situation: SituationId) -> bool {
         .any(|e| matches!(e.kind, sim::TraceKind::Reached { situation: s, .. } if s == situation))
 }
 
+/// The `idemsim` binary of this build. It belongs to the `idemsim-cli`
+/// package, so cargo does not set `CARGO_BIN_EXE_idemsim` for these tests:
+/// the first call builds it (a no-op when it is fresh) with the profile the
+/// tests were built with, into the same target folder.
+pub fn idemsim_bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let deps = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = deps
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/deps");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("release") => "release",
+            _ => "test",
+        };
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "idemsim-cli",
+                "--bin",
+                "idemsim",
+                "--profile",
+                profile,
+            ])
+            .current_dir(root())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the idemsim binary failed");
+        profile_dir.join(format!("idemsim{}", std::env::consts::EXE_SUFFIX))
+    })
+}
+
 /// Runs the binary in the checkout.
 pub fn idemsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    Command::new(idemsim_bin())
         .args(args)
         .current_dir(root())
         .output()
@@ -214,7 +250,7 @@ pub fn idemsim(args: &[&str]) -> Output {
 /// Runs the binary in `dir` with extra environment variables: what a user's
 /// own project runs (`ci_recipe`).
 pub fn idemsim_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    Command::new(idemsim_bin())
         .args(args)
         .current_dir(dir)
         .env_remove("IDEMSIM_REGRESSIONS")
@@ -293,7 +329,7 @@ pub fn summary(jsonl: &str) -> serde_json::Value {
 #[cfg(unix)]
 pub fn interrupt_group(args: &[&str], after: std::time::Duration) -> (Option<i32>, String, String) {
     use std::os::unix::process::CommandExt;
-    let child = Command::new(env!("CARGO_BIN_EXE_idemsim"))
+    let child = Command::new(idemsim_bin())
         .args(args)
         .current_dir(root())
         .stdout(std::process::Stdio::piped())

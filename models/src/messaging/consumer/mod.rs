@@ -5,9 +5,9 @@ mod config;
 mod state;
 
 pub use config::{AckMode, ConsumerConfig, Handler};
-pub use state::{ConsumerState, ConsumerTimer, Job, Phase, RECENT_RECEIPTS};
 #[cfg(test)]
 use state::MAX_JOBS;
+pub use state::{ConsumerState, ConsumerTimer, Job, Phase, RECENT_RECEIPTS};
 
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;

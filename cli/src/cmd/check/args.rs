@@ -1,0 +1,90 @@
+//! The arguments of `idemsim check`.
+
+use models::scenario::Strategy;
+use sim::exhaustive::Bounds;
+use sim::SeedRange;
+
+use crate::cmd::common::{parse_seeds, parse_shard};
+
+#[derive(clap::Args)]
+/// The arguments of `idemsim check`.
+pub struct Args {
+    /// Scenario name (from `idemsim list`) or path to a .toml file [default: payment-stable-key].
+    pub(super) scenario: Option<String>,
+    /// Number of seeds to run, 1 to 10^12 [default: the scenario's run.runs].
+    #[arg(long, conflicts_with = "seeds")]
+    pub(super) runs: Option<u64>,
+    /// Seed range A..B (B exclusive), at most 10^12 seeds.
+    #[arg(long, value_parser = parse_seeds)]
+    pub(super) seeds: Option<SeedRange>,
+    /// Run only shard I of N (0-based) of the seed range; `idemsim merge` combines the shards' --json output.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "exhaustive")]
+    pub(super) shard: Option<(u64, u64)>,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    pub(super) jobs: Option<usize>,
+    /// JSON Lines on stdout; human text goes to stderr.
+    #[arg(long)]
+    pub(super) json: bool,
+    /// Override a scenario key before validation, e.g. client.retry.max_attempts=3.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(super) set: Vec<String>,
+    /// Do not shrink the lowest failing seed (see docs/shrinking.md).
+    #[arg(long)]
+    pub(super) no_shrink: bool,
+    /// Write the lowest failing run (shrunk unless --no-shrink) as a repro file.
+    #[arg(long, value_name = "FILE")]
+    pub(super) repro_out: Option<String>,
+    /// Most candidate reruns shrinking may spend [default: 20000].
+    #[arg(long, value_name = "N")]
+    pub(super) shrink_max_runs: Option<u32>,
+    /// Most wall-clock milliseconds shrinking may take [default: 30000].
+    #[arg(long, value_name = "MS")]
+    pub(super) shrink_budget_ms: Option<u64>,
+    /// Write the HTML report of the lowest failing run (shrunk unless --no-shrink) into DIR
+    /// (see docs/report.md).
+    #[arg(long, value_name = "DIR")]
+    pub(super) html: Option<std::path::PathBuf>,
+    /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
+    #[arg(long, conflicts_with_all = ["runs", "seeds"])]
+    pub(super) exhaustive: bool,
+    #[command(flatten)]
+    pub(super) regressions: idemsim::regressions::Flags,
+    /// Most non-zero decisions (lost or duplicated messages, crashes, maximal delays) per schedule.
+    #[arg(long, value_name = "K", default_value_t = 2, requires = "exhaustive")]
+    pub(super) max_faults: u32,
+    /// Bound on the schedules exhaustive mode runs; hitting it is "inconclusive".
+    #[arg(long, default_value_t = Bounds::default().max_schedules, requires = "exhaustive")]
+    pub(super) max_schedules: u64,
+    /// Bound on the events of all exhaustive schedules together; hitting it is "inconclusive".
+    #[arg(long, default_value_t = Bounds::default().max_events, requires = "exhaustive")]
+    pub(super) max_events: u64,
+    /// With an external program (docs/protocol.md): run this many first seeds
+    /// twice before the sweep and stop if the program answers differently (0 skips).
+    #[arg(long, value_name = "N", default_value_t = idemsim::external::DETERMINISM_SEEDS)]
+    pub(super) determinism_seeds: u64,
+    /// How to search the runs: every seed (seeds), or coverage-guided mutation
+    /// of recorded decisions, --runs schedules at most, from the seed range's
+    /// start (coverage) [default: the scenario's run.strategy]. A search takes
+    /// no --shard (refused in `check::run`, which also sees run.strategy).
+    #[arg(long, value_enum, conflicts_with = "exhaustive")]
+    pub(super) strategy: Option<StrategyArg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The `--strategy` values.
+pub enum StrategyArg {
+    /// Every seed of the range.
+    Seeds,
+    /// Coverage-guided mutation of recorded decisions.
+    Coverage,
+}
+
+impl From<StrategyArg> for Strategy {
+    fn from(a: StrategyArg) -> Strategy {
+        match a {
+            StrategyArg::Seeds => Strategy::Seeds,
+            StrategyArg::Coverage => Strategy::Coverage,
+        }
+    }
+}

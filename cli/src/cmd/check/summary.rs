@@ -1,0 +1,545 @@
+//! The summary line of a sweep (`SweepLine`): built from a `sim::Summary`,
+//! merged across shards and judged; `text.rs` prints it.
+
+use idemsim::progress;
+use idemsim::render;
+use models::core::ledger::counter;
+use models::core::{LoadOf, Per};
+use models::registry;
+use serde::{Deserialize, Serialize};
+use sim::{Outcome, SeedRange};
+use std::collections::BTreeMap;
+
+pub use crate::cmd::common::HazardLine;
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+/// Faults fired over a sweep, as the JSON summary writes them.
+#[serde(deny_unknown_fields)]
+pub struct Faults {
+    /// Messages lost.
+    pub lost: u64,
+    /// Messages duplicated.
+    pub duplicated: u64,
+    /// Messages a partition dropped.
+    pub partitioned: u64,
+    /// Crashes.
+    pub crashed: u64,
+    /// Messages dropped because their receiver was down.
+    pub dropped_at_down_actor: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// A seed range, end exclusive.
+#[serde(deny_unknown_fields)]
+pub struct Seeds {
+    /// The first seed.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest failing seed and what it gave.
+#[serde(deny_unknown_fields)]
+pub struct FailureLine {
+    /// The seed.
+    pub seed: u64,
+    /// The invariant it broke (`model-panic` for a panic).
+    pub invariant: String,
+    /// The outcome in one sentence.
+    pub sentence: String,
+    /// Engine events of its run.
+    pub events: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The lowest seed that hit a limit.
+#[serde(deny_unknown_fields)]
+pub struct InconclusiveLine {
+    /// The seed.
+    pub seed: u64,
+    /// The limit (`max_steps`, `max_time`, `max_queue`).
+    pub limit: String,
+}
+
+/// Which shard of which range a summary is, so a merge can tell a missing shard.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ShardLine {
+    /// This shard's index, from 0.
+    pub index: u64,
+    /// How many shards.
+    pub count: u64,
+    /// The whole range the shards split.
+    pub of: Seeds,
+}
+
+/// A sweep's verdict, as `check` reports it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SweepVerdict {
+    #[default]
+    /// No run failed or hit a limit.
+    Holds,
+    /// Some run broke an invariant (or a model panicked).
+    Violation,
+    /// No violation, but some run hit a limit.
+    Inconclusive,
+    /// Stopped by Ctrl-C before every seed ran, with no violation found.
+    Interrupted,
+    /// A shard that no seed fell to (more shards than seeds).
+    NoSeeds,
+}
+
+impl SweepVerdict {
+    /// The JSON and text spelling: `holds`, `violation`, `inconclusive`, `interrupted`, `no-seeds`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepVerdict::Holds => "holds",
+            SweepVerdict::Violation => "violation",
+            SweepVerdict::Inconclusive => "inconclusive",
+            SweepVerdict::Interrupted => "interrupted",
+            SweepVerdict::NoSeeds => "no-seeds",
+        }
+    }
+}
+
+/// The work a sweep's operations caused: client attempts and the requests
+/// (or deliveries) each layer received, so a design that holds only by doing
+/// its work many times over shows it (`broker.visibility_timeout_ms = 50`
+/// against 200 ms of processing delivers every event about forty times).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Load {
+    /// Client attempts, over all runs; `None` for a model without clients
+    /// that retry.
+    pub attempts: Option<u64>,
+    /// Requests or deliveries received per layer, in the model's order.
+    pub received: Vec<Received>,
+}
+
+/// What one layer received over a sweep.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Received {
+    /// The layer's name: `service`, `bank`, `consumer`, `server`.
+    pub layer: String,
+    /// Requests or deliveries it received, over all runs.
+    pub count: u64,
+    /// What the count is per: `operation` (`operations.started`) or
+    /// `event` (`operations.events`).
+    pub per: Per,
+}
+
+impl Load {
+    /// The counts of the metrics `metrics` names (a model's sweep columns).
+    pub fn from_tally(t: &sim::Tally, metrics: &[models::core::Metric]) -> Load {
+        let mut load = Load::default();
+        for l in LoadOf::of_metrics(metrics) {
+            match l {
+                LoadOf::Attempts => load.attempts = Some(l.count(t)),
+                LoadOf::Layer(_) => load.received.push(Received {
+                    layer: l.name().to_string(),
+                    count: l.count(t),
+                    per: l.per(),
+                }),
+            }
+        }
+        load
+    }
+
+    fn absorb(&mut self, o: &Load) -> Result<(), String> {
+        let overflow = || "the load counts add up past 2^64".to_string();
+        self.attempts = match (self.attempts, o.attempts) {
+            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or_else(overflow)?),
+            (a, b) => a.or(b),
+        };
+        for r in &o.received {
+            match self.received.iter_mut().find(|x| x.layer == r.layer) {
+                Some(x) => x.count = x.count.checked_add(r.count).ok_or_else(overflow)?,
+                None => self.received.push(r.clone()),
+            }
+        }
+        Ok(())
+    }
+
+    /// `attempts 1.30, service 1.35, bank 1.10 per operation; consumer
+    /// 1.20 per event`, as the sweep's columns count them. `None` when
+    /// nothing ran.
+    pub fn text(&self, ops: &Operations) -> Option<String> {
+        let counts = self
+            .attempts
+            .map(|a| ("attempts", a, Per::Operation))
+            .into_iter()
+            .chain(
+                self.received
+                    .iter()
+                    .map(|r| (r.layer.as_str(), r.count, r.per)),
+            );
+        let mut groups: [Vec<String>; 2] = Default::default();
+        for (name, n, per) in counts {
+            let of = ops.of(per);
+            if of > 0 {
+                groups[per as usize].push(format!("{name} {:.2}", n as f64 / of as f64));
+            }
+        }
+        let text: Vec<String> = [Per::Operation, Per::Event]
+            .into_iter()
+            .zip(groups)
+            .filter(|(_, parts)| !parts.is_empty())
+            .map(|(per, parts)| format!("{} per {}", parts.join(", "), per.as_str()))
+            .collect();
+        (!text.is_empty()).then(|| text.join("; "))
+    }
+}
+
+/// The effect ledger's operation counts over a sweep: what clients finally knew.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Operations {
+    /// Operations clients started, over all runs.
+    pub started: u64,
+    /// Told done.
+    pub done: u64,
+    /// Known failed, in a dead letter.
+    pub failed: u64,
+    /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
+    pub unknown: u64,
+    /// Given up silently.
+    pub abandoned: u64,
+    /// Still open when their run stopped (a violation or a limit came first).
+    pub open: u64,
+    /// Events owed by committed state changes.
+    pub events: u64,
+}
+
+impl Operations {
+    /// How many of `per` ran: client operations started, or events owed.
+    fn of(&self, per: Per) -> u64 {
+        match per {
+            Per::Operation => self.started,
+            Per::Event => self.events,
+        }
+    }
+
+    fn from_tally(t: &sim::Tally) -> Operations {
+        let c = |name| {
+            t.counter(name)
+                .and_then(|v| v.first())
+                .copied()
+                .unwrap_or(0)
+        };
+        Operations {
+            started: c(counter::OPERATIONS),
+            done: c(counter::DONE),
+            failed: c(counter::FAILED),
+            unknown: c(counter::UNKNOWN),
+            abandoned: c(counter::ABANDONED),
+            open: c(counter::OPEN),
+            events: c(counter::EVENTS),
+        }
+    }
+
+    fn absorb(&mut self, o: &Operations) -> Result<(), String> {
+        for (a, b) in [
+            (&mut self.started, o.started),
+            (&mut self.done, o.done),
+            (&mut self.failed, o.failed),
+            (&mut self.unknown, o.unknown),
+            (&mut self.abandoned, o.abandoned),
+            (&mut self.open, o.open),
+            (&mut self.events, o.events),
+        ] {
+            *a = a
+                .checked_add(b)
+                .ok_or("the operation counts add up past 2^64")?;
+        }
+        Ok(())
+    }
+}
+
+/// A sweep's summary as `check --json` prints it (docs/json-output.md). It
+/// carries everything a merge needs (counts, the seed range, the shard, the
+/// lowest failure and inconclusive seed, the situations reached), so N shards
+/// merge into the line one machine would have printed; the derived fields are
+/// recomputed by [`SweepLine::derive`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SweepLine {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario's file, when it was given by path rather than by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<String>,
+    /// The replay command without its seed: scenario and overrides.
+    pub replay: String,
+    /// The --set overrides, so a merge can load the same scenario to shrink.
+    pub sets: Vec<String>,
+    /// FNV-1a of the scenario's effective text, as in repro files: a merge
+    /// refuses shards of different texts and a scenario changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_hash: Option<String>,
+    /// The seeds the counts cover: the range asked for, or on an interrupt
+    /// the part of it that ran (always its beginning).
+    pub seeds: Option<Seeds>,
+    /// The range asked for, when an interrupt left part of it unrun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested: Option<Seeds>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Which shard of which range this is, for `--shard`.
+    pub shard: Option<ShardLine>,
+    /// Runs counted.
+    pub schedules: u64,
+    /// Engine events over all runs.
+    pub events: u64,
+    /// Runs that held.
+    pub holds: u64,
+    /// Runs that broke an invariant.
+    pub violations: u64,
+    /// Runs in which a model panicked.
+    pub panics: u64,
+    /// Runs that hit a limit.
+    pub inconclusive: u64,
+    /// Faults fired over all runs.
+    pub faults: Faults,
+    /// Runs that reached each situation, by name; `situations` lists the names.
+    pub situation_runs: BTreeMap<String, u64>,
+    /// What the clients finally knew, over all runs (the effect ledger's counts).
+    #[serde(default)]
+    pub operations: Operations,
+    /// The work the operations caused: attempts, and what each layer received.
+    #[serde(default)]
+    pub load: Load,
+    /// Gaps the design's settings show (docs/design-warnings.md); absent
+    /// when there are none. Whether runs reached them is derived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hazards: Vec<HazardLine>,
+    /// The lowest failing seed, if any.
+    pub failure: Option<FailureLine>,
+    /// The lowest seed that hit a limit, if any.
+    pub first_inconclusive: Option<InconclusiveLine>,
+    /// Ctrl-C stopped the sweep before every seed ran.
+    pub interrupted: bool,
+    // Derived from the fields above.
+    /// The verdict.
+    pub verdict: SweepVerdict,
+    /// The lowest failure's invariant.
+    pub invariant: Option<String>,
+    /// The lowest failing seed.
+    pub lowest_failing_seed: Option<u64>,
+    #[serde(default)]
+    /// Names of the situations reached, in id order.
+    pub situations: Vec<String>,
+    /// Share of started operations that ended unknown (for a person to reconcile).
+    #[serde(default)]
+    pub unknown_rate: Option<f64>,
+    /// The command that replays the lowest failing (else inconclusive) seed.
+    pub repro: Option<String>,
+    /// Events of the lowest failing run and of its shrunk version, only when
+    /// it was shrunk (docs/shrinking.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_events: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Events of the shrunk run, when shrunk.
+    pub shrunk_events: Option<u64>,
+    /// A recorded regression that still fails, which makes the exit code 1
+    /// whatever the verdict of the seeds; absent when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_regression: Option<idemsim::regressions::sweep::FailingRegression>,
+}
+
+impl SweepLine {
+    /// The summary line of a sweep of scenario `name` over `seeds`.
+    pub fn from_summary(
+        name: &str,
+        replay: String,
+        sets: &[String],
+        seeds: SeedRange,
+        sum: &sim::Summary,
+        metrics: &[models::core::Metric],
+    ) -> Self {
+        let t = &sum.tally;
+        let failure = sum.first_failure.as_ref().map(|f| FailureLine {
+            seed: f.seed,
+            invariant: match &f.outcome {
+                Outcome::Violation(v) => v.invariant.to_string(),
+                _ => "model-panic".to_string(),
+            },
+            sentence: render::outcome_sentence(&f.outcome),
+            events: f.events,
+        });
+        let situation_runs = t
+            .situation_runs
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (registry::situation_name(i as u16).to_string(), *n))
+            .collect();
+        // Every chunk of seeds handed out runs to its end, so what ran of an
+        // interrupted sweep is the beginning of its range (sim::explore).
+        let ran = Seeds {
+            start: seeds.start,
+            end: seeds.start + t.schedules.min(seeds.len()),
+        };
+        let asked = Seeds {
+            start: seeds.start,
+            end: seeds.end,
+        };
+        let mut line = SweepLine {
+            scenario: name.to_string(),
+            replay,
+            sets: sets.to_vec(),
+            seeds: Some(ran),
+            requested: (ran != asked).then_some(asked),
+            schedules: t.schedules,
+            events: t.events,
+            holds: t.holds,
+            violations: t.violations,
+            panics: t.panics,
+            inconclusive: t.inconclusive,
+            faults: Faults {
+                lost: t.faults.lost,
+                duplicated: t.faults.duplicated,
+                partitioned: t.faults.partitioned,
+                crashed: t.faults.crashed,
+                dropped_at_down_actor: t.faults.dropped_at_down_actor,
+            },
+            situation_runs,
+            operations: Operations::from_tally(t),
+            load: Load::from_tally(t, metrics),
+            failure,
+            first_inconclusive: sum.first_inconclusive.map(|(seed, l)| InconclusiveLine {
+                seed,
+                limit: l.as_str().to_string(),
+            }),
+            interrupted: sum.interrupted,
+            ..SweepLine::default()
+        };
+        line.derive();
+        line
+    }
+
+    /// Recomputes verdict, invariant, lowest failing seed, situation names and repro.
+    pub fn derive(&mut self) {
+        self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
+            (Some(_), _, _) => SweepVerdict::Violation,
+            (None, true, _) => SweepVerdict::Interrupted,
+            (None, false, _) if self.schedules == 0 => SweepVerdict::NoSeeds,
+            (None, false, 0) => SweepVerdict::Holds,
+            (None, false, _) => SweepVerdict::Inconclusive,
+        };
+        self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
+        self.lowest_failing_seed = self.failure.as_ref().map(|f| f.seed);
+        // In id order, as the models declare them.
+        let mut names: Vec<(u16, String)> = self
+            .situation_runs
+            .keys()
+            .map(|n| {
+                let id = registry::situations()
+                    .into_iter()
+                    .find(|s| s.name == n)
+                    .map_or(u16::MAX, |s| s.id);
+                (id, n.clone())
+            })
+            .collect();
+        names.sort();
+        self.situations = names.into_iter().map(|(_, n)| n).collect();
+        for h in &mut self.hazards {
+            h.reached_runs = h
+                .situation
+                .as_ref()
+                .map(|s| self.situation_runs.get(s).copied().unwrap_or(0));
+        }
+        let ops = &self.operations;
+        self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
+        // The run to replay: the lowest failing seed, else the lowest inconclusive one.
+        self.repro = self
+            .lowest_failing_seed
+            .or(self.first_inconclusive.as_ref().map(|i| i.seed))
+            .map(|seed| format!("{} --seed {seed}", self.replay));
+    }
+
+    /// Checks that every situation a JSON line names is one some model declares.
+    pub fn check_situation_names(&self) -> Result<(), String> {
+        let known = registry::situations();
+        for name in self.situations.iter().chain(self.situation_runs.keys()) {
+            if !known.iter().any(|s| s.name == name) {
+                return Err(format!("unknown situation `{name}`"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a disjoint sweep of the same scenario; the lower seed wins, as in
+    /// one sweep. A count that would overflow is an error (a corrupt file).
+    pub fn absorb(&mut self, o: &SweepLine) -> Result<(), String> {
+        let add = |a: &mut u64, b: u64, what: &str| {
+            *a = a
+                .checked_add(b)
+                .ok_or_else(|| format!("the {what} add up past 2^64"))?;
+            Ok::<(), String>(())
+        };
+        add(&mut self.schedules, o.schedules, "schedules")?;
+        add(&mut self.events, o.events, "events")?;
+        add(&mut self.holds, o.holds, "holds")?;
+        add(&mut self.violations, o.violations, "violations")?;
+        add(&mut self.panics, o.panics, "panics")?;
+        add(
+            &mut self.inconclusive,
+            o.inconclusive,
+            "inconclusive counts",
+        )?;
+        add(&mut self.faults.lost, o.faults.lost, "fault counts")?;
+        add(
+            &mut self.faults.duplicated,
+            o.faults.duplicated,
+            "fault counts",
+        )?;
+        add(
+            &mut self.faults.partitioned,
+            o.faults.partitioned,
+            "fault counts",
+        )?;
+        add(&mut self.faults.crashed, o.faults.crashed, "fault counts")?;
+        add(
+            &mut self.faults.dropped_at_down_actor,
+            o.faults.dropped_at_down_actor,
+            "fault counts",
+        )?;
+        self.operations.absorb(&o.operations)?;
+        self.load.absorb(&o.load)?;
+        for (k, v) in &o.situation_runs {
+            add(
+                self.situation_runs.entry(k.clone()).or_insert(0),
+                *v,
+                "situation counts",
+            )?;
+        }
+        if let Some(f) = &o.failure {
+            if self.failure.as_ref().is_none_or(|m| f.seed < m.seed) {
+                self.failure = Some(f.clone());
+            }
+        }
+        if let Some(i) = &o.first_inconclusive {
+            if self
+                .first_inconclusive
+                .as_ref()
+                .is_none_or(|m| i.seed < m.seed)
+            {
+                self.first_inconclusive = Some(i.clone());
+            }
+        }
+        self.interrupted |= o.interrupted;
+        Ok(())
+    }
+
+    /// The exit code of this summary's verdict.
+    pub fn exit_code(&self) -> u8 {
+        match self.verdict {
+            SweepVerdict::Violation => idemsim::exit::VIOLATION,
+            SweepVerdict::Holds | SweepVerdict::NoSeeds => idemsim::exit::HOLDS,
+            SweepVerdict::Interrupted => progress::INTERRUPTED,
+            SweepVerdict::Inconclusive => idemsim::exit::INCONCLUSIVE,
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! `check --strategy coverage`: a coverage-guided search (sim::coverage)
+//! instead of a seed sweep, for bugs that need several rare faults at once.
+//! It ends at its first failure, shrinks it like a failing seed, and prints
+//! its record, since no seed replays it.
+
+use super::common::{exit_code, faults_line, situations_line, HazardLine};
+use idemsim::catalog::{Entry, UsageError};
+use idemsim::minimize::{shrink_record, Budget};
+use idemsim::regressions::sweep::{FailingRegression, Recorded};
+use idemsim::render::{self, json_line};
+use idemsim::repro::record_lines;
+use models::registry;
+use models::Scenario;
+use sim::{Outcome, Record, SeedRange};
+use std::sync::atomic::AtomicBool;
+
+/// Records a failure in the regression folder, saying what it wrote.
+pub type RecordFailure<'a> = dyn Fn(&Record, &Outcome) -> Result<Option<Recorded>, UsageError> + 'a;
+
+/// What `check` hands over.
+pub struct Request<'a> {
+    /// The scenario, with its overrides applied.
+    pub scenario: &'a Scenario,
+    /// Where it was found: a file scenario's repro names its path.
+    pub entry: &'a Entry,
+    /// The `--set` arguments, for the repro file.
+    pub sets: &'a [String],
+    /// `start` seeds the search; `len()` schedules at most.
+    pub seeds: SeedRange,
+    /// JSON Lines on stdout, text on stderr.
+    pub json: bool,
+    /// Print the failure as found, unshrunk.
+    pub no_shrink: bool,
+    /// The shrinking budget.
+    pub budget: Budget,
+    /// Where to write the repro file.
+    pub repro_out: Option<&'a str>,
+    /// The replay command an external program's errors name.
+    pub replay: &'a str,
+    /// Set by Ctrl-C.
+    pub stop: &'a AtomicBool,
+    /// Records the (shrunk) failure in the regression folder; called before
+    /// the summary prints, so that under --json the summary stays last.
+    pub record: &'a RecordFailure<'a>,
+    /// A recorded regression that still fails, named after the summary.
+    pub failing_regression: Option<&'a FailingRegression>,
+}
+
+/// What the search ended with.
+pub struct Found {
+    /// The exit code of the search alone.
+    pub code: u8,
+}
+
+/// Runs the search, prints its summary (and its shrunk failure).
+pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
+    let s = q.scenario;
+    let r = s.coverage(q.seeds, q.stop);
+    idemsim::external::check_summary(s, q.replay, &r.summary)?;
+    let sum = &r.summary;
+    let t = &sum.tally;
+    let budget = q.seeds.len();
+    let (verdict, code) = match (&sum.first_failure, sum.interrupted, t.inconclusive) {
+        (Some(f), _, _) => ("violation", exit_code(&f.outcome)),
+        (None, true, _) => ("interrupted", idemsim::progress::INTERRUPTED),
+        (None, false, 0) => ("holds", idemsim::exit::HOLDS),
+        (None, false, _) => ("inconclusive", idemsim::exit::INCONCLUSIVE),
+    };
+    let mut lines = vec![match &sum.first_failure {
+        Some(f) => format!(
+            "{}: violation found by coverage-guided search after {} schedules (budget {budget}, search seed {}), {} events",
+            s.name,
+            f.seed + 1,
+            q.seeds.start,
+            t.events
+        ),
+        None => format!(
+            "{}: {verdict} over {} schedules of coverage-guided search (budget {budget}, search seed {}), {} events",
+            s.name, t.schedules, q.seeds.start, t.events
+        ),
+    }];
+    if let Some(f) = &sum.first_failure {
+        lines.push(format!(
+            "first failure: {}",
+            render::outcome_sentence(&f.outcome)
+        ));
+    }
+    lines.push(format!(
+        "coverage: {} records kept, {} coverage numbers reached",
+        r.corpus, r.features
+    ));
+    let f = &t.faults;
+    lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
+    let reached = registry::situation_names(&t.situations);
+    lines.push(situations_line(&reached));
+    let hazards = HazardLine::of(&s.hazards);
+    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
+    let mut shrunk_text = None;
+    let mut record_json = None;
+    let mut recorded = None;
+    if let (Some(record), Some(f)) = (&r.failing, &sum.first_failure) {
+        let what = format!("coverage-guided schedule #{}", f.seed + 1);
+        let shrunk = (!q.no_shrink)
+            .then(|| shrink_record(s, record, f.seed, &what, q.budget))
+            .flatten();
+        let (shown, outcome) = match shrunk {
+            Some(d) => {
+                shrunk_text = Some(format!(
+                    "\nshrunk (docs/shrinking.md):\n{}",
+                    render::formats::text(&d.trace)
+                ));
+                (d.shrunk.record, d.shrunk.report.outcome)
+            }
+            None => (record.clone(), f.outcome.clone()),
+        };
+        let json = record_lines(
+            s,
+            q.entry,
+            q.sets,
+            &shown,
+            &outcome,
+            q.repro_out,
+            &mut lines,
+        )?;
+        record_json = Some(json);
+        recorded = (q.record)(&shown, &outcome)?;
+    }
+    let mut text = lines.join("\n") + "\n";
+    if let Some(f) = q.failing_regression {
+        text.push_str(&f.text(sum.first_failure.is_some()));
+    }
+    if q.json {
+        idemsim::eout!("{text}");
+        recorded.iter().for_each(|r| r.print(true, ""));
+        let invariant = sum.first_failure.as_ref().map(|f| match &f.outcome {
+            Outcome::Violation(v) => v.invariant.to_string(),
+            _ => "model-panic".to_string(),
+        });
+        let mut data = serde_json::json!({
+                    "scenario": s.name,
+                    "strategy": "coverage",
+                    "verdict": verdict,
+                    "invariant": invariant,
+                    "seed": serde_json::Value::Null,
+                    "search_seed": q.seeds.start,
+                    "budget": budget,
+                    "schedules": t.schedules,
+                    "events": t.events,
+                    "corpus": r.corpus,
+                    "features": r.features,
+                    "situations": reached,
+                    "hazards": HazardLine::json_in(&s.hazards, &reached),
+                    "record": record_json,
+        });
+        if let Some(f) = q.failing_regression {
+            data["failing_regression"] = serde_json::to_value(f).expect("serialises");
+        }
+        idemsim::outln!("{}", json_line("summary", data));
+        if let Some(t) = &shrunk_text {
+            idemsim::eout!("{t}");
+        }
+    } else {
+        idemsim::out!("{text}");
+        if let Some(t) = &shrunk_text {
+            idemsim::out!("{t}");
+        }
+        recorded.iter().for_each(|r| r.print(false, ""));
+    }
+    Ok(Found { code })
+}

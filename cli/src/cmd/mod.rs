@@ -1,0 +1,15 @@
+//! One module per subcommand.
+
+pub mod bench;
+pub mod check;
+pub mod common;
+pub mod coverage;
+pub mod diff;
+pub mod list;
+pub mod merge;
+pub mod models;
+pub mod replay;
+pub mod report;
+pub mod shrink;
+pub mod sweep;
+pub mod verify;

@@ -1,0 +1,306 @@
+//! `idemsim shrink`: cut a failing seed down to a locally minimal run, print
+//! it in any trace format and write it as a repro file; and what `check` does
+//! with its lowest failing seed ([`for_check`]). The shrinking itself is the
+//! library's (`idemsim::minimize`), repro files are `idemsim::repro`'s.
+
+use idemsim::catalog::{self, UsageError};
+use idemsim::minimize::{
+    body_lines, lowest_failing_seed, shrink_searched, shrink_seed_or_long, too_long_note,
+    unrecorded_run, Budget, Cut, Done, SeedShrink, MAX_SHRINK_EVENTS, SEARCH_CAP,
+};
+use idemsim::render::formats::{self, Format};
+use idemsim::repro::{note_explicit, replay_command, repro_of, write_repro};
+use models::Scenario;
+use sim::shrink as shr;
+use sim::{Outcome, Sim};
+
+#[derive(clap::Args)]
+/// The arguments of `idemsim shrink`.
+pub struct Args {
+    /// Scenario name (from `idemsim list`) or path to a .toml file.
+    #[arg(required_unless_present = "all")]
+    scenario: Option<String>,
+    /// The failing seed [default: the lowest failing seed of the scenario's runs].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Trace format of the shrunk run.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the shrunk run as a repro file (JSON) for `idemsim replay --repro`.
+    #[arg(long, value_name = "FILE")]
+    out: Option<String>,
+    /// Override a scenario key before validation, e.g. client.key=stable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Shrink the lowest failing seed of every scenario that expects a violation.
+    #[arg(long, conflicts_with_all = ["scenario", "seed", "out"])]
+    all: bool,
+    /// Print a table of events before and after shrinking and the time it took,
+    /// instead of traces (the numbers in docs/shrinking.md come from `--all --stats`).
+    #[arg(long)]
+    stats: bool,
+    /// Most candidate reruns shrinking may spend [default: 20000].
+    #[arg(long, value_name = "N")]
+    shrink_max_runs: Option<u32>,
+    /// Most wall-clock milliseconds shrinking may take [default: 30000].
+    #[arg(long, value_name = "MS")]
+    shrink_budget_ms: Option<u64>,
+}
+
+/// Runs `idemsim shrink`: the exit code, or `Err` for bad input (exit 2).
+pub fn run(a: Args) -> Result<u8, UsageError> {
+    let budget = Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
+    idemsim::progress::install_ctrl_c();
+    if a.all {
+        return run_all(&a, budget);
+    }
+    let name = a
+        .scenario
+        .as_deref()
+        .expect("clap requires it without --all");
+    let overrides = catalog::parse_overrides(&a.set)?;
+    let entry = catalog::locate(name)?;
+    let s = catalog::load_entry(&entry, &overrides)?;
+    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let by_seed = |seed| match shrink_seed_or_long(&s, seed, budget) {
+        SeedShrink::Done(d) => Ok(Some(*d)),
+        SeedShrink::Holds => Ok(None),
+        SeedShrink::TooLong(report) => Err((seed, Box::new(report))),
+    };
+    let done = match a.seed {
+        Some(seed) => by_seed(seed),
+        // A scenario searched coverage-guided: shrink what its search finds.
+        None if coverage => Ok(shrink_searched(&s, budget)),
+        None => lowest_failing_seed(&s, SEARCH_CAP).map_or(Ok(None), by_seed),
+    };
+    let done = match done {
+        Ok(done) => done,
+        Err((seed, report)) => {
+            idemsim::external::check_outcome(&s, &format!("seed {seed}"), &report.outcome)?;
+            idemsim::outln!("{}", too_long_note(&s, seed, &report));
+            if let Some(path) = &a.out {
+                idemsim::outln!("no repro file written to {path}: the seed reproduces the run");
+            }
+            return Ok(super::common::exit_code(&report.outcome));
+        }
+    };
+    let Some(done) = done else {
+        let what = match a.seed {
+            Some(seed) => format!("seed {seed} does not fail"),
+            None if coverage => format!(
+                "its coverage-guided search of {} schedules finds no failure",
+                s.runs
+            ),
+            None => format!("no seed of {} fails", s.runs.min(SEARCH_CAP)),
+        };
+        idemsim::outln!("{}: {what}, nothing to shrink", s.name);
+        return Ok(idemsim::exit::HOLDS);
+    };
+    print_shrunk(&a, &s, &entry, &done)
+}
+
+/// The shrunk failure of one scenario: its repro file if asked, then the
+/// trace or the `--stats` row.
+fn print_shrunk(
+    a: &Args,
+    s: &Scenario,
+    entry: &catalog::Entry,
+    done: &Done,
+) -> Result<u8, UsageError> {
+    let seed = done.seed;
+    let seed = (!done.searched).then_some(seed);
+    let seed_text = match seed {
+        Some(seed) => format!("seed {seed}"),
+        None => format!("coverage-guided schedule #{}", done.seed + 1),
+    };
+    idemsim::external::check_outcome(s, &seed_text, &done.shrunk.original_report.outcome)?;
+    if let Some(path) = &a.out {
+        let r = repro_of(
+            s,
+            entry,
+            &a.set,
+            seed,
+            &done.shrunk.record,
+            &done.shrunk.report.outcome,
+        );
+        let explicit = write_repro(path, &r)?;
+        idemsim::eoutln!(
+            "wrote {path}: replay it with `{}`",
+            replay_command(path, explicit.as_deref())
+        );
+    }
+    if a.stats {
+        idemsim::out!("{}", stats_header());
+        idemsim::outln!("{}", stats_row(s, done));
+    } else {
+        idemsim::out!("{}", formats::render(a.format, &done.trace));
+    }
+    Ok(super::common::exit_code(&done.shrunk.report.outcome))
+}
+
+fn stats_header() -> String {
+    "| scenario | seed | invariant | events before | events after | trace lines before | trace lines after | nonzero decisions before | after | reruns | time |\n\
+     |---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        .to_string()
+}
+
+fn stats_row(s: &Scenario, d: &Done) -> String {
+    let inv = match &d.shrunk.report.outcome {
+        Outcome::Violation(v) => v.invariant.to_string(),
+        other => idemsim::render::outcome_sentence(other),
+    };
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} ms{} |",
+        s.name,
+        if d.searched {
+            format!("#{}", d.seed + 1)
+        } else {
+            d.seed.to_string()
+        },
+        inv,
+        d.shrunk.original_report.events,
+        d.shrunk.report.events,
+        d.original_lines,
+        body_lines(&d.trace),
+        d.shrunk.original.nonzero_count(),
+        d.shrunk.record.nonzero_count(),
+        d.shrunk.runs,
+        d.elapsed.as_secs_f64() * 1000.0,
+        match d.cut {
+            None if d.shrunk.complete => "",
+            None => " (bound hit)",
+            Some(Cut::Runs) => " (rerun budget hit)",
+            Some(Cut::Time) => " (time budget hit)",
+            Some(Cut::Interrupted) => " (interrupted)",
+            Some(Cut::TooLong) => " (too long to record)",
+        }
+    )
+}
+
+fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
+    let overrides = catalog::parse_overrides(&a.set)?;
+    if a.stats {
+        idemsim::out!("{}", stats_header());
+    }
+    for entry in catalog::catalog()? {
+        let s = catalog::load_entry(&entry, &overrides)?;
+        if s.expected_verdict() != Some(models::scenario::Verdict::Violation) {
+            continue;
+        }
+        if s.strategy == models::scenario::Strategy::Coverage {
+            // No seed fails within the budget: shrink what the scenario's own search finds.
+            let Some(done) = shrink_searched(&s, budget) else {
+                idemsim::eoutln!(
+                    "{}: expects a violation, but its coverage-guided search of {} schedules finds none",
+                    s.name,
+                    s.runs
+                );
+                continue;
+            };
+            print_all(a, &s, &done);
+            continue;
+        }
+        let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
+            idemsim::eoutln!(
+                "{}: expects a violation, but no seed of {} fails",
+                s.name,
+                s.runs
+            );
+            continue;
+        };
+        let done = match shrink_seed_or_long(&s, seed, budget) {
+            SeedShrink::Done(done) => done,
+            SeedShrink::Holds => return Err(not_failing(&s, seed)),
+            SeedShrink::TooLong(report) => {
+                idemsim::eoutln!("{}", too_long_note(&s, seed, &report));
+                continue;
+            }
+        };
+        print_all(a, &s, &done);
+    }
+    Ok(idemsim::exit::HOLDS)
+}
+
+/// One scenario's part of `shrink --all`: a row of `--stats`, or the trace.
+fn print_all(a: &Args, s: &Scenario, done: &Done) {
+    if a.stats {
+        idemsim::outln!("{}", stats_row(s, done));
+    } else {
+        idemsim::out!("{}", formats::render(a.format, &done.trace));
+        idemsim::outln!();
+    }
+}
+
+// ------------------------------------------------------------ for `check`
+
+/// A seed that failed in a sweep does not fail when rerun: the scenario
+/// changed in between, or a model is not deterministic (a bug).
+fn not_failing(s: &Scenario, seed: u64) -> UsageError {
+    UsageError(format!(
+        "error: seed {seed} of {} failed in the sweep but not when run again\nhelp: the scenario file changed since the sweep ran (rerun it); if it did not, a model is not deterministic, which is a bug: please report it with this command line\n",
+        s.file
+    ))
+}
+
+/// What `check` does after its sweep: shrink the lowest failing seed (unless
+/// told not to), write the repro file if asked, and return the shrunk failure.
+pub fn for_check(
+    s: &Scenario,
+    from: &catalog::Entry,
+    sets: &[String],
+    failing_seed: Option<u64>,
+    no_shrink: bool,
+    repro_out: Option<&str>,
+    budget: Budget,
+) -> Result<Option<Done>, UsageError> {
+    let Some(seed) = failing_seed else {
+        return Ok(None);
+    };
+    if no_shrink {
+        if let Some(path) = repro_out {
+            let first = unrecorded_run(s, seed);
+            if first.events > MAX_SHRINK_EVENTS {
+                idemsim::eoutln!(
+                    "no repro file written to {path}: seed {seed}'s run has {} events, more than the {MAX_SHRINK_EVENTS} a repro file holds; the seed reproduces it",
+                    first.events
+                );
+                return Ok(None);
+            }
+            // Unshrunk: the seed's own decisions, still exact.
+            let mut sim = Sim::new(&s.system);
+            let (record, report) = shr::record_seed(&mut sim, &s.system, seed);
+            let explicit = write_repro(
+                path,
+                &repro_of(s, from, sets, Some(seed), &record, &report.outcome),
+            )?;
+            note_explicit(path, explicit.as_deref());
+        }
+        return Ok(None);
+    }
+    let done = match shrink_seed_or_long(s, seed, budget) {
+        SeedShrink::Done(done) => *done,
+        SeedShrink::Holds => return Err(not_failing(s, seed)),
+        SeedShrink::TooLong(report) => {
+            // The summary's repro line names the seed, which is exact; a
+            // repro file would hold every decision of the long run.
+            idemsim::eoutln!("{}", too_long_note(s, seed, &report));
+            if let Some(path) = repro_out {
+                idemsim::eoutln!("no repro file written to {path}: the seed reproduces the run");
+            }
+            return Ok(None);
+        }
+    };
+    if let Some(path) = repro_out {
+        let r = repro_of(
+            s,
+            from,
+            sets,
+            Some(seed),
+            &done.shrunk.record,
+            &done.shrunk.report.outcome,
+        );
+        let explicit = write_repro(path, &r)?;
+        note_explicit(path, explicit.as_deref());
+    }
+    Ok(Some(done))
+}

@@ -1,0 +1,355 @@
+//! `idemsim sweep`: which design, with which parameters?
+//!
+//! Runs the cross product of `--set KEY=V1,V2,...` values on the same seeds
+//! (0..N for every variant), so that a difference between two rows comes from
+//! the design and not from luck, and prints one row per variant.
+
+mod axis;
+mod columns;
+mod html;
+mod output;
+mod plot;
+mod variant;
+
+pub use axis::{parse_axis, Axis};
+pub use variant::Row;
+
+use axis::cross_product;
+use columns::fields;
+use idemsim::catalog::{self, UsageError};
+use models::scenario::{Override, Strategy};
+use output::{csv, json, table};
+use sim::SeedRange;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use variant::run_variant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// The output formats of `idemsim sweep`.
+pub enum Format {
+    /// An aligned table for a terminal.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// Comma-separated values.
+    Csv,
+    /// JSON Lines: a `sweep` record, then one `variant` per row.
+    Json,
+}
+
+#[derive(clap::Args)]
+/// The arguments of `idemsim sweep`.
+pub struct Args {
+    /// Scenario name (from `idemsim list`) or path to a .toml file.
+    scenario: String,
+    /// A scenario key and the values to try, e.g. client.retry.max_attempts=1,3,5.
+    /// Repeat for a cross product; a single value fixes the key for every variant.
+    /// Commas inside [ ] or quotes belong to the value: network.loss_per_mille=[0,100],50.
+    /// Each value once; at most 10000 variants in all.
+    #[arg(long = "set", value_name = "KEY=V1,V2,...", required = true)]
+    set: Vec<String>,
+    /// Seeds 0..N, the same for every variant, 1 to 10^12 [default: the scenario's run.runs].
+    #[arg(long)]
+    runs: Option<u64>,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output format; json is JSON Lines.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also draw the violation rate against the first swept key as a self-contained SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// What --plot draws: violation_rate, or metric fields as the CSV header
+    /// names them (e.g. attempts_per_run,completion_us), one panel each.
+    #[arg(
+        long,
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        default_value = "violation_rate",
+        requires = "plot"
+    )]
+    plot_metric: Vec<String>,
+    /// Also write an HTML report: every metric against the swept values, each
+    /// variant linked to the report of its lowest failing seed (written next to it;
+    /// all the files or none).
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+}
+
+/// Runs `idemsim sweep`: the exit code, or `Err` for bad input (exit 2).
+pub fn run(a: Args) -> Result<u8, UsageError> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for s in &a.set {
+        let axis = parse_axis(s).map_err(|m| UsageError(format!(
+                "error: --set {m}\nhelp: write --set KEY=V1,V2,..., e.g. --set client.retry.max_attempts=1,3,5\n"
+            )))?;
+        if axes.iter().any(|x| x.key == axis.key) {
+            return Err(UsageError(format!(
+                "error: --set {} is given twice\nhelp: list all its values in one --set, e.g. {}=1,3\n",
+                axis.key, axis.key
+            )));
+        }
+        axes.push(axis);
+    }
+    check_axes(&axes)?;
+    let jobs = super::common::jobs(a.jobs)?;
+    super::common::runs("--runs", a.runs)?;
+    // The output files, before anything runs: a sweep that cannot write
+    // them would run for nothing, or leave reports beside a path refused last.
+    if let Some(path) = &a.plot {
+        super::common::output_file("--plot", path, false)?;
+    }
+    if let Some(path) = &a.html {
+        super::common::output_file("--html", path, true)?;
+    }
+    // Load every variant before running any, so a bad value fails at once.
+    let entry = catalog::locate(&a.scenario)?;
+    let combos = cross_product(&axes);
+    let mut variants: Vec<(Vec<Override>, models::Scenario)> = Vec::with_capacity(combos.len());
+    for (n, combo) in combos.iter().enumerate() {
+        let overrides: Vec<Override> = axes
+            .iter()
+            .zip(combo)
+            .map(|(axis, &i)| Override {
+                key: axis.key.clone(),
+                value: axis.values[i].clone(),
+            })
+            .collect();
+        let scenario = catalog::load_entry(&entry, &overrides)
+            .map_err(|e| in_variant(e, &overrides, n + 1, combos.len()))?;
+        if scenario.strategy != Strategy::Seeds {
+            if let Some(o) = overrides.iter().find(|o| o.key == STRATEGY_KEY) {
+                return Err(UsageError(format!(
+                    "error: --set {}={}: a sweep runs seeds 0..N of every variant, not a coverage-guided search\nhelp: leave {STRATEGY_KEY} out of the sweep (or give it seeds); a coverage-guided search is `idemsim check {} --strategy coverage`\n",
+                    o.key, o.value, super::common::shell_word(&a.scenario)
+                )));
+            }
+        }
+        // Two values that make the same scenario text are one variant twice.
+        if let Some((same, _)) = variants.iter().find(|(_, s)| s.hash == scenario.hash) {
+            return Err(UsageError(format!(
+                "error: the variants {} and {} are the same scenario: their values mean the same\nhelp: give each value once\n",
+                label(same),
+                label(&overrides)
+            )));
+        }
+        variants.push((overrides, scenario));
+    }
+    if variants[0].1.strategy != Strategy::Seeds {
+        idemsim::eoutln!(
+            "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
+            a.scenario,
+            super::common::shell_word(&a.scenario)
+        );
+    }
+    let runs = a.runs.unwrap_or(variants[0].1.runs);
+    if runs == 0 {
+        return Err(UsageError(
+            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
+        ));
+    }
+    let name = variants[0].1.name.clone();
+    let metrics = variants[0].1.system.model.metrics();
+    let plot_fields = fields(metrics);
+    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
+    idemsim::progress::install_ctrl_c();
+    // Ctrl-C stops the variant that is running; the rows of what ran print.
+    let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
+    for (overrides, scenario) in &variants {
+        if idemsim::progress::STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        let sets: String = overrides
+            .iter()
+            .map(|o| {
+                let set = format!("{}={}", o.key, o.value);
+                format!(" --set {}", super::common::shell_word(&set))
+            })
+            .collect();
+        let replay = format!(
+            "idemsim replay {}{sets}",
+            super::common::shell_word(&a.scenario)
+        );
+        let seeds = SeedRange {
+            start: 0,
+            end: runs,
+        };
+        let first = idemsim::external::DETERMINISM_SEEDS;
+        idemsim::external::determinism_check_first(scenario, seeds, first, &replay)?;
+        let stats = run_variant(&scenario.system, runs, jobs, &idemsim::progress::STOP);
+        idemsim::external::check_summary(scenario, &replay, &stats.summary)?;
+        rows.push(Row {
+            values: overrides.iter().map(|o| o.value.clone()).collect(),
+            hazards: super::common::HazardLine::of_tally(&scenario.hazards, &stats.summary.tally),
+            stats,
+        });
+    }
+    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
+    let mut out = match a.format {
+        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
+        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
+        Format::Csv => csv(&axes, &rows, metrics),
+        Format::Json => json(&name, runs, &axes, &rows, metrics),
+    };
+    if interrupted {
+        let partial: Vec<String> = rows
+            .iter()
+            .filter(|r| r.stats.runs() < runs)
+            .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
+            .collect();
+        let note = format!(
+            "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+            rows.len(),
+            variants.len(),
+            if partial.is_empty() { "" } else { ", " },
+            partial.join(", ")
+        );
+        match a.format {
+            Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
+            Format::Json => {
+                out.push_str(&idemsim::render::json_line(
+                    "interrupted",
+                    serde_json::json!({
+                        "variants_run": rows.len(),
+                        "variants": variants.len(),
+                        "note": note,
+                    }),
+                ));
+                out.push('\n');
+            }
+            Format::Csv => idemsim::eoutln!("{note}"),
+        }
+    }
+    idemsim::out!("{out}");
+    if let Some(path) = &a.plot {
+        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
+        std::fs::write(path, svg).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+                path.display()
+            ))
+        })?;
+    }
+    if let Some(path) = &a.html {
+        let from = entry;
+        let budget = idemsim::minimize::Budget::from_flags(None, None)?;
+        let written = html::write(
+            path,
+            &html::Input {
+                name: &name,
+                runs,
+                axes: &axes,
+                rows: &rows,
+                metrics,
+                variants: &variants,
+                from: &from,
+                budget,
+            },
+        )?;
+        idemsim::eout!(
+            "wrote {} and {written} report(s) of failing seeds next to it\n",
+            path.display()
+        );
+    }
+    Ok(if interrupted {
+        idemsim::progress::INTERRUPTED
+    } else {
+        idemsim::exit::HOLDS
+    })
+}
+
+/// The most variants a sweep runs: each is loaded before any runs, and its
+/// rows must fit a table someone reads; a larger grid is several sweeps.
+pub const MAX_VARIANTS: u128 = 10_000;
+
+/// The key of a scenario's seed count, which a sweep takes from `--runs`.
+const RUNS_KEY: &str = "run.runs";
+
+/// The key of a scenario's search strategy; a sweep always runs seeds.
+const STRATEGY_KEY: &str = "run.strategy";
+
+/// Refuses what the axes cannot mean: the seed count as a swept key, a value
+/// given twice, and more variants than [`MAX_VARIANTS`].
+fn check_axes(axes: &[Axis]) -> Result<(), UsageError> {
+    for axis in axes {
+        if axis.key == RUNS_KEY && axis.values.len() > 1 {
+            return Err(UsageError(format!(
+                "error: --set {RUNS_KEY}={} gives the sweep several seed counts, but every variant runs the same seeds\nhelp: use --runs: a sweep compares its variants on the same seeds, e.g. --runs {}\n",
+                axis.values.join(","),
+                axis.values[0]
+            )));
+        }
+        for (i, v) in axis.values.iter().enumerate() {
+            if axis.values[..i].contains(v) {
+                return Err(UsageError(format!(
+                    "error: --set {}={} gives the value {v} twice: its variants would run twice and show the same rows\nhelp: give each value once, e.g. --set {}={}\n",
+                    axis.key,
+                    axis.values.join(","),
+                    axis.key,
+                    distinct(&axis.values).join(",")
+                )));
+            }
+        }
+    }
+    let count = axes
+        .iter()
+        .map(|a| a.values.len() as u128)
+        .fold(1u128, u128::saturating_mul);
+    if count > MAX_VARIANTS {
+        let sizes: Vec<String> = axes
+            .iter()
+            .filter(|a| a.values.len() > 1)
+            .map(|a| format!("{} ({})", a.key, a.values.len()))
+            .collect();
+        return Err(UsageError(format!(
+            "error: the --set values make {count} variants, more than {MAX_VARIANTS}: {}\nhelp: give fewer values per key, or split the grid into sweeps of at most {MAX_VARIANTS} variants (fix one key with a single value per sweep)\n",
+            sizes.join(" x ")
+        )));
+    }
+    Ok(())
+}
+
+/// The values in their first order, each once.
+fn distinct(values: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// A variant as its `--set` values: `client.retry.base_ms=50000 client.key=stable`.
+fn label(overrides: &[Override]) -> String {
+    let sets: Vec<String> = overrides
+        .iter()
+        .map(|o| format!("{}={}", o.key, o.value))
+        .collect();
+    sets.join(" ")
+}
+
+/// A variant's load error, said to be that variant's: the values that made it.
+fn in_variant(e: UsageError, overrides: &[Override], n: usize, of: usize) -> UsageError {
+    let rest = e.0.strip_prefix("error: ").unwrap_or(&e.0);
+    let mut text = format!("error: variant {n} of {of} ({}): {rest}", label(overrides));
+    // `key=[a,b,c]` reads as "try a, b and c" to someone sweeping, but
+    // brackets make one value (a range or a list) for a key that takes one.
+    let bracketed = overrides.iter().find(|o| {
+        let v = o.value.trim();
+        v.starts_with('[')
+            && v.ends_with(']')
+            && rest.contains(&format!("{}={}: wrong type: a list", o.key, o.value))
+    });
+    if let Some(o) = bracketed {
+        let values = o.value.trim().trim_start_matches('[').trim_end_matches(']');
+        let values: Vec<&str> = values.split(',').map(str::trim).collect();
+        text.push_str(&format!(
+            "help: to try each of these values, separate them with commas and no brackets: --set {}={}\n",
+            o.key,
+            values.join(",")
+        ));
+    }
+    UsageError(text)
+}

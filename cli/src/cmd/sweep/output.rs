@@ -1,0 +1,291 @@
+//! The sweep's rows as an aligned table, Markdown, CSV or JSON Lines.
+
+use super::axis::Axis;
+use super::columns::{cell, fields, pct, Field, Shape};
+use super::variant::{Row, VariantStats};
+use models::core::Metric;
+
+fn verdict_text(s: &VariantStats) -> String {
+    match s.first_failure() {
+        Some((_, invariant)) => format!("violation: {invariant}"),
+        None => s.verdict().to_string(),
+    }
+}
+
+pub(super) fn table(
+    name: &str,
+    runs: u64,
+    axes: &[Axis],
+    rows: &[Row],
+    metrics: &[Metric],
+    markdown: bool,
+) -> String {
+    // Keys with one value are the same in every row: said once, above the table.
+    let varying: Vec<usize> = (0..axes.len())
+        .filter(|&i| axes[i].values.len() > 1)
+        .collect();
+    let fixed: Vec<String> = (0..axes.len())
+        .filter(|&i| axes[i].values.len() == 1)
+        .map(|i| format!("{}={}", axes[i].key, axes[i].values[0]))
+        .collect();
+    // A load column no variant has a value for (a service without a capacity,
+    // clients without a budget) says nothing: the table leaves it out, CSV
+    // and JSON keep it.
+    let fields: Vec<Field> = fields(metrics)
+        .into_iter()
+        .filter(|f| !f.optional || rows.iter().any(|r| (f.value)(&r.stats).is_some()))
+        .collect();
+    let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
+    let key_columns = header.len();
+    header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));
+    header.extend(fields.iter().map(|f| f.header.clone()));
+    header.push("lowest failing seed".into());
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    for r in rows {
+        let s = &r.stats;
+        let (lo, hi) = s.interval();
+        let mut c: Vec<String> = varying.iter().map(|&i| r.values[i].clone()).collect();
+        c.push(verdict_text(s));
+        c.push(format!("{}/{}", s.failing(), s.runs()));
+        c.push(format!(
+            "{} ({}–{})",
+            pct(s.violation_rate()),
+            pct(lo),
+            pct(hi)
+        ));
+        c.extend(fields.iter().map(|f| cell(f, s)));
+        c.push(s.first_failure().map_or("-".into(), |f| f.0.to_string()));
+        cells.push(c);
+    }
+    let mut out = String::new();
+    let fixed_text = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!("; fixed: {}", fixed.join(" "))
+    };
+    let each = if rows.iter().any(|r| r.stats.runs() < runs) {
+        format!("asked for seeds 0..{runs} each, interrupted (see below)")
+    } else {
+        format!("each on seeds 0..{runs}")
+    };
+    out.push_str(&format!(
+        "{name}: {} variants, {each}{fixed_text}\n\n",
+        rows.len()
+    ));
+    let width: Vec<usize> = (0..header.len())
+        .map(|j| {
+            cells
+                .iter()
+                .map(|c| c[j].chars().count())
+                .chain([header[j].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // Keys and verdicts read left to right; numbers line up on the right.
+    let left = |j: usize| j <= key_columns;
+    let pad = |text: &str, j: usize| {
+        let fill = " ".repeat(width[j] - text.chars().count());
+        if left(j) {
+            format!("{text}{fill}")
+        } else {
+            format!("{fill}{text}")
+        }
+    };
+    if markdown {
+        let line = |c: &[String]| {
+            let inner: Vec<String> = c.iter().enumerate().map(|(j, t)| pad(t, j)).collect();
+            format!("| {} |\n", inner.join(" | "))
+        };
+        out.push_str(&line(&header));
+        let rule: Vec<String> = (0..header.len())
+            .map(|j| {
+                let dashes = "-".repeat(width[j].max(3) - 1);
+                if left(j) {
+                    format!("{dashes}-")
+                } else {
+                    format!("{dashes}:")
+                }
+            })
+            .collect();
+        out.push_str(&format!("| {} |\n", rule.join(" | ")));
+        for c in &cells {
+            out.push_str(&line(c));
+        }
+    } else {
+        let line = |c: &[String]| {
+            let inner: Vec<String> = c.iter().enumerate().map(|(j, t)| pad(t, j)).collect();
+            format!("{}\n", inner.join("  ").trim_end())
+        };
+        out.push_str(&line(&header));
+        let rule: Vec<String> = width.iter().map(|&w| "-".repeat(w)).collect();
+        out.push_str(&format!("{}\n", rule.join("  ")));
+        for c in &cells {
+            out.push_str(&line(c));
+        }
+    }
+    out.push('\n');
+    let legend = std::iter::once(
+        "failing: runs that broke an invariant; the interval is Wilson's 95% score interval."
+            .to_string(),
+    )
+    .chain(
+        fields
+            .iter()
+            .map(|f| f.legend.clone())
+            .filter(|l| !l.is_empty()),
+    );
+    for item in legend {
+        let bullet = if markdown { "- " } else { "" };
+        out.push_str(&format!("{bullet}{item}\n"));
+    }
+    out.push_str(&warnings(axes, rows, markdown));
+    out
+}
+
+/// The variants whose settings break a rule (docs/design-warnings.md), each
+/// with whether its runs went there: a row that holds only because no run
+/// reached its gap says so under the table.
+fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
+    let mut out = String::new();
+    // The keys that vary name the row; fixed ones are the same in every row.
+    let varies = axes.iter().any(|a| a.values.len() > 1);
+    let bullet = if markdown { "- " } else { "" };
+    for r in rows.iter().filter(|r| !r.hazards.is_empty()) {
+        if out.is_empty() {
+            out.push_str("\ndesign warnings (docs/design-warnings.md):\n");
+        }
+        let which: Vec<String> = axes
+            .iter()
+            .zip(&r.values)
+            .filter(|(a, _)| !varies || a.values.len() > 1)
+            .map(|(a, v)| format!("{}={v}", a.key))
+            .collect();
+        for h in &r.hazards {
+            out.push_str(&format!(
+                "{bullet}{}: {}, {}\n",
+                which.join(" "),
+                h.id,
+                h.reach_note()
+            ));
+        }
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
+}
+
+/// A metric's value for CSV and JSON: whole numbers for times and counts.
+fn raw(f: &Field, s: &VariantStats) -> serde_json::Value {
+    match ((f.value)(s), f.shape) {
+        (None, _) => serde_json::Value::Null,
+        (Some(x), Shape::Time | Shape::Count) => serde_json::json!(x.round() as u64),
+        (Some(x), _) => serde_json::json!((x * 1e6).round() / 1e6),
+    }
+}
+
+pub(super) fn csv(axes: &[Axis], rows: &[Row], metrics: &[Metric]) -> String {
+    let fields = fields(metrics);
+    let mut header: Vec<String> = axes.iter().map(|a| csv_field(&a.key)).collect();
+    header.extend(
+        [
+            "verdict",
+            "invariant",
+            "lowest_failing_seed",
+            "schedules",
+            "failing",
+            "inconclusive",
+            "violation_rate",
+            "ci95_low",
+            "ci95_high",
+        ]
+        .map(String::from),
+    );
+    header.extend(fields.iter().map(|f| f.name.clone()));
+    let mut out = header.join(",") + "\n";
+    for r in rows {
+        let s = &r.stats;
+        let (lo, hi) = s.interval();
+        let mut c: Vec<String> = r.values.iter().map(|v| csv_field(v)).collect();
+        c.push(s.verdict().into());
+        c.push(opt(s.first_failure().map(|f| f.1)));
+        c.push(opt(s.first_failure().map(|f| f.0)));
+        c.push(s.runs().to_string());
+        c.push(s.failing().to_string());
+        c.push(s.inconclusive().to_string());
+        for x in [s.violation_rate(), lo, hi] {
+            c.push(format!("{x:.4}"));
+        }
+        c.extend(fields.iter().map(|f| match raw(f, s) {
+            serde_json::Value::Null => String::new(),
+            v => v.to_string(),
+        }));
+        out.push_str(&(c.join(",") + "\n"));
+    }
+    out
+}
+
+pub(super) fn json(
+    name: &str,
+    runs: u64,
+    axes: &[Axis],
+    rows: &[Row],
+    metrics: &[Metric],
+) -> String {
+    use idemsim::render::json_line;
+    let round = |x: f64| (x * 1e6).round() / 1e6;
+    let fields = fields(metrics);
+    let mut out = json_line(
+        "sweep",
+        serde_json::json!({
+            "scenario": name,
+            "seeds": {"start": 0, "end": runs},
+            "variants": rows.len(),
+            "keys": axes.iter().map(|a| serde_json::json!({"key": a.key, "values": a.values})).collect::<Vec<_>>(),
+            "metrics": fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+        }),
+    ) + "\n";
+    for r in rows {
+        let s = &r.stats;
+        let (lo, hi) = s.interval();
+        let set: serde_json::Map<String, serde_json::Value> = axes
+            .iter()
+            .zip(&r.values)
+            .map(|(a, v)| (a.key.clone(), serde_json::Value::from(v.as_str())))
+            .collect();
+        let mut data = serde_json::json!({
+            "set": set,
+            "verdict": s.verdict(),
+            "invariant": s.first_failure().map(|f| f.1),
+            "lowest_failing_seed": s.first_failure().map(|f| f.0),
+            "schedules": s.runs(),
+            "failing": s.failing(),
+            "inconclusive": s.inconclusive(),
+            "violation_rate": round(s.violation_rate()),
+            "ci95": [round(lo), round(hi)],
+        });
+        let obj = data.as_object_mut().expect("an object");
+        for f in &fields {
+            obj.insert(f.name.clone(), raw(f, s));
+        }
+        if !r.hazards.is_empty() {
+            obj.insert(
+                "hazards".into(),
+                serde_json::to_value(&r.hazards).expect("hazards serialise"),
+            );
+        }
+        out.push_str(&json_line("variant", data));
+        out.push('\n');
+    }
+    out
+}

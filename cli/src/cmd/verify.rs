@@ -1,0 +1,515 @@
+//! `idemsim verify`: every scenario against its `[expect]`, and every
+//! protection of a holding scenario removed in turn on the same seeds: each
+//! removal must turn "holds" into a violation, or the "holds" is not earned.
+
+use idemsim::catalog::{self, UsageError};
+use idemsim::render::json_line;
+use models::registry;
+use models::scenario::{Ablation, Judgement, Verdict};
+use models::Scenario;
+use sim::{SeedRange, Summary};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(clap::Args)]
+/// The arguments of `idemsim verify`.
+pub struct Args {
+    /// Scenario names, .toml paths or folders of .toml files [default: every scenario of `idemsim list`].
+    scenarios: Vec<String>,
+    /// Seeds per scenario [default: each scenario's run.runs].
+    #[arg(long)]
+    runs: Option<u64>,
+    /// At most this many seeds per scenario (a cheaper sweep that keeps each budget's shape).
+    #[arg(long, conflicts_with = "runs")]
+    max_runs: Option<u64>,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// JSON Lines on stdout: one `verify` line per scenario, then a `verify_summary`.
+    #[arg(long)]
+    json: bool,
+    /// Skip the ablations (faster; a holding verdict is then not checked for being earned).
+    #[arg(long)]
+    no_ablations: bool,
+    #[command(flatten)]
+    regressions: idemsim::regressions::Flags,
+}
+
+/// One scenario's result: its judgement and its ablations.
+struct Checked {
+    judgement: Judgement,
+    budget: u64,
+    seeds: u64,
+    situations: Vec<&'static str>,
+    ablations: Vec<Ablation>,
+    /// Why the scenario as a whole does not match, if it does not.
+    mismatch: Option<String>,
+}
+
+/// The ablations of a holding scenario, on the same seeds; `None` if interrupted.
+fn ablate(
+    s: &Scenario,
+    seeds: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<Ablation>>, UsageError> {
+    let mut ablations = Vec::new();
+    for p in s.protections() {
+        let ablated = s.ablated(&s.file, p)?;
+        let found = ablated.search_failure(seeds, jobs, stop);
+        let sets: String = p
+            .overrides
+            .iter()
+            .map(|o| {
+                let set = format!("{}={}", o.key, o.value);
+                format!(" --set {}", super::common::shell_word(&set))
+            })
+            .collect();
+        let replay = format!(
+            "idemsim replay {}{sets}",
+            super::common::shell_word(&s.file)
+        );
+        idemsim::external::check_summary(&ablated, &replay, &found)?;
+        if found.interrupted && found.first_failure.is_none() {
+            return Ok(None);
+        }
+        ablations.push(p.judge(&found));
+    }
+    Ok(Some(ablations))
+}
+
+fn judge(
+    s: &Scenario,
+    sum: &Summary,
+    budget: u64,
+    ablations: Vec<Ablation>,
+    ablate: bool,
+) -> Checked {
+    let judgement = s.judge(sum);
+    let holds = s.expected_verdict() == Some(Verdict::Holds);
+    let mismatch = judgement.mismatch.clone().or_else(|| {
+        if ablate && holds && s.protections().is_empty() {
+            return Some(
+                "holds, but names no protections: list in [expect] protections the overrides that remove what makes it hold"
+                    .to_string(),
+            );
+        }
+        ablations.iter().find_map(|a| {
+            a.mismatch
+                .as_ref()
+                .map(|m| format!("protection {}: {m}", a.protection.describe()))
+        })
+    });
+    Checked {
+        judgement,
+        budget,
+        seeds: sum.tally.schedules,
+        situations: registry::situation_names(&sum.tally.situations),
+        ablations,
+        mismatch,
+    }
+}
+
+fn found_text(verdict: Verdict, invariant: Option<&str>) -> String {
+    match invariant {
+        Some(i) => format!("{} ({i})", verdict.as_str()),
+        None => verdict.as_str().to_string(),
+    }
+}
+
+fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
+    let j = &c.judgement;
+    let ablations: Vec<serde_json::Value> = c
+        .ablations
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "protection": a.protection.describe(),
+                "expected_invariant": a.protection.breaks,
+                "found": a.found.as_str(),
+                "invariant": a.invariant,
+                "lowest_failing_seed": a.lowest_failing_seed,
+                "matched": a.mismatch.is_none(),
+                "mismatch": a.mismatch,
+            })
+        })
+        .collect();
+    let hazards = crate::cmd::common::HazardLine::json_in(&s.hazards, &c.situations);
+    serde_json::json!({
+        "scenario": s.name,
+        "expected": s.expected_verdict().map(Verdict::as_str),
+        "expected_invariant": s.expected_invariant(),
+        "found": j.found.as_str(),
+        "invariant": j.invariant,
+        "matched": c.mismatch.is_none(),
+        "mismatch": c.mismatch,
+        "strategy": s.strategy.as_str(),
+        "schedules": c.seeds,
+        "seeds": {"start": 0, "end": c.budget},
+        "lowest_failing_seed": j.lowest_failing_seed,
+        "situations": c.situations,
+        "situations_missing": j.missing,
+        "ablations": ablations,
+        "hazards": hazards,
+    })
+}
+
+fn print_text(s: &Scenario, c: &Checked, width: usize) {
+    let j = &c.judgement;
+    // A coverage-guided search has no seed: its failure is schedule #n of the search.
+    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let lowest = j.lowest_failing_seed.map_or_else(
+        || "-".to_string(),
+        |n| {
+            if coverage {
+                format!("#{}", n + 1)
+            } else {
+                n.to_string()
+            }
+        },
+    );
+    idemsim::outln!(
+        "{:<width$}  {:<36} {:<36} {:>7} {:>8}  {}",
+        s.name,
+        s.describe_expect(),
+        found_text(j.found, j.invariant),
+        c.seeds,
+        lowest,
+        if c.situations.is_empty() {
+            "none".to_string()
+        } else {
+            c.situations.join(", ")
+        }
+    );
+    for a in &c.ablations {
+        let seed = a
+            .lowest_failing_seed
+            .map_or_else(|| "-".to_string(), |s| format!("seed {s}"));
+        let mark = if a.mismatch.is_none() {
+            "ok"
+        } else {
+            "NOT LOAD-BEARING"
+        };
+        idemsim::outln!(
+            "{:<width$}    without {:<48} {:<40} {:<12} {mark}",
+            "",
+            a.protection.describe(),
+            found_text(a.found, a.invariant),
+            seed
+        );
+    }
+    let reached: &[&str] = &c.situations;
+    for h in crate::cmd::common::HazardLine::of(&s.hazards) {
+        for line in h.text_in(reached).lines() {
+            idemsim::outln!("{:<width$}  {}", "", line.trim_start());
+        }
+    }
+    if let Some(m) = &c.mismatch {
+        idemsim::outln!("{:<width$}  MISMATCH: {m}", "");
+    }
+}
+
+/// What an interrupted scenario shows: the seeds that ran, never judged.
+fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width: usize) {
+    let t = &sum.tally;
+    if json {
+        idemsim::outln!(
+            "{}",
+            json_line(
+                "verify",
+                serde_json::json!({
+                    "scenario": s.name,
+                    "expected": s.expected_verdict().map(Verdict::as_str),
+                    "expected_invariant": s.expected_invariant(),
+                    "found": "interrupted",
+                    "invariant": sum.violation().map(|v| v.invariant),
+                    "matched": false,
+                    "mismatch": null,
+                    "schedules": t.schedules,
+                    "seeds": {"start": 0, "end": t.schedules},
+                    "lowest_failing_seed": sum.first_failure.as_ref().map(|f| f.seed),
+                    "situations": registry::situation_names(&t.situations),
+                    "situations_missing": [],
+                    "ablations": [],
+                })
+            )
+        );
+    } else {
+        idemsim::outln!(
+            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds 0..{} of 0..{budget}: not judged",
+            s.name,
+            s.describe_expect(),
+            "interrupted",
+            t.schedules,
+            sum.first_failure
+                .as_ref()
+                .map_or_else(|| "-".to_string(), |f| f.seed.to_string()),
+            t.schedules,
+        );
+    }
+}
+
+/// Runs `idemsim verify`: the exit code, or `Err` for bad input (exit 2).
+pub fn run(a: Args) -> Result<u8, UsageError> {
+    let jobs = super::common::jobs(a.jobs)?;
+    super::common::runs("--runs", a.runs)?;
+    super::common::runs("--max-runs", a.max_runs)?;
+    let (entries, loaded) = load_all(&a)?;
+    // The regression folder, and every scenario's regressions replayed,
+    // before any sweep: a file of it that is broken stops the run at once.
+    let db = a.regressions.db()?;
+    let mut replays = Vec::with_capacity(entries.len());
+    if let Some(db) = &db {
+        let stored = db.stored()?;
+        for e in &entries {
+            replays.push(idemsim::regressions::sweep::replay_stored(
+                db,
+                &stored,
+                e,
+                &[],
+            )?);
+        }
+    }
+    idemsim::progress::install_ctrl_c();
+    let width = loaded
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    if !a.json {
+        idemsim::outln!(
+            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  situations reached",
+            "scenario",
+            "expected",
+            "found",
+            "seeds",
+            "lowest"
+        );
+    }
+    let mut tally = Tally::default();
+    let mut replays = replays.into_iter();
+    let run = Run {
+        a: &a,
+        jobs,
+        width,
+        db: db.as_ref(),
+    };
+    for (s, entry) in loaded.iter().zip(&entries) {
+        if idemsim::progress::STOP.load(Ordering::Relaxed) {
+            tally.interrupted = true;
+            break;
+        }
+        // Its recorded failures (replayed above), then the sweep.
+        let replayed = replays.next().unwrap_or_default();
+        if !run.one(s, entry, &replayed, &mut tally)? {
+            tally.interrupted = true;
+            break;
+        }
+    }
+    // Regressions whose scenario file is gone: stale, never silently dropped.
+    if let Some(db) = &db {
+        for r in db.orphans(&db.stored()?) {
+            tally.counts.add(&r);
+            idemsim::regressions::sweep::print(&r, a.json, "");
+        }
+    }
+    Ok(summary(&a, &tally, loaded.len(), db.as_ref()))
+}
+
+/// The scenarios `verify` was given (the catalog when none), every one
+/// loaded first, so a bad file stops the run before any sweep.
+fn load_all(a: &Args) -> Result<(Vec<catalog::Entry>, Vec<Scenario>), UsageError> {
+    let entries = if a.scenarios.is_empty() {
+        catalog::catalog()?
+    } else {
+        let mut all = Vec::new();
+        for arg in &a.scenarios {
+            all.extend(catalog::locate_all(arg)?);
+        }
+        all
+    };
+    let mut loaded = Vec::with_capacity(entries.len());
+    for e in &entries {
+        loaded.push(catalog::load_entry(e, &[])?);
+    }
+    Ok((entries, loaded))
+}
+
+/// What `verify` has found so far.
+#[derive(Default)]
+struct Tally {
+    matched: usize,
+    judged: usize,
+    interrupted: bool,
+    ablations: usize,
+    load_bearing: usize,
+    counts: idemsim::regressions::sweep::Counts,
+}
+
+/// What every scenario's verification shares.
+struct Run<'a> {
+    a: &'a Args,
+    jobs: usize,
+    /// The scenario column's width.
+    width: usize,
+    db: Option<&'a idemsim::regressions::Db>,
+}
+
+impl Run<'_> {
+    /// Sweeps, ablates and judges one scenario, records a new unexpected
+    /// failure and prints its line; `false` if Ctrl-C cut it short.
+    fn one(
+        &self,
+        s: &Scenario,
+        entry: &catalog::Entry,
+        replayed: &[idemsim::regressions::Replayed],
+        tally: &mut Tally,
+    ) -> Result<bool, UsageError> {
+        let (a, jobs, stop) = (self.a, self.jobs, &idemsim::progress::STOP);
+        let budget = match (a.runs, a.max_runs) {
+            (Some(n), _) => n,
+            (None, Some(m)) => s.runs.min(m),
+            (None, None) => s.runs,
+        };
+        let seeds = SeedRange {
+            start: 0,
+            end: budget,
+        };
+        let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
+        let first = idemsim::external::DETERMINISM_SEEDS;
+        idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
+        let sum = s.search(seeds, jobs, stop);
+        idemsim::external::check_summary(s, &replay, &sum)?;
+        if sum.interrupted {
+            // Seeds 0..schedules ran (sim::explore): shown, never judged.
+            print_interrupted(s, &sum, budget, a.json, self.width);
+            return Ok(false);
+        }
+        let ablate_here = !a.no_ablations && s.expected_verdict() == Some(Verdict::Holds);
+        let found = if ablate_here {
+            ablate(s, seeds, jobs, stop)?
+        } else {
+            Some(Vec::new())
+        };
+        let Some(found) = found else {
+            print_interrupted(s, &sum, budget, a.json, self.width);
+            return Ok(false);
+        };
+        tally.judged += 1;
+        let mut c = judge(s, &sum, budget, found, !a.no_ablations);
+        if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
+            c.mismatch.get_or_insert_with(|| r.text());
+        }
+        let recorded = match self.db {
+            Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &sum)?,
+            None => None,
+        }
+        // A failure found again that a replayed regression already shows: said once.
+        .filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file));
+        replayed.iter().for_each(|r| tally.counts.add(r));
+        tally.counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
+        tally.matched += usize::from(c.mismatch.is_none());
+        tally.ablations += c.ablations.len();
+        tally.load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
+        self.print(s, &c, replayed, recorded.as_ref());
+        Ok(true)
+    }
+
+    /// One scenario's line (or `verify` record) and its regressions.
+    fn print(
+        &self,
+        s: &Scenario,
+        c: &Checked,
+        replayed: &[idemsim::regressions::Replayed],
+        recorded: Option<&idemsim::regressions::sweep::Recorded>,
+    ) {
+        let width = self.width;
+        if self.a.json {
+            let mut line = json_of(s, c);
+            let mut regressions: Vec<serde_json::Value> =
+                replayed.iter().map(|r| r.json()).collect();
+            regressions.extend(recorded.iter().map(|r| r.json()));
+            line["regressions"] = serde_json::json!(regressions);
+            idemsim::outln!("{}", json_line("verify", line));
+        } else {
+            print_text(s, c, width);
+            for r in replayed {
+                idemsim::outln!("{:<width$}    {}", "", r.text());
+            }
+            if let Some(r) = recorded {
+                idemsim::outln!("{:<width$}    {}", "", r.text());
+            }
+        }
+    }
+}
+
+/// The closing line (or `verify_summary` record) and the exit code.
+fn summary(a: &Args, t: &Tally, total: usize, db: Option<&idemsim::regressions::Db>) -> u8 {
+    let (judged, matched) = (t.judged, t.matched);
+    if t.interrupted {
+        let text = format!(
+            "interrupted (Ctrl-C): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run"
+        );
+        if a.json {
+            idemsim::eoutln!("{text}");
+            idemsim::outln!(
+                "{}",
+                json_line(
+                    "verify_summary",
+                    serde_json::json!({
+                        "total": total,
+                        "judged": judged,
+                        "matched": matched,
+                        "mismatched": judged - matched,
+                        "ablations": t.ablations,
+                        "ablations_load_bearing": t.load_bearing,
+                        "interrupted": true,
+                        "regressions": t.counts.json(db),
+                    })
+                )
+            );
+        } else {
+            idemsim::outln!("{text}");
+        }
+        return if matched < judged {
+            idemsim::exit::VIOLATION
+        } else {
+            idemsim::progress::INTERRUPTED
+        };
+    }
+    if a.json {
+        idemsim::outln!(
+            "{}",
+            json_line(
+                "verify_summary",
+                serde_json::json!({
+                    "total": total,
+                    "judged": judged,
+                    "matched": matched,
+                    "mismatched": total - matched,
+                    "ablations": t.ablations,
+                    "ablations_load_bearing": t.load_bearing,
+                    "interrupted": false,
+                    "regressions": t.counts.json(db),
+                })
+            )
+        );
+    } else {
+        idemsim::outln!(
+            "{matched} of {total} scenarios match their expectation{}; {} of {} protections are load-bearing{}",
+            if matched == total {
+                String::new()
+            } else {
+                format!(", {} do not", total - matched)
+            },
+            t.load_bearing,
+            t.ablations,
+            db.map_or_else(String::new, |db| t.counts.text(db))
+        );
+    }
+    if matched == total {
+        idemsim::exit::HOLDS
+    } else {
+        idemsim::exit::VIOLATION
+    }
+}
