@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 const MAP: &str = "docs/ARCHITECTURE.md";
 
 /// The source folders whose every file the map must name.
-const SOURCES: &[&str] = &["sim/src", "models/src", "src"];
+const SOURCES: &[&str] = &["sim/src", "models/src", "src", "cli/src"];
 
 /// Folders the map may name that are not in the checkout: the regression
 /// folder is made by `check` in a user's project.
@@ -99,7 +99,7 @@ fn unnamed_sources(map: &str) -> Vec<String> {
 fn missing_paths(map: &str) -> Vec<String> {
     let mut all = Vec::new();
     for top in [
-        "sim", "models", "src", "tests", "examples", "compare", "docs", "scripts",
+        "sim", "models", "src", "cli", "tests", "examples", "compare", "docs", "scripts",
     ] {
         all.push(PathBuf::from(top));
         walk(Path::new(top), true, &mut all);
