@@ -44,6 +44,27 @@ pub struct LinkConfig {
     pub delay_us_max: TimeUs,
 }
 
+impl LinkConfig {
+    /// A lossy link: loss and duplication rates drawn per seed from their
+    /// ranges, each message delayed between `delay_us.0` and `delay_us.1`.
+    pub fn lossy(
+        loss: PerMilleRange,
+        duplicate: PerMilleRange,
+        delay_us: (TimeUs, TimeUs),
+    ) -> Self {
+        assert!(
+            delay_us.0 <= delay_us.1,
+            "delay bounds in order: {delay_us:?}"
+        );
+        LinkConfig {
+            loss_per_mille: loss,
+            duplicate_per_mille: duplicate,
+            delay_us_min: delay_us.0,
+            delay_us_max: delay_us.1,
+        }
+    }
+}
+
 /// Loss and duplication for one kind of message on one directed link, in
 /// place of the link's own: "duplicate only the status query, never the
 /// transfer". Delays stay the link's.
