@@ -8,7 +8,7 @@
 /// must share the enum's message and observation types.
 ///
 /// ```
-/// use sim::{compose, Actor, ActorId, Ctx, Fresh, Message, NoTimer};
+/// use idemsim_sim::{compose, Actor, ActorId, Ctx, Fresh, Message, NoTimer};
 ///
 /// #[derive(Clone, Debug)]
 /// pub struct Ping;

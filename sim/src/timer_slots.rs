@@ -20,7 +20,7 @@
 /// and a unit variant's slot is its place in the list.
 ///
 /// ```
-/// use sim::{timer_slots, Timer};
+/// use idemsim_sim::{timer_slots, Timer};
 /// #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// enum Job { Done { slot: u32 }, Poll, Send(u32), Retry(u32) }
 /// # impl std::fmt::Display for Job {
