@@ -457,5 +457,8 @@ fn the_guide_quotes_the_minimal_example_as_it_is() {
     // The smallest model stays small: stateright's sender and receiver take
     // about 40 lines; idemsim's may take 60, as `cargo fmt` lays them out.
     let lines = example.lines().count();
-    assert!(lines <= 60, "examples/minimal.rs has {lines} lines, over 60");
+    assert!(
+        lines <= 60,
+        "examples/minimal.rs has {lines} lines, over 60"
+    );
 }

@@ -111,62 +111,69 @@ impl fmt::Display for Msg {
                 }
                 write!(f, " [attempt {attempt}]")
             }
-            Msg::Write {
-                op,
-                attempt,
-                read,
-                value,
-                cas: true,
-                request_id,
-                ..
-            } => write!(
+            Msg::Write { .. } => self.fmt_write(f),
+            Msg::WriteReply { .. } => self.fmt_write_reply(f),
+        }
+    }
+}
+
+impl Msg {
+    /// A write as a trace line: conditional on the version read, or blind.
+    fn fmt_write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Msg::Write {
+            op,
+            attempt,
+            read,
+            value,
+            cas,
+            request_id,
+            ..
+        } = *self
+        else {
+            unreachable!("fmt_write is called for writes")
+        };
+        let kept = if request_id { ", request id kept" } else { "" };
+        if cas {
+            write!(
                 f,
-                "{op}: set the row to {value} if still v{read}{} [attempt {attempt}]",
-                if request_id { ", request id kept" } else { "" }
-            ),
-            Msg::Write {
-                op,
-                attempt,
-                read,
-                value,
-                cas: false,
-                request_id,
-                ..
-            } => write!(
+                "{op}: set the row to {value} if still v{read}{kept} [attempt {attempt}]"
+            )
+        } else {
+            write!(
                 f,
-                "{op}: set the row to {value} (read at v{read}, no condition){} [attempt {attempt}]",
-                if request_id { ", request id kept" } else { "" }
-            ),
-            Msg::WriteReply {
-                op,
-                attempt,
-                already: true,
-                version,
-                ..
-            } => write!(
+                "{op}: set the row to {value} (read at v{read}, no condition){kept} [attempt {attempt}]"
+            )
+        }
+    }
+
+    /// A write's answer as a trace line: already written, written, or refused.
+    fn fmt_write_reply(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Msg::WriteReply {
+            op,
+            attempt,
+            already,
+            ok,
+            version,
+            ..
+        } = *self
+        else {
+            unreachable!("fmt_write_reply is called for write replies")
+        };
+        if already {
+            write!(
                 f,
                 "{op}: written before under this request id, nothing written now (the row is v{version}) [attempt {attempt}]"
-            ),
-            Msg::WriteReply {
-                op,
-                attempt,
-                ok: true,
-                version,
-                ..
-            } => write!(
+            )
+        } else if ok {
+            write!(
                 f,
                 "{op}: written, the row is now v{version} [attempt {attempt}]"
-            ),
-            Msg::WriteReply {
-                op,
-                attempt,
-                ok: false,
-                version,
-                ..
-            } => write!(
+            )
+        } else {
+            write!(
                 f,
                 "{op}: conflict, the row is already v{version}: nothing written [attempt {attempt}]"
-            ),
+            )
         }
     }
 }
