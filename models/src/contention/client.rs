@@ -14,7 +14,7 @@ use super::msg::Msg;
 use super::situations as sit;
 use super::WRITE;
 use crate::core::client_op::{self, ClientOp, ClientSituations, OpStatus, OpTimer, OpTimerKind};
-use crate::core::retry::{Jitter, RetryPolicy};
+use crate::core::retry::{AttemptClock, Jitter, RetryPolicy};
 use crate::core::{AttemptOutcome, Carries, Obs, Op};
 use sim::{Actor, ActorId, Ctx, US_PER_MS};
 use std::marker::PhantomData;
@@ -196,9 +196,11 @@ impl<W: Carries<Msg>> Client<W> {
             o.attempts,
             exponent,
             last_us,
-            o.started_us,
-            now_us,
-            self.cfg.timeout_ms,
+            AttemptClock {
+                started_us: o.started_us,
+                now_us,
+                attempt_timeout_ms: self.cfg.timeout_ms,
+            },
             |lo, hi| ctx.range_down(lo, hi),
         );
         match next {

@@ -405,16 +405,18 @@ impl ClientOp {
     /// An attempt refused before it was sent (an open circuit breaker): the
     /// operation starts if it had not (its intent: `payload`, within
     /// `window_ms`) and is given up at once.
-    #[allow(clippy::too_many_arguments)]
     pub fn fail_fast<A: Actor<Obs = Obs> + ?Sized>(
         &mut self,
-        op: Op,
-        payload: u32,
-        window_ms: u64,
+        intent: Intent,
         dead_letter: bool,
         sit: &ClientSituations,
         ctx: &mut impl Ctx<A>,
     ) {
+        let Intent {
+            op,
+            payload,
+            window_ms,
+        } = intent;
         if self.status == OpStatus::NotStarted {
             self.status = OpStatus::Pending;
             self.started_us = ctx.now_us();
@@ -427,6 +429,18 @@ impl ClientOp {
         ctx.observe(Obs::FastFailed { op });
         self.give_up(op, dead_letter, sit, ctx);
     }
+}
+
+/// An operation's intent as a client declares it: what it is for, its
+/// payload, and the window within which it may still be retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    /// The operation.
+    pub op: Op,
+    /// Its payload (an amount, a value).
+    pub payload: u32,
+    /// Its retry window in ms; 0 = none.
+    pub window_ms: u64,
 }
 
 /// A client's start, first or after a restart: each operation not started

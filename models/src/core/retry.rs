@@ -36,6 +36,18 @@ pub struct RetryPolicy {
     pub window_ms: u64,
 }
 
+/// Where an operation's retries stand in time, for [`RetryPolicy::next_us`]:
+/// when its first attempt started, now, and how long an attempt may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptClock {
+    /// When the first attempt started.
+    pub started_us: TimeUs,
+    /// Now.
+    pub now_us: TimeUs,
+    /// How long the next attempt may take before it times out.
+    pub attempt_timeout_ms: u64,
+}
+
 impl RetryPolicy {
     /// Resend at once after a timeout, at most `max_attempts` attempts in all:
     /// what a service does towards its bank, or a producer towards its broker.
@@ -137,21 +149,23 @@ impl RetryPolicy {
     /// its retries' exponent itself ([`backoff_us`](Self::backoff_us)): the
     /// same cap on attempts (checked before anything is drawn) and the same
     /// window.
-    #[allow(clippy::too_many_arguments)]
     pub fn next_us(
         &self,
         attempts: u32,
         exponent: u32,
         last_backoff_us: u64,
-        started_us: TimeUs,
-        now_us: TimeUs,
-        attempt_timeout_ms: u64,
+        clock: AttemptClock,
         range: impl FnMut(u64, u64) -> u64,
     ) -> Option<u64> {
         if self.max_attempts != 0 && attempts >= self.max_attempts {
             return None;
         }
         let delay_us = self.backoff_us(exponent, last_backoff_us, range);
+        let AttemptClock {
+            started_us,
+            now_us,
+            attempt_timeout_ms,
+        } = clock;
         self.in_window(delay_us, started_us, now_us, attempt_timeout_ms)
             .then_some(delay_us)
     }
@@ -233,6 +247,14 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn clock(started_us: TimeUs, now_us: TimeUs, attempt_timeout_ms: u64) -> AttemptClock {
+        AttemptClock {
+            started_us,
+            now_us,
+            attempt_timeout_ms,
+        }
+    }
 
     fn expo(jitter: Jitter) -> RetryPolicy {
         RetryPolicy {
@@ -431,7 +453,7 @@ mod tests {
             ..aws(Jitter::Full)
         };
         let mut drew = false;
-        let next = capped.next_us(3, 3, 0, 0, 0, 1, |_, _| {
+        let next = capped.next_us(3, 3, 0, clock(0, 0, 1), |_, _| {
             drew = true;
             0
         });
@@ -440,17 +462,20 @@ mod tests {
             !drew,
             "no decision is drawn for a retry that will not happen"
         );
-        assert_eq!(capped.next_us(2, 2, 0, 0, 0, 1, |_, hi| hi), Some(20 * MS));
+        assert_eq!(
+            capped.next_us(2, 2, 0, clock(0, 0, 1), |_, hi| hi),
+            Some(20 * MS)
+        );
         let windowed = RetryPolicy {
             window_ms: 1000,
             ..aws(Jitter::None)
         };
         // 10 ms wait + 990 ms timeout ends exactly at the window; 1 µs later does not.
         assert_eq!(
-            windowed.next_us(1, 1, 0, 0, 0, 990, |_, _| 0),
+            windowed.next_us(1, 1, 0, clock(0, 0, 990), |_, _| 0),
             Some(10 * MS)
         );
-        assert_eq!(windowed.next_us(1, 1, 0, 0, 1, 990, |_, _| 0), None);
+        assert_eq!(windowed.next_us(1, 1, 0, clock(0, 1, 990), |_, _| 0), None);
     }
 
     #[test]

@@ -125,7 +125,12 @@ impl<W: Carries<Msg>> Client<W> {
             ctx.reached(sit::BREAKER_FAST_FAIL);
             let (op, amount) = (spec.op(), spec.amount_eur);
             let dead_letter = self.cfg.dead_letter;
-            s.ops[i].fail_fast(op, amount, window_ms, dead_letter, &SITUATIONS, ctx);
+            let intent = client_op::Intent {
+                op,
+                payload: amount,
+                window_ms,
+            };
+            s.ops[i].fail_fast(intent, dead_letter, &SITUATIONS, ctx);
             self.take_up(s, i, ctx);
             return;
         }
