@@ -146,6 +146,11 @@ fn module_of(rel: &Path) -> Vec<String> {
 /// Every strongly connected component of more than one sibling module, each
 /// sorted, in order.
 fn cycles(sources: &[(PathBuf, String)]) -> Vec<Vec<String>> {
+    let tests = test_only_modules(sources);
+    let sources: Vec<&(PathBuf, String)> = sources
+        .iter()
+        .filter(|(p, _)| !tests.iter().any(|t| module_of(p).starts_with(t)))
+        .collect();
     let modules: BTreeSet<Vec<String>> = sources.iter().map(|(p, _)| module_of(p)).collect();
     let mut graph = DiGraph::<String, ()>::new();
     let mut nodes: BTreeMap<Vec<String>, NodeIndex> = BTreeMap::new();
@@ -199,22 +204,68 @@ fn sibling_edge(from: &[String], to: &[String]) -> Option<(Vec<String>, Vec<Stri
 
 /// The absolute module paths that `text`, the source of module `from`,
 /// names through `crate::`, `super::` or `self::`, outside comments and
-/// `#[cfg(test)]` code (which, by convention here, ends a file).
+/// `#[cfg(test)]` items (see [`without_test_items`]).
 fn referenced_paths(from: &[String], text: &str) -> Vec<Vec<String>> {
-    let mut code = String::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
-        }
-        let line = line.split("//").next().unwrap_or("");
-        code.push_str(line);
-        code.push('\n');
-    }
+    let code = without_test_items(text);
     let mut out = Vec::new();
     for tree in path_trees(&code) {
         for path in expand_tree(&tree) {
             if let Some(abs) = absolute(from, &path) {
                 out.push(abs);
+            }
+        }
+    }
+    out
+}
+
+/// `text` without comments and without the item after each `#[cfg(test)]`:
+/// one line when it ends there (`mod tests;`, a `use`), else up to the brace
+/// that closes it (`mod tests { … }`).
+fn without_test_items(text: &str) -> String {
+    let mut code = String::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            skip_item(&mut lines);
+            continue;
+        }
+        code.push_str(line.split("//").next().unwrap_or(""));
+        code.push('\n');
+    }
+    code
+}
+
+/// Skips the item that starts at the next line: through its closing brace
+/// when it opens one, else that line alone.
+fn skip_item<'a>(lines: &mut impl Iterator<Item = &'a str>) {
+    let mut depth = 0i32;
+    for line in lines.by_ref() {
+        let code = line.split("//").next().unwrap_or("");
+        depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
+        if depth <= 0 && (code.trim_end().ends_with(';') || code.contains('}')) {
+            return;
+        }
+    }
+}
+
+/// The modules declared `#[cfg(test)] mod name;` (their files are tests:
+/// `tests.rs`, a test harness), as paths from the crate root.
+fn test_only_modules(sources: &[(PathBuf, String)]) -> BTreeSet<Vec<String>> {
+    let mut out = BTreeSet::new();
+    for (path, text) in sources {
+        let mut lines = text.lines().map(str::trim);
+        while let Some(line) = lines.next() {
+            if line != "#[cfg(test)]" {
+                continue;
+            }
+            let Some(next) = lines.next() else { break };
+            let decl = next
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub ");
+            if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                let mut m = module_of(path);
+                m.push(name.to_string());
+                out.insert(m);
             }
         }
     }

@@ -23,11 +23,11 @@ pub use booking::{
     MAX_PUBLISHING,
 };
 
+use crate::core::ids::Declares;
 use crate::core::input::LoadError;
 use crate::core::wire::ModelMessage;
 use crate::core::{BuildInput, Built, Carries, Metric, ModelSpec, Site, SituationDoc};
 use crate::core::{Layer, Space};
-use crate::registry::Declares;
 use crate::{messaging, payment};
 
 /// The second effect of the chain: the payment booked in accounting.

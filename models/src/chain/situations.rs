@@ -13,10 +13,10 @@ use sim::SituationId;
 use std::sync::OnceLock;
 
 /// This model's first situation id, given by the registry.
-const FIRST: SituationId = <super::Chain as crate::registry::Registered>::FIRST_SITUATION;
+const FIRST: SituationId = <super::Chain as crate::core::ids::Registered>::FIRST_SITUATION;
 
 /// How many ids from [`FIRST`] this model uses, gaps included.
-pub(crate) const COUNT: u16 = crate::registry::span(OWN, FIRST);
+pub(crate) const COUNT: u16 = crate::core::ids::span(OWN, FIRST);
 
 /// A "payment booked" event went out for a request that booked nothing.
 pub const PUBLISHED_WITHOUT_BOOKING: SituationId = FIRST;

@@ -24,9 +24,9 @@ pub use msg::Msg;
 pub use resource::{Resource, ResourceStorage};
 pub use scenario::{MAX_CLIENTS, MAX_WRITES};
 
+use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
-use crate::registry::{layer_index, space_code, Declares};
 
 /// The clients' writes, one business operation each.
 pub static WRITE: Space = Space {

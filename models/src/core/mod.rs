@@ -11,6 +11,7 @@ pub mod client_op;
 pub mod dedup;
 pub mod hazard;
 pub mod hist;
+pub mod ids;
 pub mod input;
 pub mod invariants;
 pub mod landings;

@@ -24,9 +24,9 @@ pub use client::{
 pub use msg::{Method, Msg, Read, Request, Status};
 pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
 
+use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
-use crate::registry::{layer_index, space_code, Declares};
 
 /// The requests clients make, one business operation each; their
 /// Idempotency-Keys are minted as `req-3-01`.

@@ -37,9 +37,9 @@ pub use producer::{
 pub use program::{ConsumerRole, ProgramConsumer};
 pub use relay::{InFlight, OutboxRow, Relay, RelayState, RelayTimer};
 
+use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
-use crate::registry::{layer_index, space_code, Declares};
 
 /// Events, numbered by their outbox row.
 pub static EVENT: Space = Space {

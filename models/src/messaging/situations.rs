@@ -10,10 +10,10 @@ use crate::core::SituationDoc;
 use sim::SituationId;
 
 /// This model's first situation id, given by the registry.
-const FIRST: SituationId = <super::Messaging as crate::registry::Registered>::FIRST_SITUATION;
+const FIRST: SituationId = <super::Messaging as crate::core::ids::Registered>::FIRST_SITUATION;
 
 /// How many ids from [`FIRST`] this model uses, gaps included.
-pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+pub(crate) const COUNT: u16 = crate::core::ids::span(ALL, FIRST);
 
 /// `relay-crash-between-steps`: The producer restarted after a crash that fell between publishing an outbox row and marking it sent.
 pub const RELAY_CRASH_BETWEEN_STEPS: SituationId = FIRST;

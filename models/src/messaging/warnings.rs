@@ -59,7 +59,7 @@ pub(crate) fn hazards(
 /// A consumer that trusts the broker's redelivered flag to tell duplicates.
 fn only_on_redelivery(table: &str) -> crate::core::Hazard {
     crate::core::Hazard {
-        id: crate::core::hazard::DEDUP_ONLY_ON_REDELIVERY,
+        id: crate::messaging::rules::DEDUP_ONLY_ON_REDELIVERY,
         text: format!(
             "the consumer reads its inbox only for deliveries the broker flags as redelivered ({table}.handler = \"inbox-if-redelivered\"), but the flag belongs to the delivery, not to the event: a second copy a producer published (a retry after a lost confirmation, a relay's republish after a restart) is a new message, its first delivery is not flagged, and it takes effect again"
         ),
@@ -116,7 +116,7 @@ fn without_dedup(
         ),
     }
     Some(crate::core::Hazard {
-        id: crate::core::hazard::CONSUMER_WITHOUT_DEDUP,
+        id: crate::messaging::rules::CONSUMER_WITHOUT_DEDUP,
         text: format!(
             "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
             match filters.is_empty() {
@@ -357,7 +357,7 @@ fn visibility_below_processing(
         ),
     };
     Some(crate::core::Hazard {
-        id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
+        id: crate::messaging::rules::VISIBILITY_BELOW_PROCESSING,
         text: format!(
             "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, {late}, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
             crate::core::hazard::about_ms(longest_ms),
@@ -438,7 +438,7 @@ fn checked_ack_livelock(
         ),
     };
     Some(crate::core::Hazard {
-        id: crate::core::hazard::VISIBILITY_BELOW_PROCESSING,
+        id: crate::messaging::rules::VISIBILITY_BELOW_PROCESSING,
         text: format!(
             "even the shortest handling of a delivery takes at least {} ({setting}), and the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): every ack arrives after the lease ran out and a newer delivery went out, so under exactly-once delivery the broker refuses every ack as stale and every handler drops its work; {end}; write a visibility timeout above the longest handling ({}), or have the consumer renew the lease ({table}.lease_renewal_ms, below the visibility timeout by more than a delivery's trip and a renewal's)",
             about(shortest_ms),
@@ -472,7 +472,7 @@ pub(crate) fn idempotence_off_above_window(
         return None;
     }
     Some(crate::core::Hazard {
-        id: crate::core::hazard::IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
+        id: crate::messaging::rules::IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
         text: format!(
             "producer.max_in_flight = {max_in_flight} with producer.idempotence = \"kafka-default\": the broker recognises a retry among the last {window} batches per producer id and partition only, so an idempotent producer keeps at most {window} publishes in flight, and Kafka 3.0.1 to 3.9 turn idempotence left at its default off above that, with one WARN line in the producer's log that is easy to miss (one set explicitly, idempotence = true, is refused; Kafka 4.0 refuses both, KAFKA-17927): the outbox relay's publishes carry no producer id or sequence number, and every retry after a lost confirmation is stored again, a second copy of the event for the consumers; write max_in_flight = {window} or less"
         ),

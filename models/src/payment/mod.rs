@@ -26,9 +26,9 @@ pub use service::{
     SERVICE_TIMER_SLOTS,
 };
 
+use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
 use crate::core::{BuildInput, Built, Layer, Metric, ModelSpec, Per, Site, SituationDoc, Space};
-use crate::registry::{layer_index, space_code, Declares};
 
 /// Claims, paid in euros; keys are minted as `zahl-4711-01`.
 pub static CLAIM: Space = Space {

@@ -10,10 +10,10 @@ use crate::core::SituationDoc;
 use sim::SituationId;
 
 /// This model's first situation id, given by the registry.
-const FIRST: SituationId = <super::Payment as crate::registry::Registered>::FIRST_SITUATION;
+const FIRST: SituationId = <super::Payment as crate::core::ids::Registered>::FIRST_SITUATION;
 
 /// How many ids from [`FIRST`] this model uses, gaps included.
-pub(crate) const COUNT: u16 = crate::registry::span(ALL, FIRST);
+pub(crate) const COUNT: u16 = crate::core::ids::span(ALL, FIRST);
 
 /// `client-retried`: The client sent a second or later attempt of an operation.
 pub const CLIENT_RETRIED: SituationId = FIRST + 1;

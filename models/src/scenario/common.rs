@@ -206,7 +206,7 @@ fn listed_twice(key: &'static str, i: usize, name: &str) -> Invalid {
 }
 
 fn warning(id: &str, path: Vec<Seg>) -> Result<&'static str, Invalid> {
-    use crate::core::hazard::RULES;
+    use crate::registry::RULES;
     RULES.iter().find(|&&r| r == id).copied().ok_or_else(|| {
         let help = match did_you_mean(id, RULES.iter().copied()) {
             Some(b) => format!("did you mean \"{b}\"?"),

@@ -56,7 +56,7 @@ fn every_rule_has_a_row_in_the_design_warnings_page() {
         .expect("docs/design-warnings.md");
     let format = std::fs::read_to_string(support::root().join("docs/scenario-format.md"))
         .expect("docs/scenario-format.md");
-    for id in models::core::hazard::RULES {
+    for id in models::registry::RULES {
         assert!(page.contains(&format!("| `{id}` (")), "{id} has no row");
         assert!(
             format.contains(&format!("`{id}`")),

@@ -45,21 +45,6 @@ pub const CORE_RULES: &[&str] = &[
     KEY_MEANING_CHANGED,
 ];
 
-/// Every rule, by id: the registry's list, here where it always was.
-pub use crate::registry::RULES;
-
-// The model's rules under the path they had when this module listed them all,
-// so loaders that name them here keep compiling; new code names the model's.
-pub use crate::messaging::rules::{
-    ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK, COMMIT_RESENT_WITHOUT_DEDUP,
-    CONSUMER_WITHOUT_DEDUP, DEDUP_ONLY_ON_REDELIVERY, IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
-    INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES, VISIBILITY_BELOW_PROCESSING,
-};
-pub use crate::payment::rules::{
-    KEY_DELETED_ON_TIMEOUT, LEASE_BELOW_CALL, STATUS_LAG_ABOVE_READ_DELAY,
-    STATUS_QUERY_OVERTAKES_TRANSFER, TIMESTAMP_KEY_COLLIDES,
-};
-
 pub(crate) const KEY_RETENTION: &str = "key-retention-below-retry-span";
 /// A file naming no `format` writes a key whose meaning changed: it is read
 /// with today's meaning, which may not be the one it was written for.

@@ -6,11 +6,11 @@
 //! (every answer to its ack can be kept away, and it drops its work).
 
 use super::{answer_loss_per_mille, cuts_link, highest, whole};
-use crate::core::hazard::{
-    about_ms, Delays, ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK,
-    COMMIT_RESENT_WITHOUT_DEDUP,
-};
+use crate::core::hazard::{about_ms, Delays};
 use crate::core::Hazard;
+use crate::messaging::rules::{
+    ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK, COMMIT_RESENT_WITHOUT_DEDUP,
+};
 use crate::messaging::situations as sit;
 use crate::messaging::{AckMode, ConsumerConfig, Handler};
 

@@ -18,10 +18,9 @@
 //! sum saturates.
 
 use super::situations as sit;
-use crate::core::hazard::{
-    about_ms, INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES,
-};
+use crate::core::hazard::about_ms;
 use crate::core::Hazard;
+use crate::messaging::rules::{INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES};
 
 mod consumer;
 pub(crate) use consumer::{

@@ -411,7 +411,7 @@ pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<cra
         Reader::Job(_) => "the client's reconciliation job",
     };
     Some(crate::core::Hazard {
-        id: crate::core::hazard::STATUS_LAG_ABOVE_READ_DELAY,
+        id: crate::payment::rules::STATUS_LAG_ABOVE_READ_DELAY,
         text: format!(
             "the bank's status answers lag its ledger by {lag} (bank.status_lag_ms), but {who} can read one as soon as {gap} after a transfer landed: {}{}; a transfer younger than the lag reads as \"0 EUR paid\", and {}",
             read.what,
@@ -438,7 +438,7 @@ pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
         .min_by_key(|r| r.gap_us)?;
     let ahead_ms = read.gap_us.unsigned_abs() / sim::US_PER_MS;
     Some(crate::core::Hazard {
-        id: crate::core::hazard::STATUS_QUERY_OVERTAKES_TRANSFER,
+        id: crate::payment::rules::STATUS_QUERY_OVERTAKES_TRANSFER,
         text: format!(
             "a status query can reach the bank up to {} before the transfer it follows: {}, but {}; the bank answers \"0 EUR paid\" for a transfer {}, and {}",
             shown_ms(ahead_ms, ahead_ms < 1000),

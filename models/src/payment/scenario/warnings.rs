@@ -359,7 +359,7 @@ fn timestamp_key_collides(
         )
     };
     Some(crate::core::Hazard {
-        id: crate::core::hazard::TIMESTAMP_KEY_COLLIDES,
+        id: crate::payment::rules::TIMESTAMP_KEY_COLLIDES,
         text: format!(
             "the client mints its key from the clock (client.key = \"timestamp\", buckets of {} by client.key_bucket_ms): the key names a time bucket, not an operation, and two operations started in one bucket carry one key, so the second is refused as a reuse of the first's key or answered with the first's result; {here}",
             about_ms(bucket_ms)
@@ -462,7 +462,7 @@ fn deleted_on_timeout(
         return None;
     }
     Some(crate::core::Hazard {
-        id: crate::core::hazard::KEY_DELETED_ON_TIMEOUT,
+        id: crate::payment::rules::KEY_DELETED_ON_TIMEOUT,
         text: format!(
             "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, {}",
             if bank_dedups {
@@ -528,7 +528,7 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
         )
     };
     Some(crate::core::Hazard {
-        id: crate::core::hazard::LEASE_BELOW_CALL,
+        id: crate::payment::rules::LEASE_BELOW_CALL,
         text,
         shown_by: Some(crate::payment::situations::LEASE_TAKEN_FROM_RUNNING),
         example: "payment-lease-too-short",
