@@ -210,3 +210,21 @@ fn json_summary(
     }
     data
 }
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn a_search_holds_only_when_nothing_stopped_it() {
+        let mut sum = sim::Summary::default();
+        assert_eq!(verdict(&sum), ("holds", idemsim::exit::HOLDS));
+        sum.tally.inconclusive = 2;
+        assert_eq!(verdict(&sum), ("inconclusive", idemsim::exit::INCONCLUSIVE));
+        sum.interrupted = true;
+        assert_eq!(
+            verdict(&sum),
+            ("interrupted", idemsim::progress::INTERRUPTED)
+        );
+    }
+}

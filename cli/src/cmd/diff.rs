@@ -436,3 +436,44 @@ impl View {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{row, Line, View};
+
+    fn plain(texts: &[&str]) -> Vec<Line> {
+        texts
+            .iter()
+            .map(|t| Line {
+                entry: None,
+                text: (*t).to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_view_parts_at_the_first_other_line_and_shows_after_it() {
+        let la = plain(&["  a", "  b", "  c", "  d", "  e", "  f"]);
+        let lb = plain(&["  a", "  b", "  x", "  d", "  e", "  f"]);
+        let v = View::of(&la, &lb, &[], &[], 2);
+        assert_eq!(v.part, Some(2));
+        assert_eq!(v.shown, 5, "the parting line and 2 after it");
+        assert_eq!(v.indent, 2, "the padding both sides share");
+        let same = View::of(&la, &la, &[], &[], 2);
+        assert_eq!((same.part, same.shown), (None, 6));
+    }
+
+    #[test]
+    fn a_row_wraps_both_columns_and_marks_its_first_line() {
+        let text = row("≠", "abcdefghij", "xy", 20);
+        assert_eq!(text, "≠ abcdefghij           │ xy\n");
+        let wrapped = row("~", "one two three four five six seven", "", 20);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert!(lines.len() > 1, "{wrapped}");
+        assert!(lines[0].starts_with("~ one two"), "{wrapped}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("        ")),
+            "{wrapped}"
+        );
+    }
+}

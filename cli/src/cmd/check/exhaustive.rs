@@ -343,3 +343,40 @@ fn json_record(
         }),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{plural, verdict};
+    use sim::exhaustive::ExhaustiveReport;
+
+    #[test]
+    fn an_incomplete_enumeration_never_holds() {
+        let done = ExhaustiveReport::default();
+        assert_eq!(verdict(&done), ("holds", idemsim::exit::HOLDS));
+        let truncated = ExhaustiveReport {
+            truncated: true,
+            ..ExhaustiveReport::default()
+        };
+        assert_eq!(verdict(&truncated).0, "inconclusive");
+        let mut limited = ExhaustiveReport::default();
+        limited.tally.inconclusive = 1;
+        assert_eq!(verdict(&limited).0, "inconclusive");
+        // Ctrl-C is said as such, even when a bound was also hit.
+        let stopped = ExhaustiveReport {
+            interrupted: true,
+            truncated: true,
+            ..ExhaustiveReport::default()
+        };
+        assert_eq!(
+            verdict(&stopped),
+            ("interrupted", idemsim::progress::INTERRUPTED)
+        );
+    }
+
+    #[test]
+    fn one_fault_is_singular() {
+        assert_eq!(plural(0), "faults");
+        assert_eq!(plural(1), "fault");
+        assert_eq!(plural(2), "faults");
+    }
+}

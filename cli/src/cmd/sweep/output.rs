@@ -327,3 +327,35 @@ pub(super) fn json(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Grid;
+
+    fn grid() -> Grid {
+        Grid {
+            header: vec!["key".into(), "verdict".into(), "n".into()],
+            cells: vec![vec!["1".into(), "holds".into(), "12".into()]],
+            key_columns: 1,
+            width: vec![3, 7, 2],
+        }
+    }
+
+    #[test]
+    fn keys_and_verdicts_align_left_and_numbers_right() {
+        let mut out = String::new();
+        grid().aligned(&mut out);
+        assert_eq!(
+            out,
+            "key  verdict   n\n---  -------  --\n1    holds    12\n"
+        );
+    }
+
+    #[test]
+    fn a_markdown_rule_says_each_columns_alignment() {
+        let mut out = String::new();
+        grid().markdown(&mut out);
+        let rule = out.lines().nth(1).expect("a rule");
+        assert_eq!(rule, "| --- | ------- | --: |");
+    }
+}
