@@ -375,3 +375,25 @@ fn repro_html(input: &RunInput) -> String {
     out.push_str("</section>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Block, Layout};
+
+    #[test]
+    fn rows_follow_the_blocks_items_in_order() {
+        let mut a = Block::new(1);
+        a.items = vec![0, 1];
+        let mut b = Block::new(2);
+        b.items = vec![3];
+        let l = Layout::of(&[a, b]);
+        assert_eq!(l.shown, [0, 1, 3]);
+        assert_eq!(
+            l.first_row,
+            [0, 2, 3],
+            "each block's first row, then the count"
+        );
+        assert_eq!(l.row_of.get(&3), Some(&2));
+        assert_eq!(l.row_of.get(&2), None, "item 2 is not shown");
+    }
+}

@@ -247,7 +247,52 @@ fn warnings_cell(hazards: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::human_us;
+    use super::{human_us, page};
+    use serde_json::json;
+
+    fn sweep(hazards: serde_json::Value) -> serde_json::Value {
+        json!({
+            "scenario": "s",
+            "runs": 10,
+            "axes": [
+                {"key": "client.retry.max_attempts", "values": ["1", "3"]},
+                {"key": "client.key", "values": ["stable"]},
+            ],
+            "metrics": [{"header": "attempts", "shape": "ratio", "legend": "attempts: per run"}],
+            "rows": [
+                {"values": ["1", "stable"], "verdict": "holds", "failing": 0, "runs": 10,
+                 "rate": 0.0, "lo": 0.0, "hi": 0.3, "metrics": [1.0], "hazards": []},
+                {"values": ["3", "stable"], "verdict": "violation", "invariant": "no-dup",
+                 "failing": 2, "runs": 10, "rate": 0.2, "lo": 0.05, "hi": 0.5,
+                 "metrics": [1.5], "seed": 4, "report": "s-3-seed-4.html", "hazards": hazards},
+            ],
+        })
+    }
+
+    #[test]
+    fn the_page_has_a_column_per_varying_key_and_names_the_fixed_once() {
+        let html = page(&sweep(json!([])));
+        assert!(html.contains("2 variants, each on the same seeds 0..10; fixed: client.key=stable"));
+        assert!(html.contains("<th>client.retry.max_attempts</th>"));
+        assert!(!html.contains("<th>client.key</th>"));
+        assert!(html.contains("<tr class=\"violation\"><td>3</td><td>violation: no-dup</td>"));
+        assert!(html.contains("href=\"s-3-seed-4.html\">seed 4: report</a>"));
+        assert!(html.contains("<li>attempts: per run</li>"));
+        assert!(
+            !html.contains("design warnings"),
+            "no variant breaks a rule"
+        );
+    }
+
+    #[test]
+    fn a_design_warning_adds_its_column_and_legend() {
+        let warned =
+            json!([{"id": "w", "text": "t", "note": "no run reached it", "reached_runs": 0}]);
+        let html = page(&sweep(warned));
+        assert!(html.contains("<th>design warnings</th>"));
+        assert!(html.contains("<td class=\"warnings unreached\">"));
+        assert!(html.contains("<li>design warnings: rules of the domain"));
+    }
 
     #[test]
     fn durations_read_in_human_units() {
