@@ -13,6 +13,7 @@
 //! 10,000 events stays around a megabyte and nothing has to be fetched.
 
 pub mod ledger;
+mod rows;
 pub mod run;
 pub mod state;
 pub mod sweep;

@@ -57,15 +57,52 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     let s = q.scenario;
     let r = s.coverage(q.seeds, q.stop);
     idemsim::external::check_summary(s, q.replay, &r.summary)?;
-    let sum = &r.summary;
-    let t = &sum.tally;
-    let budget = q.seeds.len();
-    let (verdict, code) = match (&sum.first_failure, sum.interrupted, t.inconclusive) {
+    let (verdict, code) = verdict(&r.summary);
+    let mut lines = summary_lines(&q, &r, verdict);
+    let reached = registry::situation_names(&r.summary.tally.situations);
+    lines.push(situations_line(&reached));
+    let hazards = HazardLine::of(&s.hazards);
+    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
+    let failure = failure_lines(&q, &r, &mut lines)?;
+    let mut text = lines.join("\n") + "\n";
+    if let Some(f) = q.failing_regression {
+        text.push_str(&f.text(r.summary.first_failure.is_some()));
+    }
+    if q.json {
+        idemsim::eout!("{text}");
+        failure.recorded.iter().for_each(|r| r.print(true, ""));
+        let data = json_summary(&q, &r, verdict, &reached, failure.record_json);
+        idemsim::outln!("{}", json_line("summary", data));
+        if let Some(t) = &failure.shrunk_text {
+            idemsim::eout!("{t}");
+        }
+    } else {
+        idemsim::out!("{text}");
+        if let Some(t) = &failure.shrunk_text {
+            idemsim::out!("{t}");
+        }
+        failure.recorded.iter().for_each(|r| r.print(false, ""));
+    }
+    Ok(Found { code })
+}
+
+/// The verdict word and its exit code: a failure wins over an interruption.
+fn verdict(sum: &sim::Summary) -> (&'static str, u8) {
+    match (&sum.first_failure, sum.interrupted, sum.tally.inconclusive) {
         (Some(f), _, _) => ("violation", exit_code(&f.outcome)),
         (None, true, _) => ("interrupted", idemsim::progress::INTERRUPTED),
         (None, false, 0) => ("holds", idemsim::exit::HOLDS),
         (None, false, _) => ("inconclusive", idemsim::exit::INCONCLUSIVE),
-    };
+    }
+}
+
+/// The verdict sentence, the first failure, what the search kept and the
+/// faults it injected.
+fn summary_lines(q: &Request<'_>, r: &sim::CoverageReport, verdict: &str) -> Vec<String> {
+    let s = q.scenario;
+    let sum = &r.summary;
+    let t = &sum.tally;
+    let budget = q.seeds.len();
     let mut lines = vec![match &sum.first_failure {
         Some(f) => format!(
             "{}: violation found by coverage-guided search after {} schedules (budget {budget}, search seed {}), {} events",
@@ -91,80 +128,103 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     ));
     let f = &t.faults;
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
-    let reached = registry::situation_names(&t.situations);
-    lines.push(situations_line(&reached));
-    let hazards = HazardLine::of(&s.hazards);
-    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
-    let mut shrunk_text = None;
-    let mut record_json = None;
-    let mut recorded = None;
-    if let (Some(record), Some(f)) = (&r.failing, &sum.first_failure) {
-        let what = format!("coverage-guided schedule #{}", f.seed + 1);
-        let shrunk = (!q.no_shrink)
-            .then(|| shrink_record(s, record, f.seed, &what, q.budget))
-            .flatten();
-        let (shown, outcome) = match shrunk {
-            Some(d) => {
-                shrunk_text = Some(format!(
-                    "\nshrunk (docs/shrinking.md):\n{}",
-                    render::formats::text(&d.trace)
-                ));
-                (d.shrunk.record, d.shrunk.report.outcome)
-            }
-            None => (record.clone(), f.outcome.clone()),
-        };
-        let json = record_lines(
-            s,
-            q.entry,
-            q.sets,
-            &shown,
-            &outcome,
-            q.repro_out,
-            &mut lines,
-        )?;
-        record_json = Some(json);
-        recorded = (q.record)(&shown, &outcome)?;
-    }
-    let mut text = lines.join("\n") + "\n";
+    lines
+}
+
+/// What the failing schedule left to print, if there was one.
+#[derive(Default)]
+struct Failure {
+    /// The shrunk trace, printed after the summary.
+    shrunk_text: Option<String>,
+    /// The (shrunk) record, for the JSON summary.
+    record_json: Option<serde_json::Value>,
+    /// What the regression folder got.
+    recorded: Option<Recorded>,
+}
+
+/// The failing schedule, shrunk unless `--no-shrink`: its repro lines go
+/// into `lines`, and it is recorded in the regression folder.
+fn failure_lines(
+    q: &Request<'_>,
+    r: &sim::CoverageReport,
+    lines: &mut Vec<String>,
+) -> Result<Failure, UsageError> {
+    let (Some(record), Some(f)) = (&r.failing, &r.summary.first_failure) else {
+        return Ok(Failure::default());
+    };
+    let s = q.scenario;
+    let mut failure = Failure::default();
+    let what = format!("coverage-guided schedule #{}", f.seed + 1);
+    let shrunk = (!q.no_shrink)
+        .then(|| shrink_record(s, record, f.seed, &what, q.budget))
+        .flatten();
+    let (shown, outcome) = match shrunk {
+        Some(d) => {
+            failure.shrunk_text = Some(format!(
+                "\nshrunk (docs/shrinking.md):\n{}",
+                render::formats::text(&d.trace)
+            ));
+            (d.shrunk.record, d.shrunk.report.outcome)
+        }
+        None => (record.clone(), f.outcome.clone()),
+    };
+    let json = record_lines(s, q.entry, q.sets, &shown, &outcome, q.repro_out, lines)?;
+    failure.record_json = Some(json);
+    failure.recorded = (q.record)(&shown, &outcome)?;
+    Ok(failure)
+}
+
+/// The `summary` JSON Lines record of `--json`.
+fn json_summary(
+    q: &Request<'_>,
+    r: &sim::CoverageReport,
+    verdict: &str,
+    reached: &[&str],
+    record_json: Option<serde_json::Value>,
+) -> serde_json::Value {
+    let s = q.scenario;
+    let sum = &r.summary;
+    let t = &sum.tally;
+    let invariant = sum.first_failure.as_ref().map(|f| match &f.outcome {
+        Outcome::Violation(v) => v.invariant.to_string(),
+        _ => "model-panic".to_string(),
+    });
+    let mut data = serde_json::json!({
+                "scenario": s.name,
+                "strategy": "coverage",
+                "verdict": verdict,
+                "invariant": invariant,
+                "seed": serde_json::Value::Null,
+                "search_seed": q.seeds.start,
+                "budget": q.seeds.len(),
+                "schedules": t.schedules,
+                "events": t.events,
+                "corpus": r.corpus,
+                "features": r.features,
+                "situations": reached,
+                "hazards": HazardLine::json_in(&s.hazards, reached),
+                "record": record_json,
+    });
     if let Some(f) = q.failing_regression {
-        text.push_str(&f.text(sum.first_failure.is_some()));
+        data["failing_regression"] = serde_json::to_value(f).expect("serialises");
     }
-    if q.json {
-        idemsim::eout!("{text}");
-        recorded.iter().for_each(|r| r.print(true, ""));
-        let invariant = sum.first_failure.as_ref().map(|f| match &f.outcome {
-            Outcome::Violation(v) => v.invariant.to_string(),
-            _ => "model-panic".to_string(),
-        });
-        let mut data = serde_json::json!({
-                    "scenario": s.name,
-                    "strategy": "coverage",
-                    "verdict": verdict,
-                    "invariant": invariant,
-                    "seed": serde_json::Value::Null,
-                    "search_seed": q.seeds.start,
-                    "budget": budget,
-                    "schedules": t.schedules,
-                    "events": t.events,
-                    "corpus": r.corpus,
-                    "features": r.features,
-                    "situations": reached,
-                    "hazards": HazardLine::json_in(&s.hazards, &reached),
-                    "record": record_json,
-        });
-        if let Some(f) = q.failing_regression {
-            data["failing_regression"] = serde_json::to_value(f).expect("serialises");
-        }
-        idemsim::outln!("{}", json_line("summary", data));
-        if let Some(t) = &shrunk_text {
-            idemsim::eout!("{t}");
-        }
-    } else {
-        idemsim::out!("{text}");
-        if let Some(t) = &shrunk_text {
-            idemsim::out!("{t}");
-        }
-        recorded.iter().for_each(|r| r.print(false, ""));
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn a_search_holds_only_when_nothing_stopped_it() {
+        let mut sum = sim::Summary::default();
+        assert_eq!(verdict(&sum), ("holds", idemsim::exit::HOLDS));
+        sum.tally.inconclusive = 2;
+        assert_eq!(verdict(&sum), ("inconclusive", idemsim::exit::INCONCLUSIVE));
+        sum.interrupted = true;
+        assert_eq!(
+            verdict(&sum),
+            ("interrupted", idemsim::progress::INTERRUPTED)
+        );
     }
-    Ok(Found { code })
 }

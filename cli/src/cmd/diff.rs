@@ -218,6 +218,35 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             a.width
         )));
     }
+    let (base, other) = load_pair(&a)?;
+    let (run_a, run_b) = run_pair(&base, &other, a.seed)?;
+    let la = lines(&base, &run_a.entries);
+    let lb = lines(&other, &run_b.entries);
+    let view = View::of(&la, &lb, &run_a.entries, &run_b.entries, a.after);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# {} · seed {} · B replays A's recorded decisions: the same losses, delays and crashes\n",
+        base.name, a.seed
+    ));
+    out.push_str("# ~ the same event with other details · ≠ the runs differ from here on\n\n");
+    out.push_str(&titles(&a));
+    view.rows(
+        &la,
+        &lb,
+        (&run_a.entries, &run_b.entries),
+        a.width,
+        &mut out,
+    );
+    out.push('\n');
+    out.push_str(&format!("A => {}\n", outcome_line(&run_a.report.outcome)));
+    out.push_str(&format!("B => {}\n", outcome_line(&run_b.report.outcome)));
+    idemsim::out!("{out}");
+    Ok(idemsim::exit::HOLDS)
+}
+
+/// The scenario under A's settings (`--both`) and under B's (`--both`, then
+/// `--set`); refuses a change of actors, which no record can bridge.
+fn load_pair(a: &Args) -> Result<(Scenario, Scenario), UsageError> {
     let common = catalog::parse_overrides(&a.both)?;
     let mut changed = common.clone();
     // Later overrides win, so B's change applies on top of the common ground.
@@ -230,26 +259,33 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 .into(),
         ));
     }
+    Ok((base, other))
+}
 
-    too_long("run A", &a_run_events(&base, a.seed, None))?;
+/// One side of the diff: its trace and how it ended.
+struct Side {
+    entries: Vec<render::Entry>,
+    report: sim::RunReport,
+}
+
+/// Run A from the seed, recording its decisions, then run B on A's record.
+fn run_pair(base: &Scenario, other: &Scenario, seed: u64) -> Result<(Side, Side), UsageError> {
+    too_long("run A", &a_run_events(base, seed, None))?;
     let mut sim_a = Sim::new(&base.system);
     let mut rec_a = Recorder::default();
     // Guarded: an external program's protocol error ends its run (exit 2 below).
     let report_a = sim::guarded(|| {
         sim_a.run(
             &base.system,
-            Source::Seed {
-                seed: a.seed,
-                record: true,
-            },
+            Source::Seed { seed, record: true },
             &mut rec_a,
         )
     })
     .unwrap_or_else(sim::RunReport::panicked);
-    let seed_text = format!("seed {}", a.seed);
-    idemsim::external::check_outcome(&base, &seed_text, &report_a.outcome)?;
+    let seed_text = format!("seed {seed}");
+    idemsim::external::check_outcome(base, &seed_text, &report_a.outcome)?;
     let record = sim_a.choices.take_recorded();
-    too_long("run B", &a_run_events(&other, a.seed, Some(&record)))?;
+    too_long("run B", &a_run_events(other, seed, Some(&record)))?;
     let mut sim_b = Sim::new(&other.system);
     let mut rec_b = Recorder::default();
     let report_b = sim::guarded(|| {
@@ -263,102 +299,181 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         )
     })
     .unwrap_or_else(sim::RunReport::panicked);
-    idemsim::external::check_outcome(&other, &seed_text, &report_b.outcome)?;
-
-    let (ea, eb) = (&rec_a.entries, &rec_b.entries);
-    let la = lines(&base, ea);
-    let lb = lines(&other, eb);
-    let n = la.len().max(lb.len());
-    let same_text = |i: usize| la.get(i).map(|l| &l.text) == lb.get(i).map(|l| &l.text);
-    // The runs part at the first event that is not the same in both: another
-    // kind of step, another actor, another time. A message that only reads
-    // differently (another key in it) is the same event with other details.
-    let same_event = |i: usize| match (la.get(i), lb.get(i)) {
-        (Some(x), Some(y)) => match (x.entry, y.entry) {
-            (Some(p), Some(q)) => same_event(&ea[p], &eb[q]),
-            _ => x.text == y.text,
-        },
-        _ => false,
+    idemsim::external::check_outcome(other, &seed_text, &report_b.outcome)?;
+    let a_side = Side {
+        entries: rec_a.entries,
+        report: report_a,
     };
-    let part = (0..n).find(|&i| !same_event(i));
-    let shown = part.map_or(n, |p| (p + 1).saturating_add(a.after).min(n));
-    // The traces right-align their times; drop the padding both sides share.
-    let indent = la
-        .iter()
-        .take(shown)
-        .chain(lb.iter().take(shown))
-        .map(|l| l.text.len() - l.text.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    let strip = |l: Option<&Line>| l.map_or(String::new(), |l| l.text[indent..].to_string());
+    let b_side = Side {
+        entries: rec_b.entries,
+        report: report_b,
+    };
+    Ok((a_side, b_side))
+}
 
+/// The column titles: A's common settings, B's change, and the rule under them.
+fn titles(a: &Args) -> String {
     let sets: Vec<String> = a.set.iter().map(|s| format!("--set {s}")).collect();
-    let w = a.width;
-    let mut out = String::new();
-    out.push_str(&format!(
-        "# {} · seed {} · B replays A's recorded decisions: the same losses, delays and crashes\n",
-        base.name, a.seed
-    ));
-    out.push_str("# ~ the same event with other details · ≠ the runs differ from here on\n\n");
-    let row = |mark: &str, x: &str, y: &str| {
-        let (cx, cy) = (wrap(x, w), wrap(y, w));
-        let mut text = String::new();
-        for k in 0..cx.len().max(cy.len()) {
-            let left = cx.get(k).map_or("", String::as_str);
-            let right = cy.get(k).map_or("", String::as_str);
-            let m = if k == 0 { mark } else { " " };
-            let line = format!("{m} {} │ {right}", fit(left, w));
-            text.push_str(line.trim_end());
-            text.push('\n');
-        }
-        text
-    };
     let a_title = if a.both.is_empty() {
         "A: as written".to_string()
     } else {
         let both: Vec<String> = a.both.iter().map(|s| format!("--both {s}")).collect();
         format!("A: {}", both.join(" "))
     };
-    out.push_str(&row(" ", &a_title, &format!("B: A and {}", sets.join(" "))));
+    let w = a.width;
+    let mut out = row(" ", &a_title, &format!("B: A and {}", sets.join(" ")), w);
     out.push_str(&format!("  {}─┼─{}\n", "─".repeat(w), "─".repeat(w)));
-    for i in 0..shown {
-        if Some(i) == part {
-            let at = la
-                .get(i)
-                .or(lb.get(i))
-                .and_then(|l| l.entry)
-                .map_or(String::new(), |e| {
-                    let entries = if la.get(i).is_some() { ea } else { eb };
-                    format!(
-                        " (step {}, {})",
-                        entries[e].step,
-                        render::time(entries[e].time_us)
-                    )
-                });
-            out.push_str(&format!("  ── the runs part here{at} ──\n"));
-        }
-        let mark = if part.is_some_and(|p| i >= p) {
-            "≠"
-        } else if same_text(i) {
-            " "
-        } else {
-            "~"
+    out
+}
+
+/// One row of two columns `width` wide, wrapped; `mark` in the margin of its first line.
+fn row(mark: &str, x: &str, y: &str, width: usize) -> String {
+    let (cx, cy) = (wrap(x, width), wrap(y, width));
+    let mut text = String::new();
+    for k in 0..cx.len().max(cy.len()) {
+        let left = cx.get(k).map_or("", String::as_str);
+        let right = cy.get(k).map_or("", String::as_str);
+        let m = if k == 0 { mark } else { " " };
+        let line = format!("{m} {} │ {right}", fit(left, width));
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+/// Which lines of the two traces the diff shows.
+struct View {
+    /// The first line where the runs part, if they do.
+    part: Option<usize>,
+    /// Lines shown: up to `--after` past the parting, or all.
+    shown: usize,
+    /// Leading spaces both traces share in the lines shown.
+    indent: usize,
+}
+
+impl View {
+    fn of(
+        la: &[Line],
+        lb: &[Line],
+        ea: &[render::Entry],
+        eb: &[render::Entry],
+        after: usize,
+    ) -> View {
+        let n = la.len().max(lb.len());
+        // The runs part at the first event that is not the same in both: another
+        // kind of step, another actor, another time. A message that only reads
+        // differently (another key in it) is the same event with other details.
+        let same_event = |i: usize| match (la.get(i), lb.get(i)) {
+            (Some(x), Some(y)) => match (x.entry, y.entry) {
+                (Some(p), Some(q)) => same_event(&ea[p], &eb[q]),
+                _ => x.text == y.text,
+            },
+            _ => false,
         };
-        out.push_str(&row(mark, &strip(la.get(i)), &strip(lb.get(i))));
+        let part = (0..n).find(|&i| !same_event(i));
+        let shown = part.map_or(n, |p| (p + 1).saturating_add(after).min(n));
+        // The traces right-align their times; drop the padding both sides share.
+        let indent = la
+            .iter()
+            .take(shown)
+            .chain(lb.iter().take(shown))
+            .map(|l| l.text.len() - l.text.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        View {
+            part,
+            shown,
+            indent,
+        }
     }
-    let rest_a = la.len().saturating_sub(shown);
-    let rest_b = lb.len().saturating_sub(shown);
-    if rest_a + rest_b > 0 {
-        out.push_str(&format!(
-            "  … {rest_a} more lines in A, {rest_b} in B (idemsim replay shows a whole run)\n"
-        ));
+
+    /// The shown lines side by side, the parting marked, then what is left out.
+    fn rows(
+        &self,
+        la: &[Line],
+        lb: &[Line],
+        (ea, eb): (&[render::Entry], &[render::Entry]),
+        width: usize,
+        out: &mut String,
+    ) {
+        let strip =
+            |l: Option<&Line>| l.map_or(String::new(), |l| l.text[self.indent..].to_string());
+        let same_text = |i: usize| la.get(i).map(|l| &l.text) == lb.get(i).map(|l| &l.text);
+        for i in 0..self.shown {
+            if Some(i) == self.part {
+                let at = la
+                    .get(i)
+                    .or(lb.get(i))
+                    .and_then(|l| l.entry)
+                    .map_or(String::new(), |e| {
+                        let entries = if la.get(i).is_some() { ea } else { eb };
+                        format!(
+                            " (step {}, {})",
+                            entries[e].step,
+                            render::time(entries[e].time_us)
+                        )
+                    });
+                out.push_str(&format!("  ── the runs part here{at} ──\n"));
+            }
+            let mark = if self.part.is_some_and(|p| i >= p) {
+                "≠"
+            } else if same_text(i) {
+                " "
+            } else {
+                "~"
+            };
+            out.push_str(&row(mark, &strip(la.get(i)), &strip(lb.get(i)), width));
+        }
+        let rest_a = la.len().saturating_sub(self.shown);
+        let rest_b = lb.len().saturating_sub(self.shown);
+        if rest_a + rest_b > 0 {
+            out.push_str(&format!(
+                "  … {rest_a} more lines in A, {rest_b} in B (idemsim replay shows a whole run)\n"
+            ));
+        }
+        if self.part.is_none() {
+            out.push_str("  the runs do the same: for this seed the change makes no difference\n");
+        }
     }
-    if part.is_none() {
-        out.push_str("  the runs do the same: for this seed the change makes no difference\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{row, Line, View};
+
+    fn plain(texts: &[&str]) -> Vec<Line> {
+        texts
+            .iter()
+            .map(|t| Line {
+                entry: None,
+                text: (*t).to_string(),
+            })
+            .collect()
     }
-    out.push('\n');
-    out.push_str(&format!("A => {}\n", outcome_line(&report_a.outcome)));
-    out.push_str(&format!("B => {}\n", outcome_line(&report_b.outcome)));
-    idemsim::out!("{out}");
-    Ok(idemsim::exit::HOLDS)
+
+    #[test]
+    fn the_view_parts_at_the_first_other_line_and_shows_after_it() {
+        let la = plain(&["  a", "  b", "  c", "  d", "  e", "  f"]);
+        let lb = plain(&["  a", "  b", "  x", "  d", "  e", "  f"]);
+        let v = View::of(&la, &lb, &[], &[], 2);
+        assert_eq!(v.part, Some(2));
+        assert_eq!(v.shown, 5, "the parting line and 2 after it");
+        assert_eq!(v.indent, 2, "the padding both sides share");
+        let same = View::of(&la, &la, &[], &[], 2);
+        assert_eq!((same.part, same.shown), (None, 6));
+    }
+
+    #[test]
+    fn a_row_wraps_both_columns_and_marks_its_first_line() {
+        let text = row("≠", "abcdefghij", "xy", 20);
+        assert_eq!(text, "≠ abcdefghij           │ xy\n");
+        let wrapped = row("~", "one two three four five six seven", "", 20);
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert!(lines.len() > 1, "{wrapped}");
+        assert!(lines[0].starts_with("~ one two"), "{wrapped}");
+        assert!(
+            lines[1..].iter().all(|l| l.starts_with("        ")),
+            "{wrapped}"
+        );
+    }
 }

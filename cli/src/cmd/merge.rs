@@ -299,8 +299,21 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             shown_files(&a.files)
         )));
     }
-    let (first_at, first) = lines[0].clone();
-    let first = &first;
+    let first_at = lines[0].0.clone();
+    same_run(&lines)?;
+    lines.sort_by_key(|(_, l)| l.seeds.map(|s| (s.start, s.end)));
+    every_shard_once(&lines)?;
+    tile_one_range(&lines)?;
+    let mut merged = merge_lines(&lines)?;
+    let shrunk_text = shrink_merged(&a, &lines, &mut merged, &first_at, shrink_budget)?;
+    merged.print(a.json, shrunk_text.as_deref());
+    Ok(merged.exit_code())
+}
+
+/// Refuses lines of different runs: each must be a shard of the first's
+/// run (same scenario text, overrides, idemsim and shard count).
+fn same_run(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
+    let (first_at, first) = &lines[0];
     for (at, l) in &lines[1..] {
         if let Some(what) = other_run(first, l) {
             return Err(UsageError(format!(
@@ -336,8 +349,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             )));
         }
     }
-    lines.sort_by_key(|(_, l)| l.seeds.map(|s| (s.start, s.end)));
-    // Each shard once, and every shard there, when the lines say which they are.
+    Ok(())
+}
+
+/// Each shard once, and every shard there, when the lines say which they are.
+fn every_shard_once(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
     if let Some(sh) = lines[0].1.shard {
         let mut seen: Vec<Option<&str>> = vec![
             None;
@@ -345,7 +361,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 .unwrap_or(usize::MAX)
                 .min(lines.len() + 1)
         ];
-        for (at, l) in &lines {
+        for (at, l) in lines {
             let i = l.shard.expect("checked above").index;
             if let Some(slot) = seen.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
                 if let Some(before) = slot {
@@ -389,7 +405,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             )));
         }
     }
-    // The shards must tile one range: a gap or an overlap would make the counts lie.
+    Ok(())
+}
+
+/// The shards must tile one range: a gap or an overlap would make the counts lie.
+fn tile_one_range(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
     for w in lines.windows(2) {
         let (a_at, a) = &w[0];
         let (b_at, b) = &w[1];
@@ -406,6 +426,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             )));
         }
     }
+    Ok(())
+}
+
+/// The lines, sorted by seeds and tiling one range, as one summary of it.
+fn merge_lines(lines: &[(String, SweepLine)]) -> Result<SweepLine, UsageError> {
     let start = lines[0].1.seeds.expect("checked").start;
     let end = lines[lines.len() - 1].1.seeds.expect("checked").end;
     let mut merged = lines[0].1.clone();
@@ -420,8 +445,18 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // shard's last seed and set its flag.
     merged.interrupted = false;
     merged.derive();
-    // The shrink step of `check`, on the merged lowest failing seed, so the
-    // output is the one machine's; it needs the scenario, the shards do not.
+    Ok(merged)
+}
+
+/// The shrink step of `check`, on the merged lowest failing seed, so the
+/// output is the one machine's; it needs the scenario, the shards do not.
+fn shrink_merged(
+    a: &Args,
+    lines: &[(String, SweepLine)],
+    merged: &mut SweepLine,
+    first_at: &str,
+    shrink_budget: idemsim::minimize::Budget,
+) -> Result<Option<String>, UsageError> {
     let mut shrunk_text = None;
     if merged.failure.is_some() && !(a.no_shrink && a.repro_out.is_none()) {
         let recorded = |e: UsageError| match e.0.strip_prefix("error: --set ") {
@@ -429,7 +464,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             None => e,
         };
         let overrides = idemsim::catalog::parse_overrides(&merged.sets).map_err(recorded)?;
-        let entry = scenario_of(&merged, a.scenario.as_deref(), &first_at)?;
+        let entry = scenario_of(merged, a.scenario.as_deref(), first_at)?;
         let s = idemsim::catalog::load_entry(&entry, &overrides).map_err(recorded)?;
         let now = idemsim::repro::hash_hex(s.hash);
         if let Some(then) = &merged.scenario_hash {
@@ -440,7 +475,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 )));
             }
         }
-        failure_fails_again(&lines, &merged, &s)?;
+        failure_fails_again(lines, merged, &s)?;
         shrunk_text = merged.shrink(
             (&s, &entry),
             a.no_shrink,
@@ -448,8 +483,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             shrink_budget,
         )?;
     }
-    merged.print(a.json, shrunk_text.as_deref());
-    Ok(merged.exit_code())
+    Ok(shrunk_text)
 }
 
 /// The scenario to shrink with: `given`, else the one the shards name. A

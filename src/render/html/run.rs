@@ -6,14 +6,14 @@
 //! did. Each row is a short array of numbers; texts go through one string
 //! table, times and steps are deltas from the row before.
 
-use super::super::formats::{fold_plan, text_blocks, Segment};
-use super::super::items::{Trace, What};
+use super::super::formats::{fold_plan, text_blocks, Block, Segment};
+use super::super::items::Trace;
 use super::super::Entry;
 use super::ledger::{ledger, OpRow};
+use super::rows::{rows, timer_set_steps};
 use super::state::{Change, Delta};
 use super::{esc, Strings};
 use serde_json::{json, Value};
-use sim::{Timer, TraceKind};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -50,194 +50,18 @@ pub struct WarningRow {
     pub example: &'static str,
 }
 
-/// Row kinds, in the order the script's `K` numbers them.
-fn kind(w: &What) -> u8 {
-    match w {
-        What::Mix { .. } => 0,
-        What::Start {} => 1,
-        What::Restart {} => 2,
-        What::Crash {} => 3,
-        What::Send { .. } => 4,
-        What::Drop { .. } => 5,
-        What::Deliver { .. } => 6,
-        What::TimerSet { .. } => 7,
-        What::TimerFired { .. } => 8,
-        What::Effect { .. } => 9,
-        What::Attempt { .. } => 10,
-        What::Observe { .. } => 11,
-        What::Situation { .. } => 12,
-        What::Healing {} => 13,
-        // The report keeps every item (`report.rs` bounds its runs instead);
-        // should one get here, it reads as a note.
-        What::Elided { .. } => 11,
-    }
-}
-
 /// The JSON document the page's script reads.
 pub fn data(input: &RunInput) -> Value {
     let t = input.trace;
     let blocks = text_blocks(t, true);
+    let layout = Layout::of(&blocks);
+    let folds = folds(&blocks, &layout.first_row);
+    let timer_set_step = timer_set_steps(input.entries);
     let mut s = Strings::default();
-    // Item index → row, for the rows the page shows.
-    let mut row_of: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut shown: Vec<usize> = Vec::new();
-    let mut first_row = Vec::with_capacity(blocks.len());
-    for b in &blocks {
-        first_row.push(shown.len());
-        for &i in &b.items {
-            row_of.insert(i, shown.len());
-            shown.push(i);
-        }
-    }
-    first_row.push(shown.len());
-    let folds: Vec<Value> = fold_plan(&blocks)
-        .into_iter()
-        .filter_map(|seg| match seg {
-            Segment::Folded {
-                blocks: r,
-                repeats,
-                period,
-            } => Some(json!([
-                first_row[r.start],
-                first_row[r.end],
-                repeats,
-                period,
-                blocks[r.start].step,
-                blocks[r.end - 1].step
-            ])),
-            Segment::Shown(_) => None,
-        })
-        .collect();
-    // Where each timer was set: the latest setting of its slot fires.
-    let mut set_at: BTreeMap<(u32, u32), u64> = BTreeMap::new();
-    let mut timer_set_step: BTreeMap<usize, u64> = BTreeMap::new();
-    for (i, e) in input.entries.iter().enumerate() {
-        match &e.kind {
-            TraceKind::TimerSet { actor, timer, .. } => {
-                set_at.insert((*actor, timer.slot()), e.step);
-            }
-            TraceKind::TimerFired { actor, timer } => {
-                if let Some(&step) = set_at.get(&(*actor, timer.slot())) {
-                    timer_set_step.insert(i, step);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut sent_row: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut rows: Vec<Value> = Vec::with_capacity(shown.len());
-    let (mut step, mut time) = (0u64, 0u64);
-    for (row, &i) in shown.iter().enumerate() {
-        let it = &t.items[i];
-        let mut r: Vec<Value> = vec![
-            json!(kind(&it.what)),
-            json!(it.step.wrapping_sub(step) as i64),
-            json!(it.time_us as i64 - time as i64),
-            json!(it.actor_id),
-        ];
-        (step, time) = (it.step, it.time_us);
-        let back = |id: &u32| sent_row.get(id).map_or(0, |&r| row - r);
-        match &it.what {
-            What::Mix { text, .. } => r.push(json!(s.id(text))),
-            What::Start {} | What::Restart {} | What::Crash {} | What::Healing {} => {}
-            What::Elided { .. } => r.push(json!(s.id(&crate::render::items::describe(it)))),
-            What::Send {
-                to_id,
-                msg,
-                msg_id,
-                copies,
-                ..
-            } => {
-                sent_row.insert(*msg_id, row);
-                r.extend([json!(to_id), json!(s.id_of(msg))]);
-                if *copies > 1 {
-                    r.push(json!(copies));
-                }
-            }
-            What::Drop {
-                to_id,
-                msg,
-                msg_id,
-                note,
-                ..
-            } => r.extend([
-                json!(to_id),
-                json!(s.id_of(msg)),
-                json!(s.id(note)),
-                json!(back(msg_id)),
-            ]),
-            // [msg, rows back to the send, duplicate, note, sender]: the
-            // last ones only when they say something (most rows of a long
-            // run are plain deliveries).
-            What::Deliver {
-                from_id,
-                msg,
-                msg_id,
-                duplicate,
-                note,
-                ..
-            } => {
-                let b = back(msg_id);
-                r.extend([json!(s.id_of(msg)), json!(b)]);
-                let note = note.map_or(-1, |n| s.id(n) as i64);
-                if b == 0 {
-                    r.extend([json!(u8::from(*duplicate)), json!(note), json!(from_id)]);
-                } else if note >= 0 {
-                    r.extend([json!(u8::from(*duplicate)), json!(note)]);
-                } else if *duplicate {
-                    r.push(json!(1));
-                }
-            }
-            What::TimerSet { timer, at_us } => r.extend([json!(s.id_of(timer)), json!(at_us)]),
-            What::TimerFired { timer } => r.extend([
-                json!(s.id_of(timer)),
-                // Steps back to where it was set.
-                json!(timer_set_step.get(&i).map_or(-1, |&x| (it.step - x) as i64)),
-            ]),
-            What::Effect {
-                site,
-                operation,
-                payload,
-                unit,
-                n,
-                ..
-            } => {
-                let p = match unit {
-                    Some(u) => format!("{payload} {u}"),
-                    None => format!("value {payload}"),
-                };
-                r.extend([
-                    json!(s.id(site)),
-                    json!(s.id(operation)),
-                    json!(s.id(&p)),
-                    json!(n),
-                ]);
-            }
-            What::Attempt {
-                operation,
-                attempt,
-                outcome,
-            } => r.extend([json!(s.id(operation)), json!(attempt), json!(s.id(outcome))]),
-            What::Observe { text, .. } => r.push(json!(s.id(text))),
-            What::Situation { name } => r.push(json!(s.id(name))),
-        }
-        rows.push(Value::Array(r));
-    }
-    let mut last = 0;
-    let changes: Vec<Value> = input
-        .changes
-        .iter()
-        .map(|c| {
-            let d = c.step - last;
-            last = c.step;
-            json!([
-                d,
-                c.actor,
-                delta(&c.state, &mut s),
-                delta(&c.storage, &mut s)
-            ])
-        })
-        .collect();
+    let rows = rows(t, &layout.shown, &timer_set_step, &mut s);
+    // After the rows, so that the string table numbers their texts first.
+    let changes = changes(input.changes, &mut s);
+    let row_of = &layout.row_of;
     let end = &t.end;
     let (templates, strings) = s.to_json();
     json!({
@@ -260,6 +84,73 @@ pub fn data(input: &RunInput) -> Value {
         "T": templates,
         "S": strings,
     })
+}
+
+/// Which items the page shows as rows, block by block.
+struct Layout {
+    /// The items shown, in row order.
+    shown: Vec<usize>,
+    /// Item index → row, for the rows the page shows.
+    row_of: BTreeMap<usize, usize>,
+    /// Each block's first row, then the row count.
+    first_row: Vec<usize>,
+}
+
+impl Layout {
+    fn of(blocks: &[Block]) -> Layout {
+        let mut row_of: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut shown: Vec<usize> = Vec::new();
+        let mut first_row = Vec::with_capacity(blocks.len() + 1);
+        for b in blocks {
+            first_row.push(shown.len());
+            for &i in &b.items {
+                row_of.insert(i, shown.len());
+                shown.push(i);
+            }
+        }
+        first_row.push(shown.len());
+        Layout {
+            shown,
+            row_of,
+            first_row,
+        }
+    }
+}
+
+/// The folded repeats of the text trace, as `[first row, end row, repeats,
+/// period, first step, last step]`.
+fn folds(blocks: &[Block], first_row: &[usize]) -> Vec<Value> {
+    fold_plan(blocks)
+        .into_iter()
+        .filter_map(|seg| match seg {
+            Segment::Folded {
+                blocks: r,
+                repeats,
+                period,
+            } => Some(json!([
+                first_row[r.start],
+                first_row[r.end],
+                repeats,
+                period,
+                blocks[r.start].step,
+                blocks[r.end - 1].step
+            ])),
+            Segment::Shown(_) => None,
+        })
+        .collect()
+}
+
+/// What each actor held after each step, as `[step delta, actor, state, storage]`.
+fn changes(changes: &[Change], s: &mut Strings) -> Vec<Value> {
+    let mut last = 0;
+    changes
+        .iter()
+        .map(|c| {
+            let d = c.step - last;
+            last = c.step;
+            json!([d, c.actor, delta(&c.state, s), delta(&c.storage, s)])
+        })
+        .collect()
 }
 
 /// 0: unchanged, 1: down, `[at, remove, line ids...]`: a hunk.
@@ -483,4 +374,26 @@ fn repro_html(input: &RunInput) -> String {
     }
     out.push_str("</section>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Block, Layout};
+
+    #[test]
+    fn rows_follow_the_blocks_items_in_order() {
+        let mut a = Block::new(1);
+        a.items = vec![0, 1];
+        let mut b = Block::new(2);
+        b.items = vec![3];
+        let l = Layout::of(&[a, b]);
+        assert_eq!(l.shown, [0, 1, 3]);
+        assert_eq!(
+            l.first_row,
+            [0, 2, 3],
+            "each block's first row, then the count"
+        );
+        assert_eq!(l.row_of.get(&3), Some(&2));
+        assert_eq!(l.row_of.get(&2), None, "item 2 is not shown");
+    }
 }

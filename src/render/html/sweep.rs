@@ -54,8 +54,44 @@ pub fn page(data: &Value) -> String {
     let varying: Vec<usize> = (0..axes.len())
         .filter(|&i| axes[i]["values"].as_array().map_or(0, Vec::len) > 1)
         .collect();
+    let table = Table {
+        axes: &axes,
+        varying: &varying,
+        metrics: &metrics,
+        warned: rows
+            .iter()
+            .any(|r| r["hazards"].as_array().is_some_and(|h| !h.is_empty())),
+    };
+    let mut b = String::new();
+    header_html(data, &table, rows.len(), &mut b);
+    b.push_str(
+        "<section>\n<h2>Metrics against the swept values</h2>\n<p class=\"controls\" id=\"controls\"></p>\n\
+         <div id=\"series\"></div>\n<div id=\"charts\"></div>\n</section>\n",
+    );
+    b.push_str("<section>\n<h2>Variants</h2>\n<table id=\"variants\">\n<thead><tr>");
+    table.head(&mut b);
+    b.push_str("</tr></thead>\n<tbody>\n");
+    for r in &rows {
+        table.row(r, &mut b);
+    }
+    b.push_str("</tbody>\n</table>\n");
+    table.legend(&mut b);
+    b.push_str("</section>\n");
+    let _ = write!(
+        b,
+        "<footer>idemsim {} · every variant runs the same seeds, so a difference between rows comes from the design</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
+}
+
+/// The page's title, and the keys with one value, which are the same in
+/// every variant and so said once.
+fn header_html(data: &Value, table: &Table, variants: usize, b: &mut String) {
+    let name = data["scenario"].as_str().unwrap_or("");
+    let axes = table.axes;
     let fixed: Vec<String> = (0..axes.len())
-        .filter(|i| !varying.contains(i))
+        .filter(|i| !table.varying.contains(i))
         .map(|i| {
             format!(
                 "{}={}",
@@ -64,12 +100,11 @@ pub fn page(data: &Value) -> String {
             )
         })
         .collect();
-    let mut b = String::new();
     let _ = write!(
         b,
         "<header class=\"top\">\n<h1>{} · sweep</h1>\n<p class=\"sub\">{} variants, each on the same seeds 0..{}{}</p>\n</header>\n",
         esc(name),
-        rows.len(),
+        variants,
         data["runs"],
         if fixed.is_empty() {
             String::new()
@@ -77,34 +112,48 @@ pub fn page(data: &Value) -> String {
             format!("; fixed: {}", esc(&fixed.join(" ")))
         }
     );
-    b.push_str(
-        "<section>\n<h2>Metrics against the swept values</h2>\n<p class=\"controls\" id=\"controls\"></p>\n\
-         <div id=\"series\"></div>\n<div id=\"charts\"></div>\n</section>\n",
-    );
-    b.push_str("<section>\n<h2>Variants</h2>\n<table id=\"variants\">\n<thead><tr>");
-    for &i in &varying {
-        let _ = write!(b, "<th>{}</th>", esc(axes[i]["key"].as_str().unwrap_or("")));
+}
+
+/// The variants table: a column per swept key that varies, the verdict,
+/// each metric, the lowest failing seed and, if any variant has one, the
+/// design warnings.
+struct Table<'a> {
+    axes: &'a [Value],
+    /// The axes with more than one value.
+    varying: &'a [usize],
+    metrics: &'a [Value],
+    /// Some variant breaks a design rule: the table gets a column for it.
+    warned: bool,
+}
+
+impl Table<'_> {
+    fn head(&self, b: &mut String) {
+        for &i in self.varying {
+            let _ = write!(
+                b,
+                "<th>{}</th>",
+                esc(self.axes[i]["key"].as_str().unwrap_or(""))
+            );
+        }
+        b.push_str("<th>verdict</th><th>failing</th><th>violation rate (95% CI)</th>");
+        for m in self.metrics {
+            let _ = write!(b, "<th>{}</th>", esc(m["header"].as_str().unwrap_or("")));
+        }
+        b.push_str("<th>lowest failing seed</th>");
+        if self.warned {
+            b.push_str("<th>design warnings</th>");
+        }
     }
-    b.push_str("<th>verdict</th><th>failing</th><th>violation rate (95% CI)</th>");
-    for m in &metrics {
-        let _ = write!(b, "<th>{}</th>", esc(m["header"].as_str().unwrap_or("")));
-    }
-    b.push_str("<th>lowest failing seed</th>");
-    let warned = rows
-        .iter()
-        .any(|r| r["hazards"].as_array().is_some_and(|h| !h.is_empty()));
-    if warned {
-        b.push_str("<th>design warnings</th>");
-    }
-    b.push_str("</tr></thead>\n<tbody>\n");
-    for r in &rows {
+
+    /// One variant's row; a violation is marked, its seed linked to its report.
+    fn row(&self, r: &Value, b: &mut String) {
         let violation = r["verdict"] == "violation";
         b.push_str(if violation {
             "<tr class=\"violation\">"
         } else {
             "<tr>"
         });
-        for &i in &varying {
+        for &i in self.varying {
             let _ = write!(b, "<td>{}</td>", esc(r["values"][i].as_str().unwrap_or("")));
         }
         let verdict = match r["invariant"].as_str() {
@@ -122,7 +171,7 @@ pub fn page(data: &Value) -> String {
             pct(&r["lo"]),
             pct(&r["hi"])
         );
-        for (j, m) in metrics.iter().enumerate() {
+        for (j, m) in self.metrics.iter().enumerate() {
             let _ = write!(
                 b,
                 "<td class=\"num\">{}</td>",
@@ -142,30 +191,28 @@ pub fn page(data: &Value) -> String {
             }
             _ => b.push_str("<td class=\"none\">-</td>"),
         }
-        if warned {
+        if self.warned {
             b.push_str(&warnings_cell(&r["hazards"]));
         }
         b.push_str("</tr>\n");
     }
-    b.push_str("</tbody>\n</table>\n<ul class=\"legend\">\n<li>failing: runs that broke an invariant; the interval is Wilson's 95% score interval.</li>\n");
-    for m in &metrics {
-        if let Some(l) = m["legend"].as_str().filter(|l| !l.is_empty()) {
-            let _ = writeln!(b, "<li>{}</li>", esc(l));
+
+    /// What the columns mean.
+    fn legend(&self, b: &mut String) {
+        b.push_str("<ul class=\"legend\">\n<li>failing: runs that broke an invariant; the interval is Wilson's 95% score interval.</li>\n");
+        for m in self.metrics {
+            if let Some(l) = m["legend"].as_str().filter(|l| !l.is_empty()) {
+                let _ = writeln!(b, "<li>{}</li>", esc(l));
+            }
         }
+        b.push_str(
+            "<li>Each report shows the variant's lowest failing seed, shrunk to a minimal run.</li>\n",
+        );
+        if self.warned {
+            b.push_str("<li>design warnings: rules of the domain the variant's settings break (docs/design-warnings.md), and how many runs reached the gap; a variant that holds with \"no run reached it\" holds only because no fault went there. Hover a warning for its text.</li>\n");
+        }
+        b.push_str("</ul>\n");
     }
-    b.push_str(
-        "<li>Each report shows the variant's lowest failing seed, shrunk to a minimal run.</li>\n",
-    );
-    if warned {
-        b.push_str("<li>design warnings: rules of the domain the variant's settings break (docs/design-warnings.md), and how many runs reached the gap; a variant that holds with \"no run reached it\" holds only because no fault went there. Hover a warning for its text.</li>\n");
-    }
-    b.push_str("</ul>\n</section>\n");
-    let _ = write!(
-        b,
-        "<footer>idemsim {} · every variant runs the same seeds, so a difference between rows comes from the design</footer>",
-        env!("CARGO_PKG_VERSION")
-    );
-    super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
 }
 
 /// A row's design warnings: each id (its text on hover) and whether runs
@@ -200,7 +247,52 @@ fn warnings_cell(hazards: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::human_us;
+    use super::{human_us, page};
+    use serde_json::json;
+
+    fn sweep(hazards: serde_json::Value) -> serde_json::Value {
+        json!({
+            "scenario": "s",
+            "runs": 10,
+            "axes": [
+                {"key": "client.retry.max_attempts", "values": ["1", "3"]},
+                {"key": "client.key", "values": ["stable"]},
+            ],
+            "metrics": [{"header": "attempts", "shape": "ratio", "legend": "attempts: per run"}],
+            "rows": [
+                {"values": ["1", "stable"], "verdict": "holds", "failing": 0, "runs": 10,
+                 "rate": 0.0, "lo": 0.0, "hi": 0.3, "metrics": [1.0], "hazards": []},
+                {"values": ["3", "stable"], "verdict": "violation", "invariant": "no-dup",
+                 "failing": 2, "runs": 10, "rate": 0.2, "lo": 0.05, "hi": 0.5,
+                 "metrics": [1.5], "seed": 4, "report": "s-3-seed-4.html", "hazards": hazards},
+            ],
+        })
+    }
+
+    #[test]
+    fn the_page_has_a_column_per_varying_key_and_names_the_fixed_once() {
+        let html = page(&sweep(json!([])));
+        assert!(html.contains("2 variants, each on the same seeds 0..10; fixed: client.key=stable"));
+        assert!(html.contains("<th>client.retry.max_attempts</th>"));
+        assert!(!html.contains("<th>client.key</th>"));
+        assert!(html.contains("<tr class=\"violation\"><td>3</td><td>violation: no-dup</td>"));
+        assert!(html.contains("href=\"s-3-seed-4.html\">seed 4: report</a>"));
+        assert!(html.contains("<li>attempts: per run</li>"));
+        assert!(
+            !html.contains("design warnings"),
+            "no variant breaks a rule"
+        );
+    }
+
+    #[test]
+    fn a_design_warning_adds_its_column_and_legend() {
+        let warned =
+            json!([{"id": "w", "text": "t", "note": "no run reached it", "reached_runs": 0}]);
+        let html = page(&sweep(warned));
+        assert!(html.contains("<th>design warnings</th>"));
+        assert!(html.contains("<td class=\"warnings unreached\">"));
+        assert!(html.contains("<li>design warnings: rules of the domain"));
+    }
 
     #[test]
     fn durations_read_in_human_units() {

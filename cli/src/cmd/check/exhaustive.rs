@@ -42,8 +42,37 @@ pub(super) fn run_exhaustive(
             "error: --max-schedules and --max-events must be at least 1\nhelp: leave them out for the defaults\n".into(),
         ));
     }
+    let r = enumerate(a, s, jobs);
+    if let Some(c) = &r.shortest {
+        idemsim::external::check_outcome(s, "the shortest counterexample", &c.outcome)?;
+    }
+    let (verdict, code) = verdict(&r);
+    let mut lines = Vec::new();
+    headline_lines(a, s, &r, verdict, &mut lines);
+    let reached = registry::situation_names(&r.tally.situations);
+    tally_lines(s, &r, &reached, &mut lines);
+    let record_json = counterexample_lines(a, s, &r, &mut lines)?;
+    let limit_json = first_limit_lines(a, s, &r, &mut lines)?;
+    let text = lines.join("\n") + "\n";
+    if a.json {
+        idemsim::eout!("{text}");
+        let found = Found {
+            verdict,
+            reached: &reached,
+            record_json,
+            limit_json,
+        };
+        idemsim::outln!("{}", json_record(a, s, replay, &r, found));
+    } else {
+        idemsim::out!("{text}");
+    }
+    Ok(code)
+}
+
+/// Every schedule within the bounds, with a progress bar that Ctrl-C stops.
+fn enumerate(a: &Args, s: &models::Scenario, jobs: usize) -> ExhaustiveReport {
     let bar = Progress::new(None, a.json);
-    let r: ExhaustiveReport = exhaustive(
+    let r = exhaustive(
         &s.system,
         a.max_faults,
         Bounds {
@@ -55,12 +84,22 @@ pub(super) fn run_exhaustive(
         &|done| bar.update(done),
     );
     bar.finish();
-    if let Some(c) = &r.shortest {
-        idemsim::external::check_outcome(s, "the shortest counterexample", &c.outcome)?;
+    r
+}
+
+/// "fault" or "faults", as `n` needs.
+fn plural(n: u32) -> &'static str {
+    if n == 1 {
+        "fault"
+    } else {
+        "faults"
     }
-    let k = a.max_faults;
-    let plural = |n: u32| if n == 1 { "fault" } else { "faults" };
-    let (verdict, code) = match (
+}
+
+/// The verdict word and its exit code: a counterexample wins over an
+/// interruption, which wins over an incomplete enumeration.
+fn verdict(r: &ExhaustiveReport) -> (&'static str, u8) {
+    match (
         &r.shortest,
         r.interrupted,
         r.truncated || r.too_many_points,
@@ -72,8 +111,18 @@ pub(super) fn run_exhaustive(
             ("inconclusive", idemsim::exit::INCONCLUSIVE)
         }
         (None, false, false, 0) => ("holds", idemsim::exit::HOLDS),
-    };
-    let mut lines = Vec::new();
+    }
+}
+
+/// The verdict sentence, then why the enumeration is incomplete, if it is.
+fn headline_lines(
+    a: &Args,
+    s: &models::Scenario,
+    r: &ExhaustiveReport,
+    verdict: &str,
+    lines: &mut Vec<String>,
+) {
+    let k = a.max_faults;
     match verdict {
         // Each decision is enumerated at zero or its largest value, so a delay
         // only at its range's ends (docs/performance.md): said where the claim
@@ -122,6 +171,16 @@ pub(super) fn run_exhaustive(
             "stopped at {flag} {value}: the enumeration is incomplete"
         ));
     }
+}
+
+/// What the enumeration covered: schedules by fault count, faults injected,
+/// situations reached and the scenario's hazards among them.
+fn tally_lines(
+    s: &models::Scenario,
+    r: &ExhaustiveReport,
+    reached: &[&str],
+    lines: &mut Vec<String>,
+) {
     lines.push(format!(
         "enumerated: {} schedules ({})",
         r.tally.schedules,
@@ -137,115 +196,187 @@ pub(super) fn run_exhaustive(
     }
     let f = &r.tally.faults;
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
-    let reached = registry::situation_names(&r.tally.situations);
-    lines.push(situations_line(&reached));
+    lines.push(situations_line(reached));
     let hazards = HazardLine::of(&s.hazards);
-    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
-    let mut record_json = None;
-    if let Some(c) = &r.shortest {
-        lines.push(format!(
-            "shortest counterexample: {} {}, {} events: {}",
-            c.faults,
-            plural(c.faults),
-            c.events,
-            render::outcome_sentence(&c.outcome)
-        ));
-        for d in describe_record(&s.system.world, &c.record) {
-            lines.push(format!("  {d}"));
-        }
-        let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
-        if let Some(dir) = &a.html {
-            let path =
-                crate::cmd::report::write_counterexample(s, &from, &a.set, &c.record, k, dir)?;
-            lines.push(format!("report: {}", path.display()));
-        }
-        let repro_out = a.repro_out.as_deref();
-        let json = record_lines(
-            s, &from, &a.set, &c.record, &c.outcome, repro_out, &mut lines,
+    lines.extend(hazards.iter().map(|h| h.text_in(reached)));
+}
+
+/// The shortest counterexample, if any: its decisions, report, repro and
+/// trace; returns its record as JSON.
+fn counterexample_lines(
+    a: &Args,
+    s: &models::Scenario,
+    r: &ExhaustiveReport,
+    lines: &mut Vec<String>,
+) -> Result<Option<serde_json::Value>, UsageError> {
+    let Some(c) = &r.shortest else {
+        return Ok(None);
+    };
+    lines.push(format!(
+        "shortest counterexample: {} {}, {} events: {}",
+        c.faults,
+        plural(c.faults),
+        c.events,
+        render::outcome_sentence(&c.outcome)
+    ));
+    for d in describe_record(&s.system.world, &c.record) {
+        lines.push(format!("  {d}"));
+    }
+    let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
+    if let Some(dir) = &a.html {
+        let path = crate::cmd::report::write_counterexample(
+            s,
+            &from,
+            &a.set,
+            &c.record,
+            a.max_faults,
+            dir,
         )?;
-        record_json = Some(json);
-        // The trace of the counterexample, re-derived by replaying its record.
-        let mut sim = Sim::new(&s.system);
-        let mut rec = Recorder::default();
-        let report = sim.run(
-            &s.system,
-            Source::Replay {
-                record: &c.record,
-                log_points: false,
+        lines.push(format!("report: {}", path.display()));
+    }
+    let repro_out = a.repro_out.as_deref();
+    let json = record_lines(s, &from, &a.set, &c.record, &c.outcome, repro_out, lines)?;
+    trace_lines(s, &c.record, &c.outcome, lines);
+    Ok(Some(json))
+}
+
+/// The trace of a counterexample, re-derived by replaying its record.
+fn trace_lines(s: &models::Scenario, record: &Record, outcome: &Outcome, lines: &mut Vec<String>) {
+    let mut sim = Sim::new(&s.system);
+    let mut rec = Recorder::default();
+    let report = sim.run(
+        &s.system,
+        Source::Replay {
+            record,
+            log_points: false,
+        },
+        &mut rec,
+    );
+    debug_assert_eq!(&report.outcome, outcome, "a record replays its run");
+    lines.push(format!("# trace · {} events", report.events));
+    lines.push(
+        render::text(&s.system.world, &rec.entries)
+            .trim_end()
+            .to_string(),
+    );
+    lines.push(format!("=> {}", render::outcome_sentence(&report.outcome)));
+}
+
+/// Without a counterexample, the schedule that hit a limit is the finding:
+/// its decisions say which faults keep the run going, and a repro replays it.
+fn first_limit_lines(
+    a: &Args,
+    s: &models::Scenario,
+    r: &ExhaustiveReport,
+    lines: &mut Vec<String>,
+) -> Result<Option<serde_json::Value>, UsageError> {
+    let (None, Some((record, limit))) = (&r.shortest, &r.first_inconclusive) else {
+        return Ok(None);
+    };
+    lines.push(format!(
+        "first schedule that hit a limit ({}):",
+        limit.as_str()
+    ));
+    for d in describe_record(&s.system.world, record) {
+        lines.push(format!("  {d}"));
+    }
+    let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
+    let outcome = Outcome::Inconclusive(*limit);
+    let repro_out = a.repro_out.as_deref();
+    let json = record_lines(s, &from, &a.set, record, &outcome, repro_out, lines)?;
+    Ok(Some(
+        serde_json::json!({"limit": limit.as_str(), "record": json}),
+    ))
+}
+
+/// What the text phases found, for the JSON record.
+struct Found<'a> {
+    verdict: &'a str,
+    reached: &'a [&'a str],
+    record_json: Option<serde_json::Value>,
+    limit_json: Option<serde_json::Value>,
+}
+
+/// The `exhaustive` JSON Lines record of `--json`.
+fn json_record(
+    a: &Args,
+    s: &models::Scenario,
+    replay: &str,
+    r: &ExhaustiveReport,
+    found: Found,
+) -> String {
+    let invariant = r.shortest.as_ref().map(|c| match &c.outcome {
+        Outcome::Violation(v) => v.invariant.to_string(),
+        _ => "model-panic".to_string(),
+    });
+    json_line(
+        "exhaustive",
+        serde_json::json!({
+            "scenario": s.name,
+            "replay": replay,
+            "verdict": found.verdict,
+            "invariant": invariant,
+            "max_faults": a.max_faults,
+            "schedules": r.tally.schedules,
+            "events": r.tally.events,
+            "holds": r.tally.holds,
+            "violations": r.tally.violations,
+            "panics": r.tally.panics,
+            "inconclusive": r.tally.inconclusive,
+            "complete": r.complete(),
+            "by_faults": r.by_faults,
+            "faults": {
+                "lost": r.tally.faults.lost,
+                "duplicated": r.tally.faults.duplicated,
+                "partitioned": r.tally.faults.partitioned,
+                "crashed": r.tally.faults.crashed,
             },
-            &mut rec,
+            "situations": found.reached,
+            "hazards": HazardLine::json_in(&s.hazards, found.reached),
+            "first_inconclusive": found.limit_json,
+            "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
+                "faults": c.faults,
+                "events": c.events,
+                "sentence": render::outcome_sentence(&c.outcome),
+                "record": found.record_json,
+            })),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plural, verdict};
+    use sim::exhaustive::ExhaustiveReport;
+
+    #[test]
+    fn an_incomplete_enumeration_never_holds() {
+        let done = ExhaustiveReport::default();
+        assert_eq!(verdict(&done), ("holds", idemsim::exit::HOLDS));
+        let truncated = ExhaustiveReport {
+            truncated: true,
+            ..ExhaustiveReport::default()
+        };
+        assert_eq!(verdict(&truncated).0, "inconclusive");
+        let mut limited = ExhaustiveReport::default();
+        limited.tally.inconclusive = 1;
+        assert_eq!(verdict(&limited).0, "inconclusive");
+        // Ctrl-C is said as such, even when a bound was also hit.
+        let stopped = ExhaustiveReport {
+            interrupted: true,
+            truncated: true,
+            ..ExhaustiveReport::default()
+        };
+        assert_eq!(
+            verdict(&stopped),
+            ("interrupted", idemsim::progress::INTERRUPTED)
         );
-        debug_assert_eq!(report.outcome, c.outcome, "a record replays its run");
-        lines.push(format!("# trace · {} events", report.events));
-        lines.push(
-            render::text(&s.system.world, &rec.entries)
-                .trim_end()
-                .to_string(),
-        );
-        lines.push(format!("=> {}", render::outcome_sentence(&report.outcome)));
     }
-    // Without a counterexample, the schedule that hit a limit is the finding:
-    // its decisions say which faults keep the run going, and a repro replays it.
-    let mut limit_json = None;
-    if let (None, Some((record, limit))) = (&r.shortest, &r.first_inconclusive) {
-        lines.push(format!(
-            "first schedule that hit a limit ({}):",
-            limit.as_str()
-        ));
-        for d in describe_record(&s.system.world, record) {
-            lines.push(format!("  {d}"));
-        }
-        let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
-        let outcome = Outcome::Inconclusive(*limit);
-        let repro_out = a.repro_out.as_deref();
-        let json = record_lines(s, &from, &a.set, record, &outcome, repro_out, &mut lines)?;
-        limit_json = Some(serde_json::json!({"limit": limit.as_str(), "record": json}));
+
+    #[test]
+    fn one_fault_is_singular() {
+        assert_eq!(plural(0), "faults");
+        assert_eq!(plural(1), "fault");
+        assert_eq!(plural(2), "faults");
     }
-    let text = lines.join("\n") + "\n";
-    if a.json {
-        idemsim::eout!("{text}");
-        let invariant = r.shortest.as_ref().map(|c| match &c.outcome {
-            Outcome::Violation(v) => v.invariant.to_string(),
-            _ => "model-panic".to_string(),
-        });
-        idemsim::outln!(
-            "{}",
-            json_line(
-                "exhaustive",
-                serde_json::json!({
-                    "scenario": s.name,
-                    "replay": replay,
-                    "verdict": verdict,
-                    "invariant": invariant,
-                    "max_faults": k,
-                    "schedules": r.tally.schedules,
-                    "events": r.tally.events,
-                    "holds": r.tally.holds,
-                    "violations": r.tally.violations,
-                    "panics": r.tally.panics,
-                    "inconclusive": r.tally.inconclusive,
-                    "complete": r.complete(),
-                    "by_faults": r.by_faults,
-                    "faults": {
-                        "lost": r.tally.faults.lost,
-                        "duplicated": r.tally.faults.duplicated,
-                        "partitioned": r.tally.faults.partitioned,
-                        "crashed": r.tally.faults.crashed,
-                    },
-                    "situations": reached,
-                    "hazards": HazardLine::json_in(&s.hazards, &reached),
-                    "first_inconclusive": limit_json,
-                    "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
-                        "faults": c.faults,
-                        "events": c.events,
-                        "sentence": render::outcome_sentence(&c.outcome),
-                        "record": record_json,
-                    })),
-                })
-            )
-        );
-    } else {
-        idemsim::out!("{text}");
-    }
-    Ok(code)
 }

@@ -79,19 +79,7 @@ pub struct Args {
 
 /// Runs `idemsim sweep`: the exit code, or `Err` for bad input (exit 2).
 pub fn run(a: Args) -> Result<u8, UsageError> {
-    let mut axes: Vec<Axis> = Vec::new();
-    for s in &a.set {
-        let axis = parse_axis(s).map_err(|m| UsageError(format!(
-                "error: --set {m}\nhelp: write --set KEY=V1,V2,..., e.g. --set client.retry.max_attempts=1,3,5\n"
-            )))?;
-        if axes.iter().any(|x| x.key == axis.key) {
-            return Err(UsageError(format!(
-                "error: --set {} is given twice\nhelp: list all its values in one --set, e.g. {}=1,3\n",
-                axis.key, axis.key
-            )));
-        }
-        axes.push(axis);
-    }
+    let axes = parse_axes(&a.set)?;
     check_axes(&axes)?;
     let jobs = super::common::jobs(a.jobs)?;
     super::common::runs("--runs", a.runs)?;
@@ -103,9 +91,94 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if let Some(path) = &a.html {
         super::common::output_file("--html", path, true)?;
     }
-    // Load every variant before running any, so a bad value fails at once.
     let entry = catalog::locate(&a.scenario)?;
-    let combos = cross_product(&axes);
+    let variants = load_variants(&a.scenario, &entry, &axes)?;
+    let runs = a.runs.unwrap_or(variants[0].1.runs);
+    if runs == 0 {
+        return Err(UsageError(
+            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
+        ));
+    }
+    let name = variants[0].1.name.clone();
+    let metrics = variants[0].1.system.model.metrics();
+    let plot_fields = fields(metrics);
+    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
+    idemsim::progress::install_ctrl_c();
+    let rows = run_rows(&a.scenario, &variants, runs, jobs)?;
+    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
+    let mut out = match a.format {
+        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
+        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
+        Format::Csv => csv(&axes, &rows, metrics),
+        Format::Json => json(&name, runs, &axes, &rows, metrics),
+    };
+    if interrupted {
+        interrupted_note(a.format, &rows, variants.len(), runs, &mut out);
+    }
+    idemsim::out!("{out}");
+    if let Some(path) = &a.plot {
+        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
+        std::fs::write(path, svg).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+                path.display()
+            ))
+        })?;
+    }
+    if let Some(path) = &a.html {
+        let budget = idemsim::minimize::Budget::from_flags(None, None)?;
+        let written = html::write(
+            path,
+            &html::Input {
+                name: &name,
+                runs,
+                axes: &axes,
+                rows: &rows,
+                metrics,
+                variants: &variants,
+                from: &entry,
+                budget,
+            },
+        )?;
+        idemsim::eout!(
+            "wrote {} and {written} report(s) of failing seeds next to it\n",
+            path.display()
+        );
+    }
+    Ok(if interrupted {
+        idemsim::progress::INTERRUPTED
+    } else {
+        idemsim::exit::HOLDS
+    })
+}
+
+/// The `--set` flags as axes, each key once.
+fn parse_axes(sets: &[String]) -> Result<Vec<Axis>, UsageError> {
+    let mut axes: Vec<Axis> = Vec::new();
+    for s in sets {
+        let axis = parse_axis(s).map_err(|m| UsageError(format!(
+                "error: --set {m}\nhelp: write --set KEY=V1,V2,..., e.g. --set client.retry.max_attempts=1,3,5\n"
+            )))?;
+        if axes.iter().any(|x| x.key == axis.key) {
+            return Err(UsageError(format!(
+                "error: --set {} is given twice\nhelp: list all its values in one --set, e.g. {}=1,3\n",
+                axis.key, axis.key
+            )));
+        }
+        axes.push(axis);
+    }
+    Ok(axes)
+}
+
+/// Every variant of the cross product, loaded before any runs so that a bad
+/// value fails at once; refuses a swept strategy and two values that mean
+/// the same scenario.
+fn load_variants(
+    scenario_arg: &str,
+    entry: &catalog::Entry,
+    axes: &[Axis],
+) -> Result<Vec<(Vec<Override>, models::Scenario)>, UsageError> {
+    let combos = cross_product(axes);
     let mut variants: Vec<(Vec<Override>, models::Scenario)> = Vec::with_capacity(combos.len());
     for (n, combo) in combos.iter().enumerate() {
         let overrides: Vec<Override> = axes
@@ -116,13 +189,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 value: axis.values[i].clone(),
             })
             .collect();
-        let scenario = catalog::load_entry(&entry, &overrides)
+        let scenario = catalog::load_entry(entry, &overrides)
             .map_err(|e| in_variant(e, &overrides, n + 1, combos.len()))?;
         if scenario.strategy != Strategy::Seeds {
             if let Some(o) = overrides.iter().find(|o| o.key == STRATEGY_KEY) {
                 return Err(UsageError(format!(
                     "error: --set {}={}: a sweep runs seeds 0..N of every variant, not a coverage-guided search\nhelp: leave {STRATEGY_KEY} out of the sweep (or give it seeds); a coverage-guided search is `idemsim check {} --strategy coverage`\n",
-                    o.key, o.value, super::common::shell_word(&a.scenario)
+                    o.key, o.value, super::common::shell_word(scenario_arg)
                 )));
             }
         }
@@ -139,24 +212,23 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     if variants[0].1.strategy != Strategy::Seeds {
         idemsim::eoutln!(
             "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
-            a.scenario,
-            super::common::shell_word(&a.scenario)
+            scenario_arg,
+            super::common::shell_word(scenario_arg)
         );
     }
-    let runs = a.runs.unwrap_or(variants[0].1.runs);
-    if runs == 0 {
-        return Err(UsageError(
-            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
-        ));
-    }
-    let name = variants[0].1.name.clone();
-    let metrics = variants[0].1.system.model.metrics();
-    let plot_fields = fields(metrics);
-    let ys = plot::ys(&a.plot_metric, &plot_fields)?;
-    idemsim::progress::install_ctrl_c();
-    // Ctrl-C stops the variant that is running; the rows of what ran print.
+    Ok(variants)
+}
+
+/// Runs seeds 0..runs of each variant in turn, one row each. Ctrl-C stops
+/// the variant that is running; the rows of what ran are returned.
+fn run_rows(
+    scenario_arg: &str,
+    variants: &[(Vec<Override>, models::Scenario)],
+    runs: u64,
+    jobs: usize,
+) -> Result<Vec<Row>, UsageError> {
     let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
-    for (overrides, scenario) in &variants {
+    for (overrides, scenario) in variants {
         if idemsim::progress::STOP.load(Ordering::Relaxed) {
             break;
         }
@@ -169,7 +241,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             .collect();
         let replay = format!(
             "idemsim replay {}{sets}",
-            super::common::shell_word(&a.scenario)
+            super::common::shell_word(scenario_arg)
         );
         let seeds = SeedRange {
             start: 0,
@@ -185,78 +257,39 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             stats,
         });
     }
-    let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
-    let mut out = match a.format {
-        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
-        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
-        Format::Csv => csv(&axes, &rows, metrics),
-        Format::Json => json(&name, runs, &axes, &rows, metrics),
-    };
-    if interrupted {
-        let partial: Vec<String> = rows
-            .iter()
-            .filter(|r| r.stats.runs() < runs)
-            .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
-            .collect();
-        let note = format!(
-            "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
-            rows.len(),
-            variants.len(),
-            if partial.is_empty() { "" } else { ", " },
-            partial.join(", ")
-        );
-        match a.format {
-            Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
-            Format::Json => {
-                out.push_str(&idemsim::render::json_line(
-                    "interrupted",
-                    serde_json::json!({
-                        "variants_run": rows.len(),
-                        "variants": variants.len(),
-                        "note": note,
-                    }),
-                ));
-                out.push('\n');
-            }
-            Format::Csv => idemsim::eoutln!("{note}"),
+    Ok(rows)
+}
+
+/// Says that Ctrl-C cut the sweep short, in the output's own format (CSV
+/// has no room for a note, so it goes to stderr).
+fn interrupted_note(format: Format, rows: &[Row], variants: usize, runs: u64, out: &mut String) {
+    let partial: Vec<String> = rows
+        .iter()
+        .filter(|r| r.stats.runs() < runs)
+        .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
+        .collect();
+    let note = format!(
+        "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+        rows.len(),
+        variants,
+        if partial.is_empty() { "" } else { ", " },
+        partial.join(", ")
+    );
+    match format {
+        Format::Table | Format::Markdown => out.push_str(&format!("\n{note}\n")),
+        Format::Json => {
+            out.push_str(&idemsim::render::json_line(
+                "interrupted",
+                serde_json::json!({
+                    "variants_run": rows.len(),
+                    "variants": variants,
+                    "note": note,
+                }),
+            ));
+            out.push('\n');
         }
+        Format::Csv => idemsim::eoutln!("{note}"),
     }
-    idemsim::out!("{out}");
-    if let Some(path) = &a.plot {
-        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
-        std::fs::write(path, svg).map_err(|e| {
-            UsageError(format!(
-                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
-                path.display()
-            ))
-        })?;
-    }
-    if let Some(path) = &a.html {
-        let from = entry;
-        let budget = idemsim::minimize::Budget::from_flags(None, None)?;
-        let written = html::write(
-            path,
-            &html::Input {
-                name: &name,
-                runs,
-                axes: &axes,
-                rows: &rows,
-                metrics,
-                variants: &variants,
-                from: &from,
-                budget,
-            },
-        )?;
-        idemsim::eout!(
-            "wrote {} and {written} report(s) of failing seeds next to it\n",
-            path.display()
-        );
-    }
-    Ok(if interrupted {
-        idemsim::progress::INTERRUPTED
-    } else {
-        idemsim::exit::HOLDS
-    })
 }
 
 /// The most variants a sweep runs: each is loaded before any runs, and its

@@ -12,6 +12,8 @@ fn verdict_text(s: &VariantStats) -> String {
     }
 }
 
+/// The sweep as a table for a terminal, or as Markdown: a heading, one row
+/// per variant, the legend of its columns and the design warnings.
 pub(super) fn table(
     name: &str,
     runs: u64,
@@ -20,14 +22,6 @@ pub(super) fn table(
     metrics: &[Metric],
     markdown: bool,
 ) -> String {
-    // Keys with one value are the same in every row: said once, above the table.
-    let varying: Vec<usize> = (0..axes.len())
-        .filter(|&i| axes[i].values.len() > 1)
-        .collect();
-    let fixed: Vec<String> = (0..axes.len())
-        .filter(|&i| axes[i].values.len() == 1)
-        .map(|i| format!("{}={}", axes[i].key, axes[i].values[0]))
-        .collect();
     // A load column no variant has a value for (a service without a capacity,
     // clients without a budget) says nothing: the table leaves it out, CSV
     // and JSON keep it.
@@ -35,94 +29,12 @@ pub(super) fn table(
         .into_iter()
         .filter(|f| !f.optional || rows.iter().any(|r| (f.value)(&r.stats).is_some()))
         .collect();
-    let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
-    let key_columns = header.len();
-    header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));
-    header.extend(fields.iter().map(|f| f.header.clone()));
-    header.push("lowest failing seed".into());
-    let mut cells: Vec<Vec<String>> = Vec::new();
-    for r in rows {
-        let s = &r.stats;
-        let (lo, hi) = s.interval();
-        let mut c: Vec<String> = varying.iter().map(|&i| r.values[i].clone()).collect();
-        c.push(verdict_text(s));
-        c.push(format!("{}/{}", s.failing(), s.runs()));
-        c.push(format!(
-            "{} ({}–{})",
-            pct(s.violation_rate()),
-            pct(lo),
-            pct(hi)
-        ));
-        c.extend(fields.iter().map(|f| cell(f, s)));
-        c.push(s.first_failure().map_or("-".into(), |f| f.0.to_string()));
-        cells.push(c);
-    }
-    let mut out = String::new();
-    let fixed_text = if fixed.is_empty() {
-        String::new()
-    } else {
-        format!("; fixed: {}", fixed.join(" "))
-    };
-    let each = if rows.iter().any(|r| r.stats.runs() < runs) {
-        format!("asked for seeds 0..{runs} each, interrupted (see below)")
-    } else {
-        format!("each on seeds 0..{runs}")
-    };
-    out.push_str(&format!(
-        "{name}: {} variants, {each}{fixed_text}\n\n",
-        rows.len()
-    ));
-    let width: Vec<usize> = (0..header.len())
-        .map(|j| {
-            cells
-                .iter()
-                .map(|c| c[j].chars().count())
-                .chain([header[j].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    // Keys and verdicts read left to right; numbers line up on the right.
-    let left = |j: usize| j <= key_columns;
-    let pad = |text: &str, j: usize| {
-        let fill = " ".repeat(width[j] - text.chars().count());
-        if left(j) {
-            format!("{text}{fill}")
-        } else {
-            format!("{fill}{text}")
-        }
-    };
+    let grid = Grid::of(axes, rows, &fields);
+    let mut out = heading(name, runs, axes, rows);
     if markdown {
-        let line = |c: &[String]| {
-            let inner: Vec<String> = c.iter().enumerate().map(|(j, t)| pad(t, j)).collect();
-            format!("| {} |\n", inner.join(" | "))
-        };
-        out.push_str(&line(&header));
-        let rule: Vec<String> = (0..header.len())
-            .map(|j| {
-                let dashes = "-".repeat(width[j].max(3) - 1);
-                if left(j) {
-                    format!("{dashes}-")
-                } else {
-                    format!("{dashes}:")
-                }
-            })
-            .collect();
-        out.push_str(&format!("| {} |\n", rule.join(" | ")));
-        for c in &cells {
-            out.push_str(&line(c));
-        }
+        grid.markdown(&mut out);
     } else {
-        let line = |c: &[String]| {
-            let inner: Vec<String> = c.iter().enumerate().map(|(j, t)| pad(t, j)).collect();
-            format!("{}\n", inner.join("  ").trim_end())
-        };
-        out.push_str(&line(&header));
-        let rule: Vec<String> = width.iter().map(|&w| "-".repeat(w)).collect();
-        out.push_str(&format!("{}\n", rule.join("  ")));
-        for c in &cells {
-            out.push_str(&line(c));
-        }
+        grid.aligned(&mut out);
     }
     out.push('\n');
     let legend = std::iter::once(
@@ -141,6 +53,132 @@ pub(super) fn table(
     }
     out.push_str(&warnings(axes, rows, markdown));
     out
+}
+
+/// The line above the table: how many variants, on which seeds, and the
+/// keys with one value, which are the same in every row and so said once.
+fn heading(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
+    let fixed: Vec<String> = axes
+        .iter()
+        .filter(|a| a.values.len() == 1)
+        .map(|a| format!("{}={}", a.key, a.values[0]))
+        .collect();
+    let fixed_text = if fixed.is_empty() {
+        String::new()
+    } else {
+        format!("; fixed: {}", fixed.join(" "))
+    };
+    let each = if rows.iter().any(|r| r.stats.runs() < runs) {
+        format!("asked for seeds 0..{runs} each, interrupted (see below)")
+    } else {
+        format!("each on seeds 0..{runs}")
+    };
+    format!("{name}: {} variants, {each}{fixed_text}\n\n", rows.len())
+}
+
+/// The table's text cells: a header, then one line per variant.
+struct Grid {
+    header: Vec<String>,
+    cells: Vec<Vec<String>>,
+    /// The columns of swept keys, which come first.
+    key_columns: usize,
+    /// Each column's width in characters.
+    width: Vec<usize>,
+}
+
+impl Grid {
+    fn of(axes: &[Axis], rows: &[Row], fields: &[Field]) -> Grid {
+        let varying: Vec<usize> = (0..axes.len())
+            .filter(|&i| axes[i].values.len() > 1)
+            .collect();
+        let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
+        let key_columns = header.len();
+        header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));
+        header.extend(fields.iter().map(|f| f.header.clone()));
+        header.push("lowest failing seed".into());
+        let mut cells: Vec<Vec<String>> = Vec::new();
+        for r in rows {
+            let s = &r.stats;
+            let (lo, hi) = s.interval();
+            let mut c: Vec<String> = varying.iter().map(|&i| r.values[i].clone()).collect();
+            c.push(verdict_text(s));
+            c.push(format!("{}/{}", s.failing(), s.runs()));
+            c.push(format!(
+                "{} ({}–{})",
+                pct(s.violation_rate()),
+                pct(lo),
+                pct(hi)
+            ));
+            c.extend(fields.iter().map(|f| cell(f, s)));
+            c.push(s.first_failure().map_or("-".into(), |f| f.0.to_string()));
+            cells.push(c);
+        }
+        let width: Vec<usize> = (0..header.len())
+            .map(|j| {
+                cells
+                    .iter()
+                    .map(|c| c[j].chars().count())
+                    .chain([header[j].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        Grid {
+            header,
+            cells,
+            key_columns,
+            width,
+        }
+    }
+
+    /// Keys and verdicts read left to right; numbers line up on the right.
+    fn left(&self, j: usize) -> bool {
+        j <= self.key_columns
+    }
+
+    fn pad(&self, text: &str, j: usize) -> String {
+        let fill = " ".repeat(self.width[j] - text.chars().count());
+        if self.left(j) {
+            format!("{text}{fill}")
+        } else {
+            format!("{fill}{text}")
+        }
+    }
+
+    fn padded(&self, c: &[String]) -> Vec<String> {
+        c.iter().enumerate().map(|(j, t)| self.pad(t, j)).collect()
+    }
+
+    /// A Markdown table, its rule saying each column's alignment.
+    fn markdown(&self, out: &mut String) {
+        let line = |c: &[String]| format!("| {} |\n", self.padded(c).join(" | "));
+        out.push_str(&line(&self.header));
+        let rule: Vec<String> = (0..self.header.len())
+            .map(|j| {
+                let dashes = "-".repeat(self.width[j].max(3) - 1);
+                if self.left(j) {
+                    format!("{dashes}-")
+                } else {
+                    format!("{dashes}:")
+                }
+            })
+            .collect();
+        out.push_str(&format!("| {} |\n", rule.join(" | ")));
+        for c in &self.cells {
+            out.push_str(&line(c));
+        }
+    }
+
+    /// Columns two spaces apart under a dashed rule, for a terminal.
+    fn aligned(&self, out: &mut String) {
+        let line = |c: &[String]| format!("{}\n", self.padded(c).join("  ").trim_end());
+        out.push_str(&line(&self.header));
+        let rule: Vec<String> = self.width.iter().map(|&w| "-".repeat(w)).collect();
+        out.push_str(&format!("{}\n", rule.join("  ")));
+        for c in &self.cells {
+            out.push_str(&line(c));
+        }
+    }
 }
 
 /// The variants whose settings break a rule (docs/design-warnings.md), each
@@ -288,4 +326,36 @@ pub(super) fn json(
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Grid;
+
+    fn grid() -> Grid {
+        Grid {
+            header: vec!["key".into(), "verdict".into(), "n".into()],
+            cells: vec![vec!["1".into(), "holds".into(), "12".into()]],
+            key_columns: 1,
+            width: vec![3, 7, 2],
+        }
+    }
+
+    #[test]
+    fn keys_and_verdicts_align_left_and_numbers_right() {
+        let mut out = String::new();
+        grid().aligned(&mut out);
+        assert_eq!(
+            out,
+            "key  verdict   n\n---  -------  --\n1    holds    12\n"
+        );
+    }
+
+    #[test]
+    fn a_markdown_rule_says_each_columns_alignment() {
+        let mut out = String::new();
+        grid().markdown(&mut out);
+        let rule = out.lines().nth(1).expect("a rule");
+        assert_eq!(rule, "| --- | ------- | --: |");
+    }
 }
