@@ -177,37 +177,6 @@ pub(super) fn plain(message: &str) -> String {
     }
 }
 
-/// An error of a variant whose file, as written, loads: the `--set`s made
-/// the combination the model refuses (`bank.status_query=false` under a
-/// state mode), so the message says so, and the fix offers leaving them
-/// out. An error placed at a `--set` already names it.
-pub(super) fn made_by_overrides(
-    mut e: ScenarioError,
-    written_loads: bool,
-    overrides: &[super::locate::Override],
-) -> ScenarioError {
-    if !written_loads || overrides.is_empty() || e.file.starts_with("--set ") {
-        return e;
-    }
-    let sets = overrides
-        .iter()
-        .map(|o| format!("--set {}={}", o.key, o.value))
-        .collect::<Vec<_>>()
-        .join(" ");
-    e.message.push_str(&format!(
-        " (the file as written loads: {sets} made this combination)"
-    ));
-    // The file's own fix ("add status_query = true") is not the variant's:
-    // the file has it, and the --set took it away.
-    e.help = Some(match e.help.take() {
-        Some(h) => format!(
-            "leave out {sets}: the model cannot build this variant (as a file it would need: {h})"
-        ),
-        None => format!("leave out {sets}: the model cannot build this variant"),
-    });
-    e
-}
-
 #[cfg(test)]
 mod tests {
     use super::plain;

@@ -251,7 +251,7 @@ impl Scenario {
         };
         let written_ends = written.as_ref().map(Scenario::ends).unwrap_or_default();
         let (scenario, _) = Scenario::build(file, dir, text, overrides, &written_ends)
-            .map_err(|e| error::made_by_overrides(e, written.is_some(), overrides))?;
+            .map_err(|e| locate::made_by_overrides(e, written.is_some(), overrides))?;
         let (protections, ends) = match &written {
             Some(w) => (w.protections(), written_ends),
             None if overrides.is_empty() => (scenario.protections(), scenario.ends()),

@@ -7,6 +7,7 @@
 
 mod bank;
 mod client;
+mod facts;
 mod load;
 mod operations;
 mod reads;
@@ -14,7 +15,8 @@ mod service;
 mod unused;
 mod warnings;
 
-pub(crate) use warnings::{hazards, Restarts};
+pub(crate) use facts::Restarts;
+pub(crate) use warnings::hazards;
 
 use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
 use crate::core::input::{count_in, invalid, path, LoadError, Seg};

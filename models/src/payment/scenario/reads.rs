@@ -5,7 +5,7 @@
 //! Either way the bank answers "0 EUR paid" for a claim that is, or is
 //! about to be, paid, and whoever asked pays again.
 
-use super::warnings::{bank_call_timeouts, queries_bank, Restarts};
+use super::facts::{bank_call_timeouts, queries_bank, Restarts};
 use crate::core::hazard::{about_ms, shown_ms, Delays};
 use crate::payment::reconcile::{Ask, RedriveKey};
 use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
