@@ -207,6 +207,7 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
         }
     }
 
+    /// Applies one line of the program's answer to the simulation.
     fn apply(
         &self,
         storage: &mut ExternalStorage,
@@ -215,52 +216,11 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
         ctx: &mut impl Ctx<Self>,
     ) -> Result<(), Failure> {
         match out {
-            Out::Send { to, payload } => {
-                let Some(id) = self.cfg.actor_names.iter().position(|n| *n == to) else {
-                    let names = self.cfg.actor_names.join(", ");
-                    let hint = crate::core::input::did_you_mean(
-                        &to,
-                        self.cfg.actor_names.iter().map(String::as_str),
-                    )
-                    .map(|b| format!("did you mean \"{b}\"? "))
-                    .unwrap_or_default();
-                    return Err(failure(
-                        format!("a `send` to \"{to}\", which is no actor of this scenario"),
-                        format!("{hint}the actors are {names}"),
-                    ));
-                };
-                let msg = R::outgoing(&to, &payload).map_err(|e| {
-                    let e = protocol::payload_error(&to, e);
-                    failure(e.what, e.fix)
-                })?;
-                ctx.send(id as ActorId, W::wrap(msg));
-            }
-            Out::SetTimer { id, after_us } => {
-                let name = names::intern(&id)?;
-                let slot = match state.timers.iter().position(|t| *t == Some(name)) {
-                    Some(s) => s,
-                    None => state.timers.iter().position(Option::is_none).ok_or_else(|| {
-                        failure(
-                            format!("more than {MAX_TIMERS} timers pending at once"),
-                            "cancel timers you no longer need, or reuse one timer id for one purpose",
-                        )
-                    })?,
-                };
-                state.timers[slot] = Some(name);
-                let timer = ExternalTimer {
-                    slot: slot as u16,
-                    name,
-                };
-                ctx.set_timer(timer, after_us);
-            }
+            Out::Send { to, payload } => self.send(&to, &payload, ctx)?,
+            Out::SetTimer { id, after_us } => ctx.set_timer(state.set_timer(&id)?, after_us),
             Out::CancelTimer { id } => {
-                let name = names::intern(&id)?;
-                if let Some(slot) = state.timers.iter().position(|t| *t == Some(name)) {
-                    state.timers[slot] = None;
-                    ctx.cancel_timer(ExternalTimer {
-                        slot: slot as u16,
-                        name,
-                    });
+                if let Some(timer) = state.cancel_timer(&id)? {
+                    ctx.cancel_timer(timer);
                 }
             }
             Out::Effect { op, payload } => {
@@ -269,34 +229,104 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
                 }
                 ctx.observe(R::effect(op, payload));
             }
-            Out::Store { key, value } => {
-                let old_bytes = storage.kv.get(&key).map_or(0, |v| stored_bytes(&key, v));
-                if value.is_null() {
-                    storage.kv.remove(&key);
-                    storage.kv_bytes -= old_bytes;
-                } else {
-                    let delete = "delete keys you no longer need with {\"type\":\"store\",\"key\":\"...\",\"value\":null}";
-                    if storage.kv.len() >= MAX_STORED_KEYS && !storage.kv.contains_key(&key) {
-                        return Err(failure(
-                            format!("more than {MAX_STORED_KEYS} keys in its storage"),
-                            delete,
-                        ));
-                    }
-                    let bytes = storage.kv_bytes - old_bytes + stored_bytes(&key, &value);
-                    if bytes > MAX_STORED_BYTES {
-                        return Err(failure(
-                            format!(
-                                "more than {MAX_STORED_BYTES} bytes in its storage ({bytes} with this store)"
-                            ),
-                            delete,
-                        ));
-                    }
-                    storage.kv.insert(key, value);
-                    storage.kv_bytes = bytes;
-                }
-            }
+            Out::Store { key, value } => storage.store(key, value)?,
             Out::Log { .. } | Out::Done => {}
         }
+        Ok(())
+    }
+
+    /// A `send`: to an actor of this scenario, with a payload its role takes.
+    fn send(&self, to: &str, payload: &Value, ctx: &mut impl Ctx<Self>) -> Result<(), Failure> {
+        let Some(id) = self.cfg.actor_names.iter().position(|n| n == to) else {
+            let names = self.cfg.actor_names.join(", ");
+            let hint = crate::core::input::did_you_mean(
+                to,
+                self.cfg.actor_names.iter().map(String::as_str),
+            )
+            .map(|b| format!("did you mean \"{b}\"? "))
+            .unwrap_or_default();
+            return Err(failure(
+                format!("a `send` to \"{to}\", which is no actor of this scenario"),
+                format!("{hint}the actors are {names}"),
+            ));
+        };
+        let msg = R::outgoing(to, payload).map_err(|e| {
+            let e = protocol::payload_error(to, e);
+            failure(e.what, e.fix)
+        })?;
+        ctx.send(id as ActorId, W::wrap(msg));
+        Ok(())
+    }
+}
+
+impl ExternalState {
+    /// The timer a `set_timer` of `id` sets: the slot `id` already holds
+    /// (setting it again replaces it), else a free one.
+    fn set_timer(&mut self, id: &str) -> Result<ExternalTimer, Failure> {
+        let name = names::intern(id)?;
+        let slot = match self.timers.iter().position(|t| *t == Some(name)) {
+            Some(s) => s,
+            None => self
+                .timers
+                .iter()
+                .position(Option::is_none)
+                .ok_or_else(|| {
+                    failure(
+                        format!("more than {MAX_TIMERS} timers pending at once"),
+                        "cancel timers you no longer need, or reuse one timer id for one purpose",
+                    )
+                })?,
+        };
+        self.timers[slot] = Some(name);
+        Ok(ExternalTimer {
+            slot: slot as u16,
+            name,
+        })
+    }
+
+    /// The timer a `cancel_timer` of `id` cancels, if one is pending
+    /// (cancelling a timer that is not pending is no error).
+    fn cancel_timer(&mut self, id: &str) -> Result<Option<ExternalTimer>, Failure> {
+        let name = names::intern(id)?;
+        let Some(slot) = self.timers.iter().position(|t| *t == Some(name)) else {
+            return Ok(None);
+        };
+        self.timers[slot] = None;
+        Ok(Some(ExternalTimer {
+            slot: slot as u16,
+            name,
+        }))
+    }
+}
+
+impl ExternalStorage {
+    /// A `store`: writes `key` (a `null` value deletes it) within the
+    /// bounds on keys and bytes.
+    fn store(&mut self, key: String, value: Value) -> Result<(), Failure> {
+        let old_bytes = self.kv.get(&key).map_or(0, |v| stored_bytes(&key, v));
+        if value.is_null() {
+            self.kv.remove(&key);
+            self.kv_bytes -= old_bytes;
+            return Ok(());
+        }
+        let delete = "delete keys you no longer need with {\"type\":\"store\",\"key\":\"...\",\"value\":null}";
+        if self.kv.len() >= MAX_STORED_KEYS && !self.kv.contains_key(&key) {
+            return Err(failure(
+                format!("more than {MAX_STORED_KEYS} keys in its storage"),
+                delete,
+            ));
+        }
+        let bytes = self.kv_bytes - old_bytes + stored_bytes(&key, &value);
+        if bytes > MAX_STORED_BYTES {
+            return Err(failure(
+                format!(
+                    "more than {MAX_STORED_BYTES} bytes in its storage ({bytes} with this store)"
+                ),
+                delete,
+            ));
+        }
+        self.kv.insert(key, value);
+        self.kv_bytes = bytes;
         Ok(())
     }
 }
@@ -419,5 +449,86 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         }
         let line = protocol::timer(timer.name(), ctx.now_us());
         self.call(storage, state, &line, ctx);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state() -> ExternalState {
+        ExternalState {
+            timers: vec![None; MAX_TIMERS],
+            started_us: 0,
+            frames: VecDeque::new(),
+        }
+    }
+
+    fn storage() -> ExternalStorage {
+        ExternalStorage {
+            kv: BTreeMap::new(),
+            kv_bytes: 0,
+            effects: Vec::new(),
+            session: Box::default(),
+        }
+    }
+
+    #[test]
+    fn a_timer_id_keeps_its_slot_until_cancelled() {
+        let mut st = state();
+        let a = st.set_timer("a").unwrap();
+        let b = st.set_timer("b").unwrap();
+        assert_eq!((a.slot, b.slot), (0, 1));
+        // Setting it again replaces it: the same slot, so the engine drops the old one.
+        assert_eq!(st.set_timer("a").unwrap().slot, 0);
+        assert_eq!(st.cancel_timer("a").unwrap().map(|t| t.slot), Some(0));
+        assert_eq!(st.cancel_timer("a").unwrap(), None, "not pending any more");
+        assert_eq!(
+            st.set_timer("c").unwrap().slot,
+            0,
+            "the freed slot is reused"
+        );
+    }
+
+    #[test]
+    fn too_many_pending_timers_are_refused() {
+        let mut st = state();
+        for i in 0..MAX_TIMERS {
+            st.set_timer(&format!("t{i}")).unwrap();
+        }
+        let f = st.set_timer("one-more").unwrap_err();
+        assert_eq!(
+            f.what,
+            format!("more than {MAX_TIMERS} timers pending at once")
+        );
+    }
+
+    #[test]
+    fn the_store_counts_its_bytes_and_null_deletes() {
+        let mut s = storage();
+        s.store("k".into(), json!("vv")).unwrap();
+        assert_eq!(s.kv_bytes, "k".len() + "\"vv\"".len());
+        s.store("k".into(), json!(1)).unwrap();
+        assert_eq!(s.kv_bytes, 2, "a new value replaces the old one's bytes");
+        s.store("k".into(), Value::Null).unwrap();
+        assert_eq!((s.kv.len(), s.kv_bytes), (0, 0));
+        // Deleting a key that is not there is no error.
+        s.store("absent".into(), Value::Null).unwrap();
+        assert_eq!(s.kv_bytes, 0);
+    }
+
+    #[test]
+    fn a_store_over_the_byte_bound_is_refused_and_changes_nothing() {
+        let mut s = storage();
+        let big = "x".repeat(MAX_STORED_BYTES);
+        let f = s.store("k".into(), json!(big)).unwrap_err();
+        assert!(
+            f.what
+                .starts_with(&format!("more than {MAX_STORED_BYTES} bytes")),
+            "{f:?}"
+        );
+        assert!(f.fix.contains("\"value\":null"), "{f:?}");
+        assert_eq!((s.kv.len(), s.kv_bytes), (0, 0));
     }
 }

@@ -91,6 +91,9 @@ enum Found {
     Nothing,
 }
 
+/// How a scenario writes `program`: shown in the fixes of its errors.
+const PROGRAM_EXAMPLE: &str = "program = [\"python3\", \"consumer.py\", \"--dedup=store\"]";
+
 /// Checks a scenario's `program` at load time: the command exists (on
 /// `PATH`, or relative to the scenario's folder when it has a `/`), and so
 /// does every argument that names a file. `at` is where the array is written.
@@ -99,90 +102,23 @@ pub fn resolve_program(
     dir: Option<&Path>,
     at: &[Seg],
 ) -> Result<Program, Invalid> {
-    let at_index = |i: usize| {
-        let mut p = at.to_vec();
-        p.push(Seg::Index(i));
-        p
-    };
-    let example = "program = [\"python3\", \"consumer.py\", \"--dedup=store\"]";
     let Some(command) = argv.first().filter(|c| !c.trim().is_empty()) else {
         return Err(invalid(
             at.to_vec(),
             "the program is empty",
-            format!("give the command and its arguments: {example}"),
+            format!("give the command and its arguments: {PROGRAM_EXAMPLE}"),
         ));
     };
-    let Some(dir) = dir else {
-        return Err(invalid(
-            at.to_vec(),
-            "a program runs in its scenario file's folder, and this scenario is no file",
-            "put the scenario in a .toml file beside the program and give its path",
-        ));
-    };
-    let dir: PathBuf = std::fs::canonicalize(dir).map_err(|e| {
-        invalid(
-            at.to_vec(),
-            format!(
-                "the scenario's folder {} cannot be used: {e}",
-                dir.display()
-            ),
-            "run idemsim where the scenario file's folder exists",
-        )
-    })?;
+    let dir = scenario_dir(dir, at)?;
     if command.contains('/') {
-        let p = dir.join(command);
-        if p.is_dir() {
-            return Err(invalid(
-                at_index(0),
-                format!("the program {command} is a folder in {}", dir.display()),
-                format!("name the file to run in it, or its interpreter and the file: {example}"),
-            ));
-        }
-        if !p.is_file() {
-            return Err(invalid(
-                at_index(0),
-                format!("the program {command} does not exist in {}", dir.display()),
-                "paths in program are relative to the scenario file's folder",
-            ));
-        }
-        if !is_executable(&p) {
-            return Err(invalid(
-                at_index(0),
-                format!("{command} is not executable"),
-                format!("chmod +x {command}, or run it through its interpreter: {example}"),
-            ));
-        }
+        check_relative_command(command, &dir, at)?;
     } else {
-        match on_path(command) {
-            Found::Executable => {}
-            Found::NotExecutable(p) => {
-                return Err(invalid(
-                    at_index(0),
-                    format!(
-                        "the command `{command}` on PATH ({}) is not executable",
-                        p.display()
-                    ),
-                    format!(
-                        "chmod +x {}, or run it through its interpreter: {example}",
-                        p.display()
-                    ),
-                ));
-            }
-            Found::Nothing => {
-                return Err(invalid(
-                    at_index(0),
-                    format!("no command `{command}` on PATH"),
-                    format!(
-                        "install it, or give a path relative to the scenario file's folder (./{command})"
-                    ),
-                ));
-            }
-        }
+        check_command_on_path(command, at)?;
     }
     for (i, arg) in argv.iter().enumerate().skip(1) {
         if names_a_file(arg) && !dir.join(arg).exists() {
             return Err(invalid(
-                at_index(i),
+                at_index(at, i),
                 format!("{arg} does not exist in {}", dir.display()),
                 "paths in program are relative to the scenario file's folder",
             ));
@@ -192,6 +128,89 @@ pub fn resolve_program(
         argv: argv.to_vec(),
         dir,
     })
+}
+
+/// Where the `i`th item of the array at `at` is written.
+fn at_index(at: &[Seg], i: usize) -> Vec<Seg> {
+    let mut p = at.to_vec();
+    p.push(Seg::Index(i));
+    p
+}
+
+/// The folder a program runs in: its scenario file's, made absolute so
+/// the process finds it wherever idemsim was started.
+fn scenario_dir(dir: Option<&Path>, at: &[Seg]) -> Result<PathBuf, Invalid> {
+    let Some(dir) = dir else {
+        return Err(invalid(
+            at.to_vec(),
+            "a program runs in its scenario file's folder, and this scenario is no file",
+            "put the scenario in a .toml file beside the program and give its path",
+        ));
+    };
+    std::fs::canonicalize(dir).map_err(|e| {
+        invalid(
+            at.to_vec(),
+            format!(
+                "the scenario's folder {} cannot be used: {e}",
+                dir.display()
+            ),
+            "run idemsim where the scenario file's folder exists",
+        )
+    })
+}
+
+/// A command with a `/`: an executable file relative to the scenario's folder.
+fn check_relative_command(command: &str, dir: &Path, at: &[Seg]) -> Result<(), Invalid> {
+    let p = dir.join(command);
+    if p.is_dir() {
+        return Err(invalid(
+            at_index(at, 0),
+            format!("the program {command} is a folder in {}", dir.display()),
+            format!(
+                "name the file to run in it, or its interpreter and the file: {PROGRAM_EXAMPLE}"
+            ),
+        ));
+    }
+    if !p.is_file() {
+        return Err(invalid(
+            at_index(at, 0),
+            format!("the program {command} does not exist in {}", dir.display()),
+            "paths in program are relative to the scenario file's folder",
+        ));
+    }
+    if !is_executable(&p) {
+        return Err(invalid(
+            at_index(at, 0),
+            format!("{command} is not executable"),
+            format!("chmod +x {command}, or run it through its interpreter: {PROGRAM_EXAMPLE}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A command without a `/`: an executable found on `PATH`.
+fn check_command_on_path(command: &str, at: &[Seg]) -> Result<(), Invalid> {
+    match on_path(command) {
+        Found::Executable => Ok(()),
+        Found::NotExecutable(p) => Err(invalid(
+            at_index(at, 0),
+            format!(
+                "the command `{command}` on PATH ({}) is not executable",
+                p.display()
+            ),
+            format!(
+                "chmod +x {}, or run it through its interpreter: {PROGRAM_EXAMPLE}",
+                p.display()
+            ),
+        )),
+        Found::Nothing => Err(invalid(
+            at_index(at, 0),
+            format!("no command `{command}` on PATH"),
+            format!(
+                "install it, or give a path relative to the scenario file's folder (./{command})"
+            ),
+        )),
+    }
 }
 
 #[cfg(unix)]
@@ -268,6 +287,19 @@ mod tests {
         assert!(e.message.contains("no file"), "{e:?}");
         let ok = resolve_program(&["sh".into(), "Cargo.toml".into()], Some(dir), &at).unwrap();
         assert!(ok.dir.is_absolute());
+    }
+
+    #[test]
+    fn a_relative_command_must_be_an_executable_file() {
+        let at = vec![Seg::Key("program")];
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let e = check_relative_command("./src", dir, &at).unwrap_err();
+        assert!(e.message.contains("is a folder"), "{e:?}");
+        let e = check_relative_command("./nope.py", dir, &at).unwrap_err();
+        assert!(e.message.contains("does not exist"), "{e:?}");
+        let e = check_relative_command("./Cargo.toml", dir, &at).unwrap_err();
+        assert_eq!(e.message, "./Cargo.toml is not executable");
+        assert_eq!(e.path, vec![Seg::Key("program"), Seg::Index(0)]);
     }
 
     #[test]

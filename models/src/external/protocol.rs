@@ -242,6 +242,35 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
 
 /// Parses one line a program wrote.
 pub fn parse(line: &str) -> Result<Out, LineError> {
+    let (kind, o) = typed_object(line)?;
+    match kind.as_str() {
+        "send" => parse_send(&o),
+        "set_timer" => parse_set_timer(&o),
+        "cancel_timer" => {
+            known_fields(&o, "cancel_timer", &["id"])?;
+            Ok(Out::CancelTimer {
+                id: string(&o, "cancel_timer", "id")?,
+            })
+        }
+        "effect" => parse_effect(&o),
+        "store" => {
+            known_fields(&o, "store", &["key", "value"])?;
+            Ok(Out::Store {
+                key: string(&o, "store", "key")?,
+                value: field(&o, "store", "value")?.clone(),
+            })
+        }
+        "log" => parse_log(&o),
+        "done" => {
+            known_fields(&o, "done", &[])?;
+            Ok(Out::Done)
+        }
+        other => Err(unknown_type(other)),
+    }
+}
+
+/// The line as a JSON object (each key once) and its `type`.
+fn typed_object(line: &str) -> Result<(String, Map<String, Value>), LineError> {
     let Strict(v) = serde_json::from_str(line).map_err(|e| {
         if e.to_string().starts_with(TWICE) {
             return err(
@@ -260,109 +289,90 @@ pub fn parse(line: &str) -> Result<Out, LineError> {
             "every line is an object with a \"type\", e.g. {\"type\":\"done\"}",
         ));
     };
-    let kind = match o.get("type") {
-        Some(Value::String(t)) => t.clone(),
+    match o.get("type") {
+        Some(Value::String(t)) => Ok((t.clone(), o)),
+        _ => Err(err(
+            "a line without a string \"type\"",
+            format!(
+                "give every line a \"type\": one of {}",
+                OUT_TYPES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// How to write a line of `kind`: the fix for a wrong value in it.
+fn fix(kind: &str) -> String {
+    format!("write it as {}", example(kind))
+}
+
+fn parse_send(o: &Map<String, Value>) -> Result<Out, LineError> {
+    known_fields(o, "send", &["to", "payload"])?;
+    Ok(Out::Send {
+        to: string(o, "send", "to")?,
+        payload: field(o, "send", "payload")?.clone(),
+    })
+}
+
+fn parse_set_timer(o: &Map<String, Value>) -> Result<Out, LineError> {
+    known_fields(o, "set_timer", &["id", "after_ms", "after_us"])?;
+    let id = string(o, "set_timer", "id")?;
+    let after_us = match (o.get("after_ms"), o.get("after_us")) {
+        (Some(ms), None) => number(ms, "`after_ms`", MAX_AFTER_MS, &fix("set_timer"))? * 1000,
+        (None, Some(us)) => number(us, "`after_us`", MAX_AFTER_MS * 1000, &fix("set_timer"))?,
         _ => {
             return Err(err(
-                "a line without a string \"type\"",
-                format!(
-                    "give every line a \"type\": one of {}",
-                    OUT_TYPES.join(", ")
-                ),
+                "a `set_timer` line needs exactly one of `after_ms` and `after_us`",
+                fix("set_timer"),
             ))
         }
     };
-    let fix = |k: &str| format!("write it as {}", example(k));
-    Ok(match kind.as_str() {
-        "send" => {
-            known_fields(&o, "send", &["to", "payload"])?;
-            Out::Send {
-                to: string(&o, "send", "to")?,
-                payload: field(&o, "send", "payload")?.clone(),
-            }
-        }
-        "set_timer" => {
-            known_fields(&o, "set_timer", &["id", "after_ms", "after_us"])?;
-            let id = string(&o, "set_timer", "id")?;
-            let after_us = match (o.get("after_ms"), o.get("after_us")) {
-                (Some(ms), None) => {
-                    number(ms, "`after_ms`", MAX_AFTER_MS, &fix("set_timer"))? * 1000
-                }
-                (None, Some(us)) => {
-                    number(us, "`after_us`", MAX_AFTER_MS * 1000, &fix("set_timer"))?
-                }
-                _ => {
-                    return Err(err(
-                        "a `set_timer` line needs exactly one of `after_ms` and `after_us`",
-                        fix("set_timer"),
-                    ))
-                }
-            };
-            Out::SetTimer { id, after_us }
-        }
-        "cancel_timer" => {
-            known_fields(&o, "cancel_timer", &["id"])?;
-            Out::CancelTimer {
-                id: string(&o, "cancel_timer", "id")?,
-            }
-        }
-        "effect" => {
-            known_fields(&o, "effect", &["op", "payload"])?;
-            let max = u64::from(u32::MAX);
-            Out::Effect {
-                op: number(field(&o, "effect", "op")?, "`op`", max, &fix("effect"))? as u32,
-                payload: number(
-                    field(&o, "effect", "payload")?,
-                    "`payload`",
-                    max,
-                    &fix("effect"),
-                )? as u32,
-            }
-        }
-        "store" => {
-            known_fields(&o, "store", &["key", "value"])?;
-            Out::Store {
-                key: string(&o, "store", "key")?,
-                value: field(&o, "store", "value")?.clone(),
-            }
-        }
-        "log" => {
-            known_fields(&o, "log", &["text"])?;
-            let text = match field(&o, "log", "text")? {
-                Value::String(s) => s.clone(),
-                v => {
-                    return Err(err(
-                        format!("`text` of a `log` line must be a string, not {v}"),
-                        fix("log"),
-                    ))
-                }
-            };
-            Out::Log { text }
-        }
-        "done" => {
-            known_fields(&o, "done", &[])?;
-            Out::Done
-        }
-        other => {
-            let hint = match did_you_mean(other, OUT_TYPES.iter().copied()) {
-                Some(b) => format!("did you mean \"{b}\"? "),
-                None => String::new(),
-            };
-            // The lines idemsim writes are not answers: a program that echoes them is confused.
-            let extra = if ["start", "msg", "timer"].contains(&other) {
-                " (that is a line idemsim writes to the program, not one it reads)"
-            } else {
-                ""
-            };
-            return Err(err(
-                format!("unknown type \"{other}\"{extra}"),
-                format!(
-                    "{hint}a program writes {}, and ends every handler with {{\"type\":\"done\"}}",
-                    OUT_TYPES.join(", ")
-                ),
-            ));
-        }
+    Ok(Out::SetTimer { id, after_us })
+}
+
+fn parse_effect(o: &Map<String, Value>) -> Result<Out, LineError> {
+    known_fields(o, "effect", &["op", "payload"])?;
+    let max = u64::from(u32::MAX);
+    Ok(Out::Effect {
+        op: number(field(o, "effect", "op")?, "`op`", max, &fix("effect"))? as u32,
+        payload: number(
+            field(o, "effect", "payload")?,
+            "`payload`",
+            max,
+            &fix("effect"),
+        )? as u32,
     })
+}
+
+fn parse_log(o: &Map<String, Value>) -> Result<Out, LineError> {
+    known_fields(o, "log", &["text"])?;
+    match field(o, "log", "text")? {
+        Value::String(s) => Ok(Out::Log { text: s.clone() }),
+        v => Err(err(
+            format!("`text` of a `log` line must be a string, not {v}"),
+            fix("log"),
+        )),
+    }
+}
+
+fn unknown_type(other: &str) -> LineError {
+    let hint = match did_you_mean(other, OUT_TYPES.iter().copied()) {
+        Some(b) => format!("did you mean \"{b}\"? "),
+        None => String::new(),
+    };
+    // The lines idemsim writes are not answers: a program that echoes them is confused.
+    let extra = if ["start", "msg", "timer"].contains(&other) {
+        " (that is a line idemsim writes to the program, not one it reads)"
+    } else {
+        ""
+    };
+    err(
+        format!("unknown type \"{other}\"{extra}"),
+        format!(
+            "{hint}a program writes {}, and ends every handler with {{\"type\":\"done\"}}",
+            OUT_TYPES.join(", ")
+        ),
+    )
 }
 
 /// A payload that is not a message its receiver takes: what is wrong, and

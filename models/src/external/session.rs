@@ -7,7 +7,7 @@ use super::process::{self, Process, ReadError};
 use super::protocol::{self, Out};
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The program an external actor runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +87,17 @@ fn stray_failure() -> Failure {
     )
 }
 
+/// One handler's answer, read up to its `done`.
+#[derive(Default)]
+struct Answer {
+    /// Every line but the `done`, parsed.
+    outs: Vec<Out>,
+    /// The lines the determinism check compares (no `log`, no `done`).
+    shown: Vec<String>,
+    /// Every line as written, kept only for a transcript.
+    written: Vec<String>,
+}
+
 /// The process of one actor in one simulator, and what it said.
 #[derive(Default)]
 pub struct Session {
@@ -140,6 +151,28 @@ impl Session {
         now_us: u64,
         line: &str,
     ) -> Result<Vec<Out>, Failure> {
+        self.start_if_needed(program)?;
+        self.check_no_stray()?;
+        // One bound for the whole answer, writing the line included.
+        let deadline = process::now() + timeout;
+        self.write_input(line, deadline, timeout)?;
+        let answer = self.read_answer(deadline, timeout)?;
+        if let Some(t) = &mut self.transcript {
+            t.push(Exchange {
+                now_us,
+                input: line.to_string(),
+                output: answer.shown,
+                written: answer.written,
+            });
+        }
+        Ok(answer.outs)
+    }
+
+    fn process(&mut self) -> &mut Process {
+        self.process.as_mut().expect("started before it is asked")
+    }
+
+    fn start_if_needed(&mut self, program: &Program) -> Result<(), Failure> {
         if self.process.is_none() {
             let p = Process::spawn(&program.argv, &program.dir).map_err(|e| {
                 failure(
@@ -150,16 +183,28 @@ impl Session {
             self.spawns += 1;
             self.process = Some(p);
         }
-        let p = self.process.as_mut().expect("started above");
-        if let Some(stray) = p.stray_line() {
+        Ok(())
+    }
+
+    /// A line the program wrote unasked breaks the one-answer-per-line
+    /// rhythm: every later answer would be shifted by it.
+    fn check_no_stray(&mut self) -> Result<(), Failure> {
+        if let Some(stray) = self.process().stray_line() {
             self.note('←', &stray);
             return Err(stray_failure());
         }
-        // One bound for the whole answer, writing the line included.
-        let deadline = process::now() + timeout;
-        let written = p.write_line(line, deadline);
+        Ok(())
+    }
+
+    fn write_input(
+        &mut self,
+        line: &str,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(), Failure> {
+        let written = self.process().write_line(line, deadline);
         self.note('→', line);
-        let p = self.process.as_mut().expect("started above");
+        let p = self.process();
         if written.is_err() && p.timed_out() {
             return Err(failure(
                 format!(
@@ -181,97 +226,88 @@ impl Session {
                 "keep reading lines from stdin until it closes; see its stderr in this report",
             ));
         }
-        let mut outs = Vec::new();
-        let mut shown = Vec::new();
-        let mut written = Vec::new();
+        Ok(())
+    }
+
+    /// Reads and parses lines up to the `done`.
+    fn read_answer(&mut self, deadline: Instant, timeout: Duration) -> Result<Answer, Failure> {
+        let mut answer = Answer::default();
         loop {
-            let p = self.process.as_mut().expect("started above");
-            let read = p.read_line(deadline);
-            let l = match read {
-                Ok(l) => l,
-                Err(ReadError::Timeout(partial)) if !partial.trim().is_empty() => {
-                    // The commonest cause in a new program: the last line
-                    // written with `write`/`print(..., end="")`, no newline.
-                    self.note('←', &partial);
-                    return Err(failure(
-                        format!(
-                            "no complete line within {} ms of wall time: the program wrote a line without the newline that ends it",
-                            timeout.as_millis()
-                        ),
-                        "end every line with a newline and flush stdout after it (Python: print(line, flush=True))",
-                    ));
-                }
-                Err(ReadError::Timeout(_)) => {
-                    return Err(failure(
-                        format!(
-                            "no {{\"type\":\"done\"}} within {} ms of wall time (the handler's time-out is real time, the program's own I/O)",
-                            timeout.as_millis()
-                        ),
-                        "end every handler with {\"type\":\"done\"} and flush stdout after each line (Python: print(line, flush=True)); if the program is only slow, raise handler_timeout_ms in the scenario",
-                    ))
-                }
-                Err(ReadError::Closed(status, partial)) => {
-                    let how = match status {
-                        Some(s) => format!("exited ({s})"),
-                        None => "closed its stdout".to_string(),
-                    };
-                    if !partial.trim().is_empty() {
-                        // Shown, or the report hides the line the program
-                        // thinks it wrote: most often its done, unended.
-                        self.note('←', &partial);
-                        return Err(failure(
-                            format!("the program {how} after a line it wrote without the newline that ends it"),
-                            "end every line with a newline and flush stdout after it (Python: print(line, flush=True)); see its stderr in this report",
-                        ));
-                    }
-                    return Err(failure(
-                        format!("the program {how} before its {{\"type\":\"done\"}}"),
-                        "see its stderr in this report; a program must keep reading stdin until it closes",
-                    ));
-                }
-                Err(ReadError::Bad(e)) => {
-                    return Err(failure(
-                        format!("the program wrote {e}"),
-                        "write one JSON object per line, UTF-8, at most 1 MiB",
-                    ))
-                }
-            };
+            let l = self.read_one(deadline, timeout)?;
             self.note('←', &l);
             let out = protocol::parse(&l).map_err(|e| failure(e.what, e.fix))?;
             if self.transcript.is_some() {
-                written.push(l.clone());
+                answer.written.push(l.clone());
             }
             match out {
                 Out::Done => {
                     // A line already waiting after the done is caught here;
                     // one that comes later is caught before the next call.
-                    let p = self.process.as_mut().expect("started above");
-                    if let Some(stray) = p.stray_line() {
-                        self.note('←', &stray);
-                        return Err(stray_failure());
-                    }
-                    break;
+                    self.check_no_stray()?;
+                    return Ok(answer);
                 }
                 Out::Log { .. } => {}
-                _ => shown.push(l),
+                _ => answer.shown.push(l),
             }
-            outs.push(out);
-            if outs.len() > MAX_LINES_PER_HANDLER {
+            answer.outs.push(out);
+            if answer.outs.len() > MAX_LINES_PER_HANDLER {
                 return Err(failure(
                     format!("more than {MAX_LINES_PER_HANDLER} lines before a {{\"type\":\"done\"}}"),
                     "end every handler with {\"type\":\"done\"}; a handler that must do more is several handlers (set a timer)",
                 ));
             }
         }
-        if let Some(t) = &mut self.transcript {
-            t.push(Exchange {
-                now_us,
-                input: line.to_string(),
-                output: shown,
-                written,
-            });
+    }
+
+    /// One complete line of the answer, or why there is none.
+    fn read_one(&mut self, deadline: Instant, timeout: Duration) -> Result<String, Failure> {
+        match self.process().read_line(deadline) {
+            Ok(l) => Ok(l),
+            Err(ReadError::Timeout(partial)) if !partial.trim().is_empty() => {
+                // The commonest cause in a new program: the last line
+                // written with `write`/`print(..., end="")`, no newline.
+                self.note('←', &partial);
+                Err(failure(
+                    format!(
+                        "no complete line within {} ms of wall time: the program wrote a line without the newline that ends it",
+                        timeout.as_millis()
+                    ),
+                    "end every line with a newline and flush stdout after it (Python: print(line, flush=True))",
+                ))
+            }
+            Err(ReadError::Timeout(_)) => Err(failure(
+                format!(
+                    "no {{\"type\":\"done\"}} within {} ms of wall time (the handler's time-out is real time, the program's own I/O)",
+                    timeout.as_millis()
+                ),
+                "end every handler with {\"type\":\"done\"} and flush stdout after each line (Python: print(line, flush=True)); if the program is only slow, raise handler_timeout_ms in the scenario",
+            )),
+            Err(ReadError::Closed(status, partial)) => Err(self.closed_failure(status, &partial)),
+            Err(ReadError::Bad(e)) => Err(failure(
+                format!("the program wrote {e}"),
+                "write one JSON object per line, UTF-8, at most 1 MiB",
+            )),
         }
-        Ok(outs)
+    }
+
+    fn closed_failure(&mut self, status: Option<String>, partial: &str) -> Failure {
+        let how = match status {
+            Some(s) => format!("exited ({s})"),
+            None => "closed its stdout".to_string(),
+        };
+        if !partial.trim().is_empty() {
+            // Shown, or the report hides the line the program
+            // thinks it wrote: most often its done, unended.
+            self.note('←', partial);
+            return failure(
+                format!("the program {how} after a line it wrote without the newline that ends it"),
+                "end every line with a newline and flush stdout after it (Python: print(line, flush=True)); see its stderr in this report",
+            );
+        }
+        failure(
+            format!("the program {how} before its {{\"type\":\"done\"}}"),
+            "see its stderr in this report; a program must keep reading stdin until it closes",
+        )
     }
 
     /// The report of a failure: the program, what went wrong, the last lines
@@ -304,5 +340,64 @@ impl Session {
         }
         s.push_str(&format!("help: {}", f.fix));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program in `sh` that reads one line and answers with `script`.
+    fn sh(script: &str) -> Program {
+        Program {
+            argv: vec!["sh".into(), "-c".into(), format!("read line; {script}")],
+            dir: std::env::temp_dir(),
+        }
+    }
+
+    const TIMEOUT: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn an_answer_is_read_up_to_its_done() {
+        let program = sh(concat!(
+            r#"echo '{"type":"log","text":"hi"}'; "#,
+            r#"echo '{"type":"effect","op":1,"payload":2}'; "#,
+            r#"echo '{"type":"done"}'; read more"#,
+        ));
+        let mut s = Session::default();
+        s.new_run(true);
+        let outs = s.call(&program, TIMEOUT, 7, "{}").unwrap();
+        assert_eq!(
+            outs,
+            vec![
+                Out::Log { text: "hi".into() },
+                Out::Effect { op: 1, payload: 2 }
+            ]
+        );
+        let t = s.transcript.as_ref().unwrap();
+        assert_eq!(t[0].now_us, 7);
+        // The determinism check compares neither logs nor the done.
+        assert_eq!(t[0].output, vec![r#"{"type":"effect","op":1,"payload":2}"#]);
+        assert_eq!(t[0].written.len(), 3);
+        assert_eq!(s.spawns, 1);
+    }
+
+    #[test]
+    fn a_program_that_ends_before_its_done_is_reported() {
+        let mut s = Session::default();
+        let f = s.call(&sh("exit 3"), TIMEOUT, 0, "{}").unwrap_err();
+        assert!(f.what.starts_with("the program exited ("), "{f:?}");
+        assert!(f.what.ends_with(r#") before its {"type":"done"}"#), "{f:?}");
+        // A done without its newline: the report shows the line as written.
+        let mut s = Session::default();
+        let program = sh(r#"printf '{"type":"done"}'; exit 0"#);
+        let f = s.call(&program, TIMEOUT, 0, "{}").unwrap_err();
+        assert!(
+            f.what
+                .ends_with("after a line it wrote without the newline that ends it"),
+            "{f:?}"
+        );
+        let report = s.report("c", &program, &f);
+        assert!(report.contains(r#"← {"type":"done"}"#), "{report}");
     }
 }
