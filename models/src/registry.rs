@@ -202,12 +202,12 @@ macro_rules! registry {
 
         /// How many design-warning rules there are: core's and every model's.
         const RULE_COUNT: usize =
-            $crate::core::hazard::CORE_RULES.len() $( + <$spec as $crate::registry::Declares>::RULES.len() )+;
+            $crate::core::design_warning::CORE_RULES.len() $( + <$spec as $crate::registry::Declares>::RULES.len() )+;
 
         /// Every design-warning rule by id, core's first, then each model's in
         /// the list's order: `[expect] warnings` may name these.
         pub const RULES: [&str; RULE_COUNT] = $crate::core::ids::concat(&[
-            $crate::core::hazard::CORE_RULES,
+            $crate::core::design_warning::CORE_RULES,
             $( <$spec as $crate::registry::Declares>::RULES, )+
         ]);
 
@@ -436,8 +436,8 @@ mod tests {
             assert!(!RULES[i + 1..].contains(a), "{a} twice");
         }
         assert_eq!(
-            RULES[..crate::core::hazard::CORE_RULES.len()],
-            *crate::core::hazard::CORE_RULES
+            RULES[..crate::core::design_warning::CORE_RULES.len()],
+            *crate::core::design_warning::CORE_RULES
         );
         assert!(RULES.contains(&payment::rules::LEASE_BELOW_CALL));
         assert!(RULES.contains(&messaging::rules::VISIBILITY_BELOW_PROCESSING));

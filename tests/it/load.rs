@@ -493,30 +493,30 @@ fn a_service_without_workers_has_its_slots_and_a_queue_behind_them() {
     assert!(kept.tally.situations.contains(sit::WORKED_AFTER_DEADLINE));
     let (dropped, s) = burst("queue_max = 100\ndrop_expired = true\n");
     assert!(dropped.tally.situations.contains(sit::EXPIRED_DROPPED));
-    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    assert!(s.design_warnings.is_empty(), "{:?}", s.design_warnings);
     // With no queue nothing waits: drop_expired changes no run.
     let (plain, _) = burst("workers = 4\n");
     let (told, s) = burst("workers = 4\ndrop_expired = true\n");
     assert_eq!(plain, told);
-    assert_eq!(s.hazards.len(), 1, "{:?}", s.hazards);
+    assert_eq!(s.design_warnings.len(), 1, "{:?}", s.design_warnings);
     assert!(
-        s.hazards[0].text.contains("service.queue_max = 0"),
+        s.design_warnings[0].text.contains("service.queue_max = 0"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // recover_ms without workers: a warning at its line, and no promise is
     // judged (it was refused, which made `--set service.workers=0` of an
     // overload scenario an error).
     let (unpromised, s) = burst("queue_max = 100\nrecover_ms = 1\n");
     assert_eq!(unpromised, kept);
-    assert_eq!(s.hazards.len(), 1, "{:?}", s.hazards);
+    assert_eq!(s.design_warnings.len(), 1, "{:?}", s.design_warnings);
     assert!(
-        s.hazards[0]
+        s.design_warnings[0]
             .text
             .starts_with("burst.toml:9:14: service.recover_ms = 1 has no effect")
-            && s.hazards[0].text.contains("workers = 4"),
+            && s.design_warnings[0].text.contains("workers = 4"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // With workers the same promise is judged, and broken by the work for
     // nobody; without it, the same runs hold.
@@ -533,7 +533,7 @@ fn a_service_without_workers_has_its_slots_and_a_queue_behind_them() {
         &["service.workers=0", "service.queue_max=0"],
     );
     assert!(variant
-        .hazards
+        .design_warnings
         .iter()
         .all(|h| h.id != "setting-without-effect"));
 }

@@ -107,7 +107,7 @@ fn a_re_drive_around_a_key_a_restart_will_recover_pays_twice() {
     assert!(reached(&trace, sit::RECOVERED_AFTER_RESTART));
     let s = load(NAME, &[]);
     let h = s
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == RULE)
         .expect("the warning");
@@ -119,7 +119,11 @@ fn a_re_drive_around_a_key_a_restart_will_recover_pays_twice() {
         "crashes.service.crash_per_mille=0",
     ] {
         let s = load(NAME, &[fix]);
-        assert!(s.hazards.is_empty(), "{fix}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{fix}: {:?}",
+            s.design_warnings
+        );
         assert!(sweep(&s, 5000).first_failure.is_none(), "{fix}");
     }
 }

@@ -121,7 +121,7 @@ fn a_lag_takes_a_duration_and_without_status_queries_has_no_effect() {
         &[],
     );
     let unread: Vec<&str> = s
-        .hazards
+        .design_warnings
         .iter()
         .filter(|h| h.id == "setting-without-effect")
         .map(|h| h.text.as_str())

@@ -13,7 +13,7 @@ mod expect;
 mod summary;
 mod text;
 
-use super::common::{jobs, shell_word, HazardLine};
+use super::common::{jobs, shell_word, WarningLine};
 pub use args::Args;
 use exhaustive::run_exhaustive;
 pub use summary::{Seeds, ShardLine, SweepLine};
@@ -260,7 +260,7 @@ fn sweep_line(
         sum,
         s.system.model.metrics(),
     );
-    line.hazards = HazardLine::of_tally(&s.hazards, &sum.tally);
+    line.design_warnings = WarningLine::of_tally(&s.design_warnings, &sum.tally);
     line.scenario_hash = Some(idemsim::repro::hash_hex(s.hash));
     line.scenario_file = (!entry.is_built_in()).then(|| entry.arg());
     line.shard = a.shard.map(|(index, count)| ShardLine {

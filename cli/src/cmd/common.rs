@@ -131,10 +131,10 @@ pub fn faults_line(lost: u64, duplicated: u64, partitioned: u64, crashed: u64) -
 const NO_RUN_READS_IT: &str = "no run reads it";
 
 /// A design warning as summaries carry it (docs/design-warnings.md): the
-/// model's [`models::core::Hazard`] and whether the runs reached it.
+/// model's [`models::core::DesignWarning`] and whether the runs reached it.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct HazardLine {
+pub struct WarningLine {
     /// Stable: `key-retention-below-retry-span`.
     pub id: String,
     /// What is wrong and what it costs.
@@ -148,14 +148,14 @@ pub struct HazardLine {
     pub example: String,
 }
 
-impl HazardLine {
-    /// The scenario's hazards, with no count of runs yet: what a search, an
+impl WarningLine {
+    /// The scenario's design warnings, with no count of runs yet: what a search, an
     /// enumeration or a verification shows (they know which situations were
     /// reached, not how often), and what a sweep's summary fills in.
-    pub fn of(hazards: &[models::core::Hazard]) -> Vec<HazardLine> {
-        hazards
+    pub fn of(design_warnings: &[models::core::DesignWarning]) -> Vec<WarningLine> {
+        design_warnings
             .iter()
-            .map(|h| HazardLine {
+            .map(|h| WarningLine {
                 id: h.id.to_string(),
                 text: h.text.clone(),
                 situation: h
@@ -167,10 +167,13 @@ impl HazardLine {
             .collect()
     }
 
-    /// The scenario's hazards, reached in the runs of a sweep's tally.
-    pub fn of_tally(hazards: &[models::core::Hazard], t: &sim::Tally) -> Vec<HazardLine> {
-        let mut lines = HazardLine::of(hazards);
-        for (line, h) in lines.iter_mut().zip(hazards) {
+    /// The scenario's design warnings, reached in the runs of a sweep's tally.
+    pub fn of_tally(
+        design_warnings: &[models::core::DesignWarning],
+        t: &sim::Tally,
+    ) -> Vec<WarningLine> {
+        let mut lines = WarningLine::of(design_warnings);
+        for (line, h) in lines.iter_mut().zip(design_warnings) {
             line.reached_runs = h
                 .shown_by
                 .map(|id| t.situation_runs.get(usize::from(id)).copied().unwrap_or(0));
@@ -178,11 +181,14 @@ impl HazardLine {
         lines
     }
 
-    /// The scenario's hazards as JSON for a search, an enumeration or a
+    /// The scenario's design warnings as JSON for a search, an enumeration or a
     /// verification, which know the situations reached (`reached`) but not
     /// how often: `reached` is true or false, null when no situation marks it.
-    pub fn json_in(hazards: &[models::core::Hazard], reached: &[&str]) -> serde_json::Value {
-        HazardLine::of(hazards)
+    pub fn json_in(
+        design_warnings: &[models::core::DesignWarning],
+        reached: &[&str],
+    ) -> serde_json::Value {
+        WarningLine::of(design_warnings)
             .into_iter()
             .map(|h| {
                 let hit = h.situation.as_deref().map(|n| reached.contains(&n));

@@ -3,7 +3,7 @@
 //! It ends at its first failure, shrinks it like a failing seed, and prints
 //! its record, since no seed replays it.
 
-use super::common::{exit_code, faults_line, situations_line, HazardLine};
+use super::common::{exit_code, faults_line, situations_line, WarningLine};
 use idemsim::catalog::{Entry, UsageError};
 use idemsim::minimize::{shrink_record, Budget};
 use idemsim::regressions::sweep::{FailingRegression, Recorded};
@@ -61,8 +61,8 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     let mut lines = summary_lines(&q, &r, verdict);
     let reached = registry::situation_names(&r.summary.tally.situations);
     lines.push(situations_line(&reached));
-    let hazards = HazardLine::of(&s.hazards);
-    lines.extend(hazards.iter().map(|h| h.text_in(&reached)));
+    let design_warnings = WarningLine::of(&s.design_warnings);
+    lines.extend(design_warnings.iter().map(|h| h.text_in(&reached)));
     let failure = failure_lines(&q, &r, &mut lines)?;
     let mut text = lines.join("\n") + "\n";
     if let Some(f) = q.failing_regression {
@@ -202,7 +202,7 @@ fn json_summary(
                 "corpus": r.corpus,
                 "features": r.features,
                 "situations": reached,
-                "hazards": HazardLine::json_in(&s.hazards, reached),
+                "hazards": WarningLine::json_in(&s.design_warnings, reached),
                 "record": record_json,
     });
     if let Some(f) = q.failing_regression {

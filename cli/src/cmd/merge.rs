@@ -131,7 +131,7 @@ fn other_run(first: &SweepLine, l: &SweepLine) -> Option<String> {
         return differ("scenario hash", &first.scenario_hash, &l.scenario_hash);
     }
     let warnings = |x: &SweepLine| -> Vec<(String, Option<String>)> {
-        x.hazards
+        x.design_warnings
             .iter()
             .map(|h| (h.id.clone(), h.situation.clone()))
             .collect()

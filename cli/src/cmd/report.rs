@@ -206,7 +206,7 @@ fn too_long_page(subject: &Subject, report: &RunReport) -> String {
 /// The scenario's design warnings, each with the first step of this run
 /// that reported its situation.
 fn warning_rows(s: &Scenario, entries: &[idemsim::render::Entry]) -> Vec<html_run::WarningRow> {
-    s.hazards
+    s.design_warnings
         .iter()
         .map(|h| html_run::WarningRow {
             id: h.id,

@@ -133,7 +133,8 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
             })
         })
         .collect();
-    let hazards = crate::cmd::common::HazardLine::json_in(&s.hazards, &c.situations);
+    let design_warnings =
+        crate::cmd::common::WarningLine::json_in(&s.design_warnings, &c.situations);
     serde_json::json!({
         "scenario": s.name,
         "expected": s.expected_verdict().map(Verdict::as_str),
@@ -149,7 +150,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "situations": c.situations,
         "situations_missing": j.missing,
         "ablations": ablations,
-        "hazards": hazards,
+        "hazards": design_warnings,
     })
 }
 
@@ -198,7 +199,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
         );
     }
     let reached: &[&str] = &c.situations;
-    for h in crate::cmd::common::HazardLine::of(&s.hazards) {
+    for h in crate::cmd::common::WarningLine::of(&s.design_warnings) {
         for line in h.text_in(reached).lines() {
             idemsim::outln!("{:<width$}  {}", "", line.trim_start());
         }

@@ -14,7 +14,7 @@
 
 use super::{BookingConfig, BookingService, Publish, ACCOUNTING_BOOKING};
 use crate::core::input::{invalid, one_of, path, positive_duration_us, Invalid, LoadError};
-use crate::core::{BuildInput, Built, Carries, Hazard, Unused};
+use crate::core::{BuildInput, Built, Carries, DesignWarning, Unused};
 use crate::messaging::republish;
 use crate::messaging::scenario::{self as queue, BrokerDto, ConsumerDto};
 use crate::messaging::{self, BrokerConfig, ConsumerConfig, InboxConfig};
@@ -98,14 +98,14 @@ where
         bank,
         booking,
     };
-    let mut hazards = hops.hazards(input);
-    hazards.extend(queue.hazards(input, &hops.booking));
+    let mut design_warnings = hops.design_warnings(input);
+    design_warnings.extend(queue.design_warnings(input, &hops.booking));
     let unused = unused(&d, input.text);
     let actors = actors(hops, queue);
     Ok(Built {
         actors,
         actors_hint: " (broker.consumers sets how many accounting consumers)",
-        hazards,
+        design_warnings,
         unused,
     })
 }
@@ -162,10 +162,10 @@ struct Hops {
 
 impl Hops {
     /// The payment model's design warnings for the chain's one client.
-    fn hazards(&self, input: &BuildInput<'_>) -> Vec<Hazard> {
+    fn design_warnings(&self, input: &BuildInput<'_>) -> Vec<DesignWarning> {
         let clients = ["client".to_string()];
         let restarts = payment::scenario::Restarts::of(input.text, &clients, input.fault_phase_us);
-        payment::scenario::hazards(
+        payment::scenario::design_warnings(
             std::slice::from_ref(&self.client),
             &self.service,
             &self.bank,
@@ -219,13 +219,17 @@ impl Queue {
 
     /// The queue's design warnings, and the republish rules for the
     /// booking service's relay and the accounting consumers.
-    fn hazards(&self, input: &BuildInput<'_>, booking: &BookingConfig) -> Vec<Hazard> {
+    fn design_warnings(
+        &self,
+        input: &BuildInput<'_>,
+        booking: &BookingConfig,
+    ) -> Vec<DesignWarning> {
         let (consumer, accounting) = (&self.consumer, self.names());
         let queue_spreads = queue::Spreads {
             broker_restart_ms: republish::broker_restart_ms(input.text),
             ..queue::Spreads::of(input.delays, &accounting, "accounting-db")
         };
-        let mut hazards = queue::hazards(
+        let mut design_warnings = queue::design_warnings(
             &self.broker,
             consumer,
             &self.inbox,
@@ -233,18 +237,18 @@ impl Queue {
             ("accounting", queue::ProducerIds::None, true),
             queue_spreads,
         );
-        hazards.extend(republish::ack_before_commit_under_crashes(
+        design_warnings.extend(republish::ack_before_commit_under_crashes(
             input.text,
             consumer.ack,
             ("accounting", "accounting-"),
         ));
-        hazards.extend(republish::commit_resent_without_dedup(
+        design_warnings.extend(republish::commit_resent_without_dedup(
             input.text,
             consumer,
             ("accounting", "accounting-db", &accounting),
             input.delays,
         ));
-        hazards.extend(republish::ack_result_lost_drops_work(
+        design_warnings.extend(republish::ack_result_lost_drops_work(
             input.text,
             consumer,
             ("accounting", &accounting),
@@ -254,7 +258,7 @@ impl Queue {
         // until the broker's confirmation gets through, as the messaging relay does.
         let reads_inbox = consumer.handler.reads_inbox_always();
         if reads_inbox && booking.publish == Publish::Outbox {
-            hazards.extend(republish::inbox_retention_below_republish(
+            design_warnings.extend(republish::inbox_retention_below_republish(
                 input.text,
                 (
                     self.inbox.retention_us / sim::US_PER_MS,
@@ -269,7 +273,7 @@ impl Queue {
                 "accounting",
             ));
         }
-        hazards
+        design_warnings
     }
 }
 

@@ -157,7 +157,7 @@ where
         .map(|(name, _)| input.delays.path_ms(&[name, RESOURCE, name]).0)
         .min()
         .unwrap_or(0);
-    let hazards = crate::core::retry_table::window_too_short_after_read(
+    let design_warnings = crate::core::retry_table::window_too_short_after_read(
         &s.retry.policy,
         "client",
         c.timeout_ms,
@@ -170,7 +170,7 @@ where
     Ok(Built {
         actors,
         actors_hint: " (the clients are client-1 to client-N, N being `clients`)",
-        hazards: hazards.into_iter().collect(),
+        design_warnings: design_warnings.into_iter().collect(),
         unused: unused(c, &s.retry.policy, input.text),
     })
 }

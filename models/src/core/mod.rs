@@ -9,7 +9,7 @@ pub mod breaker;
 pub mod budget;
 pub mod client_op;
 pub mod dedup;
-pub mod hazard;
+pub mod design_warning;
 pub mod hist;
 pub mod ids;
 pub mod input;
@@ -29,7 +29,7 @@ pub mod table;
 pub mod unused;
 pub mod wire;
 
-pub use hazard::Hazard;
+pub use design_warning::DesignWarning;
 pub use ledger::Ledger;
 pub use model::{BuildInput, Built, LoadOf, MeaningChange, Metric, ModelSpec, SituationDoc};
 pub use obs::{AttemptOutcome, Change, Ending, Layer, Obs, Per, Site};

@@ -130,7 +130,7 @@ pub struct BuildInput<'a> {
     /// external program); `None` for a scenario that is no file (built in).
     pub dir: Option<&'a std::path::Path>,
     /// The network's delays by actor name, for the design warnings.
-    pub delays: &'a super::hazard::Delays,
+    pub delays: &'a super::design_warning::Delays,
 }
 
 /// The actors a model built from a scenario, in world order.
@@ -140,7 +140,7 @@ pub struct Built<N> {
     /// Ends the help of an unknown-actor error, e.g. how to get more consumers.
     pub actors_hint: &'static str,
     /// Gaps in the design its settings show, whether or not a run reaches them.
-    pub hazards: Vec<super::Hazard>,
+    pub design_warnings: Vec<super::DesignWarning>,
     /// Keys the settings leave without effect, written in the file or not:
     /// the loader reports those the scenario writes (`core::unused`).
     pub unused: Vec<super::Unused>,

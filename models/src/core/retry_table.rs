@@ -5,7 +5,7 @@
 use super::input::{count_in, duration_us, invalid, one_of, path, Invalid, MAX_DURATION_MS};
 use super::retry::{Jitter, RetryPolicy};
 use super::unused::Unused;
-use super::Hazard;
+use super::DesignWarning;
 use sim::SituationId;
 
 /// A retry window too short for the retry it is meant to bound.
@@ -194,7 +194,7 @@ pub fn window_too_short(
     answer_ms: u64,
     given_up: Option<SituationId>,
     example: &'static str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     window_too_short_after_read(retry, owner, timeout_ms, answer_ms, 0, given_up, example)
 }
 
@@ -213,7 +213,7 @@ pub fn window_too_short_after_read(
     read_ms: u64,
     given_up: Option<SituationId>,
     example: &'static str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if retry.window_ms == 0 || retry.max_attempts == 1 || timeout_ms == 0 {
         return None;
     }
@@ -259,7 +259,7 @@ pub fn window_too_short_after_read(
             "{settings}: {starts} {room_ms} ms after the first attempt for a retry to start, room for a retry after a lost read, not after a lost write: a write computed from a read leaves at least {read_ms} ms into its attempt (the read's round trip), so its timeout ends that much later, and an edit whose write's answer is lost, the failure retries are for, is never retried and ends the operation; {fix}"
         )
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: RETRY_WINDOW_TOO_SHORT,
         text,
         shown_by: given_up,

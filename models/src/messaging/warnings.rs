@@ -24,13 +24,13 @@ pub(crate) enum ProducerIds {
 /// event all the same: the scenario restarts it, or cuts its confirmations
 /// until its library gives a batch up).
 /// `spreads`: what the network's delays add to the lease rules' times.
-pub(crate) fn hazards(
+pub(crate) fn design_warnings(
     broker: &BrokerConfig,
     consumer: &ConsumerConfig,
     inbox: &InboxConfig,
     (table, ids, restarts): (&'static str, ProducerIds, bool),
     spreads: Spreads,
-) -> Vec<crate::core::Hazard> {
+) -> Vec<crate::core::DesignWarning> {
     let mut out = Vec::new();
     match consumer.handler {
         // Without dedup the inbox's retention does not matter: nothing reads it.
@@ -57,8 +57,8 @@ pub(crate) fn hazards(
 }
 
 /// A consumer that trusts the broker's redelivered flag to tell duplicates.
-fn only_on_redelivery(table: &str) -> crate::core::Hazard {
-    crate::core::Hazard {
+fn only_on_redelivery(table: &str) -> crate::core::DesignWarning {
+    crate::core::DesignWarning {
         id: crate::messaging::rules::DEDUP_ONLY_ON_REDELIVERY,
         text: format!(
             "the consumer reads its inbox only for deliveries the broker flags as redelivered ({table}.handler = \"inbox-if-redelivered\"), but the flag belongs to the delivery, not to the event: a second copy a producer published (a retry after a lost confirmation, a relay's republish after a restart) is a new message, its first delivery is not flagged, and it takes effect again"
@@ -81,7 +81,7 @@ fn without_dedup(
     consumer: &ConsumerConfig,
     table: &str,
     (ids, restarts): (ProducerIds, bool),
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     let checked = broker.exactly_once_delivery && consumer.ack == AckMode::CheckedBeforeCommit;
     if checked && ids != ProducerIds::None && !restarts {
         return None;
@@ -101,7 +101,7 @@ fn without_dedup(
     if broker.dedup_window_ms != 0 {
         filters.push(format!(
             "the broker's dedup window of {} filters publishes only, and only within it",
-            crate::core::hazard::about_ms(broker.dedup_window_ms)
+            crate::core::design_warning::about_ms(broker.dedup_window_ms)
         ));
     }
     match ids {
@@ -115,7 +115,7 @@ fn without_dedup(
                 .to_string(),
         ),
     }
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::messaging::rules::CONSUMER_WITHOUT_DEDUP,
         text: format!(
             "the consumer applies the effect for every delivery ({table}.handler = \"effect\"), and a broker delivers at least once: a redelivery after a lost ack or a consumer crash, or a second copy a producer published, takes effect again{}",
@@ -141,7 +141,7 @@ fn inbox_retention(
     (consumer, inbox): (&ConsumerConfig, &InboxConfig),
     table: &str,
     (spread_ms, broker_restart_ms): (u64, Option<u64>),
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     let read_after_work = matches!(
         consumer.handler,
         Handler::InboxSameTx | Handler::InboxIfRedelivered
@@ -172,16 +172,16 @@ fn inbox_retention(
     let redelivers = match broker_restart_ms {
         None => format!(
             "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms)",
-            crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+            crate::core::design_warning::about_ms(broker.visibility_timeout_ms)
         ),
         Some(restart_ms) => format!(
             "the broker redelivers an unacked message every {} (broker.visibility_timeout_ms), and the scenario crashes it ([crashes.broker], back within {}): a restart starts every lease over, so each redelivery can come up to {} after the one before",
-            crate::core::hazard::about_ms(broker.visibility_timeout_ms),
-            crate::core::hazard::about_ms(restart_ms),
-            crate::core::hazard::about_ms(gap_ms)
+            crate::core::design_warning::about_ms(broker.visibility_timeout_ms),
+            crate::core::design_warning::about_ms(restart_ms),
+            crate::core::design_warning::about_ms(gap_ms)
         ),
     };
-    crate::core::hazard::inbox_retention(
+    crate::core::design_warning::inbox_retention(
         &format!("{table}.inbox_retention_ms"),
         inbox.retention_us / sim::US_PER_MS,
         span_ms,
@@ -198,7 +198,7 @@ fn inbox_retention(
 /// consumer to its database, and the consumer's processing jitter where its
 /// inbox read follows the work.
 pub(crate) fn copy_late_ms(
-    delays: &crate::core::hazard::Delays,
+    delays: &crate::core::design_warning::Delays,
     producer: &str,
     spreads: &Spreads,
     consumer: &ConsumerConfig,
@@ -242,7 +242,7 @@ pub(crate) struct Spreads {
 
 impl Spreads {
     pub(crate) fn of(
-        delays: &crate::core::hazard::Delays,
+        delays: &crate::core::design_warning::Delays,
         consumers: &[String],
         db: &str,
     ) -> Spreads {
@@ -321,7 +321,7 @@ fn visibility_below_processing(
     consumer: &ConsumerConfig,
     table: &str,
     spreads: Spreads,
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     // Under exactly-once delivery the late ack fails, and a consumer that
     // checks it before committing drops the work: wasted, not doubled,
     // unless no ack can ever come in time.
@@ -344,7 +344,7 @@ fn visibility_below_processing(
     let setting = handling_parts(
         consumer,
         table,
-        &crate::core::hazard::about_ms(trips_ms),
+        &crate::core::design_warning::about_ms(trips_ms),
         false,
     );
     // Under exactly-once delivery the late ack fails instead of counting:
@@ -356,12 +356,12 @@ fn visibility_below_processing(
             super::situations::STALE_ACK_REFUSED,
         ),
     };
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::messaging::rules::VISIBILITY_BELOW_PROCESSING,
         text: format!(
             "handling a delivery takes up to {} ({setting}), but the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): it is delivered a second time while the first handler still runs, {late}, and only a dedup that is atomic with the effect keeps the two handlers to one effect",
-            crate::core::hazard::about_ms(longest_ms),
-            crate::core::hazard::about_ms(broker.visibility_timeout_ms)
+            crate::core::design_warning::about_ms(longest_ms),
+            crate::core::design_warning::about_ms(broker.visibility_timeout_ms)
         ),
         shown_by: Some(shown_by),
         example: "messaging-visibility-below-processing",
@@ -410,7 +410,7 @@ fn checked_ack_livelock(
     consumer: &ConsumerConfig,
     table: &str,
     spreads: Spreads,
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     let lease_ms = broker.visibility_timeout_ms;
     let (shortest_ms, trips_ms) =
         lease_held_ms(consumer, consumer.processing_ms, spreads.shortest_trips_ms);
@@ -426,7 +426,7 @@ fn checked_ack_livelock(
         .processing_ms
         .saturating_add(consumer.processing_jitter_ms);
     let (longest_ms, _) = lease_held_ms(consumer, work_ms, spreads.handling_trips_ms);
-    let about = crate::core::hazard::about_ms;
+    let about = crate::core::design_warning::about_ms;
     let setting = handling_parts(consumer, table, &about(trips_ms), true);
     let end = match (broker.max_deliveries, broker.at_max_deliveries) {
         (0, _) => "the event is redelivered without end and no event is ever handled: the runs end at their step limit, inconclusive".to_string(),
@@ -437,7 +437,7 @@ fn checked_ack_livelock(
             "after {n} deliveries (broker.max_deliveries) the broker discards the event: no event is ever handled, and every effect is lost"
         ),
     };
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::messaging::rules::VISIBILITY_BELOW_PROCESSING,
         text: format!(
             "even the shortest handling of a delivery takes at least {} ({setting}), and the broker makes an unacked message visible again after {} (broker.visibility_timeout_ms): every ack arrives after the lease ran out and a newer delivery went out, so under exactly-once delivery the broker refuses every ack as stale and every handler drops its work; {end}; write a visibility timeout above the longest handling ({}), or have the consumer renew the lease ({table}.lease_renewal_ms, below the visibility timeout by more than a delivery's trip and a renewal's)",
@@ -466,12 +466,12 @@ pub(crate) fn idempotence_off_above_window(
     (idempotence, transactional): (bool, bool),
     outbox: bool,
     max_in_flight: u32,
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     let window = super::broker::SEQUENCE_WINDOW;
     if !idempotence || transactional || !outbox || max_in_flight <= window {
         return None;
     }
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::messaging::rules::IDEMPOTENCE_OFF_ABOVE_FIVE_IN_FLIGHT,
         text: format!(
             "producer.max_in_flight = {max_in_flight} with producer.idempotence = \"kafka-default\": the broker recognises a retry among the last {window} batches per producer id and partition only, so an idempotent producer keeps at most {window} publishes in flight, and Kafka 3.0.1 to 3.9 turn idempotence left at its default off above that, with one WARN line in the producer's log that is easy to miss (one set explicitly, idempotence = true, is refused; Kafka 4.0 refuses both, KAFKA-17927): the outbox relay's publishes carry no producer id or sequence number, and every retry after a lost confirmation is stored again, a second copy of the event for the consumers; write max_in_flight = {window} or less"

@@ -10,8 +10,8 @@ mod widgets {
     use crate::core::input::LoadError;
     use crate::core::wire::{Carries, Ends, ModelMessage};
     use crate::core::{
-        BuildInput, Built, Ending, Hazard, Key, Layer, Metric, ModelSpec, Obs, Op, Per, Site,
-        SituationDoc, Space,
+        BuildInput, Built, DesignWarning, Ending, Key, Layer, Metric, ModelSpec, Obs, Op, Per,
+        Site, SituationDoc, Space,
     };
     use crate::registry::{layer_index, space_code, Declares};
     use sim::{ActorId, Ctx, NoTimer};
@@ -209,7 +209,7 @@ mod widgets {
                     ("maker".into(), Maker(PhantomData).into()),
                 ],
                 actors_hint: "",
-                hazards: vec![Hazard {
+                design_warnings: vec![DesignWarning {
                     id: ONE_MAKER_ONLY,
                     text: "one maker makes every widget".into(),
                     shown_by: Some(situations::WIDGET_MADE),
@@ -286,14 +286,18 @@ fn a_toy_model_needs_one_registry_line() {
     assert_eq!(layers(), [&widgets::MAKER_LAYER]);
     // Its rule is listed with core's, as `[expect] warnings` may name it.
     assert!(RULES.contains(&widgets::ONE_MAKER_ONLY));
-    assert_eq!(RULES.len(), crate::core::hazard::CORE_RULES.len() + 1);
-    let hazards = MODELS[0].build(&system_input()).map(|b| b.hazards);
-    let shown_by = hazards.ok().and_then(|h| h[0].shown_by);
+    assert_eq!(
+        RULES.len(),
+        crate::core::design_warning::CORE_RULES.len() + 1
+    );
+    let design_warnings = MODELS[0].build(&system_input()).map(|b| b.design_warnings);
+    let shown_by = design_warnings.ok().and_then(|h| h[0].shown_by);
     assert_eq!(shown_by.map(situation_name), Some("widget-made"));
 }
 
 fn system_input() -> crate::core::BuildInput<'static> {
-    static DELAYS: std::sync::OnceLock<crate::core::hazard::Delays> = std::sync::OnceLock::new();
+    static DELAYS: std::sync::OnceLock<crate::core::design_warning::Delays> =
+        std::sync::OnceLock::new();
     crate::core::BuildInput {
         text: "",
         fault_phase_us: 0,

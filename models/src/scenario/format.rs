@@ -7,9 +7,9 @@
 //! design warning `key-meaning-changed` naming the change, so a file written
 //! before the change never flips its verdict without a word.
 
-use crate::core::hazard::KEY_MEANING_CHANGED;
+use crate::core::design_warning::KEY_MEANING_CHANGED;
 use crate::core::input::{invalid, Invalid, Seg};
-use crate::core::{Hazard, MeaningChange};
+use crate::core::{DesignWarning, MeaningChange};
 
 /// The format this idemsim writes and reads.
 pub const FORMAT: u64 = 2;
@@ -36,7 +36,7 @@ pub(super) fn check(
     effective: &str,
     format: Option<u64>,
     changes: &[MeaningChange],
-) -> Result<Vec<Hazard>, Invalid> {
+) -> Result<Vec<DesignWarning>, Invalid> {
     if let Some(f) = format {
         if !(1..=FORMAT).contains(&f) {
             return Err(invalid(
@@ -73,7 +73,7 @@ pub(super) fn check(
                 format!("write {settle} beside it to say which meaning you want, then format = {FORMAT}"),
             ));
         }
-        found.push(Hazard {
+        found.push(DesignWarning {
             id: KEY_MEANING_CHANGED,
             text: format!(
                 "{change}. The file names no format, so it is read as format {FORMAT}; write {settle} beside it and format = {FORMAT} to say which meaning you want"

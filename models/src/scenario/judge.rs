@@ -152,9 +152,9 @@ impl Expect {
     fn unearned_warning(
         &self,
         sum: &sim::Summary,
-        hazards: &[crate::core::Hazard],
+        design_warnings: &[crate::core::DesignWarning],
     ) -> Option<String> {
-        hazards.iter().find_map(|h| {
+        design_warnings.iter().find_map(|h| {
             if !self.warnings.contains(&h.id) && h.id == crate::core::unused::SETTING_WITHOUT_EFFECT {
                 return Some(format!(
                     "holds, but it writes a setting without effect (design warning {}): {}; or list it in [expect] warnings = [\"{}\"] if the file keeps it for the variants (--set) that read it",
@@ -183,10 +183,10 @@ impl Expect {
     }
 
     /// A warning `[expect]` lists that the settings no longer produce.
-    fn stale_warning(&self, hazards: &[crate::core::Hazard]) -> Option<String> {
+    fn stale_warning(&self, design_warnings: &[crate::core::DesignWarning]) -> Option<String> {
         self.warnings
             .iter()
-            .find(|w| !hazards.iter().any(|h| h.id == **w))
+            .find(|w| !design_warnings.iter().any(|h| h.id == **w))
             .map(|w| {
                 format!(
                     "[expect] warnings lists {w}, but the settings no longer break that rule: remove it from the list"
@@ -211,7 +211,11 @@ impl Expect {
 
     /// Verdict must match; a violation must break the named invariant; a
     /// "holds" must have reached every situation it names, or it proves little.
-    pub fn judge(&self, sum: &sim::Summary, hazards: &[crate::core::Hazard]) -> Judgement {
+    pub fn judge(
+        &self,
+        sum: &sim::Summary,
+        design_warnings: &[crate::core::DesignWarning],
+    ) -> Judgement {
         let (found, invariant) = Judgement::found_in(sum);
         let missing: Vec<&'static str> = self
             .situations
@@ -236,11 +240,11 @@ impl Expect {
             Some(format!("situations not reached: {}", missing.join(", ")))
         } else if self.verdict == Verdict::Holds {
             self.over_load(sum)
-                .or_else(|| self.unearned_warning(sum, hazards))
+                .or_else(|| self.unearned_warning(sum, design_warnings))
         } else {
             None
         };
-        let mismatch = mismatch.or_else(|| self.stale_warning(hazards));
+        let mismatch = mismatch.or_else(|| self.stale_warning(design_warnings));
         Judgement {
             found,
             invariant,

@@ -72,7 +72,7 @@ pub struct Scenario {
     pub strategy: Strategy,
     /// Gaps in the design its settings show, reached by a run or not
     /// (docs/design-warnings.md).
-    pub hazards: Vec<crate::core::Hazard>,
+    pub design_warnings: Vec<crate::core::DesignWarning>,
     /// The model to run: world and actors.
     pub system: System,
     /// The folder of the scenario's file, where its relative paths point.
@@ -145,7 +145,7 @@ struct Shared {
     fault_phase_us: sim::TimeUs,
     limits: sim::Limits,
     strategy: Strategy,
-    delays: crate::core::hazard::Delays,
+    delays: crate::core::design_warning::Delays,
 }
 
 impl Shared {
@@ -313,7 +313,7 @@ impl Scenario {
     /// explored design becomes a scenario `verify` can hold to it.
     pub fn judge(&self, sum: &sim::Summary) -> Judgement {
         match &self.expect {
-            Some(e) => e.judge(sum, &self.hazards),
+            Some(e) => e.judge(sum, &self.design_warnings),
             None => Judgement::unstated(sum),
         }
     }
@@ -345,16 +345,16 @@ impl Scenario {
                 delays: &shared.delays,
             })
             .map_err(|e| loc.load(e))?;
-        let mut hazards = built.hazards;
+        let mut design_warnings = built.design_warnings;
         // Read from the text the file and `--set` wrote, before presets.
-        hazards.extend(
+        design_warnings.extend(
             format::check(text, &effective, dto.format, model.meaning_changes())
                 .map_err(|i| loc.invalid(i))?,
         );
-        unused::placed(&loc, &mut hazards);
+        unused::placed(&loc, &mut design_warnings);
         let mut unread = built.unused;
         unread.extend(network::unused(&dto.network));
-        hazards.extend(unused::reported(&loc, &effective, overrides, &unread));
+        design_warnings.extend(unused::reported(&loc, &effective, overrides, &unread));
         let (names, nodes): (Vec<String>, Vec<_>) = built.actors.into_iter().unzip();
         let kinds = model.message_kinds();
         let ends: Vec<_> = nodes.iter().map(registry::Node::ends).collect();
@@ -385,7 +385,7 @@ impl Scenario {
             expect: shared.expect,
             runs: dto.run.runs,
             strategy: shared.strategy,
-            hazards,
+            design_warnings,
             system: System {
                 world,
                 nodes,

@@ -17,11 +17,11 @@ const DAY_MS: u64 = 24 * 3600 * 1000;
 /// actors exist: the design warnings read them while a model is built.
 /// Each value is range-checked here already, so the warnings' arithmetic
 /// never sees a number [`world`] would refuse later.
-pub(super) fn delays(n: &NetworkDto) -> Result<crate::core::hazard::Delays, Invalid> {
+pub(super) fn delays(n: &NetworkDto) -> Result<crate::core::design_warning::Delays, Invalid> {
     use Seg::{Index, Key};
     duration_us(n.delay_ms_min, DAY_MS, path(&["network", "delay_ms_min"]))?;
     duration_us(n.delay_ms_max, DAY_MS, path(&["network", "delay_ms_max"]))?;
-    let mut d = crate::core::hazard::Delays::new(n.delay_ms_min, n.delay_ms_max);
+    let mut d = crate::core::design_warning::Delays::new(n.delay_ms_min, n.delay_ms_max);
     for (i, l) in n.links.iter().enumerate() {
         let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
         for (v, k) in [

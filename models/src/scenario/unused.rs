@@ -13,7 +13,7 @@
 use super::locate::{Locator, Override};
 use crate::core::input::Invalid;
 use crate::core::unused::{dotted, SETTING_WITHOUT_EFFECT};
-use crate::core::{Hazard, Unused};
+use crate::core::{DesignWarning, Unused};
 
 /// The design warnings for the keys of `unused` that the scenario writes
 /// (`effective`: its text with `overrides` applied), but for those an
@@ -23,7 +23,7 @@ pub(super) fn reported(
     effective: &str,
     overrides: &[Override],
     unused: &[Unused],
-) -> Vec<Hazard> {
+) -> Vec<DesignWarning> {
     if unused.is_empty() {
         return Vec::new();
     }
@@ -45,7 +45,7 @@ pub(super) fn reported(
                 return None;
             }
             let place = place(loc, &u.key);
-            Some(Hazard {
+            Some(DesignWarning {
                 id: SETTING_WITHOUT_EFFECT,
                 text: format!(
                     "{place}: {} = {value} has no effect: {}; {}",
@@ -76,11 +76,11 @@ fn place(loc: &Locator<'_>, path: &[crate::core::input::Seg]) -> String {
     }
 }
 
-/// Starts the text of each of a model's `hazards` that names the setting
-/// it is in (`Hazard::at`) with the place that writes it: the model knows
+/// Starts the text of each of a model's `design warnings` that names the setting
+/// it is in (`DesignWarning::at`) with the place that writes it: the model knows
 /// the setting, the loader the file and the `--set`s.
-pub(super) fn placed(loc: &Locator<'_>, hazards: &mut [Hazard]) {
-    for h in hazards.iter_mut() {
+pub(super) fn placed(loc: &Locator<'_>, design_warnings: &mut [DesignWarning]) {
+    for h in design_warnings.iter_mut() {
         if let Some(path) = &h.at {
             h.text = format!("{}: {}", place(loc, path), h.text);
         }

@@ -217,8 +217,8 @@ impl Table<'_> {
 
 /// A row's design warnings: each id (its text on hover) and whether runs
 /// reached it; shaded when some run never did.
-fn warnings_cell(hazards: &Value) -> String {
-    let list = hazards.as_array().map_or(&[][..], Vec::as_slice);
+fn warnings_cell(design_warnings: &Value) -> String {
+    let list = design_warnings.as_array().map_or(&[][..], Vec::as_slice);
     if list.is_empty() {
         return "<td class=\"none\">-</td>".into();
     }
@@ -250,7 +250,7 @@ mod tests {
     use super::{human_us, page};
     use serde_json::json;
 
-    fn sweep(hazards: serde_json::Value) -> serde_json::Value {
+    fn sweep(design_warnings: serde_json::Value) -> serde_json::Value {
         json!({
             "scenario": "s",
             "runs": 10,
@@ -264,7 +264,7 @@ mod tests {
                  "rate": 0.0, "lo": 0.0, "hi": 0.3, "metrics": [1.0], "hazards": []},
                 {"values": ["3", "stable"], "verdict": "violation", "invariant": "no-dup",
                  "failing": 2, "runs": 10, "rate": 0.2, "lo": 0.05, "hi": 0.5,
-                 "metrics": [1.5], "seed": 4, "report": "s-3-seed-4.html", "hazards": hazards},
+                 "metrics": [1.5], "seed": 4, "report": "s-3-seed-4.html", "hazards": design_warnings},
             ],
         })
     }

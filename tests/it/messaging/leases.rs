@@ -18,7 +18,11 @@ fn a_renewed_lease_keeps_a_long_handler_alone_only_while_renewals_arrive() {
     const RULE: &str = "visibility-below-processing";
     let name = "messaging-visibility-below-processing";
     let renewed = load(name, &["consumer.lease_renewal_ms=10000"]);
-    assert!(renewed.hazards.is_empty(), "{:?}", renewed.hazards);
+    assert!(
+        renewed.design_warnings.is_empty(),
+        "{:?}",
+        renewed.design_warnings
+    );
     let sum = sweep(&renewed, 300);
     assert!(sum.first_failure.is_none(), "{:?}", sum.first_failure);
     let (entries, _) = trace_of(&renewed, 4);
@@ -27,7 +31,10 @@ fn a_renewed_lease_keeps_a_long_handler_alone_only_while_renewals_arrive() {
     // Asked for when the lease runs out is too late: the broker redelivers first.
     let late = load(name, &["consumer.lease_renewal_ms=30000"]);
     assert_eq!(
-        late.hazards.iter().map(|h| h.id).collect::<Vec<_>>(),
+        late.design_warnings
+            .iter()
+            .map(|h| h.id)
+            .collect::<Vec<_>>(),
         [RULE]
     );
     assert!(sweep(&late, 300).first_failure.is_some());

@@ -43,7 +43,7 @@ fn six_in_flight_is_refused_by_kafka_4_and_a_warning_on_kafka_3() {
     );
     let s = load_text("k.toml", &SIX_IN_FLIGHT.replace("PRESET", "kafka-3.9"), &[]);
     let warned = s
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == "idempotence-off-above-five-in-flight")
         .expect("3.9 turns idempotence off above five: a warning");

@@ -17,7 +17,7 @@ const RULE: &str = "setting-without-effect";
 
 /// The texts of the scenario's `setting-without-effect` warnings.
 fn unread(s: &Scenario) -> Vec<&str> {
-    s.hazards
+    s.design_warnings
         .iter()
         .filter(|h| h.id == RULE)
         .map(|h| h.text.as_str())
@@ -455,7 +455,7 @@ fn a_setting_without_effect_shows_in_check_and_its_json_and_changes_no_exit_code
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .find(|v| v["data"].get("hazards").is_some())
-        .expect("a summary with hazards");
+        .expect("a summary with design warnings");
     let h = &summary["data"]["hazards"][0];
     assert_eq!(h["id"], RULE);
     assert!(h["text"].as_str().unwrap().starts_with(&at), "{h}");

@@ -109,7 +109,7 @@ pub fn attempts_per_op_and_warning(s: &Scenario, seeds: u64, id: &str) -> (u64, 
     let per_op = count(models::core::ledger::counter::ATTEMPTS)
         / count(models::core::ledger::counter::OPERATIONS);
     let warning = s
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == id)
         .map(|h| h.text.clone());

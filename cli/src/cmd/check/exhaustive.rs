@@ -2,7 +2,7 @@
 //! faults, its verdict, and the shortest counterexample with its trace.
 
 use super::args::Args;
-use crate::cmd::common::{exit_code, faults_line, situations_line, HazardLine};
+use crate::cmd::common::{exit_code, faults_line, situations_line, WarningLine};
 use idemsim::catalog::{self, UsageError};
 use idemsim::progress::{self, Progress};
 use idemsim::render::{self, json_line};
@@ -174,7 +174,7 @@ fn headline_lines(
 }
 
 /// What the enumeration covered: schedules by fault count, faults injected,
-/// situations reached and the scenario's hazards among them.
+/// situations reached and the scenario's design warnings among them.
 fn tally_lines(
     s: &models::Scenario,
     r: &ExhaustiveReport,
@@ -197,8 +197,8 @@ fn tally_lines(
     let f = &r.tally.faults;
     lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
     lines.push(situations_line(reached));
-    let hazards = HazardLine::of(&s.hazards);
-    lines.extend(hazards.iter().map(|h| h.text_in(reached)));
+    let design_warnings = WarningLine::of(&s.design_warnings);
+    lines.extend(design_warnings.iter().map(|h| h.text_in(reached)));
 }
 
 /// The shortest counterexample, if any: its decisions, report, repro and
@@ -332,7 +332,7 @@ fn json_record(
                 "crashed": r.tally.faults.crashed,
             },
             "situations": found.reached,
-            "hazards": HazardLine::json_in(&s.hazards, found.reached),
+            "hazards": WarningLine::json_in(&s.design_warnings, found.reached),
             "first_inconclusive": found.limit_json,
             "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
                 "faults": c.faults,

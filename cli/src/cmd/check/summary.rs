@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sim::{Outcome, SeedRange};
 use std::collections::BTreeMap;
 
-pub use crate::cmd::common::HazardLine;
+pub use crate::cmd::common::WarningLine;
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 /// Faults fired over a sweep, as the JSON summary writes them.
@@ -313,7 +313,7 @@ pub struct SweepLine {
     /// Gaps the design's settings show (docs/design-warnings.md); absent
     /// when there are none. Whether runs reached them is derived.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hazards: Vec<HazardLine>,
+    pub design_warnings: Vec<WarningLine>,
     /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
     /// The lowest seed that hit a limit, if any.
@@ -444,7 +444,7 @@ impl SweepLine {
             .collect();
         names.sort();
         self.situations = names.into_iter().map(|(_, n)| n).collect();
-        for h in &mut self.hazards {
+        for h in &mut self.design_warnings {
             h.reached_runs = h
                 .situation
                 .as_ref()

@@ -1,7 +1,7 @@
 //! A summary line for people, and how `check` prints it with the shrunk run.
 
 use super::summary::{SweepLine, SweepVerdict};
-use crate::cmd::common::{faults_line, situations_line, HazardLine};
+use crate::cmd::common::{faults_line, situations_line, WarningLine};
 use idemsim::catalog::UsageError;
 use idemsim::minimize::{Budget, Done};
 use idemsim::render::json_line;
@@ -56,7 +56,7 @@ impl SweepLine {
             lines.push(format!("load: {load} (1.00 = no retry, no redelivery)"));
         }
         lines.push(situations_line(&self.situations));
-        lines.extend(self.hazards.iter().map(HazardLine::text));
+        lines.extend(self.design_warnings.iter().map(WarningLine::text));
         if let Some(r) = &self.repro {
             lines.push(format!("repro: {r}"));
         }

@@ -149,7 +149,7 @@ fn row_json(r: &Row, fields: &[Field], link: Option<String>) -> Value {
         "metrics": fields.iter().map(|f| (f.value)(s)).collect::<Vec<_>>(),
         "report": link,
         // The page shows each warning as the text table does (reach_note).
-        "hazards": r.hazards.iter().map(|h| json!({
+        "hazards": r.design_warnings.iter().map(|h| json!({
             "id": h.id,
             "text": h.text,
             "reached_runs": h.reached_runs,

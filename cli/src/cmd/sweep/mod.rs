@@ -253,7 +253,10 @@ fn run_rows(
         idemsim::external::check_summary(scenario, &replay, &stats.summary)?;
         rows.push(Row {
             values: overrides.iter().map(|o| o.value.clone()).collect(),
-            hazards: super::common::HazardLine::of_tally(&scenario.hazards, &stats.summary.tally),
+            design_warnings: super::common::WarningLine::of_tally(
+                &scenario.design_warnings,
+                &stats.summary.tally,
+            ),
             stats,
         });
     }

@@ -189,7 +189,7 @@ fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
     // The keys that vary name the row; fixed ones are the same in every row.
     let varies = axes.iter().any(|a| a.values.len() > 1);
     let bullet = if markdown { "- " } else { "" };
-    for r in rows.iter().filter(|r| !r.hazards.is_empty()) {
+    for r in rows.iter().filter(|r| !r.design_warnings.is_empty()) {
         if out.is_empty() {
             out.push_str("\ndesign warnings (docs/design-warnings.md):\n");
         }
@@ -199,7 +199,7 @@ fn warnings(axes: &[Axis], rows: &[Row], markdown: bool) -> String {
             .filter(|(a, _)| !varies || a.values.len() > 1)
             .map(|(a, v)| format!("{}={v}", a.key))
             .collect();
-        for h in &r.hazards {
+        for h in &r.design_warnings {
             out.push_str(&format!(
                 "{bullet}{}: {}, {}\n",
                 which.join(" "),
@@ -316,10 +316,10 @@ pub(super) fn json(
         for f in &fields {
             obj.insert(f.name.clone(), raw(f, s));
         }
-        if !r.hazards.is_empty() {
+        if !r.design_warnings.is_empty() {
             obj.insert(
                 "hazards".into(),
-                serde_json::to_value(&r.hazards).expect("hazards serialise"),
+                serde_json::to_value(&r.design_warnings).expect("design warnings serialise"),
             );
         }
         out.push_str(&json_line("variant", data));

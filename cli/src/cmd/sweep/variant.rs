@@ -187,5 +187,5 @@ pub struct Row {
     /// Its numbers.
     pub stats: VariantStats,
     /// The design warnings of its settings, with the runs that reached each.
-    pub hazards: Vec<crate::cmd::common::HazardLine>,
+    pub design_warnings: Vec<crate::cmd::common::WarningLine>,
 }

@@ -72,14 +72,14 @@ where
     let settings = client::Settings::try_from(&d.client)?;
     let server_id = clients.len() as sim::ActorId;
     let server = server::server(&d.server, initial)?;
-    let mut hazards = warnings::hazards(
+    let mut design_warnings = warnings::design_warnings(
         &settings.config(server_id, Vec::new()),
         &server,
         &clients,
         input.delays,
         input.text,
     );
-    hazards.extend(warnings::window_too_short(
+    design_warnings.extend(warnings::window_too_short(
         &settings.retry.policy,
         settings.timeout_ms(),
         &clients,
@@ -97,7 +97,7 @@ where
     Ok(Built {
         actors,
         actors_hint: " (each client named in [[requests]] is an actor)",
-        hazards,
+        design_warnings,
         unused,
     })
 }

@@ -4,9 +4,9 @@
 
 use super::SERVER;
 use crate::core::client_op::Persistence;
-use crate::core::hazard::Delays;
+use crate::core::design_warning::Delays;
 use crate::core::retry::RetryPolicy;
-use crate::core::Hazard;
+use crate::core::DesignWarning;
 use crate::http::{Action, ClientConfig, DeleteNotFound, PutMode, RequestSpec, ServerConfig};
 
 /// Each client actor's name and requests.
@@ -87,13 +87,13 @@ impl Stakes {
 /// client that crashes resumes its pending requests from its own storage
 /// when it is back, and without a retry window nothing bounds its retries
 /// in time.
-pub(super) fn hazards(
+pub(super) fn design_warnings(
     client: &ClientConfig,
     server: &ServerConfig,
     clients: &Clients,
     delays: &Delays,
     text: &str,
-) -> Vec<Hazard> {
+) -> Vec<DesignWarning> {
     let stakes = Stakes::of(client, server, clients);
     if !client.idempotency_key || !server.keys || !stakes.any() {
         return Vec::new();
@@ -104,13 +104,13 @@ pub(super) fn hazards(
         .map(|c| delays.spread_ms(&[vec![c.0.as_str(), SERVER]]))
         .max()
         .unwrap_or(0);
-    let layer = crate::core::hazard::KeyMemory::of_us(
+    let layer = crate::core::design_warning::KeyMemory::of_us(
         "server.key_retention_ms",
         server.key_retention_us,
         spread_ms,
     );
     let (span, retries) = retry_span(&client.persistence, clients, delays, text);
-    crate::core::hazard::key_retention(
+    crate::core::design_warning::key_retention(
         &[layer],
         span,
         &retries,
@@ -134,7 +134,9 @@ fn retry_span(
 ) -> (Option<u64>, String) {
     let restart = clients
         .iter()
-        .filter_map(|c| crate::core::hazard::restart_ms(text, &c.0).map(|(_, max)| (&c.0, max)))
+        .filter_map(|c| {
+            crate::core::design_warning::restart_ms(text, &c.0).map(|(_, max)| (&c.0, max))
+        })
         .max_by_key(|(_, max_ms)| *max_ms)
         .filter(|_| p.retry.window_ms == 0 && p.retry.max_attempts > 1);
     let read_ms = edit_read_ms(clients, delays, p.timeout_ms);
@@ -149,7 +151,7 @@ fn retry_span(
         format!(
             "a client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
             p.retry.max_attempts - 1,
-            crate::core::hazard::about_ms(max_ms)
+            crate::core::design_warning::about_ms(max_ms)
         )
     });
     let mut retries = resumed.unwrap_or_else(|| "a client retries".to_string());
@@ -160,7 +162,7 @@ fn retry_span(
         }
         retries.push_str(&format!(
             " (an edit's PUT, which carries the key, leaves when its GET is answered, up to {} into the attempt, and waits a whole timeout from there)",
-            crate::core::hazard::about_ms(read_ms.1)
+            crate::core::design_warning::about_ms(read_ms.1)
         ));
         if comma {
             retries.push(',');
@@ -178,7 +180,7 @@ pub(super) fn window_too_short(
     timeout_ms: u64,
     clients: &Clients,
     delays: &Delays,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     let round_trip_ms = |c: &(String, Vec<RequestSpec>)| delays.path_ms(&[&c.0, SERVER, &c.0]).0;
     let answer_ms = clients.iter().map(round_trip_ms).min().unwrap_or(0);
     let read_ms = clients

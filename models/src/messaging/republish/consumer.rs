@@ -6,8 +6,8 @@
 //! (every answer to its ack can be kept away, and it drops its work).
 
 use super::{answer_loss_per_mille, cuts_link, highest, whole};
-use crate::core::hazard::{about_ms, Delays};
-use crate::core::Hazard;
+use crate::core::design_warning::{about_ms, Delays};
+use crate::core::DesignWarning;
 use crate::messaging::rules::{
     ACK_BEFORE_COMMIT_UNDER_CRASHES, ACK_RESULT_LOST_DROPS_WORK, COMMIT_RESENT_WITHOUT_DEDUP,
 };
@@ -24,7 +24,7 @@ pub(crate) fn ack_before_commit_under_crashes(
     text: &str,
     ack: AckMode,
     (table, prefix): (&str, &str),
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     let (setting, when) = match ack {
         AckMode::AfterCommit => return None,
         AckMode::BeforeCommit => (
@@ -46,7 +46,7 @@ pub(crate) fn ack_before_commit_under_crashes(
         .map(|(name, _)| name.as_str())
         .collect();
     let first = crashing.first()?;
-    Some(Hazard {
+    Some(DesignWarning {
         id: ACK_BEFORE_COMMIT_UNDER_CRASHES,
         text: format!(
             "the consumer acks {when} ({table}.ack = \"{setting}\"), and the scenario crashes {} ([crashes.{first}]): a crash between the ack and the commit loses the event, since the broker has let the message go for good",
@@ -70,7 +70,7 @@ pub(crate) fn commit_resent_without_dedup(
     consumer: &ConsumerConfig,
     (table, db, consumers): (&str, &str, &[String]),
     delays: &Delays,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if consumer.ack == AckMode::AfterCommit || consumer.tx_max_attempts < 2 {
         return None;
     }
@@ -102,7 +102,7 @@ pub(crate) fn commit_resent_without_dedup(
             format!("acks with result before its commit ({table}.ack = \"checked-before-commit\")")
         }
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: COMMIT_RESENT_WITHOUT_DEDUP,
         text: format!(
             "the consumer {acked}, so once the ack let the message go nothing delivers it again and the consumer sends a transaction again when its database does not answer within {} ({table}.tx_timeout_ms, up to {table}.tx_max_attempts = {} sends); {late}, and a transaction whose answer was lost or late had committed: {again} ({table}.handler = \"{setting}\")",
@@ -128,7 +128,7 @@ pub(crate) fn ack_result_lost_drops_work(
     consumer: &ConsumerConfig,
     (table, consumers): (&str, &[String]),
     delays: &Delays,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if consumer.ack != AckMode::CheckedBeforeCommit {
         return None;
     }
@@ -145,7 +145,7 @@ pub(crate) fn ack_result_lost_drops_work(
         1 => format!("asks for the result once ({table}.tx_max_attempts = 1) and drops its work when no answer comes within {} ({table}.tx_timeout_ms)", about_ms(timeout_ms)),
         _ => format!("asks for the result up to {asks} times, {} apart ({table}.tx_max_attempts, {table}.tx_timeout_ms), then drops its work", about_ms(timeout_ms)),
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: ACK_RESULT_LOST_DROPS_WORK,
         text: format!(
             "the consumer acks with result before its commit ({table}.ack = \"checked-before-commit\") and {asking}; {why}: an ack that counted whose every answer was lost lets the message go with its work dropped, and the event is lost"

@@ -18,8 +18,8 @@
 //! sum saturates.
 
 use super::situations as sit;
-use crate::core::hazard::about_ms;
-use crate::core::Hazard;
+use crate::core::design_warning::about_ms;
+use crate::core::DesignWarning;
 use crate::messaging::rules::{INBOX_RETENTION_BELOW_REPUBLISH, PRODUCER_ID_EXPIRY_BELOW_RETRIES};
 
 mod consumer;
@@ -67,7 +67,7 @@ pub(crate) fn inbox_retention_below_republish(
     (retention_ms, late_ms): (u64, u64),
     relay: &Relay<'_>,
     table: &str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if retention_ms == 0 {
         return None;
     }
@@ -107,7 +107,7 @@ pub(crate) fn inbox_retention_below_republish(
             relay.timeout_key
         ),
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: INBOX_RETENTION_BELOW_REPUBLISH,
         text: format!(
             "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the outbox relay publishes a row again until a confirmation reaches it, and {cut_by} cuts the confirmations for up to {}{more}; {copies}, so a copy can come up to {} after the first{}: one after the inbox forgot takes effect again",
@@ -179,7 +179,7 @@ pub(crate) fn inbox_retention_below_publish_retries(
     (retention_ms, late_ms): (u64, u64),
     (attempts, timeout_ms): (u32, u64),
     table: &str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if retention_ms == 0 || attempts < 2 {
         return None;
     }
@@ -187,7 +187,7 @@ pub(crate) fn inbox_retention_below_publish_retries(
     if span_ms.saturating_add(late_ms) < retention_ms {
         return None;
     }
-    Some(Hazard {
+    Some(DesignWarning {
         id: INBOX_RETENTION_BELOW_REPUBLISH,
         text: format!(
             "the inbox forgets a message id after {} ({table}.inbox_retention_ms), but the producer publishes an event again each time no confirmation comes within {} (producer.publish_timeout_ms), up to producer.publish_max_attempts = {attempts} times, and the broker stores every retry as a new copy: the last can come up to {} after the first{}; one after the inbox forgot takes effect again",
@@ -216,7 +216,7 @@ pub(crate) fn producer_id_expiry_below_retries(
     expiration_ms: u64,
     (publish_timeout_ms, spread_ms): (u64, u64),
     delivery_timeout_ms: Option<u64>,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if expiration_ms == 0 {
         return None;
     }
@@ -250,7 +250,7 @@ pub(crate) fn producer_id_expiry_below_retries(
         ),
         false => String::new(),
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: PRODUCER_ID_EXPIRY_BELOW_RETRIES,
         text: format!(
             "the broker forgets a producer id {} after the last publish it stored under it (broker.producer_id_expiration_ms), and the retries it drops as duplicates store nothing; but {cut_by} cuts the confirmations for up to {}, and the relay keeps retrying under the same id{until} (its last retry can reach the broker up to {} later than the first copy, with the delay spread{more}): a retry after the id was forgotten is stored as a new message",

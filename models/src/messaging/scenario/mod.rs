@@ -11,7 +11,7 @@ use crate::core::{BuildInput, Built, Carries};
 use producer::ProducerDto;
 use serde::Deserialize;
 
-pub(crate) use super::warnings::{copy_late_ms, hazards, ProducerIds, Spreads};
+pub(crate) use super::warnings::{copy_late_ms, design_warnings, ProducerIds, Spreads};
 pub(crate) use program::refuse_program;
 pub(crate) use queue::{broker, consumer, consumer_count, inbox, BrokerDto, ConsumerDto};
 pub(crate) use unused::{broker_unused, consumer_unused};
@@ -100,9 +100,9 @@ where
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
     let inbox = inbox(&d.consumer, "consumer")?;
     let unused = unused_of(&d, program.is_some(), idempotence, &producer);
-    let hazards = match program {
+    let design_warnings = match program {
         Some(_) => Vec::new(),
-        None => warnings::hazards(
+        None => warnings::design_warnings(
             input,
             &warnings::Design {
                 broker: &broker,
@@ -130,7 +130,7 @@ where
     Ok(Built {
         actors,
         actors_hint: " (broker.consumers sets how many consumers)",
-        hazards,
+        design_warnings,
         unused,
     })
 }

@@ -3,10 +3,10 @@
 //! rules under the scenario's faults (`republish.rs`) and the relay's
 //! idempotence.
 
-use crate::core::{BuildInput, Hazard};
+use crate::core::{BuildInput, DesignWarning};
 use crate::messaging::republish::{self, Stamps};
 use crate::messaging::warnings::{
-    self, copy_late_ms, hazards as queue_hazards, ProducerIds, Spreads,
+    self, copy_late_ms, design_warnings as queue_design_warnings, ProducerIds, Spreads,
 };
 use crate::messaging::{BrokerConfig, ConsumerConfig, InboxConfig, WriteMode};
 
@@ -42,7 +42,7 @@ impl Design<'_> {
 
 /// The design warnings of a scenario whose consumers are built in (a
 /// program's own dedup is its business: it gets none).
-pub(super) fn hazards(input: &BuildInput<'_>, d: &Design<'_>) -> Vec<Hazard> {
+pub(super) fn design_warnings(input: &BuildInput<'_>, d: &Design<'_>) -> Vec<DesignWarning> {
     let names: Vec<String> = (1..=d.consumers).map(|i| format!("consumer-{i}")).collect();
     let mut spreads = Spreads::of(input.delays, &names, "consumer-db");
     spreads.broker_restart_ms = republish::broker_restart_ms(input.text);
@@ -53,7 +53,7 @@ pub(super) fn hazards(input: &BuildInput<'_>, d: &Design<'_>) -> Vec<Hazard> {
         republish::batch_given_up_in_cut(input.text, "producer", (d.publish_timeout_ms, t))
     });
     let second_copies = republish::producer_restarts(input.text) || given_up;
-    let mut found = queue_hazards(
+    let mut found = queue_design_warnings(
         d.broker,
         d.consumer,
         d.inbox,
@@ -101,7 +101,7 @@ pub(super) fn hazards(input: &BuildInput<'_>, d: &Design<'_>) -> Vec<Hazard> {
 /// outbox relay republishes without end, a dual write a bounded number of
 /// times, each retry a new copy at the broker. Only an inbox read on every
 /// delivery is concerned.
-fn inbox_rules(input: &BuildInput<'_>, d: &Design<'_>, spreads: &Spreads) -> Option<Hazard> {
+fn inbox_rules(input: &BuildInput<'_>, d: &Design<'_>, spreads: &Spreads) -> Option<DesignWarning> {
     if !d.consumer.handler.reads_inbox_always() {
         return None;
     }

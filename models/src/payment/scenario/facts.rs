@@ -46,7 +46,7 @@ impl Restarts {
     /// From the scenario `text`, whose service is the actor `service` and
     /// whose client actors are `clients`, with faults until `fault_phase_us`.
     pub(crate) fn of(text: &str, clients: &[String], fault_phase_us: sim::TimeUs) -> Restarts {
-        use crate::core::hazard::restart_ms;
+        use crate::core::design_warning::restart_ms;
         Restarts {
             faults_end_ms: fault_phase_us / sim::US_PER_MS,
             service_ms: restart_ms(text, "service"),

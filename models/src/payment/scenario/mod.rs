@@ -16,7 +16,7 @@ mod unused;
 mod warnings;
 
 pub(crate) use facts::Restarts;
-pub(crate) use warnings::hazards;
+pub(crate) use warnings::design_warnings;
 
 use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
 use crate::core::input::{count_in, invalid, path, LoadError, Seg};
@@ -70,7 +70,7 @@ where
     };
     let unused = unused(&d);
     let restarts = Restarts::of(input.text, &names, input.fault_phase_us);
-    let hazards = hazards(
+    let design_warnings = design_warnings(
         &configs,
         &service,
         &bank,
@@ -86,7 +86,7 @@ where
     actors.push(("service".to_string(), N::from(Service::new(service))));
     actors.push(("bank".to_string(), N::from(Bank::new(bank))));
     Ok(Built {
-        hazards,
+        design_warnings,
         unused,
         actors,
         actors_hint: match clients {

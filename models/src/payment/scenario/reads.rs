@@ -6,7 +6,7 @@
 //! about to be, paid, and whoever asked pays again.
 
 use super::facts::{bank_call_timeouts, queries_bank, Restarts};
-use crate::core::hazard::{about_ms, shown_ms, Delays};
+use crate::core::design_warning::{about_ms, shown_ms, Delays};
 use crate::payment::reconcile::{Ask, RedriveKey};
 use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
 
@@ -390,9 +390,12 @@ const STALE_EXAMPLE: &str = "payment-query-reads-stale-replica";
 /// A transfer shows once its age reaches the lag
 /// (`BankStorage::paid_eur_seen`), so a lag equal to the shortest time is
 /// still current. A read that can come before the transfer itself is
-/// [`overtaking_hazard`]'s, and no lag makes it later: such a read counts
+/// [`overtaking_design_warning`]'s, and no lag makes it later: such a read counts
 /// as 0 here.
-pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<crate::core::Hazard> {
+pub(super) fn status_lag_design_warning(
+    reads: &[Read],
+    bank: &BankConfig,
+) -> Option<crate::core::DesignWarning> {
     let us = sim::US_PER_MS;
     if bank.status_lag_us == 0 {
         return None;
@@ -410,7 +413,7 @@ pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<cra
         Reader::Service => "the service",
         Reader::Job(_) => "the client's reconciliation job",
     };
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::payment::rules::STATUS_LAG_ABOVE_READ_DELAY,
         text: format!(
             "the bank's status answers lag its ledger by {lag} (bank.status_lag_ms), but {who} can read one as soon as {gap} after a transfer landed: {}{}; a transfer younger than the lag reads as \"0 EUR paid\", and {}",
@@ -431,13 +434,13 @@ pub(super) fn status_lag_hazard(reads: &[Read], bank: &BankConfig) -> Option<cra
 /// moment of the transfer finds it. Nothing in a run marks it (the bank
 /// cannot tell a transfer on its way from one never sent), so the warning
 /// names no situation.
-pub(super) fn overtaking_hazard(reads: &[Read]) -> Option<crate::core::Hazard> {
+pub(super) fn overtaking_design_warning(reads: &[Read]) -> Option<crate::core::DesignWarning> {
     let read = reads
         .iter()
         .filter(|r| r.gap_us < 0)
         .min_by_key(|r| r.gap_us)?;
     let ahead_ms = read.gap_us.unsigned_abs() / sim::US_PER_MS;
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::payment::rules::STATUS_QUERY_OVERTAKES_TRANSFER,
         text: format!(
             "a status query can reach the bank up to {} before the transfer it follows: {}, but {}; the bank answers \"0 EUR paid\" for a transfer {}, and {}",

@@ -2,7 +2,7 @@
 //! its settings show, before any run reaches them.
 
 use super::facts::{bank_call_timeouts, queries_bank, Restarts};
-use crate::core::hazard::Delays;
+use crate::core::design_warning::Delays;
 use crate::payment::{BankConfig, ClientConfig, Idempotency, KeyPolicy, Mode, ServiceConfig};
 
 /// The settings behind [`bank_resend_ms`], as the warning names them.
@@ -27,14 +27,14 @@ fn bank_resend_ms(service: &ServiceConfig) -> u64 {
 /// `configs` are the client actors (every one with the design's settings,
 /// each with its share of the operations), `clients` their names, for the
 /// delays of their links; `restarts` the crashes the scenario sets.
-pub(crate) fn hazards(
+pub(crate) fn design_warnings(
     configs: &[ClientConfig],
     service: &ServiceConfig,
     bank: &BankConfig,
     delays: &Delays,
     restarts: &Restarts,
     (clients, books): (&[String], bool),
-) -> Vec<crate::core::Hazard> {
+) -> Vec<crate::core::DesignWarning> {
     let client = &configs[0];
     let mut out = Vec::new();
     out.extend(timestamp_key_collides(configs, service, restarts));
@@ -68,16 +68,16 @@ pub(crate) fn hazards(
             clients,
             books,
         };
-        let (retention, covers) = keys.retention_hazards(restarts);
+        let (retention, covers) = keys.retention_design_warnings(restarts);
         out.extend(retention);
         bank_covers_client = covers;
     }
-    out.extend(lease_hazard(service));
+    out.extend(lease_design_warning(service));
     // The bank's status reads the design acts on: a replica behind the
     // ledger, or a query ahead of the transfer it follows.
     let reads = super::reads::bank_reads(configs, service, bank, delays, restarts, clients);
-    out.extend(super::reads::status_lag_hazard(&reads, bank));
-    out.extend(super::reads::overtaking_hazard(&reads));
+    out.extend(super::reads::status_lag_design_warning(&reads, bank));
+    out.extend(super::reads::overtaking_design_warning(&reads));
     let bank_dedups = service.pass_key_to_bank && bank.accepts_key;
     out.extend(deleted_on_timeout(service, bank_dedups, bank_covers_client));
     out
@@ -98,8 +98,11 @@ struct Keys<'a> {
 impl Keys<'_> {
     /// Whether each layer's key memory outlasts the retries it must
     /// recognise; and whether the bank's outlasts the client's retries.
-    fn retention_hazards(&self, restarts: &Restarts) -> (Vec<crate::core::Hazard>, bool) {
-        use crate::core::hazard::{key_retention, KeyMemory, TAKEN_AS_NEW};
+    fn retention_design_warnings(
+        &self,
+        restarts: &Restarts,
+    ) -> (Vec<crate::core::DesignWarning>, bool) {
+        use crate::core::design_warning::{key_retention, KeyMemory, TAKEN_AS_NEW};
         let (service, bank, books) = (self.service, self.bank, self.books);
         let service_layer = (service.idempotency != Idempotency::None).then(|| {
             KeyMemory::of_us(
@@ -216,7 +219,7 @@ fn retry_span(client: &ClientConfig, restarts: &Restarts) -> (Option<u64>, Strin
         format!(
             "the client retries, each of its {} retries possibly after a restart of up to {} ([crashes.{name}] restart_ms_max) and a new wait, since client.retry sets no window_ms to bound them in time,",
             client.retry.max_attempts - 1,
-            crate::core::hazard::about_ms(*max_ms)
+            crate::core::design_warning::about_ms(*max_ms)
         )
     });
     // A re-drive with the same key is one more retry, rounds later. The
@@ -256,8 +259,8 @@ fn timestamp_key_collides(
     configs: &[ClientConfig],
     service: &ServiceConfig,
     restarts: &Restarts,
-) -> Option<crate::core::Hazard> {
-    use crate::core::hazard::about_ms;
+) -> Option<crate::core::DesignWarning> {
+    use crate::core::design_warning::about_ms;
     let KeyPolicy::Timestamp { bucket_ms } = configs.first()?.key else {
         return None;
     };
@@ -306,7 +309,7 @@ fn timestamp_key_collides(
             "{apart}, so no run here shares a key, but nothing in the design keeps two claims out of one bucket: the key is unique only by luck (a batch, a second instance of the claims system, a backlog after an outage start claims together)"
         )
     };
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::payment::rules::TIMESTAMP_KEY_COLLIDES,
         text: format!(
             "the client mints its key from the clock (client.key = \"timestamp\", buckets of {} by client.key_bucket_ms): the key names a time bucket, not an operation, and two operations started in one bucket carry one key, so the second is refused as a reuse of the first's key or answered with the first's result; {here}",
@@ -331,18 +334,18 @@ fn timestamp_key_collides(
 /// transfer: the money leaves once, but the service executes the retry
 /// again, and in the chain (`books`) announces a second booking.
 fn service_key_below_retries(
-    layer: crate::core::hazard::KeyMemory,
+    layer: crate::core::design_warning::KeyMemory,
     span_ms: Option<u64>,
     who: &str,
     books: bool,
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     let at = crate::core::input::path(&["service", "retention_ms"]);
-    let mut h = crate::core::hazard::layer_key_retention(
+    let mut h = crate::core::design_warning::layer_key_retention(
         (layer, "the service", at),
         span_ms,
         who,
         match books {
-            true => crate::core::hazard::TAKEN_AS_NEW,
+            true => crate::core::design_warning::TAKEN_AS_NEW,
             false => "a retry after that is taken for a new request and executed again",
         },
         Some(crate::payment::situations::RETRY_AFTER_KEY_EXPIRED),
@@ -363,8 +366,8 @@ fn bank_key_below_resends(
     service: &ServiceConfig,
     bank: &BankConfig,
     spread_ms: u64,
-) -> Option<crate::core::Hazard> {
-    use crate::core::hazard::{key_retention, KeyMemory};
+) -> Option<crate::core::DesignWarning> {
+    use crate::core::design_warning::{key_retention, KeyMemory};
     let resend_ms = bank_resend_ms(service);
     if resend_ms == 0 {
         return None;
@@ -399,7 +402,7 @@ fn deleted_on_timeout(
     service: &ServiceConfig,
     bank_dedups: bool,
     bank_covers_client: bool,
-) -> Option<crate::core::Hazard> {
+) -> Option<crate::core::DesignWarning> {
     // A conditional transfer pays only what is missing, whatever the key.
     let conditional = service.mode == Mode::StateConditional;
     if !service.delete_key_on_bank_timeout
@@ -409,7 +412,7 @@ fn deleted_on_timeout(
     {
         return None;
     }
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::payment::rules::KEY_DELETED_ON_TIMEOUT,
         text: format!(
             "the service deletes a key when the bank stays silent to its last attempt (service.on_bank_timeout = \"delete-key\"), but silence is not failure: the bank may have paid, and the client's retry under the same key is executed again, {}",
@@ -428,8 +431,8 @@ fn deleted_on_timeout(
 /// A lease on an "in progress" key that can run out while its bank call is
 /// still under way: a duplicate then takes the key over and calls the bank
 /// too, two executions of one operation.
-fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
-    use crate::core::hazard::{about_ms, about_pair};
+fn lease_design_warning(service: &ServiceConfig) -> Option<crate::core::DesignWarning> {
+    use crate::core::design_warning::{about_ms, about_pair};
     let (_, timeouts) = bank_call_timeouts(service);
     let call_us = service
         .bank_timeout_us
@@ -475,7 +478,7 @@ fn lease_hazard(service: &ServiceConfig) -> Option<crate::core::Hazard> {
             "an \"in progress\" key's lease runs out after {lease} (service.lease_ms), but its bank call may take {call} ({parts}): a duplicate that arrives after the lease takes the key over and calls the bank while the first execution still does"
         )
     };
-    Some(crate::core::Hazard {
+    Some(crate::core::DesignWarning {
         id: crate::payment::rules::LEASE_BELOW_CALL,
         text,
         shown_by: Some(crate::payment::situations::LEASE_TAKEN_FROM_RUNNING),

@@ -1,7 +1,7 @@
 //! The retention rules: a layer that deduplicates by a key (or a message
 //! id) must remember it for as long as copies carrying it may still arrive.
 
-use super::{about_ms, rounded_ms, shown_ms, Hazard, INBOX_RETENTION, KEY_RETENTION};
+use super::{about_ms, rounded_ms, shown_ms, DesignWarning, INBOX_RETENTION, KEY_RETENTION};
 use crate::core::input::Seg;
 use sim::SituationId;
 
@@ -87,12 +87,12 @@ pub fn key_retention(
     then: &str,
     shown_by: Option<SituationId>,
     example: &'static str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if layers.is_empty() || layers.iter().any(|l| l.covers(span_ms)) {
         return None;
     }
     let text = retention_text(layers, span_ms, retries, then, None)?;
-    Some(retention_hazard(text, shown_by, example, None))
+    Some(retention_design_warning(text, shown_by, example, None))
 }
 
 /// The rule of key retention at one layer, `name` (`"the service"`), that
@@ -100,7 +100,7 @@ pub fn key_retention(
 /// still recognises it: the later layer keeps its own effect to one, but
 /// `layer` executes the retry again ([`key_retention`] for what the other
 /// arguments say). The text names `layer`'s setting at the place that
-/// writes it (`Hazard::at`, `at`).
+/// writes it (`DesignWarning::at`, `at`).
 pub fn layer_key_retention(
     (layer, name, at): (KeyMemory, &str, Vec<Seg>),
     span_ms: Option<u64>,
@@ -108,22 +108,22 @@ pub fn layer_key_retention(
     then: &str,
     shown_by: Option<SituationId>,
     example: &'static str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if layer.covers(span_ms) {
         return None;
     }
     let text = retention_text(&[layer], span_ms, retries, then, Some(name))?;
-    Some(retention_hazard(text, shown_by, example, Some(at)))
+    Some(retention_design_warning(text, shown_by, example, Some(at)))
 }
 
 /// The key-retention warning with `text`, for both forms of the rule.
-fn retention_hazard(
+fn retention_design_warning(
     text: String,
     shown_by: Option<SituationId>,
     example: &'static str,
     at: Option<Vec<Seg>>,
-) -> Hazard {
-    Hazard {
+) -> DesignWarning {
+    DesignWarning {
         id: KEY_RETENTION,
         text,
         shown_by,
@@ -233,7 +233,7 @@ pub fn inbox_retention(
     redelivers: &str,
     shown_by: SituationId,
     example: &'static str,
-) -> Option<Hazard> {
+) -> Option<DesignWarning> {
     if retention_ms == 0 {
         return None; // kept forever: bounded storage is another invariant's business
     }
@@ -248,7 +248,7 @@ pub fn inbox_retention(
         Some(span) => format!("{redelivers} for up to {}", about_ms(span)),
         None => format!("{redelivers} until an ack gets through, with no limit"),
     };
-    Some(Hazard {
+    Some(DesignWarning {
         id: INBOX_RETENTION,
         text: format!(
             "the inbox forgets a message id after {} ({setting}), but {until}: a copy after that passes the inbox and takes effect again",
@@ -276,7 +276,7 @@ mod tests {
     }
 
     #[test]
-    fn a_key_forgotten_before_the_last_retry_is_a_hazard_and_one_kept_is_not() {
+    fn a_key_forgotten_before_the_last_retry_is_a_design_warning_and_one_kept_is_not() {
         let one_day = [layer("service.retention_ms", Some(1))];
         let h = key_retention(
             &one_day,
@@ -326,7 +326,7 @@ mod tests {
     }
 
     #[test]
-    fn an_inbox_forgetting_before_the_last_redelivery_is_a_hazard() {
+    fn an_inbox_forgetting_before_the_last_redelivery_is_a_design_warning() {
         let h = inbox_retention(
             "c.r",
             10_000,

@@ -6,7 +6,7 @@
 //! its client retries for three holds in every scenario without an outage of
 //! a day, and pays twice in the first one that has it. A model therefore
 //! reads its settings for the gaps the source articles name and reports each
-//! as a [`Hazard`], with the situation its actors report when a run does
+//! as a [`DesignWarning`], with the situation its actors report when a run does
 //! reach the gap, so that `check` can say whether the sweep went there.
 
 use sim::SituationId;
@@ -16,7 +16,7 @@ pub use retention::{inbox_retention, key_retention, layer_key_retention, KeyMemo
 
 /// One gap in a design, found in its settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hazard {
+pub struct DesignWarning {
     /// Stable, for JSON and tests: `key-retention-below-retry-span`.
     pub id: &'static str,
     /// What is wrong and what it costs, with the settings' values.

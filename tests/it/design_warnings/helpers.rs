@@ -4,12 +4,12 @@
 use models::Scenario;
 
 pub fn ids(s: &Scenario) -> Vec<&'static str> {
-    s.hazards.iter().map(|h| h.id).collect()
+    s.design_warnings.iter().map(|h| h.id).collect()
 }
 
 /// The text of the warning `rule` gives `s`, if it gives one.
 pub fn warning_text(s: &Scenario, rule: &str) -> Option<String> {
-    s.hazards
+    s.design_warnings
         .iter()
         .find(|h| h.id == rule)
         .map(|h| h.text.clone())
@@ -65,13 +65,13 @@ pub fn failed_with(sum: &sim::Summary) -> Option<&'static str> {
 /// their retries from storage alike.
 pub fn restarts_break_key_retention(resumed: &Scenario, situation: &str) {
     assert_eq!(ids(resumed), [KEY_RULE]);
-    let t = &resumed.hazards[0].text;
+    let t = &resumed.design_warnings[0].text;
     assert!(
         t.contains("[crashes.client] restart_ms_max") && t.contains("no window_ms"),
         "{t}"
     );
     assert_eq!(
-        resumed.hazards[0]
+        resumed.design_warnings[0]
             .shown_by
             .map(models::registry::situation_name),
         Some(situation)

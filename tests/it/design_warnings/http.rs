@@ -9,18 +9,20 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
     let s = load("http-post-with-key", &["server.key_retention_ms=5000"]);
     assert_eq!(ids(&s), [KEY_RULE]);
     assert_eq!(
-        s.hazards[0].shown_by.map(models::registry::situation_name),
+        s.design_warnings[0]
+            .shown_by
+            .map(models::registry::situation_name),
         Some("request-after-key-expired")
     );
-    assert!(load("http-post-with-key", &[]).hazards.is_empty());
+    assert!(load("http-post-with-key", &[]).design_warnings.is_empty());
     // Eight attempts span 161 s (seven timeouts of 10 s, waits of at most
     // 1+2+4+8+16+30+30 s); a copy takes 1 ms to 12 s: 11,999 ms of spread.
     let s = load("http-post-with-key", &["server.key_retention_ms=161000"]);
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(
-        s.hazards[0].text.contains("[network]"),
+        s.design_warnings[0].text.contains("[network]"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let s = load("http-post-with-key", &["server.key_retention_ms=172999"]);
     assert_eq!(
@@ -30,17 +32,17 @@ fn an_http_key_matters_only_for_requests_whose_repeat_takes_effect() {
     );
     assert!(
         load("http-post-with-key", &["server.key_retention_ms=173000"])
-            .hazards
+            .design_warnings
             .is_empty()
     );
     assert!(
         load("http-post-with-key", &["client.idempotency_key=false"])
-            .hazards
+            .design_warnings
             .is_empty()
     );
     // A retried PUT that replaces is harmless however short the retention.
     let put = "summary = \"put\"\nmodel = \"http\"\n\n[server]\nkey_retention_ms = 1000\n\n[[requests]]\nmethod = \"put\"\nresource = 4711\nvalue = 1200\n";
-    assert!(load_text("put.toml", put, &[]).hazards.is_empty());
+    assert!(load_text("put.toml", put, &[]).design_warnings.is_empty());
     let adds = load_text("put.toml", put, &["server.put=add"]);
     assert_eq!(ids(&adds), [KEY_RULE]);
     // And the warning is right: that short retention lets a retried POST pay again.
@@ -63,7 +65,7 @@ fn an_edit_retried_after_its_key_expired_adds_again_and_is_a_warning() {
     // retry for 86.2 s (eight attempts of 10 s, waits up to 5 s).
     let short = load("http-if-match", &["server.key_retention_ms=60000"]);
     assert_eq!(ids(&short), [KEY_RULE]);
-    let text = &short.hazards[0].text;
+    let text = &short.design_warnings[0].text;
     assert!(
         text.contains("takes effect again")
             && text.contains("reads its own write back")
@@ -71,16 +73,19 @@ fn an_edit_retried_after_its_key_expired_adds_again_and_is_a_warning() {
         "{text}"
     );
     assert_eq!(
-        short.hazards[0]
+        short.design_warnings[0]
             .shown_by
             .map(models::registry::situation_name),
         Some("request-after-key-expired")
     );
-    assert_eq!(short.hazards[0].example, "http-key-expired-before-retry");
+    assert_eq!(
+        short.design_warnings[0].example,
+        "http-key-expired-before-retry"
+    );
     // Kept past the retries (the shipped 24 h, or an hour): no warning.
-    assert!(load("http-if-match", &[]).hazards.is_empty());
+    assert!(load("http-if-match", &[]).design_warnings.is_empty());
     assert!(load("http-if-match", &["server.key_retention_ms=3600000"])
-        .hazards
+        .design_warnings
         .is_empty());
     // And the warning is right: once the key is gone the edit adds again.
     let gone = sweep(&load("http-if-match", &["server.key_retention_ms=1"]), 300);
@@ -99,16 +104,21 @@ fn a_delete_retried_after_its_key_expired_is_a_warning_only_where_its_404_reads_
         &[keyed[0], keyed[1], "server.key_retention_ms=1"],
     );
     assert_eq!(ids(&short), [KEY_RULE]);
-    let text = &short.hazards[0].text;
+    let text = &short.design_warnings[0].text;
     assert!(
         text.contains("404")
             && text.contains("client.delete_404 = \"failed\"")
             && !text.contains("takes effect again"),
         "{text}"
     );
-    assert_eq!(short.hazards[0].example, "http-delete-404-as-failure");
+    assert_eq!(
+        short.design_warnings[0].example,
+        "http-delete-404-as-failure"
+    );
     // The key outlives the retries: the retry gets the stored 204.
-    assert!(load("http-delete-retried", &keyed).hazards.is_empty());
+    assert!(load("http-delete-retried", &keyed)
+        .design_warnings
+        .is_empty());
     // A 404 read as done: nothing to warn of, however short the retention.
     let done = load(
         "http-delete-retried",
@@ -118,7 +128,11 @@ fn a_delete_retried_after_its_key_expired_is_a_warning_only_where_its_404_reads_
             "server.key_retention_ms=1",
         ],
     );
-    assert!(done.hazards.is_empty(), "{:?}", done.hazards);
+    assert!(
+        done.design_warnings.is_empty(),
+        "{:?}",
+        done.design_warnings
+    );
     // The runs agree on both sides.
     assert_eq!(failed_with(&sweep(&short, 300)), Some("no-false-failure"));
     assert_eq!(failed_with(&sweep(&done, 300)), None);
@@ -130,7 +144,7 @@ fn a_delete_retried_after_its_key_expired_is_a_warning_only_where_its_404_reads_
     let both = "summary = \"both\"\nmodel = \"http\"\n\n[client]\ndelete_404 = \"failed\"\n\n[server]\nkey_retention_ms = 1000\n\n[[requests]]\nmethod = \"post\"\nvalue = 1200\n\n[[requests]]\nmethod = \"delete\"\nresource = 4711\n";
     let s = load_text("both.toml", both, &[]);
     assert_eq!(ids(&s), [KEY_RULE]);
-    let text = &s.hazards[0].text;
+    let text = &s.design_warnings[0].text;
     assert!(
         text.contains("takes effect again; a DELETE's retry") && text.contains("404"),
         "{text}"
@@ -169,24 +183,40 @@ fn an_http_client_restart_stretches_retries_without_a_window_past_the_keys_reten
     restarts_break_key_retention(&resumed, "request-after-key-expired");
     // The same retries from a client that never crashes are covered.
     let steady = with(120_000, &["crashes.client.crash_per_mille=0"]);
-    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+    assert!(
+        steady.design_warnings.is_empty(),
+        "{:?}",
+        steady.design_warnings
+    );
     // A window bounds the retries in time whatever the restarts: the
     // client gives up (a dead letter) instead of retrying after the key is
     // gone, and the runs hold.
     let windowed = with(120_000, &["client.retry.window_ms=60000"]);
-    assert!(windowed.hazards.is_empty(), "{:?}", windowed.hazards);
+    assert!(
+        windowed.design_warnings.is_empty(),
+        "{:?}",
+        windowed.design_warnings
+    );
     assert_eq!(failed_with(&sweep(&windowed, 300)), None);
     // Kept longer than four restarts and the retries: silent, and held.
     let kept = with(3_000_000, &[]);
-    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(
+        kept.design_warnings.is_empty(),
+        "{:?}",
+        kept.design_warnings
+    );
     assert_eq!(failed_with(&sweep(&kept, 300)), None);
     // A crashing client named in [[requests]] counts by its own name.
     let text = "summary = \"x\"\nmodel = \"http\"\n[client]\nidempotency_key = true\n[client.retry]\npolicy = \"fixed\"\nmax_attempts = 3\n[server]\nkey_retention_ms = 60000\n[[requests]]\nclient = \"alice\"\nmethod = \"post\"\nvalue = 1\n[crashes.alice]\ncrash_per_mille = 50\nrestart_ms_min = 1000\nrestart_ms_max = 120000\n";
     let alice = load_text("alice.toml", text, &[]);
     assert_eq!(ids(&alice), [KEY_RULE]);
-    assert!(alice.hazards[0].text.contains("[crashes.alice]"));
+    assert!(alice.design_warnings[0].text.contains("[crashes.alice]"));
     let steady = load_text("alice.toml", text, &["crashes.alice.crash_per_mille=0"]);
-    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+    assert!(
+        steady.design_warnings.is_empty(),
+        "{:?}",
+        steady.design_warnings
+    );
 }
 
 /// An edit's PUT, the request that carries the key, leaves only when its
@@ -207,7 +237,7 @@ fn an_edits_read_before_its_put_stretches_the_retries_past_the_keys_retention() 
     };
     let short = edit(16_000);
     assert_eq!(ids(&short), [KEY_RULE]);
-    let text = &short.hazards[0].text;
+    let text = &short.design_warnings[0].text;
     assert!(
         text.contains("an edit's PUT") && text.contains("up to 18 s after"),
         "{text}"
@@ -219,6 +249,10 @@ fn an_edits_read_before_its_put_stretches_the_retries_past_the_keys_retention() 
     // Kept exactly as long as the last PUT may come, and one ms longer.
     assert_eq!(ids(&edit(21_999)), [KEY_RULE]);
     let kept = edit(22_000);
-    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(
+        kept.design_warnings.is_empty(),
+        "{:?}",
+        kept.design_warnings
+    );
     assert_eq!(failed_with(&sweep(&kept, 2000)), None);
 }

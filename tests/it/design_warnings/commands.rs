@@ -66,7 +66,7 @@ fn a_sweep_names_the_variants_whose_settings_break_a_rule_under_its_table() {
 
 #[test]
 fn merged_shards_count_the_runs_that_reached_a_warning_as_one_sweep_does() {
-    let dir = support::scratch("hazards/merged-shards");
+    let dir = support::scratch("design_warnings/merged-shards");
     let reached = |json: &str| -> u64 {
         let last = json.lines().last().expect("a summary line");
         let v: serde_json::Value = serde_json::from_str(last).unwrap();
@@ -193,7 +193,7 @@ fn verify_does_not_let_a_design_hold_by_luck_past_a_rule_it_breaks() {
         &guide_question("warnings = [\"key-retention-below-retry-span\"]\n"),
         &["service.retention_ms=0"],
     );
-    assert!(s.hazards.is_empty());
+    assert!(s.design_warnings.is_empty());
     let m = judged(&s).expect("a stale warning");
     assert!(m.contains("no longer break"), "{m}");
     // A violation explains itself: its warnings need not be listed, but one

@@ -14,11 +14,11 @@ use models::Scenario;
 fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_bucket() {
     const RULE: &str = "timestamp-key-collides";
     let text_of = |s: &Scenario| {
-        s.hazards
+        s.design_warnings
             .iter()
             .find(|h| h.id == RULE)
             .map(|h| h.text.clone())
-            .unwrap_or_else(|| panic!("{RULE} in {:?}", s.hazards))
+            .unwrap_or_else(|| panic!("{RULE} in {:?}", s.design_warnings))
     };
     // Claims at 0 and 400 ms in buckets of 1 s: one key in every run.
     let s = load("payment-timestamp-key", &[]);
@@ -32,7 +32,7 @@ fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_
     // the step the ledger judges a violation: the runs reach the situation
     // the warning names, and every one that does is a failure.
     let collision = models::payment::situations::KEY_COLLISION;
-    assert_eq!(s.hazards[0].shown_by, Some(collision));
+    assert_eq!(s.design_warnings[0].shown_by, Some(collision));
     let sum = sweep(&s, 100);
     assert_eq!(failed_with(&sum), Some("one-key-one-operation"));
     assert!(
@@ -43,7 +43,7 @@ fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_
     // ledger's verdict alone marks the gap.
     let unkeyed = load("payment-timestamp-key", &["service.idempotency=none"]);
     assert_eq!(ids(&unkeyed), [RULE]);
-    assert_eq!(unkeyed.hazards[0].shown_by, None);
+    assert_eq!(unkeyed.design_warnings[0].shown_by, None);
     // Buckets of 1 ms keep these two apart, by luck: the sweep holds, and
     // the warning says that it is luck.
     let lucky = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);
@@ -83,7 +83,9 @@ fn a_timestamp_key_is_a_warning_and_says_whether_the_scenarios_claims_meet_in_a_
     for key in ["stable", "per-attempt", "none"] {
         let set = format!("client.key={key}");
         assert!(
-            load("payment-timestamp-key", &[&set]).hazards.is_empty(),
+            load("payment-timestamp-key", &[&set])
+                .design_warnings
+                .is_empty(),
             "{key}"
         );
     }
@@ -102,12 +104,20 @@ fn a_timestamp_key_forgotten_while_the_client_still_retries_is_a_warning() {
             "bank.key_retention_ms=5000",
         ],
     );
-    assert!(ids(&short).contains(&KEY_RULE), "{:?}", short.hazards);
+    assert!(
+        ids(&short).contains(&KEY_RULE),
+        "{:?}",
+        short.design_warnings
+    );
     let sum = sweep(&short, 1000);
     assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
     // Kept for the default 30 days at the service and forever at the bank.
     let kept = load("payment-timestamp-key", &["client.key_bucket_ms=1"]);
-    assert!(!ids(&kept).contains(&KEY_RULE), "{:?}", kept.hazards);
+    assert!(
+        !ids(&kept).contains(&KEY_RULE),
+        "{:?}",
+        kept.design_warnings
+    );
 }
 
 /// Without a retry window, `max_attempts` bounds the number of attempts,
@@ -142,15 +152,27 @@ fn a_client_restart_stretches_retries_without_a_window_past_the_keys_retention()
     restarts_break_key_retention(&resumed, "retry-after-key-expired");
     // The same retries without client crashes are covered by two minutes.
     let steady = with(0, 120_000, &["crashes.client.crash_per_mille=0"]);
-    assert!(steady.hazards.is_empty(), "{:?}", steady.hazards);
+    assert!(
+        steady.design_warnings.is_empty(),
+        "{:?}",
+        steady.design_warnings
+    );
     // Kept longer than four restarts and the retries: silent, and held.
     let kept = with(0, 3_000_000, &[]);
-    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(
+        kept.design_warnings.is_empty(),
+        "{:?}",
+        kept.design_warnings
+    );
     assert!(sweep(&kept, 300).first_failure.is_none());
     // A 10 min window bounds the resumed retries too: a key kept a little
     // longer covers them, restarts and all.
     let windowed = with(600_000, 700_000, &[]);
-    assert!(windowed.hazards.is_empty(), "{:?}", windowed.hazards);
+    assert!(
+        windowed.design_warnings.is_empty(),
+        "{:?}",
+        windowed.design_warnings
+    );
     assert!(sweep(&windowed, 300).first_failure.is_none());
 }
 
@@ -181,9 +203,9 @@ fn a_reconciliation_redrive_after_a_single_attempt_counts_the_attempts_timeout()
     let short = job(12_000);
     assert_eq!(ids(&short), [KEY_RULE]);
     assert!(
-        short.hazards[0].text.contains("reconciliation job"),
+        short.design_warnings[0].text.contains("reconciliation job"),
         "{}",
-        short.hazards[0].text
+        short.design_warnings[0].text
     );
     // The re-drive is taken for a new request while the first execution's
     // bank call still runs.
@@ -194,6 +216,10 @@ fn a_reconciliation_redrive_after_a_single_attempt_counts_the_attempts_timeout()
     // Kept exactly as long as the last re-drive may come, and one ms longer.
     assert_eq!(ids(&job(19_000 + DEFAULT_SPREAD_MS)), [KEY_RULE]);
     let kept = job(19_000 + DEFAULT_SPREAD_MS + 1);
-    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(
+        kept.design_warnings.is_empty(),
+        "{:?}",
+        kept.design_warnings
+    );
     assert_eq!(failed_with(&sweep(&kept, 2000)), None);
 }

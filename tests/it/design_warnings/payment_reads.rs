@@ -24,7 +24,7 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
             &[&[lag.as_str()][..], sets].concat(),
         )
     };
-    assert!(qbr(0, &[]).hazards.is_empty());
+    assert!(qbr(0, &[]).design_warnings.is_empty());
     assert_eq!(shown(&qbr(951, &[])), None, "current when the query comes");
     let text = shown(&qbr(952, &[])).expect("a millisecond more is stale");
     assert!(
@@ -48,12 +48,18 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
         .situations
         .contains(models::payment::situations::STATUS_READ_STALE));
     let fresh = qbr(951, &restart_at_once);
-    assert!(fresh.hazards.is_empty(), "{:?}", fresh.hazards);
+    assert!(
+        fresh.design_warnings.is_empty(),
+        "{:?}",
+        fresh.design_warnings
+    );
     assert!(sweep(&fresh, 300).first_failure.is_none());
     // Without crashes the earliest read is the query before a re-send, one
     // bank timeout (5 s) after the transfer.
     let replica = |lag: &str| load("payment-query-reads-stale-replica", &[lag]);
-    assert!(replica("bank.status_lag_ms=4951").hazards.is_empty());
+    assert!(replica("bank.status_lag_ms=4951")
+        .design_warnings
+        .is_empty());
     let text =
         shown(&replica("bank.status_lag_ms=4952")).expect("past the timeout less the spread");
     assert!(text.contains("service.query_before_retry"), "{text}");
@@ -65,7 +71,7 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
             "service.query_on_recovery=false"
         ]
     )
-    .hazards
+    .design_warnings
     .is_empty());
     // A lease takeover asks too: bank calls of 4 x 5 s send their last
     // transfer 15 s after the lock, so a lease of 20 s and 1 ms (strictly
@@ -80,19 +86,19 @@ fn a_status_lag_longer_than_the_earliest_read_after_a_transfer_is_a_warning() {
             ],
         )
     };
-    assert!(lease("bank.status_lag_ms=4952").hazards.is_empty());
+    assert!(lease("bank.status_lag_ms=4952").design_warnings.is_empty());
     let text = shown(&lease("bank.status_lag_ms=4953")).expect("the takeover's query");
     assert!(text.contains("service.lease_ms"), "{text}");
     // Where the money is written the check is current: a conditional
     // transfer, or a key the bank deduplicates by.
     assert!(load("payment-conditional-survives-stale-read", &[])
-        .hazards
+        .design_warnings
         .is_empty());
     assert!(qbr(
         10_000,
         &["bank.accepts_key=true", "service.pass_key_to_bank=true"]
     )
-    .hazards
+    .design_warnings
     .is_empty());
 }
 
@@ -174,7 +180,11 @@ fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
         .situations
         .contains(models::payment::situations::STATUS_READ_STALE));
     let fresh = job(&["bank.status_lag_ms=30000"]);
-    assert!(fresh.hazards.is_empty(), "{:?}", fresh.hazards);
+    assert!(
+        fresh.design_warnings.is_empty(),
+        "{:?}",
+        fresh.design_warnings
+    );
     assert!(sweep(&fresh, 300).first_failure.is_none());
     // Silent where the stale "not paid" is harmless or never acted on: a
     // re-drive under the same key, which the service's key table answers
@@ -184,14 +194,22 @@ fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
         "bank.status_lag_ms=120000",
         "client.reconcile.redrive_key=same",
     ]);
-    assert!(same.hazards.is_empty(), "{:?}", same.hazards);
+    assert!(
+        same.design_warnings.is_empty(),
+        "{:?}",
+        same.design_warnings
+    );
     assert!(sweep(&same, 300).first_failure.is_none());
     for set in [
         "client.reconcile.ask=service",
         "client.reconcile.max_rounds=1",
     ] {
         let s = job(&["bank.status_lag_ms=120000", set]);
-        assert!(s.hazards.is_empty(), "{set}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{set}: {:?}",
+            s.design_warnings
+        );
     }
     // The same key with nothing that keeps it is no protection.
     let unkept = job(&[
@@ -199,13 +217,17 @@ fn a_reconciliation_job_reading_a_lagging_replica_is_a_warning() {
         "client.reconcile.redrive_key=same",
         "service.idempotency=none",
     ]);
-    assert!(ids(&unkept).contains(&RULE), "{:?}", unkept.hazards);
+    assert!(ids(&unkept).contains(&RULE), "{:?}", unkept.design_warnings);
     // A conditional transfer is checked against the ledger itself.
     let conditional = job(&[
         "bank.status_lag_ms=120000",
         "service.mode=state-conditional",
     ]);
-    assert!(conditional.hazards.is_empty(), "{:?}", conditional.hazards);
+    assert!(
+        conditional.design_warnings.is_empty(),
+        "{:?}",
+        conditional.design_warnings
+    );
 }
 
 /// Query before retry against a bank without keys or lag, whose link from
@@ -248,7 +270,7 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     const RULE: &str = "status-query-overtakes-transfer";
     let wide = overtaken(10_000, &[]);
     assert_eq!(ids(&wide), [RULE]);
-    let h = &wide.hazards[0];
+    let h = &wide.design_warnings[0];
     assert!(
         h.text.contains("5 s before")
             && h.text.contains("service.bank_timeout_ms")
@@ -261,7 +283,11 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     // A spread equal to the timeout: the transfer, sent first, is taken
     // first at the same moment; silent, and the runs hold.
     let even = overtaken(5_000, &[]);
-    assert!(even.hazards.is_empty(), "{:?}", even.hazards);
+    assert!(
+        even.design_warnings.is_empty(),
+        "{:?}",
+        even.design_warnings
+    );
     assert!(sweep(&even, 1000).first_failure.is_none());
     assert_eq!(ids(&overtaken(5_001, &[])), [RULE]);
     // A key the bank deduplicates by, or a conditional transfer: silent,
@@ -271,14 +297,18 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
         &["service.mode=state-conditional"][..],
     ] {
         let s = overtaken(10_000, sets);
-        assert!(s.hazards.is_empty(), "{sets:?}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{sets:?}: {:?}",
+            s.design_warnings
+        );
         assert!(sweep(&s, 300).first_failure.is_none(), "{sets:?}");
     }
     // The reconciliation job's query too: payment-reconcile-new-key's bank
     // link delays transfers up to 100 s, its rounds are a minute apart.
     let job = load("payment-reconcile-new-key", &[]);
     let h = job
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == RULE)
         .expect("the job's query");
@@ -291,7 +321,9 @@ fn a_status_query_that_can_overtake_its_transfer_is_a_warning() {
     // recovery's (the service there never crashes).
     assert_eq!(h.example, "payment-reconcile-new-key");
     // The same job under the same key: the key table recognises the re-drive.
-    assert!(load("payment-reconcile-at-bank", &[]).hazards.is_empty());
+    assert!(load("payment-reconcile-at-bank", &[])
+        .design_warnings
+        .is_empty());
 }
 
 /// A job that re-drives under a new key beside a service that crashes: a
@@ -356,7 +388,7 @@ fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
     // The scenario that shows a recovery's payment overtaken, not the one
     // of a transfer delayed on the link.
     assert_eq!(
-        recovering.hazards[0].example,
+        recovering.design_warnings[0].example,
         "payment-reconcile-races-recovery"
     );
     let t = text(&recovering).unwrap();
@@ -376,7 +408,9 @@ fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
     );
     // The boundary: a read at the very moment the last transfer lands
     // finds it (the transfer left first).
-    assert!(job(&["run.fault_phase_ms=23951"]).hazards.is_empty());
+    assert!(job(&["run.fault_phase_ms=23951"])
+        .design_warnings
+        .is_empty());
     let t = text(&job(&["run.fault_phase_ms=23952"])).expect("a millisecond later");
     assert!(t.contains("up to 1 ms before"), "{t}");
     // Silent, and the runs hold: faults that end well before the job asks
@@ -389,7 +423,11 @@ fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
         &["client.reconcile.redrive_key=same"][..],
     ] {
         let s = job(sets);
-        assert!(s.hazards.is_empty(), "{sets:?}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{sets:?}: {:?}",
+            s.design_warnings
+        );
         assert!(sweep(&s, 3000).first_failure.is_none(), "{sets:?}");
     }
     // Silent where no key is left "in progress" to recover: none is sent,
@@ -397,6 +435,6 @@ fn a_job_that_can_read_before_a_recovery_pays_is_a_warning() {
     // those designs break).
     for set in ["client.key=none", "service.idempotency=check-then-act"] {
         let s = job(&[set]);
-        assert!(!ids(&s).contains(&RULE), "{set}: {:?}", s.hazards);
+        assert!(!ids(&s).contains(&RULE), "{set}: {:?}", s.design_warnings);
     }
 }

@@ -10,15 +10,19 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     let s = load("messaging-broker-exactly-once", &[]);
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("dedup window of 5 min"),
+        s.design_warnings[0].text.contains("dedup window of 5 min"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     assert_eq!(
-        s.hazards[0].shown_by.map(models::registry::situation_name),
+        s.design_warnings[0]
+            .shown_by
+            .map(models::registry::situation_name),
         Some("redelivered-after-effect")
     );
-    assert!(load("messaging-outbox-inbox", &[]).hazards.is_empty());
+    assert!(load("messaging-outbox-inbox", &[])
+        .design_warnings
+        .is_empty());
     assert_eq!(
         ids(&load(
             "messaging-outbox-inbox",
@@ -29,7 +33,11 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     for handler in ["unique-key", "inbox-same-tx", "set-value-versioned"] {
         let set = format!("consumer.handler={handler}");
         let s = load("messaging-broker-exactly-once", &[&set]);
-        assert!(s.hazards.is_empty(), "{handler}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{handler}: {:?}",
+            s.design_warnings
+        );
     }
     assert_eq!(
         ids(&load("chain-outbox-inbox", &["accounting.handler=effect"])),
@@ -43,11 +51,11 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     );
     assert_eq!(ids(&idem), [RULE]);
     assert!(
-        idem.hazards[0].text.contains(
+        idem.design_warnings[0].text.contains(
             "not the relay's resend once the producer library gave the batch up (producer.delivery_timeout_ms), nor a restarted relay's republish"
         ),
         "{}",
-        idem.hazards[0].text
+        idem.design_warnings[0].text
     );
     // A transactional producer's fencing is named for what it stops.
     let fenced = load(
@@ -56,27 +64,27 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
     );
     assert_eq!(ids(&fenced), [RULE]);
     assert!(
-        fenced.hazards[0].text.contains(
+        fenced.design_warnings[0].text.contains(
             "fences a crashed session's late publishes, not the restarted relay's own republish"
         ),
         "{}",
-        fenced.hazards[0].text
+        fenced.design_warnings[0].text
     );
     let plain = load(
         "messaging-idempotent-producer-restart",
         &["consumer.handler=effect", "producer.idempotence=false"],
     );
     assert!(
-        !plain.hazards[0].text.contains("idempotent"),
+        !plain.design_warnings[0].text.contains("idempotent"),
         "{}",
-        plain.hazards[0].text
+        plain.design_warnings[0].text
     );
     // Reading the inbox only for redelivered messages is a rule of its own;
     // the inbox's retention still counts for the redeliveries it reads.
     let flag = load("messaging-dedup-only-redelivered", &[]);
     assert_eq!(ids(&flag), ["dedup-only-on-redelivery"]);
     assert_eq!(
-        flag.hazards[0]
+        flag.design_warnings[0]
             .shown_by
             .map(models::registry::situation_name),
         Some("republish-taken-for-first-delivery")
@@ -96,7 +104,7 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         "messaging-dedup-only-redelivered",
         &["consumer.handler=inbox-same-tx"]
     )
-    .hazards
+    .design_warnings
     .is_empty());
     assert_eq!(
         ids(&load(
@@ -110,7 +118,7 @@ fn a_consumer_that_applies_every_delivery_is_a_warning_whatever_the_broker_filte
         "messaging-idempotent-producer-restart",
         &["consumer.handler=effect", "broker.dedup_window_ms=300000"],
     );
-    let text = &both.hazards[0].text;
+    let text = &both.design_warnings[0].text;
     assert!(
         text.contains("dedup window of 5 min") && text.contains("retries of one batch"),
         "{text}"
@@ -125,7 +133,7 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
     const RULE: &str = "consumer-without-dedup";
     // No warning at all: checked ack, producer ids, a producer that never crashes.
     let s = load("messaging-eod-checked-ack", &[]);
-    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    assert!(s.design_warnings.is_empty(), "{:?}", s.design_warnings);
     // Each condition taken away brings the warning back.
     for sets in [
         &["producer.idempotence=false"][..],
@@ -140,18 +148,22 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
     let s = load("messaging-eod-checked-ack", &["producer.idempotence=false"]);
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains(
+        s.design_warnings[0].text.contains(
             "keep the redeliveries of one message from taking effect twice, not a second copy a producer published"
         ),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // A checked ack without the broker's promise is named for what it misses.
     let s = load(
         "messaging-eod-checked-ack",
         &["broker.exactly_once_delivery=false"],
     );
-    let h = s.hazards.iter().find(|h| h.id == RULE).expect("warned");
+    let h = s
+        .design_warnings
+        .iter()
+        .find(|h| h.id == RULE)
+        .expect("warned");
     assert!(
         h.text
             .contains("without broker.exactly_once_delivery the broker says every ack did"),
@@ -163,7 +175,11 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
     // confirmations are cut for as long as the library's delivery timeout
     // (2 min): then the relay's resend is a new record.
     let within = load("messaging-kafka-outage-within-delivery-timeout", &[]);
-    assert!(within.hazards.is_empty(), "{:?}", within.hazards);
+    assert!(
+        within.design_warnings.is_empty(),
+        "{:?}",
+        within.design_warnings
+    );
     assert_eq!(
         ids(&load("messaging-kafka-outage-past-delivery-timeout", &[])),
         [RULE]
@@ -185,7 +201,11 @@ fn a_checked_ack_under_exactly_once_delivery_narrows_the_missing_dedup_to_the_pr
         "messaging-eod-checked-ack",
         &["crashes.producer={crash_per_mille=0, restart_ms_min=1000, restart_ms_max=2000}"],
     );
-    assert!(zero.hazards.is_empty(), "{:?}", zero.hazards);
+    assert!(
+        zero.design_warnings.is_empty(),
+        "{:?}",
+        zero.design_warnings
+    );
 }
 
 /// A consumer that acks before its commit loses the event when it crashes
@@ -196,13 +216,15 @@ fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
     let s = load("messaging-ack-before-commit", &[]);
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("on receipt")
-            && s.hazards[0].text.contains("consumer-1, consumer-2"),
+        s.design_warnings[0].text.contains("on receipt")
+            && s.design_warnings[0].text.contains("consumer-1, consumer-2"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     assert_eq!(
-        s.hazards[0].shown_by.map(models::registry::situation_name),
+        s.design_warnings[0]
+            .shown_by
+            .map(models::registry::situation_name),
         Some("crash-between-ack-and-commit")
     );
     // The checked ack too, after the ack counted.
@@ -217,7 +239,7 @@ fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
         "messaging-ack-before-commit",
         &["consumer.ack=after-commit"]
     )
-    .hazards
+    .design_warnings
     .is_empty());
     let calm = load(
         "messaging-ack-before-commit",
@@ -226,7 +248,7 @@ fn an_ack_before_the_commit_under_consumer_crashes_is_a_warning() {
             "crashes.consumer-2.crash_per_mille=0",
         ],
     );
-    assert!(calm.hazards.is_empty(), "{:?}", ids(&calm));
+    assert!(calm.design_warnings.is_empty(), "{:?}", ids(&calm));
     // A crashing producer is not a crashing consumer.
     let producer = load(
         "messaging-ack-before-commit",

@@ -15,7 +15,7 @@ fn slow_requests(min_ms: u64, max_ms: u64) -> String {
 /// The warnings of `s` but the service's own key gap: the cases that keep
 /// the service's keys for 1 s ask about the bank's memory alone.
 fn bank_gaps(s: &Scenario) -> Vec<&'static str> {
-    s.hazards
+    s.design_warnings
         .iter()
         .filter(|h| !h.text.contains("the service forgets it"))
         .map(|h| h.id)
@@ -24,7 +24,7 @@ fn bank_gaps(s: &Scenario) -> Vec<&'static str> {
 
 /// The text of the first of [`bank_gaps`].
 fn bank_gap_text(s: &Scenario) -> String {
-    s.hazards
+    s.design_warnings
         .iter()
         .find(|h| !h.text.contains("the service forgets it"))
         .map_or_else(String::new, |h| h.text.clone())
@@ -44,9 +44,10 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         "equal to the span is short by the spread"
     );
     assert!(
-        s.hazards[0].text.contains("up to 60 s later") && s.hazards[0].text.contains("[network]"),
+        s.design_warnings[0].text.contains("up to 60 s later")
+            && s.design_warnings[0].text.contains("[network]"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // Kept exactly span + spread: the last copy can arrive at the very age
     // at which the store forgets the key.
@@ -54,14 +55,16 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     let s = load_text("equal.toml", &equal, &[]);
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(
-        s.hazards[0]
+        s.design_warnings[0]
             .text
             .contains("the very moment the last copy can arrive"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let covered = payment(DAY_MS, span_ms + 60_000, &format!("{BANK_NO_KEY}{net}"));
-    assert!(load_text("covered.toml", &covered, &[]).hazards.is_empty());
+    assert!(load_text("covered.toml", &covered, &[])
+        .design_warnings
+        .is_empty());
     // A fixed delay, however long, delays every copy alike: no spread, and
     // one millisecond over the span covers it.
     let fixed = |kept_ms| {
@@ -72,7 +75,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         )
     };
     assert!(load_text("fixed.toml", &fixed(span_ms + 1), &[])
-        .hazards
+        .design_warnings
         .is_empty());
     assert_eq!(
         ids(&load_text("fixed-equal.toml", &fixed(span_ms), &[])),
@@ -86,9 +89,9 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     );
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(
-        !s.hazards[0].text.contains("[network]"),
+        !s.design_warnings[0].text.contains("[network]"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // The bank's memory counts the whole way there: client, service, bank.
     let bank_keys = format!(
@@ -125,7 +128,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
         &payment(DAY_MS, 1_000, &resent),
         &["service.bank_max_attempts=1"],
     );
-    assert!(bank_gaps(&once).is_empty(), "{:?}", once.hazards);
+    assert!(bank_gaps(&once).is_empty(), "{:?}", once.design_warnings);
     // Kept 10 s longer, the re-sends are covered; one millisecond less is not.
     let ok = kept(span_ms + 75_000);
     assert!(bank_gaps(&load_text(
@@ -174,7 +177,7 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     assert!(
         bank_gaps(&queried_ok).is_empty(),
         "{:?}",
-        queried_ok.hazards
+        queried_ok.design_warnings
     );
     // A conditional transfer cannot pay twice, whatever the bank remembers
     // when a re-send arrives: its re-sends are no reason to keep keys longer.
@@ -186,6 +189,6 @@ fn a_retry_that_can_arrive_later_than_the_first_attempt_needs_the_difference_kep
     assert!(
         bank_gaps(&conditional).is_empty(),
         "{:?}",
-        conditional.hazards
+        conditional.design_warnings
     );
 }

@@ -13,7 +13,7 @@ fn a_retry_window_without_room_for_a_retry_after_a_timeout_is_a_warning() {
     // retried only with 21 s of window.
     let window = |window_ms| {
         let s = load_text("w.toml", &payment(window_ms, 0, BANK_NO_KEY), &[]);
-        s.hazards
+        s.design_warnings
             .iter()
             .find(|h| h.id == WINDOW_RULE)
             .map(|h| h.text.clone())
@@ -51,7 +51,11 @@ fn a_retry_window_without_room_for_a_retry_after_a_timeout_is_a_warning() {
     assert!(!ids(&s).contains(&WINDOW_RULE), "{:?}", ids(&s));
     // The runs that gave an operation up show it.
     let s = load_text("g.toml", &payment(10_000, 0, BANK_NO_KEY), &[]);
-    let h = s.hazards.iter().find(|h| h.id == WINDOW_RULE).unwrap();
+    let h = s
+        .design_warnings
+        .iter()
+        .find(|h| h.id == WINDOW_RULE)
+        .unwrap();
     assert_eq!(
         h.shown_by.map(models::registry::situation_name),
         Some("client-dead-lettered")

@@ -12,9 +12,9 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let s = with(&["consumer.inbox_retention_ms=3600000"]);
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(
-        s.hazards[0].text.contains("no limit"),
+        s.design_warnings[0].text.contains("no limit"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // Three deliveries 30 s apart: the last one a minute after the first.
     let capped = [
@@ -23,7 +23,11 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     ];
     let s = with(&[&capped[..], &["consumer.inbox_retention_ms=59999"]].concat());
     assert_eq!(ids(&s), [INBOX_RULE]);
-    assert!(s.hazards[0].text.contains("1 min"), "{}", s.hazards[0].text);
+    assert!(
+        s.design_warnings[0].text.contains("1 min"),
+        "{}",
+        s.design_warnings[0].text
+    );
     let s = with(&[&capped[..], &["consumer.inbox_retention_ms=60098"]].concat());
     assert_eq!(
         ids(&s),
@@ -38,7 +42,11 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
         "consumer.inbox_retention_ms=0",
     ] {
         let s = with(&[&capped[..], &[fine]].concat());
-        assert!(s.hazards.is_empty(), "{fine}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{fine}: {:?}",
+            s.design_warnings
+        );
     }
     // A redelivery that can reach the consumer later than the first delivery
     // did needs that difference kept too: 1 min of redeliveries, 1 ms to 10 s on the way.
@@ -55,13 +63,13 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
         "1 min of redeliveries and 10 s of spread"
     );
     assert!(
-        s.hazards[0].text.contains("[network]"),
+        s.design_warnings[0].text.contains("[network]"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // 10 s and the database link's 49 ms.
     assert_eq!(ids(&slow(70_049)), [INBOX_RULE], "exactly as long: gone");
-    assert!(slow(70_050).hazards.is_empty());
+    assert!(slow(70_050).design_warnings.is_empty());
     // The row is written after the first copy's work; an inbox read in the
     // effect's transaction follows the last copy's. Work drawn up to 10 s
     // longer for the last copy than for the first comes 10 s closer to the
@@ -83,14 +91,16 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let s = jitter(65_000, "inbox-same-tx");
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(
-        s.hazards[0].text.contains("processing_jitter_ms"),
+        s.design_warnings[0].text.contains("processing_jitter_ms"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     assert_eq!(ids(&jitter(70_098, "inbox-same-tx")), [INBOX_RULE]);
-    assert!(jitter(70_099, "inbox-same-tx").hazards.is_empty());
+    assert!(jitter(70_099, "inbox-same-tx").design_warnings.is_empty());
     // A check before the work reads the inbox before its own jitter.
-    assert!(jitter(65_000, "inbox-separate-tx").hazards.is_empty());
+    assert!(jitter(65_000, "inbox-separate-tx")
+        .design_warnings
+        .is_empty());
     // A broker the scenario crashes starts every lease over at its restart:
     // a crash just before a lease ran out, and 30 s down, put the next
     // delivery up to 90 s after the one before (seen failing with 125 s
@@ -106,13 +116,13 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     let s = broker_down(120_000);
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(
-        s.hazards[0].text.contains("[crashes.broker]"),
+        s.design_warnings[0].text.contains("[crashes.broker]"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     // Two gaps of 90 s and the default delays' 98 ms.
     assert_eq!(ids(&broker_down(180_098)), [INBOX_RULE]);
-    assert!(broker_down(180_099).hazards.is_empty());
+    assert!(broker_down(180_099).design_warnings.is_empty());
     // The chain's broker likewise: 2 min of redeliveries and 12 s of
     // spread fit in 150 s, until the broker restarts.
     let chain = load(
@@ -122,7 +132,11 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
             "broker.max_deliveries=5",
         ],
     );
-    assert!(chain.hazards.is_empty(), "{:?}", chain.hazards);
+    assert!(
+        chain.design_warnings.is_empty(),
+        "{:?}",
+        chain.design_warnings
+    );
     let chain_text = format!(
         "{}\n[crashes.broker]\ncrash_per_mille = [0, 50]\nrestart_ms_min = 1000\nrestart_ms_max = 30000\n",
         std::fs::read_to_string(scenario_dir().join("chain-outbox-inbox.toml")).expect("catalog file")
@@ -135,13 +149,21 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
             "broker.max_deliveries=5",
         ],
     );
-    assert!(ids(&chain).contains(&INBOX_RULE), "{:?}", chain.hazards);
+    assert!(
+        ids(&chain).contains(&INBOX_RULE),
+        "{:?}",
+        chain.design_warnings
+    );
     // A unique key and a set-value write read no inbox: its retention is
     // no concern of theirs (before, both were warned).
     for handler in ["unique-key", "set-value-versioned"] {
         let set = format!("consumer.handler={handler}");
         let s = with(&["consumer.inbox_retention_ms=10000", &set]);
-        assert!(!ids(&s).contains(&INBOX_RULE), "{handler}: {:?}", s.hazards);
+        assert!(
+            !ids(&s).contains(&INBOX_RULE),
+            "{handler}: {:?}",
+            s.design_warnings
+        );
     }
     // The chain's accounting inbox is judged by the same rule, under its own table.
     let s = load(
@@ -150,9 +172,11 @@ fn an_inbox_that_forgets_before_the_broker_stops_redelivering_is_a_warning() {
     );
     assert_eq!(ids(&s), [INBOX_RULE]);
     assert!(
-        s.hazards[0].text.contains("accounting.inbox_retention_ms"),
+        s.design_warnings[0]
+            .text
+            .contains("accounting.inbox_retention_ms"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
 }
 
@@ -175,7 +199,7 @@ fn accountings_inbox_against_the_booking_relays_republish_is_a_warning() {
         "chain-outbox-inbox",
         &[cut[0], cut[1], "accounting.inbox_retention_ms=119999"],
     )
-    .hazards
+    .design_warnings
     .into_iter()
     .find(|h| h.id == RULE)
     .unwrap();
@@ -219,19 +243,23 @@ fn an_inbox_that_forgets_before_the_relay_stops_republishing_is_a_warning() {
         let s = load(name, &[]);
         assert_eq!(ids(&s), [RULE], "{name}");
         assert!(
-            s.hazards[0].text.contains("30.6 min after the first"),
+            s.design_warnings[0]
+                .text
+                .contains("30.6 min after the first"),
             "{}",
-            s.hazards[0].text
+            s.design_warnings[0].text
         );
         assert_eq!(
-            s.hazards[0].shown_by.map(models::registry::situation_name),
+            s.design_warnings[0]
+                .shown_by
+                .map(models::registry::situation_name),
             Some("redelivered-after-inbox-cleanup")
         );
     }
     // Without producer crashes an idempotent producer's retries are dropped:
     // nothing to warn about (and the design holds).
     assert!(load("messaging-idempotent-producer", &[])
-        .hazards
+        .design_warnings
         .is_empty());
     // Without idempotence every retry is a stored copy, crash or not.
     let plain = load(
@@ -240,9 +268,11 @@ fn an_inbox_that_forgets_before_the_relay_stops_republishing_is_a_warning() {
     );
     assert_eq!(ids(&plain), [RULE]);
     assert!(
-        plain.hazards[0].text.contains("every retry is stored"),
+        plain.design_warnings[0]
+            .text
+            .contains("every retry is stored"),
         "{}",
-        plain.hazards[0].text
+        plain.design_warnings[0].text
     );
     // An inbox that outlasts the cut, the retry after it and the restart
     // (and the 597 ms by which the last copy's trips can be slower than the
@@ -251,13 +281,13 @@ fn an_inbox_that_forgets_before_the_relay_stops_republishing_is_a_warning() {
         "messaging-idempotent-producer-restart",
         &["consumer.inbox_retention_ms=1835597"]
     )
-    .hazards
+    .design_warnings
     .is_empty());
     for keep in ["1835598", "0"] {
         let set = format!("consumer.inbox_retention_ms={keep}");
         assert!(
             load("messaging-idempotent-producer-restart", &[&set])
-                .hazards
+                .design_warnings
                 .is_empty(),
             "{keep}"
         );
@@ -294,23 +324,25 @@ fn copies_a_producer_publishes_again_must_outlive_the_inbox_as_they_arrive() {
     let s = with(&["consumer.inbox_retention_ms=150000"]);
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("publish_max_attempts = 50"),
+        s.design_warnings[0]
+            .text
+            .contains("publish_max_attempts = 50"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let sum = sweep(&s, 100);
     assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
     assert!(sum
         .tally
         .situations
-        .contains(s.hazards[0].shown_by.expect("marked")));
+        .contains(s.design_warnings[0].shown_by.expect("marked")));
     assert_eq!(
         ids(&with(&["consumer.inbox_retention_ms=245000"])),
         [RULE],
         "gone at that age"
     );
     assert!(with(&["consumer.inbox_retention_ms=245001"])
-        .hazards
+        .design_warnings
         .is_empty());
     assert_eq!(
         ids(&with(&[
@@ -331,7 +363,7 @@ fn copies_a_producer_publishes_again_must_outlive_the_inbox_as_they_arrive() {
     let relay = |retention: &str| with(&["producer.write=outbox", retention]);
     assert_eq!(ids(&relay("consumer.inbox_retention_ms=300000")), [RULE]);
     assert!(relay("consumer.inbox_retention_ms=300001")
-        .hazards
+        .design_warnings
         .is_empty());
     // The last copy's work drawn up to 2 s longer reads 2 s later.
     let jitter = |retention: &str| {
@@ -344,13 +376,13 @@ fn copies_a_producer_publishes_again_must_outlive_the_inbox_as_they_arrive() {
     let s = jitter("consumer.inbox_retention_ms=301000");
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("up to 2 s later"),
+        s.design_warnings[0].text.contains("up to 2 s later"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     assert!(failed_with(&sweep(&s, 300)).is_some());
     assert!(jitter("consumer.inbox_retention_ms=302001")
-        .hazards
+        .design_warnings
         .is_empty());
 }
 
@@ -373,15 +405,17 @@ fn a_retry_lost_after_the_cut_costs_the_relay_one_more_copy() {
         let s = with("consumer.inbox_retention_ms=302000");
         assert_eq!(ids(&s), [RULE], "{what}");
         assert!(
-            s.hazards[0].text.contains("one more retry 5 s later"),
+            s.design_warnings[0]
+                .text
+                .contains("one more retry 5 s later"),
             "{what}: {}",
-            s.hazards[0].text
+            s.design_warnings[0].text
         );
         // 300 s of cut and one retry 5 s later; fixed delays, no jitter.
         assert_eq!(ids(&with("consumer.inbox_retention_ms=305000")), [RULE]);
         assert!(
             with("consumer.inbox_retention_ms=305001")
-                .hazards
+                .design_warnings
                 .is_empty(),
             "{what}"
         );
@@ -390,7 +424,7 @@ fn a_retry_lost_after_the_cut_costs_the_relay_one_more_copy() {
         assert!(sum
             .tally
             .situations
-            .contains(s.hazards[0].shown_by.expect("marked")));
+            .contains(s.design_warnings[0].shown_by.expect("marked")));
     }
     // Losses elsewhere cost the relay nothing.
     let elsewhere = lossy("broker", "consumer-1", "");
@@ -399,6 +433,6 @@ fn a_retry_lost_after_the_cut_costs_the_relay_one_more_copy() {
         &elsewhere,
         &["consumer.inbox_retention_ms=302000"]
     )
-    .hazards
+    .design_warnings
     .is_empty());
 }

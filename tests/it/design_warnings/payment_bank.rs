@@ -11,9 +11,9 @@ fn a_lease_shorter_than_the_bank_call_it_guards_is_a_warning() {
     let s = load("payment-lease-too-short", &[]);
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("90 s") && s.hazards[0].text.contains("160 s"),
+        s.design_warnings[0].text.contains("90 s") && s.design_warnings[0].text.contains("160 s"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let with = |sets: &[&str]| ids(&load("payment-lease-too-short", sets));
     assert_eq!(with(&["service.lease_ms=159999"]), [RULE]);
@@ -32,10 +32,10 @@ fn a_lease_shorter_than_the_bank_call_it_guards_is_a_warning() {
         "one 80 s attempt"
     );
     assert!(load("payment-lease-covers-bank-call", &[])
-        .hazards
+        .design_warnings
         .is_empty());
     assert!(
-        load("payment-stable-key", &[]).hazards.is_empty(),
+        load("payment-stable-key", &[]).design_warnings.is_empty(),
         "60 s against 3 x 5 s"
     );
     // The processing before the call counts, and the text names it.
@@ -45,9 +45,9 @@ fn a_lease_shorter_than_the_bank_call_it_guards_is_a_warning() {
     );
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("service.processing_ms"),
+        s.design_warnings[0].text.contains("service.processing_ms"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
 }
 
@@ -64,8 +64,8 @@ fn a_lease_exactly_as_long_as_the_bank_call_is_a_warning_too() {
         )
     };
     let equal = load_text("r37.toml", &text(15_000), &[]);
-    assert_eq!(ids(&equal), [RULE], "{:?}", equal.hazards);
-    let t = &equal.hazards[0].text;
+    assert_eq!(ids(&equal), [RULE], "{:?}", equal.design_warnings);
+    let t = &equal.design_warnings[0].text;
     assert!(
         t.contains("exactly as long as")
             && t.contains("15 s")
@@ -74,13 +74,19 @@ fn a_lease_exactly_as_long_as_the_bank_call_is_a_warning_too() {
         "{t}"
     );
     let longer = load_text("longer.toml", &text(15_001), &[]);
-    assert!(longer.hazards.is_empty(), "{:?}", longer.hazards);
+    assert!(
+        longer.design_warnings.is_empty(),
+        "{:?}",
+        longer.design_warnings
+    );
     // Shorter keeps its own text: the lease runs out under the call.
     let shorter = load_text("shorter.toml", &text(14_999), &[]);
     assert!(
-        !shorter.hazards[0].text.contains("exactly as long as"),
+        !shorter.design_warnings[0]
+            .text
+            .contains("exactly as long as"),
         "{}",
-        shorter.hazards[0].text
+        shorter.design_warnings[0].text
     );
 }
 
@@ -98,7 +104,7 @@ fn a_lease_counts_the_status_queries_before_the_re_sends() {
     };
     let short = load_text("lease-qbr.toml", &text(20_000), &[]);
     assert_eq!(ids(&short), [RULE]);
-    let h = &short.hazards[0].text;
+    let h = &short.design_warnings[0].text;
     assert!(
         h.contains("25 s") && h.contains("service.query_before_retry"),
         "{h}"
@@ -110,7 +116,7 @@ fn a_lease_counts_the_status_queries_before_the_re_sends() {
     );
     assert!(
         load_text("lease-24999.toml", &text(24_999), &[])
-            .hazards
+            .design_warnings
             .len()
             == 1
     );
@@ -120,7 +126,11 @@ fn a_lease_counts_the_status_queries_before_the_re_sends() {
     assert_eq!(ids(&equal), [RULE]);
     assert!(sweep(&equal, 300).first_failure.is_none());
     let covered = load_text("lease-25001.toml", &text(25_001), &[]);
-    assert!(covered.hazards.is_empty(), "{:?}", covered.hazards);
+    assert!(
+        covered.design_warnings.is_empty(),
+        "{:?}",
+        covered.design_warnings
+    );
     assert!(sweep(&covered, 300).first_failure.is_none());
     // The state modes ask before the first transfer too: 2 x 3 timeouts.
     let state = load_text(
@@ -130,9 +140,9 @@ fn a_lease_counts_the_status_queries_before_the_re_sends() {
     );
     assert_eq!(ids(&state), [RULE]);
     assert!(
-        state.hazards[0].text.contains("30 s"),
+        state.design_warnings[0].text.contains("30 s"),
         "{}",
-        state.hazards[0].text
+        state.design_warnings[0].text
     );
 }
 
@@ -145,7 +155,7 @@ fn a_bank_that_forgets_before_the_services_last_re_send_is_a_warning() {
     let passed = |sets: &[&str]| load("payment-key-passed-to-bank", sets);
     let s = passed(&["bank.key_retention_ms=4000"]);
     assert_eq!(ids(&s), [KEY_RULE]);
-    let h = &s.hazards[0];
+    let h = &s.design_warnings[0];
     assert!(
         h.text
             .contains("the service re-sends a transfer to the bank")
@@ -167,11 +177,15 @@ fn a_bank_that_forgets_before_the_services_last_re_send_is_a_warning() {
     // a millisecond more covers them.
     assert_eq!(ids(&passed(&["bank.key_retention_ms=10049"])), [KEY_RULE]);
     let kept = passed(&["bank.key_retention_ms=10050"]);
-    assert!(kept.hazards.is_empty(), "{:?}", kept.hazards);
+    assert!(
+        kept.design_warnings.is_empty(),
+        "{:?}",
+        kept.design_warnings
+    );
     // One bank attempt re-sends nothing; a conditional transfer cannot pay twice.
     assert!(
         passed(&["bank.key_retention_ms=4000", "service.bank_max_attempts=1"])
-            .hazards
+            .design_warnings
             .is_empty()
     );
     // Without the key at the bank the service's re-sends are another rule's
@@ -198,8 +212,16 @@ fn a_key_deleted_on_timeout_needs_a_bank_that_remembers_the_retries() {
         "a bank that never forgets"
     );
     let forgets = deleted(&[&keyed[..], &["bank.key_retention_ms=1000"]].concat());
-    assert!(ids(&forgets).contains(&RULE), "{:?}", forgets.hazards);
-    let h = forgets.hazards.iter().find(|h| h.id == RULE).unwrap();
+    assert!(
+        ids(&forgets).contains(&RULE),
+        "{:?}",
+        forgets.design_warnings
+    );
+    let h = forgets
+        .design_warnings
+        .iter()
+        .find(|h| h.id == RULE)
+        .unwrap();
     assert!(h.text.contains("bank.key_retention_ms"), "{}", h.text);
     assert!(sweep(&forgets, 300).first_failure.is_some());
 }
@@ -214,7 +236,9 @@ fn a_key_deleted_on_an_unknown_outcome_is_a_warning_unless_the_bank_catches_the_
     let s = load(name, &[]);
     assert_eq!(ids(&s), [RULE]);
     assert_eq!(
-        s.hazards[0].shown_by.map(models::registry::situation_name),
+        s.design_warnings[0]
+            .shown_by
+            .map(models::registry::situation_name),
         Some("key-deleted-on-bank-timeout")
     );
     let sum = sweep(&s, 100);
@@ -222,14 +246,14 @@ fn a_key_deleted_on_an_unknown_outcome_is_a_warning_unless_the_bank_catches_the_
     assert!(sum
         .tally
         .situations
-        .contains(s.hazards[0].shown_by.expect("marked")));
+        .contains(s.design_warnings[0].shown_by.expect("marked")));
     for sets in [
         &["service.on_bank_timeout=keep-in-progress"][..],
         &["service.pass_key_to_bank=true", "bank.accepts_key=true"][..],
         &["service.mode=state-conditional", "bank.status_query=true"][..],
         &["service.idempotency=none"][..],
     ] {
-        assert!(load(name, sets).hazards.is_empty(), "{sets:?}");
+        assert!(load(name, sets).design_warnings.is_empty(), "{sets:?}");
     }
     // The key handed on to a bank that ignores keys catches nothing, and
     // the --set that asked for it is told it changed nothing.

@@ -14,7 +14,7 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     const RULE: &str = "commit-resent-without-dedup";
     let lossy = load("messaging-eod-checked-ack-lossy-db", &[]);
     assert_eq!(ids(&lossy), [RULE]);
-    let h = &lossy.hazards[0];
+    let h = &lossy.design_warnings[0];
     assert!(
         h.text.contains("100‰ of consumer-db's answers") && h.text.contains("10 sends"),
         "{}",
@@ -33,11 +33,11 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     );
     assert_eq!(ids(&record_first), [RULE]);
     assert!(
-        record_first.hazards[0]
+        record_first.design_warnings[0]
             .text
             .contains("record-resent-took-own-row"),
         "{}",
-        record_first.hazards[0].text
+        record_first.design_warnings[0].text
     );
     for sets in [
         &["consumer.handler=inbox-same-tx"][..],
@@ -58,9 +58,11 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     let late = load("messaging-eod-checked-ack", &["consumer.tx_timeout_ms=400"]);
     assert!(ids(&late).contains(&RULE));
     assert!(
-        late.hazards[0].text.contains("can take up to 400 ms"),
+        late.design_warnings[0]
+            .text
+            .contains("can take up to 400 ms"),
         "{}",
-        late.hazards[0].text
+        late.design_warnings[0].text
     );
     assert!(!ids(&load(
         "messaging-eod-checked-ack",
@@ -85,11 +87,11 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     let t = load_text("answers.toml", &answers, &[]);
     assert!(ids(&t).contains(&RULE));
     assert!(
-        t.hazards[0]
+        t.design_warnings[0]
             .text
             .contains("20‰ of consumer-db's answers (tx-done) to consumer-2"),
         "{}",
-        t.hazards[0].text
+        t.design_warnings[0].text
     );
     // An entry naming the answers without a loss of its own leaves them to
     // the link, as the loader does: on a network that loses nothing, a
@@ -102,13 +104,13 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
         "{calm}\n[[network.links]]\nfrom = \"consumer-db\"\nto = \"consumer-2\"\nloss_per_mille = 50\n"
     );
     let t = load_text("follows.toml", &follows, &[]);
-    assert!(ids(&t).contains(&RULE), "{:?}", t.hazards);
+    assert!(ids(&t).contains(&RULE), "{:?}", t.design_warnings);
     assert!(
-        t.hazards[0]
+        t.design_warnings[0]
             .text
             .contains("50‰ of consumer-db's answers (tx-done) to consumer-2"),
         "{}",
-        t.hazards[0].text
+        t.design_warnings[0].text
     );
     // A partition that cuts the answers fires; one that cuts only the
     // transactions does not.
@@ -118,9 +120,9 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
     let t = load_text("cut.toml", &cut("consumer-db", "consumer-1"), &[]);
     assert!(ids(&t).contains(&RULE));
     assert!(
-        t.hazards[0].text.contains("[[network.partitions]]"),
+        t.design_warnings[0].text.contains("[[network.partitions]]"),
         "{}",
-        t.hazards[0].text
+        t.design_warnings[0].text
     );
     assert!(!ids(&load_text(
         "cut.toml",
@@ -140,7 +142,7 @@ fn a_commit_resent_after_the_ack_without_dedup_is_a_warning_where_answers_can_fa
         let s = load("messaging-eod-checked-ack-lossy-db", &sets);
         assert!(ids(&s).contains(&RULE), "{handler}");
         let t = &s
-            .hazards
+            .design_warnings
             .iter()
             .find(|h| h.id == RULE)
             .expect("carried")
@@ -169,7 +171,7 @@ fn an_ack_result_every_ask_of_which_can_go_unanswered_is_a_warning() {
     // One ask: any loss of the results drops counted work.
     let once = load("messaging-eod-checked-ack", &["consumer.tx_max_attempts=1"]);
     assert_eq!(ids(&once), [RULE]);
-    let h = &once.hazards[0];
+    let h = &once.design_warnings[0];
     assert!(h.text.contains("asks for the result once"), "{}", h.text);
     let sum = sweep(&once, 1000);
     assert_eq!(failed_with(&sum), Some("no-lost-effect"));

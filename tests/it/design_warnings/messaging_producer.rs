@@ -12,7 +12,7 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
     const RULE: &str = "producer-id-expiry-below-retries";
     let s = load("messaging-producer-id-expired", &[]);
     assert_eq!(ids(&s), [RULE]);
-    let h = &s.hazards[0];
+    let h = &s.design_warnings[0];
     assert!(
         h.text.contains("1 day after the last publish") && h.text.contains("up to 2 days"),
         "{}",
@@ -69,7 +69,7 @@ fn producer_ids_forgotten_while_the_relay_still_retries_are_a_warning() {
     assert!(sum
         .tally
         .situations
-        .contains(s.hazards[0].shown_by.expect("marked")));
+        .contains(s.design_warnings[0].shown_by.expect("marked")));
     assert!(with(&["broker.producer_id_expiration_ms=0"]).is_empty());
     // A transactional producer's ids expire the same way.
     assert_eq!(with(&["producer.transactional_id=true"]), [RULE]);
@@ -91,7 +91,11 @@ fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
     const RULE: &str = "idempotence-off-above-five-in-flight";
     let s = load("messaging-max-in-flight-above-five", &[]);
     assert!(ids(&s).contains(&RULE), "{:?}", ids(&s));
-    let h = s.hazards.iter().find(|h| h.id == RULE).expect("fires");
+    let h = s
+        .design_warnings
+        .iter()
+        .find(|h| h.id == RULE)
+        .expect("fires");
     // The place that writes the setting, as setting-without-effect names it.
     assert!(
         h.text
@@ -122,7 +126,7 @@ fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
         &["producer.max_in_flight=6"],
     );
     let text = set
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == RULE)
         .map(|h| h.text.clone())

@@ -15,7 +15,7 @@ fn a_lease_shorter_than_the_work_is_no_warning_for_a_checked_ack() {
     assert!(!ids(&checked).contains(&RULE));
     let unchecked = load("messaging-eod-ack-unchecked", &[]);
     let h = unchecked
-        .hazards
+        .design_warnings
         .iter()
         .find(|h| h.id == RULE)
         .expect("an unchecked ack is warned");
@@ -33,7 +33,11 @@ fn a_lease_shorter_than_the_work_is_no_warning_for_a_checked_ack() {
         "messaging-eod-checked-ack",
         &["broker.exactly_once_delivery=false"],
     );
-    let h = plain.hazards.iter().find(|h| h.id == RULE).expect("warned");
+    let h = plain
+        .design_warnings
+        .iter()
+        .find(|h| h.id == RULE)
+        .expect("warned");
     assert_eq!(
         h.shown_by.map(models::registry::situation_name),
         Some("late-ack")
@@ -64,7 +68,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     ] {
         let s = with(sets);
         assert_eq!(ids(&s), [RULE], "{sets:?}");
-        let h = &s.hazards[0];
+        let h = &s.design_warnings[0];
         assert!(
             h.text.contains(words) && h.text.contains("30 s"),
             "{}",
@@ -84,7 +88,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
         ][..],
         &[][..],
     ] {
-        assert!(with(sets).hazards.is_empty(), "{sets:?}");
+        assert!(with(sets).design_warnings.is_empty(), "{sets:?}");
     }
     // A check-then-act inbox runs three transactions: 29.5 s of work and
     // trips of 100 to 400 ms each way reach 32.7 s (seen failing, silent,
@@ -100,20 +104,20 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     );
     assert_eq!(ids(&s), [RULE]);
     assert!(
-        s.hazards[0].text.contains("3 transactions"),
+        s.design_warnings[0].text.contains("3 transactions"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let sum = sweep(&s, 300);
     assert_eq!(failed_with(&sum), Some("no-duplicate-effect"));
     assert!(sum
         .tally
         .situations
-        .contains(s.hazards[0].shown_by.expect("marked")));
+        .contains(s.design_warnings[0].shown_by.expect("marked")));
     // An ack on receipt leaves the lease to the trips: long work is no
     // concern of it (before, it was warned of a redelivery that never came).
     let early = with(&["consumer.processing_ms=40000", "consumer.ack=before-commit"]);
-    assert!(!ids(&early).contains(&RULE), "{:?}", early.hazards);
+    assert!(!ids(&early).contains(&RULE), "{:?}", early.design_warnings);
     let sum = sweep(&early, 200);
     assert!(!sum
         .tally
@@ -135,7 +139,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     // interval, and the renewal's trip (up to 50 ms).
     let long = "consumer.processing_ms=40000";
     assert!(with(&[long, "consumer.lease_renewal_ms=29899"])
-        .hazards
+        .design_warnings
         .is_empty());
     for late in [
         "consumer.lease_renewal_ms=29900",
@@ -144,7 +148,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
         assert_eq!(ids(&with(&[long, late])), [RULE], "{late}");
     }
     assert!(with(&[long, "consumer.lease_renewal_ms=10000"])
-        .hazards
+        .design_warnings
         .is_empty());
     assert_eq!(
         ids(&with(&[long, "consumer.lease_renewal_ms=30000"])),
@@ -158,7 +162,7 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     };
     // 10 s apart, the first arriving at most 50 + 10,000 + 19,949 ms after
     // the delivery left: in time.
-    assert!(slow_renewals(19_949).hazards.is_empty());
+    assert!(slow_renewals(19_949).design_warnings.is_empty());
     // One more millisecond: the lease ends as the first renewal arrives.
     assert_eq!(ids(&slow_renewals(19_950)), [RULE]);
     assert_eq!(ids(&slow_renewals(20_001)), [RULE]);
@@ -170,15 +174,15 @@ fn a_broker_that_redelivers_while_the_handler_still_runs_is_a_warning() {
     assert!(sum
         .tally
         .situations
-        .contains(s.hazards[0].shown_by.expect("marked")));
+        .contains(s.design_warnings[0].shown_by.expect("marked")));
     // The chain's accounting consumer is judged by the same rule.
     let s = load("chain-outbox-inbox", &["accounting.processing_ms=3600000"]);
     assert!(
-        s.hazards
+        s.design_warnings
             .iter()
             .any(|h| h.id == RULE && h.text.contains("accounting.processing_ms")),
         "{:?}",
-        s.hazards
+        s.design_warnings
     );
 }
 
@@ -194,7 +198,11 @@ fn a_checked_acks_lease_does_not_hold_for_the_commit_after_it() {
     let base = "summary = \"lease against a checked ack\"\nmodel = \"messaging\"\n\n[broker]\nvisibility_timeout_ms = 30000\n\n[consumer]\nhandler = \"inbox-same-tx\"\nack = \"checked-before-commit\"\n";
     let with = |sets: &[&str]| load_text("checked.toml", base, sets);
     let inside = with(&["consumer.processing_ms=29850"]);
-    assert!(!ids(&inside).contains(&RULE), "{:?}", inside.hazards);
+    assert!(
+        !ids(&inside).contains(&RULE),
+        "{:?}",
+        inside.design_warnings
+    );
     let sum = sweep(&inside, 2000);
     assert!(!sum
         .tally
@@ -205,9 +213,11 @@ fn a_checked_acks_lease_does_not_hold_for_the_commit_after_it() {
     let at = with(&["consumer.processing_ms=29900"]);
     assert_eq!(ids(&at), [RULE]);
     assert!(
-        at.hazards[0].text.contains("the delivery and the ack"),
+        at.design_warnings[0]
+            .text
+            .contains("the delivery and the ack"),
         "{}",
-        at.hazards[0].text
+        at.design_warnings[0].text
     );
     let past = with(&["consumer.processing_ms=29950"]);
     assert_eq!(ids(&past), [RULE]);
@@ -235,7 +245,7 @@ fn a_lease_below_the_shortest_checked_handling_is_a_livelock_warning() {
     let m10 = "summary = \"eod, checked ack, 1 ms lease\"\nmodel = \"messaging\"\n\n[producer]\nwrite = \"outbox\"\n\n[broker]\nvisibility_timeout_ms = 1\nexactly_once_delivery = true\nconsumers = 1\n\n[consumer]\nhandler = \"effect\"\nack = \"checked-before-commit\"\nprocessing_ms = 100\n";
     let with = |sets: &[&str]| load_text("m10.toml", m10, sets);
     let livelock = |s: &models::Scenario| -> Option<String> {
-        let h = s.hazards.iter().find(|h| h.id == RULE)?;
+        let h = s.design_warnings.iter().find(|h| h.id == RULE)?;
         assert_eq!(
             h.shown_by.map(models::registry::situation_name),
             Some("stale-ack-refused")
@@ -285,7 +295,7 @@ fn a_lease_below_the_shortest_checked_handling_is_a_livelock_warning() {
         "broker.visibility_timeout_ms=103",
         "consumer.processing_jitter_ms=5000",
     ]);
-    assert!(livelock(&jitter).is_none(), "{:?}", jitter.hazards);
+    assert!(livelock(&jitter).is_none(), "{:?}", jitter.design_warnings);
     // A separate-transaction inbox checks first: its round trip (2 ms at
     // the shortest) holds the lease too.
     let inbox = |ms: &str| with(&["consumer.handler=inbox-separate-tx", ms]);

@@ -12,7 +12,7 @@ use crate::support::{load, load_text, run, sweep};
 fn a_key_forgotten_while_the_client_still_retries_is_a_warning() {
     let s = load_text("a.toml", &payment(3 * DAY_MS, DAY_MS, BANK_NO_KEY), &[]);
     assert_eq!(ids(&s), [KEY_RULE]);
-    let h = &s.hazards[0];
+    let h = &s.design_warnings[0];
     assert!(
         h.text.contains("3 days")
             && h.text.contains("1 day")
@@ -35,9 +35,9 @@ fn a_key_forgotten_while_the_client_still_retries_is_a_warning() {
     );
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(
-        s.hazards[0].text.contains("without end"),
+        s.design_warnings[0].text.contains("without end"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
 }
 
@@ -52,7 +52,9 @@ fn the_gap_of_a_bank_that_outlives_the_service_is_shown_by_the_bank() {
     );
     assert_eq!(ids(&s), [KEY_RULE]);
     assert_eq!(
-        s.hazards[0].shown_by.map(models::registry::situation_name),
+        s.design_warnings[0]
+            .shown_by
+            .map(models::registry::situation_name),
         Some("bank-key-expired")
     );
     let sum = sweep(&s, 300);
@@ -80,7 +82,7 @@ fn the_gap_of_a_bank_that_outlives_the_service_is_shown_by_the_bank() {
         &["bank.key_retention_ms=86400000"],
     );
     assert_eq!(
-        even.hazards[0]
+        even.design_warnings[0]
             .shown_by
             .map(models::registry::situation_name),
         Some("retry-after-key-expired")
@@ -103,7 +105,11 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
     ];
     for (i, text) in silent.iter().enumerate() {
         let s = load_text(&format!("silent-{i}.toml"), text, &[]);
-        assert!(s.hazards.is_empty(), "case {i}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "case {i}: {:?}",
+            s.design_warnings
+        );
     }
     // A key that changes with every attempt, or no dedup at all, is no matter
     // of retention: the runs show those designs failing by themselves.
@@ -112,7 +118,11 @@ fn a_key_kept_as_long_as_the_retries_or_by_a_later_layer_is_no_warning() {
         &["service.idempotency=none"][..],
     ] {
         let s = load_text("k.toml", &payment(3 * DAY_MS, DAY_MS, BANK_NO_KEY), sets);
-        assert!(s.hazards.is_empty(), "{sets:?}: {:?}", s.hazards);
+        assert!(
+            s.design_warnings.is_empty(),
+            "{sets:?}: {:?}",
+            s.design_warnings
+        );
     }
     // One millisecond less is one too short.
     let s = load_text(
@@ -133,8 +143,8 @@ fn a_service_key_forgotten_while_the_client_retries_is_a_warning_though_the_bank
     let bank_forever = "\n[bank]\naccepts_key = true\n";
     let text = payment(3 * DAY_MS, DAY_MS, bank_forever);
     let s = load_text("r02.toml", &text, &[]);
-    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.hazards);
-    let h = &s.hazards[0];
+    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.design_warnings);
+    let h = &s.design_warnings[0];
     assert!(
         h.text.starts_with("r02.toml:16:16: ")
             && h.text
@@ -153,19 +163,19 @@ fn a_service_key_forgotten_while_the_client_retries_is_a_warning_though_the_bank
     // A bank that remembers a week rather than forever is the same case.
     let week = format!("{bank_forever}key_retention_ms = {}\n", 7 * DAY_MS);
     let s = load_text("r02-week.toml", &payment(3 * DAY_MS, DAY_MS, &week), &[]);
-    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.hazards);
+    assert_eq!(ids(&s), [KEY_RULE], "{:?}", s.design_warnings);
     // The service keeping the key as long as the retries can run: silent.
     let kept_ms = 3 * DAY_MS - 10_000 + DEFAULT_SPREAD_MS + 1;
     let s = load_text("ok.toml", &payment(3 * DAY_MS, kept_ms, bank_forever), &[]);
-    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    assert!(s.design_warnings.is_empty(), "{:?}", s.design_warnings);
     // A --set of the retention is named as the place.
     let s = load_text("r02.toml", &text, &["service.retention_ms=3600000"]);
     assert!(
-        s.hazards[0]
+        s.design_warnings[0]
             .text
             .starts_with("--set service.retention_ms=3600000: "),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
 }
 
@@ -174,9 +184,9 @@ fn the_catalogs_equal_retention_fails_and_one_network_delay_more_holds() {
     let s = load("payment-retention-equals-window", &[]);
     assert_eq!(ids(&s), [KEY_RULE]);
     assert!(
-        s.hazards[0].text.contains("60 s later"),
+        s.design_warnings[0].text.contains("60 s later"),
         "{}",
-        s.hazards[0].text
+        s.design_warnings[0].text
     );
     let sum = sweep(&s, 200);
     assert!(
@@ -184,7 +194,7 @@ fn the_catalogs_equal_retention_fails_and_one_network_delay_more_holds() {
         "a slow last retry after the key expired pays again"
     );
     let s = load("payment-retention-covers-delay", &[]);
-    assert!(s.hazards.is_empty(), "{:?}", s.hazards);
+    assert!(s.design_warnings.is_empty(), "{:?}", s.design_warnings);
     assert!(sweep(&s, 200).first_failure.is_none());
 }
 
@@ -204,7 +214,11 @@ fn a_key_kept_exactly_as_long_as_the_retries_is_forgotten_by_the_last_one() {
     let sum = sweep(&equal, 5);
     assert_eq!(sum.tally.failing(), 5, "every seed pays twice");
     let longer = load_text("longer.toml", &text(3_590_001), &[]);
-    assert!(longer.hazards.is_empty(), "{:?}", longer.hazards);
+    assert!(
+        longer.design_warnings.is_empty(),
+        "{:?}",
+        longer.design_warnings
+    );
     assert!(sweep(&longer, 5).first_failure.is_none());
 }
 
@@ -218,21 +232,27 @@ fn the_retries_of_a_capped_client_span_their_timeouts_and_longest_waits() {
         "client.retry.cap_ms=30000",
         "client.retry.jitter=full",
     ];
-    assert!(load_text("55.toml", &text, &sets).hazards.is_empty());
+    assert!(load_text("55.toml", &text, &sets)
+        .design_warnings
+        .is_empty());
     let s = load_text(
         "54.toml",
         &payment(0, 55_000 + DEFAULT_SPREAD_MS, BANK_NO_KEY),
         &sets,
     );
     assert_eq!(ids(&s), [KEY_RULE]);
-    assert!(s.hazards[0].text.contains("55 s"), "{}", s.hazards[0].text);
+    assert!(
+        s.design_warnings[0].text.contains("55 s"),
+        "{}",
+        s.design_warnings[0].text
+    );
 }
 
 #[test]
 fn keys_kept_a_day_and_retries_for_three_hold_only_while_no_outage_lasts_a_day() {
     // The guide's question, with a bank that forgets as soon as the service.
     let text = payment(3 * DAY_MS, DAY_MS, BANK_ONE_DAY);
-    let dir = crate::support::scratch("hazards/keys-1d-retries-3d");
+    let dir = crate::support::scratch("design_warnings/keys-1d-retries-3d");
     let calm = dir.join("keys-1d-retries-3d.toml");
     std::fs::write(&calm, &text).unwrap();
     let calm = calm.to_string_lossy().into_owned();
