@@ -1,9 +1,5 @@
 //! Turning traces and summaries into text and JSON for people and programs.
 
-// Every function of the renderer is short (the limit is in clippy.toml);
-// this keeps it so under `clippy -D warnings`.
-#![warn(clippy::too_many_lines)]
-
 mod chrome;
 mod fold;
 pub mod formats;
