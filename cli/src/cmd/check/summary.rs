@@ -312,7 +312,7 @@ pub struct SweepLine {
     pub load: Load,
     /// Gaps the design's settings show (docs/design-warnings.md); absent
     /// when there are none. Whether runs reached them is derived.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", rename = "hazards")]
     pub design_warnings: Vec<WarningLine>,
     /// The lowest failing seed, if any.
     pub failure: Option<FailureLine>,
