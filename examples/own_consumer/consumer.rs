@@ -22,7 +22,9 @@ use models::messaging::{
     self, AtMaxDeliveries, Broker, BrokerConfig, EventSpec, Producer, ProducerConfig, WriteMode,
 };
 use models::Msg;
-use sim::{Actor, ActorId, CrashConfig, Ctx, LinkConfig, NoTimer, PerMilleRange, World, US_PER_MS};
+use sim::{
+    Actor, ActorId, CrashConfig, Ctx, Fresh, LinkConfig, NoTimer, PerMilleRange, World, US_PER_MS,
+};
 use std::collections::VecDeque;
 
 /// Where the consumer's effect lands: a row in its own orders table.
@@ -79,13 +81,12 @@ impl Actor for OrderConsumer {
     type State = VecDeque<u32>;
     type Storage = OrdersDb;
 
-    fn reset_storage(&self, storage: &mut Option<OrdersDb>) {
-        *storage = Some(OrdersDb::default());
-    }
-
-    fn reset_state(&self, state: &mut Option<VecDeque<u32>>) {
+    fn reset(&self, state: Fresh<'_, VecDeque<u32>>, storage: Option<Fresh<'_, OrdersDb>>) {
         // What a new process has: nothing remembered (the allocation is reused).
-        state.get_or_insert_with(VecDeque::new).clear();
+        state.or_default().clear();
+        if let Some(db) = storage {
+            db.set(OrdersDb::default());
+        }
     }
 
     fn on_start(&self, _: &mut VecDeque<u32>, _: &mut OrdersDb, _: &mut impl Ctx<Self>) {}

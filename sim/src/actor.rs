@@ -41,9 +41,17 @@ pub trait Message: Clone + Debug + Display {
 /// A timer an actor sets, as a typed value named in traces ("attempt
 /// timeout", "relay poll"). Setting a timer replaces the pending one with the
 /// same [`slot`](Timer::slot); a crash cancels all of the actor's timers.
+///
+/// Implement it with [`timer_slots!`](crate::timer_slots), which derives each
+/// variant's slot from the order of the variants, rather than by hand.
 pub trait Timer: Copy + Debug + Display + Eq {
-    /// Dense index below the actor's [`Actor::timer_slots`].
-    fn slot(&self) -> u32;
+    /// Which pending timer this one replaces: two timers of an actor with the
+    /// same slot are one timer. Small numbers, since the engine keeps one
+    /// generation per slot up to the largest an actor has set. The default,
+    /// 0, is for a type with one timer.
+    fn slot(&self) -> u32 {
+        0
+    }
 }
 
 /// The timer type of an actor that sets none.
@@ -181,6 +189,54 @@ pub trait Ctx<A: Actor + ?Sized> {
     }
 }
 
+/// A state or a storage for [`Actor::reset`] to make new: the one the engine
+/// kept, to reset in place, or an empty place to put a new one in.
+pub enum Fresh<'a, T> {
+    /// What the engine kept, to reset field by field (reusing its memory).
+    Kept(&'a mut T),
+    /// Nothing kept yet (a simulator's first run): put a new value here.
+    New(&'a mut Option<T>),
+}
+
+impl<'a, T> Fresh<'a, T> {
+    /// The value in `slot` to reset, or the empty `slot` to fill.
+    pub fn of(slot: &'a mut Option<T>) -> Self {
+        if slot.is_some() {
+            Fresh::Kept(slot.as_mut().expect("checked above"))
+        } else {
+            Fresh::New(slot)
+        }
+    }
+
+    /// The value to reset in place: the kept one, or `new()`, put in place.
+    /// Reset it afterwards either way; `new()` may leave that to the reset.
+    #[inline]
+    pub fn or_insert_with(self, new: impl FnOnce() -> T) -> &'a mut T {
+        match self {
+            Fresh::Kept(value) => value,
+            Fresh::New(slot) => slot.insert(new()),
+        }
+    }
+
+    /// [`or_insert_with`](Fresh::or_insert_with) of `T::default()`.
+    #[inline]
+    pub fn or_default(self) -> &'a mut T
+    where
+        T: Default,
+    {
+        self.or_insert_with(T::default)
+    }
+
+    /// Puts `value` in place, over the kept one or into the empty place.
+    #[inline]
+    pub fn set(self, value: T) {
+        match self {
+            Fresh::Kept(kept) => *kept = value,
+            Fresh::New(slot) => *slot = Some(value),
+        }
+    }
+}
+
 /// A plain state machine. Config lives on `&self`; state and storage are values.
 pub trait Actor {
     /// The world's message type, shared by every actor of a world.
@@ -194,41 +250,48 @@ pub trait Actor {
     /// Durable: survives a crash.
     type Storage: Debug;
 
-    /// How many timer slots this actor uses (see [`Timer::slot`]).
-    fn timer_slots(&self) -> u32 {
-        0
+    /// Makes `state` the volatile state of a new process, and `storage`,
+    /// when given, the durable storage of a new run, before
+    /// [`on_start`](Actor::on_start) runs. `storage` is `None` at a restart
+    /// after a crash, since storage survives one.
+    ///
+    /// Each is what the engine kept ([`Fresh::Kept`]: an earlier run's, or
+    /// this process's before the crash), only so that its allocations can be
+    /// reused: nothing in it may survive, or a crash would not lose what it
+    /// must. The first time there is nothing to keep ([`Fresh::New`]):
+    /// [`Fresh::or_insert_with`] covers both. With it, a warm simulator
+    /// allocates nothing per run.
+    fn reset(&self, state: Fresh<'_, Self::State>, storage: Option<Fresh<'_, Self::Storage>>);
+
+    /// A new process's state and a new run's storage, built by
+    /// [`reset`](Actor::reset) from nothing: for an actor that embeds
+    /// another, the first time, and for unit tests.
+    fn fresh(&self) -> (Self::State, Self::Storage) {
+        let (mut state, mut storage) = (None, None);
+        self.reset(Fresh::New(&mut state), Some(Fresh::New(&mut storage)));
+        (
+            state.expect("reset fills a new state"),
+            storage.expect("reset fills a new storage"),
+        )
     }
 
-    /// The storage of a fresh run. Reuses `storage`'s allocations where it can.
-    fn reset_storage(&self, storage: &mut Option<Self::Storage>);
-
-    /// The volatile state a process has before [`on_start`](Actor::on_start)
-    /// runs, as if new. `state` holds what the engine kept (the state of an
-    /// earlier run, or of this process before a crash), only so that its
-    /// allocations can be reused: nothing in it may survive, or a crash would
-    /// not lose what it must. With it, a warm simulator allocates nothing per run.
-    fn reset_state(&self, state: &mut Option<Self::State>);
-
-    /// [`reset_storage`](Actor::reset_storage) of a storage an earlier run
-    /// left, done in place: true if the actor did it, false (the default) if
-    /// it leaves it to `reset_storage`. An enum of actors
-    /// ([`compose!`](crate::compose)) asks this first, because the way
-    /// through `reset_storage` moves its whole storage enum (as large as its
-    /// largest kind's) out of its slot and back, for every actor of every run.
-    fn reset_storage_in_place(&self, storage: &mut Self::Storage) -> bool {
-        let _ = storage;
-        false
+    /// [`reset`](Actor::reset) of a state alone, as at a restart, kept in
+    /// `state` or made there: for unit tests of one actor.
+    fn reset_state(&self, state: &mut Option<Self::State>) {
+        self.reset(Fresh::of(state), None);
+        assert!(state.is_some(), "reset fills a new state");
     }
 
-    /// [`reset_state`](Actor::reset_state) of a state the engine kept, done
-    /// in place; as [`reset_storage_in_place`](Actor::reset_storage_in_place).
-    fn reset_state_in_place(&self, state: &mut Self::State) -> bool {
-        let _ = state;
-        false
+    /// [`reset`](Actor::reset) of a storage for a new run, kept in
+    /// `storage` or made there: for unit tests of one actor.
+    fn reset_storage(&self, storage: &mut Option<Self::Storage>) {
+        let mut state = None;
+        self.reset(Fresh::New(&mut state), Some(Fresh::of(storage)));
+        assert!(storage.is_some(), "reset fills a new storage");
     }
 
     /// Builds the volatile state from durable storage into `state`, fresh from
-    /// [`reset_state`](Actor::reset_state), on the first start and after every
+    /// [`reset`](Actor::reset), on the first start and after every
     /// restart ([`Ctx::restarted`] tells which).
     fn on_start(
         &self,

@@ -8,7 +8,7 @@
 /// must share the enum's message and observation types.
 ///
 /// ```
-/// use sim::{compose, Actor, ActorId, Ctx, Message, NoTimer};
+/// use sim::{compose, Actor, ActorId, Ctx, Fresh, Message, NoTimer};
 ///
 /// #[derive(Clone, Debug)]
 /// pub struct Ping;
@@ -26,11 +26,9 @@
 ///     type Timer = NoTimer;
 ///     type State = ();
 ///     type Storage = ();
-///     fn reset_storage(&self, s: &mut Option<()>) {
-///         *s = Some(());
-///     }
-///     fn reset_state(&self, s: &mut Option<()>) {
-///         *s = Some(());
+///     fn reset(&self, state: Fresh<'_, ()>, storage: Option<Fresh<'_, ()>>) {
+///         state.set(());
+///         storage.map(|s| s.set(()));
 ///     }
 ///     fn on_start(&self, _: &mut (), _: &mut (), _: &mut impl Ctx<Self>) {}
 ///     fn on_msg(&self, _: &mut (), _: &mut (), from: ActorId, m: Ping, ctx: &mut impl Ctx<Self>) {
@@ -114,67 +112,33 @@ macro_rules! compose {
             type State = $state;
             type Storage = $storage;
 
-            fn timer_slots(&self) -> u32 {
-                match self {
-                    $( $node::$variant(a) => $crate::Actor::timer_slots(a), )+
-                }
-            }
-
-            fn reset_storage(&self, slot: &mut Option<$storage>) {
+            fn reset(
+                &self,
+                state: $crate::Fresh<'_, $state>,
+                storage: ::std::option::Option<$crate::Fresh<'_, $storage>>,
+            ) {
                 match self {
                     $( $node::$variant(a) => {
-                        if let Some($storage::$variant(s)) = slot {
-                            if $crate::Actor::reset_storage_in_place(a, s) {
-                                return;
-                            }
-                        }
-                        // Reuse the previous run's storage of the same kind.
-                        let mut inner = match slot.take() {
-                            Some($storage::$variant(s)) => Some(s),
-                            _ => None,
+                        // In place where the engine kept this kind's; a new
+                        // one (the first run) is built aside and put in.
+                        let (mut new_state, mut new_storage) = (None, None);
+                        let (inner_state, state_back) = match state {
+                            $crate::Fresh::Kept($state::$variant(st)) => ($crate::Fresh::Kept(st), None),
+                            other => ($crate::Fresh::New(&mut new_state), Some(other)),
                         };
-                        $crate::Actor::reset_storage(a, &mut inner);
-                        *slot = inner.map($storage::$variant);
-                    } )+
-                }
-            }
-
-            fn reset_state(&self, slot: &mut Option<$state>) {
-                match self {
-                    $( $node::$variant(a) => {
-                        if let Some($state::$variant(s)) = slot {
-                            if $crate::Actor::reset_state_in_place(a, s) {
-                                return;
-                            }
-                        }
-                        // Reuse the previous state of the same kind.
-                        let mut inner = match slot.take() {
-                            Some($state::$variant(s)) => Some(s),
-                            _ => None,
+                        let (inner_storage, storage_back) = match storage {
+                            None => (None, None),
+                            Some($crate::Fresh::Kept($storage::$variant(s))) => (Some($crate::Fresh::Kept(s)), None),
+                            Some(other) => (Some($crate::Fresh::New(&mut new_storage)), Some(other)),
                         };
-                        $crate::Actor::reset_state(a, &mut inner);
-                        *slot = inner.map($state::$variant);
+                        $crate::Actor::reset(a, inner_state, inner_storage);
+                        if let Some(back) = state_back {
+                            back.set($state::$variant(new_state.expect("reset fills a new state")));
+                        }
+                        if let Some(back) = storage_back {
+                            back.set($storage::$variant(new_storage.expect("reset fills a new storage")));
+                        }
                     } )+
-                }
-            }
-
-            fn reset_storage_in_place(&self, storage: &mut $storage) -> bool {
-                match (self, storage) {
-                    $( ($node::$variant(a), $storage::$variant(s)) => {
-                        $crate::Actor::reset_storage_in_place(a, s)
-                    } )+
-                    #[allow(unreachable_patterns)]
-                    _ => false,
-                }
-            }
-
-            fn reset_state_in_place(&self, state: &mut $state) -> bool {
-                match (self, state) {
-                    $( ($node::$variant(a), $state::$variant(s)) => {
-                        $crate::Actor::reset_state_in_place(a, s)
-                    } )+
-                    #[allow(unreachable_patterns)]
-                    _ => false,
                 }
             }
 

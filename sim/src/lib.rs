@@ -17,14 +17,16 @@ pub mod coverage;
 pub mod engine;
 pub mod exhaustive;
 pub mod explore;
+mod plain;
 pub mod shrink;
 pub mod situation;
+mod timer_slots;
 pub mod trace;
 pub mod world;
 
 pub use actor::{
-    Actor, ActorId, Command, Context, Ctx, Message, Narrow, NoTimer, TimeUs, Timer, US_PER_MS,
-    US_PER_S,
+    Actor, ActorId, Command, Context, Ctx, Fresh, Message, Narrow, NoTimer, TimeUs, Timer,
+    US_PER_MS, US_PER_S,
 };
 #[doc(hidden)]
 pub use choice::with_record_bound;
@@ -40,6 +42,7 @@ pub use engine::{
 pub use explore::{
     explore, find_failure, guarded, inside_model, run_guarded, Failure, SeedRange, Summary, Tally,
 };
+pub use plain::{Judge, Plain, PlainOracle, Tick};
 pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
 pub use situation::{SituationId, SituationSet, MAX_SITUATIONS};
 pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};

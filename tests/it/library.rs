@@ -77,11 +77,8 @@ impl fmt::Display for Resend {
     }
 }
 
-impl Timer for Resend {
-    fn slot(&self) -> u32 {
-        0
-    }
-}
+// One timer: the default slot.
+impl Timer for Resend {}
 
 impl App {
     fn op() -> Op {
@@ -107,16 +104,11 @@ impl Actor for App {
     type State = bool;
     type Storage = ();
 
-    fn timer_slots(&self) -> u32 {
-        1
-    }
-
-    fn reset_storage(&self, s: &mut Option<()>) {
-        *s = Some(());
-    }
-
-    fn reset_state(&self, s: &mut Option<bool>) {
-        *s = Some(false);
+    fn reset(&self, done: sim::Fresh<'_, bool>, storage: Option<sim::Fresh<'_, ()>>) {
+        done.set(false);
+        if let Some(s) = storage {
+            s.set(());
+        }
     }
 
     fn on_start(&self, _: &mut bool, _: &mut (), ctx: &mut impl Ctx<Self>) {
@@ -164,12 +156,11 @@ impl Actor for Relay {
     /// Message ids sent, by their owned `String` form.
     type Storage = Vec<String>;
 
-    fn reset_storage(&self, s: &mut Option<Vec<String>>) {
-        *s = Some(Vec::new());
-    }
-
-    fn reset_state(&self, s: &mut Option<()>) {
-        *s = Some(());
+    fn reset(&self, state: sim::Fresh<'_, ()>, sent: Option<sim::Fresh<'_, Vec<String>>>) {
+        state.set(());
+        if let Some(sent) = sent {
+            sent.or_default().clear();
+        }
     }
 
     fn on_start(&self, _: &mut (), _: &mut Vec<String>, _: &mut impl Ctx<Self>) {}
@@ -450,5 +441,17 @@ fn a_failing_seed_too_long_to_record_is_named_as_such() {
         text.contains("more decisions than a record holds")
             && text.contains(&format!("seed {seed}")),
         "{text}"
+    );
+}
+
+/// docs/library.md quotes examples/minimal.rs whole: the guide shows the
+/// example that `cargo test` runs, not a copy drifting from it.
+#[test]
+fn the_guide_quotes_the_minimal_example_as_it_is() {
+    let guide = include_str!("../docs/library.md");
+    let example = include_str!("../examples/minimal.rs");
+    assert!(
+        guide.contains(&format!("```rust\n{example}```")),
+        "docs/library.md no longer quotes examples/minimal.rs as it is: copy the file into its block"
     );
 }

@@ -28,7 +28,7 @@
 //! Prints one line: key=value pairs that compare/run.sh reads.
 
 use sim::{
-    explore, Actor, ActorId, Ctx, Message, Model, Oracle, PerMilleRange, SeedRange, Sim, TimeUs,
+    explore, Actor, ActorId, Ctx, Fresh, Message, Model, Oracle, PerMilleRange, SeedRange, Sim, TimeUs,
     Timer, Violation, World, US_PER_MS, US_PER_S,
 };
 use std::sync::atomic::AtomicBool;
@@ -57,11 +57,8 @@ impl std::fmt::Display for Resend {
     }
 }
 
-impl Timer for Resend {
-    fn slot(&self) -> u32 {
-        0
-    }
-}
+// One timer: the default slot.
+impl Timer for Resend {}
 
 enum Node {
     Sender { n: u8 },
@@ -89,16 +86,11 @@ impl Actor for Node {
     type State = Bits;
     type Storage = ();
 
-    fn timer_slots(&self) -> u32 {
-        1
-    }
-
-    fn reset_storage(&self, s: &mut Option<()>) {
-        *s = Some(());
-    }
-
-    fn reset_state(&self, s: &mut Option<Bits>) {
-        *s = Some(Bits(0));
+    fn reset(&self, state: Fresh<'_, Bits>, storage: Option<Fresh<'_, ()>>) {
+        state.set(Bits(0));
+        if let Some(s) = storage {
+            s.set(());
+        }
     }
 
     fn on_start(&self, st: &mut Bits, _: &mut (), ctx: &mut impl Ctx<Self>) {

@@ -17,10 +17,8 @@ use super::situations as sit;
 use crate::core::slots::Slots;
 use crate::core::{Carries, Obs};
 use crate::messaging::{self, Event, OutboxRow, Relay, RelayState, RelayTimer};
-use crate::payment::{
-    self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer, SERVICE_TIMER_SLOTS,
-};
-use sim::{Actor, ActorId, Ctx, Narrow, TimeUs, Timer};
+use crate::payment::{self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer};
+use sim::{Actor, ActorId, Ctx, Narrow, TimeUs};
 use std::fmt;
 
 /// How a booking's event reaches the broker.
@@ -80,10 +78,8 @@ pub struct BookingState {
 
 /// Requests an event-first service holds while their events are confirmed.
 pub const MAX_PUBLISHING: usize = 64;
-const SERVICE_SLOTS: u32 = SERVICE_TIMER_SLOTS;
 /// How the payment service's timers become the booking service's.
 type ToBooking = fn(ServiceTimer) -> BookingTimer;
-const RELAY_SLOTS: u32 = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// The booking service's timers: the payment service's, the relay's, and its own.
@@ -109,15 +105,11 @@ impl fmt::Display for BookingTimer {
     }
 }
 
-impl Timer for BookingTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            BookingTimer::Service(t) => t.slot(),
-            BookingTimer::Relay(t) => SERVICE_SLOTS + t.slot(),
-            BookingTimer::PublishTimeout { slot } => SERVICE_SLOTS + RELAY_SLOTS + slot,
-        }
-    }
-}
+sim::timer_slots!(BookingTimer {
+    Service(t: Timer),
+    Relay(t: Timer),
+    PublishTimeout { slot },
+});
 
 /// The insurer's payment service with its outbox: the payment service and the relay in one process, so a booking and its outbox row commit together.
 pub struct BookingService<W> {
@@ -306,69 +298,39 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
     type State = BookingState;
     type Storage = BookingStorage;
 
-    fn timer_slots(&self) -> u32 {
-        debug_assert_eq!(self.service.timer_slots(), SERVICE_SLOTS);
-        debug_assert_eq!(self.relay.timer_slots(), RELAY_SLOTS);
-        SERVICE_SLOTS + RELAY_SLOTS + MAX_PUBLISHING as u32
-    }
-
-    fn reset_storage(&self, storage: &mut Option<BookingStorage>) {
-        if let Some(s) = storage {
-            if self.reset_storage_in_place(s) {
-                return;
-            }
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, BookingState>,
+        storage: Option<sim::Fresh<'_, BookingStorage>>,
+    ) {
+        // Each part resets itself in place; a new whole (the first run) is
+        // made of its parts' new ones.
+        let st = state.or_insert_with(|| BookingState {
+            service: self.service.fresh().0,
+            relay: self.relay.fresh().0,
+            publishing: Slots::new(MAX_PUBLISHING),
+        });
+        st.publishing.clear();
+        let mut s = storage.map(|s| {
+            s.or_insert_with(|| BookingStorage {
+                service: self.service.fresh().1,
+                outbox: self.relay.fresh().1,
+                last_event: 0,
+            })
+        });
+        if let Some(s) = &mut s {
+            s.last_event = 0;
         }
-        // Each part resets itself, reusing the previous run's allocations.
-        let (mut service, mut outbox) = match storage.take() {
-            Some(b) => (Some(b.service), Some(b.outbox)),
+        let (service, outbox) = match s {
+            Some(s) => (
+                Some(sim::Fresh::Kept(&mut s.service)),
+                Some(sim::Fresh::Kept(&mut s.outbox)),
+            ),
             None => (None, None),
         };
-        self.service.reset_storage(&mut service);
-        self.relay.reset_storage(&mut outbox);
-        *storage = Some(BookingStorage {
-            service: service.expect("reset makes a storage"),
-            outbox: outbox.expect("reset makes a storage"),
-            last_event: 0,
-        });
-    }
-
-    fn reset_state(&self, state: &mut Option<BookingState>) {
-        if let Some(st) = state {
-            if self.reset_state_in_place(st) {
-                return;
-            }
-        }
-        // Each part resets itself, reusing the previous run's allocations.
-        let (mut service, mut relay, publishing) = match state.take() {
-            Some(b) => (Some(b.service), Some(b.relay), Some(b.publishing)),
-            None => (None, None, None),
-        };
-        self.service.reset_state(&mut service);
-        self.relay.reset_state(&mut relay);
-        let mut publishing = publishing.unwrap_or_else(|| Slots::new(MAX_PUBLISHING));
-        publishing.clear();
-        *state = Some(BookingState {
-            service: service.expect("reset makes a state"),
-            relay: relay.expect("reset makes a state"),
-            publishing,
-        });
-    }
-
-    // Every field of BookingStorage and BookingState, as reset_storage and
-    // reset_state set them. A part that cannot reset in place answers false
-    // and the whole is reset again through the Option, which is idempotent.
-    fn reset_storage_in_place(&self, s: &mut BookingStorage) -> bool {
-        let service = self.service.reset_storage_in_place(&mut s.service);
-        let outbox = self.relay.reset_storage_in_place(&mut s.outbox);
-        s.last_event = 0;
-        service && outbox
-    }
-
-    fn reset_state_in_place(&self, st: &mut BookingState) -> bool {
-        let service = self.service.reset_state_in_place(&mut st.service);
-        let relay = self.relay.reset_state_in_place(&mut st.relay);
-        st.publishing.clear();
-        service && relay
+        self.service
+            .reset(sim::Fresh::Kept(&mut st.service), service);
+        self.relay.reset(sim::Fresh::Kept(&mut st.relay), outbox);
     }
 
     fn on_start(&self, st: &mut BookingState, s: &mut BookingStorage, ctx: &mut impl Ctx<Self>) {

@@ -230,31 +230,20 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type State = ClientState;
     type Storage = ClientStorage;
 
-    fn timer_slots(&self) -> u32 {
-        client_op::timer_slots(self.cfg.writes.len())
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        let s = storage.get_or_insert_with(ClientStorage::default);
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut ClientStorage) -> bool {
-        let n = self.cfg.writes.len();
-        s.ops.clear();
-        s.ops.resize(n, ClientOp::NEW);
-        s.last_wait_us.clear();
-        s.last_wait_us.resize(n, 0);
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<ClientState>) {
-        *state = Some(ClientState::default());
-    }
-
-    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
-        *st = ClientState::default();
-        true
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ClientState>,
+        storage: Option<sim::Fresh<'_, ClientStorage>>,
+    ) {
+        if let Some(s) = storage {
+            let s = s.or_default();
+            let n = self.cfg.writes.len();
+            s.ops.clear();
+            s.ops.resize(n, ClientOp::NEW);
+            s.last_wait_us.clear();
+            s.last_wait_us.resize(n, 0);
+        }
+        state.set(ClientState::default());
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

@@ -152,23 +152,18 @@ impl<W: Carries<Msg>> Actor for Resource<W> {
     type State = ();
     type Storage = ResourceStorage;
 
-    fn reset_storage(&self, storage: &mut Option<ResourceStorage>) {
-        // Reuses the landings' allocation from run to run.
-        let s = storage.get_or_insert(ResourceStorage::INITIAL);
-        let mut landings = std::mem::take(&mut s.landings);
-        landings.clear();
-        *s = ResourceStorage {
-            landings,
-            ..ResourceStorage::INITIAL
-        };
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, ResourceStorage>>) {
+        state.set(());
+        if let Some(s) = storage {
+            // Reuses the landings' allocation from run to run.
+            let s = s.or_insert_with(|| ResourceStorage::INITIAL);
+            let mut landings = std::mem::take(&mut s.landings);
+            landings.clear();
+            *s = ResourceStorage {
+                landings,
+                ..ResourceStorage::INITIAL
+            };
+        }
     }
 
     fn on_start(&self, _: &mut (), _: &mut ResourceStorage, _: &mut impl Ctx<Self>) {}

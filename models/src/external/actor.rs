@@ -320,25 +320,24 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
     type State = ExternalState;
     type Storage = ExternalStorage;
 
-    fn timer_slots(&self) -> u32 {
-        MAX_TIMERS as u32
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ExternalStorage>) {
-        let s = storage.get_or_insert_with(|| ExternalStorage {
-            kv: BTreeMap::new(),
-            kv_bytes: 0,
-            effects: Vec::new(),
-            session: Box::default(),
-        });
-        s.kv.clear();
-        s.kv_bytes = 0;
-        s.effects.clear();
-        s.session.new_run(self.mode.transcript);
-    }
-
-    fn reset_state(&self, state: &mut Option<ExternalState>) {
-        let st = state.get_or_insert_with(|| ExternalState {
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ExternalState>,
+        storage: Option<sim::Fresh<'_, ExternalStorage>>,
+    ) {
+        if let Some(s) = storage {
+            let s = s.or_insert_with(|| ExternalStorage {
+                kv: BTreeMap::new(),
+                kv_bytes: 0,
+                effects: Vec::new(),
+                session: Box::default(),
+            });
+            s.kv.clear();
+            s.kv_bytes = 0;
+            s.effects.clear();
+            s.session.new_run(self.mode.transcript);
+        }
+        let st = state.or_insert_with(|| ExternalState {
             timers: Vec::new(),
             started_us: 0,
             frames: VecDeque::with_capacity(RECENT_FRAMES),

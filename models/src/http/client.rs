@@ -349,30 +349,20 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type State = ClientState;
     type Storage = ClientStorage;
 
-    fn timer_slots(&self) -> u32 {
-        client_op::timer_slots(self.cfg.requests.len())
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        ClientStorage::reset(storage, self.cfg.requests.len());
-    }
-
-    fn reset_storage_in_place(&self, storage: &mut ClientStorage) -> bool {
-        storage.clear(self.cfg.requests.len());
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<ClientState>) {
-        self.reset_state_in_place(state.get_or_insert_with(ClientState::default));
-    }
-
-    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ClientState>,
+        storage: Option<sim::Fresh<'_, ClientStorage>>,
+    ) {
         let n = self.cfg.requests.len();
+        if let Some(s) = storage {
+            s.or_default().clear(n);
+        }
+        let st = state.or_default();
         st.awaiting.clear();
         st.awaiting.resize(n, None);
         st.after_412.clear();
         st.after_412.resize(n, false);
-        true
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

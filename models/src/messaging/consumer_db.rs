@@ -276,25 +276,15 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
     type State = ();
     type Storage = ConsumerDbStorage;
 
-    fn reset_storage(&self, storage: &mut Option<ConsumerDbStorage>) {
-        let s = storage.get_or_insert_with(ConsumerDbStorage::default);
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut ConsumerDbStorage) -> bool {
-        s.inbox.reset(self.inbox.retention_us);
-        s.effects.clear();
-        s.unique.clear();
-        s.values.clear();
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, ConsumerDbStorage>>) {
+        state.set(());
+        if let Some(s) = storage {
+            let s = s.or_default();
+            s.inbox.reset(self.inbox.retention_us);
+            s.effects.clear();
+            s.unique.clear();
+            s.values.clear();
+        }
     }
 
     fn on_start(&self, _: &mut (), _: &mut ConsumerDbStorage, _: &mut impl Ctx<Self>) {}

@@ -6,7 +6,7 @@ use super::relay::{OutboxRow, Relay, RelayState, RelayTimer};
 use super::situations as sit;
 use crate::core::retry::RetryPolicy;
 use crate::core::{Carries, Obs};
-use sim::{Actor, ActorId, Ctx, Narrow, Timer, US_PER_MS};
+use sim::{Actor, ActorId, Ctx, Narrow, US_PER_MS};
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -145,21 +145,14 @@ impl fmt::Display for ProducerTimer {
     }
 }
 
-/// The relay's timers come after three per event.
-const RELAY_SLOTS: u32 = 3;
-
-impl Timer for ProducerTimer {
-    fn slot(&self) -> u32 {
-        // Events are few enough (validation) that 3 * i + 2 stays far below u32::MAX.
-        match *self {
-            ProducerTimer::Relay(t) => t.slot(),
-            ProducerTimer::Request(i) => RELAY_SLOTS + 3 * i,
-            ProducerTimer::PublishTimeout(i) => RELAY_SLOTS + 3 * i + 1,
-            // One mode uses Publish, another CommitTx: they share a slot.
-            ProducerTimer::Publish(i) | ProducerTimer::CommitTx(i) => RELAY_SLOTS + 3 * i + 2,
-        }
-    }
-}
+// One mode uses Publish, another CommitTx: they share a slot. Events are
+// few enough (validation) that the slots stay far below u32::MAX.
+sim::timer_slots!(ProducerTimer {
+    Relay(t: Timer),
+    Request(i),
+    PublishTimeout(i),
+    Publish | CommitTx(i),
+});
 
 /// The producer: a state change that owes an event, by dual write or transactional outbox.
 pub struct Producer<W> {
@@ -361,37 +354,26 @@ impl<W: Carries<Msg>> Actor for Producer<W> {
     type State = ProducerState;
     type Storage = ProducerStorage;
 
-    fn timer_slots(&self) -> u32 {
-        RELAY_SLOTS + 3 * self.cfg.events.len() as u32
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ProducerStorage>) {
-        let s = storage.get_or_insert_with(ProducerStorage::default);
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut ProducerStorage) -> bool {
-        s.requests.clear();
-        s.requests
-            .resize(self.cfg.events.len(), RequestStatus::Waiting);
-        s.rows.clear();
-        s.outbox.clear();
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<ProducerState>) {
-        let st = state.get_or_insert_with(|| ProducerState {
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ProducerState>,
+        storage: Option<sim::Fresh<'_, ProducerStorage>>,
+    ) {
+        let n = self.cfg.events.len();
+        if let Some(s) = storage {
+            let s = s.or_default();
+            s.requests.clear();
+            s.requests.resize(n, RequestStatus::Waiting);
+            s.rows.clear();
+            s.outbox.clear();
+        }
+        let st = state.or_insert_with(|| ProducerState {
             pending: Vec::new(),
             relay: RelayState::default(),
         });
-        self.reset_state_in_place(st);
-    }
-
-    fn reset_state_in_place(&self, st: &mut ProducerState) -> bool {
         st.pending.clear();
-        st.pending.resize(self.cfg.events.len(), None);
-        self.relay.reset_state_in_place(&mut st.relay);
-        true
+        st.pending.resize(n, None);
+        self.relay.reset(sim::Fresh::Kept(&mut st.relay), None);
     }
 
     fn on_start(&self, st: &mut ProducerState, s: &mut ProducerStorage, ctx: &mut impl Ctx<Self>) {

@@ -208,26 +208,16 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
     type State = ();
     type Storage = BankStorage;
 
-    fn reset_storage(&self, storage: &mut Option<BankStorage>) {
-        let s = storage.get_or_insert_with(|| BankStorage {
-            transfers: Vec::new(),
-            keys: DedupStore::new(self.cfg.key_retention_us),
-        });
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut BankStorage) -> bool {
-        s.transfers.clear();
-        s.keys.reset(self.cfg.key_retention_us);
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, BankStorage>>) {
+        state.set(());
+        if let Some(s) = storage {
+            let s = s.or_insert_with(|| BankStorage {
+                transfers: Vec::new(),
+                keys: DedupStore::new(self.cfg.key_retention_us),
+            });
+            s.transfers.clear();
+            s.keys.reset(self.cfg.key_retention_us);
+        }
     }
 
     fn on_start(&self, _: &mut (), _: &mut BankStorage, _: &mut impl Ctx<Self>) {}

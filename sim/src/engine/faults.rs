@@ -63,6 +63,49 @@ pub fn swarm_max_decisions(world: &World) -> Vec<u64> {
 }
 
 impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
+    /// This seed's random partition, if the scenario allows one: drawn
+    /// from the swarm stream after the links' and crashes' mix.
+    fn draw_random_partition(&mut self, world: &World) {
+        let n = world.actor_count();
+        let swarm = StreamLayout::SWARM;
+        self.sim.random_partition = None;
+        // Drawn after everything else, and only when asked for, so that the
+        // swarm streams of scenarios without it stay as they were.
+        let rp = world.random_partition;
+        if rp.enabled() {
+            debug_assert!(n >= 2);
+            let choices = &mut self.sim.choices;
+            let p = choices.range(
+                swarm,
+                u64::from(rp.per_mille.lo),
+                u64::from(rp.per_mille.hi),
+            );
+            if choices.chance(swarm, p as u32) {
+                let a = choices.choose(swarm, u64::from(n)) as ActorId;
+                let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
+                // The whole cut lies inside the fault phase: validation keeps
+                // the longest duration within it, so no cut is silently shortened.
+                let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
+                let latest_start_us = world.fault_phase_us.saturating_sub(duration_us);
+                let start_us = choices.range(swarm, 0, latest_start_us);
+                let cut = Partition {
+                    a,
+                    b,
+                    both_ways: true,
+                    start_us,
+                    end_us: start_us.saturating_add(duration_us),
+                };
+                self.sim.random_partition = Some(cut);
+                self.trace(TraceKind::PartitionMix {
+                    a,
+                    b,
+                    start_us: cut.start_us,
+                    end_us: cut.end_us,
+                });
+            }
+        }
+    }
+
     /// Swarm testing: each seed draws its own fault mix within the scenario's ranges.
     pub(super) fn draw_swarm_mix(&mut self, world: &World) {
         let n = world.actor_count();
@@ -100,42 +143,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 });
             }
         }
-        self.sim.random_partition = None;
-        // Drawn after everything else, and only when asked for, so that the
-        // swarm streams of scenarios without it stay as they were.
-        let rp = world.random_partition;
-        if rp.enabled() {
-            debug_assert!(n >= 2);
-            let choices = &mut self.sim.choices;
-            let p = choices.range(
-                swarm,
-                u64::from(rp.per_mille.lo),
-                u64::from(rp.per_mille.hi),
-            );
-            if choices.chance(swarm, p as u32) {
-                let a = choices.choose(swarm, u64::from(n)) as ActorId;
-                let b = (a + 1 + choices.choose(swarm, u64::from(n - 1)) as ActorId) % n;
-                // The whole cut lies inside the fault phase: validation keeps
-                // the longest duration within it, so no cut is silently shortened.
-                let duration_us = choices.range(swarm, rp.duration_us_min, rp.duration_us_max);
-                let latest_start_us = world.fault_phase_us.saturating_sub(duration_us);
-                let start_us = choices.range(swarm, 0, latest_start_us);
-                let cut = Partition {
-                    a,
-                    b,
-                    both_ways: true,
-                    start_us,
-                    end_us: start_us.saturating_add(duration_us),
-                };
-                self.sim.random_partition = Some(cut);
-                self.trace(TraceKind::PartitionMix {
-                    a,
-                    b,
-                    start_us: cut.start_us,
-                    end_us: cut.end_us,
-                });
-            }
-        }
+        self.draw_random_partition(world);
         // A rate the entry leaves to its link is the one the link drew above,
         // so "only duplicate the status queries" keeps them exactly as lossy
         // as every other message on that link in this seed.
@@ -177,9 +185,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // The state stays where it is, only for its allocations: down is down.
         self.sim.up[actor as usize] = false;
         self.sim.down_since[actor as usize] = self.now_us;
-        let base = self.sim.timer_base[actor as usize] as usize;
-        let count = self.sim.timer_slots[actor as usize] as usize;
-        for g in &mut self.sim.timer_gen[base..base + count] {
+        for g in &mut self.sim.timer_gen[actor as usize] {
             *g = g.wrapping_add(1);
         }
         self.faults.crashed += 1;

@@ -4,12 +4,14 @@
 //! - this module: the types a model and a sweep see, and [`Sim`], one per thread;
 //! - `queue`: the event queue;
 //! - `run`: one run, from reset to the oracle's last word, and the handler calls;
+//! - `way`: how a handler's commands reach the run: buffered, or applied at once;
 //! - `faults`: the swarm mix, crashes, and the network's loss, duplication,
 //!   partitions and delays.
 
 mod faults;
 mod queue;
 mod run;
+mod way;
 
 pub use faults::swarm_max_decisions;
 
@@ -19,7 +21,8 @@ use crate::situation::SituationSet;
 use crate::trace::{NoTrace, TraceEntry, Tracer};
 use crate::world::{Partition, World};
 use queue::EventQueue;
-use run::{Buffered, Direct, Run};
+use run::Run;
+use way::{Buffered, Direct};
 
 /// A broken invariant: data, not an error.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +36,17 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// A violation of `invariant` by `operation`, told in `message`.
+    pub fn new(invariant: &'static str, operation: u64, message: String) -> Self {
+        Violation {
+            invariant,
+            operation,
+            message,
+        }
+    }
+}
+
 /// Judges observations against the domain's invariants.
 ///
 /// `observe` runs the moment an effect is recorded (safety); `finish` runs at
@@ -44,8 +58,12 @@ pub trait Oracle {
     fn reset(&mut self);
     /// Judges one observation the moment `actor` reports it; a violation ends the run.
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Self::Obs) -> Option<Violation>;
-    /// Judges the end of the run (after the healing phase): liveness.
-    fn finish(&mut self, now_us: TimeUs) -> Option<Violation>;
+    /// Judges the end of the run (after the healing phase): liveness. The
+    /// default judges nothing, for an oracle of safety alone.
+    fn finish(&mut self, now_us: TimeUs) -> Option<Violation> {
+        let _ = now_us;
+        None
+    }
 
     /// Numbers a sweep adds up over its runs (operations that ended unknown,
     /// attempts, a histogram of times to effect): named here, filled by [`count`](Oracle::count).
@@ -251,7 +269,7 @@ struct LinkNow {
 /// its context borrows the engine.
 pub(super) struct Actors<M: Model> {
     /// Kept while an actor is down (and from run to run) only for
-    /// [`Actor::reset_state`] to reuse its allocations.
+    /// [`Actor::reset`] to reuse its allocations.
     states: Vec<Option<NodeState<M>>>,
     storages: Vec<Option<NodeStorage<M>>>,
 }
@@ -294,10 +312,11 @@ pub struct Sim<M: Model> {
     /// When each actor last crashed: the end of the fault phase restarts a
     /// down actor no sooner than its `restart_us_min` after that.
     down_since: Vec<TimeUs>,
-    /// Where each actor's timer slots start in `timer_gen`, and their count.
-    timer_base: Vec<u32>,
-    timer_slots: Vec<u32>,
-    timer_gen: Vec<u32>,
+    /// Per actor, the generation of each timer slot it has set (a pending
+    /// timer fires only if its slot's generation is still its own). Grown on
+    /// an actor's first timer in a slot past its end and kept from run to
+    /// run, so the slots need no count declared up front.
+    timer_gen: Vec<Vec<u32>>,
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
     crash_pm: Vec<u32>,
@@ -346,15 +365,6 @@ impl<M: Model> Sim<M> {
             "one node per actor name"
         );
         let n = world.actor_count() as usize;
-        let timer_slots: Vec<u32> = model.nodes().iter().map(Actor::timer_slots).collect();
-        let mut timer_base = Vec::with_capacity(n);
-        let mut total = 0u32;
-        for &k in &timer_slots {
-            timer_base.push(total);
-            total = total
-                .checked_add(k)
-                .expect("fewer than 2^32 timer slots in a world");
-        }
         let mut swarm_links = Vec::new();
         let mut links: Vec<LinkNow> = world
             .links
@@ -399,9 +409,7 @@ impl<M: Model> Sim<M> {
             actors: Actors::new(n),
             up: vec![false; n],
             down_since: vec![0; n],
-            timer_base,
-            timer_slots,
-            timer_gen: vec![0; total as usize],
+            timer_gen: vec![Vec::new(); n],
             links,
             crash_pm: vec![0; n],
             kind_pm: vec![(0, 0); world.kind_faults.len()],
@@ -462,7 +470,7 @@ impl<M: Model> Sim<M> {
     #[inline(always)]
     fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
     where
-        W: run::Way<M, T>,
+        W: way::Way<M, T>,
         T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
     {
         let n = self.up.len();

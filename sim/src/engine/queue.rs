@@ -32,7 +32,7 @@ pub(super) enum EventKind<M, T> {
     Timer {
         actor: ActorId,
         timer: T,
-        /// Index into the world's timer generations.
+        /// The timer's slot, an index into its actor's timer generations.
         slot: u32,
         generation: u32,
     },

@@ -2,14 +2,14 @@
 //! phases, and the calls into the actors' handlers and the oracle.
 
 use super::queue::EventKind;
+use super::way::Way;
 use super::{
     Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
 };
-use crate::actor::{Actor, ActorId, Command, Context, Ctx, TimeUs};
-use crate::choice::StreamId;
+use crate::actor::{Actor, ActorId, Command, Context, Fresh, TimeUs};
 use crate::situation::{SituationId, SituationSet};
-use crate::trace::{DropReason, NoTrace, TraceEntry, TraceKind, Tracer};
+use crate::trace::{DropReason, TraceEntry, TraceKind, Tracer};
 use crate::world::World;
 
 pub(super) struct Run<'s, 'm, 't, M: Model, T> {
@@ -27,206 +27,6 @@ pub(super) struct Run<'s, 'm, 't, M: Model, T> {
     /// The latest time of the void events dropped at the queue limit, which
     /// the clock reaches by the end of the run as if they had been popped.
     pub void_until_us: TimeUs,
-}
-
-/// How a handler's commands reach the engine: a generic run buffers them and
-/// applies them once the handler returns ([`Buffered`]); a sweep's run applies
-/// each where the handler asks for it ([`Direct`]). Both give the same run.
-/// Either way they are applied by the time the call returns.
-pub(super) trait Way<M: Model, T> {
-    fn on_start(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        restarted: bool,
-    );
-    fn on_msg(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        to: ActorId,
-        from: ActorId,
-        msg: MsgOf<M>,
-    );
-    fn on_timer(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    );
-}
-
-/// Commands go into the `Command` buffer and are applied in order after the
-/// handler: what traces, snapshots and exhaustive search's log of decision
-/// points need, since a send's draws then come after all of the handler's.
-pub(super) struct Buffered;
-
-/// Each command takes effect at once: no buffer to fill and drain. Only for a
-/// run that traces nothing and logs no decision points. A send draws from its
-/// link's stream and a handler from its actor's, so each stream's draws, and
-/// with them the whole run, are the same as under [`Buffered`]; only the
-/// order of draws across streams differs, which nothing in such a run sees.
-pub(super) struct Direct;
-
-impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered {
-    #[inline(always)]
-    fn on_start(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        restarted: bool,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, actor);
-        node.on_start(state, storage, &mut run.buffer(actor, restarted));
-        run.apply(actors, actor);
-    }
-
-    #[inline(always)]
-    fn on_msg(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        to: ActorId,
-        from: ActorId,
-        msg: MsgOf<M>,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, to);
-        node.on_msg(state, storage, from, msg, &mut run.buffer(to, false));
-        run.apply(actors, to);
-    }
-
-    #[inline(always)]
-    fn on_timer(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, actor);
-        node.on_timer(state, storage, timer, &mut run.buffer(actor, false));
-        run.apply(actors, actor);
-    }
-}
-
-impl<M: Model> Way<M, NoTrace> for Direct {
-    #[inline(always)]
-    fn on_start(
-        run: &mut Run<'_, '_, '_, M, NoTrace>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        restarted: bool,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, actor);
-        node.on_start(state, storage, &mut DirectCtx::new(run, actor, restarted));
-    }
-
-    #[inline(always)]
-    fn on_msg(
-        run: &mut Run<'_, '_, '_, M, NoTrace>,
-        actors: &mut Actors<M>,
-        to: ActorId,
-        from: ActorId,
-        msg: MsgOf<M>,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, to);
-        node.on_msg(
-            state,
-            storage,
-            from,
-            msg,
-            &mut DirectCtx::new(run, to, false),
-        );
-    }
-
-    #[inline(always)]
-    fn on_timer(
-        run: &mut Run<'_, '_, '_, M, NoTrace>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    ) {
-        let (node, state, storage) = actors.handler(run.model, actor);
-        node.on_timer(
-            state,
-            storage,
-            timer,
-            &mut DirectCtx::new(run, actor, false),
-        );
-    }
-}
-
-/// A handler's context under [`Direct`]: it holds the run itself.
-pub(super) struct DirectCtx<'c, 's, 'm, 't, M: Model> {
-    run: &'c mut Run<'s, 'm, 't, M, NoTrace>,
-    me: ActorId,
-    restarted: bool,
-    stream: StreamId,
-}
-
-impl<'c, 's, 'm, 't, M: Model> DirectCtx<'c, 's, 'm, 't, M> {
-    #[inline(always)]
-    fn new(run: &'c mut Run<'s, 'm, 't, M, NoTrace>, me: ActorId, restarted: bool) -> Self {
-        let stream = run.sim.layout.actor(me);
-        DirectCtx {
-            run,
-            me,
-            restarted,
-            stream,
-        }
-    }
-}
-
-impl<M: Model> Ctx<M::Node> for DirectCtx<'_, '_, '_, '_, M> {
-    #[inline(always)]
-    fn now_us(&self) -> TimeUs {
-        self.run.now_us
-    }
-    #[inline(always)]
-    fn me(&self) -> ActorId {
-        self.me
-    }
-    #[inline(always)]
-    fn restarted(&self) -> bool {
-        self.restarted
-    }
-    #[inline(always)]
-    fn send(&mut self, to: ActorId, msg: MsgOf<M>) {
-        if self.run.violation.is_none() {
-            self.run.send(self.me, to, msg);
-        }
-    }
-    #[inline(always)]
-    fn set_timer_in(&mut self, timer: TimerOf<M>, slot: u32, after_us: TimeUs) {
-        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
-        if self.run.violation.is_none() {
-            self.run.set_timer(self.me, timer, slot, after_us);
-        }
-    }
-    #[inline(always)]
-    fn cancel_timer_in(&mut self, timer: TimerOf<M>, slot: u32) {
-        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
-        if self.run.violation.is_none() {
-            self.run.cancel_timer(self.me, timer, slot);
-        }
-    }
-    #[inline(always)]
-    fn observe(&mut self, obs: ObsOf<M>) {
-        if self.run.violation.is_none() {
-            self.run.observe(self.me, obs);
-        }
-    }
-    #[inline(always)]
-    fn reached(&mut self, situation: SituationId) {
-        if self.run.violation.is_none() {
-            self.run.reached(self.me, situation);
-        }
-    }
-    #[inline(always)]
-    fn choose(&mut self, arity: u64) -> u64 {
-        self.run.sim.choices.choose(self.stream, arity)
-    }
-    #[inline(always)]
-    fn chance(&mut self, per_mille: u32) -> bool {
-        self.run.sim.choices.chance(self.stream, per_mille)
-    }
 }
 
 impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
@@ -289,16 +89,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
-            let void = match event.kind {
-                // Cancelled, replaced or from before a crash.
-                EventKind::Timer {
-                    slot, generation, ..
-                } => self.sim.timer_gen[slot as usize] != generation,
-                // Healing restarted the actor before the restart its crash drew.
-                EventKind::Restart { actor } => self.sim.up[actor as usize],
-                _ => false,
-            };
-            if void {
+            if is_void(&self.sim.timer_gen, &self.sim.up, &event.kind) {
                 // No step, so no limit: a run with nothing left to do would
                 // otherwise end inconclusive. It moves the clock as before,
                 // but never past the time limit.
@@ -314,28 +105,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = event.time_us;
-            let violation = match event.kind {
-                EventKind::Deliver {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    duplicate,
-                } => {
-                    self.step += 1;
-                    self.deliver::<W>(actors, from, to, msg, msg_id, duplicate)
-                }
-                EventKind::Timer { actor, timer, .. } => {
-                    self.step += 1;
-                    self.fire::<W>(actors, actor, timer)
-                }
-                EventKind::Restart { actor } => {
-                    self.step += 1;
-                    self.start::<W>(actors, actor, true)
-                }
-                EventKind::Vacant => unreachable!("a queued event is never vacant"),
-            };
-            if let Some(v) = violation {
+            if let Some(v) = self.handle::<W>(actors, event.kind) {
                 return self.report(Outcome::Violation(v));
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
@@ -346,6 +116,28 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         match self.sim.oracle.finish(self.now_us) {
             Some(v) => self.report(Outcome::Violation(v)),
             None => self.report(Outcome::Holds),
+        }
+    }
+
+    /// One event, a step: a delivery, a timer firing or a restart.
+    #[inline(always)]
+    fn handle<W: Way<M, T>>(
+        &mut self,
+        actors: &mut Actors<M>,
+        kind: EventKind<MsgOf<M>, TimerOf<M>>,
+    ) -> Option<Violation> {
+        self.step += 1;
+        match kind {
+            EventKind::Deliver {
+                from,
+                to,
+                msg,
+                msg_id,
+                duplicate,
+            } => self.deliver::<W>(actors, from, to, msg, msg_id, duplicate),
+            EventKind::Timer { actor, timer, .. } => self.fire::<W>(actors, actor, timer),
+            EventKind::Restart { actor } => self.start::<W>(actors, actor, true),
+            EventKind::Vacant => unreachable!("a queued event is never vacant"),
         }
     }
 
@@ -363,13 +155,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         let (generations, up) = (&sim.timer_gen, &sim.up);
         let mut latest_us = self.void_until_us;
         sim.queue.retain(|time_us, kind| {
-            let void = match *kind {
-                EventKind::Timer {
-                    slot, generation, ..
-                } => generations[slot as usize] != generation,
-                EventKind::Restart { actor } => up[actor as usize],
-                _ => false,
-            };
+            let void = is_void(generations, up, kind);
             if void && time_us <= world.limits.max_time_us {
                 latest_us = latest_us.max(time_us);
             }
@@ -385,16 +171,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.out.clear();
         sim.seq = 0;
         sim.next_msg_id = 0;
-        sim.timer_gen.iter_mut().for_each(|g| *g = 0);
+        sim.timer_gen.iter_mut().for_each(|g| g.fill(0));
         sim.oracle.reset();
         self.violation = None;
         self.void_until_us = 0;
+        // Every actor's state and storage, as new, before any starts: the
+        // first start needs no reset of its own, a restart resets the state.
         for (i, node) in self.model.nodes().iter().enumerate() {
             sim.up[i] = false;
-            node.reset_storage(&mut actors.storages[i]);
+            let (state, storage) = (&mut actors.states[i], &mut actors.storages[i]);
+            node.reset(Fresh::of(state), Some(Fresh::of(storage)));
             assert!(
-                actors.storages[i].is_some(),
-                "reset_storage must provide storage"
+                state.is_some() && storage.is_some(),
+                "reset must fill a new state and storage"
             );
         }
         debug_assert_eq!(actors.states.len(), world.actor_names.len());
@@ -525,9 +314,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.trace(TraceKind::Start { actor });
         }
         let i = actor as usize;
-        // A fresh state in the allocations of the last one.
-        self.model.nodes()[i].reset_state(&mut actors.states[i]);
-        assert!(actors.states[i].is_some(), "reset_state must provide state");
+        if restarted {
+            // A fresh state in the allocations of the one the crash dropped
+            // (a first start's was reset with the run).
+            self.model.nodes()[i].reset(Fresh::of(&mut actors.states[i]), None);
+        }
         // Up before its handler runs, so that a tracer's snapshot after it
         // shows the state; nothing a handler's commands do reads it.
         self.sim.up[i] = true;
@@ -537,7 +328,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     /// The context of a buffered handler call of `actor`.
     #[inline(always)]
-    fn buffer(&mut self, actor: ActorId, restarted: bool) -> Context<'_, M::Node> {
+    pub(super) fn buffer(&mut self, actor: ActorId, restarted: bool) -> Context<'_, M::Node> {
         let sim = &mut *self.sim;
         Context {
             now_us: self.now_us,
@@ -558,14 +349,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.queue.push(time_us, seq, kind);
     }
 
-    /// The index of `timer` (in its actor's `slot`) in the world's timer generations.
-    #[inline]
-    fn timer_slot(&self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> u32 {
-        assert!(
-            slot < self.sim.timer_slots[actor as usize],
-            "timer {timer} of actor {actor} has slot {slot}, over the actor's timer_slots"
-        );
-        self.sim.timer_base[actor as usize] + slot
+    /// The generation of `timer`'s `slot` at `actor`, the slot made on its
+    /// first use (a world's slots are known only as its actors set them).
+    #[inline(always)]
+    fn timer_gen(&mut self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> &mut u32 {
+        let generations = &mut self.sim.timer_gen[actor as usize];
+        if slot as usize >= generations.len() {
+            grow_timer_slots(generations, slot, &|| format!("{timer} of actor {actor}"));
+        }
+        &mut generations[slot as usize]
     }
 
     /// Hands the tracer what `actor` holds after its step, if it asks.
@@ -584,7 +376,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     /// Applies a buffered handler's commands in the order it pushed them.
     #[inline(always)]
-    fn apply(&mut self, actors: &Actors<M>, actor: ActorId) {
+    pub(super) fn apply(&mut self, actors: &Actors<M>, actor: ActorId) {
         let mut out = std::mem::take(&mut self.sim.out);
         for cmd in out.drain(..) {
             if self.violation.is_some() {
@@ -614,8 +406,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         slot: u32,
         after_us: TimeUs,
     ) {
-        let slot = self.timer_slot(actor, slot, &timer);
-        let g = &mut self.sim.timer_gen[slot as usize];
+        let g = self.timer_gen(actor, slot, &timer);
         *g = g.wrapping_add(1);
         let generation = *g;
         let at_us = self.now_us.saturating_add(after_us);
@@ -637,8 +428,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     #[inline(always)]
     pub(super) fn cancel_timer(&mut self, actor: ActorId, timer: TimerOf<M>, slot: u32) {
-        let slot = self.timer_slot(actor, slot, &timer) as usize;
-        self.sim.timer_gen[slot] = self.sim.timer_gen[slot].wrapping_add(1);
+        let g = self.timer_gen(actor, slot, &timer);
+        *g = g.wrapping_add(1);
     }
 
     /// The oracle judges `obs` now; a violation ends the step.
@@ -654,4 +445,38 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.trace(TraceKind::Reached { actor, situation });
         }
     }
+}
+
+/// Whether a queued event will do nothing: a timer cancelled, replaced or
+/// set before a crash (its slot's generation moved on), or a restart of an
+/// actor that healing restarted first.
+#[inline(always)]
+fn is_void<Msg, Tm>(timer_gen: &[Vec<u32>], up: &[bool], kind: &EventKind<Msg, Tm>) -> bool {
+    match *kind {
+        EventKind::Timer {
+            actor,
+            slot,
+            generation,
+            ..
+        } => timer_gen[actor as usize][slot as usize] != generation,
+        EventKind::Restart { actor } => up[actor as usize],
+        _ => false,
+    }
+}
+
+/// The most timer slots one actor may use: a slot past it is a model's bug
+/// (an index never bounded), caught before it costs the memory.
+pub(super) const MAX_TIMER_SLOTS: u32 = 1 << 20;
+
+/// Makes `generations` long enough for `slot`, new slots at generation 0 as
+/// if they had been there from the start of the run.
+#[cold]
+#[inline(never)]
+fn grow_timer_slots(generations: &mut Vec<u32>, slot: u32, timer: &dyn Fn() -> String) {
+    assert!(
+        slot < MAX_TIMER_SLOTS,
+        "timer {} has slot {slot}, over the {MAX_TIMER_SLOTS} an actor may use",
+        timer()
+    );
+    generations.resize(slot as usize + 1, 0);
 }

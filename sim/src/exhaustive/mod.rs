@@ -137,6 +137,29 @@ struct Search<'a, 's, M: Model> {
     report: ExhaustiveReport,
 }
 
+/// Replays `record` on `sim`, logging its decision points; a model's panic
+/// is the run's outcome, not the search's end.
+fn replay_logged<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> RunReport {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        sim.run(
+            model,
+            Source::Replay {
+                record,
+                log_points: true,
+            },
+            &mut NoTrace,
+        )
+    }));
+    result.unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into());
+        RunReport::panicked(msg)
+    })
+}
+
 impl<M: Model> Search<'_, '_, M> {
     /// Runs `record`, leaving the decision points it met in
     /// `worker.points[faults]`; false when the search must end instead.
@@ -153,26 +176,7 @@ impl<M: Model> Search<'_, '_, M> {
             self.report.truncated = true;
             return false;
         }
-        let sim = &mut self.worker.sim;
-        let model = self.model;
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            sim.run(
-                model,
-                Source::Replay {
-                    record,
-                    log_points: true,
-                },
-                &mut NoTrace,
-            )
-        }));
-        let run = result.unwrap_or_else(|payload| {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".into());
-            RunReport::panicked(msg)
-        });
+        let run = replay_logged(&mut self.worker.sim, self.model, record);
         let r = &mut self.report;
         r.tally.add_counted(&run, self.worker.sim.oracle());
         let k = faults as usize;

@@ -49,7 +49,59 @@ struct Merged {
     ended: bool,
 }
 
+/// The combined reports, by a worker: no worker panics outside
+/// `catch_unwind`, so the lock is never poisoned.
+fn lock(merged: &Mutex<Merged>) -> std::sync::MutexGuard<'_, Merged> {
+    merged
+        .lock()
+        .expect("no worker panics outside catch_unwind")
+}
+
+/// The units of work: each decision point of the all-zero run but the swarm
+/// mix's, in order.
+fn units_of(points: &[ChoicePoint]) -> Vec<Unit> {
+    points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.stream != StreamLayout::SWARM)
+        .map(|(pos, p)| Unit { point: *p, pos })
+        .collect()
+}
+
 impl Merged {
+    /// Nothing combined yet after the root's report.
+    fn new(root: ExhaustiveReport) -> Self {
+        Merged {
+            total: root,
+            next: 0,
+            waiting: BTreeMap::new(),
+            stuck: false,
+            ended: false,
+        }
+    }
+
+    /// The schedules and events before unit `i`, if every earlier unit is
+    /// combined (so they are exact).
+    fn exact_prior(&self, i: usize) -> Option<(u64, u64)> {
+        (self.next == i && !self.stuck)
+            .then_some((self.total.tally.schedules, self.total.tally.events))
+    }
+
+    /// Adds unit `i`'s report and combines what it can; true when combining
+    /// is stuck, so that later units are beyond the cut.
+    fn combine(
+        &mut self,
+        i: usize,
+        r: ExhaustiveReport,
+        exact: bool,
+        shared: &Shared<'_>,
+        units: usize,
+    ) -> bool {
+        self.waiting.insert(i, (r, exact));
+        self.advance(shared, units);
+        self.stuck
+    }
+
     /// Combines every report that is next in order, as far as it safely can.
     fn advance(&mut self, shared: &Shared<'_>, units: usize) {
         let b = shared.bounds;
@@ -92,7 +144,12 @@ pub(super) fn search<M: Model + Sync>(
     jobs: usize,
     shared: &Shared<'_>,
 ) -> ExhaustiveReport {
-    let base = base_record(model);
+    let job = Job {
+        model,
+        max_faults,
+        shared,
+        base: base_record(model),
+    };
     let mut main = Worker::new(model);
     let mut root = Search {
         model,
@@ -103,29 +160,18 @@ pub(super) fn search<M: Model + Sync>(
         abandon: None,
         report: ExhaustiveReport::new(max_faults),
     };
-    if !root.run(&base, 0) || max_faults == 0 {
+    if !root.run(&job.base, 0) || max_faults == 0 {
         return root.report;
     }
     let root_report = root.report;
-    let units: Vec<Unit> = main.points[0]
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.stream != StreamLayout::SWARM)
-        .map(|(pos, p)| Unit { point: *p, pos })
-        .collect();
+    let units = units_of(&main.points[0]);
     let bounds = shared.bounds;
     // Schedules and events of the root and of every finished unit.
     let finished = (
         AtomicU64::new(root_report.tally.schedules),
         AtomicU64::new(root_report.tally.events),
     );
-    let merged = Mutex::new(Merged {
-        total: root_report,
-        next: 0,
-        waiting: BTreeMap::new(),
-        stuck: false,
-        ended: false,
-    });
+    let merged = Mutex::new(Merged::new(root_report));
     let next = AtomicUsize::new(0);
     let cut = AtomicBool::new(false);
     // Tests of the points bound set it on their own thread; workers take it.
@@ -146,25 +192,13 @@ pub(super) fn search<M: Model + Sync>(
                 break;
             };
             // Every earlier unit combined: the counts before this one are known.
-            let exact = {
-                let m = merged
-                    .lock()
-                    .expect("no worker panics outside catch_unwind");
-                (m.next == i && !m.stuck).then(|| (m.total.tally.schedules, m.total.tally.events))
-            };
+            let exact = lock(&merged).exact_prior(i);
             let prior = exact.unwrap_or((0, 0));
             let abandon = (exact.is_none()).then_some(&cut);
-            let r = run_unit(
-                model, &mut w, max_faults, shared, &base, unit, prior, abandon,
-            );
+            let r = run_unit(&job, &mut w, unit, prior, abandon);
             finished.0.fetch_add(r.tally.schedules, Ordering::Relaxed);
             finished.1.fetch_add(r.tally.events, Ordering::Relaxed);
-            let mut m = merged
-                .lock()
-                .expect("no worker panics outside catch_unwind");
-            m.waiting.insert(i, (r, exact.is_some()));
-            m.advance(shared, units.len());
-            if m.stuck {
+            if lock(&merged).combine(i, r, exact.is_some(), shared, units.len()) {
                 // Everything after the unit it is stuck at is beyond the cut.
                 cut.store(true, Ordering::Relaxed);
             }
@@ -175,13 +209,25 @@ pub(super) fn search<M: Model + Sync>(
             s.spawn(worker);
         }
     });
-    let mut m = merged.into_inner().expect("workers finished");
+    let m = merged.into_inner().expect("workers finished");
     if m.ended {
         // Not only a bound or Ctrl-C, which the pass below would find again:
         // a run with too many points ends one search where it stands.
         return m.total;
     }
-    // The careful pass: from the first unit not combined, exactly as one search.
+    careful_pass(&job, &mut main, &units, m)
+}
+
+/// The careful pass: from the first unit not combined, exactly as one
+/// search would go on, each unit's report taken as it is where no bound
+/// falls inside it, else run again from the counts one search has there.
+fn careful_pass<M: Model>(
+    job: &Job<'_, M>,
+    main: &mut Worker<M>,
+    units: &[Unit],
+    mut m: Merged,
+) -> ExhaustiveReport {
+    let bounds = job.shared.bounds;
     for (i, unit) in units.iter().enumerate().skip(m.next) {
         let before = (m.total.tally.schedules, m.total.tally.events);
         if before.0 >= bounds.max_schedules || before.1 >= bounds.max_events {
@@ -189,7 +235,7 @@ pub(super) fn search<M: Model + Sync>(
             m.total.truncated = true;
             break;
         }
-        if shared.stop.load(Ordering::Relaxed) {
+        if job.shared.stop.load(Ordering::Relaxed) {
             m.total.interrupted = true;
             break;
         }
@@ -205,9 +251,7 @@ pub(super) fn search<M: Model + Sync>(
             }
             // A bound may fall inside this unit (or it never ran): run it
             // from the counts one search would have here.
-            _ => run_unit(
-                model, &mut main, max_faults, shared, &base, unit, before, None,
-            ),
+            _ => run_unit(job, main, unit, before, None),
         };
         let end = r.truncated || r.interrupted || r.too_many_points;
         m.total.absorb(r);
@@ -218,29 +262,34 @@ pub(super) fn search<M: Model + Sync>(
     m.total
 }
 
-/// The subtree of `unit`, with `prior` schedules and events counted before it.
-#[allow(clippy::too_many_arguments)]
-fn run_unit<'a, M: Model>(
+/// What every unit of one search shares: the model, the bound on faults,
+/// the search's settings and the all-zero run's record.
+struct Job<'a, M> {
     model: &'a M,
-    worker: &mut Worker<M>,
     max_faults: u32,
     shared: &'a Shared<'a>,
-    base: &Record,
+    base: Record,
+}
+
+/// The subtree of `unit`, with `prior` schedules and events counted before it.
+fn run_unit<'a, M: Model>(
+    job: &Job<'a, M>,
+    worker: &mut Worker<M>,
     unit: &Unit,
     prior: (u64, u64),
     abandon: Option<&'a AtomicBool>,
 ) -> ExhaustiveReport {
     let mut search = Search {
-        model,
+        model: job.model,
         worker,
-        max_faults,
-        shared,
+        max_faults: job.max_faults,
+        shared: job.shared,
         prior,
         abandon,
-        report: ExhaustiveReport::new(max_faults),
+        report: ExhaustiveReport::new(job.max_faults),
     };
     let p = unit.point;
-    let mut record = base.clone();
+    let mut record = job.base.clone();
     record.set(p.stream, p.index as usize, p.arity - 1);
     search.visit(&mut record, unit.pos + 1, 1);
     search.report

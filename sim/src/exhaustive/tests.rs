@@ -2,7 +2,7 @@
 //! report on any number of threads.
 
 use super::*;
-use crate::actor::{Actor, ActorId, Ctx, Message, Timer};
+use crate::actor::{Actor, ActorId, Ctx, Fresh, Message, Timer};
 use crate::engine::{Oracle, Violation};
 use crate::world::{LinkConfig, PerMilleRange, World};
 use crate::TimeUs;
@@ -38,11 +38,8 @@ impl std::fmt::Display for Resend {
     }
 }
 
-impl Timer for Resend {
-    fn slot(&self) -> u32 {
-        0
-    }
-}
+// One timer: the default slot.
+impl Timer for Resend {}
 
 impl Actor for Toy {
     type Msg = Msg;
@@ -51,16 +48,11 @@ impl Actor for Toy {
     type State = ();
     type Storage = bool;
 
-    fn timer_slots(&self) -> u32 {
-        1
-    }
-
-    fn reset_storage(&self, s: &mut Option<bool>) {
-        *s = Some(false);
-    }
-
-    fn reset_state(&self, s: &mut Option<()>) {
-        *s = Some(());
+    fn reset(&self, state: Fresh<'_, ()>, storage: Option<Fresh<'_, bool>>) {
+        state.set(());
+        if let Some(acked) = storage {
+            acked.set(false);
+        }
     }
 
     fn on_start(&self, _: &mut (), acked: &mut bool, ctx: &mut impl Ctx<Self>) {

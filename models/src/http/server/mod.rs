@@ -224,17 +224,15 @@ impl<W: Carries<Msg>> Actor for Server<W> {
     type State = ();
     type Storage = ServerStorage;
 
-    fn reset_storage(&self, storage: &mut Option<ServerStorage>) {
-        let s = storage.get_or_insert_with(|| ServerStorage {
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, ServerStorage>>) {
+        state.set(());
+        let Some(s) = storage else { return };
+        let s = s.or_insert_with(|| ServerStorage {
             resources: Vec::new(),
             keys: DedupStore::new(self.cfg.key_retention_us),
             next_id: 0,
             applied: Landings::new(),
         });
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut ServerStorage) -> bool {
         s.resources.clear();
         s.resources
             .extend(self.cfg.resources.iter().map(|&(id, value)| Resource {
@@ -248,15 +246,6 @@ impl<W: Carries<Msg>> Actor for Server<W> {
         // POST creates ids after every initial one.
         s.next_id = self.cfg.resources.last().map_or(1, |r| r.0 + 1);
         s.applied.clear();
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
     }
 
     fn on_start(&self, _: &mut (), _: &mut ServerStorage, _: &mut impl Ctx<Self>) {}

@@ -263,12 +263,10 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
     type State = ();
     type Storage = BrokerStorage;
 
-    fn timer_slots(&self) -> u32 {
-        2
-    }
-
-    fn reset_storage(&self, storage: &mut Option<BrokerStorage>) {
-        let s = storage.get_or_insert_with(|| BrokerStorage {
+    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, BrokerStorage>>) {
+        state.set(());
+        let Some(s) = storage else { return };
+        let s = s.or_insert_with(|| BrokerStorage {
             queue: Vec::with_capacity(QUEUE_CAPACITY),
             dedup: DedupStore::new(self.window_us()),
             next_receipt: 1,
@@ -280,10 +278,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             latest_acked: Vec::with_capacity(QUEUE_CAPACITY),
             copies: Vec::with_capacity(DELIVERY_CAPACITY),
         });
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut BrokerStorage) -> bool {
         s.queue.clear();
         s.producers.clear();
         s.epochs.clear();
@@ -294,15 +288,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.copies.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<()>) {
-        *state = Some(());
-    }
-
-    fn reset_state_in_place(&self, _: &mut ()) -> bool {
-        true
     }
 
     fn on_start(&self, _: &mut (), s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {

@@ -134,11 +134,7 @@ impl fmt::Display for BrokerTimer {
     }
 }
 
-impl Timer for BrokerTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            BrokerTimer::Visibility => 0,
-            BrokerTimer::TxTimeout => 1,
-        }
-    }
-}
+sim::timer_slots!(BrokerTimer {
+    Visibility,
+    TxTimeout,
+});

@@ -339,32 +339,14 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     /// A consumer keeps its durable data in `consumer-db`.
     type Storage = ();
 
-    fn timer_slots(&self) -> u32 {
-        3 * MAX_JOBS as u32
-    }
-
-    fn reset_storage(&self, storage: &mut Option<()>) {
-        *storage = Some(());
-    }
-
-    fn reset_state(&self, state: &mut Option<ConsumerState>) {
-        match state {
-            Some(st) => {
-                self.reset_state_in_place(st);
-            }
-            None => *state = Some(ConsumerState::new()),
+    fn reset(&self, state: sim::Fresh<'_, ConsumerState>, storage: Option<sim::Fresh<'_, ()>>) {
+        if let Some(s) = storage {
+            s.set(());
         }
-    }
-
-    fn reset_storage_in_place(&self, _: &mut ()) -> bool {
-        true
-    }
-
-    fn reset_state_in_place(&self, st: &mut ConsumerState) -> bool {
+        let st = state.or_default();
         st.jobs.clear();
         st.taken.clear();
         st.started_us = 0;
-        true
     }
 
     fn on_start(&self, st: &mut ConsumerState, _: &mut (), ctx: &mut impl Ctx<Self>) {

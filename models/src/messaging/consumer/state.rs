@@ -129,12 +129,8 @@ impl fmt::Display for ConsumerTimer {
     }
 }
 
-impl Timer for ConsumerTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ConsumerTimer::Processed { slot } => slot,
-            ConsumerTimer::TxTimeout { slot } => MAX_JOBS as u32 + slot,
-            ConsumerTimer::Renew { slot } => 2 * MAX_JOBS as u32 + slot,
-        }
-    }
-}
+sim::timer_slots!(ConsumerTimer {
+    Processed { slot },
+    TxTimeout { slot },
+    Renew { slot },
+});

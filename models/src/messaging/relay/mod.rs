@@ -306,29 +306,15 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
     /// The outbox table, written by the process that owns it.
     type Storage = Vec<OutboxRow>;
 
-    fn timer_slots(&self) -> u32 {
-        3
-    }
-
-    fn reset_storage(&self, storage: &mut Option<Vec<OutboxRow>>) {
-        storage.get_or_insert_with(Vec::new).clear();
-    }
-
-    fn reset_state(&self, state: &mut Option<RelayState>) {
-        match state {
-            Some(st) => {
-                self.reset_state_in_place(st);
-            }
-            None => *state = Some(RelayState::default()),
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, RelayState>,
+        storage: Option<sim::Fresh<'_, Vec<OutboxRow>>>,
+    ) {
+        if let Some(outbox) = storage {
+            outbox.or_default().clear();
         }
-    }
-
-    fn reset_storage_in_place(&self, outbox: &mut Vec<OutboxRow>) -> bool {
-        outbox.clear();
-        true
-    }
-
-    fn reset_state_in_place(&self, st: &mut RelayState) -> bool {
+        let st = state.or_default();
         // RelayState::default() but for the rows' memory, which the next run
         // would otherwise allocate again; `..` leaves no field behind.
         let mut rows = std::mem::take(&mut st.rows);
@@ -337,7 +323,6 @@ impl<W: Carries<Msg>> Actor for Relay<W> {
             rows,
             ..RelayState::default()
         };
-        true
     }
 
     fn on_start(&self, st: &mut RelayState, outbox: &mut Vec<OutboxRow>, ctx: &mut impl Ctx<Self>) {

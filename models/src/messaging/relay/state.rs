@@ -141,12 +141,8 @@ impl fmt::Display for RelayTimer {
     }
 }
 
-impl Timer for RelayTimer {
-    fn slot(&self) -> u32 {
-        match self {
-            RelayTimer::Poll => 0,
-            RelayTimer::Timeout => 1,
-            RelayTimer::Mark => 2,
-        }
-    }
-}
+sim::timer_slots!(RelayTimer {
+    Poll,
+    Timeout,
+    Mark,
+});

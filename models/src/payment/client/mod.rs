@@ -306,25 +306,16 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     type State = ClientState;
     type Storage = ClientStorage;
 
-    fn timer_slots(&self) -> u32 {
-        client_op::timer_slots(self.cfg.ops.len())
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ClientStorage>) {
-        ClientStorage::reset(storage, self.cfg.ops.len());
-    }
-
-    fn reset_storage_in_place(&self, storage: &mut ClientStorage) -> bool {
-        storage.clear(self.cfg.ops.len());
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<ClientState>) {
-        self.reset_state_in_place(state.get_or_insert_with(ClientState::default));
-    }
-
-    fn reset_state_in_place(&self, st: &mut ClientState) -> bool {
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ClientState>,
+        storage: Option<sim::Fresh<'_, ClientStorage>>,
+    ) {
         let n = self.cfg.ops.len();
+        if let Some(s) = storage {
+            s.or_default().clear(n);
+        }
+        let st = state.or_default();
         st.awaiting.clear();
         st.awaiting.resize(n, None);
         st.tokens = self.cfg.budget.as_ref().map(TokenBucket::full);
@@ -334,7 +325,6 @@ impl<W: Carries<Msg>> Actor for Client<W> {
             st.retry_cost.resize(n, 0);
         }
         st.breaker.reset();
-        true
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

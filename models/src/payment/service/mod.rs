@@ -107,52 +107,35 @@ impl<W: Carries<Msg>> Actor for Service<W> {
     type State = ServiceState;
     type Storage = ServiceStorage;
 
-    fn timer_slots(&self) -> u32 {
-        SERVICE_TIMER_SLOTS
-    }
-
-    fn reset_storage(&self, storage: &mut Option<ServiceStorage>) {
-        let s = storage.get_or_insert_with(|| ServiceStorage {
-            keys: DedupStore::new(self.cfg.retention_us),
-            bookings: Vec::new(),
-            questions_asked: 0,
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, ServiceState>,
+        storage: Option<sim::Fresh<'_, ServiceStorage>>,
+    ) {
+        if let Some(s) = storage {
+            let s = s.or_insert_with(|| ServiceStorage {
+                keys: DedupStore::new(self.cfg.retention_us),
+                bookings: Vec::new(),
+                questions_asked: 0,
+            });
+            s.keys.reset(self.cfg.retention_us);
+            s.bookings.clear();
+            s.questions_asked = 0;
+        }
+        let st = state.or_insert_with(|| ServiceState {
+            calls: Slots::new(MAX_BANK_CALLS),
+            steps: Slots::new(MAX_STEPS),
+            waiters: Vec::new(),
+            queue: VecDeque::new(),
+            recovering: VecDeque::new(),
+            queued_before_recovery: 0,
         });
-        self.reset_storage_in_place(s);
-    }
-
-    fn reset_storage_in_place(&self, s: &mut ServiceStorage) -> bool {
-        s.keys.reset(self.cfg.retention_us);
-        s.bookings.clear();
-        s.questions_asked = 0;
-        true
-    }
-
-    fn reset_state_in_place(&self, st: &mut ServiceState) -> bool {
         st.calls.clear();
         st.steps.clear();
         st.waiters.clear();
         st.queue.clear();
         st.recovering.clear();
         st.queued_before_recovery = 0;
-        true
-    }
-
-    fn reset_state(&self, state: &mut Option<ServiceState>) {
-        match state {
-            Some(st) => {
-                self.reset_state_in_place(st);
-            }
-            None => {
-                *state = Some(ServiceState {
-                    calls: Slots::new(MAX_BANK_CALLS),
-                    steps: Slots::new(MAX_STEPS),
-                    waiters: Vec::new(),
-                    queue: VecDeque::new(),
-                    recovering: VecDeque::new(),
-                    queued_before_recovery: 0,
-                })
-            }
-        }
     }
 
     fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {

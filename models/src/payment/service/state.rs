@@ -110,13 +110,9 @@ impl fmt::Display for ServiceTimer {
     }
 }
 
-impl Timer for ServiceTimer {
-    fn slot(&self) -> u32 {
-        match *self {
-            ServiceTimer::BankTimeout { slot } => slot,
-            ServiceTimer::Step { slot } => MAX_BANK_CALLS as u32 + slot,
-            ServiceTimer::Recover => SERVICE_TIMER_SLOTS - 2,
-            ServiceTimer::Dequeue => SERVICE_TIMER_SLOTS - 1,
-        }
-    }
-}
+sim::timer_slots!(ServiceTimer {
+    BankTimeout { slot },
+    Step { slot },
+    Recover,
+    Dequeue,
+});

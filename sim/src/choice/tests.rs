@@ -1,0 +1,78 @@
+//! Replays, bounds and streams of the choice source.
+
+use super::*;
+
+#[test]
+fn replay_of_a_random_run_reads_the_same_values() {
+    let mut c = Choices::new();
+    c.start_random(7, 3, true);
+    let a: Vec<u64> = (0..50).map(|i| c.choose(i % 3, 10)).collect();
+    let rec = c.take_recorded();
+    c.start_replay(&rec, 3, false);
+    let b: Vec<u64> = (0..50).map(|i| c.choose(i % 3, 10)).collect();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn replay_past_the_end_is_zero_and_values_are_clamped() {
+    let mut rec = Record::with_streams(1);
+    rec.streams[0] = vec![9];
+    let mut c = Choices::new();
+    c.start_replay(&rec, 1, false);
+    assert_eq!(c.choose(0, 4), 3);
+    assert_eq!(c.choose(0, 4), 0);
+    assert!(!c.chance(0, 500));
+}
+
+#[test]
+fn recording_stops_at_its_bound_and_says_so() {
+    TEST_MAX_RECORDED_VALUES.with(|m| m.set(10));
+    let mut c = Choices::new();
+    c.start_random(7, 2, true);
+    let drawn: Vec<u64> = (0..30).map(|i| c.choose(i % 2, 10)).collect();
+    assert!(c.recorded_overflowed());
+    let rec = c.take_recorded();
+    let values: usize = rec.streams.iter().map(Vec::len).sum();
+    assert!(values <= 10, "{values} values recorded past a bound of 10");
+    // What was kept is the exact start of each stream.
+    let first: Vec<u64> = drawn.iter().step_by(2).copied().take(5).collect();
+    assert!(first.starts_with(&rec.streams[0]));
+    assert!(c.recorded_overflowed(), "taking the record keeps the flag");
+    // A replay records too, within the same bound.
+    c.start_replay(&rec, 2, false);
+    for i in 0..30 {
+        c.choose(i % 2, 10);
+    }
+    assert!(c.recorded_overflowed());
+    // The flag is the run's: a short run after it records whole.
+    c.start_random(7, 2, true);
+    let short: Vec<u64> = (0..4).map(|i| c.choose(i % 2, 10)).collect();
+    assert!(!c.recorded_overflowed());
+    let rec = c.take_recorded();
+    c.start_replay(&rec, 2, false);
+    let again: Vec<u64> = (0..4).map(|i| c.choose(i % 2, 10)).collect();
+    assert_eq!(short, again);
+    TEST_MAX_RECORDED_VALUES.with(|m| m.set(MAX_RECORDED_VALUES));
+}
+
+#[test]
+fn streams_are_independent() {
+    let mut c = Choices::new();
+    c.start_random(1, 2, false);
+    let only_b: Vec<u64> = (0..10).map(|_| c.choose(1, 1000)).collect();
+    c.start_random(1, 2, false);
+    for _ in 0..7 {
+        c.choose(0, 1000);
+    }
+    let mixed: Vec<u64> = (0..10).map(|_| c.choose(1, 1000)).collect();
+    assert_eq!(only_b, mixed);
+}
+
+#[test]
+fn layout_round_trips() {
+    let l = StreamLayout { actors: 3 };
+    assert_eq!(l.kind(l.link(2, 1)), StreamKind::Link { from: 2, to: 1 });
+    assert_eq!(l.kind(l.crash(2)), StreamKind::Crash { actor: 2 });
+    assert_eq!(l.kind(l.actor(0)), StreamKind::Actor { actor: 0 });
+    assert_eq!(l.count(), 1 + 9 + 6);
+}

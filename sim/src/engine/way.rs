@@ -1,0 +1,211 @@
+//! How a handler's commands reach the engine: buffered and applied after
+//! the handler ([`Buffered`], for traced, recording and replayed runs), or
+//! applied where the handler gives them ([`Direct`], a sweep's run), through
+//! a context that holds the run itself ([`DirectCtx`]).
+
+use super::run::Run;
+use super::{Actors, Model, MsgOf, ObsOf, TimerOf};
+use crate::actor::{Actor, ActorId, Ctx, TimeUs};
+use crate::choice::StreamId;
+use crate::situation::SituationId;
+use crate::trace::{NoTrace, Tracer};
+
+/// How a handler's commands reach the engine: a generic run buffers them and
+/// applies them once the handler returns ([`Buffered`]); a sweep's run applies
+/// each where the handler asks for it ([`Direct`]). Both give the same run.
+/// Either way they are applied by the time the call returns.
+pub(super) trait Way<M: Model, T> {
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    );
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    );
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    );
+}
+
+/// Commands go into the `Command` buffer and are applied in order after the
+/// handler: what traces, snapshots and exhaustive search's log of decision
+/// points need, since a send's draws then come after all of the handler's.
+pub(super) struct Buffered;
+
+/// Each command takes effect at once: no buffer to fill and drain. Only for a
+/// run that traces nothing and logs no decision points. A send draws from its
+/// link's stream and a handler from its actor's, so each stream's draws, and
+/// with them the whole run, are the same as under [`Buffered`]; only the
+/// order of draws across streams differs, which nothing in such a run sees.
+pub(super) struct Direct;
+
+impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Way<M, T> for Buffered {
+    #[inline(always)]
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_start(state, storage, &mut run.buffer(actor, restarted));
+        run.apply(actors, actor);
+    }
+
+    #[inline(always)]
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, to);
+        node.on_msg(state, storage, from, msg, &mut run.buffer(to, false));
+        run.apply(actors, to);
+    }
+
+    #[inline(always)]
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_timer(state, storage, timer, &mut run.buffer(actor, false));
+        run.apply(actors, actor);
+    }
+}
+
+impl<M: Model> Way<M, NoTrace> for Direct {
+    #[inline(always)]
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_start(state, storage, &mut DirectCtx::new(run, actor, restarted));
+    }
+
+    #[inline(always)]
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, to);
+        node.on_msg(
+            state,
+            storage,
+            from,
+            msg,
+            &mut DirectCtx::new(run, to, false),
+        );
+    }
+
+    #[inline(always)]
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, NoTrace>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    ) {
+        let (node, state, storage) = actors.handler(run.model, actor);
+        node.on_timer(
+            state,
+            storage,
+            timer,
+            &mut DirectCtx::new(run, actor, false),
+        );
+    }
+}
+
+/// A handler's context under [`Direct`]: it holds the run itself.
+pub(super) struct DirectCtx<'c, 's, 'm, 't, M: Model> {
+    run: &'c mut Run<'s, 'm, 't, M, NoTrace>,
+    me: ActorId,
+    restarted: bool,
+    stream: StreamId,
+}
+
+impl<'c, 's, 'm, 't, M: Model> DirectCtx<'c, 's, 'm, 't, M> {
+    #[inline(always)]
+    fn new(run: &'c mut Run<'s, 'm, 't, M, NoTrace>, me: ActorId, restarted: bool) -> Self {
+        let stream = run.sim.layout.actor(me);
+        DirectCtx {
+            run,
+            me,
+            restarted,
+            stream,
+        }
+    }
+}
+
+impl<M: Model> Ctx<M::Node> for DirectCtx<'_, '_, '_, '_, M> {
+    #[inline(always)]
+    fn now_us(&self) -> TimeUs {
+        self.run.now_us
+    }
+    #[inline(always)]
+    fn me(&self) -> ActorId {
+        self.me
+    }
+    #[inline(always)]
+    fn restarted(&self) -> bool {
+        self.restarted
+    }
+    #[inline(always)]
+    fn send(&mut self, to: ActorId, msg: MsgOf<M>) {
+        if self.run.violation.is_none() {
+            self.run.send(self.me, to, msg);
+        }
+    }
+    #[inline(always)]
+    fn set_timer_in(&mut self, timer: TimerOf<M>, slot: u32, after_us: TimeUs) {
+        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
+        if self.run.violation.is_none() {
+            self.run.set_timer(self.me, timer, slot, after_us);
+        }
+    }
+    #[inline(always)]
+    fn cancel_timer_in(&mut self, timer: TimerOf<M>, slot: u32) {
+        debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
+        if self.run.violation.is_none() {
+            self.run.cancel_timer(self.me, timer, slot);
+        }
+    }
+    #[inline(always)]
+    fn observe(&mut self, obs: ObsOf<M>) {
+        if self.run.violation.is_none() {
+            self.run.observe(self.me, obs);
+        }
+    }
+    #[inline(always)]
+    fn reached(&mut self, situation: SituationId) {
+        if self.run.violation.is_none() {
+            self.run.reached(self.me, situation);
+        }
+    }
+    #[inline(always)]
+    fn choose(&mut self, arity: u64) -> u64 {
+        self.run.sim.choices.choose(self.stream, arity)
+    }
+    #[inline(always)]
+    fn chance(&mut self, per_mille: u32) -> bool {
+        self.run.sim.choices.chance(self.stream, per_mille)
+    }
+}

@@ -1,0 +1,130 @@
+//! The proptest laws: determinism, replay, a sweep's run against the traced
+//! run, time, delivery, and what a crash keeps and reports.
+
+use super::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn same_seed_gives_an_identical_trace((seed, n, loss, dup, crash, delay) in params()) {
+        let m = toy(n, loss, dup, crash, delay);
+        let a = traced(&m, Source::Seed { seed, record: false });
+        let b = traced(&m, Source::Seed { seed, record: true });
+        prop_assert_eq!(a, b);
+    }
+
+    #[test]
+    fn replay_from_recorded_choices_gives_an_identical_trace((seed, n, loss, dup, crash, delay) in params()) {
+        let m = toy(n, loss, dup, crash, delay);
+        let mut sim = Sim::new(&m);
+        let mut rec = Recorder::default();
+        let first = sim.run(&m, Source::Seed { seed, record: true }, &mut rec);
+        let record = sim.choices.take_recorded();
+        let (again, report) = traced(&m, Source::Replay { record: &record, log_points: false });
+        prop_assert_eq!(rec.entries, again);
+        prop_assert_eq!(first, report);
+    }
+
+    /// A sweep's run applies each command where the handler gives it, a
+    /// traced run buffers them until the handler returns: the two agree, also
+    /// when a violation falls in the middle of a handler and the commands
+    /// after it must not take effect.
+    #[test]
+    fn a_sweeps_run_is_the_traced_run((seed, n, loss, dup, crash, delay) in params(), at in proptest::option::of(1u64..12)) {
+        let mut m = toy(n, loss, dup, crash, delay);
+        m.violate_at = at;
+        let (_, traced) = traced(&m, Source::Seed { seed, record: false });
+        let mut sim = Sim::new(&m);
+        let untraced = sim.run(&m, Source::Seed { seed, record: false }, &mut sim::NoTrace);
+        prop_assert_eq!(&untraced, &traced);
+        prop_assert_eq!(&sim.run_seed(&m, seed), &traced);
+    }
+
+    #[test]
+    fn virtual_time_never_goes_backwards((seed, n, loss, dup, crash, delay) in params()) {
+        let (trace, _) = traced(&toy(n, loss, dup, crash, delay), Source::Seed { seed, record: false });
+        for w in trace.windows(2) {
+            prop_assert!(w[0].time_us <= w[1].time_us, "{:?} then {:?}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn every_delivered_message_was_sent((seed, n, loss, dup, crash, delay) in params()) {
+        let (trace, _) = traced(&toy(n, loss, dup, crash, delay), Source::Seed { seed, record: false });
+        let mut sent: Vec<(u32, ActorId, ActorId, Token, u8)> = Vec::new();
+        let mut delivered: Vec<u32> = Vec::new();
+        for e in &trace {
+            match e.kind {
+                TraceKind::Send { from, to, msg, msg_id, copies, .. } => sent.push((msg_id, from, to, msg, copies)),
+                TraceKind::Deliver { from, to, msg, msg_id, duplicate } => {
+                    let s = sent.iter().find(|s| s.0 == msg_id);
+                    prop_assert!(s.is_some(), "message {} delivered but never sent", msg_id);
+                    let s = s.unwrap();
+                    prop_assert_eq!((s.1, s.2, s.3), (from, to, msg));
+                    // A copy beyond the first exists only if the network duplicated the send.
+                    let copies = delivered.iter().filter(|&&d| d == msg_id).count() + 1;
+                    prop_assert!(copies <= usize::from(s.4));
+                    // The copy may overtake the original (delays reorder), so only its existence is checked.
+                    if duplicate {
+                        prop_assert_eq!(s.4, 2);
+                    }
+                    delivered.push(msg_id);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_loses_volatile_state_and_keeps_durable_storage((seed, n, loss, dup, _c, delay) in params()) {
+        let (trace, report) = traced(&toy(n, loss, dup, 120, delay), Source::Seed { seed, record: false });
+        let mut last: Vec<Counted> = vec![Counted { durable: 0, volatile: 0 }; n as usize];
+        let mut crashed = vec![false; n as usize];
+        for e in &trace {
+            match e.kind {
+                TraceKind::Crash { actor } => crashed[actor as usize] = true,
+                TraceKind::Observe { actor, obs } => {
+                    let prev = last[actor as usize];
+                    prop_assert_eq!(obs.durable, prev.durable + 1, "storage survives every crash");
+                    if crashed[actor as usize] {
+                        prop_assert_eq!(obs.volatile, 1, "state starts afresh after a crash");
+                        crashed[actor as usize] = false;
+                    } else {
+                        prop_assert_eq!(obs.volatile, prev.volatile + 1);
+                    }
+                    last[actor as usize] = obs;
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(report.faults.crashed as usize, trace.iter().filter(|e| matches!(e.kind, TraceKind::Crash { .. })).count());
+    }
+
+    #[test]
+    fn a_crash_reports_what_the_state_it_drops_tells((seed, n, loss, dup, _c, delay) in params()) {
+        let (trace, report) = traced(&toy(n, loss, dup, 120, delay), Source::Seed { seed, record: false });
+        // Steps since the last start, from what each actor observed.
+        let mut steps = vec![0u64; n as usize];
+        let mut odd_crash = false;
+        for (i, e) in trace.iter().enumerate() {
+            match e.kind {
+                TraceKind::Observe { actor, obs } => steps[actor as usize] = obs.volatile,
+                TraceKind::Crash { actor } => {
+                    let odd = steps[actor as usize] % 2 == 1;
+                    let next = trace.get(i + 1).map(|n| &n.kind);
+                    let said = matches!(next, Some(TraceKind::Reached { actor: a, situation: ODD_CRASH }) if *a == actor);
+                    // Reported once per run, at the first such crash.
+                    prop_assert_eq!(said, odd && !odd_crash, "crash of {} at step {}", actor, e.step);
+                    odd_crash |= odd;
+                    steps[actor as usize] = 0;
+                }
+                TraceKind::Reached { situation: ODD_CRASH, .. } => {
+                    prop_assert!(i > 0 && matches!(trace[i - 1].kind, TraceKind::Crash { .. }), "only at a crash");
+                }
+                _ => {}
+            }
+        }
+        prop_assert_eq!(report.situations.contains(ODD_CRASH), odd_crash);
+    }
+}
