@@ -4,14 +4,14 @@
 //!
 //! A run keeps few events pending (a payment run about four to eight, a
 //! messaging run a dozen), and for so few a sorted array beats a binary heap.
-//! The array is sorted earliest first from a moving head, in a fixed buffer:
-//! a pop takes the head and moves it on, with no comparison, and a push
-//! moves back only the keys later than the new one. Most pushes schedule
-//! the latest event so far (a delivery after the timers already set is the
-//! exception), so a push usually moves nothing and never calls `memmove`,
-//! which the array kept latest first (the next event last) did for every
-//! push that was not the earliest. A heap's pop sifts through levels whose
-//! comparisons the branch predictor cannot guess. Past [`SORTED_MAX`]
+//! The array is sorted earliest first between a moving head and tail, in a
+//! fixed buffer: a pop takes the head and moves it on, with no comparison,
+//! and a push moves the keys on its shorter side by one, the later ones back
+//! or the earlier ones to the front. Most pushes schedule the latest event
+//! so far or nearly, so a push usually moves none or one and never calls
+//! `memmove`, which the array kept latest first (the next event last) did
+//! for every push that was not the earliest. A heap's pop sifts through
+//! levels whose comparisons the branch predictor cannot guess. Past [`SORTED_MAX`]
 //! pending events the queue turns into a binary heap for the rest of the
 //! run, so a model with thousands of pending events stays O(log n). The
 //! payloads sit in a slab whose free slots are reused, so nothing allocates
@@ -27,10 +27,16 @@ pub(super) const SORTED_MAX: usize = 64;
 
 /// Keys the sorted buffer holds: twice [`SORTED_MAX`], so that when a push
 /// finds the tail at the end, the pending keys, at most half of it, move to
-/// the front once and leave room for at least as many pushes again. A power
+/// [`FRONT_ROOM`] once and leave room for many pushes again. A power
 /// of two, so that an index masked with `SORTED_CAP - 1` needs no bounds check.
 const SORTED_CAP: usize = 2 * SORTED_MAX;
 const _: () = assert!(SORTED_CAP.is_power_of_two());
+
+/// Where the sorted keys start in an empty queue and after a compaction:
+/// room for keys to move towards the front. At most [`SORTED_MAX`] - 1 keys
+/// are pending when a push compacts, so the tail stays clear of the end.
+const FRONT_ROOM: usize = SORTED_MAX / 2;
+const _: () = assert!(FRONT_ROOM + SORTED_MAX < SORTED_CAP);
 
 #[derive(Clone, Debug)]
 pub(super) enum EventKind<M, T> {
@@ -112,8 +118,8 @@ impl<M, T> EventQueue<M, T> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             sorted: Box::new([Slot::default(); SORTED_CAP]),
-            head: 0,
-            tail: 0,
+            head: FRONT_ROOM,
+            tail: FRONT_ROOM,
             heap: BinaryHeap::new(),
             in_heap: false,
             slab: Vec::with_capacity(n),
@@ -122,8 +128,8 @@ impl<M, T> EventQueue<M, T> {
     }
 
     pub fn clear(&mut self) {
-        self.head = 0;
-        self.tail = 0;
+        self.head = FRONT_ROOM;
+        self.tail = FRONT_ROOM;
         self.heap.clear();
         self.in_heap = false;
         self.slab.clear();
@@ -176,7 +182,7 @@ impl<M, T> EventQueue<M, T> {
                 .extend(self.sorted[self.head..self.tail].iter().copied());
             self.heap.push(slot);
             self.in_heap = true;
-            (self.head, self.tail) = (0, 0);
+            (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
             return;
         }
         self.insert_sorted(slot);
@@ -198,8 +204,24 @@ impl<M, T> EventQueue<M, T> {
             "sequence numbers grow with every push"
         );
         let buf = &mut *self.sorted;
-        let mut at = self.tail;
-        while at > self.head && buf[(at - 1) & (SORTED_CAP - 1)].time_us > slot.time_us {
+        let (head, tail) = (self.head, self.tail);
+        // Moves the keys on the side of the new one that holds fewer of them,
+        // by the middle key's time: a timer set after the pending deliveries
+        // moves nothing at the back, a delivery due before a dozen pending
+        // timers (messaging) moves the few keys before it one step to the front.
+        let mid_us = buf[((head + tail) / 2) & (SORTED_CAP - 1)].time_us;
+        if head > 0 && tail > head && slot.time_us < mid_us {
+            let mut at = head;
+            while at < tail && buf[at & (SORTED_CAP - 1)].time_us <= slot.time_us {
+                buf[(at - 1) & (SORTED_CAP - 1)] = buf[at & (SORTED_CAP - 1)];
+                at += 1;
+            }
+            buf[(at - 1) & (SORTED_CAP - 1)] = slot;
+            self.head -= 1;
+            return;
+        }
+        let mut at = tail;
+        while at > head && buf[(at - 1) & (SORTED_CAP - 1)].time_us > slot.time_us {
             buf[at & (SORTED_CAP - 1)] = buf[(at - 1) & (SORTED_CAP - 1)];
             at -= 1;
         }
@@ -212,9 +234,9 @@ impl<M, T> EventQueue<M, T> {
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
-        self.sorted.copy_within(self.head..self.tail, 0);
-        self.tail -= self.head;
-        self.head = 0;
+        self.sorted.copy_within(self.head..self.tail, FRONT_ROOM);
+        self.tail = self.tail - self.head + FRONT_ROOM;
+        self.head = FRONT_ROOM;
     }
 
     /// Drops every pending event (time, payload) `keep` says no to, freeing its slab slot;
@@ -257,8 +279,8 @@ impl<M, T> EventQueue<M, T> {
             let slot = self.sorted[self.head & (SORTED_CAP - 1)];
             self.head += 1;
             if self.head == self.tail {
-                // Empty: the next push starts at the front again.
-                (self.head, self.tail) = (0, 0);
+                // Empty: the next push starts with room on both sides again.
+                (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
             }
             slot
         };
