@@ -3,14 +3,19 @@
 //! run is the same whichever structure holds them.
 //!
 //! A run keeps few events pending (a payment run about four to eight, a
-//! messaging run a dozen), and for so few a sorted array beats a binary heap:
-//! the next event is the last element, so a pop is a load with no comparison,
-//! and a push is a short binary search and a move of a few 24-byte keys. A
-//! heap's pop sifts through levels whose comparisons the branch predictor
-//! cannot guess. Past [`SORTED_MAX`] pending events the queue turns into a
-//! binary heap for the rest of the run, so a model with thousands of pending
-//! events stays O(log n). The payloads sit in a slab whose free slots are
-//! reused, so nothing allocates once a run has warmed the buffers up.
+//! messaging run a dozen), and for so few a sorted array beats a binary heap.
+//! The array is sorted earliest first between a moving head and tail, in a
+//! fixed buffer: a pop takes the head and moves it on, with no comparison,
+//! and a push moves the keys on its shorter side by one, the later ones back
+//! or the earlier ones to the front. Most pushes schedule the latest event
+//! so far or nearly, so a push usually moves none or one and never calls
+//! `memmove`, which the array kept latest first (the next event last) did
+//! for every push that was not the earliest. A heap's pop sifts through
+//! levels whose comparisons the branch predictor cannot guess. Past [`SORTED_MAX`]
+//! pending events the queue turns into a binary heap for the rest of the
+//! run, so a model with thousands of pending events stays O(log n). The
+//! payloads sit in a slab whose free slots are reused, so nothing allocates
+//! once a run has warmed the buffers up.
 
 use crate::actor::{ActorId, TimeUs};
 use std::cmp::Ordering;
@@ -19,6 +24,19 @@ use std::collections::BinaryHeap;
 /// Pending events beyond which the sorted array gives way to a heap: a push
 /// moves at most this many keys (1.5 KiB) there.
 pub(super) const SORTED_MAX: usize = 64;
+
+/// Keys the sorted buffer holds: twice [`SORTED_MAX`], so that when a push
+/// finds the tail at the end, the pending keys, at most half of it, move to
+/// [`FRONT_ROOM`] once and leave room for many pushes again. A power
+/// of two, so that an index masked with `SORTED_CAP - 1` needs no bounds check.
+const SORTED_CAP: usize = 2 * SORTED_MAX;
+const _: () = assert!(SORTED_CAP.is_power_of_two());
+
+/// Where the sorted keys start in an empty queue and after a compaction:
+/// room for keys to move towards the front. At most [`SORTED_MAX`] - 1 keys
+/// are pending when a push compacts, so the tail stays clear of the end.
+const FRONT_ROOM: usize = SORTED_MAX / 2;
+const _: () = assert!(FRONT_ROOM + SORTED_MAX < SORTED_CAP);
 
 #[derive(Clone, Debug)]
 pub(super) enum EventKind<M, T> {
@@ -45,7 +63,7 @@ pub(super) enum EventKind<M, T> {
 
 /// The ordering key and where the payload lives, so that ordering moves 24
 /// bytes instead of a whole message.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Slot {
     time_us: TimeUs,
     seq: u64,
@@ -84,9 +102,11 @@ pub(super) struct Event<M, T> {
 }
 
 pub(super) struct EventQueue<M, T> {
-    /// While the run has few pending events: sorted latest first, so the next
-    /// event is the last one.
-    sorted: Vec<Slot>,
+    /// While the run has few pending events: `sorted[head..tail]`, sorted
+    /// earliest first, so the next event is at `head`.
+    sorted: Box<[Slot; SORTED_CAP]>,
+    head: usize,
+    tail: usize,
     /// Once it had more than [`SORTED_MAX`]: a heap, until the run ends.
     heap: BinaryHeap<Slot>,
     in_heap: bool,
@@ -97,7 +117,9 @@ pub(super) struct EventQueue<M, T> {
 impl<M, T> EventQueue<M, T> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            sorted: Vec::with_capacity(SORTED_MAX + 1),
+            sorted: Box::new([Slot::default(); SORTED_CAP]),
+            head: FRONT_ROOM,
+            tail: FRONT_ROOM,
             heap: BinaryHeap::new(),
             in_heap: false,
             slab: Vec::with_capacity(n),
@@ -106,7 +128,8 @@ impl<M, T> EventQueue<M, T> {
     }
 
     pub fn clear(&mut self) {
-        self.sorted.clear();
+        self.head = FRONT_ROOM;
+        self.tail = FRONT_ROOM;
         self.heap.clear();
         self.in_heap = false;
         self.slab.clear();
@@ -118,7 +141,7 @@ impl<M, T> EventQueue<M, T> {
         if self.in_heap {
             self.heap.len()
         } else {
-            self.sorted.len()
+            self.tail - self.head
         }
     }
 
@@ -127,7 +150,7 @@ impl<M, T> EventQueue<M, T> {
         if self.in_heap {
             self.heap.peek().map(|s| s.time_us)
         } else {
-            self.sorted.last().map(|s| s.time_us)
+            (self.head < self.tail).then(|| self.sorted[self.head & (SORTED_CAP - 1)].time_us)
         }
     }
 
@@ -154,27 +177,66 @@ impl<M, T> EventQueue<M, T> {
             self.heap.push(slot);
             return;
         }
-        if self.sorted.len() == SORTED_MAX {
-            self.heap.extend(self.sorted.drain(..));
+        if self.tail - self.head == SORTED_MAX {
+            self.heap
+                .extend(self.sorted[self.head..self.tail].iter().copied());
             self.heap.push(slot);
             self.in_heap = true;
+            (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
             return;
         }
-        // Latest first: the new key goes after every later key. Counting them
-        // takes no branch, where a binary search over a handful of keys
-        // mispredicts about every other comparison. The new event's sequence
-        // number is the largest so far, so a key is later than it exactly
-        // when its time is: one 64-bit comparison per key instead of two.
+        self.insert_sorted(slot);
+    }
+
+    /// Puts `slot` in the sorted buffer after every key not later than it.
+    #[inline(always)]
+    fn insert_sorted(&mut self, slot: Slot) {
+        if self.tail == SORTED_CAP {
+            self.compact();
+        }
+        // The new event's sequence number is the largest so far, so a key is
+        // later than it exactly when its time is: one 64-bit comparison per
+        // key moved, and usually none moved at all.
         debug_assert!(
-            self.sorted.iter().all(|s| s.seq < seq),
+            self.sorted[self.head..self.tail]
+                .iter()
+                .all(|s| s.seq < slot.seq),
             "sequence numbers grow with every push"
         );
-        let at = self
-            .sorted
-            .iter()
-            .map(|s| usize::from(s.time_us > time_us))
-            .sum();
-        self.sorted.insert(at, slot);
+        let buf = &mut *self.sorted;
+        let (head, tail) = (self.head, self.tail);
+        // Moves the keys on the side of the new one that holds fewer of them,
+        // by the middle key's time: a timer set after the pending deliveries
+        // moves nothing at the back, a delivery due before a dozen pending
+        // timers (messaging) moves the few keys before it one step to the front.
+        let mid_us = buf[((head + tail) / 2) & (SORTED_CAP - 1)].time_us;
+        if head > 0 && tail > head && slot.time_us < mid_us {
+            let mut at = head;
+            while at < tail && buf[at & (SORTED_CAP - 1)].time_us <= slot.time_us {
+                buf[(at - 1) & (SORTED_CAP - 1)] = buf[at & (SORTED_CAP - 1)];
+                at += 1;
+            }
+            buf[(at - 1) & (SORTED_CAP - 1)] = slot;
+            self.head -= 1;
+            return;
+        }
+        let mut at = tail;
+        while at > head && buf[(at - 1) & (SORTED_CAP - 1)].time_us > slot.time_us {
+            buf[at & (SORTED_CAP - 1)] = buf[(at - 1) & (SORTED_CAP - 1)];
+            at -= 1;
+        }
+        buf[at & (SORTED_CAP - 1)] = slot;
+        self.tail += 1;
+    }
+
+    /// Moves the pending keys to the front of the buffer: at most
+    /// [`SORTED_MAX`] of them, once per as many pops at least.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.sorted.copy_within(self.head..self.tail, FRONT_ROOM);
+        self.tail = self.tail - self.head + FRONT_ROOM;
+        self.head = FRONT_ROOM;
     }
 
     /// Drops every pending event (time, payload) `keep` says no to, freeing its slab slot;
@@ -194,7 +256,15 @@ impl<M, T> EventQueue<M, T> {
         if self.in_heap {
             self.heap.retain(|s| check(s));
         } else {
-            self.sorted.retain(|s| check(s));
+            let mut kept = self.head;
+            for i in self.head..self.tail {
+                let s = self.sorted[i];
+                if check(&s) {
+                    self.sorted[kept] = s;
+                    kept += 1;
+                }
+            }
+            self.tail = kept;
         }
     }
 
@@ -203,7 +273,16 @@ impl<M, T> EventQueue<M, T> {
         let slot = if self.in_heap {
             self.heap.pop()?
         } else {
-            self.sorted.pop()?
+            if self.head == self.tail {
+                return None;
+            }
+            let slot = self.sorted[self.head & (SORTED_CAP - 1)];
+            self.head += 1;
+            if self.head == self.tail {
+                // Empty: the next push starts with room on both sides again.
+                (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
+            }
+            slot
         };
         self.free.push(slot.index);
         let kind = std::mem::replace(&mut self.slab[slot.index as usize], EventKind::Vacant);
@@ -279,6 +358,52 @@ mod tests {
             pending.sort();
             assert_eq!(pending, check.copied().collect::<Vec<_>>(), "n = {n}");
         }
+    }
+
+    /// A long run of pushes and pops with many events pending walks the
+    /// sorted buffer's head and tail past its end again and again: each
+    /// compaction keeps every key, and pops stay in (time, seq) order, ties
+    /// in the order they were pushed.
+    #[test]
+    fn the_sorted_buffer_compacts_without_losing_or_reordering_keys() {
+        let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        let mut x = 11u64;
+        let mut now = 0u64;
+        for seq in 0..5_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Times from now on, with ties, some earlier than pending ones.
+            let t = now + (x >> 60);
+            q.push(
+                t,
+                seq,
+                EventKind::Restart {
+                    actor: seq as ActorId,
+                },
+            );
+            pending.push((t, seq));
+            // Keep 20 to 40 pending: below the switch to a heap.
+            if pending.len() > 20 + (seq % 21) as usize {
+                pending.sort();
+                let want = pending.remove(0);
+                let e = q.pop().expect("pending");
+                let EventKind::Restart { actor } = e.kind else {
+                    panic!("the payload comes back");
+                };
+                assert_eq!((e.time_us, u64::from(actor)), want, "push {seq}");
+                now = e.time_us;
+            }
+            assert!(!q.in_heap, "never more than SORTED_MAX pending");
+            assert_eq!(q.len(), pending.len());
+        }
+        pending.sort();
+        for want in pending {
+            let e = q.pop().expect("pending");
+            assert_eq!(e.time_us, want.0);
+        }
+        assert!(q.pop().is_none() && q.peek_time().is_none());
     }
 
     /// `retain` drops what it is told in both forms, frees the slots for
