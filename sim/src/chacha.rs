@@ -340,6 +340,21 @@ mod avx2 {
         2 * M
     }
 
+    /// The byte shuffles that rotate each 32-bit word left by 16 and by 8 bits.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn rotations() -> (__m256i, __m256i) {
+        let rot16 = _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
+            8, 9, 14, 15, 12, 13,
+        );
+        let rot8 = _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
+            10, 15, 12, 13, 14,
+        );
+        (rot16, rot8)
+    }
+
     #[target_feature(enable = "avx2")]
     fn blocks_avx2<const M: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
         let rows = input(key, 0, 0);
@@ -352,15 +367,7 @@ mod avx2 {
             let at = |k: usize| input(key, lanes[k].0, lanes[k].1)[3];
             load(at(2 * j), at(2 * j + 1))
         });
-        // Byte shuffles rotate each 32-bit word left by 16 and by 8 bits.
-        let rot16 = _mm256_setr_epi8(
-            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11,
-            8, 9, 14, 15, 12, 13,
-        );
-        let rot8 = _mm256_setr_epi8(
-            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9,
-            10, 15, 12, 13, 14,
-        );
+        let (rot16, rot8) = rotations();
         let (mut a, mut b, mut c, mut d) = ([a0; M], [b0; M], [c0; M], d0);
         macro_rules! quarter_rounds {
             () => {

@@ -5,7 +5,7 @@ use super::queue::EventKind;
 use super::run::Run;
 use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
 use crate::actor::{ActorId, Message};
-use crate::choice::StreamLayout;
+use crate::choice::{StreamId, StreamLayout};
 use crate::trace::{DropReason, TraceKind, Tracer};
 use crate::world::{Partition, World};
 
@@ -179,7 +179,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// `actor` goes down now: its timers die with it and its restart is queued.
     #[cold]
     #[inline(never)]
-    fn crash(&mut self, actor: ActorId, stream: crate::choice::StreamId) {
+    fn crash(&mut self, actor: ActorId, stream: StreamId) {
         let world = self.model.world();
         let c = &world.crashes[actor as usize];
         // The state stays where it is, only for its allocations: down is down.
@@ -231,48 +231,80 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
         let link = self.sim.links[(from * world.actor_count() + to) as usize];
         let stream = self.sim.layout.link(from, to);
-        let mut copies = 1u8;
-        if self.phase == Phase::Fault {
-            let now_us = self.now_us;
-            if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
-                || self
-                    .sim
-                    .random_partition
-                    .is_some_and(|p| p.cuts(from, to, now_us))
-            {
-                self.faults.partitioned += 1;
+        let copies = match self.fate(from, to, &msg, &link, stream) {
+            Ok(copies) => copies,
+            Err(reason) => {
                 self.trace(TraceKind::Drop {
                     from,
                     to,
                     msg,
                     msg_id,
-                    reason: DropReason::Partitioned,
+                    reason,
                 });
                 return;
             }
-            let (loss_pm, dup_pm) = self.fault_rates(&link, from, to, &msg);
-            if self.sim.choices.chance(stream, loss_pm) {
-                self.faults.lost += 1;
-                self.trace(TraceKind::Drop {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    reason: DropReason::Lost,
-                });
-                return;
-            }
-            if self.sim.choices.chance(stream, dup_pm) {
-                self.faults.duplicated += 1;
-                copies = 2;
-            }
-        }
-        let delay = |run: &mut Self| {
-            run.sim
-                .choices
-                .range(stream, link.delay_us_min, link.delay_us_max)
         };
-        let first_at = self.now_us.saturating_add(delay(self));
+        let way = Way {
+            from,
+            to,
+            msg_id,
+            stream,
+        };
+        self.queue_copies(way, msg, copies, &link);
+    }
+
+    /// What the fault phase does to a message on its way: how many copies
+    /// arrive, or why none does. In this order, as every seed recorded
+    /// before: a partition (no draw), then loss, then duplication.
+    #[inline]
+    fn fate(
+        &mut self,
+        from: ActorId,
+        to: ActorId,
+        msg: &MsgOf<M>,
+        link: &LinkNow,
+        stream: StreamId,
+    ) -> Result<u8, DropReason> {
+        if self.phase != Phase::Fault {
+            return Ok(1);
+        }
+        let now_us = self.now_us;
+        let world = self.model.world();
+        if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
+            || self
+                .sim
+                .random_partition
+                .is_some_and(|p| p.cuts(from, to, now_us))
+        {
+            self.faults.partitioned += 1;
+            return Err(DropReason::Partitioned);
+        }
+        let (loss_pm, dup_pm) = self.fault_rates(link, from, to, msg);
+        if self.sim.choices.chance(stream, loss_pm) {
+            self.faults.lost += 1;
+            return Err(DropReason::Lost);
+        }
+        if self.sim.choices.chance(stream, dup_pm) {
+            self.faults.duplicated += 1;
+            return Ok(2);
+        }
+        Ok(1)
+    }
+
+    /// Queues a message's `copies` (1 or 2), each after its own delay drawn
+    /// from the link's stream, the first copy's first.
+    #[inline]
+    fn queue_copies(&mut self, way: Way, msg: MsgOf<M>, copies: u8, link: &LinkNow) {
+        let Way {
+            from,
+            to,
+            msg_id,
+            stream,
+        } = way;
+        let (lo_us, hi_us) = (link.delay_us_min, link.delay_us_max);
+        let first_at = self
+            .now_us
+            .saturating_add(self.sim.choices.range(stream, lo_us, hi_us));
         if T::ENABLED {
             self.trace(TraceKind::Send {
                 from,
@@ -283,40 +315,31 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 deliver_at_us: first_at,
             });
         }
+        let deliver = |msg, duplicate| EventKind::Deliver {
+            from,
+            to,
+            msg,
+            msg_id,
+            duplicate,
+        };
         if copies == 2 {
-            let second_at = self.now_us.saturating_add(delay(self));
-            let copy = msg.clone();
-            self.push(
-                first_at,
-                EventKind::Deliver {
-                    from,
-                    to,
-                    msg: copy,
-                    msg_id,
-                    duplicate: false,
-                },
-            );
-            self.push(
-                second_at,
-                EventKind::Deliver {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    duplicate: true,
-                },
-            );
+            let second_at = self
+                .now_us
+                .saturating_add(self.sim.choices.range(stream, lo_us, hi_us));
+            self.push(first_at, deliver(msg.clone(), false));
+            self.push(second_at, deliver(msg, true));
         } else {
-            self.push(
-                first_at,
-                EventKind::Deliver {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    duplicate: false,
-                },
-            );
+            self.push(first_at, deliver(msg, false));
         }
     }
+}
+
+/// A message's way through the network: its ends, its id, and the link's
+/// stream its draws come from.
+#[derive(Clone, Copy)]
+struct Way {
+    from: ActorId,
+    to: ActorId,
+    msg_id: u32,
+    stream: StreamId,
 }
