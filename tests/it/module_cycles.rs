@@ -6,10 +6,9 @@
 //! `crate::`, `super::` and `self::` paths of every source file, builds the
 //! graph of sibling modules (an edge from `a` to `b` when code inside `a`
 //! names something inside its sibling `b`, at every level of nesting), and
-//! fails on a strongly connected component of more than one module in the
-//! crates of [`ENFORCED`]. The crates of [`REPORTED`] still have cycles that
-//! are being taken apart: they are printed, not failed on, until they move
-//! to [`ENFORCED`].
+//! fails on a strongly connected component of more than one module in any
+//! crate of [`CRATES`], except the cycles [`KNOWN`] names with their reason
+//! (which fail too once they are gone, so that list only shrinks).
 //!
 //! A parent and its child are not a cycle (a child's `super::` is how it
 //! reaches what its parent shares), and code in `#[cfg(test)]` is left out:
@@ -21,34 +20,50 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Source folders that must have no module cycle.
-const ENFORCED: &[&str] = &["src", "cli/src"];
+/// Every crate's source folder: none may have a module cycle beyond [`KNOWN`].
+const CRATES: &[&str] = &["src", "cli/src", "models/src", "sim/src"];
 
-/// Source folders whose cycles are printed but do not fail yet.
-const REPORTED: &[&str] = &["models/src", "sim/src"];
+/// The cycles still to take apart, each with why it is there. A new cycle
+/// fails; so does one of these once it is gone, so the list only shrinks.
+const KNOWN: &[(&str, &str)] = &[
+    (
+        "models/src: payment::service::bank_calls -> payment::service::keys -> payment::service::requests -> payment::service::workers",
+        "the payment service's parts are impl blocks of one Service over one flat state; each part calls the others' steps",
+    ),
+    (
+        "sim/src: engine::run -> engine::way",
+        "a handler's commands reach the run through `way` (buffered or direct), which applies them with the run's own methods",
+    ),
+];
 
 #[test]
-fn no_module_cycles_in_the_library_or_the_cli() {
-    let mut failures = Vec::new();
-    for dir in ENFORCED {
-        for cycle in cycles_in(dir) {
-            failures.push(format!("{dir}: {}", cycle.join(" -> ")));
-        }
-    }
+fn no_module_cycles_but_the_known_ones() {
+    let found: Vec<String> = CRATES
+        .iter()
+        .flat_map(|dir| {
+            cycles_in(dir)
+                .into_iter()
+                .map(move |c| format!("{dir}: {}", c.join(" -> ")))
+        })
+        .collect();
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|c| !KNOWN.iter().any(|(k, _)| k == c))
+        .collect();
     assert!(
-        failures.is_empty(),
+        new.is_empty(),
         "module cycles (each module imports, through the others, the first back):\n{}",
-        failures.join("\n")
+        new.iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
-}
-
-#[test]
-fn cycles_still_to_take_apart_are_listed() {
-    for dir in REPORTED {
-        for cycle in cycles_in(dir) {
-            eprintln!("{dir}: cycle {}", cycle.join(" -> "));
-        }
-    }
+    let gone: Vec<&str> = KNOWN
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| !found.iter().any(|c| c == k))
+        .collect();
+    assert!(gone.is_empty(), "taken apart, drop from KNOWN: {gone:?}");
 }
 
 /// The check itself finds a cycle it is shown, and only that one.
