@@ -22,7 +22,7 @@ pub struct Site {
 /// how retries at several layers multiply (client 3 × service 3 = 9 at the bank).
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Layer {
-    /// Index into the ledger's per-layer counters (below [`MAX_LAYERS`]);
+    /// Index into the ledger's per-layer counters (below the ledger's `MAX_LAYERS`);
     /// unique per layer. A built-in model writes `registry::layer_index`'s,
     /// so the registry numbers its layers after the previous model's.
     pub index: u8,

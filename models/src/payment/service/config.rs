@@ -75,7 +75,7 @@ pub struct ServiceConfig {
     pub max_keys: u32,
     /// Requests the service works on at once (from being taken until they
     /// are answered, bank call included); 0: as many as it has slots
-    /// ([`MAX_WORKERS`]), with no load reported.
+    /// ([`MAX_WORKERS`](super::state::MAX_WORKERS)), with no load reported.
     pub workers: u32,
     /// Requests waiting for a worker, first in first out; a request that
     /// finds the queue full is shed with 503. A crash loses the queue.
