@@ -244,13 +244,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return;
             }
         };
-        let way = Way {
+        let route = Route {
             from,
             to,
             msg_id,
             stream,
         };
-        self.queue_copies(way, msg, copies, &link);
+        self.queue_copies(route, msg, copies, &link);
     }
 
     /// What the fault phase does to a message on its way: how many copies
@@ -294,13 +294,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// Queues a message's `copies` (1 or 2), each after its own delay drawn
     /// from the link's stream, the first copy's first.
     #[inline]
-    fn queue_copies(&mut self, way: Way, msg: MsgOf<M>, copies: u8, link: &LinkNow) {
-        let Way {
+    fn queue_copies(&mut self, route: Route, msg: MsgOf<M>, copies: u8, link: &LinkNow) {
+        let Route {
             from,
             to,
             msg_id,
             stream,
-        } = way;
+        } = route;
         let (lo_us, hi_us) = (link.delay_us_min, link.delay_us_max);
         let first_at = self
             .now_us
@@ -334,10 +334,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     }
 }
 
-/// A message's way through the network: its ends, its id, and the link's
+/// A message's route through the network: its ends, its id, and the link's
 /// stream its draws come from.
 #[derive(Clone, Copy)]
-struct Way {
+struct Route {
     from: ActorId,
     to: ActorId,
     msg_id: u32,
