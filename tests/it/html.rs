@@ -284,7 +284,7 @@ fn assert_no_errors(page: &browser::Page, what: &str) {
 
 #[test]
 fn the_run_report_works_in_a_real_browser() {
-    if !browser::available() {
+    if !browser::available("the_run_report_works_in_a_real_browser") {
         return;
     }
     let (path, _) = report(
@@ -362,7 +362,7 @@ fn the_run_report_works_in_a_real_browser() {
 
 #[test]
 fn a_long_run_folds_and_unfolds_in_the_browser() {
-    if !browser::available() {
+    if !browser::available("a_long_run_folds_and_unfolds_in_the_browser") {
         return;
     }
     let (path, _) = report(
@@ -436,7 +436,7 @@ fn the_sweep_report_charts_every_metric_and_links_failing_seeds() {
         assert!(dir.join(l).is_file(), "{l} is written next to the sweep");
         assert!(html.contains(&format!("href=\"{l}\"")));
     }
-    if !browser::available() {
+    if !browser::available("the_sweep_report_charts_every_metric_and_links_failing_seeds") {
         return;
     }
     let page = browser::open(

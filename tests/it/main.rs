@@ -37,6 +37,7 @@ mod render_parsers;
 mod scale;
 mod settings_without_effect;
 mod shrink;
+mod skips;
 mod stale_reads;
 mod sweep;
 mod tidy;

@@ -3,38 +3,16 @@
 //! GitHub renders with), which must parse it and read back every message and
 //! note whole; each dot file through Graphviz `dot`, which must render it.
 //!
-//! `tests/parsers/setup.sh` installs both (apt-get for graphviz and Node if
-//! missing, `npm ci` of the pinned package-lock.json into target/). If that
-//! is impossible the test fails in CI (`CI=true`) and is skipped with the
-//! reason on a developer's machine without CI.
+//! The test installs nothing: `.ci/run` runs `tests/parsers/setup.sh`
+//! (Graphviz by apt-get, `npm ci` of the pinned package-lock.json into
+//! target/tmp/parsers). Without them the test fails in CI (`CI=true`) and
+//! prints one visible SKIPPED line elsewhere (tests/it/support/tools.rs).
 
 use crate::support;
 use std::path::{Path, PathBuf};
 
 use std::process::Command;
-use support::{idemsim, root};
-
-/// The folder with node_modules and check.mjs, or why there is none.
-fn parsers() -> Result<PathBuf, String> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parsers");
-    let out = Command::new("bash")
-        .arg(root().join("tests/parsers/setup.sh"))
-        .arg(&dir)
-        .output()
-        .map_err(|e| format!("cannot run tests/parsers/setup.sh: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "tests/parsers/setup.sh failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(dir)
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
-}
+use support::{idemsim, tools};
 
 /// Splits the output of several diagrams at each line that starts one.
 fn split(text: &str, start: &str) -> Vec<String> {
@@ -96,14 +74,11 @@ const REPLAYS: &[(&str, &str)] = &[
 
 #[test]
 fn every_diagram_parses_in_the_real_parsers() {
-    let tools = match parsers() {
-        Ok(dir) => dir,
-        Err(why) if in_ci() => panic!("CI must check the diagrams with the real parsers: {why}"),
-        Err(why) => {
-            eprintln!("SKIPPED: the real parsers are not installed here ({why}); CI=true makes this a failure");
-            return;
-        }
-    };
+    let check = "every_diagram_parses_in_the_real_parsers";
+    if !tools::require(check, &[&tools::DOT, &tools::NODE, &tools::MERMAID]) {
+        return;
+    }
+    let tools = tools::parsers_dir();
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("diagrams");
     let _ = std::fs::remove_dir_all(&work);
 
@@ -147,6 +122,13 @@ fn every_diagram_parses_in_the_real_parsers() {
     assert!(cut.contains("lines left out here"), "the long run is cut");
 
     let files = write_all(&work.join("mermaid"), "mmd", &mermaid);
+    // The checker beside its node_modules (ES modules resolve from the
+    // script's folder), fresh from the checkout in case it changed.
+    std::fs::copy(
+        support::root().join("tests/parsers/check.mjs"),
+        tools.join("check.mjs"),
+    )
+    .expect("copy check.mjs next to the parsers");
     let out = Command::new("node")
         .arg(tools.join("check.mjs"))
         .args(&files)

@@ -1,12 +1,12 @@
 //! Headless Chromium for the tests of the HTML reports, driven over the
 //! DevTools protocol by `tests/browser/cdp.mjs` (Node's built-ins only).
 //!
-//! Without Chromium or Node the browser tests skip with a printed reason,
-//! except in CI (`CI=true`), where `.ci/run` installs Chromium and a
-//! missing browser is a failure.
+//! Without Chromium or Node a browser test prints one visible SKIPPED line
+//! and returns, except in CI (`CI=true`), where `.ci/run` installs Chromium
+//! and a missing browser is a failure (tests/it/support/tools.rs).
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// What the page gave back: the value of each `eval` step, in order, and
@@ -16,34 +16,11 @@ pub struct Page {
     pub errors: Vec<String>,
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// The browser to use: `IDEMSIM_CHROMIUM`, else `chromium` on the PATH.
-fn chromium() -> Option<PathBuf> {
-    match std::env::var_os("IDEMSIM_CHROMIUM") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => on_path("chromium"),
-    }
-}
-
-/// Whether the browser tests can run; prints why not, and fails in CI.
-pub fn available() -> bool {
-    let missing = match (chromium(), on_path("node")) {
-        (Some(_), Some(_)) => return true,
-        (None, _) => "Chromium is not installed (Debian: apt-get install -y chromium)",
-        (_, None) => "Node.js is not installed",
-    };
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{missing}: in CI the browser tests must run (.ci/run installs Chromium)"
-    );
-    eprintln!("skipping the browser test: {missing}");
-    false
+/// Whether the browser tests can run: Chromium and Node.js are here. When
+/// not, `check` is reported as skipped (see [`super::tools::require`]).
+#[track_caller]
+pub fn available(check: &str) -> bool {
+    super::tools::require(check, &[&super::tools::CHROMIUM, &super::tools::NODE])
 }
 
 /// Opens `file` in headless Chromium and runs `steps` (see cdp.mjs).
@@ -61,7 +38,7 @@ pub fn open(file: &Path, steps: Value) -> Page {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/cdp.mjs");
     let mut cmd = Command::new("node");
     cmd.arg(script).arg(&plan_path);
-    if let Some(c) = chromium() {
+    if let Some(c) = super::tools::chromium_path() {
         cmd.env("IDEMSIM_CHROMIUM", c);
     }
     let out = cmd.output().expect("node runs");

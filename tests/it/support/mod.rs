@@ -7,6 +7,7 @@ pub mod browser;
 pub mod cli;
 pub mod docs;
 pub mod exercises;
+pub mod tools;
 
 #[allow(unused_imports)]
 pub use cli::{case, run_case, Case, Stdout};
