@@ -65,6 +65,10 @@ enum Command {
     Diff(cmd::diff::Args),
     /// Run every scenario against its [expect]; exit 0 only if all match.
     Verify(cmd::verify::Args),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::Args),
+    /// Print the man page, or write one page per command into a folder.
+    Man(cmd::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +101,10 @@ fn main() -> ExitCode {
         Command::Shrink(a) => cmd::shrink::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Completions(a) => {
+            cmd::completions::run(a, <Cli as clap::CommandFactory>::command())
+        }
+        Command::Man(a) => cmd::man::run(a, <Cli as clap::CommandFactory>::command()),
     };
     out::flush();
     match result {

@@ -16,6 +16,7 @@ mod cli;
 mod cli_edges;
 mod cli_inputs;
 mod contention;
+mod conventions;
 mod design_warnings;
 mod determinism;
 mod docs;

@@ -3,9 +3,11 @@
 pub mod bench;
 pub mod check;
 pub mod common;
+pub mod completions;
 pub mod coverage;
 pub mod diff;
 pub mod list;
+pub mod man;
 pub mod merge;
 pub mod models;
 pub mod replay;

@@ -132,3 +132,9 @@ pub fn announce(line: &str, log: &Path) {
         let _ = writeln!(f, "{line}");
     }
 }
+
+pub const GROFF: Tool = Tool {
+    name: "groff",
+    present: || on_path("groff").is_some(),
+    install: "apt-get install -y groff-base",
+};
