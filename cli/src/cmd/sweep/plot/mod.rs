@@ -14,6 +14,8 @@ use super::columns::{human_time, Field, Shape};
 use super::variant::Row;
 use draw::Frame;
 use idemsim::catalog::UsageError;
+// One HTML/XML escape for every page and figure idemsim writes.
+use idemsim::render::html::esc;
 
 const PLOT_WIDTH: f64 = 460.0;
 const HEIGHT: f64 = 460.0;
@@ -34,13 +36,6 @@ const PALETTE: &[&str] = &[
 /// Dash patterns, so that lines lying on top of each other stay visible.
 const DASHES: &[&str] = &["none", "7 4", "2 3", "10 3 2 3"];
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
 
 /// A tick label: a millisecond key's whole values in the unit that reads best.
 pub(super) fn tick_label(key: &str, value: &str) -> String {
