@@ -32,18 +32,37 @@ pub struct Args {
     scenario: Option<String>,
 }
 
+/// Most bytes `merge` reads from one input. A shard's JSON Lines take a few
+/// KB (a summary line, and a trace only with a failure), so this leaves room
+/// for any real one while a runaway pipe ends in an error, not in memory
+/// exhaustion.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// One input's text, at most [`MAX_INPUT_BYTES`]: a file, or stdin for `-`.
 fn read(file: &str) -> Result<String, UsageError> {
-    if file == "-" {
-        std::io::read_to_string(std::io::stdin())
-            .map_err(|e| UsageError(format!(
-                "error: cannot read stdin: {e}\nhelp: pipe the shards' JSON Lines in, or name their files\n"
-            )))
+    use std::io::Read;
+    let (name, source): (&str, Box<dyn Read>) = if file == "-" {
+        ("stdin", Box::new(std::io::stdin()))
     } else {
-        std::fs::read_to_string(file)
-            .map_err(|e| UsageError(format!(
-                "error: cannot read {file}: {e}\nhelp: give the files that `idemsim check --json --shard I/N` wrote\n"
-            )))
+        let f = std::fs::File::open(file).map_err(|e| UsageError(format!(
+            "error: cannot read {file}: {e}\nhelp: give the files that `idemsim check --json --shard I/N` wrote\n"
+        )))?;
+        (file, Box::new(f))
+    };
+    let mut text = String::new();
+    source
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| UsageError(format!(
+            "error: cannot read {name}: {e}\nhelp: pipe or name the JSON Lines that `idemsim check --json --shard I/N` wrote\n"
+        )))?;
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(UsageError(format!(
+            "error: {name} holds more than {} MiB, more than any shard summary\nhelp: give the JSON Lines that `idemsim check --json --shard I/N` wrote, one file per shard\n",
+            MAX_INPUT_BYTES >> 20
+        )));
     }
+    Ok(text)
 }
 
 /// Every `summary` line of every file, with the place it came from, each

@@ -36,7 +36,7 @@ pub struct Args {
     /// Shrink the seed's run first and show the minimal run, as `idemsim shrink` prints it.
     #[arg(long, conflicts_with = "repro")]
     shrink: bool,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: standard output).
     #[arg(short = 'o', long = "out", value_name = "FILE.html")]
     out: PathBuf,
     /// Override a scenario key before validation, e.g. client.key=stable.
@@ -269,7 +269,12 @@ pub fn write_counterexample(
     Ok(path)
 }
 
+/// Writes the page to `path`; `-` is standard output, as for other tools.
 fn write(path: &Path, html: &str) -> Result<(), UsageError> {
+    if path == Path::new("-") {
+        idemsim::out!("{html}");
+        return Ok(());
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
             UsageError(format!(
@@ -449,11 +454,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         None => seed_page(&a)?,
     };
     write(&a.out, &html)?;
-    eprintln!(
-        "wrote {} ({} KB): open it in a browser",
-        a.out.display(),
-        html.len().div_ceil(1024)
-    );
+    let to = if a.out == Path::new("-") {
+        "the page to stdout".to_string()
+    } else {
+        a.out.display().to_string()
+    };
+    let kb = html.len().div_ceil(1024);
+    eprintln!("wrote {to} ({kb} KB): open it in a browser");
     Ok(super::common::exit_code(&report.outcome))
 }
 

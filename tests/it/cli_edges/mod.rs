@@ -8,6 +8,7 @@
 
 mod helpers;
 
+mod defects;
 mod expect;
 mod files;
 mod limits;

@@ -36,7 +36,6 @@ const PALETTE: &[&str] = &[
 /// Dash patterns, so that lines lying on top of each other stay visible.
 const DASHES: &[&str] = &["none", "7 4", "2 3", "10 3 2 3"];
 
-
 /// A tick label: a millisecond key's whole values in the unit that reads best.
 pub(super) fn tick_label(key: &str, value: &str) -> String {
     let Some(ms) = key
