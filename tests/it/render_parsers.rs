@@ -96,6 +96,19 @@ fn every_diagram_parses_in_the_real_parsers() {
         violating(),
         "one diagram per violating scenario"
     );
+    let titled = mermaid
+        .iter()
+        .filter(|(_, d)| {
+            d.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("    title "))
+        })
+        .count();
+    assert_eq!(
+        titled,
+        mermaid.len(),
+        "shrink --all names each diagram's scenario"
+    );
     let mut dots: Vec<(String, String)> = split(
         &diagrams_of(&["shrink", "--all", "--format", "dot"]),
         "digraph ",
@@ -108,6 +121,18 @@ fn every_diagram_parses_in_the_real_parsers() {
         dots.len(),
         violating(),
         "one dot graph per violating scenario"
+    );
+    assert!(
+        dots.iter()
+            .all(|(_, d)| !d.starts_with("digraph happens_before")),
+        "shrink --all names each graph for its scenario"
+    );
+    let chrome = diagrams_of(&["shrink", "--all", "--format", "chrome"]);
+    let chrome: serde_json::Value =
+        serde_json::from_str(&chrome).expect("shrink --all --format chrome is one JSON document");
+    assert_eq!(
+        chrome["otherData"]["scenarios"].as_array().map(Vec::len),
+        Some(violating())
     );
     for (scenario, seed) in REPLAYS {
         let m = diagrams_of(&["replay", scenario, "--seed", seed, "--format", "mermaid"]);

@@ -26,6 +26,7 @@ function expectedTexts(text) {
   for (const line of text.split('\n').slice(1)) {
     const t = line.trim();
     if (t === '' || t.startsWith('%%') || t.startsWith('participant ')) continue;
+    if (t.startsWith('title ')) { out.title = t.slice(6).trim(); continue; }
     const m = t.match(/^(Note over [^:]+|[^:]+?(?:->>|-x)[^:]+?):(.*)$/);
     if (!m) return { error: `a line that is neither a message nor a note: ${t}` };
     out.push(ours(m[2]).trim());
@@ -42,6 +43,11 @@ async function check(name, text) {
   const want = expectedTexts(text);
   if (want.error) return `${name}: ${want.error}`;
   const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
+  // `shrink --all` titles each diagram with its scenario: Mermaid must read it whole.
+  const title = want.texts.title;
+  if (title !== undefined && diagram.db.getDiagramTitle() !== title) {
+    return `${name}: title "${title}" written, Mermaid read "${diagram.db.getDiagramTitle()}"`;
+  }
   const got = diagram.db.getMessages().map((m) => theirs(String(m.message ?? '')).trim());
   if (got.length !== want.texts.length) {
     return `${name}: ${want.texts.length} messages and notes written, Mermaid read ${got.length}`;

@@ -85,18 +85,49 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
     };
     let Some(done) = done else {
-        let what = match a.seed {
-            Some(seed) => format!("seed {seed} does not fail"),
-            None if coverage => format!(
+        return Ok(nothing_to_shrink(&a, &s, coverage));
+    };
+    print_shrunk(&a, &s, &entry, &done)
+}
+
+/// Says why there is nothing to shrink, and exits as `check` would: 0 when
+/// the run holds, 3 when the given seed's run is inconclusive (it hit a
+/// limit). The sentence goes to stderr under a machine format, whose stdout
+/// stays empty rather than a document a reader cannot parse.
+fn nothing_to_shrink(a: &Args, s: &Scenario, coverage: bool) -> u8 {
+    let (what, code) = match a.seed {
+        Some(seed) => {
+            let outcome = idemsim::minimize::unrecorded_run(s, seed).outcome;
+            let code = super::common::exit_code(&outcome);
+            let how = if code == idemsim::exit::INCONCLUSIVE {
+                format!(
+                    "seed {seed} is {}",
+                    idemsim::render::outcome_sentence(&outcome)
+                )
+            } else {
+                format!("seed {seed} does not fail")
+            };
+            (how, code)
+        }
+        None if coverage => (
+            format!(
                 "its coverage-guided search of {} schedules finds no failure",
                 s.runs
             ),
-            None => format!("no seed of {} fails", s.runs.min(SEARCH_CAP)),
-        };
-        idemsim::outln!("{}: {what}, nothing to shrink", s.name);
-        return Ok(idemsim::exit::HOLDS);
+            idemsim::exit::HOLDS,
+        ),
+        None => (
+            format!("no seed of {} fails", s.runs.min(SEARCH_CAP)),
+            idemsim::exit::HOLDS,
+        ),
     };
-    print_shrunk(&a, &s, &entry, &done)
+    let line = format!("{}: {what}, nothing to shrink", s.name);
+    if a.format == Format::Text {
+        idemsim::outln!("{line}");
+    } else {
+        idemsim::eoutln!("{line}");
+    }
+    code
 }
 
 /// The shrunk failure of one scenario: its repro file if asked, then the
@@ -182,6 +213,7 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
     if a.stats {
         idemsim::out!("{}", stats_header());
     }
+    let mut chrome = Vec::new();
     for entry in catalog::catalog()? {
         let s = catalog::load_entry(&entry, &overrides)?;
         if s.expected_verdict() != Some(models::scenario::Verdict::Violation) {
@@ -197,7 +229,7 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
                 );
                 continue;
             };
-            print_all(a, &s, &done);
+            print_all(a, &s, &done, &mut chrome);
             continue;
         }
         let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
@@ -216,19 +248,77 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
                 continue;
             }
         };
-        print_all(a, &s, &done);
+        print_all(a, &s, &done, &mut chrome);
+    }
+    if a.format == Format::Chrome && !a.stats {
+        idemsim::outln!("{}", one_chrome_document(chrome));
     }
     Ok(idemsim::exit::HOLDS)
 }
 
-/// One scenario's part of `shrink --all`: a row of `--stats`, or the trace.
-fn print_all(a: &Args, s: &Scenario, done: &Done) {
+/// One scenario's part of `shrink --all`: a row of `--stats`, or the trace
+/// named for its scenario. Chrome traces are one JSON document each, so they
+/// are gathered in `chrome` and printed as one document at the end.
+fn print_all(a: &Args, s: &Scenario, done: &Done, chrome: &mut Vec<serde_json::Value>) {
     if a.stats {
         idemsim::outln!("{}", stats_row(s, done));
-    } else {
-        idemsim::out!("{}", formats::render(a.format, &done.trace));
-        idemsim::outln!();
+        return;
     }
+    let text = formats::render(a.format, &done.trace);
+    let name = &s.name;
+    match a.format {
+        // The text and JSON traces name their scenario in their first line;
+        // JSON Lines take no blank line between runs.
+        Format::Json => return idemsim::out!("{text}"),
+        Format::Text => idemsim::out!("{text}"),
+        Format::Mermaid => {
+            let rest = text.strip_prefix("sequenceDiagram\n").unwrap_or(&text);
+            idemsim::out!("sequenceDiagram\n    title {name}\n{rest}");
+        }
+        Format::Dot => {
+            let rest = text
+                .strip_prefix("digraph happens_before {\n")
+                .unwrap_or(&text);
+            let quoted = serde_json::to_string(name).expect("a string");
+            idemsim::out!("digraph {quoted} {{\n    label={quoted};\n    labelloc=t;\n{rest}");
+        }
+        Format::Chrome => {
+            chrome.push(serde_json::from_str(&text).expect("the chrome trace is JSON"));
+            return;
+        }
+    }
+    idemsim::outln!();
+}
+
+/// Several chrome traces as one document: each run's processes keep their
+/// names, prefixed with the scenario's, and get pids of their own.
+fn one_chrome_document(docs: Vec<serde_json::Value>) -> serde_json::Value {
+    let mut events = Vec::new();
+    let mut scenarios = Vec::new();
+    for (i, mut doc) in docs.into_iter().enumerate() {
+        let name = doc["otherData"]["scenario"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let offset = 1000 * i as u64;
+        let list = doc["traceEvents"].as_array_mut().map(std::mem::take);
+        for mut e in list.unwrap_or_default() {
+            if let Some(pid) = e["pid"].as_u64() {
+                e["pid"] = (pid + offset).into();
+            }
+            if e["name"] == "process_name" {
+                let old = e["args"]["name"].as_str().unwrap_or("").to_string();
+                e["args"]["name"] = format!("{name}: {old}").into();
+            }
+            events.push(e);
+        }
+        scenarios.push(doc["otherData"].take());
+    }
+    serde_json::json!({
+        "displayTimeUnit": "ms",
+        "otherData": {"scenarios": scenarios},
+        "traceEvents": events,
+    })
 }
 
 // ------------------------------------------------------------ for `check`

@@ -79,3 +79,37 @@ fn merge_from_stdin_stops_at_its_limit() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("stdin holds more than 64 MiB"), "{err}");
 }
+
+/// D6: with nothing to shrink, a machine format's stdout stays empty (the
+/// sentence goes to stderr), and an inconclusive seed exits 3, not 0.
+#[test]
+fn shrink_with_nothing_to_shrink_keeps_machine_output_clean_and_exits_as_check() {
+    let dir = scratch("cli_edges/shrink-nothing");
+    let passing = [
+        "shrink",
+        "payment-stable-key",
+        "--seed",
+        "1",
+        "--format",
+        "json",
+    ];
+    let (out, err) = check(&case("a passing seed in JSON", &passing).code(0).cwd(&dir));
+    assert_eq!(out, "", "no prose on a JSON stdout");
+    assert!(
+        err.contains("seed 1 does not fail, nothing to shrink"),
+        "{err}"
+    );
+    let limited = [
+        "shrink",
+        "payment-stable-key",
+        "--seed",
+        "1",
+        "--set",
+        "run.max_steps=20",
+    ];
+    let (out, _) = check(&case("an inconclusive seed", &limited).code(3).cwd(&dir));
+    assert!(
+        out.contains("seed 1 is inconclusive: the run hit its"),
+        "{out}"
+    );
+}
