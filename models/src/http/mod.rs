@@ -19,10 +19,10 @@ pub mod situations;
 
 pub use client::{
     Action, Client, ClientConfig, ClientState, ClientStorage, ClientTimer, DeleteNotFound, Phase,
-    RequestSpec, Requests,
+    RequestSpec, Requests, RetryBody,
 };
-pub use msg::{Method, Msg, Read, Request, Status};
-pub use server::{PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
+pub use msg::{Method, Msg, Precondition, Read, Request, Status};
+pub use server::{Fingerprint, PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
 
 use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
@@ -150,7 +150,12 @@ static PRESETS: &[crate::core::Preset] = &[crate::core::Preset {
             value: "86400000",
             source: "keys may be pruned once they are at least 24 hours old; a key reused after that is a new request (modelled at exactly 24 h)",
         },
+        crate::core::PresetSetting {
+            key: "server.fingerprint",
+            value: "\"body\"",
+            source: "the idempotency layer compares the incoming parameters with the original request's and errors if they are not the same (idempotency_error)",
+        },
     ],
     rules: &[],
-    not_modelled: "Stripe compares a retry's parameters with the first request's and answers an error if they differ; the HTTP model has no such comparison, so a retry with a changed body is answered from the key. The replayed 500 and API v2's retry-to-completion are not modelled.",
+    not_modelled: "Stripe's error for changed parameters is answered here with the IETF draft's 422 (the HTTP status of Stripe's idempotency_error is not stated in the pages read). The replayed 500 and API v2's retry-to-completion are not modelled.",
 }];

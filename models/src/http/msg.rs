@@ -45,6 +45,9 @@ pub enum Status {
     NotFound,
     /// 412: the If-Match ETag is not the resource's current one; nothing written.
     PreconditionFailed,
+    /// 422: the Idempotency-Key is known with another request body (the
+    /// server's fingerprint differs); nothing executed, nothing replayed.
+    UnprocessableContent,
 }
 
 impl Status {
@@ -56,6 +59,7 @@ impl Status {
             Status::NoContent => "204 No Content",
             Status::NotFound => "404 Not Found",
             Status::PreconditionFailed => "412 Precondition Failed",
+            Status::UnprocessableContent => "422 Unprocessable Content",
         }
     }
 
@@ -77,6 +81,20 @@ pub struct Read {
     pub if_match: bool,
 }
 
+/// The precondition a PUT, PATCH or DELETE carries from the read before
+/// its first attempt (`client.conditional_writes`); an edit's PUT carries
+/// its own in [`Read`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precondition {
+    /// Unconditional.
+    None,
+    /// `If-Match` with the ETag read (RFC 9110 13.1.1).
+    IfMatch(u32),
+    /// `If-None-Match: *`: the read found nothing, so the PUT may only
+    /// create (RFC 9110 13.1.2).
+    IfNoneMatchAny,
+}
+
 /// One attempt's request. `resource` is 0 for a POST to the collection;
 /// `key` says whether it carries its operation's Idempotency-Key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +113,12 @@ pub struct Request {
     pub key: bool,
     /// What an edit's write was computed from.
     pub read: Option<Read>,
+    /// A PUT's, PATCH's or DELETE's precondition.
+    pub cond: Precondition,
+    /// The body's own timestamp field, in ms, where the client serialises
+    /// the body anew for each attempt (`client.retry_body = "new-timestamp"`):
+    /// bytes that differ from one attempt to the next, not the business value.
+    pub stamp_ms: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +200,9 @@ impl ModelMessage for Msg {
             (Method::Put, Status::Ok) => Some("no new effect: the value is this PUT's body"),
             (Method::Delete, Status::NotFound) => Some("already gone: nothing deleted"),
             (_, Status::PreconditionFailed) => Some("If-Match names an old ETag: nothing written"),
+            (_, Status::UnprocessableContent) => {
+                Some("Idempotency-Key known with another body: refused, nothing executed")
+            }
             _ => None,
         }
     }
@@ -200,6 +227,8 @@ impl fmt::Display for Msg {
                 body,
                 key,
                 read,
+                cond,
+                stamp_ms,
             }) => {
                 write!(f, "{op}: {}", method.as_str())?;
                 match (method, resource) {
@@ -208,6 +237,9 @@ impl fmt::Display for Msg {
                     (Method::Patch, r) => write!(f, " /claims/{r} add {body}")?,
                     (Method::Put, r) => write!(f, " /claims/{r} value {body}")?,
                 }
+                if let Some(t) = stamp_ms {
+                    write!(f, " sent_at {t}")?;
+                }
                 match read {
                     Some(Read {
                         version,
@@ -215,9 +247,13 @@ impl fmt::Display for Msg {
                         ..
                     }) => write!(f, " [If-Match v{version}")?,
                     Some(Read { version, .. }) => write!(f, " [read v{version}, no If-Match")?,
-                    None => f.write_str(" [")?,
+                    None => match cond {
+                        Precondition::None => f.write_str(" [")?,
+                        Precondition::IfMatch(v) => write!(f, " [If-Match v{v}")?,
+                        Precondition::IfNoneMatchAny => f.write_str(" [If-None-Match *")?,
+                    },
                 }
-                if read.is_some() {
+                if read.is_some() || cond != Precondition::None {
                     f.write_str(", ")?;
                 }
                 if key {
@@ -241,7 +277,7 @@ impl fmt::Display for Msg {
                         write!(f, " /claims/{resource} = {value}, ETag v{etag}")?
                     }
                     Status::PreconditionFailed => write!(f, ", ETag now v{etag}")?,
-                    Status::NoContent | Status::NotFound => {}
+                    Status::NoContent | Status::NotFound | Status::UnprocessableContent => {}
                 }
                 let r = if replayed { ", replayed" } else { "" };
                 write!(f, " [attempt {attempt}{r}]")

@@ -37,6 +37,10 @@ pub const STALE_WRITE: SituationId = FIRST + 8;
 pub const WRITE_REPEATED: SituationId = FIRST + 9;
 /// A request came with an Idempotency-Key the server had forgotten.
 pub const KEY_EXPIRED: SituationId = FIRST + 10;
+/// The server refused a known Idempotency-Key whose request body's fingerprint differs (422).
+pub const BODY_MISMATCH_REJECTED: SituationId = FIRST + 11;
+/// A client retried a request with a body other than its first attempt's.
+pub const RETRY_BODY_CHANGED: SituationId = FIRST + 12;
 
 /// The HTTP model's situations.
 pub static ALL: &[SituationDoc] = &[
@@ -51,4 +55,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: STALE_WRITE, name: "stale-write", doc: "A write computed from an older read replaced a newer version it never saw: a lost update." },
     SituationDoc { id: WRITE_REPEATED, name: "write-repeated", doc: "A write landed for a request whose earlier execution had already changed a resource: the request took effect again (a retried POST or PATCH, a PUT that adds), or a replacing PUT set its value again over another writer's (no second effect: last writer wins), or a copy of an edit's PUT, computed from the same read, set back the value its first landing set (no second effect: the writes it replaced are lost)." },
     SituationDoc { id: KEY_EXPIRED, name: "request-after-key-expired", doc: "A request came with an Idempotency-Key whose retention had run out (server.key_retention_ms): the server took it for a new request." },
+    SituationDoc { id: BODY_MISMATCH_REJECTED, name: "key-reused-with-another-body", doc: "The server knew a request's Idempotency-Key, but the body's fingerprint (server.fingerprint) differs from the one stored with it: 422 Unprocessable Content, nothing executed or replayed." },
+    SituationDoc { id: RETRY_BODY_CHANGED, name: "retry-body-changed", doc: "An HTTP client retried a request with a body other than its first attempt's: another value ([[requests]] retry_value) or the same value serialised anew with its send time (client.retry_body = \"new-timestamp\")." },
 ];

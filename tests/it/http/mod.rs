@@ -11,6 +11,8 @@ use models::Msg;
 use sim::{Outcome, TraceKind};
 use support::{check, failing_trace, load, load_text, reached, refuses, sweep, trace_of, Entry};
 
+mod bodies;
+mod conditional;
 mod puts;
 
 const SEEDS: u64 = 300;

@@ -1,11 +1,13 @@
 //! `[client]` (with `[client.retry]`): every client actor's timeout,
-//! retries, Idempotency-Key and If-Match, and what a DELETE's 404 means.
+//! retries, Idempotency-Key and If-Match (an edit's, and conditional
+//! PUT, PATCH and DELETE), how a retry's body is built, and what a
+//! DELETE's 404 means.
 
 use super::DAY_MS;
 use crate::core::client_op::Persistence;
 use crate::core::input::{one_of, path, positive_duration_us, Invalid};
 use crate::core::retry_table::{Retry, RetryDto};
-use crate::http::{ClientConfig, DeleteNotFound, RequestSpec};
+use crate::http::{ClientConfig, DeleteNotFound, RequestSpec, RetryBody};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug)]
@@ -14,6 +16,8 @@ pub(super) struct ClientDto {
     pub(super) timeout_ms: u64,
     pub(super) idempotency_key: bool,
     pub(super) if_match: bool,
+    pub(super) conditional_writes: bool,
+    retry_body: String,
     delete_404: String,
     pub(super) retry: RetryDto,
 }
@@ -24,6 +28,8 @@ impl Default for ClientDto {
             timeout_ms: 10_000,
             idempotency_key: true,
             if_match: true,
+            conditional_writes: false,
+            retry_body: "same".into(),
             delete_404: "done".into(),
             retry: RetryDto::default(),
         }
@@ -35,6 +41,7 @@ pub(super) struct Settings<'a> {
     dto: &'a ClientDto,
     pub(super) retry: Retry,
     delete_404: DeleteNotFound,
+    retry_body: RetryBody,
 }
 
 impl<'a> TryFrom<&'a ClientDto> for Settings<'a> {
@@ -57,10 +64,19 @@ impl<'a> TryFrom<&'a ClientDto> for Settings<'a> {
             ],
             cat("delete_404"),
         )?;
+        let retry_body = one_of(
+            &c.retry_body,
+            &[
+                ("same", RetryBody::Same),
+                ("new-timestamp", RetryBody::NewTimestamp),
+            ],
+            cat("retry_body"),
+        )?;
         Ok(Settings {
             dto: c,
             retry,
             delete_404,
+            retry_body,
         })
     }
 }
@@ -82,6 +98,8 @@ impl Settings<'_> {
             },
             idempotency_key: self.dto.idempotency_key,
             if_match: self.dto.if_match,
+            conditional_writes: self.dto.conditional_writes,
+            retry_body: self.retry_body,
             delete_404: self.delete_404,
             retry_final_errors: self.retry.retry_final_errors,
             requests,

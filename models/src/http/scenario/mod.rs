@@ -53,6 +53,7 @@ impl Default for FileDto {
                 resource: None,
                 value: Some(1200),
                 start_ms: 0,
+                retry_value: None,
             }],
         }
     }

@@ -26,6 +26,8 @@ pub(super) struct RequestDto {
     pub(super) value: Option<u32>,
     #[serde(default)]
     pub(super) start_ms: u64,
+    #[serde(default)]
+    pub(super) retry_value: Option<u32>,
 }
 
 pub(super) fn default_client() -> String {
@@ -158,12 +160,14 @@ fn request(
     let resource = resource_of(r, action, &at, known)?;
     let value = value_of(r, action, &at)?;
     start_us(r.start_ms, max_time_us, at("start_ms"), "request")?;
+    let retry_value = retry_value_of(r, action, &at)?;
     Ok(RequestSpec {
         id: i as u32 + 1,
         action,
         resource,
         value,
         start_ms: r.start_ms,
+        retry_value,
     })
 }
 
@@ -246,4 +250,38 @@ fn value_of(
         }
         (_, Some(v)) => v,
     })
+}
+
+/// The value a request's retries send instead of `value`: only a request
+/// whose body the client writes itself (a POST, a PUT, a PATCH) has one.
+fn retry_value_of(
+    r: &RequestDto,
+    action: Action,
+    at: &dyn Fn(&'static str) -> Vec<Seg>,
+) -> Result<Option<u32>, Invalid> {
+    let method = r.method.to_uppercase();
+    match (action, r.retry_value) {
+        (_, None) => Ok(None),
+        (Action::Delete, Some(_)) => Err(invalid(
+            at("retry_value"),
+            "a DELETE has no body for a retry to change",
+            "remove `retry_value`",
+        )),
+        (Action::Edit, Some(_)) => Err(invalid(
+            at("retry_value"),
+            "an edit's retry computes its body from a new read",
+            "remove `retry_value`, or use method = \"put\" or \"patch\" to send a body you choose",
+        )),
+        (Action::Increment, Some(0)) => Err(invalid(
+            at("retry_value"),
+            "adding 0 changes nothing",
+            "write the amount the retry adds, at least 1",
+        )),
+        (_, Some(v)) if Some(v) == r.value => Err(invalid(
+            at("retry_value"),
+            format!("the {method}'s retries would send its value, {v}, again: nothing changes"),
+            "remove `retry_value`, or give the value the retries send instead",
+        )),
+        (_, Some(v)) => Ok(Some(v)),
+    }
 }

@@ -1,9 +1,10 @@
 //! `[server]`: whether the resource server stores Idempotency-Keys, how
-//! long and how many, and what a PUT does.
+//! long and how many, what it compares a known key's request on, and what
+//! a PUT does.
 
 use super::DAY_MS;
 use crate::core::input::{count_in, duration_us, one_of, path, Invalid, MAX_DURATION_MS};
-use crate::http::{PutMode, ServerConfig};
+use crate::http::{Fingerprint, PutMode, ServerConfig};
 use serde::Deserialize;
 
 #[derive(Deserialize, Debug)]
@@ -13,6 +14,7 @@ pub(super) struct ServerDto {
     pub(super) key_retention_ms: u64,
     pub(super) max_keys: u64,
     pub(super) put: String,
+    fingerprint: String,
 }
 
 impl Default for ServerDto {
@@ -22,6 +24,7 @@ impl Default for ServerDto {
             key_retention_ms: DAY_MS,
             max_keys: 10_000,
             put: "replace".into(),
+            fingerprint: "none".into(),
         }
     }
 }
@@ -41,6 +44,15 @@ pub(super) fn server(s: &ServerDto, resources: Vec<(u32, u32)>) -> Result<Server
             &s.put,
             &[("replace", PutMode::Replace), ("add", PutMode::Add)],
             sat("put"),
+        )?,
+        fingerprint: one_of(
+            &s.fingerprint,
+            &[
+                ("none", Fingerprint::None),
+                ("body", Fingerprint::Body),
+                ("fields", Fingerprint::Fields),
+            ],
+            sat("fingerprint"),
         )?,
         resources,
     })

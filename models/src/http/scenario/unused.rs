@@ -31,6 +31,12 @@ pub(super) fn unused(d: &FileDto) -> Vec<Unused> {
             &["delete"][..],
             "a DELETE (method = \"delete\")",
         ),
+        (
+            "conditional_writes",
+            "client",
+            &["put", "patch", "delete"][..],
+            "a PUT, a PATCH or a DELETE (method = \"put\", \"patch\" or \"delete\": an edit has its own If-Match, client.if_match)",
+        ),
     ] {
         if !methods.iter().any(|m| sends(m)) {
             let u = Unused::new(
@@ -43,7 +49,7 @@ pub(super) fn unused(d: &FileDto) -> Vec<Unused> {
                 ),
             );
             // No edit sends no conditional request: `if_match = false` says so.
-            out.push(if key == "if_match" {
+            out.push(if key == "if_match" || key == "conditional_writes" {
                 u.unless("false")
             } else {
                 u
@@ -70,7 +76,7 @@ fn key_store_unused(c: &ClientDto, s: &ServerDto, out: &mut Vec<Unused>) {
     if let Some((because, why)) = store {
         out.extend(Unused::each(
             &["server"],
-            &["key_retention_ms", "max_keys"],
+            &["key_retention_ms", "max_keys", "fingerprint"],
             &[because],
             why,
             "remove it, or keep keys: idempotency_key = true in [client] and idempotency_keys = true in [server]",

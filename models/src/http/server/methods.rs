@@ -4,7 +4,7 @@
 
 use super::{PutMode, Resource, Server, ServerStorage};
 use crate::core::{Carries, Change, Obs, Op, Site};
-use crate::http::msg::{Method, Msg, Request, Status};
+use crate::http::msg::{Method, Msg, Precondition, Request, Status};
 use crate::http::situations as sit;
 use crate::http::{CREATION, DELETION, EDIT, INCREMENT, RESOURCE, WRITE};
 use sim::Ctx;
@@ -98,6 +98,14 @@ impl<W: Carries<Msg>> Server<W> {
                 };
             }
         }
+        if !self.put_precondition_holds(s, at, q) {
+            ctx.reached(sit::PRECONDITION_FAILED);
+            return Outcome {
+                status: Status::PreconditionFailed,
+                at,
+                held: false,
+            };
+        }
         let (i, status) = Self::put_target(s, at, id);
         let c = s.resources[i];
         // A replacing PUT asks for a state, "the claim is `body`". Where the
@@ -137,6 +145,45 @@ impl<W: Carries<Msg>> Server<W> {
             at: Some(i),
             held: false,
         }
+    }
+
+    /// Whether a PUT's precondition (`client.conditional_writes`) lets it
+    /// through: If-Match needs the ETag current, If-None-Match: * needs no
+    /// resource. One that fails still goes through where a replacing PUT
+    /// finds its body already there: RFC 9110 13.1.1 lets the server answer
+    /// 2xx when the change asked for "has already succeeded" (a retry whose
+    /// first attempt landed), and the PUT then changes nothing.
+    fn put_precondition_holds(&self, s: &ServerStorage, at: Option<usize>, q: Request) -> bool {
+        let current = at.map(|i| s.resources[i]).filter(|c| c.exists);
+        let holds = match q.cond {
+            Precondition::None => true,
+            Precondition::IfMatch(v) => current.is_some_and(|c| c.version == v),
+            Precondition::IfNoneMatchAny => current.is_none(),
+        };
+        let reflected =
+            self.cfg.put == PutMode::Replace && current.is_some_and(|c| c.value == q.body);
+        holds || reflected
+    }
+
+    /// Whether a PATCH's or DELETE's precondition lets it through, on the
+    /// resource at `i`, which exists: a PATCH or DELETE of nothing answers
+    /// 404 before any precondition (RFC 9110 13.2.1: a server ignores the
+    /// preconditions where the answer without them would not be a 2xx).
+    fn precondition_holds(
+        s: &ServerStorage,
+        i: usize,
+        q: Request,
+        ctx: &mut impl Ctx<Self>,
+    ) -> bool {
+        let holds = match q.cond {
+            Precondition::None => true,
+            Precondition::IfMatch(v) => s.resources[i].version == v,
+            Precondition::IfNoneMatchAny => false,
+        };
+        if !holds {
+            ctx.reached(sit::PRECONDITION_FAILED);
+        }
+        holds
     }
 
     /// The resource a PUT to `id` writes: the one there (200 OK), or one
@@ -205,6 +252,49 @@ impl<W: Carries<Msg>> Server<W> {
         Self::landed(s, i, op, site, payload, (change, sets_state), ctx);
     }
 
+    /// A DELETE of the resource at `at` (where it exists): it removes it,
+    /// or finds it gone, which is what a DELETE asks.
+    fn delete(
+        s: &mut ServerStorage,
+        at: Option<usize>,
+        not_found: Outcome,
+        q: Request,
+        ctx: &mut impl Ctx<Self>,
+    ) -> Outcome {
+        let Request {
+            op, resource: id, ..
+        } = q;
+        match at {
+            Some(i) => {
+                s.resources[i].exists = false;
+                Self::landed(s, i, op, &DELETION, id, (Change::Delete, false), ctx);
+                Outcome {
+                    status: Status::NoContent,
+                    at: Some(i),
+                    held: false,
+                }
+            }
+            None => {
+                // The resource is absent as this answer is made: what a
+                // DELETE asks ("be gone") holds, whoever removed it or
+                // whether it ever existed. An observation, not an effect:
+                // it makes a "done" true and counts toward no duplicate.
+                ctx.reached(sit::DELETE_FOUND_NOTHING);
+                ctx.observe(Obs::StateHeld {
+                    op,
+                    attempt: q.attempt,
+                    entity: Op::new(&RESOURCE, id),
+                    // The deletion's version, or none if it never existed.
+                    version: not_found.at.map_or(0, |i| s.resources[i].version),
+                });
+                Outcome {
+                    held: true,
+                    ..not_found
+                }
+            }
+        }
+    }
+
     /// Executes `q` on the resources: what its method does, by its semantics.
     pub(super) fn execute(
         &self,
@@ -235,6 +325,15 @@ impl<W: Carries<Msg>> Server<W> {
                 },
                 None => not_found,
             },
+            Method::Patch | Method::Delete
+                if at.is_some_and(|i| !Self::precondition_holds(s, i, q, ctx)) =>
+            {
+                Outcome {
+                    status: Status::PreconditionFailed,
+                    at,
+                    held: false,
+                }
+            }
             Method::Patch => match at {
                 Some(i) => {
                     let r = &mut s.resources[i];
@@ -248,35 +347,7 @@ impl<W: Carries<Msg>> Server<W> {
                 }
                 None => not_found,
             },
-            Method::Delete => match at {
-                Some(i) => {
-                    s.resources[i].exists = false;
-                    Self::landed(s, i, op, &DELETION, id, (Change::Delete, false), ctx);
-                    Outcome {
-                        status: Status::NoContent,
-                        at: Some(i),
-                        held: false,
-                    }
-                }
-                None => {
-                    // The resource is absent as this answer is made: what a
-                    // DELETE asks ("be gone") holds, whoever removed it or
-                    // whether it ever existed. An observation, not an effect:
-                    // it makes a "done" true and counts toward no duplicate.
-                    ctx.reached(sit::DELETE_FOUND_NOTHING);
-                    ctx.observe(Obs::StateHeld {
-                        op,
-                        attempt: q.attempt,
-                        entity: Op::new(&RESOURCE, id),
-                        // The deletion's version, or none if it never existed.
-                        version: not_found.at.map_or(0, |i| s.resources[i].version),
-                    });
-                    Outcome {
-                        held: true,
-                        ..not_found
-                    }
-                }
-            },
+            Method::Delete => Self::delete(s, at, not_found, q, ctx),
         }
     }
 }

@@ -26,6 +26,31 @@ pub enum PutMode {
     Add,
 }
 
+/// What the server compares when a request comes with an Idempotency-Key
+/// it knows (the IETF draft's "idempotency fingerprint", MAY): a retry
+/// whose fingerprint differs is refused with 422, not answered from the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fingerprint {
+    /// Nothing: a known key is answered from the store, whatever the body.
+    None,
+    /// A checksum of the whole body, its timestamp field included.
+    Body,
+    /// The business fields only (the value): a body serialised anew with
+    /// another timestamp matches, a changed value does not.
+    Fields,
+}
+
+impl Fingerprint {
+    /// Request `q` matches the request whose answer `stored` is.
+    fn matches(self, stored: &Stored, q: &Request) -> bool {
+        match self {
+            Fingerprint::None => true,
+            Fingerprint::Body => (stored.body, stored.stamp_ms) == (q.body, q.stamp_ms),
+            Fingerprint::Fields => stored.body == q.body,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 /// The server's configuration.
 pub struct ServerConfig {
@@ -37,6 +62,8 @@ pub struct ServerConfig {
     pub max_keys: u32,
     /// What a PUT does to the value.
     pub put: PutMode,
+    /// What a known key's request is compared on.
+    pub fingerprint: Fingerprint,
     /// The resources at the start, as (id, value), sorted by id.
     pub resources: Vec<(u32, u32)>,
 }
@@ -72,6 +99,10 @@ pub struct Stored {
     /// The request found the state it asks for already in place: a replay
     /// of this answer is, too, an answer made while it held.
     pub held: bool,
+    /// The body of the request it answers, for the fingerprint.
+    pub body: u32,
+    /// That body's timestamp field, for the fingerprint of the whole body.
+    pub stamp_ms: Option<u32>,
 }
 
 /// The server's database.
@@ -147,6 +178,18 @@ impl<W: Carries<Msg>> Server<W> {
             match s.keys.lookup(&key, now) {
                 Lookup::Live(stored) => {
                     let stored = *stored;
+                    if !self.cfg.fingerprint.matches(&stored, &q) {
+                        // The draft's 422: the key stands for another
+                        // request; neither executed again nor answered
+                        // with that request's result.
+                        ctx.reached(sit::BODY_MISMATCH_REJECTED);
+                        let refused = Stored {
+                            status: Status::UnprocessableContent,
+                            ..stored
+                        };
+                        Self::respond(from, q, refused, false, ctx);
+                        return;
+                    }
                     ctx.reached(sit::KEY_REPLAYED);
                     if stored.held {
                         // Made while the state held, and answering this
@@ -173,6 +216,8 @@ impl<W: Carries<Msg>> Server<W> {
             value: r.map_or(0, |r| r.value),
             etag: r.map_or(0, |r| r.version),
             held: out.held,
+            body: q.body,
+            stamp_ms: q.stamp_ms,
         };
         // Only an executed request has a response worth replaying: a 404 or a
         // 412 changed nothing, and its retry must be free to succeed.

@@ -21,6 +21,7 @@ impl Claims {
             key_retention_us: 0,
             max_keys: 0,
             put: PutMode::Replace,
+            fingerprint: Fingerprint::None,
             resources: vec![(4711, 1000)],
         });
         let mut storage = None;
@@ -50,6 +51,8 @@ impl Claims {
                 value: seen,
                 if_match: false,
             }),
+            cond: crate::http::Precondition::None,
+            stamp_ms: None,
         };
         let mut out: Vec<Cmd> = Vec::new();
         let mut ctx = Context::detached(0, 1, &mut self.choices, &mut out);
@@ -117,4 +120,45 @@ fn a_put_creates_a_missing_resource_in_id_order_and_replaces_an_existing_one() {
     assert!(s.next_id > 17);
     let at = s.find(4711);
     assert_eq!(Server::<World>::put_target(s, at, 4711), (1, Status::Ok));
+}
+
+/// What each fingerprint compares with the request a key was stored for:
+/// nothing, the whole body (its `sent_at` too), or the value alone.
+#[test]
+fn each_fingerprint_compares_what_it_names() {
+    let stored = Stored {
+        status: Status::Created,
+        resource: 4712,
+        value: 1200,
+        etag: 1,
+        held: false,
+        body: 1200,
+        stamp_ms: Some(0),
+    };
+    let q = |body, stamp_ms| Request {
+        op: Op::new(&REQUEST, 1),
+        attempt: 2,
+        method: Method::Post,
+        resource: 0,
+        body,
+        key: true,
+        read: None,
+        cond: crate::http::Precondition::None,
+        stamp_ms,
+    };
+    let cases = [
+        (Fingerprint::None, q(1300, Some(0)), true),
+        (Fingerprint::Body, q(1200, Some(0)), true),
+        (Fingerprint::Body, q(1200, Some(11_000)), false),
+        (Fingerprint::Body, q(1300, Some(0)), false),
+        (Fingerprint::Fields, q(1200, Some(11_000)), true),
+        (Fingerprint::Fields, q(1300, Some(0)), false),
+    ];
+    for (fingerprint, request, matches) in cases {
+        assert_eq!(
+            fingerprint.matches(&stored, &request),
+            matches,
+            "{fingerprint:?} {request:?}"
+        );
+    }
 }

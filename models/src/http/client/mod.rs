@@ -3,14 +3,18 @@
 //! read-modify-write: GET the resource, then PUT it back with the change
 //! applied to what was read, conditional on the ETag read if `if_match`.
 
-use super::msg::{Method, Msg, Read, Request, Status};
+use super::msg::{Method, Msg, Precondition, Read, Request, Status};
 use super::situations as sit;
 use super::REQUEST;
 pub use crate::core::client_op::ClientStorage;
-use crate::core::client_op::{self, ClientSituations, OpStatus, OpTimer, OpTimerKind, Persistence};
+use crate::core::client_op::{self, ClientSituations, OpStatus, OpTimer, OpTimerKind};
 use crate::core::{AttemptOutcome, Carries, Ending, Obs, Op};
 use sim::{Actor, ActorId, Ctx, US_PER_MS};
 use std::marker::PhantomData;
+
+mod config;
+
+pub use config::{Action, ClientConfig, DeleteNotFound, RequestSpec, RetryBody};
 
 const SITUATIONS: ClientSituations = ClientSituations {
     retried: sit::REQUEST_RETRIED,
@@ -18,87 +22,12 @@ const SITUATIONS: ClientSituations = ClientSituations {
     recovered: sit::REQUEST_RESUMED_AFTER_RESTART,
 };
 
-/// What a request asks of the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// POST /claims: create a resource with `value`.
-    Create,
-    /// PUT /claims/{id}: the resource is `value`.
-    Replace,
-    /// DELETE /claims/{id}.
-    Delete,
-    /// PATCH /claims/{id}: add `value`.
-    Increment,
-    /// GET /claims/{id}, then PUT it back with `value` added to what was read.
-    Edit,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// One request a client makes: a business operation.
-pub struct RequestSpec {
-    /// The request's number: `request #id`, one business operation.
-    pub id: u32,
-    /// What it does.
-    pub action: Action,
-    /// The resource it addresses (0: the collection, for a POST).
-    pub resource: u32,
-    /// The body, or the amount added.
-    pub value: u32,
-    /// When it starts.
-    pub start_ms: u64,
-}
-
-impl RequestSpec {
-    /// The request's business operation.
-    pub fn op(&self) -> Op {
-        Op::new(&REQUEST, self.id)
-    }
-
-    /// What the operation asks for: the body, the amount added, or (for a
-    /// DELETE, which has no body) the resource it removes.
-    pub fn payload(&self) -> u32 {
-        match self.action {
-            Action::Delete => self.resource,
-            _ => self.value,
-        }
-    }
-}
-
-/// How a client reads a 404 in answer to a DELETE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeleteNotFound {
-    /// The resource is gone, which is what was asked: done. (An earlier
-    /// attempt whose answer was lost may have deleted it.)
-    Done,
-    /// "Nothing to delete": recorded as failed (a mistake when retrying).
-    Failed,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-/// A client's configuration.
-pub struct ClientConfig {
-    /// The server it talks to.
-    pub server: ActorId,
-    /// How it retries and gives up.
-    pub persistence: Persistence,
-    /// Every write carries its request's Idempotency-Key (`req-3-01`).
-    pub idempotency_key: bool,
-    /// An edit's PUT is conditional on the ETag it read (If-Match).
-    pub if_match: bool,
-    /// How it reads a 404 answering a DELETE.
-    pub delete_404: DeleteNotFound,
-    /// Retry a final error (a 404) too: a mistake, it never becomes a success.
-    pub retry_final_errors: bool,
-    /// Sorted by id.
-    pub requests: Vec<RequestSpec>,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// What a request's current attempt waits for.
 pub enum Phase {
     /// Waiting for the answer to the request itself.
     Request,
-    /// An edit waiting for its GET.
+    /// An edit, or a conditional write before its first attempt, waiting for its GET.
     Read,
     /// An edit waiting for its PUT.
     Write,
@@ -111,6 +40,10 @@ pub struct ClientState {
     pub awaiting: Vec<Option<(u32, Phase)>>,
     /// The last attempt of an edit ended in a 412: the next one reads again.
     pub after_412: Vec<bool>,
+    /// A conditional write's precondition, from the read before its first
+    /// attempt, kept for every retry: a retry must not read again, or it
+    /// would read its own landed write and find its condition true.
+    pub cond: Vec<Option<Precondition>>,
 }
 
 client_op::client_timers!(
@@ -183,14 +116,24 @@ impl<W: Carries<Msg>> Client<W> {
             read,
         } = out;
         let spec = self.cfg.requests[i];
+        let writes = method != Method::Get;
+        let new_stamp = writes && self.cfg.retry_body == RetryBody::NewTimestamp;
+        if writes && attempt > 1 && (new_stamp || body != spec.value_for(1)) && read.is_none() {
+            ctx.reached(sit::RETRY_BODY_CHANGED);
+        }
         let request = Msg::Request(Request {
             op: spec.op(),
             attempt,
             method,
             resource: spec.resource,
             body,
-            key: self.cfg.idempotency_key && method != Method::Get,
+            key: self.cfg.idempotency_key && writes,
             read,
+            cond: match st.cond[i] {
+                Some(c) if writes && read.is_none() => c,
+                _ => Precondition::None,
+            },
+            stamp_ms: new_stamp.then(|| (ctx.now_us() / US_PER_MS).min(u64::from(u32::MAX)) as u32),
         });
         st.awaiting[i] = Some((attempt, phase));
         ctx.send(self.cfg.server, W::wrap(request));
@@ -211,6 +154,9 @@ impl<W: Carries<Msg>> Client<W> {
             s.ops[i].begin_attempt(spec.op(), spec.payload(), window_ms, &SITUATIONS, ctx);
         let (phase, method) = match spec.action {
             Action::Create => (Phase::Request, Method::Post),
+            // A conditional write reads once, before its first attempt
+            // that gets through to the server, for the ETag it carries.
+            _ if self.conditional(i) && st.cond[i].is_none() => (Phase::Read, Method::Get),
             Action::Replace => (Phase::Request, Method::Put),
             Action::Delete => (Phase::Request, Method::Delete),
             Action::Increment => (Phase::Request, Method::Patch),
@@ -221,7 +167,11 @@ impl<W: Carries<Msg>> Client<W> {
                 (Phase::Read, Method::Get)
             }
         };
-        let body = if method == Method::Get { 0 } else { spec.value };
+        let body = if method == Method::Get {
+            0
+        } else {
+            spec.value_for(attempt)
+        };
         let out = Outgoing {
             attempt,
             phase,
@@ -230,6 +180,45 @@ impl<W: Carries<Msg>> Client<W> {
             read: None,
         };
         self.send(st, i, out, ctx);
+    }
+
+    /// Request `i` is a PUT, PATCH or DELETE made conditional by `client.conditional_writes`.
+    fn conditional(&self, i: usize) -> bool {
+        let action = self.cfg.requests[i].action;
+        self.cfg.conditional_writes && !matches!(action, Action::Create | Action::Edit)
+    }
+
+    /// A conditional write's read is in: the precondition its attempts
+    /// carry, and its first write. A PATCH of nothing gets none: its read's
+    /// 404 is its answer.
+    fn after_read(
+        &self,
+        st: &mut ClientState,
+        i: usize,
+        answer: Answer,
+        ctx: &mut impl Ctx<Self>,
+    ) -> bool {
+        let spec = self.cfg.requests[i];
+        let (cond, method) = match (answer.status, spec.action) {
+            (Status::Ok, Action::Replace) => (Precondition::IfMatch(answer.etag), Method::Put),
+            (Status::Ok, Action::Increment) => (Precondition::IfMatch(answer.etag), Method::Patch),
+            (Status::Ok, Action::Delete) => (Precondition::IfMatch(answer.etag), Method::Delete),
+            // Nothing there: the PUT may only create it.
+            (Status::NotFound, Action::Replace) => (Precondition::IfNoneMatchAny, Method::Put),
+            // No ETag to match: the DELETE's own 404 says it is still gone.
+            (Status::NotFound, Action::Delete) => (Precondition::None, Method::Delete),
+            _ => return false,
+        };
+        st.cond[i] = Some(cond);
+        let write = Outgoing {
+            attempt: answer.attempt,
+            phase: Phase::Request,
+            method,
+            body: spec.value_for(answer.attempt),
+            read: None,
+        };
+        self.send(st, i, write, ctx);
+        true
     }
 
     fn retry_or_give_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
@@ -245,6 +234,35 @@ impl<W: Carries<Msg>> Client<W> {
             self.retry_or_give_up(s, i, ctx);
         } else {
             s.ops[i].give_up(op, self.cfg.persistence.dead_letter, &SITUATIONS, ctx);
+        }
+    }
+
+    /// A DELETE's 404, read as `client.delete_404` says.
+    fn delete_not_found(
+        &self,
+        s: &mut ClientStorage,
+        i: usize,
+        attempt: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let spec = self.cfg.requests[i];
+        let op = spec.op();
+        match self.cfg.delete_404 {
+            DeleteNotFound::Done => s.ops[i].done(op, attempt, spec.payload(), &SITUATIONS, ctx),
+            DeleteNotFound::Failed => {
+                s.ops[i].attempt_ended(op, attempt, AttemptOutcome::Rejected, ctx);
+                // The mistake is to be sure nothing was deleted, even
+                // after an attempt whose answer never came: "failed",
+                // not "unknown". But a client that keeps no dead
+                // letters has nowhere to write that; it drops the
+                // request as it drops any other it gives up.
+                let ending = if self.cfg.persistence.dead_letter {
+                    Ending::Failed
+                } else {
+                    Ending::Abandoned
+                };
+                s.ops[i].end(op, ending, &SITUATIONS, ctx);
+            }
         }
     }
 
@@ -265,6 +283,12 @@ impl<W: Carries<Msg>> Client<W> {
         } = answer;
         let spec = self.cfg.requests[i];
         let op = spec.op();
+        if phase == Phase::Read
+            && spec.action != Action::Edit
+            && self.after_read(st, i, answer, ctx)
+        {
+            return;
+        }
         if phase == Phase::Read && status == Status::Ok {
             // The read is in: now the write, computed from it.
             let read = Read {
@@ -287,28 +311,28 @@ impl<W: Carries<Msg>> Client<W> {
         ctx.cancel_timer(self.timeout(i));
         match status {
             Status::Ok | Status::Created | Status::NoContent => {
-                s.ops[i].done(op, attempt, spec.payload(), &SITUATIONS, ctx);
+                s.ops[i].done(op, attempt, spec.payload_for(attempt), &SITUATIONS, ctx);
             }
-            Status::NotFound if spec.action == Action::Delete => match self.cfg.delete_404 {
-                DeleteNotFound::Done => {
-                    s.ops[i].done(op, attempt, spec.payload(), &SITUATIONS, ctx)
-                }
-                DeleteNotFound::Failed => {
-                    s.ops[i].attempt_ended(op, attempt, AttemptOutcome::Rejected, ctx);
-                    // The mistake is to be sure nothing was deleted, even
-                    // after an attempt whose answer never came: "failed",
-                    // not "unknown". But a client that keeps no dead
-                    // letters has nowhere to write that; it drops the
-                    // request as it drops any other it gives up.
-                    let ending = if self.cfg.persistence.dead_letter {
-                        Ending::Failed
-                    } else {
-                        Ending::Abandoned
-                    };
-                    s.ops[i].end(op, ending, &SITUATIONS, ctx);
-                }
-            },
+            Status::NotFound if spec.action == Action::Delete => {
+                self.delete_not_found(s, i, attempt, ctx)
+            }
             Status::NotFound => self.final_error(s, i, attempt, ctx),
+            // A conditional write's ETag is no longer current: someone
+            // wrote since the read, maybe this request's own earlier
+            // attempt. Nothing was written now, and a retry would carry
+            // the same ETag: a final answer (unknown if an earlier attempt
+            // may have landed).
+            Status::PreconditionFailed if spec.action != Action::Edit => {
+                self.final_error(s, i, attempt, ctx)
+            }
+            // The key is known with another body: an earlier attempt of
+            // this request was executed, with the body it sent then. Not a
+            // success for this body, and not a failure: a person has to
+            // look (a dead letter marked unknown).
+            Status::UnprocessableContent => {
+                s.ops[i].uncertain = true;
+                self.final_error(s, i, attempt, ctx);
+            }
             Status::PreconditionFailed => {
                 // Someone wrote since the read: nothing was written; read again.
                 st.after_412[i] = true;
@@ -332,11 +356,13 @@ impl<W> crate::core::Ends for Client<W> {
     /// The methods its requests use: an edit reads with GET and writes
     /// with PUT.
     fn sends(&self, kind: &str, _role: &str) -> bool {
+        // A conditional write reads first.
+        let reads = self.cfg.conditional_writes;
         self.cfg.requests.iter().any(|r| match r.action {
             Action::Create => kind == "post",
-            Action::Replace => kind == "put",
-            Action::Delete => kind == "delete",
-            Action::Increment => kind == "patch",
+            Action::Replace => kind == "put" || (reads && kind == "get"),
+            Action::Delete => kind == "delete" || (reads && kind == "get"),
+            Action::Increment => kind == "patch" || (reads && kind == "get"),
             Action::Edit => kind == "get" || kind == "put",
         })
     }
@@ -363,6 +389,8 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         st.awaiting.resize(n, None);
         st.after_412.clear();
         st.after_412.resize(n, false);
+        st.cond.clear();
+        st.cond.resize(n, None);
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
@@ -452,104 +480,4 @@ impl<W: Carries<Msg>> Actor for Client<W> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::retry::Jitter;
-    use crate::core::retry::RetryPolicy;
-    use crate::registry::Msg as World;
-    use sim::{Choices, Command, Context};
-
-    type Cmd = Command<World, Obs, ClientTimer>;
-
-    const SERVER: ActorId = 1;
-
-    fn delete_client(delete_404: DeleteNotFound, dead_letter: bool) -> Client<World> {
-        Client::new(ClientConfig {
-            server: SERVER,
-            persistence: Persistence {
-                retry: RetryPolicy {
-                    max_attempts: 3,
-                    base_ms: 0,
-                    cap_ms: 0,
-                    multiplier: 1,
-                    jitter: Jitter::None,
-                    window_ms: 0,
-                },
-                timeout_ms: 10_000,
-                dead_letter,
-            },
-            idempotency_key: false,
-            if_match: false,
-            delete_404,
-            retry_final_errors: false,
-            requests: vec![RequestSpec {
-                id: 1,
-                action: Action::Delete,
-                resource: 4711,
-                value: 0,
-                start_ms: 0,
-            }],
-        })
-    }
-
-    /// A client started, its first request's first attempt sent: its state,
-    /// its storage and the decisions it draws from.
-    fn sent_first_attempt(c: &Client<World>) -> (ClientState, ClientStorage, Choices) {
-        let (mut st, mut s) = (None, None);
-        c.reset_state(&mut st);
-        c.reset_storage(&mut s);
-        let (mut st, mut s) = (st.expect("a state"), s.expect("a storage"));
-        let mut choices = Choices::new();
-        choices.start_random(0, 1, false);
-        let mut out: Vec<Cmd> = Vec::new();
-        let mut ctx = Context::detached(0, 0, &mut choices, &mut out);
-        c.on_start(&mut st, &mut s, &mut ctx);
-        let first = OpTimer::next_attempt(0, 1);
-        c.on_timer(&mut st, &mut s, first, &mut ctx);
-        assert_eq!(Cmd::sent(&out).count(), 1, "the DELETE is sent");
-        (st, s, choices)
-    }
-
-    fn endings(out: &[Cmd]) -> Vec<Ending> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::Observe(Obs::Ended { ending, .. }) => Some(*ending),
-                _ => None,
-            })
-            .collect()
-    }
-
-    /// A client that reads a DELETE's 404 as a failure, and keeps no dead
-    /// letters (`dead_letter = false`), gives the request up as it gives
-    /// up any other: silently. It records no "failed" it does not keep,
-    /// which the ledger would judge as a false failure.
-    #[test]
-    fn a_404_read_as_failure_without_dead_letters_is_given_up_silently() {
-        let c = delete_client(DeleteNotFound::Failed, false);
-        let (mut st, mut s, mut choices) = sent_first_attempt(&c);
-        let mut out: Vec<Cmd> = Vec::new();
-        let mut ctx = Context::detached(1_000, 0, &mut choices, &mut out);
-        let not_found = Msg::Response {
-            op: c.cfg.requests[0].op(),
-            attempt: 1,
-            method: Method::Delete,
-            status: Status::NotFound,
-            resource: 4711,
-            value: 0,
-            etag: 2,
-            replayed: false,
-        };
-        c.on_msg(&mut st, &mut s, SERVER, World::wrap(not_found), &mut ctx);
-        assert_eq!(endings(&out), [Ending::Abandoned]);
-        assert!(!Cmd::reaches(&out, sit::REQUEST_DEAD_LETTERED));
-
-        // With dead letters, the mistake is recorded as "failed".
-        let c = delete_client(DeleteNotFound::Failed, true);
-        let (mut st, mut s, mut choices) = sent_first_attempt(&c);
-        let mut out: Vec<Cmd> = Vec::new();
-        let mut ctx = Context::detached(1_000, 0, &mut choices, &mut out);
-        c.on_msg(&mut st, &mut s, SERVER, World::wrap(not_found), &mut ctx);
-        assert_eq!(endings(&out), [Ending::Failed]);
-        assert!(Cmd::reaches(&out, sit::REQUEST_DEAD_LETTERED));
-    }
-}
+mod tests;
