@@ -485,3 +485,46 @@ fn two_payments_of_one_claim_are_two_operations_each_landing_once_with_its_own_a
     let (entries, _) = failing_trace("payment-status-query-by-claim");
     assert_eq!(landed(&entries), both[..1]);
 }
+
+/// Issue 43: plain `check`, at the file's own budget (`run.runs`) and with no
+/// `run.strategy`, finds every catalog bug, the rare ones included: its
+/// portfolio (the seed sweep, then exhaustive search to fault bound 3 and
+/// the coverage-guided search, a quarter of the budget each) runs in
+/// process, stopping at its first failure. A scenario whose file names a
+/// strategy is run as if it named none.
+#[test]
+fn the_default_portfolio_finds_every_catalog_bug_at_its_default_budget() {
+    use idemsim::testing::portfolio::{first_failure, Part};
+    let stop = AtomicBool::new(false);
+    let mut missed = Vec::new();
+    let mut by_search = Vec::new();
+    for p in scenario_files() {
+        let s = load(&name_of(&p), &[]);
+        if s.expected_verdict() != Some(Verdict::Violation) {
+            continue;
+        }
+        let seeds = SeedRange {
+            start: 0,
+            end: s.runs,
+        };
+        match first_failure(&s.system, seeds, support::JOBS, &stop) {
+            None => missed.push(format!("{} (budget {})", s.name, s.runs)),
+            Some(f) if f.part != Part::Seeds => {
+                by_search.push((s.name.clone(), f.part, f.schedules));
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "plain check misses these catalog bugs:\n{}",
+        missed.join("\n")
+    );
+    // The rare bug seeds find once in 50,000 runs is the search parts' to find.
+    assert!(
+        by_search
+            .iter()
+            .any(|(name, _, _)| name == "payment-give-up-silently-low-loss"),
+        "found by a search part: {by_search:?}"
+    );
+}
