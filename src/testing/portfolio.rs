@@ -51,7 +51,7 @@ impl Part {
 }
 
 /// A failure a search part found: no seed replays it, its record does.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Found {
     /// The part.
     pub part: Part,
@@ -69,7 +69,7 @@ pub struct Found {
 }
 
 /// What one search part ran and found.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PartReport {
     /// Every schedule it ran (an exhaustive level re-runs the shallower
     /// schedules it needs, and those count again: this is work done).
@@ -87,7 +87,7 @@ pub struct PartReport {
 }
 
 /// The two search parts of a portfolio over one seed range.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Searches {
     /// Exhaustive search from fault bound 1 up to [`MAX_FAULTS`].
     pub exhaustive: PartReport,

@@ -528,3 +528,35 @@ fn the_default_portfolio_finds_every_catalog_bug_at_its_default_budget() {
         "found by a search part: {by_search:?}"
     );
 }
+
+/// The portfolio's searches give one report whatever the thread count (so
+/// `check`'s output does not depend on `--jobs`), find a bug that needs
+/// three rare faults, and stay silent on the correct design.
+#[test]
+fn the_portfolios_searches_are_deterministic_and_silent_on_a_correct_design() {
+    use idemsim::testing::portfolio::{searches, Part};
+    let stop = AtomicBool::new(false);
+    // A quarter each: 100 schedules, past the 57 fault bound 3 needs here.
+    let seeds = SeedRange { start: 0, end: 400 };
+    let rare = load("payment-give-up-silently-low-loss", &[]);
+    let one = searches(&rare.system, seeds, 1, &stop);
+    assert_eq!(one, searches(&rare.system, seeds, 2, &stop));
+    let found = one
+        .first()
+        .expect("fault bound 3 reaches three lost bank calls");
+    assert_eq!(found.part, Part::Exhaustive(3));
+    assert!(
+        broke(&found.outcome, "no-lost-effect"),
+        "{:?}",
+        found.outcome
+    );
+    assert!(
+        found.record.is_some(),
+        "a search's failure replays from its record"
+    );
+    let fixed = load("payment-stable-key", &[]);
+    let r = searches(&fixed.system, seeds, 2, &stop);
+    assert_eq!(r.first(), None);
+    assert_eq!(r.exhaustive.tally.failing() + r.coverage.tally.failing(), 0);
+    assert!(r.exhaustive.tally.schedules > 0 && r.coverage.tally.schedules == 100);
+}

@@ -242,7 +242,7 @@ pub fn run(scenario: Option<&str>, budget: u64, jobs: usize, json: bool) -> Resu
             "schedules until the first violation (budget {budget} each; exhaustive up to K={MAX_FAULTS})"
         );
         idemsim::outln!(
-            "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<6}  {:>20}",
+            "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<10}  {:>20}",
             "scenario",
             "random",
             "swarm",
@@ -258,7 +258,7 @@ pub fn run(scenario: Option<&str>, budget: u64, jobs: usize, json: bool) -> Resu
             idemsim::outln!("{}", json_row(&row, budget, s.runs));
         } else {
             idemsim::outln!(
-                "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<10}  {:>16}",
+                "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<10}  {:>20}",
                 row.scenario,
                 cell(&row.random, budget),
                 cell(&row.swarm, budget),

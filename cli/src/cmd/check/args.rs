@@ -99,11 +99,16 @@ impl Search {
     /// What `--strategy` (`arg`) and the scenario `s` ask for.
     pub(super) fn of(arg: Option<StrategyArg>, s: &models::Scenario) -> Search {
         match (arg, s.strategy_stated, s.strategy) {
-            (Some(StrategyArg::Coverage), _, _) | (None, _, Strategy::Coverage) => Search::Coverage,
-            (Some(StrategyArg::Seeds), _, _) | (None, _, Strategy::Seeds) => {
+            (Some(StrategyArg::Coverage), _, _) | (None, true, Strategy::Coverage) => {
+                Search::Coverage
+            }
+            (Some(StrategyArg::Seeds), _, _) | (None, true, Strategy::Seeds) => {
                 Search::Seeds { portfolio: false }
             }
-            (Some(StrategyArg::Portfolio), _, _) => Search::Seeds { portfolio: true },
+            // Nothing names a strategy: the portfolio finds rare bugs too.
+            (Some(StrategyArg::Portfolio), _, _) | (None, false, _) => {
+                Search::Seeds { portfolio: true }
+            }
         }
     }
 }

@@ -100,8 +100,15 @@ impl PartLine {
         };
         match &self.found {
             Some(f) => format!(
-                "{name}{bound}: violation within {} schedules of {}{limit}: {}",
-                f.after, self.budget, f.sentence
+                "{name}{bound}: violation within {} {} of {}{limit}: {}",
+                f.after,
+                if f.after == 1 {
+                    "schedule"
+                } else {
+                    "schedules"
+                },
+                self.budget,
+                f.sentence
             ),
             None => format!(
                 "{name}{bound}: {} of {} schedules, none failed{limit}",
