@@ -560,3 +560,27 @@ fn the_portfolios_searches_are_deterministic_and_silent_on_a_correct_design() {
     assert_eq!(r.exhaustive.tally.failing() + r.coverage.tally.failing(), 0);
     assert!(r.exhaustive.tally.schedules > 0 && r.coverage.tally.schedules == 100);
 }
+
+/// `bench --find` puts the default portfolio beside the strategies, at the
+/// scenario's own budget, with the part that found the bug: the rare one is
+/// exhaustive search's after the 2,000 seeds of its `run.runs`.
+#[test]
+fn bench_find_shows_the_portfolio_beside_each_strategy() {
+    let out = support::idemsim(&[
+        "bench",
+        "--find",
+        "payment-give-up-silently-low-loss",
+        "--find-budget",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).expect("utf-8");
+    let row: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    let p = &row["data"]["portfolio"];
+    assert_eq!(p["budget"], 2000, "{line}");
+    assert_eq!(p["part"], "exhaustive", "{line}");
+    assert!(p["schedules"].as_u64().expect("found") > 2000, "{line}");
+    // Within 100 schedules the swarm of seeds finds nothing.
+    assert_eq!(row["data"]["swarm"]["found"], false, "{line}");
+}
