@@ -31,6 +31,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
+pub mod portfolio;
 #[cfg(feature = "proptest")]
 mod strategy;
 #[cfg(feature = "proptest")]

@@ -485,3 +485,102 @@ fn two_payments_of_one_claim_are_two_operations_each_landing_once_with_its_own_a
     let (entries, _) = failing_trace("payment-status-query-by-claim");
     assert_eq!(landed(&entries), both[..1]);
 }
+
+/// Issue 43: plain `check`, at the file's own budget (`run.runs`) and with no
+/// `run.strategy`, finds every catalog bug, the rare ones included: its
+/// portfolio (the seed sweep, then exhaustive search to fault bound 3 and
+/// the coverage-guided search, a quarter of the budget each) runs in
+/// process, stopping at its first failure. A scenario whose file names a
+/// strategy is run as if it named none.
+#[test]
+fn the_default_portfolio_finds_every_catalog_bug_at_its_default_budget() {
+    use idemsim::testing::portfolio::{first_failure, Part};
+    let stop = AtomicBool::new(false);
+    let mut missed = Vec::new();
+    let mut by_search = Vec::new();
+    for p in scenario_files() {
+        let s = load(&name_of(&p), &[]);
+        if s.expected_verdict() != Some(Verdict::Violation) {
+            continue;
+        }
+        let seeds = SeedRange {
+            start: 0,
+            end: s.runs,
+        };
+        match first_failure(&s.system, seeds, support::JOBS, &stop) {
+            None => missed.push(format!("{} (budget {})", s.name, s.runs)),
+            Some(f) if f.part != Part::Seeds => {
+                by_search.push((s.name.clone(), f.part, f.schedules));
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "plain check misses these catalog bugs:\n{}",
+        missed.join("\n")
+    );
+    // The rare bug seeds find once in 50,000 runs is the search parts' to find.
+    assert!(
+        by_search
+            .iter()
+            .any(|(name, _, _)| name == "payment-give-up-silently-low-loss"),
+        "found by a search part: {by_search:?}"
+    );
+}
+
+/// The portfolio's searches give one report whatever the thread count (so
+/// `check`'s output does not depend on `--jobs`), find a bug that needs
+/// three rare faults, and stay silent on the correct design.
+#[test]
+fn the_portfolios_searches_are_deterministic_and_silent_on_a_correct_design() {
+    use idemsim::testing::portfolio::{searches, Part};
+    let stop = AtomicBool::new(false);
+    // A quarter each: 100 schedules, past the 57 fault bound 3 needs here.
+    let seeds = SeedRange { start: 0, end: 400 };
+    let rare = load("payment-give-up-silently-low-loss", &[]);
+    let one = searches(&rare.system, seeds, 1, &stop);
+    assert_eq!(one, searches(&rare.system, seeds, 2, &stop));
+    let found = one
+        .first()
+        .expect("fault bound 3 reaches three lost bank calls");
+    assert_eq!(found.part, Part::Exhaustive(3));
+    assert!(
+        broke(&found.outcome, "no-lost-effect"),
+        "{:?}",
+        found.outcome
+    );
+    assert!(
+        found.record.is_some(),
+        "a search's failure replays from its record"
+    );
+    let fixed = load("payment-stable-key", &[]);
+    let r = searches(&fixed.system, seeds, 2, &stop);
+    assert_eq!(r.first(), None);
+    assert_eq!(r.exhaustive.tally.failing() + r.coverage.tally.failing(), 0);
+    assert!(r.exhaustive.tally.schedules > 0 && r.coverage.tally.schedules == 100);
+}
+
+/// `bench --find` puts the default portfolio beside the strategies, at the
+/// scenario's own budget, with the part that found the bug: the rare one is
+/// exhaustive search's after the 2,000 seeds of its `run.runs`.
+#[test]
+fn bench_find_shows_the_portfolio_beside_each_strategy() {
+    let out = support::idemsim(&[
+        "bench",
+        "--find",
+        "payment-give-up-silently-low-loss",
+        "--find-budget",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).expect("utf-8");
+    let row: serde_json::Value = serde_json::from_str(line.trim()).expect("one JSON line");
+    let p = &row["data"]["portfolio"];
+    assert_eq!(p["budget"], 2000, "{line}");
+    assert_eq!(p["part"], "exhaustive", "{line}");
+    assert!(p["schedules"].as_u64().expect("found") > 2000, "{line}");
+    // Within 100 schedules the swarm of seeds finds nothing.
+    assert_eq!(row["data"]["swarm"]["found"], false, "{line}");
+}

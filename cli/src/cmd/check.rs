@@ -4,20 +4,21 @@
 
 use idemsim::catalog::{self, UsageError};
 use idemsim::progress::{self, Progress};
-use models::scenario::Strategy;
 use sim::{explore, SeedRange};
 
 mod args;
 mod exhaustive;
 mod expect;
+mod found;
+mod portfolio;
 mod summary;
 mod text;
 
 use super::common::{jobs, shell_word, WarningLine};
 pub use args::Args;
+use args::Search;
 use exhaustive::run_exhaustive;
 pub use summary::{Seeds, ShardLine, SweepLine};
-use text::shrunk_text;
 
 /// A coverage-guided search runs as one sequence, each schedule mutating what
 /// the earlier ones found, so no part of it is a shard `merge` could combine.
@@ -63,8 +64,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         return run_exhaustive(&a, &s, &replay, jobs);
     }
     let all = seed_range(&a, &s)?;
-    let strategy = a.strategy.map_or(s.strategy, Strategy::from);
-    if strategy == Strategy::Coverage && a.shard.is_some() {
+    let search = Search::of(a.strategy, &s);
+    if search == Search::Coverage && a.shard.is_some() {
         return Err(unshardable(&s, a.strategy.is_some(), &entry));
     }
     // A shard may be empty when there are more shards than seeds; it merges as
@@ -97,10 +98,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         all,
         seeds,
     };
-    if strategy == Strategy::Coverage {
-        sweep.coverage()
-    } else {
-        sweep.seeds(jobs)
+    match search {
+        Search::Coverage => sweep.coverage(),
+        Search::Seeds { portfolio } => sweep.seeds(jobs, portfolio),
     }
 }
 
@@ -169,9 +169,9 @@ impl Sweep<'_> {
         ))
     }
 
-    /// The seed sweep on `jobs` threads, its lowest failure shrunk, the
-    /// summary printed.
-    fn seeds(self, jobs: usize) -> Result<u8, UsageError> {
+    /// The seed sweep on `jobs` threads (then, with `portfolio`, the
+    /// portfolio's searches), its first failure shrunk, the summary printed.
+    fn seeds(self, jobs: usize, portfolio: bool) -> Result<u8, UsageError> {
         let (a, s, entry, seeds) = (self.a, self.s, self.entry, self.seeds);
         let bar = Progress::new(Some(seeds.len()), a.json);
         let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
@@ -182,34 +182,30 @@ impl Sweep<'_> {
         idemsim::external::check_summary(s, &self.replay, &sum)?;
         let mut line = sweep_line(a, s, entry, self.replay.clone(), (self.all, seeds), &sum);
         line.failing_regression = self.failing.clone();
-        // Shrinking: the lowest failing seed, cut down to a locally minimal run.
-        let done =
-            line.shrink_done((s, entry), a.no_shrink, a.repro_out.as_deref(), self.budget)?;
-        let variant = !a.set.is_empty() || a.shard.is_some();
-        let note = expect::ExpectNote::of(s, &sum, variant, entry, seeds);
-        let recorded = match &sum.first_failure {
-            Some(f) => {
-                let record = done.as_ref().map(|d| &d.shrunk.record);
-                let outcome = done
-                    .as_ref()
-                    .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
-                self.record_new(Some(f.seed), record, outcome)?
-            }
-            None => None,
-        };
-        if a.json {
-            recorded.iter().for_each(|r| r.print(true, ""));
+        // Shard 0 alone runs the searches, so each schedule is one shard's.
+        let searches = (portfolio && a.shard.is_none_or(|(i, _)| i == 0))
+            .then(|| found::search(s, &self.replay, self.all, jobs))
+            .transpose()?;
+        if let Some(searches) = &searches {
+            line.portfolio = Some(portfolio::PortfolioLine::of(searches, self.all.end));
+            line.interrupted |= progress::STOP.load(std::sync::atomic::Ordering::Relaxed);
+            line.derive();
         }
-        line.print_noted(
-            a.json,
-            done.as_ref().map(shrunk_text).as_deref(),
-            note.as_ref(),
-        );
+        // Shrinking: the lowest failing seed (else a search's failure), cut
+        // down to a locally minimal run.
+        let shown = found::Shown::of(&self, &mut line, &sum, searches.as_ref())?;
+        let variant = !a.set.is_empty() || a.shard.is_some();
+        let judged = found::judged(&sum, searches.as_ref());
+        let note = expect::ExpectNote::of(s, &judged, variant, entry, seeds);
+        if a.json {
+            shown.recorded.iter().for_each(|r| r.print(true, ""));
+        }
+        line.print_noted(a.json, shown.text.as_deref(), note.as_ref());
         if let Some(dir) = a.html.as_deref() {
-            html_report(a, (s, entry), &sum, done.as_ref(), dir)?;
+            html_report(a, (s, entry), &sum, shown.done.as_ref(), dir)?;
         }
         if !a.json {
-            recorded.iter().for_each(|r| r.print(false, ""));
+            shown.recorded.iter().for_each(|r| r.print(false, ""));
         }
         Ok(idemsim::regressions::sweep::exit_code(
             line.exit_code(),

@@ -46,7 +46,7 @@ pub(super) fn limits(r: &RunDto) -> Result<(TimeUs, Limits), Invalid> {
 /// `run.strategy`: how `check` and `verify` look for a failure.
 pub(super) fn strategy(r: &RunDto) -> Result<super::Strategy, Invalid> {
     one_of(
-        &r.strategy,
+        r.strategy.as_deref().unwrap_or("seeds"),
         &[
             ("seeds", super::Strategy::Seeds),
             ("coverage", super::Strategy::Coverage),

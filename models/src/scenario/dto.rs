@@ -84,8 +84,9 @@ pub(super) struct ExpectDto {
 #[serde(deny_unknown_fields, default)]
 pub(super) struct RunDto {
     pub(super) runs: u64,
-    /// How `check` and `verify` search: "seeds" or "coverage".
-    pub(super) strategy: String,
+    /// How `check` and `verify` search: "seeds" or "coverage"; `None` when
+    /// the file leaves it out (then `check` runs its portfolio).
+    pub(super) strategy: Option<String>,
     pub(super) fault_phase_ms: u64,
     pub(super) max_steps: u64,
     pub(super) max_time_ms: u64,
@@ -96,7 +97,7 @@ impl Default for RunDto {
     fn default() -> Self {
         RunDto {
             runs: 1000,
-            strategy: "seeds".to_string(),
+            strategy: None,
             fault_phase_ms: 120_000,
             max_steps: 100_000,
             max_time_ms: 365 * DAY_MS,

@@ -70,6 +70,9 @@ pub struct Scenario {
     pub runs: u64,
     /// How `check` searches by default: seeds, or the coverage-guided search.
     pub strategy: Strategy,
+    /// The file (or a `--set`) names `run.strategy`; when neither does,
+    /// `check` runs its portfolio (`idemsim::testing::portfolio`).
+    pub strategy_stated: bool,
     /// Gaps in the design its settings show, reached by a run or not
     /// (docs/design-warnings.md).
     pub design_warnings: Vec<crate::core::DesignWarning>,
@@ -385,6 +388,7 @@ impl Scenario {
             expect: shared.expect,
             runs: dto.run.runs,
             strategy: shared.strategy,
+            strategy_stated: dto.run.strategy.is_some(),
             design_warnings,
             system: System {
                 world,

@@ -11,14 +11,19 @@
 //!   [`MAX_FAULTS`], each level in `check --exhaustive` order, each schedule
 //!   counted once;
 //! - **coverage**: the coverage-guided search of `check --strategy coverage`,
-//!   search seed 0.
+//!   search seed 0;
+//! - **portfolio**: what plain `check` runs by default, at the scenario's
+//!   own budget (`run.runs`), whatever its `run.strategy`: every seed, then
+//!   exhaustive search to fault bound 3, then the coverage-guided search
+//!   (`idemsim::testing::portfolio`), counted in that order.
 //!
-//! Each stops at `--find-budget` schedules; the counts are deterministic, the
-//! seconds are this machine's.
+//! Each strategy stops at `--find-budget` schedules, the portfolio at its
+//! own; the counts are deterministic, the seconds are this machine's.
 
 use crate::cmd::common::wall_clock;
 use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
+use idemsim::testing::portfolio::{self, Part};
 use models::scenario::Verdict;
 use models::Scenario;
 use sim::exhaustive::schedules_to_failure;
@@ -93,6 +98,10 @@ struct Row {
     swarm: Found,
     exhaustive: Found,
     coverage: Found,
+    /// Plain `check`'s portfolio at the scenario's `run.runs`.
+    portfolio: Found,
+    /// The part of the portfolio that found it.
+    part: Option<Part>,
 }
 
 impl Row {
@@ -141,6 +150,16 @@ fn measure(s: &Scenario, budget: u64, jobs: usize) -> Row {
         let r = sim::coverage_search(&s.system, &CoverageConfig::new(0, budget), &stop);
         (first(r.summary), None)
     });
+    let mut part = None;
+    let portfolio = timed(|| {
+        let own = SeedRange {
+            start: 0,
+            end: s.runs,
+        };
+        let f = portfolio::first_failure(&s.system, own, jobs, &stop);
+        part = f.map(|f| f.part);
+        (f.map(|f| f.schedules), None)
+    });
     Row {
         scenario: s.name.clone(),
         invariant: s.expected_invariant(),
@@ -148,6 +167,17 @@ fn measure(s: &Scenario, budget: u64, jobs: usize) -> Row {
         swarm,
         exhaustive,
         coverage,
+        portfolio,
+        part,
+    }
+}
+
+/// The portfolio's cell: its schedules and the part that found the bug, or
+/// the scenario's budget it stayed within.
+fn portfolio_cell(row: &Row, runs: u64) -> String {
+    match (row.portfolio.schedules, row.part) {
+        (Some(n), Some(p)) => format!("{n} ({})", p.as_str()),
+        _ => format!(">{runs}"),
     }
 }
 
@@ -157,6 +187,36 @@ fn cell(f: &Found, budget: u64) -> String {
         (Some(n), None) => n.to_string(),
         (None, _) => format!(">{budget}"),
     }
+}
+
+/// The `find` JSON Lines record of one scenario.
+fn json_row(row: &Row, budget: u64, runs: u64) -> String {
+    let strategy = |f: &Found| {
+        serde_json::json!({
+            "schedules": f.schedules,
+            "found": f.schedules.is_some(),
+            "seconds": f.seconds,
+        })
+    };
+    let mut exhaustive = strategy(&row.exhaustive);
+    exhaustive["faults"] = serde_json::json!(row.exhaustive.faults);
+    let mut portfolio = strategy(&row.portfolio);
+    portfolio["budget"] = serde_json::json!(runs);
+    portfolio["part"] = serde_json::json!(row.part.map(Part::as_str));
+    json_line(
+        "find",
+        serde_json::json!({
+            "scenario": row.scenario,
+            "invariant": row.invariant,
+            "budget": budget,
+            "random": strategy(&row.random),
+            "swarm": strategy(&row.swarm),
+            "exhaustive": exhaustive,
+            "coverage": strategy(&row.coverage),
+            "best": row.best(),
+            "portfolio": portfolio,
+        }),
+    )
 }
 
 /// Runs `idemsim bench --find`: the exit code, or `Err` for bad input (exit 2).
@@ -182,51 +242,30 @@ pub fn run(scenario: Option<&str>, budget: u64, jobs: usize, json: bool) -> Resu
             "schedules until the first violation (budget {budget} each; exhaustive up to K={MAX_FAULTS})"
         );
         idemsim::outln!(
-            "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  best",
+            "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<10}  {:>20}",
             "scenario",
             "random",
             "swarm",
             "exhaustive",
-            "coverage"
+            "coverage",
+            "best",
+            "portfolio (run.runs)"
         );
     }
     for s in &list {
         let row = measure(s, budget, jobs);
         if json {
-            let strategy = |f: &Found| {
-                serde_json::json!({
-                    "schedules": f.schedules,
-                    "found": f.schedules.is_some(),
-                    "seconds": f.seconds,
-                })
-            };
-            let mut exhaustive = strategy(&row.exhaustive);
-            exhaustive["faults"] = serde_json::json!(row.exhaustive.faults);
-            idemsim::outln!(
-                "{}",
-                json_line(
-                    "find",
-                    serde_json::json!({
-                        "scenario": row.scenario,
-                        "invariant": row.invariant,
-                        "budget": budget,
-                        "random": strategy(&row.random),
-                        "swarm": strategy(&row.swarm),
-                        "exhaustive": exhaustive,
-                        "coverage": strategy(&row.coverage),
-                        "best": row.best(),
-                    })
-                )
-            );
+            idemsim::outln!("{}", json_row(&row, budget, s.runs));
         } else {
             idemsim::outln!(
-                "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {}",
+                "{:<width$}  {:>10}  {:>10}  {:>14}  {:>10}  {:<10}  {:>20}",
                 row.scenario,
                 cell(&row.random, budget),
                 cell(&row.swarm, budget),
                 cell(&row.exhaustive, budget),
                 cell(&row.coverage, budget),
-                row.best().unwrap_or("none")
+                row.best().unwrap_or("none"),
+                portfolio_cell(&row, s.runs)
             );
         }
     }

@@ -63,10 +63,13 @@ pub struct Args {
     /// twice before the sweep and stop if the program answers differently (0 skips).
     #[arg(long, value_name = "N", default_value_t = idemsim::external::DETERMINISM_SEEDS)]
     pub(super) determinism_seeds: u64,
-    /// How to search the runs: every seed (seeds), or coverage-guided mutation
-    /// of recorded decisions, --runs schedules at most, from the seed range's
-    /// start (coverage) [default: the scenario's run.strategy]. A search takes
-    /// no --shard (refused in `check::run`, which also sees run.strategy).
+    /// How to search the runs: every seed, then exhaustive search to fault
+    /// bound 3 and a coverage-guided search, a quarter of the budget each
+    /// (portfolio); every seed alone (seeds); or coverage-guided mutation of
+    /// recorded decisions, --runs schedules at most, from the seed range's
+    /// start (coverage) [default: the scenario's run.strategy, else
+    /// portfolio]. Coverage takes no --shard (refused in `check::run`, which
+    /// also sees run.strategy).
     #[arg(long, value_enum, conflicts_with = "exhaustive")]
     pub(super) strategy: Option<StrategyArg>,
 }
@@ -74,17 +77,38 @@ pub struct Args {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 /// The `--strategy` values.
 pub enum StrategyArg {
+    /// Every seed of the range, then exhaustive and coverage-guided search.
+    Portfolio,
     /// Every seed of the range.
     Seeds,
     /// Coverage-guided mutation of recorded decisions.
     Coverage,
 }
 
-impl From<StrategyArg> for Strategy {
-    fn from(a: StrategyArg) -> Strategy {
-        match a {
-            StrategyArg::Seeds => Strategy::Seeds,
-            StrategyArg::Coverage => Strategy::Coverage,
+/// How `check` searches: `--strategy`, else the file's `run.strategy`, else
+/// the portfolio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Search {
+    /// The seed sweep, then (with `portfolio`) the portfolio's searches.
+    Seeds { portfolio: bool },
+    /// The coverage-guided search.
+    Coverage,
+}
+
+impl Search {
+    /// What `--strategy` (`arg`) and the scenario `s` ask for.
+    pub(super) fn of(arg: Option<StrategyArg>, s: &models::Scenario) -> Search {
+        match (arg, s.strategy_stated, s.strategy) {
+            (Some(StrategyArg::Coverage), _, _) | (None, true, Strategy::Coverage) => {
+                Search::Coverage
+            }
+            (Some(StrategyArg::Seeds), _, _) | (None, true, Strategy::Seeds) => {
+                Search::Seeds { portfolio: false }
+            }
+            // Nothing names a strategy: the portfolio finds rare bugs too.
+            (Some(StrategyArg::Portfolio), _, _) | (None, false, _) => {
+                Search::Seeds { portfolio: true }
+            }
         }
     }
 }

@@ -346,6 +346,11 @@ pub struct SweepLine {
     /// whatever the verdict of the seeds; absent when none does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failing_regression: Option<idemsim::regressions::sweep::FailingRegression>,
+    /// The search parts of the default portfolio (exhaustive and
+    /// coverage-guided search), when `check` ran it; absent for an explicit
+    /// strategy and in every shard but shard 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub portfolio: Option<super::portfolio::PortfolioLine>,
 }
 
 impl SweepLine {
@@ -421,14 +426,32 @@ impl SweepLine {
 
     /// Recomputes verdict, invariant, lowest failing seed, situation names and repro.
     pub fn derive(&mut self) {
+        // A search part's failure, when no seed failed: its part and invariant.
+        let searched = self
+            .portfolio
+            .as_ref()
+            .and_then(|p| p.found())
+            .map(|(part, f)| (part, f.invariant.clone()));
+        if let Some(p) = &mut self.portfolio {
+            p.found_by = match (&self.failure, &searched) {
+                (Some(_), _) => Some("seeds".to_string()),
+                (None, Some((part, _))) => Some(part.as_str().to_string()),
+                (None, None) => None,
+            };
+        }
         self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
             (Some(_), _, _) => SweepVerdict::Violation,
+            (None, _, _) if searched.is_some() => SweepVerdict::Violation,
             (None, true, _) => SweepVerdict::Interrupted,
             (None, false, _) if self.schedules == 0 => SweepVerdict::NoSeeds,
             (None, false, 0) => SweepVerdict::Holds,
             (None, false, _) => SweepVerdict::Inconclusive,
         };
-        self.invariant = self.failure.as_ref().map(|f| f.invariant.clone());
+        self.invariant = self
+            .failure
+            .as_ref()
+            .map(|f| f.invariant.clone())
+            .or(searched.map(|(_, invariant)| invariant));
         self.lowest_failing_seed = self.failure.as_ref().map(|f| f.seed);
         // In id order, as the models declare them.
         let mut names: Vec<(u16, String)> = self
@@ -530,6 +553,10 @@ impl SweepLine {
             }
         }
         self.interrupted |= o.interrupted;
+        // Shard 0 alone runs the portfolio's searches.
+        if self.portfolio.is_none() {
+            self.portfolio.clone_from(&o.portfolio);
+        }
         Ok(())
     }
 

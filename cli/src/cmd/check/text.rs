@@ -37,6 +37,9 @@ impl SweepLine {
             ));
         }
         self.push_failure_lines(&mut lines);
+        if let Some(p) = &self.portfolio {
+            lines.extend(p.text_lines());
+        }
         let f = &self.faults;
         lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
         let ops = &self.operations;

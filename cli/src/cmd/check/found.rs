@@ -1,0 +1,134 @@
+//! What `check` shows of a sweep's failure: the lowest failing seed, shrunk
+//! as always; or, when no seed failed, the failure a search of the default
+//! portfolio found, shrunk from its record (no seed replays it), with its
+//! `record:` and repro lines.
+
+use super::summary::SweepLine;
+use super::text::shrunk_text;
+use super::Sweep;
+use idemsim::catalog::UsageError;
+use idemsim::minimize::{shrink_record, Done};
+use idemsim::regressions::sweep::Recorded;
+use idemsim::repro::record_lines;
+use idemsim::testing::portfolio::{self, Found, Part, Searches};
+use sim::{SeedRange, Summary};
+
+/// Runs the portfolio's searches over `all`; a program that broke the
+/// protocol in the failure they show is bad input, as in a sweep.
+pub(super) fn search(
+    s: &models::Scenario,
+    replay: &str,
+    all: SeedRange,
+    jobs: usize,
+) -> Result<Searches, UsageError> {
+    let r = portfolio::searches(&s.system, all, jobs, &idemsim::progress::STOP);
+    if let Some(f) = r.first() {
+        let what = format!("the portfolio's {} search ({replay})", f.part.as_str());
+        idemsim::external::check_outcome(s, &what, &f.outcome)?;
+    }
+    Ok(r)
+}
+
+/// The sweep's summary as the file's `[expect]` judges it: a search's
+/// failure counts when no seed failed (its `seed` is then its index in the
+/// search, which nothing here reads).
+pub(super) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
+    let mut judged = sum.clone();
+    if judged.first_failure.is_none() {
+        judged.first_failure = searches.and_then(Searches::first).map(|f| sim::Failure {
+            seed: f.after - 1,
+            outcome: f.outcome.clone(),
+            events: f.events,
+        });
+    }
+    judged
+}
+
+/// The failure shown under the summary.
+#[derive(Default)]
+pub(super) struct Shown {
+    /// Shrunk, unless --no-shrink.
+    pub(super) done: Option<Done>,
+    /// Printed after the summary: a search's record and repro lines, and
+    /// the shrunk trace.
+    pub(super) text: Option<String>,
+    /// What the regression folder got.
+    pub(super) recorded: Option<Recorded>,
+}
+
+impl Shown {
+    /// Shrinks the lowest failing seed, else the searches' failure, records
+    /// it in the regression folder and sets the summary's shrink fields.
+    pub(super) fn of(
+        sw: &Sweep<'_>,
+        line: &mut SweepLine,
+        sum: &Summary,
+        searches: Option<&Searches>,
+    ) -> Result<Shown, UsageError> {
+        let a = sw.a;
+        let searched = searches.and_then(Searches::first);
+        let (None, Some(found)) = (&sum.first_failure, searched) else {
+            let done = line.shrink_done(
+                (sw.s, sw.entry),
+                a.no_shrink,
+                a.repro_out.as_deref(),
+                sw.budget,
+            )?;
+            let recorded = match &sum.first_failure {
+                Some(f) => {
+                    let record = done.as_ref().map(|d| &d.shrunk.record);
+                    let outcome = done
+                        .as_ref()
+                        .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
+                    sw.record_new(Some(f.seed), record, outcome)?
+                }
+                None => None,
+            };
+            let text = done.as_ref().map(shrunk_text);
+            return Ok(Shown {
+                done,
+                text,
+                recorded,
+            });
+        };
+        Shown::searched(sw, line, found)
+    }
+
+    /// A search's failure: shrunk from its record, which the summary carries.
+    fn searched(sw: &Sweep<'_>, line: &mut SweepLine, found: &Found) -> Result<Shown, UsageError> {
+        let (a, s) = (sw.a, sw.s);
+        // A run too long to record whole: counted, but nothing replays it.
+        let Some(record) = &found.record else {
+            return Ok(Shown::default());
+        };
+        let what = match found.part {
+            Part::Exhaustive(k) => format!("exhaustive schedule with at most {k} faults"),
+            _ => format!("coverage-guided schedule #{}", found.after),
+        };
+        let done = (!a.no_shrink)
+            .then(|| shrink_record(s, record, found.after - 1, &what, sw.budget))
+            .flatten();
+        let (shown, outcome) = match &done {
+            Some(d) => (&d.shrunk.record, &d.shrunk.report.outcome),
+            None => (record, &found.outcome),
+        };
+        let mut lines = vec![format!("{what}:")];
+        let repro_out = a.repro_out.as_deref();
+        let json = record_lines(s, sw.entry, &a.set, shown, outcome, repro_out, &mut lines)?;
+        if let Some(p) = &mut line.portfolio {
+            p.record = Some(json);
+        }
+        line.original_events = done.as_ref().map(|d| d.shrunk.original_report.events);
+        line.shrunk_events = done.as_ref().map(|d| d.shrunk.report.events);
+        let recorded = sw.record_new(None, Some(shown), outcome)?;
+        let mut text = lines.join("\n") + "\n";
+        if let Some(d) = &done {
+            text.push_str(&shrunk_text(d));
+        }
+        Ok(Shown {
+            done,
+            text: Some(text),
+            recorded,
+        })
+    }
+}

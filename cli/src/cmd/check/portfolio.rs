@@ -1,0 +1,158 @@
+//! The search parts of `check`'s default portfolio in its summary
+//! (`idemsim::testing::portfolio`): what exhaustive search and the
+//! coverage-guided search ran and found beside the seed sweep, merged across
+//! shards like the rest of a `SweepLine`.
+
+use idemsim::render;
+use idemsim::testing::portfolio::{Found, Part, PartReport, Searches};
+use serde::{Deserialize, Serialize};
+use sim::Outcome;
+
+/// What one search part ran and the first failure it found.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PartLine {
+    /// The schedules it may run (a quarter of the seed range).
+    pub budget: u64,
+    /// Schedules it ran.
+    pub schedules: u64,
+    /// Engine events over them.
+    pub events: u64,
+    /// Runs that hit a limit.
+    pub inconclusive: u64,
+    /// Exhaustive search: the deepest fault bound it ran (0 for coverage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_faults: Option<u32>,
+    /// Its first failure, if any.
+    pub found: Option<FoundLine>,
+}
+
+/// A failure a search part found: no seed replays it, its record does.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FoundLine {
+    /// Schedules the part ran up to and including it (exhaustive search:
+    /// up to the end of the fault bound that failed).
+    pub after: u64,
+    /// The invariant it broke (`model-panic` for a panic).
+    pub invariant: String,
+    /// The outcome in one sentence.
+    pub sentence: String,
+    /// Engine events of its run.
+    pub events: u64,
+}
+
+/// The portfolio's search parts, in a sweep's summary (absent for an
+/// explicit strategy, and in every shard but shard 0, which runs them).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortfolioLine {
+    /// Exhaustive search from fault bound 1 up to 3.
+    pub exhaustive: PartLine,
+    /// The coverage-guided search, seeded by the seed range's end.
+    pub coverage: PartLine,
+    /// Its search seed.
+    pub search_seed: u64,
+    /// The part whose failure the summary shows: `seeds` when a seed
+    /// failed, else `exhaustive`, else `coverage`; derived.
+    #[serde(default)]
+    pub found_by: Option<String>,
+    /// The failing schedule's decisions (shrunk unless --no-shrink) when a
+    /// search part's failure is the one shown; replay it with a repro file.
+    #[serde(default)]
+    pub record: Option<serde_json::Value>,
+}
+
+fn invariant_of(o: &Outcome) -> String {
+    match o {
+        Outcome::Violation(v) => v.invariant.to_string(),
+        _ => "model-panic".to_string(),
+    }
+}
+
+impl PartLine {
+    fn of(p: &PartReport, exhaustive: bool) -> PartLine {
+        PartLine {
+            budget: p.budget,
+            schedules: p.tally.schedules,
+            events: p.tally.events,
+            inconclusive: p.tally.inconclusive,
+            max_faults: exhaustive.then_some(p.max_faults),
+            found: p.found.as_ref().map(|f: &Found| FoundLine {
+                after: f.after,
+                invariant: invariant_of(&f.outcome),
+                sentence: render::outcome_sentence(&f.outcome),
+                events: f.events,
+            }),
+        }
+    }
+
+    /// `exhaustive search to fault bound 2: 96 of 250 schedules, none failed`.
+    fn text(&self, name: &str) -> String {
+        let bound = self
+            .max_faults
+            .map(|k| format!(" to fault bound {k}"))
+            .unwrap_or_default();
+        let limit = if self.inconclusive > 0 {
+            format!(", {} hit a limit", self.inconclusive)
+        } else {
+            String::new()
+        };
+        match &self.found {
+            Some(f) => format!(
+                "{name}{bound}: violation within {} {} of {}{limit}: {}",
+                f.after,
+                if f.after == 1 {
+                    "schedule"
+                } else {
+                    "schedules"
+                },
+                self.budget,
+                f.sentence
+            ),
+            None => format!(
+                "{name}{bound}: {} of {} schedules, none failed{limit}",
+                self.schedules, self.budget
+            ),
+        }
+    }
+}
+
+impl PortfolioLine {
+    /// The summary of the search parts of `s`.
+    pub fn of(s: &Searches, search_seed: u64) -> PortfolioLine {
+        PortfolioLine {
+            exhaustive: PartLine::of(&s.exhaustive, true),
+            coverage: PartLine::of(&s.coverage, false),
+            search_seed,
+            found_by: None,
+            record: None,
+        }
+    }
+
+    /// The first failure of the search parts: exhaustive search's, else coverage's.
+    pub fn found(&self) -> Option<(Part, &FoundLine)> {
+        let e = self.exhaustive.found.as_ref().map(|f| {
+            let k = self.exhaustive.max_faults.unwrap_or(0);
+            (Part::Exhaustive(k), f)
+        });
+        e.or(self.coverage.found.as_ref().map(|f| (Part::Coverage, f)))
+    }
+
+    /// The lines `check` prints under the seeds' summary.
+    pub fn text_lines(&self) -> Vec<String> {
+        let by = match self.found_by.as_deref() {
+            Some(part) => format!(", failure shown found by {part}"),
+            None => String::new(),
+        };
+        vec![
+            format!("portfolio: the seeds above, then two searches{by}"),
+            format!("  {}", self.exhaustive.text("exhaustive search")),
+            format!(
+                "  {} (search seed {})",
+                self.coverage.text("coverage-guided search"),
+                self.search_seed
+            ),
+        ]
+    }
+}
