@@ -470,7 +470,7 @@ impl<M: Model> Sim<M> {
     #[inline(always)]
     fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
     where
-        W: way::Way<M, T>,
+        W: run::Way<M, T>,
         T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
     {
         let n = self.up.len();
