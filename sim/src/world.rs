@@ -65,9 +65,10 @@ impl LinkConfig {
     }
 }
 
-/// Loss and duplication for one kind of message on one directed link, in
-/// place of the link's own: "duplicate only the status query, never the
-/// transfer". Delays stay the link's.
+/// Loss, duplication and delays for one kind of message on one directed
+/// link, in place of the link's own: "duplicate only the status query, never
+/// the transfer", "status queries take longer than transfers". What an
+/// entry leaves as `None` stays the link's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KindFault {
     /// The sender.
@@ -82,6 +83,20 @@ pub struct KindFault {
     /// Chance such a message is duplicated, instead of the link's; `None`:
     /// the link's, as this seed drew it.
     pub duplicate_per_mille: Option<PerMilleRange>,
+    /// Shortest delay of such a message, instead of the link's; `None`: the link's.
+    pub delay_us_min: Option<TimeUs>,
+    /// Longest delay of such a message, instead of the link's; `None`: the link's.
+    pub delay_us_max: Option<TimeUs>,
+}
+
+impl KindFault {
+    /// The delays of this kind on `link`, its own bounds in place of the link's.
+    pub fn delays_us(&self, link: &LinkConfig) -> (TimeUs, TimeUs) {
+        (
+            self.delay_us_min.unwrap_or(link.delay_us_min),
+            self.delay_us_max.unwrap_or(link.delay_us_max),
+        )
+    }
 }
 
 /// A time window during which messages between two actors are dropped.
@@ -173,7 +188,7 @@ pub struct World {
     pub links: Vec<LinkConfig>,
     /// Fixed partitions (time windows).
     pub partitions: Vec<Partition>,
-    /// Per-kind loss and duplication on some links (usually none).
+    /// Per-kind loss, duplication and delays on some links (usually none).
     pub kind_faults: Vec<KindFault>,
     /// Off unless the scenario asks for it; then drawn per seed.
     pub random_partition: RandomPartition,
@@ -249,6 +264,8 @@ impl World {
             );
             k.loss_per_mille.iter().for_each(PerMilleRange::check);
             k.duplicate_per_mille.iter().for_each(PerMilleRange::check);
+            let (lo, hi) = k.delays_us(self.link(k.from, k.to));
+            assert!(lo <= hi, "kind fault delay range");
         }
         // One entry per link and kind: with two, a send would read only one.
         let mut keys: Vec<_> = self

@@ -165,7 +165,7 @@ pub(super) struct LinkDto {
     pub(super) from: Option<String>,
     /// The receiver; left out, every actor.
     pub(super) to: Option<String>,
-    /// Only these message kinds get this link's loss and duplication.
+    /// Only these message kinds get this entry's loss, duplication and delays.
     pub(super) kinds: Option<Vec<String>>,
     pub(super) loss_per_mille: Option<PerMille>,
     pub(super) duplicate_per_mille: Option<PerMille>,

@@ -217,11 +217,6 @@ pub(super) fn link_entry(l: &LinkDto, i: usize, cfg: &mut LinkConfig) -> Result<
     )
 }
 
-/// A `[[network.links]]` entry with `kinds`, on the link `from → to`: each
-/// chosen kind gets the loss and duplication the entry sets. What it leaves
-/// out, a kind keeps from an earlier entry for it on this link, or else
-/// follows the link's rate as each seed draws it; a later entry for the same
-/// kind replaces an earlier one in place.
 /// The number of kind `name` (entry `i`'s `j`th), if the model sends it.
 fn kind_index(kinds: &Kinds<'_>, name: &str, i: usize, j: usize) -> Result<u16, Invalid> {
     let kind = kinds.all.iter().position(|k| *k == name);
@@ -244,6 +239,13 @@ fn kind_index(kinds: &Kinds<'_>, name: &str, i: usize, j: usize) -> Result<u16, 
     Ok(kind as u16)
 }
 
+/// A `[[network.links]]` entry with `kinds`, on the link `from → to`: each
+/// chosen kind gets the loss, duplication and delays the entry sets. What it
+/// leaves out, a kind keeps from an earlier entry for it on this link, or
+/// else follows the link (its rate as each seed draws it, its delay bounds
+/// as the entries without `kinds` leave them); a later entry for the same
+/// kind replaces an earlier one in place. Its delay bounds are checked
+/// against each other once every entry is read ([`kind_delays_in_order`]).
 pub(super) fn kind_faults(
     l: &LinkDto,
     kinds: &Kinds<'_>,
@@ -255,13 +257,6 @@ pub(super) fn kind_faults(
     use Seg::{Index, Key};
     let selected = l.kinds.as_deref().unwrap_or_default();
     let at = |k| vec![Key("network"), Key("links"), Index(i), Key(k)];
-    if l.delay_ms_min.is_some() || l.delay_ms_max.is_some() {
-        return Err(invalid(
-            at("kinds"),
-            "a link entry with `kinds` sets loss and duplication only: delays belong to the whole link",
-            "put the delays in a second [[network.links]] entry without `kinds`",
-        ));
-    }
     if selected.is_empty() {
         return Err(invalid(
             at("kinds"),
@@ -277,6 +272,14 @@ pub(super) fn kind_faults(
         .duplicate_per_mille
         .map(|p| per_mille(p, at("duplicate_per_mille")))
         .transpose()?;
+    let delay_min = l
+        .delay_ms_min
+        .map(|v| duration_us(v, DAY_MS, at("delay_ms_min")))
+        .transpose()?;
+    let delay_max = l
+        .delay_ms_max
+        .map(|v| duration_us(v, DAY_MS, at("delay_ms_max")))
+        .transpose()?;
     for (j, name) in selected.iter().enumerate() {
         let kind = kind_index(kinds, name, i, j)?;
         let earlier = known.get(&(from, to, kind)).copied();
@@ -288,10 +291,14 @@ pub(super) fn kind_faults(
                 kind,
                 loss_per_mille: None,
                 duplicate_per_mille: None,
+                delay_us_min: None,
+                delay_us_max: None,
             },
         };
         fault.loss_per_mille = loss.or(fault.loss_per_mille);
         fault.duplicate_per_mille = dup.or(fault.duplicate_per_mille);
+        fault.delay_us_min = delay_min.or(fault.delay_us_min);
+        fault.delay_us_max = delay_max.or(fault.delay_us_max);
         match earlier {
             Some(e) => world.kind_faults[e] = fault,
             None if world.kind_faults.len() < MAX_KIND_FAULTS => {
@@ -305,6 +312,41 @@ pub(super) fn kind_faults(
                     "name the links with `from` and `to`, or fewer kinds",
                 ))
             }
+        }
+    }
+    Ok(())
+}
+
+/// Each kind's delay bounds in order, once every `[[network.links]]` entry
+/// is read: a bound a `kinds` entry leaves out follows its link's, which a
+/// later entry without `kinds` may still change. `set_by` is, per entry of
+/// `world.kind_faults`, the last `[[network.links]]` entry that gave it a
+/// delay bound and the key of it an error points at.
+pub(super) fn kind_delays_in_order(
+    world: &World,
+    set_by: &[Option<(usize, &'static str)>],
+) -> Result<(), Invalid> {
+    use Seg::{Index, Key};
+    for (k, by) in world.kind_faults.iter().zip(set_by) {
+        let Some((i, key)) = *by else { continue };
+        let (lo_us, hi_us) = k.delays_us(world.link(k.from, k.to));
+        let names = &world.actor_names;
+        let link = format!("{} to {}", names[k.from as usize], names[k.to as usize]);
+        // A bound the entry left out is the link's: say so, since that
+        // number appears nowhere in the entry.
+        let whose = |own: Option<u64>| if own.is_some() { "its" } else { "the link's" };
+        if lo_us > hi_us {
+            return Err(invalid(
+                vec![Key("network"), Key("links"), Index(i), Key(key)],
+                format!(
+                    "this kind's delay on the link {link} runs from {} ms ({} delay_ms_min) to {} ms ({} delay_ms_max): the longest is shorter than the shortest",
+                    lo_us / sim::US_PER_MS,
+                    whose(k.delay_us_min),
+                    hi_us / sim::US_PER_MS,
+                    whose(k.delay_us_max)
+                ),
+                "give this entry both delay_ms_min and delay_ms_max, the first no larger than the second",
+            ));
         }
     }
     Ok(())

@@ -2,7 +2,9 @@
 //! engine's world, for the actors a model built.
 
 use super::dto::{CommonDto, CrashDto, NetworkDto, PartitionDto};
-use super::links::{actor, kind_faults, link_entry, matched_links, set_everywhere_overridden};
+use super::links::{
+    actor, kind_delays_in_order, kind_faults, link_entry, matched_links, set_everywhere_overridden,
+};
 use super::routes::{carried, cuts_traffic, Kinds};
 use crate::core::input::{
     duration_us, invalid, min_max, path, per_mille, Invalid, Seg, MAX_DURATION_MS,
@@ -32,7 +34,9 @@ pub(super) fn delays(n: &NetworkDto) -> Result<crate::core::design_warning::Dela
                 duration_us(ms, DAY_MS, at(k))?;
             }
         }
-        // An entry with `kinds` may not set delays (world() refuses it).
+        // An entry with `kinds` delays only its kinds: the design warnings
+        // read the delays of a whole link (a gap: a rule that compares a
+        // transfer's delay with its status query's sees the link's for both).
         if l.kinds.is_none() {
             d.link(
                 l.from.as_deref(),
@@ -155,17 +159,37 @@ fn link_entries(
     world: &mut World,
 ) -> Result<(), Invalid> {
     let mut known = BTreeMap::new();
+    // Per kind entry of the world, the last file entry that set its delays,
+    // and the key there an error about them points at.
+    let mut delays_set_by: Vec<Option<(usize, &'static str)>> = Vec::new();
     for (i, l) in n.links.iter().enumerate() {
         let links = matched_links(l, actors.names, actors.hint, i)?;
         for &(from, to) in &links {
             match &l.kinds {
-                Some(_) => kind_faults(l, kinds, (from, to), i, world, &mut known)?,
+                Some(_) => {
+                    kind_faults(l, kinds, (from, to), i, world, &mut known)?;
+                    delays_set_by.resize(world.kind_faults.len(), None);
+                    let key = match (l.delay_ms_min, l.delay_ms_max) {
+                        (_, Some(_)) => Some("delay_ms_max"),
+                        (Some(_), None) => Some("delay_ms_min"),
+                        (None, None) => None,
+                    };
+                    if let Some(key) = key {
+                        for kind in l.kinds.iter().flatten() {
+                            let at = kinds.all.iter().position(|k| k == kind);
+                            let entry = at.map(|k| (from, to, k as u16));
+                            if let Some(&e) = entry.and_then(|entry| known.get(&entry)) {
+                                delays_set_by[e] = Some((i, key));
+                            }
+                        }
+                    }
+                }
                 None => link_entry(l, i, world.link_mut(from, to))?,
             }
         }
         carried(l, i, &links, actors.names, kinds)?;
     }
-    Ok(())
+    kind_delays_in_order(world, &delays_set_by)
 }
 
 /// `[crashes.<actor>]`: how often each named actor crashes, and how soon

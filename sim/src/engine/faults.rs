@@ -156,7 +156,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             };
             let lp = rate(k.loss_per_mille, link.loss_pm);
             let dp = rate(k.duplicate_per_mille, link.dup_pm);
-            self.sim.kind_pm[i] = (lp, dp);
+            let now = &mut self.sim.kind_now[i];
+            now.loss_pm = lp;
+            now.dup_pm = dp;
         }
     }
 
@@ -201,15 +203,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         );
     }
 
-    /// This seed's loss and duplication for `msg` on `link`, the link `from → to`.
+    /// What a send of `msg` on the link `from → to` reads: the link's
+    /// rates and delays, or those of `msg`'s kind where it has its own.
     #[inline]
-    fn fault_rates(
-        &self,
-        link: &LinkNow,
-        from: ActorId,
-        to: ActorId,
-        msg: &MsgOf<M>,
-    ) -> (u32, u32) {
+    fn link_for(&self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> LinkNow {
+        let mut link = self.sim.links[(from * self.model.world().actor_count() + to) as usize];
         if link.kinds_len > 0 {
             let kind = msg.kind();
             let start = link.kinds_start as usize;
@@ -218,10 +216,14 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 .iter()
                 .all(|&(l, ..)| { l == from * self.model.world().actor_count() + to }));
             if let Some(&(.., i)) = run.iter().find(|&&(_, k, _)| k == kind) {
-                return self.sim.kind_pm[i as usize];
+                let k = self.sim.kind_now[i as usize];
+                link.loss_pm = k.loss_pm;
+                link.dup_pm = k.dup_pm;
+                link.delay_us_min = k.delay_us_min;
+                link.delay_us_max = k.delay_us_max;
             }
         }
-        (link.loss_pm, link.dup_pm)
+        link
     }
 
     pub(super) fn send(&mut self, from: ActorId, to: ActorId, msg: MsgOf<M>) {
@@ -229,9 +231,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         assert!(to < world.actor_count(), "send to unknown actor {to}");
         let msg_id = self.sim.next_msg_id;
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
-        let link = self.sim.links[(from * world.actor_count() + to) as usize];
+        let link = self.link_for(from, to, &msg);
         let stream = self.sim.layout.link(from, to);
-        let copies = match self.fate(from, to, &msg, &link, stream) {
+        let copies = match self.fate(from, to, &link, stream) {
             Ok(copies) => copies,
             Err(reason) => {
                 self.trace(TraceKind::Drop {
@@ -261,7 +263,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         &mut self,
         from: ActorId,
         to: ActorId,
-        msg: &MsgOf<M>,
         link: &LinkNow,
         stream: StreamId,
     ) -> Result<u8, DropReason> {
@@ -279,12 +280,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.faults.partitioned += 1;
             return Err(DropReason::Partitioned);
         }
-        let (loss_pm, dup_pm) = self.fault_rates(link, from, to, msg);
-        if self.sim.choices.chance(stream, loss_pm) {
+        if self.sim.choices.chance(stream, link.loss_pm) {
             self.faults.lost += 1;
             return Err(DropReason::Lost);
         }
-        if self.sim.choices.chance(stream, dup_pm) {
+        if self.sim.choices.chance(stream, link.dup_pm) {
             self.faults.duplicated += 1;
             return Ok(2);
         }

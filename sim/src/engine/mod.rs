@@ -264,6 +264,29 @@ struct LinkNow {
     delay_us_max: TimeUs,
 }
 
+/// What a send of one kind with faults of its own reads in place of its
+/// link's [`LinkNow`]: this seed's loss and duplication, and its delays.
+#[derive(Clone, Copy)]
+struct KindNow {
+    loss_pm: u32,
+    dup_pm: u32,
+    delay_us_min: TimeUs,
+    delay_us_max: TimeUs,
+}
+
+impl KindNow {
+    /// `k`'s delays; its rates are drawn per seed (`draw_swarm_mix`).
+    fn of(k: &crate::world::KindFault, world: &World) -> Self {
+        let (delay_us_min, delay_us_max) = k.delays_us(world.link(k.from, k.to));
+        KindNow {
+            loss_pm: 0,
+            dup_pm: 0,
+            delay_us_min,
+            delay_us_max,
+        }
+    }
+}
+
 /// Each actor's volatile state and durable storage. A run holds them apart
 /// from the rest of the simulator, so that a handler can borrow its own while
 /// its context borrows the engine.
@@ -320,8 +343,9 @@ pub struct Sim<M: Model> {
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
     crash_pm: Vec<u32>,
-    /// This seed's loss and duplication for each of `world.kind_faults`.
-    kind_pm: Vec<(u32, u32)>,
+    /// This seed's loss and duplication for each of `world.kind_faults`,
+    /// with its delays (set once in [`Sim::new`]).
+    kind_now: Vec<KindNow>,
     /// `(link, kind, index into world.kind_faults)`, sorted: a send on a link
     /// with kinds of its own scans only its link's run of entries (a few
     /// kinds), however many links an entry without `from` or `to` reached.
@@ -412,7 +436,11 @@ impl<M: Model> Sim<M> {
             timer_gen: vec![Vec::new(); n],
             links,
             crash_pm: vec![0; n],
-            kind_pm: vec![(0, 0); world.kind_faults.len()],
+            kind_now: world
+                .kind_faults
+                .iter()
+                .map(|k| KindNow::of(k, world))
+                .collect(),
             kind_index,
             swarm_links,
             random_partition: None,
@@ -470,7 +498,7 @@ impl<M: Model> Sim<M> {
     #[inline(always)]
     fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
     where
-        W: way::Way<M, T>,
+        W: run::Way<M, T>,
         T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
     {
         let n = self.up.len();

@@ -2,7 +2,6 @@
 //! phases, and the calls into the actors' handlers and the oracle.
 
 use super::queue::EventKind;
-use super::way::Way;
 use super::{
     Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
@@ -11,6 +10,32 @@ use crate::actor::{Actor, ActorId, Command, Context, Fresh, TimeUs};
 use crate::situation::{SituationId, SituationSet};
 use crate::trace::{DropReason, TraceEntry, TraceKind, Tracer};
 use crate::world::World;
+
+/// How a handler's commands reach the engine: a generic run buffers them and
+/// applies them once the handler returns (`way::Buffered`); a sweep's run applies
+/// each where the handler asks for it (`way::Direct`). Both give the same run.
+/// Either way they are applied by the time the call returns.
+pub(super) trait Way<M: Model, T> {
+    fn on_start(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        restarted: bool,
+    );
+    fn on_msg(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        to: ActorId,
+        from: ActorId,
+        msg: MsgOf<M>,
+    );
+    fn on_timer(
+        run: &mut Run<'_, '_, '_, M, T>,
+        actors: &mut Actors<M>,
+        actor: ActorId,
+        timer: TimerOf<M>,
+    );
+}
 
 pub(super) struct Run<'s, 'm, 't, M: Model, T> {
     pub sim: &'s mut Sim<M>,

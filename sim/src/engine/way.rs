@@ -1,40 +1,16 @@
 //! How a handler's commands reach the engine: buffered and applied after
 //! the handler ([`Buffered`], for traced, recording and replayed runs), or
 //! applied where the handler gives them ([`Direct`], a sweep's run), through
-//! a context that holds the run itself ([`DirectCtx`]).
+//! a context that holds the run itself ([`DirectCtx`]). The trait they
+//! implement, [`Way`], lives with the run that is generic over it, so the
+//! dependency points one way: this module uses the run, never the reverse.
 
-use super::run::Run;
+use super::run::{Run, Way};
 use super::{Actors, Model, MsgOf, ObsOf, TimerOf};
 use crate::actor::{Actor, ActorId, Ctx, TimeUs};
 use crate::choice::StreamId;
 use crate::situation::SituationId;
 use crate::trace::{NoTrace, Tracer};
-
-/// How a handler's commands reach the engine: a generic run buffers them and
-/// applies them once the handler returns ([`Buffered`]); a sweep's run applies
-/// each where the handler asks for it ([`Direct`]). Both give the same run.
-/// Either way they are applied by the time the call returns.
-pub(super) trait Way<M: Model, T> {
-    fn on_start(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        restarted: bool,
-    );
-    fn on_msg(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        to: ActorId,
-        from: ActorId,
-        msg: MsgOf<M>,
-    );
-    fn on_timer(
-        run: &mut Run<'_, '_, '_, M, T>,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    );
-}
 
 /// Commands go into the `Command` buffer and are applied in order after the
 /// handler: what traces, snapshots and exhaustive search's log of decision

@@ -11,6 +11,7 @@ use models::scenario::Verdict::{Holds, Violation};
 use sim::{Message, Model, TraceKind};
 use support::{load, load_text, refuses, trace_of, Entry};
 
+mod kind_delays;
 mod refusals;
 
 /// A rate range of a kind fault, `None` where it follows its link.

@@ -37,11 +37,6 @@ fn link_entries_that_name_nothing_or_a_loop_are_refused() {
                 "no actor named \"bnak\"",
                 "did you mean \"bank\"?",
             ),
-            (
-                "[[network.links]]\nkinds = [\"transfer\"]\ndelay_ms_max = 5\n",
-                "sets loss and duplication only",
-                "without `kinds`",
-            ),
         ],
     );
 }
