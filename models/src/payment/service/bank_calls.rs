@@ -167,6 +167,12 @@ impl BankCalls {
             .count()
     }
 
+    /// The slot of the call waiting for its transfer of `op` under `key`.
+    fn sending(&self, op: Op, key: Key) -> Option<usize> {
+        self.slots
+            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key)
+    }
+
     /// Starts a bank call; false when every slot is busy (the caller answers 503).
     /// In a "state" mode the call always starts by reading what is paid.
     pub fn call<W, A>(
@@ -234,13 +240,10 @@ impl BankCalls {
         // attempt would pay the key that the confirmation recorded paid.
         // Only a key says whose money it is: calls without one are told
         // apart by nothing but their phase.
-        let slot = self
-            .slots
-            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key)
-            .or_else(|| {
-                let keyed = cfg.keyed(key);
-                self.slots.find(|c| keyed && c.op == op && c.key == key)
-            })?;
+        let slot = self.sending(op, key).or_else(|| {
+            let keyed = cfg.keyed(key);
+            self.slots.find(|c| keyed && c.op == op && c.key == key)
+        })?;
         Some(self.complete(slot, ctx))
     }
 
@@ -260,9 +263,7 @@ impl BankCalls {
         W: Carries<Msg>,
         A: Actor<Msg = W, Timer = ServiceTimer>,
     {
-        let slot = self
-            .slots
-            .find(|c| c.op == op && c.phase == CallPhase::Transfer && c.key == key)?;
+        let slot = self.sending(op, key)?;
         ctx.reached(sit::CONDITIONAL_TRANSFER_REFUSED);
         self.settle(cfg, slot, paid_eur, ctx)
     }
@@ -424,7 +425,7 @@ fn send_transfer<W, A>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::harness::{commands, config, Cmd};
+    use super::super::tests::harness::{commands, config, timers, Cmd};
     use super::*;
     use crate::payment::CLAIM;
     use sim::Command;
@@ -469,14 +470,8 @@ mod tests {
             assert!(calls.call(&cfg, &mut questions, new_call(false), ctx));
         });
         assert_eq!(to_bank(&out), [("transfer", 1200)]);
-        let armed = out.iter().any(|c| {
-            matches!(c, Command::SetTimer {
-                timer: ServiceTimer::BankTimeout { slot: 0 },
-                after_us,
-                ..
-            } if *after_us == cfg.bank_timeout_us)
-        });
-        assert!(armed, "{out:?}");
+        let armed = (ServiceTimer::BankTimeout { slot: 0 }, cfg.bank_timeout_us);
+        assert_eq!(timers(&out), [armed]);
         commands(0, |ctx| {
             for _ in 1..MAX_BANK_CALLS {
                 assert!(calls.call(&cfg, &mut questions, new_call(false), ctx));

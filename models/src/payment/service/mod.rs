@@ -117,6 +117,19 @@ impl<W: Carries<Msg>> Service<W> {
         });
     }
 
+    /// The bank call that drives `key`'s row "in progress" to an end (a
+    /// lease takeover's, answering `client`, or the recovery's, answering
+    /// nobody): it asks the bank first with `query_on_recovery`.
+    fn redrive(&self, key: Key, row: KeyRow, client: bank_calls::Caller) -> bank_calls::NewCall {
+        bank_calls::NewCall {
+            op: row.op,
+            key,
+            amount_eur: row.amount_eur,
+            client,
+            query_first: self.cfg.query_on_recovery,
+        }
+    }
+
     /// Refuses a request with 503 because the service is full.
     fn shed(&self, caller: (ActorId, u32), op: Op, ctx: &mut impl Ctx<Self>) {
         ctx.reached(sit::OVERLOADED);

@@ -275,13 +275,7 @@ impl<W: Carries<Msg>> Service<W> {
                     ctx.reached(sit::LEASE_TAKEN_FROM_RUNNING);
                 }
                 ctx.observe(Obs::ExecStart { key });
-                let call = NewCall {
-                    op: row.op,
-                    key,
-                    amount_eur: row.amount_eur,
-                    client: Some(caller),
-                    query_first: self.cfg.query_on_recovery,
-                };
+                let call = self.redrive(key, row, Some(caller));
                 if !st.calls.call(&self.cfg, &mut s.questions, call, ctx) {
                     ctx.observe(Obs::ExecEnd { key });
                     self.shed(caller, op, ctx);

@@ -5,7 +5,7 @@
 //! it may take, the rest as workers free up, in turn with the queued
 //! requests.
 
-use super::bank_calls::{NewCall, Questions};
+use super::bank_calls::Questions;
 use super::keys::KeyRow;
 use super::{Idempotency, Service, ServiceState, ServiceStorage};
 use crate::core::{Carries, Key, Obs};
@@ -56,13 +56,7 @@ impl<W: Carries<Msg>> Service<W> {
     ) {
         ctx.reached(sit::RECOVERED_AFTER_RESTART);
         ctx.observe(Obs::ExecStart { key });
-        let call = NewCall {
-            op: row.op,
-            key,
-            amount_eur: row.amount_eur,
-            client: None,
-            query_first: self.cfg.query_on_recovery,
-        };
+        let call = self.redrive(key, row, None);
         let called = st.calls.call(&self.cfg, questions, call, ctx);
         debug_assert!(called, "the caller found a free call slot");
         st.recovery.driven(st.workers.queued());

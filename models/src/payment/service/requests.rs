@@ -123,10 +123,9 @@ impl Steps {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::harness::{commands, Cmd};
+    use super::super::tests::harness::{commands, timers};
     use super::*;
     use crate::payment::CLAIM;
-    use sim::Command;
 
     fn step(kind: StepKind, n: u32) -> Step {
         let op = Op::new(&CLAIM, 4711);
@@ -137,17 +136,6 @@ mod tests {
             amount_eur: 1200,
             client: (1, n),
         }
-    }
-
-    fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::SetTimer {
-                    timer, after_us, ..
-                } => Some((*timer, *after_us)),
-                _ => None,
-            })
-            .collect()
     }
 
     /// A step waits in its slot for its processing; slots run out at the

@@ -203,3 +203,15 @@ pub(in crate::payment::service) fn commands(
     f(&mut Context::detached(now_us, 0, &mut choices, &mut out));
     out
 }
+
+/// The timers a handler set, with their delays.
+pub(in crate::payment::service) fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
+    out.iter()
+        .filter_map(|c| match c {
+            Command::SetTimer {
+                timer, after_us, ..
+            } => Some((*timer, *after_us)),
+            _ => None,
+        })
+        .collect()
+}

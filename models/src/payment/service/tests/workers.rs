@@ -3,7 +3,7 @@
 
 use super::super::{Idempotency, KeyState};
 use super::super::{ServiceConfig, ServiceTimer};
-use super::harness::{self, Bench, Cmd, BANK};
+use super::harness::{self, timers, Bench, Cmd, BANK};
 use crate::core::obs::Layer;
 use crate::core::{Carries, Key, Obs, Op};
 use crate::payment::msg::{Msg, PayStatus};
@@ -70,17 +70,6 @@ fn replies(out: &[Cmd]) -> Vec<(u32, PayStatus)> {
                 Some(&Msg::PayReply { status, .. }) => Some((*to, status)),
                 _ => None,
             },
-            _ => None,
-        })
-        .collect()
-}
-
-fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
-    out.iter()
-        .filter_map(|c| match c {
-            Command::SetTimer {
-                timer, after_us, ..
-            } => Some((*timer, *after_us)),
             _ => None,
         })
         .collect()
