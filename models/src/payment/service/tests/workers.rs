@@ -3,12 +3,12 @@
 
 use super::super::{Idempotency, KeyState};
 use super::super::{ServiceConfig, ServiceTimer};
-use super::harness::{self, timers, Bench, Cmd, BANK};
+use super::harness::{self, timers, Bench, Cmd};
 use crate::core::obs::Layer;
 use crate::core::{Carries, Key, Obs, Op};
 use crate::payment::msg::{Msg, PayStatus};
 use crate::payment::situations as sit;
-use crate::payment::{TransferResult, CLAIM};
+use crate::payment::CLAIM;
 use sim::Command;
 use sim::TimeUs;
 
@@ -39,14 +39,7 @@ impl Bench {
     }
 
     fn bank_done(&mut self, now_us: TimeUs, claim: u32) -> Vec<Cmd> {
-        let op = Op::new(&CLAIM, claim);
-        let done = Msg::TransferDone {
-            op,
-            key: Key::Op { op, n: 1 },
-            key_passed: true,
-            result: TransferResult::Done,
-        };
-        self.msg(now_us, BANK, done)
+        harness::confirm(self, now_us, Op::new(&CLAIM, claim))
     }
 }
 
