@@ -251,8 +251,11 @@ macro_rules! registry {
 
         /// The name of situation `id`.
         pub fn situation_name(id: SituationId) -> &'static str {
-            situations()
-                .into_iter()
+            // The first model's doc of `id`, as `situations()` keeps it,
+            // without building that list on every call.
+            MODELS
+                .iter()
+                .flat_map(|m| m.situations())
                 .find(|s| s.id == id)
                 .map_or("unknown-situation", |s| s.name)
         }
@@ -427,6 +430,18 @@ mod tests {
             situation_name(contention::situations::CAS_CONFLICT),
             "cas-conflict"
         );
+    }
+
+    /// A situation's name is the one the list of every situation gives it
+    /// (found without building that list), and an id no model has reads
+    /// as unknown.
+    #[test]
+    fn a_situation_s_name_is_the_one_the_list_gives() {
+        for s in situations() {
+            assert_eq!(situation_name(s.id), s.name);
+        }
+        let past = situations().last().map_or(0, |s| s.id + 1);
+        assert_eq!(situation_name(past), "unknown-situation");
     }
 
     /// Every rule once; core's first, then each model's.

@@ -146,7 +146,7 @@ fn next_event(s: &mut BookingStorage, claim: u32, amount_eur: u32, version: u32)
 }
 
 fn bookings_of(s: &ServiceStorage, claim: u32) -> u32 {
-    s.bookings.iter().filter(|b| b.op.id == claim).count() as u32
+    s.bookings().iter().filter(|b| b.op.id == claim).count() as u32
 }
 
 /// The booking of `ev`'s claim committed: the event is owed.
@@ -163,11 +163,11 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
     /// Outbox mode: an outbox row for every booking the step just made, in
     /// the step's transaction, and the relay woken up.
     fn write_outbox_rows(&self, s: &mut BookingStorage, before: usize, ctx: &mut impl Ctx<Self>) {
-        if self.cfg.publish != Publish::Outbox || s.service.bookings.len() == before {
+        if self.cfg.publish != Publish::Outbox || s.service.bookings().len() == before {
             return;
         }
-        for i in before..s.service.bookings.len() {
-            let b = s.service.bookings[i];
+        for i in before..s.service.bookings().len() {
+            let b = s.service.bookings()[i];
             let version = bookings_of(&s.service, b.op.id);
             let ev = next_event(s, b.op.id, b.amount_eur, version);
             s.outbox.push(OutboxRow {
@@ -191,11 +191,11 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
         ctx: &mut C,
         step: impl FnOnce(&mut ServiceStorage, &mut Narrow<'_, Self, C, ToBooking>) -> R,
     ) -> (R, usize) {
-        let before = s.service.bookings.len();
+        let before = s.service.bookings().len();
         let mut c = Narrow::<Self, _, _>::new(ctx, BookingTimer::Service as ToBooking);
         let result = step(&mut s.service, &mut c);
         self.write_outbox_rows(s, before, ctx);
-        (result, s.service.bookings.len() - before)
+        (result, s.service.bookings().len() - before)
     }
 
     /// Runs one message through the payment service, as one step.

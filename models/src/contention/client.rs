@@ -240,10 +240,8 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         if let Some(s) = storage {
             let s = s.or_default();
             let n = self.cfg.writes.len();
-            s.ops.clear();
-            s.ops.resize(n, ClientOp::NEW);
-            s.last_wait_us.clear();
-            s.last_wait_us.resize(n, 0);
+            client_op::refill(&mut s.ops, n, ClientOp::NEW);
+            client_op::refill(&mut s.last_wait_us, n, 0);
         }
         state.set(ClientState::default());
     }

@@ -4,7 +4,7 @@
 //! `resource`.
 
 use super::{Client, ClientConfig, Resource};
-use crate::core::input::{count_in, duration_us, invalid, path, Invalid, LoadError, Seg};
+use crate::core::input::{count_in, duration_us, invalid, path, Invalid, LoadError, Seg, DAY_MS};
 use crate::core::retry::{Jitter, RetryPolicy};
 use crate::core::retry_table::{Retry, RetryDto};
 use crate::core::{BuildInput, Built, Carries};
@@ -19,7 +19,6 @@ pub const MAX_CLIENTS: u64 = 200;
 pub const MAX_WRITES: u64 = 1000;
 // Write ids run from 1 to MAX_WRITES; the row's request-id set must hold each.
 const _: () = assert!(MAX_WRITES < super::resource::RequestIds::CAPACITY as u64);
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug)]
 #[serde(default)]

@@ -218,10 +218,30 @@ impl ClientStorage {
 
     /// [`reset`](ClientStorage::reset) of a storage that exists already.
     pub fn clear(&mut self, n: usize) {
-        self.ops.clear();
-        self.ops.resize(n, ClientOp::NEW);
+        refill(&mut self.ops, n, ClientOp::NEW);
         self.followups.clear();
     }
+}
+
+/// Sets `column` to `n` copies of `value` in the memory it has: a fresh
+/// run's per-operation column, allocated once per simulator.
+pub fn refill<T: Clone>(column: &mut Vec<T>, n: usize, value: T) {
+    column.clear();
+    column.resize(n, value);
+}
+
+/// What every client's `reset` starts with: its storage, kept or made, holds
+/// `n` operations not started, and its state, kept or made, is handed back
+/// for the client to reset its own fields.
+pub fn reset_client<'a, S: Default>(
+    state: sim::Fresh<'a, S>,
+    storage: Option<sim::Fresh<'_, ClientStorage>>,
+    n: usize,
+) -> &'a mut S {
+    if let Some(s) = storage {
+        s.or_default().clear(n);
+    }
+    state.or_default()
 }
 
 /// How a client retries and what it does when it gives up.

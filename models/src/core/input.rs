@@ -98,11 +98,14 @@ pub fn one_of<T: Copy>(value: &str, options: &[(&str, T)], path: Vec<Seg>) -> Re
     Err(invalid(path, format!("unknown value \"{value}\""), help))
 }
 
+/// A day in milliseconds: the upper bound of most durations a scenario sets.
+pub const DAY_MS: u64 = 24 * 3600 * 1000;
+
 /// Most days any duration in a scenario may span: beyond it a number is a
 /// mistake (a unit mix-up), not a design.
 pub const MAX_DURATION_DAYS: u64 = 3650;
 /// [`MAX_DURATION_DAYS`] in milliseconds.
-pub const MAX_DURATION_MS: u64 = MAX_DURATION_DAYS * 24 * 3600 * 1000;
+pub const MAX_DURATION_MS: u64 = MAX_DURATION_DAYS * DAY_MS;
 
 /// When a `what` (an operation, an event, a request) starts: `start_ms` as
 /// engine microseconds, no later than the run's time limit `max_time_us`.

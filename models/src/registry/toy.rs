@@ -271,6 +271,7 @@ fn a_toy_model_needs_one_registry_line() {
     );
     // Its situation is reported, by its name.
     assert_eq!(situation_names(&report.situations), ["widget-made"]);
+    assert!(situations().iter().all(|s| situation_name(s.id) == s.name));
     assert_eq!(
         situation_name(widgets::situations::WIDGET_ASKED_AGAIN),
         "widget-asked-again"

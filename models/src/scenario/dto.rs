@@ -3,11 +3,9 @@
 //! nothing else in the loader, so the modules that check them (`common`,
 //! `network`, `links`, `routes`) all point here and never at each other.
 
-use crate::core::input::PerMille;
+use crate::core::input::{PerMille, DAY_MS};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 /// The shared part of a scenario file; the model's own tables are parsed by
 /// the model (unknown top-level keys are caught by the loader).

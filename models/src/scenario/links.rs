@@ -5,12 +5,10 @@
 use super::dto::{LinkDto, NetworkDto};
 use super::routes::{all_links, kind_at, Kinds};
 use crate::core::input::{
-    did_you_mean, duration_us, invalid, min_max, path, per_mille, Invalid, Seg,
+    did_you_mean, duration_us, invalid, min_max, path, per_mille, Invalid, Seg, DAY_MS,
 };
 use sim::{KindFault, LinkConfig, World};
 use std::collections::BTreeMap;
-
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 /// Resolves an actor's name to its id.
 pub(super) fn actor(

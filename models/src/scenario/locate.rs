@@ -207,7 +207,7 @@ fn duration_help(src: &str) -> Option<String> {
         "s" => 1_000,
         "m" | "min" => 60_000,
         "h" => 3_600_000,
-        "d" => 86_400_000,
+        "d" => crate::core::input::DAY_MS,
         _ => return None,
     };
     let ms = number.checked_mul(ms_per_unit)?;

@@ -7,13 +7,11 @@ use super::links::{
 };
 use super::routes::{carried, cuts_traffic, Kinds};
 use crate::core::input::{
-    duration_us, invalid, min_max, path, per_mille, Invalid, Seg, MAX_DURATION_MS,
+    duration_us, invalid, min_max, path, per_mille, Invalid, Seg, DAY_MS, MAX_DURATION_MS,
 };
 use crate::core::wire::ActorEnds;
 use sim::{CrashConfig, Limits, LinkConfig, Partition, TimeUs, World, US_PER_MS};
 use std::collections::BTreeMap;
-
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 /// The delay ranges `[network]` and its links set, by actor name, before the
 /// actors exist: the design warnings read them while a model is built.

@@ -233,7 +233,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
         let link = self.link_for(from, to, &msg);
         let stream = self.sim.layout.link(from, to);
-        let copies = match self.fate(from, to, &link, stream) {
+        let copies = match self.fate(world, (from, to), &link, stream) {
             Ok(copies) => copies,
             Err(reason) => {
                 self.trace(TraceKind::Drop {
@@ -261,8 +261,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     #[inline]
     fn fate(
         &mut self,
-        from: ActorId,
-        to: ActorId,
+        world: &World,
+        (from, to): (ActorId, ActorId),
         link: &LinkNow,
         stream: StreamId,
     ) -> Result<u8, DropReason> {
@@ -270,7 +270,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             return Ok(1);
         }
         let now_us = self.now_us;
-        let world = self.model.world();
         if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
             || self
                 .sim

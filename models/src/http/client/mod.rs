@@ -381,16 +381,10 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         storage: Option<sim::Fresh<'_, ClientStorage>>,
     ) {
         let n = self.cfg.requests.len();
-        if let Some(s) = storage {
-            s.or_default().clear(n);
-        }
-        let st = state.or_default();
-        st.awaiting.clear();
-        st.awaiting.resize(n, None);
-        st.after_412.clear();
-        st.after_412.resize(n, false);
-        st.cond.clear();
-        st.cond.resize(n, None);
+        let st = client_op::reset_client(state, storage, n);
+        client_op::refill(&mut st.awaiting, n, None);
+        client_op::refill(&mut st.after_412, n, false);
+        client_op::refill(&mut st.cond, n, None);
     }
 
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {

@@ -11,7 +11,7 @@ mod unused;
 mod warnings;
 
 use super::{Client, Server};
-use crate::core::input::LoadError;
+use crate::core::input::{LoadError, DAY_MS};
 use crate::core::{BuildInput, Built, Carries};
 use client::ClientDto;
 use requests::{default_client, RequestDto, ResourceDto};
@@ -25,7 +25,6 @@ pub(crate) const MAX_REQUESTS: u64 = 1000;
 pub(crate) const MAX_RESOURCES: u64 = 1000;
 /// Most clients: each is an actor.
 pub(crate) const MAX_CLIENTS: usize = 64;
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 const SERVER: &str = "server";
 

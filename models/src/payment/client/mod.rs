@@ -317,18 +317,12 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         storage: Option<sim::Fresh<'_, ClientStorage>>,
     ) {
         let n = self.cfg.ops.len();
-        if let Some(s) = storage {
-            s.or_default().clear(n);
-        }
-        let st = state.or_default();
-        st.awaiting.clear();
-        st.awaiting.resize(n, None);
+        let st = client_op::reset_client(state, storage, n);
+        client_op::refill(&mut st.awaiting, n, None);
         st.tokens = self.cfg.budget.as_ref().map(TokenBucket::full);
-        st.retry_cost.clear();
         // Only a budget refunds, so only a budget needs the costs.
-        if self.cfg.budget.is_some() {
-            st.retry_cost.resize(n, 0);
-        }
+        let costs = if self.cfg.budget.is_some() { n } else { 0 };
+        client_op::refill(&mut st.retry_cost, costs, 0);
         st.breaker.reset();
     }
 

@@ -19,7 +19,7 @@ pub(crate) use facts::Restarts;
 pub(crate) use warnings::design_warnings;
 
 use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
-use crate::core::input::{count_in, invalid, path, LoadError, Seg};
+use crate::core::input::{count_in, invalid, path, LoadError, Seg, DAY_MS};
 use crate::core::{BuildInput, Built, Carries};
 use bank::BankDto;
 use client::ClientDto;
@@ -36,7 +36,6 @@ pub(crate) const MAX_OPERATIONS: u64 = 1000;
 /// Most client actors: the world holds at most `sim::MAX_ACTORS`, two of
 /// them the service and the bank.
 pub(crate) const MAX_CLIENTS: u64 = 250;
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug, Default)]
 #[serde(default)]

@@ -2,13 +2,11 @@
 //! with `repeat`, many alike; every (claim, payment) once.
 
 use super::MAX_OPERATIONS;
-use crate::core::input::{count_in, duration_us, invalid, start_us, Invalid, Seg};
+use crate::core::input::{count_in, duration_us, invalid, start_us, Invalid, Seg, DAY_MS};
 use crate::payment::OpSpec;
 use serde::Deserialize;
 use sim::TimeUs;
 use std::collections::BTreeSet;
-
-const DAY_MS: u64 = 24 * 3600 * 1000;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]

@@ -2,6 +2,7 @@
 //! it does with a concurrent duplicate, what it asks the bank for, and the
 //! settings of its parts.
 
+use crate::core::Key;
 use sim::{ActorId, TimeUs};
 
 /// How the service deduplicates requests by their key.
@@ -75,7 +76,7 @@ pub struct ServiceConfig {
     pub max_keys: u32,
     /// Requests the service works on at once (from being taken until they
     /// are answered, bank call included); 0: as many as it has slots
-    /// ([`MAX_WORKERS`](super::state::MAX_WORKERS)), with no load reported.
+    /// ([`MAX_WORKERS`](super::timers::MAX_WORKERS)), with no load reported.
     pub workers: u32,
     /// Requests waiting for a worker, first in first out; a request that
     /// finds the queue full is shed with 503. A crash loses the queue.
@@ -98,4 +99,16 @@ pub struct ServiceConfig {
     /// an idempotency library deletes its record when the handler raises
     /// (Powertools for AWS Lambda), instead of leaving it "in progress".
     pub delete_key_on_bank_timeout: bool,
+}
+
+impl ServiceConfig {
+    /// Whether `key` is one the service deduplicates on.
+    pub fn keyed(&self, key: Key) -> bool {
+        self.idempotency != Idempotency::None && key.is_some()
+    }
+
+    /// Whether it pays what is missing to a total (and so reads first).
+    pub fn state_mode(&self) -> bool {
+        matches!(self.mode, Mode::State | Mode::StateConditional)
+    }
 }

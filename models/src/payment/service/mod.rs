@@ -3,37 +3,45 @@
 //! handler call is one transaction; where the real design has two, the model
 //! has two steps, so a crash can fall between them.
 //!
-//! The service is parts, each a module of its own: the key table
-//! (`keys`), the bank calls (`bank_calls`), the workers and their queue
-//! (`workers`), the requests' steps (`requests`), the recovery after a
-//! crash (`recovery`); this module is the actor that wires them. Its
-//! settings are in `config`, what a crash loses side by side in `state`
-//! (one flat struct, as the reports' state panels show it), and `harness`
-//! drives it handler by handler in the unit tests.
+//! The service is parts, each a small state machine that owns its state
+//! and its tests and names no other part: the key table (`keys`), the
+//! bank-call slots (`bank_calls`), the step slots (`requests`), the worker
+//! pool and its queue (`workers`), the recovery job (`recovery`). Only the
+//! service calls across them: this module is the actor, with what its
+//! handlers share, and its handlers are the requests' way through
+//! (`on_request`), the bank's answers (`on_bank`) and the restart
+//! (`on_restart`). Its settings are in `config`, its timers and bounds in
+//! `timers` (plain data every part may name), its parts' state side by side
+//! in `state` (what a crash loses apart from what it keeps), and `tests`
+//! drives it handler by handler through a harness.
 
 mod bank_calls;
 mod config;
-#[cfg(test)]
-mod harness;
 mod keys;
+mod on_bank;
+mod on_request;
+mod on_restart;
 mod recovery;
 mod requests;
 mod state;
+#[cfg(test)]
+mod tests;
+mod timers;
 mod workers;
 
 use super::msg::{Msg, PayStatus, TransferResult};
-use crate::core::dedup::DedupStore;
-use crate::core::slots::Slots;
 use crate::core::{Carries, Key, Obs, Op};
+use crate::payment::situations as sit;
+use keys::Waiter;
+use requests::{Step, StepKind};
 use sim::{Actor, ActorId, Ctx};
-use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 pub use config::{Concurrent, Idempotency, Mode, ServiceConfig};
-pub use keys::{KeyRow, KeyState, ServiceStorage};
-pub use state::{
-    ServiceState, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,
-    SERVICE_TIMER_SLOTS,
+pub use keys::{KeyRow, KeyState};
+pub use state::{ServiceState, ServiceStorage};
+pub use timers::{
+    ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS, SERVICE_TIMER_SLOTS,
 };
 pub use workers::Queued;
 
@@ -53,12 +61,14 @@ impl<W> Service<W> {
         }
     }
 
-    /// Whether `key` is one the service deduplicates on.
-    fn keyed(&self, key: Key) -> bool {
-        self.cfg.idempotency != Idempotency::None && key.is_some()
+    /// Workers the service has.
+    fn pool(&self) -> usize {
+        workers::pool_size(self.cfg.workers)
     }
 }
 
+/// What the handlers share: answers, and the key table's changes with the
+/// observations they owe.
 impl<W: Carries<Msg>> Service<W> {
     /// Answers the client's attempt `caller` about `op`.
     fn reply(
@@ -75,6 +85,97 @@ impl<W: Carries<Msg>> Service<W> {
             amount_eur,
         };
         ctx.send(caller.0, W::wrap(reply));
+    }
+
+    /// Inserts a key row, reaping expired rows first, and reports the store's size.
+    fn insert_key(&self, s: &mut ServiceStorage, key: Key, row: KeyRow, ctx: &mut impl Ctx<Self>) {
+        let inserted = s.keys.insert(key, row, ctx.now_us());
+        self.report_insert(inserted, ctx);
+    }
+
+    fn report_insert(&self, inserted: keys::Inserted, ctx: &mut impl Ctx<Self>) {
+        if inserted.reaped {
+            ctx.reached(sit::KEY_REAPED);
+        }
+        ctx.observe(Obs::DedupStore {
+            keys: inserted.keys,
+            bound: self.cfg.max_keys,
+        });
+    }
+
+    /// Books the payment; its key is due later in the designs that record it after the booking.
+    fn book(&self, s: &mut ServiceStorage, op: Op, key: Key, amount_eur: u32) {
+        let later_key = matches!(
+            self.cfg.idempotency,
+            Idempotency::SplitBookingFirst | Idempotency::CheckThenAct
+        );
+        s.keys.book(keys::Booking {
+            op,
+            key,
+            amount_eur,
+            key_due: later_key && self.cfg.keyed(key),
+        });
+    }
+
+    /// The bank call that drives `key`'s row "in progress" to an end (a
+    /// lease takeover's, answering `client`, or the recovery's, answering
+    /// nobody): it asks the bank first with `query_on_recovery`.
+    fn redrive(&self, key: Key, row: KeyRow, client: bank_calls::Caller) -> bank_calls::NewCall {
+        bank_calls::NewCall {
+            op: row.op,
+            key,
+            amount_eur: row.amount_eur,
+            client,
+            query_first: self.cfg.query_on_recovery,
+        }
+    }
+
+    /// Refuses a request with 503 because the service is full.
+    fn shed(&self, caller: (ActorId, u32), op: Op, ctx: &mut impl Ctx<Self>) {
+        ctx.reached(sit::OVERLOADED);
+        ctx.observe(Obs::Shed {
+            layer: &crate::payment::SERVICE_LAYER,
+            op,
+            recover_ms: self.cfg.recover_ms,
+        });
+        Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
+    }
+
+    /// Answers a request without calling the bank (a stored result, 409,
+    /// 422), once its processing is done: until then it holds its worker.
+    fn answer(
+        &self,
+        st: &mut ServiceState,
+        q: Queued,
+        status: PayStatus,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let (caller, op) = (q.caller, q.op);
+        let step = Step {
+            kind: StepKind::Answer(status),
+            op,
+            key: q.key,
+            amount_eur,
+            client: caller,
+        };
+        if self.cfg.processing_us == 0 || !st.steps.schedule(step, self.cfg.processing_us, ctx) {
+            Self::reply(caller, op, status, amount_eur, ctx);
+        }
+    }
+
+    /// Answers every duplicate held open for `key`'s execution.
+    fn answer_waiters(
+        st: &mut ServiceState,
+        key: Key,
+        status: PayStatus,
+        amount_eur: u32,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        st.waiters.release(key, |w: Waiter| {
+            ctx.reached(sit::DUPLICATE_WAITED);
+            Self::reply((w.client, w.attempt), w.op, status, amount_eur, ctx);
+        });
     }
 }
 
@@ -93,9 +194,7 @@ impl<W> crate::core::Ends for Service<W> {
     /// as every call's first step in a "state" mode.
     fn sends(&self, kind: &str, role: &str) -> bool {
         let c = &self.cfg;
-        let queries = c.query_before_retry
-            || c.query_on_recovery
-            || matches!(c.mode, Mode::State | Mode::StateConditional);
+        let queries = c.query_before_retry || c.query_on_recovery || c.state_mode();
         (kind, role) != ("status-query", "bank") || queries
     }
 }
@@ -113,29 +212,10 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         storage: Option<sim::Fresh<'_, ServiceStorage>>,
     ) {
         if let Some(s) = storage {
-            let s = s.or_insert_with(|| ServiceStorage {
-                keys: DedupStore::new(self.cfg.retention_us),
-                bookings: Vec::new(),
-                questions_asked: 0,
-            });
-            s.keys.reset(self.cfg.retention_us);
-            s.bookings.clear();
-            s.questions_asked = 0;
+            let s = s.or_insert_with(|| ServiceStorage::new(self.cfg.retention_us));
+            s.reset(self.cfg.retention_us);
         }
-        let st = state.or_insert_with(|| ServiceState {
-            calls: Slots::new(MAX_BANK_CALLS),
-            steps: Slots::new(MAX_STEPS),
-            waiters: Vec::new(),
-            queue: VecDeque::new(),
-            recovering: VecDeque::new(),
-            queued_before_recovery: 0,
-        });
-        st.calls.clear();
-        st.steps.clear();
-        st.waiters.clear();
-        st.queue.clear();
-        st.recovering.clear();
-        st.queued_before_recovery = 0;
+        state.or_default().clear();
     }
 
     fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
@@ -160,22 +240,27 @@ impl<W: Carries<Msg>> Actor for Service<W> {
                 amount_eur,
                 timeout_ms,
             }) => {
-                let q = self.queued((from, attempt), op, key, amount_eur, timeout_ms, ctx);
+                let now = ctx.now_us();
+                let q = Queued::arrived((from, attempt), (op, key), amount_eur, timeout_ms, now);
                 self.admit(st, s, q, ctx);
             }
             Some(&Msg::TransferDone {
                 op, key, result, ..
             }) => match result {
-                TransferResult::Done => self.on_transfer_done(st, s, op, key, ctx),
+                TransferResult::Done => self.on_transfer_done(st, s, (op, key), ctx),
                 TransferResult::Refused { paid_eur } => {
-                    self.on_refused(st, s, op, key, paid_eur, ctx)
+                    let done = st.calls.on_refused(&self.cfg, (op, key), paid_eur, ctx);
+                    self.call_ended(st, s, done, ctx);
                 }
             },
             Some(&Msg::StatusReply {
                 op,
                 question,
                 paid_eur,
-            }) => self.on_status(st, s, (op, question), paid_eur, ctx),
+            }) => {
+                let done = st.calls.on_status(&self.cfg, (op, question), paid_eur, ctx);
+                self.call_ended(st, s, done, ctx);
+            }
             Some(&Msg::StatusQuery { op, question }) => {
                 self.answer_status(s, from, (op, question), ctx)
             }

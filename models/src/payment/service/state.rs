@@ -1,117 +1,227 @@
-//! What the service holds in memory, which a crash loses: its parts'
-//! volatile state (bank calls, steps, waiters, the queue, the recovery
-//! backlog) side by side, its bounds and its timers.
+//! The service's state, its parts' side by side: what it holds in memory,
+//! which a crash loses ([`ServiceState`]), and its database, which survives
+//! ([`ServiceStorage`]); what is asked of several parts at once (is a key
+//! being worked on, how many workers are busy, what may the recovery take).
+//! Both print as the one flat struct the reports' state panels always
+//! showed.
 
-use super::bank_calls::BankCall;
-use super::keys::Waiter;
-use super::requests::{Step, StepKind};
-use super::workers::Queued;
-use crate::core::slots::Slots;
+use super::bank_calls::{BankCalls, Questions};
+use super::keys::{Booking, KeyTable, Waiters};
+use super::recovery::Recovery;
+use super::requests::{Step, Steps};
+use super::workers::Workers;
 use crate::core::Key;
-use std::collections::VecDeque;
+use sim::TimeUs;
 use std::fmt;
 
 /// Volatile: open requests, bank calls, pending steps and the queue die
 /// with a crash.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ServiceState {
     /// Bank calls in flight.
-    pub calls: Slots<BankCall>,
+    pub calls: BankCalls,
     /// Steps waiting to run (a second transaction, a retry).
-    pub steps: Slots<Step>,
+    pub steps: Steps,
     /// Duplicates waiting for a running execution's result.
-    pub waiters: Vec<Waiter>,
+    pub waiters: Waiters,
     /// Requests waiting for a worker, first in first out.
-    pub queue: VecDeque<Queued>,
-    /// Keys a restart found left "in progress" while every worker was busy
-    /// or every bank-call slot was taken or kept for an admitted request,
-    /// in the key table's order: the recovery job drives them as workers
-    /// free up. A crash loses the list; the next restart finds the keys in
-    /// storage again.
-    pub recovering: VecDeque<Key>,
-    /// Queued requests ahead of the recovery's next key in the line for a
-    /// worker: the recovery runs on the same workers as the requests.
-    pub queued_before_recovery: usize,
+    pub workers: Workers,
+    /// Keys a restart left for the recovery job to drive as workers free up.
+    pub recovery: Recovery,
 }
 
 impl ServiceState {
+    /// Empty again, in its allocations: what a crash leaves.
+    pub fn clear(&mut self) {
+        self.calls.clear();
+        self.steps.clear();
+        self.waiters.clear();
+        self.workers.clear();
+        self.recovery.clear();
+    }
+
     /// Whether an execution of `key` is still under way here: a bank call in
     /// flight, or a step of it pending (an answer only is not work on the key).
     pub(super) fn running(&self, key: Key) -> bool {
-        self.calls.find(|c| c.key == key).is_some()
-            || self
-                .steps
-                .find(|p| p.key == key && !matches!(p.kind, StepKind::Answer(_)))
-                .is_some()
+        self.calls.runs(key) || self.steps.works_on(key)
+    }
+
+    /// Workers busy now: every bank call and pending step belongs to a request
+    /// being worked on (or to a recovery, which takes a worker too), except a
+    /// split-booking-first key insert while its own request's bank call is
+    /// in flight: one request, one worker. Once that call ends (a bank that
+    /// confirms within the insert's processing), the insert alone holds the
+    /// worker, as the handler still has the second transaction to run.
+    /// Inserts and calls pair one to one: a request the network duplicated
+    /// is two of each under one caller, and one call ending frees one.
+    pub(super) fn busy(&self) -> usize {
+        let held_by_call = self
+            .steps
+            .inserts()
+            .filter(|&(i, p)| {
+                let same = |q: &Step| q.client == p.client && q.key == p.key;
+                let earlier = self
+                    .steps
+                    .inserts()
+                    .filter(|&(j, q)| j < i && same(q))
+                    .count();
+                self.calls.held_by(p.client, p.key) > earlier
+            })
+            .count();
+        self.calls.busy() + self.steps.busy() - held_by_call
+    }
+
+    /// Keys the recovery may start driving now, with `pool` workers. It runs
+    /// on the workers that take requests, so it starts none while every
+    /// worker is busy, and it waits for one in the same line as the queued
+    /// requests. Nor does it take the bank call of an admitted request
+    /// whose call is still to come (a step after its processing): a worker
+    /// that took a request has claimed its key and will call the bank, and
+    /// a recovery that took its call would leave it nothing to answer but a
+    /// 503, "not executed", for a key it claimed and booked.
+    pub(super) fn recovery_slots(&self, pool: usize) -> usize {
+        let workers_free = pool.saturating_sub(self.busy());
+        let calls_free = self.calls.free().saturating_sub(self.steps.calls_due());
+        self.recovery.slots(workers_free, calls_free)
+    }
+
+    /// Whether the recovery has keys waiting and a worker to drive one with.
+    pub(super) fn can_recover_next(&self, pool: usize) -> bool {
+        self.recovery.waiting() > 0 && self.recovery_slots(pool) > 0
     }
 }
 
-/// A service that recovers no more keys than it has workers shows what it
-/// always showed: the recovery's backlog appears once it holds a key, its
-/// place in the line once requests are ahead of it.
+/// The one flat struct the state panels always showed.
 impl fmt::Debug for ServiceState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("ServiceState");
         d.field("calls", &self.calls)
             .field("steps", &self.steps)
             .field("waiters", &self.waiters)
-            .field("queue", &self.queue);
-        if !self.recovering.is_empty() {
-            d.field("recovering", &self.recovering);
+            .field("queue", &self.workers);
+        self.recovery.debug_into(&mut d);
+        d.finish()
+    }
+}
+
+/// The payment database: key rows and bookings, committed atomically per
+/// step, and the number of the last status question.
+#[derive(Clone)]
+pub struct ServiceStorage {
+    /// The idempotency keys it remembers, and the payments booked.
+    pub keys: KeyTable,
+    /// Status questions asked so far.
+    pub questions: Questions,
+}
+
+impl ServiceStorage {
+    /// An empty database that keeps keys `retention_us` (0: forever).
+    pub fn new(retention_us: TimeUs) -> Self {
+        ServiceStorage {
+            keys: KeyTable::new(retention_us),
+            questions: Questions::default(),
         }
-        if self.queued_before_recovery > 0 {
-            d.field("queued_before_recovery", &self.queued_before_recovery);
+    }
+
+    /// Empty again, in its allocations.
+    pub fn reset(&mut self, retention_us: TimeUs) {
+        self.keys.reset(retention_us);
+        self.questions.reset();
+    }
+
+    /// The payments booked, in order.
+    pub fn bookings(&self) -> &[Booking] {
+        self.keys.bookings()
+    }
+}
+
+/// A service that never asks the bank shows what it always showed: the
+/// question counter appears once there is a question.
+impl fmt::Debug for ServiceStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ServiceStorage");
+        self.keys.debug_into(&mut d);
+        if self.questions.asked() > 0 {
+            d.field("questions_asked", &self.questions.asked());
         }
         d.finish()
     }
 }
 
-/// Bank calls, pending steps and waiters a service keeps at most.
-pub const MAX_BANK_CALLS: usize = 64;
-/// Pending steps a service keeps at most.
-pub const MAX_STEPS: usize = 64;
-/// Most workers: each may hold a bank call.
-pub const MAX_WORKERS: u32 = MAX_BANK_CALLS as u32;
-/// Most requests a service's queue holds.
-pub const MAX_QUEUE: u32 = 100_000;
-/// The service's timer slots: one per bank call and step, the recovery's
-/// and the queue's.
-pub const SERVICE_TIMER_SLOTS: u32 = (MAX_BANK_CALLS + MAX_STEPS) as u32 + 2;
+#[cfg(test)]
+mod tests {
+    use super::super::bank_calls::NewCall;
+    use super::super::requests::StepKind;
+    use super::super::tests::harness::{commands, config};
+    use super::*;
+    use crate::core::Op;
+    use crate::payment::CLAIM;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-/// The service's timers.
-pub enum ServiceTimer {
-    /// The bank did not answer call `slot` in time.
-    BankTimeout {
-        /// The call's slot.
-        slot: u32,
-    },
-    /// Pending step `slot` runs.
-    Step {
-        /// The step's slot.
-        slot: u32,
-    },
-    /// A worker and a bank-call slot are free: the recovery drives the
-    /// next keys it could not start at the restart.
-    Recover,
-    /// A worker is free: it takes the next queued request.
-    Dequeue,
-}
+    fn key() -> Key {
+        let op = Op::new(&CLAIM, 4711);
+        Key::Op { op, n: 1 }
+    }
 
-impl fmt::Display for ServiceTimer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServiceTimer::BankTimeout { .. } => f.write_str("bank timeout"),
-            ServiceTimer::Step { .. } => f.write_str("next step"),
-            ServiceTimer::Recover => f.write_str("next key to recover"),
-            ServiceTimer::Dequeue => f.write_str("next queued request"),
-        }
+    /// Split-booking-first's request holds one worker with its bank call
+    /// and its key insert both pending; the insert alone still holds it.
+    #[test]
+    fn a_key_insert_and_its_own_bank_call_hold_one_worker() {
+        let cfg = config();
+        let mut st = ServiceState::default();
+        let mut questions = Questions::default();
+        let call = NewCall {
+            op: Op::new(&CLAIM, 4711),
+            key: key(),
+            amount_eur: 1200,
+            client: Some((1, 1)),
+            query_first: false,
+        };
+        let insert = Step {
+            kind: StepKind::InsertKey,
+            op: call.op,
+            key: key(),
+            amount_eur: 1200,
+            client: (1, 1),
+        };
+        commands(0, |ctx| {
+            assert!(st.calls.call(&cfg, &mut questions, call, ctx));
+            assert!(st.steps.schedule(insert, 1, ctx));
+        });
+        assert_eq!(st.busy(), 1);
+        assert!(st.running(key()));
+        // Another caller's call under the same key is another worker.
+        let other = NewCall {
+            client: Some((2, 1)),
+            ..call
+        };
+        commands(0, |ctx| {
+            assert!(st.calls.call(&cfg, &mut questions, other, ctx));
+        });
+        assert_eq!(st.busy(), 2);
+        // The recovery may take neither a busy worker nor a call.
+        assert_eq!(st.recovery_slots(2), 0);
+        assert_eq!(st.recovery_slots(3), 1);
+    }
+
+    /// The state panels print the parts as the one flat struct they always
+    /// printed: the recovery's fields appear only once it holds something.
+    #[test]
+    fn the_state_prints_as_one_flat_struct() {
+        let mut st = ServiceState::default();
+        let shown = format!("{st:?}");
+        assert!(shown.starts_with("ServiceState { calls: "), "{shown}");
+        assert!(shown.ends_with(", waiters: [], queue: [] }"), "{shown}");
+        st.recovery.defer(key());
+        st.recovery.driven(2);
+        let shown = format!("{st:?}");
+        assert!(shown.contains("queue: [], recovering: ["), "{shown}");
+        assert!(shown.ends_with(", queued_before_recovery: 2 }"), "{shown}");
+        let storage = ServiceStorage::new(0);
+        let shown = format!("{storage:?}");
+        assert!(
+            shown.starts_with("ServiceStorage { keys: DedupStore {"),
+            "{shown}"
+        );
+        assert!(shown.ends_with(", bookings: [] }"), "{shown}");
     }
 }
-
-sim::timer_slots!(ServiceTimer {
-    BankTimeout { slot },
-    Step { slot },
-    Recover,
-    Dequeue,
-});

@@ -1,8 +1,9 @@
-//! The service's capacity: a fixed number of workers, each busy with one
-//! request from the moment it takes it until the request is answered (its
-//! processing and its bank call included), and a first-in-first-out queue
-//! of requests waiting for a worker. A request that finds every worker busy
-//! and the queue full is shed with 503 before anything is done for it.
+//! The worker pool and its queue, a part that owns its state: a fixed
+//! number of workers, each busy with one request from the moment it takes
+//! it until the request is answered (its processing and its bank call
+//! included), and a first-in-first-out queue of requests waiting for a
+//! worker, which a crash loses. A request that finds every worker busy and
+//! the queue full is shed with 503 before anything is done for it.
 //!
 //! Queueing delay grows with the queue, and a queued request is still
 //! worked on after its client has given up on it (timed out and retried):
@@ -10,14 +11,16 @@
 //! storm outlives its trigger. Unless the service drops expired work: the
 //! request carries the client's timeout (as gRPC carries `grpc-timeout`),
 //! and with `drop_expired` a worker skips a request whose deadline passed.
+//!
+//! Which workers are busy is the service's to count (its bank calls and
+//! steps hold them); this part decides, given that count, what becomes of
+//! a request.
 
-use super::requests::{Step, StepKind};
-use super::{Service, ServiceState, ServiceStorage, ServiceTimer, MAX_WORKERS};
-use crate::core::{Carries, Key, Obs, Op};
-use crate::payment::msg::{Msg, PayStatus};
-use crate::payment::situations as sit;
-use crate::payment::SERVICE_LAYER;
-use sim::{ActorId, Ctx, TimeUs, US_PER_MS};
+use super::timers::MAX_WORKERS;
+use crate::core::{Key, Op};
+use sim::{ActorId, TimeUs, US_PER_MS};
+use std::collections::VecDeque;
+use std::fmt;
 
 /// A request as it waits for a worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,58 +38,19 @@ pub struct Queued {
     pub deadline_us: TimeUs,
 }
 
-impl<W: Carries<Msg>> Service<W> {
-    /// Workers the service has: its configured number, or all its slots.
-    pub(super) fn workers(&self) -> usize {
-        match self.cfg.workers {
-            0 => MAX_WORKERS as usize,
-            n => n as usize,
-        }
-    }
-
-    /// Workers busy now: every bank call and pending step belongs to a request
-    /// being worked on (or to a recovery, which takes a worker too), except a
-    /// split-booking-first key insert while its own request's bank call is
-    /// in flight: one request, one worker. Once that call ends (a bank that
-    /// confirms within the insert's processing), the insert alone holds the
-    /// worker, as the handler still has the second transaction to run.
-    /// Inserts and calls pair one to one: a request the network duplicated
-    /// is two of each under one caller, and one call ending frees one.
-    pub(super) fn busy(&self, st: &ServiceState) -> usize {
-        let inserts = || {
-            st.steps
-                .iter()
-                .filter(|(_, p)| p.kind == StepKind::InsertKey)
-        };
-        let held_by_call = inserts()
-            .filter(|&(i, p)| {
-                let same = |q: &Step| q.client == p.client && q.key == p.key;
-                let earlier = inserts().filter(|&(j, q)| j < i && same(q)).count();
-                let calls = st.calls.iter();
-                calls
-                    .filter(|(_, c)| c.client == Some(p.client) && c.key == p.key)
-                    .count()
-                    > earlier
-            })
-            .count();
-        st.calls.busy() + st.steps.busy() - held_by_call
-    }
-
-    /// The request that just arrived, with its deadline.
-    pub(super) fn queued(
-        &self,
+impl Queued {
+    /// The request of `caller` that arrived at `now_us`, whose client
+    /// waits `timeout_ms` for it (0: forever).
+    pub fn arrived(
         caller: (ActorId, u32),
-        op: Op,
-        key: Key,
+        (op, key): (Op, Key),
         amount_eur: u32,
         timeout_ms: u32,
-        ctx: &mut impl Ctx<Self>,
+        now_us: TimeUs,
     ) -> Queued {
         let deadline_us = match timeout_ms {
             0 => TimeUs::MAX,
-            t => ctx
-                .now_us()
-                .saturating_add(u64::from(t).saturating_mul(US_PER_MS)),
+            t => now_us.saturating_add(u64::from(t).saturating_mul(US_PER_MS)),
         };
         Queued {
             caller,
@@ -96,415 +60,141 @@ impl<W: Carries<Msg>> Service<W> {
             deadline_us,
         }
     }
+}
 
-    /// The front door: every request is counted; a free worker takes it at
-    /// once (unless others wait before it), else it queues, else it is shed.
-    pub(super) fn admit(
-        &self,
-        st: &mut ServiceState,
-        s: &mut ServiceStorage,
-        q: Queued,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        // A key stored for another claim is reported before the request is
-        // counted: the ledger judges the request's arrival itself a
-        // violation (one-key-one-operation), and nothing a handler reports
-        // after the violation is kept, so a check at the key table's
-        // lookup (which may also wait in the queue) would never be seen.
-        if self.keyed(q.key)
-            && s.keys
-                .get(&q.key, ctx.now_us())
-                .is_some_and(|row| row.op != q.op)
-        {
-            ctx.reached(sit::KEY_COLLISION);
-        }
-        ctx.observe(Obs::Received {
-            layer: &SERVICE_LAYER,
-            op: q.op,
-            key: q.key,
-        });
-        if st.queue.is_empty() && self.busy(st) < self.workers() {
-            self.take(st, s, q, ctx);
-        } else if st.queue.len() < self.cfg.queue_max as usize {
-            ctx.reached(sit::QUEUED);
-            st.queue.push_back(q);
+/// Workers a service configured with `workers` has: that many, or all its
+/// slots (0).
+pub fn pool_size(workers: u32) -> usize {
+    match workers {
+        0 => MAX_WORKERS as usize,
+        n => n as usize,
+    }
+}
+
+/// What becomes of a request that arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// A free worker takes it now.
+    Take,
+    /// It waits in the queue.
+    Queued,
+    /// Every worker is busy and the queue full: 503.
+    Shed,
+}
+
+/// The request a free worker turns to next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Its client still waits.
+    Take(Queued),
+    /// Its deadline passed, and the service works on it all the same.
+    Late(Queued),
+    /// Its deadline passed, and the service drops it.
+    Dropped,
+}
+
+/// The queue of requests waiting for a worker.
+#[derive(Clone, Default)]
+pub struct Workers {
+    queue: VecDeque<Queued>,
+}
+
+/// Shows as the queue it is, as the state panel always showed it.
+impl fmt::Debug for Workers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.queue, f)
+    }
+}
+
+impl Workers {
+    /// Nothing queued, in its allocation.
+    pub fn clear(&mut self) {
+        self.queue.clear();
+    }
+
+    /// Requests waiting.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether a request waits.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Request `q` arrives while `busy` of `pool` workers are busy: a free
+    /// worker takes it, unless requests wait before it; it queues while
+    /// fewer than `queue_max` wait; else it is shed.
+    pub fn admit(&mut self, q: Queued, (busy, pool): (usize, usize), queue_max: u32) -> Admit {
+        if self.queue.is_empty() && busy < pool {
+            Admit::Take
+        } else if self.queue.len() < queue_max as usize {
+            self.queue.push_back(q);
+            Admit::Queued
         } else {
-            // Shed before the key is looked at: nothing was executed and
-            // the client knows it.
-            self.shed(q.caller, q.op, ctx);
+            Admit::Shed
         }
     }
 
-    /// A worker takes request `q`.
-    fn take(
-        &self,
-        st: &mut ServiceState,
-        s: &mut ServiceStorage,
-        q: Queued,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        // Only a service with a configured capacity reports its work, so the
-        // load columns stay empty for the others.
-        if self.cfg.workers > 0 {
-            ctx.observe(Obs::Work {
-                layer: &SERVICE_LAYER,
-                op: q.op,
-                attempt: q.caller.1,
-                recover_ms: self.cfg.recover_ms,
-            });
-        }
-        self.on_pay(st, s, q, ctx);
-    }
-
-    /// Refuses a request with 503 because the service is full.
-    pub(super) fn shed(&self, caller: (ActorId, u32), op: Op, ctx: &mut impl Ctx<Self>) {
-        ctx.reached(sit::OVERLOADED);
-        ctx.observe(Obs::Shed {
-            layer: &SERVICE_LAYER,
-            op,
-            recover_ms: self.cfg.recover_ms,
-        });
-        Self::reply(caller, op, PayStatus::Overloaded, 0, ctx);
-    }
-
-    /// Answers a request without calling the bank (a stored result, 409,
-    /// 422), once its processing is done: until then it holds its worker.
-    pub(super) fn answer(
-        &self,
-        st: &mut ServiceState,
-        q: Queued,
-        status: PayStatus,
-        amount_eur: u32,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        let (caller, op) = (q.caller, q.op);
-        let step = Step {
-            kind: StepKind::Answer(status),
-            op,
-            key: q.key,
-            amount_eur,
-            client: caller,
-        };
-        if self.cfg.processing_us == 0 || !self.schedule(st, step, ctx) {
-            Self::reply(caller, op, status, amount_eur, ctx);
-        }
-    }
-
-    /// After every step: a free worker and a waiting request make the next
-    /// step take it. Its own step, so a crash can fall in between.
-    pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
-        // Keys a restart left waiting for a worker are driven as workers
-        // free up, as the recovery job would; a step of their own as well.
-        // Its turn comes first: a request ahead of it in the line holds it
-        // back (`recovery_slots`).
-        if self.can_recover_next(st) {
-            ctx.continue_with(ServiceTimer::Recover);
-        }
-        if !st.queue.is_empty() && self.busy(st) < self.workers() {
-            ctx.continue_with(ServiceTimer::Dequeue);
-        }
-    }
-
-    /// A free worker takes the oldest queued request, skipping the expired
-    /// ones when the service drops expired work.
-    pub(super) fn dequeue(
-        &self,
-        st: &mut ServiceState,
-        s: &mut ServiceStorage,
-        ctx: &mut impl Ctx<Self>,
-    ) {
-        if self.busy(st) >= self.workers() {
-            return;
-        }
-        let now = ctx.now_us();
-        while let Some(q) = st.queue.pop_front() {
-            st.queued_before_recovery = st.queued_before_recovery.saturating_sub(1);
-            if now < q.deadline_us {
-                return self.take(st, s, q, ctx);
-            }
-            if self.cfg.drop_expired {
-                ctx.reached(sit::EXPIRED_DROPPED);
-                continue;
-            }
-            ctx.reached(sit::WORKED_AFTER_DEADLINE);
-            return self.take(st, s, q, ctx);
-        }
+    /// The oldest queued request, out of the queue, as of `now_us`.
+    pub fn next(&mut self, now_us: TimeUs, drop_expired: bool) -> Option<Next> {
+        let q = self.queue.pop_front()?;
+        Some(if now_us < q.deadline_us {
+            Next::Take(q)
+        } else if drop_expired {
+            Next::Dropped
+        } else {
+            Next::Late(q)
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::harness::{self, Bench, Cmd, BANK};
-    use super::super::{ServiceConfig, ServiceTimer};
     use super::*;
-    use crate::core::obs::Layer;
-    use crate::payment::situations as sit;
-    use crate::payment::{TransferResult, CLAIM};
-    use sim::Command;
+    use crate::payment::CLAIM;
 
-    /// One worker taking 100 ms per request, a queue of two.
-    fn config(drop_expired: bool) -> ServiceConfig {
-        ServiceConfig {
-            processing_us: 100_000,
-            workers: 1,
-            queue_max: 2,
-            drop_expired,
-            query_on_recovery: false,
-            ..harness::config()
-        }
+    fn request(claim: u32, timeout_ms: u32) -> Queued {
+        let op = Op::new(&CLAIM, claim);
+        Queued::arrived((1, 1), (op, Key::Op { op, n: 1 }), 100, timeout_ms, 1_000)
     }
 
-    impl Bench {
-        fn pay_claim(
-            &mut self,
-            now_us: TimeUs,
-            claim: u32,
-            attempt: u32,
-            timeout_ms: u32,
-        ) -> Vec<Cmd> {
-            let op = Op::new(&CLAIM, claim);
-            let pay = Msg::Pay {
-                op,
-                attempt,
-                key: Key::Op { op, n: 1 },
-                amount_eur: 100,
-                timeout_ms,
-            };
-            // Each claim's client is the actor with its number.
-            self.msg(now_us, claim, pay)
-        }
-
-        fn bank_done(&mut self, now_us: TimeUs, claim: u32) -> Vec<Cmd> {
-            let op = Op::new(&CLAIM, claim);
-            let done = Msg::TransferDone {
-                op,
-                key: Key::Op { op, n: 1 },
-                key_passed: true,
-                result: TransferResult::Done,
-            };
-            self.msg(now_us, BANK, done)
-        }
-    }
-
-    fn worked(out: &[Cmd]) -> Vec<u32> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::Observe(Obs::Work { op, .. }) => Some(op.id),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn reached(out: &[Cmd], s: sim::SituationId) -> bool {
-        Cmd::reaches(out, s)
-    }
-
-    fn replies(out: &[Cmd]) -> Vec<(u32, PayStatus)> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::Send { to, msg } => match msg.peek() {
-                    Some(&Msg::PayReply { status, .. }) => Some((*to, status)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
-        out.iter()
-            .filter_map(|c| match c {
-                Command::SetTimer {
-                    timer, after_us, ..
-                } => Some((*timer, *after_us)),
-                _ => None,
-            })
-            .collect()
-    }
-
+    /// A request carries its client's timeout as a deadline from its
+    /// arrival; none (0) waits forever.
     #[test]
-    fn one_worker_queues_two_sheds_the_fourth_and_serves_first_in_first_out() {
-        let mut b = Bench::new(config(false));
-        let first = b.pay_claim(0, 1, 1, 1000);
-        assert_eq!(worked(&first), [1]);
-        assert_eq!(timers(&first), [(ServiceTimer::Step { slot: 0 }, 100_000)]);
-        for claim in [2, 3] {
-            let out = b.pay_claim(10, claim, 1, 1000);
-            assert!(worked(&out).is_empty() && reached(&out, sit::QUEUED));
+    fn a_request_s_deadline_is_its_arrival_plus_its_timeout() {
+        assert_eq!(request(1, 50).deadline_us, 1_000 + 50 * US_PER_MS);
+        assert_eq!(request(1, 0).deadline_us, TimeUs::MAX);
+        assert_eq!(pool_size(0), MAX_WORKERS as usize);
+        assert_eq!(pool_size(3), 3);
+    }
+
+    /// A free worker takes a request only when none waits before it; the
+    /// queue holds `queue_max`; past that, shed.
+    #[test]
+    fn a_request_is_taken_queued_or_shed() {
+        let mut w = Workers::default();
+        assert_eq!(w.admit(request(1, 0), (0, 1), 1), Admit::Take);
+        assert!(w.is_empty(), "a taken request queued");
+        assert_eq!(w.admit(request(2, 0), (1, 1), 1), Admit::Queued);
+        assert_eq!(w.admit(request(3, 0), (1, 1), 1), Admit::Shed);
+        // A worker is free, but claim 2 waits first: claim 4 queues behind.
+        assert_eq!(w.admit(request(4, 0), (0, 1), 2), Admit::Queued);
+        assert_eq!(w.queued(), 2);
+    }
+
+    /// The oldest request comes first; past its deadline it is worked on
+    /// all the same, or dropped when the service drops expired work.
+    #[test]
+    fn the_oldest_request_comes_next_late_or_dropped_past_its_deadline() {
+        let mut w = Workers::default();
+        for (claim, timeout_ms) in [(1, 10), (2, 10), (3, 0)] {
+            w.admit(request(claim, timeout_ms), (1, 1), 10);
         }
-        let shed = b.pay_claim(20, 4, 1, 1000);
-        assert_eq!(replies(&shed), [(4, PayStatus::Overloaded)]);
-        assert!(shed.iter().any(|c| matches!(
-            c,
-            Command::Observe(Obs::Shed {
-                layer: Layer {
-                    name: "service",
-                    ..
-                },
-                ..
-            })
-        )));
-        // Processing done, the bank is called: the worker is still busy.
-        let call = b.fire(100_000, ServiceTimer::Step { slot: 0 });
-        assert!(!timers(&call).contains(&(ServiceTimer::Dequeue, 0)));
-        // The bank answers: the client is told, and the worker is free for claim 2.
-        let done = b.bank_done(110_000, 1);
-        assert_eq!(replies(&done), [(1, PayStatus::Paid)]);
-        assert!(timers(&done).contains(&(ServiceTimer::Dequeue, 0)));
-        let next = b.fire(110_000, ServiceTimer::Dequeue);
-        assert_eq!(worked(&next), [2]);
-        assert_eq!(b.state.queue.len(), 1);
-    }
-
-    #[test]
-    fn a_queued_request_past_its_deadline_is_worked_on_unless_expired_work_is_dropped() {
-        for drop_expired in [false, true] {
-            let mut b = Bench::new(config(drop_expired));
-            b.pay_claim(0, 1, 1, 1000);
-            b.pay_claim(0, 2, 1, 50); // its client waits 50 ms
-            b.pay_claim(0, 3, 1, 10_000);
-            b.fire(100_000, ServiceTimer::Step { slot: 0 });
-            b.bank_done(110_000, 1);
-            let next = b.fire(110_000, ServiceTimer::Dequeue);
-            if drop_expired {
-                assert!(reached(&next, sit::EXPIRED_DROPPED));
-                assert_eq!(worked(&next), [3]);
-            } else {
-                assert!(reached(&next, sit::WORKED_AFTER_DEADLINE));
-                assert_eq!(worked(&next), [2]);
-            }
-        }
-    }
-
-    #[test]
-    fn an_answer_from_the_key_table_costs_its_processing_too() {
-        let mut b = Bench::new(config(false));
-        b.pay_claim(0, 1, 1, 1000);
-        b.fire(100_000, ServiceTimer::Step { slot: 0 });
-        b.bank_done(110_000, 1);
-        // The retry finds the key paid; it is answered after processing, not at once.
-        let retry = b.pay_claim(200_000, 1, 2, 1000);
-        assert!(replies(&retry).is_empty());
-        let [(timer, 100_000)] = timers(&retry)[..] else {
-            panic!("{retry:?}");
-        };
-        let answer = b.fire(300_000, timer);
-        assert_eq!(replies(&answer), [(1, PayStatus::Paid)]);
-    }
-
-    /// Split-booking-first books and calls the bank, then records the key
-    /// in a second transaction after its processing. The handler runs both:
-    /// its worker is busy until the key is stored, however soon the bank
-    /// confirms. With one worker, a second request waits for the insert.
-    #[test]
-    fn split_booking_first_holds_the_worker_until_its_key_is_stored() {
-        let mut b = Bench::new(ServiceConfig {
-            idempotency: super::super::Idempotency::SplitBookingFirst,
-            pass_key_to_bank: false,
-            processing_us: 1_000_000,
-            ..config(false)
-        });
-        let first = b.pay_claim(0, 1, 1, 10_000);
-        assert_eq!(worked(&first), [1]);
-        let insert = ServiceTimer::Step { slot: 0 };
-        assert!(timers(&first).contains(&(insert, 1_000_000)), "{first:?}");
-        // The bank confirms long before the key insert is due.
-        let done = b.bank_done(10_000, 1);
-        assert_eq!(replies(&done), [(1, PayStatus::Paid)]);
-        let second = b.pay_claim(20_000, 2, 1, 10_000);
-        assert!(
-            worked(&second).is_empty() && reached(&second, sit::QUEUED),
-            "claim 2 was taken while claim 1's key insert held the one worker"
-        );
-        // The key is stored: the worker is free for claim 2.
-        let stored = b.fire(1_000_000, insert);
-        assert!(timers(&stored).contains(&(ServiceTimer::Dequeue, 0)));
-        let next = b.fire(1_000_000, ServiceTimer::Dequeue);
-        assert_eq!(worked(&next), [2]);
-    }
-
-    /// A request the network delivered twice is, to split-booking-first,
-    /// two requests from one caller: two bookings, two bank calls, two key
-    /// inserts, two workers. One confirmation frees neither: both inserts
-    /// are still to run.
-    #[test]
-    fn a_duplicated_split_booking_first_request_holds_two_workers_until_both_keys_are_stored() {
-        let mut b = Bench::new(ServiceConfig {
-            idempotency: super::super::Idempotency::SplitBookingFirst,
-            pass_key_to_bank: false,
-            processing_us: 1_000_000,
-            workers: 2,
-            ..config(false)
-        });
-        for copy in [0, 1] {
-            assert_eq!(worked(&b.pay_claim(copy, 1, 1, 10_000)), [1]);
-        }
-        b.bank_done(10_000, 1);
-        let other = b.pay_claim(20_000, 2, 1, 10_000);
-        assert!(
-            worked(&other).is_empty() && reached(&other, sit::QUEUED),
-            "claim 2 was taken while two key inserts held both workers"
-        );
-    }
-
-    /// A restart finds ten keys "in progress" in a service of four workers
-    /// (one bank call each, 0 ms of processing). The recovery runs on those
-    /// workers: four calls at once, never more. A request that arrives now
-    /// queues, and waits in the same line as the recovery's next key, not
-    /// behind all of them: it is taken within the next two freed workers.
-    /// Every key is still driven to an end, and the request is paid.
-    #[test]
-    fn the_recovery_runs_on_the_workers_and_queued_requests_take_turns_with_it() {
-        let mut b = Bench::new(ServiceConfig {
-            workers: 4,
-            queue_max: 10,
-            processing_us: 0,
-            ..config(false)
-        });
-        b.left_in_progress(10);
-        let t = 1_000_000;
-        b.restart(t);
-        assert_eq!(b.state.calls.busy(), 4, "the recovery outran its workers");
-        let queued = b.pay_claim(t, 7000, 1, 0);
-        assert!(worked(&queued).is_empty() && reached(&queued, sit::QUEUED));
-        let mut freed = 0;
-        let mut taken_after = None;
-        loop {
-            let first = b.state.calls.iter().next().map(|(_, c)| c.op.id);
-            let Some(claim) = first else { break };
-            let out = b.bank_done(t, claim);
-            let out = b.continued(t, out);
-            freed += 1;
-            if worked(&out).contains(&7000) {
-                taken_after = Some(freed);
-            }
-            assert!(b.state.calls.busy() <= 4, "more calls than workers");
-        }
-        assert!(
-            taken_after.is_some_and(|n| n <= 2),
-            "taken after {taken_after:?}"
-        );
-        for (key, e) in b.storage.keys.iter() {
-            assert_eq!(e.value.state, super::super::KeyState::Paid, "{key:?}");
-        }
-        assert_eq!(freed, 11);
-    }
-
-    #[test]
-    fn a_crash_loses_the_queue() {
-        let mut b = Bench::new(config(false));
-        b.pay_claim(0, 1, 1, 1000);
-        b.pay_claim(0, 2, 1, 1000);
-        assert_eq!(b.state.queue.len(), 1);
-        // A restart rebuilds the volatile state from storage: nothing is
-        // queued. The engine hands back the old state only for its allocations.
-        b.restart(1_000_000);
-        let st = &b.state;
-        assert!(st.queue.is_empty());
-        // Claim 1 had claimed its key: the restart drives it to an end. Claim 2
-        // had only queued: nothing of it is left, its client will retry.
-        let calls: Vec<u32> = st.calls.iter().map(|(_, c)| c.op.id).collect();
-        assert_eq!(calls, [1]);
-        assert_eq!(b.storage.keys.len(), 1);
+        let past = 1_000 + 10 * US_PER_MS;
+        assert_eq!(w.next(past, false), Some(Next::Late(request(1, 10))));
+        assert_eq!(w.next(past, true), Some(Next::Dropped));
+        assert_eq!(w.next(past, true), Some(Next::Take(request(3, 0))));
+        assert_eq!(w.next(past, true), None);
     }
 }

@@ -2,7 +2,7 @@
 //! its bank and clients played by a unit test: what the tests of the bank
 //! calls, the key table, the steps, the load handling and the recovery share.
 
-use super::{
+use super::super::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Msg, Service, ServiceConfig, ServiceState,
     ServiceStorage, ServiceTimer,
 };
@@ -12,15 +12,15 @@ use crate::payment::CLAIM;
 use crate::registry::Msg as World;
 use sim::{Actor, ActorId, Choices, Command, Context, TimeUs};
 
-pub(super) type Cmd = Command<World, Obs, ServiceTimer>;
+pub(in crate::payment::service) type Cmd = Command<World, Obs, ServiceTimer>;
 
 /// The bank's actor id.
-pub(super) const BANK: ActorId = 9;
+pub(in crate::payment::service) const BANK: ActorId = 9;
 
 /// One key claimed in the booking's transaction and passed on to the bank,
 /// one bank attempt of 5 s, no lease, no workers: the tests change what
 /// they are about.
-pub(super) fn config() -> ServiceConfig {
+pub(in crate::payment::service) fn config() -> ServiceConfig {
     ServiceConfig {
         bank: BANK,
         idempotency: Idempotency::ClaimSameTx,
@@ -45,7 +45,7 @@ pub(super) fn config() -> ServiceConfig {
 }
 
 /// One service, started at 0 as in a run.
-pub(super) struct Bench {
+pub(in crate::payment::service) struct Bench {
     pub service: Service<World>,
     pub state: ServiceState,
     pub storage: ServiceStorage,
@@ -137,7 +137,7 @@ impl Bench {
 }
 
 /// The claims whose transfers a handler sent.
-pub(super) fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
+pub(in crate::payment::service) fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
     Cmd::sent(out)
         .filter_map(|m| match m.peek() {
             Some(&Msg::Transfer { op, .. }) => Some(op),
@@ -147,7 +147,7 @@ pub(super) fn transfers_sent(out: &[Cmd]) -> Vec<Op> {
 }
 
 /// Attempt `attempt` to pay `op` 1,200 EUR, under its first key.
-pub(super) fn pay_msg(op: Op, attempt: u32) -> Msg {
+pub(in crate::payment::service) fn pay_msg(op: Op, attempt: u32) -> Msg {
     Msg::Pay {
         op,
         attempt,
@@ -158,7 +158,7 @@ pub(super) fn pay_msg(op: Op, attempt: u32) -> Msg {
 }
 
 /// The statuses a handler answered clients with.
-pub(super) fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
+pub(in crate::payment::service) fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
     Cmd::sent(out)
         .filter_map(|m| match m.peek() {
             Some(&Msg::PayReply { status, .. }) => Some(status),
@@ -168,7 +168,7 @@ pub(super) fn pay_replies(out: &[Cmd]) -> Vec<PayStatus> {
 }
 
 /// The bank confirms the transfer of `op` under its first key.
-pub(super) fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
+pub(in crate::payment::service) fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
     let done = Msg::TransferDone {
         op,
         key: Key::Op { op, n: 1 },
@@ -179,7 +179,7 @@ pub(super) fn confirm(b: &mut Bench, now_us: sim::TimeUs, op: Op) -> Vec<Cmd> {
 }
 
 /// The timer of the step a handler scheduled after its processing.
-pub(super) fn step_timer(out: &[Cmd]) -> ServiceTimer {
+pub(in crate::payment::service) fn step_timer(out: &[Cmd]) -> ServiceTimer {
     out.iter()
         .find_map(|c| match c {
             Command::SetTimer {
@@ -189,4 +189,29 @@ pub(super) fn step_timer(out: &[Cmd]) -> ServiceTimer {
             _ => None,
         })
         .expect("a step scheduled")
+}
+
+/// What `f` did through a detached context of a service at `now_us`: for
+/// the parts' own tests, which call one part's method at a time.
+pub(in crate::payment::service) fn commands(
+    now_us: TimeUs,
+    f: impl FnOnce(&mut Context<'_, Service<World>>),
+) -> Vec<Cmd> {
+    let mut choices = Choices::new();
+    choices.start_random(0, 1, false);
+    let mut out = Vec::new();
+    f(&mut Context::detached(now_us, 0, &mut choices, &mut out));
+    out
+}
+
+/// The timers a handler set, with their delays.
+pub(in crate::payment::service) fn timers(out: &[Cmd]) -> Vec<(ServiceTimer, TimeUs)> {
+    out.iter()
+        .filter_map(|c| match c {
+            Command::SetTimer {
+                timer, after_us, ..
+            } => Some((*timer, *after_us)),
+            _ => None,
+        })
+        .collect()
 }
