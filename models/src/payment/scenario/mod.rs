@@ -19,7 +19,7 @@ pub(crate) use facts::Restarts;
 pub(crate) use warnings::design_warnings;
 
 use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
-use crate::core::input::{count_in, invalid, path, LoadError, Seg};
+use crate::core::input::{count_in, invalid, path, LoadError};
 use crate::core::{BuildInput, Built, Carries};
 use bank::BankDto;
 use client::ClientDto;
@@ -121,15 +121,6 @@ pub(crate) fn hops(
                 d.client.actors
             ),
             "remove `actors` from [client]; many clients are a payment-model scenario",
-        )
-        .into());
-    }
-    // A composed model's later hops key their records by the claim alone.
-    if let Some(i) = d.operations.iter().position(|o| o.payment != 1) {
-        return Err(invalid(
-            vec![Seg::Key("operations"), Seg::Index(i), Seg::Key("payment")],
-            "a second payment of a claim: this model pays each claim once",
-            "remove `payment`, and give the payment a claim of its own",
         )
         .into());
     }
