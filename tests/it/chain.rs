@@ -174,13 +174,69 @@ fn the_hops_are_wired_as_the_articles_chain_and_refuse_what_cannot_be_chained() 
             "unknown key `consumer` for the chain model",
             "`accounting`",
         ),
-        (
-            "[[operations]]\nclaim = 4711\namount_eur = 1200\n[[operations]]\nclaim = 4711\npayment = 2\namount_eur = 300\n",
-            "this model pays each claim once",
-            "a claim of its own",
-        ),
     ];
     refuses(base, cases);
+}
+
+/// A claim paid in two parts: each payment is its own operation at every
+/// hop, booked, announced (its event names the payment) and paid once.
+#[test]
+fn two_payments_of_one_claim_are_booked_announced_and_paid_each_once() {
+    let s = load("chain-key-per-payment", &[]);
+    for seed in 0..20 {
+        let (entries, outcome) = trace_of(&s, seed);
+        assert!(
+            matches!(outcome, Outcome::Holds),
+            "seed {seed}: {outcome:?}"
+        );
+        let mut announced: Vec<models::core::Op> = entries
+            .iter()
+            .filter_map(|e| match e.kind {
+                TraceKind::Observe {
+                    obs: Obs::Committed { entity, .. },
+                    ..
+                } => Some(entity),
+                _ => None,
+            })
+            .collect();
+        announced.sort();
+        let first = models::core::Op::new(&payment::CLAIM, 4711);
+        let second = models::core::Op::part(&payment::CLAIM, 4711, 1);
+        assert_eq!(announced, [first, second], "seed {seed}");
+        assert_eq!(effects(&entries, "transfer"), 2, "seed {seed}");
+        assert_eq!(effects(&entries, "booking in accounting"), 2, "seed {seed}");
+    }
+    // A key from the claim's number alone: the second payment arrives
+    // under the first one's key, and is never booked or paid.
+    let same = load("chain-key-per-payment", &["client.key=claim"]);
+    let (entries, outcome) = trace_of(&same, 0);
+    assert!(broke(&outcome, "one-key-one-operation"), "{outcome:?}");
+    assert!(reached(&entries, payment::situations::KEY_COLLISION));
+    assert_eq!(effects(&entries, "transfer"), 1);
+}
+
+/// Booked before the bank call, the bank cut off until the client gave up:
+/// the books hold a payment the bank never made, which only `books-agree`
+/// sees; the reconciliation job's re-drive makes the booking true.
+#[test]
+fn a_booking_the_bank_never_paid_breaks_books_agree_until_reconciliation_pays_it() {
+    let (entries, outcome) = failing_trace("chain-booked-before-bank-cut-off");
+    assert!(broke(&outcome, "books-agree"), "{outcome:?}");
+    assert_eq!(effects(&entries, "transfer"), 0);
+    assert_eq!(effects(&entries, "booking in accounting"), 1);
+    let fixed = load("chain-booked-then-reconciled", &[]);
+    let (entries, outcome) = trace_of(&fixed, 0);
+    assert!(matches!(outcome, Outcome::Holds), "{outcome:?}");
+    assert!(reached(&entries, payment::situations::RECONCILE_REDRIVEN));
+    assert_eq!(effects(&entries, "transfer"), 1);
+    assert_eq!(effects(&entries, "booking in accounting"), 1);
+    // The same file, its job looking at its dead letter and no more.
+    let no_job = load(
+        "chain-booked-then-reconciled",
+        &["client.reconcile.max_rounds=0"],
+    );
+    let (_, outcome) = trace_of(&no_job, 0);
+    assert!(broke(&outcome, "books-agree"), "{outcome:?}");
 }
 
 /// `idemsim models` describes each situation once: the chain reuses the

@@ -199,6 +199,56 @@ fn the_metastable_overload_recovers_with_a_budget_or_a_breaker_not_with_dropping
     );
 }
 
+/// The bank's capacity: the spike knocks it over and the retries of two
+/// layers keep it there; without the spike the base load never fills it,
+/// and a budget or a breaker at the clients lets it recover.
+#[test]
+fn the_bank_stays_knocked_over_by_retries_until_a_budget_or_a_breaker_holds_them_back() {
+    let name = "payment-bank-retry-storm";
+    check(name, &[], 3, Verdict::Violation, Some("load-recovers"));
+    let text =
+        std::fs::read_to_string(support::root().join(format!("scenarios/{name}.toml"))).unwrap();
+    let quiet = text.replace("repeat = 60", "repeat = 1");
+    assert_ne!(quiet, text);
+    let calm = sweep(&load_text("no-spike.toml", &quiet, &[]), 3);
+    assert_eq!(
+        calm.tally.violations, 0,
+        "the base load alone never fills the bank"
+    );
+    let shed = calm.tally.counter(counter::SHED).unwrap();
+    assert_eq!(shed.iter().sum::<u64>(), 0, "no layer shed a request");
+    // A budget or a breaker holds the retries back; a bank that takes every
+    // request sheds none, and promises nothing.
+    for fix in [
+        &["client.budget.capacity=20"][..],
+        &["client.breaker.failures=2", "client.breaker.open_ms=5000"],
+        &["bank.capacity_per_s=0"],
+    ] {
+        check(name, fix, 3, Verdict::Holds, None);
+    }
+}
+
+/// What the bank counts: every request, a status query too, in the second
+/// of virtual time it arrives in; one over its capacity is shed unanswered.
+#[test]
+fn the_bank_sheds_only_over_its_capacity_in_a_second() {
+    let base = "summary = \"bank\"\n[expect]\nverdict = \"holds\"\n\
+        [client]\nactors = 4\ntimeout_ms = 10000\n[client.retry]\nmax_attempts = 1\n\
+        [network]\ndelay_ms_min = 1\ndelay_ms_max = 1\n\
+        [[operations]]\nclaim = 1\namount_eur = 100\nrepeat = 4\nevery_ms = 10\n";
+    let shed_with = |capacity: u32| {
+        let text = format!("{base}[bank]\ncapacity_per_s = {capacity}\nrecover_ms = 1\n");
+        let sum = sweep(&load_text("bank.toml", &text, &["run.fault_phase_ms=0"]), 1);
+        let shed: u64 = sum.tally.counter(counter::SHED).unwrap().iter().sum();
+        (shed, sum.tally.violations)
+    };
+    // Four transfers within 40 ms: a capacity of four takes them all.
+    assert_eq!(shed_with(4), (0, 0));
+    // Three: the fourth is shed, after the fault phase and its 1 ms promise.
+    assert_eq!(shed_with(3).0, 1);
+    assert_eq!(shed_with(3).1, 1, "load-recovers speaks for the bank");
+}
+
 #[test]
 fn the_load_keys_are_checked_with_a_place_and_a_fix() {
     let base = "summary = \"load\"\n[expect]\nverdict = \"holds\"\n";
@@ -253,6 +303,11 @@ fn the_load_keys_are_checked_with_a_place_and_a_fix() {
             (
                 "[[operations]]\nclaim = 3\npayment = 100\namount_eur = 1\n",
                 "payment 100: the range is 1 to 99",
+                "write a number",
+            ),
+            (
+                "[bank]\ncapacity_per_s = 1000001\n",
+                "1000001 requests a second: the range is 0 to 1000000",
                 "write a number",
             ),
             (

@@ -15,7 +15,7 @@
 
 use super::situations as sit;
 use crate::core::slots::Slots;
-use crate::core::{Carries, Obs};
+use crate::core::{Carries, Obs, Op};
 use crate::messaging::{self, Event, OutboxRow, Relay, RelayState, RelayTimer};
 use crate::payment::{self, PayStatus, Service, ServiceState, ServiceStorage, ServiceTimer};
 use sim::{Actor, ActorId, Ctx, Narrow, TimeUs};
@@ -132,21 +132,25 @@ impl<W> BookingService<W> {
     }
 }
 
-/// The event announcing the booking of `amount_eur` for claim `claim`, as its
-/// `version`-th booking: its id comes from the sequence.
-fn next_event(s: &mut BookingStorage, claim: u32, amount_eur: u32, version: u32) -> Event {
+/// The event announcing the booking of `amount_eur` for payment `op` (a
+/// claim's first or a later payment), as its `version`-th booking: its id
+/// comes from the sequence.
+fn next_event(s: &mut BookingStorage, op: Op, amount_eur: u32, version: u32) -> Event {
     s.last_event += 1;
     Event {
         id: s.last_event,
-        entity: claim,
+        entity: op.id,
         value: amount_eur,
         version,
         entity_space: &payment::CLAIM,
+        entity_part: op.part,
     }
 }
 
-fn bookings_of(s: &ServiceStorage, claim: u32) -> u32 {
-    s.bookings().iter().filter(|b| b.op.id == claim).count() as u32
+/// The bookings of payment `op`: each payment of a claim counts its own, so
+/// a claim's second payment is its first booking, not the claim's second.
+fn bookings_of(s: &ServiceStorage, op: Op) -> u32 {
+    s.bookings().iter().filter(|b| b.op == op).count() as u32
 }
 
 /// The booking of `ev`'s claim committed: the event is owed.
@@ -168,8 +172,8 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
         }
         for i in before..s.service.bookings().len() {
             let b = s.service.bookings()[i];
-            let version = bookings_of(&s.service, b.op.id);
-            let ev = next_event(s, b.op.id, b.amount_eur, version);
+            let version = bookings_of(&s.service, b.op);
+            let ev = next_event(s, b.op, b.amount_eur, version);
             s.outbox.push(OutboxRow {
                 ev,
                 sent: false,
@@ -233,8 +237,8 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
         else {
             return;
         };
-        let version = bookings_of(&s.service, op.id) + 1;
-        let ev = next_event(s, op.id, amount_eur, version);
+        let version = bookings_of(&s.service, op) + 1;
+        let ev = next_event(s, op, amount_eur, version);
         let Some(slot) = st.publishing.insert(Publishing { from, pay, ev }) else {
             // Full: shed before anything happened, as the service would.
             let reply = payment::Msg::PayReply {

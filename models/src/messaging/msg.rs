@@ -22,6 +22,9 @@ pub struct Event {
     /// where the chain's booking service announces its bookings. A trace of
     /// the chain then says "claim 4711" of the claim in every message.
     pub entity_space: &'static Space,
+    /// Which of the entity's operations (`Op::part`): the chain's second
+    /// payment of a claim is part 1; 0 everywhere else.
+    pub entity_part: u8,
 }
 
 impl Event {
@@ -32,7 +35,7 @@ impl Event {
 
     /// The entity it changes, as an operation id (for `state-converges`).
     pub fn entity_op(&self) -> Op {
-        Op::new(self.entity_space, self.entity)
+        Op::part(self.entity_space, self.entity, self.entity_part)
     }
 }
 
@@ -46,6 +49,9 @@ impl fmt::Debug for Event {
             .field("version", &self.version);
         if self.entity_space != &super::ENTITY {
             d.field("entity_space", &self.entity_space.noun);
+        }
+        if self.entity_part != 0 {
+            d.field("entity_part", &self.entity_part);
         }
         d.finish()
     }

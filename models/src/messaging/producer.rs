@@ -188,6 +188,7 @@ impl<W> Producer<W> {
             value: spec.value,
             version,
             entity_space: &super::ENTITY,
+            entity_part: 0,
         }
     }
 }

@@ -173,6 +173,7 @@ mod tests {
             value: 1200,
             version: 1,
             entity_space: &crate::messaging::ENTITY,
+            entity_part: 0,
         };
         let text = ConsumerRole::incoming(&Msg::Deliver {
             ev,

@@ -7,7 +7,8 @@ use super::situations as sit;
 use super::{BANK_LAYER, TRANSFER};
 use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::{Carries, Key, Obs, Op};
-use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
+use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs, US_PER_S};
+use std::fmt;
 use std::marker::PhantomData;
 
 /// The bank's configuration.
@@ -27,6 +28,23 @@ pub struct BankConfig {
     /// only this long after it was executed; 0: they read the ledger itself.
     /// A conditional transfer always checks the ledger itself.
     pub status_lag_us: TimeUs,
+    /// Requests (transfers and status queries) it takes in each second of
+    /// virtual time; one over that is dropped unanswered, as an overloaded
+    /// provider's connection times out. 0: no limit.
+    pub capacity_per_s: u32,
+    /// How long after the faults stop it promises to take every request
+    /// again, judged by `load-recovers`; 0: no promise.
+    pub recover_ms: u32,
+}
+
+/// The bank's volatile state: what it has taken in the current second.
+/// A restart forgets it, as a rate limiter in memory does.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct BankState {
+    /// The second of virtual time being counted (`now / 1 s`).
+    pub second: TimeUs,
+    /// Requests taken in it.
+    pub taken: u32,
 }
 
 /// The bank's ledger: every executed transfer, and the keys it remembers.
@@ -36,6 +54,20 @@ pub struct BankStorage {
     pub transfers: Vec<(Op, u32, TimeUs)>,
     /// The keys it deduplicates on.
     pub keys: DedupStore<Key, ()>,
+}
+
+/// A bank that has counted nothing (every bank without a capacity) keeps
+/// nothing in memory, and its state panel reads as it always has: `()`.
+impl fmt::Debug for BankState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == BankState::default() {
+            return f.write_str("()");
+        }
+        f.debug_struct("BankState")
+            .field("second", &self.second)
+            .field("taken", &self.taken)
+            .finish()
+    }
 }
 
 impl BankStorage {
@@ -97,6 +129,29 @@ impl<W> Bank<W> {
 }
 
 impl<W: Carries<Msg>> Bank<W> {
+    /// Whether the bank takes a request for `op` now: within its capacity
+    /// for the current second. One over it is shed (reported, unanswered).
+    fn admit(&self, st: &mut BankState, op: Op, ctx: &mut impl Ctx<Self>) -> bool {
+        if self.cfg.capacity_per_s == 0 {
+            return true;
+        }
+        let second = ctx.now_us() / US_PER_S;
+        if second != st.second {
+            *st = BankState { second, taken: 0 };
+        }
+        if st.taken < self.cfg.capacity_per_s {
+            st.taken += 1;
+            return true;
+        }
+        ctx.reached(sit::BANK_OVERLOADED);
+        ctx.observe(Obs::Shed {
+            layer: &BANK_LAYER,
+            op,
+            recover_ms: self.cfg.recover_ms,
+        });
+        false
+    }
+
     fn pay(
         &self,
         s: &mut BankStorage,
@@ -118,6 +173,7 @@ impl<W: Carries<Msg>> Bank<W> {
 
     fn on_transfer(
         &self,
+        st: &mut BankState,
         s: &mut BankStorage,
         from: ActorId,
         order: TransferOrder,
@@ -136,6 +192,9 @@ impl<W: Carries<Msg>> Bank<W> {
             op,
             key,
         });
+        if !self.admit(st, op, ctx) {
+            return;
+        }
         let now = ctx.now_us();
         let keyed = self.cfg.accepts_key && key.is_some();
         let known = keyed
@@ -204,12 +263,16 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
     type Msg = W;
     type Obs = Obs;
     type Timer = NoTimer;
-    /// The bank keeps nothing in memory worth losing.
-    type State = ();
+    /// Only what its rate limit counted in the current second.
+    type State = BankState;
     type Storage = BankStorage;
 
-    fn reset(&self, state: sim::Fresh<'_, ()>, storage: Option<sim::Fresh<'_, BankStorage>>) {
-        state.set(());
+    fn reset(
+        &self,
+        state: sim::Fresh<'_, BankState>,
+        storage: Option<sim::Fresh<'_, BankStorage>>,
+    ) {
+        state.set(BankState::default());
         if let Some(s) = storage {
             let s = s.or_insert_with(|| BankStorage {
                 transfers: Vec::new(),
@@ -220,11 +283,11 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
         }
     }
 
-    fn on_start(&self, _: &mut (), _: &mut BankStorage, _: &mut impl Ctx<Self>) {}
+    fn on_start(&self, _: &mut BankState, _: &mut BankStorage, _: &mut impl Ctx<Self>) {}
 
     fn on_msg(
         &self,
-        _: &mut (),
+        st: &mut BankState,
         s: &mut BankStorage,
         from: ActorId,
         msg: W,
@@ -245,9 +308,12 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                     amount_eur,
                     if_paid_eur,
                 };
-                self.on_transfer(s, from, order, ctx)
+                self.on_transfer(st, s, from, order, ctx)
             }
             Some(&Msg::StatusQuery { op, question }) if self.cfg.status_query => {
+                if !self.admit(st, op, ctx) {
+                    return;
+                }
                 let now = ctx.now_us();
                 let (paid_eur, in_ledger_eur) =
                     s.paid_eur_seen(op, self.cfg.status_by_payment, now, self.cfg.status_lag_us);
@@ -263,5 +329,23 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BankState;
+
+    #[test]
+    fn a_bank_that_counted_nothing_shows_its_state_as_before() {
+        assert_eq!(format!("{:#?}", BankState::default()), "()");
+        let counting = BankState {
+            second: 20,
+            taken: 13,
+        };
+        assert_eq!(
+            format!("{counting:?}"),
+            "BankState { second: 20, taken: 13 }"
+        );
     }
 }

@@ -165,6 +165,9 @@ impl ModelMessage for Msg {
                     result: TransferResult::Refused { .. },
                     ..
                 }) => "condition no longer holds: refused",
+                // The bank answers every transfer it takes: this one it did
+                // not take (`bank.capacity_per_s`).
+                None => "over capacity: dropped unanswered",
                 _ => "dedup hit: no second transfer",
             }),
             // A keyed request answered without calling the bank.

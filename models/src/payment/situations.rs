@@ -88,6 +88,10 @@ pub const KEY_DELETED_ON_BANK_TIMEOUT: SituationId = FIRST + 46;
 /// `bank-key-expired`: a transfer reached the bank under a key the bank had taken and since forgotten (`bank.key_retention_ms`).
 pub const BANK_KEY_EXPIRED: SituationId = FIRST + 47;
 
+/// `bank-overloaded`: the bank took `bank.capacity_per_s` requests this second and dropped one more unanswered.
+// A gap id: the model's count, and so the ids of the models after it, stay as they were.
+pub const BANK_OVERLOADED: SituationId = FIRST + 19;
+
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
@@ -124,5 +128,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: RECONCILED_PAID, name: "reconciled-paid", doc: "The client's reconciliation job asked about an unknown dead letter, found it paid, and told the client it is done." },
     SituationDoc { id: RECONCILE_REDRIVEN, name: "reconcile-redriven", doc: "The client's reconciliation job found a claim of an unknown dead letter unpaid and drove its payment again (a late retry)." },
     SituationDoc { id: RECONCILE_GAVE_UP, name: "reconcile-gave-up", doc: "The client's reconciliation job spent its rounds without an answer that the claim was paid: the dead letter stays unknown, for a person." },
+    SituationDoc { id: BANK_OVERLOADED, name: "bank-overloaded", doc: "The bank had taken its bank.capacity_per_s requests in the current second and dropped one more unanswered, as an overloaded provider's connection times out." },
     SituationDoc { id: BANK_KEY_EXPIRED, name: "bank-key-expired", doc: "A transfer reached the bank under a key the bank had taken and since forgotten (bank.key_retention_ms): the bank took it for a new one." },
 ];

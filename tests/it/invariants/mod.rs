@@ -4,6 +4,7 @@
 
 mod ledger;
 
+mod books;
 mod effects;
 mod events;
 mod lost_update;
@@ -15,6 +16,7 @@ use models::core::invariants;
 #[test]
 fn every_invariant_has_cases_here() {
     let these = [
+        include_str!("books.rs"),
         include_str!("effects.rs"),
         include_str!("events.rs"),
         include_str!("lost_update/mod.rs"),

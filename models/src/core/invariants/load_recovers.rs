@@ -6,7 +6,7 @@ use sim::{TimeUs, Violation, US_PER_MS};
 
 pub static INVARIANT: Invariant = Invariant {
     name: "load-recovers",
-    doc: "Once the faults stop, a layer that promises a recovery time (`service.recover_ms`) is \
+    doc: "Once the faults stop, a layer that promises a recovery time (`service.recover_ms`, `bank.recover_ms`) is \
           back to normal within it: from then on it sheds no request because it is full, and its \
           workers take no request whose client has already stopped waiting for it (work for \
           nobody). A layer still saturated after its trigger is gone is held there by the load \

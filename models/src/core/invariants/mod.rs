@@ -104,6 +104,7 @@ invariants! {
     state_converges,
     no_lost_update,
     load_recovers,
+    books_agree,
 }
 
 /// The invariant named `name`.

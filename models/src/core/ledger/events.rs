@@ -23,6 +23,7 @@ impl Ledger {
         // this commit said what it is about: that effect announces
         // its operation now.
         let landed_first = !r.committed && r.effects > 0;
+        let first_payload = r.first_effect.map_or(0, |(_, p)| p);
         r.committed = true;
         r.committed_us = now_us;
         r.entity = Some(entity);
@@ -37,7 +38,7 @@ impl Ledger {
             e.newest_dead = dead;
         }
         if landed_first && entity != op {
-            self.announced(entity, op);
+            self.announced(entity, op, first_payload);
         }
     }
 

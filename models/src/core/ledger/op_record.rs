@@ -76,6 +76,9 @@ pub struct OpRecord {
     /// effect downstream (the chain's bookings in accounting of one claim).
     /// The payment happened once, so its booking must too.
     pub announced: u32,
+    /// What those events booked, their first effects' payloads added up
+    /// (`books-agree` holds it to the operation's own effects).
+    pub announced_total: u64,
     /// The first of those events.
     pub(crate) first_announcement: Option<Op>,
     // --- requests each layer received for this operation
@@ -115,6 +118,7 @@ impl OpRecord {
             newest_dead: false,
             current: None,
             announced: 0,
+            announced_total: 0,
             first_announcement: None,
             received: [0; MAX_LAYERS],
         }

@@ -52,7 +52,7 @@ impl Ledger {
         r.first_effect.get_or_insert((now_us, payload));
         if r.effects == 1 {
             if let Some(about) = r.entity.filter(|&e| e != op) {
-                self.announced(about, op);
+                self.announced(about, op, payload);
             }
         }
     }
@@ -126,16 +126,18 @@ impl Ledger {
         r.ended_attempts = r.attempts;
     }
 
-    /// Event `event`, about operation `about`, took its first effect: one
-    /// more announcement of `about` landed, if a client asked for it.
+    /// Event `event`, about operation `about`, took its first effect, of
+    /// `payload`: one more announcement of `about` landed, if a client asked
+    /// for it.
     #[cold]
-    pub(super) fn announced(&mut self, about: Op, event: Op) {
+    pub(super) fn announced(&mut self, about: Op, event: Op, payload: u32) {
         let Some(i) = self.find(about) else {
             return;
         };
         let r = &mut self.ops[i];
         if r.intended {
             r.announced += 1;
+            r.announced_total += u64::from(payload);
             r.first_announcement.get_or_insert(event);
         }
     }

@@ -69,6 +69,7 @@ fn event() -> Event {
         value: 5,
         version: 1,
         entity_space: &crate::messaging::ENTITY,
+        entity_part: 0,
     }
 }
 

@@ -28,6 +28,7 @@ fn gap(ack: AckMode, handler: Handler, phase: Phase) -> bool {
         value: 5,
         version: 1,
         entity_space: &crate::messaging::ENTITY,
+        entity_part: 0,
     };
     st.jobs.insert(Job {
         ev,
@@ -161,6 +162,7 @@ fn event() -> Event {
         value: 5,
         version: 1,
         entity_space: &crate::messaging::ENTITY,
+        entity_part: 0,
     }
 }
 

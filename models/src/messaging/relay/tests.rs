@@ -36,6 +36,7 @@ impl Drive {
                     value: 5,
                     version: 1,
                     entity_space: &crate::messaging::ENTITY,
+                    entity_part: 0,
                 },
                 sent: false,
                 attempts: 0,

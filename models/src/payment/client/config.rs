@@ -16,6 +16,9 @@ pub enum KeyPolicy {
     Stable,
     /// A fresh key per attempt: the key protects nothing.
     PerAttempt,
+    /// One key per claim, derived from the claim's number alone (a mistake
+    /// once a claim has a second payment: it carries the first one's key).
+    Claim,
     /// Derived from the clock, bucketed: operations started together collide.
     Timestamp {
         /// The bucket's width: keys of operations started within it collide.

@@ -16,7 +16,7 @@ use crate::core::breaker::{Breaker, CallResult, Verdict};
 use crate::core::budget::TokenBucket;
 use crate::core::client_op::{self, ClientSituations, OpTimer, OpTimerKind, Persistence};
 pub use crate::core::client_op::{ClientOp, ClientStorage, OpStatus};
-use crate::core::{AttemptOutcome, Carries, Key, Obs};
+use crate::core::{AttemptOutcome, Carries, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, TimeUs, US_PER_MS};
 use std::marker::PhantomData;
 
@@ -94,6 +94,10 @@ impl<W> Client<W> {
         match self.cfg.key {
             KeyPolicy::Stable => Key::Op { op, n: 1 },
             KeyPolicy::PerAttempt => Key::Op { op, n: attempt },
+            KeyPolicy::Claim => Key::Op {
+                op: Op::new(op.space, op.id),
+                n: 1,
+            },
             KeyPolicy::Timestamp { bucket_ms } => Key::Time {
                 bucket: started_us / bucket_ms.max(1).saturating_mul(US_PER_MS),
             },

@@ -1,8 +1,8 @@
 //! `[bank]`: whether the bank deduplicates by a key, how long it keeps
-//! one, and how it answers status queries.
+//! one, how it answers status queries, and its capacity.
 
 use super::DAY_MS;
-use crate::core::input::{duration_us, one_of, path, Invalid, MAX_DURATION_MS};
+use crate::core::input::{count_in, duration_us, one_of, path, Invalid, MAX_DURATION_MS};
 use crate::payment::BankConfig;
 use serde::Deserialize;
 
@@ -14,7 +14,13 @@ pub(super) struct BankDto {
     pub(super) status_query: bool,
     pub(super) status_lag_ms: u64,
     pub(super) status_by: String,
+    pub(super) capacity_per_s: u64,
+    pub(super) recover_ms: u64,
 }
+
+/// Most requests a second a bank can be given: more than any scenario's
+/// clients can send (1,000 operations, a few attempts each).
+const MAX_CAPACITY_PER_S: u64 = 1_000_000;
 
 impl Default for BankDto {
     fn default() -> Self {
@@ -24,6 +30,8 @@ impl Default for BankDto {
             status_query: false,
             status_lag_ms: 0,
             status_by: "claim".into(),
+            capacity_per_s: 0,
+            recover_ms: 0,
         }
     }
 }
@@ -46,6 +54,21 @@ impl TryFrom<&BankDto> for BankConfig {
                 path(&["bank", "status_by"]),
             )?,
             status_lag_us: duration_us(b.status_lag_ms, DAY_MS, path(&["bank", "status_lag_ms"]))?,
+            capacity_per_s: count_in(
+                b.capacity_per_s,
+                0,
+                MAX_CAPACITY_PER_S,
+                path(&["bank", "capacity_per_s"]),
+                "requests a second",
+            )? as u32,
+            // As the service's: checked in the same range, and worth
+            // nothing without a capacity, since nothing is shed then.
+            recover_ms: duration_us(b.recover_ms, 30 * DAY_MS, path(&["bank", "recover_ms"])).map(
+                |_| match b.capacity_per_s {
+                    0 => 0,
+                    _ => b.recover_ms as u32,
+                },
+            )?,
         })
     }
 }

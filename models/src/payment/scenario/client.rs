@@ -118,6 +118,7 @@ fn key_of(c: &ClientDto) -> Result<KeyPolicy, Invalid> {
             &[
                 ("stable", KeyPolicy::Stable),
                 ("per-attempt", KeyPolicy::PerAttempt),
+                ("claim", KeyPolicy::Claim),
                 ("none", KeyPolicy::None),
                 ("timestamp", KeyPolicy::None),
             ],

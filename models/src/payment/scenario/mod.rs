@@ -123,15 +123,6 @@ pub(crate) fn hops(
         )
         .into());
     }
-    // A composed model's later hops key their records by the claim alone.
-    if let Some(i) = d.operations.iter().position(|o| o.payment != 1) {
-        return Err(invalid(
-            vec![Seg::Key("operations"), Seg::Index(i), Seg::Key("payment")],
-            "a second payment of a claim: this model pays each claim once",
-            "remove `payment`, and give the payment a claim of its own",
-        )
-        .into());
-    }
     let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
     Ok((clients.remove(0), service, bank))
 }

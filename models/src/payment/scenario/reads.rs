@@ -192,7 +192,10 @@ fn unrecognised_redrive(
     if r.redrive_key == RedriveKey::New {
         return Some("under a key no layer has seen (client.reconcile.redrive_key = \"new\")");
     }
-    if !matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
+    if !matches!(
+        client.key,
+        KeyPolicy::Stable | KeyPolicy::Claim | KeyPolicy::Timestamp { .. }
+    ) {
         return Some(
             "under a key that no layer has seen (client.key sends none that stays the same)",
         );

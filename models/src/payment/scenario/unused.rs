@@ -13,6 +13,7 @@ pub(super) fn unused(d: &FileDto) -> Vec<Unused> {
     key_table_unused(s, b, &mut out);
     status_unused(s, b, &mut out);
     capacity_unused(s, &mut out);
+    bank_capacity_unused(b, &mut out);
     bank_key_unused(c, s, b, &mut out);
     out
 }
@@ -153,6 +154,21 @@ fn capacity_unused(s: &ServiceDto, out: &mut Vec<Unused>) {
                 &[&["service", "workers"]],
                 "the service has no workers limit (service.workers = 0), so it reports no load and promises no recovery: load-recovers judges nothing",
                 "remove it, or give the service a capacity: workers = 4 (and a queue_max)",
+            )
+            .unless("0"),
+        );
+    }
+}
+
+/// `bank.recover_ms`, for a bank that takes every request.
+fn bank_capacity_unused(b: &BankDto, out: &mut Vec<Unused>) {
+    if b.capacity_per_s == 0 {
+        out.push(
+            Unused::new(
+                &["bank", "recover_ms"],
+                &[&["bank", "capacity_per_s"]],
+                "the bank takes every request (bank.capacity_per_s = 0), so it sheds none and promises no recovery: load-recovers judges nothing",
+                "remove it, or give the bank a capacity: capacity_per_s = 20",
             )
             .unless("0"),
         );

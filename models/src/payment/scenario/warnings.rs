@@ -59,7 +59,10 @@ pub(crate) fn design_warnings(
     let mut bank_covers_client = false;
     // A timestamp key is minted when the operation starts and carried by
     // every retry of it, as a stable key is.
-    if matches!(client.key, KeyPolicy::Stable | KeyPolicy::Timestamp { .. }) {
+    if matches!(
+        client.key,
+        KeyPolicy::Stable | KeyPolicy::Claim | KeyPolicy::Timestamp { .. }
+    ) {
         let keys = Keys {
             client,
             service,
