@@ -14,6 +14,41 @@ pub(super) struct BankDto {
     pub(super) status_query: bool,
     pub(super) status_lag_ms: u64,
     pub(super) status_by: String,
+    /// A user's program in the bank's place (docs/protocol.md).
+    pub(super) program: Option<Vec<String>>,
+    pub(super) handler_timeout_ms: u64,
+    pub(super) state_folder: bool,
+}
+
+/// The built-in bank's keys, which a program in its place replaces.
+const BUILT_IN_BANK_KEYS: &[&str] = &[
+    "accepts_key",
+    "key_retention_ms",
+    "status_query",
+    "status_lag_ms",
+    "status_by",
+];
+
+/// `[bank] program`, checked (see `external::keys`).
+pub(super) fn program_of(
+    b: &BankDto,
+    input: &crate::core::BuildInput<'_>,
+) -> Result<Option<(crate::external::Program, u64)>, Invalid> {
+    let keys = crate::external::keys::ProgramKeys {
+        table: "bank",
+        argv: b.program.as_deref(),
+        handler_timeout_ms: b.handler_timeout_ms,
+        state_folder: b.state_folder,
+        built_in: BUILT_IN_BANK_KEYS,
+    };
+    let written = |key: &str| {
+        input.text.parse::<toml::Table>().is_ok_and(|t| {
+            t.get("bank")
+                .and_then(toml::Value::as_table)
+                .is_some_and(|c| c.contains_key(key))
+        })
+    };
+    crate::external::keys::program_of(&keys, written, input.dir)
 }
 
 impl Default for BankDto {
@@ -24,6 +59,9 @@ impl Default for BankDto {
             status_query: false,
             status_lag_ms: 0,
             status_by: "claim".into(),
+            program: None,
+            handler_timeout_ms: crate::external::keys::default_handler_timeout_ms(),
+            state_folder: false,
         }
     }
 }
