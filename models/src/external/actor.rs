@@ -380,6 +380,7 @@ fn stored_bytes(key: &str, value: &Value) -> usize {
 impl<W, R: Role + crate::core::Ends> crate::core::Ends for External<W, R> {
     const ROLES: &'static [&'static str] = R::ROLES;
     const SENDS: &'static [(&'static str, &'static str)] = R::SENDS;
+    const ANSWERS: &'static [(&'static str, &'static str)] = R::ANSWERS;
 }
 
 impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {

@@ -128,6 +128,10 @@ impl Drop for Session {
         if let Some(f) = &self.folder {
             if std::env::var_os(KEEP_STATE).is_none() {
                 let _ = std::fs::remove_dir_all(f);
+                // The process's folder of folders, once its last one is gone.
+                if let Some(parent) = f.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
             }
         }
     }
