@@ -79,3 +79,33 @@ fn a_bank_program_that_answers_by_chance_fails_the_determinism_check() {
         "{err}"
     );
 }
+
+#[test]
+fn the_banks_program_keys_are_refused_where_they_mean_nothing() {
+    use crate::support::load_error;
+    let payment = "model = \"payment\"\nsummary = \"x\"\n";
+    for (table, words) in [
+        // A built-in key beside the program: the program decides.
+        (
+            "[bank]\nprogram = [\"python3\", \"bank.py\"]\naccepts_key = false\n",
+            "bank.accepts_key belongs to the built-in bank",
+        ),
+        // A program's setting without a program.
+        (
+            "[bank]\nstate_folder = true\n",
+            "state_folder is a setting of an external program, and no bank.program is given",
+        ),
+    ] {
+        let e = load_error("s.toml", &format!("{payment}{table}"));
+        assert!(e.to_string().contains(words), "{table}: {e}");
+    }
+    // A composed model runs its built-in bank.
+    let e = load_error(
+        "s.toml",
+        "model = \"chain\"\nsummary = \"x\"\n[bank]\nprogram = [\"python3\", \"bank.py\"]\n",
+    );
+    assert!(
+        e.to_string().contains("this model runs its built-in bank"),
+        "{e}"
+    );
+}

@@ -41,14 +41,16 @@ pub(super) fn program_of(
         state_folder: b.state_folder,
         built_in: BUILT_IN_BANK_KEYS,
     };
-    let written = |key: &str| {
-        input.text.parse::<toml::Table>().is_ok_and(|t| {
-            t.get("bank")
-                .and_then(toml::Value::as_table)
-                .is_some_and(|c| c.contains_key(key))
-        })
-    };
-    crate::external::keys::program_of(&keys, written, input.dir)
+    crate::external::keys::program_of(&keys, |key| written(input.text, key), input.dir)
+}
+
+/// Whether the scenario writes `[bank] key` (a default is not written).
+pub(super) fn written(text: &str, key: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| {
+        t.get("bank")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|c| c.contains_key(key))
+    })
 }
 
 impl Default for BankDto {

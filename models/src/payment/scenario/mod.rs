@@ -143,6 +143,17 @@ pub(crate) fn hops(
         )
         .into());
     }
+    // The composed models run the built-in bank: a program there would be ignored.
+    for key in crate::external::keys::PROGRAM_KEYS {
+        if bank::written(input.text, key) {
+            return Err(invalid(
+                path(&["bank", key]),
+                format!("this model runs its built-in bank: bank.{key} is for a program in the bank's place, which only the payment model takes"),
+                "delete the line, or run the program with model = \"payment\" and [bank] program = [...]",
+            )
+            .into());
+        }
+    }
     let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
     Ok((clients.remove(0), service, bank))
 }
