@@ -16,10 +16,7 @@ pub const DETERMINISM_SEEDS: u64 = 3;
 
 /// Whether a scenario runs an external program.
 pub(crate) fn has_programs(s: &Scenario) -> bool {
-    s.system
-        .nodes
-        .iter()
-        .any(|n| matches!(n, Node::External(_)))
+    s.system.nodes.iter().any(Node::runs_program)
 }
 
 fn protocol_failure(s: &Scenario, seed: u64, report: &str, replay: &str) -> UsageError {
@@ -59,18 +56,16 @@ fn with_mode(s: &Scenario, mode: CheckMode) -> Result<Scenario, UsageError> {
         breaks: None,
     };
     let mut again = s.ablated(&s.name, &none)?;
-    for n in &mut again.system.nodes {
-        if let Node::External(e) = n {
-            e.mode = mode;
-        }
+    for m in again.system.nodes.iter_mut().filter_map(Node::program_mode) {
+        *m = mode;
     }
     Ok(again)
 }
 
 fn transcript(sim: &Sim<models::System>, actor: u32) -> &[Exchange] {
-    match sim.storage(actor) {
-        Some(NodeStorage::External(s)) => s.session.transcript.as_deref().unwrap_or(&[]),
-        _ => &[],
+    match sim.storage(actor).and_then(NodeStorage::program) {
+        Some(s) => s.session.transcript.as_deref().unwrap_or(&[]),
+        None => &[],
     }
 }
 
@@ -133,7 +128,7 @@ pub(crate) fn determinism_check(
     let mut sim_a = Sim::new(&warm.system);
     let mut sim_b = Sim::new(&fresh.system);
     let externals: Vec<u32> = (0..s.system.nodes.len() as u32)
-        .filter(|&i| matches!(s.system.nodes[i as usize], Node::External(_)))
+        .filter(|&i| s.system.nodes[i as usize].runs_program())
         .collect();
     for seed in seeds.start..seeds.end {
         let a = guarded(|| sim_a.run_seed(&warm.system, seed)).unwrap_or_else(RunReport::panicked);
@@ -202,7 +197,7 @@ pub fn transcript_text(s: &Scenario, record: &Record) -> Result<(String, RunRepo
     let report =
         guarded(|| sim.run(&t.system, source, &mut NoTrace)).unwrap_or_else(RunReport::panicked);
     let externals: Vec<u32> = (0..t.system.nodes.len() as u32)
-        .filter(|&i| matches!(t.system.nodes[i as usize], Node::External(_)))
+        .filter(|&i| t.system.nodes[i as usize].runs_program())
         .collect();
     // (time, actor, index in its transcript): a stable order across actors.
     let mut order: Vec<(u64, u32, usize)> = Vec::new();
@@ -222,7 +217,7 @@ pub fn transcript_text(s: &Scenario, record: &Record) -> Result<(String, RunRepo
         };
         out.push_str(&format!("{who}→ {}\n", e.input));
         for l in &e.written {
-            out.push_str(&format!("{who}← {l}\n"));
+            out.push_str(&format!("{who}{l}\n"));
         }
     }
     Ok((out, report))

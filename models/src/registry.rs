@@ -306,6 +306,8 @@ registry! {
             Client(payment::Client<Msg>),
             Service(payment::Service<Msg>),
             Bank(payment::Bank<Msg>),
+            // A user's program as the bank (docs/protocol.md).
+            ProgramBank(payment::ProgramBank<Msg>),
         },
         messaging::Messaging => {
             Producer(messaging::Producer<Msg>),
@@ -327,6 +329,33 @@ registry! {
             ContentionClient(contention::Client<Msg>),
             ContentionResource(contention::Resource<Msg>),
         },
+    }
+}
+
+/// The actors that run a user's program (docs/protocol.md), whatever their role.
+impl Node {
+    /// How this actor runs its program, if it runs one.
+    pub fn program_mode(&mut self) -> Option<&mut crate::external::CheckMode> {
+        match self {
+            Node::External(e) => Some(&mut e.mode),
+            Node::ProgramBank(e) => Some(&mut e.mode),
+            _ => None,
+        }
+    }
+
+    /// Whether this actor runs a user's program.
+    pub fn runs_program(&self) -> bool {
+        matches!(self, Node::External(_) | Node::ProgramBank(_))
+    }
+}
+
+impl NodeStorage {
+    /// The program's storage and process, if this actor runs one.
+    pub fn program(&self) -> Option<&crate::external::ExternalStorage> {
+        match self {
+            NodeStorage::External(s) | NodeStorage::ProgramBank(s) => Some(s),
+            _ => None,
+        }
     }
 }
 

@@ -57,9 +57,15 @@ pub struct CheckMode {
 pub trait Role: 'static {
     /// The model's messages.
     type Msg;
+    /// The role's name, as errors and docs/protocol.md name it.
+    const NAME: &'static str;
+    /// The first protocol version with this role: a program that says
+    /// (`hello`) it speaks an older one is told so.
+    const SINCE_PROTOCOL: u64 = protocol::PROTOCOL;
     /// Reached when a message about an operation arrives after the program
     /// reported that operation's effect: its own dedup is put to the test.
-    const REDELIVERED_AFTER_EFFECT: SituationId;
+    /// `None`: the role's model has no such situation.
+    const REDELIVERED_AFTER_EFFECT: Option<SituationId>;
     /// A message as JSON text (one object, no newline) for the program;
     /// `None`: not handed to it.
     fn incoming(msg: &Self::Msg) -> Option<String>;
@@ -73,7 +79,7 @@ pub trait Role: 'static {
     fn effect(op: u32, payload: u32) -> Obs;
     /// Reached when a message sent before the program's latest start is
     /// dropped (see [`Role::connection_sent_us`]).
-    const OLD_CONNECTION: SituationId;
+    const OLD_CONNECTION: Option<SituationId> = None;
     /// When `msg` was sent, if it travels over a connection that dies with
     /// the receiving process (a delivery over a consumer's connection to
     /// its broker); `None` for a message that is not bound to one. A copy
@@ -185,6 +191,8 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
     }
 
     /// One handler: the line in, the program's lines applied in order.
+    /// Its draws are the actor's own recorded decisions, so a replay hands
+    /// the program the same values and shrinking lowers them.
     fn call(
         &self,
         storage: &mut ExternalStorage,
@@ -193,18 +201,46 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
         ctx: &mut impl Ctx<Self>,
     ) {
         let timeout = Duration::from_millis(self.cfg.handler_timeout_ms);
-        let outs = match storage
-            .session
-            .call(&self.cfg.program, timeout, ctx.now_us(), line)
-        {
-            Ok(outs) => outs,
-            Err(f) => self.fail(storage, &f),
-        };
+        let now_us = ctx.now_us();
+        let outs =
+            match storage
+                .session
+                .call(&self.cfg.program, timeout, now_us, line, &mut |bound| {
+                    ctx.choose(bound)
+                }) {
+                Ok(outs) => outs,
+                Err(f) => self.fail(storage, &f),
+            };
+        let starting = line.starts_with(r#"{"type":"start""#);
         for out in outs {
-            if let Err(f) = self.apply(storage, state, out, ctx) {
+            if let Err(f) = self.apply(storage, state, out, starting, ctx) {
                 self.fail(storage, &f);
             }
         }
+    }
+
+    /// A `hello`: only in answer to a `start`, and with a version that has this role.
+    fn hello(protocol: u64, starting: bool) -> Result<(), Failure> {
+        if !starting {
+            return Err(failure(
+                "a `hello` in answer to a line that is no `start`",
+                "say hello once, in the answer to each start line",
+            ));
+        }
+        if protocol < R::SINCE_PROTOCOL {
+            return Err(failure(
+                format!(
+                    "the program speaks protocol {protocol}, which has no {} role (since protocol {})",
+                    R::NAME,
+                    R::SINCE_PROTOCOL
+                ),
+                format!(
+                    "answer start with {{\"type\":\"hello\",\"protocol\":{}}} and the messages of docs/protocol.md",
+                    protocol::PROTOCOL
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Applies one line of the program's answer to the simulation.
@@ -213,6 +249,7 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
         storage: &mut ExternalStorage,
         state: &mut ExternalState,
         out: Out,
+        starting: bool,
         ctx: &mut impl Ctx<Self>,
     ) -> Result<(), Failure> {
         match out {
@@ -230,7 +267,9 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
                 ctx.observe(R::effect(op, payload));
             }
             Out::Store { key, value } => storage.store(key, value)?,
-            Out::Log { .. } | Out::Done => {}
+            Out::Hello { protocol } => Self::hello(protocol, starting)?,
+            // A draw was answered while the program wrote its answer.
+            Out::Draw { .. } | Out::Log { .. } | Out::Done => {}
         }
         Ok(())
     }
@@ -341,6 +380,7 @@ fn stored_bytes(key: &str, value: &Value) -> usize {
 impl<W, R: Role + crate::core::Ends> crate::core::Ends for External<W, R> {
     const ROLES: &'static [&'static str] = R::ROLES;
     const SENDS: &'static [(&'static str, &'static str)] = R::SENDS;
+    const ANSWERS: &'static [(&'static str, &'static str)] = R::ANSWERS;
 }
 
 impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
@@ -384,11 +424,15 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         storage: &mut ExternalStorage,
         ctx: &mut impl Ctx<Self>,
     ) {
-        if self.mode.fresh_process {
+        let kill = self.cfg.program.state_folder && ctx.restarted();
+        if self.mode.fresh_process || kill {
             // What a crash does to a real process; the warm process gets the
-            // same news from `start` and must forget its memory itself.
+            // same news from `start` and must forget its memory itself. A
+            // program with a state folder is killed at its crash (its
+            // database is the files, not its memory), and so cannot keep it.
             storage.session.stop();
         }
+        storage.session.declared = None;
         state.started_us = ctx.now_us();
         let line = protocol::start(&self.cfg.name, ctx.restarted(), ctx.now_us(), &storage.kv);
         self.call(storage, state, &line, ctx);
@@ -406,7 +450,9 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
             return;
         };
         if R::connection_sent_us(m).is_some_and(|sent_us| sent_us < state.started_us) {
-            ctx.reached(R::OLD_CONNECTION);
+            if let Some(s) = R::OLD_CONNECTION {
+                ctx.reached(s);
+            }
             return;
         }
         if let Some(frame) = R::frame_id(m) {
@@ -423,8 +469,8 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         };
         if let Some((op, seen)) = R::arrival(m) {
             ctx.observe(seen);
-            if storage.effects.contains(&op) {
-                ctx.reached(R::REDELIVERED_AFTER_EFFECT);
+            if let Some(s) = R::REDELIVERED_AFTER_EFFECT.filter(|_| storage.effects.contains(&op)) {
+                ctx.reached(s);
             }
         }
         let from = self

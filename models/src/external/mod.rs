@@ -15,6 +15,7 @@
 //! wall-clock bound, for the answer. The built-in actors never reach it.
 
 mod actor;
+pub mod keys;
 mod names;
 pub mod process;
 pub mod protocol;
@@ -25,8 +26,8 @@ pub use actor::{
     MAX_STORED_BYTES, MAX_STORED_KEYS, MAX_TIMERS,
 };
 pub use names::{MAX_TIMER_NAMES, MAX_TIMER_NAME_BYTES};
-pub use protocol::{Out, PayloadError};
-pub use session::{Exchange, Program, Session, MAX_LINES_PER_HANDLER};
+pub use protocol::{Out, PayloadError, MAX_DRAW_BOUND, PROTOCOL};
+pub use session::{Exchange, Program, Session, KEEP_STATE, MAX_LINES_PER_HANDLER, STATE_DIR_VAR};
 
 use crate::core::input::{invalid, Invalid, Seg};
 use std::path::{Path, PathBuf};
@@ -127,6 +128,7 @@ pub fn resolve_program(
     Ok(Program {
         argv: argv.to_vec(),
         dir,
+        state_folder: false,
     })
 }
 

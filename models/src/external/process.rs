@@ -77,18 +77,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Process {
-    /// Starts `argv` in `dir` with piped stdin, stdout and stderr.
-    pub fn spawn(argv: &[String], dir: &Path) -> Result<Process, String> {
+    /// Starts `argv` in `dir` with piped stdin, stdout and stderr, and
+    /// `env` (a variable and the folder it names) set if given.
+    pub fn spawn(
+        argv: &[String],
+        dir: &Path,
+        env: Option<(&str, &Path)>,
+    ) -> Result<Process, String> {
         let (program, args) = argv.split_first().ok_or("the program is empty")?;
         epoch(); // before any deadline is taken
         let mut command = Command::new(program);
         command
             .args(args)
             .current_dir(dir)
-            .env("IDEMSIM_PROTOCOL", "1")
+            .env("IDEMSIM_PROTOCOL", super::protocol::PROTOCOL.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some((name, folder)) = env {
+            command.env(name, folder);
+        }
         // A group of its own: Ctrl-C at the terminal reaches idemsim alone,
         // which stops the sweep and ends the program; otherwise the program
         // would die mid-answer and its death read as a protocol error.

@@ -42,6 +42,19 @@ pub enum Out {
         /// Its new value (`null` deletes it).
         value: Value,
     },
+    /// Asks idemsim for a recorded decision: a value in `0..bound`, which
+    /// idemsim answers at once with a `drawn` line (the answer goes on).
+    Draw {
+        /// The program's name for what it decides (shown in transcripts).
+        name: String,
+        /// How many values there are to choose from.
+        bound: u64,
+    },
+    /// The protocol version the program speaks, in answer to a `start`.
+    Hello {
+        /// Its version.
+        protocol: u64,
+    },
     /// A line for the transcript.
     Log {
         /// What the program says.
@@ -58,9 +71,19 @@ pub const OUT_TYPES: &[&str] = &[
     "cancel_timer",
     "effect",
     "store",
+    "draw",
+    "hello",
     "log",
     "done",
 ];
+
+/// The protocol version this idemsim speaks: 1 had only the consumer and
+/// no draws; 2 added the other roles, draws and the state folder.
+pub const PROTOCOL: u64 = 2;
+
+/// Most values one draw may choose from: a bound keeps a draw's recorded
+/// value small enough for repro files and shrinking to read.
+pub const MAX_DRAW_BOUND: u64 = 1 << 32;
 
 /// Longest timer a program may set: ten years, as for scenario durations.
 const MAX_AFTER_MS: u64 = crate::core::input::MAX_DURATION_MS;
@@ -84,7 +107,7 @@ pub fn start(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     format!(
-        r#"{{"type":"start","actor":{},"restarted":{restarted},"now_us":{now_us},"storage":{}}}"#,
+        r#"{{"type":"start","protocol":{PROTOCOL},"actor":{},"restarted":{restarted},"now_us":{now_us},"storage":{}}}"#,
         q(actor),
         Value::Object(storage)
     )
@@ -101,6 +124,11 @@ pub fn msg(from: &str, now_us: u64, payload: &str) -> String {
 /// The line telling the program that its timer `id` fired.
 pub fn timer(id: &str, now_us: u64) -> String {
     format!(r#"{{"type":"timer","id":{},"now_us":{now_us}}}"#, q(id))
+}
+
+/// The answer to a `draw`: the value idemsim chose (and recorded).
+pub fn drawn(name: &str, value: u64) -> String {
+    format!(r#"{{"type":"drawn","name":{},"value":{value}}}"#, q(name))
 }
 
 /// A mistake in one line: what is wrong and the line as it should be.
@@ -126,6 +154,8 @@ fn example(kind: &str) -> &'static str {
         "cancel_timer" => r#"{"type":"cancel_timer","id":"work:1"}"#,
         "effect" => r#"{"type":"effect","op":1,"payload":1200}"#,
         "store" => r#"{"type":"store","key":"processed:1","value":true}"#,
+        "draw" => r#"{"type":"draw","name":"retry","bound":3}"#,
+        "hello" => r#"{"type":"hello","protocol":2}"#,
         "log" => r#"{"type":"log","text":"what happened"}"#,
         _ => r#"{"type":"done"}"#,
     }
@@ -260,6 +290,14 @@ pub fn parse(line: &str) -> Result<Out, LineError> {
                 value: field(&o, "store", "value")?.clone(),
             })
         }
+        "draw" => parse_draw(&o),
+        "hello" => {
+            known_fields(&o, "hello", &["protocol"])?;
+            let v = field(&o, "hello", "protocol")?;
+            Ok(Out::Hello {
+                protocol: number(v, "`protocol`", u64::from(u32::MAX), &fix("hello"))?,
+            })
+        }
         "log" => parse_log(&o),
         "done" => {
             known_fields(&o, "done", &[])?;
@@ -344,6 +382,27 @@ fn parse_effect(o: &Map<String, Value>) -> Result<Out, LineError> {
     })
 }
 
+fn parse_draw(o: &Map<String, Value>) -> Result<Out, LineError> {
+    known_fields(o, "draw", &["name", "bound"])?;
+    let name = string(o, "draw", "name")?;
+    let bound = number(
+        field(o, "draw", "bound")?,
+        "`bound`",
+        MAX_DRAW_BOUND,
+        &fix("draw"),
+    )?;
+    if bound == 0 {
+        return Err(err(
+            "a `draw` with `bound` 0 has no value to choose",
+            format!(
+                "give the number of values to choose from, 1 or more: {}",
+                example("draw")
+            ),
+        ));
+    }
+    Ok(Out::Draw { name, bound })
+}
+
 fn parse_log(o: &Map<String, Value>) -> Result<Out, LineError> {
     known_fields(o, "log", &["text"])?;
     match field(o, "log", "text")? {
@@ -361,7 +420,7 @@ fn unknown_type(other: &str) -> LineError {
         None => String::new(),
     };
     // The lines idemsim writes are not answers: a program that echoes them is confused.
-    let extra = if ["start", "msg", "timer"].contains(&other) {
+    let extra = if ["start", "msg", "timer", "drawn"].contains(&other) {
         " (that is a line idemsim writes to the program, not one it reads)"
     } else {
         ""
@@ -451,6 +510,31 @@ mod tests {
             }
         );
         assert_eq!(parse(r#"{"type":"done"}"#).unwrap(), Out::Done);
+        assert_eq!(
+            parse(example("draw")).unwrap(),
+            Out::Draw {
+                name: "retry".into(),
+                bound: 3
+            }
+        );
+        assert_eq!(
+            parse(example("hello")).unwrap(),
+            Out::Hello { protocol: PROTOCOL }
+        );
+    }
+
+    #[test]
+    fn a_draw_needs_a_value_to_choose() {
+        let e = parse(r#"{"type":"draw","name":"x","bound":0}"#).unwrap_err();
+        assert!(e.what.contains("bound` 0"), "{e:?}");
+        let e = parse(r#"{"type":"draw","name":"x","bound":4294967297}"#).unwrap_err();
+        assert!(e.what.contains("from 0 to 4294967296"), "{e:?}");
+        let e = parse(r#"{"type":"draw","bound":2}"#).unwrap_err();
+        assert!(e.what.contains("without `name`"), "{e:?}");
+        assert_eq!(
+            drawn("x\"", 3),
+            r#"{"type":"drawn","name":"x\"","value":3}"#
+        );
     }
 
     #[test]
@@ -489,7 +573,7 @@ mod tests {
         let s = start("consumer-1", true, 5, &storage);
         assert_eq!(
             s,
-            r#"{"type":"start","actor":"consumer-1","restarted":true,"now_us":5,"storage":{"processed:1":true}}"#
+            r#"{"type":"start","protocol":2,"actor":"consumer-1","restarted":true,"now_us":5,"storage":{"processed:1":true}}"#
         );
         let m = msg("broker", 1, &json!({"a": "b\nc"}).to_string());
         assert!(!m.contains('\n'));

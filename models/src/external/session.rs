@@ -16,6 +16,10 @@ pub struct Program {
     pub argv: Vec<String>,
     /// Where it runs: the scenario file's folder.
     pub dir: PathBuf,
+    /// It keeps its durable state in files of a folder idemsim gives it
+    /// (`IDEMSIM_STATE_DIR`), emptied for every run; a crash then kills the
+    /// process, and the restarted one finds the files as they were.
+    pub state_folder: bool,
 }
 
 impl Program {
@@ -55,7 +59,8 @@ pub struct Exchange {
     /// The lines the program answered, without `log` lines and the `done`:
     /// what the determinism check compares.
     pub output: Vec<String>,
-    /// Every line it answered, as written (for `replay --transcript`).
+    /// Every line it answered, as written, and idemsim's answers to its
+    /// draws between them, each marked `← ` or `→ ` (for `replay --transcript`).
     pub written: Vec<String>,
 }
 
@@ -109,7 +114,53 @@ pub struct Session {
     /// Processes started so far (the determinism check's second run starts
     /// one per `start`).
     pub spawns: u64,
+    /// The protocol version the program said it speaks since its last
+    /// `start` (`hello`); none said: the latest.
+    pub declared: Option<u64>,
+    /// The program's state folder, once made (see [`Program::state_folder`]).
+    folder: Option<PathBuf>,
 }
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // The process first: it may hold files of the folder open.
+        self.process = None;
+        if let Some(f) = &self.folder {
+            if std::env::var_os(KEEP_STATE).is_none() {
+                let _ = std::fs::remove_dir_all(f);
+                // The process's folder of folders, once its last one is gone.
+                if let Some(parent) = f.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+        }
+    }
+}
+
+/// Set (to anything), the state folders stay after idemsim ends, for a
+/// look at the database a program left.
+pub const KEEP_STATE: &str = "IDEMSIM_KEEP_STATE";
+
+/// The environment variable naming a program's state folder.
+pub const STATE_DIR_VAR: &str = "IDEMSIM_STATE_DIR";
+
+/// A new folder for one session's state, under the system's temporary
+/// folder: one per idemsim process and session, so parallel workers and
+/// several actors never share one.
+fn new_state_folder() -> Result<PathBuf, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let f = std::env::temp_dir()
+        .join(format!("idemsim-state-{}", std::process::id()))
+        .join(n.to_string());
+    std::fs::create_dir_all(&f)
+        .map_err(|e| format!("cannot make the state folder {}: {e}", f.display()))?;
+    Ok(f)
+}
+
+/// Asks the run for a recorded decision in `0..bound`.
+pub type Draw<'a> = &'a mut dyn FnMut(u64) -> u64;
 
 fn clip(line: &str) -> String {
     if line.chars().count() <= SHOWN_CHARS {
@@ -129,6 +180,16 @@ impl Session {
             self.note('·', "(the run ends; a new run starts)");
         }
         self.transcript = keep_transcript.then(Vec::new);
+        // A run starts from no files, as it starts from no stored keys.
+        if let Some(f) = &self.folder {
+            let _ = std::fs::remove_dir_all(f);
+            let _ = std::fs::create_dir_all(f);
+        }
+    }
+
+    /// The state folder, if the program has one yet.
+    pub fn state_folder(&self) -> Option<&std::path::Path> {
+        self.folder.as_deref()
     }
 
     /// Ends the process; the next call starts a new one.
@@ -150,13 +211,14 @@ impl Session {
         timeout: Duration,
         now_us: u64,
         line: &str,
+        draw: Draw<'_>,
     ) -> Result<Vec<Out>, Failure> {
         self.start_if_needed(program)?;
         self.check_no_stray()?;
         // One bound for the whole answer, writing the line included.
         let deadline = process::now() + timeout;
         self.write_input(line, deadline, timeout)?;
-        let answer = self.read_answer(deadline, timeout)?;
+        let answer = self.read_answer(deadline, timeout, draw)?;
         if let Some(t) = &mut self.transcript {
             t.push(Exchange {
                 now_us,
@@ -174,12 +236,14 @@ impl Session {
 
     fn start_if_needed(&mut self, program: &Program) -> Result<(), Failure> {
         if self.process.is_none() {
-            let p = Process::spawn(&program.argv, &program.dir).map_err(|e| {
-                failure(
-                    e,
-                    "check the program and its folder; the command runs in the scenario file's folder",
-                )
-            })?;
+            let fix =
+                "check the program and its folder; the command runs in the scenario file's folder";
+            if program.state_folder && self.folder.is_none() {
+                self.folder = Some(new_state_folder().map_err(|e| failure(e, fix))?);
+            }
+            let env = self.folder.as_deref().map(|f| (STATE_DIR_VAR, f));
+            let p =
+                Process::spawn(&program.argv, &program.dir, env).map_err(|e| failure(e, fix))?;
             self.spawns += 1;
             self.process = Some(p);
         }
@@ -229,15 +293,33 @@ impl Session {
         Ok(())
     }
 
-    /// Reads and parses lines up to the `done`.
-    fn read_answer(&mut self, deadline: Instant, timeout: Duration) -> Result<Answer, Failure> {
+    /// Reads and parses lines up to the `done`, answering draws on the way.
+    fn read_answer(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+        draw: Draw<'_>,
+    ) -> Result<Answer, Failure> {
         let mut answer = Answer::default();
         loop {
             let l = self.read_one(deadline, timeout)?;
             self.note('←', &l);
             let out = protocol::parse(&l).map_err(|e| failure(e.what, e.fix))?;
             if self.transcript.is_some() {
-                answer.written.push(l.clone());
+                answer.written.push(format!("← {l}"));
+            }
+            match &out {
+                Out::Draw { name, bound } => {
+                    let line = self.answer_draw(name, *bound, draw, deadline, timeout)?;
+                    answer.shown.push(l);
+                    if self.transcript.is_some() {
+                        answer.written.push(format!("→ {line}"));
+                    }
+                    answer.shown.push(line);
+                    continue;
+                }
+                Out::Hello { protocol } => self.hello(*protocol)?,
+                _ => {}
             }
             match out {
                 Out::Done => {
@@ -257,6 +339,47 @@ impl Session {
                 ));
             }
         }
+    }
+
+    /// A `hello`: the version must be one this idemsim speaks.
+    fn hello(&mut self, version: u64) -> Result<(), Failure> {
+        if !(1..=protocol::PROTOCOL).contains(&version) {
+            return Err(failure(
+                format!(
+                    "the program speaks protocol {version}, and this idemsim speaks 1 to {}",
+                    protocol::PROTOCOL
+                ),
+                format!(
+                    "write {{\"type\":\"hello\",\"protocol\":{}}} (docs/protocol.md), or use the idemsim the program was written for",
+                    protocol::PROTOCOL
+                ),
+            ));
+        }
+        self.declared = Some(version);
+        Ok(())
+    }
+
+    /// A `draw`: the run decides, and the program is told at once.
+    fn answer_draw(
+        &mut self,
+        name: &str,
+        bound: u64,
+        draw: Draw<'_>,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<String, Failure> {
+        if let Some(v) = self.declared.filter(|v| *v < 2) {
+            return Err(failure(
+                format!("a `draw` from a program that said it speaks protocol {v}, which has no draws"),
+                format!(
+                    "answer start with {{\"type\":\"hello\",\"protocol\":{}}} to draw recorded decisions",
+                    protocol::PROTOCOL
+                ),
+            ));
+        }
+        let line = protocol::drawn(name, draw(bound));
+        self.write_input(&line, deadline, timeout)?;
+        Ok(line)
     }
 
     /// One complete line of the answer, or why there is none.
@@ -352,6 +475,7 @@ mod tests {
         Program {
             argv: vec!["sh".into(), "-c".into(), format!("read line; {script}")],
             dir: std::env::temp_dir(),
+            state_folder: false,
         }
     }
 
@@ -366,7 +490,7 @@ mod tests {
         ));
         let mut s = Session::default();
         s.new_run(true);
-        let outs = s.call(&program, TIMEOUT, 7, "{}").unwrap();
+        let outs = s.call(&program, TIMEOUT, 7, "{}", &mut |_| 0).unwrap();
         assert_eq!(
             outs,
             vec![
@@ -383,15 +507,63 @@ mod tests {
     }
 
     #[test]
+    fn a_draw_is_answered_within_the_answer_and_kept_in_the_transcript() {
+        let program = sh(concat!(
+            r#"echo '{"type":"draw","name":"coin","bound":5}'; read ans; "#,
+            r#"v=$(echo "$ans" | sed 's/.*"value":\([0-9]*\).*/\1/'); "#,
+            r#"echo "{\"type\":\"effect\",\"op\":1,\"payload\":$v}"; "#,
+            r#"echo '{"type":"done"}'; read more"#,
+        ));
+        let mut s = Session::default();
+        s.new_run(true);
+        let mut asked = Vec::new();
+        let outs = s
+            .call(&program, TIMEOUT, 0, "{}", &mut |bound| {
+                asked.push(bound);
+                3
+            })
+            .unwrap();
+        assert_eq!(asked, vec![5]);
+        assert_eq!(
+            outs.last(),
+            Some(&Out::Effect { op: 1, payload: 3 }),
+            "the program read the value idemsim drew"
+        );
+        let t = &s.transcript.as_ref().unwrap()[0];
+        assert_eq!(
+            t.written[1],
+            r#"→ {"type":"drawn","name":"coin","value":3}"#
+        );
+    }
+
+    #[test]
+    fn a_hello_names_a_version_this_idemsim_speaks() {
+        let mut s = Session::default();
+        assert!(s.hello(1).is_ok() && s.hello(protocol::PROTOCOL).is_ok());
+        let f = s.hello(3).unwrap_err();
+        assert_eq!(
+            f.what,
+            "the program speaks protocol 3, and this idemsim speaks 1 to 2"
+        );
+        // A program of protocol 1 cannot draw.
+        s.hello(1).unwrap();
+        let program = sh(r#"echo '{"type":"draw","name":"coin","bound":2}'; read more"#);
+        let f = s.call(&program, TIMEOUT, 0, "{}", &mut |_| 0).unwrap_err();
+        assert!(f.what.contains("protocol 1, which has no draws"), "{f:?}");
+    }
+
+    #[test]
     fn a_program_that_ends_before_its_done_is_reported() {
         let mut s = Session::default();
-        let f = s.call(&sh("exit 3"), TIMEOUT, 0, "{}").unwrap_err();
+        let f = s
+            .call(&sh("exit 3"), TIMEOUT, 0, "{}", &mut |_| 0)
+            .unwrap_err();
         assert!(f.what.starts_with("the program exited ("), "{f:?}");
         assert!(f.what.ends_with(r#") before its {"type":"done"}"#), "{f:?}");
         // A done without its newline: the report shows the line as written.
         let mut s = Session::default();
         let program = sh(r#"printf '{"type":"done"}'; exit 0"#);
-        let f = s.call(&program, TIMEOUT, 0, "{}").unwrap_err();
+        let f = s.call(&program, TIMEOUT, 0, "{}", &mut |_| 0).unwrap_err();
         assert!(
             f.what
                 .ends_with("after a line it wrote without the newline that ends it"),

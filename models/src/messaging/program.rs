@@ -33,9 +33,12 @@ impl crate::core::Ends for ConsumerRole {
 
 impl Role for ConsumerRole {
     type Msg = Msg;
+    const NAME: &'static str = "consumer";
+    /// The role protocol 1 had.
+    const SINCE_PROTOCOL: u64 = 1;
 
-    const REDELIVERED_AFTER_EFFECT: SituationId = sit::PROGRAM_EFFECT_REDELIVERED;
-    const OLD_CONNECTION: SituationId = sit::DELIVERY_ON_OLD_CONNECTION;
+    const REDELIVERED_AFTER_EFFECT: Option<SituationId> = Some(sit::PROGRAM_EFFECT_REDELIVERED);
+    const OLD_CONNECTION: Option<SituationId> = Some(sit::DELIVERY_ON_OLD_CONNECTION);
 
     /// A delivery comes over the program's connection to the broker, as
     /// it does to a built-in consumer.

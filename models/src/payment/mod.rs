@@ -7,6 +7,7 @@ mod bank;
 mod client;
 mod msg;
 mod presets;
+mod program;
 mod reconcile;
 pub mod rules;
 pub(crate) mod scenario;
@@ -19,6 +20,7 @@ pub use client::{
     OpSpec, OpStatus,
 };
 pub use msg::{Msg, PayStatus, TransferResult};
+pub use program::{BankRole, ProgramBank};
 pub use reconcile::{Ask, ReconcileConfig, RedriveKey, MAX_ROUNDS};
 pub use service::{
     Concurrent, Idempotency, KeyRow, KeyState, Mode, Queued, Service, ServiceConfig, ServiceState,
@@ -90,7 +92,11 @@ impl Declares for Payment {
 
 impl<N> ModelSpec<N> for Payment
 where
-    N: sim::Actor + From<Client<N::Msg>> + From<Service<N::Msg>> + From<Bank<N::Msg>>,
+    N: sim::Actor
+        + From<Client<N::Msg>>
+        + From<Service<N::Msg>>
+        + From<Bank<N::Msg>>
+        + From<ProgramBank<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

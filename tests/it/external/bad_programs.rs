@@ -109,6 +109,7 @@ fn the_time_out_holds_for_a_line_the_program_does_not_read() {
     let program = models::external::Program {
         argv: ["sh", "-c", "sleep 60"].map(String::from).to_vec(),
         dir: support::root().to_path_buf(),
+        state_folder: false,
     };
     let mut session = models::external::Session::default();
     let line = format!(
@@ -117,7 +118,13 @@ fn the_time_out_holds_for_a_line_the_program_does_not_read() {
     );
     let began = models::external::process::now();
     let e = session
-        .call(&program, std::time::Duration::from_millis(500), 0, &line)
+        .call(
+            &program,
+            std::time::Duration::from_millis(500),
+            0,
+            &line,
+            &mut |_| 0,
+        )
         .unwrap_err();
     let took = began.elapsed();
     assert!(

@@ -38,7 +38,7 @@ pub(crate) fn refuse_program(
     table: &'static str,
     model: &str,
 ) -> Result<(), Invalid> {
-    for key in ["program", "handler_timeout_ms"] {
+    for key in ["program", "handler_timeout_ms", "state_folder"] {
         if (key == "program" && c.program.is_some()) || written_in(text, table, key) {
             return Err(invalid(
                 path(&[table, key]),
@@ -58,13 +58,15 @@ pub(super) fn program_of(
 ) -> Result<Option<(external::Program, u64)>, LoadError> {
     let cat = |k| path(&["consumer", k]);
     let Some(argv) = &c.program else {
-        if written(input.text, "handler_timeout_ms") {
-            return Err(invalid(
-                cat("handler_timeout_ms"),
-                "handler_timeout_ms is the time-out of an external program, and no consumer.program is given",
-                "delete the line, or give the program: program = [\"python3\", \"consumer.py\"]",
-            )
-            .into());
+        for key in ["handler_timeout_ms", "state_folder"] {
+            if written(input.text, key) {
+                return Err(invalid(
+                    cat(key),
+                    format!("{key} is a setting of an external program, and no consumer.program is given"),
+                    "delete the line, or give the program: program = [\"python3\", \"consumer.py\"]",
+                )
+                .into());
+            }
         }
         return Ok(None);
     };
@@ -79,7 +81,8 @@ pub(super) fn program_of(
         )
         .into());
     }
-    let program = external::resolve_program(argv, input.dir, &cat("program"))?;
+    let mut program = external::resolve_program(argv, input.dir, &cat("program"))?;
+    program.state_folder = c.state_folder;
     let timeout_ms = positive_duration_us(
         c.handler_timeout_ms,
         MAX_HANDLER_TIMEOUT_MS,

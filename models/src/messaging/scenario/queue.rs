@@ -59,6 +59,8 @@ pub(crate) struct ConsumerDto {
     /// A user's program in the consumer's place (docs/protocol.md).
     pub(super) program: Option<Vec<String>>,
     pub(super) handler_timeout_ms: u64,
+    /// The program keeps its state in files of a folder idemsim gives it.
+    pub(super) state_folder: bool,
     pub(super) inbox_retention_ms: u64,
     pub(super) inbox_max_rows: u64,
     pub(super) lease_renewal_ms: u64,
@@ -76,6 +78,7 @@ impl Default for ConsumerDto {
             tx_max_attempts: 10,
             program: None,
             handler_timeout_ms: DEFAULT_HANDLER_TIMEOUT_MS,
+            state_folder: false,
             inbox_retention_ms: 0,
             inbox_max_rows: 0,
             lease_renewal_ms: 0,

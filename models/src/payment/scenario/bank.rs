@@ -16,6 +16,45 @@ pub(super) struct BankDto {
     pub(super) status_by: String,
     pub(super) capacity_per_s: u64,
     pub(super) recover_ms: u64,
+    /// A user's program in the bank's place (docs/protocol.md).
+    pub(super) program: Option<Vec<String>>,
+    pub(super) handler_timeout_ms: u64,
+    pub(super) state_folder: bool,
+}
+
+/// The built-in bank's keys, which a program in its place replaces.
+const BUILT_IN_BANK_KEYS: &[&str] = &[
+    "accepts_key",
+    "key_retention_ms",
+    "status_query",
+    "status_lag_ms",
+    "status_by",
+    "capacity_per_s",
+    "recover_ms",
+];
+
+/// `[bank] program`, checked (see `external::keys`).
+pub(super) fn program_of(
+    b: &BankDto,
+    input: &crate::core::BuildInput<'_>,
+) -> Result<Option<(crate::external::Program, u64)>, Invalid> {
+    let keys = crate::external::keys::ProgramKeys {
+        table: "bank",
+        argv: b.program.as_deref(),
+        handler_timeout_ms: b.handler_timeout_ms,
+        state_folder: b.state_folder,
+        built_in: BUILT_IN_BANK_KEYS,
+    };
+    crate::external::keys::program_of(&keys, |key| written(input.text, key), input.dir)
+}
+
+/// Whether the scenario writes `[bank] key` (a default is not written).
+pub(super) fn written(text: &str, key: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| {
+        t.get("bank")
+            .and_then(toml::Value::as_table)
+            .is_some_and(|c| c.contains_key(key))
+    })
 }
 
 /// Most requests a second a bank can be given: more than any scenario's
@@ -32,6 +71,9 @@ impl Default for BankDto {
             status_by: "claim".into(),
             capacity_per_s: 0,
             recover_ms: 0,
+            program: None,
+            handler_timeout_ms: crate::external::keys::default_handler_timeout_ms(),
+            state_folder: false,
         }
     }
 }

@@ -49,10 +49,11 @@ struct FileDto {
 
 pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
-    N: From<Client<W>> + From<Service<W>> + From<Bank<W>>,
+    N: From<Client<W>> + From<Service<W>> + From<Bank<W>> + From<super::ProgramBank<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
+    let bank_program = bank::program_of(&d.bank, input)?;
     let clients = count_in(
         d.client.actors,
         1,
@@ -83,7 +84,16 @@ where
         .map(|(c, name)| (name, N::from(Client::new(c))))
         .collect();
     actors.push(("service".to_string(), N::from(Service::new(service))));
-    actors.push(("bank".to_string(), N::from(Bank::new(bank))));
+    let bank = match bank_program {
+        // A user's program in the bank's place (docs/protocol.md).
+        Some(p) => {
+            let names = actors.iter().map(|a| a.0.clone()).chain(["bank".into()]);
+            let cfg = crate::external::keys::config_for("bank", &p, names.collect());
+            N::from(super::ProgramBank::new(cfg))
+        }
+        None => N::from(Bank::new(bank)),
+    };
+    actors.push(("bank".to_string(), bank));
     Ok(Built {
         design_warnings,
         unused,
@@ -122,6 +132,17 @@ pub(crate) fn hops(
             "remove `actors` from [client]; many clients are a payment-model scenario",
         )
         .into());
+    }
+    // The composed models run the built-in bank: a program there would be ignored.
+    for key in crate::external::keys::PROGRAM_KEYS {
+        if bank::written(input.text, key) {
+            return Err(invalid(
+                path(&["bank", key]),
+                format!("this model runs its built-in bank: bank.{key} is for a program in the bank's place, which only the payment model takes"),
+                "delete the line, or run the program with model = \"payment\" and [bank] program = [...]",
+            )
+            .into());
+        }
     }
     let (mut clients, service, bank) = parts(&d, input, 1, service, bank)?;
     Ok((clients.remove(0), service, bank))
