@@ -305,12 +305,46 @@ pub fn load_repro(
             "error: {path}: {e}\nhelp: streams are named swarm, link:A->B, crash:A, actor:A after the scenario's actors\n"
         ))
     })?;
+    out_of_range(&s, &record).map_err(|e| UsageError(format!("error: {path}: {e}\n")))?;
     Ok(LoadedRepro {
         repro: r,
         entry,
         scenario: s,
         record,
     })
+}
+
+/// Refuses a record with a decision its run does not offer: value 7 where
+/// the run has 3 alternatives. Shrinking clamps such a value on purpose (its
+/// candidates shift decisions), but a user's file that needs a clamp was
+/// edited or belongs to another run, and replaying it would show a run
+/// nobody recorded. One replay, recording what it read.
+fn out_of_range(s: &Scenario, record: &Record) -> Result<(), String> {
+    let mut sim = sim::Sim::new(&s.system);
+    sim.choices.set_record_replays(true);
+    let source = sim::Source::Replay {
+        record,
+        log_points: false,
+    };
+    // A panic is the run's outcome, reported by the replay itself.
+    let _ = sim::guarded(|| sim.run(&s.system, source, &mut sim::NoTrace));
+    let read = sim.choices.recorded();
+    for (stream, values) in record.streams.iter().enumerate() {
+        let got = read.streams.get(stream).map_or(&[][..], Vec::as_slice);
+        if let Some((i, (&want, &used))) = values
+            .iter()
+            .zip(got)
+            .enumerate()
+            .find(|(_, (w, u))| w != u)
+        {
+            return Err(format!(
+                "decision {i} of stream {} is {want}, but the run offers only {} alternatives there (0 to {used}): the file was edited or records another run\nhelp: make a new repro with `idemsim shrink SCENARIO --seed S --out FILE`",
+                sim::shrink::stream_name(&s.system.world, stream as u32),
+                used + 1
+            ));
+        }
+    }
+    Ok(())
 }
 
 // ------------------------------------------------------------ the command

@@ -113,3 +113,25 @@ fn shrink_with_nothing_to_shrink_keeps_machine_output_clean_and_exits_as_check()
         "{out}"
     );
 }
+
+/// N5: a repro file whose decision is out of range for its run is refused,
+/// naming the decision (it was clamped and replayed as another run).
+#[test]
+fn replay_refuses_a_repro_decision_the_run_does_not_offer() {
+    let dir = scratch("cli_edges/repro-out-of-range");
+    let shrink = ["shrink", "payment-retry-without-key", "--out", "r.json"];
+    check(&case("a repro", &shrink).code(1).cwd(&dir));
+    let mut repro: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    repro["choices"]["link:service->client"] = serde_json::json!([7]);
+    std::fs::write(dir.join("bad.json"), repro.to_string()).unwrap();
+    let refused = case("an edited decision", &["replay", "--repro", "bad.json"])
+        .code(2)
+        .err("decision 0 of stream link:service->client is 7, but the run offers only 2 alternatives there")
+        .cwd(&dir);
+    check(&refused);
+    let intact = case("the file as written", &["replay", "--repro", "r.json"])
+        .code(1)
+        .cwd(&dir);
+    check(&intact);
+}

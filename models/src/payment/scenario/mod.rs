@@ -19,7 +19,7 @@ pub(crate) use facts::Restarts;
 pub(crate) use warnings::design_warnings;
 
 use super::{Bank, BankConfig, Client, ClientConfig, Service, ServiceConfig};
-use crate::core::input::{count_in, invalid, path, LoadError, Seg, DAY_MS};
+use crate::core::input::{count_in, invalid, path, LoadError, DAY_MS};
 use crate::core::{BuildInput, Built, Carries};
 use bank::BankDto;
 use client::ClientDto;
