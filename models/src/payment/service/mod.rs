@@ -18,6 +18,7 @@ mod harness;
 mod keys;
 mod recovery;
 mod requests;
+mod rollout;
 mod state;
 mod workers;
 
@@ -31,6 +32,7 @@ use std::marker::PhantomData;
 
 pub use config::{Concurrent, Idempotency, Mode, ServiceConfig};
 pub use keys::{KeyRow, KeyState, ServiceStorage};
+pub use rollout::MAX_VERSIONS;
 pub use state::{
     ServiceState, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,
     SERVICE_TIMER_SLOTS,
@@ -41,6 +43,8 @@ pub use workers::Queued;
 pub struct Service<W> {
     /// Its configuration.
     pub cfg: ServiceConfig,
+    /// Later versions, each from its time on (`[rollouts]`); none without.
+    versions: Box<[rollout::Version<W>]>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -49,6 +53,7 @@ impl<W> Service<W> {
     pub fn new(cfg: ServiceConfig) -> Self {
         Service {
             cfg,
+            versions: Box::default(),
             wire: PhantomData,
         }
     }
@@ -91,11 +96,13 @@ impl<W> crate::core::Ends for Service<W> {
 
     /// It asks the bank what is paid only before a retry, on recovery, or
     /// as every call's first step in a "state" mode.
+    /// Any version may.
     fn sends(&self, kind: &str, role: &str) -> bool {
-        let c = &self.cfg;
-        let queries = c.query_before_retry
-            || c.query_on_recovery
-            || matches!(c.mode, Mode::State | Mode::StateConditional);
+        let queries = self.configs().any(|c| {
+            c.query_before_retry
+                || c.query_on_recovery
+                || matches!(c.mode, Mode::State | Mode::StateConditional)
+        });
         (kind, role) != ("status-query", "bank") || queries
     }
 }
@@ -129,6 +136,7 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             queue: VecDeque::new(),
             recovering: VecDeque::new(),
             queued_before_recovery: 0,
+            version: 0,
         });
         st.calls.clear();
         st.steps.clear();
@@ -136,15 +144,47 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         st.queue.clear();
         st.recovering.clear();
         st.queued_before_recovery = 0;
+        st.version = 0;
     }
 
     fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        let this = self.started(st, ctx.now_us());
         if ctx.restarted() {
-            self.recover(st, s, ctx);
+            this.recover(st, s, ctx);
         }
     }
 
     fn on_msg(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let (this, _) = self.deployed(st, s, ctx);
+        this.handle(st, s, from, msg, ctx);
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        timer: ServiceTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let (this, redeployed) = self.deployed(st, s, ctx);
+        // The old version's timer: the work it was for died with it.
+        if !redeployed {
+            this.fire(st, s, timer, ctx);
+        }
+        this.pump(st, ctx);
+    }
+}
+
+impl<W: Carries<Msg>> Service<W> {
+    /// A message, handled by the version deployed.
+    fn handle(
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
@@ -184,7 +224,8 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         self.pump(st, ctx);
     }
 
-    fn on_timer(
+    /// A timer, fired for the version deployed.
+    fn fire(
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
@@ -197,6 +238,5 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             ServiceTimer::Recover => self.recover_next(st, s, ctx),
             ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
         }
-        self.pump(st, ctx);
     }
 }

@@ -32,6 +32,9 @@ pub struct ServiceState {
     /// Queued requests ahead of the recovery's next key in the line for a
     /// worker: the recovery runs on the same workers as the requests.
     pub queued_before_recovery: usize,
+    /// Which version of the service runs (0: the first; a rollout's index
+    /// from 1): a step at a later version's time restarts the service.
+    pub version: u8,
 }
 
 impl ServiceState {
@@ -61,6 +64,9 @@ impl fmt::Debug for ServiceState {
         }
         if self.queued_before_recovery > 0 {
             d.field("queued_before_recovery", &self.queued_before_recovery);
+        }
+        if self.version > 0 {
+            d.field("version", &self.version);
         }
         d.finish()
     }
