@@ -30,9 +30,9 @@ pub(super) struct Parts {
 /// One client actor to be: its name, the tables written over `[client]`
 /// (the group's, then its rollouts', each with where it is in the file)
 /// and its operations (indices into every operation).
-struct Planned<'a> {
+struct Planned {
     name: String,
-    overlays: Vec<(&'a toml::Table, Vec<Seg>)>,
+    overlays: Vec<(toml::Table, Vec<Seg>)>,
     ops: Vec<usize>,
 }
 
@@ -92,7 +92,7 @@ pub(super) fn parts(d: &FileDto, input: &BuildInput<'_>) -> Result<Parts, LoadEr
 
 /// A mistake the client loader found, at the last overlay that wrote its
 /// key (a rollout over its group over `[client]`).
-fn located(mut e: Invalid, overlays: &[(&toml::Table, Vec<Seg>)]) -> Invalid {
+fn located(mut e: Invalid, overlays: &[(toml::Table, Vec<Seg>)]) -> Invalid {
     for (over, at) in overlays.iter().rev() {
         let before = e.path.clone();
         e = moved(e, &["client"], over, at);
@@ -104,7 +104,7 @@ fn located(mut e: Invalid, overlays: &[(&toml::Table, Vec<Seg>)]) -> Invalid {
 }
 
 /// The groups, each with its operations; without groups, one: `client`.
-fn groups(d: &FileDto, ops: usize) -> Result<Vec<Planned<'_>>, Invalid> {
+fn groups(d: &FileDto, ops: usize) -> Result<Vec<Planned>, Invalid> {
     if d.client.groups.is_empty() {
         return Ok(vec![Planned {
             name: "client".into(),
@@ -131,10 +131,15 @@ fn groups(d: &FileDto, ops: usize) -> Result<Vec<Planned<'_>>, Invalid> {
         .client
         .groups
         .iter()
-        .map(|(name, g)| Planned {
-            name: format!("client-{name}"),
-            overlays: vec![(g, at(name))],
-            ops: Vec::new(),
+        .map(|(name, g)| {
+            let mut settings = g.clone();
+            settings.remove("share");
+            settings.remove("ops");
+            Planned {
+                name: format!("client-{name}"),
+                overlays: vec![(settings, at(name))],
+                ops: Vec::new(),
+            }
         })
         .collect();
     for (k, g) in deal(&counts).into_iter().enumerate() {
@@ -283,7 +288,7 @@ fn deal(counts: &[usize]) -> Vec<usize> {
 
 /// `g` with its rollouts: one actor per version that starts an operation,
 /// the later ones named `<actor>-<rollout>`.
-fn split<'a>(d: &'a FileDto, g: Planned<'a>, specs: &[crate::payment::OpSpec]) -> Vec<Planned<'a>> {
+fn split(d: &FileDto, g: Planned, specs: &[crate::payment::OpSpec]) -> Vec<Planned> {
     let rollouts = rollouts::of(d, &g.name);
     let mut versions: Vec<Planned> = std::iter::once(Planned {
         name: g.name.clone(),
@@ -293,7 +298,7 @@ fn split<'a>(d: &'a FileDto, g: Planned<'a>, specs: &[crate::payment::OpSpec]) -
     .collect();
     for (name, r) in &rollouts {
         let mut overlays = versions.last().expect("the first").overlays.clone();
-        overlays.push((&r.set, rollout_at(name, &["set"])));
+        overlays.push((r.set.clone(), rollout_at(name, &["set"])));
         versions.push(Planned {
             name: format!("{}-{name}", g.name),
             overlays,

@@ -148,9 +148,15 @@ impl<W: Carries<Msg>> Actor for Service<W> {
     }
 
     fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        if self.versions.is_empty() {
+            if ctx.restarted() {
+                self.recover(st, s, ctx);
+            }
+            return;
+        }
         let this = self.started(st, ctx.now_us());
         if ctx.restarted() {
-            this.recover(st, s, ctx);
+            this.restarted(st, s, ctx);
         }
     }
 

@@ -9,8 +9,8 @@
 //! as they are to a real service that starts to record keys.
 
 use super::state::ServiceState;
-use super::{Service, ServiceConfig, ServiceStorage, ServiceTimer};
-use crate::core::Carries;
+use super::{Idempotency, Service, ServiceConfig, ServiceStorage, ServiceTimer};
+use crate::core::{Carries, Obs};
 use crate::payment::msg::Msg;
 use crate::payment::situations as sit;
 use sim::{Ctx, TimeUs};
@@ -78,7 +78,7 @@ impl<W: Carries<Msg>> Service<W> {
         forget(st, ctx);
         st.version = version;
         ctx.reached(sit::SERVICE_REDEPLOYED);
-        this.recover(st, s, ctx);
+        this.restarted(st, s, ctx);
         (this, true)
     }
 
@@ -87,6 +87,21 @@ impl<W: Carries<Msg>> Service<W> {
         let (version, this) = self.version_at(now_us);
         st.version = version;
         this
+    }
+
+    /// What this version does when its process starts again. A version that
+    /// ignores keys has no job that reads the key table: keys another
+    /// version left "in progress" stay so, and nothing drives them.
+    pub(super) fn restarted(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        match self.cfg.idempotency {
+            Idempotency::None => ctx.observe(Obs::ExecutorsLost),
+            _ => self.recover(st, s, ctx),
+        }
     }
 }
 
