@@ -9,7 +9,7 @@
 
 use super::client::{client, ClientDto};
 use super::rollouts::{self, at as rollout_at, table, CLIENT_KEYS};
-use super::{operations, FileDto};
+use super::{operations, FileDto, MAX_OPERATIONS};
 use crate::core::input::{invalid, path, Invalid, LoadError, Seg};
 use crate::core::overlay::{known_keys, moved, overlay, typed};
 use crate::core::BuildInput;
@@ -170,11 +170,11 @@ fn weight(g: &toml::Table, at: &[Seg]) -> Result<Weight, Invalid> {
             )),
         },
         (None, Some(n)) => match n.as_integer() {
-            Some(i) if i >= 1 => Ok(Weight::Ops(i as u64)),
+            Some(i) if (1..=MAX_OPERATIONS as i64).contains(&i) => Ok(Weight::Ops(i as u64)),
             _ => Err(invalid(
                 here("ops"),
                 format!("ops {n} is no count of operations"),
-                "write a whole number of at least 1: ops = 10",
+                format!("write a whole number from 1 to {MAX_OPERATIONS}: ops = 10"),
             )),
         },
         (Some(_), Some(_)) => Err(invalid(
@@ -193,7 +193,14 @@ fn weight(g: &toml::Table, at: &[Seg]) -> Result<Weight, Invalid> {
 /// How many of the `ops` operations each group gets: its count, or its
 /// share rounded so the counts add up (largest remainders first).
 fn counts(d: &FileDto, weights: &[Weight], ops: usize) -> Result<Vec<usize>, Invalid> {
-    let groups = vec![Seg::Key("client"), Seg::Key("groups")];
+    // `[client.groups]` itself is seldom written: the first group's header
+    // is where the groups start in the file.
+    let first = d.client.groups.keys().next().expect("groups");
+    let groups = vec![
+        Seg::Key("client"),
+        Seg::Key("groups"),
+        Seg::Name(first.clone()),
+    ];
     let shares: Vec<f64> = weights
         .iter()
         .filter_map(|w| match w {
