@@ -10,8 +10,9 @@ mod refusals;
 
 use crate::support;
 
-use models::core::Obs;
+use models::core::{Obs, Op};
 use models::payment::situations as sit;
+use models::payment::CLAIM;
 use models::scenario::Verdict;
 use sim::TraceKind;
 use support::{check, load, load_text, reached, sweep, trace_of};
@@ -86,6 +87,27 @@ fn a_group_draws_nothing_from_the_seed() {
         plain.first_failure.map(|f| f.seed),
         grouped.first_failure.map(|f| f.seed)
     );
+}
+
+/// The ledger's record of an operation names the client version that
+/// started it; the turns follow the dealing rule: of ten, `old` (3) gets
+/// the 2nd, the 6th and the 9th.
+#[test]
+fn the_ledger_says_which_version_started_each_operation() {
+    let text = format!(
+        "{TEN_OPS}[client.groups.old]\nshare = 0.3\nkey = \"none\"\n[client.groups.new]\nshare = 0.7\n"
+    );
+    let s = load_text("groups.toml", &text, &[]);
+    let mut sim = sim::Sim::new(&s.system);
+    sim.run_seed(&s.system, 0);
+    let names = &sim::Model::world(&s.system).actor_names;
+    let by = |claim| {
+        let r = sim.oracle().get(Op::new(&CLAIM, claim)).expect("a record");
+        names[r.started_by.expect("an intent") as usize].clone()
+    };
+    let old: Vec<u32> = (1..=10).filter(|c| by(*c) == "client-old").collect();
+    assert_eq!(old, vec![2, 6, 9]);
+    assert!((1..=10).all(|c| ["client-old", "client-new"].contains(&by(c).as_str())));
 }
 
 #[test]
