@@ -35,6 +35,7 @@ mod network;
 mod perf_cli;
 mod reconcile;
 mod render_parsers;
+mod rollouts;
 mod scale;
 mod settings_without_effect;
 mod shrink;

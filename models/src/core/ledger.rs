@@ -217,7 +217,7 @@ impl Ledger {
                 op,
                 payload,
                 window_ms,
-            } => self.intent(at, now_us, op, payload, window_ms),
+            } => self.intent(at, (now_us, actor), op, payload, window_ms),
             Obs::AttemptSent { op, attempt } => self.attempt_sent(at, op, attempt),
             Obs::Received { layer, op, key } => {
                 self.rec_at(at, op).received[usize::from(layer.index)] += 1;

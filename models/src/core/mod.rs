@@ -20,6 +20,7 @@ pub mod model;
 pub mod obs;
 pub mod op;
 mod oracle;
+pub(crate) mod overlay;
 pub mod preset;
 pub mod retry;
 pub mod retry_table;

@@ -25,6 +25,8 @@ pub const CONCURRENT_DUPLICATE: SituationId = FIRST + 3;
 pub const RETRY_AFTER_KEY_EXPIRED: SituationId = FIRST + 4;
 /// `crash-between-steps`: The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking.
 pub const CRASH_BETWEEN_STEPS: SituationId = FIRST + 5;
+/// `service-redeployed`: The service restarted as a rollout's next version: what it held in memory was lost, its database kept.
+pub const SERVICE_REDEPLOYED: SituationId = FIRST + 6;
 /// `bank-dedup-hit`: The bank recognised a transfer's key and executed no second transfer.
 pub const BANK_DEDUP_HIT: SituationId = FIRST + 7;
 /// `recovered-after-restart`: The service restarted with a key left "in progress" and drove its payment to an end.
@@ -105,6 +107,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: KEY_COLLISION, name: "key-collision", doc: "A key already stored for another operation arrived with a different claim." },
     SituationDoc { id: PAYLOAD_MISMATCH_REJECTED, name: "payload-mismatch-rejected", doc: "A request reused a known key with another payload and was refused with 422." },
     SituationDoc { id: CRASH_BETWEEN_STEPS, name: "crash-between-steps", doc: "The service restarted after a crash that fell between the two transactions of a split operation: a booking without its key, or a key without its booking." },
+    SituationDoc { id: SERVICE_REDEPLOYED, name: "service-redeployed", doc: "The service restarted as a rollout's next version: what it held in memory was lost, its database kept." },
     SituationDoc { id: KEY_DELETED_ON_BANK_TIMEOUT, name: "key-deleted-on-bank-timeout", doc: "The bank stayed silent to the service's last attempt and the service deleted the key (service.on_bank_timeout = \"delete-key\"): the client's next retry is executed again, whatever the bank did with the first." },
     SituationDoc { id: RECOVERED_AFTER_RESTART, name: "recovered-after-restart", doc: "The service restarted with a key left \"in progress\" and drove its payment to an end." },
     SituationDoc { id: LEASE_EXPIRED_TAKEOVER, name: "lease-expired-takeover", doc: "A request found its key \"in progress\" past the lease and took the execution over." },

@@ -19,6 +19,9 @@ pub struct OpRecord {
     pub window_ms: u64,
     /// When the intent was reported.
     pub(crate) started_us: TimeUs,
+    /// The client actor that reported it: with client groups and rollouts,
+    /// the version that started the operation (`client-NAME`).
+    pub started_by: Option<sim::ActorId>,
     /// Attempts the client sent.
     pub attempts: u32,
     /// The last attempt whose outcome the client recorded: it waits for no
@@ -91,6 +94,7 @@ impl OpRecord {
         OpRecord {
             op,
             intended: false,
+            started_by: None,
             payload: 0,
             window_ms: 0,
             started_us: 0,

@@ -13,7 +13,7 @@ impl Ledger {
     pub(super) fn intent(
         &mut self,
         at: Option<usize>,
-        now_us: TimeUs,
+        (now_us, actor): (TimeUs, sim::ActorId),
         op: Op,
         payload: u32,
         window_ms: u64,
@@ -21,6 +21,7 @@ impl Ledger {
         let r = self.rec_at(at, op);
         if !r.intended {
             r.intended = true;
+            r.started_by = Some(actor);
             r.payload = payload;
             r.window_ms = window_ms;
             r.started_us = now_us;

@@ -10,6 +10,7 @@ use crate::core::retry_table::RetryDto;
 use crate::payment::{ClientConfig, KeyPolicy};
 use serde::Deserialize;
 use sim::{ActorId, TimeUs};
+use std::collections::BTreeMap;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields, default)]
@@ -24,6 +25,9 @@ pub(super) struct ClientDto {
     pub(super) budget: Option<BudgetDto>,
     pub(super) breaker: Option<BreakerDto>,
     pub(super) reconcile: Option<ReconcileDto>,
+    /// `[client.groups.NAME]`: read as tables, written over `[client]`
+    /// (`versions.rs`).
+    pub(super) groups: BTreeMap<String, toml::Table>,
 }
 
 impl Default for ClientDto {
@@ -39,6 +43,7 @@ impl Default for ClientDto {
             budget: None,
             breaker: None,
             reconcile: None,
+            groups: BTreeMap::new(),
         }
     }
 }

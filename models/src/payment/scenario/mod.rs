@@ -11,8 +11,10 @@ mod facts;
 mod load;
 mod operations;
 mod reads;
+mod rollouts;
 mod service;
 mod unused;
+mod versions;
 mod warnings;
 
 pub(crate) use facts::Restarts;
@@ -29,7 +31,7 @@ use service::ServiceDto;
 use sim::ActorId;
 use unused::unused;
 
-pub(crate) const TABLES: &[&str] = &["client", "service", "bank", "operations"];
+pub(crate) const TABLES: &[&str] = &["client", "service", "bank", "operations", "rollouts"];
 
 /// Most operations in one scenario, over all its clients.
 pub(crate) const MAX_OPERATIONS: u64 = 1000;
@@ -45,6 +47,7 @@ struct FileDto {
     bank: BankDto,
     #[serde(default = "default_operations")]
     operations: Vec<OpDto>,
+    rollouts: std::collections::BTreeMap<String, rollouts::RolloutDto>,
 }
 
 pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
@@ -54,19 +57,15 @@ where
 {
     let d: FileDto = toml::from_str(input.text)?;
     let bank_program = bank::program_of(&d.bank, input)?;
-    let clients = count_in(
-        d.client.actors,
-        1,
-        MAX_CLIENTS,
-        path(&["client", "actors"]),
-        "client actors",
-    )? as usize;
-    let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
-    let (configs, service, bank) = parts(&d, input, clients, service_id, bank_id)?;
-    // Every client has the same settings: the first one's are the design's.
-    let names: Vec<String> = match clients {
-        1 => vec!["client".to_string()],
-        _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
+    let versions::Parts {
+        names,
+        clients: configs,
+        service,
+        later,
+        bank,
+    } = match versions::versioned(&d) {
+        true => versions::parts(&d, input)?,
+        false => plain(&d, input)?,
     };
     let unused = unused(&d);
     let restarts = Restarts::of(input.text, &names, input.fault_phase_us);
@@ -83,7 +82,8 @@ where
         .zip(names)
         .map(|(c, name)| (name, N::from(Client::new(c))))
         .collect();
-    actors.push(("service".to_string(), N::from(Service::new(service))));
+    let service = Service::with_rollouts(service, later);
+    actors.push(("service".to_string(), N::from(service)));
     let bank = match bank_program {
         // A user's program in the bank's place (docs/protocol.md).
         Some(p) => {
@@ -98,10 +98,38 @@ where
         design_warnings,
         unused,
         actors,
-        actors_hint: match clients {
+        actors_hint: match d.client.actors {
+            _ if versions::versioned(&d) => {
+                " (a client group NAME is client-NAME, its rollout R client-NAME-R)"
+            }
             1 => "",
             _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
         },
+    })
+}
+
+/// `client.actors` clients with the `[client]` settings each, the first
+/// `client`, or `client-1` to `client-N`; the service and the bank.
+fn plain(d: &FileDto, input: &BuildInput<'_>) -> Result<versions::Parts, LoadError> {
+    let clients = count_in(
+        d.client.actors,
+        1,
+        MAX_CLIENTS,
+        path(&["client", "actors"]),
+        "client actors",
+    )? as usize;
+    let (service_id, bank_id) = (clients as ActorId, clients as ActorId + 1);
+    let (configs, service, bank) = parts(d, input, clients, service_id, bank_id)?;
+    let names: Vec<String> = match clients {
+        1 => vec!["client".to_string()],
+        _ => (1..=clients).map(|i| format!("client-{i}")).collect(),
+    };
+    Ok(versions::Parts {
+        names,
+        clients: configs,
+        service,
+        later: Vec::new(),
+        bank,
     })
 }
 
@@ -122,6 +150,14 @@ pub(crate) fn hops(
     bank: ActorId,
 ) -> Result<(ClientConfig, ServiceConfig, BankConfig), LoadError> {
     let d: FileDto = toml::from_str(input.text)?;
+    if !d.client.groups.is_empty() {
+        return Err(invalid(
+            path(&["client", "groups"]),
+            "client groups: this model has one claims system",
+            "remove [client.groups]; groups of clients are a payment-model scenario",
+        )
+        .into());
+    }
     if d.client.actors != 1 {
         return Err(invalid(
             path(&["client", "actors"]),

@@ -23,6 +23,7 @@ mod on_request;
 mod on_restart;
 mod recovery;
 mod requests;
+mod rollout;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -39,6 +40,7 @@ use std::marker::PhantomData;
 
 pub use config::{Concurrent, Idempotency, Mode, ServiceConfig};
 pub use keys::{KeyRow, KeyState};
+pub use rollout::MAX_VERSIONS;
 pub use state::{ServiceState, ServiceStorage};
 pub use timers::{
     ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS, SERVICE_TIMER_SLOTS,
@@ -49,6 +51,8 @@ pub use workers::Queued;
 pub struct Service<W> {
     /// Its configuration.
     pub cfg: ServiceConfig,
+    /// Later versions, each from its time on (`[rollouts]`); none without.
+    versions: Box<[rollout::Version<W>]>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -57,6 +61,7 @@ impl<W> Service<W> {
     pub fn new(cfg: ServiceConfig) -> Self {
         Service {
             cfg,
+            versions: Box::default(),
             wire: PhantomData,
         }
     }
@@ -192,9 +197,11 @@ impl<W> crate::core::Ends for Service<W> {
 
     /// It asks the bank what is paid only before a retry, on recovery, or
     /// as every call's first step in a "state" mode.
+    /// Any version may.
     fn sends(&self, kind: &str, role: &str) -> bool {
-        let c = &self.cfg;
-        let queries = c.query_before_retry || c.query_on_recovery || c.state_mode();
+        let queries = self
+            .configs()
+            .any(|c| c.query_before_retry || c.query_on_recovery || c.state_mode());
         (kind, role) != ("status-query", "bank") || queries
     }
 }
@@ -215,16 +222,57 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             let s = s.or_insert_with(|| ServiceStorage::new(self.cfg.retention_us));
             s.reset(self.cfg.retention_us);
         }
-        state.or_default().clear();
+        let st = state.or_default();
+        st.clear();
+        // A crash does not undo a deploy: the start that follows reads the
+        // version from the time (`started`).
+        st.version = 0;
     }
 
     fn on_start(&self, st: &mut ServiceState, s: &mut ServiceStorage, ctx: &mut impl Ctx<Self>) {
+        if self.versions.is_empty() {
+            if ctx.restarted() {
+                self.recover(st, s, ctx);
+            }
+            return;
+        }
+        let this = self.started(st, ctx.now_us());
         if ctx.restarted() {
-            self.recover(st, s, ctx);
+            this.restarted(st, s, ctx);
         }
     }
 
     fn on_msg(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        from: ActorId,
+        msg: W,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let (this, _) = self.deployed(st, s, ctx);
+        this.handle(st, s, from, msg, ctx);
+    }
+
+    fn on_timer(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        timer: ServiceTimer,
+        ctx: &mut impl Ctx<Self>,
+    ) {
+        let (this, redeployed) = self.deployed(st, s, ctx);
+        // The old version's timer: the work it was for died with it.
+        if !redeployed {
+            this.fire(st, s, timer, ctx);
+        }
+        this.pump(st, ctx);
+    }
+}
+
+impl<W: Carries<Msg>> Service<W> {
+    /// A message, handled by the version deployed.
+    fn handle(
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
@@ -269,7 +317,8 @@ impl<W: Carries<Msg>> Actor for Service<W> {
         self.pump(st, ctx);
     }
 
-    fn on_timer(
+    /// A timer, fired for the version deployed.
+    fn fire(
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
@@ -282,6 +331,5 @@ impl<W: Carries<Msg>> Actor for Service<W> {
             ServiceTimer::Recover => self.recover_next(st, s, ctx),
             ServiceTimer::Dequeue => self.dequeue(st, s, ctx),
         }
-        self.pump(st, ctx);
     }
 }

@@ -112,6 +112,11 @@ impl Steps {
             .count()
     }
 
+    /// Every pending step with its slot (a redeploy cancels their timers).
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Step)> {
+        self.slots.iter()
+    }
+
     /// The pending key inserts (split-booking-first's second transaction),
     /// in slot order, each with its slot.
     pub fn inserts(&self) -> impl Iterator<Item = (usize, &Step)> {

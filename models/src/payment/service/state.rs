@@ -28,6 +28,9 @@ pub struct ServiceState {
     pub workers: Workers,
     /// Keys a restart left for the recovery job to drive as workers free up.
     pub recovery: Recovery,
+    /// Which version of the service runs (0: the first; a rollout's index
+    /// from 1): a step at a later version's time restarts the service.
+    pub version: u8,
 }
 
 impl ServiceState {
@@ -100,6 +103,10 @@ impl fmt::Debug for ServiceState {
             .field("waiters", &self.waiters)
             .field("queue", &self.workers);
         self.recovery.debug_into(&mut d);
+        // Shown once a rollout has deployed a later version.
+        if self.version != 0 {
+            d.field("version", &self.version);
+        }
         d.finish()
     }
 }
@@ -143,6 +150,9 @@ impl fmt::Debug for ServiceStorage {
         self.keys.debug_into(&mut d);
         if self.questions.asked() > 0 {
             d.field("questions_asked", &self.questions.asked());
+        }
+        if self.version > 0 {
+            d.field("version", &self.version);
         }
         d.finish()
     }
