@@ -145,7 +145,7 @@ fn merge_opens_a_shards_scenario_file_only_below_the_current_folder() {
             &["merge", &absolute[0], &absolute[1]],
         )
         .code(2)
-        .err(inside)
+        .err("leads out of the current folder")
         .err("`idemsim merge --scenario SCENARIO FILE...`"),
         case(
             "so is one leading out of the folder",
