@@ -151,9 +151,6 @@ impl fmt::Debug for ServiceStorage {
         if self.questions.asked() > 0 {
             d.field("questions_asked", &self.questions.asked());
         }
-        if self.version > 0 {
-            d.field("version", &self.version);
-        }
         d.finish()
     }
 }
