@@ -65,6 +65,8 @@ enum Command {
     Diff(cmd::diff::Args),
     /// Run every scenario against its [expect]; exit 0 only if all match.
     Verify(cmd::verify::Args),
+    /// Find the smallest sets of settings that make a failing scenario hold, ranked by cost.
+    Advise(cmd::advise::Args),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Shrink(a) => cmd::shrink::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Advise(a) => cmd::advise::run(a),
     };
     out::flush();
     match result {

@@ -8,6 +8,7 @@ mod client;
 mod msg;
 mod presets;
 mod reconcile;
+mod repairs;
 pub mod rules;
 pub(crate) mod scenario;
 mod service;
@@ -119,6 +120,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
 
     fn reference_scenario(&self) -> Option<&'static str> {
