@@ -44,7 +44,7 @@ impl Default for Budget {
         Budget {
             runs: None,
             max_changes: 3,
-            max_candidates: 60,
+            max_candidates: 150,
             max_faults: 1,
             max_schedules: 2_000,
             max_events: 2_000_000,
@@ -219,8 +219,10 @@ impl Search<'_> {
             if self.stopped() {
                 return;
             }
-            if let Some(ok) = self.single(s, base, i, &mut seen) {
-                usable.extend(ok.then_some(i));
+            // Out of budget (`None`), a change still counts in the sets
+            // reported as not tried.
+            if self.single(s, base, i, &mut seen).unwrap_or(true) {
+                usable.push(i);
             }
         }
         let repairs = self.repairs;
