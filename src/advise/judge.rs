@@ -42,8 +42,9 @@ pub(super) struct Runner<'a> {
     pub budget: &'a Budget,
     pub jobs: usize,
     pub stop: &'a AtomicBool,
-    /// `setting-without-effect` warnings the design carries before any change.
-    pub unused_before: usize,
+    /// The `setting-without-effect` warnings the design carries before any
+    /// change: a change that adds another has no effect here.
+    pub unused_before: Vec<String>,
 }
 
 /// Why a set of changes was not run.
@@ -71,12 +72,13 @@ fn overrides(base: &[Override], set: &[&Repair]) -> Vec<Override> {
     out
 }
 
-/// The number of `setting-without-effect` warnings of a loaded design.
-pub(super) fn unused(s: &Scenario) -> usize {
+/// The texts of a loaded design's `setting-without-effect` warnings.
+pub(super) fn unused(s: &Scenario) -> Vec<String> {
     s.design_warnings
         .iter()
         .filter(|w| w.id == SETTING_WITHOUT_EFFECT)
-        .count()
+        .map(|w| w.text.clone())
+        .collect()
 }
 
 impl Runner<'_> {
@@ -84,12 +86,12 @@ impl Runner<'_> {
     pub fn load(&self, set: &[&Repair]) -> Result<Scenario, NotRun> {
         let s = catalog::load_entry(self.entry, &overrides(self.base, set))
             .map_err(|UsageError(m)| NotRun::Refused(first_line(&m)))?;
-        if unused(&s) > self.unused_before {
-            let w = s
-                .design_warnings
-                .iter()
-                .rfind(|w| w.id == SETTING_WITHOUT_EFFECT)
-                .map_or_else(String::new, |w| w.text.clone());
+        // Compared by text, not by count: a change may take one key's
+        // effect away while it gives another its effect back.
+        if let Some(w) = unused(&s)
+            .into_iter()
+            .find(|w| !self.unused_before.contains(w))
+        {
             return Err(NotRun::WithoutEffect(w));
         }
         Ok(s)

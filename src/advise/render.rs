@@ -235,3 +235,43 @@ pub fn json_lines(a: &Advice) -> String {
     });
     out + &json_line("advise_summary", summary) + "\n"
 }
+
+/// The data of the HTML page (`render::html::sweep::advice_page`): the
+/// verdict, the design's costs, the fixes as their `advise_fix` records,
+/// and the text output's notes on what was skipped and not tried.
+pub fn html_data(a: &Advice) -> Value {
+    let fixes: Vec<Value> = a
+        .fixes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| fix_json(i + 1, f))
+        .collect();
+    let text = text(a);
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            [
+                "already set",
+                "tried beside",
+                "not tried",
+                "interrupted",
+                "nothing to repair",
+            ]
+            .iter()
+            .any(|p| l.starts_with(p))
+        })
+        .collect();
+    json!({
+        "scenario": a.scenario,
+        "verdict": verdict_text(&a.baseline),
+        "seeds": {"start": a.seeds.start, "end": a.seeds.end},
+        "costs": costs_json(&a.baseline_costs),
+        "fixes": fixes,
+        "notes": notes,
+    })
+}
+
+/// The HTML page of the advice: the sweep page's look, one section with the cost front.
+pub fn html(a: &Advice) -> String {
+    crate::render::html::sweep::advice_page(&html_data(a))
+}

@@ -34,6 +34,9 @@ pub struct Args {
     /// JSON Lines on stdout: `advise`, one `advise_fix` per fix, then `advise_summary`.
     #[arg(long)]
     json: bool,
+    /// Also write the cost front as an HTML page, in the sweep report's look.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<std::path::PathBuf>,
 }
 
 /// Runs `idemsim advise`: 0 when a fix was found (or nothing needs one), 1
@@ -52,6 +55,10 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             "error: --max-candidates and --max-schedules must be at least 1\nhelp: leave them out for the defaults\n".into(),
         ));
     }
+    // Checked before anything runs: a search that cannot write its page would run for nothing.
+    if let Some(path) = &a.html {
+        super::common::output_file("--html", path, true)?;
+    }
     let base = catalog::parse_overrides(&a.set)?;
     let entry = catalog::locate(&a.scenario)?;
     let budget = Budget {
@@ -68,6 +75,15 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         idemsim::out!("{}", advise::render::json_lines(&advice));
     } else {
         idemsim::out!("{}", advise::render::text(&advice));
+    }
+    if let Some(path) = &a.html {
+        std::fs::write(path, advise::render::html(&advice)).map_err(|e| {
+            UsageError(format!(
+                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+                path.display()
+            ))
+        })?;
+        idemsim::eout!("wrote {}\n", path.display());
     }
     Ok(if advice.interrupted {
         idemsim::progress::INTERRUPTED

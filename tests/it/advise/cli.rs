@@ -127,3 +127,29 @@ fn bad_budgets_are_bad_input() {
             .err("--runs must be at least 1"),
     );
 }
+
+#[test]
+fn html_writes_the_cost_front_in_the_sweep_pages_look() {
+    let dir = crate::support::scratch("advise_html");
+    let page = dir.join("advice.html");
+    let path = page.to_str().expect("a UTF-8 path");
+    run_case(
+        &case(
+            "advise html",
+            &[
+                "advise",
+                "payment-fingerprint-off",
+                "--max-changes",
+                "1",
+                "--html",
+                path,
+            ],
+        )
+        .err("wrote "),
+    );
+    let html = std::fs::read_to_string(&page).expect("the page was written");
+    assert!(html.contains("<h1>payment-fingerprint-off · advise</h1>"));
+    assert!(html.contains("<h2>Repairs: the cost front</h2>"));
+    assert!(html.contains("<td>(as it is)</td>"));
+    assert!(html.contains("<td>1</td><td>*</td><td>service.fingerprint_check=true</td>"));
+}
