@@ -112,6 +112,19 @@ fn a_small_budget_says_what_it_did_not_try() {
 }
 
 #[test]
+fn a_bad_override_is_bad_input_with_its_fix() {
+    run_case(
+        &case(
+            "advise set",
+            &["advise", QUICK, "--set", "client.kye=stable"],
+        )
+        .code(2)
+        .err("client.kye")
+        .err("did you mean `key`?"),
+    );
+}
+
+#[test]
 fn bad_budgets_are_bad_input() {
     run_case(
         &case(

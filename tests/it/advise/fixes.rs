@@ -13,6 +13,7 @@ use idemsim::advise::{advise, Budget, Fix};
 use idemsim::catalog;
 use models::scenario::Override;
 use sim::SeedRange;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 
 /// Which keys a fix must set, one fix of one change each: all of these
@@ -147,6 +148,84 @@ known_fix_tests! {
     payload_swallowed_downstream: 12, query_reads_stale_replica: 13,
     reconcile_asked_service: 14, reconcile_new_key: 15, retention_equals_window: 16,
     retry_rejected_input: 17, shed_twin_executes: 18, stripe_key_retention_past: 19,
+}
+
+/// Top-level tables whose difference is not a setting: the faults, the
+/// load, the topology, or the scenario's own bookkeeping.
+const NOT_SETTINGS: &[&str] = &[
+    "network",
+    "operations",
+    "clients",
+    "crashes",
+    "requests",
+    "resources",
+    "model",
+];
+
+/// A scenario's settings as `dotted.key → value`, without its summary,
+/// expectation and run size.
+fn settings(text: &str) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, t: &dyn toml_edit::TableLike, out: &mut BTreeMap<String, String>) {
+        for (k, item) in t.iter() {
+            let key = format!("{prefix}{k}");
+            match item.as_table_like() {
+                Some(inner) if !item.is_array_of_tables() => walk(&format!("{key}."), inner, out),
+                _ => {
+                    let v = item.to_string();
+                    out.insert(key, v.split('#').next().unwrap_or("").trim().to_string());
+                }
+            }
+        }
+    }
+    let doc: toml_edit::DocumentMut = text.parse().expect("a catalog file parses");
+    let mut out = BTreeMap::new();
+    walk("", doc.as_table(), &mut out);
+    out.retain(|k, _| {
+        !["summary", "expect.", "run."]
+            .iter()
+            .any(|p| k.starts_with(p))
+    });
+    out
+}
+
+/// The list above is the catalog's: every failing scenario with a holding
+/// sibling of its model that differs by at most four settings and nothing
+/// else is in it, and nothing else is.
+#[test]
+fn the_known_fixes_are_every_failing_scenario_with_a_sibling_a_few_settings_apart() {
+    let mut all = Vec::new();
+    for f in crate::support::scenario_files() {
+        let text = std::fs::read_to_string(&f).expect("a catalog file");
+        let holds = text.contains("verdict = \"holds\"");
+        let fails = text.contains("verdict = \"violation\"");
+        all.push((crate::support::name_of(&f), holds, fails, settings(&text)));
+    }
+    let model = |s: &BTreeMap<String, String>| s.get("model").cloned().unwrap_or_default();
+    let mut derived: Vec<&str> = all
+        .iter()
+        .filter(|(_, _, fails, _)| *fails)
+        .filter(|(_, _, _, a)| {
+            all.iter()
+                .filter(|h| h.1 && model(&h.3) == model(a))
+                .any(|(_, _, _, b)| {
+                    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                    let differ: Vec<&&String> =
+                        keys.iter().filter(|k| a.get(**k) != b.get(**k)).collect();
+                    differ.len() <= 4
+                        && differ
+                            .iter()
+                            .all(|k| !NOT_SETTINGS.contains(&k.split('.').next().unwrap_or("")))
+                })
+        })
+        .map(|(n, ..)| n.as_str())
+        .collect();
+    derived.sort_unstable();
+    let mut known: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
+    known.sort_unstable();
+    assert_eq!(
+        derived, known,
+        "a failing scenario with a sibling a few settings apart needs its known fix here"
+    );
 }
 
 #[test]
