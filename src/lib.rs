@@ -6,6 +6,7 @@
 // Functions stay short (70 code lines, clippy.toml); CI denies warnings.
 #![warn(clippy::too_many_lines)]
 
+pub mod advise;
 pub mod catalog;
 pub mod external;
 pub mod minimize;

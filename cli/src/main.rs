@@ -65,6 +65,8 @@ enum Command {
     Diff(cmd::diff::Args),
     /// Run every scenario against its [expect]; exit 0 only if all match.
     Verify(cmd::verify::Args),
+    /// Find the smallest sets of settings that make a failing scenario hold, ranked by cost.
+    Advise(cmd::advise::Args),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
     /// Print the man page, or write one page per command into a folder.
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Shrink(a) => cmd::shrink::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Verify(a) => cmd::verify::run(a),
+        Command::Advise(a) => cmd::advise::run(a),
         Command::Completions(a) => {
             cmd::completions::run(a, <Cli as clap::CommandFactory>::command())
         }

@@ -8,6 +8,7 @@
 
 mod support;
 
+mod advise;
 mod catalog;
 mod chain;
 mod chrome;

@@ -15,6 +15,7 @@
 //! composes the payment service with the outbox relay.
 
 mod booking;
+mod repairs;
 pub(crate) mod scenario;
 pub mod situations;
 
@@ -94,6 +95,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
     // Pinned, so that a scenario added before it in the catalog does not
     // change what `bench --all` measures for this model.

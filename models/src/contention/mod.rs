@@ -15,6 +15,7 @@
 
 mod client;
 mod msg;
+mod repairs;
 mod resource;
 mod scenario;
 pub mod situations;
@@ -108,6 +109,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
     // Pinned, so that a scenario added before it in the catalog does not
     // change what `bench --all` measures for this model.

@@ -22,6 +22,7 @@ pub mod op;
 mod oracle;
 pub(crate) mod overlay;
 pub mod preset;
+pub mod repair;
 pub mod retry;
 pub mod retry_table;
 pub mod shown;
@@ -36,5 +37,6 @@ pub use model::{BuildInput, Built, LoadOf, MeaningChange, Metric, ModelSpec, Sit
 pub use obs::{AttemptOutcome, Change, Ending, Layer, Obs, Per, Site};
 pub use op::{Key, Op, Space};
 pub use preset::{Allowed, Preset, PresetRule, PresetSetting};
+pub use repair::Repair;
 pub use unused::Unused;
 pub use wire::{Carries, Ends};

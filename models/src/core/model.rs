@@ -172,6 +172,11 @@ pub trait ModelSpec<N>: Sync {
     fn presets(&self) -> &'static [super::preset::Preset] {
         &[]
     }
+    /// The protections `idemsim advise` may add to a failing design of this
+    /// model, each with its safe value (`core::repair`); none by default.
+    fn repairs(&self) -> &'static [super::Repair] {
+        &[]
+    }
     /// Its keys whose meaning changed in a version of the scenario format:
     /// an older file is refused, one naming no format is warned, each time
     /// naming the change (`scenario::format`).

@@ -13,6 +13,7 @@
 
 mod client;
 mod msg;
+mod repairs;
 mod scenario;
 mod server;
 pub mod situations;
@@ -120,6 +121,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
 
     // Pinned, so that a scenario added before it in the catalog does not

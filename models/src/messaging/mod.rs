@@ -19,6 +19,7 @@ mod presets;
 mod producer;
 mod program;
 mod relay;
+mod repairs;
 pub(crate) mod republish;
 pub mod rules;
 pub(crate) mod scenario;
@@ -133,6 +134,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
 
     fn reference_scenario(&self) -> Option<&'static str> {

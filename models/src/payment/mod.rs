@@ -9,6 +9,7 @@ mod msg;
 mod presets;
 mod program;
 mod reconcile;
+mod repairs;
 pub mod rules;
 pub(crate) mod scenario;
 mod service;
@@ -125,6 +126,10 @@ where
 
     fn metrics(&self) -> &'static [Metric] {
         METRICS
+    }
+
+    fn repairs(&self) -> &'static [crate::core::Repair] {
+        repairs::REPAIRS
     }
 
     fn reference_scenario(&self) -> Option<&'static str> {

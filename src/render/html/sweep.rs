@@ -85,6 +85,79 @@ pub fn page(data: &Value) -> String {
     super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
 }
 
+/// The page of `idemsim advise --html`: the sweep page's look, with one
+/// section, the cost front of the fixes (`idemsim::advise::render::html_data`
+/// gathers `data`). It needs no script: one row per fix, the design as it is
+/// first.
+pub fn advice_page(data: &Value) -> String {
+    let name = data["scenario"].as_str().unwrap_or("");
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<header class=\"top\">\n<h1>{} · advise</h1>\n<p class=\"sub\">{}; every design on the same seeds {}..{}</p>\n</header>\n",
+        esc(name),
+        esc(data["verdict"].as_str().unwrap_or("")),
+        data["seeds"]["start"],
+        data["seeds"]["end"]
+    );
+    b.push_str("<section>\n<h2>Repairs: the cost front</h2>\n<table id=\"variants\">\n<thead><tr><th>rank</th><th>front</th><th>changes</th><th>extra requests per operation</th><th>p99 time to effect</th><th>dedup store keys</th><th>unknown per operation</th></tr></thead>\n<tbody>\n");
+    advice_row("-", "", "(as it is)", &data["costs"], true, &mut b);
+    let fixes = data["fixes"].as_array().map_or(&[][..], Vec::as_slice);
+    for f in fixes {
+        let changes: Vec<&str> = f["changes"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|c| c["set"].as_str())
+            .collect();
+        let front = if f["front"] == true { "*" } else { "" };
+        let rank = f["rank"].to_string();
+        advice_row(
+            &rank,
+            front,
+            &changes.join(" + "),
+            &f["costs"],
+            false,
+            &mut b,
+        );
+    }
+    b.push_str("</tbody>\n</table>\n");
+    if fixes.is_empty() {
+        b.push_str("<p>No setting-level fix found within budget.</p>\n");
+    }
+    b.push_str("<ul class=\"legend\">\n<li>front (*): no other fix is cheaper in one cost and no dearer in the others; the rows are ranked by the front, then by fewer changes, then by the costs from left to right.</li>\n<li>A fix holds on every seed and in a bounded exhaustive run, and no smaller set of its changes does.</li>\n");
+    for note in data["notes"].as_array().map_or(&[][..], Vec::as_slice) {
+        let _ = writeln!(b, "<li>{}</li>", esc(note.as_str().unwrap_or("")));
+    }
+    b.push_str("</ul>\n</section>\n");
+    let _ = write!(
+        b,
+        "<footer>idemsim {} · every design runs the same seeds, so a difference between rows comes from the design</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    super::page(&format!("{name} · advise · idemsim"), CSS, &b, data, "")
+}
+
+/// One row of the cost front; the design as it is is marked as failing.
+fn advice_row(rank: &str, front: &str, what: &str, c: &Value, failing: bool, b: &mut String) {
+    b.push_str(if failing {
+        "<tr class=\"violation\">"
+    } else {
+        "<tr>"
+    });
+    let _ = writeln!(
+        b,
+        "<td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+        esc(rank),
+        front,
+        esc(what),
+        cell(&c["extra_requests_per_op"], "ratio"),
+        cell(&c["p99_latency_us"], "time_us"),
+        cell(&c["dedup_store_keys"], "count"),
+        cell(&c["unknown_per_op"], "percent"),
+    );
+}
+
 /// The page's title, and the keys with one value, which are the same in
 /// every variant and so said once.
 fn header_html(data: &Value, table: &Table, variants: usize, b: &mut String) {
@@ -292,6 +365,32 @@ mod tests {
         assert!(html.contains("<th>design warnings</th>"));
         assert!(html.contains("<td class=\"warnings unreached\">"));
         assert!(html.contains("<li>design warnings: rules of the domain"));
+    }
+
+    #[test]
+    fn the_advice_page_lists_the_design_then_each_fix_with_its_costs() {
+        let c = |extra: f64| {
+            json!({"extra_requests_per_op": extra, "p99_latency_us": 90112,
+                                    "dedup_store_keys": 1, "unknown_per_op": 0.002})
+        };
+        let data = json!({
+            "scenario": "s", "verdict": "violation (no-dup)", "seeds": {"start": 0, "end": 10},
+            "costs": c(0.19),
+            "fixes": [{"rank": 1, "front": true, "costs": c(0.24),
+                       "changes": [{"set": "client.key=stable"}, {"set": "a=1 + b=2"}]}],
+            "notes": ["not tried: 3 set(s) of 2 change(s)"],
+        });
+        let html = super::advice_page(&data);
+        assert!(html.contains("<h1>s · advise</h1>"));
+        assert!(html.contains("<tr class=\"violation\"><td>-</td><td></td><td>(as it is)</td><td class=\"num\">0.19</td><td class=\"num\">90 ms</td>"));
+        assert!(html.contains(
+            "<td>1</td><td>*</td><td>client.key=stable + a=1 + b=2</td><td class=\"num\">0.24</td>"
+        ));
+        assert!(html.contains("<td class=\"num\">0.2%</td>"));
+        assert!(html.contains("<li>not tried: 3 set(s) of 2 change(s)</li>"));
+        assert!(!html.contains("No setting-level fix"));
+        let none = super::advice_page(&json!({"scenario": "s", "fixes": []}));
+        assert!(none.contains("No setting-level fix found within budget."));
     }
 
     #[test]
