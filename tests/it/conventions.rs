@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "sweep",
     "diff",
     "verify",
+    "advise",
     "completions",
     "man",
 ];

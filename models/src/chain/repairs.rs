@@ -7,6 +7,15 @@ use crate::core::Repair;
 /// Every repair of the chain model, in the order advise tries them.
 pub(crate) static REPAIRS: &[Repair] = &[
     Repair {
+        sets: &[
+            ("client.reconcile.ask", "bank"),
+            ("client.reconcile.after_ms", "60000"),
+            ("client.reconcile.max_rounds", "5"),
+            ("client.reconcile.redrive_key", "same"),
+        ],
+        protects: "a reconciliation job that asks the bank and re-drives with the same key",
+    },
+    Repair {
         sets: &[("accounting.handler", "inbox-same-tx")],
         protects: "an inbox row in the booking's transaction",
     },

@@ -25,6 +25,14 @@ pub(crate) static REPAIRS: &[Repair] = &[
         protects: "PUT replaces the resource",
     },
     Repair {
+        sets: &[("server.fingerprint", "body")],
+        protects: "a reused Idempotency-Key with another body gets 422",
+    },
+    Repair {
+        sets: &[("client.conditional_writes", "true")],
+        protects: "PUT, PATCH and DELETE carry If-Match from a read",
+    },
+    Repair {
         sets: &[("server.key_retention_ms", "86400000")],
         protects: "Idempotency-Keys kept 1 day",
     },

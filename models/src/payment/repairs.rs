@@ -65,6 +65,15 @@ pub(crate) static REPAIRS: &[Repair] = &[
         protects: "retries end 1 h after the first attempt",
     },
     Repair {
+        sets: &[
+            ("client.budget.capacity", "20"),
+            ("client.budget.retry_cost", "5"),
+            ("client.budget.timeout_cost", "10"),
+            ("client.budget.success_refund", "1"),
+        ],
+        protects: "a retry budget per client (a token bucket, as the AWS SDKs keep)",
+    },
+    Repair {
         sets: &[("client.retry.dead_letter", "true")],
         protects: "giving up leaves a dead letter for a person",
     },

@@ -75,7 +75,16 @@ const KNOWN: &[(&str, &[&str])] = &[
     (
         "payment-stripe-key-retention-past",
         &["service.retention_ms"],
+    ), // The sibling re-drives through a reconciliation job and a service lease;
+    // the job alone makes the books agree.
+    (
+        "chain-booked-before-bank-cut-off",
+        &["client.reconcile.max_rounds"],
     ),
+    ("http-delete-recreated", &["client.conditional_writes"]),
+    ("http-patch-retried", &["client.conditional_writes"]),
+    ("http-post-body-changed-on-retry", &["server.fingerprint"]),
+    ("payment-bank-retry-storm", &["client.budget.capacity"]),
 ];
 
 fn keys(f: &Fix) -> Vec<&'static str> {
@@ -148,6 +157,8 @@ known_fix_tests! {
     payload_swallowed_downstream: 12, query_reads_stale_replica: 13,
     reconcile_asked_service: 14, reconcile_new_key: 15, retention_equals_window: 16,
     retry_rejected_input: 17, shed_twin_executes: 18, stripe_key_retention_past: 19,
+    booked_before_bank_cut_off: 20, delete_recreated: 21, patch_retried: 22,
+    post_body_changed_on_retry: 23, bank_retry_storm: 24,
 }
 
 /// Top-level tables whose difference is not a setting: the faults, the
@@ -160,6 +171,9 @@ const NOT_SETTINGS: &[&str] = &[
     "requests",
     "resources",
     "model",
+    // A rollout plan is named per scenario (`rollouts.NAME`): advise searches
+    // the models' protections, not deployment orders.
+    "rollouts",
 ];
 
 /// A scenario's settings as `dotted.key → value`, without its summary,
