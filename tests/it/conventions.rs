@@ -108,3 +108,22 @@ fn the_man_pages_render_without_warnings_one_per_command() {
         assert!(shown.contains("SYNOPSIS"), "{page} renders its synopsis");
     }
 }
+
+/// Help speaks of the user's world: no Rust path (`check::run`) in any
+/// command's help, the words a reader of the code would need.
+#[test]
+fn no_help_names_the_code() {
+    let mut helps = vec![text(&idemsim(&["--help"]).stdout)];
+    for cmd in COMMANDS {
+        let out = idemsim(&[cmd, "--help"]);
+        assert!(out.status.success(), "{cmd} --help");
+        helps.push(text(&out.stdout));
+    }
+    for help in &helps {
+        let code_path = help.match_indices("::").find(|(i, _)| {
+            let before = help[..*i].chars().next_back();
+            before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        assert!(code_path.is_none(), "help names the code: {help}");
+    }
+}

@@ -68,8 +68,9 @@ pub struct Args {
     /// (portfolio); every seed alone (seeds); or coverage-guided mutation of
     /// recorded decisions, --runs schedules at most, from the seed range's
     /// start (coverage) [default: the scenario's run.strategy, else
-    /// portfolio]. Coverage takes no --shard (refused in `check::run`, which
-    /// also sees run.strategy).
+    /// portfolio]. Coverage takes no --shard, whether it comes from this
+    /// flag or from the file's run.strategy.
+    // (check.rs refuses the pair, since the file's run.strategy counts too.)
     #[arg(long, value_enum, conflicts_with = "exhaustive")]
     pub(super) strategy: Option<StrategyArg>,
 }
