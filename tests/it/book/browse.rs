@@ -1,5 +1,6 @@
 //! The built book in headless Chromium, as a reader meets it: the front
-//! page opens, the sidebar lists the chapters and a click on one opens it,
+//! page opens, the sidebar lists the chapters and a click on one opens it
+//! with its diagrams drawn and its figure loaded,
 //! and every run report a page links loads without an error.
 
 use super::links;
@@ -49,6 +50,10 @@ pub fn open_and_follow(dir: &Path) {
             {"click": link, "navigates": true},
             {"eval": "location.pathname"},
             {"eval": "document.querySelector('main h1').textContent"},
+            // The chapter's Mermaid blocks drawn by the mermaid.js beside
+            // the book (asynchronously: wait up to 5 s), and its figure.
+            {"eval": "new Promise((r) => { let n = 0; const t = () => { const k = document.querySelectorAll('div.mermaid svg').length; if (k > 0 || n++ > 100) r(k); else setTimeout(t, 50); }; t(); })"},
+            {"eval": "document.querySelector('img[src$=\"figures/key-states.svg\"]').naturalWidth"},
         ]),
     );
     assert!(
@@ -77,6 +82,16 @@ pub fn open_and_follow(dir: &Path) {
         r[4].as_str().is_some_and(|h| h.starts_with("03 ")),
         "chapter 03's heading: {}",
         r[4]
+    );
+    assert!(
+        r[5].as_u64().is_some_and(|n| n >= 1),
+        "chapter 03's Mermaid blocks are drawn: {}",
+        r[5]
+    );
+    assert!(
+        r[6].as_u64().is_some_and(|w| w > 0),
+        "the key's state figure loads: {}",
+        r[6]
     );
     let reports = reports_linked(dir);
     assert!(

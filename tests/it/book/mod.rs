@@ -165,7 +165,12 @@ fn the_link_checker_finds_a_missing_page_and_a_missing_anchor() {
 fn the_book_opens_its_sidebar_reaches_a_chapter_and_every_report_loads() {
     if !tools::require(
         "the book in Chromium",
-        &[&tools::MDBOOK, &tools::CHROMIUM, &tools::NODE],
+        &[
+            &tools::MDBOOK,
+            &tools::CHROMIUM,
+            &tools::NODE,
+            &tools::MERMAID,
+        ],
     ) {
         return;
     }
