@@ -6,7 +6,7 @@
 // Usage: node cdp.mjs PLAN.json, where the plan is
 //   { "url": "file:///...", "width": 1400, "height": 1000,
 //     "steps": [ {"eval": "js expression"}, {"key": "ArrowRight"},
-//                {"click": "css selector"}, {"screenshot": "/path.png", "full": true} ] }
+//                {"click": "css selector"}, {"click": "a link", "navigates": true}, {"screenshot": "/path.png", "full": true} ] }
 // It prints one JSON object: { "results": [value of each eval, in order],
 // "errors": [console errors, uncaught exceptions, failed or network loads] }.
 import { spawn } from 'node:child_process';
@@ -159,9 +159,13 @@ async function main() {
         errors.push('click: nothing matches ' + step.click);
         continue;
       }
+      // A click that opens another page ({"click": sel, "navigates": true})
+      // waits for that page's load before the next step runs in it.
+      const navigated = step.navigates ? waitFor('Page.loadEventFired') : null;
       for (const type of ['mousePressed', 'mouseReleased']) {
         await s('Input.dispatchMouseEvent', { type, x: at[0], y: at[1], button: 'left', clickCount: 1 });
       }
+      if (navigated) await navigated;
       await settle();
     } else if (step.screenshot !== undefined) {
       const r = await s('Page.captureScreenshot', { format: 'png', captureBeyondViewport: !!step.full });

@@ -9,6 +9,7 @@
 mod support;
 
 mod advise;
+mod book;
 mod catalog;
 mod chain;
 mod chrome;

@@ -1,5 +1,5 @@
 //! The tools some checks need that the Rust toolchain does not bring:
-//! Chromium, Node.js, Graphviz, the pinned mermaid parser, python3.
+//! Chromium, Node.js, Graphviz, the pinned mermaid parser, python3, mdBook.
 //!
 //! The tests install nothing. `.ci/run` installs every tool (and
 //! `tests/parsers/setup.sh` the parsers); a plain `cargo test` on a bare
@@ -132,6 +132,26 @@ pub fn announce(line: &str, log: &Path) {
         let _ = writeln!(f, "{line}");
     }
 }
+
+/// mdBook: `IDEMSIM_MDBOOK`, else `mdbook` on the PATH, else where
+/// `cargo install` puts it.
+pub fn mdbook_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("IDEMSIM_MDBOOK") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    on_path("mdbook").or_else(|| {
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+        Some(home.join("bin/mdbook")).filter(|p| p.is_file())
+    })
+}
+
+pub const MDBOOK: Tool = Tool {
+    name: "mdBook",
+    present: || mdbook_path().is_some(),
+    install: "cargo install mdbook --locked --version 0.5.4 --no-default-features",
+};
 
 pub const GROFF: Tool = Tool {
     name: "groff",
