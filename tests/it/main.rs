@@ -9,6 +9,7 @@
 mod support;
 
 mod advise;
+mod browser_widths;
 mod catalog;
 mod chain;
 mod chrome;
