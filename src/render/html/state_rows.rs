@@ -85,11 +85,14 @@ fn unquote(s: &str) -> &str {
         .unwrap_or(s)
 }
 
+/// How a number in a unit is written.
+type Show = fn(u64) -> String;
+
 /// A field's name without its unit, and its value in that unit.
 fn with_unit(name: &str, v: Node) -> (String, Node) {
     if let Node::Scalar(s) = &v {
         if let Ok(n) = s.parse::<u64>() {
-            let suffixes: [(&str, fn(u64) -> String); 3] = [
+            let suffixes: [(&str, Show); 3] = [
                 ("_us", duration_us),
                 ("_ms", duration_ms),
                 ("_eur", |n| format!("{n} EUR")),

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 /// Ticks from 0 to at least `max`, about `target` steps apart, each step
 /// 1, 2 or 5 × 10^k. `max` of zero or less (or not a number) gives `[0, 1]`.
 pub fn ticks(max: f64, target: usize) -> Vec<f64> {
-    if !(max > 0.0) || !max.is_finite() {
+    if max.is_nan() || max <= 0.0 || !max.is_finite() {
         return vec![0.0, 1.0];
     }
     let raw = max / target.max(1) as f64;
