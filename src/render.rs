@@ -6,6 +6,7 @@ pub mod formats;
 pub mod html;
 pub mod items;
 pub mod run;
+pub mod units;
 
 use models::{Msg, NodeTimer, Obs};
 use sim::{Outcome, TraceEntry};

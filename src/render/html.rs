@@ -12,11 +12,14 @@
 //! drawing code is idemsim's own few hundred lines of script, so a run of
 //! 10,000 events stays around a megabyte and nothing has to be fetched.
 
+mod debug_tree;
 pub mod ledger;
 mod rows;
 pub mod run;
 pub mod state;
+mod state_rows;
 pub mod sweep;
+mod ticks;
 
 /// Escapes text for HTML content and attribute values.
 pub fn esc(s: &str) -> String {

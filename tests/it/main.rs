@@ -10,6 +10,7 @@ mod support;
 
 mod advise;
 mod book;
+mod browser_widths;
 mod catalog;
 mod chain;
 mod chrome;

@@ -15,7 +15,9 @@
   const A = D.actors;
   const NS = 'http://www.w3.org/2000/svg';
   const ROW = 22;
-  const LANE = 104;
+  // A wrapped line below a row's first; a character of 12 px text at most.
+  const LINE = 15;
+  const CHAR = 6.9;
   const PAD = 16;
   const K = { MIX: 0, START: 1, RESTART: 2, CRASH: 3, SEND: 4, DROP: 5, DELIVER: 6, TIMER_SET: 7,
     TIMER: 8, EFFECT: 9, ATTEMPT: 10, OBSERVE: 11, SITUATION: 12, HEALING: 13 };
@@ -202,10 +204,91 @@
   const svg = document.getElementById('diagram');
   const scroller = document.getElementById('scroller');
   const head = document.getElementById('lane-head');
-  const textX = PAD + A.length * LANE + 8;
   const actorW = Math.max(...A.map((a) => a.length), 5) * 7.4 + 12;
+  const TURN_TAG = '  ◀ point of no return';
+  // The columns fit the pane: the lanes take about a third of it (between
+  // 56 and 104 px each), the text column the rest, and a text wraps rather
+  // than widen the page; only a pane too narrow for 28 characters of text
+  // scrolls, inside itself (geometry() on every layout and resize).
+  let LANE = 104, textX = 0, descX = 0, WIDTH = 0, charsPerLine = 60;
+  function geometry() {
+    const avail = Math.max(scroller.clientWidth || 0, 360);
+    LANE = Math.max(56, Math.min(104, Math.floor((avail * 0.32) / A.length)));
+    textX = PAD + A.length * LANE + 8;
+    descX = textX + 120 + actorW;
+    WIDTH = Math.max(avail, descX + 28 * CHAR + 8);
+    charsPerLine = Math.floor((WIDTH - descX - 8) / CHAR);
+  }
   const laneX = (a) => PAD + a * LANE + LANE / 2;
-  const rowY = (r) => r * ROW + ROW / 2;
+  // Rows differ in height by their wrapped lines: tops[r] is row r's top.
+  let tops = [0];
+  let wrapped = [];
+  const rowTop = (r) => tops[r];
+  const rowH = (r) => tops[r + 1] - tops[r];
+  const rowY = (r) => tops[r] + ROW / 2;
+  // The row at height y, by bisection.
+  function rowAt(y) {
+    let lo = 0, hi = rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (tops[mid + 1] <= y) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  // Lines of at most n characters, broken after a space where one is near;
+  // joined they give the text back whole (a test reads a row's text).
+  function wrap(text, n) {
+    const out = [];
+    let rest = text;
+    n = Math.max(n, 12);
+    while (rest.length > n) {
+      let cut = rest.lastIndexOf(' ', n);
+      if (cut < n / 3) cut = n; else cut += 1;
+      out.push(rest.slice(0, cut));
+      rest = rest.slice(cut);
+    }
+    out.push(rest);
+    return out;
+  }
+
+  // Each row's lines of text, and from them the rows' tops.
+  function measure() {
+    wrapped = new Array(rows.length);
+    tops = new Array(rows.length + 1);
+    tops[0] = 0;
+    const endChars = Math.floor((WIDTH - 16) / 7.6);
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r];
+      let lines;
+      if (row.item !== undefined) {
+        lines = wrap(describe(items[row.item]), charsPerLine - (row.item === turnItem ? TURN_TAG.length : 0));
+      } else if (row.fold) {
+        lines = wrap(foldText(row.fold), charsPerLine);
+      } else {
+        lines = wrap(endText(), endChars);
+      }
+      wrapped[r] = lines;
+      tops[r + 1] = tops[r] + ROW + (lines.length - 1) * LINE;
+    }
+  }
+
+  function foldText(f) {
+    return '⋮ … ' + f.repeats + ' more times the ' + f.period + ' step(s) above, #' + f.a + ' to #' + f.b + ' …  (click to unfold)';
+  }
+
+  function endText() {
+    const e = D.end;
+    const what = e.invariant ? 'violation of ' + e.invariant + (e.operation ? ' on ' + e.operation : '') : e.verdict;
+    return '=> ' + what + ': ' + e.message;
+  }
+
+  // A text element of several lines, one tspan each.
+  function textLines(attrs, lines) {
+    const t = el('text', attrs);
+    lines.forEach((l, i) => t.appendChild(el('tspan', i ? { x: attrs.x, dy: LINE } : {}, l)));
+    return t;
+  }
 
   function el(name, attrs, text) {
     const e = document.createElementNS(NS, name);
@@ -214,27 +297,26 @@
     return e;
   }
 
-  function widthNeeded() {
-    let chars = 60;
-    for (const it of items) chars = Math.max(chars, describe(it).length + 12);
-    chars = Math.max(chars, D.end.sentence.length + 3);
-    return Math.min(textX + 150 + actorW + chars * 7.1, 6000);
-  }
-  const WIDTH = widthNeeded();
-
   function drawHead() {
     const h = el('svg', { width: WIDTH, height: 28, id: 'actors' });
     A.forEach((a, i) => {
-      h.appendChild(el('rect', { x: PAD + i * LANE + 6, y: 3, width: LANE - 12, height: 22, rx: 4, fill: '#eef3f8', stroke: '#9aa4ae' }));
-      h.appendChild(el('text', { x: laneX(i), y: 18, class: 'actor-name', 'data-actor': a }, a));
+      h.appendChild(el('rect', { x: PAD + i * LANE + 3, y: 3, width: LANE - 6, height: 22, rx: 4, fill: '#eef3f8', stroke: '#9aa4ae' }));
+      const name = el('text', { x: laneX(i), y: 18, class: 'actor-name', 'data-actor': a }, a);
+      // A name wider than its narrowed lane is drawn narrower, never cut.
+      if (a.length * 7.6 > LANE - 10) {
+        name.setAttribute('textLength', LANE - 10);
+        name.setAttribute('lengthAdjust', 'spacingAndGlyphs');
+      }
+      h.appendChild(name);
     });
     h.appendChild(el('text', { x: textX, y: 18, class: 'meta' }, 'step'));
-    h.appendChild(el('text', { x: textX + 140, y: 18, class: 'meta', 'text-anchor': 'end' }, 'time'));
-    h.appendChild(el('text', { x: textX + 150, y: 18, class: 'meta' }, 'actor'));
-    h.appendChild(el('text', { x: textX + 150 + actorW, y: 18, class: 'meta' }, 'what happened'));
+    h.appendChild(el('text', { x: textX + 112, y: 18, class: 'meta', 'text-anchor': 'end' }, 'time'));
+    h.appendChild(el('text', { x: textX + 120, y: 18, class: 'meta' }, 'actor'));
+    h.appendChild(el('text', { x: descX, y: 18, class: 'meta' }, 'what happened'));
     head.replaceChildren(h);
-    scroller.addEventListener('scroll', () => { head.scrollLeft = scroller.scrollLeft; });
+    head.scrollLeft = scroller.scrollLeft;
   }
+  scroller.addEventListener('scroll', () => { head.scrollLeft = scroller.scrollLeft; });
 
   // Where each actor is down, in rows: from its crash to its restart.
   function downSpans() {
@@ -332,8 +414,8 @@
       else if (row.item !== undefined && violating.has(row.item)) cls = 'band bad';
       else if (row.fold) cls = 'band fold';
       else if (row.end && D.end.verdict !== 'holds') cls = 'band end';
-      if (cls) g.appendChild(el('rect', { x: 0, y: r * ROW, width: WIDTH, height: ROW, class: cls }));
-      if (row.stop === selected) g.appendChild(el('rect', { x: 0, y: r * ROW, width: 4, height: ROW, class: 'sel-bar' }));
+      if (cls) g.appendChild(el('rect', { x: 0, y: rowTop(r), width: WIDTH, height: rowH(r), class: cls }));
+      if (row.stop === selected) g.appendChild(el('rect', { x: 0, y: rowTop(r), width: 4, height: rowH(r), class: 'sel-bar' }));
     }
     for (const [a, r0, r1] of spans) {
       if (r1 < from || r0 > to) continue;
@@ -358,25 +440,23 @@
         glyph(g, it, r, i);
         const firstOfStep = r === stops[row.stop].first;
         if (firstOfStep) g.appendChild(el('text', { x: textX, y: y, class: 'meta' }, '#' + it.step));
-        g.appendChild(el('text', { x: textX + 140, y: y, class: 'meta', 'text-anchor': 'end' }, time(it.t)));
-        if (it.k !== K.HEALING) g.appendChild(el('text', { x: textX + 150, y: y, class: 'meta' }, A[it.a]));
-        const t = el('text', { x: textX + 150 + actorW, y: y, class: 'desc k-' + KIND[it.k], 'data-row': r }, describe(it));
+        g.appendChild(el('text', { x: textX + 112, y: y, class: 'meta', 'text-anchor': 'end' }, time(it.t)));
+        if (it.k !== K.HEALING) g.appendChild(el('text', { x: textX + 120, y: y, class: 'meta' }, A[it.a]));
+        const t = textLines({ x: descX, y: y, class: 'desc k-' + KIND[it.k], 'data-row': r }, wrapped[r]);
         g.appendChild(t);
         if (i === turnItem) {
           const tag = el('text', { x: 6, y: y, class: 'turn-flag', id: 'turn' }, '▶');
           tag.appendChild(el('title', {}, 'the point of no return: after this step no single different decision avoids the violation'));
           g.appendChild(tag);
-          t.appendChild(el('tspan', { class: 'turn-flag' }, '  ◀ point of no return'));
+          t.appendChild(el('tspan', { class: 'turn-flag' }, TURN_TAG));
         }
       } else if (row.fold) {
         const f = row.fold;
         g.appendChild(el('text', { x: laneX(0), y: y, class: 'fold-text' }, '⋮'));
-        g.appendChild(el('text', { x: textX + 150 + actorW, y: y, class: 'fold-text fold', 'data-fold': folds.indexOf(f) },
-          '⋮ … ' + f.repeats + ' more times the ' + f.period + ' step(s) above, #' + f.a + ' to #' + f.b + ' …  (click to unfold)'));
+        g.appendChild(textLines({ x: descX, y: y, class: 'fold-text fold', 'data-fold': folds.indexOf(f) }, wrapped[r]));
       } else {
         const e = D.end;
-        const what = e.invariant ? 'violation of ' + e.invariant + (e.operation ? ' on ' + e.operation : '') : e.verdict;
-        const t = el('text', { x: 8, y: y, class: 'end-text ' + e.verdict, id: 'violation' }, '=> ' + what + ': ' + e.message);
+        const t = textLines({ x: 8, y: y, class: 'end-text ' + e.verdict, id: 'violation' }, wrapped[r]);
         t.appendChild(el('title', {}, e.sentence));
         g.appendChild(t);
       }
@@ -387,8 +467,8 @@
   function render(force) {
     const top = scroller.scrollTop;
     const h = scroller.clientHeight || 600;
-    const from = Math.max(0, Math.floor(top / ROW) - 40);
-    const to = Math.min(rows.length, Math.ceil((top + h) / ROW) + 40);
+    const from = Math.max(0, rowAt(top) - 40);
+    const to = Math.min(rows.length, rowAt(top + h) + 41);
     if (!force && drawn && drawn[0] === from && drawn[1] === to) return;
     drawn = [from, to];
     const old = document.getElementById('rows');
@@ -398,9 +478,12 @@
 
   function relayout() {
     layout();
+    geometry();
+    measure();
+    drawHead();
     allArrows = arrows();
     spans = downSpans();
-    const height = rows.length * ROW + 8;
+    const height = tops[rows.length] + 8;
     svg.setAttribute('width', WIDTH);
     svg.setAttribute('height', height);
     svg.setAttribute('viewBox', `0 0 ${WIDTH} ${height}`);
@@ -444,16 +527,72 @@
   const info = document.getElementById('step-info');
   const panel = document.getElementById('states');
 
-  // One block per line, so that a marked line can be shaded across the box.
-  function pre(lines, marks) {
-    const p = document.createElement('pre');
+  // An actor's state as tables (src/render/html/state_rows.rs): each line is
+  // one table row, `f` a field, `g` a group of fields, `h` the head of a
+  // table of records and `r` one of its rows; a marked line is shaded.
+  function tables(lines, marks) {
+    const box = document.createElement('div');
+    box.className = 'tables';
+    if (!lines.length) {
+      box.textContent = 'nothing held';
+      box.className = 'tables none';
+      return box;
+    }
+    let kv = null, rec = null;
+    const cell = (tag, text, cls) => {
+      const c = document.createElement(tag);
+      c.textContent = text;
+      if (cls) c.className = cls;
+      return c;
+    };
     lines.forEach((id, j) => {
-      const line = document.createElement('span');
-      line.className = marks && marks.has(j) ? 'ln chg' : 'ln';
-      line.textContent = S[id];
-      p.appendChild(line);
+      const line = S[id];
+      const kind = line[0];
+      const parts = line.slice(1).split('\t');
+      const depth = Number(parts[0]) || 0;
+      const tr = document.createElement('tr');
+      if (marks && marks.has(j)) tr.className = 'chg';
+      if (kind === 'r' && rec) {
+        parts.slice(1).forEach((t) => tr.appendChild(cell('td', t)));
+        rec.tBodies[0].appendChild(tr);
+        return;
+      }
+      if (!kv) { kv = document.createElement('table'); kv.className = 'kv'; box.appendChild(kv); }
+      rec = null;
+      const th = cell('th', parts[1] || '');
+      th.style.paddingLeft = (4 + depth * 12) + 'px';
+      tr.appendChild(th);
+      if (kind === 'f') {
+        tr.appendChild(cell('td', parts[2] || ''));
+      } else if (kind === 'g') {
+        th.colSpan = 2;
+        th.className = 'group';
+      } else if (kind === 'h') {
+        th.colSpan = 2;
+        th.className = 'group';
+        kv.appendChild(tr);
+        const holder = document.createElement('tr');
+        const td = document.createElement('td');
+        td.colSpan = 2;
+        td.style.paddingLeft = (4 + depth * 12) + 'px';
+        rec = document.createElement('table');
+        rec.className = 'rec';
+        const head = document.createElement('tr');
+        parts.slice(2).forEach((t) => head.appendChild(cell('th', t)));
+        rec.appendChild(document.createElement('thead')).appendChild(head);
+        rec.appendChild(document.createElement('tbody'));
+        td.appendChild(rec);
+        holder.appendChild(td);
+        kv.appendChild(holder);
+        return;
+      } else {
+        th.colSpan = 2;
+        th.className = 'raw';
+        th.textContent = parts.slice(1).join('\t');
+      }
+      kv.appendChild(tr);
     });
-    return p;
+    return box;
   }
 
   function part(cls, label, body) {
@@ -512,10 +651,10 @@
         vol.className = 'gone';
         vol.textContent = s.started ? 'down (crashed): volatile state lost' : '—';
       } else {
-        vol = pre(s.state, marks[a] && marks[a].state);
+        vol = tables(s.state, marks[a] && marks[a].state);
       }
       box.appendChild(part('volatile', 'volatile state (lost in a crash)', vol));
-      box.appendChild(part('durable', 'durable storage (survives a crash)', pre(s.storage, marks[a] && marks[a].storage)));
+      box.appendChild(part('durable', 'durable storage (survives a crash)', tables(s.storage, marks[a] && marks[a].storage)));
       panel.appendChild(box);
     });
   }
@@ -527,7 +666,7 @@
     showState();
     if (scroll) {
       const stop = stops[selected];
-      const top = stop.first * ROW, bottom = (stop.last + 1) * ROW;
+      const top = rowTop(stop.first), bottom = tops[stop.last + 1];
       if (top < scroller.scrollTop || bottom > scroller.scrollTop + scroller.clientHeight) {
         scroller.scrollTop = Math.max(0, top - scroller.clientHeight / 3);
         render(false);
@@ -553,7 +692,7 @@
 
   svg.addEventListener('click', (ev) => {
     const box = svg.getBoundingClientRect();
-    const r = Math.floor((ev.clientY - box.top) / ROW);
+    const r = rowAt(ev.clientY - box.top);
     if (r < 0 || r >= rows.length) return;
     const row = rows[r];
     if (row.fold) {
@@ -614,9 +753,15 @@
   }
 
   defs();
-  drawHead();
   legend();
   relayout();
+  // A new window width lays the diagram out again: lanes and text refit.
+  let lastWidth = scroller.clientWidth;
+  window.addEventListener('resize', () => window.requestAnimationFrame(() => {
+    if (scroller.clientWidth === lastWidth) return;
+    lastWidth = scroller.clientWidth;
+    relayout();
+  }));
   // Start where the run turns, if it does: that is what a reader came for.
   if (D.end.turn_step !== undefined && D.end.turn_step !== null) selectStep(D.end.turn_step);
   else select(0, false);

@@ -2,7 +2,8 @@
 //!
 //! [`StateRecorder`] is a [`sim::Tracer`] that asks for snapshots. It keeps
 //! the trace entries like a [`sim::Recorder`] and, per actor, the volatile
-//! state and the durable storage pretty-printed with `{:#?}`. A snapshot that
+//! state and the durable storage as the rows of the panel's tables, with
+//! units (`state_rows.rs`, which reads the `{:#?}` text). A snapshot that
 //! did not change is not kept, and one that did is kept as one line hunk
 //! against the previous one (most steps change a counter or a row), so a long
 //! run stays small; the report's script rebuilds any step from the hunks.
@@ -79,8 +80,8 @@ impl Tracer<Msg, Obs, NodeTimer> for StateRecorder {
             self.held.resize_with(a + 1, Held::default);
         }
         let held = &mut self.held[a];
-        let state = state.map(pretty);
-        let storage = pretty(storage);
+        let state = state.map(super::state_rows::rows);
+        let storage = super::state_rows::rows(storage);
         let state_delta = match (&held.state, &state) {
             (_, None) => {
                 if held.state.is_none() {
@@ -103,34 +104,6 @@ impl Tracer<Msg, Obs, NodeTimer> for StateRecorder {
             });
         }
     }
-}
-
-/// `{:#?}` without the actor enum's wrapper (`Service(\n    ServiceState {`):
-/// the panel already names the actor.
-pub fn pretty(value: &dyn std::fmt::Debug) -> Vec<String> {
-    let text = format!("{value:#?}");
-    let lines: Vec<&str> = text.lines().collect();
-    let wrapped = lines.len() >= 3
-        && lines[0].ends_with('(')
-        && lines[0][..lines[0].len() - 1]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && lines[lines.len() - 1] == ")";
-    if !wrapped {
-        return lines.into_iter().map(String::from).collect();
-    }
-    let inner = &lines[1..lines.len() - 1];
-    let mut out: Vec<String> = inner
-        .iter()
-        .map(|l| l.strip_prefix("    ").unwrap_or(l).to_string())
-        .collect();
-    // The wrapper's field ends in a comma: `    ServiceState {..},`.
-    if let Some(last) = out.last_mut() {
-        if let Some(t) = last.strip_suffix(',') {
-            *last = t.to_string();
-        }
-    }
-    out
 }
 
 /// The one hunk that turns `before` into `after`: their common first and
@@ -199,26 +172,5 @@ mod tests {
         let mut t = Some(c.clone());
         apply(&mut t, &hunk(&c, &d));
         assert_eq!(t, Some(d));
-    }
-
-    #[test]
-    fn the_actor_wrapper_is_taken_off() {
-        #[derive(Debug)]
-        #[allow(dead_code)]
-        enum Node {
-            Service(Inner),
-            Bank(()),
-        }
-        #[derive(Debug)]
-        #[allow(dead_code)]
-        struct Inner {
-            calls: u32,
-        }
-        assert_eq!(
-            pretty(&Node::Service(Inner { calls: 2 })),
-            ["Inner {", "    calls: 2,", "}"]
-        );
-        assert_eq!(pretty(&Node::Bank(())), ["()"]);
-        assert_eq!(pretty(&7u32), ["7"]);
     }
 }

@@ -31,13 +31,17 @@
       default: return v.toFixed(max < 4 ? 2 : max < 40 ? 1 : 0);
     }
   }
-  // A round upper bound for an axis: 1, 2 or 5 times a power of ten.
-  function niceMax(x) {
-    if (!(x > 0)) return 1;
-    const p = Math.pow(10, Math.floor(Math.log10(x)));
-    for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
-    return 10 * p;
+  // A tick's label: a round value needs no padding zeros (0.5, not 0.50).
+  function tickLabel(shape, v, max) {
+    switch (shape) {
+      case 'percent': return +(v * 100).toFixed(2) + '%';
+      case 'time_us': { const [size, unit] = timeUnit(max); return +(v / size).toFixed(3) + ' ' + unit; }
+      default: return String(+v.toFixed(6));
+    }
   }
+  // Each metric's y ticks on round values, computed with the page
+  // (src/render/html/ticks.rs): 0, then 1, 2 or 5 × 10^k steps.
+  const YTICKS = D.yticks || {};
 
   // The metrics: the violation rate first, then what the model declares.
   const metrics = [{ name: 'violation_rate', header: 'violation rate', shape: 'percent', value: (r) => r.rate, band: true }]
@@ -58,6 +62,19 @@
     }));
   }
 
+  // Whether any variant has a value of `m`: a chart of none is not drawn.
+  function hasValues(m) {
+    return D.rows.some((r) => { const v = m.value(r); return v !== null && v !== undefined; });
+  }
+
+  // A Wilson interval on a categorical axis: a bar from lo to hi with caps.
+  function errorBar(svg, x, y0, y1, color) {
+    svg.appendChild(el('path', {
+      d: `M${x} ${y0} L${x} ${y1} M${x - 4} ${y0} L${x + 4} ${y0} M${x - 4} ${y1} L${x + 4} ${y1}`,
+      stroke: color, 'stroke-width': 1.5, fill: 'none', class: 'error-bar',
+    }));
+  }
+
   function chart(m, series) {
     const card = document.createElement('div');
     card.className = 'chart';
@@ -66,7 +83,7 @@
     h.textContent = m.header;
     if (m.legend) h.title = m.legend;
     card.appendChild(h);
-    const svg = el('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'xMidYMid meet' });
     card.appendChild(svg);
     const values = [];
     for (const s of series) for (const p of s.rows) {
@@ -76,20 +93,12 @@
     const axis = D.axes[xAxis];
     const pw = W - L - R, ph = H - T - B;
     const px = (x) => L + x * pw;
-    if (!values.length) {
-      svg.appendChild(el('text', { x: L + pw / 2, y: T + ph / 2, 'text-anchor': 'middle', class: 'none' }, 'no value in any variant'));
-      return card;
-    }
-    const highest = Math.max(...values);
-    let top = niceMax(highest);
-    if (m.shape === 'percent') top = Math.min(top, 1);
-    // Durations get round ticks in the unit they are shown in.
-    if (m.shape === 'time_us') { const [size] = timeUnit(highest); top = niceMax(highest / size) * size; }
+    const ticks = YTICKS[m.name] || [0, Math.max(...values, 0) || 1];
+    const top = ticks[ticks.length - 1];
     const py = (y) => T + (1 - y / top) * ph;
-    for (let i = 0; i <= 4; i++) {
-      const y = (top * i) / 4;
+    for (const y of ticks) {
       svg.appendChild(el('line', { x1: px(0), y1: py(y), x2: px(1), y2: py(y), class: 'grid' }));
-      svg.appendChild(el('text', { x: px(0) - 6, y: py(y) + 4, 'text-anchor': 'end', class: 'tick' }, format(m.shape, y, top)));
+      svg.appendChild(el('text', { x: px(0) - 6, y: py(y) + 4, 'text-anchor': 'end', class: 'tick' }, tickLabel(m.shape, y, top)));
     }
     svg.appendChild(el('line', { x1: px(0), y1: py(0), x2: px(1), y2: py(0), class: 'axis' }));
     svg.appendChild(el('line', { x1: px(0), y1: T, x2: px(0), y2: py(0), class: 'axis' }));
@@ -104,7 +113,14 @@
     series.forEach((s, k) => {
       const color = PALETTE[k % PALETTE.length];
       const pts = s.rows.filter((p) => m.value(p.r) !== null && m.value(p.r) !== undefined);
-      if (m.band && pts.length) {
+      // Side by side on a categorical axis, so that equal values stay visible.
+      const nudge = axis.categorical ? (k - (series.length - 1) / 2) * 9 : 0;
+      // The rate's Wilson interval: a band along a numeric axis, where the
+      // values between points mean something; an error bar per point on a
+      // categorical one, where they do not.
+      if (m.band && axis.categorical) {
+        for (const p of pts) errorBar(svg, px(p.x) + nudge, py(p.r.lo), py(p.r.hi), color);
+      } else if (m.band && pts.length) {
         const up = pts.map((p) => `${px(p.x)},${py(p.r.hi)}`);
         const down = pts.slice().reverse().map((p) => `${px(p.x)},${py(p.r.lo)}`);
         const poly = pts.length === 1
@@ -118,8 +134,6 @@
           fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-dasharray': DASHES[k % DASHES.length],
         }));
       }
-      // Side by side on a categorical axis, so that equal values stay visible.
-      const nudge = axis.categorical ? (k - (series.length - 1) / 2) * 7 : 0;
       for (const p of pts) {
         const v = m.value(p.r);
         const dot = el('circle', { cx: px(p.x) + nudge, cy: py(v), r: 4, fill: color, class: 'point' });
@@ -150,7 +164,7 @@
       box.appendChild(span);
     });
     const charts = document.getElementById('charts');
-    charts.replaceChildren(...metrics.map((m) => chart(m, series)));
+    charts.replaceChildren(...metrics.filter(hasValues).map((m) => chart(m, series)));
   }
 
   const controls = document.getElementById('controls');

@@ -82,7 +82,9 @@ pub fn page(data: &Value) -> String {
         "<footer>idemsim {} · every variant runs the same seeds, so a difference between rows comes from the design</footer>",
         env!("CARGO_PKG_VERSION")
     );
-    super::page(&format!("{name} · sweep · idemsim"), CSS, &b, data, JS)
+    let mut data = data.clone();
+    data["yticks"] = super::ticks::sweep_ticks(&data);
+    super::page(&format!("{name} · sweep · idemsim"), CSS, &b, &data, JS)
 }
 
 /// The page of `idemsim advise --html`: the sweep page's look, with one

@@ -26,14 +26,20 @@ pub fn available(check: &str) -> bool {
 /// Opens `file` in headless Chromium and runs `steps` (see cdp.mjs).
 #[track_caller]
 pub fn open(file: &Path, steps: Value) -> Page {
+    open_at(file, (1400, 1000), steps)
+}
+
+/// Opens `file` in a window of `(width, height)` CSS pixels and runs `steps`.
+#[track_caller]
+pub fn open_at(file: &Path, (width, height): (u32, u32), steps: Value) -> Page {
     let file = file.canonicalize().expect("the page exists");
     let plan = serde_json::json!({
         "url": format!("file://{}", file.display()),
-        "width": 1400,
-        "height": 1000,
+        "width": width,
+        "height": height,
         "steps": steps,
     });
-    let plan_path = file.with_extension("plan.json");
+    let plan_path = file.with_extension(format!("{width}x{height}.plan.json"));
     std::fs::write(&plan_path, plan.to_string()).expect("write the plan");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/cdp.mjs");
     let mut cmd = Command::new("node");
