@@ -92,17 +92,17 @@ pub fn refill(
         if std::is_x86_feature_detected!("avx2") {
             // Two blocks per 256-bit register.
             if first {
-                avx2::blocks::<1>(key, &lanes[..2], out);
+                avx2::blocks::<1, [u64]>(key, &lanes[..2], out, 0);
                 return 2 * BLOCK_VALUES;
             }
-            avx2::blocks::<2>(key, &lanes, out);
+            avx2::blocks::<2, [u64]>(key, &lanes, out, 0);
             return 4 * BLOCK_VALUES;
         }
         if first {
-            sse2::blocks::<1>(key, &lanes[..1], out);
+            sse2::blocks::<1, [u64]>(key, &lanes[..1], out, 0);
             return BLOCK_VALUES;
         }
-        sse2::blocks::<4>(key, &lanes, out);
+        sse2::blocks::<4, [u64]>(key, &lanes, out, 0);
         4 * BLOCK_VALUES
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -124,37 +124,49 @@ pub fn refill(
 /// stream or of several) interleave, so eight cost little more than two.
 pub const LANES: usize = 8;
 
+/// Where computed blocks go: block `i` of a batch (its lane `lanes[i]`).
+/// A slice takes block `i` at `8 i`; a run's choice source puts each block
+/// straight into its stream's buffer, with no copy through a batch buffer.
+pub trait BlockSink {
+    /// Block `i` of the batch, computed.
+    fn put(&mut self, i: usize, block: &[u64; BLOCK_VALUES]);
+}
+
+impl BlockSink for [u64] {
+    #[inline(always)]
+    fn put(&mut self, i: usize, block: &[u64; BLOCK_VALUES]) {
+        self[i * BLOCK_VALUES..(i + 1) * BLOCK_VALUES].copy_from_slice(block);
+    }
+}
+
 /// For each lane `(stream, counter)`, that block of that stream under `key`,
-/// into `out[8 i..8 i + 8]`. A run's choice source computes the first blocks
-/// of the streams the last run touched this way, instead of one stream at a
-/// time as the run meets them.
-pub fn blocks(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
-    assert!(
-        out.len() >= lanes.len() * BLOCK_VALUES,
-        "room for every lane"
-    );
+/// handed to `out` as block `i` of the batch. A run's choice source computes
+/// the first blocks of the streams the last run touched this way, instead
+/// of one stream at a time as the run meets them.
+pub fn blocks<S: BlockSink + ?Sized>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut S) {
     let mut at = 0;
     while at < lanes.len() {
         let rest = &lanes[at..];
-        let o = &mut out[at * BLOCK_VALUES..];
         #[cfg(target_arch = "x86_64")]
         let done = if std::is_x86_feature_detected!("avx2") {
             match rest.len() {
-                8.. => avx2::blocks::<4>(key, &rest[..8], o),
-                4.. => avx2::blocks::<2>(key, &rest[..4], o),
-                2.. => avx2::blocks::<1>(key, &rest[..2], o),
-                _ => sse2::blocks::<1>(key, &rest[..1], o),
+                8.. => avx2::blocks::<4, S>(key, &rest[..8], out, at),
+                4.. => avx2::blocks::<2, S>(key, &rest[..4], out, at),
+                2.. => avx2::blocks::<1, S>(key, &rest[..2], out, at),
+                _ => sse2::blocks::<1, S>(key, &rest[..1], out, at),
             }
         } else {
             match rest.len() {
-                4.. => sse2::blocks::<4>(key, &rest[..4], o),
-                2.. => sse2::blocks::<2>(key, &rest[..2], o),
-                _ => sse2::blocks::<1>(key, &rest[..1], o),
+                4.. => sse2::blocks::<4, S>(key, &rest[..4], out, at),
+                2.. => sse2::blocks::<2, S>(key, &rest[..2], out, at),
+                _ => sse2::blocks::<1, S>(key, &rest[..1], out, at),
             }
         };
         #[cfg(not(target_arch = "x86_64"))]
         let done = {
-            portable_block(key, rest[0].0, rest[0].1, o);
+            let mut block = [0u64; BLOCK_VALUES];
+            portable_block(key, rest[0].0, rest[0].1, &mut block);
+            out.put(at, &block);
             1
         };
         at += done;
@@ -206,7 +218,7 @@ fn portable_block(key: &[u32; 8], stream: u64, counter: u64, out: &mut [u64]) {
 /// detection): the compiler does not vectorise the portable version well.
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use super::{input, BLOCK_VALUES};
+    use super::{input, BlockSink, BLOCK_VALUES};
     use std::arch::x86_64::{
         __m128i, _mm_add_epi32, _mm_or_si128, _mm_shuffle_epi32, _mm_slli_epi32, _mm_srli_epi32,
         _mm_xor_si128,
@@ -234,16 +246,26 @@ mod sse2 {
 
     #[inline]
     /// Block `lanes[i].1` of stream `lanes[i].0`, for each of the N lanes,
-    /// into `out[8 i..8 i + 8]`.
-    pub fn blocks<const N: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) -> usize {
-        assert!(lanes.len() == N && out.len() >= N * BLOCK_VALUES);
+    /// handed to `out` as block `first + i`.
+    pub fn blocks<const N: usize, S: BlockSink + ?Sized>(
+        key: &[u32; 8],
+        lanes: &[(u64, u64)],
+        out: &mut S,
+        first: usize,
+    ) -> usize {
+        assert!(lanes.len() == N);
         // SAFETY: SSE2 is part of the x86_64 baseline; every x86_64 CPU has it.
-        unsafe { blocks_sse2::<N>(key, lanes, out) };
+        unsafe { blocks_sse2::<N, S>(key, lanes, out, first) };
         N
     }
 
     #[target_feature(enable = "sse2")]
-    fn blocks_sse2<const N: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
+    fn blocks_sse2<const N: usize, S: BlockSink + ?Sized>(
+        key: &[u32; 8],
+        lanes: &[(u64, u64)],
+        out: &mut S,
+        first: usize,
+    ) {
         let rows = input(key, 0, 0);
         let (a0, b0, c0) = (load(rows[0]), load(rows[1]), load(rows[2]));
         let d0: [__m128i; N] = std::array::from_fn(|i| {
@@ -295,12 +317,13 @@ mod sse2 {
                 _mm_add_epi32(c[i], c0),
                 _mm_add_epi32(d[i], d0[i]),
             ];
-            let o = &mut out[i * BLOCK_VALUES..(i + 1) * BLOCK_VALUES];
+            let mut o = [0u64; BLOCK_VALUES];
             for (r, row) in rows.into_iter().enumerate() {
                 let [lo, hi] = store(row);
                 o[2 * r] = lo;
                 o[2 * r + 1] = hi;
             }
+            out.put(first + i, &o);
         }
     }
 }
@@ -310,7 +333,7 @@ mod sse2 {
 /// Used when the CPU has AVX2 (detected at run time, cached by `std`).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{input, BLOCK_VALUES};
+    use super::{input, BlockSink, BLOCK_VALUES};
     use std::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_setr_epi8,
         _mm256_shuffle_epi32, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
@@ -331,12 +354,17 @@ mod avx2 {
     }
 
     /// Block `lanes[i].1` of stream `lanes[i].0` for each of the 2 M lanes,
-    /// into `out[8 i..8 i + 8]`.
+    /// handed to `out` as block `first + i`.
     #[inline]
-    pub fn blocks<const M: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) -> usize {
-        assert!(lanes.len() == 2 * M && out.len() >= 2 * M * BLOCK_VALUES);
+    pub fn blocks<const M: usize, S: BlockSink + ?Sized>(
+        key: &[u32; 8],
+        lanes: &[(u64, u64)],
+        out: &mut S,
+        first: usize,
+    ) -> usize {
+        assert!(lanes.len() == 2 * M);
         // SAFETY: the caller checked that the CPU has AVX2.
-        unsafe { blocks_avx2::<M>(key, lanes, out) };
+        unsafe { blocks_avx2::<M, S>(key, lanes, out, first) };
         2 * M
     }
 
@@ -356,7 +384,12 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
-    fn blocks_avx2<const M: usize>(key: &[u32; 8], lanes: &[(u64, u64)], out: &mut [u64]) {
+    fn blocks_avx2<const M: usize, S: BlockSink + ?Sized>(
+        key: &[u32; 8],
+        lanes: &[(u64, u64)],
+        out: &mut S,
+        first: usize,
+    ) {
         let rows = input(key, 0, 0);
         let (a0, b0, c0) = (
             load(rows[0], rows[0]),
@@ -417,10 +450,12 @@ mod avx2 {
                 _mm256_permute2x128_si256::<0x31>(ra, rb),
                 _mm256_permute2x128_si256::<0x31>(rc, rd),
             ];
-            let o = &mut out[2 * j * BLOCK_VALUES..(2 * j + 2) * BLOCK_VALUES];
+            let mut o = [[0u64; BLOCK_VALUES]; 2];
             for (r, row) in rows.into_iter().enumerate() {
-                o[4 * r..4 * r + 4].copy_from_slice(&store(row));
+                o[r / 2][4 * (r % 2)..4 * (r % 2) + 4].copy_from_slice(&store(row));
             }
+            out.put(first + 2 * j, &o[0]);
+            out.put(first + 2 * j + 1, &o[1]);
         }
     }
 }
@@ -470,11 +505,11 @@ mod tests {
                 let lanes: [(u64, u64); 4] =
                     std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
                 let mut got = [0u64; 4 * BLOCK_VALUES];
-                sse2::blocks::<4>(&key, &lanes, &mut got);
+                sse2::blocks::<4, [u64]>(&key, &lanes, &mut got, 0);
                 assert_eq!(got, want, "sse2, stream {stream} counter {counter}");
                 if std::is_x86_feature_detected!("avx2") {
                     let mut got = [0u64; 4 * BLOCK_VALUES];
-                    avx2::blocks::<2>(&key, &lanes, &mut got);
+                    avx2::blocks::<2, [u64]>(&key, &lanes, &mut got, 0);
                     assert_eq!(got, want, "avx2, stream {stream} counter {counter}");
                 }
             }
@@ -493,7 +528,7 @@ mod tests {
         for n in 1..=lanes.len() + 1 {
             let lanes: Vec<(u64, u64)> = lanes.iter().cycle().take(n + 3).copied().collect();
             let mut got = vec![0u64; lanes.len() * BLOCK_VALUES];
-            blocks(&key, &lanes, &mut got);
+            blocks(&key, &lanes, &mut got[..]);
             for (i, &(s, c)) in lanes.iter().enumerate() {
                 let mut one = [0u64; BLOCK_VALUES];
                 portable_block(&key, s, c, &mut one);

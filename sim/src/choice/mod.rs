@@ -122,9 +122,8 @@ pub struct Choices {
     /// those whose first block was computed ahead. The next random run
     /// computes the first block of those the run drew from all at once.
     touched: Vec<StreamId>,
-    /// Lanes and output of that batch, kept to allocate nothing per run.
+    /// Lanes of that batch, kept to allocate nothing per run.
     lanes: Vec<(u64, u64)>,
-    ahead: Vec<u64>,
 }
 
 impl Default for Choices {
@@ -155,7 +154,6 @@ impl Choices {
             nonzero: 0,
             touched: Vec::new(),
             lanes: Vec::new(),
-            ahead: Vec::new(),
         }
     }
 
@@ -168,34 +166,29 @@ impl Choices {
     /// own at its ninth draw. Values are the same either way; a stream this
     /// run does not touch, or draws less from, only cost a little work.
     fn compute_ahead(&mut self, last_run: u64) {
-        let mut touched = std::mem::take(&mut self.touched);
-        touched.retain(|&s| {
-            let p = &self.streams[s as usize];
-            p.run == last_run && p.cursor > 0
-        });
-        self.lanes.clear();
-        for &s in &touched {
-            let blocks = blocks_ahead(self.streams[s as usize].cursor);
-            self.lanes
-                .extend((0..blocks as u64).map(|b| (u64::from(s), b)));
-        }
-        self.ahead.resize(self.lanes.len() * BLOCK_VALUES, 0);
-        chacha::blocks(&self.key, &self.lanes, &mut self.ahead);
-        let mut at = 0;
-        for &s in &touched {
-            let p = &mut self.streams[s as usize];
+        let run = self.run;
+        let (streams, lanes) = (&mut self.streams, &mut self.lanes);
+        lanes.clear();
+        self.touched.retain(|&s| {
+            let p = &mut streams[s as usize];
+            if p.run != last_run || p.cursor == 0 {
+                return false;
+            }
             let blocks = blocks_ahead(p.cursor);
-            let values = blocks * BLOCK_VALUES;
-            p.run = self.run;
+            lanes.extend((0..blocks as u64).map(|b| (u64::from(s), b)));
+            p.run = run;
             p.cursor = 0;
             p.used = 0;
-            p.filled = values as u32;
+            p.filled = (blocks * BLOCK_VALUES) as u32;
             p.blocks = blocks as u64;
-            p.buf[..values].copy_from_slice(&self.ahead[at..at + values]);
-            at += values;
-        }
-        debug_assert_eq!(at, self.ahead.len());
-        self.touched = touched;
+            true
+        });
+        // Each block straight into its stream's buffer, at its place there.
+        let mut into = IntoStreams {
+            streams: &mut self.streams,
+            lanes: &self.lanes,
+        };
+        chacha::blocks(&self.key, &self.lanes, &mut into);
     }
 
     fn reset(&mut self, stream_count: usize) {
@@ -472,6 +465,37 @@ impl Choices {
         }
     }
 
+    /// The next `n` random words of `stream` in a sweep's run (random mode,
+    /// nothing recorded or logged) when its buffer holds them all, taken at
+    /// once: the caller scales each as [`choose`](Choices::choose) would
+    /// (see [`scale`]) and counts those that made something happen with
+    /// [`count_nonzero`](Choices::count_nonzero). `None` in any other case,
+    /// and then nothing is drawn: the caller draws one by one. The values
+    /// are the same either way; the swarm mix draws its links' rates so,
+    /// sparing each draw its checks.
+    #[inline]
+    pub(crate) fn plain_words(&mut self, stream: StreamId, n: usize) -> Option<&[u64]> {
+        if !self.plain {
+            return None;
+        }
+        let run = self.run;
+        let p = &mut self.streams[stream as usize];
+        if p.run != run || ((p.filled - p.used) as usize) < n {
+            return None;
+        }
+        let at = p.used as usize;
+        p.used += n as u32;
+        p.cursor += n as u64;
+        Some(&p.buf[at..at + n])
+    }
+
+    /// Counts `n` decisions taken through [`plain_words`](Choices::plain_words)
+    /// that made something happen, as [`choose`](Choices::choose) counts its own.
+    #[inline]
+    pub(crate) fn count_nonzero(&mut self, n: u32) {
+        self.nonzero += n;
+    }
+
     /// A value in `lo..=hi`; recorded as the offset from `lo`, so zero is the smallest.
     #[inline(always)]
     pub fn range(&mut self, stream: StreamId, lo: u64, hi: u64) -> u64 {
@@ -480,6 +504,22 @@ impl Choices {
             .checked_add(1)
             .expect("validation keeps ranges below 2^64 values");
         lo + self.choose(stream, arity)
+    }
+}
+
+/// Where a batch computed ahead puts its blocks: block `b` of stream `s`
+/// (lane `(s, b)`) at `8 b` in that stream's buffer.
+struct IntoStreams<'a> {
+    streams: &'a mut [StreamPos],
+    lanes: &'a [(u64, u64)],
+}
+
+impl chacha::BlockSink for IntoStreams<'_> {
+    #[inline(always)]
+    fn put(&mut self, i: usize, block: &[u64; BLOCK_VALUES]) {
+        let (stream, b) = self.lanes[i];
+        let at = b as usize * BLOCK_VALUES;
+        self.streams[stream as usize].buf[at..at + BLOCK_VALUES].copy_from_slice(block);
     }
 }
 
@@ -495,6 +535,6 @@ fn blocks_ahead(drawn: u64) -> usize {
 /// A random word scaled to `0..arity` by Lemire's multiply-shift:
 /// deterministic and unbiased enough for schedules.
 #[inline(always)]
-fn scale(word: u64, arity: u64) -> u64 {
+pub(crate) fn scale(word: u64, arity: u64) -> u64 {
     ((u128::from(word) * u128::from(arity)) >> 64) as u64
 }

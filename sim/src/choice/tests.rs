@@ -76,3 +76,27 @@ fn layout_round_trips() {
     assert_eq!(l.kind(l.actor(0)), StreamKind::Actor { actor: 0 });
     assert_eq!(l.count(), 1 + 9 + 6);
 }
+
+/// The blocks a run computes ahead, straight into the streams' buffers,
+/// are the values a stream computes on its own: a choice source reused
+/// across runs (each run's first blocks computed in one batch, one to four
+/// per stream, as many as the last run drew) draws what a new one draws.
+#[test]
+fn blocks_computed_ahead_are_the_values_a_new_source_draws() {
+    let streams = 12u32;
+    let mut reused = Choices::new();
+    for seed in 0..40u64 {
+        // Each run draws another number of values from each stream (0 to
+        // 40: none, part of one block, several blocks, past one buffer).
+        let draws = |s: u32| ((seed * 7 + u64::from(s) * 13) % 41) as usize;
+        let mut fresh = Choices::new();
+        reused.start_random(seed, streams as usize, false);
+        fresh.start_random(seed, streams as usize, false);
+        for s in (0..streams).rev() {
+            for k in 0..draws(s) {
+                let (a, b) = (reused.choose(s, 1 << 40), fresh.choose(s, 1 << 40));
+                assert_eq!(a, b, "seed {seed}, stream {s}, draw {k}");
+            }
+        }
+    }
+}

@@ -5,7 +5,7 @@ use super::queue::EventKind;
 use super::run::Run;
 use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
 use crate::actor::{ActorId, Message};
-use crate::choice::{StreamId, StreamLayout};
+use crate::choice::{scale, StreamId, StreamLayout};
 use crate::trace::{DropReason, TraceKind, Tracer};
 use crate::world::{Partition, World};
 
@@ -110,24 +110,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     pub(super) fn draw_swarm_mix(&mut self, world: &World) {
         let n = world.actor_count();
         let swarm = StreamLayout::SWARM;
-        // Links in row-major order, as always; a fixed link draws nothing.
-        for k in 0..self.sim.swarm_links.len() {
-            let i = self.sim.swarm_links[k];
-            let (from, to) = (i / n, i % n);
-            let l = world.link(from, to);
-            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
-            let choices = &mut self.sim.choices;
-            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
-            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
-            let now = &mut self.sim.links[i as usize];
-            now.loss_pm = lp;
-            now.dup_pm = dp;
-            self.trace(TraceKind::LinkMix {
-                from,
-                to,
-                loss_per_mille: lp,
-                duplicate_per_mille: dp,
-            });
+        // A traced run draws one by one, so that each link's mix is traced.
+        if T::ENABLED || !self.draw_link_mix_at_once() {
+            self.draw_link_mix(world);
         }
         for actor in 0..n {
             let c = world.crashes[actor as usize].crash_per_mille;
@@ -159,6 +144,59 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             let now = &mut self.sim.kind_now[i];
             now.loss_pm = lp;
             now.dup_pm = dp;
+        }
+    }
+
+    /// The links' mix as [`draw_link_mix`](Self::draw_link_mix) draws it, the
+    /// same values in the same order, taken from the swarm stream's buffer
+    /// in one pass when a sweep's run has them buffered (the blocks computed
+    /// ahead hold them from the second run of a thread on). False if it
+    /// drew nothing, for the caller to draw one by one.
+    #[inline]
+    fn draw_link_mix_at_once(&mut self) -> bool {
+        let sim = &mut *self.sim;
+        let draws = &sim.swarm_draws;
+        let Some(words) = sim.choices.plain_words(StreamLayout::SWARM, draws.len()) else {
+            return false;
+        };
+        let mut nonzero = 0;
+        for (d, &word) in draws.iter().zip(words) {
+            let value = scale(word, d.arity);
+            nonzero += u32::from(value != 0);
+            let per_mille = d.lo + value as u32;
+            let now = &mut sim.links[d.link as usize];
+            if d.duplicate {
+                now.dup_pm = per_mille;
+            } else {
+                now.loss_pm = per_mille;
+            }
+        }
+        sim.choices.count_nonzero(nonzero);
+        true
+    }
+
+    /// Each link's loss and duplication for this seed, drawn one by one.
+    fn draw_link_mix(&mut self, world: &World) {
+        let n = world.actor_count();
+        let swarm = StreamLayout::SWARM;
+        // Links in row-major order, as always; a fixed link draws nothing.
+        for k in 0..self.sim.swarm_links.len() {
+            let i = self.sim.swarm_links[k];
+            // The link by its row-major index; its ends only for the trace.
+            let l = &world.links[i as usize];
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            let choices = &mut self.sim.choices;
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
+            let now = &mut self.sim.links[i as usize];
+            now.loss_pm = lp;
+            now.dup_pm = dp;
+            self.trace(TraceKind::LinkMix {
+                from: i / n,
+                to: i % n,
+                loss_per_mille: lp,
+                duplicate_per_mille: dp,
+            });
         }
     }
 
@@ -331,6 +369,36 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.push(first_at, deliver(msg, false));
         }
     }
+}
+
+/// One rate the swarm mix draws per seed: a link's loss or its duplication,
+/// `lo` plus a value in `0..arity`. Listed once per simulator, in the order
+/// [`Run::draw_link_mix`] draws them (links row-major, loss before
+/// duplication); a fixed rate (`arity` 1) draws nothing and is not listed.
+#[derive(Clone, Copy)]
+pub(super) struct SwarmDraw {
+    link: u32,
+    duplicate: bool,
+    lo: u32,
+    arity: u64,
+}
+
+/// The rates `world`'s links draw per seed, as [`SwarmDraw`] lists them.
+pub(super) fn swarm_draws(world: &World) -> Vec<SwarmDraw> {
+    let mut out = Vec::new();
+    for (i, l) in world.links.iter().enumerate() {
+        for (duplicate, r) in [(false, l.loss_per_mille), (true, l.duplicate_per_mille)] {
+            if r.hi > r.lo {
+                out.push(SwarmDraw {
+                    link: i as u32,
+                    duplicate,
+                    lo: r.lo,
+                    arity: u64::from(r.hi - r.lo) + 1,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A message's route through the network: its ends, its id, and the link's

@@ -353,6 +353,8 @@ pub struct Sim<M: Model> {
     /// Links whose loss or duplication is a swarm range, drawn per seed; the
     /// others keep the rates set once in [`Sim::new`].
     swarm_links: Vec<u32>,
+    /// The rates of `swarm_links` that are ranges, as a sweep's run draws them.
+    swarm_draws: Vec<faults::SwarmDraw>,
     /// This seed's random partition, if the scenario allows one and the seed drew it.
     random_partition: Option<Partition>,
     oracle: M::Oracle,
@@ -443,6 +445,7 @@ impl<M: Model> Sim<M> {
                 .collect(),
             kind_index,
             swarm_links,
+            swarm_draws: faults::swarm_draws(world),
             random_partition: None,
             oracle: model.new_oracle(),
             seq: 0,
