@@ -7,6 +7,7 @@
 
 use models::scenario::Override;
 use models::{Scenario, ScenarioError};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -302,8 +303,15 @@ pub fn display_path(p: &Path) -> String {
 }
 
 /// Loads an entry; a built-in is labelled `scenarios/NAME.toml` in messages,
-/// its place in the source tree.
+/// its place in the source tree. A file that names no `format` is read as
+/// the current one, noted once on stderr.
 pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageError> {
+    let s = read_entry(e, overrides)?;
+    note_format(&s);
+    Ok(s)
+}
+
+fn read_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageError> {
     match &e.origin {
         Origin::BuiltIn => {
             let text = BUILT_IN
@@ -351,6 +359,25 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
 /// Loads the scenario `arg` names (a path or a catalog name) with `overrides` applied.
 pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
     load_entry(&locate(arg)?, overrides)
+}
+
+/// The one-line note for a file without `format = N`: stderr only, so JSON
+/// on stdout stays whole; once per file and process, since `verify` and
+/// `sweep` load a file once per ablation or variant.
+fn note_format(s: &Scenario) {
+    use std::sync::Mutex;
+    static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    if s.format.is_some() {
+        return;
+    }
+    let file = s.file.split(" with ").next().unwrap_or(&s.file).to_string();
+    let first = NOTED.lock().map_or(true, |mut n| n.insert(file.clone()));
+    if first {
+        let now = models::scenario::format::FORMAT;
+        crate::eoutln!(
+            "note: {file} names no format; read as format {now}, the current one (write `format = {now}` at its top to keep this meaning)"
+        );
+    }
 }
 
 /// Parses `--set KEY=VALUE` arguments.

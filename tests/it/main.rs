@@ -22,6 +22,7 @@ mod design_warnings;
 mod determinism;
 mod docs;
 mod external;
+mod formats;
 mod fuzz;
 mod html;
 mod http;
