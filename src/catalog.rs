@@ -9,7 +9,7 @@ use models::scenario::Override;
 use models::{Scenario, ScenarioError};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
@@ -361,23 +361,37 @@ pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
     load_entry(&locate(arg)?, overrides)
 }
 
-/// The one-line note for a file without `format = N`: stderr only, so JSON
-/// on stdout stays whole; once per file and process, since `verify` and
-/// `sweep` load a file once per ablation or variant.
+/// Files loaded without `format = N`, each once, for [`take_notes`].
+static UNVERSIONED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Their notes, not yet taken.
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Keeps the one-line note for a file without `format = N`, once per file
+/// and process (`verify` and `sweep` load a file once per ablation or variant).
 fn note_format(s: &Scenario) {
-    use std::sync::Mutex;
-    static NOTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     if s.format.is_some() {
         return;
     }
     let file = s.file.split(" with ").next().unwrap_or(&s.file).to_string();
-    let first = NOTED.lock().map_or(true, |mut n| n.insert(file.clone()));
+    let first = UNVERSIONED.lock().is_ok_and(|mut n| n.insert(file.clone()));
     if first {
         let now = models::scenario::format::FORMAT;
-        crate::eoutln!(
-            "note: {file} names no format; read as format {now}, the current one (write `format = {now}` at its top to keep this meaning)"
-        );
+        if let Ok(mut notes) = NOTES.lock() {
+            notes.push(format!(
+                "note: {file} names no format; read as format {now}, the current one (write `format = {now}` at its top to keep this meaning)"
+            ));
+        }
     }
+}
+
+/// The notes on files loaded without `format = N` since the last call. The
+/// command line prints them on stderr after its result, so JSON on stdout
+/// stays whole and an error stays the first thing stderr says.
+pub fn take_notes() -> Vec<String> {
+    NOTES
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default()
 }
 
 /// Parses `--set KEY=VALUE` arguments.

@@ -47,6 +47,8 @@ fn a_file_without_format_is_read_as_the_current_one_with_one_note_on_stderr() {
     for line in stdout.lines() {
         serde_json::from_str::<serde_json::Value>(line).expect("stdout stays JSON Lines");
     }
+    // After the result: the last thing stderr says.
+    assert_eq!(stderr.lines().last(), Some(notes[0]), "{stderr}");
     // The same file naming its format gets no note.
     let named = copy_of("payment-stable-key", &dir, &format!("format = {FORMAT}\n"));
     let out = idemsim(&["check", &named, "--runs", "5", "--json"]);

@@ -46,3 +46,18 @@ fn the_last_seed_replays() {
     let trace = stdout(&["replay", "payment-stable-key", "--seed", &top]);
     assert!(trace.starts_with(&format!("# payment-stable-key · seed {top} ·")));
 }
+
+#[test]
+fn a_range_past_the_last_seed_is_refused_naming_the_way_to_that_seed() {
+    // A range's end is exclusive and a u64: 2^64 cannot end one, so the
+    // last seed is replayed alone (above), never silently left out.
+    let range = format!("{}..18446744073709551616", TOP - 5);
+    let out = crate::support::idemsim(&["check", "payment-stable-key", "--seeds", &range]);
+    let err = crate::support::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is past the last seed"), "{err}");
+    assert!(
+        err.contains(&format!("idemsim replay SCENARIO --seed {TOP}")),
+        "{err}"
+    );
+}
