@@ -7,8 +7,9 @@
 
 use models::scenario::Override;
 use models::{Scenario, ScenarioError};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 include!(concat!(env!("OUT_DIR"), "/catalog.rs"));
 
@@ -302,8 +303,15 @@ pub fn display_path(p: &Path) -> String {
 }
 
 /// Loads an entry; a built-in is labelled `scenarios/NAME.toml` in messages,
-/// its place in the source tree.
+/// its place in the source tree. A file that names no `format` is read as
+/// the current one, noted once on stderr.
 pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageError> {
+    let s = read_entry(e, overrides)?;
+    note_format(&s);
+    Ok(s)
+}
+
+fn read_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageError> {
     match &e.origin {
         Origin::BuiltIn => {
             let text = BUILT_IN
@@ -351,6 +359,39 @@ pub fn load_entry(e: &Entry, overrides: &[Override]) -> Result<Scenario, UsageEr
 /// Loads the scenario `arg` names (a path or a catalog name) with `overrides` applied.
 pub fn load(arg: &str, overrides: &[Override]) -> Result<Scenario, UsageError> {
     load_entry(&locate(arg)?, overrides)
+}
+
+/// Files loaded without `format = N`, each once, for [`take_notes`].
+static UNVERSIONED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+/// Their notes, not yet taken.
+static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Keeps the one-line note for a file without `format = N`, once per file
+/// and process (`verify` and `sweep` load a file once per ablation or variant).
+fn note_format(s: &Scenario) {
+    if s.format.is_some() {
+        return;
+    }
+    let file = s.file.split(" with ").next().unwrap_or(&s.file).to_string();
+    let first = UNVERSIONED.lock().is_ok_and(|mut n| n.insert(file.clone()));
+    if first {
+        let now = models::scenario::format::FORMAT;
+        if let Ok(mut notes) = NOTES.lock() {
+            notes.push(format!(
+                "note: {file} names no format; read as format {now}, the current one (write `format = {now}` at its top to keep this meaning)"
+            ));
+        }
+    }
+}
+
+/// The notes on files loaded without `format = N` since the last call. The
+/// command line prints them on stderr after its result, so JSON on stdout
+/// stays whole and an error stays the first thing stderr says.
+pub fn take_notes() -> Vec<String> {
+    NOTES
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default()
 }
 
 /// Parses `--set KEY=VALUE` arguments.

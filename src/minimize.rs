@@ -107,7 +107,25 @@ pub fn traced(
     source: String,
     shrink: Option<ShrinkInfo>,
 ) -> (Trace, RunReport) {
-    crate::render::run::trace_of_record(&s.system, &s.name, record, source, shrink)
+    let (mut t, report) =
+        crate::render::run::trace_of_record(&s.system, &s.name, record, source, shrink);
+    t.header.sets = set_words(s);
+    (t, report)
+}
+
+/// The trace of seed `seed` of `s`, its `--set` overrides named in its header.
+pub fn traced_seed(s: &Scenario, seed: u64) -> (Trace, RunReport) {
+    let (mut t, report) = crate::render::run::trace_of_seed(&s.system, &s.name, seed);
+    t.header.sets = set_words(s);
+    (t, report)
+}
+
+/// The overrides `s` was loaded with, as `key=value`.
+pub fn set_words(s: &Scenario) -> Vec<String> {
+    s.overrides
+        .iter()
+        .map(|o| format!("{}={}", o.key, o.value))
+        .collect()
 }
 
 pub use crate::render::run::POINT_OF_NO_RETURN_EVENTS;

@@ -5,8 +5,11 @@ mod fold;
 pub mod formats;
 pub mod html;
 pub mod items;
+pub mod json;
 pub mod run;
 pub mod units;
+
+pub use json::json_line;
 
 use models::{Msg, NodeTimer, Obs};
 use sim::{Outcome, TraceEntry};
@@ -48,11 +51,6 @@ pub fn outcome_sentence(o: &Outcome) -> String {
             None => format!("a model panicked: {m}"),
         },
     }
-}
-
-/// JSON Lines envelope: `{"type": ..., "data": ...}`.
-pub fn json_line(kind: &str, data: serde_json::Value) -> String {
-    serde_json::json!({ "type": kind, "data": data }).to_string()
 }
 
 /// Entries `diff` leaves out: timer settings, and the service's bookkeeping

@@ -110,7 +110,7 @@ fn main() -> ExitCode {
         Command::Man(a) => cmd::man::run(a, <Cli as clap::CommandFactory>::command()),
     };
     out::flush();
-    match result {
+    let code = match result {
         // Output that could not be written (other than to a closed pipe) is a failed command.
         Ok(_) if out::stdout_failed() => ExitCode::from(exit::BAD_INPUT),
         Ok(code) => ExitCode::from(code),
@@ -121,5 +121,10 @@ fn main() -> ExitCode {
             }
             ExitCode::from(exit::BAD_INPUT)
         }
+    };
+    // After the result: an error stays the first line of stderr.
+    for note in idemsim::catalog::take_notes() {
+        idemsim::eoutln!("{note}");
     }
+    code
 }

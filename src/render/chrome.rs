@@ -37,7 +37,11 @@ pub fn chrome<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     );
     // One event per line: small diffs, and still one JSON document.
     let lines: Vec<String> = ev.iter().map(|e| e.to_string()).collect();
-    let other = json!({"scenario": t.header.scenario, "source": t.header.source});
+    let mut other = json!({"scenario": t.header.scenario, "source": t.header.source});
+    // A variant's trace names its overrides.
+    if !t.header.sets.is_empty() {
+        other["sets"] = json!(t.header.sets);
+    }
     format!(
         "{{\"displayTimeUnit\": \"ms\", \"otherData\": {other},\n\"traceEvents\": [\n{}\n]}}\n",
         lines.join(",\n")

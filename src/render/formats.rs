@@ -37,7 +37,11 @@ pub fn render<M: Display, T: Display>(format: Format, t: &Trace<M, T>) -> String
 
 fn header_line<M, T>(t: &Trace<M, T>) -> String {
     let h = &t.header;
-    let mut s = format!("# {} · {} · {} events", h.scenario, h.source, h.events);
+    let mut s = format!("# {}", h.scenario);
+    for set in &h.sets {
+        let _ = write!(s, " --set {set}");
+    }
+    let _ = write!(s, " · {} · {} events", h.source, h.events);
     if let Some(sh) = &h.shrink {
         let _ = write!(
             s,
@@ -212,6 +216,10 @@ pub fn mm(s: &str) -> String {
 /// A Mermaid `sequenceDiagram`, cut to fit GitHub's size limit.
 pub fn mermaid<M: Display, T: Display>(t: &Trace<M, T>) -> String {
     let mut out = String::from("sequenceDiagram\n");
+    // A variant's diagram names its overrides (a comment, which Mermaid ignores).
+    for set in &t.header.sets {
+        let _ = writeln!(out, "    %% --set {set}");
+    }
     for a in &t.header.actors {
         let _ = writeln!(out, "    participant {a}");
     }

@@ -98,6 +98,7 @@ fn trace_with<M: LedgerModel>(
         source,
         events: report.events,
         actors: model.world().actor_names.clone(),
+        sets: Vec::new(),
         shrink,
     };
     let mut t = items::trace_of_items(header, rec.finish(), &report, turn.as_ref());

@@ -37,6 +37,11 @@ use std::path::Path;
 pub struct Repro {
     /// The idemsim version that wrote it.
     pub idemsim: String,
+    /// The scenario format its `scenario_hash` and `sets` were read in
+    /// (`format = N` of scenario files); a file written before the key
+    /// existed is of the current one.
+    #[serde(default = "current_format")]
+    pub format: u64,
     /// The scenario's name (or a library user's name for their model).
     pub scenario: String,
     /// The scenario file it was made from, as shown in messages.
@@ -64,6 +69,10 @@ pub struct Repro {
 /// A hash as repro files and JSON output write it: 16 hex digits.
 pub fn hash_hex(h: u64) -> String {
     format!("{h:016x}")
+}
+
+fn current_format() -> u64 {
+    models::scenario::format::FORMAT
 }
 
 /// This idemsim's version, as repro files record it.
@@ -98,6 +107,7 @@ impl Repro {
         };
         Repro {
             idemsim: VERSION.to_string(),
+            format: current_format(),
             scenario: name.to_string(),
             file: String::new(),
             scenario_hash: hash_hex(hash),

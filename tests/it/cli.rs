@@ -348,7 +348,7 @@ fn explicit_idempotence_above_five_in_flight_is_refused_like_kafka() {
     );
     // At the line to change, naming the `--set` that made the combination.
     assert!(
-        err.starts_with("error: scenarios/messaging-max-in-flight-above-five.toml:34:17: ")
+        err.starts_with("error: scenarios/messaging-max-in-flight-above-five.toml:35:17: ")
             && err.contains("--set producer.idempotence=true made this combination"),
         "{err}"
     );

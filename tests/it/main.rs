@@ -24,6 +24,7 @@ mod design_warnings;
 mod determinism;
 mod docs;
 mod external;
+mod formats;
 mod fuzz;
 mod html;
 mod http;

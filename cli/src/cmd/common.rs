@@ -20,10 +20,18 @@ pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{a}` is not a seed"))?;
-    let end: u64 = b
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{b}` is not a seed"))?;
+    let end: u64 = b.trim().parse().map_err(|_| {
+        // 2^64 would be the end of a range holding the last seed, which an
+        // exclusive u64 end cannot say: name the limit and the way to that seed.
+        if b.trim().parse::<u128>().is_ok_and(|n| n > u128::from(u64::MAX)) {
+            format!(
+                "`{b}` is past the last seed: a range's end is exclusive and at most {max}, so seed {max} is in no range; replay it alone with `idemsim replay SCENARIO --seed {max}`",
+                max = u64::MAX
+            )
+        } else {
+            format!("`{b}` is not a seed")
+        }
+    })?;
     if end <= start {
         return Err(format!(
             "empty seed range {start}..{end}: the end is exclusive and must be above the start"

@@ -85,7 +85,15 @@ fn summaries(files: &[String]) -> Result<Vec<(String, SweepLine)>, UsageError> {
             if value.get("type").and_then(|t| t.as_str()) != Some("summary") {
                 continue;
             }
-            let data = value.get("data").cloned().unwrap_or_default();
+            let ours = idemsim::render::json::schema_of("summary");
+            if let Some(theirs) = value.get("schema").filter(|s| **s != ours) {
+                return Err(UsageError(format!(
+                    "error: {at}: a summary of schema {theirs}; this idemsim reads schema {ours} (docs/json-output.md, Compatibility)\nhelp: merge shards with the idemsim version that wrote them\n"
+                )));
+            }
+            let mut data = value.get("data").cloned().unwrap_or_default();
+            // The seeds' decimal twins repeat the numbers the summary is read from.
+            idemsim::render::json::strip_decimal_twins(&mut data);
             // A coverage-guided search is one sequence: it has no shards.
             if data.get("search_seed").is_some() && data.get("budget").is_some() {
                 return Err(UsageError(format!(

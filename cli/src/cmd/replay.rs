@@ -67,7 +67,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     // A seed's run is traced from the seed: a long one is never recorded.
     let (trace, report) = match &run {
         Ok(record) => idemsim::minimize::traced(&s, record, source.clone(), None),
-        Err(seed) => idemsim::render::run::trace_of_seed(&s.system, &s.name, *seed),
+        Err(seed) => idemsim::minimize::traced_seed(&s, *seed),
     };
     idemsim::out!("{}", formats::render(a.format, &trace));
     idemsim::external::check_outcome(&s, &source, &report.outcome)?;

@@ -103,6 +103,7 @@ pub fn render(subject: &Subject) -> (String, RunReport) {
         source: subject.source.clone(),
         events: report.events,
         actors: s.system.world.actor_names.clone(),
+        sets: idemsim::minimize::set_words(s),
         shrink: subject.shrink,
     };
     let mut trace = items::trace(

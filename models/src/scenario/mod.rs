@@ -73,6 +73,9 @@ pub struct Scenario {
     /// The file (or a `--set`) names `run.strategy`; when neither does,
     /// `check` runs its portfolio (`idemsim::testing::portfolio`).
     pub strategy_stated: bool,
+    /// The scenario format the file names (`format = N`), or `None`: then
+    /// it is read as the current one ([`format::FORMAT`]), which the CLI notes.
+    pub format: Option<u64>,
     /// Gaps in the design its settings show, reached by a run or not
     /// (docs/design-warnings.md).
     pub design_warnings: Vec<crate::core::DesignWarning>,
@@ -389,6 +392,7 @@ impl Scenario {
             runs: dto.run.runs,
             strategy: shared.strategy,
             strategy_stated: dto.run.strategy.is_some(),
+            format: dto.format,
             design_warnings,
             system: System {
                 world,

@@ -25,6 +25,10 @@ pub struct Header {
     pub events: u64,
     /// The actors' names, in world order.
     pub actors: Vec<String>,
+    /// The `--set` overrides the run was made under, as `key=value`: a
+    /// variant's trace must say it is not the file's design.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The shrink's figures, for a shrunk run.
     pub shrink: Option<ShrinkInfo>,

@@ -99,7 +99,7 @@ fn an_idempotent_producer_above_five_in_flight_is_a_warning() {
     // The place that writes the setting, as setting-without-effect names it.
     assert!(
         h.text
-            .contains("messaging-max-in-flight-above-five.toml:34:17: producer.max_in_flight = 6"),
+            .contains("messaging-max-in-flight-above-five.toml:35:17: producer.max_in_flight = 6"),
         "{}",
         h.text
     );
