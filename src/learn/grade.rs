@@ -143,10 +143,18 @@ pub fn check(
     stop: &AtomicBool,
 ) -> Result<Grade, UsageError> {
     let overrides = shape(ex, answer)?;
+    // A fault or the expectation switched off is no answer, even where the
+    // loader would refuse the combination (`expect.verdict=holds`).
+    if let Some(o) = overrides.iter().find(|o| super::is_not_the_design(&o.key)) {
+        let reason = Reason::NotTheDesign { key: o.key.clone() };
+        return Ok(Grade::wrong(ex, &answer.sets, reason, FAULTS_SECTION));
+    }
+    // Loaded next: a key the scenario does not have is bad input, with the
+    // loader's did-you-mean, before it is judged as an answer.
+    let s = load(ex, answer, &overrides)?;
     if let Some((reason, hint)) = shortcut(ex, &overrides) {
         return Ok(Grade::wrong(ex, &answer.sets, reason, hint));
     }
-    let s = load(ex, answer, &overrides)?;
     let seeds = SeedRange {
         start: 0,
         end: ex.seeds,
@@ -218,14 +226,11 @@ fn shape(ex: &Exercise, answer: &Answer) -> Result<Vec<Override>, UsageError> {
     }
 }
 
-/// A change that is no answer whatever the runs say: a fault or limit, a key
-/// the exercise does not ask about, or an answer the table refuses.
+/// A change that is no answer whatever the runs say: a key the exercise
+/// does not ask about, or an answer the table refuses.
 fn shortcut(ex: &Exercise, overrides: &[Override]) -> Option<(Reason, Section)> {
     for o in overrides {
         let set = format!("{}={}", o.key, o.value.trim_matches('"'));
-        if super::is_not_the_design(&o.key) {
-            return Some((Reason::NotTheDesign { key: o.key.clone() }, FAULTS_SECTION));
-        }
         if !ex.allows(&o.key, &o.value) {
             return Some((Reason::Outside { set }, ex.section));
         }

@@ -120,6 +120,15 @@ fn every_json_record_and_field_is_documented() {
         ],
         &["bench", "--runs", "100", "--json"],
         &["list", "--json"],
+        &["learn", "--json"],
+        &[
+            "learn",
+            "check",
+            "13",
+            "--set",
+            "client.retry.dead_letter=false",
+            "--json",
+        ],
         &["shrink", "payment-retry-without-key", "--format", "json"],
         &[
             "shrink",
