@@ -25,7 +25,10 @@ pub fn list_text() -> String {
             ex.question
         ));
     }
-    out.push_str("\nanswer with `idemsim learn check N --set KEY=VALUE` (16: --program CMD; 17 and 18: the cargo command in `idemsim learn --json`)\n");
+    out.push_str("\nanswer with `idemsim learn check N --set KEY=VALUE`, except:\n");
+    for ex in EXERCISES.iter().filter(|e| e.kind != Kind::Settings) {
+        out.push_str(&format!("{:>2}  {}\n", ex.id, how(ex)));
+    }
     out
 }
 

@@ -39,7 +39,8 @@ struct CheckArgs {
     json: bool,
 }
 
-/// Runs `idemsim learn`: the list (exit 0), or a grade (0 right, 1 wrong).
+/// Runs `idemsim learn`: the list (exit 0), or a grade (0 right, 1 wrong,
+/// 130 when Ctrl-C cut the runs short).
 pub fn run(a: Args) -> Result<u8, UsageError> {
     let Some(Action::Check(c)) = a.action else {
         if a.json {
@@ -63,6 +64,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     };
     idemsim::progress::install_ctrl_c();
     let grade = learn::check(ex, &answer, jobs, &idemsim::progress::STOP)?;
+    // A grade over part of the seeds would call a design right too early.
+    if idemsim::progress::STOP.load(std::sync::atomic::Ordering::SeqCst) {
+        idemsim::eoutln!("interrupted: exercise {} was not graded", ex.id);
+        return Ok(idemsim::progress::INTERRUPTED);
+    }
     if c.json || a.json {
         idemsim::out!("{}", render::grade_json(&grade));
     } else {

@@ -8,15 +8,15 @@ use crate::support::{run, run_in};
 #[test]
 fn the_list_names_every_exercise_once() {
     let (out, _) = run(&["learn"], 0);
-    let numbered: Vec<&str> = out
-        .lines()
-        .filter(|l| {
-            l.trim_start()
-                .split(' ')
-                .next()
-                .is_some_and(|w| w.parse::<u32>().is_ok())
-        })
-        .collect();
+    // The table, then how the exercises in code are answered.
+    let (table, how) = out
+        .split_once("\n\n")
+        .expect("a blank line after the table");
+    let numbered: Vec<&str> = table.lines().collect();
+    assert!(
+        how.contains("cargo run --example learn -- invariant"),
+        "{out}"
+    );
     assert_eq!(numbered.len(), idemsim::learn::EXERCISES.len(), "{out}");
     assert!(out.contains("payment-give-up-silently"), "{out}");
     let (json, _) = run(&["learn", "--json"], 0);
