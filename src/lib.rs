@@ -9,6 +9,7 @@
 pub mod advise;
 pub mod catalog;
 pub mod external;
+pub mod learn;
 pub mod minimize;
 pub mod out;
 pub mod progress;

@@ -31,6 +31,7 @@ mod http;
 mod input;
 mod invariants;
 mod json_doc;
+mod learn;
 mod library;
 mod load;
 mod messaging;
