@@ -416,7 +416,7 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 result,
             }) => {
                 let slot = usize::from(slot);
-                let this = self.of(job_version(st, slot));
+                let this = self.job_version(st, slot);
                 this.on_tx_done(st, (id, slot, receipt), (kind, result), ctx);
             }
             Some(&Msg::AckResult { id, receipt, ok }) => {
@@ -445,19 +445,23 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
             ConsumerTimer::Deploy => return self.on_deploy(st, ctx),
             ConsumerTimer::Processed { slot }
             | ConsumerTimer::TxTimeout { slot }
-            | ConsumerTimer::Renew { slot } => self.of(job_version(st, slot as usize)),
+            | ConsumerTimer::Renew { slot } => self.job_version(st, slot as usize),
         };
         this.on_own_timer(st, timer, ctx);
     }
 }
 
-/// The version that took job `slot` (0 for a slot with no job: its handler
-/// finds none and does nothing).
-fn job_version(st: &ConsumerState, slot: usize) -> u8 {
-    st.jobs.get(slot).map_or(0, |j| j.version)
-}
-
 impl<W: Carries<Msg>> Consumer<W> {
+    /// The version that took job `slot` (the first for a slot with no job:
+    /// its handler finds none and does nothing). Without rollouts, no
+    /// lookup: a consumer has one version.
+    fn job_version(&self, st: &ConsumerState, slot: usize) -> &Self {
+        if self.versions.is_empty() {
+            return self;
+        }
+        self.of(st.jobs.get(slot).map_or(0, |j| j.version))
+    }
+
     /// A job's timer, handled by the version that took the job.
     fn on_own_timer(&self, st: &mut ConsumerState, timer: ConsumerTimer, ctx: &mut impl Ctx<Self>) {
         match timer {
