@@ -29,7 +29,9 @@ mod warnings;
 pub use broker::{
     AtMaxDeliveries, Broker, BrokerConfig, BrokerStorage, BrokerTimer, QMsg, QStatus,
 };
-pub use consumer::{AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler};
+pub use consumer::{
+    AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler, MAX_CONSUMER_VERSIONS,
+};
 pub use consumer_db::{ConsumerDb, ConsumerDbStorage, InboxConfig};
 pub use msg::{Event, Msg, TxKind, TxResult};
 pub use producer::{

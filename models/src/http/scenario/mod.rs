@@ -1,10 +1,12 @@
 //! The HTTP model's tables in a scenario file: `[client]` (with
 //! `[client.retry]`, `client.rs`), `[server]` (`server.rs`), `[[resources]]`
 //! and `[[requests]]` (`requests.rs`). Every client named in `[[requests]]`
-//! is an actor with the `[client]` settings; the server is the actor
+//! is an actor with the `[client]` settings, or its group's written over
+//! them (`[client.groups.NAME]`, `groups.rs`); the server is the actor
 //! `server`. `unused.rs` and `warnings.rs` read the validated tables.
 
 mod client;
+mod groups;
 mod requests;
 mod server;
 mod unused;
@@ -86,13 +88,23 @@ where
         input.delays,
     ));
     let unused = unused::unused(&d);
-    let mut actors: Vec<(String, N)> = clients
-        .into_iter()
-        .map(|(name, requests)| {
-            let config = settings.config(server_id, requests);
-            (name, N::from(Client::new(config)))
-        })
-        .collect();
+    let mut actors: Vec<(String, N)> = if d.client.groups.is_empty() {
+        clients
+            .into_iter()
+            .map(|(name, requests)| {
+                let config = settings.config(server_id, requests);
+                (name, N::from(Client::new(config)))
+            })
+            .collect()
+    } else {
+        let raw: toml::Table = toml::from_str(input.text)?;
+        let configs = groups::configs(&raw, &clients, server_id)?;
+        clients
+            .into_iter()
+            .zip(configs)
+            .map(|((name, _), config)| (name, N::from(Client::new(config))))
+            .collect()
+    };
     actors.push((SERVER.to_string(), N::from(Server::new(server))));
     Ok(Built {
         actors,
