@@ -9,6 +9,7 @@
 pub mod advise;
 pub mod catalog;
 pub mod external;
+pub mod meaning;
 pub mod minimize;
 pub mod out;
 pub mod progress;
@@ -16,6 +17,7 @@ pub mod regressions;
 pub mod render;
 pub mod repro;
 pub mod shell;
+pub mod signals;
 pub mod stats;
 pub mod testing;
 
