@@ -17,8 +17,8 @@ use toml_edit::{Item, Table, Value};
 /// Keys (or tables, with everything under them) outside the meaning.
 const NOT_MEANING: &[&str] = &["summary", "expect", "run.runs", "run.strategy"];
 
-/// Dotted key to canonical value, in key order.
-pub type Settings = BTreeMap<String, String>;
+/// Dotted key to its value as JSON (a TOML date as a string), in key order.
+pub type Settings = BTreeMap<String, serde_json::Value>;
 
 /// The settings of `s` as its runs read them (its text with its overrides).
 pub fn settings(s: &Scenario) -> Settings {
@@ -41,7 +41,7 @@ pub fn hash(settings: &Settings) -> u64 {
     for (k, v) in settings {
         text.push_str(k);
         text.push('=');
-        text.push_str(v);
+        text.push_str(&v.to_string());
         text.push('\n');
     }
     models::scenario::fnv1a(text.as_bytes())
@@ -127,24 +127,20 @@ fn flatten_value(v: &Value, k: &str, out: &mut Settings) {
     }
 }
 
-/// One spelling per value: no decor, numbers as numbers, strings quoted.
-fn canonical(v: &Value) -> String {
+/// One spelling per value, as JSON: no decor, numbers as numbers.
+fn canonical(v: &Value) -> serde_json::Value {
+    use serde_json::Value as J;
     match v {
-        Value::String(s) => format!("{:?}", s.value()),
-        Value::Integer(i) => i.value().to_string(),
-        Value::Float(f) => f.value().to_string(),
-        Value::Boolean(b) => b.value().to_string(),
-        Value::Datetime(d) => d.value().to_string(),
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(canonical).collect::<Vec<_>>().join(", ")
-        ),
-        Value::InlineTable(t) => format!(
-            "{{{}}}",
+        Value::String(s) => J::from(s.value().as_str()),
+        Value::Integer(i) => J::from(*i.value()),
+        Value::Float(f) => J::from(*f.value()),
+        Value::Boolean(b) => J::from(*b.value()),
+        Value::Datetime(d) => J::from(d.value().to_string()),
+        Value::Array(a) => J::Array(a.iter().map(canonical).collect()),
+        Value::InlineTable(t) => J::Object(
             t.iter()
-                .map(|(k, v)| format!("{k} = {}", canonical(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
+                .map(|(k, v)| (k.to_string(), canonical(v)))
+                .collect(),
         ),
     }
 }

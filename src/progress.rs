@@ -5,13 +5,9 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Set by Ctrl-C; sweeps poll it between chunks of seeds.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Exit code after an interrupted sweep that found no violation (128 + SIGINT).
-pub const INTERRUPTED: u8 = 130;
+pub use crate::signals::{INTERRUPTED, STOP};
 
 /// The first Ctrl-C (or SIGTERM) asks the sweep to stop and print what
 /// ran; a second one quits at once ([`crate::signals`]).

@@ -1,7 +1,7 @@
 //! Ctrl-C (SIGINT) and SIGTERM during a sweep.
 //!
 //! The first signal asks the sweep to stop after the runs in flight and to
-//! print the summary of what ran ([`crate::progress::STOP`]); an external
+//! print the summary of what ran ([`STOP`]); an external
 //! program idemsim is waiting for is killed with its process group at once
 //! (`models::external::process::interrupt`), so a hung one cannot hold the
 //! summary back, and its broken-off run is no result ([`forget_killed_runs`]).
@@ -10,8 +10,13 @@
 //! violation was found. A second signal kills every program's group and
 //! quits at once, so no child is ever left behind.
 
-use crate::progress::{INTERRUPTED, STOP};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// Set by Ctrl-C or SIGTERM; sweeps poll it between chunks of seeds.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Exit code after an interrupted sweep that found no violation (128 + SIGINT).
+pub const INTERRUPTED: u8 = 130;
 
 /// SIGINT's number (Linux and the BSDs alike).
 pub const SIGINT: i32 = 2;

@@ -49,7 +49,7 @@ pub struct Repro {
     /// the repro applies while they hold, whatever else changed in the text.
     /// Empty in files written before idemsim recorded them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub settings: BTreeMap<String, String>,
+    pub settings: BTreeMap<String, serde_json::Value>,
     /// The `--set` overrides the run was made under.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<String>,

@@ -240,7 +240,7 @@ fn a_regression_of_an_older_idemsim_gets_its_settings_with_a_note() {
     assert!(out.contains("still fails"), "{out}");
     assert!(err.contains("its settings were added"), "{err}");
     let back: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(back["settings"]["client.timeout_ms"], "10000");
+    assert_eq!(back["settings"]["client.timeout_ms"], 10000);
     // From now on a comment is no change.
     let text = std::fs::read_to_string(dir.join("s.toml")).unwrap();
     std::fs::write(dir.join("s.toml"), format!("# edited\n{text}")).unwrap();

@@ -248,7 +248,7 @@ fn repro_files_are_checked_against_version_and_scenario() {
         .cwd(&dir)
         .code(1),
     );
-    v["settings"]["client.timeout_ms"] = serde_json::json!("9000");
+    v["settings"]["client.timeout_ms"] = serde_json::json!(9000);
     let stale = dir.join("stale.json");
     std::fs::write(&stale, v.to_string()).unwrap();
     let s = stale.to_string_lossy().into_owned();
