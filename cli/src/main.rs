@@ -116,7 +116,7 @@ fn main() -> ExitCode {
     let code = match result {
         // Output that could not be written (other than to a closed pipe) is a failed command.
         Ok(_) if out::stdout_failed() => ExitCode::from(exit::BAD_INPUT),
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => ExitCode::from(idemsim::signals::exit_code(code)),
         Err(e) => {
             idemsim::eout!("{e}");
             if !e.to_string().ends_with('\n') {
