@@ -318,6 +318,8 @@ registry! {
             ConsumerDb(messaging::ConsumerDb<Msg>),
             // A user's program as the consumer (docs/protocol.md).
             External(messaging::ProgramConsumer<Msg>),
+            // A user's program as the outbox relay.
+            ProgramRelay(messaging::ProgramRelay<Msg>),
         },
         http::Http => {
             HttpClient(http::Client<Msg>),
@@ -345,6 +347,7 @@ impl Node {
             Node::ProgramBank(e) => Some(&mut e.mode),
             Node::ProgramService(e) => Some(&mut e.mode),
             Node::ProgramServer(e) => Some(&mut e.mode),
+            Node::ProgramRelay(e) => Some(&mut e.mode),
             _ => None,
         }
     }
@@ -357,6 +360,7 @@ impl Node {
                 | Node::ProgramBank(_)
                 | Node::ProgramService(_)
                 | Node::ProgramServer(_)
+                | Node::ProgramRelay(_)
         )
     }
 }
@@ -368,7 +372,8 @@ impl NodeStorage {
             NodeStorage::External(s)
             | NodeStorage::ProgramBank(s)
             | NodeStorage::ProgramService(s)
-            | NodeStorage::ProgramServer(s) => Some(s),
+            | NodeStorage::ProgramServer(s)
+            | NodeStorage::ProgramRelay(s) => Some(s),
             _ => None,
         }
     }
