@@ -123,7 +123,7 @@ impl Role for RelayRole {
         Ok(msg)
     }
 
-    /// Never called: [`RelayRole::NO_EFFECTS`] refuses a relay's effect.
+    /// Never called: `NO_EFFECTS` above refuses a relay's effect.
     fn effect(op: u32, payload: u32) -> Obs {
         Obs::Effect {
             site: &super::CONSUMER_WRITE,

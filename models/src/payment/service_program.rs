@@ -211,7 +211,7 @@ impl Role for ServiceRole {
         Ok(msg)
     }
 
-    /// Never called: [`ServiceRole::NO_EFFECTS`] refuses a service's effect.
+    /// Never called: `NO_EFFECTS` above refuses a service's effect.
     fn effect(op: u32, payload: u32) -> Obs {
         Obs::Effect {
             site: &super::TRANSFER,

@@ -147,7 +147,12 @@ fn a_failure_that_depends_on_a_programs_draw_shrinks_and_replays() {
         text.contains(r#"→ {"type":"drawn","name":"replica","value":1}"#),
         "{text}"
     );
-    assert!(text.contains("Violation of no-duplicate-effect"), "{text}");
+    // And the run it replays is the shrunk violation.
+    let (text, _) = run(&["replay", SERVER_KEY_ON_REPLICA, "--repro", r], 1);
+    assert!(
+        text.contains("=> Violation of no-duplicate-effect on request #"),
+        "{text}"
+    );
 }
 
 /// A scenario beside a program whose answer to a request is `answer`
