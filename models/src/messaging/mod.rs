@@ -19,6 +19,7 @@ mod presets;
 mod producer;
 mod program;
 mod relay;
+mod relay_program;
 mod repairs;
 pub(crate) mod republish;
 pub mod rules;
@@ -39,6 +40,7 @@ pub use producer::{
 };
 pub use program::{ConsumerRole, ProgramConsumer};
 pub use relay::{InFlight, OutboxRow, Relay, RelayState, RelayTimer};
+pub use relay_program::{ProgramRelay, RelayRole};
 
 use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
@@ -107,7 +109,8 @@ where
         + From<Broker<N::Msg>>
         + From<Consumer<N::Msg>>
         + From<ConsumerDb<N::Msg>>
-        + From<ProgramConsumer<N::Msg>>,
+        + From<ProgramConsumer<N::Msg>>
+        + From<ProgramRelay<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

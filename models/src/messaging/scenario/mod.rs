@@ -26,7 +26,7 @@ mod rollouts;
 mod unused;
 mod warnings;
 
-pub(crate) const TABLES: &[&str] = &["producer", "broker", "consumer", "events", "rollouts"];
+pub(crate) const TABLES: &[&str] = &["producer", "broker", "consumer", "events", "rollouts", "relay"];
 
 pub(crate) const MAX_EVENTS: u64 = 1000;
 /// Most publishes the outbox relay keeps out at once (`max_in_flight`).
@@ -42,6 +42,7 @@ struct FileDto {
     #[serde(default = "default_events")]
     events: Vec<EventDto>,
     rollouts: std::collections::BTreeMap<String, rollouts::RolloutDto>,
+    relay: program::RelayDto,
 }
 
 /// Whether the scenario writes `[table] key`.
@@ -84,7 +85,8 @@ where
         + From<Broker<W>>
         + From<Consumer<W>>
         + From<ConsumerDb<W>>
-        + From<ProgramConsumer<W>>,
+        + From<ProgramConsumer<W>>
+        + From<super::ProgramRelay<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
@@ -107,6 +109,11 @@ where
     )?;
     let (mut producer, attempts) = producer::producer_of(&d.producer, input.text)?;
     producer.events = events_of(&d.events, input)?;
+    let relay = program::relay_program_of(&d.relay, producer.mode, input)?;
+    if relay.is_some() {
+        // The relay program, the last actor, takes the rows in the broker's place.
+        producer.broker = 2 + consumers + u32::from(program.is_none());
+    }
     let idempotence = (producer.idempotence, producer.stamps());
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
     let inbox = inbox(&d.consumer, "consumer")?;
@@ -143,6 +150,9 @@ where
     match program {
         Some(program) => program::program_actors(&mut actors, program, consumers),
         None => built_in_consumers(&mut actors, consumer, inbox, versions),
+    }
+    if let Some(relay) = &relay {
+        program::relay_actor(&mut actors, relay);
     }
     Ok(Built {
         actors,
