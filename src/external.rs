@@ -29,6 +29,10 @@ fn protocol_failure(s: &Scenario, seed: u64, report: &str, replay: &str) -> Usag
 /// A protocol error in any run of a sweep, reported with its lowest seed
 /// (even when a lower seed is a violation: the program must be fixed first).
 pub fn check_summary(s: &Scenario, replay: &str, sum: &Summary) -> Result<(), UsageError> {
+    // A program killed on Ctrl-C or SIGTERM broke off its run: no error of its.
+    if crate::signals::killed_a_program() {
+        return Ok(());
+    }
     match &sum.first_panic {
         Some((seed, m)) => match protocol_error(m) {
             Some(report) => Err(protocol_failure(s, *seed, report, replay)),
@@ -40,6 +44,9 @@ pub fn check_summary(s: &Scenario, replay: &str, sum: &Summary) -> Result<(), Us
 
 /// A protocol error in one run (`seed` if it has one, else "a recorded run").
 pub fn check_outcome(s: &Scenario, what: &str, outcome: &Outcome) -> Result<(), UsageError> {
+    if crate::signals::killed_a_program() {
+        return Ok(());
+    }
     match outcome {
         Outcome::Panicked(m) => match protocol_error(m) {
             Some(report) => Err(UsageError(format!("error: {}, {what}: {report}\n", s.file))),
@@ -131,10 +138,17 @@ pub(crate) fn determinism_check(
         .filter(|&i| s.system.nodes[i as usize].runs_program())
         .collect();
     for seed in seeds.start..seeds.end {
+        // Ctrl-C or SIGTERM: the sweep that follows stops at once and says so.
+        if crate::progress::STOP.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
         let a = guarded(|| sim_a.run_seed(&warm.system, seed)).unwrap_or_else(RunReport::panicked);
         check_outcome(s, &format!("seed {seed}"), &a.outcome)
             .map_err(|e| UsageError(format!("{}repro: {replay} --seed {seed}\n", e.0)))?;
         let b = guarded(|| sim_b.run_seed(&fresh.system, seed)).unwrap_or_else(RunReport::panicked);
+        if crate::signals::killed_a_program() {
+            break;
+        }
         let first = externals
             .iter()
             .filter_map(|&i| {

@@ -9,6 +9,8 @@
 pub mod advise;
 pub mod catalog;
 pub mod external;
+pub mod learn;
+pub mod meaning;
 pub mod minimize;
 pub mod out;
 pub mod progress;
@@ -16,6 +18,7 @@ pub mod regressions;
 pub mod render;
 pub mod repro;
 pub mod shell;
+pub mod signals;
 pub mod stats;
 pub mod testing;
 

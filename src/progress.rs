@@ -5,25 +5,14 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Set by Ctrl-C; sweeps poll it between chunks of seeds.
-pub static STOP: AtomicBool = AtomicBool::new(false);
+pub use crate::signals::{INTERRUPTED, STOP};
 
-/// Exit code after an interrupted sweep that found no violation (128 + SIGINT).
-pub const INTERRUPTED: u8 = 130;
-
-/// The first Ctrl-C asks the sweep to stop and print what ran; a second one quits at once.
+/// The first Ctrl-C (or SIGTERM) asks the sweep to stop and print what
+/// ran; a second one quits at once ([`crate::signals`]).
 pub fn install_ctrl_c() {
-    let result = ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            std::process::exit(i32::from(INTERRUPTED));
-        }
-    });
-    // Without a handler Ctrl-C still ends the process, only without a summary.
-    if let Err(e) = result {
-        crate::eoutln!("warning: Ctrl-C handler not installed: {e}");
-    }
+    crate::signals::install();
 }
 
 /// A bar over `total` schedules, or nothing when no one watches.

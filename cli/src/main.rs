@@ -67,6 +67,8 @@ enum Command {
     Verify(cmd::verify::Args),
     /// Find the smallest sets of settings that make a failing scenario hold, ranked by cost.
     Advise(cmd::advise::Args),
+    /// List the learning path's exercises; `learn check N` grades an answer.
+    Learn(cmd::learn::Args),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(cmd::completions::Args),
     /// Print the man page, or write one page per command into a folder.
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::report::run(a),
         Command::Verify(a) => cmd::verify::run(a),
         Command::Advise(a) => cmd::advise::run(a),
+        Command::Learn(a) => cmd::learn::run(a),
         Command::Completions(a) => {
             cmd::completions::run(a, <Cli as clap::CommandFactory>::command())
         }
@@ -113,7 +116,7 @@ fn main() -> ExitCode {
     let code = match result {
         // Output that could not be written (other than to a closed pipe) is a failed command.
         Ok(_) if out::stdout_failed() => ExitCode::from(exit::BAD_INPUT),
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => ExitCode::from(idemsim::signals::exit_code(code)),
         Err(e) => {
             idemsim::eout!("{e}");
             if !e.to_string().ends_with('\n') {

@@ -308,6 +308,8 @@ registry! {
             Bank(payment::Bank<Msg>),
             // A user's program as the bank (docs/protocol.md).
             ProgramBank(payment::ProgramBank<Msg>),
+            // A user's program as the payment service.
+            ProgramService(payment::ProgramService<Msg>),
         },
         messaging::Messaging => {
             Producer(messaging::Producer<Msg>),
@@ -316,10 +318,14 @@ registry! {
             ConsumerDb(messaging::ConsumerDb<Msg>),
             // A user's program as the consumer (docs/protocol.md).
             External(messaging::ProgramConsumer<Msg>),
+            // A user's program as the outbox relay.
+            ProgramRelay(messaging::ProgramRelay<Msg>),
         },
         http::Http => {
             HttpClient(http::Client<Msg>),
             HttpServer(http::Server<Msg>),
+            // A user's program as the HTTP server.
+            ProgramServer(http::ProgramServer<Msg>),
         },
         // The payment and messaging kinds, joined by one new kind.
         chain::Chain => {
@@ -339,13 +345,23 @@ impl Node {
         match self {
             Node::External(e) => Some(&mut e.mode),
             Node::ProgramBank(e) => Some(&mut e.mode),
+            Node::ProgramService(e) => Some(&mut e.mode),
+            Node::ProgramServer(e) => Some(&mut e.mode),
+            Node::ProgramRelay(e) => Some(&mut e.mode),
             _ => None,
         }
     }
 
     /// Whether this actor runs a user's program.
     pub fn runs_program(&self) -> bool {
-        matches!(self, Node::External(_) | Node::ProgramBank(_))
+        matches!(
+            self,
+            Node::External(_)
+                | Node::ProgramBank(_)
+                | Node::ProgramService(_)
+                | Node::ProgramServer(_)
+                | Node::ProgramRelay(_)
+        )
     }
 }
 
@@ -353,7 +369,11 @@ impl NodeStorage {
     /// The program's storage and process, if this actor runs one.
     pub fn program(&self) -> Option<&crate::external::ExternalStorage> {
         match self {
-            NodeStorage::External(s) | NodeStorage::ProgramBank(s) => Some(s),
+            NodeStorage::External(s)
+            | NodeStorage::ProgramBank(s)
+            | NodeStorage::ProgramService(s)
+            | NodeStorage::ProgramServer(s)
+            | NodeStorage::ProgramRelay(s) => Some(s),
             _ => None,
         }
     }

@@ -95,10 +95,23 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// `<scenario>-<16 hex digits>.json`: the hash covers the scenario's name,
-/// its overrides and the decisions, so the same failure gets the same name.
+/// its settings (`crate::meaning`, overrides included, whatever their
+/// order) and the failing seed, or the decisions when no seed replays the
+/// run, so the same failure gets the same name, shrunk or not. A repro
+/// without settings (written before idemsim recorded them) is named as it
+/// was then: by its overrides as given and its decisions.
 pub fn file_name(repro: &Repro) -> String {
-    let mut text = format!("{}\n{}\n", repro.scenario, repro.sets.join("\n"));
-    for (stream, values) in &repro.choices {
+    let mut text = if repro.settings.is_empty() {
+        format!("{}\n{}\n", repro.scenario, repro.sets.join("\n"))
+    } else {
+        let meaning = hash_hex(crate::meaning::hash(&repro.settings));
+        format!("{}\nsettings {meaning}\n", repro.scenario)
+    };
+    if let (Some(seed), false) = (repro.seed, repro.settings.is_empty()) {
+        text.push_str(&format!("seed {seed}\n"));
+    }
+    let by_seed = repro.seed.is_some() && !repro.settings.is_empty();
+    for (stream, values) in repro.choices.iter().filter(|_| !by_seed) {
         text.push_str(stream);
         for v in values {
             text.push(' ');

@@ -3,9 +3,10 @@
 //!
 //! Every unexpected failure `check` and `verify` find in a scenario file (a
 //! violation its `[expect]` does not name) is written there as a repro file,
-//! named by the scenario and a hash of its decisions, so finding the same
-//! failure again writes nothing new. The next `check` or `verify` of that
-//! scenario replays its regressions before the seed sweep and says, for each:
+//! named by the scenario, its settings (`crate::meaning`) and the failing
+//! seed (or its decisions), so finding the same failure again writes
+//! nothing new. The next `check` or `verify` of that scenario replays its
+//! regressions before the seed sweep and says, for each:
 //!
 //! - **still fails**: the recorded run breaks an invariant again;
 //! - **fixed**: it now holds;
@@ -13,10 +14,11 @@
 //!   wrote it, the scenario's actors changed (its decision streams are gone),
 //!   its overrides no longer apply, or the scenario file is gone.
 //!
-//! A scenario whose text changed is still replayed: fixing a design usually
-//! means changing its scenario, and recorded decisions mean the same faults
-//! under any design of the same actors (what `idemsim diff` rests on). The
-//! report marks such a replay "scenario changed since".
+//! A scenario whose settings changed is still replayed: fixing a design
+//! usually means changing its scenario, and recorded decisions mean the same
+//! faults under any design of the same actors (what `idemsim diff` rests
+//! on). The report marks such a replay "scenario changed since" and names
+//! each change; a comment or the order of keys is none.
 //!
 //! Nothing is ever deleted: a fixed regression keeps guarding against the
 //! failure's return, and a stale one is reported on every run until a person
@@ -24,11 +26,15 @@
 //! the user's). `docs/ci.md` describes the folder and when it is on.
 
 mod file;
+mod folder;
+mod replayed;
 pub mod sweep;
 
 pub use file::file_name;
 pub(crate) use file::is_regression_name;
 use file::{position_in, read_regression, same_file, FIX};
+pub use folder::{find, Flags, DEFAULT_DIR, ENV, MARKER};
+pub use replayed::{Replayed, Status};
 
 use crate::catalog::{self, Entry, Origin, UsageError};
 use crate::repro::{hash_hex, Repro};
@@ -36,67 +42,6 @@ use models::scenario::Verdict;
 use models::Scenario;
 use sim::{NoTrace, Outcome, Record, Sim};
 use std::path::{Path, PathBuf};
-
-/// The folder used when none is given, relative to the working directory.
-pub const DEFAULT_DIR: &str = ".idemsim/regressions";
-
-/// The environment variable naming the folder (as `--regressions` does).
-pub const ENV: &str = "IDEMSIM_REGRESSIONS";
-
-/// The command-line flags of `check` and `verify`.
-#[derive(clap::Args, Clone, Debug, Default)]
-pub struct Flags {
-    /// Folder of the regression database: failures are recorded there and
-    /// replayed first [default: IDEMSIM_REGRESSIONS, else .idemsim/regressions;
-    /// off by default inside idemsim's own source tree].
-    #[arg(long = "regressions", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Neither replay nor record regressions.
-    #[arg(long = "no-regressions", conflicts_with = "dir")]
-    pub off: bool,
-}
-
-impl Flags {
-    /// The database these flags ask for, if any: `--regressions DIR`, else
-    /// `IDEMSIM_REGRESSIONS`, else `.idemsim/regressions` under the working
-    /// directory unless that is inside idemsim's own source tree (outside its
-    /// `target/`), so idemsim's tests and developers do not litter the checkout.
-    /// A folder that is a file, a device or under one is refused here, before
-    /// anything runs ([`Db::check_folder`]).
-    pub fn db(&self) -> Result<Option<Db>, UsageError> {
-        if self.off {
-            return Ok(None);
-        }
-        let (db, from) = if let Some(dir) = &self.dir {
-            (Db::new(dir.clone()), "--regressions")
-        } else if let Some(dir) = std::env::var_os(ENV).filter(|d| !d.is_empty()) {
-            (Db::new(PathBuf::from(dir)), ENV)
-        } else {
-            let Ok(cwd) = std::env::current_dir() else {
-                return Ok(None);
-            };
-            if inside_own_checkout(&cwd) {
-                return Ok(None);
-            }
-            (
-                Db::new(PathBuf::from(DEFAULT_DIR)),
-                "the default regression folder",
-            )
-        };
-        db.check_folder(from)?;
-        Ok(Some(db))
-    }
-}
-
-/// Whether `dir` lies in the source tree this idemsim was built from, outside
-/// its `target/` folder (where tests make scratch folders of their own).
-pub(crate) fn inside_own_checkout(dir: &Path) -> bool {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (Ok(dir), Ok(root)) = (dir.canonicalize(), manifest.canonicalize()) else {
-        return false;
-    };
-    dir.starts_with(&root) && !dir.starts_with(root.join("target"))
-}
 
 /// Whether `outcome`, a run of `s`, is a failure `s` does not expect: a panic,
 /// or a violation when the scenario expects another verdict or invariant.
@@ -113,125 +58,16 @@ pub fn unexpected(s: &Scenario, outcome: &Outcome) -> bool {
     }
 }
 
-/// What replaying one regression found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// It breaks an invariant again; `expected` when the scenario's
-    /// `[expect]` now names that failure.
-    StillFails {
-        /// The invariant broken, or `None` for a panic.
-        invariant: Option<String>,
-        /// The outcome in one sentence.
-        sentence: String,
-        /// The scenario now expects this violation.
-        expected: bool,
-    },
-    /// It holds now.
-    Fixed,
-    /// It hit a limit (steps, time, queue): neither failing nor fixed.
-    Inconclusive {
-        /// The limit's name.
-        limit: &'static str,
-    },
-    /// It cannot be replayed as the run it was; why, in words.
-    Stale {
-        /// Why, and what to do.
-        reason: String,
-    },
-}
-
-impl Status {
-    /// `still-fails`, `fixed`, `inconclusive` or `stale`: the JSON status.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Status::StillFails { .. } => "still-fails",
-            Status::Fixed => "fixed",
-            Status::Inconclusive { .. } => "inconclusive",
-            Status::Stale { .. } => "stale",
-        }
-    }
-
-    /// A failure the scenario does not expect: the run must not pass.
-    pub fn is_failure(&self) -> bool {
-        matches!(
-            self,
-            Status::StillFails {
-                expected: false,
-                ..
-            }
-        )
-    }
-}
-
-/// One regression, replayed.
-#[derive(Clone, Debug)]
-pub struct Replayed {
-    /// The repro file, as shown.
-    pub file: String,
-    /// The scenario it belongs to (its name).
-    pub scenario: String,
-    /// What the replay found.
-    pub status: Status,
-    /// The scenario's text changed since the regression was recorded.
-    pub scenario_changed: bool,
-}
-
-impl Replayed {
-    /// One line for people.
-    pub fn text(&self) -> String {
-        let what = match &self.status {
-            Status::StillFails {
-                sentence, expected, ..
-            } => format!(
-                "still fails: {sentence}{}",
-                if *expected {
-                    " (as the scenario now expects)"
-                } else {
-                    ""
-                }
-            ),
-            Status::Fixed => "fixed: it holds now".to_string(),
-            Status::Inconclusive { limit } => {
-                format!("inconclusive: the replay hit its {limit} limit")
-            }
-            Status::Stale { reason } => format!("stale: {reason}"),
-        };
-        let changed = if self.scenario_changed {
-            " (scenario changed since it was recorded)"
-        } else {
-            ""
-        };
-        format!("regression {}: {what}{changed}", self.file)
-    }
-
-    /// The JSON `regression` record's data (docs/json-output.md).
-    pub fn json(&self) -> serde_json::Value {
-        let (invariant, detail) = match &self.status {
-            Status::StillFails {
-                invariant,
-                sentence,
-                ..
-            } => (invariant.clone(), Some(sentence.clone())),
-            Status::Inconclusive { limit } => (None, Some(format!("hit {limit}"))),
-            Status::Stale { reason } => (None, Some(reason.clone())),
-            Status::Fixed => (None, None),
-        };
-        serde_json::json!({
-            "file": self.file,
-            "scenario": self.scenario,
-            "status": self.status.as_str(),
-            "invariant": invariant,
-            "detail": detail,
-            "scenario_changed": self.scenario_changed,
-        })
-    }
-}
-
 /// A regression folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Db {
     /// The folder, as given.
     pub dir: PathBuf,
+    /// The project root it was found in, which the scenario files its
+    /// regressions name are relative to; `None` for a folder given by
+    /// `--regressions` or `IDEMSIM_REGRESSIONS`, whose files name them
+    /// from the working folder.
+    pub base: Option<PathBuf>,
 }
 
 /// A repro file in the folder, read or not.
@@ -245,7 +81,42 @@ pub struct Stored {
 impl Db {
     /// The database in `dir` (created when the first regression is written).
     pub fn new(dir: PathBuf) -> Db {
-        Db { dir }
+        Db { dir, base: None }
+    }
+
+    /// The database with scenario paths relative to `base` (see [`Db::base`]).
+    pub fn with_base(mut self, base: PathBuf) -> Db {
+        self.base = Some(base);
+        self
+    }
+
+    /// The scenario file a regression names (`file`), found from the
+    /// project root when the folder has one and the file is there, else
+    /// from the working folder (as files written before were).
+    pub fn scenario_path(&self, file: &str) -> PathBuf {
+        let given = PathBuf::from(file);
+        match &self.base {
+            Some(base) if given.is_relative() && base.join(&given).is_file() => base.join(given),
+            _ => given,
+        }
+    }
+
+    /// `entry`'s path as this folder's regressions name it: relative to the
+    /// project root when it is inside it, else as given.
+    pub fn scenario_name(&self, entry: &Entry) -> String {
+        let arg = entry.arg();
+        let (Some(base), Origin::File(path)) = (&self.base, &entry.origin) else {
+            return arg;
+        };
+        let (Ok(base), Ok(path)) = (base.canonicalize(), path.canonicalize()) else {
+            return arg;
+        };
+        let rel = path.strip_prefix(&base).ok().and_then(|rel| {
+            let parts: Option<Vec<&str>> =
+                rel.components().map(|c| c.as_os_str().to_str()).collect();
+            Some(parts?.join("/"))
+        });
+        rel.unwrap_or(arg)
     }
 
     /// Refuses a folder that cannot be one: a file or a device, or a path
@@ -304,10 +175,13 @@ impl Db {
                 )))
             }
         };
-        let mut paths: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
-            .collect();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for e in rd {
+            let path = e.map_err(|e| self.unreadable(&e))?.path();
+            if let Some(p) = self.listed(path)? {
+                paths.push(p);
+            }
+        }
         paths.sort();
         paths
             .into_iter()
@@ -320,6 +194,51 @@ impl Db {
                 Ok(Stored { path, repro })
             })
             .collect()
+    }
+
+    fn unreadable(&self, e: &std::io::Error) -> UsageError {
+        UsageError(format!(
+            "error: cannot read the regression folder {}: {e}\nhelp: give a folder you can read with --regressions DIR, or turn the database off with --no-regressions\n",
+            self.dir.display()
+        ))
+    }
+
+    /// `path`, an entry of the folder, if it is a `.json` file to read. A
+    /// folder, a link that leads nowhere (dangling, or a loop) or anything
+    /// but a file is an error naming it: never skipped, since a regression
+    /// may hide there. Hidden entries (a write in progress) are passed over.
+    fn listed(&self, path: PathBuf) -> Result<Option<PathBuf>, UsageError> {
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            return Ok(None);
+        }
+        let shown = catalog::display_path(&path);
+        let refuse = |what: String| {
+            Err(UsageError(format!(
+                "error: {shown}: {what}, in the regression folder {}\nhelp: the folder holds regression files only: move it out of the folder, or delete it\n",
+                self.dir.display()
+            )))
+        };
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => Ok(path
+                .extension()
+                .is_some_and(|e| e == "json")
+                .then_some(path)),
+            Ok(m) if m.is_dir() => refuse("a folder".into()),
+            Ok(_) => refuse("a device, a pipe or a socket".into()),
+            Err(e) => {
+                let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+                if link && e.kind() == std::io::ErrorKind::NotFound {
+                    refuse("a link to nothing (its target is gone)".into())
+                } else if link {
+                    refuse(format!("a link that cannot be followed ({e})"))
+                } else {
+                    refuse(format!("cannot be read ({e})"))
+                }
+            }
+        }
     }
 
     /// The stored regressions of scenario `entry` (a file; built-ins have none).
@@ -344,8 +263,9 @@ impl Db {
             .filter(|st| {
                 st.repro.as_ref().is_ok_and(|r| {
                     !r.file.is_empty()
-                        && same_file(Path::new(&r.file), path)
-                        && catalog::parse_overrides(&r.sets).map_or(sets.is_empty(), |o| o == sets)
+                        && same_file(&self.scenario_path(&r.file), path)
+                        && catalog::parse_overrides(&r.sets)
+                            .map_or(sets.is_empty(), |o| canonical(&o) == canonical(sets))
                 })
             })
             .collect()
@@ -361,6 +281,8 @@ impl Db {
             scenario,
             status: Status::Stale { reason },
             scenario_changed: false,
+            changes: Vec::new(),
+            note: None,
         };
         let r = match &stored.repro {
             Ok(r) => r,
@@ -397,7 +319,8 @@ impl Db {
             }
         };
         let (report, read) = replay_record(&s, &record);
-        let scenario_changed = hash_hex(s.hash) != r.scenario_hash;
+        let (changes, note) = self.changes_since(stored, r, &s);
+        let scenario_changed = !changes.is_empty();
         if !scenario_changed {
             refuse_edited(&file, stored, &s, &record, read)?;
         }
@@ -418,6 +341,57 @@ impl Db {
             scenario: s.name.clone(),
             status,
             scenario_changed,
+            changes: changes.into_iter().filter(|c| !c.is_empty()).collect(),
+            note,
+        })
+    }
+
+    /// How the scenario's settings changed since `r` was recorded, each
+    /// change named; and a note for a file written before idemsim recorded
+    /// settings. Such a file whose scenario text is unchanged is migrated:
+    /// its settings are written in, so from now on only a change of
+    /// settings counts. One whose text changed cannot be: it counts any
+    /// change of text, as it did (one empty change stands for it).
+    fn changes_since(
+        &self,
+        stored: &Stored,
+        r: &Repro,
+        s: &Scenario,
+    ) -> (Vec<String>, Option<String>) {
+        let now = crate::meaning::settings(s);
+        if !r.settings.is_empty() {
+            return (crate::meaning::changes(&r.settings, &now), None);
+        }
+        let file = catalog::display_path(&stored.path);
+        if hash_hex(s.hash) != r.scenario_hash {
+            let note = format!(
+                "note: {file} was recorded before idemsim keyed regressions by the scenario's settings, and the scenario's text changed since, so any edit counts as a change; delete it to record the failure anew, keyed by settings"
+            );
+            return (vec![String::new()], Some(note));
+        }
+        let mut migrated = r.clone();
+        migrated.settings = now;
+        let note = match self.write(&stored.path, &migrated) {
+            Ok(()) => format!(
+                "note: {file} was recorded before idemsim keyed regressions by the scenario's settings; its settings were added, so a comment or key order no longer counts as a change"
+            ),
+            Err(e) => format!(
+                "note: {file} was recorded before idemsim keyed regressions by the scenario's settings, and they could not be added ({e}); any edit of the scenario counts as a change"
+            ),
+        };
+        (Vec::new(), Some(note))
+    }
+
+    /// Writes `repro` to `path` whole or not at all: shards and parallel
+    /// jobs may write at once.
+    fn write(&self, path: &Path, repro: &Repro) -> std::io::Result<()> {
+        let name = path
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy().into_owned());
+        let tmp = self.dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        repro.write(&tmp)?;
+        std::fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
         })
     }
 
@@ -436,8 +410,10 @@ impl Db {
                             reason: format!("not a repro file: {e}"),
                         },
                         scenario_changed: false,
+                        changes: Vec::new(),
+                        note: None,
                     }),
-                    Ok(r) if r.file.is_empty() || !Path::new(&r.file).is_file() => Some(Replayed {
+                    Ok(r) if r.file.is_empty() || !self.scenario_path(&r.file).is_file() => Some(Replayed {
                         file,
                         scenario: r.scenario.clone(),
                         status: Status::Stale {
@@ -448,6 +424,8 @@ impl Db {
                             },
                         },
                         scenario_changed: false,
+                        changes: Vec::new(),
+                        note: None,
                     }),
                     Ok(_) => None,
                 }
@@ -456,31 +434,47 @@ impl Db {
     }
 
     /// Records `repro` (an unexpected failure of a scenario file) unless the
-    /// same decisions of the same scenario are already there, written by this
+    /// same failure of the same scenario is already there, written by this
     /// idemsim (a stale file of that name is replaced). Returns the file and
-    /// whether it was written.
+    /// whether it was written; a folder that cannot be written is an error.
     pub fn record(&self, repro: &Repro) -> Result<(PathBuf, bool), UsageError> {
-        let path = self.dir.join(file_name(repro));
-        // A file of that name that is no regression is the user's to look
-        // at: it is never written over.
-        if std::fs::symlink_metadata(&path).is_ok() && read_regression(&path)?.same_version() {
-            return Ok((path, false));
-        }
-        let fail = |e: std::io::Error| {
+        let (path, written) = self.try_record(repro)?;
+        let new = written.map_err(|e| {
             UsageError(format!(
                 "error: cannot write the regression {}: {e}\nhelp: give a writable folder with --regressions DIR, or turn the database off with --no-regressions\n",
                 path.display()
             ))
-        };
-        std::fs::create_dir_all(&self.dir).map_err(fail)?;
-        // Written whole or not at all: shards and parallel jobs may record at once.
-        let tmp = self
-            .dir
-            .join(format!(".{}.tmp-{}", file_name(repro), std::process::id()));
-        repro.write(&tmp).map_err(fail)?;
-        std::fs::rename(&tmp, &path).map_err(fail)?;
-        Ok((path, true))
+        })?;
+        Ok((path, new))
     }
+
+    /// [`Db::record`], the write's failure kept apart from the error of a
+    /// damaged file of that name: a folder that cannot be written (read
+    /// only) leaves the run's verdict standing, a damaged file does not.
+    pub fn try_record(&self, repro: &Repro) -> Result<(PathBuf, Result<bool, String>), UsageError> {
+        let path = self.dir.join(file_name(repro));
+        // A file of that name that is no regression is the user's to look
+        // at: it is never written over.
+        if std::fs::symlink_metadata(&path).is_ok() && read_regression(&path)?.same_version() {
+            return Ok((path, Ok(false)));
+        }
+        let written = std::fs::create_dir_all(&self.dir)
+            .and_then(|()| self.write(&path, repro))
+            .map(|()| true)
+            .map_err(|e| format!("cannot write the regression {}: {e}", path.display()));
+        Ok((path, written))
+    }
+}
+
+/// Overrides in one order (by key; a key is given once), so the same
+/// variant asked for with its `--set`s in another order is the same variant.
+pub fn canonical(sets: &[models::scenario::Override]) -> Vec<(&str, &str)> {
+    let mut v: Vec<(&str, &str)> = sets
+        .iter()
+        .map(|o| (o.key.as_str(), o.value.as_str()))
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 /// Under the scenario it was recorded from, every decision of a regression

@@ -36,6 +36,9 @@ pub fn replay_stored(
 /// Prints one regression: its line on the text stream (stdout, or stderr
 /// under `--json`), and under `--json` its `regression` record on stdout.
 pub fn print(r: &Replayed, json: bool, indent: &str) {
+    if let Some(note) = &r.note {
+        crate::eoutln!("{indent}{note}");
+    }
     if json {
         crate::eoutln!("{indent}{}", r.text());
         crate::outln!("{}", json_line("regression", r.json()));
@@ -77,13 +80,25 @@ pub fn record_failure(
         // A failure with neither: nothing that could replay it.
         (None, None) => return Ok(None),
     };
-    let repro: Repro = crate::repro::repro_of(s, entry, sets, seed, record, outcome);
-    let (path, new) = db.record(&repro)?;
+    let mut repro: Repro = crate::repro::repro_of(s, entry, sets, seed, record, outcome);
+    repro.file = db.scenario_name(entry);
+    // One order for the same variant, so its replay command reads the same.
+    repro
+        .sets
+        .sort_by(|a, b| a.split_once('=').cmp(&b.split_once('=')));
+    let (path, written) = db.try_record(&repro)?;
+    // The run's verdict stands without it: said after the summary.
+    let (new, warning) = match written {
+        Ok(new) => (new, None),
+        Err(e) => (false, Some(format!("warning: {e}"))),
+    };
+    let file = crate::catalog::display_path(&path);
     Ok(Some(Recorded {
-        file: crate::catalog::display_path(&path),
+        file,
         scenario: s.name.clone(),
         invariant: repro.invariant.clone(),
         new,
+        warning,
     }))
 }
 
@@ -96,8 +111,11 @@ pub struct Recorded {
     pub scenario: String,
     /// The invariant the run breaks (none for a panic).
     pub invariant: Option<String>,
-    /// False when the same failure was recorded before.
+    /// False when the same failure was recorded before, or could not be written.
     pub new: bool,
+    /// Why it could not be written (a read-only folder), as a `warning:`
+    /// line printed after the summary: the run's verdict stands without it.
+    pub warning: Option<String>,
 }
 
 impl Recorded {
@@ -123,16 +141,31 @@ impl Recorded {
             "invariant": self.invariant,
             "detail": null,
             "scenario_changed": false,
+            "changes": [],
         })
     }
 
-    /// Prints it as [`print()`] does a replayed regression.
+    /// Prints it as [`print()`] does a replayed regression; one that could
+    /// not be written prints nothing here (see [`Recorded::warn`]).
     pub fn print(&self, json: bool, indent: &str) {
+        if self.warning.is_some() {
+            return;
+        }
         if json {
             crate::eoutln!("{indent}{}", self.text());
             crate::outln!("{}", json_line("regression", self.json()));
         } else {
             crate::outln!("{indent}{}", self.text());
+        }
+    }
+}
+
+impl Recorded {
+    /// After the summary: the warning line of a failure that could not be
+    /// recorded, on stderr, and how to give a folder that can be written.
+    pub fn warn(&self) {
+        if let Some(w) = &self.warning {
+            crate::eoutln!("{w} (the verdict above stands; give a writable folder with --regressions DIR or {}, or turn the database off with --no-regressions)", super::ENV);
         }
     }
 }

@@ -27,6 +27,7 @@ pub fn repro_of(
         r.file = from.arg();
     }
     r.sets = sets.to_vec();
+    r.settings = crate::meaning::settings(s);
     r
 }
 
@@ -286,15 +287,10 @@ pub fn load_repro(
         None => repro_scenario(path, &r, cmd)?,
     };
     let s = catalog::load_entry(&entry, &overrides).map_err(|e| recorded_sets(path, e))?;
-    if hash_hex(s.hash) != r.scenario_hash {
+    if let Some(why) = changed_since(&r, &s) {
         return Err(UsageError(format!(
-            "error: {path}: the repro was recorded against scenario `{}` with hash {}, but {} now hashes to {}\n\
-             help: the scenario changed since, so these choices would make a different run; \
-             restore that version of the scenario, or make a new repro with `idemsim shrink {}{} --seed {} --out {quoted}`\n",
-            r.scenario.escape_debug(),
-            r.scenario_hash.escape_debug(),
-            s.file,
-            hash_hex(s.hash),
+            "error: {path}: {why}\n\
+             help: restore that version of the scenario, or make a new repro with `idemsim shrink {}{} --seed {} --out {quoted}`\n",
             entry.shell_arg(),
             r.sets.iter().map(|x| format!(" --set {}", recorded_word(x, "KEY=VALUE"))).collect::<String>(),
             r.seed.map_or("S".to_string(), |x| x.to_string()),
@@ -311,6 +307,30 @@ pub fn load_repro(
         entry,
         scenario: s,
         record,
+    })
+}
+
+/// Why `r` no longer applies to `s`, if it does not: the settings it was
+/// recorded under changed (each change named), or, for a file written
+/// before idemsim recorded settings, the scenario's text changed. A
+/// comment, key order or whitespace is no change of settings.
+fn changed_since(r: &Repro, s: &Scenario) -> Option<String> {
+    if r.settings.is_empty() {
+        return (hash_hex(s.hash) != r.scenario_hash).then(|| format!(
+            "the text of {} changed since the repro was recorded against it (hash {} then, {} now), and the repro was written before idemsim recorded a scenario's settings, so it cannot tell whether the change alters the run",
+            s.file,
+            r.scenario_hash.escape_debug(),
+            hash_hex(s.hash),
+        ));
+    }
+    let now = crate::meaning::settings(s);
+    let changes = crate::meaning::changes(&r.settings, &now);
+    (!changes.is_empty()).then(|| {
+        format!(
+            "the settings of {} changed since the repro was recorded: {}; these decisions would make another run",
+            s.file,
+            crate::meaning::changes_text(&changes)
+        )
     })
 }
 

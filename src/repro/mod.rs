@@ -50,6 +50,11 @@ pub struct Repro {
     /// FNV-1a of the scenario's effective text (after `--set`), in hex; for
     /// a library user's model, whatever hash they tie the run to.
     pub scenario_hash: String,
+    /// The scenario's settings the run was made under (`crate::meaning`):
+    /// the repro applies while they hold, whatever else changed in the text.
+    /// Empty in files written before idemsim recorded them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, serde_json::Value>,
     /// The `--set` overrides the run was made under.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<String>,
@@ -111,6 +116,7 @@ impl Repro {
             scenario: name.to_string(),
             file: String::new(),
             scenario_hash: hash_hex(hash),
+            settings: BTreeMap::new(),
             sets: Vec::new(),
             seed,
             invariant,

@@ -124,7 +124,7 @@ fn verify_a_folder_records_replays_first_and_reports_fixed() {
     let (out, _) = run_in(&repo, &["verify", "scenarios"], &[], 0);
     assert!(
         out.contains(&format!(
-            "regression {shown}: fixed: it holds now (scenario changed since it was recorded)"
+            "regression {shown}: fixed: it holds now (scenario changed since it was recorded: `consumer.handler` changed from \"inbox-separate-tx\" to \"inbox-same-tx\")"
         )),
         "{out}"
     );

@@ -18,6 +18,7 @@ const COMMANDS: &[&str] = &[
     "diff",
     "verify",
     "advise",
+    "learn",
     "completions",
     "man",
 ];

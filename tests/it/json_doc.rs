@@ -132,6 +132,15 @@ fn run_commands() -> Vec<String> {
         ],
         &["bench", "--runs", "100", "--json"],
         &["list", "--json"],
+        &["learn", "--json"],
+        &[
+            "learn",
+            "check",
+            "13",
+            "--set",
+            "client.retry.dead_letter=false",
+            "--json",
+        ],
         &["shrink", "payment-retry-without-key", "--format", "json"],
         &[
             "shrink",

@@ -306,16 +306,20 @@ fn a_repro_of_a_changed_scenario_is_refused() {
     assert_eq!(code, 1);
     let (code, _, _) = idemsim(&["replay", "--repro", &file, &c]);
     assert_eq!(code, 1, "the unchanged scenario replays");
-    let text = std::fs::read_to_string(&copy).unwrap();
-    std::fs::write(
-        &copy,
-        text.replace("timeout_ms = 10000", "timeout_ms = 9000") + "\n# edited\n",
-    )
-    .unwrap();
+    // A comment changes no setting: it still replays.
+    let text = std::fs::read_to_string(&copy).unwrap() + "\n# edited\n";
+    std::fs::write(&copy, &text).unwrap();
+    let (code, _, _) = idemsim(&["replay", "--repro", &file, &c]);
+    assert_eq!(code, 1, "a comment is no change");
+    // A changed setting is refused, and named.
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    doc["run"]["max_steps"] = toml_edit::value(999_999);
+    std::fs::write(&copy, doc.to_string()).unwrap();
     let (code, out, err) = idemsim(&["replay", "--repro", &file, &c]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.is_empty(), "no run is printed: {out}");
     assert!(err.contains("changed since"), "{err}");
+    assert!(err.contains("`run.max_steps`"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

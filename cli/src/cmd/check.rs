@@ -18,6 +18,7 @@ use super::common::{jobs, shell_word, WarningLine};
 pub use args::Args;
 use args::Search;
 use exhaustive::run_exhaustive;
+use idemsim::regressions::sweep::Recorded;
 pub use summary::{Seeds, ShardLine, SweepLine};
 
 /// A coverage-guided search runs as one sequence, each schedule mutating what
@@ -46,18 +47,23 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let overrides = catalog::parse_overrides(&a.set)?;
     let s = catalog::load(name, &overrides)?;
     let jobs = jobs(a.jobs)?;
-    // The regression folder, checked before anything runs (a shard or an
-    // enumeration leaves it alone, but a folder that is a file is still wrong).
-    let db = a.regressions.db()?;
+    // A scenario given by path (or found in a --scenarios folder) is replayed by
+    // its path: its name alone could find another scenario of that name.
+    let entry = catalog::locate(name)?;
+    // The regression folder, found from the scenario's file and checked
+    // before anything runs (a shard or an enumeration leaves it alone, but
+    // a folder that is a file is still wrong).
+    let file = match &entry.origin {
+        catalog::Origin::File(p) => Some(p.as_path()),
+        catalog::Origin::BuiltIn => None,
+    };
+    let db = a.regressions.db(file)?;
     let budget = idemsim::minimize::Budget::from_flags(a.shrink_max_runs, a.shrink_budget_ms)?;
     let sets: String = a
         .set
         .iter()
         .map(|s| format!(" --set {}", shell_word(s)))
         .collect();
-    // A scenario given by path (or found in a --scenarios folder) is replayed by
-    // its path: its name alone could find another scenario of that name.
-    let entry = catalog::locate(name)?;
     let replay = format!("idemsim replay {}{sets}", entry.shell_arg());
     progress::install_ctrl_c();
     if a.exhaustive {
@@ -174,9 +180,10 @@ impl Sweep<'_> {
     fn seeds(self, jobs: usize, portfolio: bool) -> Result<u8, UsageError> {
         let (a, s, entry, seeds) = (self.a, self.s, self.entry, self.seeds);
         let bar = Progress::new(Some(seeds.len()), a.json);
-        let sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
+        let mut sum = explore(&s.system, seeds, jobs, &progress::STOP, &|done| {
             bar.update(done)
         });
+        idemsim::signals::forget_killed_runs(&mut sum);
         bar.finish();
         // A program that broke the protocol is bad input, whatever else the sweep found.
         idemsim::external::check_summary(s, &self.replay, &sum)?;
@@ -207,6 +214,7 @@ impl Sweep<'_> {
         if !a.json {
             shown.recorded.iter().for_each(|r| r.print(false, ""));
         }
+        shown.recorded.iter().for_each(Recorded::warn);
         Ok(idemsim::regressions::sweep::exit_code(
             line.exit_code(),
             &self.replayed,

@@ -83,6 +83,7 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
         }
         failure.recorded.iter().for_each(|r| r.print(false, ""));
     }
+    failure.recorded.iter().for_each(Recorded::warn);
     Ok(Found { code })
 }
 

@@ -7,6 +7,7 @@ pub mod common;
 pub mod completions;
 pub mod coverage;
 pub mod diff;
+pub mod learn;
 pub mod list;
 pub mod man;
 pub mod merge;

@@ -257,7 +257,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let (entries, loaded) = load_all(&a)?;
     // The regression folder, and every scenario's regressions replayed,
     // before any sweep: a file of it that is broken stops the run at once.
-    let db = a.regressions.db()?;
+    let db = a
+        .regressions
+        .db(a.scenarios.first().map(std::path::Path::new))?;
     let mut replays = Vec::with_capacity(entries.len());
     if let Some(db) = &db {
         let stored = db.stored()?;
@@ -413,6 +415,9 @@ impl Run<'_> {
         tally.ablations += c.ablations.len();
         tally.load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
         self.print(s, &c, replayed, recorded.as_ref());
+        recorded
+            .iter()
+            .for_each(idemsim::regressions::sweep::Recorded::warn);
         Ok(true)
     }
 

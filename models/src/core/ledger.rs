@@ -199,6 +199,7 @@ impl Ledger {
             | Obs::ExecStart { .. }
             | Obs::ExecEnd { .. }
             | Obs::ExecutorsLost
+            | Obs::Deployed { .. }
             | Obs::DedupStore { .. }
             | Obs::Shed { .. }
             | Obs::RetryDenied { .. }
@@ -263,6 +264,9 @@ impl Ledger {
             Obs::ExecStart { key } => self.exec_start(key, actor),
             Obs::ExecEnd { key } => self.exec_end(key, actor),
             Obs::ExecutorsLost => self.executors_lost(actor),
+            // Which version handled what is the trace's: the actor's lines
+            // after this one. No invariant asks for it.
+            Obs::Deployed { .. } => {}
             Obs::DedupStore { keys, .. } => self.dedup_store(keys),
             Obs::Work { layer, attempt, .. } => self.work(at, now_us, layer, attempt),
             Obs::Shed { layer, .. } => self.shed(now_us, layer),

@@ -268,6 +268,15 @@ macro_rules! observations {
                 /// The operation given up.
                 op: Op,
             },
+            // Last, so the older kinds keep their numbers.
+            /// A rollout's version of the reporting actor takes over: it
+            /// handles what arrives from now on (`version`: 1 is the first,
+            /// 2 the first rollout's, and so on).
+            [bookkeeping]
+            Deployed {
+                /// The version now running, counted from 1.
+                version: u8,
+            },
         }
     };
 }
@@ -339,7 +348,7 @@ impl Obs {
                 Key::Op { op, .. } => Some(op),
                 Key::Time { .. } | Key::None => None,
             },
-            Obs::ExecutorsLost | Obs::DedupStore { .. } => None,
+            Obs::ExecutorsLost | Obs::Deployed { .. } | Obs::DedupStore { .. } => None,
         }
     }
 }

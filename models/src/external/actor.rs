@@ -77,6 +77,10 @@ pub trait Role: 'static {
     fn outgoing(to: &str, payload: &Value) -> Result<Self::Msg, PayloadError>;
     /// The observation of an effect the program reported for `op`.
     fn effect(op: u32, payload: u32) -> Obs;
+    /// Why a role reports no effects of its own, if it does not (the
+    /// payment service's effects are the bank's transfers): an `effect`
+    /// line from its program is then a protocol error with this fix.
+    const NO_EFFECTS: Option<&'static str> = None;
     /// Reached when a message sent before the program's latest start is
     /// dropped (see [`Role::connection_sent_us`]).
     const OLD_CONNECTION: Option<SituationId> = None;
@@ -261,6 +265,10 @@ impl<W: Carries<R::Msg>, R: Role> External<W, R> {
                 }
             }
             Out::Effect { op, payload } => {
+                if let Some(fix) = R::NO_EFFECTS {
+                    let what = format!("an `effect`, which the {} role does not report", R::NAME);
+                    return Err(failure(what, fix));
+                }
                 if !storage.effects.contains(&op) {
                     storage.effects.push(op);
                 }

@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,48 @@ const STDERR_TAIL: usize = 20;
 
 /// How often the watchdog looks at the deadline: the time-out's precision.
 const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Set on Ctrl-C or SIGTERM ([`interrupt`]): the watchdogs kill every
+/// program being waited for, so a hung one cannot hold idemsim.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Programs killed because of [`interrupt`]: their runs are no results.
+static KILLED_BY_INTERRUPT: AtomicU64 = AtomicU64::new(0);
+
+/// The process groups of the programs alive, for [`kill_all`]: a slot per
+/// program, 0 when free. Atomics alone, so a signal handler may read them.
+static LIVE: [AtomicU32; 64] = [const { AtomicU32::new(0) }; 64];
+
+/// Asks every watchdog to kill its program if idemsim is waiting for it
+/// (Ctrl-C, SIGTERM). Only stores a flag: safe in a signal handler.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// How many programs were killed because of [`interrupt`] (each broke off
+/// the run it served).
+pub fn killed_by_interrupt() -> u64 {
+    KILLED_BY_INTERRUPT.load(Ordering::SeqCst)
+}
+
+/// Kills every program alive with its process group, at once: for a
+/// second Ctrl-C, which quits without waiting. Atomics and kill(2) alone,
+/// so a signal handler may call it.
+pub fn kill_all() {
+    for slot in &LIVE {
+        let pid = slot.load(Ordering::SeqCst);
+        if pid != 0 {
+            kill_group(pid);
+        }
+    }
+}
+
+fn register(pid: u32) -> Option<&'static AtomicU32> {
+    LIVE.iter().find(|s| {
+        s.compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    })
+}
 
 /// Why a line could not be read.
 #[derive(Debug, PartialEq, Eq)]
@@ -59,6 +101,8 @@ struct Watch {
     over: AtomicBool,
     /// The child was waited for: its id may name another process by now.
     reaped: AtomicBool,
+    /// Its slot in [`LIVE`], emptied before the child is waited for.
+    slot: OnceLock<&'static AtomicU32>,
 }
 
 /// A running program.
@@ -124,12 +168,19 @@ impl Process {
         let pid = child.id();
         let child = Arc::new(Mutex::new(child));
         let watch = Arc::new(Watch::default());
+        if let Some(slot) = register(pid) {
+            let _ = watch.slot.set(slot);
+        }
         let (c, w) = (Arc::clone(&child), Arc::clone(&watch));
         std::thread::spawn(move || {
             while !w.over.load(Ordering::Relaxed) {
                 std::thread::sleep(WATCH_EVERY);
                 let d = w.deadline_ns.load(Ordering::Relaxed);
-                if d != 0 && since_epoch_ns() > d {
+                let interrupted = d != 0 && INTERRUPTED.load(Ordering::SeqCst);
+                if d != 0 && (since_epoch_ns() > d || interrupted) {
+                    if interrupted {
+                        KILLED_BY_INTERRUPT.fetch_add(1, Ordering::SeqCst);
+                    }
                     w.fired.store(true, Ordering::Relaxed);
                     let mut child = lock(&c);
                     if !w.reaped.load(Ordering::Relaxed) {
@@ -230,6 +281,10 @@ impl Process {
     fn exit_status(&mut self) -> Option<String> {
         for _ in 0..50 {
             if let Ok(Some(status)) = lock(&self.child).try_wait() {
+                // Reaped: its id may be another process's from now on.
+                if let Some(slot) = self.watch.slot.get() {
+                    slot.store(0, Ordering::SeqCst);
+                }
                 self.watch.reaped.store(true, Ordering::Relaxed);
                 return Some(status.to_string());
             }
@@ -258,6 +313,9 @@ impl Drop for Process {
             kill_group(self.pid);
         }
         let _ = child.kill();
+        if let Some(slot) = self.watch.slot.get() {
+            slot.store(0, Ordering::SeqCst);
+        }
         let _ = child.wait();
     }
 }

@@ -13,6 +13,7 @@
 
 mod client;
 mod msg;
+mod program;
 mod repairs;
 mod scenario;
 mod server;
@@ -23,6 +24,7 @@ pub use client::{
     RequestSpec, Requests, RetryBody,
 };
 pub use msg::{Method, Msg, Precondition, Read, Request, Status};
+pub use program::{ProgramServer, ServerRole, CHANGE};
 pub use server::{Fingerprint, PutMode, Resource, Server, ServerConfig, ServerStorage, Stored};
 
 use crate::core::ids::{layer_index, space_code, Declares};
@@ -92,7 +94,7 @@ impl Declares for Http {
 
 impl<N> ModelSpec<N> for Http
 where
-    N: sim::Actor + From<Client<N::Msg>> + From<Server<N::Msg>>,
+    N: sim::Actor + From<Client<N::Msg>> + From<Server<N::Msg>> + From<ProgramServer<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

@@ -19,6 +19,7 @@ mod presets;
 mod producer;
 mod program;
 mod relay;
+mod relay_program;
 mod repairs;
 pub(crate) mod republish;
 pub mod rules;
@@ -29,7 +30,9 @@ mod warnings;
 pub use broker::{
     AtMaxDeliveries, Broker, BrokerConfig, BrokerStorage, BrokerTimer, QMsg, QStatus,
 };
-pub use consumer::{AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler};
+pub use consumer::{
+    AckMode, Consumer, ConsumerConfig, ConsumerState, ConsumerTimer, Handler, MAX_CONSUMER_VERSIONS,
+};
 pub use consumer_db::{ConsumerDb, ConsumerDbStorage, InboxConfig};
 pub use msg::{Event, Msg, TxKind, TxResult};
 pub use producer::{
@@ -37,6 +40,7 @@ pub use producer::{
 };
 pub use program::{ConsumerRole, ProgramConsumer};
 pub use relay::{InFlight, OutboxRow, Relay, RelayState, RelayTimer};
+pub use relay_program::{ProgramRelay, RelayRole};
 
 use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
@@ -105,7 +109,8 @@ where
         + From<Broker<N::Msg>>
         + From<Consumer<N::Msg>>
         + From<ConsumerDb<N::Msg>>
-        + From<ProgramConsumer<N::Msg>>,
+        + From<ProgramConsumer<N::Msg>>
+        + From<ProgramRelay<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

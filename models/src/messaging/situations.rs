@@ -105,6 +105,8 @@ pub const DELIVERY_FOUND_CONSUMER_BUSY: SituationId = FIRST + 43;
 pub const PUBLISH_OUT_OF_SEQUENCE_REFUSED: SituationId = FIRST + 44;
 /// `resent-after-delivery-timeout`: The relay published again a row whose batch the producer library had given up at its delivery timeout: a new record, which the broker stores again.
 pub const RESENT_AFTER_DELIVERY_TIMEOUT: SituationId = FIRST + 45;
+/// `consumer-redeployed`: A consumer instance was replaced by a rollout's next version (consumer rollouts, one instance after another over `over_ms`): the old process finishes the deliveries it holds, the new one takes every delivery from now on.
+pub const CONSUMER_REDEPLOYED: SituationId = FIRST + 46;
 /// At the top of the range, away from the built-in consumer's.
 pub const PROGRAM_EFFECT_REDELIVERED: SituationId = FIRST + 56;
 
@@ -155,5 +157,6 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: BROKER_TX_TIMED_OUT, name: "broker-tx-timed-out", doc: "The broker aborted an open transaction at its timeout (broker.transaction_timeout_ms): its messages were never shown to a consumer." },
     SituationDoc { id: BROKER_TX_ABORTED, name: "broker-tx-aborted", doc: "The producer aborted its broker transaction after its database commit failed: nothing was announced." },
     SituationDoc { id: COMMIT_AFTER_TX_TIMEOUT, name: "commit-after-tx-timeout", doc: "The producer asked to commit a broker transaction the broker had already aborted at its timeout: the database change is committed, its event is gone." },
+    SituationDoc { id: CONSUMER_REDEPLOYED, name: "consumer-redeployed", doc: "A consumer instance was replaced by a rollout's next version (consumer rollouts, one instance after another over `over_ms`): the old process finishes the deliveries it holds, the new one takes every delivery from now on." },
     SituationDoc { id: STALE_WRITE_REJECTED, name: "stale-write-rejected", doc: "A versioned write refused an event older than the stored version." },
 ];

@@ -13,6 +13,7 @@ mod repairs;
 pub mod rules;
 pub(crate) mod scenario;
 mod service;
+mod service_program;
 pub mod situations;
 
 pub use bank::{Bank, BankConfig, BankStorage};
@@ -28,6 +29,7 @@ pub use service::{
     ServiceStorage, ServiceTimer, MAX_BANK_CALLS, MAX_QUEUE, MAX_STEPS, MAX_WORKERS,
     SERVICE_TIMER_SLOTS,
 };
+pub use service_program::{ProgramService, ServiceRole};
 
 use crate::core::ids::{layer_index, space_code, Declares};
 use crate::core::input::LoadError;
@@ -97,7 +99,8 @@ where
         + From<Client<N::Msg>>
         + From<Service<N::Msg>>
         + From<Bank<N::Msg>>
-        + From<ProgramBank<N::Msg>>,
+        + From<ProgramBank<N::Msg>>
+        + From<ProgramService<N::Msg>>,
     N::Msg: crate::core::Carries<Msg>,
 {
     fn name(&self) -> &'static str {

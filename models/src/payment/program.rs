@@ -37,7 +37,7 @@ impl crate::core::Ends for BankRole {
 
 /// The reference a transfer names (the service's key, and whether it is
 /// also the idempotency key): the program echoes it in its answer.
-fn reference(key: Key, passed: bool) -> Value {
+pub(super) fn reference(key: Key, passed: bool) -> Value {
     match key {
         Key::None => json!({ "passed": passed }),
         Key::Op { op, n } => json!({"claim": op.id, "part": op.part, "n": n, "passed": passed}),
@@ -54,7 +54,7 @@ fn bad(what: String) -> PayloadError {
     }
 }
 
-fn num(o: &Map<String, Value>, name: &str, max: u64) -> Result<u64, PayloadError> {
+pub(super) fn num(o: &Map<String, Value>, name: &str, max: u64) -> Result<u64, PayloadError> {
     o.get(name)
         .and_then(Value::as_u64)
         .filter(|n| *n <= max)
@@ -62,14 +62,14 @@ fn num(o: &Map<String, Value>, name: &str, max: u64) -> Result<u64, PayloadError
 }
 
 /// The claim and part a payload names.
-fn op_of(o: &Map<String, Value>) -> Result<Op, PayloadError> {
+pub(super) fn op_of(o: &Map<String, Value>) -> Result<Op, PayloadError> {
     let claim = num(o, "claim", u64::from(u32::MAX))? as u32;
     let part = num(o, "part", u64::from(u8::MAX))? as u8;
     Ok(Op::part(&CLAIM, claim, part))
 }
 
 /// A reference as [`reference`] wrote it, back to its key.
-fn key_of(v: Option<&Value>) -> Result<(Key, bool), PayloadError> {
+pub(super) fn key_of(v: Option<&Value>) -> Result<(Key, bool), PayloadError> {
     let echo = || bad("`reference` must be the transfer's reference, echoed as it came".into());
     let Some(Value::Object(r)) = v else {
         return Err(echo());

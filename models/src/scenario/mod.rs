@@ -302,6 +302,13 @@ impl Scenario {
         self.expect.as_ref().and_then(|e| e.invariant)
     }
 
+    /// Its text with its `--set` overrides written in: what its runs read.
+    /// The overrides were applied once when it loaded, so they apply again.
+    pub fn effective_text(&self) -> String {
+        apply_overrides(&self.file, &self.text, &self.overrides)
+            .unwrap_or_else(|_| self.text.clone())
+    }
+
     /// The verdict its `[expect]` states; `None` without one.
     pub fn expected_verdict(&self) -> Option<Verdict> {
         self.expect.as_ref().map(|e| e.verdict)

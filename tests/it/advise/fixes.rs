@@ -175,6 +175,8 @@ const NOT_SETTINGS: &[&str] = &[
     // the models' protections, not deployment orders.
     "rollouts",
 ];
+// Likewise a client group (`client.groups.NAME`, above): named per scenario,
+// its settings a version's, not a protection advise proposes.
 
 /// A scenario's settings as `dotted.key → value`, without its summary,
 /// expectation and run size.
@@ -226,9 +228,10 @@ fn the_known_fixes_are_every_failing_scenario_with_a_sibling_a_few_settings_apar
                     let differ: Vec<&&String> =
                         keys.iter().filter(|k| a.get(**k) != b.get(**k)).collect();
                     differ.len() <= 4
-                        && differ
-                            .iter()
-                            .all(|k| !NOT_SETTINGS.contains(&k.split('.').next().unwrap_or("")))
+                        && differ.iter().all(|k| {
+                            !NOT_SETTINGS.contains(&k.split('.').next().unwrap_or(""))
+                                && !k.starts_with("client.groups.")
+                        })
                 })
         })
         .map(|(n, ..)| n.as_str())

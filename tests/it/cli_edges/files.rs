@@ -234,19 +234,46 @@ fn repro_files_are_checked_against_version_and_scenario() {
             .code(2)
             .err("written by idemsim 0.0.1-old, and this is idemsim"),
     );
+    // The text's hash alone no longer decides: the settings recorded do.
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["scenario_hash"] = serde_json::json!("0000000000000000");
+    let other_text = dir.join("other-text.json");
+    std::fs::write(&other_text, v.to_string()).unwrap();
+    let s = other_text.to_string_lossy().into_owned();
+    check(
+        &case(
+            "a repro whose scenario text differs, settings alike",
+            &["replay", "--repro", &s],
+        )
+        .cwd(&dir)
+        .code(1),
+    );
+    v["settings"]["client.timeout_ms"] = serde_json::json!(9000);
     let stale = dir.join("stale.json");
     std::fs::write(&stale, v.to_string()).unwrap();
     let s = stale.to_string_lossy().into_owned();
     check(
         &case(
-            "a repro of another scenario text",
+            "a repro of other settings",
             &["replay", "--repro", &s],
         )
         .cwd(&dir)
         .code(2)
-        .err("the scenario changed since"),
+        .err("the settings of scenarios/payment-retry-without-key.toml changed since the repro was recorded: `client.timeout_ms` changed from 9000 to 10000"),
+    );
+    // A file written before repros recorded settings: its text hash decides.
+    v.as_object_mut().unwrap().remove("settings");
+    let old_text = dir.join("old-text.json");
+    std::fs::write(&old_text, v.to_string()).unwrap();
+    let s = old_text.to_string_lossy().into_owned();
+    check(
+        &case(
+            "a repro without settings, of another scenario text",
+            &["replay", "--repro", &s],
+        )
+        .cwd(&dir)
+        .code(2)
+        .err("was written before idemsim recorded a scenario's settings"),
     );
 }
 
@@ -307,12 +334,14 @@ fn printed_commands_quote_a_scenario_path_with_spaces() {
         "an unquoted command in the report"
     );
     assert!(html.contains("replay &#39;my dir/my scen.toml&#39;"));
-    std::fs::write(
-        &scen,
-        std::fs::read_to_string(&scen).unwrap() + "\n# edited\n",
-    )
-    .unwrap();
+    // A comment changes no setting: the repro still replays.
+    let written = std::fs::read_to_string(&scen).unwrap();
+    std::fs::write(&scen, written.clone() + "\n# edited\n").unwrap();
     let replay = ["replay", "my dir/my scen.toml", "--repro", "out dir/r.json"];
+    check(&case("a comment added", &replay).cwd(&dir).code(1));
+    let changed = written.replace("timeout_ms = 10000", "timeout_ms = 9000");
+    assert_ne!(changed, written);
+    std::fs::write(&scen, changed).unwrap();
     check(
         &case("changed scenario", &replay)
             .cwd(&dir)

@@ -17,7 +17,7 @@
 //! Run with `IDEMSIM_BLESS_DOCS=1` to rewrite the blocks after a deliberate change.
 
 use crate::support;
-use crate::support::{docs, exercises};
+use crate::support::docs;
 use std::path::{Path, PathBuf};
 
 mod fidelity;
@@ -27,7 +27,6 @@ use docs::{
     backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, report_markers,
     same_run_as_the_shrunk_trace, MARK,
 };
-use exercises::{exercises, parse_exercise};
 
 #[test]
 fn generated_blocks_in_the_docs_match_what_idemsim_prints() {
@@ -241,119 +240,7 @@ fn the_catalogs_cover_every_scenario_and_the_protections_of_each_holding_one() {
     }
 }
 
-// ------------------------------------------------------------- exercises
-
-#[test]
-fn exercise_markers_are_parsed_strictly() {
-    assert_eq!(
-        parse_exercise("payment-x --set a.b=c --set d=e"),
-        Ok(("payment-x".into(), vec!["a.b=c".into(), "d=e".into()]))
-    );
-    for bad in [
-        "",
-        "--set a=b",
-        "payment-x",
-        "payment-x --set",
-        "payment-x --set a",
-        "payment-x --runs 5 --set a=b",
-        "payment-x --set network.loss_per_mille=0",
-        "payment-x --set crashes.service.crash_per_mille=0",
-        "payment-x --set run.fault_phase_ms=1",
-        "payment-x --set expect.verdict=holds",
-    ] {
-        assert!(parse_exercise(bad).is_err(), "`{bad}` was accepted");
-    }
-}
-
-#[test]
-fn the_path_has_exercises_in_several_chapters() {
-    let all = exercises();
-    let chapters: std::collections::BTreeSet<&str> = all
-        .iter()
-        .map(|e| e.place.split(':').next().unwrap())
-        .collect();
-    assert!(
-        all.len() >= 6 && chapters.len() >= 6,
-        "at least six exercises over at least six chapters, found {} in {}",
-        all.len(),
-        chapters.len()
-    );
-}
-
-/// Each exercise's scenario fails as the catalog ships it, holds with the
-/// answer's overrides over its test budget (with faults firing), and, for an
-/// answer of several overrides, fails with any one of them left out: the
-/// answer is the fix, all of it and nothing more. A wrong answer the chapter
-/// marks fails too.
-#[test]
-fn every_exercise_fails_without_its_answer_and_holds_with_it() {
-    use models::scenario::Verdict;
-    let all = exercises();
-    let mut wrong = Vec::new();
-    for ex in &all {
-        let base = support::load(&ex.scenario, &[]);
-        let budget = base.runs.min(support::TEST_BUDGET);
-        if base.expected_verdict() != Some(Verdict::Violation) {
-            wrong.push(format!(
-                "{}: `{}` does not expect a violation; an exercise starts from a failing scenario",
-                ex.place, ex.scenario
-            ));
-            continue;
-        }
-        let found = |sets: &[&str]| {
-            let s = support::load(&ex.scenario, sets);
-            let sum = support::sweep(&s, budget);
-            let f = &sum.tally.faults;
-            let faults = f.lost + f.duplicated + f.partitioned + f.crashed;
-            (s.judge(&sum).found, sum.tally.panics, faults)
-        };
-        let (without, _, _) = found(&[]);
-        if without != Verdict::Violation {
-            wrong.push(format!(
-                "{}: `{}` gives {} without the answer",
-                ex.place,
-                ex.scenario,
-                without.as_str()
-            ));
-        }
-        let sets: Vec<&str> = ex.sets.iter().map(String::as_str).collect();
-        let (with, panics, faults) = found(&sets);
-        if with != Verdict::Holds || panics > 0 || faults == 0 {
-            wrong.push(format!(
-                "{}: `{}` with {sets:?} gives {} ({panics} panics, {faults} faults) over {budget} seeds; the answer must hold under the scenario's faults",
-                ex.place,
-                ex.scenario,
-                with.as_str()
-            ));
-        }
-        for wrong_answer in &ex.wrong_answers {
-            let sets: Vec<&str> = wrong_answer.iter().map(String::as_str).collect();
-            let with = found(&sets).0;
-            if with != Verdict::Violation {
-                let what = with.as_str();
-                wrong.push(format!("{}: `{}` with {sets:?} gives {what}, but the chapter marks it as a wrong answer", ex.place, ex.scenario));
-            }
-        }
-        if sets.len() > 1 {
-            for left_out in 0..sets.len() {
-                let part: Vec<&str> = sets
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != left_out)
-                    .map(|(_, s)| *s)
-                    .collect();
-                let (partial, _, _) = found(&part);
-                if partial == Verdict::Holds {
-                    wrong.push(format!(
-                        "{}: `{}` already holds without `{}`: the answer has an override it does not need",
-                        ex.place, ex.scenario, sets[left_out]
-                    ));
-                }
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "exercises off:\n{}", wrong.join("\n"));
-}
+// The exercises are graded by `idemsim learn` from its own table: `learn::`.
 
 // ----------------------------------------------------------- index checks
 

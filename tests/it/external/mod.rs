@@ -16,6 +16,7 @@ mod bad_programs;
 mod deliveries;
 mod draws;
 mod roles;
+mod services;
 mod sqlite;
 
 /// Whether `python3` is on PATH: in CI it must be (the test fails), and

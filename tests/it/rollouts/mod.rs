@@ -6,6 +6,7 @@
 //! its own; every mistake in a group or a rollout is refused where it is
 //! written, with the fix.
 
+mod messaging;
 mod refusals;
 
 use crate::support;

@@ -6,7 +6,6 @@
 pub mod browser;
 pub mod cli;
 pub mod docs;
-pub mod exercises;
 pub mod tools;
 
 #[allow(unused_imports)]

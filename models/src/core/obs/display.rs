@@ -24,6 +24,7 @@ impl fmt::Display for Obs {
             Obs::ExecStart { .. }
             | Obs::ExecEnd { .. }
             | Obs::ExecutorsLost
+            | Obs::Deployed { .. }
             | Obs::DedupStore { .. }
             | Obs::Work { .. }
             | Obs::Shed { .. }
@@ -113,6 +114,12 @@ impl Obs {
             Obs::ExecStart { key } => write!(f, "executing the request of key {key}"),
             Obs::ExecEnd { key } => write!(f, "execution of key {key} finished"),
             Obs::ExecutorsLost => write!(f, "every execution of this process died with it"),
+            Obs::Deployed { version } => {
+                write!(
+                    f,
+                    "v{version} deployed: it handles what arrives from now on"
+                )
+            }
             Obs::DedupStore { keys, bound } => {
                 let s = if keys == 1 { "" } else { "s" };
                 write!(f, "dedup store holds {keys} key{s} (bound {bound})")

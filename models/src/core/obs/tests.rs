@@ -58,6 +58,7 @@ fn one_of_each() -> Vec<Obs> {
         },
         Obs::RetryDenied { op },
         Obs::FastFailed { op },
+        Obs::Deployed { version: 2 },
     ]);
     all
 }
@@ -114,7 +115,8 @@ fn the_kinds_marked_bookkeeping_are_the_ones_diff_hides() {
             "ExecutorsLost",
             "DedupStore",
             "Work",
-            "Shed"
+            "Shed",
+            "Deployed"
         ]
     );
 }
@@ -144,6 +146,7 @@ fn every_kind_is_numbered_in_the_order_of_the_list() {
         ObsKind::Shed,
         ObsKind::RetryDenied,
         ObsKind::FastFailed,
+        ObsKind::Deployed,
     ];
     let names: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
     let variants: Vec<String> = one_of_each()
@@ -165,7 +168,11 @@ fn every_kind_is_numbered_in_the_order_of_the_list() {
 #[test]
 fn every_kind_reads_as_traces_write_it() {
     let lines: Vec<String> = one_of_each().iter().map(|o| o.to_string()).collect();
-    assert_eq!(lines.len(), 22);
+    assert_eq!(lines.len(), 23);
+    assert_eq!(
+        lines[22],
+        "v2 deployed: it handles what arrives from now on"
+    );
     assert_eq!(lines[16], "every execution of this process died with it");
     assert_eq!(lines[17], "dedup store holds 1 key (bound 0)");
     assert!(lines[3].starts_with("EFFECT update of "), "{}", lines[3]);

@@ -20,6 +20,8 @@ pub(super) struct ClientDto {
     retry_body: String,
     delete_404: String,
     pub(super) retry: RetryDto,
+    /// `[client.groups.NAME]`: clients with settings of their own (`groups.rs`).
+    pub(super) groups: toml::Table,
 }
 
 impl Default for ClientDto {
@@ -32,6 +34,7 @@ impl Default for ClientDto {
             retry_body: "same".into(),
             delete_404: "done".into(),
             retry: RetryDto::default(),
+            groups: toml::Table::new(),
         }
     }
 }

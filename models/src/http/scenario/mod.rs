@@ -1,16 +1,18 @@
 //! The HTTP model's tables in a scenario file: `[client]` (with
 //! `[client.retry]`, `client.rs`), `[server]` (`server.rs`), `[[resources]]`
 //! and `[[requests]]` (`requests.rs`). Every client named in `[[requests]]`
-//! is an actor with the `[client]` settings; the server is the actor
+//! is an actor with the `[client]` settings, or its group's written over
+//! them (`[client.groups.NAME]`, `groups.rs`); the server is the actor
 //! `server`. `unused.rs` and `warnings.rs` read the validated tables.
 
 mod client;
+mod groups;
 mod requests;
 mod server;
 mod unused;
 mod warnings;
 
-use super::{Client, Server};
+use super::{Client, ProgramServer, Server};
 use crate::core::input::{LoadError, DAY_MS};
 use crate::core::{BuildInput, Built, Carries};
 use client::ClientDto;
@@ -63,10 +65,11 @@ impl Default for FileDto {
 /// have always come in.
 pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
-    N: From<Client<W>> + From<Server<W>>,
+    N: From<Client<W>> + From<Server<W>> + From<ProgramServer<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
+    let program = server::program_of(&d.server, input)?;
     let initial = requests::resources(&d.resources)?;
     let clients = requests::clients(&d.requests, &initial, input.max_time_us)?;
     let settings = client::Settings::try_from(&d.client)?;
@@ -86,14 +89,33 @@ where
         input.delays,
     ));
     let unused = unused::unused(&d);
-    let mut actors: Vec<(String, N)> = clients
-        .into_iter()
-        .map(|(name, requests)| {
-            let config = settings.config(server_id, requests);
-            (name, N::from(Client::new(config)))
-        })
-        .collect();
-    actors.push((SERVER.to_string(), N::from(Server::new(server))));
+    let mut actors: Vec<(String, N)> = if d.client.groups.is_empty() {
+        clients
+            .into_iter()
+            .map(|(name, requests)| {
+                let config = settings.config(server_id, requests);
+                (name, N::from(Client::new(config)))
+            })
+            .collect()
+    } else {
+        let raw: toml::Table = toml::from_str(input.text)?;
+        let configs = groups::configs(&raw, &clients, server_id)?;
+        clients
+            .into_iter()
+            .zip(configs)
+            .map(|((name, _), config)| (name, N::from(Client::new(config))))
+            .collect()
+    };
+    let server = match program {
+        // A user's program in the server's place (docs/protocol.md).
+        Some(p) => {
+            let names = actors.iter().map(|a| a.0.clone()).chain([SERVER.into()]);
+            let cfg = crate::external::keys::config_for(SERVER, &p, names.collect());
+            N::from(ProgramServer::new(cfg))
+        }
+        None => N::from(Server::new(server)),
+    };
+    actors.push((SERVER.to_string(), server));
     Ok(Built {
         actors,
         actors_hint: " (each client named in [[requests]] is an actor)",

@@ -15,6 +15,41 @@ pub(super) struct ServerDto {
     pub(super) max_keys: u64,
     pub(super) put: String,
     fingerprint: String,
+    /// A user's program in the server's place (docs/protocol.md).
+    pub(super) program: Option<Vec<String>>,
+    pub(super) handler_timeout_ms: u64,
+    pub(super) state_folder: bool,
+}
+
+/// The built-in server's keys, which a program in its place replaces.
+const BUILT_IN_SERVER_KEYS: &[&str] = &[
+    "idempotency_keys",
+    "key_retention_ms",
+    "max_keys",
+    "put",
+    "fingerprint",
+];
+
+/// `[server] program`, checked (see `external::keys`).
+pub(super) fn program_of(
+    s: &ServerDto,
+    input: &crate::core::BuildInput<'_>,
+) -> Result<Option<(crate::external::Program, u64)>, Invalid> {
+    let keys = crate::external::keys::ProgramKeys {
+        table: "server",
+        argv: s.program.as_deref(),
+        handler_timeout_ms: s.handler_timeout_ms,
+        state_folder: s.state_folder,
+        built_in: BUILT_IN_SERVER_KEYS,
+    };
+    let written = |key: &str| {
+        input.text.parse::<toml::Table>().is_ok_and(|t| {
+            t.get("server")
+                .and_then(toml::Value::as_table)
+                .is_some_and(|c| c.contains_key(key))
+        })
+    };
+    crate::external::keys::program_of(&keys, written, input.dir)
 }
 
 impl Default for ServerDto {
@@ -25,6 +60,9 @@ impl Default for ServerDto {
             max_keys: 10_000,
             put: "replace".into(),
             fingerprint: "none".into(),
+            program: None,
+            handler_timeout_ms: crate::external::keys::default_handler_timeout_ms(),
+            state_folder: false,
         }
     }
 }

@@ -2,9 +2,11 @@
 //! shared database, and acks before or after the commit.
 
 mod config;
+mod rollout;
 mod state;
 
 pub use config::{AckMode, ConsumerConfig, Handler};
+pub use rollout::MAX_CONSUMER_VERSIONS;
 #[cfg(test)]
 use state::MAX_JOBS;
 pub use state::{ConsumerState, ConsumerTimer, Job, Phase, RECENT_RECEIPTS};
@@ -20,6 +22,8 @@ use std::marker::PhantomData;
 pub struct Consumer<W> {
     /// Its configuration.
     pub cfg: ConsumerConfig,
+    /// Its later versions from rollouts, in time order (empty: none).
+    versions: Vec<rollout::Version<W>>,
     wire: PhantomData<fn() -> W>,
 }
 
@@ -28,6 +32,7 @@ impl<W> Consumer<W> {
     pub fn new(cfg: ConsumerConfig) -> Self {
         Consumer {
             cfg,
+            versions: Vec::new(),
             wire: PhantomData,
         }
     }
@@ -219,7 +224,7 @@ impl<W: Carries<Msg>> Consumer<W> {
     fn on_deliver(
         &self,
         st: &mut ConsumerState,
-        (ev, receipt, redelivered, sent_us): (Event, u32, bool, TimeUs),
+        (ev, receipt, redelivered, sent_us, version): (Event, u32, bool, TimeUs, u8),
         ctx: &mut impl Ctx<Self>,
     ) {
         if sent_us < st.started_us {
@@ -255,6 +260,7 @@ impl<W: Carries<Msg>> Consumer<W> {
             redelivered,
             tx: TxKind::CheckInbox,
             attempt: 0,
+            version,
         };
         let Some(slot) = st.jobs.insert(job) else {
             // Left undone and unacked: the lease runs out and the broker
@@ -325,9 +331,12 @@ impl<W> crate::core::Ends for Consumer<W> {
     /// (an ack on receipt leaves none); acks asking for their result only
     /// from one that checks its ack before the commit.
     fn sends(&self, kind: &str, _role: &str) -> bool {
+        let any = |f: fn(&ConsumerConfig) -> bool| {
+            f(&self.cfg) || self.versions.iter().any(|v| f(&v.consumer.cfg))
+        };
         match kind {
-            "extend" => self.cfg.lease_renewal_ms > 0 && self.cfg.ack != AckMode::BeforeCommit,
-            super::ACK_WITH_RESULT => self.cfg.ack == AckMode::CheckedBeforeCommit,
+            "extend" => any(|c| c.lease_renewal_ms > 0 && c.ack != AckMode::BeforeCommit),
+            super::ACK_WITH_RESULT => any(|c| c.ack == AckMode::CheckedBeforeCommit),
             _ => true,
         }
     }
@@ -349,10 +358,12 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         st.jobs.clear();
         st.taken.clear();
         st.started_us = 0;
+        st.version = 0;
     }
 
     fn on_start(&self, st: &mut ConsumerState, _: &mut (), ctx: &mut impl Ctx<Self>) {
         st.started_us = ctx.now_us();
+        self.start_version(st, ctx);
     }
 
     /// A crash drops every job: one the broker has let go (acked on
@@ -360,16 +371,18 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
     /// transaction was not sent yet is where an ack before the commit loses
     /// the event, and nothing after the restart remembers it.
     fn on_crash(&self, st: &ConsumerState, _: &(), reached: &mut dyn FnMut(sim::SituationId)) {
-        let uncommitted = |j: &Job| match j.phase {
-            Phase::Checking | Phase::Processing => self.cfg.ack == AckMode::BeforeCommit,
-            Phase::Acking => true,
-            // The row is on its way and the effect's transaction is not:
-            // after an ack on receipt or a counted ack alike.
-            Phase::Recording => {
-                self.cfg.ack != AckMode::AfterCommit
-                    && self.cfg.handler == Handler::InboxRecordFirst
+        let uncommitted = |j: &Job| {
+            let cfg = &self.of(j.version).cfg;
+            match j.phase {
+                Phase::Checking | Phase::Processing => cfg.ack == AckMode::BeforeCommit,
+                Phase::Acking => true,
+                // The row is on its way and the effect's transaction is not:
+                // after an ack on receipt or a counted ack alike.
+                Phase::Recording => {
+                    cfg.ack != AckMode::AfterCommit && cfg.handler == Handler::InboxRecordFirst
+                }
+                Phase::Committing => false,
             }
-            Phase::Committing => false,
         };
         if st.jobs.iter().any(|(_, j)| uncommitted(j)) {
             reached(sit::CRASH_BETWEEN_ACK_AND_COMMIT);
@@ -390,16 +403,32 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
                 receipt,
                 redelivered,
                 sent_us,
-            }) => self.on_deliver(st, (ev, receipt, redelivered, sent_us), ctx),
+            }) => {
+                let v = st.version;
+                let taken = (ev, receipt, redelivered, sent_us, v);
+                self.of(v).on_deliver(st, taken, ctx);
+            }
             Some(&Msg::TxDone {
                 id,
                 slot,
                 receipt,
                 kind,
                 result,
-            }) => self.on_tx_done(st, (id, usize::from(slot), receipt), (kind, result), ctx),
+            }) => {
+                let slot = usize::from(slot);
+                let this = self.job_version(st, slot);
+                this.on_tx_done(st, (id, slot, receipt), (kind, result), ctx);
+            }
             Some(&Msg::AckResult { id, receipt, ok }) => {
-                self.on_ack_result(st, (id, receipt, ok), ctx)
+                let v = match self.versions.is_empty() {
+                    true => 0,
+                    false => st
+                        .jobs
+                        .iter()
+                        .find(|(_, j)| j.ev.id == id && j.receipt == receipt)
+                        .map_or(0, |(_, j)| j.version),
+                };
+                self.of(v).on_ack_result(st, (id, receipt, ok), ctx);
             }
             _ => {}
         }
@@ -412,7 +441,31 @@ impl<W: Carries<Msg>> Actor for Consumer<W> {
         timer: ConsumerTimer,
         ctx: &mut impl Ctx<Self>,
     ) {
+        let this = match timer {
+            ConsumerTimer::Deploy => return self.on_deploy(st, ctx),
+            ConsumerTimer::Processed { slot }
+            | ConsumerTimer::TxTimeout { slot }
+            | ConsumerTimer::Renew { slot } => self.job_version(st, slot as usize),
+        };
+        this.on_own_timer(st, timer, ctx);
+    }
+}
+
+impl<W: Carries<Msg>> Consumer<W> {
+    /// The version that took job `slot` (the first for a slot with no job:
+    /// its handler finds none and does nothing). Without rollouts, no
+    /// lookup: a consumer has one version.
+    fn job_version(&self, st: &ConsumerState, slot: usize) -> &Self {
+        if self.versions.is_empty() {
+            return self;
+        }
+        self.of(st.jobs.get(slot).map_or(0, |j| j.version))
+    }
+
+    /// A job's timer, handled by the version that took the job.
+    fn on_own_timer(&self, st: &mut ConsumerState, timer: ConsumerTimer, ctx: &mut impl Ctx<Self>) {
         match timer {
+            ConsumerTimer::Deploy => {}
             ConsumerTimer::TxTimeout { slot } => self.on_tx_timeout(st, slot as usize, ctx),
             ConsumerTimer::Renew { slot } => {
                 let Some(job) = st.jobs.get(slot as usize) else {

@@ -30,6 +30,10 @@ pub struct Job {
     pub tx: TxKind,
     /// Its sends so far, 1 for the first.
     pub attempt: u8,
+    /// The version of the consumer that took the delivery (0: the first;
+    /// a rollout's later ones count up): it finishes the job under its own
+    /// settings, as a process shutting down gracefully does.
+    pub version: u8,
 }
 
 // By hand: the flag only where it is set, so the state panels of runs
@@ -42,6 +46,7 @@ impl fmt::Debug for Job {
             .field("phase", &self.phase)
             .field_if(self.redelivered, "redelivered", &self.redelivered)
             .field_if(self.attempt > 1, "attempt", &self.attempt)
+            .field_if(self.version > 0, "version", &self.version)
             .finish()
     }
 }
@@ -61,6 +66,9 @@ pub struct ConsumerState {
     /// A delivery sent before it was sent over the connection of a process
     /// that crashed (or to none), and never reaches this one.
     pub started_us: TimeUs,
+    /// The version taking new deliveries (0: the first; a rollout's later
+    /// ones count up).
+    pub version: u8,
 }
 
 impl ConsumerState {
@@ -71,6 +79,7 @@ impl ConsumerState {
             // Full size at once: no run grows it (a warm sweep allocates nothing).
             taken: VecDeque::with_capacity(RECENT_RECEIPTS),
             started_us: 0,
+            version: 0,
         }
     }
 }
@@ -87,6 +96,7 @@ impl fmt::Debug for ConsumerState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ConsumerState")
             .field("jobs", &self.jobs)
+            .field_if(self.version > 0, "version", &self.version)
             .finish()
     }
 }
@@ -117,6 +127,9 @@ pub enum ConsumerTimer {
         /// The job's slot.
         slot: u32,
     },
+    /// A rollout's next version takes over (a rolling deploy reaches this
+    /// instance).
+    Deploy,
 }
 
 impl fmt::Display for ConsumerTimer {
@@ -125,6 +138,7 @@ impl fmt::Display for ConsumerTimer {
             ConsumerTimer::Processed { .. } => f.write_str("processing done"),
             ConsumerTimer::TxTimeout { .. } => f.write_str("transaction timeout"),
             ConsumerTimer::Renew { .. } => f.write_str("renew the lease"),
+            ConsumerTimer::Deploy => f.write_str("deploy the next version"),
         }
     }
 }
@@ -133,4 +147,5 @@ sim::timer_slots!(ConsumerTimer {
     Processed { slot },
     TxTimeout { slot },
     Renew { slot },
+    Deploy,
 });

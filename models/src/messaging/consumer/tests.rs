@@ -37,6 +37,7 @@ fn gap(ack: AckMode, handler: Handler, phase: Phase) -> bool {
         redelivered: false,
         tx: TxKind::Effect,
         attempt: 1,
+        version: 0,
     });
     let mut seen = Vec::new();
     c.on_crash(&st, &(), &mut |s| seen.push(s));

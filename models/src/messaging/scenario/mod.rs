@@ -2,7 +2,8 @@
 //! `[broker]`, `[consumer]` and `[[events]]`. Each table has its module:
 //! `producer.rs` (with `idempotence.rs` and `delivery.rs` for Kafka's
 //! rules), `queue.rs` (`[broker]` and `[consumer]`, which the chain's
-//! loader reads too), `program.rs` (a program in the consumer's place);
+//! loader reads too), `program.rs` (a program in the consumer's place),
+//! `rollouts.rs` (`[rollouts.NAME]`: the consumers' later versions);
 //! `unused.rs` and `warnings.rs` read the validated tables.
 
 use super::{Broker, Consumer, ConsumerDb, EventSpec, Producer, ProgramConsumer, WriteMode};
@@ -21,10 +22,11 @@ mod idempotence;
 mod producer;
 mod program;
 mod queue;
+mod rollouts;
 mod unused;
 mod warnings;
 
-pub(crate) const TABLES: &[&str] = &["producer", "broker", "consumer", "events"];
+pub(crate) const TABLES: &[&str] = &["producer", "broker", "consumer", "events", "rollouts", "relay"];
 
 pub(crate) const MAX_EVENTS: u64 = 1000;
 /// Most publishes the outbox relay keeps out at once (`max_in_flight`).
@@ -39,6 +41,8 @@ struct FileDto {
     consumer: ConsumerDto,
     #[serde(default = "default_events")]
     events: Vec<EventDto>,
+    rollouts: std::collections::BTreeMap<String, rollouts::RolloutDto>,
+    relay: program::RelayDto,
 }
 
 /// Whether the scenario writes `[table] key`.
@@ -81,12 +85,21 @@ where
         + From<Broker<W>>
         + From<Consumer<W>>
         + From<ConsumerDb<W>>
-        + From<ProgramConsumer<W>>,
+        + From<ProgramConsumer<W>>
+        + From<super::ProgramRelay<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
     let program = program::program_of(&d.consumer, input)?;
     let consumers = consumer_count(&d.broker)?;
+    let versions = match (d.rollouts.is_empty(), &program) {
+        (true, _) => vec![Vec::new(); consumers as usize],
+        (false, Some(_)) => return Err(rollouts::program_refused().into()),
+        (false, None) => {
+            let raw: toml::Table = toml::from_str(input.text)?;
+            rollouts::consumer_versions(&d, &raw, consumers, input.max_time_us)?
+        }
+    };
     // Actor order: producer 0, broker 1, consumer-db 2, consumer-1.. from 3;
     // a program keeps its own database, so then consumer-1.. start at 2.
     let first_consumer = if program.is_some() { 2 } else { 3 };
@@ -96,17 +109,28 @@ where
     )?;
     let (mut producer, attempts) = producer::producer_of(&d.producer, input.text)?;
     producer.events = events_of(&d.events, input)?;
+    let relay = program::relay_program_of(&d.relay, producer.mode, input)?;
+    if relay.is_some() {
+        // The relay program, the last actor, takes the rows in the broker's place.
+        producer.broker = 2 + consumers + u32::from(program.is_none());
+    }
     let idempotence = (producer.idempotence, producer.stamps());
     let consumer = consumer(&d.consumer, "consumer", 1, 2)?;
     let inbox = inbox(&d.consumer, "consumer")?;
     let unused = unused_of(&d, program.is_some(), idempotence, &producer);
+    // The rules judge the design the consumers end at: a rollout's earlier
+    // versions are what its runs try, each for its part of the time.
+    let ends_at = versions
+        .first()
+        .and_then(|v| v.last())
+        .map_or(consumer, |(_, c)| *c);
     let design_warnings = match program {
         Some(_) => Vec::new(),
         None => warnings::design_warnings(
             input,
             &warnings::Design {
                 broker: &broker,
-                consumer: &consumer,
+                consumer: &ends_at,
                 inbox: &inbox,
                 mode: producer.mode,
                 consumers,
@@ -125,7 +149,10 @@ where
     ];
     match program {
         Some(program) => program::program_actors(&mut actors, program, consumers),
-        None => built_in_consumers(&mut actors, consumer, inbox, consumers),
+        None => built_in_consumers(&mut actors, consumer, inbox, versions),
+    }
+    if let Some(relay) = &relay {
+        program::relay_actor(&mut actors, relay);
     }
     Ok(Built {
         actors,
@@ -136,12 +163,13 @@ where
 }
 
 /// The built-in consumers' shared database and the consumers themselves,
-/// after the producer and the broker in `actors`.
+/// each with its later versions (`versions`, one list per consumer), after
+/// the producer and the broker in `actors`.
 fn built_in_consumers<N, W>(
     actors: &mut Vec<(String, N)>,
     consumer: super::ConsumerConfig,
     inbox: super::InboxConfig,
-    consumers: u32,
+    versions: Vec<Vec<(sim::TimeUs, super::ConsumerConfig)>>,
 ) where
     N: From<Consumer<W>> + From<ConsumerDb<W>>,
     W: Carries<super::Msg>,
@@ -150,8 +178,9 @@ fn built_in_consumers<N, W>(
         "consumer-db".to_string(),
         N::from(ConsumerDb::default().with_inbox(inbox)),
     ));
-    for i in 1..=consumers {
-        actors.push((format!("consumer-{i}"), N::from(Consumer::new(consumer))));
+    for (i, later) in versions.into_iter().enumerate() {
+        let c = Consumer::with_rollouts(consumer, later);
+        actors.push((format!("consumer-{}", i + 1), N::from(c)));
     }
 }
 

@@ -7,7 +7,7 @@ use super::written_in;
 use crate::core::input::{invalid, path, positive_duration_us, Invalid, LoadError};
 use crate::core::{BuildInput, Carries};
 use crate::external::{self, ExternalConfig};
-use crate::messaging::ProgramConsumer;
+use crate::messaging::{ProgramConsumer, ProgramRelay};
 
 /// The built-in consumer's keys, which mean nothing when a program is the consumer.
 const BUILT_IN_CONSUMER_KEYS: &[&str] = &[
@@ -115,4 +115,60 @@ pub(super) fn program_actors<N, W>(
         };
         actors.push((name.clone(), N::from(ProgramConsumer::new(cfg))));
     }
+}
+
+/// `[relay]`: a user's program as the outbox relay (docs/protocol.md).
+#[derive(serde::Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct RelayDto {
+    program: Option<Vec<String>>,
+    handler_timeout_ms: u64,
+    state_folder: bool,
+}
+
+impl Default for RelayDto {
+    fn default() -> Self {
+        RelayDto {
+            program: None,
+            handler_timeout_ms: external::keys::default_handler_timeout_ms(),
+            state_folder: false,
+        }
+    }
+}
+
+/// `[relay] program`, checked; the producer must keep an outbox for it.
+pub(super) fn relay_program_of(
+    r: &RelayDto,
+    mode: crate::messaging::WriteMode,
+    input: &BuildInput<'_>,
+) -> Result<Option<(external::Program, u64)>, LoadError> {
+    let keys = external::keys::ProgramKeys {
+        table: "relay",
+        argv: r.program.as_deref(),
+        handler_timeout_ms: r.handler_timeout_ms,
+        state_folder: r.state_folder,
+        built_in: &[],
+    };
+    if r.program.is_some() && mode != crate::messaging::WriteMode::Outbox {
+        return Err(invalid(
+            path(&["relay", "program"]),
+            "a relay publishes the rows of an outbox, and this producer keeps none",
+            "write producer.write = \"outbox\", or delete [relay]",
+        )
+        .into());
+    }
+    let written = |key: &str| written_in(input.text, "relay", key);
+    Ok(external::keys::program_of(&keys, written, input.dir)?)
+}
+
+/// The relay program's actor, after every other actor in `actors`: the
+/// producer's rows go to it in the broker's place.
+pub(super) fn relay_actor<N, W>(actors: &mut Vec<(String, N)>, program: &(external::Program, u64))
+where
+    N: From<ProgramRelay<W>>,
+    W: Carries<crate::messaging::Msg>,
+{
+    let names = actors.iter().map(|a| a.0.clone()).chain(["relay".into()]);
+    let cfg = external::keys::config_for("relay", program, names.collect());
+    actors.push(("relay".to_string(), N::from(ProgramRelay::new(cfg))));
 }

@@ -50,8 +50,13 @@ pub(super) fn program_of(
 
 /// Whether the scenario writes `[bank] key` (a default is not written).
 pub(super) fn written(text: &str, key: &str) -> bool {
+    written_in(text, "bank", key)
+}
+
+/// Whether the scenario writes `key` in `[table]`.
+pub(super) fn written_in(text: &str, table: &str, key: &str) -> bool {
     text.parse::<toml::Table>().is_ok_and(|t| {
-        t.get("bank")
+        t.get(table)
             .and_then(toml::Value::as_table)
             .is_some_and(|c| c.contains_key(key))
     })

@@ -52,11 +52,16 @@ struct FileDto {
 
 pub(crate) fn build<N, W>(input: &BuildInput<'_>) -> Result<Built<N>, LoadError>
 where
-    N: From<Client<W>> + From<Service<W>> + From<Bank<W>> + From<super::ProgramBank<W>>,
+    N: From<Client<W>>
+        + From<Service<W>>
+        + From<Bank<W>>
+        + From<super::ProgramBank<W>>
+        + From<super::ProgramService<W>>,
     W: Carries<super::Msg>,
 {
     let d: FileDto = toml::from_str(input.text)?;
     let bank_program = bank::program_of(&d.bank, input)?;
+    let service_program = service::program_of(&d.service, input)?;
     let versions::Parts {
         names,
         clients: configs,
@@ -82,13 +87,25 @@ where
         .zip(names)
         .map(|(c, name)| (name, N::from(Client::new(c))))
         .collect();
-    let service = Service::with_rollouts(service, later);
-    actors.push(("service".to_string(), N::from(service)));
+    let names: Vec<String> = actors
+        .iter()
+        .map(|a| a.0.clone())
+        .chain(["service".into(), "bank".into()])
+        .collect();
+    let service = match service_program {
+        // A user's program in the service's place (docs/protocol.md).
+        Some(p) => {
+            no_service_rollouts(&later)?;
+            let cfg = crate::external::keys::config_for("service", &p, names.clone());
+            N::from(super::ProgramService::new(cfg))
+        }
+        None => N::from(Service::with_rollouts(service, later)),
+    };
+    actors.push(("service".to_string(), service));
     let bank = match bank_program {
         // A user's program in the bank's place (docs/protocol.md).
         Some(p) => {
-            let names = actors.iter().map(|a| a.0.clone()).chain(["bank".into()]);
-            let cfg = crate::external::keys::config_for("bank", &p, names.collect());
+            let cfg = crate::external::keys::config_for("bank", &p, names);
             N::from(super::ProgramBank::new(cfg))
         }
         None => N::from(Bank::new(bank)),
@@ -106,6 +123,20 @@ where
             _ => " (with client.actors above 1 the clients are client-1, client-2, ...)",
         },
     })
+}
+
+/// A program in the service's place has no later versions: a rollout
+/// changes the built-in service's settings, which a program replaces.
+fn no_service_rollouts(later: &[(sim::TimeUs, super::ServiceConfig)]) -> Result<(), LoadError> {
+    if later.is_empty() {
+        return Ok(());
+    }
+    Err(invalid(
+        path(&["rollouts"]),
+        "a rollout of the service changes the built-in service's settings, and service.program replaces it",
+        "delete the service's rollout, or roll out the program's own options in a sweep (--set service.program=[...])",
+    )
+    .into())
 }
 
 /// `client.actors` clients with the `[client]` settings each, the first
@@ -169,13 +200,17 @@ pub(crate) fn hops(
         )
         .into());
     }
-    // The composed models run the built-in bank: a program there would be ignored.
-    for key in crate::external::keys::PROGRAM_KEYS {
-        if bank::written(input.text, key) {
+    // The composed models run the built-in bank and service: a program there would be ignored.
+    for (table, key) in ["bank", "service"].into_iter().flat_map(|t| {
+        crate::external::keys::PROGRAM_KEYS
+            .iter()
+            .map(move |k| (t, *k))
+    }) {
+        if bank::written_in(input.text, table, key) {
             return Err(invalid(
-                path(&["bank", key]),
-                format!("this model runs its built-in bank: bank.{key} is for a program in the bank's place, which only the payment model takes"),
-                "delete the line, or run the program with model = \"payment\" and [bank] program = [...]",
+                path(&[table, key]),
+                format!("this model runs its built-in {table}: {table}.{key} is for a program in the {table}'s place, which only the payment model takes"),
+                format!("delete the line, or run the program with model = \"payment\" and [{table}] program = [...]"),
             )
             .into());
         }

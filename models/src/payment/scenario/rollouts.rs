@@ -19,6 +19,10 @@ use sim::{ActorId, TimeUs};
 pub(super) struct RolloutDto {
     pub(super) actor: String,
     pub(super) at_ms: u64,
+    /// A rolling deploy's window: refused here (see `check`), read by the
+    /// messaging model's consumers.
+    #[serde(default)]
+    pub(super) over_ms: u64,
     #[serde(default)]
     pub(super) set: toml::Table,
 }
@@ -91,6 +95,9 @@ pub(super) fn check(d: &FileDto, clients: &[String], max_time_us: TimeUs) -> Res
             ));
         }
         start_us(r.at_ms, max_time_us, at(name, &["at_ms"]), "rollout")?;
+        if r.over_ms > 0 {
+            return Err(over_refused(name, service));
+        }
         if r.set.is_empty() {
             return Err(invalid(
                 at(name, &["set"]),
@@ -131,6 +138,26 @@ pub(super) fn check(d: &FileDto, clients: &[String], max_time_us: TimeUs) -> Res
         ));
     }
     Ok(())
+}
+
+/// `over_ms` in the payment model: it has no instances to replace one by
+/// one. The service is one process (its key table, its bank calls), and a
+/// client's new version is an actor that runs beside the old one already.
+fn over_refused(name: &str, service: bool) -> Invalid {
+    let (message, help) = if service {
+        (
+            "the payment service is one process: there are no instances to replace one by one",
+            "drop over_ms: the service restarts as the new version at at_ms (a rolling deploy \
+             over instances is modelled for the messaging consumers, broker.consumers)",
+        )
+    } else {
+        (
+            "a client's new version takes the operations from at_ms on while the old one \
+             finishes its own: the two already run side by side",
+            "drop over_ms, or give old and new clients their shares with [client.groups.NAME]",
+        )
+    };
+    invalid(at(name, &["over_ms"]), message, help)
 }
 
 /// The rollouts of `actor`, in time order.

@@ -36,6 +36,49 @@ pub(super) struct ServiceDto {
     pub(super) query_before_retry: bool,
     pub(super) query_on_recovery: bool,
     pub(super) on_bank_timeout: String,
+    /// A user's program in the service's place (docs/protocol.md).
+    pub(super) program: Option<Vec<String>>,
+    pub(super) handler_timeout_ms: u64,
+    pub(super) state_folder: bool,
+}
+
+/// The built-in service's keys, which a program in its place replaces.
+const BUILT_IN_SERVICE_KEYS: &[&str] = &[
+    "idempotency",
+    "retention_ms",
+    "fingerprint_check",
+    "pass_key_to_bank",
+    "bank_timeout_ms",
+    "bank_max_attempts",
+    "lease_ms",
+    "concurrent",
+    "processing_ms",
+    "max_keys",
+    "workers",
+    "max_in_flight",
+    "queue_max",
+    "drop_expired",
+    "recover_ms",
+    "mode",
+    "query_before_retry",
+    "query_on_recovery",
+    "on_bank_timeout",
+];
+
+/// `[service] program`, checked (see `external::keys`).
+pub(super) fn program_of(
+    s: &ServiceDto,
+    input: &crate::core::BuildInput<'_>,
+) -> Result<Option<(crate::external::Program, u64)>, Invalid> {
+    let keys = crate::external::keys::ProgramKeys {
+        table: "service",
+        argv: s.program.as_deref(),
+        handler_timeout_ms: s.handler_timeout_ms,
+        state_folder: s.state_folder,
+        built_in: BUILT_IN_SERVICE_KEYS,
+    };
+    let written = |key: &str| super::bank::written_in(input.text, "service", key);
+    crate::external::keys::program_of(&keys, written, input.dir)
 }
 
 impl Default for ServiceDto {
@@ -59,6 +102,9 @@ impl Default for ServiceDto {
             query_before_retry: false,
             query_on_recovery: true,
             on_bank_timeout: "keep-in-progress".into(),
+            program: None,
+            handler_timeout_ms: crate::external::keys::default_handler_timeout_ms(),
+            state_folder: false,
         }
     }
 }

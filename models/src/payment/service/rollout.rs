@@ -79,6 +79,9 @@ impl<W: Carries<Msg>> Service<W> {
         forget(st, ctx);
         st.version = version;
         ctx.reached(sit::SERVICE_REDEPLOYED);
+        ctx.observe(Obs::Deployed {
+            version: version + 1,
+        });
         this.restarted(st, s, ctx);
         (this, true)
     }

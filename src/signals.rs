@@ -1,0 +1,121 @@
+//! Ctrl-C (SIGINT) and SIGTERM during a sweep.
+//!
+//! The first signal asks the sweep to stop after the runs in flight and to
+//! print the summary of what ran ([`STOP`]); an external
+//! program idemsim is waiting for is killed with its process group at once
+//! (`models::external::process::interrupt`), so a hung one cannot hold the
+//! summary back, and its broken-off run is no result ([`forget_killed_runs`]).
+//! idemsim then exits 130 after SIGINT and 143 after SIGTERM (128 + the
+//! signal's number, as shells report a process the signal ended), unless a
+//! violation was found. A second signal kills every program's group and
+//! quits at once, so no child is ever left behind.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// Set by Ctrl-C or SIGTERM; sweeps poll it between chunks of seeds.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Exit code after an interrupted sweep that found no violation (128 + SIGINT).
+pub const INTERRUPTED: u8 = 130;
+
+/// SIGINT's number (Linux and the BSDs alike).
+pub const SIGINT: i32 = 2;
+/// SIGTERM's number (Linux and the BSDs alike).
+pub const SIGTERM: i32 = 15;
+
+/// The signal that stopped the run, 0 for none.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Installs the handler of SIGINT and SIGTERM for a sweep that polls
+/// [`STOP`].
+#[cfg(unix)]
+pub fn install() {
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIG_ERR: usize = usize::MAX;
+    for sig in [SIGINT, SIGTERM] {
+        // SAFETY: `on_signal` touches atomics and calls async-signal-safe
+        // functions (kill(2), _exit(2)) only.
+        let previous = unsafe { signal(sig, on_signal as extern "C" fn(i32) as usize) };
+        if previous == SIG_ERR {
+            crate::eoutln!("warning: the handler of signal {sig} was not installed: a signal ends idemsim without a summary");
+        }
+    }
+}
+
+/// Installs the Ctrl-C handler (no SIGTERM, no process groups here).
+#[cfg(not(unix))]
+pub fn install() {
+    let result = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(INTERRUPTED));
+        }
+        SIGNAL.store(SIGINT, Ordering::SeqCst);
+    });
+    if let Err(e) = result {
+        crate::eoutln!("warning: Ctrl-C handler not installed: {e}");
+    }
+}
+
+#[cfg(unix)]
+extern "C" fn on_signal(sig: i32) {
+    extern "C" {
+        fn _exit(code: i32) -> !;
+    }
+    if STOP.swap(true, Ordering::SeqCst) {
+        models::external::process::kill_all();
+        // SAFETY: _exit(2) is async-signal-safe and ends the process.
+        unsafe { _exit(128 + sig) }
+    }
+    SIGNAL.store(sig, Ordering::SeqCst);
+    models::external::process::interrupt();
+}
+
+/// The signal that stopped the run, if one did.
+pub fn received() -> Option<i32> {
+    Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
+/// The exit code to give for `code`: an interrupted run's 130 becomes 143
+/// when SIGTERM stopped it.
+pub fn exit_code(code: u8) -> u8 {
+    match received() {
+        Some(SIGTERM) if code == INTERRUPTED => 128 + 15,
+        _ => code,
+    }
+}
+
+/// Drops from `sum` the runs broken off by killing their programs on a
+/// signal: they failed because idemsim killed the program, which says
+/// nothing of the design. Their seeds are counted as run; the failure and
+/// panic they left (a protocol error) are not kept.
+pub fn forget_killed_runs(sum: &mut sim::Summary) {
+    let killed = models::external::process::killed_by_interrupt();
+    if killed == 0 {
+        return;
+    }
+    let killed_panic = |m: &str| models::external::protocol_error(m).is_some();
+    if sum
+        .first_panic
+        .as_ref()
+        .is_some_and(|(_, m)| killed_panic(m))
+    {
+        sum.first_panic = None;
+    }
+    if sum
+        .first_failure
+        .as_ref()
+        .is_some_and(|f| matches!(&f.outcome, sim::Outcome::Panicked(m) if killed_panic(m)))
+    {
+        sum.first_failure = None;
+    }
+    sum.tally.panics = sum.tally.panics.saturating_sub(killed);
+    sum.interrupted = true;
+}
+
+/// Whether a signal stopped the run and killed a program idemsim was
+/// waiting for: a protocol error then is idemsim's doing, not bad input.
+pub fn killed_a_program() -> bool {
+    models::external::process::killed_by_interrupt() > 0
+}

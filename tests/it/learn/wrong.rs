@@ -1,0 +1,56 @@
+//! Plausible wrong answers, at least two per exercise, each with the reason
+//! the grader must give: what a learner tries first (half of a two-part fix,
+//! a longer timeout, more retries), the silent give-up where the exercise is
+//! about giving up, a design that holds here only because nothing crashes,
+//! and changes the exercise does not ask about.
+
+/// (exercise, overrides, reason).
+pub const WRONG: &[(u32, &[&str], &str)] = &[
+    (1, &["client.key=stable"], "violation"),
+    (1, &["service.idempotency=claim-same-tx"], "violation"),
+    (1, &["client.retry.max_attempts=1"], "outside-the-exercise"),
+    (2, &["service.idempotency=none"], "violation"),
+    (2, &["service.idempotency=split-key-first"], "refused"),
+    (2, &["client.retry.max_attempts=1"], "outside-the-exercise"),
+    (3, &["service.retention_ms=259200000"], "design-warning"),
+    (
+        3,
+        &["client.retry.window_ms=86400000"],
+        "outside-the-exercise",
+    ),
+    (4, &["consumer.ack=before-commit"], "violation"),
+    (
+        4,
+        &["consumer.handler=inbox-same-tx"],
+        "outside-the-exercise",
+    ),
+    (5, &["broker.visibility_timeout_ms=300000"], "violation"),
+    (5, &["consumer.handler=inbox-separate-tx"], "violation"),
+    (6, &["service.pass_key_to_bank=true"], "violation"),
+    (6, &["bank.accepts_key=true"], "violation"),
+    (6, &["service.bank_max_attempts=1"], "outside-the-exercise"),
+    (7, &["client.retry.max_attempts=10"], "gave-up-silently"),
+    (7, &["client.retry.max_attempts=0"], "refused"),
+    (8, &["producer.write=event-first"], "violation"),
+    (8, &["producer.publish_max_attempts=10"], "violation"),
+    (9, &["consumer.ack=before-commit"], "violation"),
+    (9, &["consumer.handler=effect"], "violation"),
+    (10, &["broker.dedup_window_ms=3600000"], "violation"),
+    (10, &["consumer.handler=inbox-separate-tx"], "violation"),
+    (11, &["broker.transaction_timeout_ms=600000"], "violation"),
+    (11, &["producer.publish_max_attempts=10"], "violation"),
+    (11, &["producer.commit_fail_per_mille=0"], "not-the-design"),
+    (12, &["service.bank_max_attempts=1"], "violation"),
+    (12, &["service.query_before_retry=false"], "violation"),
+    (
+        12,
+        &["service.pass_key_to_bank=true"],
+        "outside-the-exercise",
+    ),
+    (13, &["client.retry.dead_letter=false"], "gave-up-silently"),
+    (13, &["client.retry.max_attempts=10"], "violation"),
+    (14, &["consumer.ack=before-commit"], "violation"),
+    (14, &["broker.visibility_timeout_ms=60000"], "violation"),
+    (15, &["consumer.ack=before-commit"], "violation"),
+    (15, &["consumer.handler=inbox-separate-tx"], "violation"),
+];

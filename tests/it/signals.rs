@@ -1,0 +1,197 @@
+//! Ctrl-C (SIGINT) and SIGTERM while an external program hangs: the program
+//! is killed with its whole process group (a child it started included),
+//! the summary of what ran is printed, and idemsim exits 130 or 143 at once,
+//! not when the program's time-out runs out. A second Ctrl-C leaves no
+//! child behind either. The signals go to a real idemsim process.
+#![cfg(unix)]
+
+use crate::support::{cli::wait_for_sigint_handler, idemsim_bin, root, scratch};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A consumer that acks like the protocol's example for `HANG_AFTER` lines,
+/// then starts `sleep 600` (in its process group), writes both ids to
+/// `pids`, and hangs.
+const HANG: &str = r#"
+import json, os, subprocess, sys, time
+handled = 0
+for line in sys.stdin:
+    m = json.loads(line)
+    handled += 1
+    if handled > 20:
+        child = subprocess.Popen(["sleep", "600"])
+        with open("pids.tmp", "w") as f:
+            f.write(f"{os.getpid()} {child.pid}\n")
+        os.rename("pids.tmp", "pids")
+        time.sleep(600)
+    if m["type"] == "msg":
+        p = m["payload"]
+        out = [{"type": "effect", "op": p["event"]["id"], "payload": p["event"]["value"]},
+               {"type": "send", "to": "broker",
+                "payload": {"type": "ack", "id": p["event"]["id"], "receipt": p["receipt"]}}]
+        for o in out:
+            sys.stdout.write(json.dumps(o) + "\n")
+    sys.stdout.write(json.dumps({"type": "done"}) + "\n")
+    sys.stdout.flush()
+"#;
+
+/// The time-out of one answer: far longer than any wait below, so only
+/// the signal can end the run in time.
+const TIMEOUT: &str = "consumer.handler_timeout_ms=120000";
+
+/// The folder of a scenario whose program hangs after a few seeds.
+fn hanging(name: &str) -> PathBuf {
+    let dir = scratch(&format!("signals/{name}"));
+    let fixture = root().join("tests/fixtures/external/misbehave.toml");
+    let text = std::fs::read_to_string(fixture).unwrap().replace(
+        r#"["python3", "misbehave.py", "--mode=ok"]"#,
+        r#"["python3", "hang.py"]"#,
+    );
+    assert!(text.contains("hang.py"));
+    std::fs::write(dir.join("hang.toml"), text).unwrap();
+    std::fs::write(dir.join("hang.py"), HANG).unwrap();
+    dir
+}
+
+fn start(dir: &Path) -> Child {
+    Command::new(idemsim_bin())
+        .args([
+            "check",
+            "hang.toml",
+            "--runs",
+            "100000",
+            "--jobs",
+            "1",
+            "--determinism-seeds",
+            "0",
+            "--no-regressions",
+            "--json",
+            "--set",
+            TIMEOUT,
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("idemsim runs")
+}
+
+/// The program's id and its child's, once it hangs.
+fn hung(dir: &Path, idemsim: &mut Child) -> [u32; 2] {
+    let began = models::external::process::now();
+    while began.elapsed() < Duration::from_secs(60) {
+        if let Ok(text) = std::fs::read_to_string(dir.join("pids")) {
+            let ids: Vec<u32> = text
+                .split_whitespace()
+                .map(|w| w.parse().unwrap())
+                .collect();
+            return [ids[0], ids[1]];
+        }
+        if let Ok(Some(status)) = idemsim.try_wait() {
+            panic!("idemsim ended before its program hung: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the program did not hang within 60 s");
+}
+
+fn send(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// Whether process `pid` still runs (a zombie waiting for its parent is gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Waits for idemsim to end within 30 s (the program's time-out is 120 s):
+/// its exit code, stdout and stderr.
+fn ended(mut idemsim: Child) -> (Option<i32>, String, String) {
+    let began = models::external::process::now();
+    loop {
+        if let Ok(Some(_)) = idemsim.try_wait() {
+            break;
+        }
+        if began.elapsed() > Duration::from_secs(30) {
+            let _ = idemsim.kill();
+            let out = idemsim.wait_with_output().unwrap();
+            panic!(
+                "idemsim did not end within 30 s of the signal\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = idemsim.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// No process of the program's group is left, within 5 s.
+fn none_left(ids: [u32; 2]) {
+    let began = models::external::process::now();
+    while ids.iter().any(|&p| alive(p)) {
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "a child of idemsim survives: {ids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn interrupted_with(signal: &str, code: i32) {
+    let dir = hanging(&signal[1..].to_lowercase());
+    let mut idemsim = start(&dir);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), signal);
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(code), "stdout: {out}\nstderr: {err}");
+    // The summary of what ran is the last line, and says it was stopped.
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    assert_eq!(v["type"], "summary", "{out}");
+    assert_eq!(v["data"]["verdict"], "interrupted", "{out}");
+    assert!(v["data"]["schedules"].as_u64().unwrap() >= 1, "{out}");
+    assert!(!err.contains("error:"), "no protocol error: {err}");
+    none_left(ids);
+}
+
+#[test]
+fn ctrl_c_kills_a_hung_program_and_its_children_and_exits_130_with_the_summary() {
+    interrupted_with("-INT", 130);
+}
+
+#[test]
+fn sigterm_kills_a_hung_program_and_its_children_and_exits_143_with_the_summary() {
+    interrupted_with("-TERM", 143);
+}
+
+#[test]
+fn a_second_ctrl_c_quits_at_once_and_leaves_no_child() {
+    let dir = hanging("twice");
+    let mut idemsim = start(&dir);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), "-INT");
+    send(idemsim.id(), "-INT");
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(130), "stdout: {out}\nstderr: {err}");
+    none_left(ids);
+}
