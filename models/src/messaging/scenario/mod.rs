@@ -26,7 +26,9 @@ mod rollouts;
 mod unused;
 mod warnings;
 
-pub(crate) const TABLES: &[&str] = &["producer", "broker", "consumer", "events", "rollouts", "relay"];
+pub(crate) const TABLES: &[&str] = &[
+    "producer", "broker", "consumer", "events", "rollouts", "relay",
+];
 
 pub(crate) const MAX_EVENTS: u64 = 1000;
 /// Most publishes the outbox relay keeps out at once (`max_in_flight`).
