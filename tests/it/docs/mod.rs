@@ -21,6 +21,7 @@ use crate::support::{docs, exercises};
 use std::path::{Path, PathBuf};
 
 mod fidelity;
+mod numbers;
 
 use docs::{
     backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, report_markers,
