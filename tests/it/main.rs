@@ -27,6 +27,7 @@ mod html;
 mod http;
 mod input;
 mod invariants;
+mod jitter;
 mod json_doc;
 mod library;
 mod load;
