@@ -8,7 +8,7 @@
 //! prose with it.
 
 use crate::support::docs::{doc_files, END, MARK};
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 /// Opens a paragraph whose figures the docs test checks.
 pub const CHECKED: &str = "<!-- checked: figures from this page's tables -->";
@@ -70,8 +70,8 @@ fn with_unit(number: String, rest: &[char]) -> String {
 }
 
 /// The figures of a page's tables: its generated blocks and its markdown tables.
-fn table_figures(text: &str) -> HashSet<String> {
-    let mut set = HashSet::new();
+fn table_figures(text: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
     let mut in_block = false;
     let mut fenced = false;
     for line in text.lines() {
