@@ -177,6 +177,7 @@ pub fn system(dedup: Dedup) -> OrdersSystem {
         duplicate_per_mille: PerMilleRange { lo: 0, hi: 100 },
         delay_us_min: US_PER_MS,
         delay_us_max: 200 * US_PER_MS,
+        delay_sd_us: 0,
     };
     world.links.iter_mut().for_each(|l| *l = link);
     world.crashes[consumer as usize] = CrashConfig {

@@ -42,6 +42,11 @@ pub struct LinkConfig {
     pub delay_us_min: TimeUs,
     /// Longest delay.
     pub delay_us_max: TimeUs,
+    /// The delay's standard deviation: 0 draws it uniformly from
+    /// `delay_us_min..=delay_us_max`; above 0 draws it from a normal
+    /// distribution around the middle of that range with this deviation,
+    /// clamped to the range (`|N(10 ms, 2 ms)|` is 0 to 20 ms with 2 ms).
+    pub delay_sd_us: TimeUs,
 }
 
 impl LinkConfig {
@@ -61,6 +66,7 @@ impl LinkConfig {
             duplicate_per_mille: duplicate,
             delay_us_min: delay_us.0,
             delay_us_max: delay_us.1,
+            delay_sd_us: 0,
         }
     }
 }

@@ -225,6 +225,7 @@ fn mailer(dedup: bool) -> Mailer {
         duplicate_per_mille: PerMilleRange::ZERO,
         delay_us_min: US_PER_MS,
         delay_us_max: 50 * US_PER_MS,
+        delay_sd_us: 0,
     };
     world.links.iter_mut().for_each(|l| *l = link);
     world.fault_phase_us = 10_000 * US_PER_MS;

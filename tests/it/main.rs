@@ -30,6 +30,7 @@ mod html;
 mod http;
 mod input;
 mod invariants;
+mod jitter;
 mod json_doc;
 mod learn;
 mod library;

@@ -114,6 +114,10 @@ pub(super) struct NetworkDto {
     pub(super) delay_ms_min: u64,
     #[serde(default = "fifty")]
     pub(super) delay_ms_max: u64,
+    /// Above 0: a normal delay around the middle of the range, with this
+    /// standard deviation (`LinkConfig::delay_sd_us`).
+    #[serde(default)]
+    pub(super) delay_sd_ms: u64,
     #[serde(default)]
     pub(super) links: Vec<LinkDto>,
     #[serde(default)]
@@ -134,6 +138,7 @@ impl Default for NetworkDto {
             duplicate_per_mille: PerMille::default(),
             delay_ms_min: one(),
             delay_ms_max: fifty(),
+            delay_sd_ms: 0,
             links: Vec::new(),
             partitions: Vec::new(),
             random_partition_per_mille: PerMille::default(),

@@ -136,6 +136,7 @@ fn base_links(n: &NetworkDto, world: &mut World) -> Result<(), Invalid> {
         duplicate_per_mille: per_mille(n.duplicate_per_mille, nat("duplicate_per_mille"))?,
         delay_us_min: duration_us(n.delay_ms_min, DAY_MS, nat("delay_ms_min"))?,
         delay_us_max: duration_us(n.delay_ms_max, DAY_MS, nat("delay_ms_max"))?,
+        delay_sd_us: duration_us(n.delay_sd_ms, DAY_MS, nat("delay_sd_ms"))?,
     };
     min_max(
         n.delay_ms_min,

@@ -338,10 +338,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             msg_id,
             stream,
         } = route;
-        let (lo_us, hi_us) = (link.delay_us_min, link.delay_us_max);
-        let first_at = self
-            .now_us
-            .saturating_add(self.sim.choices.range(stream, lo_us, hi_us));
+        let first_at = self.now_us.saturating_add(self.delay_us(stream, link));
         if T::ENABLED {
             self.trace(TraceKind::Send {
                 from,
@@ -360,9 +357,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             duplicate,
         };
         if copies == 2 {
-            let second_at = self
-                .now_us
-                .saturating_add(self.sim.choices.range(stream, lo_us, hi_us));
+            let second_at = self.now_us.saturating_add(self.delay_us(stream, link));
             self.push(first_at, deliver(msg.clone(), false));
             self.push(second_at, deliver(msg, true));
         } else {

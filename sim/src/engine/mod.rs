@@ -8,6 +8,7 @@
 //! - `faults`: the swarm mix, crashes, and the network's loss, duplication,
 //!   partitions and delays.
 
+mod delay;
 mod faults;
 mod queue;
 mod run;
@@ -262,6 +263,9 @@ struct LinkNow {
     kinds_len: u32,
     delay_us_min: TimeUs,
     delay_us_max: TimeUs,
+    /// [`LinkConfig::delay_sd_us`](crate::world::LinkConfig::delay_sd_us):
+    /// 0 for a uniform delay.
+    delay_sd_us: TimeUs,
 }
 
 /// What a send of one kind with faults of its own reads in place of its
@@ -408,6 +412,7 @@ impl<M: Model> Sim<M> {
                     kinds_len: 0,
                     delay_us_min: l.delay_us_min,
                     delay_us_max: l.delay_us_max,
+                    delay_sd_us: l.delay_sd_us,
                 }
             })
             .collect();

@@ -139,6 +139,7 @@ pub(crate) fn toy() -> ToyModel {
         duplicate_per_mille: PerMilleRange::fixed(50),
         delay_us_min: 10,
         delay_us_max: 20,
+        delay_sd_us: 0,
     };
     *world.link_mut(0, 1) = lossy;
     *world.link_mut(1, 0) = lossy;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 mod fidelity;
 mod keys;
+mod numbers;
 
 use docs::{
     backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, report_markers,
