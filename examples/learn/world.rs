@@ -117,6 +117,8 @@ pub fn bookings(consumer: Node) -> Bookings {
             duplicate_per_mille: PerMilleRange { lo: 0, hi: 100 },
             delay_us_min: US_PER_MS,
             delay_us_max: 200 * US_PER_MS,
+            // Uniform delays: no normal spread around the middle.
+            delay_sd_us: 0,
         }
     });
     for actor in [0, 2] {
