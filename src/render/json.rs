@@ -40,6 +40,9 @@ pub const SCHEMAS: &[(&str, u32)] = &[
     ("model", 1),
     ("message_kinds", 1),
     ("invariant", 1),
+    // learn, learn check
+    ("exercise", 1),
+    ("learn_check", 1),
     // traces: replay and shrink --format json
     ("run", 1),
     ("mix", 1),
