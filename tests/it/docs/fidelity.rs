@@ -43,12 +43,15 @@ fn every_fidelity_row_names_conformance_scenarios_that_exist_or_says_why_not() {
         if r.conformance.starts_with("none") {
             continue;
         }
-        let names = backticked(&r.conformance);
+        // What follows "one side only:" is the reason, not a list of scenarios.
+        let listed = r.conformance.split("one side only:").next().unwrap_or("");
+        let names = backticked(listed);
         assert!(
             !names.is_empty(),
             "`{}`: a row names its scenarios, or says `none (why)`",
             r.mechanism
         );
+        assert_sides(r, &names);
         for name in names {
             let file = root().join("scenarios").join(format!("{name}.toml"));
             assert!(
@@ -70,6 +73,30 @@ fn every_fidelity_row_names_conformance_scenarios_that_exist_or_says_why_not() {
         }
     }
     assert!(pinned >= 60, "only {pinned} scenario references");
+}
+
+/// A row pins its limit from both sides: two scenarios at least, or one and
+/// the words "one side only" with the reason no second scenario can show
+/// the other side (a reason, not a shrug: a dozen words at least).
+fn assert_sides(r: &Row, names: &[&str]) {
+    let scenarios: Vec<&&str> = names.iter().filter(|n| scenario_exists(n)).collect();
+    if scenarios.len() >= 2 {
+        return;
+    }
+    let why = r.conformance.split("one side only:").nth(1).unwrap_or("");
+    assert!(
+        why.split_whitespace().count() >= 12,
+        "`{}` names {} scenario(s): name one on each side of its limit (inside and past it, with the mechanism and without), or write `; one side only: <why>`",
+        r.mechanism,
+        scenarios.len()
+    );
+}
+
+fn scenario_exists(name: &str) -> bool {
+    root()
+        .join("scenarios")
+        .join(format!("{name}.toml"))
+        .exists()
 }
 
 /// A real system's name as the code and docs write it, and the words the

@@ -72,6 +72,7 @@ scenario_tests! {
     eod_checked_ack_lossy_db_duplicates: "messaging-eod-checked-ack-lossy-db", 300;
     eod_checked_ack_inbox_holds: "messaging-eod-checked-ack-inbox", 2000;
     producer_id_expired_duplicates: "messaging-producer-id-expired", 100;
+    producer_id_kept_holds: "messaging-producer-id-kept", 100;
     // Kafka's delivery.timeout.ms (KIP-91): the library's retries are
     // dropped within it, the relay's resend after it is stored again.
     kafka_outage_within_delivery_timeout_holds: "messaging-kafka-outage-within-delivery-timeout", 100;
