@@ -69,7 +69,7 @@ def main():
              ("ExpoBackoffEqualJitter", "equal"), ("ExpoBackoffDecorr", "decorrelated"),
              ("NoBackoff", "no backoff"))
     if csv:
-        print(f"# AWS's simulator (66cb169), {seeds} x {RUNS} runs: mean, 95% interval of a 100-run mean")
+        print("# AWS's simulator (66cb169), 95% interval")
         print("x,series,metric,value,low,high")
         for clients in CLIENTS:
             for cls, name in names:
