@@ -181,3 +181,65 @@ fn a_wrong_reference_row_is_refused_at_its_line_and_column() {
         "{err}"
     );
 }
+
+/// docs/backoff-and-jitter.svg as a reader's browser draws it at 1280 px:
+/// every label inside the picture and clear of every other, the five lines
+/// named in the legend, and a diamond for each of the simulator's 40 cells.
+#[test]
+fn the_jitter_plot_renders_with_every_label_inside_and_apart() {
+    use crate::support::browser;
+    if !browser::available("the jitter plot in Chromium") {
+        return;
+    }
+    let svg = crate::support::root().join("docs/backoff-and-jitter.svg");
+    let page = browser::open_at(
+        &svg,
+        (1280, 1000),
+        serde_json::json!([
+            {"eval": "Array.from(document.querySelectorAll('text')).map((t) => { const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.top, b.right, b.bottom]; })"},
+            {"eval": "(() => { const b = document.querySelector('svg').getBoundingClientRect(); return [b.width, b.height]; })()"},
+            {"eval": "document.querySelectorAll('path[fill=\"#ffffff\"]').length"},
+        ]),
+    );
+    assert!(page.errors.is_empty(), "{:?}", page.errors);
+    let size = &page.results[1];
+    let (width, height) = (size[0].as_f64().unwrap(), size[1].as_f64().unwrap());
+    assert!(width <= 1280.0, "the plot fits the window: {width}");
+    let boxes: Vec<(String, [f64; 4])> = page.results[0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let n = |i: usize| t[i].as_f64().unwrap();
+            (t[0].as_str().unwrap().to_string(), [n(1), n(2), n(3), n(4)])
+        })
+        .collect();
+    for (text, [l, t, r, b]) in &boxes {
+        assert!(
+            *l >= 0.0 && *t >= 0.0 && *r <= width && *b <= height,
+            "`{text}` at {l}..{r} x {t}..{b} leaves the {width} x {height} picture"
+        );
+    }
+    for (i, (a, ba)) in boxes.iter().enumerate() {
+        for (b, bb) in &boxes[i + 1..] {
+            let apart = ba[2] <= bb[0] + 1.0
+                || bb[2] <= ba[0] + 1.0
+                || ba[3] <= bb[1] + 1.0
+                || bb[3] <= ba[1] + 1.0;
+            assert!(apart, "`{a}` {ba:?} overlaps `{b}` {bb:?}");
+        }
+    }
+    let texts: Vec<&str> = boxes.iter().map(|(t, _)| t.as_str()).collect();
+    for label in [
+        "no backoff",
+        "exponential, no jitter",
+        "full jitter",
+        "equal jitter",
+        "decorrelated jitter",
+        "AWS's simulator (66cb169), 95% interval",
+    ] {
+        assert!(texts.contains(&label), "{label} in the legend: {texts:?}");
+    }
+    // 4 client counts x 5 strategies x 2 panels, and the legend's own.
+    assert_eq!(page.results[2].as_u64(), Some(41));
+}
