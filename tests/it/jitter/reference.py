@@ -3,7 +3,12 @@
 src/backoff_simulator.py, commit 66cb169) unchanged for the N of
 docs/backoff-and-jitter.md, and prints its means with intervals.
 
-Usage: reference.py PATH/TO/backoff_simulator.py [SEEDS]
+Usage: reference.py PATH/TO/backoff_simulator.py [SEEDS] [--csv]
+
+With --csv it prints the same cells as the file `sweep --plot-reference`
+reads (docs/backoff-and-jitter.reference.csv): one row per cell and metric,
+the series named by the catalog scenario of its strategy, calls as
+attempts_per_run and time as completion_us, in microseconds.
 
 The simulator's own classes are used as they are (Net with |N(10, 2)| ms,
 the five backoff classes, OccServer, OccClient, run_sim, setup_sim); only
@@ -50,12 +55,30 @@ def summary(xs, seeds):
     return mean, half
 
 
+SCENARIOS = {"no jitter": "contention-no-jitter", "full": "contention-full-jitter",
+             "equal": "contention-equal-jitter", "decorrelated": "contention-decorrelated-jitter",
+             "no backoff": "contention-no-backoff"}
+
+
 def main():
     env = load(sys.argv[1])
-    seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    csv = "--csv" in sys.argv
+    args = [a for a in sys.argv[2:] if a != "--csv"]
+    seeds = int(args[0]) if args else 5
     names = (("ExpoBackoff", "no jitter"), ("ExpoBackoffFullJitter", "full"),
              ("ExpoBackoffEqualJitter", "equal"), ("ExpoBackoffDecorr", "decorrelated"),
              ("NoBackoff", "no backoff"))
+    if csv:
+        print("# AWS's simulator (66cb169), 95% interval")
+        print("x,series,metric,value,low,high")
+        for clients in CLIENTS:
+            for cls, name in names:
+                (c, ch), (t, th) = cell(env, clients, env[cls], seeds)
+                series = SCENARIOS[name]
+                print(f"{clients},{series},attempts_per_run,{c:.1f},{c - ch:.1f},{c + ch:.1f}")
+                print(f"{clients},{series},completion_us,{t * 1000:.0f},"
+                      f"{(t - th) * 1000:.0f},{(t + th) * 1000:.0f}")
+        return
     print("| clients | strategy | calls (95%) | time (95%) |")
     print("|---:|---|---:|---:|")
     for clients in CLIENTS:

@@ -32,7 +32,30 @@ pub fn markdown_under(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 pub fn run(args: &str) -> String {
-    support::outcome(&args.split_whitespace().collect::<Vec<_>>())
+    let words = shell_words(args);
+    support::outcome(&words.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A command's words as a shell splits them: apart at whitespace, except
+/// inside single quotes (`--plot-label 'x=no backoff'`), so the command a
+/// page shows is the one a reader pastes.
+fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in s.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    assert!(!quoted, "an unclosed quote in `{s}`");
+    words.extend(word);
+    words
 }
 
 /// Returns the file with every generated block replaced by fresh output, and

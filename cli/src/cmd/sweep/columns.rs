@@ -169,3 +169,70 @@ pub(super) fn cell(f: &Field, s: &VariantStats) -> String {
         (Some(x), Shape::Count) => format!("{x:.0}"),
     }
 }
+
+/// One column of the table besides the swept keys, which always come first
+/// since they name the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Column {
+    Verdict,
+    Failing,
+    ViolationRate,
+    /// The metric field at this index of [`fields`].
+    Field(usize),
+    LowestFailingSeed,
+}
+
+/// The names `--columns` takes that every model has, in the table's order;
+/// the metric columns follow them by the CSV header's names.
+const COMMON: [(&str, Column); 3] = [
+    ("verdict", Column::Verdict),
+    ("failing", Column::Failing),
+    ("violation_rate", Column::ViolationRate),
+];
+const LAST: (&str, Column) = ("lowest_failing_seed", Column::LowestFailingSeed);
+
+/// Every column the table can show, by name, in its default order.
+pub(super) fn named_columns(fields: &[Field]) -> Vec<(&str, Column)> {
+    COMMON
+        .into_iter()
+        .chain(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.name.as_str(), Column::Field(i))),
+        )
+        .chain([LAST])
+        .collect()
+}
+
+/// The columns `--columns` names, in its order; an unknown or repeated name
+/// is refused with the names this model's table has.
+pub(super) fn select(names: &[String], fields: &[Field]) -> Result<Vec<Column>, String> {
+    let known = named_columns(fields);
+    let mut out: Vec<Column> = Vec::with_capacity(names.len());
+    for n in names.iter().map(|n| n.trim()) {
+        let Some(&(_, c)) = known.iter().find(|(name, _)| *name == n) else {
+            let all: Vec<&str> = known.iter().map(|(name, _)| *name).collect();
+            return Err(format!(
+                "error: --columns {n}: this model's table has no such column\nhelp: use some of {} (the swept keys always come first)\n",
+                all.join(", ")
+            ));
+        };
+        if out.contains(&c) {
+            return Err(format!(
+                "error: --columns names {n} twice\nhelp: name each column once, in the order the table shows them\n"
+            ));
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// A field's legend; the second of a pair that shares one (effect p50, p99)
+/// borrows its first's, so a table that shows only p99 still explains it.
+pub(super) fn legend_of(fields: &[Field], i: usize) -> &str {
+    match (fields[i].legend.as_str(), i.checked_sub(1)) {
+        ("", Some(before)) => fields[before].legend.as_str(),
+        (legend, _) => legend,
+    }
+}

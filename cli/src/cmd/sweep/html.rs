@@ -11,8 +11,6 @@ use crate::cmd::report;
 use idemsim::catalog::UsageError;
 use idemsim::render::html::sweep as page;
 use models::core::Metric;
-use models::scenario::Override;
-use models::Scenario;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -55,10 +53,19 @@ pub struct Input<'a> {
     pub axes: &'a [Axis],
     pub rows: &'a [Row],
     pub metrics: &'a [Metric],
-    pub variants: &'a [(Vec<Override>, Scenario)],
-    /// Where the scenario came from: the failing seeds' commands name it.
-    pub from: &'a idemsim::catalog::Entry,
+    pub variants: &'a [super::Variant],
+    /// Where each scenario came from, with its argument: the failing seeds'
+    /// commands name it.
+    pub from: &'a [(String, idemsim::catalog::Entry)],
     pub budget: idemsim::minimize::Budget,
+}
+
+/// A variant's `--set` values as `KEY=VALUE`, as its report's command gives them.
+fn sets(v: &super::Variant) -> Vec<String> {
+    v.overrides
+        .iter()
+        .map(|o| format!("{}={}", o.key, o.value))
+        .collect()
 }
 
 /// Writes the page and the reports of failing variants; returns how many
@@ -86,7 +93,7 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
     let mut used: Vec<String> = Vec::new();
     let mut out_rows = Vec::with_capacity(rows.len());
     let mut staged = Staged::new(dir)?;
-    for (i, (r, (overrides, scenario))) in rows.iter().zip(variants).enumerate() {
+    for (i, (r, v)) in rows.iter().zip(variants).enumerate() {
         let s = &r.stats;
         let mut link = None;
         if let Some((seed, _)) = s.first_failure() {
@@ -100,13 +107,16 @@ pub fn write(path: &Path, input: &Input) -> Result<usize, UsageError> {
                 prefix = format!("{stem}-{}", i + 1);
             }
             used.push(prefix.clone());
-            let sets: Vec<String> = overrides
-                .iter()
-                .map(|o| format!("{}={}", o.key, o.value))
-                .collect();
-            let done = idemsim::minimize::shrink_seed(scenario, seed, budget);
-            let (file, html) =
-                report::render_failure(scenario, from, &sets, seed, done.as_ref(), Some(&prefix));
+            let sets = sets(v);
+            let done = idemsim::minimize::shrink_seed(&v.scenario, seed, budget);
+            let (file, html) = report::render_failure(
+                &v.scenario,
+                &from[v.from].1,
+                &sets,
+                seed,
+                done.as_ref(),
+                Some(&prefix),
+            );
             staged.write(&dir.join(&file), &html)?;
             link = Some(file);
         }

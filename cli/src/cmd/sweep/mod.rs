@@ -12,13 +12,13 @@ mod plot;
 mod variant;
 
 pub use axis::{parse_axis, Axis};
-pub use variant::Row;
+pub use variant::{Row, Variant};
 
 use axis::cross_product;
 use columns::fields;
 use idemsim::catalog::{self, UsageError};
 use models::scenario::{Override, Strategy};
-use output::{csv, json, table};
+use output::{csv, json, table, View};
 use sim::SeedRange;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -40,8 +40,11 @@ pub enum Format {
 #[derive(clap::Args)]
 /// The arguments of `idemsim sweep`.
 pub struct Args {
-    /// Scenario name (from `idemsim list`) or path to a .toml file.
-    scenario: String,
+    /// Scenario name (from `idemsim list`) or path to a .toml file. Several
+    /// scenarios of one model are compared as one more swept key, `scenario`,
+    /// after the --set keys: each runs every combination of their values.
+    #[arg(required = true, num_args = 1..)]
+    scenarios: Vec<String>,
     /// A scenario key and the values to try, e.g. client.retry.max_attempts=1,3,5.
     /// Repeat for a cross product; a single value fixes the key for every variant.
     /// Commas inside [ ] or quotes belong to the value: network.loss_per_mille=[0,100],50.
@@ -57,6 +60,18 @@ pub struct Args {
     /// Output format; json is JSON Lines.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// The table's columns after the swept keys, in this order (table and
+    /// markdown only; CSV and JSON keep every column): verdict, failing,
+    /// violation_rate, lowest_failing_seed, and the model's metrics as the CSV
+    /// header names them, e.g. duplicate_rate, lost_rate, attempts_per_run,
+    /// completion_us, effect_p99_us. A name the model lacks is refused with
+    /// the names it has.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
+    columns: Vec<String>,
+    /// Leave out the legend under the table (a page of several tables explains
+    /// the columns once).
+    #[arg(long)]
+    no_legend: bool,
     /// Also draw the violation rate against the first swept key as a self-contained SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -70,6 +85,20 @@ pub struct Args {
         requires = "plot"
     )]
     plot_metric: Vec<String>,
+    /// Names a line of --plot in your words: VALUE=TEXT, VALUE one of the
+    /// swept values that make the lines (a scenario's name, a jitter), e.g.
+    /// --plot-label 'contention-no-jitter=exponential, no jitter'. Repeat for
+    /// each line. Without it a line reads KEY=VALUE, a value `none` with what
+    /// it means, and a scenario by its name.
+    #[arg(long, value_name = "VALUE=TEXT", requires = "plot")]
+    plot_label: Vec<String>,
+    /// Draws another program's numbers over the lines of --plot, as diamonds
+    /// with error bars: a CSV file with the header x,series,metric,value,low,high
+    /// (x a value of the x key, series a line's label or swept value, metric a
+    /// --plot-metric name, the numbers in the CSV output's units: µs, shares
+    /// 0..1); a first line "# TEXT" names the source in the legend.
+    #[arg(long, value_name = "FILE.csv", requires = "plot")]
+    plot_reference: Option<PathBuf>,
     /// Also write an HTML report: every metric against the swept values, each
     /// variant linked to the report of its lowest failing seed (written next to it;
     /// all the files or none).
@@ -83,32 +112,34 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     check_axes(&axes)?;
     let jobs = super::common::jobs(a.jobs)?;
     super::common::runs("--runs", a.runs)?;
-    // The output files, before anything runs: a sweep that cannot write
-    // them would run for nothing, or leave reports beside a path refused last.
-    if let Some(path) = &a.plot {
-        super::common::output_file("--plot", path, false)?;
-    }
-    if let Some(path) = &a.html {
-        super::common::output_file("--html", path, true)?;
-    }
-    let entry = catalog::locate(&a.scenario)?;
-    let variants = load_variants(&a.scenario, &entry, &axes)?;
-    let runs = a.runs.unwrap_or(variants[0].1.runs);
+    check_output_files(&a)?;
+    let (entries, axes) = scenarios_axis(&a.scenarios, axes)?;
+    let variants = load_variants(&entries, &axes)?;
+    let runs = a.runs.unwrap_or(variants[0].scenario.runs);
     if runs == 0 {
         return Err(UsageError(
             "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
         ));
     }
-    let name = variants[0].1.name.clone();
-    let metrics = variants[0].1.system.model.metrics();
+    let name = sweep_name(&entries, &variants);
+    let metrics = variants[0].scenario.system.model.metrics();
     let plot_fields = fields(metrics);
     let ys = plot::ys(&a.plot_metric, &plot_fields)?;
+    let view = view(&a, &plot_fields)?;
+    let labels = plot::labels(&a.plot_label, &axes)?;
+    let against = plot::reference::Against {
+        axes: &axes,
+        labels: &labels,
+        fields: &plot_fields,
+    };
+    let reference = a.plot_reference.as_deref();
+    let reference = reference.map(|path| plot::reference::load(path, &against));
+    let reference = reference.transpose()?;
     idemsim::progress::install_ctrl_c();
-    let rows = run_rows(&a.scenario, &variants, runs, jobs)?;
+    let rows = run_rows(&entries, &variants, runs, jobs)?;
     let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
     let mut out = match a.format {
-        Format::Table => table(&name, runs, &axes, &rows, metrics, false),
-        Format::Markdown => table(&name, runs, &axes, &rows, metrics, true),
+        Format::Table | Format::Markdown => table(&name, runs, &axes, &rows, metrics, &view),
         Format::Csv => csv(&axes, &rows, metrics),
         Format::Json => json(&name, runs, &axes, &rows, metrics),
     };
@@ -117,29 +148,24 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     idemsim::out!("{out}");
     if let Some(path) = &a.plot {
-        let svg = plot::svg(&name, runs, &axes, &rows, &ys);
-        std::fs::write(path, svg).map_err(|e| {
-            UsageError(format!(
-                "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
-                path.display()
-            ))
-        })?;
+        let extras = plot::Extras {
+            labels: &labels,
+            reference: reference.as_ref(),
+        };
+        write_plot(path, &plot::svg(&name, runs, &axes, &rows, &ys, &extras))?;
     }
     if let Some(path) = &a.html {
-        let budget = idemsim::minimize::Budget::from_flags(None, None)?;
-        let written = html::write(
-            path,
-            &html::Input {
-                name: &name,
-                runs,
-                axes: &axes,
-                rows: &rows,
-                metrics,
-                variants: &variants,
-                from: &entry,
-                budget,
-            },
-        )?;
+        let input = html::Input {
+            name: &name,
+            runs,
+            axes: &axes,
+            rows: &rows,
+            metrics,
+            variants: &variants,
+            from: &entries,
+            budget: idemsim::minimize::Budget::from_flags(None, None)?,
+        };
+        let written = html::write(path, &input)?;
         idemsim::eout!(
             "wrote {} and {written} report(s) of failing seeds next to it\n",
             path.display()
@@ -149,6 +175,62 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         idemsim::progress::INTERRUPTED
     } else {
         idemsim::exit::HOLDS
+    })
+}
+
+/// The output files, before anything runs: a sweep that cannot write them
+/// would run for nothing, or leave reports beside a path refused last.
+fn check_output_files(a: &Args) -> Result<(), UsageError> {
+    if let Some(path) = &a.plot {
+        super::common::output_file("--plot", path, false)?;
+    }
+    if let Some(path) = &a.html {
+        super::common::output_file("--html", path, true)?;
+    }
+    Ok(())
+}
+
+/// What the heading and the plot call the sweep: its scenario, or how many.
+fn sweep_name(entries: &[Located], variants: &[Variant]) -> String {
+    match entries {
+        [_] => variants[0].scenario.name.clone(),
+        more => format!("{} scenarios", more.len()),
+    }
+}
+
+/// Writes the plot's SVG to `path`.
+fn write_plot(path: &std::path::Path, svg: &str) -> Result<(), UsageError> {
+    std::fs::write(path, svg).map_err(|e| {
+        UsageError(format!(
+            "error: cannot write {}: {e}\nhelp: check that its folder exists and is writable\n",
+            path.display()
+        ))
+    })
+}
+
+/// How the table shows: `--columns` and `--no-legend`, which only a table has.
+fn view(a: &Args, fields: &[columns::Field]) -> Result<View, UsageError> {
+    let tabular = matches!(a.format, Format::Table | Format::Markdown);
+    if !tabular && (!a.columns.is_empty() || a.no_legend) {
+        let flag = if a.no_legend {
+            "--no-legend"
+        } else {
+            "--columns"
+        };
+        return Err(UsageError(format!(
+            "error: {flag} shapes the table, but --format {} prints every column and no legend\nhelp: leave {flag} out, or use --format table or markdown\n",
+            if a.format == Format::Csv { "csv" } else { "json" }
+        )));
+    }
+    let columns = if a.columns.is_empty() {
+        None
+    } else {
+        Some(columns::select(&a.columns, fields).map_err(UsageError)?)
+    };
+    Ok(View {
+        markdown: a.format == Format::Markdown,
+        columns,
+        legend: !a.no_legend,
     })
 }
 
@@ -170,25 +252,64 @@ fn parse_axes(sets: &[String]) -> Result<Vec<Axis>, UsageError> {
     Ok(axes)
 }
 
+/// A scenario as the command line named it, and where it was found.
+type Located = (String, catalog::Entry);
+
+/// The key of the axis that several scenarios make: the last, so that the
+/// first `--set` key stays the plot's x axis.
+pub(super) const SCENARIO_KEY: &str = "scenario";
+
+/// Each scenario argument located, with its argument; several make one more
+/// axis, [`SCENARIO_KEY`], whose values are the arguments. Refuses a
+/// scenario given twice and scenarios of different models, whose columns
+/// differ.
+fn scenarios_axis(
+    args: &[String],
+    mut axes: Vec<Axis>,
+) -> Result<(Vec<Located>, Vec<Axis>), UsageError> {
+    let mut entries: Vec<Located> = Vec::with_capacity(args.len());
+    for arg in args {
+        if entries.iter().any(|(a, _)| a == arg) {
+            return Err(UsageError(format!(
+                "error: the scenario {arg} is given twice\nhelp: name each scenario once\n"
+            )));
+        }
+        entries.push((arg.clone(), catalog::locate(arg)?));
+    }
+    if entries.len() > 1 {
+        if axes.iter().any(|a| a.key == SCENARIO_KEY) {
+            return Err(UsageError(format!(
+                "error: --set {SCENARIO_KEY}=... and several scenarios both sweep `{SCENARIO_KEY}`\nhelp: name the scenarios before the flags, and leave out --set {SCENARIO_KEY}\n"
+            )));
+        }
+        axes.push(Axis {
+            key: SCENARIO_KEY.into(),
+            values: args.to_vec(),
+        });
+    }
+    Ok((entries, axes))
+}
+
 /// Every variant of the cross product, loaded before any runs so that a bad
-/// value fails at once; refuses a swept strategy and two values that mean
-/// the same scenario.
-fn load_variants(
-    scenario_arg: &str,
-    entry: &catalog::Entry,
-    axes: &[Axis],
-) -> Result<Vec<(Vec<Override>, models::Scenario)>, UsageError> {
+/// value fails at once; refuses a swept strategy, two values that mean
+/// the same scenario, and scenarios of different models.
+fn load_variants(entries: &[Located], axes: &[Axis]) -> Result<Vec<Variant>, UsageError> {
     let combos = cross_product(axes);
-    let mut variants: Vec<(Vec<Override>, models::Scenario)> = Vec::with_capacity(combos.len());
+    let mut variants: Vec<Variant> = Vec::with_capacity(combos.len());
     for (n, combo) in combos.iter().enumerate() {
-        let overrides: Vec<Override> = axes
-            .iter()
-            .zip(combo)
-            .map(|(axis, &i)| Override {
+        let mut from = 0;
+        let mut overrides: Vec<Override> = Vec::with_capacity(axes.len());
+        for (axis, &i) in axes.iter().zip(combo) {
+            if entries.len() > 1 && axis.key == SCENARIO_KEY {
+                from = i;
+                continue;
+            }
+            overrides.push(Override {
                 key: axis.key.clone(),
                 value: axis.values[i].clone(),
-            })
-            .collect();
+            });
+        }
+        let (scenario_arg, entry) = &entries[from];
         let scenario = catalog::load_entry(entry, &overrides)
             .map_err(|e| in_variant(e, &overrides, n + 1, combos.len()))?;
         if scenario.strategy != Strategy::Seeds {
@@ -199,22 +320,41 @@ fn load_variants(
                 )));
             }
         }
+        if let Some(first) = variants.first() {
+            let (model, this) = (
+                first.scenario.system.model.name(),
+                scenario.system.model.name(),
+            );
+            if model != this {
+                return Err(UsageError(format!(
+                    "error: {} is a {this} scenario, {} a {model} one: a sweep compares variants on one model's columns\nhelp: sweep each model's scenarios separately\n",
+                    scenario_arg, entries[first.from].0
+                )));
+            }
+        }
         // Two values that make the same scenario text are one variant twice.
-        if let Some((same, _)) = variants.iter().find(|(_, s)| s.hash == scenario.hash) {
+        if let Some(same) = variants.iter().find(|v| v.scenario.hash == scenario.hash) {
             return Err(UsageError(format!(
                 "error: the variants {} and {} are the same scenario: their values mean the same\nhelp: give each value once\n",
-                label(same),
+                label(&same.overrides),
                 label(&overrides)
             )));
         }
-        variants.push((overrides, scenario));
+        variants.push(Variant {
+            overrides,
+            scenario,
+            from,
+        });
     }
-    if variants[0].1.strategy != Strategy::Seeds {
-        idemsim::eoutln!(
-            "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
-            scenario_arg,
-            super::common::shell_word(scenario_arg)
-        );
+    for (arg, _) in entries {
+        let first = variants.iter().find(|v| entries[v.from].0 == *arg);
+        if first.is_some_and(|v| v.scenario.strategy != Strategy::Seeds) {
+            idemsim::eoutln!(
+                "note: {} sets run.strategy = \"coverage\"; a sweep runs seeds 0..N of every variant (a coverage-guided search is `idemsim check {} --strategy coverage`)",
+                arg,
+                super::common::shell_word(arg)
+            );
+        }
     }
     Ok(variants)
 }
@@ -222,17 +362,19 @@ fn load_variants(
 /// Runs seeds 0..runs of each variant in turn, one row each. Ctrl-C stops
 /// the variant that is running; the rows of what ran are returned.
 fn run_rows(
-    scenario_arg: &str,
-    variants: &[(Vec<Override>, models::Scenario)],
+    entries: &[Located],
+    variants: &[Variant],
     runs: u64,
     jobs: usize,
 ) -> Result<Vec<Row>, UsageError> {
     let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
-    for (overrides, scenario) in variants {
+    for v in variants {
         if idemsim::progress::STOP.load(Ordering::Relaxed) {
             break;
         }
-        let sets: String = overrides
+        let scenario = &v.scenario;
+        let sets: String = v
+            .overrides
             .iter()
             .map(|o| {
                 let set = format!("{}={}", o.key, o.value);
@@ -241,7 +383,7 @@ fn run_rows(
             .collect();
         let replay = format!(
             "idemsim replay {}{sets}",
-            super::common::shell_word(scenario_arg)
+            super::common::shell_word(&entries[v.from].0)
         );
         let seeds = SeedRange {
             start: 0,
@@ -251,8 +393,12 @@ fn run_rows(
         idemsim::external::determinism_check_first(scenario, seeds, first, &replay)?;
         let stats = run_variant(&scenario.system, runs, jobs, &idemsim::progress::STOP);
         idemsim::external::check_summary(scenario, &replay, &stats.summary)?;
+        let values = (0..v.overrides.len())
+            .map(|i| v.overrides[i].value.clone())
+            .chain((entries.len() > 1).then(|| entries[v.from].0.clone()))
+            .collect();
         rows.push(Row {
-            values: overrides.iter().map(|o| o.value.clone()).collect(),
+            values,
             design_warnings: super::common::WarningLine::of_tally(
                 &scenario.design_warnings,
                 &stats.summary.tally,

@@ -1,7 +1,7 @@
 //! The sweep's rows as an aligned table, Markdown, CSV or JSON Lines.
 
 use super::axis::Axis;
-use super::columns::{cell, fields, pct, Field, Shape};
+use super::columns::{cell, fields, legend_of, named_columns, pct, Column, Field, Shape};
 use super::variant::{Row, VariantStats};
 use models::core::Metric;
 
@@ -12,6 +12,17 @@ fn verdict_text(s: &VariantStats) -> String {
     }
 }
 
+/// How the table is shown: Markdown or aligned text, which columns, and
+/// whether the legend follows it.
+pub(super) struct View {
+    pub(super) markdown: bool,
+    /// The columns `--columns` chose, or `None` for every column.
+    pub(super) columns: Option<Vec<Column>>,
+    /// `--no-legend` leaves it out: a page with several tables explains
+    /// their columns once.
+    pub(super) legend: bool,
+}
+
 /// The sweep as a table for a terminal, or as Markdown: a heading, one row
 /// per variant, the legend of its columns and the design warnings.
 pub(super) fn table(
@@ -20,39 +31,61 @@ pub(super) fn table(
     axes: &[Axis],
     rows: &[Row],
     metrics: &[Metric],
-    markdown: bool,
+    view: &View,
 ) -> String {
-    // A load column no variant has a value for (a service without a capacity,
-    // clients without a budget) says nothing: the table leaves it out, CSV
-    // and JSON keep it.
-    let fields: Vec<Field> = fields(metrics)
-        .into_iter()
-        .filter(|f| !f.optional || rows.iter().any(|r| (f.value)(&r.stats).is_some()))
-        .collect();
-    let grid = Grid::of(axes, rows, &fields);
+    let fields = fields(metrics);
+    let columns = view.columns.clone().unwrap_or_else(|| {
+        // A load column no variant has a value for (a service without a
+        // capacity, clients without a budget) says nothing: the table leaves
+        // it out unless asked for, CSV and JSON keep it.
+        named_columns(&fields)
+            .into_iter()
+            .map(|(_, c)| c)
+            .filter(|c| match *c {
+                Column::Field(i) => {
+                    !fields[i].optional
+                        || rows.iter().any(|r| (fields[i].value)(&r.stats).is_some())
+                }
+                _ => true,
+            })
+            .collect()
+    });
+    let grid = Grid::of(axes, rows, &fields, &columns);
     let mut out = heading(name, runs, axes, rows);
-    if markdown {
+    if view.markdown {
         grid.markdown(&mut out);
     } else {
         grid.aligned(&mut out);
     }
     out.push('\n');
-    let legend = std::iter::once(
-        "failing: runs that broke an invariant; the interval is Wilson's 95% score interval."
-            .to_string(),
-    )
-    .chain(
-        fields
-            .iter()
-            .map(|f| f.legend.clone())
-            .filter(|l| !l.is_empty()),
+    if view.legend {
+        legend(&fields, &columns, view.markdown, &mut out);
+    }
+    out.push_str(&warnings(axes, rows, view.markdown));
+    out
+}
+
+/// What each shown column means, once each, in the columns' order.
+fn legend(fields: &[Field], columns: &[Column], markdown: bool, out: &mut String) {
+    let failing = columns
+        .iter()
+        .any(|c| matches!(c, Column::Failing | Column::ViolationRate));
+    let failing = failing.then_some(
+        "failing: runs that broke an invariant; the interval is Wilson's 95% score interval.",
     );
-    for item in legend {
-        let bullet = if markdown { "- " } else { "" };
+    let mut items: Vec<&str> = failing.into_iter().collect();
+    for c in columns {
+        if let Column::Field(i) = *c {
+            let l = legend_of(fields, i);
+            if !l.is_empty() && !items.contains(&l) {
+                items.push(l);
+            }
+        }
+    }
+    let bullet = if markdown { "- " } else { "" };
+    for item in items {
         out.push_str(&format!("{bullet}{item}\n"));
     }
-    out.push_str(&warnings(axes, rows, markdown));
-    out
 }
 
 /// The line above the table: how many variants, on which seeds, and the
@@ -80,37 +113,45 @@ fn heading(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
 struct Grid {
     header: Vec<String>,
     cells: Vec<Vec<String>>,
-    /// The columns of swept keys, which come first.
-    key_columns: usize,
+    /// Which columns read left to right: the swept keys and the verdict.
+    left: Vec<bool>,
     /// Each column's width in characters.
     width: Vec<usize>,
 }
 
 impl Grid {
-    fn of(axes: &[Axis], rows: &[Row], fields: &[Field]) -> Grid {
+    fn of(axes: &[Axis], rows: &[Row], fields: &[Field], columns: &[Column]) -> Grid {
         let varying: Vec<usize> = (0..axes.len())
             .filter(|&i| axes[i].values.len() > 1)
             .collect();
         let mut header: Vec<String> = varying.iter().map(|&i| axes[i].key.clone()).collect();
-        let key_columns = header.len();
-        header.extend(["verdict", "failing", "violation rate (95% CI)"].map(String::from));
-        header.extend(fields.iter().map(|f| f.header.clone()));
-        header.push("lowest failing seed".into());
+        let mut left = vec![true; header.len()];
+        for c in columns {
+            header.push(match *c {
+                Column::Verdict => "verdict".into(),
+                Column::Failing => "failing".into(),
+                Column::ViolationRate => "violation rate (95% CI)".into(),
+                Column::Field(i) => fields[i].header.clone(),
+                Column::LowestFailingSeed => "lowest failing seed".into(),
+            });
+            left.push(matches!(c, Column::Verdict));
+        }
         let mut cells: Vec<Vec<String>> = Vec::new();
         for r in rows {
             let s = &r.stats;
-            let (lo, hi) = s.interval();
             let mut c: Vec<String> = varying.iter().map(|&i| r.values[i].clone()).collect();
-            c.push(verdict_text(s));
-            c.push(format!("{}/{}", s.failing(), s.runs()));
-            c.push(format!(
-                "{} ({}–{})",
-                pct(s.violation_rate()),
-                pct(lo),
-                pct(hi)
-            ));
-            c.extend(fields.iter().map(|f| cell(f, s)));
-            c.push(s.first_failure().map_or("-".into(), |f| f.0.to_string()));
+            c.extend(columns.iter().map(|col| match *col {
+                Column::Verdict => verdict_text(s),
+                Column::Failing => format!("{}/{}", s.failing(), s.runs()),
+                Column::ViolationRate => {
+                    let (lo, hi) = s.interval();
+                    format!("{} ({}–{})", pct(s.violation_rate()), pct(lo), pct(hi))
+                }
+                Column::Field(i) => cell(&fields[i], s),
+                Column::LowestFailingSeed => {
+                    s.first_failure().map_or("-".into(), |f| f.0.to_string())
+                }
+            }));
             cells.push(c);
         }
         let width: Vec<usize> = (0..header.len())
@@ -126,14 +167,14 @@ impl Grid {
         Grid {
             header,
             cells,
-            key_columns,
+            left,
             width,
         }
     }
 
     /// Keys and verdicts read left to right; numbers line up on the right.
     fn left(&self, j: usize) -> bool {
-        j <= self.key_columns
+        self.left[j]
     }
 
     fn pad(&self, text: &str, j: usize) -> String {
@@ -336,7 +377,7 @@ mod tests {
         Grid {
             header: vec!["key".into(), "verdict".into(), "n".into()],
             cells: vec![vec!["1".into(), "holds".into(), "12".into()]],
-            key_columns: 1,
+            left: vec![true, true, false],
             width: vec![3, 7, 2],
         }
     }

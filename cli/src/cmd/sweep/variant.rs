@@ -9,6 +9,17 @@ use models::System;
 use sim::{explore, SeedRange, Summary};
 use std::sync::atomic::AtomicBool;
 
+/// One variant of a sweep: its `--set` values, the scenario they make, and
+/// which of the sweep's scenarios it comes from (an index into their list).
+pub struct Variant {
+    /// The values of the `--set` keys, in their order.
+    pub overrides: Vec<models::scenario::Override>,
+    /// The scenario with them applied.
+    pub scenario: models::Scenario,
+    /// The scenario argument it comes from.
+    pub from: usize,
+}
+
 /// A variant's numbers over all its seeds: the sweep's summary, with the
 /// effect ledger's counters (constant memory, merged order-independently).
 #[derive(Clone, Debug, Default, PartialEq)]

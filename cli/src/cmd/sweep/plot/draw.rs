@@ -1,6 +1,7 @@
 //! Drawing one sweep plot: the page's frame (size, header, legend) and each
 //! panel (axes, 95% bands, lines), as SVG text.
 
+use super::reference::{Point, Reference};
 use super::{
     esc, tick_label, Scale, Series, BOTTOM, CHAR_PX, DASHES, GAP, HEIGHT, LEFT, PALETTE,
     PLOT_WIDTH, TOP, Y,
@@ -27,12 +28,13 @@ impl<'a> Frame<'a> {
         x: &'a Axis,
         xpos: Vec<f64>,
         scale_note: &'static str,
-        series: &[Series],
+        (series, reference): (&[Series], Option<&Reference>),
         ys: &[Y],
     ) -> Self {
         let longest = series
             .iter()
             .map(|s| s.label.chars().count())
+            .chain(reference.map(|r| r.title.chars().count()))
             .max()
             .unwrap_or(0);
         let right = (60.0 + CHAR_PX * longest as f64).max(150.0);
@@ -87,13 +89,25 @@ impl<'a> Frame<'a> {
     }
 
     /// Panel `j`: where it sits and its y scale, fitted to `series` for a metric.
-    pub(super) fn panel(&self, j: usize, y: &Y, series: &[Series]) -> Panel {
+    pub(super) fn panel(
+        &self,
+        j: usize,
+        y: &Y,
+        series: &[Series],
+        reference: Option<&Reference>,
+    ) -> Panel {
         let scale = match y {
             Y::ViolationRate => Scale::violation_rate(),
             Y::Metric(_) => {
+                // The reference's bars must fit too, or they would leave the panel.
                 let values: Vec<f64> = series
                     .iter()
                     .flat_map(|s| s.points[j].iter().map(|p| p.1))
+                    .chain(
+                        reference
+                            .into_iter()
+                            .flat_map(|r| r.of(y).flat_map(|p| [p.value, p.low, p.high])),
+                    )
                     .collect();
                 Scale::fit(&values)
             }
@@ -107,7 +121,13 @@ impl<'a> Frame<'a> {
     }
 
     /// The legend to the right of the plot.
-    pub(super) fn legend(&self, o: &mut String, series: &[Series], ys: &[Y]) {
+    pub(super) fn legend(
+        &self,
+        o: &mut String,
+        series: &[Series],
+        ys: &[Y],
+        reference: Option<&Reference>,
+    ) {
         let bands = ys.iter().any(|y| matches!(y, Y::ViolationRate));
         let lx = self.px(1.0) + 24.0;
         let _ = writeln!(
@@ -137,7 +157,36 @@ impl<'a> Frame<'a> {
                 esc(&s.label)
             );
         }
+        if let Some(r) = reference {
+            // Below the lines: a grey diamond with its bar, and the source.
+            let y = TOP + 24.0 + 22.0 * series.len() as f64 + 8.0;
+            let _ = writeln!(
+                o,
+                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#555555" stroke-width="1.5"/>
+{}
+<text x="{:.1}" y="{:.1}">{}</text>"##,
+                y - 8.0,
+                y + 8.0,
+                diamond(lx + 11.0, y, "#555555"),
+                lx + 30.0,
+                y + 4.0,
+                esc(&r.title),
+                x = lx + 11.0,
+            );
+        }
     }
+}
+
+/// A hollow diamond, the reference's marker: it differs from the lines'
+/// filled dots in shape, not only in colour.
+fn diamond(x: f64, y: f64, color: &str) -> String {
+    format!(
+        r##"<path d="M{:.1},{y:.1} L{x:.1},{:.1} L{:.1},{y:.1} L{x:.1},{:.1} Z" fill="#ffffff" stroke="{color}" stroke-width="1.5"/>"##,
+        x - 5.0,
+        y - 5.0,
+        x + 5.0,
+        y + 5.0
+    )
 }
 
 /// One panel: its index, top edge and y scale.
@@ -242,6 +291,32 @@ impl Panel {
                 o,
                 r#"<polygon points="{}" fill="{color}" fill-opacity="0.18" stroke="none"/>"#,
                 band.join(" ")
+            );
+        }
+    }
+
+    /// The reference's points of this panel, each a diamond on a bar from its
+    /// low to its high, a little right of the sweep's own point so that
+    /// neither hides the other.
+    pub(super) fn reference<'p>(
+        &self,
+        o: &mut String,
+        f: &Frame,
+        points: impl Iterator<Item = &'p Point>,
+    ) {
+        for p in points {
+            let color = PALETTE[p.series % PALETTE.len()];
+            let x = f.px(f.xpos[p.x]) + 7.0;
+            let (lo, hi) = (self.py(p.low), self.py(p.high));
+            let _ = writeln!(
+                o,
+                r#"<path d="M{x:.1},{lo:.1} L{x:.1},{hi:.1} M{:.1},{lo:.1} L{:.1},{lo:.1} M{:.1},{hi:.1} L{:.1},{hi:.1}" stroke="{color}" stroke-width="1.5" fill="none"/>
+{}"#,
+                x - 3.0,
+                x + 3.0,
+                x - 3.0,
+                x + 3.0,
+                diamond(x, self.py(p.value), color),
             );
         }
     }

@@ -8,12 +8,14 @@
 //! diffs as text. A plotting crate would bring far more than this needs.
 
 mod draw;
+pub mod reference;
 
 use super::axis::Axis;
 use super::columns::{human_time, Field, Shape};
 use super::variant::Row;
 use draw::Frame;
 use idemsim::catalog::UsageError;
+use reference::Reference;
 // One HTML/XML escape for every page and figure idemsim writes.
 use idemsim::render::html::esc;
 
@@ -123,6 +125,14 @@ impl Y<'_> {
             Y::Metric(f) => (f.value)(&r.stats)
                 .filter(|v| v.is_finite())
                 .map(|v| (v, v, v)),
+        }
+    }
+
+    /// Its name as `--plot-metric` and a reference file give it.
+    fn metric_name(&self) -> &str {
+        match self {
+            Y::ViolationRate => "violation_rate",
+            Y::Metric(f) => &f.name,
         }
     }
 
@@ -255,28 +265,163 @@ struct Series {
     points: Vec<Vec<(f64, f64, f64, f64)>>,
 }
 
+/// What a plot adds to the sweep's rows: the series' names in the user's
+/// words (`--plot-label VALUE=TEXT`) and a reference drawn over them.
+pub struct Extras<'a> {
+    pub labels: &'a [(String, String)],
+    pub reference: Option<&'a Reference>,
+}
+
+/// The swept key across the plot: the first with several values.
+pub fn x_axis(axes: &[Axis]) -> usize {
+    (0..axes.len())
+        .find(|&i| axes[i].values.len() > 1)
+        .unwrap_or(0)
+}
+
+/// The keys whose values make the series: those with several values, but x.
+fn other_axes(axes: &[Axis], x_axis: usize) -> Vec<usize> {
+    (0..axes.len())
+        .filter(|&i| i != x_axis && axes[i].values.len() > 1)
+        .collect()
+}
+
+/// One swept value in a series' label: the user's words for it if
+/// `--plot-label` gives them; a scenario by its name; `none` with what it
+/// means (`client.retry.jitter=none` is exponential backoff without jitter,
+/// not "no backoff"); else `key=value`.
+fn label_part(key: &str, value: &str, labels: &[(String, String)]) -> String {
+    if let Some((_, text)) = labels.iter().find(|(v, _)| v == value) {
+        return text.clone();
+    }
+    if key == super::SCENARIO_KEY {
+        return value.to_string();
+    }
+    if value.trim_matches('"') == "none" {
+        let leaf = key.rsplit('.').next().unwrap_or(key).replace('_', " ");
+        return format!("{key}=none (no {leaf})");
+    }
+    format!("{key}={value}")
+}
+
+/// A series' label from a row's values, and the label without `--plot-label`.
+fn series_label(
+    axes: &[Axis],
+    others: &[usize],
+    values: &[String],
+    labels: &[(String, String)],
+) -> (String, String) {
+    let join = |labels: &[(String, String)]| {
+        others
+            .iter()
+            .map(|&i| label_part(&axes[i].key, &values[i], labels))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    (join(labels), join(&[]))
+}
+
+/// Each series' names in drawing order: its label first, then the label
+/// without `--plot-label` and, for one swept key, its bare value; a
+/// reference file may name a series by any of them.
+pub fn series_names(axes: &[Axis], x_axis: usize, labels: &[(String, String)]) -> Vec<Vec<String>> {
+    let others = other_axes(axes, x_axis);
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for combo in super::axis::cross_product(axes) {
+        if combo[x_axis] != 0 {
+            continue;
+        }
+        let values: Vec<String> = (0..axes.len())
+            .map(|i| axes[i].values[combo[i]].clone())
+            .collect();
+        let (label, plain) = series_label(axes, &others, &values, labels);
+        let mut names = vec![label, plain];
+        if let [only] = others.as_slice() {
+            names.push(values[*only].clone());
+        }
+        if !out.iter().any(|n| n[0] == names[0]) {
+            out.push(names);
+        }
+    }
+    out
+}
+
+/// `--plot-label VALUE=TEXT` flags, each value one of the series' values.
+pub fn labels(flags: &[String], axes: &[Axis]) -> Result<Vec<(String, String)>, UsageError> {
+    let others = other_axes(axes, x_axis(axes));
+    let values: Vec<&str> = others
+        .iter()
+        .flat_map(|&i| axes[i].values.iter().map(String::as_str))
+        .collect();
+    let mut out: Vec<(String, String)> = Vec::with_capacity(flags.len());
+    for flag in flags {
+        let Some((value, text)) = flag.split_once('=').filter(|(_, t)| !t.trim().is_empty()) else {
+            return Err(UsageError(format!(
+                "error: --plot-label {flag}: not VALUE=TEXT\nhelp: name a series by a swept value, e.g. --plot-label 'none=exponential, no jitter'\n"
+            )));
+        };
+        let value = value.trim();
+        if !values.contains(&value) {
+            let help = if values.is_empty() {
+                "the plot has one line; name it with a second swept key, or leave --plot-label out"
+                    .to_string()
+            } else {
+                format!(
+                    "use one of the values that make the lines: {}",
+                    values.join(", ")
+                )
+            };
+            return Err(UsageError(format!(
+                "error: --plot-label {flag}: no line of the plot has the value {value}\nhelp: {help}\n"
+            )));
+        }
+        if out.iter().any(|(v, _)| v == value) {
+            return Err(UsageError(format!(
+                "error: --plot-label names the value {value} twice\nhelp: give each value one label\n"
+            )));
+        }
+        out.push((value.to_string(), text.trim().to_string()));
+    }
+    Ok(out)
+}
+
 /// The plot of one sweep: one panel per `ys`, the first key with several
-/// values across, one line per combination of the other swept keys.
-pub fn svg(name: &str, runs: u64, axes: &[Axis], rows: &[Row], ys: &[Y]) -> String {
+/// values across, one line per combination of the other swept keys, and
+/// the reference's points over them.
+pub fn svg(
+    name: &str,
+    runs: u64,
+    axes: &[Axis],
+    rows: &[Row],
+    ys: &[Y],
+    extras: &Extras,
+) -> String {
     assert!(!axes.is_empty() && !rows.is_empty(), "a sweep has variants");
     assert!(!ys.is_empty(), "a plot has a panel");
-    let x_axis = (0..axes.len())
-        .find(|&i| axes[i].values.len() > 1)
-        .unwrap_or(0);
+    let x_axis = x_axis(axes);
     let (xpos, scale_note) = x_positions(&axes[x_axis].values);
-    let series = series_of(name, axes, rows, ys, x_axis, &xpos);
-    let frame = Frame::new(&axes[x_axis], xpos, scale_note, &series, ys);
+    let series = series_of(name, axes, rows, ys, (x_axis, &xpos), extras.labels);
+    let frame = Frame::new(
+        &axes[x_axis],
+        xpos,
+        scale_note,
+        (&series, extras.reference),
+        ys,
+    );
     let mut o = String::new();
     frame.header(&mut o, name, runs, ys);
     for (j, y) in ys.iter().enumerate() {
-        let panel = frame.panel(j, y, &series);
+        let panel = frame.panel(j, y, &series, extras.reference);
         panel.axes(&mut o, &frame, y, j + 1 == ys.len());
         if matches!(y, Y::ViolationRate) {
             panel.bands(&mut o, &frame, &series);
         }
         panel.lines(&mut o, &frame, &series);
+        if let Some(r) = extras.reference {
+            panel.reference(&mut o, &frame, r.of(y).filter(|p| p.series < series.len()));
+        }
     }
-    frame.legend(&mut o, &series, ys);
+    frame.legend(&mut o, &series, ys, extras.reference);
     o.push_str("</svg>\n");
     o
 }
@@ -288,22 +433,16 @@ fn series_of(
     axes: &[Axis],
     rows: &[Row],
     ys: &[Y],
-    x_axis: usize,
-    xpos: &[f64],
+    (x_axis, xpos): (usize, &[f64]),
+    labels: &[(String, String)],
 ) -> Vec<Series> {
-    let others: Vec<usize> = (0..axes.len())
-        .filter(|&i| i != x_axis && axes[i].values.len() > 1)
-        .collect();
+    let others = other_axes(axes, x_axis);
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
         let label = if others.is_empty() {
             name.to_string()
         } else {
-            others
-                .iter()
-                .map(|&i| format!("{}={}", axes[i].key, r.values[i]))
-                .collect::<Vec<_>>()
-                .join(", ")
+            series_label(axes, &others, &r.values, labels).0
         };
         let xi = axes[x_axis]
             .values

@@ -4,6 +4,9 @@
 
 use crate::support;
 
+mod plot;
+mod tables;
+
 use support::run as check;
 
 use idemsim::stats;
@@ -284,7 +287,7 @@ fn diff_of_a_change_that_does_not_matter_says_so() {
 }
 
 /// A minimal XML check: every tag closes in order, attributes are quoted.
-fn assert_well_formed(xml: &str) -> Vec<String> {
+pub(super) fn assert_well_formed(xml: &str) -> Vec<String> {
     let mut stack: Vec<String> = Vec::new();
     let mut names = Vec::new();
     let mut rest = xml;
