@@ -39,7 +39,9 @@ pub fn open_at(file: &Path, (width, height): (u32, u32), steps: Value) -> Page {
         "height": height,
         "steps": steps,
     });
-    let plan_path = file.with_extension(format!("{width}x{height}.plan.json"));
+    // The plan goes to the test's scratch space, never beside the page: the
+    // page may be a file of the repository (docs/backoff-and-jitter.svg).
+    let plan_path = plan_file(&file, (width, height));
     std::fs::write(&plan_path, plan.to_string()).expect("write the plan");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser/cdp.mjs");
     let mut cmd = Command::new("node");
@@ -66,4 +68,15 @@ pub fn open_at(file: &Path, (width, height): (u32, u32), steps: Value) -> Page {
             })
             .unwrap_or_default(),
     }
+}
+
+/// A file name for one opening's plan, unique across the test binary's threads.
+fn plan_file(page: &Path, (width, height): (u32, u32)) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-plans");
+    std::fs::create_dir_all(&dir).expect("create the plans' folder");
+    let stem = page.file_stem().unwrap_or_default().to_string_lossy();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!("{stem}.{n}.{width}x{height}.plan.json"))
 }
