@@ -189,6 +189,39 @@ fn a_folder_that_cannot_be_written_keeps_the_verdict_and_warns_after_it() {
     assert!(err.trim_end().ends_with("--no-regressions)"), "{err}");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn verify_warns_once_of_a_folder_that_cannot_be_written_whatever_the_scenarios() {
+    let dir = scratch("regressions/read-only-verify");
+    failing(&dir.join("a.toml"));
+    failing(&dir.join("b.toml"));
+    let args = [
+        "verify",
+        "a.toml",
+        "b.toml",
+        "--runs",
+        "200",
+        "--regressions",
+        "/proc/idemsim-regressions",
+    ];
+    let (out, err) = run_in(&dir, &args, &[], 1);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: cannot write the regression"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one warning per command: {err}");
+    assert!(
+        warnings[0].contains(", nor 1 other failure (the verdicts above stand;"),
+        "{err}"
+    );
+    // After the summary, as `check` says it.
+    assert!(
+        out.trim_end().lines().last().unwrap().contains("scenarios"),
+        "{out}"
+    );
+    assert!(err.trim_end().ends_with("--no-regressions)"), "{err}");
+}
+
 /// Makes a stray entry at a path.
 type Make = dyn Fn(&Path);
 
