@@ -9,6 +9,11 @@
 //! signal's number, as shells report a process the signal ended), unless a
 //! violation was found. A second signal kills every program's group and
 //! quits at once, so no child is ever left behind.
+//!
+//! `replay` and `report` run one scenario's run (or a few) and poll
+//! nothing: with an external program they install the same handler
+//! ([`install_for`]), so a signal kills a hung program's group, and
+//! [`broke_off`] then says what was done and gives the exit code.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -70,6 +75,34 @@ extern "C" fn on_signal(sig: i32) {
     }
     SIGNAL.store(sig, Ordering::SeqCst);
     models::external::process::interrupt();
+}
+
+/// Installs the handler when `s` runs an external program (`replay`,
+/// `report`): a signal then kills the program's process group instead of
+/// leaving it behind. A scenario of built-in actors keeps the default
+/// handling, which ends idemsim at once.
+pub fn install_for(s: &models::Scenario) {
+    if crate::external::has_programs(s) {
+        install();
+    }
+}
+
+/// After a command's runs: when a signal came, says on stderr what was
+/// done (the program killed with its group, `what` not given) and returns
+/// [`INTERRUPTED`], which [`exit_code`] turns into 143 after SIGTERM; the
+/// broken-off run is no result, so nothing of it is printed.
+pub fn broke_off(what: &str) -> Option<u8> {
+    let sig = received()?;
+    let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
+    // A program started after the signal is killed at once too, so a
+    // count says nothing a user needs: whether one was waited for does.
+    let killed = if killed_a_program() {
+        "the external program idemsim waited for was killed with its process group"
+    } else {
+        "no external program was waiting"
+    };
+    crate::eoutln!("interrupted ({name}): {killed}; {what}");
+    Some(INTERRUPTED)
 }
 
 /// The signal that stopped the run, if one did.
