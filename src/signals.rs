@@ -82,7 +82,8 @@ extern "C" fn on_signal(sig: i32) {
 /// leaving it behind. A scenario of built-in actors keeps the default
 /// handling, which ends idemsim at once.
 pub fn install_for(s: &models::Scenario) {
-    if crate::external::has_programs(s) {
+    // Asked here, not of `crate::external`, which imports this module.
+    if s.system.nodes.iter().any(models::Node::runs_program) {
         install();
     }
 }
@@ -145,6 +146,52 @@ pub fn forget_killed_runs(sum: &mut sim::Summary) {
     }
     sum.tally.panics = sum.tally.panics.saturating_sub(killed);
     sum.interrupted = true;
+}
+
+/// [`forget_killed_runs`] for the coverage-guided search, whose schedules
+/// are no seed range: a broken-off run is not counted as run either, so
+/// the summary's count is of the runs that completed.
+pub fn forget_killed_schedules(sum: &mut sim::Summary) {
+    let killed = models::external::process::killed_by_interrupt();
+    forget_killed_runs(sum);
+    sum.tally.schedules = sum.tally.schedules.saturating_sub(killed);
+}
+
+/// [`forget_killed_runs`] for `check --exhaustive`: a counterexample that
+/// is a killed program's broken-off run is none, its runs are not counted,
+/// and the enumeration is incomplete (interrupted).
+pub fn forget_killed_enumeration(r: &mut sim::exhaustive::ExhaustiveReport) {
+    let killed = models::external::process::killed_by_interrupt();
+    if killed == 0 {
+        return;
+    }
+    if r.shortest.as_ref().is_some_and(|c| killed_run(&c.outcome)) {
+        r.shortest = None;
+    }
+    r.tally.panics = r.tally.panics.saturating_sub(killed);
+    r.tally.schedules = r.tally.schedules.saturating_sub(killed);
+    r.interrupted = true;
+}
+
+/// [`forget_killed_runs`] for the portfolio's searches after the seeds: a
+/// failure that is a killed program's broken-off run is none, and the part
+/// that found it was interrupted.
+pub fn forget_killed_searches(searches: &mut crate::testing::portfolio::Searches) {
+    if !killed_a_program() {
+        return;
+    }
+    for part in [&mut searches.exhaustive, &mut searches.coverage] {
+        if part.found.as_ref().is_some_and(|f| killed_run(&f.outcome)) {
+            part.found = None;
+            part.interrupted = true;
+        }
+    }
+}
+
+/// Whether `outcome` is a run broken off by killing its program: a
+/// protocol error (the program stopped answering) after a signal.
+fn killed_run(outcome: &sim::Outcome) -> bool {
+    matches!(outcome, sim::Outcome::Panicked(m) if models::external::protocol_error(m).is_some())
 }
 
 /// Whether a signal stopped the run and killed a program idemsim was

@@ -269,3 +269,60 @@ fn sigterm_during_report_kills_the_hung_program_and_exits_143() {
 fn ctrl_c_during_report_kills_the_hung_program_and_exits_130() {
     one_run_interrupted(REPORT, "-INT", 130);
 }
+
+/// A search that is not a seed sweep (`--strategy coverage`, `--exhaustive`)
+/// stopped by SIGTERM while
+/// the program hangs: the run broken off by killing the program is no
+/// failure, so the verdict is `interrupted` (exit 143), not a violation.
+fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
+    let dir = hanging_after(name, lines);
+    let args = [
+        &[
+            "check",
+            "hang.toml",
+            "--jobs",
+            "1",
+            "--determinism-seeds",
+            "0",
+        ][..],
+        &["--no-regressions", "--json", "--set", TIMEOUT],
+        search,
+    ]
+    .concat();
+    let mut idemsim = spawn(&dir, &args);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), "-TERM");
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(143), "stdout: {out}\nstderr: {err}");
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    let kind = if search[0] == "--exhaustive" {
+        "exhaustive"
+    } else {
+        "summary"
+    };
+    assert_eq!(v["type"], kind, "{out}");
+    assert_eq!(v["data"]["verdict"], "interrupted", "{out}");
+    assert_eq!(v["data"]["panics"].as_u64().unwrap_or(0), 0, "{out}");
+    // The killed run's panic message may show; no error is reported of it.
+    assert!(
+        !err.lines().any(|l| l.starts_with("error:")),
+        "no protocol error: {err}"
+    );
+    none_left(ids);
+}
+
+#[test]
+fn sigterm_during_a_coverage_search_counts_no_killed_run() {
+    search_interrupted(
+        "coverage",
+        20,
+        &["--strategy", "coverage", "--runs", "100000"],
+    );
+}
+
+#[test]
+fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
+    search_interrupted("exhaustive", 20, &["--exhaustive", "--max-faults", "3"]);
+}
