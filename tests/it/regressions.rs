@@ -283,3 +283,47 @@ fn a_regression_of_an_older_idemsim_gets_its_settings_with_a_note() {
         "{out}{err}"
     );
 }
+
+/// A regression an older idemsim wrote has no settings and a name made of
+/// its overrides and decisions. Found again, the same failure is named by
+/// its settings: the old file is renamed to that name as its settings are
+/// added, so the failure is never recorded a second time beside it.
+#[test]
+fn an_older_regression_is_renamed_so_the_failure_found_again_is_not_a_second_file() {
+    let dir = scratch("regressions/rename-old");
+    std::fs::create_dir(dir.join(".idemsim")).unwrap();
+    failing(&dir.join("s.toml"));
+    run_in(&dir, &check("s.toml", &[]), &[], 1);
+    let db = dir.join(".idemsim/regressions");
+    let named = files(&db);
+    assert_eq!(named.len(), 1, "{named:?}");
+    // As an older idemsim left it: no settings, its own name.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join(&named[0])).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("settings");
+    std::fs::remove_file(db.join(&named[0])).unwrap();
+    let old = "s-00112233445566ff.json";
+    assert_ne!(named[0], old);
+    std::fs::write(db.join(old), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let (out, err) = run_in(&dir, &check("s.toml", &[]), &[], 1);
+    assert_eq!(
+        files(&db),
+        named,
+        "one file, under the name of its settings"
+    );
+    let renamed = format!("renamed .idemsim/regressions/{}", named[0]);
+    assert!(err.contains(&renamed), "{err}");
+    assert_eq!(err.matches("note:").count(), 1, "said in one line: {err}");
+    assert!(out.contains("still fails"), "{out}");
+    assert!(
+        !out.contains("recorded regression"),
+        "not recorded anew: {out}"
+    );
+    let back: Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join(&named[0])).unwrap()).unwrap();
+    assert_eq!(back["settings"]["client.timeout_ms"], 10000);
+    // Run again: nothing more to say, still one file.
+    let (_, err) = run_in(&dir, &check("s.toml", &[]), &[], 1);
+    assert!(!err.contains("note:"), "{err}");
+    assert_eq!(files(&db), named);
+}
