@@ -330,18 +330,7 @@ impl Db {
             None if r.settings.is_empty() => self.migrate(stored, r, &s),
             note => (file, note),
         };
-        let status = match &report {
-            Outcome::Holds => Status::Fixed,
-            Outcome::Inconclusive(l) => Status::Inconclusive { limit: l.as_str() },
-            failed => Status::StillFails {
-                invariant: match failed {
-                    Outcome::Violation(v) => Some(v.invariant.to_string()),
-                    _ => None,
-                },
-                sentence: crate::render::outcome_sentence(failed),
-                expected: !unexpected(&s, failed),
-            },
-        };
+        let status = status_of(&s, &report);
         Ok(Replayed {
             file,
             scenario: s.name.clone(),
@@ -503,6 +492,22 @@ impl Db {
             .map(|()| true)
             .map_err(|e| format!("cannot write the regression {}: {e}", path.display()));
         Ok((path, written))
+    }
+}
+
+/// What a regression's replay ending in `report` says of `s`.
+fn status_of(s: &Scenario, report: &Outcome) -> Status {
+    match report {
+        Outcome::Holds => Status::Fixed,
+        Outcome::Inconclusive(l) => Status::Inconclusive { limit: l.as_str() },
+        failed => Status::StillFails {
+            invariant: match failed {
+                Outcome::Violation(v) => Some(v.invariant.to_string()),
+                _ => None,
+            },
+            sentence: crate::render::outcome_sentence(failed),
+            expected: !unexpected(s, failed),
+        },
     }
 }
 
