@@ -149,17 +149,21 @@ pub fn forget_killed_runs(sum: &mut sim::Summary) {
 }
 
 /// [`forget_killed_runs`] for the coverage-guided search, whose schedules
-/// are no seed range: a broken-off run is not counted as run either, so
-/// the summary's count is of the runs that completed.
+/// are no seed range: the broken-off run is not counted as run either, so
+/// the summary's count is of the runs that completed. The search runs one
+/// schedule at a time and stops at the signal, so one run broke off,
+/// however many of its programs (several consumers) were killed.
 pub fn forget_killed_schedules(sum: &mut sim::Summary) {
-    let killed = models::external::process::killed_by_interrupt();
+    let broken = u64::from(killed_a_program());
     forget_killed_runs(sum);
-    sum.tally.schedules = sum.tally.schedules.saturating_sub(killed);
+    sum.tally.schedules = sum.tally.schedules.saturating_sub(broken);
 }
 
 /// [`forget_killed_runs`] for `check --exhaustive`: a counterexample that
 /// is a killed program's broken-off run is none, its runs are not counted,
-/// and the enumeration is incomplete (interrupted).
+/// and the enumeration is incomplete (interrupted). Each worker's run in
+/// flight broke off; with several programs in a run, each killed one is
+/// subtracted, so the count of completed runs is then a lower bound.
 pub fn forget_killed_enumeration(r: &mut sim::exhaustive::ExhaustiveReport) {
     let killed = models::external::process::killed_by_interrupt();
     if killed == 0 {
