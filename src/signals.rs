@@ -9,6 +9,11 @@
 //! signal's number, as shells report a process the signal ended), unless a
 //! violation was found. A second signal kills every program's group and
 //! quits at once, so no child is ever left behind.
+//!
+//! `replay` and `report` run one scenario's run (or a few) and poll
+//! nothing: with an external program they install the same handler
+//! ([`install_for`]), so a signal kills a hung program's group, and
+//! [`broke_off`] then says what was done and gives the exit code.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -72,6 +77,35 @@ extern "C" fn on_signal(sig: i32) {
     models::external::process::interrupt();
 }
 
+/// Installs the handler when `s` runs an external program (`replay`,
+/// `report`): a signal then kills the program's process group instead of
+/// leaving it behind. A scenario of built-in actors keeps the default
+/// handling, which ends idemsim at once.
+pub fn install_for(s: &models::Scenario) {
+    // Asked here, not of `crate::external`, which imports this module.
+    if s.system.nodes.iter().any(models::Node::runs_program) {
+        install();
+    }
+}
+
+/// After a command's runs: when a signal came, says on stderr what was
+/// done (the program killed with its group, `what` not given) and returns
+/// [`INTERRUPTED`], which [`exit_code`] turns into 143 after SIGTERM; the
+/// broken-off run is no result, so nothing of it is printed.
+pub fn broke_off(what: &str) -> Option<u8> {
+    let sig = received()?;
+    let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
+    // A program started after the signal is killed at once too, so a
+    // count says nothing a user needs: whether one was waited for does.
+    let killed = if killed_a_program() {
+        "the external program idemsim waited for was killed with its process group"
+    } else {
+        "no external program was waiting"
+    };
+    crate::eoutln!("interrupted ({name}): {killed}; {what}");
+    Some(INTERRUPTED)
+}
+
 /// The signal that stopped the run, if one did.
 pub fn received() -> Option<i32> {
     Some(SIGNAL.load(Ordering::SeqCst)).filter(|&s| s != 0)
@@ -112,6 +146,56 @@ pub fn forget_killed_runs(sum: &mut sim::Summary) {
     }
     sum.tally.panics = sum.tally.panics.saturating_sub(killed);
     sum.interrupted = true;
+}
+
+/// [`forget_killed_runs`] for the coverage-guided search, whose schedules
+/// are no seed range: the broken-off run is not counted as run either, so
+/// the summary's count is of the runs that completed. The search runs one
+/// schedule at a time and stops at the signal, so one run broke off,
+/// however many of its programs (several consumers) were killed.
+pub fn forget_killed_schedules(sum: &mut sim::Summary) {
+    let broken = u64::from(killed_a_program());
+    forget_killed_runs(sum);
+    sum.tally.schedules = sum.tally.schedules.saturating_sub(broken);
+}
+
+/// [`forget_killed_runs`] for `check --exhaustive`: a counterexample that
+/// is a killed program's broken-off run is none, its runs are not counted,
+/// and the enumeration is incomplete (interrupted). Each worker's run in
+/// flight broke off; with several programs in a run, each killed one is
+/// subtracted, so the count of completed runs is then a lower bound.
+pub fn forget_killed_enumeration(r: &mut sim::exhaustive::ExhaustiveReport) {
+    let killed = models::external::process::killed_by_interrupt();
+    if killed == 0 {
+        return;
+    }
+    if r.shortest.as_ref().is_some_and(|c| killed_run(&c.outcome)) {
+        r.shortest = None;
+    }
+    r.tally.panics = r.tally.panics.saturating_sub(killed);
+    r.tally.schedules = r.tally.schedules.saturating_sub(killed);
+    r.interrupted = true;
+}
+
+/// [`forget_killed_runs`] for the portfolio's searches after the seeds: a
+/// failure that is a killed program's broken-off run is none, and the part
+/// that found it was interrupted.
+pub fn forget_killed_searches(searches: &mut crate::testing::portfolio::Searches) {
+    if !killed_a_program() {
+        return;
+    }
+    for part in [&mut searches.exhaustive, &mut searches.coverage] {
+        if part.found.as_ref().is_some_and(|f| killed_run(&f.outcome)) {
+            part.found = None;
+            part.interrupted = true;
+        }
+    }
+}
+
+/// Whether `outcome` is a run broken off by killing its program: a
+/// protocol error (the program stopped answering) after a signal.
+fn killed_run(outcome: &sim::Outcome) -> bool {
+    matches!(outcome, sim::Outcome::Panicked(m) if models::external::protocol_error(m).is_some())
 }
 
 /// Whether a signal stopped the run and killed a program idemsim was

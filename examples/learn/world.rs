@@ -112,14 +112,10 @@ pub const BROKER: ActorId = 1;
 pub fn bookings(consumer: Node) -> Bookings {
     let mut world = World::new(vec!["producer".into(), "broker".into(), "consumer".into()]);
     world.links.iter_mut().for_each(|l| {
-        *l = LinkConfig {
-            loss_per_mille: PerMilleRange { lo: 0, hi: 100 },
-            duplicate_per_mille: PerMilleRange { lo: 0, hi: 100 },
-            delay_us_min: US_PER_MS,
-            delay_us_max: 200 * US_PER_MS,
-            // Uniform delays: no normal spread around the middle.
-            delay_sd_us: 0,
-        }
+        // Uniform delays: no normal spread around the middle.
+        *l = LinkConfig::uniform(US_PER_MS, 200 * US_PER_MS)
+            .loss(PerMilleRange { lo: 0, hi: 100 })
+            .duplicate(PerMilleRange { lo: 0, hi: 100 })
     });
     for actor in [0, 2] {
         world.crashes[actor] = CrashConfig {

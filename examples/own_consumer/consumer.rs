@@ -172,13 +172,9 @@ impl sim::Model for OrdersSystem {
 pub fn system(dedup: Dedup) -> OrdersSystem {
     let (broker, consumer) = (1, 2);
     let mut world = World::new(vec!["producer".into(), "broker".into(), "consumer".into()]);
-    let link = LinkConfig {
-        loss_per_mille: PerMilleRange { lo: 0, hi: 100 },
-        duplicate_per_mille: PerMilleRange { lo: 0, hi: 100 },
-        delay_us_min: US_PER_MS,
-        delay_us_max: 200 * US_PER_MS,
-        delay_sd_us: 0,
-    };
+    let link = LinkConfig::uniform(US_PER_MS, 200 * US_PER_MS)
+        .loss(PerMilleRange { lo: 0, hi: 100 })
+        .duplicate(PerMilleRange { lo: 0, hi: 100 });
     world.links.iter_mut().for_each(|l| *l = link);
     world.crashes[consumer as usize] = CrashConfig {
         crash_per_mille: PerMilleRange { lo: 0, hi: 150 },

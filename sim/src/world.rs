@@ -32,7 +32,22 @@ impl PerMilleRange {
 }
 
 /// Faults and delays of one directed link.
+///
+/// `#[non_exhaustive]`: outside `sim` a link is built with
+/// [`LinkConfig::uniform`] and its setters (or [`LinkConfig::lossy`]), so a
+/// field a later version adds (as `delay_sd_us` was) breaks no user's code.
+/// The fields stay public to read and to assign.
+///
+/// ```
+/// use idemsim_sim::{LinkConfig, PerMilleRange, US_PER_MS};
+/// let link = LinkConfig::uniform(US_PER_MS, 100 * US_PER_MS)
+///     .loss(PerMilleRange { lo: 0, hi: 300 })
+///     .duplicate(PerMilleRange::fixed(10));
+/// assert_eq!(link.delay_us_max, 100 * US_PER_MS);
+/// assert_eq!(link.delay_sd_us, 0);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LinkConfig {
     /// Chance a message is lost, drawn per seed from this range.
     pub loss_per_mille: PerMilleRange,
@@ -50,6 +65,42 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// A link that loses and duplicates nothing, each message delayed
+    /// uniformly between `delay_us_min` and `delay_us_max`: the start of
+    /// every link built outside `sim` (the setters below add the rest).
+    pub const fn uniform(delay_us_min: TimeUs, delay_us_max: TimeUs) -> Self {
+        assert!(delay_us_min <= delay_us_max, "delay bounds in order");
+        LinkConfig {
+            loss_per_mille: PerMilleRange::ZERO,
+            duplicate_per_mille: PerMilleRange::ZERO,
+            delay_us_min,
+            delay_us_max,
+            delay_sd_us: 0,
+        }
+    }
+
+    /// The chance a message is lost, drawn per seed from `per_mille`.
+    #[must_use]
+    pub const fn loss(mut self, per_mille: PerMilleRange) -> Self {
+        self.loss_per_mille = per_mille;
+        self
+    }
+
+    /// The chance a message is duplicated, drawn per seed from `per_mille`.
+    #[must_use]
+    pub const fn duplicate(mut self, per_mille: PerMilleRange) -> Self {
+        self.duplicate_per_mille = per_mille;
+        self
+    }
+
+    /// Delays drawn from a normal distribution around the middle of the
+    /// range with standard deviation `sd_us`, clamped to it (0: uniform).
+    #[must_use]
+    pub const fn delay_sd_us(mut self, sd_us: TimeUs) -> Self {
+        self.delay_sd_us = sd_us;
+        self
+    }
+
     /// A lossy link: loss and duplication rates drawn per seed from their
     /// ranges, each message delayed between `delay_us.0` and `delay_us.1`.
     pub fn lossy(
@@ -61,13 +112,9 @@ impl LinkConfig {
             delay_us.0 <= delay_us.1,
             "delay bounds in order: {delay_us:?}"
         );
-        LinkConfig {
-            loss_per_mille: loss,
-            duplicate_per_mille: duplicate,
-            delay_us_min: delay_us.0,
-            delay_us_max: delay_us.1,
-            delay_sd_us: 0,
-        }
+        LinkConfig::uniform(delay_us.0, delay_us.1)
+            .loss(loss)
+            .duplicate(duplicate)
     }
 }
 

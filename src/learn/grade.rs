@@ -246,7 +246,18 @@ fn load(ex: &Exercise, answer: &Answer, overrides: &[Override]) -> Result<Scenar
     match &answer.program {
         None => catalog::load(ex.scenario, overrides),
         Some(cmd) => {
-            let argv: Vec<String> = cmd.split_whitespace().map(|w| format!("{:?}", w)).collect();
+            // Words as a shell splits them, so a path with a space can be given.
+            let argv: Vec<String> = crate::shell::split_words(cmd)
+                .map_err(|e| {
+                    UsageError(format!(
+                        "error: --program {}: {}\nhelp: quote as in a shell: --program \"python3 'my dir/consumer.py'\"\n",
+                        crate::shell::shell_word(cmd),
+                        e.0
+                    ))
+                })?
+                .iter()
+                .map(|w| crate::shell::toml_string(w))
+                .collect();
             if argv.is_empty() {
                 return Err(UsageError(
                     "error: --program is empty\nhelp: give the command that starts your program, e.g. --program \"python3 my_consumer.py\"\n".into(),

@@ -324,18 +324,13 @@ impl Db {
         if !scenario_changed {
             refuse_edited(&file, stored, &s, &record, read)?;
         }
-        let status = match &report {
-            Outcome::Holds => Status::Fixed,
-            Outcome::Inconclusive(l) => Status::Inconclusive { limit: l.as_str() },
-            failed => Status::StillFails {
-                invariant: match failed {
-                    Outcome::Violation(v) => Some(v.invariant.to_string()),
-                    _ => None,
-                },
-                sentence: crate::render::outcome_sentence(failed),
-                expected: !unexpected(&s, failed),
-            },
+        // A file of an older idemsim whose scenario text is unchanged gets
+        // its settings, and the name they give it (checked above first).
+        let (file, note) = match note {
+            None if r.settings.is_empty() => self.migrate(stored, r, &s),
+            note => (file, note),
         };
+        let status = status_of(&s, &report);
         Ok(Replayed {
             file,
             scenario: s.name.clone(),
@@ -348,10 +343,10 @@ impl Db {
 
     /// How the scenario's settings changed since `r` was recorded, each
     /// change named; and a note for a file written before idemsim recorded
-    /// settings. Such a file whose scenario text is unchanged is migrated:
-    /// its settings are written in, so from now on only a change of
-    /// settings counts. One whose text changed cannot be: it counts any
-    /// change of text, as it did (one empty change stands for it).
+    /// settings. Such a file whose scenario text is unchanged is migrated
+    /// ([`Db::migrate`]): its settings are written in, so from now on only
+    /// a change of settings counts. One whose text changed cannot be: it
+    /// counts any change of text, as it did (one empty change stands for it).
     fn changes_since(
         &self,
         stored: &Stored,
@@ -369,9 +364,38 @@ impl Db {
             );
             return (vec![String::new()], Some(note));
         }
+        (Vec::new(), None)
+    }
+
+    /// Writes the settings into `stored`, a file written before idemsim
+    /// recorded them whose scenario text is unchanged, and renames it to the
+    /// name they give it ([`file_name`]): the name the same failure gets
+    /// when it is found again, which would otherwise be a second file
+    /// beside it. Returns the file as shown and the note saying what was done.
+    fn migrate(&self, stored: &Stored, r: &Repro, s: &Scenario) -> (String, Option<String>) {
+        let file = catalog::display_path(&stored.path);
         let mut migrated = r.clone();
-        migrated.settings = now;
-        let note = match self.write(&stored.path, &migrated) {
+        migrated.settings = crate::meaning::settings(s);
+        let renamed = stored.path.with_file_name(file_name(&migrated));
+        let (to, moved) = if renamed == stored.path || std::fs::symlink_metadata(&renamed).is_ok() {
+            // Its name already, or a file of the new name is there: never
+            // written over, so this one keeps its name.
+            (stored.path.clone(), false)
+        } else {
+            (renamed, true)
+        };
+        let written = self.write(&to, &migrated).and_then(|()| {
+            if moved {
+                std::fs::remove_file(&stored.path)
+            } else {
+                Ok(())
+            }
+        });
+        let shown = catalog::display_path(&to);
+        let note = match &written {
+            Ok(()) if moved => format!(
+                "note: {file} was recorded before idemsim keyed regressions by the scenario's settings; its settings were added and it was renamed {shown}, the name the same failure is recorded under now, so a comment or key order no longer counts as a change"
+            ),
             Ok(()) => format!(
                 "note: {file} was recorded before idemsim keyed regressions by the scenario's settings; its settings were added, so a comment or key order no longer counts as a change"
             ),
@@ -379,7 +403,12 @@ impl Db {
                 "note: {file} was recorded before idemsim keyed regressions by the scenario's settings, and they could not be added ({e}); any edit of the scenario counts as a change"
             ),
         };
-        (Vec::new(), Some(note))
+        let file = if moved && written.is_ok() {
+            shown
+        } else {
+            file
+        };
+        (file, Some(note))
     }
 
     /// Writes `repro` to `path` whole or not at all: shards and parallel
@@ -463,6 +492,22 @@ impl Db {
             .map(|()| true)
             .map_err(|e| format!("cannot write the regression {}: {e}", path.display()));
         Ok((path, written))
+    }
+}
+
+/// What a regression's replay ending in `report` says of `s`.
+fn status_of(s: &Scenario, report: &Outcome) -> Status {
+    match report {
+        Outcome::Holds => Status::Fixed,
+        Outcome::Inconclusive(l) => Status::Inconclusive { limit: l.as_str() },
+        failed => Status::StillFails {
+            invariant: match failed {
+                Outcome::Violation(v) => Some(v.invariant.to_string()),
+                _ => None,
+            },
+            sentence: crate::render::outcome_sentence(failed),
+            expected: !unexpected(s, failed),
+        },
     }
 }
 

@@ -168,6 +168,23 @@ impl Recorded {
             crate::eoutln!("{w} (the verdict above stands; give a writable folder with --regressions DIR or {}, or turn the database off with --no-regressions)", super::ENV);
         }
     }
+
+    /// After a command that recorded into one folder for several scenarios
+    /// (`verify`): one warning for all the failures that could not be
+    /// written, the first named and the others counted, since the folder,
+    /// not each scenario, is what the user must fix.
+    pub fn warn_once(all: &[Recorded]) {
+        let mut unwritten = all.iter().filter_map(|r| r.warning.as_ref());
+        let Some(first) = unwritten.next() else {
+            return;
+        };
+        let more = match unwritten.count() {
+            0 => String::new(),
+            1 => ", nor 1 other failure".to_string(),
+            n => format!(", nor {n} other failures"),
+        };
+        crate::eoutln!("{first}{more} (the verdicts above stand; give a writable folder with --regressions DIR or {}, or turn the database off with --no-regressions)", super::ENV);
+    }
 }
 
 /// The first replayed regression that still fails unexpectedly: what makes

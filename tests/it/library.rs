@@ -220,13 +220,8 @@ impl sim::Model for Mailer {
 /// Replies lost now and then (up to 30%); the relay remembers ids or not.
 fn mailer(dedup: bool) -> Mailer {
     let mut world = World::new(vec!["app".into(), "relay".into()]);
-    let link = LinkConfig {
-        loss_per_mille: PerMilleRange { lo: 0, hi: 300 },
-        duplicate_per_mille: PerMilleRange::ZERO,
-        delay_us_min: US_PER_MS,
-        delay_us_max: 50 * US_PER_MS,
-        delay_sd_us: 0,
-    };
+    let link =
+        LinkConfig::uniform(US_PER_MS, 50 * US_PER_MS).loss(PerMilleRange { lo: 0, hi: 300 });
     world.links.iter_mut().for_each(|l| *l = link);
     world.fault_phase_us = 10_000 * US_PER_MS;
     let nodes = vec![

@@ -189,6 +189,39 @@ fn a_folder_that_cannot_be_written_keeps_the_verdict_and_warns_after_it() {
     assert!(err.trim_end().ends_with("--no-regressions)"), "{err}");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn verify_warns_once_of_a_folder_that_cannot_be_written_whatever_the_scenarios() {
+    let dir = scratch("regressions/read-only-verify");
+    failing(&dir.join("a.toml"));
+    failing(&dir.join("b.toml"));
+    let args = [
+        "verify",
+        "a.toml",
+        "b.toml",
+        "--runs",
+        "200",
+        "--regressions",
+        "/proc/idemsim-regressions",
+    ];
+    let (out, err) = run_in(&dir, &args, &[], 1);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: cannot write the regression"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one warning per command: {err}");
+    assert!(
+        warnings[0].contains(", nor 1 other failure (the verdicts above stand;"),
+        "{err}"
+    );
+    // After the summary, as `check` says it.
+    assert!(
+        out.trim_end().lines().last().unwrap().contains("scenarios"),
+        "{out}"
+    );
+    assert!(err.trim_end().ends_with("--no-regressions)"), "{err}");
+}
+
 /// Makes a stray entry at a path.
 type Make = dyn Fn(&Path);
 
@@ -249,4 +282,48 @@ fn a_regression_of_an_older_idemsim_gets_its_settings_with_a_note() {
         !out.contains("scenario changed") && !err.contains("note:"),
         "{out}{err}"
     );
+}
+
+/// A regression an older idemsim wrote has no settings and a name made of
+/// its overrides and decisions. Found again, the same failure is named by
+/// its settings: the old file is renamed to that name as its settings are
+/// added, so the failure is never recorded a second time beside it.
+#[test]
+fn an_older_regression_is_renamed_so_the_failure_found_again_is_not_a_second_file() {
+    let dir = scratch("regressions/rename-old");
+    std::fs::create_dir(dir.join(".idemsim")).unwrap();
+    failing(&dir.join("s.toml"));
+    run_in(&dir, &check("s.toml", &[]), &[], 1);
+    let db = dir.join(".idemsim/regressions");
+    let named = files(&db);
+    assert_eq!(named.len(), 1, "{named:?}");
+    // As an older idemsim left it: no settings, its own name.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join(&named[0])).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("settings");
+    std::fs::remove_file(db.join(&named[0])).unwrap();
+    let old = "s-00112233445566ff.json";
+    assert_ne!(named[0], old);
+    std::fs::write(db.join(old), serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let (out, err) = run_in(&dir, &check("s.toml", &[]), &[], 1);
+    assert_eq!(
+        files(&db),
+        named,
+        "one file, under the name of its settings"
+    );
+    let renamed = format!("renamed .idemsim/regressions/{}", named[0]);
+    assert!(err.contains(&renamed), "{err}");
+    assert_eq!(err.matches("note:").count(), 1, "said in one line: {err}");
+    assert!(out.contains("still fails"), "{out}");
+    assert!(
+        !out.contains("recorded regression"),
+        "not recorded anew: {out}"
+    );
+    let back: Value =
+        serde_json::from_str(&std::fs::read_to_string(db.join(&named[0])).unwrap()).unwrap();
+    assert_eq!(back["settings"]["client.timeout_ms"], 10000);
+    // Run again: nothing more to say, still one file.
+    let (_, err) = run_in(&dir, &check("s.toml", &[]), &[], 1);
+    assert!(!err.contains("note:"), "{err}");
+    assert_eq!(files(&db), named);
 }

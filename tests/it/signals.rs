@@ -2,7 +2,8 @@
 //! is killed with its whole process group (a child it started included),
 //! the summary of what ran is printed, and idemsim exits 130 or 143 at once,
 //! not when the program's time-out runs out. A second Ctrl-C leaves no
-//! child behind either. The signals go to a real idemsim process.
+//! child behind either; `replay` and `report`, which run one seed, kill a
+//! hung program the same way. The signals go to a real idemsim process.
 #![cfg(unix)]
 
 use crate::support::{cli::wait_for_sigint_handler, idemsim_bin, root, scratch};
@@ -42,6 +43,11 @@ const TIMEOUT: &str = "consumer.handler_timeout_ms=120000";
 
 /// The folder of a scenario whose program hangs after a few seeds.
 fn hanging(name: &str) -> PathBuf {
+    hanging_after(name, 20)
+}
+
+/// The folder of a scenario whose program hangs at its line `lines + 1`.
+fn hanging_after(name: &str, lines: u32) -> PathBuf {
     let dir = scratch(&format!("signals/{name}"));
     let fixture = root().join("tests/fixtures/external/misbehave.toml");
     let text = std::fs::read_to_string(fixture).unwrap().replace(
@@ -50,13 +56,16 @@ fn hanging(name: &str) -> PathBuf {
     );
     assert!(text.contains("hang.py"));
     std::fs::write(dir.join("hang.toml"), text).unwrap();
-    std::fs::write(dir.join("hang.py"), HANG).unwrap();
+    let program = HANG.replace("handled > 20", &format!("handled > {lines}"));
+    assert!(program.contains(&format!("handled > {lines}:")));
+    std::fs::write(dir.join("hang.py"), program).unwrap();
     dir
 }
 
 fn start(dir: &Path) -> Child {
-    Command::new(idemsim_bin())
-        .args([
+    spawn(
+        dir,
+        &[
             "check",
             "hang.toml",
             "--runs",
@@ -69,7 +78,13 @@ fn start(dir: &Path) -> Child {
             "--json",
             "--set",
             TIMEOUT,
-        ])
+        ],
+    )
+}
+
+fn spawn(dir: &Path, args: &[&str]) -> Child {
+    Command::new(idemsim_bin())
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -194,4 +209,120 @@ fn a_second_ctrl_c_quits_at_once_and_leaves_no_child() {
     let (got, out, err) = ended(idemsim);
     assert_eq!(got, Some(130), "stdout: {out}\nstderr: {err}");
     none_left(ids);
+}
+
+/// `replay` and `report` run one seed and poll nothing: a signal while the
+/// program hangs still kills its group, says so, and exits 130 or 143 with
+/// no trace or page, at once rather than after the 120 s time-out.
+fn one_run_interrupted(args: &[&str], signal: &str, code: i32) {
+    // Seed 0 hands the program two lines: its start, then one delivery.
+    let dir = hanging_after(&format!("{}-{}", args[0], &signal[1..]), 1);
+    let mut idemsim = spawn(&dir, args);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), signal);
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(code), "stdout: {out}\nstderr: {err}");
+    assert!(out.is_empty(), "no trace of a broken-off run: {out}");
+    let name = if signal == "-TERM" {
+        "SIGTERM"
+    } else {
+        "Ctrl-C"
+    };
+    assert!(
+        err.contains(&format!("interrupted ({name}): the external program idemsim waited for was killed with its process group")),
+        "{err}"
+    );
+    assert!(!err.contains("error:"), "no protocol error: {err}");
+    assert!(!dir.join("r.html").exists(), "no page of a broken-off run");
+    none_left(ids);
+}
+
+const REPLAY: &[&str] = &["replay", "hang.toml", "--seed", "0", "--set", TIMEOUT];
+const REPORT: &[&str] = &[
+    "report",
+    "hang.toml",
+    "--seed",
+    "0",
+    "--set",
+    TIMEOUT,
+    "-o",
+    "r.html",
+];
+
+#[test]
+fn sigterm_during_replay_kills_the_hung_program_and_exits_143() {
+    one_run_interrupted(REPLAY, "-TERM", 143);
+}
+
+#[test]
+fn ctrl_c_during_replay_kills_the_hung_program_and_exits_130() {
+    one_run_interrupted(REPLAY, "-INT", 130);
+}
+
+#[test]
+fn sigterm_during_report_kills_the_hung_program_and_exits_143() {
+    one_run_interrupted(REPORT, "-TERM", 143);
+}
+
+#[test]
+fn ctrl_c_during_report_kills_the_hung_program_and_exits_130() {
+    one_run_interrupted(REPORT, "-INT", 130);
+}
+
+/// A search that is not a seed sweep (`--strategy coverage`, `--exhaustive`)
+/// stopped by SIGTERM while
+/// the program hangs: the run broken off by killing the program is no
+/// failure, so the verdict is `interrupted` (exit 143), not a violation.
+fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
+    let dir = hanging_after(name, lines);
+    let args = [
+        &[
+            "check",
+            "hang.toml",
+            "--jobs",
+            "1",
+            "--determinism-seeds",
+            "0",
+        ][..],
+        &["--no-regressions", "--json", "--set", TIMEOUT],
+        search,
+    ]
+    .concat();
+    let mut idemsim = spawn(&dir, &args);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), "-TERM");
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(143), "stdout: {out}\nstderr: {err}");
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    let kind = if search[0] == "--exhaustive" {
+        "exhaustive"
+    } else {
+        "summary"
+    };
+    assert_eq!(v["type"], kind, "{out}");
+    assert_eq!(v["data"]["verdict"], "interrupted", "{out}");
+    assert_eq!(v["data"]["panics"].as_u64().unwrap_or(0), 0, "{out}");
+    // The killed run's panic message may show; no error is reported of it.
+    assert!(
+        !err.lines().any(|l| l.starts_with("error:")),
+        "no protocol error: {err}"
+    );
+    none_left(ids);
+}
+
+#[test]
+fn sigterm_during_a_coverage_search_counts_no_killed_run() {
+    search_interrupted(
+        "coverage",
+        20,
+        &["--strategy", "coverage", "--runs", "100000"],
+    );
+}
+
+#[test]
+fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
+    search_interrupted("exhaustive", 20, &["--exhaustive", "--max-faults", "3"]);
 }

@@ -55,7 +55,8 @@ pub struct Found {
 /// Runs the search, prints its summary (and its shrunk failure).
 pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     let s = q.scenario;
-    let r = s.coverage(q.seeds, q.stop);
+    let mut r = s.coverage(q.seeds, q.stop);
+    idemsim::signals::forget_killed_schedules(&mut r.summary);
     idemsim::external::check_summary(s, q.replay, &r.summary)?;
     let (verdict, code) = verdict(&r.summary);
     let mut lines = summary_lines(&q, &r, verdict);

@@ -28,7 +28,7 @@ struct CheckArgs {
     /// A change to the failing design, as `check --set` takes it (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// For an exercise answered with your own program: the command that starts it, words split at spaces, paths from here.
+    /// For an exercise answered with your own program: the command that starts it, split into words as a shell does (quote a path with a space), paths from here.
     #[arg(long, value_name = "CMD")]
     program: Option<String>,
     /// Worker threads [default: all cores]. The grade does not depend on it.

@@ -34,6 +34,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let (s, run, source) = match &a.repro {
         Some(path) => {
             let l = idemsim::repro::load_repro(path, a.scenario.as_deref(), "replay")?;
+            idemsim::signals::install_for(&l.scenario);
             (l.scenario, Ok(l.record), format!("repro file {path}"))
         }
         None => {
@@ -43,6 +44,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
                 .as_deref()
                 .expect("clap requires it without --repro");
             let s = catalog::load(name, &overrides)?;
+            idemsim::signals::install_for(&s);
             let seed = a.seed.expect("clap requires it without --repro");
             (s, Err(seed), format!("seed {seed}"))
         }
@@ -60,6 +62,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             }
         };
         let (text, report) = idemsim::external::transcript_text(&s, &record)?;
+        if let Some(code) = idemsim::signals::broke_off("no transcript printed") {
+            return Ok(code);
+        }
         idemsim::out!("{text}");
         idemsim::external::check_outcome(&s, &source, &report.outcome)?;
         return Ok(super::common::exit_code(&report.outcome));
@@ -69,6 +74,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Ok(record) => idemsim::minimize::traced(&s, record, source.clone(), None),
         Err(seed) => idemsim::minimize::traced_seed(&s, *seed),
     };
+    if let Some(code) = idemsim::signals::broke_off("no trace printed") {
+        return Ok(code);
+    }
     idemsim::out!("{}", formats::render(a.format, &trace));
     idemsim::external::check_outcome(&s, &source, &report.outcome)?;
     Ok(super::common::exit_code(&report.outcome))

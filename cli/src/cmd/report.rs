@@ -421,6 +421,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let (html, report) = match &a.repro {
         Some(path) => {
             let l = idemsim::repro::load_repro(path, a.scenario.as_deref(), "report")?;
+            idemsim::signals::install_for(&l.scenario);
             let r = &l.repro;
             let given = a.scenario.as_deref().map_or(String::new(), |g| {
                 format!(" {}", super::common::shell_word(g))
@@ -454,6 +455,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
         None => seed_page(&a)?,
     };
+    if let Some(code) = idemsim::signals::broke_off("no page written") {
+        return Ok(code);
+    }
     write(&a.out, &html)?;
     let to = if a.out == Path::new("-") {
         "the page to stdout".to_string()
@@ -473,6 +477,7 @@ fn seed_page(a: &Args) -> Result<(String, RunReport), UsageError> {
         .as_deref()
         .expect("clap requires it without --repro");
     let s = catalog::load(name, &overrides)?;
+    idemsim::signals::install_for(&s);
     let from = catalog::locate(name)?;
     let seed = a.seed.expect("clap requires it without --repro");
     let done = if a.shrink {

@@ -316,7 +316,9 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             idemsim::regressions::sweep::print(&r, a.json, "");
         }
     }
-    Ok(summary(&a, &tally, loaded.len(), db.as_ref()))
+    let code = summary(&a, &tally, loaded.len(), db.as_ref());
+    idemsim::regressions::sweep::Recorded::warn_once(&tally.unwritten);
+    Ok(code)
 }
 
 /// The scenarios `verify` was given (the catalog when none), every one
@@ -347,6 +349,8 @@ struct Tally {
     ablations: usize,
     load_bearing: usize,
     counts: idemsim::regressions::sweep::Counts,
+    /// The failures the regression folder could not take.
+    unwritten: Vec<idemsim::regressions::sweep::Recorded>,
 }
 
 /// What every scenario's verification shares.
@@ -415,9 +419,10 @@ impl Run<'_> {
         tally.ablations += c.ablations.len();
         tally.load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
         self.print(s, &c, replayed, recorded.as_ref());
-        recorded
-            .iter()
-            .for_each(idemsim::regressions::sweep::Recorded::warn);
+        // A folder that cannot be written is said once, after the summary.
+        tally
+            .unwritten
+            .extend(recorded.filter(|r| r.warning.is_some()));
         Ok(true)
     }
 

@@ -131,13 +131,12 @@ fn base_links(n: &NetworkDto, world: &mut World) -> Result<(), Invalid> {
     let nat = |k| path(&["network", k]);
     // Each bound in its range first: a huge minimum is that key's mistake,
     // not the maximum's.
-    let base = LinkConfig {
-        loss_per_mille: per_mille(n.loss_per_mille, nat("loss_per_mille"))?,
-        duplicate_per_mille: per_mille(n.duplicate_per_mille, nat("duplicate_per_mille"))?,
-        delay_us_min: duration_us(n.delay_ms_min, DAY_MS, nat("delay_ms_min"))?,
-        delay_us_max: duration_us(n.delay_ms_max, DAY_MS, nat("delay_ms_max"))?,
-        delay_sd_us: duration_us(n.delay_sd_ms, DAY_MS, nat("delay_sd_ms"))?,
-    };
+    let mut base = LinkConfig::default();
+    base.loss_per_mille = per_mille(n.loss_per_mille, nat("loss_per_mille"))?;
+    base.duplicate_per_mille = per_mille(n.duplicate_per_mille, nat("duplicate_per_mille"))?;
+    base.delay_us_min = duration_us(n.delay_ms_min, DAY_MS, nat("delay_ms_min"))?;
+    base.delay_us_max = duration_us(n.delay_ms_max, DAY_MS, nat("delay_ms_max"))?;
+    base.delay_sd_us = duration_us(n.delay_sd_ms, DAY_MS, nat("delay_sd_ms"))?;
     min_max(
         n.delay_ms_min,
         n.delay_ms_max,

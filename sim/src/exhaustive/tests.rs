@@ -133,14 +133,10 @@ impl Model for ToyModel {
 
 pub(crate) fn toy() -> ToyModel {
     let mut world = World::new(vec!["sender".into(), "receiver".into()]);
-    let lossy = LinkConfig {
-        // A swarm range starting at zero: exhaustive mode must still let it happen.
-        loss_per_mille: PerMilleRange { lo: 0, hi: 100 },
-        duplicate_per_mille: PerMilleRange::fixed(50),
-        delay_us_min: 10,
-        delay_us_max: 20,
-        delay_sd_us: 0,
-    };
+    // A swarm range starting at zero: exhaustive mode must still let it happen.
+    let lossy = LinkConfig::uniform(10, 20)
+        .loss(PerMilleRange { lo: 0, hi: 100 })
+        .duplicate(PerMilleRange::fixed(50));
     *world.link_mut(0, 1) = lossy;
     *world.link_mut(1, 0) = lossy;
     world.fault_phase_us = 100_000;

@@ -162,3 +162,47 @@ fn the_python_exercise_grades_the_learners_program() {
     assert!(out.contains("EFFECT"), "{out}");
     assert!(out.contains("hint: read docs/learn/10-inbox.md"), "{out}");
 }
+
+/// `--program` is split into words as a shell splits it: a path with a
+/// space, quoted, is one word (the solution copied into such a folder
+/// grades as right), and an open quote is bad input with the fix.
+#[test]
+fn a_program_path_with_a_space_is_one_quoted_word() {
+    if !require(
+        "learn::cli::a_program_path_with_a_space_is_one_quoted_word",
+        &[&PYTHON3],
+    ) {
+        return;
+    }
+    let dir = crate::support::scratch("learn/program-space");
+    let folder = dir.join("my answers");
+    std::fs::create_dir_all(&folder).unwrap();
+    let solution = crate::support::root().join("examples/learn/python/solution.py");
+    std::fs::copy(solution, folder.join("it's mine.py")).unwrap();
+    for program in [
+        r#"python3 "my answers/it's mine.py""#,
+        r"python3 my\ answers/it\'s\ mine.py",
+    ] {
+        let (out, _) = run_in(
+            &dir,
+            &["learn", "check", "16", "--program", program],
+            &[],
+            0,
+        );
+        assert!(out.starts_with("exercise 16: right"), "{program}: {out}");
+    }
+    let (_, err) = run_in(
+        &dir,
+        &[
+            "learn",
+            "check",
+            "16",
+            "--program",
+            "python3 'my answers/x.py",
+        ],
+        &[],
+        2,
+    );
+    assert!(err.contains("a single quote is not closed"), "{err}");
+    assert!(err.contains("help: quote as in a shell"), "{err}");
+}

@@ -42,7 +42,8 @@ pub(super) fn run_exhaustive(
             "error: --max-schedules and --max-events must be at least 1\nhelp: leave them out for the defaults\n".into(),
         ));
     }
-    let r = enumerate(a, s, jobs);
+    let mut r = enumerate(a, s, jobs);
+    idemsim::signals::forget_killed_enumeration(&mut r);
     if let Some(c) = &r.shortest {
         idemsim::external::check_outcome(s, "the shortest counterexample", &c.outcome)?;
     }

@@ -21,7 +21,8 @@ pub(super) fn search(
     all: SeedRange,
     jobs: usize,
 ) -> Result<Searches, UsageError> {
-    let r = portfolio::searches(&s.system, all, jobs, &idemsim::progress::STOP);
+    let mut r = portfolio::searches(&s.system, all, jobs, &idemsim::progress::STOP);
+    idemsim::signals::forget_killed_searches(&mut r);
     if let Some(f) = r.first() {
         let what = format!("the portfolio's {} search ({replay})", f.part.as_str());
         idemsim::external::check_outcome(s, &what, &f.outcome)?;
