@@ -94,20 +94,21 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             }
         }
         loop {
-            let next_time = self.sim.queue.peek_time();
-            if self.phase == Phase::Fault {
-                let heal_now = match next_time {
-                    None => true,
-                    Some(t) => t >= world.fault_phase_us,
-                };
-                if heal_now {
+            let next = if self.phase == Phase::Fault {
+                // The fault phase ends at the first event due at or after
+                // its end, or when no event is left.
+                let next = self.sim.queue.pop_before(world.fault_phase_us);
+                if next.is_none() {
                     if let Some(outcome) = self.start_healing::<W>(actors, world) {
                         return self.report(outcome);
                     }
                     continue;
                 }
-            }
-            let Some(event) = self.sim.queue.pop() else {
+                next
+            } else {
+                self.sim.queue.pop()
+            };
+            let Some(event) = next else {
                 // Void events dropped at the queue limit would have been
                 // popped last and moved the clock this far.
                 self.now_us = self.now_us.max(self.void_until_us);
