@@ -166,10 +166,24 @@ fn committed(ev: Event) -> Obs {
 impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> BookingService<W> {
     /// Outbox mode: an outbox row for every booking the step just made, in
     /// the step's transaction, and the relay woken up.
+    // Inlined into every step for its check: most steps book nothing, and
+    // a call per step cost more than the check.
+    #[inline(always)]
     fn write_outbox_rows(&self, s: &mut BookingStorage, before: usize, ctx: &mut impl Ctx<Self>) {
         if self.cfg.publish != Publish::Outbox || s.service.bookings().len() == before {
             return;
         }
+        self.write_new_outbox_rows(s, before, ctx);
+    }
+
+    /// [`write_outbox_rows`](Self::write_outbox_rows) for a step that booked.
+    #[inline(never)]
+    fn write_new_outbox_rows(
+        &self,
+        s: &mut BookingStorage,
+        before: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         for i in before..s.service.bookings().len() {
             let b = s.service.bookings()[i];
             let version = bookings_of(&s.service, b.op);

@@ -273,10 +273,7 @@ impl Choices {
             self.touched.push(stream);
         }
         if p.used == p.filled {
-            let n = chacha::refill(key, u64::from(stream), p.blocks, p.blocks == 0, &mut p.buf);
-            p.blocks += (n / BLOCK_VALUES) as u64;
-            p.filled = n as u32;
-            p.used = 0;
+            refill(key, stream, p);
         }
         let word = p.buf[p.used as usize];
         p.used += 1;
@@ -465,28 +462,35 @@ impl Choices {
         }
     }
 
-    /// The next `n` random words of `stream` in a sweep's run (random mode,
-    /// nothing recorded or logged) when its buffer holds them all, taken at
-    /// once: the caller scales each as [`choose`](Choices::choose) would
-    /// (see [`scale`]) and counts those that made something happen with
-    /// [`count_nonzero`](Choices::count_nonzero). `None` in any other case,
-    /// and then nothing is drawn: the caller draws one by one. The values
-    /// are the same either way; the swarm mix draws its links' rates so,
-    /// sparing each draw its checks.
+    /// The next random words of `stream` in a sweep's run (random mode,
+    /// nothing recorded or logged), at most `n` and at least one: as many
+    /// as its buffer holds, refilled first when spent (the blocks a draw
+    /// would have computed there), taken at once. A caller that needs more
+    /// asks again. The caller scales each as [`choose`](Choices::choose)
+    /// would (see [`scale`]) and counts those that made something happen
+    /// with [`count_nonzero`](Choices::count_nonzero). `None` in any other
+    /// run, or for `n` = 0, or when the stream was not computed ahead for
+    /// this run (a thread's first run): then nothing is drawn, and the
+    /// caller draws one by one. The values are the same either way; the
+    /// swarm mix draws its links' rates so, sparing each draw its checks.
     #[inline]
     pub(crate) fn plain_words(&mut self, stream: StreamId, n: usize) -> Option<&[u64]> {
-        if !self.plain {
+        if !self.plain || n == 0 {
             return None;
         }
         let run = self.run;
         let p = &mut self.streams[stream as usize];
-        if p.run != run || ((p.filled - p.used) as usize) < n {
+        if p.run != run {
             return None;
         }
+        if p.used == p.filled {
+            refill(&self.key, stream, p);
+        }
         let at = p.used as usize;
-        p.used += n as u32;
-        p.cursor += n as u64;
-        Some(&p.buf[at..at + n])
+        let taken = n.min((p.filled - p.used) as usize);
+        p.used += taken as u32;
+        p.cursor += taken as u64;
+        Some(&p.buf[at..at + taken])
     }
 
     /// Counts `n` decisions taken through [`plain_words`](Choices::plain_words)
@@ -505,6 +509,16 @@ impl Choices {
             .expect("validation keeps ranges below 2^64 values");
         lo + self.choose(stream, arity)
     }
+}
+
+/// Computes the next blocks of `stream`, whose buffer `p` is spent, into
+/// that buffer: the same blocks whichever path drew the buffer empty.
+#[inline]
+fn refill(key: &[u32; 8], stream: StreamId, p: &mut StreamPos) {
+    let n = chacha::refill(key, u64::from(stream), p.blocks, p.blocks == 0, &mut p.buf);
+    p.blocks += (n / BLOCK_VALUES) as u64;
+    p.filled = n as u32;
+    p.used = 0;
 }
 
 /// Where a batch computed ahead puts its blocks: block `b` of stream `s`

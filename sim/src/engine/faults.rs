@@ -149,27 +149,38 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     /// The links' mix as [`draw_link_mix`](Self::draw_link_mix) draws it, the
     /// same values in the same order, taken from the swarm stream's buffer
-    /// in one pass when a sweep's run has them buffered (the blocks computed
-    /// ahead hold them from the second run of a thread on). False if it
-    /// drew nothing, for the caller to draw one by one.
+    /// a buffer at a time in a sweep's run (the blocks computed ahead hold
+    /// the first ones from the second run of a thread on; a world with more
+    /// rates than one buffer holds, such as messaging's and chain's, takes
+    /// the rest after a refill). False if it drew nothing, for the caller
+    /// to draw one by one.
     #[inline]
     fn draw_link_mix_at_once(&mut self) -> bool {
         let sim = &mut *self.sim;
         let draws = &sim.swarm_draws;
-        let Some(words) = sim.choices.plain_words(StreamLayout::SWARM, draws.len()) else {
-            return false;
-        };
+        let mut done = 0;
         let mut nonzero = 0;
-        for (d, &word) in draws.iter().zip(words) {
-            let value = scale(word, d.arity);
-            nonzero += u32::from(value != 0);
-            let per_mille = d.lo + value as u32;
-            let now = &mut sim.links[d.link as usize];
-            if d.duplicate {
-                now.dup_pm = per_mille;
-            } else {
-                now.loss_pm = per_mille;
+        while done < draws.len() {
+            let Some(words) = sim
+                .choices
+                .plain_words(StreamLayout::SWARM, draws.len() - done)
+            else {
+                // Only ever on the first ask, before anything was taken.
+                debug_assert_eq!(done, 0);
+                return false;
+            };
+            for (d, &word) in draws[done..].iter().zip(words) {
+                let value = scale(word, d.arity);
+                nonzero += u32::from(value != 0);
+                let per_mille = d.lo + value as u32;
+                let now = &mut sim.links[d.link as usize];
+                if d.duplicate {
+                    now.dup_pm = per_mille;
+                } else {
+                    now.loss_pm = per_mille;
+                }
             }
+            done += words.len();
         }
         sim.choices.count_nonzero(nonzero);
         true

@@ -276,24 +276,58 @@ impl<M, T> EventQueue<M, T> {
             if self.head == self.tail {
                 return None;
             }
-            let slot = self.sorted[self.head & (SORTED_CAP - 1)];
-            self.head += 1;
-            if self.head == self.tail {
-                // Empty: the next push starts with room on both sides again.
-                (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
-            }
-            slot
+            self.take_head()
         };
+        Some(self.take(slot))
+    }
+
+    /// The next event if it is due before `limit_us`; none if there is
+    /// none or it is due later. The fault phase pops through this, so that
+    /// finding the next event and taking it is one look at the queue, not two.
+    #[inline(always)]
+    pub fn pop_before(&mut self, limit_us: TimeUs) -> Option<Event<M, T>> {
+        let slot = if self.in_heap {
+            if self.heap.peek()?.time_us >= limit_us {
+                return None;
+            }
+            self.heap.pop()?
+        } else {
+            if self.head == self.tail {
+                return None;
+            }
+            if self.sorted[self.head & (SORTED_CAP - 1)].time_us >= limit_us {
+                return None;
+            }
+            self.take_head()
+        };
+        Some(self.take(slot))
+    }
+
+    /// The sorted buffer's head, which is there, moved past.
+    #[inline(always)]
+    fn take_head(&mut self) -> Slot {
+        let slot = self.sorted[self.head & (SORTED_CAP - 1)];
+        self.head += 1;
+        if self.head == self.tail {
+            // Empty: the next push starts with room on both sides again.
+            (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
+        }
+        slot
+    }
+
+    /// The payload of `slot`, just taken off the order, its slab entry freed.
+    #[inline(always)]
+    fn take(&mut self, slot: Slot) -> Event<M, T> {
         self.free.push(slot.index);
         let kind = std::mem::replace(&mut self.slab[slot.index as usize], EventKind::Vacant);
         debug_assert!(
             !matches!(kind, EventKind::Vacant),
             "a queued event is never vacant"
         );
-        Some(Event {
+        Event {
             time_us: slot.time_us,
             kind,
-        })
+        }
     }
 }
 
@@ -404,6 +438,31 @@ mod tests {
             assert_eq!(e.time_us, want.0);
         }
         assert!(q.pop().is_none() && q.peek_time().is_none());
+    }
+
+    /// `pop_before` takes the next event only when it is due before the
+    /// limit, in both forms, and leaves the queue as it was otherwise.
+    #[test]
+    fn pop_before_takes_only_what_is_due_before_the_limit_in_both_forms() {
+        for n in [10u64, 3 * SORTED_MAX as u64] {
+            let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+            for i in 0..n {
+                q.push((i * 7) % n, i, EventKind::Restart { actor: i as u32 });
+            }
+            let limit = n / 2;
+            let mut popped = Vec::new();
+            while let Some(e) = q.pop_before(limit) {
+                popped.push(e.time_us);
+            }
+            let expected: Vec<u64> = (0..limit).collect();
+            assert_eq!(popped, expected, "n = {n}");
+            assert_eq!(q.len() as u64, n - limit);
+            assert_eq!(q.peek_time(), Some(limit));
+            assert!(q.pop_before(0).is_none() && q.len() as u64 == n - limit);
+            assert_eq!(q.pop().map(|e| e.time_us), Some(limit));
+        }
+        let mut empty: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        assert!(empty.pop_before(TimeUs::MAX).is_none());
     }
 
     /// `retain` drops what it is told in both forms, frees the slots for

@@ -89,25 +89,26 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.trace(TraceKind::HealingStarts);
         }
         for actor in 0..n {
-            if let Some(v) = self.start::<W>(actors, actor, false) {
-                return self.report(Outcome::Violation(v));
+            if self.start::<W>(actors, actor, false) {
+                return self.report_violation();
             }
         }
         loop {
-            let next_time = self.sim.queue.peek_time();
-            if self.phase == Phase::Fault {
-                let heal_now = match next_time {
-                    None => true,
-                    Some(t) => t >= world.fault_phase_us,
-                };
-                if heal_now {
+            let next = if self.phase == Phase::Fault {
+                // The fault phase ends at the first event due at or after
+                // its end, or when no event is left.
+                let next = self.sim.queue.pop_before(world.fault_phase_us);
+                if next.is_none() {
                     if let Some(outcome) = self.start_healing::<W>(actors, world) {
                         return self.report(outcome);
                     }
                     continue;
                 }
-            }
-            let Some(event) = self.sim.queue.pop() else {
+                next
+            } else {
+                self.sim.queue.pop()
+            };
+            let Some(event) = next else {
                 // Void events dropped at the queue limit would have been
                 // popped last and moved the clock this far.
                 self.now_us = self.now_us.max(self.void_until_us);
@@ -130,8 +131,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = event.time_us;
-            if let Some(v) = self.handle::<W>(actors, event.kind) {
-                return self.report(Outcome::Violation(v));
+            if self.handle::<W>(actors, event.kind) {
+                return self.report_violation();
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
                 return self.report(Outcome::Inconclusive(Limit::Queue));
@@ -144,13 +145,27 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    /// One event, a step: a delivery, a timer firing or a restart.
+    /// The report of a run whose step just broke an invariant.
+    #[cold]
+    #[inline(never)]
+    fn report_violation(&mut self) -> RunReport {
+        let v = self
+            .violation
+            .take()
+            .expect("a step that broke an invariant left its violation");
+        self.report(Outcome::Violation(v))
+    }
+
+    /// One event, a step: a delivery, a timer firing or a restart. True if
+    /// it broke an invariant, whose violation then waits in `violation`
+    /// (a flag, not the violation itself, so that every step does not move
+    /// an `Option<Violation>` out and back).
     #[inline(always)]
     fn handle<W: Way<M, T>>(
         &mut self,
         actors: &mut Actors<M>,
         kind: EventKind<MsgOf<M>, TimerOf<M>>,
-    ) -> Option<Violation> {
+    ) -> bool {
         self.step += 1;
         match kind {
             EventKind::Deliver {
@@ -249,7 +264,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                     return Some(Outcome::Inconclusive(Limit::Steps));
                 }
                 self.step += 1;
-                if let Some(v) = self.start::<W>(actors, actor, true) {
+                if self.start::<W>(actors, actor, true) {
+                    let v = self.violation.take().expect("the restart's violation");
                     return Some(Outcome::Violation(v));
                 }
             }
@@ -265,7 +281,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         msg: MsgOf<M>,
         msg_id: u32,
         duplicate: bool,
-    ) -> Option<Violation> {
+    ) -> bool {
         let down = !self.sim.up[to as usize];
         if down || self.crash_roll(to) {
             // A down receiver, or one that dies before it can take this step:
@@ -282,7 +298,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 msg_id,
                 reason: DropReason::ReceiverDown,
             });
-            return None;
+            return false;
         }
         if T::ENABLED {
             self.trace(TraceKind::Deliver {
@@ -294,7 +310,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             });
         }
         W::on_msg(self, actors, to, from, msg);
-        self.violation.take()
+        self.violation.is_some()
     }
 
     fn fire<W: Way<M, T>>(
@@ -302,16 +318,16 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         actors: &mut Actors<M>,
         actor: ActorId,
         timer: TimerOf<M>,
-    ) -> Option<Violation> {
+    ) -> bool {
         debug_assert!(self.sim.up[actor as usize], "timers die with a crash");
         if self.crash_roll(actor) {
             self.interrupted(actors, actor);
             self.snapshot(actors, actor);
-            return None;
+            return false;
         }
         self.trace(TraceKind::TimerFired { actor, timer });
         W::on_timer(self, actors, actor, timer);
-        self.violation.take()
+        self.violation.is_some()
     }
 
     /// What the crash of `actor`, just now, interrupted: the situations its
@@ -326,12 +342,14 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         model.nodes()[i].on_crash(state, storage, &mut |s| self.reached(actor, s));
     }
 
+    /// Starts `actor` (again, if `restarted`); true if its start broke an
+    /// invariant, whose violation then waits in `violation`.
     pub(super) fn start<W: Way<M, T>>(
         &mut self,
         actors: &mut Actors<M>,
         actor: ActorId,
         restarted: bool,
-    ) -> Option<Violation> {
+    ) -> bool {
         debug_assert!(!self.sim.up[actor as usize]);
         if restarted {
             self.trace(TraceKind::Restart { actor });
@@ -348,7 +366,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // shows the state; nothing a handler's commands do reads it.
         self.sim.up[i] = true;
         W::on_start(self, actors, actor, restarted);
-        self.violation.take()
+        self.violation.is_some()
     }
 
     /// The context of a buffered handler call of `actor`.
@@ -379,10 +397,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     #[inline(always)]
     fn timer_gen(&mut self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> &mut u32 {
         let generations = &mut self.sim.timer_gen[actor as usize];
-        if slot as usize >= generations.len() {
-            grow_timer_slots(generations, slot, &|| format!("{timer} of actor {actor}"));
+        let i = slot as usize;
+        if i < generations.len() {
+            // Checked once: the index below needs no second bounds check.
+            return &mut generations[i];
         }
-        &mut generations[slot as usize]
+        grow_timer_slots(generations, slot, &|| format!("{timer} of actor {actor}"));
+        &mut generations[i]
     }
 
     /// Hands the tracer what `actor` holds after its step, if it asks.
@@ -460,7 +481,12 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// The oracle judges `obs` now; a violation ends the step.
     #[inline(always)]
     pub(super) fn observe(&mut self, actor: ActorId, obs: ObsOf<M>) {
-        self.violation = self.sim.oracle.observe(self.now_us, actor, &obs);
+        // Only a step with no violation yet observes, so there is nothing
+        // to drop, and the usual `None` is not copied in.
+        debug_assert!(self.violation.is_none());
+        if let Some(v) = self.sim.oracle.observe(self.now_us, actor, &obs) {
+            self.violation = Some(v);
+        }
         self.trace(TraceKind::Observe { actor, obs });
     }
 

@@ -54,6 +54,27 @@ proptest! {
         prop_assert_eq!(&sim.run_seed(&m, seed), &traced);
     }
 
+    /// The same in a world with more swarm rates than a stream's buffer
+    /// holds (chain's and messaging's have over a hundred): the sweep's run
+    /// takes them a buffer at a time, across refills, and is still the
+    /// traced run, value for value.
+    #[test]
+    fn a_warm_sweeps_run_takes_a_larger_swarm_mix_as_the_traced_run(
+        (seed, _n, loss, dup, crash, delay) in params(), n in 6u32..9, before in any::<u64>(),
+    ) {
+        let mut m = toy(n, loss.max(1), dup, crash, delay);
+        for l in &mut m.world.links {
+            l.duplicate_per_mille = PerMilleRange { lo: 0, hi: dup.max(1) };
+        }
+        let rates = 2 * m.world.links.len();
+        prop_assert!(rates > 2 * crate::chacha::REFILL_MAX, "{rates} rates span refills");
+        let (_, traced) = traced(&m, Source::Seed { seed, record: false });
+        let mut sim = Sim::new(&m);
+        sim.run_seed(&m, before);
+        sim.run_seed(&m, seed);
+        prop_assert_eq!(&sim.run_seed(&m, seed), &traced);
+    }
+
     #[test]
     fn virtual_time_never_goes_backwards((seed, n, loss, dup, crash, delay) in params()) {
         let (trace, _) = traced(&toy(n, loss, dup, crash, delay), Source::Seed { seed, record: false });

@@ -63,6 +63,9 @@ impl<W: Carries<Msg>> Service<W> {
     /// The version that handles a step at this time, and whether it has just
     /// been deployed: then the old version's memory is gone (its timers
     /// with it) and the new one has recovered what the database holds.
+    // Inlined into every step for its first check: most services have no
+    // rollout, and a call per step cost more than the check.
+    #[inline(always)]
     pub(super) fn deployed(
         &self,
         st: &mut ServiceState,
@@ -72,6 +75,17 @@ impl<W: Carries<Msg>> Service<W> {
         if self.versions.is_empty() {
             return (self, false);
         }
+        self.deployed_version(st, s, ctx)
+    }
+
+    /// [`deployed`](Self::deployed) for a service with a rollout.
+    #[inline(never)]
+    fn deployed_version(
+        &self,
+        st: &mut ServiceState,
+        s: &mut ServiceStorage,
+        ctx: &mut impl Ctx<Self>,
+    ) -> (&Self, bool) {
         let (version, this) = self.version_at(ctx.now_us());
         if version == st.version {
             return (this, false);
