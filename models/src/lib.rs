@@ -23,5 +23,5 @@ pub mod registry;
 pub mod scenario;
 
 pub use crate::core::{Ledger, Obs};
-pub use registry::{Msg, Node, NodeTimer, System};
+pub use registry::{Msg, Node, NodeState, NodeStorage, NodeTimer, System, ACTOR_KINDS};
 pub use scenario::{Scenario, ScenarioError};

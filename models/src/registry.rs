@@ -166,7 +166,36 @@ macro_rules! registry {
             }
         }
 
+        // The report's state panel reads what each actor holds through
+        // serde, field by field: every actor kind's state and storage must
+        // be `Serialize`, or the world does not compile.
+        impl ::serde::Serialize for NodeState {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( $( NodeState::$actor(x) => ::serde::Serialize::serialize(x, s), )* )+
+                }
+            }
+        }
+
+        impl ::serde::Serialize for NodeStorage {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $( $( NodeStorage::$actor(x) => ::serde::Serialize::serialize(x, s), )* )+
+                }
+            }
+        }
+
+        /// Every actor kind of every model, by its variant's name in [`Node`].
+        pub const ACTOR_KINDS: &[&str] = &[ $( $( stringify!($actor), )* )+ ];
+
         impl Node {
+            /// Its kind's name, one of [`ACTOR_KINDS`].
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( $( Node::$actor(_) => stringify!($actor), )* )+
+                }
+            }
+
             /// The roles this actor has and the kinds it sends to whom (see [`crate::core::Ends`]), as configured.
             pub fn ends(&self) -> ActorEnds {
                 match self {

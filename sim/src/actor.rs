@@ -245,10 +245,11 @@ pub trait Actor {
     type Obs: Clone + Debug;
     /// The actor's timers.
     type Timer: Timer;
-    /// Volatile: lost on a crash.
-    type State: Debug;
+    /// Volatile: lost on a crash. `'static`, so a tracer can read it as
+    /// its own type ([`Held`](crate::Held)).
+    type State: Debug + 'static;
     /// Durable: survives a crash.
-    type Storage: Debug;
+    type Storage: Debug + 'static;
 
     /// Makes `state` the volatile state of a new process, and `storage`,
     /// when given, the durable storage of a new run, before

@@ -49,7 +49,7 @@ pub use explore::{
 pub use plain::{Judge, Plain, PlainOracle, Tick};
 pub use shrink::{ShrinkLimits, Shrunk, Signature, Turn};
 pub use situation::{SituationId, SituationSet, MAX_SITUATIONS};
-pub use trace::{DropReason, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
+pub use trace::{DropReason, Held, NoTrace, Recorder, TraceEntry, TraceKind, Tracer};
 pub use world::{
     CrashConfig, KindFault, Limits, LinkConfig, Partition, PerMilleRange, RandomPartition, World,
     MAX_ACTORS,

@@ -174,15 +174,32 @@ pub trait Tracer<M, O, T> {
 
     /// After each step of `actor` (at engine step `step`): its volatile
     /// state (`None` while it is down) and its durable storage, as the
-    /// step left them. Reports use it to show what each actor holds.
+    /// step left them. Reports use it to show what each actor holds: a
+    /// tracer that knows the model's types reads them as those types
+    /// ([`Held::as_any`]), any other prints them.
     fn snapshot(
         &mut self,
         step: u64,
         actor: ActorId,
-        state: Option<&dyn std::fmt::Debug>,
-        storage: &dyn std::fmt::Debug,
+        state: Option<&dyn Held>,
+        storage: &dyn Held,
     ) {
         let _ = (step, actor, state, storage);
+    }
+}
+
+/// What an actor holds (its state or its storage) as a tracer's
+/// [`snapshot`](Tracer::snapshot) gets it: printable, and readable as the
+/// model's own type, so a report can show it from its fields rather than
+/// from its `Debug` text.
+pub trait Held: std::fmt::Debug + std::any::Any {
+    /// The value, to downcast to the type the model declared.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl<T: std::fmt::Debug + std::any::Any> Held for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

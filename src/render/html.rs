@@ -12,12 +12,12 @@
 //! drawing code is idemsim's own few hundred lines of script, so a run of
 //! 10,000 events stays around a megabyte and nothing has to be fetched.
 
-mod debug_tree;
 pub mod ledger;
 mod rows;
 pub mod run;
 pub mod state;
 mod state_rows;
+mod state_tree;
 pub mod sweep;
 mod ticks;
 

@@ -99,8 +99,8 @@ impl<M: std::fmt::Debug, O: std::fmt::Debug, T: std::fmt::Debug> sim::Tracer<M, 
         &mut self,
         step: u64,
         actor: sim::ActorId,
-        state: Option<&dyn std::fmt::Debug>,
-        storage: &dyn std::fmt::Debug,
+        state: Option<&dyn sim::Held>,
+        storage: &dyn sim::Held,
     ) {
         if step.is_multiple_of(self.every) {
             self.snapshots

@@ -49,5 +49,6 @@ mod shrink;
 mod signals;
 mod skips;
 mod stale_reads;
+mod state_panel;
 mod sweep;
 mod tidy;

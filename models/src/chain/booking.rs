@@ -43,7 +43,7 @@ pub struct BookingConfig {
 }
 
 /// The payment database with its outbox table, committed together per step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct BookingStorage {
     /// The payment service's database (keys, bookings).
     pub service: ServiceStorage,
@@ -55,11 +55,12 @@ pub struct BookingStorage {
 
 /// Event first: a request whose event is out, waiting for the broker's
 /// confirmation before the service runs it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Publishing {
     /// The client the request came from.
     pub from: ActorId,
     /// The payment request held back.
+    #[serde(serialize_with = "crate::core::shown::as_text")]
     pub pay: payment::Msg,
     /// The event published for it.
     pub ev: Event,
@@ -67,6 +68,7 @@ pub struct Publishing {
 
 #[derive(Clone, Debug)]
 /// Volatile: the payment service's, the relay's, and the held requests.
+#[derive(serde::Serialize)]
 pub struct BookingState {
     /// The payment service's volatile state.
     pub service: ServiceState,

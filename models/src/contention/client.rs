@@ -52,7 +52,7 @@ pub struct ClientConfig {
 }
 
 /// Where the current attempt is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Phase {
     /// Waiting for the row's read.
     Read,
@@ -61,7 +61,7 @@ pub enum Phase {
 }
 
 /// Volatile: the attempt waiting for an answer, as (write, attempt, phase).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ClientState {
     /// The attempt waiting for an answer: (write, attempt, phase).
     pub awaiting: Option<(usize, u32, Phase)>,
@@ -69,7 +69,7 @@ pub struct ClientState {
 
 /// The client's database: its writes, and the last wait of each (the
 /// decorrelated walk starts from it), surviving its crashes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ClientStorage {
     /// One record per write.
     pub ops: Vec<ClientOp>,

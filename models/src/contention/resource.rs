@@ -13,7 +13,7 @@ use sim::{Actor, ActorId, Ctx, NoTimer};
 use std::marker::PhantomData;
 
 /// The row as stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ResourceStorage {
     /// The row's value.
     pub value: u32,
@@ -62,6 +62,13 @@ impl RequestIds {
 impl std::fmt::Debug for RequestIds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_set().entries(self.ids()).finish()
+    }
+}
+
+/// The ids, as `Debug` shows them.
+impl serde::Serialize for RequestIds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.ids())
     }
 }
 

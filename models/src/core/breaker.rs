@@ -29,6 +29,7 @@ pub struct BreakerConfig {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Where a breaker stands.
+#[derive(serde::Serialize)]
 pub enum State {
     /// Letting calls through, counting failures.
     Closed,
@@ -69,6 +70,7 @@ pub enum CallResult {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 /// A circuit breaker in front of a client's calls: closed, open after too many failures in a window, half-open for one trial after a cool-down.
+#[derive(serde::Serialize)]
 pub struct Breaker {
     state: State,
     /// When the recent failures happened, oldest first: at most `failures`.

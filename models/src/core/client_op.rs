@@ -38,6 +38,7 @@ pub(crate) use client_timers;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Which of an operation's two timers.
+#[derive(serde::Serialize)]
 pub enum OpTimerKind {
     /// No answer to the current attempt in time.
     Timeout,
@@ -75,6 +76,21 @@ impl<S> fmt::Debug for OpTimer<S> {
             d.field("part", &self.part);
         }
         d.field("space", &self.space).finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl<T> serde::Serialize for OpTimer<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("OpTimer", 4)?;
+        d.serialize_field("kind", &self.kind)?;
+        d.serialize_field("i", &self.i)?;
+        d.serialize_field("id", &self.id)?;
+        if self.part != 0 {
+            d.serialize_field("part", &self.part)?;
+        }
+        d.end()
     }
 }
 
@@ -142,6 +158,7 @@ pub fn timer_slots(n: usize) -> u32 {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Where an operation stands at its client.
+#[derive(serde::Serialize)]
 pub enum OpStatus {
     /// Its start time has not come yet.
     NotStarted,
@@ -152,7 +169,7 @@ pub enum OpStatus {
 }
 
 /// One operation in the client's own database: it survives the client's crashes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct ClientOp {
     /// Where it stands.
     pub status: OpStatus,
@@ -175,7 +192,7 @@ pub struct ClientOp {
 /// A reconciliation job's progress on one operation its client gave up
 /// with an unknown outcome, kept in the client's database so that the job
 /// resumes where it was after a crash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Followup {
     /// The operation's index in the client's list.
     pub i: u32,
@@ -207,6 +224,19 @@ impl fmt::Debug for ClientStorage {
             d.field("followups", &self.followups);
         }
         d.finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for ClientStorage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ClientStorage", 2)?;
+        d.serialize_field("ops", &self.ops)?;
+        if !self.followups.is_empty() {
+            d.serialize_field("followups", &self.followups)?;
+        }
+        d.end()
     }
 }
 

@@ -9,6 +9,7 @@ use std::hash::Hash;
 
 #[derive(Clone, Debug)]
 /// One remembered key's record.
+#[derive(serde::Serialize)]
 pub struct Entry<V> {
     /// When it was created: it expires `retention_us` later.
     pub created_us: TimeUs,
@@ -51,6 +52,17 @@ impl<K: Hash + Eq + std::fmt::Debug, V: std::fmt::Debug> std::fmt::Debug for Ded
             .field("retention_us", &self.retention_us)
             .field("entries", &self.entries)
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl<K: Hash + Eq + serde::Serialize, V: serde::Serialize> serde::Serialize for DedupStore<K, V> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("DedupStore", 2)?;
+        d.serialize_field("retention_us", &self.retention_us)?;
+        d.serialize_field("entries", &self.entries)?;
+        d.end()
     }
 }
 

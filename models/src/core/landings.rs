@@ -61,6 +61,13 @@ impl<R: fmt::Debug> fmt::Debug for Landings<R> {
     }
 }
 
+/// The landings in order, as `Debug` shows them.
+impl<R: serde::Serialize> serde::Serialize for Landings<R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(&self.sorted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

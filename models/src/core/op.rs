@@ -86,6 +86,13 @@ impl fmt::Debug for Op {
     }
 }
 
+/// The state panel names an operation as the ledger does (`claim 4711`).
+impl serde::Serialize for Op {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl PartialEq for Op {
     #[inline]
     fn eq(&self, o: &Op) -> bool {
@@ -178,7 +185,7 @@ impl fmt::Display for Payload {
 }
 
 /// An idempotency key as a client sends it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum Key {
     /// No key at all.
     None,

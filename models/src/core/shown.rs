@@ -19,6 +19,12 @@ impl FieldIf for fmt::DebugStruct<'_, '_> {
     }
 }
 
+/// For `#[serde(serialize_with = "...")]`: a value (a message held in
+/// state) shown as traces write it.
+pub fn as_text<T: fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::FieldIf;

@@ -3,6 +3,7 @@
 
 #[derive(Clone, Debug)]
 /// At most `bound` values, each in a numbered slot that frees when taken.
+#[derive(serde::Serialize)]
 pub struct Slots<T> {
     slots: Vec<Option<T>>,
     bound: usize,

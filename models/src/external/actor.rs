@@ -154,7 +154,7 @@ impl Timer for ExternalTimer {
 
 /// Volatile: which timer name holds which slot. The program's own memory
 /// is volatile too: `start` tells it to forget it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct ExternalState {
     timers: Vec<Option<u16>>,
     /// When this process (as idemsim counts them: a `start`) began.
@@ -182,6 +182,16 @@ impl fmt::Debug for ExternalStorage {
         f.debug_struct("ExternalStorage")
             .field("kv", &self.kv)
             .finish_non_exhaustive()
+    }
+}
+
+/// What the program stored; its process is no state to show.
+impl serde::Serialize for ExternalStorage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ExternalStorage", 1)?;
+        d.serialize_field("kv", &self.kv)?;
+        d.end()
     }
 }
 

@@ -34,6 +34,7 @@ impl Method {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// The status codes the model answers with.
+#[derive(serde::Serialize)]
 pub enum Status {
     /// 200
     Ok,
@@ -84,7 +85,7 @@ pub struct Read {
 /// The precondition a PUT, PATCH or DELETE carries from the read before
 /// its first attempt (`client.conditional_writes`); an edit's PUT carries
 /// its own in [`Read`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Precondition {
     /// Unconditional.
     None,

@@ -11,6 +11,7 @@ use std::marker::PhantomData;
 
 #[derive(Clone, Debug)]
 /// The consumers' database: what survives a crash.
+#[derive(serde::Serialize)]
 pub struct ConsumerDbStorage {
     /// Message ids in the inbox, with when each row was written: the
     /// shared windowed store, so an expired row is as good as absent.

@@ -57,6 +57,25 @@ impl fmt::Debug for Event {
     }
 }
 
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("Event", 6)?;
+        d.serialize_field("id", &self.id)?;
+        d.serialize_field("entity", &self.entity)?;
+        d.serialize_field("value", &self.value)?;
+        d.serialize_field("version", &self.version)?;
+        if self.entity_space != &super::ENTITY {
+            d.serialize_field("entity_space", self.entity_space.noun)?;
+        }
+        if self.entity_part != 0 {
+            d.serialize_field("entity_part", &self.entity_part)?;
+        }
+        d.end()
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "event #{} for {} (", self.id, self.entity_op())?;

@@ -78,7 +78,7 @@ impl ProducerConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum RequestStatus {
     Waiting,
     /// Taken up by the application; a crash before it finishes loses it
@@ -87,7 +87,7 @@ pub enum RequestStatus {
 }
 
 /// The producer's database (business rows and the outbox) and its request source.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ProducerStorage {
     /// Each request's status (the request source survives crashes: it is the caller).
     pub requests: Vec<RequestStatus>,
@@ -98,7 +98,7 @@ pub struct ProducerStorage {
 }
 
 /// Dual write: a publish waiting for its confirmation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Pending {
     pub ev: Event,
     pub attempts: u32,
@@ -109,6 +109,7 @@ pub struct Pending {
 
 #[derive(Clone, Debug, Default)]
 /// The producer's volatile state: what its process is doing.
+#[derive(serde::Serialize)]
 pub struct ProducerState {
     /// Dual write: publishes waiting for confirmation, per event.
     pub pending: Vec<Option<Pending>>,

@@ -5,7 +5,7 @@ use crate::core::{Key, Op};
 use std::fmt;
 
 /// The payment service's answer to the client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum PayStatus {
     /// Paid (HTTP 200), now or earlier under this key.
     Paid,

@@ -263,6 +263,9 @@ fn a_toy_model_needs_one_registry_line() {
     assert!(model("widgets").is_some_and(|m| m.name() == system.model.name()));
     assert_eq!(message_kinds(), ["make", "made"]);
     assert_eq!(system.nodes[1].ends().roles, ["maker"]);
+    // Its actor kinds are named, as the state panel's test lists them.
+    assert_eq!(ACTOR_KINDS, ["Asker", "Maker"]);
+    assert_eq!(system.nodes[1].kind(), "Maker");
     let report = sim.run_seed(&system, 1);
     assert!(
         matches!(report.outcome, sim::Outcome::Holds),

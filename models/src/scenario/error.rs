@@ -65,7 +65,7 @@ pub(super) fn line_col(text: &str, offset: usize) -> (usize, usize, String) {
 
 /// The byte span of the value (or, failing that, the nearest table) at `path`.
 pub(super) fn span_of(text: &str, path: &[Seg]) -> Option<std::ops::Range<usize>> {
-    let doc = toml_edit::ImDocument::parse(text.to_string()).ok()?;
+    let doc = toml_edit::Document::parse(text.to_string()).ok()?;
     let mut best = None;
     let mut table: Option<&toml_edit::Table> = Some(doc.as_table());
     let mut item: Option<&toml_edit::Item> = None;
@@ -140,6 +140,11 @@ pub(super) fn help_for_unknown(message: &str) -> Option<String> {
 /// serde's words made the user's: no Rust type names.
 pub(super) fn plain(message: &str) -> String {
     let m = message.trim();
+    // toml 1 reads digits past i64 as an i128 that no key's type takes:
+    // a number too large, in the words toml 0.8's parser used for it.
+    if m.starts_with("invalid type: integer") && m.contains(" as i128,") {
+        return "number too large to fit in target type".to_string();
+    }
     let m = m
         .replace("invalid type: ", "wrong type: ")
         .replace(", expected u64", ", expected a whole number (0 or more)")
@@ -200,5 +205,9 @@ mod tests {
             "wrong type: integer `3`, expected a list [...]"
         );
         assert_eq!(plain("  "), "this value cannot be read");
+        assert_eq!(
+            plain("invalid type: integer `99999999999999999999999` as i128, expected u64"),
+            "number too large to fit in target type"
+        );
     }
 }

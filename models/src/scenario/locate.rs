@@ -454,6 +454,7 @@ impl<'a> Locator<'a> {
     pub(super) fn toml(&self, e: &toml::de::Error) -> ScenarioError {
         let raw = plain(e.message());
         let offset = e.span().map_or(0, |s| s.start);
+        let (_, _, src) = line_col(self.effective, offset);
         let help = if raw.starts_with("unknown field") {
             help_for_unknown(&raw)
         } else if raw.starts_with("missing field") {
@@ -465,11 +466,9 @@ impl<'a> Locator<'a> {
         } else if raw.starts_with("the number") {
             Some("write a whole number in the key's range; docs/scenario-format.md gives each key's range".into())
         } else if raw.contains("wrong type") {
-            let (_, _, src) = line_col(self.effective, offset);
             duration_help(src.trim())
                 .or_else(|| Some("check the value's type against docs/scenario-format.md".into()))
         } else {
-            let (_, _, src) = line_col(self.effective, offset);
             Some(syntax_help(&src, &raw))
         };
         if raw.starts_with("missing field") && e.span().is_none_or(|s| s.start == 0) {
@@ -484,14 +483,12 @@ impl<'a> Locator<'a> {
                 help,
             };
         }
-        let message = if e.message().trim().is_empty() {
-            let (_, _, src) = line_col(self.effective, offset);
-            if src.trim().ends_with('=') {
-                "the value after `=` is missing".to_string()
-            } else {
-                "the TOML syntax breaks here".to_string()
-            }
-        } else if duration_help(line_col(self.effective, offset).2.trim()).is_some() {
+        let message = if src.trim().ends_with('=') {
+            // toml 1's parser words this as a string left unquoted.
+            "the value after `=` is missing".to_string()
+        } else if e.message().trim().is_empty() {
+            "the TOML syntax breaks here".to_string()
+        } else if duration_help(src.trim()).is_some() {
             // The parser's words ("expected newline") for what is a unit.
             "a duration is a plain number here, without a unit".to_string()
         } else {

@@ -414,7 +414,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             let state = actors.states[i]
                 .as_ref()
                 .filter(|_| self.sim.up[i])
-                .map(|s| s as &dyn std::fmt::Debug);
+                .map(|s| s as &dyn crate::trace::Held);
             let storage = actors.storages[i].as_ref().expect("storage exists");
             self.tracer.snapshot(self.step, actor, state, storage);
         }

@@ -249,8 +249,8 @@ impl crate::Tracer<Token, Counted, Tick> for Snapshots {
         &mut self,
         step: u64,
         actor: ActorId,
-        state: Option<&dyn std::fmt::Debug>,
-        storage: &dyn std::fmt::Debug,
+        state: Option<&dyn crate::Held>,
+        storage: &dyn crate::Held,
     ) {
         self.taken.push((
             step,

@@ -3,14 +3,15 @@
 //! [`StateRecorder`] is a [`sim::Tracer`] that asks for snapshots. It keeps
 //! the trace entries like a [`sim::Recorder`] and, per actor, the volatile
 //! state and the durable storage as the rows of the panel's tables, with
-//! units (`state_rows.rs`, which reads the `{:#?}` text). A snapshot that
+//! units (`state_rows.rs`, which reads the model's own types through
+//! `serde`: the registry's `NodeState` and `NodeStorage`). A snapshot that
 //! did not change is not kept, and one that did is kept as one line hunk
 //! against the previous one (most steps change a counter or a row), so a long
 //! run stays small; the report's script rebuilds any step from the hunks.
 
 use super::super::Entry;
-use models::{Msg, NodeTimer, Obs};
-use sim::{ActorId, TraceEntry, Tracer};
+use models::{Msg, NodeState, NodeStorage, NodeTimer, Obs};
+use sim::{ActorId, Held as Snap, TraceEntry, Tracer};
 
 /// How one part (state or storage) of one actor changed in one step.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +58,32 @@ pub struct StateRecorder {
     pub entries: Vec<Entry>,
     /// The changes, in step order.
     pub changes: Vec<Change>,
+    /// Each actor whose state or storage could not be shown, with why (its
+    /// panel shows the reason instead): empty for every built-in actor,
+    /// which the report tests check.
+    pub unshown: Vec<(ActorId, String)>,
     held: Vec<Held>,
+}
+
+impl StateRecorder {
+    /// The rows of what an actor holds, read as the registry's type `T`;
+    /// a value that cannot be shown is one line saying why, noted in
+    /// [`StateRecorder::unshown`].
+    fn rows_of<T: serde::Serialize + 'static>(
+        &mut self,
+        actor: ActorId,
+        held: &dyn Snap,
+    ) -> Vec<String> {
+        let Some(value) = held.as_any().downcast_ref::<T>() else {
+            let why = format!("not a {}", std::any::type_name::<T>());
+            self.unshown.push((actor, why.clone()));
+            return vec![format!("p0\t{why}")];
+        };
+        super::state_rows::rows(value).unwrap_or_else(|e| {
+            self.unshown.push((actor, e.to_string()));
+            vec![format!("p0\tcannot be shown: {e}")]
+        })
+    }
 }
 
 impl Tracer<Msg, Obs, NodeTimer> for StateRecorder {
@@ -72,16 +98,16 @@ impl Tracer<Msg, Obs, NodeTimer> for StateRecorder {
         &mut self,
         step: u64,
         actor: ActorId,
-        state: Option<&dyn std::fmt::Debug>,
-        storage: &dyn std::fmt::Debug,
+        state: Option<&dyn Snap>,
+        storage: &dyn Snap,
     ) {
         let a = actor as usize;
         if self.held.len() <= a {
             self.held.resize_with(a + 1, Held::default);
         }
+        let state = state.map(|s| self.rows_of::<NodeState>(actor, s));
+        let storage = self.rows_of::<NodeStorage>(actor, storage);
         let held = &mut self.held[a];
-        let state = state.map(super::state_rows::rows);
-        let storage = super::state_rows::rows(storage);
         let state_delta = match (&held.state, &state) {
             (_, None) => {
                 if held.state.is_none() {

@@ -2,7 +2,7 @@
 //!
 //! The panel diffs text lines step by step (see [`super::state`]), so the
 //! rows are lines too, one per table row, each a kind, a depth and cells
-//! separated by tabs (`Debug` escapes a tab inside a string):
+//! separated by tabs (a tab inside a value is written as a space):
 //!
 //! - `f{depth}\tname\tvalue`: a field and its value;
 //! - `g{depth}\tname`: a field holding a group of fields, listed after it
@@ -10,32 +10,22 @@
 //! - `h{depth}\tname\tcolumn...`: a field holding records (a list or a map
 //!   of structs), the head of their table; its rows follow as
 //!   `r{depth}\tcell...`;
-//! - `p0\ttext`: a line of a value that is not derived `Debug`, as printed.
+//! - `p0\ttext`: a line that is no field: why a state cannot be shown.
 //!
-//! Numbers take their unit from the field's name: `retention_us:
-//! 2592000000000` is `retention  30 d`, `amount_eur: 1200` is `1200 EUR`.
-//! An operation reads as the ledger names it (`claim 4711`), not as the
-//! `Op { space: Space { code: 1, noun: "claim", … }, id: 4711 }` it is.
+//! The rows come from the model's own types through `serde`
+//! ([`super::state_tree`]), never from `Debug` text. Numbers take their
+//! unit from the field's name: `retention_us: 2592000000000` is
+//! `retention  30 d`, `amount_eur: 1200` is `1200 EUR`, `kv_bytes: 12` is
+//! `12 B`. An operation reads as the ledger names it (`claim 4711`): its
+//! type serializes so.
 
 use super::super::units::{duration_ms, duration_us};
-use super::debug_tree::{parse, Node};
+use super::state_tree::{tree, Error, Node};
 
 /// The panel's rows for one actor's state or storage.
-pub fn rows(value: &dyn std::fmt::Debug) -> Vec<String> {
-    let text = format!("{value:#?}");
-    let Some(tree) = parse(&text) else {
-        return text.lines().map(|l| format!("p0\t{l}")).collect();
-    };
-    // The actor enum's variant (`Service(ServiceState { .. })`): the panel
-    // already names the actor.
-    let tree = match tree {
-        Node::Tuple(name, mut items) if !name.is_empty() && items.len() == 1 => {
-            items.pop().expect("one item")
-        }
-        t => t,
-    };
+pub fn rows<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
-    match simplify(tree) {
+    match tree(value)? {
         Node::Tuple(name, items) if name.is_empty() && items.is_empty() => {}
         Node::Struct(_, fields) => {
             for (k, v) in fields {
@@ -44,45 +34,12 @@ pub fn rows(value: &dyn std::fmt::Debug) -> Vec<String> {
         }
         other => field("", other, 0, &mut out),
     }
-    out
+    Ok(out)
 }
 
-/// `Some(x)` is `x`; a space is its noun; an operation is `noun id`.
-fn simplify(n: Node) -> Node {
-    match n {
-        Node::Tuple(name, mut items) if name == "Some" && items.len() == 1 => {
-            simplify(items.pop().expect("one item"))
-        }
-        Node::Tuple(name, items) => Node::Tuple(name, items.into_iter().map(simplify).collect()),
-        Node::List(items) => Node::List(items.into_iter().map(simplify).collect()),
-        Node::Map(entries) => Node::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (simplify(k), v.map(simplify)))
-                .collect(),
-        ),
-        Node::Struct(name, fields) => {
-            let fields: Vec<(String, Node)> =
-                fields.into_iter().map(|(k, v)| (k, simplify(v))).collect();
-            let get = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-            match (name.as_str(), get("noun"), get("space"), get("id")) {
-                ("Space", Some(Node::Scalar(noun)), _, _) => Node::Scalar(unquote(noun).into()),
-                ("Op", _, Some(Node::Scalar(space)), Some(Node::Scalar(id)))
-                    if fields.len() == 2 =>
-                {
-                    Node::Scalar(format!("{space} {id}"))
-                }
-                _ => Node::Struct(name, fields),
-            }
-        }
-        s @ Node::Scalar(_) => s,
-    }
-}
-
-fn unquote(s: &str) -> &str {
-    s.strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(s)
+/// A value's text in a cell: one line, no tab (the rows' separator).
+fn clean(s: &str) -> String {
+    s.replace(['\t', '\n', '\r'], " ")
 }
 
 /// How a number in a unit is written.
@@ -92,12 +49,18 @@ type Show = fn(u64) -> String;
 fn with_unit(name: &str, v: Node) -> (String, Node) {
     if let Node::Scalar(s) = &v {
         if let Ok(n) = s.parse::<u64>() {
-            let suffixes: [(&str, Show); 3] = [
+            let suffixes: [(&str, Show); 5] = [
                 ("_us", duration_us),
                 ("_ms", duration_ms),
+                ("_s", |n| duration_ms(n.saturating_mul(1000))),
+                ("_bytes", |n| format!("{n} B")),
                 ("_eur", |n| format!("{n} EUR")),
             ];
             for (suffix, show) in suffixes {
+                // A rate (`capacity_per_s`) is no duration.
+                if suffix == "_s" && name.ends_with("_per_s") {
+                    continue;
+                }
                 if let Some(base) = name.strip_suffix(suffix) {
                     return (base.to_string(), Node::Scalar(show(n)));
                 }
@@ -111,7 +74,7 @@ fn with_unit(name: &str, v: Node) -> (String, Node) {
 fn inline(n: &Node) -> String {
     match n {
         Node::Scalar(s) if s == "None" => "—".into(),
-        Node::Scalar(s) => unquote(s).to_string(),
+        Node::Scalar(s) => clean(s),
         Node::Struct(_, fields) => fields
             .iter()
             .map(|(k, v)| {
@@ -266,81 +229,58 @@ fn table(name: &str, records: Vec<(Option<String>, Node)>, depth: usize, out: &m
 #[cfg(test)]
 mod tests {
     use super::rows;
+    use serde::Serialize;
 
-    #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-    #[allow(dead_code)]
-    struct Space {
-        code: u8,
-        noun: &'static str,
-        unit: Option<&'static str>,
+    /// As the models' `Op` serializes: the ledger's name.
+    struct Op(u32);
+    impl Serialize for Op {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(&format_args!("claim {}", self.0))
+        }
     }
-    #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-    #[allow(dead_code)]
-    struct Op {
-        space: Space,
-        id: u64,
-    }
-    #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-    #[allow(dead_code)]
+    #[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
     struct Key {
-        op: Op,
+        op: u32,
         n: u32,
     }
-    #[derive(Debug)]
-    #[allow(dead_code)]
+    #[derive(Serialize)]
     struct Entry {
         created_us: u64,
         value: Row,
     }
-    #[derive(Debug)]
-    #[allow(dead_code)]
+    #[derive(Serialize)]
     struct Row {
         amount_eur: u64,
         state: State,
     }
-    #[derive(Debug)]
-    #[allow(dead_code)]
+    #[derive(Serialize)]
     enum State {
         Paid,
     }
-    #[derive(Debug)]
-    #[allow(dead_code)]
+    #[derive(Serialize)]
     struct Store {
         retention_us: u64,
-        entries: std::collections::BTreeMap<Key, Entry>,
+        entries: std::collections::BTreeMap<String, Entry>,
     }
-    #[derive(Debug)]
-    #[allow(dead_code)]
+    #[derive(Serialize)]
     struct Storage {
         keys: Store,
         awaiting: Vec<Option<u32>>,
         timeout_ms: u64,
+        window_s: u64,
+        capacity_per_s: u32,
+        kv_bytes: u64,
         log: Vec<u8>,
-    }
-    #[derive(Debug)]
-    #[allow(dead_code)]
-    enum Node {
-        Service(Storage),
-    }
-
-    fn claim() -> Op {
-        Op {
-            space: Space {
-                code: 1,
-                noun: "claim",
-                unit: Some("EUR"),
-            },
-            id: 4711,
-        }
+        note: &'static str,
     }
 
     #[test]
-    fn state_reads_as_tables_with_units_and_no_debug_noise() {
-        let s = Node::Service(Storage {
+    fn state_reads_as_tables_with_units() {
+        let s = Storage {
             keys: Store {
                 retention_us: 2_592_000_000_000,
                 entries: [(
-                    Key { op: claim(), n: 1 },
+                    "claim 4711 #1".to_string(),
                     Entry {
                         created_us: 2_500_000,
                         value: Row {
@@ -353,51 +293,57 @@ mod tests {
             },
             awaiting: vec![Some(1), None],
             timeout_ms: 10_000,
+            window_s: 90,
+            capacity_per_s: 5,
+            kv_bytes: 12,
             log: vec![],
-        });
+            note: "a\tb",
+        };
         assert_eq!(
-            rows(&s),
+            rows(&s).unwrap(),
             [
                 "g0\tkeys",
                 "f1\tretention\t30 d",
                 "h1\tentries\tkey\tcreated\tamount\tstate",
-                "r1\top: claim 4711, n: 1\t2.5 s\t1200 EUR\tPaid",
+                "r1\tclaim 4711 #1\t2.5 s\t1200 EUR\tPaid",
                 "f0\tawaiting\t1, —",
                 "f0\ttimeout\t10 s",
+                "f0\twindow\t1.5 min",
+                "f0\tcapacity_per_s\t5",
+                "f0\tkv\t12 B",
                 "f0\tlog\tnone",
+                "f0\tnote\ta b",
             ]
         );
     }
 
     #[test]
     fn a_list_of_structs_is_a_table_with_a_column_per_field() {
-        #[derive(Debug)]
-        #[allow(dead_code)]
+        #[derive(Serialize)]
         struct Booking {
             op: Op,
             key: Key,
             amount_eur: u64,
         }
-        #[derive(Debug)]
-        #[allow(dead_code)]
+        #[derive(Serialize)]
         struct S {
             bookings: Vec<Booking>,
         }
         let s = S {
             bookings: vec![Booking {
-                op: claim(),
-                key: Key { op: claim(), n: 1 },
+                op: Op(4711),
+                key: Key { op: 4711, n: 1 },
                 amount_eur: 1200,
             }],
         };
         assert_eq!(
-            rows(&s),
+            rows(&s).unwrap(),
             [
                 "h0\tbookings\top\tkey.op\tn\tamount",
-                "r0\tclaim 4711\tclaim 4711\t1\t1200 EUR",
+                "r0\tclaim 4711\t4711\t1\t1200 EUR",
             ]
         );
-        assert!(rows(&()).is_empty(), "nothing held, no rows");
-        assert_eq!(rows(&7u32), ["f0\t\t7"]);
+        assert!(rows(&()).unwrap().is_empty(), "nothing held, no rows");
+        assert_eq!(rows(&7u32).unwrap(), ["f0\t\t7"]);
     }
 }

@@ -2,11 +2,13 @@
 //! validates against its shipped JSON Schema (docs/schemas/), seeds keep
 //! their precision for readers that round numbers (`seeds.rs`), a variant's
 //! trace names its overrides (`traces.rs`), and scenario and repro files
-//! carry their `format` (`files.rs`).
+//! carry their `format` (`files.rs`), and a file in TOML 1.1's syntax means
+//! what its 1.0 spelling means (`toml_syntax.rs`).
 
 mod files;
 mod schema;
 mod seeds;
+mod toml_syntax;
 mod traces;
 
 use crate::support::{outcome as stdout, root};

@@ -24,6 +24,7 @@ const SITUATIONS: ClientSituations = ClientSituations {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// What a request's current attempt waits for.
+#[derive(serde::Serialize)]
 pub enum Phase {
     /// Waiting for the answer to the request itself.
     Request,
@@ -34,7 +35,7 @@ pub enum Phase {
 }
 
 /// Volatile: the open connection of each request's current attempt.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ClientState {
     /// Per request: the attempt and phase whose answer is awaited.
     pub awaiting: Vec<Option<(u32, Phase)>>,

@@ -69,7 +69,7 @@ pub struct ServerConfig {
 }
 
 /// One resource as stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Resource {
     /// Its id.
     pub id: u32,
@@ -86,7 +86,7 @@ pub struct Resource {
 }
 
 /// A stored response, replayed for a known Idempotency-Key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Stored {
     /// The status answered.
     pub status: Status,
@@ -106,7 +106,7 @@ pub struct Stored {
 }
 
 /// The server's database.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct ServerStorage {
     /// Sorted by id: initial resources, then those POST created.
     pub resources: Vec<Resource>,

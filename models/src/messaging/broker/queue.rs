@@ -9,6 +9,7 @@ use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Where a queued message stands.
+#[derive(serde::Serialize)]
 pub enum QStatus {
     /// In an open transaction: no consumer sees it until the commit.
     Uncommitted {
@@ -36,6 +37,7 @@ pub enum QStatus {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// A message in the queue.
+#[derive(serde::Serialize)]
 pub struct QMsg {
     /// The event it carries.
     pub ev: Event,
@@ -112,6 +114,30 @@ impl fmt::Debug for BrokerStorage {
                 &self.producers_stored_us,
             )
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for BrokerStorage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("BrokerStorage", 7)?;
+        d.serialize_field("queue", &self.queue)?;
+        d.serialize_field("dedup", &self.dedup)?;
+        d.serialize_field("next_receipt", &self.next_receipt)?;
+        if !self.producers.is_empty() {
+            d.serialize_field("producers", &self.producers)?;
+        }
+        if !self.epochs.is_empty() {
+            d.serialize_field("epochs", &self.epochs)?;
+        }
+        if !self.acks.is_empty() {
+            d.serialize_field("acks", &self.acks)?;
+        }
+        if !self.producers_stored_us.is_empty() {
+            d.serialize_field("producers_stored_us", &self.producers_stored_us)?;
+        }
+        d.end()
     }
 }
 

@@ -9,7 +9,7 @@ use sim::TimeUs;
 use std::collections::VecDeque;
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Phase {
     Checking,
     Processing,
@@ -48,6 +48,27 @@ impl fmt::Debug for Job {
             .field_if(self.attempt > 1, "attempt", &self.attempt)
             .field_if(self.version > 0, "version", &self.version)
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for Job {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("Job", 6)?;
+        d.serialize_field("ev", &self.ev)?;
+        d.serialize_field("receipt", &self.receipt)?;
+        d.serialize_field("phase", &self.phase)?;
+        if self.redelivered {
+            d.serialize_field("redelivered", &self.redelivered)?;
+        }
+        if self.attempt > 1 {
+            d.serialize_field("attempt", &self.attempt)?;
+        }
+        if self.version > 0 {
+            d.serialize_field("version", &self.version)?;
+        }
+        d.end()
     }
 }
 
@@ -98,6 +119,19 @@ impl fmt::Debug for ConsumerState {
             .field("jobs", &self.jobs)
             .field_if(self.version > 0, "version", &self.version)
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for ConsumerState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ConsumerState", 2)?;
+        d.serialize_field("jobs", &self.jobs)?;
+        if self.version > 0 {
+            d.serialize_field("version", &self.version)?;
+        }
+        d.end()
     }
 }
 

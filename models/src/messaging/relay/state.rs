@@ -82,6 +82,24 @@ impl fmt::Debug for OutboxRow {
     }
 }
 
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for OutboxRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("OutboxRow", 5)?;
+        d.serialize_field("ev", &self.ev)?;
+        d.serialize_field("sent", &self.sent)?;
+        d.serialize_field("attempts", &self.attempts)?;
+        if self.pid != 0 {
+            d.serialize_field("pid", &self.pid)?;
+        }
+        if self.epoch != 0 {
+            d.serialize_field("epoch", &self.epoch)?;
+        }
+        d.end()
+    }
+}
+
 // The delivery timeout's fields only where the relay has one.
 impl fmt::Debug for InFlight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -93,6 +111,25 @@ impl fmt::Debug for InFlight {
             .field_if(self.expires_us != 0, "expires_us", &self.expires_us)
             .field_if(self.given_up, "given_up", &self.given_up)
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for InFlight {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("InFlight", 6)?;
+        d.serialize_field("row", &self.row)?;
+        d.serialize_field("seq", &self.seq)?;
+        d.serialize_field("confirmed", &self.confirmed)?;
+        d.serialize_field("deadline_us", &self.deadline_us)?;
+        if self.expires_us != 0 {
+            d.serialize_field("expires_us", &self.expires_us)?;
+        }
+        if self.given_up {
+            d.serialize_field("given_up", &self.given_up)?;
+        }
+        d.end()
     }
 }
 
@@ -117,6 +154,39 @@ impl fmt::Debug for RelayState {
                 &self.sequence_unresolved,
             )
             .finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them: one row in flight as `row`,
+/// several as a table.
+impl serde::Serialize for RelayState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let one = self.rows.len() <= 1;
+        let row = self.rows.first().map(|f| (f.row, f.confirmed));
+        let given_up = one && self.rows.first().is_some_and(|f| f.given_up);
+        let mut d = s.serialize_struct("RelayState", 8)?;
+        if one {
+            d.serialize_field("row", &row)?;
+        }
+        if given_up {
+            d.serialize_field("given_up", &given_up)?;
+        }
+        if !one {
+            d.serialize_field("rows", &self.rows)?;
+        }
+        d.serialize_field("unmarked_after_restart", &self.unmarked_after_restart)?;
+        if self.pid != 0 {
+            d.serialize_field("pid", &self.pid)?;
+            d.serialize_field("next_seq", &self.next_seq)?;
+        }
+        if self.epoch != 0 {
+            d.serialize_field("epoch", &self.epoch)?;
+        }
+        if self.sequence_unresolved {
+            d.serialize_field("sequence_unresolved", &self.sequence_unresolved)?;
+        }
+        d.end()
     }
 }
 

@@ -60,6 +60,24 @@ impl std::fmt::Debug for ClientState {
     }
 }
 
+/// The panel's fields, as `Debug` shows them: the budget and the breaker
+/// only where they are in play.
+impl serde::Serialize for ClientState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ClientState", 4)?;
+        d.serialize_field("awaiting", &self.awaiting)?;
+        if let Some(t) = &self.tokens {
+            d.serialize_field("tokens", &t.tokens())?;
+            d.serialize_field("retry_cost", &self.retry_cost)?;
+        }
+        if self.breaker != Breaker::new() {
+            d.serialize_field("breaker", &self.breaker)?;
+        }
+        d.end()
+    }
+}
+
 client_op::client_timers!(
     /// The client's timers, one pair per operation.
     ClientTimer,

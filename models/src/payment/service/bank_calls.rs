@@ -18,7 +18,7 @@ use std::fmt;
 pub type Caller = Option<(ActorId, u32)>;
 
 /// Where a bank call stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum CallPhase {
     /// Waiting for the bank's answer to "how much is paid?".
     Query,
@@ -60,6 +60,24 @@ impl fmt::Debug for BankCall {
             d.field("question", &self.question);
         }
         d.finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for BankCall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("BankCall", 7)?;
+        d.serialize_field("op", &self.op)?;
+        d.serialize_field("key", &self.key)?;
+        d.serialize_field("amount_eur", &self.amount_eur)?;
+        d.serialize_field("client", &self.client)?;
+        d.serialize_field("attempts", &self.attempts)?;
+        d.serialize_field("phase", &self.phase)?;
+        if self.question > 0 {
+            d.serialize_field("question", &self.question)?;
+        }
+        d.end()
     }
 }
 
@@ -117,6 +135,13 @@ pub struct BankCalls {
 impl fmt::Debug for BankCalls {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.slots, f)
+    }
+}
+
+/// Shows as what it holds, as `Debug` does.
+impl serde::Serialize for BankCalls {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.slots, s)
     }
 }
 

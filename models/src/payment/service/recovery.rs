@@ -84,6 +84,22 @@ impl Recovery {
     }
 }
 
+impl Recovery {
+    /// The fields the state panel shows, as [`Recovery::debug_into`] adds them.
+    pub fn serialize_into<S: serde::ser::SerializeStruct>(
+        &self,
+        d: &mut S,
+    ) -> Result<(), S::Error> {
+        if !self.recovering.is_empty() {
+            d.serialize_field("recovering", &self.recovering)?;
+        }
+        if self.queued_before > 0 {
+            d.serialize_field("queued_before_recovery", &self.queued_before)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use sim::{Actor, ActorId, Ctx, TimeUs};
 use std::fmt;
 
 /// What a pending step does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum StepKind {
     /// Call the bank (after `processing_ms`).
     CallBank,
@@ -26,7 +26,7 @@ pub enum StepKind {
 
 /// The second step of an operation that is two steps (two transactions, or a
 /// check and a later act).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Step {
     /// What it does.
     pub kind: StepKind,
@@ -50,6 +50,13 @@ pub struct Steps {
 impl fmt::Debug for Steps {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.slots, f)
+    }
+}
+
+/// Shows as what it holds, as `Debug` does.
+impl serde::Serialize for Steps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.slots, s)
     }
 }
 

@@ -111,6 +111,23 @@ impl fmt::Debug for ServiceState {
     }
 }
 
+/// The panel's fields, as `Debug` shows them: the parts side by side.
+impl serde::Serialize for ServiceState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ServiceState", 7)?;
+        d.serialize_field("calls", &self.calls)?;
+        d.serialize_field("steps", &self.steps)?;
+        d.serialize_field("waiters", &self.waiters)?;
+        d.serialize_field("queue", &self.workers)?;
+        self.recovery.serialize_into(&mut d)?;
+        if self.version != 0 {
+            d.serialize_field("version", &self.version)?;
+        }
+        d.end()
+    }
+}
+
 /// The payment database: key rows and bookings, committed atomically per
 /// step, and the number of the last status question.
 #[derive(Clone)]
@@ -152,6 +169,19 @@ impl fmt::Debug for ServiceStorage {
             d.field("questions_asked", &self.questions.asked());
         }
         d.finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for ServiceStorage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("ServiceStorage", 3)?;
+        self.keys.serialize_into(&mut d)?;
+        if self.questions.asked() > 0 {
+            d.serialize_field("questions_asked", &self.questions.asked())?;
+        }
+        d.end()
     }
 }
 

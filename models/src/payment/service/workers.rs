@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 /// A request as it waits for a worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Queued {
     /// The client and the attempt the answer goes to.
     pub caller: (ActorId, u32),
@@ -103,6 +103,13 @@ pub struct Workers {
 impl fmt::Debug for Workers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.queue, f)
+    }
+}
+
+/// Shows as what it holds, as `Debug` does.
+impl serde::Serialize for Workers {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.queue, s)
     }
 }
 

@@ -17,6 +17,7 @@ pub use waiters::{Waiter, Waiters};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 /// Where a key's request stands.
+#[derive(serde::Serialize)]
 pub enum KeyState {
     /// Claimed: an execution is running (or died with a crash).
     InProgress,
@@ -25,7 +26,7 @@ pub enum KeyState {
 }
 
 /// A row of the key table: the request the key stands for, and its state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct KeyRow {
     /// The claim it stands for.
     pub op: Op,
@@ -66,6 +67,21 @@ impl fmt::Debug for Booking {
             d.field("key_due", &self.key_due);
         }
         d.finish()
+    }
+}
+
+/// The panel's fields, as `Debug` shows them.
+impl serde::Serialize for Booking {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut d = s.serialize_struct("Booking", 4)?;
+        d.serialize_field("op", &self.op)?;
+        d.serialize_field("key", &self.key)?;
+        d.serialize_field("amount_eur", &self.amount_eur)?;
+        if self.key_due {
+            d.serialize_field("key_due", &self.key_due)?;
+        }
+        d.end()
     }
 }
 
@@ -355,6 +371,17 @@ impl KeyTable {
         }
         row.locked_us = now_us;
         Some(*row)
+    }
+}
+
+impl KeyTable {
+    /// The fields the state panel shows, as [`KeyTable::debug_into`] adds them.
+    pub fn serialize_into<S: serde::ser::SerializeStruct>(
+        &self,
+        d: &mut S,
+    ) -> Result<(), S::Error> {
+        d.serialize_field("keys", &self.rows)?;
+        d.serialize_field("bookings", &self.bookings)
     }
 }
 

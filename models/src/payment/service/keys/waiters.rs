@@ -7,7 +7,7 @@ use sim::ActorId;
 use std::fmt;
 
 /// A concurrent duplicate held open until its key's execution ends.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Waiter {
     /// The key whose execution it waits for.
     pub key: Key,
@@ -33,6 +33,13 @@ pub struct Waiters {
 impl fmt::Debug for Waiters {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.held, f)
+    }
+}
+
+/// Shows as what it holds, as `Debug` does.
+impl serde::Serialize for Waiters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.held, s)
     }
 }
 
