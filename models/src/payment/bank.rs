@@ -3,7 +3,6 @@
 //! bookings.
 
 use super::msg::{wire, Msg, TransferResult};
-use super::refund::RefundOrder;
 use super::situations as sit;
 use super::{BANK_LAYER, TRANSFER};
 use crate::core::dedup::{DedupStore, Lookup};
@@ -268,6 +267,16 @@ impl<W: Carries<Msg>> Bank<W> {
         };
         ctx.send(from, W::wrap(done));
     }
+}
+
+/// A refund the bank is asked for, as the client's message carries it
+/// (the bank's refunds are in `refund.rs`).
+#[derive(Clone, Copy)]
+pub(super) struct RefundOrder {
+    pub(super) op: Op,
+    pub(super) key: Key,
+    pub(super) amount_eur: u32,
+    pub(super) round: u32,
 }
 
 /// A transfer the bank is asked for, as the service's message carries it.

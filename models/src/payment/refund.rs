@@ -6,22 +6,13 @@
 //! charge's remaining amount (`charge_already_refunded`); without, it
 //! refunds whatever it is asked, as a plain credit transfer back does.
 
-use super::bank::{Bank, BankState, BankStorage};
+use super::bank::{Bank, BankState, BankStorage, RefundOrder};
 use super::msg::{Msg, RefundResult};
 use super::situations as sit;
 use super::REFUND;
 use crate::core::dedup::Lookup;
-use crate::core::{Carries, Key, Obs, Op};
+use crate::core::{Carries, Obs};
 use sim::{ActorId, Ctx};
-
-/// A refund the bank is asked for, as the client's message carries it.
-#[derive(Clone, Copy)]
-pub(super) struct RefundOrder {
-    pub(super) op: Op,
-    pub(super) key: Key,
-    pub(super) amount_eur: u32,
-    pub(super) round: u32,
-}
 
 impl<W: Carries<Msg>> Bank<W> {
     /// A refund: recognised by its key, refused beyond what is paid (if the

@@ -26,12 +26,12 @@ fn unknown(op: Op) -> Vec<(u64, u32, Obs)> {
 }
 
 #[test]
-fn no_refund_without_effect() {
+fn no_phantom_refund() {
     let a = claim(4711);
     // Refunded on the timeout alone: the transfer never reached the bank.
     let mut blind = unknown(a);
     blind.push((90, 2, refund(a, 1200)));
-    fires("no-refund-without-effect", &blind);
+    fires("no-phantom-refund", &blind);
     // Asked first: the bank paid, the job refunds exactly that, and the
     // client is told "cancelled": net nothing, as told.
     let mut asked = unknown(a);

@@ -105,7 +105,7 @@ invariants! {
     no_lost_update,
     load_recovers,
     books_agree,
-    no_refund_without_effect,
+    no_phantom_refund,
     no_duplicate_refund,
     net_effect_as_told,
 }

@@ -4,7 +4,7 @@
 //! `[client.reconcile]`, never both.
 
 use super::bank::BankDto;
-use super::client::ClientDto;
+use super::load::ReconcileDto;
 use super::DAY_MS;
 use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
 use crate::payment::{ClientConfig, CompensateConfig, RefundWhen, MAX_ROUNDS};
@@ -71,22 +71,26 @@ impl CompensateDto {
     }
 }
 
-/// Sets the jobs `c` asks for on `cfg`: `[client.reconcile]`, which asks
-/// and re-drives, or `[client.compensate]`, which refunds; a dead letter is
-/// either driven on or taken back, so not both.
+/// The client's jobs as its table writes them: `[client.reconcile]` and
+/// `[client.compensate]`.
+pub(super) type Jobs<'a> = (Option<&'a ReconcileDto>, Option<&'a CompensateDto>);
+
+/// Sets the jobs a client's table asks for on `cfg`: `[client.reconcile]`,
+/// which asks and re-drives, or `[client.compensate]`, which refunds; a
+/// dead letter is either driven on or taken back, so not both.
 pub(super) fn jobs(
-    c: &ClientDto,
+    (reconcile, compensate): Jobs<'_>,
     bank: &BankDto,
     (service, bank_id): (ActorId, ActorId),
     cfg: &mut ClientConfig,
 ) -> Result<(), Invalid> {
-    if let Some(r) = &c.reconcile {
+    if let Some(r) = reconcile {
         cfg.reconcile = Some(r.build(bank.status_query, service, bank_id)?);
     }
-    let Some(comp) = &c.compensate else {
+    let Some(comp) = compensate else {
         return Ok(());
     };
-    if c.reconcile.is_some() {
+    if reconcile.is_some() {
         return Err(invalid(
             path(&["client", "compensate"]),
             "a dead letter is either driven on ([client.reconcile]) or taken back ([client.compensate]), and this client has both jobs",
@@ -95,4 +99,35 @@ pub(super) fn jobs(
     }
     cfg.compensate = Some(comp.build(bank.status_query, bank_id)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The loader's message for `text`, which it must refuse.
+    fn refused(text: &str) -> String {
+        match crate::Scenario::load("f.toml", text) {
+            Ok(_) => panic!("loaded:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_client_has_one_job_and_asking_needs_a_bank_that_answers() {
+        let both = "summary = \"s\"\n[client.reconcile]\nask = \"bank\"\n[client.compensate]\n[bank]\nstatus_query = true\n";
+        let e = refused(both);
+        assert!(
+            e.contains("f.toml:4") && e.contains("keep one of the two"),
+            "{e}"
+        );
+        let mute = "summary = \"s\"\n[client.compensate]\nrefund_when = \"paid\"\n";
+        let e = refused(mute);
+        assert!(
+            e.contains("f.toml:3") && e.contains("status_query = true"),
+            "{e}"
+        );
+        let blind = "summary = \"s\"\n[client.compensate]\nrefund_when = \"timeout\"\n";
+        assert!(crate::Scenario::load("f.toml", blind).is_ok());
+        let e = refused("summary = \"s\"\n[client.compensate]\nrefund_key = \"stable\"\nrefund_when = \"timeout\"\n");
+        assert!(e.contains("refund_key") && e.contains("own"), "{e}");
+    }
 }

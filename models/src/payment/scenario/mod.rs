@@ -230,7 +230,12 @@ fn parts(
     bank: ActorId,
 ) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
     let mut client = client::client(&d.client, &d.operations, input.max_time_us, service)?;
-    compensate::jobs(&d.client, &d.bank, (service, bank), &mut client)?;
+    compensate::jobs(
+        (d.client.reconcile.as_ref(), d.client.compensate.as_ref()),
+        &d.bank,
+        (service, bank),
+        &mut client,
+    )?;
     let ops = client.ops.len();
     if ops < clients {
         return Err(invalid(

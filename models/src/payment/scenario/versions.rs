@@ -72,7 +72,12 @@ pub(super) fn parts(d: &FileDto, input: &BuildInput<'_>) -> Result<Parts, LoadEr
         let dto: ClientDto = typed(t, where_)?;
         let mut cfg = client(&dto, &d.operations, input.max_time_us, service_id)
             .map_err(|e| located(e, &p.overlays))?;
-        super::compensate::jobs(&dto, &d.bank, (service_id, bank_id), &mut cfg)?;
+        super::compensate::jobs(
+            (dto.reconcile.as_ref(), dto.compensate.as_ref()),
+            &d.bank,
+            (service_id, bank_id),
+            &mut cfg,
+        )?;
         let all = std::mem::take(&mut cfg.ops);
         cfg.ops = p.ops.iter().map(|&i| all[i]).collect();
         clients.push(cfg);

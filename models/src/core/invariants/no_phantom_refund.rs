@@ -4,8 +4,8 @@ use crate::core::obs::{Obs, ObsKind};
 use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
-    name: "no-refund-without-effect",
-    doc: "A compensation (a refund) landed for an operation none of whose effects had landed: \
+    name: "no-phantom-refund",
+    doc: "A phantom refund: a compensation landed for an operation none of whose effects had landed: \
           it takes back what was never given (the refund of a charge that never happened gives \
           the money away). A compensation decided on a timeout, without asking where the effect \
           lands, breaks it whenever the request was lost before it took effect. Judged the \
