@@ -29,7 +29,7 @@ pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
         &INVARIANT,
         r.op.key(),
         format!(
-            "{} was told {told}, but {}{unit} is left of its effects at the end ({} landed, {} taken back), not {owed}{unit}",
+            "{} was told {told}, but {}{unit} of its effects is left at the end ({} landed, {} taken back), where {owed}{unit} would be true",
             r.op,
             r.net_total(),
             r.effects,
