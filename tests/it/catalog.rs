@@ -285,6 +285,7 @@ fn key_policies_name_what_they_should() {
             retry_amount_eur: None,
         }],
         reconcile: None,
+        compensate: None,
     };
     let op = cfg.ops[0].op();
     let client = |cfg: &ClientConfig| Client::<Msg>::new(cfg.clone());

@@ -191,7 +191,8 @@ impl Ledger {
             | Obs::DeadLettered { op }
             | Obs::ValueWritten { op, .. }
             | Obs::Superseded { op }
-            | Obs::Work { op, .. } => Found {
+            | Obs::Work { op, .. }
+            | Obs::Reversal { op, .. } => Found {
                 rec: self.find(op),
                 key: None,
             },
@@ -272,6 +273,7 @@ impl Ledger {
             Obs::Shed { layer, .. } => self.shed(now_us, layer),
             Obs::RetryDenied { .. } => self.retries_denied += 1,
             Obs::FastFailed { .. } => self.fast_failed += 1,
+            Obs::Reversal { op, payload, .. } => self.reversal(at, op, payload),
         }
     }
 

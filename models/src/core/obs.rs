@@ -277,6 +277,18 @@ macro_rules! observations {
                 /// The version now running, counted from 1.
                 version: u8,
             },
+            /// An effect of `op` taken back where it landed (a refund of a
+            /// transfer): a compensation, counted against the effects, so
+            /// the ledger judges what is left, the net effect, against what
+            /// the client was told.
+            Reversal {
+                /// Where it landed: the site of the effect it takes back.
+                site: &'static Site,
+                /// The operation whose effect it takes back.
+                op: Op,
+                /// How much of it (an amount).
+                payload: u32,
+            },
         }
     };
 }
@@ -343,7 +355,8 @@ impl Obs {
             | Obs::Work { op, .. }
             | Obs::Shed { op, .. }
             | Obs::RetryDenied { op }
-            | Obs::FastFailed { op } => Some(op),
+            | Obs::FastFailed { op }
+            | Obs::Reversal { op, .. } => Some(op),
             Obs::ExecStart { key } | Obs::ExecEnd { key } => match key {
                 Key::Op { op, .. } => Some(op),
                 Key::Time { .. } | Key::None => None,

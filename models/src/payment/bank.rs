@@ -35,6 +35,10 @@ pub struct BankConfig {
     /// How long after the faults stop it promises to take every request
     /// again, judged by `load-recovers`; 0: no promise.
     pub recover_ms: u32,
+    /// It refuses a refund of more than is paid for the payment, net of
+    /// the refunds before it (Stripe's `charge_already_refunded`); false: it
+    /// refunds whatever it is asked (`refund.rs`).
+    pub refuse_refund_beyond_paid: bool,
 }
 
 /// The bank's volatile state: what it has taken in the current second.
@@ -47,13 +51,50 @@ pub struct BankState {
     pub taken: u32,
 }
 
-/// The bank's ledger: every executed transfer, and the keys it remembers.
-#[derive(Clone, Debug, serde::Serialize)]
+/// The bank's ledger: every executed transfer and refund, and the keys it
+/// remembers.
+#[derive(Clone)]
 pub struct BankStorage {
     /// Every transfer executed: the claim, the amount, and when.
     pub transfers: Vec<(Op, u32, TimeUs)>,
     /// The keys it deduplicates on.
     pub keys: DedupStore<Key, ()>,
+    /// Every refund executed: the claim, the amount, and when.
+    pub refunds: Vec<(Op, u32, TimeUs)>,
+    /// The refunds' own keys, kept for good: a refund is deduplicated
+    /// apart from the transfer it takes back.
+    pub refund_keys: DedupStore<Key, ()>,
+}
+
+/// A bank that refunded nothing shows its state as it always has: the
+/// refunds appear once there are any.
+impl fmt::Debug for BankStorage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("BankStorage");
+        d.field("transfers", &self.transfers);
+        d.field("keys", &self.keys);
+        if !self.refunds.is_empty() || !self.refund_keys.is_empty() {
+            d.field("refunds", &self.refunds);
+            d.field("refund_keys", &self.refund_keys);
+        }
+        d.finish()
+    }
+}
+
+/// The state panel shows what `Debug` shows: the refunds once there are any.
+impl serde::Serialize for BankStorage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let refunded = !self.refunds.is_empty() || !self.refund_keys.is_empty();
+        let mut st = s.serialize_struct("BankStorage", if refunded { 4 } else { 2 })?;
+        st.serialize_field("transfers", &self.transfers)?;
+        st.serialize_field("keys", &self.keys)?;
+        if refunded {
+            st.serialize_field("refunds", &self.refunds)?;
+            st.serialize_field("refund_keys", &self.refund_keys)?;
+        }
+        st.end()
+    }
 }
 
 /// A bank that has counted nothing (every bank without a capacity) keeps
@@ -88,7 +129,20 @@ impl BankStorage {
     /// What it has paid for payment `op` in all, or with `by_payment`
     /// false for every payment of its claim.
     pub fn paid_eur(&self, op: Op, by_payment: bool) -> u32 {
-        self.transfers
+        let paid: u32 = self
+            .transfers
+            .iter()
+            .filter(|t| counts_for(t.0, op, by_payment))
+            .map(|t| t.1)
+            .sum();
+        paid.saturating_sub(self.refunded_eur(op, by_payment))
+    }
+
+    /// What it has refunded for `op`, counted as [`paid_eur`](Self::paid_eur)
+    /// counts: a refund is seen at once, on the replica too, since it is
+    /// the job that looks which makes it.
+    fn refunded_eur(&self, op: Op, by_payment: bool) -> u32 {
+        self.refunds
             .iter()
             .filter(|t| counts_for(t.0, op, by_payment))
             .map(|t| t.1)
@@ -106,13 +160,16 @@ impl BankStorage {
         now_us: TimeUs,
         lag_us: TimeUs,
     ) -> (u32, u32) {
-        self.transfers
+        let (seen, all) = self
+            .transfers
             .iter()
             .filter(|t| counts_for(t.0, op, by_payment))
-            .fold((0, 0), |(seen, all), t| {
+            .fold((0, 0), |(seen, all): (u32, u32), t| {
                 let shown = t.2.saturating_add(lag_us) <= now_us;
                 (seen + if shown { t.1 } else { 0 }, all + t.1)
-            })
+            });
+        let back = self.refunded_eur(op, by_payment);
+        (seen.saturating_sub(back), all.saturating_sub(back))
     }
 }
 
@@ -145,7 +202,7 @@ impl<W> Bank<W> {
 impl<W: Carries<Msg>> Bank<W> {
     /// Whether the bank takes a request for `op` now: within its capacity
     /// for the current second. One over it is shed (reported, unanswered).
-    fn admit(&self, st: &mut BankState, op: Op, ctx: &mut impl Ctx<Self>) -> bool {
+    pub(super) fn admit(&self, st: &mut BankState, op: Op, ctx: &mut impl Ctx<Self>) -> bool {
         if self.cfg.capacity_per_s == 0 {
             return true;
         }
@@ -242,6 +299,16 @@ impl<W: Carries<Msg>> Bank<W> {
     }
 }
 
+/// A refund the bank is asked for, as the client's message carries it
+/// (the bank's refunds are in `refund.rs`).
+#[derive(Clone, Copy)]
+pub(super) struct RefundOrder {
+    pub(super) op: Op,
+    pub(super) key: Key,
+    pub(super) amount_eur: u32,
+    pub(super) round: u32,
+}
+
 /// A transfer the bank is asked for, as the service's message carries it.
 #[derive(Clone, Copy)]
 struct TransferOrder {
@@ -261,10 +328,12 @@ impl<W> crate::core::Ends for Bank<W> {
         ("transfer-done", "service"),
         ("status-reply", "service"),
         ("status-reply", "client"),
+        ("refund-done", "client"),
     ];
     const ANSWERS: &'static [(&'static str, &'static str)] = &[
         ("transfer-done", "transfer"),
         ("status-reply", "status-query"),
+        ("refund-done", "refund"),
     ];
 
     /// A bank without a status endpoint ignores queries.
@@ -291,9 +360,13 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
             let s = s.or_insert_with(|| BankStorage {
                 transfers: Vec::new(),
                 keys: DedupStore::new(self.cfg.key_retention_us),
+                refunds: Vec::new(),
+                refund_keys: DedupStore::new(0),
             });
             s.transfers.clear();
             s.keys.reset(self.cfg.key_retention_us);
+            s.refunds.clear();
+            s.refund_keys.reset(0);
         }
     }
 
@@ -340,6 +413,20 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                     paid_eur,
                 };
                 ctx.send(from, W::wrap(reply));
+            }
+            Some(&Msg::Refund {
+                op,
+                key,
+                amount_eur,
+                round,
+            }) => {
+                let order = RefundOrder {
+                    op,
+                    key,
+                    amount_eur,
+                    round,
+                };
+                self.on_refund(st, s, from, order, ctx);
             }
             _ => {}
         }

@@ -5,10 +5,12 @@
 
 mod bank;
 mod client;
+mod compensate;
 mod msg;
 mod presets;
 mod program;
 mod reconcile;
+mod refund;
 mod repairs;
 pub mod rules;
 pub(crate) mod scenario;
@@ -21,7 +23,8 @@ pub use client::{
     Claims, Client, ClientConfig, ClientOp, ClientState, ClientStorage, ClientTimer, KeyPolicy,
     OpSpec, OpStatus,
 };
-pub use msg::{Msg, PayStatus, TransferResult};
+pub use compensate::{CompensateConfig, RefundWhen};
+pub use msg::{Msg, PayStatus, RefundResult, TransferResult};
 pub use program::{BankRole, ProgramBank};
 pub use reconcile::{Ask, ReconcileConfig, RedriveKey, MAX_ROUNDS};
 pub use service::{
@@ -47,6 +50,9 @@ pub static CLAIM: Space = Space {
 
 /// The effect: money leaving the bank.
 pub static TRANSFER: Site = Site { name: "transfer" };
+
+/// A compensation: money a transfer paid, refunded at the bank.
+pub static REFUND: Site = Site { name: "refund" };
 
 /// Layers that receive payment requests.
 pub static SERVICE_LAYER: Layer = Layer {

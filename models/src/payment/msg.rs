@@ -48,6 +48,19 @@ pub enum TransferResult {
     },
 }
 
+/// The bank's answer to a refund.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefundResult {
+    /// Refunded now, or recognised by the refund's key as refunded already.
+    Done,
+    /// Refused: the refund asks more than is paid for the payment after
+    /// the refunds before it (Stripe: `charge_already_refunded`).
+    Refused {
+        /// What is paid for it now, net of refunds.
+        paid_eur: u32,
+    },
+}
+
 /// The payment model's messages: small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Msg {
@@ -126,6 +139,27 @@ pub enum Msg {
         /// Paid so far.
         paid_eur: u32,
     },
+    /// Client to bank: a compensation, refund `amount_eur` of what was
+    /// paid for claim `op`.
+    Refund {
+        /// The claim.
+        op: Op,
+        /// The refund's own idempotency key (none: every copy refunds).
+        key: Key,
+        /// The amount to refund.
+        amount_eur: u32,
+        /// The compensation job's round that sent it, which the answer echoes.
+        round: u32,
+    },
+    /// Bank to client: the refund's result.
+    RefundDone {
+        /// The claim.
+        op: Op,
+        /// The round whose refund it answers.
+        round: u32,
+        /// What the bank did.
+        result: RefundResult,
+    },
 }
 
 impl ModelMessage for Msg {
@@ -136,6 +170,8 @@ impl ModelMessage for Msg {
         "transfer-done",
         "status-query",
         "status-reply",
+        "refund",
+        "refund-done",
     ];
 
     fn kind(&self) -> u16 {
@@ -146,13 +182,18 @@ impl ModelMessage for Msg {
             Msg::TransferDone { .. } => 3,
             Msg::StatusQuery { .. } => 4,
             Msg::StatusReply { .. } => 5,
+            Msg::Refund { .. } => 6,
+            Msg::RefundDone { .. } => 7,
         }
     }
 
     fn is_reply(&self) -> bool {
         matches!(
             self,
-            Msg::PayReply { .. } | Msg::TransferDone { .. } | Msg::StatusReply { .. }
+            Msg::PayReply { .. }
+                | Msg::TransferDone { .. }
+                | Msg::StatusReply { .. }
+                | Msg::RefundDone { .. }
         )
     }
 
@@ -169,6 +210,14 @@ impl ModelMessage for Msg {
                 // not take (`bank.capacity_per_s`).
                 None => "over capacity: dropped unanswered",
                 _ => "dedup hit: no second transfer",
+            }),
+            Msg::Refund { .. } if !effect => Some(match sent.first() {
+                Some(Msg::RefundDone {
+                    result: RefundResult::Refused { .. },
+                    ..
+                }) => "more than is paid: refused",
+                None => "over capacity: dropped unanswered",
+                _ => "refund key known: no second refund",
             }),
             // A keyed request answered without calling the bank.
             Msg::Pay { key, .. } if key.is_some() => {
@@ -199,6 +248,7 @@ impl ModelMessage for Msg {
             // An answer's status is what the client acts on; the echoed amount may differ.
             (Msg::PayReply { status: a, .. }, Msg::PayReply { status: b, .. }) => a == b,
             (Msg::TransferDone { result: a, .. }, Msg::TransferDone { result: b, .. }) => a == b,
+            (Msg::RefundDone { result: a, .. }, Msg::RefundDone { result: b, .. }) => a == b,
             // The question's number is plumbing that differs between runs
             // which asked a different number of questions before.
             (
@@ -293,6 +343,44 @@ impl fmt::Display for Msg {
             Msg::StatusReply { op, paid_eur, .. } => {
                 write!(f, "{op}: {paid_eur} EUR paid so far")
             }
+            Msg::Refund { .. } | Msg::RefundDone { .. } => fmt_refund(self, f),
+        }
+    }
+}
+
+/// How traces write the compensation's messages.
+fn fmt_refund(msg: &Msg, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match *msg {
+        // The refund's key is its own: the payment's key with a word
+        // that tells them apart in a trace.
+        Msg::Refund {
+            op,
+            key,
+            amount_eur,
+            ..
+        } => write!(f, "refund {amount_eur} EUR for {op} [{}]", RefundKey(key)),
+        Msg::RefundDone {
+            op,
+            result: RefundResult::Done,
+            ..
+        } => write!(f, "refund done for {op}"),
+        Msg::RefundDone {
+            op,
+            result: RefundResult::Refused { paid_eur },
+            ..
+        } => write!(f, "refund for {op} refused: only {paid_eur} EUR are paid"),
+        _ => unreachable!("only a refund or its answer"),
+    }
+}
+
+/// A refund's key as traces write it: `refund zahl-4711-01`, or `no key`.
+struct RefundKey(Key);
+
+impl fmt::Display for RefundKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Key::None => write!(f, "no key"),
+            key => write!(f, "refund {key}"),
         }
     }
 }

@@ -101,6 +101,17 @@ pub(crate) static REPAIRS: &[Repair] = &[
         protects: "a re-drive carries the operation's key",
     },
     Repair {
+        sets: &[
+            ("client.compensate.refund_when", "paid"),
+            ("bank.status_query", "true"),
+        ],
+        protects: "a compensation refunds only what the bank reports paid",
+    },
+    Repair {
+        sets: &[("client.compensate.refund_key", "own")],
+        protects: "a refund carries a key of its own",
+    },
+    Repair {
         sets: &[("client.budget.capacity", "500")],
         protects: "a retry budget (the AWS SDKs' token bucket)",
     },

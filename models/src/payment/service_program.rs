@@ -155,7 +155,11 @@ impl Role for ServiceRole {
                 "type": "status-reply", "claim": op.id, "part": op.part,
                 "question": question, "paid_eur": paid_eur,
             }),
-            Msg::PayReply { .. } | Msg::Transfer { .. } => return None,
+            // Refunds go from the client's compensation job to the bank.
+            Msg::PayReply { .. }
+            | Msg::Transfer { .. }
+            | Msg::Refund { .. }
+            | Msg::RefundDone { .. } => return None,
         };
         Some(v.to_string())
     }

@@ -94,6 +94,18 @@ pub const BANK_KEY_EXPIRED: SituationId = FIRST + 47;
 // A gap id: the model's count, and so the ids of the models after it, stay as they were.
 pub const BANK_OVERLOADED: SituationId = FIRST + 19;
 
+/// `refund-sent`: the compensation job asked the bank to refund a claim's payment.
+// Gap ids from here on: the model's count stays as it was.
+pub const REFUND_SENT: SituationId = FIRST + 18;
+/// `compensated`: the compensation job found nothing left paid for a claim and told the client it is cancelled.
+pub const COMPENSATED: SituationId = FIRST + 17;
+/// `refund-refused`: the bank refused a refund of more than is paid for the payment.
+pub const REFUND_REFUSED: SituationId = FIRST + 16;
+/// `refund-dedup-hit`: the bank recognised a refund's key and refunded no second time.
+pub const REFUND_DEDUP_HIT: SituationId = FIRST + 15;
+/// `compensate-gave-up`: the compensation job spent its rounds: the dead letter stays unknown, for a person.
+pub const COMPENSATE_GAVE_UP: SituationId = FIRST + 14;
+
 /// Every situation of this model: id, stable name and meaning.
 pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: CLIENT_RETRIED, name: "client-retried", doc: "The client sent a second or later attempt of an operation." },
@@ -132,5 +144,10 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: RECONCILE_REDRIVEN, name: "reconcile-redriven", doc: "The client's reconciliation job found a claim of an unknown dead letter unpaid and drove its payment again (a late retry)." },
     SituationDoc { id: RECONCILE_GAVE_UP, name: "reconcile-gave-up", doc: "The client's reconciliation job spent its rounds without an answer that the claim was paid: the dead letter stays unknown, for a person." },
     SituationDoc { id: BANK_OVERLOADED, name: "bank-overloaded", doc: "The bank had taken its bank.capacity_per_s requests in the current second and dropped one more unanswered, as an overloaded provider's connection times out." },
+    SituationDoc { id: REFUND_SENT, name: "refund-sent", doc: "The client's compensation job asked the bank to refund a claim of an unknown dead letter (client.compensate): a saga's step back." },
+    SituationDoc { id: REFUND_DEDUP_HIT, name: "refund-dedup-hit", doc: "The bank recognised a refund's own key and refunded no second time." },
+    SituationDoc { id: REFUND_REFUSED, name: "refund-refused", doc: "The bank refused a refund of more than is paid for the payment, net of the refunds before it (bank.refuse_refund_beyond_paid, Stripe's charge_already_refunded)." },
+    SituationDoc { id: COMPENSATED, name: "compensated", doc: "The client's compensation job found nothing left paid for a claim of an unknown dead letter, or its refund done, and told the client the payment is cancelled." },
+    SituationDoc { id: COMPENSATE_GAVE_UP, name: "compensate-gave-up", doc: "The client's compensation job spent its rounds without seeing the claim's payment taken back: the dead letter stays unknown, for a person." },
     SituationDoc { id: BANK_KEY_EXPIRED, name: "bank-key-expired", doc: "A transfer reached the bank under a key the bank had taken and since forgotten (bank.key_retention_ms): the bank took it for a new one." },
 ];

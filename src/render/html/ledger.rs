@@ -43,6 +43,8 @@ struct Building {
     asked_payload: Option<u32>,
     effects: Vec<u32>,
     writes: u32,
+    /// Reversals (refunds) that took its effects back.
+    reversals: u32,
     /// What it asks was seen holding already (a DELETE that found nothing).
     held: bool,
     ending: Option<Ending>,
@@ -68,6 +70,7 @@ impl Building {
             asked_payload: None,
             effects: Vec::new(),
             writes: 0,
+            reversals: 0,
             held: false,
             ending: None,
             told_done: false,
@@ -87,7 +90,10 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
         let Some(op) = obs.op() else { continue };
         let part = match obs {
             Obs::Intent { .. } | Obs::Committed { .. } => 0,
-            Obs::Effect { .. } | Obs::ValueWritten { .. } | Obs::StateHeld { .. } => 1,
+            Obs::Effect { .. }
+            | Obs::ValueWritten { .. }
+            | Obs::StateHeld { .. }
+            | Obs::Reversal { .. } => 1,
             Obs::Attempt { .. }
             | Obs::ToldDone { .. }
             | Obs::Ended { .. }
@@ -109,6 +115,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
             Obs::Committed { .. } => b.event = true,
             Obs::Effect { payload, .. } => b.effects.push(payload),
             Obs::ValueWritten { .. } => b.writes += 1,
+            Obs::Reversal { .. } => b.reversals += 1,
             Obs::StateHeld { .. } => b.held = true,
             Obs::ToldDone { .. } => b.told_done = true,
             Obs::Ended { ending, .. } => b.ending = Some(ending),
@@ -136,6 +143,11 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
 
 fn landed(b: &Building) -> String {
     let n = b.effects.len() as u32 + b.writes;
+    // Only a compensation reverses: every other run's rows read as before.
+    if b.reversals > 0 {
+        let s = |k: u32| if k == 1 { "" } else { "s" };
+        return format!("{n} effect{}, {} taken back", s(n), b.reversals);
+    }
     match (n, b.effects.first(), b.asked_payload) {
         (0, _, _) if b.held => "no effect; what it asks already held".into(),
         (0, _, _) => "no effect".into(),
@@ -151,6 +163,7 @@ fn known(b: &Building) -> String {
         Some(Ending::Failed) => "told failed (dead letter)".into(),
         Some(Ending::Unknown) => "unknown (dead letter, for a person)".into(),
         Some(Ending::Abandoned) => "given up silently".into(),
+        Some(Ending::Cancelled) => "told cancelled (taken back)".into(),
         None if b.told_done => "told done".into(),
         None if b.dead_lettered => "dead-lettered (visible)".into(),
         None if b.event => "owed: no client waits".into(),

@@ -86,7 +86,9 @@ impl<M: WorldMessage> StepFacts<M> {
     fn see<T>(&mut self, e: &EntryOf<M, T>) {
         match &e.kind {
             TraceKind::Observe {
-                obs: Obs::Effect { .. } | Obs::ValueWritten { .. },
+                // A reversal (a refund) lands like an effect: its message
+                // needs no note saying why nothing happened.
+                obs: Obs::Effect { .. } | Obs::ValueWritten { .. } | Obs::Reversal { .. },
                 ..
             } => self.effect = true,
             TraceKind::Send { msg, .. } | TraceKind::Drop { msg, .. } => {

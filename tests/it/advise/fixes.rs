@@ -64,6 +64,15 @@ const KNOWN: &[(&str, &[&str])] = &[
         "payment-reconcile-new-key",
         &["client.reconcile.redrive_key"],
     ),
+    // The sibling asks the bank first, which needs a bank that answers.
+    (
+        "payment-refund-on-timeout",
+        &["client.compensate.refund_when"],
+    ),
+    (
+        "payment-refund-retried-without-key",
+        &["client.compensate.refund_key"],
+    ),
     ("payment-retention-equals-window", &["service.retention_ms"]),
     (
         "payment-retry-rejected-input",
@@ -158,7 +167,8 @@ known_fix_tests! {
     reconcile_asked_service: 14, reconcile_new_key: 15, retention_equals_window: 16,
     retry_rejected_input: 17, shed_twin_executes: 18, stripe_key_retention_past: 19,
     booked_before_bank_cut_off: 20, delete_recreated: 21, patch_retried: 22,
-    post_body_changed_on_retry: 23, bank_retry_storm: 24,
+    post_body_changed_on_retry: 23, bank_retry_storm: 24, refund_on_timeout: 25,
+    refund_retried_without_key: 26,
 }
 
 /// Top-level tables whose difference is not a setting: the faults, the

@@ -8,6 +8,7 @@ mod books;
 mod effects;
 mod events;
 mod lost_update;
+mod refunds;
 mod runs;
 
 use models::core::invariants;
@@ -21,6 +22,7 @@ fn every_invariant_has_cases_here() {
         include_str!("events.rs"),
         include_str!("lost_update/mod.rs"),
         include_str!("lost_update/races.rs"),
+        include_str!("refunds.rs"),
         include_str!("runs.rs"),
     ]
     .concat();

@@ -68,6 +68,17 @@ const WRITTEN: &[(&str, Option<Told>)] = &[
     ),
     ("summary = \"s\"\n[bank]\nstatus_by = \"claim\"\n", None),
     ("summary = \"s\"\n[bank]\nstatus_query = true\nstatus_by = \"payment\"\n", None),
+    // A bank that refuses refunds beyond what is paid: only a compensation
+    // job asks it for one.
+    (
+        "summary = \"s\"\n[bank]\nrefuse_refund_beyond_paid = true\n",
+        Some(("bank.refuse_refund_beyond_paid = true", "f.toml:3:29", "[client.compensate]")),
+    ),
+    ("summary = \"s\"\n[bank]\nrefuse_refund_beyond_paid = false\n", None),
+    (
+        "summary = \"s\"\n[client.compensate]\nrefund_when = \"timeout\"\n[bank]\nrefuse_refund_beyond_paid = true\n",
+        None,
+    ),
     // A query before a re-send, to a bank that answers none: refused until
     // an ablation bank.status_query=false of a file that asks needed it.
     (

@@ -325,6 +325,55 @@ mod tests {
         assert!(key_retention(&[], Some(3 * DAY_MS), "c", TAKEN_AS_NEW, None, "x").is_none());
     }
 
+    /// A retention equal to the retry window: the window bounds when the
+    /// last attempt *ends*, so the last one starts a timeout before it and
+    /// its copy finds the key while the delay spread stays below that
+    /// timeout. Equal is not enough once the spread reaches the timeout
+    /// (chapter 04's proxy that holds a request up to 60 s), and one
+    /// millisecond of retention more covers it again.
+    #[test]
+    fn a_retention_equal_to_the_window_is_judged_by_the_spread_against_the_timeout() {
+        use crate::core::retry::RetryPolicy;
+        const HOUR_MS: u64 = 3_600_000;
+        const TIMEOUT_MS: u64 = 10_000;
+        let policy = RetryPolicy {
+            window_ms: HOUR_MS,
+            max_attempts: 0,
+            ..RetryPolicy::immediate(1)
+        };
+        let span = policy.longest_span_ms(TIMEOUT_MS);
+        assert_eq!(span, Some(HOUR_MS - TIMEOUT_MS));
+        let kept = |retention_ms, spread_ms| KeyMemory {
+            setting: "service.retention_ms",
+            retention_ms: Some(retention_ms),
+            spread_ms,
+            resend: None,
+        };
+        let warns = |retention_ms, spread_ms| {
+            key_retention(
+                &[kept(retention_ms, spread_ms)],
+                span,
+                "c",
+                TAKEN_AS_NEW,
+                None,
+                "x",
+            )
+            .is_some()
+        };
+        assert!(
+            !warns(HOUR_MS, TIMEOUT_MS - 1),
+            "equal, a spread inside the timeout"
+        );
+        assert!(
+            warns(HOUR_MS, TIMEOUT_MS),
+            "equal, the last copy arrives as the key goes"
+        );
+        assert!(
+            !warns(HOUR_MS + 1, TIMEOUT_MS),
+            "one millisecond more covers it"
+        );
+    }
+
     #[test]
     fn an_inbox_forgetting_before_the_last_redelivery_is_a_design_warning() {
         let h = inbox_retention(

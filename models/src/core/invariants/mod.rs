@@ -105,6 +105,9 @@ invariants! {
     no_lost_update,
     load_recovers,
     books_agree,
+    no_phantom_refund,
+    no_duplicate_refund,
+    net_effect_as_told,
 }
 
 /// The invariant named `name`.

@@ -177,7 +177,9 @@ impl Ledger {
                 into[0] += 1;
                 let slot = match r.ending {
                     Some(Ending::Done) => 1,
-                    Some(Ending::Failed) => 2,
+                    // Cancelled is known not to have gone through, as
+                    // failed is: the summary counts it there.
+                    Some(Ending::Failed | Ending::Cancelled) => 2,
                     Some(Ending::Unknown) => 3,
                     Some(Ending::Abandoned) => 4,
                     None => 5,

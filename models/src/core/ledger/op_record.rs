@@ -47,6 +47,10 @@ pub struct OpRecord {
     pub site: Option<&'static Site>,
     /// When the first effect landed, and with which payload.
     pub(crate) first_effect: Option<(TimeUs, u32)>,
+    /// Reversals (refunds) that took effects back where they landed.
+    pub reversals: u32,
+    /// Their payloads added up.
+    pub reversal_total: u64,
     /// The latest attempt whose answer was produced while the outside world
     /// already held the state the operation asks for (a DELETE that found
     /// its resource gone); 0: none. Not an effect.
@@ -109,6 +113,8 @@ impl OpRecord {
             effect_total: 0,
             site: None,
             first_effect: None,
+            reversals: 0,
+            reversal_total: 0,
             held: 0,
             committed: false,
             committed_us: 0,
@@ -126,6 +132,12 @@ impl OpRecord {
             first_announcement: None,
             received: [0; MAX_LAYERS],
         }
+    }
+
+    /// What is left of its effects once the reversals are taken off: the
+    /// net effect (negative: more was taken back than landed).
+    pub fn net_total(&self) -> i128 {
+        i128::from(self.effect_total) - i128::from(self.reversal_total)
     }
 
     /// The event took effect in some form: applied, written, or made moot by

@@ -58,6 +58,14 @@ impl Ledger {
         }
     }
 
+    /// `payload` of an effect of `op` was taken back where it landed.
+    #[cold]
+    pub(super) fn reversal(&mut self, at: Option<usize>, op: Op, payload: u32) {
+        let r = self.rec_at(at, op);
+        r.reversals += 1;
+        r.reversal_total += u64::from(payload);
+    }
+
     /// The state `op` asks for held at `version` of `entity` while attempt
     /// `attempt` was answered.
     #[inline]

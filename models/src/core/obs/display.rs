@@ -14,7 +14,8 @@ impl fmt::Display for Obs {
             | Obs::StateHeld { .. }
             | Obs::Attempt { .. }
             | Obs::ToldDone { .. }
-            | Obs::Ended { .. } => self.fmt_operation(f),
+            | Obs::Ended { .. }
+            | Obs::Reversal { .. } => self.fmt_operation(f),
             Obs::Committed { .. }
             | Obs::Accepted { .. }
             | Obs::DeadLettered { .. }
@@ -66,6 +67,12 @@ impl Obs {
                 write!(f, "told: {op} is done ({})", op.payload(payload))
             }
             Obs::Ended { op, ending } => write!(f, "{op} ended: {}", ending.as_str()),
+            Obs::Reversal { site, op, payload } => write!(
+                f,
+                "REVERSAL: {} of {} taken back for {op}",
+                site.name,
+                op.payload(payload)
+            ),
             _ => unreachable!("Display::fmt sorts the kinds"),
         }
     }

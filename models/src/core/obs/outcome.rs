@@ -40,6 +40,10 @@ pub enum Ending {
     Unknown,
     /// Gave up without a trace: the mistake the articles warn about.
     Abandoned,
+    /// Cancelled after the fact: a compensation took back whatever
+    /// landed, and the client was told so. Nothing is owed; what is left
+    /// of its effects must be nothing (the net effect).
+    Cancelled,
 }
 
 impl Ending {
@@ -50,6 +54,7 @@ impl Ending {
             Ending::Failed => "dead letter: failed, nothing was executed",
             Ending::Unknown => "dead letter: outcome unknown, for a person to reconcile",
             Ending::Abandoned => "given up silently",
+            Ending::Cancelled => "cancelled: whatever landed was taken back",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! What the claims system is configured with: its key policy, its
 //! operations, its retries and their protections, and its reconciliation job.
 
+use super::super::compensate::CompensateConfig;
 use super::super::reconcile::ReconcileConfig;
 use super::super::CLAIM;
 use crate::core::breaker::BreakerConfig;
@@ -88,6 +89,9 @@ pub struct ClientConfig {
     pub ops: Vec<OpSpec>,
     /// A job that takes up its unknown dead letters (none: a person does).
     pub reconcile: Option<ReconcileConfig>,
+    /// A job that cancels its unknown dead letters instead, refunding what
+    /// was paid (never together with `reconcile`).
+    pub compensate: Option<CompensateConfig>,
 }
 
 #[cfg(test)]
@@ -119,6 +123,7 @@ impl ClientConfig {
                 retry_amount_eur: None,
             }],
             reconcile: None,
+            compensate: None,
         }
     }
 }

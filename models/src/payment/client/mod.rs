@@ -4,6 +4,7 @@
 //! reconciliation job may take an unknown dead letter up (`reconciliation.rs`);
 //! what the client is configured with is in `config.rs`.
 
+mod compensation;
 mod config;
 mod reconciliation;
 
@@ -311,16 +312,28 @@ impl<W> crate::core::Ends for Client<W> {
         ("status-query", "service"),
         // Reconciliation may ask the bank itself (chapter 14).
         ("status-query", "bank"),
+        // Compensation has the bank refund (a saga's step back).
+        ("refund", "bank"),
     ];
 
-    /// Status queries come only from the reconciliation job, to whom it asks.
+    /// Status queries come only from the reconciliation job, to whom it
+    /// asks, or from a compensation job that asks before it refunds; refunds
+    /// only from a compensation job.
     fn sends(&self, kind: &str, role: &str) -> bool {
+        use super::compensate::RefundWhen;
         use super::reconcile::Ask;
         match (kind, role) {
             ("status-query", "service") => {
                 self.cfg.reconcile.is_some_and(|r| r.ask == Ask::Service)
             }
-            ("status-query", "bank") => self.cfg.reconcile.is_some_and(|r| r.ask == Ask::Bank),
+            ("status-query", "bank") => {
+                self.cfg.reconcile.is_some_and(|r| r.ask == Ask::Bank)
+                    || self
+                        .cfg
+                        .compensate
+                        .is_some_and(|c| c.refund_when == RefundWhen::Paid)
+            }
+            ("refund", _) => self.cfg.compensate.is_some(),
             _ => true,
         }
     }
@@ -351,7 +364,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
         let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
-        if self.cfg.reconcile.is_none() {
+        if self.job_after_ms().is_none() {
             client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
             return;
         }
@@ -388,9 +401,18 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                 op,
                 question,
                 paid_eur,
-            }) if self.cfg.reconcile.is_some() => {
+            }) if self.job_after_ms().is_some() => {
                 if let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) {
-                    self.on_status(s, (i, question), paid_eur, ctx);
+                    match self.cfg.compensate {
+                        Some(_) => self.on_compensate_status(s, (i, question), paid_eur, ctx),
+                        None => self.on_status(s, (i, question), paid_eur, ctx),
+                    }
+                }
+                return;
+            }
+            Some(&Msg::RefundDone { op, round, .. }) => {
+                if let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) {
+                    self.on_refund_done(s, (i, round), ctx);
                 }
                 return;
             }
@@ -415,6 +437,9 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     ) {
         let i = timer.i as usize;
         match timer.kind {
+            OpTimerKind::Reconcile if self.cfg.compensate.is_some() => {
+                self.compensate_round(&mut s.followups, i, ctx)
+            }
             OpTimerKind::Reconcile => self.reconcile_round(&mut s.followups, i, ctx),
             OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {

@@ -13,23 +13,15 @@ use super::Client;
 use crate::core::client_op::{ClientStorage, Followup, OpTimer};
 use crate::core::{Carries, Ending, Key, Obs};
 use crate::payment::msg::Msg;
-use crate::payment::reconcile::{ReconcileConfig, RedriveKey};
+use crate::payment::reconcile::RedriveKey;
 use crate::payment::situations as sit;
-use sim::{Ctx, US_PER_MS};
+use sim::Ctx;
 
 impl<W: Carries<Msg>> Client<W> {
-    fn wait_round(&self, cfg: &ReconcileConfig, i: usize, ctx: &mut impl Ctx<Self>) {
-        let op = self.cfg.ops[i].op();
-        ctx.set_timer(
-            OpTimer::reconcile(i, op.id).of_part(op.part),
-            cfg.after_ms.saturating_mul(US_PER_MS),
-        );
-    }
-
     /// After operation `i` was given up: an unknown dead letter becomes the
     /// job's work, recorded in the same step as the dead letter itself.
     pub(super) fn take_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
-        let Some(cfg) = &self.cfg.reconcile else {
+        let Some(after_ms) = self.job_after_ms() else {
             return;
         };
         let op = &s.ops[i];
@@ -47,16 +39,26 @@ impl<W: Carries<Msg>> Client<W> {
             redriven: 0,
             open: true,
         });
-        self.wait_round(cfg, i, ctx);
+        self.wait_job(after_ms, i, ctx);
+    }
+
+    /// How long after a dead letter the client's job (reconciliation or
+    /// compensation) first looks, and between rounds; none: no job.
+    pub(super) fn job_after_ms(&self) -> Option<u64> {
+        match (&self.cfg.reconcile, &self.cfg.compensate) {
+            (Some(r), _) => Some(r.after_ms),
+            (None, Some(c)) => Some(c.after_ms),
+            (None, None) => None,
+        }
     }
 
     /// After a restart: the timers died with the process, the records did not.
     pub(super) fn resume_jobs(&self, followups: &[Followup], ctx: &mut impl Ctx<Self>) {
-        let Some(cfg) = &self.cfg.reconcile else {
+        let Some(after_ms) = self.job_after_ms() else {
             return;
         };
         for f in followups.iter().filter(|f| f.open) {
-            self.wait_round(cfg, f.i as usize, ctx);
+            self.wait_job(after_ms, f.i as usize, ctx);
         }
     }
 
@@ -87,7 +89,7 @@ impl<W: Carries<Msg>> Client<W> {
         ctx.send(cfg.asked, W::wrap(Msg::StatusQuery { op, question }));
         // The next round is also this round's timeout: a lost question or
         // answer costs a round, never the job.
-        self.wait_round(cfg, i, ctx);
+        self.wait_job(cfg.after_ms, i, ctx);
     }
 
     /// An answer to the job's question: paid, and the client is finally
@@ -163,7 +165,7 @@ mod tests {
     use crate::core::client_op::{ClientOp, OpStatus, OpTimer};
     use crate::core::retry::RetryPolicy;
     use crate::payment::client::{ClientConfig, ClientState, ClientTimer, KeyPolicy};
-    use crate::payment::reconcile::Ask;
+    use crate::payment::reconcile::{Ask, ReconcileConfig};
     use crate::registry::Msg as World;
     use sim::ActorId;
     use sim::{Actor, Choices, Command, Context, TimeUs};

@@ -16,6 +16,7 @@ pub(super) struct BankDto {
     pub(super) status_by: String,
     pub(super) capacity_per_s: u64,
     pub(super) recover_ms: u64,
+    pub(super) refuse_refund_beyond_paid: bool,
     /// A user's program in the bank's place (docs/protocol.md).
     pub(super) program: Option<Vec<String>>,
     pub(super) handler_timeout_ms: u64,
@@ -31,6 +32,7 @@ const BUILT_IN_BANK_KEYS: &[&str] = &[
     "status_by",
     "capacity_per_s",
     "recover_ms",
+    "refuse_refund_beyond_paid",
 ];
 
 /// `[bank] program`, checked (see `external::keys`).
@@ -76,6 +78,7 @@ impl Default for BankDto {
             status_by: "claim".into(),
             capacity_per_s: 0,
             recover_ms: 0,
+            refuse_refund_beyond_paid: false,
             program: None,
             handler_timeout_ms: crate::external::keys::default_handler_timeout_ms(),
             state_folder: false,
@@ -116,6 +119,7 @@ impl TryFrom<&BankDto> for BankConfig {
                     _ => b.recover_ms as u32,
                 },
             )?,
+            refuse_refund_beyond_paid: b.refuse_refund_beyond_paid,
         })
     }
 }

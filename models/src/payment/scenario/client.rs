@@ -2,6 +2,7 @@
 //! tables beneath it (`load.rs`), converted into a [`ClientConfig`] that
 //! carries every operation (`operations.rs`; `parts` deals them out).
 
+use super::compensate::CompensateDto;
 use super::load::{BreakerDto, BudgetDto, ReconcileDto};
 use super::operations::{self, OpDto};
 use super::DAY_MS;
@@ -25,6 +26,7 @@ pub(super) struct ClientDto {
     pub(super) budget: Option<BudgetDto>,
     pub(super) breaker: Option<BreakerDto>,
     pub(super) reconcile: Option<ReconcileDto>,
+    pub(super) compensate: Option<CompensateDto>,
     /// `[client.groups.NAME]`: read as tables, written over `[client]`
     /// (`versions.rs`).
     pub(super) groups: BTreeMap<String, toml::Table>,
@@ -43,6 +45,7 @@ impl Default for ClientDto {
             budget: None,
             breaker: None,
             reconcile: None,
+            compensate: None,
             groups: BTreeMap::new(),
         }
     }
@@ -101,6 +104,7 @@ pub(super) fn client(
             .flatten(),
         ops: specs,
         reconcile: None,
+        compensate: None,
     })
 }
 

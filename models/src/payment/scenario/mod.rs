@@ -7,6 +7,7 @@
 
 mod bank;
 mod client;
+mod compensate;
 mod facts;
 mod load;
 mod operations;
@@ -229,9 +230,12 @@ fn parts(
     bank: ActorId,
 ) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
     let mut client = client::client(&d.client, &d.operations, input.max_time_us, service)?;
-    if let Some(r) = &d.client.reconcile {
-        client.reconcile = Some(r.build(d.bank.status_query, service, bank)?);
-    }
+    compensate::jobs(
+        (d.client.reconcile.as_ref(), d.client.compensate.as_ref()),
+        &d.bank,
+        (service, bank),
+        &mut client,
+    )?;
     let ops = client.ops.len();
     if ops < clients {
         return Err(invalid(

@@ -15,7 +15,24 @@ pub(super) fn unused(d: &FileDto) -> Vec<Unused> {
     capacity_unused(s, &mut out);
     bank_capacity_unused(b, &mut out);
     bank_key_unused(c, s, b, &mut out);
+    refund_unused(c, b, &mut out);
     out
+}
+
+/// `[bank] refuse_refund_beyond_paid`, which only refunds read, and only a
+/// compensation job sends them.
+fn refund_unused(c: &ClientDto, b: &BankDto, out: &mut Vec<Unused>) {
+    if c.compensate.is_none() && b.refuse_refund_beyond_paid {
+        out.push(
+            Unused::new(
+                &["bank", "refuse_refund_beyond_paid"],
+                &[&["client", "compensate"]],
+                "no refund is ever asked for: only a compensation job ([client.compensate]) sends one",
+                "remove it, or give the client a compensation job: [client.compensate]",
+            )
+            .unless("false"),
+        );
+    }
 }
 
 /// `[client] key_bucket_ms`, which only a key from the clock reads.

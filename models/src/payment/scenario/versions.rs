@@ -72,9 +72,12 @@ pub(super) fn parts(d: &FileDto, input: &BuildInput<'_>) -> Result<Parts, LoadEr
         let dto: ClientDto = typed(t, where_)?;
         let mut cfg = client(&dto, &d.operations, input.max_time_us, service_id)
             .map_err(|e| located(e, &p.overlays))?;
-        if let Some(r) = &dto.reconcile {
-            cfg.reconcile = Some(r.build(d.bank.status_query, service_id, bank_id)?);
-        }
+        super::compensate::jobs(
+            (dto.reconcile.as_ref(), dto.compensate.as_ref()),
+            &d.bank,
+            (service_id, bank_id),
+            &mut cfg,
+        )?;
         let all = std::mem::take(&mut cfg.ops);
         cfg.ops = p.ops.iter().map(|&i| all[i]).collect();
         clients.push(cfg);

@@ -1,0 +1,133 @@
+//! `[client.compensate]`: a job that cancels the client's unknown dead
+//! letters, refunding what the bank paid (a saga's step back, chapter 14),
+//! and where the client's jobs are set on its configuration: this one or
+//! `[client.reconcile]`, never both.
+
+use super::bank::BankDto;
+use super::load::ReconcileDto;
+use super::DAY_MS;
+use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
+use crate::payment::{ClientConfig, CompensateConfig, RefundWhen, MAX_ROUNDS};
+use serde::Deserialize;
+use sim::ActorId;
+
+/// `[client.compensate]`. Its presence turns the job on.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct CompensateDto {
+    after_ms: u64,
+    max_rounds: u64,
+    refund_when: String,
+    refund_key: String,
+}
+
+impl Default for CompensateDto {
+    fn default() -> Self {
+        CompensateDto {
+            after_ms: 60_000,
+            max_rounds: 3,
+            refund_when: "paid".into(),
+            refund_key: "own".into(),
+        }
+    }
+}
+
+impl CompensateDto {
+    /// The validated job, which asks and refunds at the bank `bank`; asking
+    /// needs a bank that answers.
+    fn build(&self, bank_answers: bool, bank: ActorId) -> Result<CompensateConfig, Invalid> {
+        let at = |k| path(&["client", "compensate", k]);
+        positive_duration_us(
+            self.after_ms,
+            30 * DAY_MS,
+            at("after_ms"),
+            "look a minute after the dead letter: after_ms = 60000",
+        )?;
+        let max_rounds = count_in(self.max_rounds, 1, MAX_ROUNDS, at("max_rounds"), "rounds")?;
+        let refund_when = one_of(
+            &self.refund_when,
+            &[("paid", RefundWhen::Paid), ("timeout", RefundWhen::Timeout)],
+            at("refund_when"),
+        )?;
+        if refund_when == RefundWhen::Paid && !bank_answers {
+            return Err(invalid(
+                at("refund_when"),
+                "the job is to ask the bank what it paid before it refunds, but the bank answers no status queries",
+                "add status_query = true to [bank]",
+            ));
+        }
+        let keyed = one_of(
+            &self.refund_key,
+            &[("own", true), ("none", false)],
+            at("refund_key"),
+        )?;
+        Ok(CompensateConfig {
+            after_ms: self.after_ms,
+            max_rounds: max_rounds as u32,
+            refund_when,
+            keyed,
+            bank,
+        })
+    }
+}
+
+/// The client's jobs as its table writes them: `[client.reconcile]` and
+/// `[client.compensate]`.
+pub(super) type Jobs<'a> = (Option<&'a ReconcileDto>, Option<&'a CompensateDto>);
+
+/// Sets the jobs a client's table asks for on `cfg`: `[client.reconcile]`,
+/// which asks and re-drives, or `[client.compensate]`, which refunds; a
+/// dead letter is either driven on or taken back, so not both.
+pub(super) fn jobs(
+    (reconcile, compensate): Jobs<'_>,
+    bank: &BankDto,
+    (service, bank_id): (ActorId, ActorId),
+    cfg: &mut ClientConfig,
+) -> Result<(), Invalid> {
+    if let Some(r) = reconcile {
+        cfg.reconcile = Some(r.build(bank.status_query, service, bank_id)?);
+    }
+    let Some(comp) = compensate else {
+        return Ok(());
+    };
+    if reconcile.is_some() {
+        return Err(invalid(
+            path(&["client", "compensate"]),
+            "a dead letter is either driven on ([client.reconcile]) or taken back ([client.compensate]), and this client has both jobs",
+            "keep one of the two tables",
+        ));
+    }
+    cfg.compensate = Some(comp.build(bank.status_query, bank_id)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The loader's message for `text`, which it must refuse.
+    fn refused(text: &str) -> String {
+        match crate::Scenario::load("f.toml", text) {
+            Ok(_) => panic!("loaded:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_client_has_one_job_and_asking_needs_a_bank_that_answers() {
+        let both = "summary = \"s\"\n[client.reconcile]\nask = \"bank\"\n[client.compensate]\n[bank]\nstatus_query = true\n";
+        let e = refused(both);
+        assert!(
+            e.contains("f.toml:4") && e.contains("keep one of the two"),
+            "{e}"
+        );
+        let mute = "summary = \"s\"\n[client.compensate]\nrefund_when = \"paid\"\n";
+        let e = refused(mute);
+        assert!(
+            e.contains("f.toml:3") && e.contains("status_query = true"),
+            "{e}"
+        );
+        let blind = "summary = \"s\"\n[client.compensate]\nrefund_when = \"timeout\"\n";
+        assert!(crate::Scenario::load("f.toml", blind).is_ok());
+        let e = refused("summary = \"s\"\n[client.compensate]\nrefund_key = \"stable\"\nrefund_when = \"timeout\"\n");
+        assert!(e.contains("refund_key") && e.contains("own"), "{e}");
+    }
+}
