@@ -249,6 +249,14 @@ impl<W: Carries<Msg>> Consumer<W> {
             op: ev.op(),
             key: Key::None,
         });
+        // Only a consumer with rollouts names the version that takes it.
+        if self.cfg.version != 0 {
+            ctx.observe(Obs::Handled {
+                op: ev.op(),
+                attempt: receipt,
+                version: version + 1,
+            });
+        }
         if st.taken.len() == RECENT_RECEIPTS {
             st.taken.pop_front();
         }
