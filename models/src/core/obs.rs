@@ -284,7 +284,7 @@ macro_rules! observations {
             Handled {
                 /// The operation.
                 op: Op,
-                /// The client's attempt, or the delivery's receipt.
+                /// The client's attempt; 0 for a consumer's delivery.
                 attempt: u32,
                 /// The version that handles it, counted from 1.
                 version: u8,

@@ -106,7 +106,15 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         }
     }
 
-    fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+    /// Applies `ev`'s effect; `version`: the consumer version whose write
+    /// it is (0: a consumer without rollouts, which names none).
+    fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, version: u8, ctx: &mut impl Ctx<Self>) {
+        if version != 0 {
+            ctx.observe(Obs::EffectBy {
+                op: ev.op(),
+                version,
+            });
+        }
         s.effects.push(ev.id);
         ctx.observe(Obs::Effect {
             site: self.site,
@@ -151,7 +159,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
     fn inbox_and_effect(
         &self,
         s: &mut ConsumerDbStorage,
-        ev: Event,
+        (ev, version): (Event, u8),
         effect_done: bool,
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
@@ -167,7 +175,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
             ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
         }
         self.record_inbox(s, ev.id, ctx);
-        self.effect(s, ev, ctx);
+        self.effect(s, ev, version, ctx);
         TxResult::Applied
     }
 
@@ -199,7 +207,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         &self,
         s: &mut ConsumerDbStorage,
         ev: Event,
-        (kind, resent): (TxKind, bool),
+        (kind, resent, version): (TxKind, bool, u8),
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
         let effect_done = s.effects.contains(&ev.id);
@@ -212,10 +220,10 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                         false => sit::REDELIVERED_AFTER_EFFECT,
                     });
                 }
-                self.effect(s, ev, ctx);
+                self.effect(s, ev, version, ctx);
                 TxResult::Applied
             }
-            TxKind::InboxAndEffect => self.inbox_and_effect(s, ev, effect_done, ctx),
+            TxKind::InboxAndEffect => self.inbox_and_effect(s, (ev, version), effect_done, ctx),
             TxKind::InboxAndEffectUnchecked => {
                 // The inbox is not read; the situation is the model's view
                 // of what the handler did not look at.
@@ -225,7 +233,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     ctx.reached(sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY);
                 }
                 self.record_inbox(s, ev.id, ctx);
-                self.effect(s, ev, ctx);
+                self.effect(s, ev, version, ctx);
                 TxResult::Applied
             }
             TxKind::CheckInbox => Self::check_inbox(s, ev, effect_done, ctx),
@@ -254,7 +262,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::Duplicate
                 } else {
                     s.unique.push(ev.id);
-                    self.effect(s, ev, ctx);
+                    self.effect(s, ev, version, ctx);
                     TxResult::Applied
                 }
             }
@@ -303,11 +311,12 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
             slot,
             receipt,
             attempt,
+            version,
         }) = msg.peek()
         else {
             return;
         };
-        let result = self.run(s, ev, (kind, attempt > 1), ctx);
+        let result = self.run(s, ev, (kind, attempt > 1, version), ctx);
         let done = Msg::TxDone {
             id: ev.id,
             slot,

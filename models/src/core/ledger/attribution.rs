@@ -21,7 +21,7 @@ pub struct Attribution {
 /// What an [`Attribution`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attributed {
-    /// The client's attempt (a consumer's delivery) this version took.
+    /// The client's attempt this version took (0: a consumer's delivery).
     Attempt(u32),
     /// The operation's effect with this number (from 1), which landed from
     /// this version's request.

@@ -126,7 +126,10 @@ impl Obs {
                 op,
                 attempt,
                 version,
-            } => write!(f, "v{version} takes {op} [attempt {attempt}]"),
+            } => match attempt {
+                0 => write!(f, "v{version} takes {op}"),
+                n => write!(f, "v{version} takes {op} [attempt {n}]"),
+            },
             Obs::EffectBy { op, version } => {
                 write!(f, "the next effect on {op} is v{version}'s request")
             }
