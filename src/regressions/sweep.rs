@@ -308,9 +308,9 @@ pub fn record_sweep_failure(
     db: &Db,
     s: &Scenario,
     entry: &Entry,
-    sum: &sim::Summary,
+    searched: &models::scenario::Searched,
 ) -> Result<Option<Recorded>, UsageError> {
-    let Some(f) = &sum.first_failure else {
+    let Some(f) = &searched.summary.first_failure else {
         return Ok(None);
     };
     if entry.is_built_in() || !unexpected(s, &f.outcome) {
@@ -319,7 +319,7 @@ pub fn record_sweep_failure(
     let budget = crate::minimize::Budget::default();
     // A coverage-guided search's failure has no seed: its index in the
     // search would replay another run. Search again and record the decisions.
-    let searched = s.strategy == models::scenario::Strategy::Coverage;
+    let searched = searched.by == models::scenario::Strategy::Coverage;
     let done = if searched {
         crate::minimize::shrink_searched(s, budget)
     } else {

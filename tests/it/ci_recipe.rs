@@ -312,7 +312,7 @@ fn a_coverage_guided_failure_is_recorded_by_its_decisions_and_replayed() {
     let db = repo.join(".idemsim/regressions");
     std::fs::create_dir_all(repo.join("scenarios")).unwrap();
     let text =
-        std::fs::read_to_string(root().join("scenarios/payment-give-up-silently-low-loss.toml"))
+        std::fs::read_to_string(root().join("tests/fixtures/strategy/coverage-low-loss.toml"))
             .unwrap();
     // Someone believes the silent give-up is safe at this loss rate.
     let believed = text.replace(

@@ -16,6 +16,14 @@ fn summary_data(line: &str) -> serde_json::Value {
     v["data"].clone()
 }
 
+/// The `verify` record of a one-scenario verify's JSON lines.
+fn verify_data(out: &str) -> serde_json::Value {
+    let line = out.lines().next().expect("a line");
+    let v: serde_json::Value = serde_json::from_str(line.trim()).expect("a JSON line");
+    assert_eq!(v["type"], "verify", "{line}");
+    v["data"].clone()
+}
+
 #[test]
 fn jobs_do_not_change_the_output() {
     for scenario in ["payment-stable-key", "payment-retry-without-key"] {
@@ -430,10 +438,20 @@ fn coverage_search_finds_the_rare_bug_that_seeds_miss() {
         "--json",
     ]);
     assert_eq!(seeds.status.code(), Some(0), "no seed of 2,000 fails");
-    // Coverage-guided (the scenario's own strategy): found, the same way each time.
+    // Coverage-guided: found, the same way each time.
     let path = scratch("perf_cli/rare").join("rare.repro.json");
     let path = path.to_string_lossy().into_owned();
-    let run = || idemsim(&["check", RARE, "--json", "--repro-out", &path]);
+    let run = || {
+        idemsim(&[
+            "check",
+            RARE,
+            "--strategy",
+            "coverage",
+            "--json",
+            "--repro-out",
+            &path,
+        ])
+    };
     let (a, b) = (run(), run());
     assert_eq!(a.status.code(), Some(1));
     assert_eq!(
@@ -460,8 +478,48 @@ fn coverage_search_finds_the_rare_bug_that_seeds_miss() {
     assert_eq!(replay.status.code(), Some(1));
     assert!(stdout(&replay).contains("no-lost-effect"));
     // Another search seed is another search, still deterministic.
-    let other = idemsim(&["check", RARE, "--seeds", "7..2007", "--no-shrink"]);
+    let other = idemsim(&[
+        "check",
+        RARE,
+        "--strategy",
+        "coverage",
+        "--seeds",
+        "7..2007",
+        "--no-shrink",
+    ]);
     assert_eq!(other.status.code(), Some(1));
+    // The file names no strategy: plain `check` runs the portfolio, whose
+    // search parts find it after the seeds.
+    let plain = idemsim(&["check", RARE, "--no-shrink", "--json"]);
+    assert_eq!(plain.status.code(), Some(1), "{}", stdout(&plain));
+    let d = summary_data(stdout(&plain).lines().last().expect("a line"));
+    assert_eq!(d["invariant"], "no-lost-effect");
+}
+
+/// `verify` and `shrink` find the rare bug without a stated strategy too:
+/// when the seeds miss the violation a file expects, the coverage-guided
+/// search follows them, and its failure is a schedule of that search.
+#[test]
+fn verify_and_shrink_search_after_the_seeds_a_file_that_names_no_strategy() {
+    let verify = idemsim(&["verify", RARE, "--json"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stdout(&verify));
+    let d = verify_data(&stdout(&verify));
+    assert_eq!(d["matched"], true, "{d}");
+    assert_eq!(d["strategy"], "coverage", "found by the search: {d}");
+    let n = d["schedules"].as_u64().expect("count");
+    assert!(n > 2000, "the 2,000 seeds ran first: {d}");
+    let shrink = idemsim(&["shrink", RARE]);
+    assert_eq!(shrink.status.code(), Some(1), "{}", stdout(&shrink));
+    assert!(
+        stdout(&shrink).contains("shrunk from coverage-guided schedule #"),
+        "{}",
+        stdout(&shrink)
+    );
+    // A holding design's sweep stays its seeds: nothing runs after them.
+    let held = idemsim(&["verify", "payment-stable-key", "--runs", "50", "--json"]);
+    let d = verify_data(&stdout(&held));
+    assert_eq!(d["strategy"], "seeds", "{d}");
+    assert_eq!(d["schedules"], 50, "{d}");
 }
 
 #[test]

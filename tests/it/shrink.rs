@@ -39,6 +39,11 @@ fn violating() -> Vec<(PathBuf, Scenario, u64)> {
             end: s.runs.min(SEED_CAP),
         };
         let sum = explore(&s.system, seeds, 1, &stop, &|_| {});
+        // Nor does a rare bug the search after the seeds is there for
+        // (`Scenario::searches_after_seeds`; `perf_cli` shrinks it too).
+        if sum.first_failure.is_none() && s.searches_after_seeds() {
+            continue;
+        }
         let seed = sum
             .first_failure
             .unwrap_or_else(|| panic!("{} expects a violation within {SEED_CAP} seeds", s.name))

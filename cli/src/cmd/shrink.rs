@@ -71,7 +71,13 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         Some(seed) => by_seed(seed),
         // A scenario searched coverage-guided: shrink what its search finds.
         None if coverage => Ok(shrink_searched(&s, budget)),
-        None => lowest_failing_seed(&s, SEARCH_CAP).map_or(Ok(None), by_seed),
+        None => match lowest_failing_seed(&s, SEARCH_CAP) {
+            Some(seed) => by_seed(seed),
+            // No seed fails, and the file leaves the search to the default:
+            // shrink what the coverage-guided search after the seeds finds.
+            None if s.searches_after_seeds() => Ok(shrink_searched(&s, budget)),
+            None => Ok(None),
+        },
     };
     let done = match done {
         Ok(done) => done,
@@ -233,6 +239,14 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
             continue;
         }
         let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
+            if let Some(done) = s
+                .searches_after_seeds()
+                .then(|| shrink_searched(&s, budget))
+                .flatten()
+            {
+                print_all(a, &s, &done, &mut chrome);
+                continue;
+            }
             idemsim::eoutln!(
                 "{}: expects a violation, but no seed of {} fails",
                 s.name,

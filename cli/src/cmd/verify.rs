@@ -5,7 +5,7 @@
 use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
 use models::registry;
-use models::scenario::{Ablation, Judgement, Verdict};
+use models::scenario::{Ablation, Judgement, Searched, Strategy, Verdict};
 use models::Scenario;
 use sim::{SeedRange, Summary};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +39,9 @@ struct Checked {
     judgement: Judgement,
     budget: u64,
     seeds: u64,
+    /// The search that found the failure: a coverage-guided one names a
+    /// schedule of the search, not a seed.
+    by: Strategy,
     situations: Vec<&'static str>,
     ablations: Vec<Ablation>,
     /// Why the scenario as a whole does not match, if it does not.
@@ -79,11 +82,12 @@ fn ablate(
 
 fn judge(
     s: &Scenario,
-    sum: &Summary,
+    searched: &Searched,
     budget: u64,
     ablations: Vec<Ablation>,
     ablate: bool,
 ) -> Checked {
+    let sum = &searched.summary;
     let judgement = s.judge(sum);
     let holds = s.expected_verdict() == Some(Verdict::Holds);
     let mismatch = judgement.mismatch.clone().or_else(|| {
@@ -103,6 +107,7 @@ fn judge(
         judgement,
         budget,
         seeds: sum.tally.schedules,
+        by: searched.by,
         situations: registry::situation_names(&sum.tally.situations),
         ablations,
         mismatch,
@@ -143,7 +148,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "invariant": j.invariant,
         "matched": c.mismatch.is_none(),
         "mismatch": c.mismatch,
-        "strategy": s.strategy.as_str(),
+        "strategy": c.by.as_str(),
         "schedules": c.seeds,
         "seeds": {"start": 0, "end": c.budget},
         "lowest_failing_seed": j.lowest_failing_seed,
@@ -157,7 +162,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
 fn print_text(s: &Scenario, c: &Checked, width: usize) {
     let j = &c.judgement;
     // A coverage-guided search has no seed: its failure is schedule #n of the search.
-    let coverage = s.strategy == models::scenario::Strategy::Coverage;
+    let coverage = c.by == Strategy::Coverage;
     let lowest = j.lowest_failing_seed.map_or_else(
         || "-".to_string(),
         |n| {
@@ -385,11 +390,12 @@ impl Run<'_> {
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
-        let sum = s.search(seeds, jobs, stop);
-        idemsim::external::check_summary(s, &replay, &sum)?;
+        let searched = s.searched(seeds, jobs, stop);
+        let sum = &searched.summary;
+        idemsim::external::check_summary(s, &replay, sum)?;
         if sum.interrupted {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.
-            print_interrupted(s, &sum, budget, a.json, self.width);
+            print_interrupted(s, sum, budget, a.json, self.width);
             return Ok(false);
         }
         let ablate_here = !a.no_ablations && s.expected_verdict() == Some(Verdict::Holds);
@@ -399,16 +405,16 @@ impl Run<'_> {
             Some(Vec::new())
         };
         let Some(found) = found else {
-            print_interrupted(s, &sum, budget, a.json, self.width);
+            print_interrupted(s, sum, budget, a.json, self.width);
             return Ok(false);
         };
         tally.judged += 1;
-        let mut c = judge(s, &sum, budget, found, !a.no_ablations);
+        let mut c = judge(s, &searched, budget, found, !a.no_ablations);
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }
         let recorded = match self.db {
-            Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &sum)?,
+            Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &searched)?,
             None => None,
         }
         // A failure found again that a replayed regression already shows: said once.

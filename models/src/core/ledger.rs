@@ -12,6 +12,7 @@
 //! (idempotency keys and executions), `versions` (resource versions) and
 //! `load` (each layer's load).
 
+mod attribution;
 mod events;
 mod keys;
 mod load;
@@ -20,6 +21,7 @@ mod op_record;
 mod operations;
 mod versions;
 
+pub use attribution::{Attributed, Attribution};
 pub use metrics::counter;
 pub(crate) use metrics::COUNTERS;
 pub use op_record::OpRecord;
@@ -82,6 +84,9 @@ pub struct Ledger {
     /// (25 clients contending for one row), whose ids mostly differ there.
     /// Never cleared: a slot is checked against `ops` before it is trusted.
     hints: [Cell<usize>; HINTS],
+    /// Which version of a rolled-out actor handled what (`attribution.rs`);
+    /// empty in a run without rollouts.
+    attributions: Vec<Attribution>,
 }
 
 /// Slots of [`Ledger::hints`].
@@ -201,6 +206,8 @@ impl Ledger {
             | Obs::ExecEnd { .. }
             | Obs::ExecutorsLost
             | Obs::Deployed { .. }
+            | Obs::Handled { .. }
+            | Obs::EffectBy { .. }
             | Obs::DedupStore { .. }
             | Obs::Shed { .. }
             | Obs::RetryDenied { .. }
@@ -268,6 +275,12 @@ impl Ledger {
             // Which version handled what is the trace's: the actor's lines
             // after this one. No invariant asks for it.
             Obs::Deployed { .. } => {}
+            Obs::Handled {
+                op,
+                attempt,
+                version,
+            } => self.handled(op, attempt, version),
+            Obs::EffectBy { op, version } => self.effect_by(op, version),
             Obs::DedupStore { keys, .. } => self.dedup_store(keys),
             Obs::Work { layer, attempt, .. } => self.work(at, now_us, layer, attempt),
             Obs::Shed { layer, .. } => self.shed(now_us, layer),
@@ -292,5 +305,6 @@ impl Ledger {
         self.retries_denied = 0;
         self.fast_failed = 0;
         self.finished = false;
+        self.attributions.clear();
     }
 }

@@ -289,6 +289,29 @@ macro_rules! observations {
                 /// How much of it (an amount).
                 payload: u32,
             },
+            /// Version `version` (counted from 1) of a rolled-out actor takes
+            /// attempt `attempt` of `op` (for a consumer, its delivery). Only an
+            /// actor with rollouts reports it, so a run without one has none.
+            [bookkeeping]
+            Handled {
+                /// The operation.
+                op: Op,
+                /// The client's attempt; 0 for a consumer's delivery.
+                attempt: u32,
+                /// The version that handles it, counted from 1.
+                version: u8,
+            },
+            /// The effect about to be observed for `op` comes from version `version`
+            /// of a rolled-out actor: the one that sent the transfer or the write.
+            /// Its site reports it right before the effect (a duplicate effect ends
+            /// the run), only when the request named a version.
+            [bookkeeping]
+            EffectBy {
+                /// The operation.
+                op: Op,
+                /// The version whose request made the effect, counted from 1.
+                version: u8,
+            },
         }
     };
 }
@@ -356,7 +379,9 @@ impl Obs {
             | Obs::Shed { op, .. }
             | Obs::RetryDenied { op }
             | Obs::FastFailed { op }
-            | Obs::Reversal { op, .. } => Some(op),
+            | Obs::Reversal { op, .. }
+            | Obs::Handled { op, .. }
+            | Obs::EffectBy { op, .. } => Some(op),
             Obs::ExecStart { key } | Obs::ExecEnd { key } => match key {
                 Key::Op { op, .. } => Some(op),
                 Key::Time { .. } | Key::None => None,

@@ -107,7 +107,15 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         }
     }
 
-    fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, ctx: &mut impl Ctx<Self>) {
+    /// Applies `ev`'s effect; `version`: the consumer version whose write
+    /// it is (0: a consumer without rollouts, which names none).
+    fn effect(&self, s: &mut ConsumerDbStorage, ev: Event, version: u8, ctx: &mut impl Ctx<Self>) {
+        if version != 0 {
+            ctx.observe(Obs::EffectBy {
+                op: ev.op(),
+                version,
+            });
+        }
         s.effects.push(ev.id);
         ctx.observe(Obs::Effect {
             site: self.site,
@@ -152,7 +160,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
     fn inbox_and_effect(
         &self,
         s: &mut ConsumerDbStorage,
-        ev: Event,
+        (ev, version): (Event, u8),
         effect_done: bool,
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
@@ -168,7 +176,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
             ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
         }
         self.record_inbox(s, ev.id, ctx);
-        self.effect(s, ev, ctx);
+        self.effect(s, ev, version, ctx);
         TxResult::Applied
     }
 
@@ -200,7 +208,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         &self,
         s: &mut ConsumerDbStorage,
         ev: Event,
-        (kind, resent): (TxKind, bool),
+        (kind, resent, version): (TxKind, bool, u8),
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
         let effect_done = s.effects.contains(&ev.id);
@@ -213,10 +221,10 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                         false => sit::REDELIVERED_AFTER_EFFECT,
                     });
                 }
-                self.effect(s, ev, ctx);
+                self.effect(s, ev, version, ctx);
                 TxResult::Applied
             }
-            TxKind::InboxAndEffect => self.inbox_and_effect(s, ev, effect_done, ctx),
+            TxKind::InboxAndEffect => self.inbox_and_effect(s, (ev, version), effect_done, ctx),
             TxKind::InboxAndEffectUnchecked => {
                 // The inbox is not read; the situation is the model's view
                 // of what the handler did not look at.
@@ -226,7 +234,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     ctx.reached(sit::REPUBLISH_TAKEN_FOR_FIRST_DELIVERY);
                 }
                 self.record_inbox(s, ev.id, ctx);
-                self.effect(s, ev, ctx);
+                self.effect(s, ev, version, ctx);
                 TxResult::Applied
             }
             TxKind::CheckInbox => Self::check_inbox(s, ev, effect_done, ctx),
@@ -255,7 +263,7 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
                     TxResult::Duplicate
                 } else {
                     s.unique.push(ev.id);
-                    self.effect(s, ev, ctx);
+                    self.effect(s, ev, version, ctx);
                     TxResult::Applied
                 }
             }
@@ -304,11 +312,12 @@ impl<W: Carries<Msg>> Actor for ConsumerDb<W> {
             slot,
             receipt,
             attempt,
+            version,
         }) = msg.peek()
         else {
             return;
         };
-        let result = self.run(s, ev, (kind, attempt > 1), ctx);
+        let result = self.run(s, ev, (kind, attempt > 1, version), ctx);
         let done = Msg::TxDone {
             id: ev.id,
             slot,

@@ -249,6 +249,10 @@ pub enum Msg {
         /// 1 for the first send; a consumer whose ack let the message go
         /// sends the same transaction again when its answer does not come.
         attempt: u8,
+        /// The consumer version whose job sends it (`ConsumerConfig::version`;
+        /// 0: a consumer without rollouts), which the database names with
+        /// the effect.
+        version: u8,
     },
     /// Producer to broker: publish inside the producer's open broker
     /// transaction; consumers see it only once the transaction commits.

@@ -256,6 +256,7 @@ impl<W: Carries<Msg>> Bank<W> {
             key_passed,
             amount_eur,
             if_paid_eur,
+            version,
         } = order;
         let key = wire(reference, key_passed);
         ctx.observe(Obs::Received {
@@ -284,6 +285,9 @@ impl<W: Carries<Msg>> Bank<W> {
         } else if if_paid_eur.is_some_and(|expected| expected != paid_eur) {
             TransferResult::Refused { paid_eur }
         } else {
+            if version != 0 {
+                ctx.observe(Obs::EffectBy { op, version });
+            }
             self.pay(s, op, key, amount_eur, ctx);
             TransferResult::Done
         };
@@ -318,6 +322,8 @@ struct TransferOrder {
     /// The reference is also the key the bank may deduplicate on.
     key_passed: bool,
     amount_eur: u32,
+    /// The service version that sent it (0: a service without rollouts).
+    version: u8,
     /// A conditional transfer's condition: paid so far.
     if_paid_eur: Option<u32>,
 }
@@ -387,6 +393,7 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                 key_passed,
                 amount_eur,
                 if_paid_eur,
+                version,
             }) => {
                 let order = TransferOrder {
                     op,
@@ -394,6 +401,7 @@ impl<W: Carries<Msg>> Actor for Bank<W> {
                     key_passed,
                     amount_eur,
                     if_paid_eur,
+                    version,
                 };
                 self.on_transfer(st, s, from, order, ctx)
             }

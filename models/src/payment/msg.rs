@@ -107,6 +107,10 @@ pub enum Msg {
         amount_eur: u32,
         /// The condition of a conditional transfer: paid so far.
         if_paid_eur: Option<u32>,
+        /// The service version that sent it (`ServiceConfig::version`; 0:
+        /// a service without rollouts), which the bank names with the
+        /// effect: a transfer sent before a deploy may land after it.
+        version: u8,
     },
     /// Bank to service: the transfer's result.
     TransferDone {
@@ -309,6 +313,7 @@ impl fmt::Display for Msg {
                 key_passed,
                 amount_eur,
                 if_paid_eur: None,
+                ..
             } => write!(
                 f,
                 "transfer {amount_eur} EUR for {op} [{}]",

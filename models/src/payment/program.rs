@@ -108,6 +108,7 @@ impl Role for BankRole {
                 key_passed,
                 amount_eur,
                 if_paid_eur,
+                ..
             } => json!({
                 "type": "transfer",
                 "claim": op.id,
@@ -214,6 +215,7 @@ mod tests {
             key_passed: true,
             amount_eur: 120,
             if_paid_eur: None,
+            version: 0,
         };
         let text = BankRole::incoming(&t).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
@@ -237,6 +239,7 @@ mod tests {
             key_passed: false,
             amount_eur: 120,
             if_paid_eur: Some(0),
+            version: 0,
         };
         let v: Value = serde_json::from_str(&BankRole::incoming(&unkeyed).unwrap()).unwrap();
         assert_eq!(v["idempotency_key"], Value::Null);

@@ -93,6 +93,8 @@ fn transfer(o: &Map<String, Value>) -> Result<Msg, PayloadError> {
         key_passed,
         amount_eur: field(num(o, "amount_eur", u64::from(u32::MAX)))? as u32,
         if_paid_eur,
+        // A program is one version: no rollouts.
+        version: 0,
     })
 }
 
@@ -251,7 +253,8 @@ mod tests {
                 key,
                 key_passed: true,
                 amount_eur: 120,
-                if_paid_eur: None
+                if_paid_eur: None,
+                version: 0,
             })
         );
         assert!(ServiceRole::outgoing("client", &t).is_err());

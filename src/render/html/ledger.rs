@@ -42,6 +42,9 @@ struct Building {
     row: OpRow,
     asked_payload: Option<u32>,
     effects: Vec<u32>,
+    /// The versions rolled-out actors named for the effects, in order
+    /// (`Obs::EffectBy`); empty without rollouts.
+    versions: Vec<u8>,
     writes: u32,
     /// Reversals (refunds) that took its effects back.
     reversals: u32,
@@ -69,6 +72,7 @@ impl Building {
             },
             asked_payload: None,
             effects: Vec::new(),
+            versions: Vec::new(),
             writes: 0,
             reversals: 0,
             held: false,
@@ -91,10 +95,12 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
         let part = match obs {
             Obs::Intent { .. } | Obs::Committed { .. } => 0,
             Obs::Effect { .. }
+            | Obs::EffectBy { .. }
             | Obs::ValueWritten { .. }
             | Obs::StateHeld { .. }
             | Obs::Reversal { .. } => 1,
-            Obs::Attempt { .. }
+            Obs::Handled { .. }
+            | Obs::Attempt { .. }
             | Obs::ToldDone { .. }
             | Obs::Ended { .. }
             | Obs::DeadLettered { .. }
@@ -114,6 +120,7 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
             Obs::Intent { payload, .. } => b.asked_payload = Some(payload),
             Obs::Committed { .. } => b.event = true,
             Obs::Effect { payload, .. } => b.effects.push(payload),
+            Obs::EffectBy { version, .. } => b.versions.push(version),
             Obs::ValueWritten { .. } => b.writes += 1,
             Obs::Reversal { .. } => b.reversals += 1,
             Obs::StateHeld { .. } => b.held = true,
@@ -141,7 +148,17 @@ pub fn ledger(entries: &[Entry], violated: Option<u64>) -> Vec<OpRow> {
         .collect()
 }
 
+/// What landed, and, under rollouts, which versions' requests made it.
 fn landed(b: &Building) -> String {
+    let what = landed_count(b);
+    if b.versions.is_empty() {
+        return what;
+    }
+    let by: Vec<String> = b.versions.iter().map(|v| format!("v{v}")).collect();
+    format!("{what}, from {}", by.join(", "))
+}
+
+fn landed_count(b: &Building) -> String {
     let n = b.effects.len() as u32 + b.writes;
     // Only a compensation reverses: every other run's rows read as before.
     if b.reversals > 0 {

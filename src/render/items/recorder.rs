@@ -1,7 +1,7 @@
 //! Raw engine entries to items, as a run records them.
 
 use super::types::{Item, Name, What};
-use super::what::what_of;
+use super::what::{what_of, Counted};
 use crate::render::EntryOf;
 use models::core::wire::WorldMessage;
 use models::{Msg, NodeTimer, Obs};
@@ -132,7 +132,7 @@ pub(crate) struct ItemRecorder<M = Msg, T = NodeTimer> {
     middle: Vec<u64>,
     middle_effects: usize,
     gap: Option<Gap>,
-    effects: Vec<(u64, u32)>,
+    effects: Vec<Counted>,
     /// Each operation's name, the first time an observation names it.
     ops: BTreeMap<u64, String>,
     step: u64,

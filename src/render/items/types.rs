@@ -170,6 +170,10 @@ pub enum What<M = Msg, T = NodeTimer> {
         unit: Option<&'static str>,
         /// Which effect of this operation it is (1, 2, ...).
         n: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        /// The version of a rolled-out actor whose request made it
+        /// (`Obs::EffectBy`); only in runs with rollouts.
+        version: Option<u8>,
         #[serde(skip)]
         /// The operation's key, to find the effects of a violated operation.
         op_key: u64,

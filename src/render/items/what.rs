@@ -10,12 +10,16 @@ use sim::{DropReason, TraceKind};
 
 type KindOf<M, T> = TraceKind<M, Obs, T>;
 
+/// One operation's effects so far in a trace: (its key, how many, the
+/// version a rolled-out actor named for its next effect, 0: none).
+pub(super) type Counted = (u64, u32, u8);
+
 /// The actor an entry belongs to and what it is; `effects` counts each
 /// operation's effects so far.
 pub(super) fn what_of<M: WorldMessage, T: Clone>(
     kind: &KindOf<M, T>,
     names: &[Name],
-    effects: &mut Vec<(u64, u32)>,
+    effects: &mut Vec<Counted>,
 ) -> (u32, What<M, T>) {
     match kind {
         TraceKind::LinkMix { .. } | TraceKind::CrashMix { .. } | TraceKind::PartitionMix { .. } => {
@@ -176,18 +180,18 @@ fn message_of<M: WorldMessage, T>(kind: &KindOf<M, T>, names: &[Name]) -> (u32, 
 
 /// An observation as an item: effects numbered per operation, attempts
 /// apart, the rest as the observation's own sentence.
-fn observed<M, T>(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What<M, T> {
+fn observed<M, T>(obs: &Obs, effects: &mut Vec<Counted>) -> What<M, T> {
     match *obs {
         Obs::Effect { site, op, payload } => {
             let key = op.key();
-            let n = match effects.iter_mut().find(|(o, _)| *o == key) {
-                Some((_, n)) => {
+            let (n, version) = match effects.iter_mut().find(|(o, ..)| *o == key) {
+                Some((_, n, v)) => {
                     *n += 1;
-                    *n
+                    (*n, std::mem::take(v))
                 }
                 None => {
-                    effects.push((key, 1));
-                    1
+                    effects.push((key, 1, 0));
+                    (1, 0)
                 }
             };
             What::Effect {
@@ -196,7 +200,19 @@ fn observed<M, T>(obs: &Obs, effects: &mut Vec<(u64, u32)>) -> What<M, T> {
                 payload,
                 unit: op.space.unit,
                 n,
+                version: (version != 0).then_some(version),
                 op_key: key,
+            }
+        }
+        Obs::EffectBy { op, version } => {
+            let key = op.key();
+            match effects.iter_mut().find(|(o, ..)| *o == key) {
+                Some((.., v)) => *v = version,
+                None => effects.push((key, 0, version)),
+            }
+            What::Observe {
+                text: obs.to_string(),
+                quiet: false,
             }
         }
         Obs::Attempt {

@@ -363,7 +363,8 @@ fn a_long_run_is_traced_by_its_ends_and_the_report_says_it_is_too_long() {
 /// seeds` shards such a scenario's seeds, as merge's help says.
 #[test]
 fn a_shard_of_a_coverage_guided_search_is_refused() {
-    let searched = "payment-give-up-silently-low-loss";
+    // A fixture that states the strategy: no catalog scenario needs one.
+    let searched = "tests/fixtures/strategy/coverage-low-loss.toml";
     let shard = ["check", searched, "--shard", "0/2", "--runs", "4", "--json"];
     check(
         &case("the file's run.strategy", &shard)

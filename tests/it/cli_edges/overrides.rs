@@ -4,6 +4,10 @@
 
 use crate::support::{case, run_case as check};
 
+/// A scenario file that states `run.strategy = "coverage"` (no catalog
+/// scenario needs to any more).
+const COVERAGE_FILE: &str = "tests/fixtures/strategy/coverage-low-loss.toml";
+
 #[test]
 fn overrides_explore_designs_the_files_protections_do_not_fit() {
     let cases = [
@@ -102,7 +106,7 @@ fn sweep_grids_refuse_what_they_cannot_compare() {
             "a file that asks for a coverage search is swept on seeds, and told so",
             &[
                 "sweep",
-                "payment-give-up-silently-low-loss",
+                COVERAGE_FILE,
                 "--runs",
                 "5",
                 "--set",
@@ -110,7 +114,7 @@ fn sweep_grids_refuse_what_they_cannot_compare() {
             ],
         )
         .out("2 variants, each on seeds 0..5")
-        .err("note: payment-give-up-silently-low-loss sets run.strategy = \"coverage\""),
+        .err(&format!("note: {COVERAGE_FILE} sets run.strategy = \"coverage\"")),
         case(
             "a value given twice would print its row twice",
             &[

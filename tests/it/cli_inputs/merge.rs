@@ -2,7 +2,7 @@
 //! a shard's scenario file is opened only below the current folder.
 
 use super::helpers::*;
-use crate::support::{case, scratch};
+use crate::support::{case, root, scratch};
 use serde_json::json;
 
 #[test]
@@ -39,15 +39,15 @@ fn merge_refuses_summaries_of_other_runs_and_names_the_files() {
         d["interrupted"] = json!(true);
         d["verdict"] = json!("interrupted")
     });
+    // A file that states the coverage-guided search: its summary is no shard.
+    let searched = root()
+        .join("tests/fixtures/strategy/coverage-low-loss.toml")
+        .to_string_lossy()
+        .into_owned();
     let (coverage, _) = check(
         &case(
             "a coverage-guided search",
-            &[
-                "check",
-                "payment-give-up-silently-low-loss",
-                "--json",
-                "--no-shrink",
-            ],
+            &["check", &searched, "--json", "--no-shrink"],
         )
         .code(1)
         .cwd(&dir),

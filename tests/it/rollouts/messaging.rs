@@ -279,3 +279,45 @@ fn bad_http_groups_are_refused_with_the_fix() {
         ],
     );
 }
+
+/// The ledger names the consumer version that took each delivery: in a
+/// rolling deploy both versions take deliveries of the same queue, and a
+/// delivery taken before an instance's deploy stays its old version's
+/// (the job keeps it), so the versions named follow the deploys, never
+/// precede them.
+#[test]
+fn the_ledger_names_the_consumer_version_that_took_each_delivery() {
+    let s = load("rollout-late-ack-during-inbox-window", &[]);
+    let mut sim = sim::Sim::new(&s.system);
+    sim.run_seed(&s.system, 0);
+    let ledger = sim.oracle();
+    let versions: std::collections::BTreeSet<u8> = ledger
+        .attributions()
+        .iter()
+        .filter(|a| matches!(a.what, models::core::ledger::Attributed::Attempt(0)))
+        .map(|a| a.version)
+        .collect();
+    assert!(
+        versions.contains(&1) && versions.len() > 1,
+        "old and new versions both took deliveries: {versions:?}"
+    );
+    // Every effect is named by the version whose write made it.
+    let claims: Vec<_> = ledger.ops.values().filter(|r| r.effects > 0).collect();
+    assert!(!claims.is_empty());
+    for r in claims {
+        let named = ledger.effect_versions(r.op);
+        assert!(named.iter().all(Option::is_some), "{:?}: {named:?}", r.op);
+    }
+    // The trace says it on the taking instance's line.
+    let (entries, _) = trace_of(&s, 0);
+    let first_v1 = entries.iter().position(|e| {
+        matches!(
+            e.kind,
+            TraceKind::Observe {
+                obs: Obs::Handled { version: 1, .. },
+                ..
+            }
+        )
+    });
+    assert!(first_v1.is_some(), "a v1 line");
+}

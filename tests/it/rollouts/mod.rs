@@ -179,3 +179,61 @@ fn a_rollback_is_safe_only_to_a_version_that_reads_the_keys() {
         Some("no-duplicate-effect"),
     );
 }
+
+/// The ledger says which version handled what: in the wrong order of the
+/// keys rollout, the duplicate's first transfer came from v1 (which ignored
+/// the key) and its second from v2 (whose key table is empty for it), as
+/// the trace's lines before each effect say. A run without rollouts
+/// attributes nothing.
+#[test]
+fn the_ledger_attributes_the_duplicates_two_effects_to_v1_and_v2() {
+    let s = load("rollout-retries-before-keys", &[]);
+    let (seed, claim) = (0..50)
+        .find_map(|seed| {
+            let mut sim = sim::Sim::new(&s.system);
+            sim.run_seed(&s.system, seed);
+            let ledger = sim.oracle();
+            let twice = ledger.ops.values().find(|r| r.effects == 2)?;
+            Some((seed, twice.op))
+        })
+        .expect("a seed that pays twice");
+    let mut sim = sim::Sim::new(&s.system);
+    sim.run_seed(&s.system, seed);
+    let ledger = sim.oracle();
+    assert_eq!(ledger.effect_versions(claim), vec![Some(1), Some(2)]);
+    let took: Vec<u8> = ledger
+        .attempt_versions(claim)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    assert!(
+        took.contains(&1) && took.contains(&2),
+        "both versions took an attempt: {took:?}"
+    );
+    // The trace names the version before each effect, in the same order.
+    let (entries, _) = trace_of(&s, seed);
+    let named: Vec<u8> = entries
+        .iter()
+        .filter_map(|e| match e.kind {
+            TraceKind::Observe {
+                obs: Obs::EffectBy { op, version },
+                ..
+            } if op == claim => Some(version),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(named, vec![1, 2]);
+    // Without rollouts: no version is named, none recorded.
+    let plain = load("payment-retry-without-key", &[]);
+    let mut sim = sim::Sim::new(&plain.system);
+    sim.run_seed(&plain.system, 0);
+    assert!(sim.oracle().attributions().is_empty());
+    let (entries, _) = trace_of(&plain, 0);
+    assert!(!entries.iter().any(|e| matches!(
+        e.kind,
+        TraceKind::Observe {
+            obs: Obs::EffectBy { .. } | Obs::Handled { .. },
+            ..
+        }
+    )));
+}

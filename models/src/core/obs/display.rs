@@ -26,6 +26,8 @@ impl fmt::Display for Obs {
             | Obs::ExecEnd { .. }
             | Obs::ExecutorsLost
             | Obs::Deployed { .. }
+            | Obs::Handled { .. }
+            | Obs::EffectBy { .. }
             | Obs::DedupStore { .. }
             | Obs::Work { .. }
             | Obs::Shed { .. }
@@ -126,6 +128,17 @@ impl Obs {
                     f,
                     "v{version} deployed: it handles what arrives from now on"
                 )
+            }
+            Obs::Handled {
+                op,
+                attempt,
+                version,
+            } => match attempt {
+                0 => write!(f, "v{version} takes {op}"),
+                n => write!(f, "v{version} takes {op} [attempt {n}]"),
+            },
+            Obs::EffectBy { op, version } => {
+                write!(f, "the next effect on {op} is v{version}'s request")
             }
             Obs::DedupStore { keys, bound } => {
                 let s = if keys == 1 { "" } else { "s" };

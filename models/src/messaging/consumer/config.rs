@@ -78,4 +78,9 @@ pub struct ConsumerConfig {
     /// While a delivery is in hand, ask the broker this often to extend its
     /// lease; 0 = never.
     pub lease_renewal_ms: u64,
+    /// The version this configuration runs as, named in the trace and the
+    /// ledger's attribution (`Obs::Handled`, `Obs::EffectBy`): 0 for an
+    /// actor without rollouts, which reports none, else 1 for the first
+    /// version, 2 for the first rollout's, and so on. Set by `with_rollouts`.
+    pub version: u8,
 }

@@ -55,6 +55,12 @@ impl<W: Carries<Msg>> Consumer<W> {
             slot: slot as u8,
             receipt: job.receipt,
             attempt: job.attempt,
+            // A job keeps the version that took it, whichever runs now.
+            version: if self.cfg.version == 0 {
+                0
+            } else {
+                job.version + 1
+            },
         };
         ctx.send(self.cfg.db, W::wrap(tx));
         ctx.set_timer(
@@ -249,6 +255,15 @@ impl<W: Carries<Msg>> Consumer<W> {
             op: ev.op(),
             key: Key::None,
         });
+        // Only a consumer with rollouts names the version that takes it.
+        if self.cfg.version != 0 {
+            // A delivery has no attempt number the consumer knows: 0.
+            ctx.observe(Obs::Handled {
+                op: ev.op(),
+                attempt: 0,
+                version: version + 1,
+            });
+        }
         if st.taken.len() == RECENT_RECEIPTS {
             st.taken.pop_front();
         }

@@ -33,13 +33,18 @@ impl<W> Consumer<W> {
             "at most {MAX_CONSUMER_VERSIONS} versions"
         );
         debug_assert!(later.windows(2).all(|w| w[0].0 < w[1].0));
+        let versioned = !later.is_empty();
         Consumer {
-            cfg,
+            cfg: ConsumerConfig {
+                version: u8::from(versioned),
+                ..cfg
+            },
             versions: later
                 .into_iter()
-                .map(|(from_us, cfg)| Version {
+                .zip(2..)
+                .map(|((from_us, cfg), version)| Version {
                     from_us,
-                    consumer: Consumer::new(cfg),
+                    consumer: Consumer::new(ConsumerConfig { version, ..cfg }),
                 })
                 .collect(),
             wire: PhantomData,

@@ -15,6 +15,7 @@ fn consumer(ack: AckMode, handler: Handler) -> Consumer<World> {
         tx_timeout_ms: 100,
         tx_max_attempts: 3,
         lease_renewal_ms: 0,
+        version: 0,
     })
 }
 

@@ -190,6 +190,8 @@ pub(crate) fn consumer(
             "attempts",
         )? as u8,
         lease_renewal_ms: duration_us(c.lease_renewal_ms, DAY_MS, cat("lease_renewal_ms"))? / 1000,
+        // Labelled by `Consumer::with_rollouts` when the consumer has versions.
+        version: 0,
     })
 }
 

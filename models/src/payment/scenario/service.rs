@@ -163,6 +163,8 @@ pub(super) fn service(
             &[("keep-in-progress", false), ("delete-key", true)],
             at("on_bank_timeout"),
         )?,
+        // Labelled by `Service::with_rollouts` when the service has versions.
+        version: 0,
     })
 }
 

@@ -444,6 +444,7 @@ fn send_transfer<W, A>(
         key_passed: cfg.pass_key_to_bank,
         amount_eur,
         if_paid_eur,
+        version: cfg.version,
     };
     ctx.send(cfg.bank, W::wrap(t));
 }

@@ -99,6 +99,11 @@ pub struct ServiceConfig {
     /// an idempotency library deletes its record when the handler raises
     /// (Powertools for AWS Lambda), instead of leaving it "in progress".
     pub delete_key_on_bank_timeout: bool,
+    /// The version this configuration runs as, named in the trace and the
+    /// ledger's attribution (`Obs::Handled`, `Obs::EffectBy`): 0 for an
+    /// actor without rollouts, which reports none, else 1 for the first
+    /// version, 2 for the first rollout's, and so on. Set by `with_rollouts`.
+    pub version: u8,
 }
 
 impl ServiceConfig {

@@ -81,6 +81,14 @@ impl<W: Carries<Msg>> Service<W> {
                 recover_ms: self.cfg.recover_ms,
             });
         }
+        // Only a service with rollouts names the version that takes it.
+        if self.cfg.version != 0 {
+            ctx.observe(Obs::Handled {
+                op: q.op,
+                attempt: q.caller.1,
+                version: self.cfg.version,
+            });
+        }
         self.on_pay(st, s, q, ctx);
     }
 

@@ -34,12 +34,17 @@ impl<W> Service<W> {
             "at most {MAX_VERSIONS} versions"
         );
         debug_assert!(later.windows(2).all(|w| w[0].0 < w[1].0));
-        let mut s = Service::new(cfg);
+        let versioned = !later.is_empty();
+        let mut s = Service::new(ServiceConfig {
+            version: u8::from(versioned),
+            ..cfg
+        });
         s.versions = later
             .into_iter()
-            .map(|(from_us, cfg)| Version {
+            .zip(2..)
+            .map(|((from_us, cfg), version)| Version {
                 from_us,
-                service: Service::new(cfg),
+                service: Service::new(ServiceConfig { version, ..cfg }),
             })
             .collect();
         s

@@ -41,6 +41,7 @@ pub(in crate::payment::service) fn config() -> ServiceConfig {
         query_before_retry: false,
         query_on_recovery: true,
         delete_key_on_bank_timeout: false,
+        version: 0,
     }
 }
 
