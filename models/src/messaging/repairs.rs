@@ -55,6 +55,10 @@ pub(crate) static REPAIRS: &[Repair] = &[
         protects: "inbox rows kept 7 days",
     },
     Repair {
+        sets: &[("broker.producer_id_expiration_ms", "0")],
+        protects: "producer ids kept while the relay still retries under them",
+    },
+    Repair {
         sets: &[("broker.visibility_timeout_ms", "300000")],
         protects: "a 5 min lease on each delivery",
     },
