@@ -205,6 +205,22 @@ pub struct Followup {
     pub open: bool,
 }
 
+impl Followup {
+    /// The open record of operation `i` among `followups`, if `in_round`
+    /// (given the record, says whether it is the round an answer belongs
+    /// to) accepts it: the one lookup the reconciliation and compensation
+    /// jobs make for every round, answer and time-out.
+    pub fn open_of(
+        followups: &mut [Followup],
+        i: usize,
+        in_round: impl Fn(&Followup) -> bool,
+    ) -> Option<&mut Followup> {
+        followups
+            .iter_mut()
+            .find(|f| f.i as usize == i && f.open && in_round(f))
+    }
+}
+
 /// A client's database: its operations, surviving its crashes.
 #[derive(Clone, Default)]
 pub struct ClientStorage {

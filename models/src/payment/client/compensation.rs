@@ -43,7 +43,7 @@ impl<W: Carries<Msg>> Client<W> {
         let Some(cfg) = &self.cfg.compensate else {
             return;
         };
-        let Some(f) = followups.iter_mut().find(|f| f.i as usize == i && f.open) else {
+        let Some(f) = Followup::open_of(followups, i, |_| true) else {
             return;
         };
         if f.round >= cfg.max_rounds {
@@ -82,11 +82,7 @@ impl<W: Carries<Msg>> Client<W> {
         let Some(cfg) = &self.cfg.compensate else {
             return;
         };
-        let Some(f) = s
-            .followups
-            .iter_mut()
-            .find(|f| f.i as usize == i && f.open && f.round == question)
-        else {
+        let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.round == question) else {
             return;
         };
         let op = self.cfg.ops[i].op();
@@ -117,11 +113,7 @@ impl<W: Carries<Msg>> Client<W> {
         if cfg.refund_when != RefundWhen::Timeout {
             return;
         }
-        let Some(f) = s
-            .followups
-            .iter_mut()
-            .find(|f| f.i as usize == i && f.open && f.redriven == round)
-        else {
+        let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.redriven == round) else {
             return;
         };
         self.cancelled(f, i, ctx);

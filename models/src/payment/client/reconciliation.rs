@@ -73,7 +73,7 @@ impl<W: Carries<Msg>> Client<W> {
         let Some(cfg) = &self.cfg.reconcile else {
             return;
         };
-        let Some(f) = followups.iter_mut().find(|f| f.i as usize == i && f.open) else {
+        let Some(f) = Followup::open_of(followups, i, |_| true) else {
             return;
         };
         if f.round >= cfg.max_rounds {
@@ -108,11 +108,7 @@ impl<W: Carries<Msg>> Client<W> {
         let Some(cfg) = &self.cfg.reconcile else {
             return;
         };
-        let Some(f) = s
-            .followups
-            .iter_mut()
-            .find(|f| f.i as usize == i && f.open && f.round == question)
-        else {
+        let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.round == question) else {
             return;
         };
         let spec = self.cfg.ops[i];
