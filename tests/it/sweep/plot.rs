@@ -61,6 +61,13 @@ fn lines_are_named_in_the_readers_words() {
     assert!(shown.contains(&"contention-no-backoff"), "{shown:?}");
     assert!(shown.contains(&"exponential, no jitter"), "{shown:?}");
     assert!(!shown.iter().any(|t| t.contains("scenario=")), "{shown:?}");
+    // The title names the scenarios, their shared prefix once, not a count.
+    assert!(
+        shown
+            .iter()
+            .any(|t| t.starts_with("contention-no-{backoff, jitter} – ")),
+        "{shown:?}"
+    );
     // Two panels, a line each per scenario; no reference, no diamond.
     assert_eq!(svg.matches("<path ").count(), 4, "{svg}");
     // A value `none` says what it means.

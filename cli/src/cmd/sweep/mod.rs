@@ -9,6 +9,7 @@ mod columns;
 mod html;
 mod output;
 mod plot;
+mod title;
 mod variant;
 
 pub use axis::{parse_axis, Axis};
@@ -122,6 +123,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         ));
     }
     let name = sweep_name(&entries, &variants);
+    let title = sweep_title(&variants);
     let metrics = variants[0].scenario.system.model.metrics();
     let plot_fields = fields(metrics);
     let ys = plot::ys(&a.plot_metric, &plot_fields)?;
@@ -152,11 +154,11 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             labels: &labels,
             reference: reference.as_ref(),
         };
-        write_plot(path, &plot::svg(&name, runs, &axes, &rows, &ys, &extras))?;
+        write_plot(path, &plot::svg(&title, runs, &axes, &rows, &ys, &extras))?;
     }
     if let Some(path) = &a.html {
         let input = html::Input {
-            name: &name,
+            name: &title,
             runs,
             axes: &axes,
             rows: &rows,
@@ -196,6 +198,19 @@ fn sweep_name(entries: &[Located], variants: &[Variant]) -> String {
         [_] => variants[0].scenario.name.clone(),
         more => format!("{} scenarios", more.len()),
     }
+}
+
+/// What the plot and the HTML page are headed with: the scenario, or the
+/// scenarios by name (a count alone says nothing on a page read later), with
+/// their shared prefix once: `contention-{no-backoff, full-jitter}`.
+fn sweep_title(variants: &[Variant]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for v in variants {
+        if !names.contains(&v.scenario.name.as_str()) {
+            names.push(&v.scenario.name);
+        }
+    }
+    title::scenarios(&names)
 }
 
 /// Writes the plot's SVG to `path`.

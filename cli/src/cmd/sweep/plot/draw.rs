@@ -63,8 +63,17 @@ impl<'a> Frame<'a> {
     }
 
     pub(super) fn header(&self, o: &mut String, name: &str, runs: u64, ys: &[Y]) {
-        let (width, height) = (self.width, self.height);
         let what = ys.iter().map(Y::name).collect::<Vec<_>>().join(", ");
+        // The title is one line at 15 px bold (about CHAR_PX a character, measured
+        // in Chromium): the canvas widens to hold it
+        // (several scenarios' names can outrun the panels and the legend).
+        let title_chars = [name, &what, self.x_key]
+            .iter()
+            .map(|t| t.chars().count())
+            .sum::<usize>()
+            + 7;
+        let title_w = LEFT + CHAR_PX * title_chars as f64 + 16.0;
+        let (width, height) = (self.width.max(title_w.ceil()), self.height);
         let bands = ys.iter().any(|y| matches!(y, Y::ViolationRate));
         let _ = writeln!(
             o,

@@ -35,8 +35,10 @@ const PALETTE: &[&str] = &[
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
 ];
 
-/// Dash patterns, so that lines lying on top of each other stay visible.
-const DASHES: &[&str] = &["none", "7 4", "2 3", "10 3 2 3"];
+/// Dash patterns, so that lines lying on top of each other stay visible and
+/// a page printed in grey tells them apart: one per series up to six (the
+/// jitter plot has five strategies and the no-backoff line).
+const DASHES: &[&str] = &["none", "7 4", "2 3", "10 3 2 3", "12 3 2 3 2 3", "1 5"];
 
 /// A tick label: a millisecond key's whole values in the unit that reads best.
 pub(super) fn tick_label(key: &str, value: &str) -> String {
