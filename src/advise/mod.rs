@@ -86,13 +86,18 @@ fn describe(changes: &[Repair]) -> String {
 /// Why a change was not tried: the design has it.
 pub(crate) const ALREADY: &str = "already set";
 
+/// The start of the reason for a change to a role that the user's program
+/// plays: the built-in actor's settings do not reach the program.
+pub(crate) const PLAYED_BY_PROGRAM: &str = "played by your program";
+
 /// A change of the model's that advise did not run, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
     /// The change, as `--set` writes it.
     pub change: String,
-    /// `already set`, or alone `refused: ...` or `without effect: ...` (then
-    /// it was tried in sets of several changes only).
+    /// `already set`; `played by your program: ...` (a setting of a role a
+    /// program plays, never tried); or alone `refused: ...` or `without
+    /// effect: ...` (then it was tried in sets of several changes only).
     pub why: String,
 }
 
@@ -268,6 +273,15 @@ impl Search<'_> {
             self.skip(r, ALREADY.into());
             return Some(false);
         }
+        // No set with it could load: the program replaces the actor whose
+        // setting it is, and the fix, if there is one, is in the program.
+        if let Some(role) = played_by_program(s, r) {
+            let why = format!(
+                "{PLAYED_BY_PROGRAM}: {role}.program replaces the built-in {role}, whose settings do not reach it; a fix for what it does is in the program"
+            );
+            self.skip(r, why);
+            return Some(false);
+        }
         if self.advice.judged >= self.runner.budget.max_candidates {
             self.advice.untried_single();
             return None;
@@ -353,6 +367,18 @@ fn not_run(e: NotRun) -> String {
         NotRun::Refused(m) => format!("refused: {m}"),
         NotRun::WithoutEffect(m) => format!("without effect: {m}"),
     }
+}
+
+/// The role, if any, whose setting `r` changes while the user's program
+/// plays it (`consumer.program` given: `consumer.handler` cannot apply).
+fn played_by_program(s: &Scenario, r: &Repair) -> Option<&'static str> {
+    let settings = crate::meaning::settings(s);
+    r.sets.iter().find_map(|(key, _)| {
+        let role = key.split_once('.')?.0;
+        settings
+            .contains_key(&format!("{role}.program"))
+            .then_some(role)
+    })
 }
 
 /// Whether the design already has every setting `r` makes: written in

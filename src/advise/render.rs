@@ -2,7 +2,7 @@
 //! first, and JSON Lines (`advise`, one `advise_fix` per fix, then
 //! `advise_summary`; docs/json-output.md).
 
-use super::{Advice, Costs, Fix, Verdict, ALREADY};
+use super::{Advice, Costs, Fix, Verdict, ALREADY, PLAYED_BY_PROGRAM};
 use crate::render::html::sweep::human_us;
 use crate::render::json_line;
 use serde_json::{json, Value};
@@ -69,23 +69,50 @@ pub fn text(a: &Advice) -> String {
     } else {
         table(a, &mut b);
     }
-    let list = |already: bool| {
+    let list = |kind: Skip| {
         a.skipped
             .iter()
-            .filter(|s| (s.why == ALREADY) == already)
+            .filter(|s| Skip::of(&s.why) == kind)
             .map(|s| s.change.as_str())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let (set, alone) = (list(true), list(false));
+    let (set, alone) = (list(Skip::Already), list(Skip::Alone));
     if !set.is_empty() {
         let _ = writeln!(b, "already set: {set}");
+    }
+    let programs = list(Skip::Program);
+    if !programs.is_empty() {
+        let _ = writeln!(
+            b,
+            "not tried, a role your program plays (its built-in settings do not reach the program; a fix there is in the program, docs/protocol.md): {programs}"
+        );
     }
     if !alone.is_empty() {
         let _ = writeln!(b, "tried beside other changes only (refused or without effect alone, --json says why): {alone}");
     }
     untried(a, &mut b);
     b
+}
+
+/// How the text output groups a skipped change.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    Already,
+    Program,
+    Alone,
+}
+
+impl Skip {
+    fn of(why: &str) -> Self {
+        if why == ALREADY {
+            Skip::Already
+        } else if why.starts_with(PLAYED_BY_PROGRAM) {
+            Skip::Program
+        } else {
+            Skip::Alone
+        }
+    }
 }
 
 fn table(a: &Advice, b: &mut String) {

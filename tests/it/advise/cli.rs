@@ -74,6 +74,22 @@ fn a_design_bug_in_a_program_has_no_setting_level_fix_and_exits_1() {
         .out("not tried: sets of more than 1 change(s) (--max-changes)"),
     );
     assert!(out.contains("violation (no-duplicate-effect"));
+    // The built-in consumer's settings are named as the program's to decide,
+    // not as changes that were tried and refused.
+    let program_line = out
+        .lines()
+        .find(|l| l.starts_with("not tried, a role your program plays"))
+        .unwrap_or_else(|| panic!("no line for the program's role:\n{out}"));
+    assert!(
+        program_line.contains("consumer.handler=inbox-same-tx"),
+        "{out}"
+    );
+    assert!(program_line.contains("consumer.ack=after-commit"), "{out}");
+    let alone = out
+        .lines()
+        .find(|l| l.starts_with("tried beside other changes only"))
+        .unwrap_or("");
+    assert!(!alone.contains("consumer."), "{out}");
 }
 
 #[test]
