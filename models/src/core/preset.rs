@@ -52,6 +52,22 @@ pub enum Allowed {
     /// At least the value of the key named plus this much: Kafka's
     /// `delivery.timeout.ms` >= `linger.ms` + `request.timeout.ms`.
     AtLeast(&'static str, i64),
+    /// 0, idemsim's "no such policy", or a whole number from the first to
+    /// the second: a limit a system takes only within a range, and only
+    /// once a policy exists (Pub/Sub's `maxDeliveryAttempts`, 5 to 100).
+    OffOr(i64, i64),
+}
+
+impl Allowed {
+    /// Whether a whole number is admitted; `None` for a rule that needs
+    /// another key's value to judge it (`AtLeast`).
+    pub fn admits_number(self, v: i64) -> Option<bool> {
+        match self {
+            Allowed::Range(min, max) => Some((min..=max).contains(&v)),
+            Allowed::OffOr(min, max) => Some(v == 0 || (min..=max).contains(&v)),
+            Allowed::Only(_) | Allowed::AtLeast(..) => None,
+        }
+    }
 }
 
 impl PresetRule {
@@ -61,6 +77,7 @@ impl PresetRule {
             Allowed::Range(min, max) => format!("{} from {min} to {max}", self.key),
             Allowed::Only(values) => format!("{} = {}", self.key, values.join(" or ")),
             Allowed::AtLeast(other, plus) => format!("{} >= {other} + {plus}", self.key),
+            Allowed::OffOr(min, max) => format!("{} = 0 or from {min} to {max}", self.key),
         }
     }
 }
@@ -122,10 +139,10 @@ mod tests {
                 for r in p.rules {
                     let Some(s) = p.setting(r.key) else { continue };
                     let ok = match r.allowed {
-                        super::Allowed::Range(min, max) => s
+                        super::Allowed::Range(..) | super::Allowed::OffOr(..) => s
                             .value
                             .parse::<i64>()
-                            .is_ok_and(|v| (min..=max).contains(&v)),
+                            .is_ok_and(|v| r.allowed.admits_number(v) == Some(true)),
                         super::Allowed::Only(values) => values.contains(&s.value),
                         super::Allowed::AtLeast(..) => true,
                     };

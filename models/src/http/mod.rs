@@ -164,5 +164,5 @@ static PRESETS: &[crate::core::Preset] = &[crate::core::Preset {
         },
     ],
     rules: &[],
-    not_modelled: "Stripe's error for changed parameters is answered here with the IETF draft's 422 (the HTTP status of Stripe's idempotency_error is not stated in the pages read). The replayed 500 and API v2's retry-to-completion are not modelled.",
+    not_modelled: "Stripe's error for changed parameters (idempotency_error, a 400 as Stripe's own SDKs read it) is answered here with the IETF draft's 422; both are final errors, retried only by a client with client.retry.retry_final_errors = true. The replayed 500 and API v2's retry-to-completion are not modelled.",
 }];

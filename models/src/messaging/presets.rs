@@ -215,11 +215,15 @@ pub static PRESETS: &[Preset] = &[
         ],
         rules: &[
             rule("broker.visibility_timeout_ms", 10_000, 600_000, "ackDeadlineSeconds is 10 to 600"),
-            rule("broker.max_deliveries", 0, 100, "maxDeliveryAttempts is 5 to 100 (0 here: no dead-letter policy)"),
+            PresetRule {
+                key: "broker.max_deliveries",
+                allowed: Allowed::OffOr(5, 100),
+                says: "a dead-letter policy's maxDeliveryAttempts \"must be between 5 and 100\", and a subscription with another value is refused (DeadLetterPolicy, API v1); 0 here is no dead-letter policy",
+            },
             only("broker.at_max_deliveries", DEAD_LETTER, "with a dead-letter policy the message is forwarded to the dead-letter topic"),
             only("broker.exactly_once_delivery", &["true"], "this preset is a subscription with exactly-once delivery enabled"),
         ],
-        not_modelled: "Exactly-once delivery is regional; publish-side duplicates and ordering keys are not modelled. maxDeliveryAttempts below 5 is not refused.",
+        not_modelled: "Exactly-once delivery is regional; publish-side duplicates and ordering keys are not modelled.",
     },
     Preset {
         table: "broker",

@@ -130,7 +130,7 @@ fn shown(v: &toml_edit::Item) -> Option<String> {
 /// cannot judge it (a value of another type is the model's to report).
 fn admits(doc: &toml_edit::DocumentMut, allowed: Allowed, v: &toml_edit::Item) -> Option<bool> {
     match allowed {
-        Allowed::Range(min, max) => Some((min..=max).contains(&v.as_integer()?)),
+        Allowed::Range(..) | Allowed::OffOr(..) => allowed.admits_number(v.as_integer()?),
         Allowed::Only(values) => Some(values.contains(&shown(v)?.as_str())),
         Allowed::AtLeast(other, plus) => {
             let floor = value_of(doc, other).and_then(toml_edit::Item::as_integer)?;

@@ -1,4 +1,5 @@
-//! The Kafka presets against Kafka's own rules: the relay case of
+//! The presets against their systems' own rules (Pub/Sub's dead-letter
+//! policy at the end); first Kafka's: the relay case of
 //! docs/fidelity.md's `delivery.timeout.ms` row on both versions, and the
 //! sixth request in flight, which 3.9 turns into a logged warning and 4.0
 //! refuses.
@@ -59,6 +60,23 @@ fn kafka_refuses_a_transaction_timeout_above_its_brokers_maximum() {
     let e = load_error("k.toml", text);
     assert_eq!(e.line, 5, "{e}");
     assert!(e.message.contains("transaction.max.timeout.ms"), "{e}");
+}
+
+/// Pub/Sub refuses a dead-letter policy whose maxDeliveryAttempts is not 5
+/// to 100; 0 is the preset's "no policy", which Pub/Sub's default is.
+#[test]
+fn pubsub_takes_no_dead_letter_policy_or_five_to_a_hundred_attempts() {
+    let at = |n: u32| {
+        format!("summary = \"p\"\nmodel = \"messaging\"\n[broker]\npreset = \"pubsub-exactly-once\"\nmax_deliveries = {n}\n")
+    };
+    for refused in [1, 4, 101] {
+        let e = load_error("p.toml", &at(refused));
+        assert_eq!((e.line, e.column), (5, 18), "{refused}: {e}");
+        assert!(e.message.contains("must be between 5 and 100"), "{e}");
+    }
+    for taken in [0, 5, 100] {
+        load_text("p.toml", &at(taken), &[]);
+    }
 }
 
 #[test]
