@@ -340,6 +340,9 @@ fn changed_since(r: &Repro, s: &Scenario) -> Option<String> {
 /// edited or belongs to another run, and replaying it would show a run
 /// nobody recorded. One replay, recording what it read.
 fn out_of_range(s: &Scenario, record: &Record) -> Result<(), String> {
+    // This run may wait on the user's program: Ctrl-C or SIGTERM must reach
+    // it here as in the replay that follows (which installs the same).
+    crate::signals::install_for(s);
     let mut sim = sim::Sim::new(&s.system);
     sim.choices.set_record_replays(true);
     let source = sim::Source::Replay {
@@ -348,6 +351,11 @@ fn out_of_range(s: &Scenario, record: &Record) -> Result<(), String> {
     };
     // A panic is the run's outcome, reported by the replay itself.
     let _ = sim::guarded(|| sim.run(&s.system, source, &mut sim::NoTrace));
+    // A run broken off by a signal read fewer decisions than it would have:
+    // no verdict on the file; the command reports the interruption.
+    if crate::signals::received().is_some() {
+        return Ok(());
+    }
     let read = sim.choices.recorded();
     for (stream, values) in record.streams.iter().enumerate() {
         let got = read.streams.get(stream).map_or(&[][..], Vec::as_slice);

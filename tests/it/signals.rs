@@ -326,3 +326,42 @@ fn sigterm_during_a_coverage_search_counts_no_killed_run() {
 fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
     search_interrupted("exhaustive", 20, &["--exhaustive", "--max-faults", "3"]);
 }
+
+/// `replay --repro` first replays the file's decisions to check that each
+/// one is in range, and that run waits on the program as well: a signal
+/// there kills the program's group and ends the command with 130, and the
+/// broken-off check judges nothing of the file.
+#[test]
+fn ctrl_c_while_a_repro_is_checked_kills_the_hung_program_and_exits_130() {
+    // A program that never hangs makes the repro; then the same file name
+    // hangs at its second line, inside the check's run.
+    let dir = hanging_after("repro-check", 1_000_000);
+    let toml = dir.join("hang.toml");
+    let text = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("handler_timeout_ms = 10000", "handler_timeout_ms = 120000");
+    assert!(text.contains("handler_timeout_ms = 120000"));
+    std::fs::write(&toml, text).unwrap();
+    let made = Command::new(idemsim_bin())
+        .args(["shrink", "hang.toml", "--out", "r.json"])
+        .current_dir(&dir)
+        .output()
+        .expect("idemsim runs");
+    assert_eq!(made.status.code(), Some(1), "{made:?}");
+    assert!(dir.join("r.json").exists());
+    std::fs::write(
+        dir.join("hang.py"),
+        HANG.replace("handled > 20", "handled > 1"),
+    )
+    .unwrap();
+    let mut idemsim = spawn(&dir, &["replay", "--repro", "r.json"]);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), "-INT");
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(got, Some(130), "stdout: {out}\nstderr: {err}");
+    assert!(out.is_empty(), "no trace of a broken-off run: {out}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    assert!(!err.contains("error:"), "the file is not judged: {err}");
+    none_left(ids);
+}
