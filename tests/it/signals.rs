@@ -305,11 +305,12 @@ fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
     assert_eq!(v["type"], kind, "{out}");
     assert_eq!(v["data"]["verdict"], "interrupted", "{out}");
     assert_eq!(v["data"]["panics"].as_u64().unwrap_or(0), 0, "{out}");
-    // The killed run's panic message may show; no error is reported of it.
+    // The killed run is no result: neither an error nor its panic shows.
     assert!(
         !err.lines().any(|l| l.starts_with("error:")),
         "no protocol error: {err}"
     );
+    assert!(!err.contains("panicked"), "no panic message: {err}");
     none_left(ids);
 }
 

@@ -20,9 +20,8 @@ mod parallel;
 
 use crate::choice::{ChoicePoint, Record, StreamLayout};
 use crate::engine::{swarm_max_decisions, Limit, Model, Outcome, RunReport, Sim, Source};
-use crate::explore::Tally;
+use crate::explore::{guarded, Tally};
 use crate::trace::NoTrace;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A failing schedule: its record replays it exactly.
@@ -138,9 +137,11 @@ struct Search<'a, 's, M: Model> {
 }
 
 /// Replays `record` on `sim`, logging its decision points; a model's panic
-/// is the run's outcome, not the search's end.
+/// is the run's outcome, not the search's end. Run under [`guarded`], so
+/// the command line's panic hook stays quiet about it, as in a seed sweep
+/// (a run broken off by Ctrl-C, its program killed, printed its panic).
 fn replay_logged<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> RunReport {
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    guarded(|| {
         sim.run(
             model,
             Source::Replay {
@@ -149,15 +150,8 @@ fn replay_logged<M: Model>(sim: &mut Sim<M>, model: &M, record: &Record) -> RunR
             },
             &mut NoTrace,
         )
-    }));
-    result.unwrap_or_else(|payload| {
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "panic".into());
-        RunReport::panicked(msg)
     })
+    .unwrap_or_else(RunReport::panicked)
 }
 
 impl<M: Model> Search<'_, '_, M> {
