@@ -65,15 +65,14 @@ fn check_runs_a_range_that_ends_at_the_last_seed_and_says_where_it_ends() {
     let start = TOP - 5;
     let inclusive = format!("{start}..={TOP}");
     let args = |range: &str| {
-        let out = stdout(&[
+        stdout(&[
             "check",
             "payment-stable-key",
             "--seeds",
             range,
             "--json",
             "--no-shrink",
-        ]);
-        out
+        ])
     };
     let out = args(&inclusive);
     let s = summary(&out);
