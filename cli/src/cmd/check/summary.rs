@@ -42,20 +42,14 @@ pub struct Seeds {
 }
 
 impl From<SeedRange> for Seeds {
-    fn from(r: SeedRange) -> Seeds {
-        Seeds {
-            start: r.start,
-            end: r.end,
-        }
+    fn from(SeedRange { start, end }: SeedRange) -> Seeds {
+        Seeds { start, end }
     }
 }
 
 impl From<Seeds> for SeedRange {
-    fn from(s: Seeds) -> SeedRange {
-        SeedRange {
-            start: s.start,
-            end: s.end,
-        }
+    fn from(Seeds { start, end }: Seeds) -> SeedRange {
+        SeedRange { start, end }
     }
 }
 
