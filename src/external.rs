@@ -137,7 +137,7 @@ pub(crate) fn determinism_check(
     let externals: Vec<u32> = (0..s.system.nodes.len() as u32)
         .filter(|&i| s.system.nodes[i as usize].runs_program())
         .collect();
-    for seed in seeds.start..seeds.end {
+    for seed in seeds.iter() {
         // Ctrl-C or SIGTERM: the sweep that follows stops at once and says so.
         if crate::progress::STOP.load(std::sync::atomic::Ordering::SeqCst) {
             break;
@@ -173,15 +173,7 @@ pub fn determinism_check_first(
     count: u64,
     replay: &str,
 ) -> Result<(), UsageError> {
-    let end = seeds.start.saturating_add(count).min(seeds.end);
-    determinism_check(
-        s,
-        SeedRange {
-            start: seeds.start,
-            end,
-        },
-        replay,
-    )
+    determinism_check(s, seeds.first(count), replay)
 }
 
 /// What every program of a run got and answered, in order: `→` a line

@@ -325,7 +325,7 @@ pub fn lowest_failing_seed(s: &Scenario, cap: u64) -> Option<u64> {
     let stop = AtomicBool::new(false);
     let seeds = SeedRange {
         start: 0,
-        end: s.runs.min(cap),
+        end: s.runs.min(cap).into(),
     };
     // Stops at the first failing chunk of seeds: a scenario that fails on
     // seed 0 is not run over all its seeds first.
@@ -339,7 +339,7 @@ pub fn shrink_searched(s: &Scenario, budget: Budget) -> Option<Done> {
     let stop = AtomicBool::new(false);
     let seeds = SeedRange {
         start: 0,
-        end: s.runs,
+        end: s.runs.into(),
     };
     let r = s.coverage(seeds, &stop);
     let (record, f) = (r.failing.as_ref()?, r.summary.first_failure.as_ref()?);

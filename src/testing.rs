@@ -131,7 +131,7 @@ impl<'m, M: LedgerModel> Check<'m, M> {
     {
         let range = SeedRange {
             start: self.seeds.start,
-            end: self.seeds.end,
+            end: self.seeds.end.into(),
         };
         let summary = sim::explore(
             self.model,

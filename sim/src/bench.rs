@@ -36,7 +36,7 @@ pub fn bare_loop(seeds: SeedRange, events_per_schedule: u64) -> BareTotals {
         BinaryHeap::with_capacity(BARE_PENDING as usize * 2);
     let mut choices = Choices::new();
     let mut totals = BareTotals::default();
-    for seed in seeds.start..seeds.end {
+    for seed in seeds.iter() {
         heap.clear();
         choices.start_random(seed, 1, false);
         let mut seq = 0u64;

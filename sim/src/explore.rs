@@ -175,7 +175,8 @@ pub struct Summary {
     /// protocol), and its seed must be reported, not hidden behind a finding.
     pub first_panic: Option<(u64, String)>,
     /// True when the sweep was stopped before every seed ran. The seeds that
-    /// ran are then exactly `start..start + schedules` of the range swept.
+    /// ran are then exactly the first `schedules` of the range swept
+    /// ([`SeedRange::first`]).
     pub interrupted: bool,
 }
 
@@ -242,18 +243,40 @@ impl Summary {
 }
 
 /// Seeds to run: `start..end`, optionally one shard of them.
+///
+/// `end` is exclusive and a `u128` so that a range can hold the last seed,
+/// `u64::MAX`, whose exclusive end is 2^64. Only the boundaries are 128-bit:
+/// a sweep counts and hands out seeds as `u64` offsets from `start`. An end
+/// past 2^64 reads as 2^64 (no seed lies beyond it), and an end at or below
+/// `start` makes the range empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRange {
     /// The first seed.
     pub start: u64,
-    /// One past the last seed.
-    pub end: u64,
+    /// One past the last seed: at most 2^64.
+    pub end: u128,
 }
 
+/// The exclusive end of a range holding the last seed.
+const PAST_LAST_SEED: u128 = 1 << 64;
+
 impl SeedRange {
-    /// How many seeds.
+    /// Seeds `start..=last`, both included.
+    pub fn inclusive(start: u64, last: u64) -> SeedRange {
+        SeedRange {
+            start,
+            end: u128::from(last) + 1,
+        }
+    }
+
+    /// How many seeds. A tally counts runs in a `u64`, so a range of all
+    /// 2^64 seeds counts, and runs, its first 2^64 − 1.
     pub fn len(&self) -> u64 {
-        self.end.saturating_sub(self.start)
+        let n = self
+            .end
+            .min(PAST_LAST_SEED)
+            .saturating_sub(u128::from(self.start));
+        u64::try_from(n).unwrap_or(u64::MAX)
     }
 
     /// No seed at all.
@@ -261,18 +284,50 @@ impl SeedRange {
         self.len() == 0
     }
 
+    /// The last seed, if the range holds one.
+    pub fn last(&self) -> Option<u64> {
+        // start + len - 1 <= u64::MAX by the clamp in `len`.
+        self.len().checked_sub(1).map(|n| self.start + n)
+    }
+
+    /// The exclusive end as a `u64`: `None` when it is 2^64, i.e. the range
+    /// holds seed `u64::MAX`. What JSON writes as its `end` (then null).
+    pub fn end_u64(&self) -> Option<u64> {
+        u64::try_from(u128::from(self.start) + u128::from(self.len())).ok()
+    }
+
+    /// Whether `seed` is in the range.
+    pub fn contains(&self, seed: u64) -> bool {
+        seed >= self.start && seed - self.start < self.len()
+    }
+
+    /// The seeds in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> {
+        let start = self.start;
+        (0..self.len()).map(move |i| start + i)
+    }
+
+    /// The first `n` seeds (all of them if there are fewer): what an
+    /// interrupted sweep ran.
+    pub fn first(&self, n: u64) -> SeedRange {
+        SeedRange {
+            start: self.start,
+            end: u128::from(self.start) + u128::from(n.min(self.len())),
+        }
+    }
+
     /// Shard `index` of `count`: contiguous and deterministic, together exactly the range.
-    /// Computed in 128 bits, so it is exact for any range of `u64` seeds.
+    /// Computed in 128 bits, so it is exact for any range of `u64` seeds,
+    /// the one holding `u64::MAX` among them.
     pub fn shard(&self, index: u64, count: u64) -> SeedRange {
         assert!(count > 0 && index < count, "shard {index}/{count}");
         let n = u128::from(self.len());
-        let at = |i: u64| {
-            let offset = n * u128::from(i) / u128::from(count);
-            // offset <= n = end - start, so the sum stays within u64.
-            self.start + u64::try_from(offset).expect("an offset within the range")
-        };
+        let at = |i: u64| u128::from(self.start) + n * u128::from(i) / u128::from(count);
+        // A shard's start is below the range's end (or is its start when it
+        // is empty), so it is a seed.
+        let start = u64::try_from(at(index)).expect("a shard starts at a seed or is empty");
         SeedRange {
-            start: at(index),
+            start,
             end: at(index + 1),
         }
     }
@@ -345,11 +400,14 @@ fn sweep<M: Model + Sync>(
     until_failure: bool,
 ) -> Summary {
     let jobs = jobs.max(1);
-    // The next seed to hand out; it never passes `seeds.end`, so it cannot
-    // wrap at the top of u64. Every chunk handed out runs to its end (`stop`
-    // is only read between chunks), so the seeds that ran are always the
-    // contiguous range `seeds.start..next`, also after an interrupt.
-    let next = AtomicU64::new(seeds.start);
+    // How far into the range the next chunk starts, as an offset from
+    // `seeds.start`: it never passes `seeds.len()`, so neither it nor a seed
+    // (`start + offset`, below 2^64) can wrap, also for a range that ends at
+    // the last seed. Every chunk handed out runs to its end (`stop` is only
+    // read between chunks), so the seeds that ran are always the first
+    // `next` of the range, also after an interrupt.
+    let len = seeds.len();
+    let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let total = Mutex::new(Summary::default());
     let failed = AtomicBool::new(false);
@@ -365,13 +423,14 @@ fn sweep<M: Model + Sync>(
                 break;
             }
             let claimed = next.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                (n < seeds.end).then(|| n.saturating_add(CHUNK).min(seeds.end))
+                (n < len).then(|| n.saturating_add(CHUNK).min(len))
             });
             let Ok(lo) = claimed else {
                 break;
             };
-            let hi = lo.saturating_add(CHUNK).min(seeds.end);
-            for seed in lo..hi {
+            let hi = lo.saturating_add(CHUNK).min(len);
+            for offset in lo..hi {
+                let seed = seeds.start + offset;
                 let r = run_guarded(&mut sim, model, seed);
                 local.add(seed, &r, sim.oracle());
                 if until_failure && r.outcome.is_failure() {
@@ -397,13 +456,13 @@ fn sweep<M: Model + Sync>(
     }
     let mut summary = total.into_inner().expect("workers finished");
     // An interrupted sweep still reports only what ran; a complete one is never "interrupted".
-    if summary.tally.schedules == seeds.len() {
+    if summary.tally.schedules == len {
         summary.interrupted = false;
     }
     debug_assert_eq!(
         summary.tally.schedules,
-        next.load(Ordering::Relaxed) - seeds.start,
-        "the seeds that ran are seeds.start..next"
+        next.load(Ordering::Relaxed),
+        "the seeds that ran are the first `next` of the range"
     );
     summary
 }
@@ -411,13 +470,15 @@ fn sweep<M: Model + Sync>(
 mod tests {
     use super::SeedRange;
 
+    const TOP: u128 = 1 << 64;
+
     #[test]
     fn shards_of_the_whole_u64_range_tile_it_without_overflow() {
         let all = SeedRange {
             start: 0,
-            end: u64::MAX,
+            end: u128::from(u64::MAX),
         };
-        let half = u64::MAX / 2;
+        let half = u128::from(u64::MAX / 2);
         assert_eq!(
             all.shard(0, 2),
             SeedRange {
@@ -428,16 +489,56 @@ mod tests {
         assert_eq!(
             all.shard(1, 2),
             SeedRange {
-                start: half,
-                end: u64::MAX
+                start: u64::MAX / 2,
+                end: u128::from(u64::MAX)
             }
         );
         let top = SeedRange {
             start: u64::MAX - 1,
-            end: u64::MAX,
+            end: u128::from(u64::MAX),
         };
         assert_eq!(top.shard(0, 1), top);
         assert!(top.shard(0, 3).is_empty());
         assert_eq!(top.shard(2, 3), top);
+    }
+
+    #[test]
+    fn a_range_can_hold_the_last_seed() {
+        let r = SeedRange::inclusive(u64::MAX - 5, u64::MAX);
+        assert_eq!(r.end, TOP);
+        assert_eq!(r.len(), 6);
+        assert_eq!(r.last(), Some(u64::MAX));
+        assert_eq!(r.end_u64(), None);
+        assert!(r.contains(u64::MAX) && !r.contains(u64::MAX - 6));
+        let seeds: Vec<u64> = r.iter().collect();
+        assert_eq!(seeds, (u64::MAX - 5..=u64::MAX).collect::<Vec<_>>());
+        assert_eq!(r.first(2), SeedRange::inclusive(u64::MAX - 5, u64::MAX - 4));
+        assert_eq!(r.first(99), r);
+        // Shards tile it, the last one ending at 2^64.
+        let shards: Vec<SeedRange> = (0..4).map(|i| r.shard(i, 4)).collect();
+        assert_eq!(shards[0].start, r.start);
+        assert_eq!(shards[3].end, TOP);
+        for w in shards.windows(2) {
+            assert_eq!(u128::from(w[1].start), w[0].end);
+        }
+        assert_eq!(shards.iter().map(SeedRange::len).sum::<u64>(), 6);
+    }
+
+    #[test]
+    fn ends_past_the_last_seed_and_below_the_start_hold_no_extra_seeds() {
+        let past = SeedRange {
+            start: u64::MAX,
+            end: TOP + 10,
+        };
+        assert_eq!(past.len(), 1);
+        assert_eq!(past.last(), Some(u64::MAX));
+        let backwards = SeedRange { start: 5, end: 3 };
+        assert!(backwards.is_empty());
+        assert_eq!(backwards.last(), None);
+        assert_eq!(backwards.iter().count(), 0);
+        // All 2^64 seeds count in a u64 as their first 2^64 - 1.
+        let all = SeedRange { start: 0, end: TOP };
+        assert_eq!(all.len(), u64::MAX);
+        assert_eq!(all.last(), Some(u64::MAX - 1));
     }
 }

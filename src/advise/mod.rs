@@ -162,7 +162,7 @@ pub fn advise(
     let s = catalog::load_entry(entry, base)?;
     let seeds = SeedRange {
         start: 0,
-        end: budget.runs.unwrap_or(s.runs),
+        end: budget.runs.unwrap_or(s.runs).into(),
     };
     let runner = Runner {
         entry,

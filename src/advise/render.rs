@@ -224,7 +224,7 @@ pub fn json_lines(a: &Advice) -> String {
     let mut head = json!({
         "scenario": a.scenario,
         "model": a.model,
-        "seeds": {"start": a.seeds.start, "end": a.seeds.end},
+        "seeds": {"start": a.seeds.start, "end": a.seeds.end_u64()},
         "costs": costs_json(&a.baseline_costs),
         "budget": {
             "max_changes": bud.max_changes,
@@ -291,7 +291,7 @@ pub fn html_data(a: &Advice) -> Value {
     json!({
         "scenario": a.scenario,
         "verdict": verdict_text(&a.baseline),
-        "seeds": {"start": a.seeds.start, "end": a.seeds.end},
+        "seeds": {"start": a.seeds.start, "end": a.seeds.end_u64()},
         "costs": costs_json(&a.baseline_costs),
         "fixes": fixes,
         "notes": notes,

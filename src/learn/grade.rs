@@ -157,7 +157,7 @@ pub fn check(
     }
     let seeds = SeedRange {
         start: 0,
-        end: ex.seeds,
+        end: ex.seeds.into(),
     };
     let replay = replay_line(ex, &answer.sets);
     if ex.kind == Kind::Program {

@@ -105,13 +105,21 @@ fn add_decimal_seeds(v: &mut serde_json::Value) {
     }
 }
 
+/// The exclusive end of a range that holds the last seed, 2^64: no `u64`,
+/// so a range's `end` is null there and only its twin spells it.
+const PAST_LAST_SEED: &str = "18446744073709551616";
+
 fn range_twins(range: &mut serde_json::Map<String, serde_json::Value>) {
     for end in ["start", "end"] {
-        if let Some(n) = range.get(end).and_then(serde_json::Value::as_u64) {
-            range.insert(
-                format!("{end}{DECIMAL}"),
-                serde_json::Value::String(n.to_string()),
-            );
+        let twin = match range.get(end) {
+            Some(serde_json::Value::Number(n)) => n.as_u64().map(|n| n.to_string()),
+            Some(serde_json::Value::Null) if end == "end" && range.contains_key("start") => {
+                Some(PAST_LAST_SEED.to_string())
+            }
+            _ => None,
+        };
+        if let Some(twin) = twin {
+            range.insert(format!("{end}{DECIMAL}"), serde_json::Value::String(twin));
         }
     }
 }
@@ -174,6 +182,23 @@ mod tests {
         strip_decimal_twins(&mut data);
         assert_eq!(data["seeds"], serde_json::json!({"start": 1, "end": max}));
         assert!(data.get("lowest_failing_seed_decimal").is_none());
+    }
+
+    #[test]
+    fn a_range_ending_at_the_last_seed_has_a_null_end_spelled_by_its_twin() {
+        let line = json_line(
+            "summary",
+            serde_json::json!({
+                "seeds": {"start": u64::MAX - 5, "end": null},
+                "requested": null,
+            }),
+        );
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let seeds = &v["data"]["seeds"];
+        assert_eq!(seeds["end"], serde_json::Value::Null);
+        assert_eq!(seeds["end_decimal"], "18446744073709551616");
+        assert_eq!(seeds["start_decimal"], "18446744073709551610");
+        assert_eq!(v["data"]["requested"], serde_json::Value::Null);
     }
 
     #[test]

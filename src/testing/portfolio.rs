@@ -116,6 +116,13 @@ pub fn search_budget(range: SeedRange) -> u64 {
     (range.len() / SEARCH_SHARE).max(1)
 }
 
+/// The coverage-guided search's seed for a sweep of `range`: the range's
+/// end, so its warm-up runs seeds the sweep did not. A range that holds the
+/// last seed ends at 2^64, which wraps to seed 0, below the range.
+pub fn search_seed(range: SeedRange) -> u64 {
+    range.end_u64().unwrap_or(0)
+}
+
 /// Runs the search parts of the portfolio over `range` (exhaustive on
 /// `jobs` threads, coverage on one); deterministic for any `jobs`.
 pub fn searches<M: Model + Sync>(
@@ -127,7 +134,7 @@ pub fn searches<M: Model + Sync>(
     let budget = search_budget(range);
     Searches {
         exhaustive: deepen(model, budget, jobs, stop),
-        coverage: coverage(model, range.end, budget, stop),
+        coverage: coverage(model, search_seed(range), budget, stop),
     }
 }
 
@@ -231,7 +238,7 @@ pub fn first_failure<M: Model + Sync>(
             schedules: range.len() + f.after,
         });
     }
-    let c = coverage(model, range.end, budget, stop);
+    let c = coverage(model, search_seed(range), budget, stop);
     c.found.map(|f| FirstFailure {
         part: f.part,
         schedules: range.len() + e.tally.schedules + f.after,

@@ -32,7 +32,7 @@ fn every_scenario_matches_its_expectation_within_the_test_budget() {
             let ablated = s.ablated(&s.file, prot).unwrap_or_else(|e| panic!("{e}"));
             let seeds = SeedRange {
                 start: 0,
-                end: budget,
+                end: budget.into(),
             };
             let a = prot.judge(&find_failure(&ablated.system, seeds, 2, &stop));
             if let Some(m) = a.mismatch {
@@ -506,7 +506,7 @@ fn the_default_portfolio_finds_every_catalog_bug_at_its_default_budget() {
         }
         let seeds = SeedRange {
             start: 0,
-            end: s.runs,
+            end: s.runs.into(),
         };
         match first_failure(&s.system, seeds, support::JOBS, &stop) {
             None => missed.push(format!("{} (budget {})", s.name, s.runs)),

@@ -36,7 +36,7 @@ fn violating() -> Vec<(PathBuf, Scenario, u64)> {
         let stop = AtomicBool::new(false);
         let seeds = SeedRange {
             start: 0,
-            end: s.runs.min(SEED_CAP),
+            end: s.runs.min(SEED_CAP).into(),
         };
         let sum = explore(&s.system, seeds, 1, &stop, &|_| {});
         // Nor does a rare bug the search after the seeds is there for

@@ -194,7 +194,10 @@ impl Sweep<'_> {
             .then(|| found::search(s, &self.replay, self.all, jobs))
             .transpose()?;
         if let Some(searches) = &searches {
-            line.portfolio = Some(portfolio::PortfolioLine::of(searches, self.all.end));
+            line.portfolio = Some(portfolio::PortfolioLine::of(
+                searches,
+                idemsim::testing::portfolio::search_seed(self.all),
+            ));
             line.interrupted |= progress::STOP.load(std::sync::atomic::Ordering::Relaxed);
             line.derive();
         }
@@ -222,13 +225,14 @@ impl Sweep<'_> {
     }
 }
 
-/// The seeds `check` sweeps: `--seeds`, or the first `--runs` (or `run.runs`);
-/// none is bad input.
+/// The seeds `check` sweeps: `--seeds`, `--seed`, or the first `--runs` (or
+/// `run.runs`); none is bad input.
 fn seed_range(a: &Args, s: &models::Scenario) -> Result<SeedRange, UsageError> {
     super::common::runs("--runs", a.runs)?;
-    let all = a.seeds.unwrap_or(SeedRange {
+    let one = a.seed.map(|n| SeedRange::inclusive(n, n));
+    let all = a.seeds.or(one).unwrap_or(SeedRange {
         start: 0,
-        end: a.runs.unwrap_or(s.runs),
+        end: a.runs.unwrap_or(s.runs).into(),
     });
     if all.is_empty() {
         let what = if a.runs.is_some() {
@@ -270,10 +274,7 @@ fn sweep_line(
     line.shard = a.shard.map(|(index, count)| ShardLine {
         index,
         count,
-        of: Seeds {
-            start: all.start,
-            end: all.end,
-        },
+        of: Seeds::from(all),
     });
     line
 }

@@ -11,42 +11,62 @@ use sim::{Outcome, SeedRange};
 use std::path::Path;
 use std::time::Instant;
 
-/// Parses `--seeds A..B` (B exclusive, above A, at most [`MAX_RUNS`] seeds).
+/// Parses `--seeds A..B` (B exclusive, at most 2^64) or `--seeds A..=B`
+/// (B inclusive, at most 2^64 − 1): at least one and at most [`MAX_RUNS`]
+/// seeds. Both spellings reach the last seed, `u64::MAX`.
 pub fn parse_seeds(s: &str) -> Result<SeedRange, String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("`{s}` is not a range A..B, e.g. 0..1000"))?;
+    let (a, b) = s.split_once("..").ok_or_else(|| {
+        format!("`{s}` is not a range A..B (B exclusive) or A..=B (B inclusive), e.g. 0..1000")
+    })?;
     let start: u64 = a
         .trim()
         .parse()
-        .map_err(|_| format!("`{a}` is not a seed"))?;
-    let end: u64 = b.trim().parse().map_err(|_| {
-        // 2^64 would be the end of a range holding the last seed, which an
-        // exclusive u64 end cannot say: name the limit and the way to that seed.
-        if b.trim().parse::<u128>().is_ok_and(|n| n > u128::from(u64::MAX)) {
-            format!(
-                "`{b}` is past the last seed: a range's end is exclusive and at most {max}, so seed {max} is in no range; replay it alone with `idemsim replay SCENARIO --seed {max}`",
-                max = u64::MAX
-            )
-        } else {
-            format!("`{b}` is not a seed")
-        }
-    })?;
-    if end <= start {
+        .map_err(|_| format!("`{a}` is not a seed (0 to {})", u64::MAX))?;
+    let (inclusive, b) = match b.strip_prefix('=') {
+        Some(last) => (true, last),
+        None => (false, b),
+    };
+    let n: u128 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a seed (0 to {})", u64::MAX))?;
+    // Exclusive, 2^64 is the end of a range holding the last seed; past
+    // it, or inclusive past u64::MAX, there is no seed.
+    let end = if inclusive { n.saturating_add(1) } else { n };
+    if end > 1 << 64 {
         return Err(format!(
-            "empty seed range {start}..{end}: the end is exclusive and must be above the start"
+            "`{b}` is past the last seed, {max}: end the range there with {start}..={max}",
+            max = u64::MAX
+        ));
+    }
+    let range = SeedRange { start, end };
+    if range.is_empty() {
+        let (op, why) = if inclusive {
+            ("..=", "the end is inclusive and must be at least the start")
+        } else {
+            ("..", "the end is exclusive and must be above the start")
+        };
+        return Err(format!(
+            "empty seed range {start}{op}{n}: {why}, e.g. {start}..={start} for seed {start} alone"
         ));
     }
     // The bound of --runs: a longer range would not end in any lifetime.
-    if end - start > MAX_RUNS {
+    let len = end - u128::from(start);
+    if len > u128::from(MAX_RUNS) {
+        // The example keeps the spelling given; it stays below 2^64, since
+        // a range this long starts at least MAX_RUNS seeds below the top.
+        let example = if inclusive {
+            format!("{start}..={}", u128::from(start) + u128::from(MAX_RUNS) - 1)
+        } else {
+            format!("{start}..{}", u128::from(start) + u128::from(MAX_RUNS))
+        };
         return Err(format!(
-            "seed range {start}..{end} holds {} seeds, more than {MAX_RUNS} (the bound of --runs); \
-give a range of at most {MAX_RUNS} seeds, e.g. {start}..{}",
-            end - start,
-            start.saturating_add(MAX_RUNS)
+            "seed range {start}{op}{n} holds {len} seeds, more than {MAX_RUNS} (the bound of --runs); \
+give a range of at most {MAX_RUNS} seeds, e.g. {example}",
+            op = if inclusive { "..=" } else { ".." }
         ));
     }
-    Ok(SeedRange { start, end })
+    Ok(range)
 }
 
 /// Parses `--shard I/N` (0-based, I below N).
@@ -380,4 +400,71 @@ fn writable(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn writable(_dir: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_seeds, MAX_RUNS};
+    use proptest::prelude::*;
+    use sim::SeedRange;
+
+    const TOP: u128 = 1 << 64;
+
+    proptest! {
+        /// `A..B` and `A..=B-1` are the same seeds, at the top of the
+        /// seed space too, where B is 2^64.
+        #[test]
+        fn an_exclusive_end_and_the_inclusive_seed_below_it_are_one_range(
+            start in prop_oneof![any::<u64>(), (u64::MAX - 2000)..=u64::MAX],
+            len in 1..=MAX_RUNS,
+        ) {
+            let end = (u128::from(start) + u128::from(len)).min(TOP);
+            prop_assume!(end > u128::from(start));
+            let exclusive = parse_seeds(&format!("{start}..{end}")).unwrap();
+            let inclusive = parse_seeds(&format!("{start}..={}", end - 1)).unwrap();
+            prop_assert_eq!(exclusive, inclusive);
+            prop_assert_eq!(exclusive.start, start);
+            prop_assert_eq!(u128::from(exclusive.len()), end - u128::from(start));
+            prop_assert_eq!(exclusive.last().map(u128::from), Some(end - 1));
+        }
+    }
+
+    #[test]
+    fn the_last_seed_ends_a_range_either_way() {
+        let max = u64::MAX;
+        let want = SeedRange::inclusive(max - 5, max);
+        assert_eq!(parse_seeds(&format!("{}..={max}", max - 5)), Ok(want));
+        assert_eq!(
+            parse_seeds(&format!("{}..18446744073709551616", max - 5)),
+            Ok(want)
+        );
+        assert_eq!(
+            parse_seeds(&format!("{max}..={max}")),
+            Ok(SeedRange::inclusive(max, max))
+        );
+    }
+
+    #[test]
+    fn ranges_past_the_last_seed_or_empty_or_too_long_are_refused_with_the_fix() {
+        let max = u64::MAX;
+        let err = |s: &str| parse_seeds(s).unwrap_err();
+        let past = err("5..18446744073709551617");
+        assert!(
+            past.contains(&format!("end the range there with 5..={max}")),
+            "{past}"
+        );
+        let past = err("5..=18446744073709551616");
+        assert!(past.contains("is past the last seed"), "{past}");
+        assert!(err("9..3").contains("empty seed range 9..3"));
+        let empty = err("9..=8");
+        assert!(empty.contains("empty seed range 9..=8"), "{empty}");
+        assert!(empty.contains("9..=9 for seed 9 alone"), "{empty}");
+        let long = err("0..=1000000000000");
+        assert!(long.contains("e.g. 0..=999999999999"), "{long}");
+        assert!(err("0..2000000000000").contains("e.g. 0..1000000000000"));
+        assert!(err("3-9").contains("A..=B (B inclusive)"));
+        assert!(err("x..=9").contains("`x` is not a seed"));
+        assert!(err("1..=y").contains("`y` is not a seed"));
+        assert!(err("1..=").contains("is not a seed"));
+    }
 }

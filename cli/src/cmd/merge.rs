@@ -4,6 +4,7 @@
 use super::check::{Seeds, ShardLine, SweepLine};
 
 use idemsim::catalog::UsageError;
+use sim::SeedRange;
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim merge`.
@@ -191,11 +192,12 @@ fn consistent(l: &SweepLine) -> Result<(), String> {
     let Some(r) = l.seeds else {
         return Err("no seed range (`seeds`)".into());
     };
-    if r.start > r.end {
+    if u128::from(r.start) > r.end {
         return Err(format!("the seed range {}..{} is reversed", r.start, r.end));
     }
-    let len = r.end - r.start;
-    if l.schedules != len {
+    // The end is at most 2^64 (null in JSON), so the length is a u128.
+    let len = r.end - u128::from(r.start);
+    if u128::from(l.schedules) != len {
         return Err(format!(
             "{} schedules for the {len} seeds {}..{}",
             l.schedules, r.start, r.end
@@ -210,7 +212,7 @@ fn consistent(l: &SweepLine) -> Result<(), String> {
             l.holds, l.violations, l.panics, l.inconclusive, l.schedules
         ));
     }
-    let within = |seed: u64| r.start <= seed && seed < r.end;
+    let within = |seed: u64| SeedRange::from(r).contains(seed);
     match (&l.failure, l.violations + l.panics) {
         (None, 0) => {}
         (Some(f), 1..) if within(f.seed) => {}
@@ -253,17 +255,13 @@ fn shard_consistent(l: &SweepLine, r: Seeds, sh: ShardLine) -> Result<(), String
     if sh.count == 0 || sh.index >= sh.count {
         return Err(format!("shard {}/{} does not exist", sh.index, sh.count));
     }
-    if sh.of.start > sh.of.end {
+    if u128::from(sh.of.start) > sh.of.end {
         return Err(format!(
             "the shards' range {}..{} is reversed",
             sh.of.start, sh.of.end
         ));
     }
-    let mine = sim::SeedRange {
-        start: sh.of.start,
-        end: sh.of.end,
-    }
-    .shard(sh.index, sh.count);
+    let mine = SeedRange::from(sh.of).shard(sh.index, sh.count);
     let ran_all = (r.start, r.end) == (mine.start, mine.end);
     let ran_beginning = l.interrupted && r.start == mine.start && r.end <= mine.end;
     if ran_beginning && !ran_all {
@@ -400,10 +398,7 @@ fn every_shard_once(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
                 *slot = Some(at.as_str());
             }
         }
-        let whole = sim::SeedRange {
-            start: sh.of.start,
-            end: sh.of.end,
-        };
+        let whole = SeedRange::from(sh.of);
         let present: Vec<u64> = lines
             .iter()
             .map(|(_, l)| l.shard.expect("checked").index)
@@ -441,8 +436,8 @@ fn tile_one_range(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
         let (a_at, a) = &w[0];
         let (b_at, b) = &w[1];
         let (ra, rb) = (a.seeds.expect("checked"), b.seeds.expect("checked"));
-        if rb.start != ra.end {
-            let what = if rb.start > ra.end {
+        if u128::from(rb.start) != ra.end {
+            let what = if u128::from(rb.start) > ra.end {
                 format!("seeds {}..{} are missing", ra.end, rb.start)
             } else {
                 format!("seeds {}..{} appear twice", rb.start, ra.end.min(rb.end))

@@ -385,7 +385,7 @@ impl Run<'_> {
         };
         let seeds = SeedRange {
             start: 0,
-            end: budget,
+            end: budget.into(),
         };
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;

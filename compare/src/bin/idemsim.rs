@@ -231,7 +231,7 @@ fn main() {
     assert_eq!(mode, "speed", "unknown mode {mode}: speed or find");
     let seeds = SeedRange {
         start: 0,
-        end: runs,
+        end: runs.into(),
     };
     let t = now();
     let sum = explore(&m, seeds, threads, &stop, &|_| {});

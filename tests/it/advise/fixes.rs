@@ -154,7 +154,7 @@ fn finds(name: &str, want: &[&str]) {
     let fixed = catalog::load_entry(&entry, &overrides(first)).expect("the fix loads");
     let seeds = SeedRange {
         start: 0,
-        end: fixed.runs,
+        end: fixed.runs.into(),
     };
     let sum = fixed.search(seeds, 2, &stop);
     assert_eq!(

@@ -26,7 +26,7 @@ fn runs(name: &str, sets: &[&str], range: std::ops::Range<u64>) -> Summary {
     let stop = AtomicBool::new(false);
     let seeds = SeedRange {
         start: range.start,
-        end: range.end,
+        end: range.end.into(),
     };
     explore(&s.system, seeds, support::JOBS, &stop, &|_| {})
 }

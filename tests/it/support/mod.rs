@@ -123,7 +123,7 @@ pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     s.search(
         SeedRange {
             start: 0,
-            end: seeds,
+            end: seeds.into(),
         },
         JOBS,
         &stop,

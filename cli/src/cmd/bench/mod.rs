@@ -277,7 +277,7 @@ pub fn measure(
     reset_peak_rss();
     let seeds = SeedRange {
         start: 0,
-        end: runs,
+        end: runs.into(),
     };
     let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
     // Before the clock starts: a program that is not deterministic, or

@@ -128,7 +128,7 @@ fn measure(s: &Scenario, budget: u64, jobs: usize) -> Row {
     let stop = AtomicBool::new(false);
     let seeds = SeedRange {
         start: 0,
-        end: budget,
+        end: budget.into(),
     };
     let first = |sum: sim::Summary| sum.first_failure.map(|f| f.seed + 1);
     let random = timed(|| {
@@ -154,7 +154,7 @@ fn measure(s: &Scenario, budget: u64, jobs: usize) -> Row {
     let portfolio = timed(|| {
         let own = SeedRange {
             start: 0,
-            end: s.runs,
+            end: s.runs.into(),
         };
         let f = portfolio::first_failure(&s.system, own, jobs, &stop);
         part = f.map(|f| f.part);

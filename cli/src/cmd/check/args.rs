@@ -14,9 +14,13 @@ pub struct Args {
     /// Number of seeds to run, 1 to 10^12 [default: the scenario's run.runs].
     #[arg(long, conflicts_with = "seeds")]
     pub(super) runs: Option<u64>,
-    /// Seed range A..B (B exclusive), at most 10^12 seeds.
+    /// Seed range A..B (B exclusive) or A..=B (B inclusive), at most 10^12 seeds;
+    /// A..=18446744073709551615 ends at the last seed.
     #[arg(long, value_parser = parse_seeds)]
     pub(super) seeds: Option<SeedRange>,
+    /// Check one seed alone: the range N..=N.
+    #[arg(long, value_name = "N", conflicts_with_all = ["runs", "seeds"])]
+    pub(super) seed: Option<u64>,
     /// Run only shard I of N (0-based) of the seed range; `idemsim merge` combines the shards' --json output.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "exhaustive")]
     pub(super) shard: Option<(u64, u64)>,
@@ -46,7 +50,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub(super) html: Option<std::path::PathBuf>,
     /// Enumerate every schedule with at most --max-faults faults instead of sampling seeds.
-    #[arg(long, conflicts_with_all = ["runs", "seeds"])]
+    #[arg(long, conflicts_with_all = ["runs", "seeds", "seed"])]
     pub(super) exhaustive: bool,
     #[command(flatten)]
     pub(super) regressions: idemsim::regressions::Flags,

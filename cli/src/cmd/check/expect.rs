@@ -36,7 +36,8 @@ impl ExpectNote {
             scenario: s.name.clone(),
             mismatch: s.judge(sum).mismatch?,
             verify: format!("idemsim verify {}", entry.shell_arg()),
-            other_seeds: (seeds.start != 0 || seeds.end != s.runs).then_some((seeds, s.runs)),
+            other_seeds: (seeds.start != 0 || seeds.end != u128::from(s.runs))
+                .then_some((seeds, s.runs)),
         })
     }
 

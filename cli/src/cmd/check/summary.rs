@@ -34,8 +34,37 @@ pub struct Faults {
 pub struct Seeds {
     /// The first seed.
     pub start: u64,
-    /// One past the last.
-    pub end: u64,
+    /// One past the last: 2^64 for a range that holds the last seed, which
+    /// JSON writes as null (no `u64` reader could take it as a number; its
+    /// `end_decimal` twin says `18446744073709551616`).
+    #[serde(with = "end_or_null")]
+    pub end: u128,
+}
+
+impl From<SeedRange> for Seeds {
+    fn from(SeedRange { start, end }: SeedRange) -> Seeds {
+        Seeds { start, end }
+    }
+}
+
+impl From<Seeds> for SeedRange {
+    fn from(Seeds { start, end }: Seeds) -> SeedRange {
+        SeedRange { start, end }
+    }
+}
+
+/// A range's exclusive end in JSON: a number when it is a `u64`, and null
+/// for 2^64, the end of a range that holds the last seed.
+mod end_or_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(end: &u128, s: S) -> Result<S::Ok, S::Error> {
+        u64::try_from(*end).ok().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map_or(1 << 64, u128::from))
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -382,14 +411,8 @@ impl SweepLine {
             .collect();
         // Every chunk of seeds handed out runs to its end, so what ran of an
         // interrupted sweep is the beginning of its range (sim::explore).
-        let ran = Seeds {
-            start: seeds.start,
-            end: seeds.start + t.schedules.min(seeds.len()),
-        };
-        let asked = Seeds {
-            start: seeds.start,
-            end: seeds.end,
-        };
+        let ran = Seeds::from(seeds.first(t.schedules));
+        let asked = Seeds::from(seeds);
         let mut line = SweepLine {
             scenario: name.to_string(),
             replay,

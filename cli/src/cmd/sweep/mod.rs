@@ -402,7 +402,7 @@ fn run_rows(
         );
         let seeds = SeedRange {
             start: 0,
-            end: runs,
+            end: runs.into(),
         };
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(scenario, seeds, first, &replay)?;

@@ -184,7 +184,7 @@ pub(super) fn run_variant(
 ) -> VariantStats {
     let seeds = SeedRange {
         start: 0,
-        end: runs,
+        end: runs.into(),
     };
     VariantStats {
         summary: explore(system, seeds, jobs, stop, &|_| {}),
