@@ -138,7 +138,7 @@ impl Ledger {
 
     /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
-        self.find(op).map(|i| &self.ops[i])
+        self.find(op).map(|i| self.op_at(i))
     }
 
     /// Effects of `op` so far.
@@ -155,7 +155,7 @@ impl Ledger {
     #[inline(always)]
     fn rec_at(&mut self, at: Option<usize>, op: Op) -> &mut OpRecord {
         match at {
-            Some(i) => &mut self.ops[i],
+            Some(i) => self.op_at_mut(i),
             None => self.insert(op),
         }
     }
@@ -165,7 +165,22 @@ impl Ledger {
     fn insert(&mut self, op: Op) -> &mut OpRecord {
         let (i, _) = self.ops.insert_full(op, OpRecord::new(op));
         self.hint(op).set(i);
-        &mut self.ops[i]
+        self.op_at_mut(i)
+    }
+
+    /// The record at `i`, an index the lookup found. Through the table's
+    /// slice: one bounds check, inlined, where `IndexMap`'s own `Index`
+    /// checks twice and formats its panic, and so stayed a call on every
+    /// observation.
+    #[inline(always)]
+    pub(crate) fn op_at(&self, i: usize) -> &OpRecord {
+        &self.ops.as_slice()[i]
+    }
+
+    /// [`op_at`](Self::op_at), to change.
+    #[inline(always)]
+    pub(crate) fn op_at_mut(&mut self, i: usize) -> &mut OpRecord {
+        &mut self.ops.as_mut_slice()[i]
     }
 
     /// Looks up the record (and the key) that the invariants judging `obs`

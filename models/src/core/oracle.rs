@@ -24,8 +24,8 @@ fn observe_kind<const KIND: u8>(
         ledger,
         now_us,
         obs,
-        rec: found.rec.map(|i| &ledger.ops[i]),
-        key_first: found.key.map(|i| ledger.keys[i]),
+        rec: found.rec.map(|i| ledger.op_at(i)),
+        key_first: found.key.map(|i| ledger.keys.as_slice()[i]),
     });
     // Recorded even when it broke an invariant: the run's numbers (a
     // second effect, a duplicate run) must count what happened.

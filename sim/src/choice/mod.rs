@@ -23,6 +23,7 @@ const _: () = assert!(BUF_VALUES.is_power_of_two());
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
 
+mod burst;
 mod layout;
 mod record;
 #[cfg(test)]

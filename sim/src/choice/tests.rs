@@ -100,3 +100,74 @@ fn blocks_computed_ahead_are_the_values_a_new_source_draws() {
         }
     }
 }
+
+/// A draw of a send: `chance` of a rate or `choose` among some values.
+#[derive(Clone, Copy, Debug)]
+enum Draw {
+    Chance(u32),
+    Choose(u64),
+}
+
+fn draw_strategy() -> impl proptest::strategy::Strategy<Value = Draw> {
+    use proptest::prelude::*;
+    prop_oneof![
+        prop_oneof![Just(0u32), Just(1000), 1u32..1000].prop_map(Draw::Chance),
+        prop_oneof![Just(1u64), 2u64..5, 1u64..1 << 40].prop_map(Draw::Choose),
+    ]
+}
+
+proptest::proptest! {
+    /// Draws taken together as a [`burst::Burst`] are the draws
+    /// `chance` and `choose` make one by one: the same values, the same
+    /// count of decisions that made something happen, and the stream goes
+    /// on where it would have. A warm source (blocks computed ahead) takes
+    /// its first burst at once; a source whose buffer is short of the
+    /// burst's size hands none, and the caller draws one by one.
+    #[test]
+    fn a_burst_draws_what_draws_one_by_one_draw(
+        seed in proptest::prelude::any::<u64>(),
+        bursts in proptest::collection::vec(proptest::collection::vec(draw_strategy(), 1..5), 1..12),
+    ) {
+        let one = |c: &mut Choices, d: Draw| match d {
+            Draw::Chance(p) => u64::from(c.chance(0, p)),
+            Draw::Choose(a) => c.choose(0, a),
+        };
+        let mut warm = Choices::new();
+        let mut fresh = Choices::new();
+        // The first run touches the stream, so the next one computes its
+        // blocks ahead (as many as it drew, at most one buffer).
+        warm.start_random(seed ^ 1, 1, false);
+        for _ in 0..40 {
+            warm.choose(0, 10);
+        }
+        warm.start_random(seed, 1, false);
+        fresh.start_random(seed, 1, false);
+        let mut taken_together = 0;
+        for (i, burst) in bursts.iter().enumerate() {
+            let together: Vec<u64> = match warm.burst(0, 4) {
+                Some(mut b) => {
+                    taken_together += 1;
+                    burst.iter().map(|&d| match d {
+                        Draw::Chance(p) => u64::from(b.chance(p)),
+                        Draw::Choose(a) => b.choose(a),
+                    }).collect()
+                }
+                None => burst.iter().map(|&d| one(&mut warm, d)).collect(),
+            };
+            let alone: Vec<u64> = burst.iter().map(|&d| one(&mut fresh, d)).collect();
+            proptest::prop_assert_eq!(&together, &alone, "burst {}", i);
+            proptest::prop_assert_eq!(warm.nonzero_count(), fresh.nonzero_count());
+        }
+        proptest::prop_assert_eq!(warm.choose(0, 1 << 40), fresh.choose(0, 1 << 40));
+        proptest::prop_assert!(taken_together >= 1, "the warm source's first burst is taken at once");
+        // A new source's stream has no buffer yet: no burst, nothing drawn.
+        let mut cold = Choices::new();
+        cold.start_random(seed, 1, false);
+        proptest::prop_assert!(cold.burst(0, 4).is_none());
+        proptest::prop_assert_eq!(cold.choose(0, 1 << 40), {
+            let mut f = Choices::new();
+            f.start_random(seed, 1, false);
+            f.choose(0, 1 << 40)
+        });
+    }
+}

@@ -4,7 +4,7 @@
 use super::queue::EventKind;
 use super::run::Run;
 use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
-use crate::actor::{ActorId, Message};
+use crate::actor::{ActorId, Message, TimeUs};
 use crate::choice::{scale, StreamId, StreamLayout};
 use crate::trace::{DropReason, TraceKind, Tracer};
 use crate::world::{Partition, World};
@@ -282,81 +282,119 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
         let link = self.link_for(from, to, &msg);
         let stream = self.sim.layout.link(from, to);
-        let copies = match self.fate(world, (from, to), &link, stream) {
-            Ok(copies) => copies,
-            Err(reason) => {
-                self.trace(TraceKind::Drop {
-                    from,
-                    to,
-                    msg,
-                    msg_id,
-                    reason,
-                });
-                return;
+        let route = Route { from, to, msg_id };
+        let fate = if self.phase == Phase::Fault && self.partitioned(world, from, to) {
+            self.faults.partitioned += 1;
+            Err(DropReason::Partitioned)
+        } else {
+            match self.fate_at_once(stream, &link) {
+                Some(fate) => fate,
+                None => self.fate_one_by_one(stream, &link),
             }
         };
-        let route = Route {
-            from,
-            to,
-            msg_id,
-            stream,
-        };
-        self.queue_copies(route, msg, copies, &link);
+        match fate {
+            Ok(delays) => self.queue_copies(route, msg, delays),
+            Err(reason) => self.trace(TraceKind::Drop {
+                from,
+                to,
+                msg,
+                msg_id,
+                reason,
+            }),
+        }
     }
 
-    /// What the fault phase does to a message on its way: how many copies
-    /// arrive, or why none does. In this order, as every seed recorded
-    /// before: a partition (no draw), then loss, then duplication.
-    #[inline]
-    fn fate(
-        &mut self,
-        world: &World,
-        (from, to): (ActorId, ActorId),
-        link: &LinkNow,
-        stream: StreamId,
-    ) -> Result<u8, DropReason> {
-        if self.phase != Phase::Fault {
-            return Ok(1);
-        }
+    /// Whether a partition cuts `from → to` now (no draw).
+    #[inline(always)]
+    fn partitioned(&self, world: &World, from: ActorId, to: ActorId) -> bool {
         let now_us = self.now_us;
-        if world.partitions.iter().any(|p| p.cuts(from, to, now_us))
+        world.partitions.iter().any(|p| p.cuts(from, to, now_us))
             || self
                 .sim
                 .random_partition
                 .is_some_and(|p| p.cuts(from, to, now_us))
-        {
-            self.faults.partitioned += 1;
-            return Err(DropReason::Partitioned);
-        }
-        if self.sim.choices.chance(stream, link.loss_pm) {
-            self.faults.lost += 1;
-            return Err(DropReason::Lost);
-        }
-        if self.sim.choices.chance(stream, link.dup_pm) {
-            self.faults.duplicated += 1;
-            return Ok(2);
-        }
-        Ok(1)
     }
 
-    /// Queues a message's `copies` (1 or 2), each after its own delay drawn
-    /// from the link's stream, the first copy's first.
+    /// What the network does to a message no partition cut: lost, or its
+    /// copies' delays. In this order, as every seed recorded before: loss,
+    /// then duplication (in the fault phase only), then the first copy's
+    /// delay, then the second's. One by one, each draw on its own.
     #[inline]
-    fn queue_copies(&mut self, route: Route, msg: MsgOf<M>, copies: u8, link: &LinkNow) {
-        let Route {
-            from,
-            to,
-            msg_id,
-            stream,
-        } = route;
-        let first_at = self.now_us.saturating_add(self.delay_us(stream, link));
+    fn fate_one_by_one(&mut self, stream: StreamId, link: &LinkNow) -> Result<Delays, DropReason> {
+        let mut copies = 1;
+        if self.phase == Phase::Fault {
+            if self.sim.choices.chance(stream, link.loss_pm) {
+                self.faults.lost += 1;
+                return Err(DropReason::Lost);
+            }
+            if self.sim.choices.chance(stream, link.dup_pm) {
+                self.faults.duplicated += 1;
+                copies = 2;
+            }
+        }
+        let first_us = self.delay_us(stream, link);
+        let second_us = if copies == 2 {
+            Some(self.delay_us(stream, link))
+        } else {
+            None
+        };
+        Ok(Delays {
+            first_us,
+            second_us,
+        })
+    }
+
+    /// [`fate_one_by_one`](Self::fate_one_by_one)'s draws taken together
+    /// from the link's stream (a sweep's run whose stream holds the four
+    /// values a send may take, on a link with uniform delays): the same
+    /// values, with the stream looked up once. `None` otherwise, drawing
+    /// nothing.
+    #[inline(always)]
+    fn fate_at_once(
+        &mut self,
+        stream: StreamId,
+        link: &LinkNow,
+    ) -> Option<Result<Delays, DropReason>> {
+        if link.delay_sd_us != 0 {
+            return None;
+        }
+        let fault = self.phase == Phase::Fault;
+        let mut draws = self.sim.choices.burst(stream, 4)?;
+        let mut copies = 1;
+        if fault {
+            if draws.chance(link.loss_pm) {
+                self.faults.lost += 1;
+                return Some(Err(DropReason::Lost));
+            }
+            if draws.chance(link.dup_pm) {
+                self.faults.duplicated += 1;
+                copies = 2;
+            }
+        }
+        // Validation keeps every delay range ordered and below 2^64 values.
+        debug_assert!(link.delay_us_min <= link.delay_us_max);
+        let arity = link.delay_us_max - link.delay_us_min + 1;
+        let first_us = link.delay_us_min + draws.choose(arity);
+        let second_us = (copies == 2).then(|| link.delay_us_min + draws.choose(arity));
+        Some(Ok(Delays {
+            first_us,
+            second_us,
+        }))
+    }
+
+    /// Queues a message's copies, each after its own delay, the first
+    /// copy's first.
+    #[inline]
+    fn queue_copies(&mut self, route: Route, msg: MsgOf<M>, delays: Delays) {
+        let Route { from, to, msg_id } = route;
+        let first_at = self.now_us.saturating_add(delays.first_us);
         if T::ENABLED {
             self.trace(TraceKind::Send {
                 from,
                 to,
                 msg: msg.clone(),
                 msg_id,
-                copies,
+                copies: 1 + u8::from(delays.second_us.is_some()),
                 deliver_at_us: first_at,
             });
         }
@@ -367,14 +405,22 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             msg_id,
             duplicate,
         };
-        if copies == 2 {
-            let second_at = self.now_us.saturating_add(self.delay_us(stream, link));
+        if let Some(second_us) = delays.second_us {
+            let second_at = self.now_us.saturating_add(second_us);
             self.push(first_at, deliver(msg.clone(), false));
             self.push(second_at, deliver(msg, true));
         } else {
             self.push(first_at, deliver(msg, false));
         }
     }
+}
+
+/// The delays of a message's copies on their link: one, or two when the
+/// network duplicated it.
+#[derive(Clone, Copy)]
+struct Delays {
+    first_us: TimeUs,
+    second_us: Option<TimeUs>,
 }
 
 /// One rate the swarm mix draws per seed: a link's loss or its duplication,
@@ -407,12 +453,10 @@ pub(super) fn swarm_draws(world: &World) -> Vec<SwarmDraw> {
     out
 }
 
-/// A message's route through the network: its ends, its id, and the link's
-/// stream its draws come from.
+/// A message's route through the network: its ends and its id.
 #[derive(Clone, Copy)]
 struct Route {
     from: ActorId,
     to: ActorId,
     msg_id: u32,
-    stream: StreamId,
 }

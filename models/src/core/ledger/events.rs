@@ -50,7 +50,7 @@ impl Ledger {
         r.dead = true;
         let (entity, version) = (r.entity, r.version);
         let at = entity.and_then(|e| self.find(e));
-        if let Some(e) = at.map(|i| &mut self.ops[i]) {
+        if let Some(e) = at.map(|i| self.op_at_mut(i)) {
             if e.newest.is_some_and(|(v, _)| v == version) {
                 e.newest_dead = true;
             }

@@ -46,7 +46,7 @@ impl Ledger {
     /// at `at`: wasted if its client had stopped waiting for it.
     #[inline]
     pub(super) fn work(&mut self, at: Option<usize>, now_us: TimeUs, layer: &Layer, attempt: u32) {
-        let wasted = at.is_some_and(|i| self.ops[i].stopped_waiting(attempt));
+        let wasted = at.is_some_and(|i| self.op_at(i).stopped_waiting(attempt));
         let l = &mut self.load[usize::from(layer.index)];
         l.work += 1;
         if wasted {

@@ -143,7 +143,7 @@ impl Ledger {
         let Some(i) = self.find(about) else {
             return;
         };
-        let r = &mut self.ops[i];
+        let r = self.op_at_mut(i);
         if r.intended {
             r.announced += 1;
             r.announced_total += u64::from(payload);
