@@ -2,7 +2,8 @@
 //! unknown share of a design to zero when it asks the bank and re-drives
 //! under the same key; asking the service, or re-driving under a new key,
 //! pays twice; a crash between any two of its steps is survivable; and its
-//! keys are validated like every other key.
+//! keys are validated like every other key. Its sibling, the compensation
+//! job, ends claims "cancelled", which the summaries count apart.
 
 use crate::support;
 
@@ -200,4 +201,47 @@ fn the_reconcile_keys_are_checked_with_a_place_and_a_fix() {
             ),
         ],
     );
+}
+
+/// A claim the compensation job cancelled may have been paid and refunded:
+/// it is counted `cancelled`, never among the `failed`, whose meaning is
+/// "nothing executed". The ledger's counters, the text summary and the JSON
+/// summary give the same numbers, and every operation is in one ending.
+#[test]
+fn a_compensated_claim_is_counted_cancelled_not_failed() {
+    let name = "payment-refund-after-query";
+    let sum = sweep(&load(name, &[]), 300);
+    let n = |c| sum.tally.counter(c).map_or(0, |v| v[0]);
+    let cancelled = n(counter::CANCELLED);
+    assert!(cancelled > 0, "the job cancels some dead letters");
+    let endings = [
+        counter::DONE,
+        counter::FAILED,
+        counter::CANCELLED,
+        counter::UNKNOWN,
+        counter::ABANDONED,
+        counter::OPEN,
+    ];
+    assert_eq!(endings.map(n).iter().sum::<u64>(), n(counter::OPERATIONS));
+    let json = support::summary(&support::outcome(&[
+        "check",
+        name,
+        "--runs",
+        "300",
+        "--strategy",
+        "seeds",
+        "--no-shrink",
+        "--json",
+    ]));
+    let ops = &json["operations"];
+    assert_eq!(ops["cancelled"], cancelled, "{ops}");
+    assert_eq!(ops["failed"], n(counter::FAILED), "{ops}");
+    let (text, _) = run(&["check", name, "--runs", "300", "--strategy", "seeds"], 0);
+    assert!(
+        text.contains(&format!("{cancelled} cancelled (taken back)")),
+        "{text}"
+    );
+    // A design that cancels nothing keeps its line as it was.
+    let (text, _) = run(&["check", "payment-reconcile-at-bank", "--runs", "30"], 0);
+    assert!(!text.contains("cancelled"), "{text}");
 }

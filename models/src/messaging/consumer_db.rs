@@ -4,7 +4,7 @@
 use super::msg::{Event, Msg, TxKind, TxResult};
 use super::situations as sit;
 use super::CONSUMER_WRITE;
-use crate::core::dedup::DedupStore;
+use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::{Carries, Obs, Site};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs};
 use std::marker::PhantomData;
@@ -164,16 +164,28 @@ impl<W: Carries<Msg>> ConsumerDb<W> {
         effect_done: bool,
         ctx: &mut impl Ctx<Self>,
     ) -> TxResult {
-        if Self::in_inbox(s, ev.id, ctx) {
-            ctx.reached(sit::INBOX_HIT);
-            return TxResult::Duplicate;
-        }
-        // Row and effect commit together: an effect without its
-        // row means the cleanup deleted the row too early (the
-        // cleanup first, so the trace shows it in that order).
+        // Expired: a row was written and the cleanup deleted it (or will:
+        // past its retention it is as good as gone); the store remembers
+        // that much. Absent: no row was ever written for it.
+        let cleaned = match s.inbox.lookup(&ev.id, ctx.now_us()) {
+            Lookup::Live(_) => {
+                ctx.reached(sit::INBOX_HIT);
+                return TxResult::Duplicate;
+            }
+            Lookup::Expired => true,
+            Lookup::Absent => false,
+        };
+        // The cleanup first, so the trace shows it before what it let in.
         Self::clean_inbox(s, ctx);
-        if effect_done {
-            ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP);
+        match (effect_done, cleaned) {
+            // Row and effect committed together, and the cleanup deleted
+            // the row too early.
+            (true, true) => ctx.reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP),
+            // The effect was committed without a row, by a handler that
+            // keeps none (a consumer version before its inbox): nothing
+            // was cleaned up, the check had no row to find.
+            (true, false) => ctx.reached(sit::REDELIVERED_AFTER_EFFECT),
+            (false, _) => {}
         }
         self.record_inbox(s, ev.id, ctx);
         self.effect(s, ev, version, ctx);

@@ -41,7 +41,7 @@ pub const INBOX_HIT: SituationId = FIRST + 10;
 pub const INBOX_ROW_WITHOUT_EFFECT: SituationId = FIRST + 11;
 /// `effect-without-inbox-row`: A delivery found its effect committed but its inbox row missing: the two were written in separate transactions.
 pub const EFFECT_WITHOUT_INBOX_ROW: SituationId = FIRST + 12;
-/// `redelivered-after-effect`: A message whose effect is already in the database was processed again without a dedup check.
+/// `redelivered-after-effect`: A message whose effect is already in the database was processed again: without a dedup check, or with one that had no row to find (the effect was written by a handler that keeps no inbox).
 pub const REDELIVERED_AFTER_EFFECT: SituationId = FIRST + 13;
 /// `unique-key-hit`: An insert under the business key found the row there: "already exists" counted as success.
 pub const UNIQUE_KEY_HIT: SituationId = FIRST + 14;
@@ -149,7 +149,7 @@ pub static ALL: &[SituationDoc] = &[
     SituationDoc { id: INBOX_ROW_REAPED, name: "inbox-row-reaped", doc: "The inbox's cleanup deleted rows older than their retention (consumer.inbox_retention_ms)." },
     SituationDoc { id: REDELIVERED_AFTER_INBOX_CLEANUP, name: "redelivered-after-inbox-cleanup", doc: "A message whose effect is committed was delivered again after the cleanup had deleted its inbox row: the retention is shorter than the time duplicates keep coming." },
     SituationDoc { id: UNIQUE_KEY_HIT, name: "unique-key-hit", doc: "An insert under the business key found the row there: \"already exists\" counted as success." },
-    SituationDoc { id: REDELIVERED_AFTER_EFFECT, name: "redelivered-after-effect", doc: "A message whose effect is already in the database was processed again without a dedup check." },
+    SituationDoc { id: REDELIVERED_AFTER_EFFECT, name: "redelivered-after-effect", doc: "A message whose effect is already in the database was processed again: without a dedup check, or with one that had no row to find (the effect was written by a handler that keeps no inbox)." },
     SituationDoc { id: INBOX_ROW_WITHOUT_EFFECT, name: "inbox-row-without-effect", doc: "A delivery found its inbox row committed but its effect missing: the two were written in separate transactions." },
     SituationDoc { id: EFFECT_WITHOUT_INBOX_ROW, name: "effect-without-inbox-row", doc: "A delivery found its effect committed but its inbox row missing: the two were written in separate transactions." },
     SituationDoc { id: OUT_OF_ORDER_WRITE, name: "out-of-order-write", doc: "A set-value event arrived older than the version already stored." },

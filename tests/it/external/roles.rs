@@ -95,6 +95,12 @@ fn the_banks_program_keys_are_refused_where_they_mean_nothing() {
             "[bank]\nstate_folder = true\n",
             "state_folder is a setting of an external program, and no bank.program is given",
         ),
+        // The protocol has no refund message: a compensation's refunds
+        // would never reach the program.
+        (
+            "[client.compensate]\nrefund_when = \"timeout\"\n[bank]\nprogram = [\"sh\", \"-c\", \"exit\"]\n",
+            "s.toml:3:1: the compensation job refunds at the bank, and a bank program (bank.program) is never told of refunds",
+        ),
     ] {
         let e = load_error("s.toml", &format!("{payment}{table}"));
         assert!(e.to_string().contains(words), "{table}: {e}");

@@ -313,3 +313,24 @@ fn a_record_first_inbox_resending_after_the_ack_doubles_or_loses() {
         .situations
         .contains(sit::RECORD_RESENT_TOOK_OWN_ROW));
 }
+
+/// `redelivered-after-inbox-cleanup` blames the cleanup, so it needs a row
+/// the cleanup deleted. These rollouts keep every row forever: their old
+/// consumer version wrote its effects with no inbox row at all, and a
+/// second copy reaching a new version with an inbox finds nothing to find.
+/// That is a redelivery after the effect, not after a cleanup.
+#[test]
+fn the_inbox_cleanup_is_blamed_only_for_a_row_it_deleted() {
+    let name = "rollout-late-ack-during-inbox-window";
+    let sum = sweep(&load(name, &[]), 300);
+    let reached = |s| sum.tally.situations.contains(s);
+    assert!(!reached(sit::REDELIVERED_AFTER_INBOX_CLEANUP));
+    assert!(!reached(sit::INBOX_ROW_REAPED), "no row is ever deleted");
+    assert!(reached(sit::REDELIVERED_AFTER_EFFECT));
+    // A row the cleanup did delete is still blamed on it, as above.
+    let cleaned = sweep(&load("messaging-inbox-cleaned-too-early", &[]), 300);
+    assert!(cleaned
+        .tally
+        .situations
+        .contains(sit::REDELIVERED_AFTER_INBOX_CLEANUP));
+}

@@ -230,8 +230,12 @@ pub struct Operations {
     pub started: u64,
     /// Told done.
     pub done: u64,
-    /// Known failed, in a dead letter.
+    /// Known failed, in a dead letter: nothing executed.
     pub failed: u64,
+    /// Cancelled by a compensation: whatever landed was taken back (a
+    /// summary from before this count merges as 0).
+    #[serde(default)]
+    pub cancelled: u64,
     /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
     pub unknown: u64,
     /// Given up silently.
@@ -262,6 +266,7 @@ impl Operations {
             started: c(counter::OPERATIONS),
             done: c(counter::DONE),
             failed: c(counter::FAILED),
+            cancelled: c(counter::CANCELLED),
             unknown: c(counter::UNKNOWN),
             abandoned: c(counter::ABANDONED),
             open: c(counter::OPEN),
@@ -274,6 +279,7 @@ impl Operations {
             (&mut self.started, o.started),
             (&mut self.done, o.done),
             (&mut self.failed, o.failed),
+            (&mut self.cancelled, o.cancelled),
             (&mut self.unknown, o.unknown),
             (&mut self.abandoned, o.abandoned),
             (&mut self.open, o.open),

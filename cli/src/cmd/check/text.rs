@@ -44,8 +44,14 @@ impl SweepLine {
         lines.push(faults_line(f.lost, f.duplicated, f.partitioned, f.crashed));
         let ops = &self.operations;
         if ops.started > 0 {
+            // Only a design with a compensation cancels: the others' line
+            // stays as it was.
+            let cancelled = match ops.cancelled {
+                0 => String::new(),
+                n => format!(", {n} cancelled (taken back)"),
+            };
             lines.push(format!(
-                "operations: {} started; {} done, {} failed, {} unknown ({:.1}%, for a person to reconcile), {} given up silently, {} still open",
+                "operations: {} started; {} done, {} failed{cancelled}, {} unknown ({:.1}%, for a person to reconcile), {} given up silently, {} still open",
                 ops.started,
                 ops.done,
                 ops.failed,

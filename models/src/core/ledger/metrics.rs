@@ -10,10 +10,13 @@ use sim::{Counter, Merge, Outcome, TimeUs};
 pub mod counter {
     /// Operations the clients started.
     pub const OPERATIONS: &str = "operations";
-    /// Their endings: told done, known failed, unknown (for a person), abandoned, still open.
+    /// Their endings: told done, known failed, cancelled, unknown (for a person), abandoned, still open.
     pub const DONE: &str = "ended_done";
-    /// Operations that ended known failed, in a dead letter.
+    /// Operations that ended known failed, in a dead letter: nothing executed.
     pub const FAILED: &str = "ended_failed";
+    /// Operations a compensation cancelled: whatever landed was taken back.
+    /// Not among the failed, where nothing executed at all.
+    pub const CANCELLED: &str = "ended_cancelled";
     /// Operations that ended unknown, for a person to reconcile.
     pub const UNKNOWN: &str = "ended_unknown";
     /// Operations given up silently.
@@ -75,7 +78,7 @@ impl Per {
 }
 
 /// The counters in the order `fill` writes them.
-pub(crate) static COUNTERS: [Counter; 25] = {
+pub(crate) static COUNTERS: [Counter; 26] = {
     use counter::*;
     const fn one(name: &'static str) -> Counter {
         Counter {
@@ -142,6 +145,8 @@ pub(crate) static COUNTERS: [Counter; 25] = {
         },
         one(RETRIES_DENIED),
         one(FAST_FAILED),
+        // Last, so the slots before it stay where they were.
+        one(CANCELLED),
     ]
 };
 
@@ -155,12 +160,13 @@ const WASTED_AT: usize = WORK_AT + MAX_LAYERS;
 const SHED_AT: usize = WASTED_AT + MAX_LAYERS;
 const OVERLOAD_AT: usize = SHED_AT + MAX_LAYERS;
 const DENIED_AT: usize = OVERLOAD_AT + MAX_LAYERS;
+const CANCELLED_AT: usize = DENIED_AT + 2;
 
 impl Ledger {
     /// Adds this run's numbers to `into`, one slot per value of [`COUNTERS`]
     /// in their order (what `sim::Oracle::count` asks for).
     pub(crate) fn fill(&self, outcome: &Outcome, into: &mut [u64]) {
-        debug_assert_eq!(into.len(), DENIED_AT + 2);
+        debug_assert_eq!(into.len(), CANCELLED_AT + 1);
         // Loss can only be told once the run got to the end of its healing
         // phase: a run stopped early may have had the effect in flight.
         let judged_to_end = self.finished || matches!(outcome, Outcome::Holds);
@@ -177,9 +183,10 @@ impl Ledger {
                 into[0] += 1;
                 let slot = match r.ending {
                     Some(Ending::Done) => 1,
-                    // Cancelled is known not to have gone through, as
-                    // failed is: the summary counts it there.
-                    Some(Ending::Failed | Ending::Cancelled) => 2,
+                    Some(Ending::Failed) => 2,
+                    // Not failed: that says nothing executed, and a
+                    // cancelled payment may have landed and been refunded.
+                    Some(Ending::Cancelled) => CANCELLED_AT,
                     Some(Ending::Unknown) => 3,
                     Some(Ending::Abandoned) => 4,
                     None => 5,

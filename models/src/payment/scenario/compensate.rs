@@ -97,6 +97,17 @@ pub(super) fn jobs(
             "keep one of the two tables",
         ));
     }
+    if bank.program.is_some() {
+        // The protocol has no refund message (docs/protocol.md): a program
+        // bank would never hear of the job's refunds, which would then go
+        // unanswered while the ledger judged refunds nobody made. Refused
+        // before the job's own checks, whose fixes name the built-in bank.
+        return Err(invalid(
+            path(&["client", "compensate"]),
+            "the compensation job refunds at the bank, and a bank program (bank.program) is never told of refunds: the protocol has no refund message",
+            "run the built-in bank (delete bank.program), or delete [client.compensate]",
+        ));
+    }
     cfg.compensate = Some(comp.build(bank.status_query, bank_id)?);
     Ok(())
 }
@@ -129,5 +140,22 @@ mod tests {
         assert!(crate::Scenario::load("f.toml", blind).is_ok());
         let e = refused("summary = \"s\"\n[client.compensate]\nrefund_key = \"stable\"\nrefund_when = \"timeout\"\n");
         assert!(e.contains("refund_key") && e.contains("own"), "{e}");
+    }
+
+    /// A program in the bank's place hears of no refund: the job is
+    /// refused at its table, the built-in bank named as the fix.
+    #[test]
+    fn a_compensation_needs_the_built_in_bank() {
+        let program = "summary = \"s\"\n[client.compensate]\nrefund_when = \"timeout\"\n[bank]\nprogram = [\"sh\", \"-c\", \"exit\"]\n";
+        let e = refused(program);
+        assert!(
+            e.contains("f.toml:2") && e.contains("never told of refunds"),
+            "{e}"
+        );
+        assert!(e.contains("delete bank.program"), "{e}");
+        // Asking first would need status_query, a built-in key: the
+        // program is named instead.
+        let e = refused(&program.replace("timeout", "paid"));
+        assert!(e.contains("never told of refunds"), "{e}");
     }
 }
