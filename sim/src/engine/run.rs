@@ -113,7 +113,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 // moved in place, would have been popped last and moved the
                 // clock this far.
                 let ghosts_us = (self.sim.queue.ghosts)
-                    .clock_before((TimeUs::MAX, u64::MAX), world.limits.max_time_us);
+                    .clock_before(Some((TimeUs::MAX, u64::MAX)), world.limits.max_time_us);
                 self.now_us = self.now_us.max(self.void_until_us).max(ghosts_us);
                 break;
             };
@@ -573,8 +573,7 @@ fn is_void_pop<Msg, Tm>(
             if pending.seq != seq {
                 return true;
             }
-            // Nothing pending (its time no longer read): one store.
-            pending.seq = Pending::NONE.seq;
+            *pending = Pending::NONE;
             false
         }
         EventKind::Restart { actor } => up[actor as usize],

@@ -16,10 +16,7 @@ use crate::actor::TimeUs;
 /// Ghosts before a full list is pruned of those that no longer matter.
 const ROOM: usize = 32;
 
-/// The keys of timers moved in place that may still matter, each as the
-/// queue orders it: (time, seq shifted above the bits of a slab index),
-/// which orders against the queue's last popped (time, tag) as (time, seq)
-/// does.
+/// The (time, seq) keys of timers moved in place that may still matter.
 pub(in crate::engine) struct Ghosts {
     keys: Vec<(TimeUs, u64)>,
 }
@@ -45,7 +42,7 @@ impl Ghosts {
     /// and the clock read `now_us`. A full list first drops the ghosts
     /// passed and no later than the clock, which can no longer move it.
     #[inline(always)]
-    pub fn add(&mut self, key: (TimeUs, u64), last_key: (TimeUs, u64), now_us: TimeUs) {
+    pub fn add(&mut self, key: (TimeUs, u64), last_key: Option<(TimeUs, u64)>, now_us: TimeUs) {
         if self.keys.len() == self.keys.capacity() {
             self.prune(last_key, now_us);
         }
@@ -54,35 +51,40 @@ impl Ghosts {
 
     #[cold]
     #[inline(never)]
-    fn prune(&mut self, last_key: (TimeUs, u64), now_us: TimeUs) {
-        self.keys.retain(|&k| !(k < last_key && k.0 <= now_us));
+    fn prune(&mut self, last_key: Option<(TimeUs, u64)>, now_us: TimeUs) {
+        self.keys
+            .retain(|&k| !(Some(k) < last_key && k.0 <= now_us));
     }
 
     /// The latest time within `max_time_us` of the ghosts before `before`
     /// (the event a run stopped at, or `Some((TimeUs::MAX, u64::MAX))` for
     /// all), which popping would have moved the clock to; 0 for none.
-    pub fn clock_before(&self, before: (TimeUs, u64), max_time_us: TimeUs) -> TimeUs {
+    pub fn clock_before(&self, before: Option<(TimeUs, u64)>, max_time_us: TimeUs) -> TimeUs {
         self.keys
             .iter()
-            .filter(|&&k| k < before && k.0 <= max_time_us)
+            .filter(|&&k| Some(k) < before && k.0 <= max_time_us)
             .map(|k| k.0)
             .max()
             .unwrap_or(0)
     }
 
     /// Ghosts after `last_key`: timers the old queue would still hold.
-    pub fn pending_after(&self, last_key: (TimeUs, u64)) -> usize {
-        self.keys.iter().filter(|&&k| k > last_key).count()
+    pub fn pending_after(&self, last_key: Option<(TimeUs, u64)>) -> usize {
+        self.keys.iter().filter(|&&k| Some(k) > last_key).count()
     }
 
     /// Forgets every ghost, as the queue limit drops the void events it
     /// holds, and gives the latest time within `max_time_us` of those after
     /// `last_key` (0 for none), which the run's end then reaches.
-    pub fn drain_pending(&mut self, last_key: (TimeUs, u64), max_time_us: TimeUs) -> TimeUs {
+    pub fn drain_pending(
+        &mut self,
+        last_key: Option<(TimeUs, u64)>,
+        max_time_us: TimeUs,
+    ) -> TimeUs {
         let latest = self
             .keys
             .iter()
-            .filter(|&&k| k > last_key && k.0 <= max_time_us)
+            .filter(|&&k| Some(k) > last_key && k.0 <= max_time_us)
             .map(|k| k.0)
             .max()
             .unwrap_or(0);

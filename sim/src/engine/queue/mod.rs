@@ -179,9 +179,9 @@ pub(super) struct EventQueue<M, T> {
     in_heap: bool,
     slab: Vec<EventKind<M, T>>,
     free: Vec<u32>,
-    /// The (time, tag) of the event popped last, one 16-byte store a pop;
-    /// (0, 0) before the first, which no ghost's key is below.
-    last_key: (TimeUs, u64),
+    /// The (time, seq) of the event popped last; none before the first
+    /// (`None` orders before every key).
+    last_key: Option<(TimeUs, u64)>,
     /// The timers [`rearm`](Self::rearm) moved that the old queue would
     /// still have popped at their old times.
     pub ghosts: Ghosts,
@@ -197,7 +197,7 @@ impl<M, T> EventQueue<M, T> {
             in_heap: false,
             slab: Vec::with_capacity(n),
             free: Vec::with_capacity(n),
-            last_key: (0, 0),
+            last_key: None,
             ghosts: Ghosts::new(),
         }
     }
@@ -209,7 +209,7 @@ impl<M, T> EventQueue<M, T> {
         self.in_heap = false;
         self.slab.clear();
         self.free.clear();
-        self.last_key = (0, 0);
+        self.last_key = None;
         self.ghosts.clear();
     }
 
@@ -230,10 +230,9 @@ impl<M, T> EventQueue<M, T> {
         self.len() + self.ghosts.len()
     }
 
-    /// The (time, tag) of the event popped last, (0, 0) before the first:
-    /// what [`Ghosts`] compares its keys with.
+    /// The (time, seq) of the event popped last, if any.
     #[inline]
-    pub fn last_key(&self) -> (TimeUs, u64) {
+    pub fn last_key(&self) -> Option<(TimeUs, u64)> {
         self.last_key
     }
 
@@ -408,7 +407,7 @@ impl<M, T> EventQueue<M, T> {
     /// The payload of `slot`, just taken off the order, its slab entry freed.
     #[inline(always)]
     fn take(&mut self, slot: Slot) -> Event<M, T> {
-        self.last_key = (slot.time_us, slot.tag);
+        self.last_key = Some(slot.key());
         self.free.push(slot.index());
         let kind = std::mem::replace(&mut self.slab[slot.index() as usize], EventKind::Vacant);
         debug_assert!(
@@ -479,7 +478,7 @@ impl<M, T> EventQueue<M, T> {
             }
         }
         buf[at & (SORTED_CAP - 1)] = slot;
-        (self.ghosts).add((old.0, old.1 << INDEX_BITS), self.last_key, now_us);
+        self.ghosts.add(old, self.last_key, now_us);
     }
 }
 

@@ -325,7 +325,9 @@ fn rearm_in_place(ops: &[Op], max_time_us: TimeUs) -> Vec<Seen> {
                     break;
                 }
                 if !popped {
-                    let ghosts_us = q.ghosts.clock_before((TimeUs::MAX, u64::MAX), max_time_us);
+                    let ghosts_us = q
+                        .ghosts
+                        .clock_before(Some((TimeUs::MAX, u64::MAX)), max_time_us);
                     seen.push(Seen::End(now.max(ghosts_us)));
                     return seen;
                 }
@@ -340,7 +342,9 @@ fn rearm_in_place(ops: &[Op], max_time_us: TimeUs) -> Vec<Seen> {
     }
     let live = |seq, slot: u32| slots[slot as usize].seq == seq;
     let now = drain(&mut q, live, now, max_time_us);
-    let ghosts_us = q.ghosts.clock_before((TimeUs::MAX, u64::MAX), max_time_us);
+    let ghosts_us = q
+        .ghosts
+        .clock_before(Some((TimeUs::MAX, u64::MAX)), max_time_us);
     seen.push(Seen::End(now.max(ghosts_us)));
     seen
 }
