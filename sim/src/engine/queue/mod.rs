@@ -32,7 +32,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Pending events beyond which the sorted array gives way to a heap: a push
-/// moves at most this many keys (1 KiB) there.
+/// moves at most this many keys (1.5 KiB) there.
 pub(super) const SORTED_MAX: usize = 64;
 
 /// Keys the sorted buffer holds: twice [`SORTED_MAX`], so that when a push
@@ -96,57 +96,27 @@ impl Pending {
     }
 }
 
-/// Bits of a [`Slot`]'s tag that hold its slab index: up to 2^24 pending
-/// events (1.3 GB of them), and 2^40 pushes a run for the sequence number.
-const INDEX_BITS: u32 = 24;
-const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
-
-/// The ordering key and where the payload lives, so that ordering moves 16
-/// bytes instead of a whole message: the time, then the sequence number and
-/// the slab index in one word, the sequence number in its high bits, so the
-/// word orders as the sequence number does (each is unique in a run). One
-/// 16-byte move per key the sorted buffer shifts, where (time, seq, index)
-/// took 24 bytes in two moves.
+/// The ordering key and where the payload lives, so that ordering moves 24
+/// bytes instead of a whole message.
 #[derive(Clone, Copy, Default)]
 struct Slot {
     time_us: TimeUs,
-    tag: u64,
+    seq: u64,
+    index: u32,
 }
 
 impl Slot {
     #[inline(always)]
-    fn new(time_us: TimeUs, seq: u64, index: u32) -> Self {
-        assert!(
-            seq >> (64 - INDEX_BITS) == 0,
-            "fewer than 2^40 events pushed in one run"
-        );
-        Slot {
-            time_us,
-            tag: seq << INDEX_BITS | u64::from(index),
-        }
-    }
-
-    #[inline(always)]
-    fn seq(&self) -> u64 {
-        self.tag >> INDEX_BITS
-    }
-
-    #[inline(always)]
-    fn index(&self) -> u32 {
-        (self.tag & INDEX_MASK) as u32
-    }
-
-    #[inline(always)]
     fn key(&self) -> (TimeUs, u64) {
-        (self.time_us, self.seq())
+        (self.time_us, self.seq)
     }
 }
 
 // Ordered by (time, seq) only, reversed so BinaryHeap pops the earliest;
-// seq is unique per run, so the order is total, and the tag orders as seq.
+// seq is unique per run, so the order is total.
 impl PartialEq for Slot {
     fn eq(&self, o: &Self) -> bool {
-        (self.time_us, self.tag) == (o.time_us, o.tag)
+        self.key() == o.key()
     }
 }
 impl Eq for Slot {}
@@ -157,7 +127,7 @@ impl PartialOrd for Slot {
 }
 impl Ord for Slot {
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time_us, o.tag).cmp(&(self.time_us, self.tag))
+        o.key().cmp(&self.key())
     }
 }
 
@@ -256,12 +226,14 @@ impl<M, T> EventQueue<M, T> {
             }
             None => {
                 self.slab.push(kind);
-                let index = self.slab.len() - 1;
-                assert!(index < 1 << INDEX_BITS, "fewer than 2^24 pending events");
-                index as u32
+                u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        let slot = Slot::new(time_us, seq, index);
+        let slot = Slot {
+            time_us,
+            seq,
+            index,
+        };
         if self.in_heap {
             self.heap.push(slot);
             return;
@@ -289,7 +261,7 @@ impl<M, T> EventQueue<M, T> {
         debug_assert!(
             self.sorted[self.head..self.tail]
                 .iter()
-                .all(|s| s.seq() < slot.seq()),
+                .all(|s| s.seq < slot.seq),
             "sequence numbers grow with every push"
         );
         let buf = &mut *self.sorted;
@@ -334,12 +306,12 @@ impl<M, T> EventQueue<M, T> {
     pub fn retain(&mut self, mut keep: impl FnMut(TimeUs, u64, &EventKind<M, T>) -> bool) {
         let (slab, free) = (&mut self.slab, &mut self.free);
         let mut check = |s: &Slot| {
-            let i = s.index() as usize;
-            if keep(s.time_us, s.seq(), &slab[i]) {
+            let i = s.index as usize;
+            if keep(s.time_us, s.seq, &slab[i]) {
                 return true;
             }
             slab[i] = EventKind::Vacant;
-            free.push(s.index());
+            free.push(s.index);
             false
         };
         if self.in_heap {
@@ -408,15 +380,15 @@ impl<M, T> EventQueue<M, T> {
     #[inline(always)]
     fn take(&mut self, slot: Slot) -> Event<M, T> {
         self.last_key = Some(slot.key());
-        self.free.push(slot.index());
-        let kind = std::mem::replace(&mut self.slab[slot.index() as usize], EventKind::Vacant);
+        self.free.push(slot.index);
+        let kind = std::mem::replace(&mut self.slab[slot.index as usize], EventKind::Vacant);
         debug_assert!(
             !matches!(kind, EventKind::Vacant),
             "a queued event is never vacant"
         );
         Event {
             time_us: slot.time_us,
-            seq: slot.seq(),
+            seq: slot.seq,
             kind,
         }
     }
@@ -434,7 +406,7 @@ impl<M, T> EventQueue<M, T> {
                 hi = mid;
             }
         }
-        (lo < self.tail && self.sorted[lo & (SORTED_CAP - 1)].seq() == key.1).then_some(lo)
+        (lo < self.tail && self.sorted[lo & (SORTED_CAP - 1)].seq == key.1).then_some(lo)
     }
 
     /// Moves the pending event `old` to `time_us` under the new sequence
@@ -459,9 +431,13 @@ impl<M, T> EventQueue<M, T> {
             return;
         };
         let buf = &mut *self.sorted;
-        let index = buf[at & (SORTED_CAP - 1)].index();
+        let index = buf[at & (SORTED_CAP - 1)].index;
         self.slab[index as usize] = kind;
-        let slot = Slot::new(time_us, seq, index);
+        let slot = Slot {
+            time_us,
+            seq,
+            index,
+        };
         // The new key is the largest so far among equal times: it goes after
         // every key not later than it. A timer set again for the same time
         // moves only past keys of that very time, usually none.
