@@ -47,7 +47,7 @@ pub trait Message: Clone + Debug + Display {
 pub trait Timer: Copy + Debug + Display + Eq {
     /// Which pending timer this one replaces: two timers of an actor with the
     /// same slot are one timer. Small numbers, since the engine keeps one
-    /// record per slot up to the largest an actor has set. The default,
+    /// generation per slot up to the largest an actor has set. The default,
     /// 0, is for a type with one timer.
     fn slot(&self) -> u32 {
         0

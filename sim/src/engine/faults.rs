@@ -236,8 +236,9 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // The state stays where it is, only for its allocations: down is down.
         self.sim.up[actor as usize] = false;
         self.sim.down_since[actor as usize] = self.now_us;
-        // Its pending timers become void events, skipped when they come up.
-        self.sim.timers[actor as usize].fill(super::queue::Pending::NONE);
+        for g in &mut self.sim.timer_gen[actor as usize] {
+            *g = g.wrapping_add(1);
+        }
         self.faults.crashed += 1;
         // The caller hands the tracer the crashed actor's snapshot.
         self.trace(TraceKind::Crash { actor });

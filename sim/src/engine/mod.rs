@@ -339,11 +339,11 @@ pub struct Sim<M: Model> {
     /// When each actor last crashed: the end of the fault phase restarts a
     /// down actor no sooner than its `restart_us_min` after that.
     down_since: Vec<TimeUs>,
-    /// Per actor, the timer pending in each slot it has set (a queued timer
-    /// fires only if its slot still names it). Grown on an actor's first
-    /// timer in a slot past its end and kept from run to run, so the slots
-    /// need no count declared up front.
-    timers: Vec<Vec<queue::Pending>>,
+    /// Per actor, the generation of each timer slot it has set (a pending
+    /// timer fires only if its slot's generation is still its own). Grown on
+    /// an actor's first timer in a slot past its end and kept from run to
+    /// run, so the slots need no count declared up front.
+    timer_gen: Vec<Vec<u32>>,
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
     crash_pm: Vec<u32>,
@@ -440,7 +440,7 @@ impl<M: Model> Sim<M> {
             actors: Actors::new(n),
             up: vec![false; n],
             down_since: vec![0; n],
-            timers: vec![Vec::new(); n],
+            timer_gen: vec![Vec::new(); n],
             links,
             crash_pm: vec![0; n],
             kind_now: world

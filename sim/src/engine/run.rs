@@ -1,7 +1,7 @@
 //! One run: reset, the swarm mix, the starts, the loop over events in both
 //! phases, and the calls into the actors' handlers and the oracle.
 
-use super::queue::{EventKind, Pending};
+use super::queue::EventKind;
 use super::{
     Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
@@ -109,16 +109,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 self.sim.queue.pop()
             };
             let Some(event) = next else {
-                // Void events dropped at the queue limit, and the old keys of timers
-                // moved in place, would have been popped last and moved the
-                // clock this far.
-                let ghosts_us = (self.sim.queue.ghosts)
-                    .clock_before(Some((TimeUs::MAX, u64::MAX)), world.limits.max_time_us);
-                self.now_us = self.now_us.max(self.void_until_us).max(ghosts_us);
+                // Void events dropped at the queue limit would have been
+                // popped last and moved the clock this far.
+                self.now_us = self.now_us.max(self.void_until_us);
                 break;
             };
             debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
-            if is_void_pop(&mut self.sim.timers, &self.sim.up, event.seq, &event.kind) {
+            if is_void(&self.sim.timer_gen, &self.sim.up, &event.kind) {
                 // No step, so no limit: a run with nothing left to do would
                 // otherwise end inconclusive. It moves the clock as before,
                 // but never past the time limit.
@@ -128,18 +125,16 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 continue;
             }
             if event.time_us > world.limits.max_time_us {
-                return self.report_limit(Limit::Time);
+                return self.report(Outcome::Inconclusive(Limit::Time));
             }
             if self.step >= world.limits.max_steps {
-                return self.report_limit(Limit::Steps);
+                return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = event.time_us;
             if self.handle::<W>(actors, event.kind) {
                 return self.report_violation();
             }
-            if self.sim.queue.len_with_ghosts() > world.limits.max_queue
-                && self.over_queue_limit(world)
-            {
+            if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
                 return self.report(Outcome::Inconclusive(Limit::Queue));
             }
         }
@@ -148,19 +143,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             Some(v) => self.report(Outcome::Violation(v)),
             None => self.report(Outcome::Holds),
         }
-    }
-
-    /// The report of a run stopped at the event just popped by the time or
-    /// step limit. The timers moved in place from before that event would
-    /// have been popped first and moved the clock (within the time limit).
-    #[cold]
-    #[inline(never)]
-    fn report_limit(&mut self, limit: Limit) -> RunReport {
-        let max_time_us = self.model.world().limits.max_time_us;
-        let before = self.sim.queue.last_key();
-        let ghosts_us = self.sim.queue.ghosts.clock_before(before, max_time_us);
-        self.now_us = self.now_us.max(ghosts_us);
-        self.report(Outcome::Inconclusive(limit))
     }
 
     /// The report of a run whose step just broke an invariant.
@@ -206,26 +188,14 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// they would only have moved the clock, which the next real event moves
     /// further anyway; the latest of them within the time limit is kept in
     /// `void_until_us` for the end of the run, which would have reached it.
-    ///
-    /// The old keys of timers moved in place (ghosts) count as the void events they
-    /// were, so the limit is looked at when it was before; if it is, they go
-    /// with the void events.
     #[cold]
     #[inline(never)]
     fn over_queue_limit(&mut self, world: &World) -> bool {
         let sim = &mut *self.sim;
-        let last_key = sim.queue.last_key();
-        if sim.queue.len() + sim.queue.ghosts.pending_after(last_key) <= world.limits.max_queue {
-            return false;
-        }
-        let mut latest_us = self.void_until_us.max(
-            sim.queue
-                .ghosts
-                .drain_pending(last_key, world.limits.max_time_us),
-        );
-        let (timers, up) = (&sim.timers, &sim.up);
-        sim.queue.retain(|time_us, seq, kind| {
-            let void = is_void(timers, up, seq, kind);
+        let (generations, up) = (&sim.timer_gen, &sim.up);
+        let mut latest_us = self.void_until_us;
+        sim.queue.retain(|time_us, kind| {
+            let void = is_void(generations, up, kind);
             if void && time_us <= world.limits.max_time_us {
                 latest_us = latest_us.max(time_us);
             }
@@ -241,7 +211,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         sim.out.clear();
         sim.seq = 0;
         sim.next_msg_id = 0;
-        sim.timers.iter_mut().for_each(|t| t.fill(Pending::NONE));
+        sim.timer_gen.iter_mut().for_each(|g| g.fill(0));
         sim.oracle.reset();
         self.violation = None;
         self.void_until_us = 0;
@@ -422,23 +392,18 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.queue.push(time_us, seq, kind);
     }
 
-    /// The pending timer of `timer`'s `slot` at `actor`, the slot made on
-    /// its first use (a world's slots are known only as its actors set them).
+    /// The generation of `timer`'s `slot` at `actor`, the slot made on its
+    /// first use (a world's slots are known only as its actors set them).
     #[inline(always)]
-    fn pending<'a>(
-        timers: &'a mut [Vec<Pending>],
-        actor: ActorId,
-        slot: u32,
-        timer: &TimerOf<M>,
-    ) -> &'a mut Pending {
-        let slots = &mut timers[actor as usize];
+    fn timer_gen(&mut self, actor: ActorId, slot: u32, timer: &TimerOf<M>) -> &mut u32 {
+        let generations = &mut self.sim.timer_gen[actor as usize];
         let i = slot as usize;
-        if i < slots.len() {
+        if i < generations.len() {
             // Checked once: the index below needs no second bounds check.
-            return &mut slots[i];
+            return &mut generations[i];
         }
-        grow_timer_slots(slots, slot, &|| format!("{timer} of actor {actor}"));
-        &mut slots[i]
+        grow_timer_slots(generations, slot, &|| format!("{timer} of actor {actor}"));
+        &mut generations[i]
     }
 
     /// Hands the tracer what `actor` holds after its step, if it asks.
@@ -479,9 +444,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.snapshot(actors, actor);
     }
 
-    /// Sets `timer` in its `slot`: a timer pending there is moved to the
-    /// new time in place (a void event before), else a new event is queued.
-    /// Either way it takes the next sequence number, so ties order as ever.
     #[inline(always)]
     pub(super) fn set_timer(
         &mut self,
@@ -490,35 +452,30 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         slot: u32,
         after_us: TimeUs,
     ) {
+        let g = self.timer_gen(actor, slot, &timer);
+        *g = g.wrapping_add(1);
+        let generation = *g;
         let at_us = self.now_us.saturating_add(after_us);
         self.trace(TraceKind::TimerSet {
             actor,
             timer,
             at_us,
         });
-        let sim = &mut *self.sim;
-        let seq = sim.seq;
-        sim.seq += 1;
-        let pending = Self::pending(&mut sim.timers, actor, slot, &timer);
-        let old = pending.key();
-        *pending = Pending {
-            seq,
-            time_us: at_us,
-        };
-        let kind = EventKind::Timer { actor, timer, slot };
-        match old {
-            None => sim.queue.push(at_us, seq, kind),
-            Some(old) => sim.queue.rearm(old, at_us, seq, kind, self.now_us),
-        }
+        self.push(
+            at_us,
+            EventKind::Timer {
+                actor,
+                timer,
+                slot,
+                generation,
+            },
+        );
     }
 
-    /// Cancels the timer pending in `slot`, if any: its event stays queued,
-    /// void, and is skipped when it comes up. Taking it out in place, as a
-    /// timer set again is moved, was measured: finding and removing it cost
-    /// about 100 instructions a cancel, the void pop it saves about 40.
     #[inline(always)]
     pub(super) fn cancel_timer(&mut self, actor: ActorId, timer: TimerOf<M>, slot: u32) {
-        *Self::pending(&mut self.sim.timers, actor, slot, &timer) = Pending::NONE;
+        let g = self.timer_gen(actor, slot, &timer);
+        *g = g.wrapping_add(1);
     }
 
     /// The oracle judges `obs` now; a violation ends the step.
@@ -542,40 +499,17 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 }
 
 /// Whether a queued event will do nothing: a timer cancelled, replaced or
-/// set before a crash (its slot no longer names its sequence number `seq`),
-/// or a restart of an actor that healing restarted first.
+/// set before a crash (its slot's generation moved on), or a restart of an
+/// actor that healing restarted first.
 #[inline(always)]
-fn is_void<Msg, Tm>(
-    timers: &[Vec<Pending>],
-    up: &[bool],
-    seq: u64,
-    kind: &EventKind<Msg, Tm>,
-) -> bool {
+fn is_void<Msg, Tm>(timer_gen: &[Vec<u32>], up: &[bool], kind: &EventKind<Msg, Tm>) -> bool {
     match *kind {
-        EventKind::Timer { actor, slot, .. } => timers[actor as usize][slot as usize].seq != seq,
-        EventKind::Restart { actor } => up[actor as usize],
-        _ => false,
-    }
-}
-
-/// [`is_void`] for the event just popped: a live timer leaves its slot
-/// with nothing pending, so setting the slot again queues a new event.
-#[inline(always)]
-fn is_void_pop<Msg, Tm>(
-    timers: &mut [Vec<Pending>],
-    up: &[bool],
-    seq: u64,
-    kind: &EventKind<Msg, Tm>,
-) -> bool {
-    match *kind {
-        EventKind::Timer { actor, slot, .. } => {
-            let pending = &mut timers[actor as usize][slot as usize];
-            if pending.seq != seq {
-                return true;
-            }
-            *pending = Pending::NONE;
-            false
-        }
+        EventKind::Timer {
+            actor,
+            slot,
+            generation,
+            ..
+        } => timer_gen[actor as usize][slot as usize] != generation,
         EventKind::Restart { actor } => up[actor as usize],
         _ => false,
     }
@@ -585,15 +519,15 @@ fn is_void_pop<Msg, Tm>(
 /// (an index never bounded), caught before it costs the memory.
 pub(super) const MAX_TIMER_SLOTS: u32 = 1 << 20;
 
-/// Makes `slots` long enough for `slot`, new slots with nothing pending as
+/// Makes `generations` long enough for `slot`, new slots at generation 0 as
 /// if they had been there from the start of the run.
 #[cold]
 #[inline(never)]
-fn grow_timer_slots(slots: &mut Vec<Pending>, slot: u32, timer: &dyn Fn() -> String) {
+fn grow_timer_slots(generations: &mut Vec<u32>, slot: u32, timer: &dyn Fn() -> String) {
     assert!(
         slot < MAX_TIMER_SLOTS,
         "timer {} has slot {slot}, over the {MAX_TIMER_SLOTS} an actor may use",
         timer()
     );
-    slots.resize(slot as usize + 1, Pending::NONE);
+    generations.resize(slot as usize + 1, 0);
 }

@@ -16,16 +16,6 @@
 //! run, so a model with thousands of pending events stays O(log n). The
 //! payloads sit in a slab whose free slots are reused, so nothing allocates
 //! once a run has warmed the buffers up.
-//!
-//! A timer set again while it is pending is moved where it is
-//! ([`EventQueue::rearm`]) while the queue is a sorted array, instead of
-//! staying queued until its time to be popped for nothing. What that popping did, moving the clock to the
-//! replaced timer's time, is kept in [`Ghosts`], so every run ends at the
-//! same time as before.
-
-mod ghosts;
-
-pub(super) use ghosts::Ghosts;
 
 use crate::actor::{ActorId, TimeUs};
 use std::cmp::Ordering;
@@ -60,40 +50,15 @@ pub(super) enum EventKind<M, T> {
     Timer {
         actor: ActorId,
         timer: T,
-        /// The timer's slot, an index into its actor's pending timers: the
-        /// timer is live while the slot names this event's sequence number.
+        /// The timer's slot, an index into its actor's timer generations.
         slot: u32,
+        generation: u32,
     },
     Restart {
         actor: ActorId,
     },
     /// A free slab entry.
     Vacant,
-}
-
-/// A timer slot's pending timer: the key of its event in the queue, or
-/// [`Pending::NONE`]. The event is live exactly while its slot names its
-/// sequence number; setting the slot again, cancelling it or a crash makes
-/// the event it named void.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Pending {
-    pub seq: u64,
-    pub time_us: TimeUs,
-}
-
-impl Pending {
-    /// No timer pending in the slot. No event has this sequence number: a
-    /// run pushes fewer than 2^64 events.
-    pub const NONE: Pending = Pending {
-        seq: u64::MAX,
-        time_us: 0,
-    };
-
-    /// Its event's (time, seq), if one is pending.
-    #[inline(always)]
-    pub fn key(self) -> Option<(TimeUs, u64)> {
-        (self.seq != u64::MAX).then_some((self.time_us, self.seq))
-    }
 }
 
 /// The ordering key and where the payload lives, so that ordering moves 24
@@ -133,8 +98,6 @@ impl Ord for Slot {
 
 pub(super) struct Event<M, T> {
     pub time_us: TimeUs,
-    /// Its sequence number: a timer's identity against its slot.
-    pub seq: u64,
     pub kind: EventKind<M, T>,
 }
 
@@ -149,12 +112,6 @@ pub(super) struct EventQueue<M, T> {
     in_heap: bool,
     slab: Vec<EventKind<M, T>>,
     free: Vec<u32>,
-    /// The (time, seq) of the event popped last; none before the first
-    /// (`None` orders before every key).
-    last_key: Option<(TimeUs, u64)>,
-    /// The timers [`rearm`](Self::rearm) moved that the old queue would
-    /// still have popped at their old times.
-    pub ghosts: Ghosts,
 }
 
 impl<M, T> EventQueue<M, T> {
@@ -167,8 +124,6 @@ impl<M, T> EventQueue<M, T> {
             in_heap: false,
             slab: Vec::with_capacity(n),
             free: Vec::with_capacity(n),
-            last_key: None,
-            ghosts: Ghosts::new(),
         }
     }
 
@@ -179,8 +134,6 @@ impl<M, T> EventQueue<M, T> {
         self.in_heap = false;
         self.slab.clear();
         self.free.clear();
-        self.last_key = None;
-        self.ghosts.clear();
     }
 
     #[inline]
@@ -190,20 +143,6 @@ impl<M, T> EventQueue<M, T> {
         } else {
             self.tail - self.head
         }
-    }
-
-    /// At least the events the queue would hold had no timer been taken
-    /// out in place: [`len`](Self::len) plus the ghosts, some of them
-    /// passed already (the exact count is [`Ghosts::pending_after`]'s).
-    #[inline(always)]
-    pub fn len_with_ghosts(&self) -> usize {
-        self.len() + self.ghosts.len()
-    }
-
-    /// The (time, seq) of the event popped last, if any.
-    #[inline]
-    pub fn last_key(&self) -> Option<(TimeUs, u64)> {
-        self.last_key
     }
 
     #[inline]
@@ -300,14 +239,14 @@ impl<M, T> EventQueue<M, T> {
         self.head = FRONT_ROOM;
     }
 
-    /// Drops every pending event (time, seq, payload) `keep` says no to, freeing its slab slot;
+    /// Drops every pending event (time, payload) `keep` says no to, freeing its slab slot;
     /// the rest keep their order. Out of the hot path: the engine calls it
     /// only when the queue looks over its limit.
-    pub fn retain(&mut self, mut keep: impl FnMut(TimeUs, u64, &EventKind<M, T>) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(TimeUs, &EventKind<M, T>) -> bool) {
         let (slab, free) = (&mut self.slab, &mut self.free);
         let mut check = |s: &Slot| {
             let i = s.index as usize;
-            if keep(s.time_us, s.seq, &slab[i]) {
+            if keep(s.time_us, &slab[i]) {
                 return true;
             }
             slab[i] = EventKind::Vacant;
@@ -379,7 +318,6 @@ impl<M, T> EventQueue<M, T> {
     /// The payload of `slot`, just taken off the order, its slab entry freed.
     #[inline(always)]
     fn take(&mut self, slot: Slot) -> Event<M, T> {
-        self.last_key = Some(slot.key());
         self.free.push(slot.index);
         let kind = std::mem::replace(&mut self.slab[slot.index as usize], EventKind::Vacant);
         debug_assert!(
@@ -388,75 +326,176 @@ impl<M, T> EventQueue<M, T> {
         );
         Event {
             time_us: slot.time_us,
-            seq: slot.seq,
             kind,
         }
-    }
-
-    /// Where the pending key `key` sits in the sorted buffer, if it is
-    /// there: a binary search on (time, seq), a handful of comparisons.
-    #[inline(always)]
-    fn find(&self, key: (TimeUs, u64)) -> Option<usize> {
-        let (mut lo, mut hi) = (self.head, self.tail);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.sorted[mid & (SORTED_CAP - 1)].key() < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        (lo < self.tail && self.sorted[lo & (SORTED_CAP - 1)].seq == key.1).then_some(lo)
-    }
-
-    /// Moves the pending event `old` to `time_us` under the new sequence
-    /// number `seq` (larger than every other), its payload now `kind`: the
-    /// same order as pushing `kind` anew and skipping `old` when it comes
-    /// up, without the push's slab entry or the pop for nothing. `old`
-    /// becomes a ghost, so the clock still reaches its time at the end of
-    /// a run. In the heap, or if `old` is not queued, it is a push; `old`,
-    /// if queued, is then skipped when popped, as before.
-    #[inline(always)]
-    pub fn rearm(
-        &mut self,
-        old: (TimeUs, u64),
-        time_us: TimeUs,
-        seq: u64,
-        kind: EventKind<M, T>,
-        now_us: TimeUs,
-    ) {
-        let found = if self.in_heap { None } else { self.find(old) };
-        let Some(at) = found else {
-            self.push(time_us, seq, kind);
-            return;
-        };
-        let buf = &mut *self.sorted;
-        let index = buf[at & (SORTED_CAP - 1)].index;
-        self.slab[index as usize] = kind;
-        let slot = Slot {
-            time_us,
-            seq,
-            index,
-        };
-        // The new key is the largest so far among equal times: it goes after
-        // every key not later than it. A timer set again for the same time
-        // moves only past keys of that very time, usually none.
-        let mut at = at;
-        if time_us >= old.0 {
-            while at + 1 < self.tail && buf[(at + 1) & (SORTED_CAP - 1)].time_us <= time_us {
-                buf[at & (SORTED_CAP - 1)] = buf[(at + 1) & (SORTED_CAP - 1)];
-                at += 1;
-            }
-        } else {
-            while at > self.head && buf[(at - 1) & (SORTED_CAP - 1)].time_us > time_us {
-                buf[at & (SORTED_CAP - 1)] = buf[(at - 1) & (SORTED_CAP - 1)];
-                at -= 1;
-            }
-        }
-        buf[at & (SORTED_CAP - 1)] = slot;
-        self.ghosts.add(old, self.last_key, now_us);
     }
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    /// The queue pops in (time, seq) order, below and beyond the switch to a heap.
+    #[test]
+    fn pops_in_time_then_sequence_order_in_both_forms() {
+        for n in [5usize, SORTED_MAX, 3 * SORTED_MAX] {
+            let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+            let mut expected = Vec::new();
+            let mut seq = 0;
+            // A fixed scramble of times with ties, pushed and popped interleaved.
+            let mut x = 7u64;
+            let mut popped = Vec::new();
+            for round in 0..3 {
+                for _ in 0..n {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let t = 1000 * round + (x >> 59);
+                    q.push(
+                        t,
+                        seq,
+                        EventKind::Restart {
+                            actor: seq as ActorId,
+                        },
+                    );
+                    expected.push((t, seq));
+                    seq += 1;
+                }
+                for _ in 0..n / 2 {
+                    let e = q.pop().expect("pending");
+                    let EventKind::Restart { actor } = e.kind else {
+                        panic!("the payload comes back");
+                    };
+                    popped.push((e.time_us, u64::from(actor)));
+                }
+            }
+            while let Some(e) = q.pop() {
+                let EventKind::Restart { actor } = e.kind else {
+                    panic!("the payload comes back");
+                };
+                popped.push((e.time_us, u64::from(actor)));
+            }
+            assert_eq!(q.len(), 0);
+            // Popping interleaved with pushing: each pop is the least pending key.
+            let mut pending: Vec<(u64, u64)> = Vec::new();
+            let mut pushed = expected.iter();
+            let mut check = popped.iter();
+            for _round in 0..3 {
+                for _ in 0..n {
+                    pending.push(*pushed.next().expect("pushed"));
+                }
+                for _ in 0..n / 2 {
+                    pending.sort();
+                    assert_eq!(Some(&pending.remove(0)), check.next(), "n = {n}");
+                }
+            }
+            pending.sort();
+            assert_eq!(pending, check.copied().collect::<Vec<_>>(), "n = {n}");
+        }
+    }
+
+    /// A long run of pushes and pops with many events pending walks the
+    /// sorted buffer's head and tail past its end again and again: each
+    /// compaction keeps every key, and pops stay in (time, seq) order, ties
+    /// in the order they were pushed.
+    #[test]
+    fn the_sorted_buffer_compacts_without_losing_or_reordering_keys() {
+        let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        let mut pending: Vec<(u64, u64)> = Vec::new();
+        let mut x = 11u64;
+        let mut now = 0u64;
+        for seq in 0..5_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Times from now on, with ties, some earlier than pending ones.
+            let t = now + (x >> 60);
+            q.push(
+                t,
+                seq,
+                EventKind::Restart {
+                    actor: seq as ActorId,
+                },
+            );
+            pending.push((t, seq));
+            // Keep 20 to 40 pending: below the switch to a heap.
+            if pending.len() > 20 + (seq % 21) as usize {
+                pending.sort();
+                let want = pending.remove(0);
+                let e = q.pop().expect("pending");
+                let EventKind::Restart { actor } = e.kind else {
+                    panic!("the payload comes back");
+                };
+                assert_eq!((e.time_us, u64::from(actor)), want, "push {seq}");
+                now = e.time_us;
+            }
+            assert!(!q.in_heap, "never more than SORTED_MAX pending");
+            assert_eq!(q.len(), pending.len());
+        }
+        pending.sort();
+        for want in pending {
+            let e = q.pop().expect("pending");
+            assert_eq!(e.time_us, want.0);
+        }
+        assert!(q.pop().is_none() && q.peek_time().is_none());
+    }
+
+    /// `pop_before` takes the next event only when it is due before the
+    /// limit, in both forms, and leaves the queue as it was otherwise.
+    #[test]
+    fn pop_before_takes_only_what_is_due_before_the_limit_in_both_forms() {
+        for n in [10u64, 3 * SORTED_MAX as u64] {
+            let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+            for i in 0..n {
+                q.push((i * 7) % n, i, EventKind::Restart { actor: i as u32 });
+            }
+            let limit = n / 2;
+            let mut popped = Vec::new();
+            while let Some(e) = q.pop_before(limit) {
+                popped.push(e.time_us);
+            }
+            let expected: Vec<u64> = (0..limit).collect();
+            assert_eq!(popped, expected, "n = {n}");
+            assert_eq!(q.len() as u64, n - limit);
+            assert_eq!(q.peek_time(), Some(limit));
+            assert!(q.pop_before(0).is_none() && q.len() as u64 == n - limit);
+            assert_eq!(q.pop().map(|e| e.time_us), Some(limit));
+        }
+        let mut empty: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        assert!(empty.pop_before(TimeUs::MAX).is_none());
+    }
+
+    /// `retain` drops what it is told in both forms, frees the slots for
+    /// reuse, and the rest still pop in (time, seq) order.
+    #[test]
+    fn retain_drops_events_and_keeps_the_order_in_both_forms() {
+        for n in [10u32, 3 * SORTED_MAX as u32] {
+            let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+            for i in 0..n {
+                // Times fall and rise, so neither form sees them in order.
+                q.push(
+                    u64::from((i * 7) % 13),
+                    u64::from(i),
+                    EventKind::Restart { actor: i },
+                );
+            }
+            q.retain(|_, k| matches!(k, EventKind::Restart { actor } if actor % 3 != 0));
+            let kept = (0..n).filter(|i| i % 3 != 0).count();
+            assert_eq!(q.len(), kept, "n = {n}");
+            assert_eq!(q.free.len(), n as usize - kept, "dropped slots are free");
+            let mut popped = Vec::new();
+            while let Some(e) = q.pop() {
+                let EventKind::Restart { actor } = e.kind else {
+                    panic!("only restarts were queued");
+                };
+                popped.push((e.time_us, actor));
+            }
+            let mut expected: Vec<(u64, u32)> = (0..n)
+                .filter(|i| i % 3 != 0)
+                .map(|i| (u64::from((i * 7) % 13), i))
+                .collect();
+            expected.sort();
+            assert_eq!(popped, expected, "n = {n}");
+        }
+    }
+}
