@@ -313,7 +313,7 @@ fn portfolio_finds(name: &str, sets: &[&str]) -> Option<Outcome> {
     let s = load(name, sets);
     let seeds = SeedRange {
         start: 0,
-        end: TEST_BUDGET,
+        end: TEST_BUDGET.into(),
     };
     if let Some(f) = sweep(&s, TEST_BUDGET).first_failure {
         return Some(f.outcome);
