@@ -47,6 +47,9 @@ pub enum OpTimerKind {
     /// A reconciliation job's next look at an operation given up with an
     /// unknown outcome.
     Reconcile,
+    /// A compensation job's next round on an operation given up with an
+    /// unknown outcome (the same slot: a client runs one job or the other).
+    Compensate,
 }
 
 /// A client's two timers of operation `id`, the `i`-th in its list, named in
@@ -126,6 +129,14 @@ impl<S> OpTimer<S> {
             ..Self::timeout(i, id)
         }
     }
+
+    /// The compensation job's next round for the `i`-th operation, `id`.
+    pub fn compensate(i: usize, id: u32) -> Self {
+        OpTimer {
+            kind: OpTimerKind::Compensate,
+            ..Self::timeout(i, id)
+        }
+    }
 }
 
 impl<S: OpSpace> fmt::Display for OpTimer<S> {
@@ -134,6 +145,7 @@ impl<S: OpSpace> fmt::Display for OpTimer<S> {
             OpTimerKind::Timeout => "attempt timeout",
             OpTimerKind::NextAttempt => "next attempt",
             OpTimerKind::Reconcile => "reconcile",
+            OpTimerKind::Compensate => "compensate",
         };
         write!(f, "{what} ({})", Op::part(S::SPACE, self.id, self.part))
     }
@@ -146,7 +158,9 @@ impl<S: OpSpace> Timer for OpTimer<S> {
             // A job looks only at an operation that has ended, whose
             // attempts set no timer any more: it can share their slot, and
             // every client keeps two slots per operation.
-            OpTimerKind::NextAttempt | OpTimerKind::Reconcile => 2 * self.i + 1,
+            OpTimerKind::NextAttempt | OpTimerKind::Reconcile | OpTimerKind::Compensate => {
+                2 * self.i + 1
+            }
         }
     }
 }
@@ -189,17 +203,18 @@ pub struct ClientOp {
     pub attempt_open: bool,
 }
 
-/// A reconciliation job's progress on one operation its client gave up
-/// with an unknown outcome, kept in the client's database so that the job
+/// A follow-up job's progress (reconciliation or compensation) on one
+/// operation its client gave up with an unknown outcome, kept in the client's database so that the job
 /// resumes where it was after a crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Followup {
     /// The operation's index in the client's list.
     pub i: u32,
-    /// Rounds started (each one a question, and maybe a re-drive).
+    /// Rounds started (each one a question, and maybe a re-drive or a
+    /// refund).
     pub round: u32,
-    /// The last round that re-drove the operation (0: none): a duplicated
-    /// or late answer must not re-drive it twice in one round.
+    /// The last round that re-drove (or refunded) the operation (0: none):
+    /// a duplicated or late answer must not act twice in one round.
     pub redriven: u32,
     /// Still looking: neither resolved nor handed over to a person.
     pub open: bool,
