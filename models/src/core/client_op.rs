@@ -54,7 +54,8 @@ pub enum OpTimerKind {
 
 /// A client's two timers of operation `id`, the `i`-th in its list, named in
 /// its model's words: "attempt timeout (claim 4711)", "next attempt (request #3)".
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(bound = "")]
 pub struct OpTimer<S> {
     /// Which timer.
     pub kind: OpTimerKind,
@@ -62,39 +63,12 @@ pub struct OpTimer<S> {
     pub i: u32,
     /// The operation's id, for traces.
     pub id: u32,
-    /// Which part of the id it is (`Op::part`), for traces.
+    /// Which part of the id it is (`Op::part`), for traces; a first part's
+    /// timer shows as before ids had parts.
+    #[serde(skip_serializing_if = "super::shown::is_zero")]
     pub part: u8,
+    #[serde(skip)]
     space: PhantomData<fn() -> S>,
-}
-
-/// A first part's timer shows as before ids had parts (a report's state
-/// dump of a model with one operation per id is unchanged).
-impl<S> fmt::Debug for OpTimer<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("OpTimer");
-        d.field("kind", &self.kind)
-            .field("i", &self.i)
-            .field("id", &self.id);
-        if self.part != 0 {
-            d.field("part", &self.part);
-        }
-        d.field("space", &self.space).finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl<T> serde::Serialize for OpTimer<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("OpTimer", 4)?;
-        d.serialize_field("kind", &self.kind)?;
-        d.serialize_field("i", &self.i)?;
-        d.serialize_field("id", &self.id)?;
-        if self.part != 0 {
-            d.serialize_field("part", &self.part)?;
-        }
-        d.end()
-    }
 }
 
 impl<S> OpTimer<S> {
@@ -236,39 +210,16 @@ impl Followup {
     }
 }
 
-/// A client's database: its operations, surviving its crashes.
-#[derive(Clone, Default)]
+/// A client's database: its operations, surviving its crashes. A client
+/// without a follow-up job shows what it always showed in the state panel:
+/// the job's records appear once there are any.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ClientStorage {
     /// One record per operation, in the order of the client's list.
     pub ops: Vec<ClientOp>,
-    /// The reconciliation job's records, one per operation it took up.
+    /// The follow-up job's records, one per operation it took up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub followups: Vec<Followup>,
-}
-
-/// A client without a reconciliation job shows what it always showed: the
-/// job's records appear once there are any.
-impl fmt::Debug for ClientStorage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("ClientStorage");
-        d.field("ops", &self.ops);
-        if !self.followups.is_empty() {
-            d.field("followups", &self.followups);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for ClientStorage {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("ClientStorage", 2)?;
-        d.serialize_field("ops", &self.ops)?;
-        if !self.followups.is_empty() {
-            d.serialize_field("followups", &self.followups)?;
-        }
-        d.end()
-    }
 }
 
 impl ClientStorage {

@@ -32,7 +32,7 @@ const SITUATIONS: ClientSituations = ClientSituations {
 /// Volatile: which attempt each operation waits on (its open connection),
 /// and the client's budget and breaker, which live in its memory: a restart
 /// starts them afresh (a full bucket, a closed breaker).
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ClientState {
     /// Per operation, the attempt whose answer it is waiting for.
     pub awaiting: Vec<Option<u32>>,
@@ -45,26 +45,9 @@ pub struct ClientState {
     pub breaker: Breaker,
 }
 
-/// The state panel of a report shows the budget and the breaker only where
-/// they are in play: a client without a budget has no tokens to show, and a
-/// closed breaker without recent failures is every breaker's start.
-impl std::fmt::Debug for ClientState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut d = f.debug_struct("ClientState");
-        d.field("awaiting", &self.awaiting);
-        if let Some(t) = &self.tokens {
-            d.field("tokens", &t.tokens());
-            d.field("retry_cost", &self.retry_cost);
-        }
-        if self.breaker != Breaker::new() {
-            d.field("breaker", &self.breaker);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them: the budget and the breaker
-/// only where they are in play.
+/// The state panel's fields: the budget and the breaker only where they
+/// are in play (a client without a budget has no tokens to show, and a
+/// closed breaker without recent failures is every breaker's start).
 impl serde::Serialize for ClientState {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
