@@ -338,7 +338,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         }
         match timer.kind {
             // This client has no reconciliation job.
-            OpTimerKind::Reconcile => {}
+            OpTimerKind::Reconcile | OpTimerKind::Compensate => {}
             OpTimerKind::NextAttempt => self.read(st, s, i, ctx),
             OpTimerKind::Timeout => {
                 let Some((_, attempt, phase)) = st.awaiting.take() else {

@@ -47,11 +47,15 @@ pub enum OpTimerKind {
     /// A reconciliation job's next look at an operation given up with an
     /// unknown outcome.
     Reconcile,
+    /// A compensation job's next round on an operation given up with an
+    /// unknown outcome (the same slot: a client runs one job or the other).
+    Compensate,
 }
 
 /// A client's two timers of operation `id`, the `i`-th in its list, named in
 /// its model's words: "attempt timeout (claim 4711)", "next attempt (request #3)".
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(bound = "")]
 pub struct OpTimer<S> {
     /// Which timer.
     pub kind: OpTimerKind,
@@ -59,39 +63,12 @@ pub struct OpTimer<S> {
     pub i: u32,
     /// The operation's id, for traces.
     pub id: u32,
-    /// Which part of the id it is (`Op::part`), for traces.
+    /// Which part of the id it is (`Op::part`), for traces; a first part's
+    /// timer shows as before ids had parts.
+    #[serde(skip_serializing_if = "super::shown::is_zero")]
     pub part: u8,
+    #[serde(skip)]
     space: PhantomData<fn() -> S>,
-}
-
-/// A first part's timer shows as before ids had parts (a report's state
-/// dump of a model with one operation per id is unchanged).
-impl<S> fmt::Debug for OpTimer<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("OpTimer");
-        d.field("kind", &self.kind)
-            .field("i", &self.i)
-            .field("id", &self.id);
-        if self.part != 0 {
-            d.field("part", &self.part);
-        }
-        d.field("space", &self.space).finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl<T> serde::Serialize for OpTimer<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("OpTimer", 4)?;
-        d.serialize_field("kind", &self.kind)?;
-        d.serialize_field("i", &self.i)?;
-        d.serialize_field("id", &self.id)?;
-        if self.part != 0 {
-            d.serialize_field("part", &self.part)?;
-        }
-        d.end()
-    }
 }
 
 impl<S> OpTimer<S> {
@@ -126,6 +103,14 @@ impl<S> OpTimer<S> {
             ..Self::timeout(i, id)
         }
     }
+
+    /// The compensation job's next round for the `i`-th operation, `id`.
+    pub fn compensate(i: usize, id: u32) -> Self {
+        OpTimer {
+            kind: OpTimerKind::Compensate,
+            ..Self::timeout(i, id)
+        }
+    }
 }
 
 impl<S: OpSpace> fmt::Display for OpTimer<S> {
@@ -134,6 +119,7 @@ impl<S: OpSpace> fmt::Display for OpTimer<S> {
             OpTimerKind::Timeout => "attempt timeout",
             OpTimerKind::NextAttempt => "next attempt",
             OpTimerKind::Reconcile => "reconcile",
+            OpTimerKind::Compensate => "compensate",
         };
         write!(f, "{what} ({})", Op::part(S::SPACE, self.id, self.part))
     }
@@ -146,7 +132,9 @@ impl<S: OpSpace> Timer for OpTimer<S> {
             // A job looks only at an operation that has ended, whose
             // attempts set no timer any more: it can share their slot, and
             // every client keeps two slots per operation.
-            OpTimerKind::NextAttempt | OpTimerKind::Reconcile => 2 * self.i + 1,
+            OpTimerKind::NextAttempt | OpTimerKind::Reconcile | OpTimerKind::Compensate => {
+                2 * self.i + 1
+            }
         }
     }
 }
@@ -189,17 +177,18 @@ pub struct ClientOp {
     pub attempt_open: bool,
 }
 
-/// A reconciliation job's progress on one operation its client gave up
-/// with an unknown outcome, kept in the client's database so that the job
+/// A follow-up job's progress (reconciliation or compensation) on one
+/// operation its client gave up with an unknown outcome, kept in the client's database so that the job
 /// resumes where it was after a crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Followup {
     /// The operation's index in the client's list.
     pub i: u32,
-    /// Rounds started (each one a question, and maybe a re-drive).
+    /// Rounds started (each one a question, and maybe a re-drive or a
+    /// refund).
     pub round: u32,
-    /// The last round that re-drove the operation (0: none): a duplicated
-    /// or late answer must not re-drive it twice in one round.
+    /// The last round that re-drove (or refunded) the operation (0: none):
+    /// a duplicated or late answer must not act twice in one round.
     pub redriven: u32,
     /// Still looking: neither resolved nor handed over to a person.
     pub open: bool,
@@ -221,39 +210,16 @@ impl Followup {
     }
 }
 
-/// A client's database: its operations, surviving its crashes.
-#[derive(Clone, Default)]
+/// A client's database: its operations, surviving its crashes. A client
+/// without a follow-up job shows what it always showed in the state panel:
+/// the job's records appear once there are any.
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ClientStorage {
     /// One record per operation, in the order of the client's list.
     pub ops: Vec<ClientOp>,
-    /// The reconciliation job's records, one per operation it took up.
+    /// The follow-up job's records, one per operation it took up.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub followups: Vec<Followup>,
-}
-
-/// A client without a reconciliation job shows what it always showed: the
-/// job's records appear once there are any.
-impl fmt::Debug for ClientStorage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("ClientStorage");
-        d.field("ops", &self.ops);
-        if !self.followups.is_empty() {
-            d.field("followups", &self.followups);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for ClientStorage {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("ClientStorage", 2)?;
-        d.serialize_field("ops", &self.ops)?;
-        if !self.followups.is_empty() {
-            d.serialize_field("followups", &self.followups)?;
-        }
-        d.end()
-    }
 }
 
 impl ClientStorage {

@@ -166,32 +166,30 @@ pub struct ExternalState {
 /// Durable: the keys the program stored, and idemsim's own note of which
 /// events the program reported an effect for. The process lives here
 /// because storage is per simulator, and a simulator is per thread: each
-/// worker of a parallel sweep gets its own process.
+/// worker of a parallel sweep gets its own process. The state panel shows
+/// what the program stored; its process is no state to show.
+#[derive(serde::Serialize)]
 pub struct ExternalStorage {
     /// The keys the program stored.
     pub kv: BTreeMap<String, Value>,
     /// The size of `kv` as [`MAX_STORED_BYTES`] counts it.
+    #[serde(skip)]
     kv_bytes: usize,
+    #[serde(skip)]
     effects: Vec<u32>,
     /// The running program.
+    #[serde(skip)]
     pub session: Box<Session>,
 }
 
+/// For developers: the process is no value to print.
 impl fmt::Debug for ExternalStorage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExternalStorage")
             .field("kv", &self.kv)
+            .field("kv_bytes", &self.kv_bytes)
+            .field("effects", &self.effects)
             .finish_non_exhaustive()
-    }
-}
-
-/// What the program stored; its process is no state to show.
-impl serde::Serialize for ExternalStorage {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("ExternalStorage", 1)?;
-        d.serialize_field("kv", &self.kv)?;
-        d.end()
     }
 }
 

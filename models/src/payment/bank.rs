@@ -8,7 +8,6 @@ use super::{BANK_LAYER, TRANSFER};
 use crate::core::dedup::{DedupStore, Lookup};
 use crate::core::{Carries, Key, Obs, Op};
 use sim::{Actor, ActorId, Ctx, NoTimer, TimeUs, US_PER_S};
-use std::fmt;
 use std::marker::PhantomData;
 
 /// The bank's configuration.
@@ -43,7 +42,7 @@ pub struct BankConfig {
 
 /// The bank's volatile state: what it has taken in the current second.
 /// A restart forgets it, as a rate limiter in memory does.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BankState {
     /// The second of virtual time being counted (`now / 1 s`).
     pub second: TimeUs,
@@ -53,7 +52,7 @@ pub struct BankState {
 
 /// The bank's ledger: every executed transfer and refund, and the keys it
 /// remembers.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct BankStorage {
     /// Every transfer executed: the claim, the amount, and when.
     pub transfers: Vec<(Op, u32, TimeUs)>,
@@ -66,22 +65,8 @@ pub struct BankStorage {
     pub refund_keys: DedupStore<Key, ()>,
 }
 
-/// A bank that refunded nothing shows its state as it always has: the
-/// refunds appear once there are any.
-impl fmt::Debug for BankStorage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("BankStorage");
-        d.field("transfers", &self.transfers);
-        d.field("keys", &self.keys);
-        if !self.refunds.is_empty() || !self.refund_keys.is_empty() {
-            d.field("refunds", &self.refunds);
-            d.field("refund_keys", &self.refund_keys);
-        }
-        d.finish()
-    }
-}
-
-/// The state panel shows what `Debug` shows: the refunds once there are any.
+/// The state panel's fields: a bank that refunded nothing shows its
+/// storage as it always has, the refunds appear once there are any.
 impl serde::Serialize for BankStorage {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -98,20 +83,7 @@ impl serde::Serialize for BankStorage {
 }
 
 /// A bank that has counted nothing (every bank without a capacity) keeps
-/// nothing in memory, and its state panel reads as it always has: `()`.
-impl fmt::Debug for BankState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if *self == BankState::default() {
-            return f.write_str("()");
-        }
-        f.debug_struct("BankState")
-            .field("second", &self.second)
-            .field("taken", &self.taken)
-            .finish()
-    }
-}
-
-/// Nothing counted is nothing held: no rows, as `Debug` shows `()`.
+/// nothing in memory: the state panel shows no rows, as it always has.
 impl serde::Serialize for BankState {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -447,14 +419,12 @@ mod tests {
 
     #[test]
     fn a_bank_that_counted_nothing_shows_its_state_as_before() {
-        assert_eq!(format!("{:#?}", BankState::default()), "()");
+        let shown = |st: &BankState| serde_json::to_string(st).expect("json");
+        assert_eq!(shown(&BankState::default()), "null");
         let counting = BankState {
             second: 20,
             taken: 13,
         };
-        assert_eq!(
-            format!("{counting:?}"),
-            "BankState { second: 20, taken: 13 }"
-        );
+        assert_eq!(shown(&counting), r#"{"second":20,"taken":13}"#);
     }
 }

@@ -446,7 +446,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
         let i = timer.i as usize;
         match timer.kind {
             // This client has no reconciliation job.
-            OpTimerKind::Reconcile => {}
+            OpTimerKind::Reconcile | OpTimerKind::Compensate => {}
             OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);

@@ -3,7 +3,6 @@
 
 use super::super::msg::Event;
 use crate::core::dedup::DedupStore;
-use crate::core::shown::FieldIf;
 use sim::TimeUs;
 use std::fmt;
 
@@ -47,8 +46,10 @@ pub struct QMsg {
     pub deliveries: u32,
 }
 
-/// The broker's durable queue, dead-letter queue and dedup table.
-#[derive(Clone)]
+/// The broker's durable queue, dead-letter queue and dedup table. The state
+/// panel shows the producer tables only where a producer wrote to them, so
+/// the panels of other designs stay as they were, and the bookkeeping never.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct BrokerStorage {
     /// Every message published, in order.
     pub queue: Vec<QMsg>,
@@ -60,30 +61,37 @@ pub struct BrokerStorage {
     /// Per idempotent producer id, the highest sequence number stored (they
     /// are stored in order, so it tells the last five too): as Kafka keeps
     /// its producer state with the log, durable.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub producers: Vec<(u32, u32)>,
     /// Per transactional producer id, its current epoch: a publish of an
     /// older epoch comes from a session that has been replaced (a zombie).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub epochs: Vec<(u32, u32)>,
     /// Under exactly-once delivery, per acked message id the receipt that
     /// acked it: a repeat of that ack (a network duplicate) counted too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub acks: Vec<(u32, u32)>,
     /// Where producer ids expire, per producer id when the broker last
     /// stored a publish under it; a retry it drops does not count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub producers_stored_us: Vec<(u32, TimeUs)>,
     /// Per producer id whose sequence started above 0 (the first publish
     /// after the broker forgot the id), that first number: nothing below it
     /// was stored under this start, so a resend below it is no duplicate.
     /// Bookkeeping, not in the panels.
+    #[serde(skip)]
     pub producers_first: Vec<(u32, u32)>,
     /// Per acked copy, its index in `queue` and the receipt of its latest
     /// delivery when the ack came: a renewal naming another receipt of it
     /// comes from a delivery the lease had let go. Kept for that situation
     /// alone, so the state panels do not show it.
+    #[serde(skip)]
     pub latest_acked: Vec<(u32, u32)>,
     /// Per receipt (the first is 1), the index in `queue` of the copy it
     /// delivered: an ack or a renewal names one delivery of one stored copy,
     /// and two copies of an event (a producer's retry, a relay's republish)
     /// are out under receipts of their own. Bookkeeping, not in the panels.
+    #[serde(skip)]
     pub copies: Vec<u32>,
 }
 
@@ -94,50 +102,6 @@ impl BrokerStorage {
     pub(super) fn copy_of(&self, id: u32, receipt: u32) -> Option<usize> {
         let i = *self.copies.get(receipt.checked_sub(1)? as usize)? as usize;
         (self.queue[i].ev.id == id).then_some(i)
-    }
-}
-
-// By hand: the producer table only where an idempotent producer wrote to
-// it, so the state panels of other designs stay as they were.
-impl fmt::Debug for BrokerStorage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BrokerStorage")
-            .field("queue", &self.queue)
-            .field("dedup", &self.dedup)
-            .field("next_receipt", &self.next_receipt)
-            .field_if(!self.producers.is_empty(), "producers", &self.producers)
-            .field_if(!self.epochs.is_empty(), "epochs", &self.epochs)
-            .field_if(!self.acks.is_empty(), "acks", &self.acks)
-            .field_if(
-                !self.producers_stored_us.is_empty(),
-                "producers_stored_us",
-                &self.producers_stored_us,
-            )
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for BrokerStorage {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("BrokerStorage", 7)?;
-        d.serialize_field("queue", &self.queue)?;
-        d.serialize_field("dedup", &self.dedup)?;
-        d.serialize_field("next_receipt", &self.next_receipt)?;
-        if !self.producers.is_empty() {
-            d.serialize_field("producers", &self.producers)?;
-        }
-        if !self.epochs.is_empty() {
-            d.serialize_field("epochs", &self.epochs)?;
-        }
-        if !self.acks.is_empty() {
-            d.serialize_field("acks", &self.acks)?;
-        }
-        if !self.producers_stored_us.is_empty() {
-            d.serialize_field("producers_stored_us", &self.producers_stored_us)?;
-        }
-        d.end()
     }
 }
 

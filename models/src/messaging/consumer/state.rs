@@ -3,7 +3,6 @@
 //! saw last, and its timers.
 
 use super::super::msg::{Event, TxKind};
-use crate::core::shown::FieldIf;
 use crate::core::slots::Slots;
 use sim::TimeUs;
 use std::collections::VecDeque;
@@ -19,61 +18,35 @@ pub enum Phase {
     Recording,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// One delivery in progress. The state panel shows the flags and counts
+/// only where they are set, so the panels of runs without redeliveries,
+/// retries or rollouts read as they did before each was kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Job {
     pub ev: Event,
     pub receipt: u32,
     pub phase: Phase,
     /// The broker flagged the delivery as redelivered.
+    #[serde(skip_serializing_if = "crate::core::shown::is_false")]
     pub redelivered: bool,
-    /// The transaction in flight (while checking, committing, recording).
+    /// The transaction in flight (while checking, committing, recording):
+    /// the phase says as much, so the panel leaves it out.
+    #[serde(skip)]
     pub tx: TxKind,
     /// Its sends so far, 1 for the first.
+    #[serde(skip_serializing_if = "crate::core::shown::at_most_one")]
     pub attempt: u8,
     /// The version of the consumer that took the delivery (0: the first;
     /// a rollout's later ones count up): it finishes the job under its own
     /// settings, as a process shutting down gracefully does.
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub version: u8,
 }
 
-// By hand: the flag only where it is set, so the state panels of runs
-// without redeliveries read as they did before it was kept.
-impl fmt::Debug for Job {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Job")
-            .field("ev", &self.ev)
-            .field("receipt", &self.receipt)
-            .field("phase", &self.phase)
-            .field_if(self.redelivered, "redelivered", &self.redelivered)
-            .field_if(self.attempt > 1, "attempt", &self.attempt)
-            .field_if(self.version > 0, "version", &self.version)
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for Job {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("Job", 6)?;
-        d.serialize_field("ev", &self.ev)?;
-        d.serialize_field("receipt", &self.receipt)?;
-        d.serialize_field("phase", &self.phase)?;
-        if self.redelivered {
-            d.serialize_field("redelivered", &self.redelivered)?;
-        }
-        if self.attempt > 1 {
-            d.serialize_field("attempt", &self.attempt)?;
-        }
-        if self.version > 0 {
-            d.serialize_field("version", &self.version)?;
-        }
-        d.end()
-    }
-}
-
 /// Volatile: deliveries in progress, lost on a crash (the broker redelivers).
-#[derive(Clone)]
+/// The state panel shows the jobs as it did before the rest was kept: the
+/// receipts taken are bookkeeping against the network's copies.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct ConsumerState {
     /// The deliveries in progress, one slot each.
     pub jobs: Slots<Job>,
@@ -82,13 +55,16 @@ pub struct ConsumerState {
     /// is not taken for a second one: a receipt names one delivery, and two
     /// jobs under it would both see their ack counted under exactly-once
     /// delivery (a repeat of the ack that counted is answered "counted").
+    #[serde(skip)]
     pub taken: VecDeque<u32>,
     /// When this process started: its connection to the broker is as old.
     /// A delivery sent before it was sent over the connection of a process
     /// that crashed (or to none), and never reaches this one.
+    #[serde(skip)]
     pub started_us: TimeUs,
     /// The version taking new deliveries (0: the first; a rollout's later
     /// ones count up).
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub version: u8,
 }
 
@@ -108,30 +84,6 @@ impl ConsumerState {
 impl Default for ConsumerState {
     fn default() -> Self {
         ConsumerState::new()
-    }
-}
-
-// By hand: the receipts taken are bookkeeping against the network's copies,
-// and the state panels show the jobs as they did before it was kept.
-impl fmt::Debug for ConsumerState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConsumerState")
-            .field("jobs", &self.jobs)
-            .field_if(self.version > 0, "version", &self.version)
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for ConsumerState {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("ConsumerState", 2)?;
-        d.serialize_field("jobs", &self.jobs)?;
-        if self.version > 0 {
-            d.serialize_field("version", &self.version)?;
-        }
-        d.end()
     }
 }
 

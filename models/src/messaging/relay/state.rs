@@ -2,12 +2,12 @@
 //! database), the batch in flight and its numbers (volatile), and its timers.
 
 use super::super::msg::Event;
-use crate::core::shown::FieldIf;
 use sim::TimeUs;
 use std::fmt;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-/// A row of the transactional outbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+/// A row of the transactional outbox. The state panel shows the producer id
+/// and epoch only where the relay is an idempotent or transactional producer.
 pub struct OutboxRow {
     /// The event to publish.
     pub ev: Event,
@@ -19,16 +19,19 @@ pub struct OutboxRow {
     /// The broker hands out producer ids; here a session takes one above
     /// every id its outbox names, which is new to the broker wherever it
     /// matters: an id no row names was never used for a publish.
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub pid: u32,
     /// A transactional producer's epoch when it last published the row (0:
     /// none). A session takes the epoch above every one its rows name, as
     /// the broker's transaction coordinator bumps it at every start; an
     /// epoch no row names was never used for a publish.
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub epoch: u32,
 }
 
-/// Volatile: one row's publish the relay has out.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// Volatile: one row's publish the relay has out. The state panel shows the
+/// delivery timeout's fields only where the relay has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct InFlight {
     /// The outbox row.
     pub row: usize,
@@ -40,14 +43,16 @@ pub struct InFlight {
     pub deadline_us: TimeUs,
     /// When the library gives its batch up: its first send plus the
     /// delivery timeout (0: never, a relay without one).
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub expires_us: TimeUs,
     /// The library gave the batch up (`send()` failed): the row's next
     /// publish is a new record.
+    #[serde(skip_serializing_if = "crate::core::shown::is_false")]
     pub given_up: bool,
 }
 
 /// Volatile: the rows the relay is publishing, with their publishes confirmed or not.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RelayState {
     /// The rows being published, oldest first: at most `max_in_flight`,
     /// under consecutive sequence numbers.
@@ -68,97 +73,10 @@ pub struct RelayState {
     pub sequence_unresolved: bool,
 }
 
-// By hand, as the state panels of reports show them: the producer id and
-// sequence numbers only where the relay is an idempotent producer.
-impl fmt::Debug for OutboxRow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OutboxRow")
-            .field("ev", &self.ev)
-            .field("sent", &self.sent)
-            .field("attempts", &self.attempts)
-            .field_if(self.pid != 0, "pid", &self.pid)
-            .field_if(self.epoch != 0, "epoch", &self.epoch)
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for OutboxRow {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("OutboxRow", 5)?;
-        d.serialize_field("ev", &self.ev)?;
-        d.serialize_field("sent", &self.sent)?;
-        d.serialize_field("attempts", &self.attempts)?;
-        if self.pid != 0 {
-            d.serialize_field("pid", &self.pid)?;
-        }
-        if self.epoch != 0 {
-            d.serialize_field("epoch", &self.epoch)?;
-        }
-        d.end()
-    }
-}
-
-// The delivery timeout's fields only where the relay has one.
-impl fmt::Debug for InFlight {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("InFlight")
-            .field("row", &self.row)
-            .field("seq", &self.seq)
-            .field("confirmed", &self.confirmed)
-            .field("deadline_us", &self.deadline_us)
-            .field_if(self.expires_us != 0, "expires_us", &self.expires_us)
-            .field_if(self.given_up, "given_up", &self.given_up)
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for InFlight {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("InFlight", 6)?;
-        d.serialize_field("row", &self.row)?;
-        d.serialize_field("seq", &self.seq)?;
-        d.serialize_field("confirmed", &self.confirmed)?;
-        d.serialize_field("deadline_us", &self.deadline_us)?;
-        if self.expires_us != 0 {
-            d.serialize_field("expires_us", &self.expires_us)?;
-        }
-        if self.given_up {
-            d.serialize_field("given_up", &self.given_up)?;
-        }
-        d.end()
-    }
-}
-
-// A relay with one row out shows it as `row`, (row, confirmed), as the
-// state panels of a relay publishing a row at a time always have.
-impl fmt::Debug for RelayState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let one = self.rows.len() <= 1;
-        let row = self.rows.first().map(|f| (f.row, f.confirmed));
-        let given_up = one && self.rows.first().is_some_and(|f| f.given_up);
-        f.debug_struct("RelayState")
-            .field_if(one, "row", &row)
-            .field_if(given_up, "given_up", &given_up)
-            .field_if(!one, "rows", &self.rows)
-            .field("unmarked_after_restart", &self.unmarked_after_restart)
-            .field_if(self.pid != 0, "pid", &self.pid)
-            .field_if(self.pid != 0, "next_seq", &self.next_seq)
-            .field_if(self.epoch != 0, "epoch", &self.epoch)
-            .field_if(
-                self.sequence_unresolved,
-                "sequence_unresolved",
-                &self.sequence_unresolved,
-            )
-            .finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them: one row in flight as `row`,
-/// several as a table.
+/// The state panel's fields: a relay with one row out shows it as `row`,
+/// (row, confirmed), as the panels of a relay publishing a row at a time
+/// always have, several as a table; the producer's numbers only where the
+/// relay is an idempotent or transactional producer.
 impl serde::Serialize for RelayState {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;

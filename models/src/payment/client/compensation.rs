@@ -1,5 +1,6 @@
-//! The claims system's compensation job, a saga's step back: for each claim
-//! it gave up with an unknown outcome, the business cancels the payment.
+//! The claims system's compensation job, a saga's step back, the follow-up
+//! job's second policy (`followup.rs` runs its rounds): for each claim it
+//! gave up with an unknown outcome, the business cancels the payment.
 //! Each round the job either asks the bank how much is paid and refunds
 //! exactly that (`RefundWhen::Paid`), or refunds the amount asked on the
 //! timeout alone (`RefundWhen::Timeout`, the mistake that refunds a
@@ -7,51 +8,25 @@
 //! blindly, once the bank answered), the claims system is told
 //! "cancelled". A refund is an operation like any other: it carries a key
 //! of its own, or every copy of it refunds.
-//!
-//! The job keeps its progress in the reconciliation job's records (the two
-//! never run together) and its timer, so a crash between any two steps
-//! leaves a job that resumes.
 
+use super::followup::Job;
 use super::Client;
-use crate::core::client_op::{ClientStorage, Followup, OpTimer};
+use crate::core::client_op::{ClientStorage, Followup};
 use crate::core::{Carries, Ending, Key, Obs, Op};
 use crate::payment::compensate::{CompensateConfig, RefundWhen};
 use crate::payment::msg::Msg;
 use crate::payment::situations as sit;
-use sim::{Ctx, US_PER_MS};
+use sim::Ctx;
 
 impl<W: Carries<Msg>> Client<W> {
-    /// The job's next round of operation `i`, `after_ms` from now: a job
-    /// looks only at an operation that has ended, so it takes the timer of
-    /// the reconciliation job it stands in for.
-    pub(super) fn wait_job(&self, after_ms: u64, i: usize, ctx: &mut impl Ctx<Self>) {
-        let op = self.cfg.ops[i].op();
-        ctx.set_timer(
-            OpTimer::reconcile(i, op.id).of_part(op.part),
-            after_ms.saturating_mul(US_PER_MS),
-        );
-    }
-
-    /// The job's timer: a new round asks, or refunds blindly; once the
-    /// rounds are spent, the claim stays unknown, for a person.
+    /// A round of operation `i`: the question, or the blind refund.
     pub(super) fn compensate_round(
         &self,
-        followups: &mut [Followup],
+        cfg: &CompensateConfig,
+        f: &mut Followup,
         i: usize,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(cfg) = &self.cfg.compensate else {
-            return;
-        };
-        let Some(f) = Followup::open_of(followups, i, |_| true) else {
-            return;
-        };
-        if f.round >= cfg.max_rounds {
-            f.open = false;
-            ctx.reached(sit::COMPENSATE_GAVE_UP);
-            return;
-        }
-        f.round += 1;
         let spec = self.cfg.ops[i];
         let op = spec.op();
         match cfg.refund_when {
@@ -64,9 +39,6 @@ impl<W: Carries<Msg>> Client<W> {
                 self.refund(cfg, op, (spec.amount_eur, f.round), ctx);
             }
         }
-        // The next round is also this round's timeout: a lost question,
-        // refund or answer costs a round, never the job.
-        self.wait_job(cfg.after_ms, i, ctx);
     }
 
     /// The bank's answer to this round's question: nothing left paid, and
@@ -74,20 +46,15 @@ impl<W: Carries<Msg>> Client<W> {
     /// once per round. The next round's question sees whether it was.
     pub(super) fn on_compensate_status(
         &self,
-        s: &mut ClientStorage,
-        (i, question): (usize, u32),
+        cfg: &CompensateConfig,
+        f: &mut Followup,
+        i: usize,
         paid_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(cfg) = &self.cfg.compensate else {
-            return;
-        };
-        let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.round == question) else {
-            return;
-        };
         let op = self.cfg.ops[i].op();
         if paid_eur == 0 {
-            self.cancelled(f, i, ctx);
+            self.cancelled(cfg, f, i, ctx);
             return;
         }
         // A duplicated answer of this round refunds no second time.
@@ -116,14 +83,19 @@ impl<W: Carries<Msg>> Client<W> {
         let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.redriven == round) else {
             return;
         };
-        self.cancelled(f, i, ctx);
+        self.cancelled(cfg, f, i, ctx);
     }
 
     /// The job is done with operation `i`: its client is told "cancelled".
-    fn cancelled(&self, f: &mut Followup, i: usize, ctx: &mut impl Ctx<Self>) {
+    fn cancelled(
+        &self,
+        cfg: &CompensateConfig,
+        f: &mut Followup,
+        i: usize,
+        ctx: &mut impl Ctx<Self>,
+    ) {
         let op = self.cfg.ops[i].op();
-        f.open = false;
-        ctx.cancel_timer(OpTimer::reconcile(i, op.id).of_part(op.part));
+        self.close_job(Job::Compensate(cfg), f, i, ctx);
         ctx.reached(sit::COMPENSATED);
         ctx.observe(Obs::Ended {
             op,

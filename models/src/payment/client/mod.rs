@@ -1,11 +1,13 @@
 //! The claims system: it starts each payment once, retries it within its
 //! policy, and records what it finally knows: paid, failed, or unknown (a dead
-//! letter a person reconciles), never more than it was told. A
-//! reconciliation job may take an unknown dead letter up (`reconciliation.rs`);
-//! what the client is configured with is in `config.rs`.
+//! letter a person reconciles), never more than it was told. A follow-up
+//! job may take an unknown dead letter up (`followup.rs`): reconciliation
+//! (`reconciliation.rs`) or compensation (`compensation.rs`); what the
+//! client is configured with is in `config.rs`.
 
 mod compensation;
 mod config;
+mod followup;
 mod reconciliation;
 
 pub use config::{ClientConfig, KeyPolicy, OpSpec};
@@ -30,7 +32,7 @@ const SITUATIONS: ClientSituations = ClientSituations {
 /// Volatile: which attempt each operation waits on (its open connection),
 /// and the client's budget and breaker, which live in its memory: a restart
 /// starts them afresh (a full bucket, a closed breaker).
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ClientState {
     /// Per operation, the attempt whose answer it is waiting for.
     pub awaiting: Vec<Option<u32>>,
@@ -43,26 +45,9 @@ pub struct ClientState {
     pub breaker: Breaker,
 }
 
-/// The state panel of a report shows the budget and the breaker only where
-/// they are in play: a client without a budget has no tokens to show, and a
-/// closed breaker without recent failures is every breaker's start.
-impl std::fmt::Debug for ClientState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut d = f.debug_struct("ClientState");
-        d.field("awaiting", &self.awaiting);
-        if let Some(t) = &self.tokens {
-            d.field("tokens", &t.tokens());
-            d.field("retry_cost", &self.retry_cost);
-        }
-        if self.breaker != Breaker::new() {
-            d.field("breaker", &self.breaker);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them: the budget and the breaker
-/// only where they are in play.
+/// The state panel's fields: the budget and the breaker only where they
+/// are in play (a client without a budget has no tokens to show, and a
+/// closed breaker without recent failures is every breaker's start).
 impl serde::Serialize for ClientState {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -364,7 +349,7 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     fn on_start(&self, _: &mut ClientState, s: &mut ClientStorage, ctx: &mut impl Ctx<Self>) {
         debug_assert_eq!(s.ops.len(), self.cfg.ops.len());
         let spec = |i: usize| (self.cfg.ops[i].op(), self.cfg.ops[i].start_ms);
-        if self.job_after_ms().is_none() {
+        if self.job().is_none() {
             client_op::start_ops(&mut s.ops, spec, &self.persistence(), &SITUATIONS, ctx);
             return;
         }
@@ -401,12 +386,9 @@ impl<W: Carries<Msg>> Actor for Client<W> {
                 op,
                 question,
                 paid_eur,
-            }) if self.job_after_ms().is_some() => {
+            }) if self.job().is_some() => {
                 if let Some(i) = self.cfg.ops.iter().position(|o| o.op() == op) {
-                    match self.cfg.compensate {
-                        Some(_) => self.on_compensate_status(s, (i, question), paid_eur, ctx),
-                        None => self.on_status(s, (i, question), paid_eur, ctx),
-                    }
+                    self.on_status(s, (i, question), paid_eur, ctx);
                 }
                 return;
             }
@@ -437,10 +419,9 @@ impl<W: Carries<Msg>> Actor for Client<W> {
     ) {
         let i = timer.i as usize;
         match timer.kind {
-            OpTimerKind::Reconcile if self.cfg.compensate.is_some() => {
-                self.compensate_round(&mut s.followups, i, ctx)
+            OpTimerKind::Reconcile | OpTimerKind::Compensate => {
+                self.job_round(&mut s.followups, i, ctx)
             }
-            OpTimerKind::Reconcile => self.reconcile_round(&mut s.followups, i, ctx),
             OpTimerKind::NextAttempt => {
                 if s.ops[i].status != OpStatus::Done {
                     self.send_attempt(st, s, i, ctx);

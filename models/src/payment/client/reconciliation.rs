@@ -1,121 +1,47 @@
-//! The claims system's reconciliation job (chapter 14): for each claim it
-//! gave up with an unknown outcome it asks, a while later, how much has been
-//! paid; paid, and the claim is finally done; not paid, and it drives the
-//! payment again and asks once more next round, up to a number of rounds,
-//! after which the dead letter stays for a person.
-//!
-//! Each step is its own handler call (the dead letter and the job's record,
-//! each round's question, each answer and its re-drive), and the job's
-//! progress lives in the client's database, so a crash between any two
-//! steps leaves a job that resumes.
+//! The claims system's reconciliation job (chapter 14), the follow-up job's
+//! first policy (`followup.rs` runs its rounds): each round asks how much
+//! has been paid; paid, and the claim is finally done; not paid, and it
+//! drives the payment again and asks once more next round.
 
+use super::followup::Job;
 use super::Client;
-use crate::core::client_op::{ClientStorage, Followup, OpTimer};
+use crate::core::client_op::{ClientOp, Followup};
 use crate::core::{Carries, Ending, Key, Obs};
 use crate::payment::msg::Msg;
-use crate::payment::reconcile::RedriveKey;
+use crate::payment::reconcile::{ReconcileConfig, RedriveKey};
 use crate::payment::situations as sit;
 use sim::Ctx;
 
 impl<W: Carries<Msg>> Client<W> {
-    /// After operation `i` was given up: an unknown dead letter becomes the
-    /// job's work, recorded in the same step as the dead letter itself.
-    pub(super) fn take_up(&self, s: &mut ClientStorage, i: usize, ctx: &mut impl Ctx<Self>) {
-        let Some(after_ms) = self.job_after_ms() else {
-            return;
-        };
-        let op = &s.ops[i];
-        // Failed is known and abandoned is invisible: only an unknown dead
-        // letter is the job's.
-        if !(self.cfg.dead_letter && op.uncertain) {
-            return;
-        }
-        if s.followups.iter().any(|f| f.i as usize == i) {
-            return;
-        }
-        s.followups.push(Followup {
-            i: i as u32,
-            round: 0,
-            redriven: 0,
-            open: true,
-        });
-        self.wait_job(after_ms, i, ctx);
-    }
-
-    /// How long after a dead letter the client's job (reconciliation or
-    /// compensation) first looks, and between rounds; none: no job.
-    pub(super) fn job_after_ms(&self) -> Option<u64> {
-        match (&self.cfg.reconcile, &self.cfg.compensate) {
-            (Some(r), _) => Some(r.after_ms),
-            (None, Some(c)) => Some(c.after_ms),
-            (None, None) => None,
-        }
-    }
-
-    /// After a restart: the timers died with the process, the records did not.
-    pub(super) fn resume_jobs(&self, followups: &[Followup], ctx: &mut impl Ctx<Self>) {
-        let Some(after_ms) = self.job_after_ms() else {
-            return;
-        };
-        for f in followups.iter().filter(|f| f.open) {
-            self.wait_job(after_ms, f.i as usize, ctx);
-        }
-    }
-
-    /// The job's timer: a new round asks again, or, once the rounds are
-    /// spent, the claim stays unknown, for a person.
+    /// A round of operation `i`: the question, numbered by the round.
     pub(super) fn reconcile_round(
         &self,
-        followups: &mut [Followup],
+        cfg: &ReconcileConfig,
+        f: &Followup,
         i: usize,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(cfg) = &self.cfg.reconcile else {
-            return;
-        };
-        let Some(f) = Followup::open_of(followups, i, |_| true) else {
-            return;
-        };
-        if f.round >= cfg.max_rounds {
-            f.open = false;
-            ctx.reached(sit::RECONCILE_GAVE_UP);
-            return;
-        }
-        f.round += 1;
         let op = self.cfg.ops[i].op();
         // The round numbers the question: the records keep it, so a
         // restarted job never asks under a number asked before.
         let question = f.round;
         ctx.send(cfg.asked, W::wrap(Msg::StatusQuery { op, question }));
-        // The next round is also this round's timeout: a lost question or
-        // answer costs a round, never the job.
-        self.wait_job(cfg.after_ms, i, ctx);
     }
 
-    /// An answer to the job's question: paid, and the client is finally
+    /// An answer to this round's question: paid, and the client is finally
     /// told so; not paid, and the claim is driven again, once per round.
-    /// Only this round's question is answered: an earlier round's answer,
-    /// duplicated or late, was read before that round's re-drive was sent,
-    /// so its "not paid" would drive the claim once more whatever the
-    /// re-drive did.
-    pub(super) fn on_status(
+    pub(super) fn on_reconcile_status(
         &self,
-        s: &mut ClientStorage,
-        (i, question): (usize, u32),
+        cfg: &ReconcileConfig,
+        (f, o): (&mut Followup, &mut ClientOp),
+        i: usize,
         paid_eur: u32,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let Some(cfg) = &self.cfg.reconcile else {
-            return;
-        };
-        let Some(f) = Followup::open_of(&mut s.followups, i, |f| f.round == question) else {
-            return;
-        };
         let spec = self.cfg.ops[i];
         let op = spec.op();
         if paid_eur >= spec.amount_eur {
-            f.open = false;
-            ctx.cancel_timer(OpTimer::reconcile(i, op.id).of_part(op.part));
+            self.close_job(Job::Reconcile(cfg), f, i, ctx);
             ctx.reached(sit::RECONCILED_PAID);
             ctx.observe(Obs::ToldDone {
                 op,
@@ -133,7 +59,6 @@ impl<W: Carries<Msg>> Client<W> {
             return;
         }
         f.redriven = f.round;
-        let o = &mut s.ops[i];
         o.attempts += 1;
         let attempt = o.attempts;
         let key = match cfg.redrive_key {
@@ -158,7 +83,7 @@ impl<W: Carries<Msg>> Client<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::client_op::{ClientOp, OpStatus, OpTimer};
+    use crate::core::client_op::{ClientStorage, OpStatus, OpTimer};
     use crate::core::retry::RetryPolicy;
     use crate::payment::client::{ClientConfig, ClientState, ClientTimer, KeyPolicy};
     use crate::payment::reconcile::{Ask, ReconcileConfig};

@@ -12,7 +12,6 @@ use crate::core::{Carries, Key, Op};
 use crate::payment::msg::Msg;
 use crate::payment::situations as sit;
 use sim::{Actor, ActorId, Ctx};
-use std::fmt;
 
 /// The client's open request an execution answers: who, which attempt.
 pub type Caller = Option<(ActorId, u32)>;
@@ -27,7 +26,7 @@ pub enum CallPhase {
 }
 
 /// One bank call in flight, with the client's open request it answers.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct BankCall {
     /// The claim it pays.
     pub op: Op,
@@ -42,43 +41,10 @@ pub struct BankCall {
     /// Where it stands.
     pub phase: CallPhase,
     /// The number of the status question it last asked: in its query
-    /// phase, the only answer it takes.
+    /// phase, the only answer it takes. A call that never asked shows no
+    /// question in the state panel (numbers start at 1).
+    #[serde(skip_serializing_if = "crate::core::shown::is_zero")]
     pub question: u32,
-}
-
-/// A call that never asked shows no question (numbers start at 1).
-impl fmt::Debug for BankCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("BankCall");
-        d.field("op", &self.op)
-            .field("key", &self.key)
-            .field("amount_eur", &self.amount_eur)
-            .field("client", &self.client)
-            .field("attempts", &self.attempts)
-            .field("phase", &self.phase);
-        if self.question > 0 {
-            d.field("question", &self.question);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for BankCall {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("BankCall", 7)?;
-        d.serialize_field("op", &self.op)?;
-        d.serialize_field("key", &self.key)?;
-        d.serialize_field("amount_eur", &self.amount_eur)?;
-        d.serialize_field("client", &self.client)?;
-        d.serialize_field("attempts", &self.attempts)?;
-        d.serialize_field("phase", &self.phase)?;
-        if self.question > 0 {
-            d.serialize_field("question", &self.question)?;
-        }
-        d.end()
-    }
 }
 
 /// A bank call to start: what it pays, the client's open request it
@@ -125,24 +91,12 @@ impl Questions {
     }
 }
 
-/// The bank calls in flight, one slot each.
-#[derive(Clone)]
+/// The bank calls in flight, one slot each: the state panel shows them as
+/// their slots.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(transparent)]
 pub struct BankCalls {
     slots: Slots<BankCall>,
-}
-
-/// Shows as its slots, as the state panel always showed them.
-impl fmt::Debug for BankCalls {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.slots, f)
-    }
-}
-
-/// Shows as what it holds, as `Debug` does.
-impl serde::Serialize for BankCalls {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(&self.slots, s)
-    }
 }
 
 impl Default for BankCalls {

@@ -7,10 +7,9 @@
 
 use crate::core::Key;
 use std::collections::VecDeque;
-use std::fmt;
 
 /// The recovery's backlog and its place in the line.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Recovery {
     /// Keys a restart found left "in progress" while every worker was busy
     /// or every bank-call slot was taken or kept for an admitted request,
@@ -27,19 +26,6 @@ impl Recovery {
     pub fn clear(&mut self) {
         self.recovering.clear();
         self.queued_before = 0;
-    }
-
-    /// Adds the fields the state panel shows: a service that recovers no
-    /// more keys than it has workers shows what it always showed, the
-    /// backlog once it holds a key, its place in the line once requests
-    /// are ahead of it.
-    pub fn debug_into(&self, d: &mut fmt::DebugStruct<'_, '_>) {
-        if !self.recovering.is_empty() {
-            d.field("recovering", &self.recovering);
-        }
-        if self.queued_before > 0 {
-            d.field("queued_before_recovery", &self.queued_before);
-        }
     }
 
     /// Keys waiting for a worker.
@@ -85,7 +71,10 @@ impl Recovery {
 }
 
 impl Recovery {
-    /// The fields the state panel shows, as [`Recovery::debug_into`] adds them.
+    /// The fields the state panel shows: a service that recovers no more
+    /// keys than it has workers shows what it always showed, the backlog
+    /// once it holds a key, its place in the line once requests are ahead
+    /// of it.
     pub fn serialize_into<S: serde::ser::SerializeStruct>(
         &self,
         d: &mut S,

@@ -9,7 +9,6 @@ use crate::core::slots::Slots;
 use crate::core::{Key, Op};
 use crate::payment::msg::PayStatus;
 use sim::{Actor, ActorId, Ctx, TimeUs};
-use std::fmt;
 
 /// What a pending step does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -40,24 +39,12 @@ pub struct Step {
     pub client: (ActorId, u32),
 }
 
-/// The pending steps, one slot each.
-#[derive(Clone)]
+/// The pending steps, one slot each: the state panel shows them as their
+/// slots.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(transparent)]
 pub struct Steps {
     slots: Slots<Step>,
-}
-
-/// Shows as its slots, as the state panel always showed them.
-impl fmt::Debug for Steps {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.slots, f)
-    }
-}
-
-/// Shows as what it holds, as `Debug` does.
-impl serde::Serialize for Steps {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(&self.slots, s)
-    }
 }
 
 impl Default for Steps {

@@ -20,7 +20,6 @@ use super::timers::MAX_WORKERS;
 use crate::core::{Key, Op};
 use sim::{ActorId, TimeUs, US_PER_MS};
 use std::collections::VecDeque;
-use std::fmt;
 
 /// A request as it waits for a worker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -93,24 +92,12 @@ pub enum Next {
     Dropped,
 }
 
-/// The queue of requests waiting for a worker.
-#[derive(Clone, Default)]
+/// The queue of requests waiting for a worker: the state panel shows it as
+/// the queue it is.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[serde(transparent)]
 pub struct Workers {
     queue: VecDeque<Queued>,
-}
-
-/// Shows as the queue it is, as the state panel always showed it.
-impl fmt::Debug for Workers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.queue, f)
-    }
-}
-
-/// Shows as what it holds, as `Debug` does.
-impl serde::Serialize for Workers {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(&self.queue, s)
-    }
 }
 
 impl Workers {

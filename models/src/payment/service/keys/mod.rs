@@ -11,7 +11,6 @@ mod waiters;
 use crate::core::dedup::{DedupStore, Entry, Lookup};
 use crate::core::{Key, Op};
 use sim::TimeUs;
-use std::fmt;
 
 pub use waiters::{Waiter, Waiters};
 
@@ -39,7 +38,7 @@ pub struct KeyRow {
 }
 
 /// A payment booked.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Booking {
     /// The claim it pays.
     pub op: Op,
@@ -53,36 +52,10 @@ pub struct Booking {
     /// is set leaves the booking without its key for that reason: a key
     /// recorded and later expired, reaped or deleted, or never recorded
     /// because the bank gave up, leaves one too, with no crash in between.
+    /// A booking whose key is not due shows what it always showed in the
+    /// state panel.
+    #[serde(skip_serializing_if = "crate::core::shown::is_false")]
     pub key_due: bool,
-}
-
-/// A booking whose key is not due shows what it always showed.
-impl fmt::Debug for Booking {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut d = f.debug_struct("Booking");
-        d.field("op", &self.op)
-            .field("key", &self.key)
-            .field("amount_eur", &self.amount_eur);
-        if self.key_due {
-            d.field("key_due", &self.key_due);
-        }
-        d.finish()
-    }
-}
-
-/// The panel's fields, as `Debug` shows them.
-impl serde::Serialize for Booking {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut d = s.serialize_struct("Booking", 4)?;
-        d.serialize_field("op", &self.op)?;
-        d.serialize_field("key", &self.key)?;
-        d.serialize_field("amount_eur", &self.amount_eur)?;
-        if self.key_due {
-            d.serialize_field("key_due", &self.key_due)?;
-        }
-        d.end()
-    }
 }
 
 /// What inserting a key row did to the store: whether expired rows were
@@ -134,7 +107,7 @@ pub struct KnownRules {
 
 /// The durable half of the key table: key rows and bookings, committed
 /// atomically per step.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct KeyTable {
     rows: DedupStore<Key, KeyRow>,
     bookings: Vec<Booking>,
@@ -178,12 +151,6 @@ impl KeyTable {
     /// The payments booked, in order.
     pub fn bookings(&self) -> &[Booking] {
         &self.bookings
-    }
-
-    /// Adds the fields the state panel shows, as it always showed them.
-    pub fn debug_into(&self, d: &mut fmt::DebugStruct<'_, '_>) {
-        d.field("keys", &self.rows);
-        d.field("bookings", &self.bookings);
     }
 
     /// Inserts a key row, reaping expired rows first; no booking of `key`
@@ -375,7 +342,7 @@ impl KeyTable {
 }
 
 impl KeyTable {
-    /// The fields the state panel shows, as [`KeyTable::debug_into`] adds them.
+    /// The fields the state panel shows: the key rows and the bookings.
     pub fn serialize_into<S: serde::ser::SerializeStruct>(
         &self,
         d: &mut S,

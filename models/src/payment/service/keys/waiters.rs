@@ -4,7 +4,6 @@
 
 use crate::core::{Key, Op};
 use sim::ActorId;
-use std::fmt;
 
 /// A concurrent duplicate held open until its key's execution ends.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -23,24 +22,12 @@ pub struct Waiter {
 pub const MAX_WAITERS: usize = 64;
 
 /// The volatile half of the key table: the duplicates held open, which a
-/// crash loses (their clients time out and retry).
-#[derive(Clone, Default)]
+/// crash loses (their clients time out and retry). The state panel shows
+/// it as the list it is.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[serde(transparent)]
 pub struct Waiters {
     held: Vec<Waiter>,
-}
-
-/// Shows as the list it is, as the state panel always showed it.
-impl fmt::Debug for Waiters {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.held, f)
-    }
-}
-
-/// Shows as what it holds, as `Debug` does.
-impl serde::Serialize for Waiters {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serde::Serialize::serialize(&self.held, s)
-    }
 }
 
 impl Waiters {
