@@ -62,7 +62,14 @@ impl<W: Carries<Msg>> Broker<W> {
     fn dispatch(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
+        // The earliest lease deadline, gathered in the same pass: a message's
+        // status changes only at its own turn of the loop.
+        let mut next: Option<u64> = None;
         for (i, m) in s.queue.iter_mut().enumerate() {
+            if let QStatus::InFlight { deadline_us, .. } = m.status {
+                next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
+                continue;
+            }
             if m.status != QStatus::Ready {
                 continue;
             }
@@ -80,9 +87,11 @@ impl<W: Carries<Msg>> Broker<W> {
             // One entry per delivery; run.max_steps bounds deliveries.
             s.copies.push(i as u32);
             m.deliveries += 1;
+            let deadline_us = now + self.cfg.visibility_timeout_ms * US_PER_MS;
+            next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
             m.status = QStatus::InFlight {
                 receipt,
-                deadline_us: now + self.cfg.visibility_timeout_ms * US_PER_MS,
+                deadline_us,
             };
             let deliver = Msg::Deliver {
                 ev: m.ev,
@@ -92,14 +101,6 @@ impl<W: Carries<Msg>> Broker<W> {
             };
             ctx.send(consumer, W::wrap(deliver));
         }
-        let next = s
-            .queue
-            .iter()
-            .filter_map(|m| match m.status {
-                QStatus::InFlight { deadline_us, .. } => Some(deadline_us),
-                _ => None,
-            })
-            .min();
         match next {
             Some(t) => ctx.set_timer(BrokerTimer::Visibility, t.saturating_sub(now)),
             None => ctx.cancel_timer(BrokerTimer::Visibility),
