@@ -177,24 +177,9 @@ pub fn forget_killed_enumeration(r: &mut sim::exhaustive::ExhaustiveReport) {
     r.interrupted = true;
 }
 
-/// [`forget_killed_runs`] for the portfolio's searches after the seeds: a
-/// failure that is a killed program's broken-off run is none, and the part
-/// that found it was interrupted.
-pub fn forget_killed_searches(searches: &mut crate::testing::portfolio::Searches) {
-    if !killed_a_program() {
-        return;
-    }
-    for part in [&mut searches.exhaustive, &mut searches.coverage] {
-        if part.found.as_ref().is_some_and(|f| killed_run(&f.outcome)) {
-            part.found = None;
-            part.interrupted = true;
-        }
-    }
-}
-
 /// Whether `outcome` is a run broken off by killing its program: a
 /// protocol error (the program stopped answering) after a signal.
-fn killed_run(outcome: &sim::Outcome) -> bool {
+pub(crate) fn killed_run(outcome: &sim::Outcome) -> bool {
     matches!(outcome, sim::Outcome::Panicked(m) if models::external::protocol_error(m).is_some())
 }
 

@@ -260,6 +260,19 @@ pub struct SeedRange {
 /// The exclusive end of a range holding the last seed.
 const PAST_LAST_SEED: u128 = 1 << 64;
 
+/// `A..B` as `--seeds` takes it, and a range that holds the last seed as
+/// `A..=18446744073709551615`: the exclusive end, 2^64, is no seed a reader
+/// can type or look up.
+impl std::fmt::Display for SeedRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.end > u128::from(u64::MAX) {
+            write!(f, "{}..={}", self.start, u64::MAX)
+        } else {
+            write!(f, "{}..{}", self.start, self.end)
+        }
+    }
+}
+
 impl SeedRange {
     /// Seeds `start..=last`, both included.
     pub fn inclusive(start: u64, last: u64) -> SeedRange {

@@ -96,6 +96,25 @@ pub struct Searches {
 }
 
 impl Searches {
+    /// After Ctrl-C or SIGTERM killed a program: a failure that is a killed
+    /// program's broken-off run is none, and the part that found it was
+    /// interrupted (as `signals::forget_killed_runs` does for the seeds).
+    pub fn forget_killed(&mut self) {
+        if !crate::signals::killed_a_program() {
+            return;
+        }
+        for part in [&mut self.exhaustive, &mut self.coverage] {
+            if part
+                .found
+                .as_ref()
+                .is_some_and(|f| crate::signals::killed_run(&f.outcome))
+            {
+                part.found = None;
+                part.interrupted = true;
+            }
+        }
+    }
+
     /// The failure to show when seeds found none: exhaustive search's (its
     /// shortest counterexample, fewest faults first), else coverage's.
     pub fn first(&self) -> Option<&Found> {

@@ -44,10 +44,7 @@ impl ExpectNote {
     /// One line for people.
     pub(super) fn text(&self) -> String {
         let seeds = match self.other_seeds {
-            Some((r, runs)) => format!(
-                " on seeds {}..{}, not the file's 0..{runs} (run.runs)",
-                r.start, r.end
-            ),
+            Some((r, runs)) => format!(" on seeds {r}, not the file's 0..{runs} (run.runs)"),
             None => String::new(),
         };
         format!(

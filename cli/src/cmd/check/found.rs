@@ -22,7 +22,7 @@ pub(super) fn search(
     jobs: usize,
 ) -> Result<Searches, UsageError> {
     let mut r = portfolio::searches(&s.system, all, jobs, &idemsim::progress::STOP);
-    idemsim::signals::forget_killed_searches(&mut r);
+    r.forget_killed();
     if let Some(f) = r.first() {
         let what = format!("the portfolio's {} search ({replay})", f.part.as_str());
         idemsim::external::check_outcome(s, &what, &f.outcome)?;

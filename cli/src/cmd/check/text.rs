@@ -5,6 +5,7 @@ use crate::cmd::common::{faults_line, situations_line, WarningLine};
 use idemsim::catalog::UsageError;
 use idemsim::minimize::{Budget, Done};
 use idemsim::render::json_line;
+use sim::SeedRange;
 
 impl SweepLine {
     /// The summary for people, as `check` prints it.
@@ -14,7 +15,7 @@ impl SweepLine {
         }
         let range = self
             .seeds
-            .map(|s| format!(" (seeds {}..{})", s.start, s.end))
+            .map(|s| format!(" (seeds {})", SeedRange::from(s)))
             .unwrap_or_default();
         let mut lines = vec![format!(
             "{}: {} over {} schedules{range}, {} events",
