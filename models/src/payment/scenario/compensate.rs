@@ -32,18 +32,39 @@ impl Default for CompensateDto {
     }
 }
 
+/// The round loop both follow-up jobs share (`[client.TABLE]` `after_ms`
+/// and `max_rounds`, at least `min_rounds`), validated once: a round is a
+/// look and, if need be, an act, at most a month apart, so that it stays
+/// comparable with key retentions. Returns the rounds.
+pub(super) fn rounds(
+    table: &'static str,
+    after_ms: u64,
+    max_rounds: u64,
+    min_rounds: u64,
+) -> Result<u32, Invalid> {
+    let at = |k| path(&["client", table, k]);
+    positive_duration_us(
+        after_ms,
+        30 * DAY_MS,
+        at("after_ms"),
+        "look a minute after the dead letter: after_ms = 60000",
+    )?;
+    let n = count_in(
+        max_rounds,
+        min_rounds,
+        MAX_ROUNDS,
+        at("max_rounds"),
+        "rounds",
+    )?;
+    Ok(n as u32)
+}
+
 impl CompensateDto {
     /// The validated job, which asks and refunds at the bank `bank`; asking
     /// needs a bank that answers.
     fn build(&self, bank_answers: bool, bank: ActorId) -> Result<CompensateConfig, Invalid> {
         let at = |k| path(&["client", "compensate", k]);
-        positive_duration_us(
-            self.after_ms,
-            30 * DAY_MS,
-            at("after_ms"),
-            "look a minute after the dead letter: after_ms = 60000",
-        )?;
-        let max_rounds = count_in(self.max_rounds, 1, MAX_ROUNDS, at("max_rounds"), "rounds")?;
+        let max_rounds = rounds("compensate", self.after_ms, self.max_rounds, 1)?;
         let refund_when = one_of(
             &self.refund_when,
             &[("paid", RefundWhen::Paid), ("timeout", RefundWhen::Timeout)],
@@ -63,7 +84,7 @@ impl CompensateDto {
         )?;
         Ok(CompensateConfig {
             after_ms: self.after_ms,
-            max_rounds: max_rounds as u32,
+            max_rounds,
             refund_when,
             keyed,
             bank,

@@ -7,7 +7,7 @@
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::BudgetConfig;
 use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
-use crate::payment::{Ask, ReconcileConfig, RedriveKey, MAX_ROUNDS};
+use crate::payment::{Ask, ReconcileConfig, RedriveKey};
 use serde::Deserialize;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -149,15 +149,7 @@ impl ReconcileDto {
         bank: sim::ActorId,
     ) -> Result<ReconcileConfig, Invalid> {
         let at = |k| path(&["client", "reconcile", k]);
-        // A round is a look and, if need be, a re-drive: at most a month
-        // apart, so that it stays comparable with key retentions.
-        positive_duration_us(
-            self.after_ms,
-            30 * DAY_MS,
-            at("after_ms"),
-            "look a minute after the dead letter: after_ms = 60000",
-        )?;
-        let max_rounds = count_in(self.max_rounds, 0, MAX_ROUNDS, at("max_rounds"), "rounds")?;
+        let max_rounds = super::compensate::rounds("reconcile", self.after_ms, self.max_rounds, 0)?;
         let ask = one_of(
             &self.ask,
             &[("bank", Ask::Bank), ("service", Ask::Service)],
@@ -177,7 +169,7 @@ impl ReconcileDto {
         )?;
         Ok(ReconcileConfig {
             after_ms: self.after_ms,
-            max_rounds: max_rounds as u32,
+            max_rounds,
             ask,
             asked: match ask {
                 Ask::Bank => bank,
