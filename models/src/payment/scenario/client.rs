@@ -1,9 +1,9 @@
 //! `[client]`: the claims system's key, timeout and retries, with the
-//! tables beneath it (`load.rs`), converted into a [`ClientConfig`] that
+//! tables beneath it (`load.rs`, `followup.rs`), converted into a [`ClientConfig`] that
 //! carries every operation (`operations.rs`; `parts` deals them out).
 
-use super::compensate::CompensateDto;
-use super::load::{BreakerDto, BudgetDto, ReconcileDto};
+use super::followup::{CompensateDto, ReconcileDto};
+use super::load::{BreakerDto, BudgetDto};
 use super::operations::{self, OpDto};
 use super::DAY_MS;
 use crate::core::input::{one_of, path, positive_duration_us, Invalid};

@@ -1,13 +1,12 @@
 //! The client's load tables: `[client.budget]` (a retry budget, the AWS
 //! SDKs' token bucket) and `[client.breaker]` (a circuit breaker). Both
 //! belong to a client actor and are shared by all of its operations, unlike
-//! `[client.retry]`, which each operation follows on its own. And
-//! `[client.reconcile]`, the job that takes up unknown dead letters.
+//! `[client.retry]`, which each operation follows on its own. The client's
+//! follow-up jobs are loaded in `followup.rs`.
 
 use crate::core::breaker::BreakerConfig;
 use crate::core::budget::BudgetConfig;
-use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
-use crate::payment::{Ask, ReconcileConfig, RedriveKey};
+use crate::core::input::{count_in, invalid, path, positive_duration_us, Invalid};
 use serde::Deserialize;
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -114,68 +113,5 @@ impl BreakerDto {
             window_us,
             open_us,
         }))
-    }
-}
-
-/// `[client.reconcile]`: a job that takes up the client's unknown dead
-/// letters (chapter 14). Its presence turns it on.
-#[derive(Deserialize, Debug)]
-#[serde(deny_unknown_fields, default)]
-pub(super) struct ReconcileDto {
-    after_ms: u64,
-    max_rounds: u64,
-    ask: String,
-    redrive_key: String,
-}
-
-impl Default for ReconcileDto {
-    fn default() -> Self {
-        ReconcileDto {
-            after_ms: 60_000,
-            max_rounds: 3,
-            ask: "bank".into(),
-            redrive_key: "same".into(),
-        }
-    }
-}
-
-impl ReconcileDto {
-    /// The validated job; it asks the bank at `bank` or the service at
-    /// `service`, and asking the bank needs a bank that answers.
-    pub(super) fn build(
-        &self,
-        bank_answers: bool,
-        service: sim::ActorId,
-        bank: sim::ActorId,
-    ) -> Result<ReconcileConfig, Invalid> {
-        let at = |k| path(&["client", "reconcile", k]);
-        let max_rounds = super::compensate::rounds("reconcile", self.after_ms, self.max_rounds, 0)?;
-        let ask = one_of(
-            &self.ask,
-            &[("bank", Ask::Bank), ("service", Ask::Service)],
-            at("ask"),
-        )?;
-        if ask == Ask::Bank && !bank_answers {
-            return Err(invalid(
-                at("ask"),
-                "the job is to ask the bank what it paid, but the bank answers no status queries",
-                "add status_query = true to [bank]",
-            ));
-        }
-        let redrive_key = one_of(
-            &self.redrive_key,
-            &[("same", RedriveKey::Same), ("new", RedriveKey::New)],
-            at("redrive_key"),
-        )?;
-        Ok(ReconcileConfig {
-            after_ms: self.after_ms,
-            max_rounds,
-            ask,
-            asked: match ask {
-                Ask::Bank => bank,
-                Ask::Service => service,
-            },
-            redrive_key,
-        })
     }
 }

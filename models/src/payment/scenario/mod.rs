@@ -7,8 +7,8 @@
 
 mod bank;
 mod client;
-mod compensate;
 mod facts;
+mod followup;
 mod load;
 mod operations;
 mod reads;
@@ -230,7 +230,7 @@ fn parts(
     bank: ActorId,
 ) -> Result<(Vec<ClientConfig>, ServiceConfig, BankConfig), LoadError> {
     let mut client = client::client(&d.client, &d.operations, input.max_time_us, service)?;
-    compensate::jobs(
+    followup::jobs(
         (d.client.reconcile.as_ref(), d.client.compensate.as_ref()),
         &d.bank,
         (service, bank),

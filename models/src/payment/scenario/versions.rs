@@ -72,7 +72,7 @@ pub(super) fn parts(d: &FileDto, input: &BuildInput<'_>) -> Result<Parts, LoadEr
         let dto: ClientDto = typed(t, where_)?;
         let mut cfg = client(&dto, &d.operations, input.max_time_us, service_id)
             .map_err(|e| located(e, &p.overlays))?;
-        super::compensate::jobs(
+        super::followup::jobs(
             (dto.reconcile.as_ref(), dto.compensate.as_ref()),
             &d.bank,
             (service_id, bank_id),

@@ -1,13 +1,15 @@
-//! `[client.compensate]`: a job that cancels the client's unknown dead
-//! letters, refunding what the bank paid (a saga's step back, chapter 14),
-//! and where the client's jobs are set on its configuration: this one or
-//! `[client.reconcile]`, never both.
+//! The client's follow-up jobs, which take up its unknown dead letters:
+//! `[client.reconcile]`, which asks what was paid and re-drives, or
+//! `[client.compensate]`, which cancels them and refunds what the bank paid
+//! (a saga's step back, chapter 14); never both. Both share the round
+//! settings, validated once by `rounds`.
 
 use super::bank::BankDto;
-use super::load::ReconcileDto;
 use super::DAY_MS;
 use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
-use crate::payment::{ClientConfig, CompensateConfig, RefundWhen, MAX_ROUNDS};
+use crate::payment::{
+    Ask, ClientConfig, CompensateConfig, ReconcileConfig, RedriveKey, RefundWhen, MAX_ROUNDS,
+};
 use serde::Deserialize;
 use sim::ActorId;
 
@@ -88,6 +90,69 @@ impl CompensateDto {
             refund_when,
             keyed,
             bank,
+        })
+    }
+}
+
+/// `[client.reconcile]`: a job that takes up the client's unknown dead
+/// letters (chapter 14). Its presence turns it on.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields, default)]
+pub(super) struct ReconcileDto {
+    after_ms: u64,
+    max_rounds: u64,
+    ask: String,
+    redrive_key: String,
+}
+
+impl Default for ReconcileDto {
+    fn default() -> Self {
+        ReconcileDto {
+            after_ms: 60_000,
+            max_rounds: 3,
+            ask: "bank".into(),
+            redrive_key: "same".into(),
+        }
+    }
+}
+
+impl ReconcileDto {
+    /// The validated job; it asks the bank at `bank` or the service at
+    /// `service`, and asking the bank needs a bank that answers.
+    pub(super) fn build(
+        &self,
+        bank_answers: bool,
+        service: sim::ActorId,
+        bank: sim::ActorId,
+    ) -> Result<ReconcileConfig, Invalid> {
+        let at = |k| path(&["client", "reconcile", k]);
+        let max_rounds = rounds("reconcile", self.after_ms, self.max_rounds, 0)?;
+        let ask = one_of(
+            &self.ask,
+            &[("bank", Ask::Bank), ("service", Ask::Service)],
+            at("ask"),
+        )?;
+        if ask == Ask::Bank && !bank_answers {
+            return Err(invalid(
+                at("ask"),
+                "the job is to ask the bank what it paid, but the bank answers no status queries",
+                "add status_query = true to [bank]",
+            ));
+        }
+        let redrive_key = one_of(
+            &self.redrive_key,
+            &[("same", RedriveKey::Same), ("new", RedriveKey::New)],
+            at("redrive_key"),
+        )?;
+        Ok(ReconcileConfig {
+            after_ms: self.after_ms,
+            max_rounds,
+            ask,
+            asked: match ask {
+                Ask::Bank => bank,
+                Ask::Service => service,
+            },
+            redrive_key,
         })
     }
 }
