@@ -187,39 +187,29 @@ impl<W: Carries<Msg>> Client<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::client_op::{ClientOp, OpStatus};
-    use crate::core::retry::RetryPolicy;
     use crate::core::Obs;
-    use crate::payment::client::{ClientConfig, ClientState, KeyPolicy};
+    use crate::payment::client::fixture::{given_up, BANK, CLAIM_ID};
+    use crate::payment::client::ClientConfig;
     use crate::payment::compensate::RefundWhen;
     use crate::payment::reconcile::{Ask, RedriveKey};
     use crate::registry::Msg as World;
-    use sim::{Actor, ActorId, Choices, Command, Context, TimeUs};
+    use sim::{Actor, Command, Context, TimeUs};
 
     type Cmd = Command<World, Obs, ClientTimer>;
 
-    const SERVICE: ActorId = 2;
-    const BANK: ActorId = 9;
-    const CLAIM_ID: u32 = 4711;
     const AFTER_MS: u64 = 10_000;
 
-    /// A claims system running `job` with two rounds, whose one claim was
-    /// given up unknown and taken up.
-    fn client(job: Job<'_>) -> Client<World> {
+    /// `plain` running `job` with two rounds.
+    fn with_job(job: Job<'_>, plain: ClientConfig) -> ClientConfig {
         let (reconcile, compensate) = match job {
             Job::Reconcile(c) => (Some(*c), None),
             Job::Compensate(c) => (None, Some(*c)),
         };
-        Client::new(ClientConfig {
+        ClientConfig {
             reconcile,
             compensate,
-            ..ClientConfig::one_claim(
-                SERVICE,
-                CLAIM_ID,
-                KeyPolicy::None,
-                RetryPolicy::immediate(1),
-            )
-        })
+            ..plain
+        }
     }
 
     const RECONCILE: ReconcileConfig = ReconcileConfig {
@@ -251,19 +241,7 @@ mod tests {
     /// The dead letter taken up, then the job's timer fired three times:
     /// what each step's handler did.
     fn three_rounds(job: Job<'_>) -> (Vec<Vec<Cmd>>, ClientStorage) {
-        let client = client(job);
-        let (mut state, mut storage) = (None::<ClientState>, None);
-        client.reset_state(&mut state);
-        client.reset_storage(&mut storage);
-        let (mut st, mut s) = (state.expect("a state"), storage.expect("a storage"));
-        s.ops[0] = ClientOp {
-            status: OpStatus::Done,
-            attempts: 1,
-            uncertain: true,
-            ..ClientOp::NEW
-        };
-        let mut choices = Choices::new();
-        choices.start_random(0, 1, false);
+        let (client, mut st, mut s, mut choices) = given_up(|plain| with_job(job, plain));
         let mut steps = Vec::new();
         let mut out = Vec::new();
         client.take_up(

@@ -7,6 +7,8 @@
 
 mod compensation;
 mod config;
+#[cfg(test)]
+mod fixture;
 mod followup;
 mod reconciliation;
 

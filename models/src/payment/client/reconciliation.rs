@@ -83,19 +83,14 @@ impl<W: Carries<Msg>> Client<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::client_op::{ClientStorage, OpStatus, OpTimer};
-    use crate::core::retry::RetryPolicy;
-    use crate::payment::client::{ClientConfig, ClientState, ClientTimer, KeyPolicy};
+    use crate::core::client_op::{ClientStorage, OpTimer};
+    use crate::payment::client::fixture::{given_up, BANK, CLAIM_ID};
+    use crate::payment::client::{ClientConfig, ClientState, ClientTimer};
     use crate::payment::reconcile::{Ask, ReconcileConfig};
     use crate::registry::Msg as World;
-    use sim::ActorId;
     use sim::{Actor, Choices, Command, Context, TimeUs};
 
     type Cmd = Command<World, Obs, ClientTimer>;
-
-    const SERVICE: ActorId = 2;
-    const BANK: ActorId = 9;
-    const CLAIM_ID: u32 = 4711;
 
     /// A claims system whose one claim was given up with an unknown
     /// outcome, its job taken up and waiting for its first round.
@@ -108,7 +103,7 @@ mod tests {
 
     impl Job {
         fn new() -> Job {
-            let client = Client::new(ClientConfig {
+            let (client, state, mut storage, choices) = given_up(|plain| ClientConfig {
                 reconcile: Some(ReconcileConfig {
                     after_ms: 10_000,
                     max_rounds: 5,
@@ -116,34 +111,17 @@ mod tests {
                     asked: BANK,
                     redrive_key: RedriveKey::Same,
                 }),
-                ..ClientConfig::one_claim(
-                    SERVICE,
-                    CLAIM_ID,
-                    KeyPolicy::None,
-                    RetryPolicy::immediate(1),
-                )
+                ..plain
             });
-            let (mut state, mut storage) = (None, None);
-            client.reset_state(&mut state);
-            client.reset_storage(&mut storage);
-            let mut storage = storage.expect("a storage");
-            storage.ops[0] = ClientOp {
-                status: OpStatus::Done,
-                attempts: 1,
-                uncertain: true,
-                ..ClientOp::NEW
-            };
             storage.followups.push(Followup {
                 i: 0,
                 round: 0,
                 redriven: 0,
                 open: true,
             });
-            let mut choices = Choices::new();
-            choices.start_random(0, 1, false);
             Job {
                 client,
-                state: state.expect("a state"),
+                state,
                 storage,
                 choices,
             }
