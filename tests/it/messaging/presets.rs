@@ -52,6 +52,12 @@ fn six_in_flight_is_refused_by_kafka_4_and_a_warning_on_kafka_3() {
         .find(|h| h.id == "idempotence-off-above-five-in-flight")
         .expect("3.9 turns idempotence off above five: a warning");
     assert!(warned.text.contains("WARN"), "{}", warned.text);
+    // 4.0 has no silent turn-off: 3.x's "kafka-default" is refused beside it.
+    let default =
+        SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0") + "idempotence = \"kafka-default\"\n";
+    let e = load_error("k.toml", &default);
+    assert_eq!(e.line, 7, "{e}");
+    assert!(e.message.contains("no silent turn-off"), "{e}");
     // Written out beside either version, idempotence = false is accepted.
     let off = SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0") + "idempotence = false\n";
     load_text("k.toml", &off, &[]);
