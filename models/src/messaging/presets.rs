@@ -53,7 +53,7 @@ const KAFKA_39: &[PresetSetting] = &{
 const KAFKA_40: &[PresetSetting] = &{
     let c = KAFKA_COMMON;
     [
-        set("producer.idempotence", "true", "enable.idempotence, default true; 4.0 refuses max.in.flight.requests.per.connection > 5 with idempotence on, at its default or not (KAFKA-17927)"),
+        set("producer.idempotence", "true", "enable.idempotence, default true; 4.0 refuses max.in.flight.requests.per.connection > 5 with idempotence on, at its default or not: \"To use the idempotent producer, max.in.flight.requests.per.connection must be set to at most 5. Current value is 6.\" (KAFKA-17927). linger.ms, 5 by default from 4.0 (KIP-1030; 0 in 3.9), is not modelled: a publish leaves at once"),
         c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
     ]
 };
@@ -84,7 +84,7 @@ const SQS_NOT_MODELLED: &str = "The occasional second copy a standard queue deli
 
 const SQS_RULES: &[PresetRule] = &[
     rule("broker.visibility_timeout_ms", 0, 43_200_000, "VisibilityTimeout is 0 to 43,200 seconds (12 hours) (SQS API Reference, SetQueueAttributes)"),
-    rule("broker.max_deliveries", 0, 1000, "a redrive policy's maxReceiveCount is 1 to 1,000 (0 here: no redrive policy) (SQS Developer Guide, dead-letter queues)"),
+    rule("broker.max_deliveries", 0, 1000, "a redrive policy's maxReceiveCount: \"set Maximum receives to a value between 1 and 1,000\" (SQS Developer Guide, configuring a dead-letter queue; 0 here: no redrive policy)"),
     only("broker.dedup_window_ms", NO_DEDUP_WINDOW, "standard queues do not deduplicate sends (FIFO queues do: sqs-fifo)"),
     only("broker.at_max_deliveries", DEAD_LETTER, "past maxReceiveCount a redrive policy moves the message to its dead-letter queue; SQS drops messages by age only"),
     only("broker.exactly_once_delivery", &["false"], "a DeleteMessage with an older receipt handle succeeds but \"might not\" delete the message, and the consumer is not told"),
@@ -92,9 +92,14 @@ const SQS_RULES: &[PresetRule] = &[
 
 const DEAD_LETTER: &[&str] = &["\"dead-letter\""];
 
+/// Service Bus's `MaxDeliveryCount` is a .NET `int` checked only for at
+/// least 1 (`MinAllowedMaxDeliveryCount`); `int.MaxValue` is accepted, and
+/// NServiceBus creates its queues with it.
+const SERVICEBUS_MAX_DELIVERY_COUNT: i64 = 2_147_483_647;
+
 const SERVICEBUS_RULES: [PresetRule; 4] = [
-    rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration is at most 5 minutes"),
-    rule("broker.max_deliveries", 1, 1000, "MaxDeliveryCount is at least 1: \"this behavior can't be disabled, but you can set the max delivery count to a large number\" (dead-letter queues)"),
+    rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration: \"Max value is 5 minutes\" (CreateQueueOptions.LockDuration); the portal's 5-second minimum is not the service's (the .NET client checks only that it is positive)"),
+    rule("broker.max_deliveries", 1, SERVICEBUS_MAX_DELIVERY_COUNT, "MaxDeliveryCount: \"Default value is 10. Minimum value is 1.\" (QueueProperties.MaxDeliveryCount); no maximum but the 32-bit int it is: \"this behavior can't be disabled, but you can set the max delivery count to a large number\" (dead-letter queues)"),
     only("broker.at_max_deliveries", DEAD_LETTER, "past MaxDeliveryCount the message moves to the dead-letter subqueue"),
     only("broker.exactly_once_delivery", &["true"], "a completion after the lock is lost fails (MessageLockLostException)"),
 ];
@@ -167,7 +172,7 @@ pub static PRESETS: &[Preset] = &[
         ],
         rules: &[
             rule("broker.visibility_timeout_ms", 0, 43_200_000, "VisibilityTimeout is 0 to 43,200 seconds (12 hours)"),
-            rule("broker.max_deliveries", 0, 1000, "maxReceiveCount is 1 to 1,000 (0 here: no redrive policy)"),
+            rule("broker.max_deliveries", 0, 1000, "a redrive policy's maxReceiveCount: \"set Maximum receives to a value between 1 and 1,000\" (SQS Developer Guide, configuring a dead-letter queue; 0 here: no redrive policy)"),
             rule("broker.dedup_window_ms", 300_000, 300_000, "the FIFO deduplication interval is fixed at 5 minutes; SQS has no setting for it"),
             only("broker.at_max_deliveries", DEAD_LETTER, "past maxReceiveCount a redrive policy moves the message to its dead-letter queue; SQS drops messages by age only"),
             only("broker.exactly_once_delivery", &["false"], "a DeleteMessage with an older receipt handle succeeds but \"might not\" delete the message, and the consumer is not told"),

@@ -48,6 +48,11 @@ const PAIRS: &[(&str, &str, SituationId)] = &[
         sit::BROKER_DEAD_LETTERED,
     ),
     (
+        "messaging-servicebus-max-delivery-count-inside",
+        "messaging-servicebus-max-delivery-count-past",
+        sit::BROKER_DEAD_LETTERED,
+    ),
+    (
         "messaging-rabbitmq-delivery-limit-inside",
         "messaging-rabbitmq-delivery-limit-past",
         sit::BROKER_DISCARDED,

@@ -34,12 +34,15 @@ const SIX_IN_FLIGHT: &str =
 #[test]
 fn six_in_flight_is_refused_by_kafka_4_and_a_warning_on_kafka_3() {
     let e = load_error("k.toml", &SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0"));
-    // Kafka 4.0's own words, at the line to change.
+    // Kafka 4.0's own words (ProducerConfig since KAFKA-17927), at the line
+    // to change; 3.x's differ, and are quoted beside them.
     assert_eq!((e.line, e.column), (6, 17), "{e}");
     assert!(
-        e.message
-            .contains("Must set max.in.flight.requests.per.connection to at most 5")
-            && e.message.contains("KAFKA-17927"),
+        e.message.contains(
+            "\"To use the idempotent producer, max.in.flight.requests.per.connection must be set to at most 5. Current value is 6.\" (KAFKA-17927)"
+        ) && e
+            .message
+            .contains("Must set max.in.flight.requests.per.connection to at most 5"),
         "{e}"
     );
     let s = load_text("k.toml", &SIX_IN_FLIGHT.replace("PRESET", "kafka-3.9"), &[]);
@@ -49,6 +52,12 @@ fn six_in_flight_is_refused_by_kafka_4_and_a_warning_on_kafka_3() {
         .find(|h| h.id == "idempotence-off-above-five-in-flight")
         .expect("3.9 turns idempotence off above five: a warning");
     assert!(warned.text.contains("WARN"), "{}", warned.text);
+    // 4.0 has no silent turn-off: 3.x's "kafka-default" is refused beside it.
+    let default =
+        SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0") + "idempotence = \"kafka-default\"\n";
+    let e = load_error("k.toml", &default);
+    assert_eq!(e.line, 7, "{e}");
+    assert!(e.message.contains("no silent turn-off"), "{e}");
     // Written out beside either version, idempotence = false is accepted.
     let off = SIX_IN_FLIGHT.replace("PRESET", "kafka-4.0") + "idempotence = false\n";
     load_text("k.toml", &off, &[]);
@@ -76,6 +85,48 @@ fn pubsub_takes_no_dead_letter_policy_or_five_to_a_hundred_attempts() {
     }
     for taken in [0, 5, 100] {
         load_text("p.toml", &at(taken), &[]);
+    }
+}
+
+/// Service Bus's MaxDeliveryCount is an int of at least 1 with no maximum of
+/// its own ("Minimum value is 1"; NServiceBus creates queues with
+/// int.MaxValue), and its LockDuration is at most 5 minutes.
+#[test]
+fn servicebus_takes_any_max_delivery_count_from_one_and_a_lock_up_to_five_minutes() {
+    let at = |line: &str| {
+        format!(
+            "summary = \"s\"\nmodel = \"messaging\"\n[broker]\npreset = \"servicebus\"\n{line}\n"
+        )
+    };
+    for taken in [
+        "max_deliveries = 1",
+        "max_deliveries = 2000",
+        "max_deliveries = 2147483647",
+        "visibility_timeout_ms = 300000",
+        "visibility_timeout_ms = 1000",
+    ] {
+        load_text("s.toml", &at(taken), &[]);
+    }
+    let e = load_error("s.toml", &at("max_deliveries = 2147483648"));
+    assert_eq!(e.line, 5, "{e}");
+    let e = load_error("s.toml", &at("visibility_timeout_ms = 300001"));
+    assert_eq!(e.line, 5, "{e}");
+    assert!(e.message.contains("Max value is 5 minutes"), "{e}");
+}
+
+/// SQS's redrive policy takes maxReceiveCount 1 to 1,000 (0: no policy).
+#[test]
+fn sqs_takes_no_redrive_policy_or_one_to_a_thousand_receives() {
+    for preset in ["sqs-standard", "sqs-fifo"] {
+        let at = |n: u32| {
+            format!("summary = \"q\"\nmodel = \"messaging\"\n[broker]\npreset = \"{preset}\"\nmax_deliveries = {n}\n")
+        };
+        for taken in [0, 1, 1000] {
+            load_text("q.toml", &at(taken), &[]);
+        }
+        let e = load_error("q.toml", &at(1001));
+        assert_eq!(e.line, 5, "{preset}: {e}");
+        assert!(e.message.contains("between 1 and 1,000"), "{preset}: {e}");
     }
 }
 

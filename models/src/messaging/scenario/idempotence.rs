@@ -70,7 +70,7 @@ pub(crate) fn refuse_explicit_above_window(
     // out or a preset's.
     Err(invalid(
         path(&["producer", "max_in_flight"]),
-        format!("an idempotent producer (idempotence = true: written out, or Kafka 4.0's default) with max_in_flight = {max_in_flight}, more publishes in flight than the broker recognises a retry among (the last {SEQUENCE_WINDOW} batches per producer id and partition): Kafka refuses to start it (ConfigException: \"Must set max.in.flight.requests.per.connection to at most {SEQUENCE_WINDOW} to use the idempotent producer\"); 3.x refuses idempotence written out, 4.0 idempotence at its default too (KAFKA-17927)"),
+        format!("an idempotent producer (idempotence = true: written out, or Kafka 4.0's default) with max_in_flight = {max_in_flight}, more publishes in flight than the broker recognises a retry among (the last {SEQUENCE_WINDOW} batches per producer id and partition): Kafka refuses to start it with a ConfigException: 4.0, idempotence written out or at its default, \"To use the idempotent producer, max.in.flight.requests.per.connection must be set to at most {SEQUENCE_WINDOW}. Current value is {max_in_flight}.\" (KAFKA-17927); 3.x, idempotence written out, \"Must set max.in.flight.requests.per.connection to at most {SEQUENCE_WINDOW} to use the idempotent producer\""),
         format!("write max_in_flight = {SEQUENCE_WINDOW} or less, or idempotence = false; on Kafka 3.x, idempotence left at its default (idempotence = \"{KAFKA_DEFAULT}\", broker.preset = \"kafka-3.9\") is turned off above {SEQUENCE_WINDOW} in flight with a logged warning, and every retry is stored again"),
     ))
 }

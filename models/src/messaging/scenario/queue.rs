@@ -106,7 +106,10 @@ pub(crate) fn broker(b: &BrokerDto, consumers: Vec<ActorId>) -> Result<BrokerCon
         max_deliveries: count_in(
             b.max_deliveries,
             0,
-            1000,
+            // Service Bus's MaxDeliveryCount is a .NET int with no maximum
+            // of its own (docs/fidelity.md#servicebus-max-delivery-count);
+            // the SQS and Pub/Sub presets hold their own, lower, limits.
+            u64::from(i32::MAX.unsigned_abs()),
             bat("max_deliveries"),
             "deliveries",
         )? as u32,
