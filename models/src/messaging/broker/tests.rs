@@ -412,3 +412,157 @@ fn after_an_expiry_a_number_below_the_new_start_is_not_confirmed_unstored() {
         sit::PRODUCER_SEQUENCE_DEDUP_HIT
     ));
 }
+
+/// The visibility timer `out` leaves pending, from `pending` before it:
+/// set (at `now_us` plus its delay), cancelled, or as it was.
+fn visibility_after(out: &[Cmd], now_us: TimeUs, pending: Option<TimeUs>) -> Option<TimeUs> {
+    out.iter().fold(pending, |p, c| match c {
+        sim::Command::SetTimer {
+            timer: BrokerTimer::Visibility,
+            after_us,
+            ..
+        } => Some(now_us + after_us),
+        sim::Command::CancelTimer {
+            timer: BrokerTimer::Visibility,
+            ..
+        } => None,
+        _ => p,
+    })
+}
+
+fn sets_visibility(out: &[Cmd]) -> bool {
+    out.iter().any(|c| {
+        matches!(
+            c,
+            sim::Command::SetTimer {
+                timer: BrokerTimer::Visibility,
+                ..
+            }
+        )
+    })
+}
+
+fn cancels_visibility(out: &[Cmd]) -> bool {
+    out.iter().any(|c| {
+        matches!(
+            c,
+            sim::Command::CancelTimer {
+                timer: BrokerTimer::Visibility,
+                ..
+            }
+        )
+    })
+}
+
+/// A dispatch that leaves the earliest lease where it was does not set the
+/// visibility timer again (that left a void event for the loop to pop);
+/// one that moves it does; the last ack cancels it, and an ack with no
+/// timer pending cancels nothing.
+#[test]
+fn the_visibility_timer_is_set_only_when_its_time_moves() {
+    let mut d = Drive::new(false);
+    let first = d.msg(0, 0, Msg::Publish { ev: event() });
+    assert_eq!(visibility_after(&first, 0, None), Some(30_000 * US_PER_MS));
+    // A second copy out at 5 s: the earliest lease still ends at 30 s.
+    assert!(!sets_visibility(&d.msg(
+        5_000,
+        0,
+        Msg::Publish { ev: event() }
+    )));
+    // Receipt 1 acked: the earliest lease is now copy B's, at 35 s.
+    let acked = d.ack(6_000, 1);
+    assert_eq!(
+        visibility_after(&acked, 6_000 * US_PER_MS, None),
+        Some(35_000 * US_PER_MS)
+    );
+    assert!(cancels_visibility(&d.ack(7_000, 2)), "nothing is out");
+    assert!(!cancels_visibility(&d.ack(8_000, 2)), "no timer is pending");
+}
+
+/// One step of [`a_broker_keeps_its_visibility_timer_at_the_earliest_lease`].
+#[derive(Clone, Debug)]
+enum Step {
+    Publish { after_ms: u64 },
+    Ack { after_ms: u64, receipt: u32 },
+    Extend { after_ms: u64, receipt: u32 },
+    Restart { after_ms: u64 },
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        (0..20_000u64).prop_map(|after_ms| Step::Publish { after_ms }),
+        (0..20_000u64, 1..12u32).prop_map(|(after_ms, receipt)| Step::Ack { after_ms, receipt }),
+        (0..20_000u64, 1..12u32).prop_map(|(after_ms, receipt)| Step::Extend { after_ms, receipt }),
+        (0..3u64).prop_map(|after_ms| Step::Restart { after_ms }),
+    ]
+}
+
+proptest::proptest! {
+    /// The broker sets its visibility timer only when the time it should
+    /// fire moves, and cancels it only when one is pending; the timer it
+    /// leaves pending is, after every step, the one a broker that re-armed
+    /// it at every dispatch left: at the earliest lease's end. So it fires
+    /// when it did, and every redelivery happens when it did. The driver
+    /// fires the timer, as the engine would, before any step that comes
+    /// after it, and a restart takes it away.
+    #[test]
+    fn a_broker_keeps_its_visibility_timer_at_the_earliest_lease(
+        steps in proptest::collection::vec(step(), 1..40),
+    ) {
+        let mut d = Drive::new(false);
+        let mut now_us: TimeUs = 0;
+        let mut pending: Option<TimeUs> = None;
+        for s in steps {
+            let after_ms = match s {
+                Step::Publish { after_ms }
+                | Step::Ack { after_ms, .. }
+                | Step::Extend { after_ms, .. }
+                | Step::Restart { after_ms } => after_ms,
+            };
+            let at_us = now_us + after_ms * US_PER_MS;
+            // Every timer due by then fires first, in order.
+            while let Some(t) = pending.filter(|&t| t <= at_us) {
+                now_us = t;
+                let mut out = Vec::new();
+                let mut ctx = sim::Context::detached(now_us, 3, &mut d.choices, &mut out);
+                d.b.on_timer(&mut (), &mut d.s, BrokerTimer::Visibility, &mut ctx);
+                pending = visibility_after(&out, now_us, None);
+            }
+            now_us = at_us;
+            let ms = now_us / US_PER_MS;
+            let out = match s {
+                Step::Publish { .. } => d.msg(ms, 0, Msg::Publish { ev: event() }),
+                Step::Ack { receipt, .. } => d.ack(ms, receipt),
+                Step::Extend { receipt, .. } => d.msg(ms, 1, Msg::Extend { id: 1, receipt }),
+                Step::Restart { .. } => {
+                    // Down and up again: its timers died with it.
+                    pending = None;
+                    let mut out = Vec::new();
+                    let mut ctx =
+                        sim::Context::detached_restart(now_us, 3, &mut d.choices, &mut out);
+                    d.b.on_start(&mut (), &mut d.s, &mut ctx);
+                    out
+                }
+            };
+            let before = pending;
+            pending = visibility_after(&out, now_us, pending);
+            let earliest = d
+                .s
+                .queue
+                .iter()
+                .filter_map(|m| match m.status {
+                    QStatus::InFlight { deadline_us, .. } => Some(deadline_us.max(now_us)),
+                    _ => None,
+                })
+                .min();
+            proptest::prop_assert_eq!(pending, earliest);
+            if sets_visibility(&out) {
+                proptest::prop_assert_ne!(before, pending, "set again for the same time");
+            }
+            if cancels_visibility(&out) {
+                proptest::prop_assert!(before.is_some(), "cancelled with none pending");
+            }
+        }
+    }
+}
