@@ -62,14 +62,12 @@ impl<W: Carries<Msg>> Broker<W> {
     fn dispatch(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
-        let lease_us = self.cfg.visibility_timeout_ms * US_PER_MS;
         // The earliest lease deadline, gathered in the same pass: a message's
-        // status changes only at its own turn of the loop. `TimeUs::MAX`:
-        // none out (a deadline is a time plus a lease, never that late).
-        let mut next = TimeUs::MAX;
+        // status changes only at its own turn of the loop.
+        let mut next: Option<u64> = None;
         for (i, m) in s.queue.iter_mut().enumerate() {
             if let QStatus::InFlight { deadline_us, .. } = m.status {
-                next = next.min(deadline_us);
+                next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
                 continue;
             }
             if m.status != QStatus::Ready {
@@ -89,8 +87,8 @@ impl<W: Carries<Msg>> Broker<W> {
             // One entry per delivery; run.max_steps bounds deliveries.
             s.copies.push(i as u32);
             m.deliveries += 1;
-            let deadline_us = now + lease_us;
-            next = next.min(deadline_us);
+            let deadline_us = now + self.cfg.visibility_timeout_ms * US_PER_MS;
+            next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
             m.status = QStatus::InFlight {
                 receipt,
                 deadline_us,
@@ -103,20 +101,9 @@ impl<W: Carries<Msg>> Broker<W> {
             };
             ctx.send(consumer, W::wrap(deliver));
         }
-        // A timer pending for this very time already stays as it is: set
-        // again, it would leave a void event behind for the loop to pop (a
-        // dispatch mostly finds the earliest lease where it was); and
-        // cancelling a timer that is not pending does nothing.
-        if next == TimeUs::MAX {
-            if s.visibility_armed_us.take().is_some() {
-                ctx.cancel_timer(BrokerTimer::Visibility);
-            }
-        } else {
-            let at_us = next.max(now);
-            if s.visibility_armed_us != Some(at_us) {
-                ctx.set_timer(BrokerTimer::Visibility, at_us - now);
-                s.visibility_armed_us = Some(at_us);
-            }
+        match next {
+            Some(t) => ctx.set_timer(BrokerTimer::Visibility, t.saturating_sub(now)),
+            None => ctx.cancel_timer(BrokerTimer::Visibility),
         }
     }
 
@@ -291,7 +278,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             producers_first: Vec::new(),
             latest_acked: Vec::with_capacity(QUEUE_CAPACITY),
             copies: Vec::with_capacity(DELIVERY_CAPACITY),
-            visibility_armed_us: None,
         });
         s.queue.clear();
         s.producers.clear();
@@ -303,12 +289,9 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         s.copies.clear();
         s.dedup.reset(self.window_us());
         s.next_receipt = 1;
-        s.visibility_armed_us = None;
     }
 
     fn on_start(&self, _: &mut (), s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
-        // A crash took the timers with it.
-        s.visibility_armed_us = None;
         // After a restart the leases restart too: in-flight messages get a fresh deadline.
         let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
         for m in &mut s.queue {
@@ -376,10 +359,6 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             self.arm_tx_timeout(s, ctx);
             return;
         }
-        // The visibility timer fired: none is pending any more. (Every
-        // lease left out ends later, so the dispatch below would set it
-        // anyway; kept true for whoever reads the field.)
-        s.visibility_armed_us = None;
         for m in &mut s.queue {
             if let QStatus::InFlight { deadline_us, .. } = m.status {
                 if deadline_us <= now {

@@ -93,10 +93,6 @@ pub struct BrokerStorage {
     /// are out under receipts of their own. Bookkeeping, not in the panels.
     #[serde(skip)]
     pub copies: Vec<u32>,
-    /// When the pending visibility timer fires, if one is pending: a
-    /// dispatch that would set it again for the same time leaves it be.
-    #[serde(skip)]
-    pub visibility_armed_us: Option<TimeUs>,
 }
 
 impl BrokerStorage {
