@@ -466,7 +466,7 @@ impl<'c, O: ?Sized, C, F> Narrow<'c, O, C, F> {
     /// The enum's timer and its slot: the kind's own slot (`known`, or worked
     /// out on the kind's type) where the enum keeps it, else the wrapped
     /// timer's, computed once.
-    #[inline]
+    #[inline(always)]
     fn outer<I: Actor + ?Sized>(&self, timer: I::Timer, known: Option<u32>) -> (O::Timer, u32)
     where
         O: Actor,
@@ -515,22 +515,26 @@ where
     fn send(&mut self, to: ActorId, msg: I::Msg) {
         self.inner.send(to, msg);
     }
-    #[inline]
+    // Always inlined: at the handler's call site the kind's timer variant
+    // is known, so its slot is a constant or one multiply, not a jump
+    // through a table on the variant; what the engine does with the timer
+    // is one call, out of line (`way::DirectCtx`).
+    #[inline(always)]
     fn set_timer(&mut self, timer: I::Timer, after_us: TimeUs) {
         let (outer, slot) = self.outer::<I>(timer, None);
         self.inner.set_timer_in(outer, slot, after_us);
     }
-    #[inline]
+    #[inline(always)]
     fn cancel_timer(&mut self, timer: I::Timer) {
         let (outer, slot) = self.outer::<I>(timer, None);
         self.inner.cancel_timer_in(outer, slot);
     }
-    #[inline]
+    #[inline(always)]
     fn set_timer_in(&mut self, timer: I::Timer, slot: u32, after_us: TimeUs) {
         let (outer, slot) = self.outer::<I>(timer, Some(slot));
         self.inner.set_timer_in(outer, slot, after_us);
     }
-    #[inline]
+    #[inline(always)]
     fn cancel_timer_in(&mut self, timer: I::Timer, slot: u32) {
         let (outer, slot) = self.outer::<I>(timer, Some(slot));
         self.inner.cancel_timer_in(outer, slot);

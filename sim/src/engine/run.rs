@@ -108,30 +108,32 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             } else {
                 self.sim.queue.pop()
             };
-            let Some(event) = next else {
+            let Some(due) = next else {
                 // Void events dropped at the queue limit would have been
                 // popped last and moved the clock this far.
                 self.now_us = self.now_us.max(self.void_until_us);
                 break;
             };
-            debug_assert!(event.time_us >= self.now_us, "time never goes backwards");
-            if is_void(&self.sim.timer_gen, &self.sim.up, &event.kind) {
+            debug_assert!(due.time_us >= self.now_us, "time never goes backwards");
+            // Judged where it lies in the slab: a void timer is never copied.
+            if is_void(&self.sim.timer_gen, &self.sim.up, self.sim.queue.kind(&due)) {
                 // No step, so no limit: a run with nothing left to do would
                 // otherwise end inconclusive. It moves the clock as before,
                 // but never past the time limit.
-                if event.time_us <= world.limits.max_time_us {
-                    self.now_us = event.time_us;
+                if due.time_us <= world.limits.max_time_us {
+                    self.now_us = due.time_us;
                 }
                 continue;
             }
-            if event.time_us > world.limits.max_time_us {
+            if due.time_us > world.limits.max_time_us {
                 return self.report(Outcome::Inconclusive(Limit::Time));
             }
             if self.step >= world.limits.max_steps {
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
-            self.now_us = event.time_us;
-            if self.handle::<W>(actors, event.kind) {
+            self.now_us = due.time_us;
+            let kind = self.sim.queue.take(due);
+            if self.handle::<W>(actors, kind) {
                 return self.report_violation();
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {

@@ -115,19 +115,19 @@ pub(super) struct DirectCtx<'c, 's, 'm, 't, M: Model> {
     run: &'c mut Run<'s, 'm, 't, M, NoTrace>,
     me: ActorId,
     restarted: bool,
-    stream: StreamId,
 }
 
 impl<'c, 's, 'm, 't, M: Model> DirectCtx<'c, 's, 'm, 't, M> {
     #[inline(always)]
     fn new(run: &'c mut Run<'s, 'm, 't, M, NoTrace>, me: ActorId, restarted: bool) -> Self {
-        let stream = run.sim.layout.actor(me);
-        DirectCtx {
-            run,
-            me,
-            restarted,
-            stream,
-        }
+        DirectCtx { run, me, restarted }
+    }
+
+    /// The actor's own stream, worked out where it draws: most steps draw
+    /// nothing of their own, and a context made for every step paid for it.
+    #[inline(always)]
+    fn stream(&self) -> StreamId {
+        self.run.sim.layout.actor(self.me)
     }
 }
 
@@ -153,9 +153,7 @@ impl<M: Model> Ctx<M::Node> for DirectCtx<'_, '_, '_, '_, M> {
     #[inline(always)]
     fn set_timer_in(&mut self, timer: TimerOf<M>, slot: u32, after_us: TimeUs) {
         debug_assert_eq!(slot, crate::actor::Timer::slot(&timer));
-        if self.run.violation.is_none() {
-            self.run.set_timer(self.me, timer, slot, after_us);
-        }
+        set_timer_now(self.run, self.me, timer, slot, after_us);
     }
     #[inline(always)]
     fn cancel_timer_in(&mut self, timer: TimerOf<M>, slot: u32) {
@@ -178,10 +176,31 @@ impl<M: Model> Ctx<M::Node> for DirectCtx<'_, '_, '_, '_, M> {
     }
     #[inline(always)]
     fn choose(&mut self, arity: u64) -> u64 {
-        self.run.sim.choices.choose(self.stream, arity)
+        let stream = self.stream();
+        self.run.sim.choices.choose(stream, arity)
     }
     #[inline(always)]
     fn chance(&mut self, per_mille: u32) -> bool {
-        self.run.sim.choices.chance(self.stream, per_mille)
+        let stream = self.stream();
+        self.run.sim.choices.chance(stream, per_mille)
+    }
+}
+
+/// A timer set by a handler under [`Direct`]: one function per model, out
+/// of line, called with the timer, its slot and its delay in registers. The
+/// handler's side of the call ([`Narrow`](crate::actor::Narrow), always
+/// inlined) wraps the kind's timer and knows its slot where it is set; the
+/// queue's insertion, inlined into every handler's timer set instead, was
+/// one copy per kind and the frame to match.
+#[inline(never)]
+fn set_timer_now<M: Model>(
+    run: &mut Run<'_, '_, '_, M, NoTrace>,
+    me: ActorId,
+    timer: TimerOf<M>,
+    slot: u32,
+    after_us: TimeUs,
+) {
+    if run.violation.is_none() {
+        run.set_timer(me, timer, slot, after_us);
     }
 }
