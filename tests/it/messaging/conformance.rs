@@ -43,6 +43,11 @@ const PAIRS: &[(&str, &str, SituationId)] = &[
         sit::LATE_ACK,
     ),
     (
+        "messaging-nats-max-deliver-inside",
+        "messaging-nats-max-deliver-past",
+        sit::BROKER_DISCARDED,
+    ),
+    (
         "messaging-sqs-redrive-below-max-receives",
         "messaging-sqs-redrive-at-max-receives",
         sit::BROKER_DEAD_LETTERED,
@@ -61,6 +66,11 @@ const PAIRS: &[(&str, &str, SituationId)] = &[
         "messaging-pubsub-eod-ack-inside-deadline",
         "messaging-pubsub-eod-ack-past-deadline",
         sit::STALE_ACK_REFUSED,
+    ),
+    (
+        "messaging-pubsub-max-delivery-attempts-inside",
+        "messaging-pubsub-max-delivery-attempts-past",
+        sit::BROKER_DEAD_LETTERED,
     ),
 ];
 
