@@ -93,8 +93,8 @@ pub fn install_for(s: &models::Scenario) {
 /// [`INTERRUPTED`], which [`exit_code`] turns into 143 after SIGTERM; the
 /// broken-off run is no result, so nothing of it is printed.
 pub fn broke_off(what: &str) -> Option<u8> {
-    let sig = received()?;
-    let name = if sig == SIGTERM { "SIGTERM" } else { "Ctrl-C" };
+    received()?;
+    let name = name();
     // A program started after the signal is killed at once too, so a
     // count says nothing a user needs: whether one was waited for does.
     let killed = if killed_a_program() {
@@ -104,6 +104,33 @@ pub fn broke_off(what: &str) -> Option<u8> {
     };
     crate::eoutln!("interrupted ({name}): {killed}; {what}");
     Some(INTERRUPTED)
+}
+
+/// The signal that stopped the run as a user says it: "SIGTERM", else
+/// "Ctrl-C".
+pub fn name() -> &'static str {
+    if received() == Some(SIGTERM) {
+        "SIGTERM"
+    } else {
+        "Ctrl-C"
+    }
+}
+
+/// Whether a rerun of `s` would break off now: after a signal every
+/// program idemsim waits for is killed, so a failure found before it is
+/// shown as found (its seed or record and its replay line) but neither
+/// shrunk nor traced, which would take reruns.
+pub fn reruns_break_off(s: &models::Scenario) -> bool {
+    received().is_some() && s.system.nodes.iter().any(models::Node::runs_program)
+}
+
+/// What is said instead of the trace of `what` when [`reruns_break_off`]:
+/// `left` names what it did without (`"not shrunk or traced"`).
+pub fn not_rerun_note(what: &str, left: &str) -> String {
+    format!(
+        "{what}: {left}, since {} stopped idemsim, which kills the external program a rerun needs; its repro line replays it",
+        name()
+    )
 }
 
 /// The signal that stopped the run, if one did.

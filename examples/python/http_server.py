@@ -20,9 +20,11 @@ idemsim's ledger counts per request.
                     follower finds no key and executes again. idemsim
                     records the draw, so the failing run replays and shrinks
 
-Resources live in the program's storage ("res:<id>"); the program does not
-know the scenario's [[resources]], so a scenario that runs it creates its
-resources with POSTs.
+Resources live in the program's storage ("res:<id>"). The first start of
+a run (protocol 3) names the scenario's [[resources]], what the database
+holds when the run begins; the program stores them in its answer, as the
+built-in server starts with them (ETag 1, a POST creating ids after the
+last), and reads its storage after a restart.
 """
 
 import json
@@ -62,6 +64,13 @@ class Server:
         self.keys, self.key_read = keys, key_read
         self.stored = dict(storage)
 
+    def load(self, resources, out):
+        """The database a run begins with: the scenario's [[resources]]."""
+        for r in resources:
+            self.put(out, f"res:{r['resource']}", {"value": r["value"], "etag": r["etag"]})
+        if resources:
+            self.put(out, "next_id", max(r["resource"] for r in resources) + 1)
+
     def put(self, out, key, value):
         self.stored[key] = value
         out.append({"type": "store", "key": key, "value": value})
@@ -92,7 +101,8 @@ class Server:
             if res is None:
                 return 404, rid, None
             self.put(out, f"res:{rid}", None)
-            out.append({"type": "effect", "op": q["request"], "payload": 0})
+            # A DELETE has no body: its change is named by the resource's id.
+            out.append({"type": "effect", "op": q["request"], "payload": rid})
             return 204, rid, None
         elif method == "PUT":
             res, status = {"value": body, "etag": (res or {"etag": 0})["etag"] + 1}, 200
@@ -129,7 +139,9 @@ def main():
         out = []
         if m["type"] == "start":
             server = Server(keys, key_read, m["storage"])
-            out.append({"type": "hello", "protocol": 2})
+            out.append({"type": "hello", "protocol": 3})
+            if not m["restarted"]:
+                server.load(m.get("resources", []), out)
         elif m["type"] == "msg" and m["payload"]["type"] == "request":
             server.request(m["from"], m["payload"], m["now_us"], out)
         emit(out)

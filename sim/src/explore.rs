@@ -404,6 +404,16 @@ pub fn find_failure<M: Model + Sync>(
     sweep(model, seeds, jobs, stop, &|_| {}, true)
 }
 
+/// Whether a run that ended with `outcome` panicked once a stop was asked for: the stop may have
+/// broken it off (Ctrl-C kills the external program the run waited for),
+/// so it is counted as run but never named as the sweep's failure or
+/// panic, lest its seed, lower than a failing seed another thread found
+/// before the stop, hide that one. A panic the stop did not cause recurs
+/// when the seeds are swept again.
+pub(crate) fn broken_off_by_stop(outcome: &Outcome, stop: &AtomicBool) -> bool {
+    matches!(outcome, Outcome::Panicked(_)) && stop.load(Ordering::Relaxed)
+}
+
 fn sweep<M: Model + Sync>(
     model: &M,
     seeds: SeedRange,
@@ -445,7 +455,11 @@ fn sweep<M: Model + Sync>(
             for offset in lo..hi {
                 let seed = seeds.start + offset;
                 let r = run_guarded(&mut sim, model, seed);
-                local.add(seed, &r, sim.oracle());
+                if broken_off_by_stop(&r.outcome, stop) {
+                    local.tally.add_counted(&r, sim.oracle());
+                } else {
+                    local.add(seed, &r, sim.oracle());
+                }
                 if until_failure && r.outcome.is_failure() {
                     failed.store(true, Ordering::Relaxed);
                 }

@@ -27,6 +27,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct Budget {
     /// Seeds 0..runs for every design [default: the scenario's `run.runs`].
     pub runs: Option<u64>,
+    /// These seeds for every design instead of `0..runs` (`--seeds`, `--seed`).
+    pub seeds: Option<SeedRange>,
     /// The most changes in one set (1 to 3).
     pub max_changes: usize,
     /// The most designs judged, single changes included; the rest is listed as not tried.
@@ -43,6 +45,7 @@ impl Default for Budget {
     fn default() -> Self {
         Budget {
             runs: None,
+            seeds: None,
             max_changes: 3,
             max_candidates: 150,
             max_faults: 1,
@@ -160,10 +163,10 @@ pub fn advise(
     stop: &AtomicBool,
 ) -> Result<Advice, UsageError> {
     let s = catalog::load_entry(entry, base)?;
-    let seeds = SeedRange {
+    let seeds = budget.seeds.unwrap_or(SeedRange {
         start: 0,
         end: budget.runs.unwrap_or(s.runs).into(),
-    };
+    });
     let runner = Runner {
         entry,
         base,

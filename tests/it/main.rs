@@ -44,6 +44,7 @@ mod regressions;
 mod render_parsers;
 mod rollouts;
 mod scale;
+mod seed_flags;
 mod settings_without_effect;
 mod shrink;
 mod signals;

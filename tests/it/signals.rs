@@ -323,9 +323,100 @@ fn sigterm_during_a_coverage_search_counts_no_killed_run() {
     );
 }
 
+/// The program hangs at its 13th line, before the enumeration meets a
+/// violation (by its 17th it has met one, and the stop keeps it:
+/// `sigterm_after_an_exhaustive_search_found_a_violation_keeps_the_counterexample`).
 #[test]
 fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
-    search_interrupted("exhaustive", 20, &["--exhaustive", "--max-faults", "3"]);
+    search_interrupted("exhaustive", 12, &["--exhaustive", "--max-faults", "3"]);
+}
+
+/// A search stopped by SIGTERM after it found a violation, its program
+/// hanging at its 401st line (a violation comes within the first hundred):
+/// the violation found before the stop is not lost. The exit is 1, the
+/// verdict `violation` with `interrupted` true, the failure keeps its seed
+/// or its record, and since every rerun would kill the program again it is
+/// neither shrunk nor traced, which stderr says, naming the signal. Before
+/// this was fixed, `--exhaustive` replayed its counterexample for the
+/// trace, met the killed program and ended with a panic (exit 101), and a
+/// sweep printed a broken-off rerun as the "shrunk" trace.
+fn stopped_after_a_violation(name: &str, search: &[&str]) -> (serde_json::Value, String) {
+    let dir = hanging_after(name, 400);
+    let args = [
+        &[
+            "check",
+            "hang.toml",
+            "--jobs",
+            "1",
+            "--determinism-seeds",
+            "0",
+        ][..],
+        &["--no-regressions", "--json", "--set", TIMEOUT],
+        search,
+    ]
+    .concat();
+    let mut idemsim = spawn(&dir, &args);
+    wait_for_sigint_handler(idemsim.id());
+    let ids = hung(&dir, &mut idemsim);
+    send(idemsim.id(), "-TERM");
+    let (got, out, err) = ended(idemsim);
+    assert_eq!(
+        got,
+        Some(1),
+        "a violation outranks the stop\nstdout: {out}\nstderr: {err}"
+    );
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    assert_eq!(v["data"]["verdict"], "violation", "{out}");
+    assert_eq!(v["data"]["interrupted"], true, "{out}");
+    assert_eq!(v["data"]["invariant"], "no-duplicate-effect", "{out}");
+    assert!(err.contains("(SIGTERM)"), "the stop is said: {err}");
+    assert!(
+        err.contains(": not shrunk or traced, since SIGTERM stopped idemsim")
+            || err.contains(": not traced, since SIGTERM stopped idemsim"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "no panic: {err}");
+    assert!(
+        !out.contains("broke the protocol") && !err.contains("broke the protocol"),
+        "no broken-off trace: {out}{err}"
+    );
+    none_left(ids);
+    (v, err)
+}
+
+#[test]
+fn sigterm_after_an_exhaustive_search_found_a_violation_keeps_the_counterexample() {
+    let (v, err) =
+        stopped_after_a_violation("exhaustive-found", &["--exhaustive", "--max-faults", "3"]);
+    assert_eq!(v["type"], "exhaustive");
+    assert_eq!(v["data"]["complete"], false);
+    let c = &v["data"]["counterexample"];
+    assert!(c["faults"].as_u64().unwrap() >= 1, "{v}");
+    assert!(c["record"].is_object(), "its decisions replay it: {v}");
+    assert!(err.contains("shortest counterexample: "), "{err}");
+    assert!(err.contains("record: {"), "{err}");
+    assert!(
+        !err.contains("# trace"),
+        "no trace of a killed rerun: {err}"
+    );
+}
+
+#[test]
+fn sigterm_after_a_sweep_found_a_failing_seed_reports_that_seed() {
+    let (v, err) = stopped_after_a_violation("seeds-found", &["--runs", "100000"]);
+    assert_eq!(v["type"], "summary");
+    let seed = v["data"]["lowest_failing_seed"]
+        .as_u64()
+        .expect("a failing seed");
+    assert!(seed < v["data"]["schedules"].as_u64().unwrap(), "{v}");
+    let repro = v["data"]["repro"].as_str().unwrap();
+    assert!(repro.ends_with(&format!("--seed {seed}")), "{repro}");
+    assert!(
+        err.contains(&format!("seed {seed}: not shrunk or traced")),
+        "{err}"
+    );
+    assert!(!err.contains("shrunk (docs/shrinking.md)"), "{err}");
 }
 
 /// `replay --repro` first replays the file's decisions to check that each

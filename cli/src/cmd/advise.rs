@@ -16,6 +16,8 @@ pub struct Args {
     /// Seeds 0..N for the design and every candidate [default: the scenario's run.runs].
     #[arg(long)]
     runs: Option<u64>,
+    #[command(flatten)]
+    seeds: super::common::SeedFlags,
     /// The most designs judged, single changes included; the rest is reported as not tried.
     #[arg(long, default_value_t = Budget::default().max_candidates)]
     max_candidates: usize,
@@ -63,6 +65,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let entry = catalog::locate(&a.scenario)?;
     let budget = Budget {
         runs: a.runs,
+        seeds: a.seeds.range(),
         max_changes: a.max_changes,
         max_candidates: a.max_candidates,
         max_faults: a.max_faults,

@@ -69,6 +69,36 @@ give a range of at most {MAX_RUNS} seeds, e.g. {example}",
     Ok(range)
 }
 
+/// `--seeds A..B`, `--seeds A..=B` and `--seed N` as `check` takes them,
+/// for the commands that otherwise take `--runs` alone (`sweep`, `verify`,
+/// `advise`): the same parser, so the same errors, and either one refused
+/// beside the command's `--runs`, which must be an argument of its own.
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct SeedFlags {
+    /// Seed range A..B (B exclusive) or A..=B (B inclusive), at most 10^12
+    /// seeds, instead of --runs; A..=18446744073709551615 ends at the last seed.
+    #[arg(long, value_parser = parse_seeds, conflicts_with = "runs")]
+    pub seeds: Option<SeedRange>,
+    /// One seed alone: the range N..=N, instead of --runs.
+    #[arg(long, value_name = "N", conflicts_with_all = ["runs", "seeds"])]
+    pub seed: Option<u64>,
+}
+
+impl SeedFlags {
+    /// The range given, if one was (`--seed N` is `N..=N`).
+    pub fn range(&self) -> Option<SeedRange> {
+        self.seeds.or(self.seed.map(|n| SeedRange::inclusive(n, n)))
+    }
+
+    /// The range given, else seeds `0..runs`.
+    pub fn or_first(&self, runs: u64) -> SeedRange {
+        self.range().unwrap_or(SeedRange {
+            start: 0,
+            end: runs.into(),
+        })
+    }
+}
+
 /// Parses `--shard I/N` (0-based, I below N).
 pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     let (a, b) = s
@@ -400,6 +430,35 @@ fn writable(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn writable(_dir: &Path) -> std::io::Result<()> {
     Ok(())
+}
+
+/// A search's failing `record` (schedule `index`, called `what`), shrunk
+/// unless `no_shrink`. After a signal every rerun breaks off (its program
+/// is killed), so the record is shown as found, and a note says why: a
+/// signal that comes while it shrinks throws the broken result away too.
+pub fn shrink_found(
+    s: &models::Scenario,
+    record: &sim::Record,
+    index: u64,
+    what: &str,
+    budget: idemsim::minimize::Budget,
+    no_shrink: bool,
+) -> Option<idemsim::minimize::Done> {
+    let broken_off = || {
+        let broken = idemsim::signals::reruns_break_off(s);
+        if broken {
+            idemsim::eoutln!(
+                "{}",
+                idemsim::signals::not_rerun_note(what, "not shrunk or traced")
+            );
+        }
+        broken
+    };
+    if no_shrink || broken_off() {
+        return None;
+    }
+    let done = idemsim::minimize::shrink_record(s, record, index, what, budget);
+    done.filter(|_| !broken_off())
 }
 
 #[cfg(test)]

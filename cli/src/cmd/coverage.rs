@@ -4,8 +4,9 @@
 //! its record, since no seed replays it.
 
 use super::common::{exit_code, faults_line, situations_line, WarningLine};
+use crate::cmd::common::shrink_found;
 use idemsim::catalog::{Entry, UsageError};
-use idemsim::minimize::{shrink_record, Budget};
+use idemsim::minimize::Budget;
 use idemsim::regressions::sweep::{FailingRegression, Recorded};
 use idemsim::render::{self, json_line};
 use idemsim::repro::record_lines;
@@ -157,9 +158,7 @@ fn failure_lines(
     let s = q.scenario;
     let mut failure = Failure::default();
     let what = format!("coverage-guided schedule #{}", f.seed + 1);
-    let shrunk = (!q.no_shrink)
-        .then(|| shrink_record(s, record, f.seed, &what, q.budget))
-        .flatten();
+    let shrunk = shrink_found(s, record, f.seed, &what, q.budget, q.no_shrink);
     let (shown, outcome) = match shrunk {
         Some(d) => {
             failure.shrunk_text = Some(format!(

@@ -360,6 +360,21 @@ pub fn for_check(
     let Some(seed) = failing_seed else {
         return Ok(None);
     };
+    let broken_off = || {
+        let broken = idemsim::signals::reruns_break_off(s);
+        if broken {
+            let what = format!("seed {seed}");
+            idemsim::eoutln!(
+                "{}",
+                idemsim::signals::not_rerun_note(&what, "not shrunk or traced")
+            );
+        }
+        broken
+    };
+    // Checked again after shrinking: a signal may come while it reruns.
+    if broken_off() {
+        return Ok(None);
+    }
     if no_shrink {
         if let Some(path) = repro_out {
             let first = unrecorded_run(s, seed);
@@ -394,6 +409,9 @@ pub fn for_check(
             return Ok(None);
         }
     };
+    if broken_off() {
+        return Ok(None);
+    }
     if let Some(path) = repro_out {
         let r = repro_of(
             s,

@@ -15,11 +15,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct Args {
     /// Scenario names, .toml paths or folders of .toml files [default: every scenario of `idemsim list`].
     scenarios: Vec<String>,
-    /// Seeds per scenario [default: each scenario's run.runs].
+    /// Seeds 0..N per scenario [default: each scenario's run.runs].
     #[arg(long)]
     runs: Option<u64>,
+    #[command(flatten)]
+    seeds: super::common::SeedFlags,
     /// At most this many seeds per scenario (a cheaper sweep that keeps each budget's shape).
-    #[arg(long, conflicts_with = "runs")]
+    #[arg(long, conflicts_with_all = ["runs", "seeds", "seed"])]
     max_runs: Option<u64>,
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
@@ -37,7 +39,8 @@ pub struct Args {
 /// One scenario's result: its judgement and its ablations.
 struct Checked {
     judgement: Judgement,
-    budget: u64,
+    /// The seeds asked for.
+    range: SeedRange,
     seeds: u64,
     /// The search that found the failure: a coverage-guided one names a
     /// schedule of the search, not a seed.
@@ -83,7 +86,7 @@ fn ablate(
 fn judge(
     s: &Scenario,
     searched: &Searched,
-    budget: u64,
+    range: SeedRange,
     ablations: Vec<Ablation>,
     ablate: bool,
 ) -> Checked {
@@ -105,7 +108,7 @@ fn judge(
     });
     Checked {
         judgement,
-        budget,
+        range,
         seeds: sum.tally.schedules,
         by: searched.by,
         situations: registry::situation_names(&sum.tally.situations),
@@ -150,7 +153,7 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "mismatch": c.mismatch,
         "strategy": c.by.as_str(),
         "schedules": c.seeds,
-        "seeds": {"start": 0, "end": c.budget},
+        "seeds": crate::cmd::check::Seeds::from(c.range),
         "lowest_failing_seed": j.lowest_failing_seed,
         "situations": c.situations,
         "situations_missing": j.missing,
@@ -215,7 +218,9 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
 }
 
 /// What an interrupted scenario shows: the seeds that ran, never judged.
-fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width: usize) {
+fn print_interrupted(s: &Scenario, sum: &Summary, range: SeedRange, json: bool, width: usize) {
+    // Seeds start..start + schedules ran (sim::explore).
+    let ran = range.first(sum.tally.schedules);
     let t = &sum.tally;
     if json {
         idemsim::outln!(
@@ -231,7 +236,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
                     "matched": false,
                     "mismatch": null,
                     "schedules": t.schedules,
-                    "seeds": {"start": 0, "end": t.schedules},
+                    "seeds": crate::cmd::check::Seeds::from(ran),
                     "lowest_failing_seed": sum.first_failure.as_ref().map(|f| f.seed),
                     "situations": registry::situation_names(&t.situations),
                     "situations_missing": [],
@@ -241,7 +246,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
         );
     } else {
         idemsim::outln!(
-            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds 0..{} of 0..{budget}: not judged",
+            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds {ran} of {range}: not judged",
             s.name,
             s.describe_expect(),
             "interrupted",
@@ -249,7 +254,6 @@ fn print_interrupted(s: &Scenario, sum: &Summary, budget: u64, json: bool, width
             sum.first_failure
                 .as_ref()
                 .map_or_else(|| "-".to_string(), |f| f.seed.to_string()),
-            t.schedules,
         );
     }
 }
@@ -383,10 +387,7 @@ impl Run<'_> {
             (None, Some(m)) => s.runs.min(m),
             (None, None) => s.runs,
         };
-        let seeds = SeedRange {
-            start: 0,
-            end: budget.into(),
-        };
+        let seeds = a.seeds.or_first(budget);
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
@@ -395,7 +396,7 @@ impl Run<'_> {
         idemsim::external::check_summary(s, &replay, sum)?;
         if sum.interrupted {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.
-            print_interrupted(s, sum, budget, a.json, self.width);
+            print_interrupted(s, sum, seeds, a.json, self.width);
             return Ok(false);
         }
         let ablate_here = !a.no_ablations && s.expected_verdict() == Some(Verdict::Holds);
@@ -405,11 +406,11 @@ impl Run<'_> {
             Some(Vec::new())
         };
         let Some(found) = found else {
-            print_interrupted(s, sum, budget, a.json, self.width);
+            print_interrupted(s, sum, seeds, a.json, self.width);
             return Ok(false);
         };
         tally.judged += 1;
-        let mut c = judge(s, &searched, budget, found, !a.no_ablations);
+        let mut c = judge(s, &searched, seeds, found, !a.no_ablations);
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }

@@ -39,6 +39,8 @@ pub struct ExternalConfig {
     pub handler_timeout_ms: u64,
     /// Every actor's name, in world order: `from` and `to` in the protocol.
     pub actor_names: Vec<String>,
+    /// The role's own fields of `start`, each `,"name":value`; mostly empty.
+    pub start_fields: String,
 }
 
 /// How the determinism check runs a program (see `idemsim check`).
@@ -59,9 +61,9 @@ pub trait Role: 'static {
     type Msg;
     /// The role's name, as errors and docs/protocol.md name it.
     const NAME: &'static str;
-    /// The first protocol version with this role: a program that says
-    /// (`hello`) it speaks an older one is told so.
-    const SINCE_PROTOCOL: u64 = protocol::PROTOCOL;
+    /// The first protocol version with this role: a program that says (`hello`)
+    /// it speaks an older one is told so (3 added only fields it may ignore).
+    const SINCE_PROTOCOL: u64 = 2;
     /// Reached when a message about an operation arrives after the program
     /// reported that operation's effect: its own dedup is put to the test.
     /// `None`: the role's model has no such situation.
@@ -450,7 +452,8 @@ impl<W: Carries<R::Msg>, R: Role> Actor for External<W, R> {
         }
         storage.session.declared = None;
         state.started_us = ctx.now_us();
-        let line = protocol::start(&self.cfg.name, ctx.restarted(), ctx.now_us(), &storage.kv);
+        let at = (ctx.restarted(), ctx.now_us());
+        let line = protocol::start(&self.cfg.name, at, &self.cfg.start_fields, &storage.kv);
         self.call(storage, state, &line, ctx);
     }
 

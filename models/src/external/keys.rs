@@ -92,5 +92,6 @@ pub fn config_for(
         program: program.clone(),
         handler_timeout_ms: *handler_timeout_ms,
         actor_names,
+        start_fields: String::new(),
     }
 }

@@ -78,8 +78,9 @@ pub const OUT_TYPES: &[&str] = &[
 ];
 
 /// The protocol version this idemsim speaks: 1 had only the consumer and
-/// no draws; 2 added the other roles, draws and the state folder.
-pub const PROTOCOL: u64 = 2;
+/// no draws; 2 added the other roles, draws and the state folder; 3 added
+/// a role's own fields to `start` (the HTTP server's `resources`).
+pub const PROTOCOL: u64 = 3;
 
 /// Most values one draw may choose from: a bound keeps a draw's recorded
 /// value small enough for repro files and shrinking to read.
@@ -94,12 +95,14 @@ fn q(s: &str) -> String {
 }
 
 /// The `start` line: the program forgets everything it holds in memory and
-/// rebuilds from `storage`, the durable keys it stored before. Written by
-/// hand so that `type` comes first, as people read it.
+/// rebuilds from `storage`, the durable keys it stored before. `fields` is
+/// the role's own fields, each written `,"name":value` (protocol 3; empty
+/// for a role without any). Written by hand so that `type` comes first, as
+/// people read it.
 pub fn start(
     actor: &str,
-    restarted: bool,
-    now_us: u64,
+    (restarted, now_us): (bool, u64),
+    fields: &str,
     storage: &BTreeMap<String, Value>,
 ) -> String {
     let storage: Map<String, Value> = storage
@@ -107,7 +110,7 @@ pub fn start(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     format!(
-        r#"{{"type":"start","protocol":{PROTOCOL},"actor":{},"restarted":{restarted},"now_us":{now_us},"storage":{}}}"#,
+        r#"{{"type":"start","protocol":{PROTOCOL},"actor":{},"restarted":{restarted},"now_us":{now_us}{fields},"storage":{}}}"#,
         q(actor),
         Value::Object(storage)
     )
@@ -155,7 +158,7 @@ fn example(kind: &str) -> &'static str {
         "effect" => r#"{"type":"effect","op":1,"payload":1200}"#,
         "store" => r#"{"type":"store","key":"processed:1","value":true}"#,
         "draw" => r#"{"type":"draw","name":"retry","bound":3}"#,
-        "hello" => r#"{"type":"hello","protocol":2}"#,
+        "hello" => r#"{"type":"hello","protocol":3}"#,
         "log" => r#"{"type":"log","text":"what happened"}"#,
         _ => r#"{"type":"done"}"#,
     }
@@ -570,10 +573,15 @@ mod tests {
     fn inputs_are_one_json_object_per_line() {
         let mut storage = BTreeMap::new();
         storage.insert("processed:1".to_string(), json!(true));
-        let s = start("consumer-1", true, 5, &storage);
+        let s = start("consumer-1", (true, 5), "", &storage);
         assert_eq!(
             s,
-            r#"{"type":"start","protocol":2,"actor":"consumer-1","restarted":true,"now_us":5,"storage":{"processed:1":true}}"#
+            r#"{"type":"start","protocol":3,"actor":"consumer-1","restarted":true,"now_us":5,"storage":{"processed:1":true}}"#
+        );
+        let s = start("server", (false, 0), r#","resources":[]"#, &BTreeMap::new());
+        assert_eq!(
+            s,
+            r#"{"type":"start","protocol":3,"actor":"server","restarted":false,"now_us":0,"resources":[],"storage":{}}"#
         );
         let m = msg("broker", 1, &json!({"a": "b\nc"}).to_string());
         assert!(!m.contains('\n'));

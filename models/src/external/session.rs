@@ -539,11 +539,11 @@ mod tests {
     #[test]
     fn a_hello_names_a_version_this_idemsim_speaks() {
         let mut s = Session::default();
-        assert!(s.hello(1).is_ok() && s.hello(protocol::PROTOCOL).is_ok());
-        let f = s.hello(3).unwrap_err();
+        assert!(s.hello(1).is_ok() && s.hello(2).is_ok() && s.hello(protocol::PROTOCOL).is_ok());
+        let f = s.hello(4).unwrap_err();
         assert_eq!(
             f.what,
-            "the program speaks protocol 3, and this idemsim speaks 1 to 2"
+            "the program speaks protocol 4, and this idemsim speaks 1 to 3"
         );
         // A program of protocol 1 cannot draw.
         s.hello(1).unwrap();

@@ -51,6 +51,20 @@ impl crate::core::Ends for ServerRole {
     ];
 }
 
+/// The HTTP server's own field of its program's `start` line (protocol 3):
+/// `resources`, what the server's database holds when a run begins, as the
+/// built-in server starts with them: each at ETag 1, sorted by id, so a POST
+/// creates ids after the last one. The same on every `start`; a program
+/// stores them at the first (`restarted` false) and reads its storage after.
+pub fn start_fields(resources: &[(u32, u32)]) -> String {
+    // Written by hand, so each entry reads `resource` first, as the docs do.
+    let list: Vec<String> = resources
+        .iter()
+        .map(|&(id, value)| format!(r#"{{"resource":{id},"value":{value},"etag":1}}"#))
+        .collect();
+    format!(r#","resources":[{}]"#, list.join(","))
+}
+
 fn bad(what: impl Into<String>) -> PayloadError {
     PayloadError {
         what: what.into(),
@@ -208,6 +222,17 @@ mod tests {
             })
         );
         assert_eq!(ServerRole::arrival(&Msg::Request(q)).map(|a| a.0), Some(3));
+    }
+
+    #[test]
+    fn the_start_names_the_resources_as_the_built_in_server_begins_with_them() {
+        assert_eq!(start_fields(&[]), r#","resources":[]"#);
+        let fields = start_fields(&[(7, 100), (9, 300)]);
+        let line: Value = serde_json::from_str(&format!("{{\"type\":\"start\"{fields}}}")).unwrap();
+        assert_eq!(
+            line["resources"],
+            json!([{"resource": 7, "value": 100, "etag": 1}, {"resource": 9, "value": 300, "etag": 1}])
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ mod parallel;
 
 use crate::choice::{ChoicePoint, Record, StreamLayout};
 use crate::engine::{swarm_max_decisions, Limit, Model, Outcome, RunReport, Sim, Source};
-use crate::explore::{guarded, Tally};
+use crate::explore::{broken_off_by_stop, guarded, Tally};
 use crate::trace::NoTrace;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -186,6 +186,9 @@ impl<M: Model> Search<'_, '_, M> {
                     r.first_inconclusive = Some((normalized(record), *limit));
                 }
             }
+            // A run the stop broke off is no counterexample, and must not
+            // displace one found before the stop.
+            Outcome::Panicked(_) if broken_off_by_stop(&outcome, self.shared.stop) => {}
             Outcome::Violation(_) | Outcome::Panicked(_) => {
                 let better = r
                     .shortest

@@ -423,3 +423,127 @@ fn a_run_past_the_points_bound_ends_the_parallel_enumeration_where_one_search_en
         (one.tally.schedules, one.too_many_points, &one.by_faults)
     );
 }
+
+/// The toy whose run number `at` (counted on this thread, from 1) asks
+/// the search to stop and then panics, as a run does whose external
+/// program Ctrl-C killed.
+pub(crate) struct BreaksAtStop {
+    toy: ToyModel,
+    stop: &'static AtomicBool,
+    at: u32,
+}
+
+thread_local! {
+    static RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+pub(crate) struct Breaker {
+    count: Count,
+    stop: &'static AtomicBool,
+    at: u32,
+}
+
+impl Oracle for Breaker {
+    type Obs = ();
+    fn reset(&mut self) {
+        self.count.reset();
+        let n = RUNS.with(|r| {
+            r.set(r.get() + 1);
+            r.get()
+        });
+        if n == self.at {
+            self.stop.store(true, Ordering::Relaxed);
+            panic!("the program was killed");
+        }
+    }
+    fn observe(&mut self, t: TimeUs, a: ActorId, o: &()) -> Option<Violation> {
+        self.count.observe(t, a, o)
+    }
+    fn finish(&mut self, t: TimeUs) -> Option<Violation> {
+        self.count.finish(t)
+    }
+}
+
+impl Model for BreaksAtStop {
+    type Node = Toy;
+    type Oracle = Breaker;
+    fn world(&self) -> &World {
+        self.toy.world()
+    }
+    fn nodes(&self) -> &[Toy] {
+        self.toy.nodes()
+    }
+    fn new_oracle(&self) -> Breaker {
+        Breaker {
+            count: Count::default(),
+            stop: self.stop,
+            at: self.at,
+        }
+    }
+}
+
+/// A run made since this thread last called it.
+pub(crate) fn breaks_at_stop(stop: &'static AtomicBool, at: u32) -> BreaksAtStop {
+    RUNS.with(|r| r.set(0));
+    BreaksAtStop {
+        toy: toy(),
+        stop,
+        at,
+    }
+}
+
+#[test]
+fn a_run_the_stop_broke_off_does_not_displace_the_counterexample_found_before() {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    // Every schedule with one fault, on this thread: the last one breaks
+    // off, with no events and one fault, which would make it the shortest.
+    let all = exhaustive(
+        &toy(),
+        1,
+        schedules(1000),
+        1,
+        &AtomicBool::new(false),
+        &|_| {},
+    );
+    let found = all.shortest.expect("the toy fails with one fault");
+    let last = u32::try_from(all.tally.schedules).unwrap();
+    let m = breaks_at_stop(&STOP, last);
+    let r = exhaustive(&m, 1, schedules(1000), 1, &STOP, &|_| {});
+    assert!(
+        STOP.load(Ordering::Relaxed),
+        "the last run asked for the stop"
+    );
+    assert_eq!(r.tally.schedules, all.tally.schedules);
+    assert_eq!(r.tally.panics, 1, "the broken-off run is counted as run");
+    assert_eq!(r.shortest, Some(found), "and is no counterexample");
+}
+
+#[test]
+fn a_run_that_panics_with_no_stop_asked_is_a_counterexample() {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    let m = breaks_at_stop(&STOP, 1);
+    let r = exhaustive(&m, 1, schedules(1000), 1, &NEVER, &|_| {});
+    let c = r.shortest.expect("the panic is a failure");
+    assert!(matches!(c.outcome, Outcome::Panicked(_)), "{c:?}");
+    assert_eq!(c.faults, 0);
+}
+
+/// The same rule in a seed sweep: the seed the stop broke off is counted,
+/// but a failing seed found before it stays the one reported, even where
+/// the broken-off seed is the lowest failure (another thread's chunk).
+#[test]
+fn a_seed_the_stop_broke_off_is_not_the_sweeps_failure() {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    let seeds = crate::SeedRange { start: 0, end: 64 };
+    let m = breaks_at_stop(&STOP, 1);
+    let sum = crate::explore::explore(&m, seeds, 1, &STOP, &|_| {});
+    assert!(STOP.load(Ordering::Relaxed));
+    assert_eq!(sum.tally.panics, 1, "seed 0 ran and broke off");
+    assert!(sum.first_panic.is_none(), "{:?}", sum.first_panic);
+    let f = sum.first_failure.expect("a later seed of the chunk fails");
+    assert!(
+        f.seed > 0 && matches!(f.outcome, Outcome::Violation(_)),
+        "{f:?}"
+    );
+}

@@ -146,10 +146,10 @@ fn a_program_of_an_older_protocol_cannot_draw() {
         err.contains("a `draw` from a program that said it speaks protocol 1, which has no draws"),
         "{err}"
     );
-    let set = r#"consumer.program=["python3","drawer.py","3"]"#;
+    let set = r#"consumer.program=["python3","drawer.py","4"]"#;
     let (_, err) = run(&["check", s, "--set", set, "--runs", "5"], 2);
     assert!(
-        err.contains("the program speaks protocol 3, and this idemsim speaks 1 to 2"),
+        err.contains("the program speaks protocol 4, and this idemsim speaks 1 to 3"),
         "{err}"
     );
 }

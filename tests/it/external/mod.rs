@@ -15,6 +15,7 @@ use support::{load_path, run, scratch, summary, sweep};
 mod bad_programs;
 mod deliveries;
 mod draws;
+mod resources;
 mod roles;
 mod services;
 mod sqlite;

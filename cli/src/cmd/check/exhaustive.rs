@@ -152,8 +152,9 @@ fn headline_lines(
     }
     if r.interrupted {
         lines.push(format!(
-            "interrupted after {} schedules (Ctrl-C): the enumeration is incomplete",
-            r.tally.schedules
+            "interrupted after {} schedules ({}): the enumeration is incomplete",
+            r.tally.schedules,
+            idemsim::signals::name()
         ));
     }
     if r.too_many_points {
@@ -224,7 +225,10 @@ fn counterexample_lines(
         lines.push(format!("  {d}"));
     }
     let from = catalog::locate(a.scenario.as_deref().unwrap_or(catalog::DEFAULT))?;
-    if let Some(dir) = &a.html {
+    // After a signal its program is killed at every rerun: the schedule
+    // found before it is shown by its decisions and repro line alone.
+    let rerun = !idemsim::signals::reruns_break_off(s);
+    if let (Some(dir), true) = (&a.html, rerun) {
         let path = crate::cmd::report::write_counterexample(
             s,
             &from,
@@ -237,7 +241,14 @@ fn counterexample_lines(
     }
     let repro_out = a.repro_out.as_deref();
     let json = record_lines(s, &from, &a.set, &c.record, &c.outcome, repro_out, lines)?;
-    trace_lines(s, &c.record, &c.outcome, lines);
+    if rerun {
+        trace_lines(s, &c.record, &c.outcome, lines);
+    } else {
+        lines.push(idemsim::signals::not_rerun_note(
+            "the shortest counterexample",
+            "not traced",
+        ));
+    }
     Ok(Some(json))
 }
 
@@ -325,6 +336,7 @@ fn json_record(
             "panics": r.tally.panics,
             "inconclusive": r.tally.inconclusive,
             "complete": r.complete(),
+            "interrupted": r.interrupted,
             "by_faults": r.by_faults,
             "faults": {
                 "lost": r.tally.faults.lost,

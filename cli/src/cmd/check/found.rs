@@ -6,8 +6,9 @@
 use super::summary::SweepLine;
 use super::text::shrunk_text;
 use super::Sweep;
+use crate::cmd::common::shrink_found;
 use idemsim::catalog::UsageError;
-use idemsim::minimize::{shrink_record, Done};
+use idemsim::minimize::Done;
 use idemsim::regressions::sweep::Recorded;
 use idemsim::repro::record_lines;
 use idemsim::testing::portfolio::{self, Found, Part, Searches};
@@ -106,9 +107,7 @@ impl Shown {
             Part::Exhaustive(k) => format!("exhaustive schedule with at most {k} faults"),
             _ => format!("coverage-guided schedule #{}", found.after),
         };
-        let done = (!a.no_shrink)
-            .then(|| shrink_record(s, record, found.after - 1, &what, sw.budget))
-            .flatten();
+        let done = shrink_found(s, record, found.after - 1, &what, sw.budget, a.no_shrink);
         let (shown, outcome) = match &done {
             Some(d) => (&d.shrunk.record, &d.shrunk.report.outcome),
             None => (record, &found.outcome),

@@ -33,8 +33,9 @@ impl SweepLine {
                 _ => String::new(),
             };
             lines.push(format!(
-                "interrupted after {} schedules (Ctrl-C){ran}; the counts cover only what ran",
-                self.schedules
+                "interrupted after {} schedules ({}){ran}; the counts cover only what ran",
+                self.schedules,
+                idemsim::signals::name()
             ));
         }
         self.push_failure_lines(&mut lines);

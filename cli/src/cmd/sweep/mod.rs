@@ -55,6 +55,8 @@ pub struct Args {
     /// Seeds 0..N, the same for every variant, 1 to 10^12 [default: the scenario's run.runs].
     #[arg(long)]
     runs: Option<u64>,
+    #[command(flatten)]
+    seeds: super::common::SeedFlags,
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
@@ -116,12 +118,8 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     check_output_files(&a)?;
     let (entries, axes) = scenarios_axis(&a.scenarios, axes)?;
     let variants = load_variants(&entries, &axes)?;
-    let runs = a.runs.unwrap_or(variants[0].scenario.runs);
-    if runs == 0 {
-        return Err(UsageError(
-            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
-        ));
-    }
+    let seeds = seeds_of(&a, &variants)?;
+    let runs = seeds.len();
     let name = sweep_name(&entries, &variants);
     let title = sweep_title(&variants);
     let metrics = variants[0].scenario.system.model.metrics();
@@ -138,15 +136,15 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let reference = reference.map(|path| plot::reference::load(path, &against));
     let reference = reference.transpose()?;
     idemsim::progress::install_ctrl_c();
-    let rows = run_rows(&entries, &variants, runs, jobs)?;
+    let rows = run_rows(&entries, &variants, seeds, jobs)?;
     let interrupted = rows.len() < variants.len() || rows.iter().any(|r| r.stats.runs() < runs);
     let mut out = match a.format {
-        Format::Table | Format::Markdown => table(&name, runs, &axes, &rows, metrics, &view),
+        Format::Table | Format::Markdown => table(&name, seeds, &axes, &rows, metrics, &view),
         Format::Csv => csv(&axes, &rows, metrics),
-        Format::Json => json(&name, runs, &axes, &rows, metrics),
+        Format::Json => json(&name, seeds, &axes, &rows, metrics),
     };
     if interrupted {
-        interrupted_note(a.format, &rows, variants.len(), runs, &mut out);
+        interrupted_note(a.format, &rows, variants.len(), seeds, &mut out);
     }
     idemsim::out!("{out}");
     if let Some(path) = &a.plot {
@@ -154,7 +152,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
             labels: &labels,
             reference: reference.as_ref(),
         };
-        write_plot(path, &plot::svg(&title, runs, &axes, &rows, &ys, &extras))?;
+        write_plot(path, &plot::svg(&title, seeds, &axes, &rows, &ys, &extras))?;
     }
     if let Some(path) = &a.html {
         let input = html::Input {
@@ -178,6 +176,20 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     } else {
         idemsim::exit::HOLDS
     })
+}
+
+/// The seeds every variant runs: `--seeds` or `--seed`, else the first
+/// `--runs` (or the first variant's `run.runs`), of which there must be one.
+fn seeds_of(a: &Args, variants: &[Variant]) -> Result<SeedRange, UsageError> {
+    let seeds = a
+        .seeds
+        .or_first(a.runs.unwrap_or(variants[0].scenario.runs));
+    if seeds.is_empty() {
+        return Err(UsageError(
+            "error: --runs must be at least 1\nhelp: give --runs 1 or more, or leave it out to use the scenario's run.runs\n".into(),
+        ));
+    }
+    Ok(seeds)
 }
 
 /// The output files, before anything runs: a sweep that cannot write them
@@ -374,12 +386,12 @@ fn load_variants(entries: &[Located], axes: &[Axis]) -> Result<Vec<Variant>, Usa
     Ok(variants)
 }
 
-/// Runs seeds 0..runs of each variant in turn, one row each. Ctrl-C stops
-/// the variant that is running; the rows of what ran are returned.
+/// Runs `seeds` of each variant in turn, one row each. Ctrl-C stops the
+/// variant that is running; the rows of what ran are returned.
 fn run_rows(
     entries: &[Located],
     variants: &[Variant],
-    runs: u64,
+    seeds: SeedRange,
     jobs: usize,
 ) -> Result<Vec<Row>, UsageError> {
     let mut rows: Vec<Row> = Vec::with_capacity(variants.len());
@@ -400,13 +412,9 @@ fn run_rows(
             "idemsim replay {}{sets}",
             super::common::shell_word(&entries[v.from].0)
         );
-        let seeds = SeedRange {
-            start: 0,
-            end: runs.into(),
-        };
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(scenario, seeds, first, &replay)?;
-        let stats = run_variant(&scenario.system, runs, jobs, &idemsim::progress::STOP);
+        let stats = run_variant(&scenario.system, seeds, jobs, &idemsim::progress::STOP);
         idemsim::external::check_summary(scenario, &replay, &stats.summary)?;
         let values = (0..v.overrides.len())
             .map(|i| v.overrides[i].value.clone())
@@ -426,11 +434,20 @@ fn run_rows(
 
 /// Says that Ctrl-C cut the sweep short, in the output's own format (CSV
 /// has no room for a note, so it goes to stderr).
-fn interrupted_note(format: Format, rows: &[Row], variants: usize, runs: u64, out: &mut String) {
+fn interrupted_note(
+    format: Format,
+    rows: &[Row],
+    variants: usize,
+    seeds: SeedRange,
+    out: &mut String,
+) {
     let partial: Vec<String> = rows
         .iter()
-        .filter(|r| r.stats.runs() < runs)
-        .map(|r| format!("{} ran seeds 0..{}", r.values.join(" "), r.stats.runs()))
+        .filter(|r| r.stats.runs() < seeds.len())
+        .map(|r| {
+            let ran = seeds.first(r.stats.runs());
+            format!("{} ran seeds {ran}", r.values.join(" "))
+        })
         .collect();
     let note = format!(
         "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",

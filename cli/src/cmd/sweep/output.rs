@@ -4,6 +4,7 @@ use super::axis::Axis;
 use super::columns::{cell, fields, legend_of, named_columns, pct, Column, Field, Shape};
 use super::variant::{Row, VariantStats};
 use models::core::Metric;
+use sim::SeedRange;
 
 fn verdict_text(s: &VariantStats) -> String {
     match s.first_failure() {
@@ -27,7 +28,7 @@ pub(super) struct View {
 /// per variant, the legend of its columns and the design warnings.
 pub(super) fn table(
     name: &str,
-    runs: u64,
+    seeds: SeedRange,
     axes: &[Axis],
     rows: &[Row],
     metrics: &[Metric],
@@ -51,7 +52,7 @@ pub(super) fn table(
             .collect()
     });
     let grid = Grid::of(axes, rows, &fields, &columns);
-    let mut out = heading(name, runs, axes, rows);
+    let mut out = heading(name, seeds, axes, rows);
     if view.markdown {
         grid.markdown(&mut out);
     } else {
@@ -90,7 +91,7 @@ fn legend(fields: &[Field], columns: &[Column], markdown: bool, out: &mut String
 
 /// The line above the table: how many variants, on which seeds, and the
 /// keys with one value, which are the same in every row and so said once.
-fn heading(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
+fn heading(name: &str, seeds: SeedRange, axes: &[Axis], rows: &[Row]) -> String {
     let fixed: Vec<String> = axes
         .iter()
         .filter(|a| a.values.len() == 1)
@@ -101,10 +102,10 @@ fn heading(name: &str, runs: u64, axes: &[Axis], rows: &[Row]) -> String {
     } else {
         format!("; fixed: {}", fixed.join(" "))
     };
-    let each = if rows.iter().any(|r| r.stats.runs() < runs) {
-        format!("asked for seeds 0..{runs} each, interrupted (see below)")
+    let each = if rows.iter().any(|r| r.stats.runs() < seeds.len()) {
+        format!("asked for seeds {seeds} each, interrupted (see below)")
     } else {
-        format!("each on seeds 0..{runs}")
+        format!("each on seeds {seeds}")
     };
     format!("{name}: {} variants, {each}{fixed_text}\n\n", rows.len())
 }
@@ -316,7 +317,7 @@ pub(super) fn csv(axes: &[Axis], rows: &[Row], metrics: &[Metric]) -> String {
 
 pub(super) fn json(
     name: &str,
-    runs: u64,
+    seeds: SeedRange,
     axes: &[Axis],
     rows: &[Row],
     metrics: &[Metric],
@@ -328,7 +329,7 @@ pub(super) fn json(
         "sweep",
         serde_json::json!({
             "scenario": name,
-            "seeds": {"start": 0, "end": runs},
+            "seeds": crate::cmd::check::Seeds::from(seeds),
             "variants": rows.len(),
             "keys": axes.iter().map(|a| serde_json::json!({"key": a.key, "values": a.values})).collect::<Vec<_>>(),
             "metrics": fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),

@@ -173,19 +173,15 @@ impl VariantStats {
     }
 }
 
-/// Runs seeds `0..runs` of one variant on `jobs` threads. `stop` (Ctrl-C)
-/// ends it between chunks; every chunk handed out runs to its end, so the
-/// seeds that ran are always `0..stats.runs()`.
+/// Runs `seeds` of one variant on `jobs` threads. `stop` (Ctrl-C) ends it
+/// between chunks; every chunk handed out runs to its end, so the seeds
+/// that ran are always the first `stats.runs()` of them.
 pub(super) fn run_variant(
     system: &System,
-    runs: u64,
+    seeds: SeedRange,
     jobs: usize,
     stop: &AtomicBool,
 ) -> VariantStats {
-    let seeds = SeedRange {
-        start: 0,
-        end: runs.into(),
-    };
     VariantStats {
         summary: explore(system, seeds, jobs, stop, &|_| {}),
     }

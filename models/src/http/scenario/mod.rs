@@ -74,6 +74,8 @@ where
     let clients = requests::clients(&d.requests, &initial, input.max_time_us)?;
     let settings = client::Settings::try_from(&d.client)?;
     let server_id = clients.len() as sim::ActorId;
+    // A program is told the resources in its `start` (protocol 3).
+    let start_fields = crate::http::program::start_fields(&initial);
     let server = server::server(&d.server, initial)?;
     let mut design_warnings = warnings::design_warnings(
         &settings.config(server_id, Vec::new()),
@@ -110,7 +112,8 @@ where
         // A user's program in the server's place (docs/protocol.md).
         Some(p) => {
             let names = actors.iter().map(|a| a.0.clone()).chain([SERVER.into()]);
-            let cfg = crate::external::keys::config_for(SERVER, &p, names.collect());
+            let mut cfg = crate::external::keys::config_for(SERVER, &p, names.collect());
+            cfg.start_fields = start_fields;
             N::from(ProgramServer::new(cfg))
         }
         None => N::from(Server::new(server)),

@@ -112,6 +112,7 @@ pub(super) fn program_actors<N, W>(
             program: program.clone(),
             handler_timeout_ms,
             actor_names: names.clone(),
+            start_fields: String::new(),
         };
         actors.push((name.clone(), N::from(ProgramConsumer::new(cfg))));
     }

@@ -7,6 +7,7 @@ use super::{
     PLOT_WIDTH, TOP, Y,
 };
 use crate::cmd::sweep::axis::Axis;
+use sim::SeedRange;
 use std::fmt::Write;
 
 /// The page's layout: sizes, the x axis and its tick labels.
@@ -62,7 +63,7 @@ impl<'a> Frame<'a> {
         LEFT + x * self.plot_w
     }
 
-    pub(super) fn header(&self, o: &mut String, name: &str, runs: u64, ys: &[Y]) {
+    pub(super) fn header(&self, o: &mut String, name: &str, seeds: SeedRange, ys: &[Y]) {
         let what = ys.iter().map(Y::name).collect::<Vec<_>>().join(", ");
         // The title is one line at 15 px bold (about CHAR_PX a character, measured
         // in Chromium): the canvas widens to hold it
@@ -82,7 +83,7 @@ impl<'a> Frame<'a> {
 <title>{} – {} by {}</title>
 <rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>
 <text x="{LEFT}" y="24" font-size="15" font-weight="bold">{} – {} by {}</text>
-<text x="{LEFT}" y="42" fill="#555555">seeds 0..{runs} for every variant{}</text>"##,
+<text x="{LEFT}" y="42" fill="#555555">seeds {seeds} for every variant{}</text>"##,
             esc(name),
             esc(&what),
             esc(self.x_key),

@@ -16,6 +16,7 @@ use super::variant::Row;
 use draw::Frame;
 use idemsim::catalog::UsageError;
 use reference::Reference;
+use sim::SeedRange;
 // One HTML/XML escape for every page and figure idemsim writes.
 use idemsim::render::html::esc;
 
@@ -392,7 +393,7 @@ pub fn labels(flags: &[String], axes: &[Axis]) -> Result<Vec<(String, String)>, 
 /// the reference's points over them.
 pub fn svg(
     name: &str,
-    runs: u64,
+    seeds: SeedRange,
     axes: &[Axis],
     rows: &[Row],
     ys: &[Y],
@@ -411,7 +412,7 @@ pub fn svg(
         ys,
     );
     let mut o = String::new();
-    frame.header(&mut o, name, runs, ys);
+    frame.header(&mut o, name, seeds, ys);
     for (j, y) in ys.iter().enumerate() {
         let panel = frame.panel(j, y, &series, extras.reference);
         panel.axes(&mut o, &frame, y, j + 1 == ys.len());
