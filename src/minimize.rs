@@ -74,6 +74,7 @@ impl Cut {
         match self {
             Cut::Runs => "rerun budget hit (--shrink-max-runs)",
             Cut::Time => "time budget hit (--shrink-budget-ms)",
+            Cut::Interrupted if crate::signals::name() == "SIGTERM" => "interrupted (SIGTERM)",
             Cut::Interrupted => "interrupted (Ctrl-C)",
             Cut::TooLong => "run too long to record, not shrunk",
         }

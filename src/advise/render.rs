@@ -45,11 +45,10 @@ pub fn text(a: &Advice) -> String {
     let mut b = String::new();
     let _ = writeln!(
         b,
-        "{}: {} on seeds {}..{}",
+        "{}: {} on seeds {}",
         a.scenario,
         verdict_text(&a.baseline),
-        a.seeds.start,
-        a.seeds.end
+        a.seeds
     );
     if !a.fails() {
         let _ = writeln!(
@@ -149,7 +148,8 @@ fn untried(a: &Advice, b: &mut String) {
     if a.interrupted {
         let _ = writeln!(
             b,
-            "interrupted (Ctrl-C): the fixes above are those found so far"
+            "interrupted ({}): the fixes above are those found so far",
+            crate::signals::name()
         );
     }
     for u in a.untried.iter().filter(|u| u.sets > 0) {

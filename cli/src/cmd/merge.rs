@@ -266,7 +266,7 @@ fn shard_consistent(l: &SweepLine, r: Seeds, sh: ShardLine) -> Result<(), String
     let ran_beginning = l.interrupted && r.start == mine.start && r.end <= mine.end;
     if ran_beginning && !ran_all {
         return Err(format!(
-            "shard {}/{} was interrupted (Ctrl-C): seeds {}..{} ran, {}..{} did not; rerun that shard",
+            "shard {}/{} was interrupted: seeds {}..{} ran, {}..{} did not; rerun that shard",
             sh.index, sh.count, r.start, r.end, r.end, mine.end
         ));
     }

@@ -246,7 +246,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, range: SeedRange, json: bool, 
         );
     } else {
         idemsim::outln!(
-            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted (Ctrl-C) after seeds {ran} of {range}: not judged",
+            "{:<width$}  {:<36} {:<36} {:>7} {:>8}  interrupted ({}) after seeds {ran} of {range}: not judged",
             s.name,
             s.describe_expect(),
             "interrupted",
@@ -254,6 +254,7 @@ fn print_interrupted(s: &Scenario, sum: &Summary, range: SeedRange, json: bool, 
             sum.first_failure
                 .as_ref()
                 .map_or_else(|| "-".to_string(), |f| f.seed.to_string()),
+            idemsim::signals::name(),
         );
     }
 }
@@ -466,7 +467,8 @@ fn summary(a: &Args, t: &Tally, total: usize, db: Option<&idemsim::regressions::
     let (judged, matched) = (t.judged, t.matched);
     if t.interrupted {
         let text = format!(
-            "interrupted (Ctrl-C): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run"
+            "interrupted ({}): {judged} of {total} scenarios judged, {matched} match their expectation; the rest did not run",
+            idemsim::signals::name()
         );
         if a.json {
             idemsim::eoutln!("{text}");

@@ -128,6 +128,14 @@ fn interrupts_print_what_ran_and_shrinking_keeps_its_budget() {
         .out("not judged")
         .out("interrupted (Ctrl-C): 0 of "),
         case(
+            "SIGTERM in verify is named as SIGTERM, not Ctrl-C",
+            &["verify", "--runs", huge],
+        )
+        .terminate(Duration::from_millis(800))
+        .code(143)
+        .out("interrupted (SIGTERM) after seeds 0..")
+        .out("interrupted (SIGTERM): 0 of "),
+        case(
             "the rerun budget stops shrinking and the trace says so",
             &[
                 "shrink",

@@ -23,8 +23,9 @@ pub struct Case {
     env: Vec<(&'static str, String)>,
     cwd: PathBuf,
     stdout: Stdout,
-    /// Send SIGINT (Ctrl-C) this long after the handler is installed.
-    interrupt_after: Option<Duration>,
+    /// Send this signal (`INT` for Ctrl-C, or `TERM`) this long after the
+    /// handler is installed.
+    interrupt_after: Option<(Duration, &'static str)>,
     code: i32,
     out_has: Vec<String>,
     out_lacks: Vec<String>,
@@ -76,7 +77,12 @@ impl Case {
         self
     }
     pub fn interrupt(mut self, after: Duration) -> Self {
-        self.interrupt_after = Some(after);
+        self.interrupt_after = Some((after, "-INT"));
+        self
+    }
+    /// As [`Case::interrupt`], with SIGTERM, as a service manager stops a job.
+    pub fn terminate(mut self, after: Duration) -> Self {
+        self.interrupt_after = Some((after, "-TERM"));
         self
     }
 }
@@ -146,11 +152,11 @@ pub fn run_case(c: &Case) -> (String, String) {
         }
         s
     });
-    if let Some(after) = c.interrupt_after {
+    if let Some((after, signal)) = c.interrupt_after {
         wait_for_sigint_handler(child.id());
         std::thread::sleep(after);
         let ok = Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
+            .args([signal, &child.id().to_string()])
             .status()
             .expect("kill runs");
         assert!(ok.success());

@@ -450,7 +450,8 @@ fn interrupted_note(
         })
         .collect();
     let note = format!(
-        "interrupted (Ctrl-C): {} of {} variants ran{}{}; the rows cover only what ran",
+        "interrupted ({}): {} of {} variants ran{}{}; the rows cover only what ran",
+        idemsim::signals::name(),
         rows.len(),
         variants,
         if partial.is_empty() { "" } else { ", " },
