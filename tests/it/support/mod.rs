@@ -206,6 +206,14 @@ pub fn reached(entries: &[Entry], situation: SituationId) -> bool {
 /// package, so cargo does not set `CARGO_BIN_EXE_idemsim` for these tests:
 /// the first call builds it (a no-op when it is fresh) with the profile the
 /// tests were built with, into the same target folder.
+///
+/// The build names this test target (`--test it`) beside the binary so that
+/// cargo resolves features as `cargo test` did, with the dev-dependencies:
+/// a plain `cargo build -p idemsim-cli` resolves without them (once_cell
+/// without its default feature, so tempfile, proptest and the idemsim
+/// library differ), and compiled the library a second time while every
+/// test that runs the binary waited. The `it` target itself is fresh, as
+/// it is the binary running this.
 pub fn idemsim_bin() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
@@ -225,8 +233,12 @@ pub fn idemsim_bin() -> &'static Path {
                 "--quiet",
                 "-p",
                 "idemsim-cli",
+                "-p",
+                "idemsim",
                 "--bin",
                 "idemsim",
+                "--test",
+                "it",
                 "--profile",
                 profile,
             ])
