@@ -6,7 +6,7 @@
 
 use super::bank::BankDto;
 use super::DAY_MS;
-use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid};
+use crate::core::input::{count_in, invalid, one_of, path, positive_duration_us, Invalid, Seg};
 use crate::payment::{
     Ask, ClientConfig, CompensateConfig, ReconcileConfig, RedriveKey, RefundWhen, MAX_ROUNDS,
 };
@@ -61,6 +61,19 @@ pub(super) fn rounds(
     Ok(n as u32)
 }
 
+/// Refuses a job that asks the bank what it paid (`asks`, set at `at`)
+/// when the bank answers no status queries; `then` says what it does next.
+fn asks_the_bank(asks: bool, bank_answers: bool, at: Vec<Seg>, then: &str) -> Result<(), Invalid> {
+    if asks && !bank_answers {
+        return Err(invalid(
+            at,
+            format!("the job is to ask the bank what it paid{then}, but the bank answers no status queries"),
+            "add status_query = true to [bank]",
+        ));
+    }
+    Ok(())
+}
+
 impl CompensateDto {
     /// The validated job, which asks and refunds at the bank `bank`; asking
     /// needs a bank that answers.
@@ -72,13 +85,8 @@ impl CompensateDto {
             &[("paid", RefundWhen::Paid), ("timeout", RefundWhen::Timeout)],
             at("refund_when"),
         )?;
-        if refund_when == RefundWhen::Paid && !bank_answers {
-            return Err(invalid(
-                at("refund_when"),
-                "the job is to ask the bank what it paid before it refunds, but the bank answers no status queries",
-                "add status_query = true to [bank]",
-            ));
-        }
+        let asks = refund_when == RefundWhen::Paid;
+        asks_the_bank(asks, bank_answers, at("refund_when"), " before it refunds")?;
         let keyed = one_of(
             &self.refund_key,
             &[("own", true), ("none", false)],
@@ -132,13 +140,7 @@ impl ReconcileDto {
             &[("bank", Ask::Bank), ("service", Ask::Service)],
             at("ask"),
         )?;
-        if ask == Ask::Bank && !bank_answers {
-            return Err(invalid(
-                at("ask"),
-                "the job is to ask the bank what it paid, but the bank answers no status queries",
-                "add status_query = true to [bank]",
-            ));
-        }
+        asks_the_bank(ask == Ask::Bank, bank_answers, at("ask"), "")?;
         let redrive_key = one_of(
             &self.redrive_key,
             &[("same", RedriveKey::Same), ("new", RedriveKey::New)],
