@@ -270,11 +270,10 @@ fn ctrl_c_during_report_kills_the_hung_program_and_exits_130() {
     one_run_interrupted(REPORT, "-INT", 130);
 }
 
-/// A search that is not a seed sweep (`--strategy coverage`, `--exhaustive`)
-/// stopped by SIGTERM while
-/// the program hangs: the run broken off by killing the program is no
-/// failure, so the verdict is `interrupted` (exit 143), not a violation.
-fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
+/// `check --json` with `search` of a program that hangs at line `lines + 1`,
+/// sent SIGTERM once it hangs: its exit code, stdout, stderr and the
+/// program's process ids.
+fn terminated(name: &str, lines: u32, search: &[&str]) -> (Option<i32>, String, String, [u32; 2]) {
     let dir = hanging_after(name, lines);
     let args = [
         &[
@@ -294,6 +293,15 @@ fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
     let ids = hung(&dir, &mut idemsim);
     send(idemsim.id(), "-TERM");
     let (got, out, err) = ended(idemsim);
+    (got, out, err, ids)
+}
+
+/// A search that is not a seed sweep (`--strategy coverage`, `--exhaustive`)
+/// stopped by SIGTERM while
+/// the program hangs: the run broken off by killing the program is no
+/// failure, so the verdict is `interrupted` (exit 143), not a violation.
+fn search_interrupted(name: &str, lines: u32, search: &[&str]) {
+    let (got, out, err, ids) = terminated(name, lines, search);
     assert_eq!(got, Some(143), "stdout: {out}\nstderr: {err}");
     let last = out.lines().last().unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
@@ -341,25 +349,7 @@ fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
 /// trace, met the killed program and ended with a panic (exit 101), and a
 /// sweep printed a broken-off rerun as the "shrunk" trace.
 fn stopped_after_a_violation(name: &str, search: &[&str]) -> (serde_json::Value, String) {
-    let dir = hanging_after(name, 400);
-    let args = [
-        &[
-            "check",
-            "hang.toml",
-            "--jobs",
-            "1",
-            "--determinism-seeds",
-            "0",
-        ][..],
-        &["--no-regressions", "--json", "--set", TIMEOUT],
-        search,
-    ]
-    .concat();
-    let mut idemsim = spawn(&dir, &args);
-    wait_for_sigint_handler(idemsim.id());
-    let ids = hung(&dir, &mut idemsim);
-    send(idemsim.id(), "-TERM");
-    let (got, out, err) = ended(idemsim);
+    let (got, out, err, ids) = terminated(name, 400, search);
     assert_eq!(
         got,
         Some(1),
