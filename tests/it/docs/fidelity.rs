@@ -33,70 +33,159 @@ fn rows() -> Vec<Row> {
     rows
 }
 
-#[test]
-fn every_fidelity_row_names_conformance_scenarios_that_exist_or_says_why_not() {
-    let rows = rows();
-    assert!(rows.len() >= 30, "only {} rows", rows.len());
-    let mut pinned = 0;
-    for r in &rows {
+/// The names `idemsim list` lists without user folders: the shipped catalog.
+fn catalog() -> Vec<&'static str> {
+    idemsim::catalog::BUILT_IN.iter().map(|(n, _)| *n).collect()
+}
+
+/// The scenarios a row's conformance cell names; what follows
+/// "one side only:" is the reason, not a list of scenarios.
+fn named(r: &Row) -> Vec<&str> {
+    let listed = r.conformance.split("one side only:").next().unwrap_or("");
+    backticked(listed)
+}
+
+/// The vendors whose names, as a word of a scenario's name, make the
+/// scenario a claim about that vendor (`messaging-sqs-fifo-dedup-past`,
+/// `payment-refund-unkeyed-at-stripe`): each such scenario pins some row.
+const VENDOR_WORDS: &[&str] = &[
+    "kafka",
+    "sqs",
+    "servicebus",
+    "pubsub",
+    "nats",
+    "rabbitmq",
+    "stripe",
+    "aws",
+];
+
+/// Everything that makes the table untrue of the catalog: a name that is no
+/// scenario, a row pinned from one side without its reason, a vendor's
+/// scenario no row names. Empty when the page and the catalog agree.
+fn problems(rows: &[Row], catalog: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows {
         // A row no scenario can pin says so, and why: `none (not modelled)`.
         if r.conformance.starts_with("none") {
             continue;
         }
-        // What follows "one side only:" is the reason, not a list of scenarios.
-        let listed = r.conformance.split("one side only:").next().unwrap_or("");
-        let names = backticked(listed);
-        assert!(
-            !names.is_empty(),
-            "`{}`: a row names its scenarios, or says `none (why)`",
-            r.mechanism
-        );
-        assert_sides(r, &names);
-        for name in names {
-            let file = root().join("scenarios").join(format!("{name}.toml"));
-            assert!(
-                file.exists(),
-                "`{}` names `{name}`, which is no scenario",
+        let names = named(r);
+        if names.is_empty() {
+            out.push(format!(
+                "`{}`: a row names its scenarios, or says `none (why)`",
                 r.mechanism
-            );
-            // `verify` runs every catalog scenario; one without `[expect]` it cannot judge.
-            let s = models::Scenario::load(
-                &file.to_string_lossy(),
-                &std::fs::read_to_string(&file).unwrap(),
-            )
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(
-                s.expect.is_some(),
-                "{name} has no [expect]: verify cannot judge it"
-            );
-            pinned += 1;
+            ));
+        }
+        for name in &names {
+            if !catalog.contains(name) {
+                out.push(format!(
+                    "`{}` names `{name}`, which is no scenario of the catalog",
+                    r.mechanism
+                ));
+            }
+        }
+        out.extend(sides_problem(r, &names, catalog));
+    }
+    for name in catalog {
+        let vendor = name.split('-').any(|w| VENDOR_WORDS.contains(&w));
+        if vendor && !rows.iter().any(|r| named(r).contains(name)) {
+            out.push(format!(
+                "`{name}` names a vendor, and no row of docs/fidelity.md names it: add it to its row's conformance cell"
+            ));
         }
     }
-    assert!(pinned >= 60, "only {pinned} scenario references");
+    out
 }
 
 /// A row pins its limit from both sides: two scenarios at least, or one and
 /// the words "one side only" with the reason no second scenario can show
 /// the other side (a reason, not a shrug: a dozen words at least).
-fn assert_sides(r: &Row, names: &[&str]) {
-    let scenarios: Vec<&&str> = names.iter().filter(|n| scenario_exists(n)).collect();
-    if scenarios.len() >= 2 {
-        return;
+fn sides_problem(r: &Row, names: &[&str], catalog: &[&str]) -> Option<String> {
+    let scenarios = names.iter().filter(|n| catalog.contains(n)).count();
+    if scenarios >= 2 {
+        return None;
     }
     let why = r.conformance.split("one side only:").nth(1).unwrap_or("");
-    assert!(
-        why.split_whitespace().count() >= 12,
-        "`{}` names {} scenario(s): name one on each side of its limit (inside and past it, with the mechanism and without), or write `; one side only: <why>`",
-        r.mechanism,
-        scenarios.len()
-    );
+    (why.split_whitespace().count() < 12).then(|| format!(
+        "`{}` names {scenarios} scenario(s): name one on each side of its limit (inside and past it, with the mechanism and without), or write `; one side only: <why>`",
+        r.mechanism
+    ))
 }
 
-fn scenario_exists(name: &str) -> bool {
-    root()
-        .join("scenarios")
-        .join(format!("{name}.toml"))
-        .exists()
+#[test]
+fn every_fidelity_row_names_conformance_scenarios_that_exist_or_says_why_not() {
+    let rows = rows();
+    assert!(rows.len() >= 30, "only {} rows", rows.len());
+    let catalog = catalog();
+    let found = problems(&rows, &catalog);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    let mut pinned = 0;
+    for name in rows.iter().flat_map(named) {
+        // `verify` runs every catalog scenario; one without `[expect]` it cannot judge.
+        let (_, text) = idemsim::catalog::BUILT_IN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("checked above");
+        let s = models::Scenario::load(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            s.expect.is_some(),
+            "{name} has no [expect]: verify cannot judge it"
+        );
+        pinned += 1;
+    }
+    assert!(pinned >= 60, "only {pinned} scenario references");
+}
+
+#[test]
+fn a_wrong_name_a_one_sided_row_and_an_unnamed_vendor_scenario_are_caught() {
+    let catalog = catalog();
+    let good = rows();
+    // The NATS MaxDeliver pair is named by its own row only.
+    let planted = |from: &str, to: &str| -> Vec<Row> {
+        let mut rows = rows();
+        let r = rows
+            .iter_mut()
+            .find(|r| r.conformance.contains(from))
+            .unwrap();
+        r.conformance = r.conformance.replace(from, to);
+        rows
+    };
+    assert!(problems(&good, &catalog).is_empty());
+    // A misspelt name: no such scenario, and the real one is named nowhere.
+    let found = problems(
+        &planted(
+            "`messaging-nats-max-deliver-past`",
+            "`messaging-nats-max-delivery-past`",
+        ),
+        &catalog,
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("`messaging-nats-max-delivery-past`, which is no scenario")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("`messaging-nats-max-deliver-past` names a vendor")),
+        "{found:?}"
+    );
+    // A row left with one scenario and no reason.
+    let r = good
+        .iter()
+        .find(|r| r.mechanism.starts_with("SQS: FIFO"))
+        .unwrap();
+    let one = Row {
+        mechanism: r.mechanism.clone(),
+        modelled_by: String::new(),
+        conformance: "`messaging-sqs-fifo-dedup-inside`".to_string(),
+    };
+    let found = problems(&[one], &catalog);
+    assert!(
+        found.iter().any(|p| p.contains("names 1 scenario(s)")),
+        "{found:?}"
+    );
 }
 
 /// A real system's name as the code and docs write it, and the words the
