@@ -23,6 +23,7 @@ mod conventions;
 mod design_warnings;
 mod determinism;
 mod docs;
+mod expect_reach;
 mod external;
 mod formats;
 mod fuzz;

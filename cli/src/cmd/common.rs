@@ -202,6 +202,10 @@ pub struct WarningLine {
     /// Runs that reached that situation; `None` when none marks the gap (or,
     /// outside a sweep's summary, when no count was taken).
     pub reached_runs: Option<u64>,
+    /// The searches of `check`'s portfolio that reached that situation
+    /// (`exhaustive`, `coverage`); absent when none did or none ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reached_by_searches: Vec<String>,
     /// A catalog scenario that shows the gap turning into a violation.
     pub example: String,
 }
@@ -220,6 +224,7 @@ impl WarningLine {
                     .shown_by
                     .map(|id| models::registry::situation_name(id).to_string()),
                 reached_runs: None,
+                reached_by_searches: Vec::new(),
                 example: h.example.to_string(),
             })
             .collect()
@@ -266,7 +271,11 @@ impl WarningLine {
         if self.example.is_empty() {
             return NO_RUN_READS_IT.to_string();
         }
+        let searched = searches_phrase(&self.reached_by_searches);
         match (&self.situation, self.reached_runs) {
+            (Some(s), Some(0)) if !searched.is_empty() => {
+                format!("reached by no seed but by {searched} ({s})")
+            }
             (Some(s), Some(0)) => format!("no run reached it ({s})"),
             (Some(s), Some(n)) => format!("reached in {n} runs ({s})"),
             _ => "no situation marks it".to_string(),
@@ -275,7 +284,13 @@ impl WarningLine {
 
     /// Two lines for people: the gap, then whether this sweep went there.
     pub fn text(&self) -> String {
+        let searched = searches_phrase(&self.reached_by_searches);
         let reach = match (&self.situation, self.reached_runs) {
+            // A search's schedule went there: the verdict, searches
+            // included, covers it, though no seed did.
+            (Some(s), Some(0)) if !searched.is_empty() => {
+                format!("reached by no seed but by {searched} ({s}): the verdict covers it")
+            }
             (Some(s), Some(0)) => self.unreached(&format!("no run here reached it ({s}: 0 runs)")),
             (Some(s), Some(n)) => format!(
                 "reached in {n} run{} ({s}): the verdict covers {}",
@@ -329,6 +344,18 @@ impl WarningLine {
             "no situation marks a run that reached it; {} shows it failing",
             self.example
         )
+    }
+}
+
+/// The searches of `check`'s portfolio named in `parts` (`exhaustive`,
+/// `coverage`) as people read them; empty for none.
+pub fn searches_phrase(parts: &[String]) -> String {
+    let has = |p: &str| parts.iter().any(|x| x == p);
+    match (has("exhaustive"), has("coverage")) {
+        (true, true) => "both searches".to_string(),
+        (true, false) => "exhaustive search".to_string(),
+        (false, true) => "the coverage-guided search".to_string(),
+        (false, false) => String::new(),
     }
 }
 

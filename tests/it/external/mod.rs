@@ -17,6 +17,7 @@ mod deliveries;
 mod draws;
 mod resources;
 mod roles;
+mod schema;
 mod services;
 mod sqlite;
 

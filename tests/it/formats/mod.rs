@@ -6,7 +6,7 @@
 //! what its 1.0 spelling means (`toml_syntax.rs`).
 
 mod files;
-mod schema;
+pub(crate) mod schema;
 mod seeds;
 mod toml_syntax;
 mod traces;
@@ -118,6 +118,11 @@ fn every_record_type_has_one_schema_file_and_each_file_a_type() {
         let kind = name
             .strip_suffix(".schema.json")
             .unwrap_or_else(|| panic!("docs/schemas/{name} is not TYPE.schema.json"));
+        // The external program protocol's lines are no record of a
+        // command's output: tests/it/external/schema.rs checks them.
+        if kind.starts_with("protocol-") {
+            continue;
+        }
         files.insert(kind.to_string());
     }
     assert_eq!(types, files, "record types and schema files differ");

@@ -33,9 +33,18 @@ pub(super) fn search(
 
 /// The sweep's summary as the file's `[expect]` judges it: a search's
 /// failure counts when no seed failed (its `seed` is then its index in the
-/// search, which nothing here reads).
+/// search, which nothing here reads), and a situation a search reached
+/// counts as reached, for `[expect] situations` and for the design
+/// warnings' gaps, as the summary says. Only the set of situations is
+/// added: the counts (and the load bounds judged by them) stay the seeds'.
 pub(super) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
     let mut judged = sum.clone();
+    for part in searches
+        .into_iter()
+        .flat_map(|s| [&s.exhaustive, &s.coverage])
+    {
+        judged.tally.situations.union(&part.tally.situations);
+    }
     if judged.first_failure.is_none() {
         judged.first_failure = searches.and_then(Searches::first).map(|f| sim::Failure {
             seed: f.after - 1,

@@ -3,10 +3,13 @@
 //! coverage-guided search ran and found beside the seed sweep, merged across
 //! shards like the rest of a `SweepLine`.
 
+use crate::cmd::common::{searches_phrase, WarningLine};
 use idemsim::render;
 use idemsim::testing::portfolio::{Found, Part, PartReport, Searches};
+use models::registry;
 use serde::{Deserialize, Serialize};
 use sim::Outcome;
+use std::collections::BTreeMap;
 
 /// What one search part ran and the first failure it found.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
@@ -25,6 +28,10 @@ pub struct PartLine {
     pub max_faults: Option<u32>,
     /// Its first failure, if any.
     pub found: Option<FoundLine>,
+    /// The situations its schedules reached, in id order: they count for
+    /// `[expect] situations` and the design warnings as the seeds' do.
+    #[serde(default)]
+    pub situations: Vec<String>,
 }
 
 /// A failure a search part found: no seed replays it, its record does.
@@ -84,6 +91,10 @@ impl PartLine {
                 sentence: render::outcome_sentence(&f.outcome),
                 events: f.events,
             }),
+            situations: registry::situation_names(&p.tally.situations)
+                .into_iter()
+                .map(String::from)
+                .collect(),
         }
     }
 
@@ -139,6 +150,45 @@ impl PortfolioLine {
         e.or(self.coverage.found.as_ref().map(|f| (Part::Coverage, f)))
     }
 
+    /// The search parts whose schedules reached `situation`, by their JSON
+    /// names (`exhaustive`, `coverage`).
+    pub fn reached_by(&self, situation: &str) -> Vec<String> {
+        [
+            ("exhaustive", &self.exhaustive),
+            ("coverage", &self.coverage),
+        ]
+        .into_iter()
+        .filter(|(_, p)| p.situations.iter().any(|s| s == situation))
+        .map(|(name, _)| name.to_string())
+        .collect()
+    }
+
+    /// `situations reached by the searches alone: x (exhaustive search)`:
+    /// the situations a search reached and no seed did (`seeds`), in id
+    /// order, each with the searches that reached it; none, no line.
+    pub fn searched_only_line(&self, seeds: &[String]) -> Option<String> {
+        let mut names: Vec<&String> = (self.exhaustive.situations.iter())
+            .chain(&self.coverage.situations)
+            .filter(|n| !seeds.contains(n))
+            .collect();
+        names.sort_by_key(|n| (id_of(n), *n));
+        names.dedup();
+        if names.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = names
+            .iter()
+            .map(|n| {
+                let by = searches_phrase(&self.reached_by(n));
+                format!("{n} ({})", by.trim_start_matches("the "))
+            })
+            .collect();
+        Some(format!(
+            "situations reached by the searches alone: {}",
+            each.join(", ")
+        ))
+    }
+
     /// The lines `check` prints under the seeds' summary.
     pub fn text_lines(&self) -> Vec<String> {
         let by = match self.found_by.as_deref() {
@@ -154,5 +204,30 @@ impl PortfolioLine {
                 self.search_seed
             ),
         ]
+    }
+}
+
+/// A situation's id, for ordering names as the models declare them.
+fn id_of(name: &str) -> u16 {
+    registry::situations()
+        .into_iter()
+        .find(|s| s.name == name)
+        .map_or(u16::MAX, |s| s.id)
+}
+
+/// Where each design warning's gap was reached: `reached_runs` counts the
+/// seeds that reached its situation (`runs`, by name), and
+/// `reached_by_searches` names the search parts of `portfolio` that did.
+pub(super) fn reach(
+    warnings: &mut [WarningLine],
+    runs: &BTreeMap<String, u64>,
+    portfolio: Option<&PortfolioLine>,
+) {
+    for h in warnings {
+        h.reached_runs = (h.situation.as_ref()).map(|s| runs.get(s).copied().unwrap_or(0));
+        h.reached_by_searches = match (&h.situation, portfolio) {
+            (Some(s), Some(p)) => p.reached_by(s),
+            _ => Vec::new(),
+        };
     }
 }

@@ -496,12 +496,8 @@ impl SweepLine {
             .collect();
         names.sort();
         self.situations = names.into_iter().map(|(_, n)| n).collect();
-        for h in &mut self.design_warnings {
-            h.reached_runs = h
-                .situation
-                .as_ref()
-                .map(|s| self.situation_runs.get(s).copied().unwrap_or(0));
-        }
+        let searches = self.portfolio.as_ref();
+        super::portfolio::reach(&mut self.design_warnings, &self.situation_runs, searches);
         let ops = &self.operations;
         self.unknown_rate = (ops.started > 0).then(|| ops.unknown as f64 / ops.started as f64);
         // The run to replay: the lowest failing seed, else the lowest inconclusive one.

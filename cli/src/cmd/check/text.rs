@@ -67,6 +67,10 @@ impl SweepLine {
             lines.push(format!("load: {load} (1.00 = no retry, no redelivery)"));
         }
         lines.push(situations_line(&self.situations));
+        // A situation only a search reached counts too: said apart, so the
+        // seeds' line keeps its meaning.
+        let searched = self.portfolio.as_ref();
+        lines.extend(searched.and_then(|p| p.searched_only_line(&self.situations)));
         lines.extend(self.design_warnings.iter().map(WarningLine::text));
         if let Some(r) = &self.repro {
             lines.push(format!("repro: {r}"));
