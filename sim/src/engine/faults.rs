@@ -120,7 +120,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 .sim
                 .choices
                 .range(swarm, u64::from(c.lo), u64::from(c.hi)) as u32;
-            self.sim.crash_pm[actor as usize] = p;
+            let stream = self.sim.layout.crash(actor);
+            self.sim.crash_odds[actor as usize] = self.sim.choices.odds(stream, p);
             if c.lo != c.hi {
                 self.trace(TraceKind::CrashMix {
                     actor,
@@ -218,12 +219,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         if self.phase != Phase::Fault {
             return false;
         }
-        let p = self.sim.crash_pm[actor as usize];
-        let stream = self.sim.layout.crash(actor);
-        if !self.sim.choices.chance(stream, p) {
+        // The rate and the stream as the swarm mix set them up for this run:
+        // the same `chance` as ever, with one draw and one comparison.
+        let odds = self.sim.crash_odds[actor as usize];
+        if !self.sim.choices.roll(&odds) {
             return false;
         }
-        self.crash(actor, stream);
+        self.crash(actor, odds.stream());
         true
     }
 

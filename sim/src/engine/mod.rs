@@ -17,7 +17,7 @@ mod way;
 pub use faults::swarm_max_decisions;
 
 use crate::actor::{Actor, ActorId, Command, TimeUs};
-use crate::choice::{Choices, Record, StreamLayout};
+use crate::choice::{Choices, Odds, Record, StreamLayout};
 use crate::situation::SituationSet;
 use crate::trace::{NoTrace, TraceEntry, Tracer};
 use crate::world::{Partition, World};
@@ -346,7 +346,9 @@ pub struct Sim<M: Model> {
     timer_gen: Vec<Vec<u32>>,
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
-    crash_pm: Vec<u32>,
+    /// Each actor's crash roll for this seed: its rate, drawn by the swarm
+    /// mix, and its crash stream, set up once per run for every roll.
+    crash_odds: Vec<Odds>,
     /// This seed's loss and duplication for each of `world.kind_faults`,
     /// with its delays (set once in [`Sim::new`]).
     kind_now: Vec<KindNow>,
@@ -442,7 +444,7 @@ impl<M: Model> Sim<M> {
             down_since: vec![0; n],
             timer_gen: vec![Vec::new(); n],
             links,
-            crash_pm: vec![0; n],
+            crash_odds: vec![Odds::default(); n],
             kind_now: world
                 .kind_faults
                 .iter()
