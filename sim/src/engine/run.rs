@@ -3,7 +3,7 @@
 
 use super::queue::EventKind;
 use super::{
-    Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
+    Actors, FaultCounts, Held, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
 };
 use crate::actor::{Actor, ActorId, Command, Context, Fresh, TimeUs};
@@ -219,16 +219,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.void_until_us = 0;
         // Every actor's state and storage, as new, before any starts: the
         // first start needs no reset of its own, a restart resets the state.
-        for (i, node) in self.model.nodes().iter().enumerate() {
-            sim.up[i] = false;
-            let (state, storage) = (&mut actors.states[i], &mut actors.storages[i]);
-            node.reset(Fresh::of(state), Some(Fresh::of(storage)));
-            assert!(
-                state.is_some() && storage.is_some(),
-                "reset must fill a new state and storage"
-            );
+        // Made new the first time (or after a panic lost them).
+        let nodes = self.model.nodes();
+        sim.up.fill(false);
+        if actors.held.len() == nodes.len() {
+            for (node, held) in nodes.iter().zip(&mut actors.held) {
+                let (state, storage) = (&mut held.state, &mut held.storage);
+                node.reset(Fresh::Kept(state), Some(Fresh::Kept(storage)));
+            }
+        } else {
+            actors.held.clear();
+            actors.held.extend(nodes.iter().map(new_held::<M>));
         }
-        debug_assert_eq!(actors.states.len(), world.actor_names.len());
+        debug_assert_eq!(actors.held.len(), world.actor_names.len());
     }
 
     /// The end of the fault phase: every actor that is down restarts now,
@@ -339,9 +342,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn interrupted(&mut self, actors: &Actors<M>, actor: ActorId) {
         let i = actor as usize;
         let model = self.model;
-        let state = actors.states[i].as_ref().expect("a crashed actor was up");
-        let storage = actors.storages[i].as_ref().expect("storage exists");
-        model.nodes()[i].on_crash(state, storage, &mut |s| self.reached(actor, s));
+        let held = actors.get(actor);
+        model.nodes()[i].on_crash(&held.state, &held.storage, &mut |s| self.reached(actor, s));
     }
 
     /// Starts `actor` (again, if `restarted`); true if its start broke an
@@ -362,7 +364,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         if restarted {
             // A fresh state in the allocations of the one the crash dropped
             // (a first start's was reset with the run).
-            self.model.nodes()[i].reset(Fresh::of(&mut actors.states[i]), None);
+            let state = &mut actors.held[i].state;
+            self.model.nodes()[i].reset(Fresh::Kept(state), None);
         }
         // Up before its handler runs, so that a tracer's snapshot after it
         // shows the state; nothing a handler's commands do reads it.
@@ -412,13 +415,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     #[inline(always)]
     pub(super) fn snapshot(&mut self, actors: &Actors<M>, actor: ActorId) {
         if T::SNAPSHOTS {
-            let i = actor as usize;
-            let state = actors.states[i]
-                .as_ref()
-                .filter(|_| self.sim.up[i])
-                .map(|s| s as &dyn crate::trace::Held);
-            let storage = actors.storages[i].as_ref().expect("storage exists");
-            self.tracer.snapshot(self.step, actor, state, storage);
+            let held = actors.get(actor);
+            let state = (self.sim.up[actor as usize]).then_some(&held.state);
+            let state = state.map(|s| s as &dyn crate::trace::Held);
+            self.tracer.snapshot(self.step, actor, state, &held.storage);
         }
     }
 
@@ -532,4 +532,14 @@ fn grow_timer_slots(generations: &mut Vec<u32>, slot: u32, timer: &dyn Fn() -> S
         timer()
     );
     generations.resize(slot as usize + 1, 0);
+}
+
+/// A new state and storage for `node`, made by its reset from nothing.
+fn new_held<M: Model>(node: &M::Node) -> Held<M> {
+    let (mut state, mut storage) = (None, None);
+    node.reset(Fresh::New(&mut state), Some(Fresh::New(&mut storage)));
+    Held {
+        state: state.expect("reset must fill a new state"),
+        storage: storage.expect("reset must fill a new storage"),
+    }
 }
