@@ -212,29 +212,27 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    /// Whether `actor` crashes before its next step (and, if so, crashes it;
-    /// the caller then hands a tracer that asks the actor's snapshot).
+    /// Whether `actor` crashes before its next step: the caller then frees
+    /// what the step would have taken, [`crash`](Self::crash)es it and hands
+    /// a tracer that asks the actor's snapshot.
     #[inline(always)]
-    pub(super) fn crash_roll(&mut self, actor: ActorId) -> bool {
+    pub(super) fn crash_rolled(&mut self, actor: ActorId) -> bool {
         if self.phase != Phase::Fault {
             return false;
         }
         // The rate and the stream as the swarm mix set them up for this run:
         // the same `chance` as ever, with one draw and one comparison.
         let odds = self.sim.crash_odds[actor as usize];
-        if !self.sim.choices.roll(&odds) {
-            return false;
-        }
-        self.crash(actor, odds.stream());
-        true
+        self.sim.choices.roll(&odds)
     }
 
     /// `actor` goes down now: its timers die with it and its restart is queued.
     #[cold]
     #[inline(never)]
-    fn crash(&mut self, actor: ActorId, stream: StreamId) {
+    pub(super) fn crash(&mut self, actor: ActorId) {
         let world = self.model.world();
         let c = &world.crashes[actor as usize];
+        let stream = self.sim.crash_odds[actor as usize].stream();
         // The state stays where it is, only for its allocations: down is down.
         self.sim.up[actor as usize] = false;
         self.sim.down_since[actor as usize] = self.now_us;

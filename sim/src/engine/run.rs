@@ -1,7 +1,7 @@
 //! One run: reset, the swarm mix, the starts, the loop over events in both
 //! phases, and the calls into the actors' handlers and the oracle.
 
-use super::queue::EventKind;
+use super::queue::{Due, EventKind};
 use super::{
     Actors, FaultCounts, Held, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
@@ -132,8 +132,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = due.time_us;
-            let kind = self.sim.queue.take(due);
-            if self.handle::<W>(actors, kind) {
+            if self.handle::<W>(actors, due) {
                 return self.report_violation();
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
@@ -161,25 +160,46 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// One event, a step: a delivery, a timer firing or a restart. True if
     /// it broke an invariant, whose violation then waits in `violation`
     /// (a flag, not the violation itself, so that every step does not move
-    /// an `Option<Violation>` out and back).
+    /// an `Option<Violation>` out and back). Its payload is read where it
+    /// lies in the queue's slab, and a message or a timer moved out of it
+    /// only where its handler is called (once, not into the loop's frame
+    /// first), and always before the step pushes anything: the slab entry
+    /// is free for the next push.
     #[inline(always)]
-    fn handle<W: Way<M, T>>(
-        &mut self,
-        actors: &mut Actors<M>,
-        kind: EventKind<MsgOf<M>, TimerOf<M>>,
-    ) -> bool {
+    fn handle<W: Way<M, T>>(&mut self, actors: &mut Actors<M>, due: Due) -> bool {
         self.step += 1;
-        match kind {
+        match *self.sim.queue.kind(&due) {
             EventKind::Deliver {
                 from,
                 to,
-                msg,
                 msg_id,
                 duplicate,
-            } => self.deliver::<W>(actors, from, to, msg, msg_id, duplicate),
-            EventKind::Timer { actor, timer, .. } => self.fire::<W>(actors, actor, timer),
-            EventKind::Restart { actor } => self.start::<W>(actors, actor, true),
+                ..
+            } => self.deliver::<W>(actors, due, (from, to), msg_id, duplicate),
+            EventKind::Timer { actor, .. } => self.fire::<W>(actors, due, actor),
+            EventKind::Restart { actor } => {
+                self.sim.queue.take(due);
+                self.start::<W>(actors, actor, true)
+            }
             EventKind::Vacant => unreachable!("a queued event is never vacant"),
+        }
+    }
+
+    /// The message of the delivery `due`, moved out of the slab.
+    #[inline(always)]
+    fn take_msg(&mut self, due: Due) -> MsgOf<M> {
+        match self.sim.queue.take(due) {
+            EventKind::Deliver { msg, .. } => msg,
+            _ => unreachable!("the event is a delivery"),
+        }
+    }
+
+    /// The timer of the firing `due`, moved out of the slab.
+    #[inline(always)]
+    fn take_timer(&mut self, due: Due) -> TimerOf<M> {
+        match self.sim.queue.take(due) {
+            EventKind::Timer { timer, .. } => timer,
+            _ => unreachable!("the event is a timer"),
         }
     }
 
@@ -281,17 +301,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn deliver<W: Way<M, T>>(
         &mut self,
         actors: &mut Actors<M>,
-        from: ActorId,
-        to: ActorId,
-        msg: MsgOf<M>,
+        due: Due,
+        (from, to): (ActorId, ActorId),
         msg_id: u32,
         duplicate: bool,
     ) -> bool {
         let down = !self.sim.up[to as usize];
-        if down || self.crash_roll(to) {
+        if down || self.crash_rolled(to) {
             // A down receiver, or one that dies before it can take this step:
-            // the message dies with it.
+            // the message dies with it. Taken before the crash queues the
+            // restart, which may take its slab entry.
+            let msg = self.take_msg(due);
             if !down {
+                self.crash(to);
                 self.interrupted(actors, to);
                 self.snapshot(actors, to);
             }
@@ -305,6 +327,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             });
             return false;
         }
+        let msg = self.take_msg(due);
         if T::ENABLED {
             self.trace(TraceKind::Deliver {
                 from,
@@ -318,18 +341,18 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.violation.is_some()
     }
 
-    fn fire<W: Way<M, T>>(
-        &mut self,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    ) -> bool {
+    fn fire<W: Way<M, T>>(&mut self, actors: &mut Actors<M>, due: Due, actor: ActorId) -> bool {
         debug_assert!(self.sim.up[actor as usize], "timers die with a crash");
-        if self.crash_roll(actor) {
+        if self.crash_rolled(actor) {
+            // The timer dies with the actor; its slab entry is freed before
+            // the crash queues the restart.
+            self.take_timer(due);
+            self.crash(actor);
             self.interrupted(actors, actor);
             self.snapshot(actors, actor);
             return false;
         }
+        let timer = self.take_timer(due);
         self.trace(TraceKind::TimerFired { actor, timer });
         W::on_timer(self, actors, actor, timer);
         self.violation.is_some()
