@@ -25,10 +25,12 @@ pub type StreamId = u32;
 
 mod burst;
 mod layout;
+mod odds;
 mod record;
 #[cfg(test)]
 mod tests;
 pub use layout::{StreamKind, StreamLayout};
+pub(crate) use odds::Odds;
 #[doc(hidden)]
 pub use record::with_record_bound;
 use record::{max_logged_points, max_recorded_values};

@@ -171,3 +171,66 @@ proptest::proptest! {
         });
     }
 }
+
+/// A chance's word threshold decides as `scale(word, 1000) < p` does, for
+/// every rate and every word: the scaled decision falls as the word grows
+/// (`scale` never decreases), so it is the threshold's exactly when it
+/// holds one word below the threshold and fails at it.
+#[test]
+fn a_threshold_decides_as_the_scaled_word_does() {
+    use super::odds::below;
+    for p in 1..1000u32 {
+        let t = below(p);
+        let mut c = Choices::new();
+        c.start_random(0, 1, false);
+        assert_eq!(c.odds(0, p).threshold(), t, "p {p}: the table's threshold");
+        let scaled = |word: u64| scale(word, 1000) < u64::from(p);
+        assert!(t > 0, "p {p}");
+        assert!(scaled(t - 1), "p {p}: the word below the threshold happens");
+        assert!(!scaled(t), "p {p}: the threshold itself does not");
+        assert!(scaled(0) && !scaled(u64::MAX), "p {p}");
+    }
+}
+
+proptest::proptest! {
+    /// A roll of odds set up for a run is that run's `chance` of the same
+    /// rate from the same stream: the same decisions, the same count of
+    /// those that happened, and the stream goes on where it would have; in
+    /// a sweep's run, a recording one and a replay of the record.
+    #[test]
+    fn a_roll_is_the_chance_it_was_set_up_from(
+        seed in proptest::prelude::any::<u64>(),
+        rates in proptest::collection::vec(
+            proptest::prop_oneof![proptest::strategy::Just(0u32), proptest::strategy::Just(1000), 1u32..1000],
+            1..4,
+        ),
+        rolls in proptest::collection::vec(0usize..4, 1..200),
+    ) {
+        let run = |c: &mut Choices, odds: bool| -> Vec<bool> {
+            let set: Vec<Odds> = rates.iter().map(|&p| c.odds(1, p)).collect();
+            rolls
+                .iter()
+                .map(|&r| {
+                    let i = r % rates.len();
+                    let happened = if odds { c.roll(&set[i]) } else { c.chance(1, rates[i]) };
+                    // Another stream's draw in between moves nothing.
+                    c.choose(0, 7);
+                    happened
+                })
+                .collect()
+        };
+        let (mut a, mut b) = (Choices::new(), Choices::new());
+        for record in [false, true] {
+            a.start_random(seed, 2, record);
+            b.start_random(seed, 2, record);
+            proptest::prop_assert_eq!(run(&mut a, true), run(&mut b, false));
+            proptest::prop_assert_eq!(a.nonzero_count(), b.nonzero_count());
+            proptest::prop_assert_eq!(a.choose(1, 1 << 40), b.choose(1, 1 << 40));
+        }
+        let record = a.take_recorded();
+        a.start_replay(&record, 2, false);
+        b.start_replay(&record, 2, false);
+        proptest::prop_assert_eq!(run(&mut a, true), run(&mut b, false));
+        proptest::prop_assert_eq!(a.nonzero_count(), b.nonzero_count());
+    }
+}

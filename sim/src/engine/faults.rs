@@ -120,7 +120,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 .sim
                 .choices
                 .range(swarm, u64::from(c.lo), u64::from(c.hi)) as u32;
-            self.sim.crash_pm[actor as usize] = p;
+            let stream = self.sim.layout.crash(actor);
+            self.sim.crash_odds[actor as usize] = self.sim.choices.odds(stream, p);
             if c.lo != c.hi {
                 self.trace(TraceKind::CrashMix {
                     actor,
@@ -211,28 +212,27 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    /// Whether `actor` crashes before its next step (and, if so, crashes it;
-    /// the caller then hands a tracer that asks the actor's snapshot).
+    /// Whether `actor` crashes before its next step: the caller then frees
+    /// what the step would have taken, [`crash`](Self::crash)es it and hands
+    /// a tracer that asks the actor's snapshot.
     #[inline(always)]
-    pub(super) fn crash_roll(&mut self, actor: ActorId) -> bool {
+    pub(super) fn crash_rolled(&mut self, actor: ActorId) -> bool {
         if self.phase != Phase::Fault {
             return false;
         }
-        let p = self.sim.crash_pm[actor as usize];
-        let stream = self.sim.layout.crash(actor);
-        if !self.sim.choices.chance(stream, p) {
-            return false;
-        }
-        self.crash(actor, stream);
-        true
+        // The rate and the stream as the swarm mix set them up for this run:
+        // the same `chance` as ever, with one draw and one comparison.
+        let odds = self.sim.crash_odds[actor as usize];
+        self.sim.choices.roll(&odds)
     }
 
     /// `actor` goes down now: its timers die with it and its restart is queued.
     #[cold]
     #[inline(never)]
-    fn crash(&mut self, actor: ActorId, stream: StreamId) {
+    pub(super) fn crash(&mut self, actor: ActorId) {
         let world = self.model.world();
         let c = &world.crashes[actor as usize];
+        let stream = self.sim.crash_odds[actor as usize].stream();
         // The state stays where it is, only for its allocations: down is down.
         self.sim.up[actor as usize] = false;
         self.sim.down_since[actor as usize] = self.now_us;

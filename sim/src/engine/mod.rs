@@ -17,7 +17,7 @@ mod way;
 pub use faults::swarm_max_decisions;
 
 use crate::actor::{Actor, ActorId, Command, TimeUs};
-use crate::choice::{Choices, Record, StreamLayout};
+use crate::choice::{Choices, Odds, Record, StreamLayout};
 use crate::situation::SituationSet;
 use crate::trace::{NoTrace, TraceEntry, Tracer};
 use crate::world::{Partition, World};
@@ -295,18 +295,30 @@ impl KindNow {
 /// from the rest of the simulator, so that a handler can borrow its own while
 /// its context borrows the engine.
 pub(super) struct Actors<M: Model> {
-    /// Kept while an actor is down (and from run to run) only for
-    /// [`Actor::reset`] to reuse its allocations.
-    states: Vec<Option<NodeState<M>>>,
-    storages: Vec<Option<NodeStorage<M>>>,
+    /// One per actor once a run has reset them, none before (or after a
+    /// model panicked in a run). Kept while an actor is down (and from run
+    /// to run) only for [`Actor::reset`] to reuse its allocations. No
+    /// `Option` around them: a handler's call finds its state and storage
+    /// with one bounds check and nothing else to test.
+    held: Vec<Held<M>>,
+}
+
+/// One actor's state and storage, side by side.
+pub(super) struct Held<M: Model> {
+    pub state: NodeState<M>,
+    pub storage: NodeStorage<M>,
 }
 
 impl<M: Model> Actors<M> {
-    fn new(n: usize) -> Self {
-        Actors {
-            states: (0..n).map(|_| None).collect(),
-            storages: (0..n).map(|_| None).collect(),
-        }
+    /// None yet: the first run's reset makes them.
+    fn new() -> Self {
+        Actors { held: Vec::new() }
+    }
+
+    /// `actor`'s state and storage; every actor has them during a run.
+    #[inline(always)]
+    pub(super) fn get(&self, actor: ActorId) -> &Held<M> {
+        &self.held[actor as usize]
     }
 
     /// What a handler of `actor` (which is up) is called on: its node in
@@ -318,9 +330,8 @@ impl<M: Model> Actors<M> {
         actor: ActorId,
     ) -> (&'m M::Node, &mut NodeState<M>, &mut NodeStorage<M>) {
         let i = actor as usize;
-        let state = self.states[i].as_mut().expect("the actor is up");
-        let storage = self.storages[i].as_mut().expect("storage exists");
-        (&model.nodes()[i], state, storage)
+        let held = &mut self.held[i];
+        (&model.nodes()[i], &mut held.state, &mut held.storage)
     }
 }
 
@@ -346,7 +357,9 @@ pub struct Sim<M: Model> {
     timer_gen: Vec<Vec<u32>>,
     /// Per directed link, row-major: what every send on it reads.
     links: Vec<LinkNow>,
-    crash_pm: Vec<u32>,
+    /// Each actor's crash roll for this seed: its rate, drawn by the swarm
+    /// mix, and its crash stream, set up once per run for every roll.
+    crash_odds: Vec<Odds>,
     /// This seed's loss and duplication for each of `world.kind_faults`,
     /// with its delays (set once in [`Sim::new`]).
     kind_now: Vec<KindNow>,
@@ -437,12 +450,12 @@ impl<M: Model> Sim<M> {
             choices: Choices::new(),
             queue: EventQueue::with_capacity(64),
             out: Vec::with_capacity(16),
-            actors: Actors::new(n),
+            actors: Actors::new(),
             up: vec![false; n],
             down_since: vec![0; n],
             timer_gen: vec![Vec::new(); n],
             links,
-            crash_pm: vec![0; n],
+            crash_odds: vec![Odds::default(); n],
             kind_now: world
                 .kind_faults
                 .iter()
@@ -466,17 +479,14 @@ impl<M: Model> Sim<M> {
     /// An actor's durable storage as the last run left it: lets a metrics pass
     /// read end-of-run numbers without a trace.
     pub fn storage(&self, actor: ActorId) -> Option<&<M::Node as Actor>::Storage> {
-        self.actors
-            .storages
-            .get(actor as usize)
-            .and_then(Option::as_ref)
+        self.actors.held.get(actor as usize).map(|h| &h.storage)
     }
 
     /// An actor's volatile state as the last run left it, if it was up.
     pub fn state(&self, actor: ActorId) -> Option<&<M::Node as Actor>::State> {
         let i = actor as usize;
         if *self.up.get(i)? {
-            self.actors.states.get(i)?.as_ref()
+            self.actors.held.get(i).map(|h| &h.state)
         } else {
             None
         }
@@ -501,19 +511,16 @@ impl<M: Model> Sim<M> {
 
     /// One run from the choice source as started, its handlers' commands
     /// applied in `W`'s way. The run holds the actors' states and storages
-    /// meanwhile; fresh ones are made if a panic in the last run lost them
-    /// (the run resets them anyway).
+    /// meanwhile; fresh ones are made if a panic in the last run lost them.
     #[inline(always)]
     fn execute<W, T>(&mut self, model: &M, tracer: &mut T) -> RunReport
     where
         W: run::Way<M, T>,
         T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>,
     {
-        let n = self.up.len();
-        let mut actors = std::mem::replace(&mut self.actors, Actors::new(0));
-        if actors.states.len() != n || actors.storages.len() != n {
-            actors = Actors::new(n);
-        }
+        // Its reset makes them anew if there are none (a first run, or a
+        // panic in the last one lost them).
+        let mut actors = std::mem::replace(&mut self.actors, Actors::new());
         let report = Run {
             sim: &mut *self,
             model,
@@ -527,7 +534,11 @@ impl<M: Model> Sim<M> {
             void_until_us: 0,
         }
         .execute::<W>(&mut actors);
-        self.actors = actors;
+        // The empty placeholder is forgotten, not dropped: it holds no
+        // allocation, and its drop was a call per run.
+        let placeholder = std::mem::replace(&mut self.actors, actors);
+        debug_assert!(placeholder.held.is_empty() && placeholder.held.capacity() == 0);
+        std::mem::forget(placeholder);
         report
     }
 

@@ -1,9 +1,9 @@
 //! One run: reset, the swarm mix, the starts, the loop over events in both
 //! phases, and the calls into the actors' handlers and the oracle.
 
-use super::queue::EventKind;
+use super::queue::{Due, EventKind};
 use super::{
-    Actors, FaultCounts, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
+    Actors, FaultCounts, Held, Limit, Model, MsgOf, ObsOf, Oracle, Outcome, Phase, RunReport, Sim,
     TimerOf, Violation,
 };
 use crate::actor::{Actor, ActorId, Command, Context, Fresh, TimeUs};
@@ -132,8 +132,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
                 return self.report(Outcome::Inconclusive(Limit::Steps));
             }
             self.now_us = due.time_us;
-            let kind = self.sim.queue.take(due);
-            if self.handle::<W>(actors, kind) {
+            if self.handle::<W>(actors, due) {
                 return self.report_violation();
             }
             if self.sim.queue.len() > world.limits.max_queue && self.over_queue_limit(world) {
@@ -161,25 +160,46 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// One event, a step: a delivery, a timer firing or a restart. True if
     /// it broke an invariant, whose violation then waits in `violation`
     /// (a flag, not the violation itself, so that every step does not move
-    /// an `Option<Violation>` out and back).
+    /// an `Option<Violation>` out and back). Its payload is read where it
+    /// lies in the queue's slab, and a message or a timer moved out of it
+    /// only where its handler is called (once, not into the loop's frame
+    /// first), and always before the step pushes anything: the slab entry
+    /// is free for the next push.
     #[inline(always)]
-    fn handle<W: Way<M, T>>(
-        &mut self,
-        actors: &mut Actors<M>,
-        kind: EventKind<MsgOf<M>, TimerOf<M>>,
-    ) -> bool {
+    fn handle<W: Way<M, T>>(&mut self, actors: &mut Actors<M>, due: Due) -> bool {
         self.step += 1;
-        match kind {
+        match *self.sim.queue.kind(&due) {
             EventKind::Deliver {
                 from,
                 to,
-                msg,
                 msg_id,
                 duplicate,
-            } => self.deliver::<W>(actors, from, to, msg, msg_id, duplicate),
-            EventKind::Timer { actor, timer, .. } => self.fire::<W>(actors, actor, timer),
-            EventKind::Restart { actor } => self.start::<W>(actors, actor, true),
+                ..
+            } => self.deliver::<W>(actors, due, (from, to), msg_id, duplicate),
+            EventKind::Timer { actor, .. } => self.fire::<W>(actors, due, actor),
+            EventKind::Restart { actor } => {
+                self.sim.queue.take(due);
+                self.start::<W>(actors, actor, true)
+            }
             EventKind::Vacant => unreachable!("a queued event is never vacant"),
+        }
+    }
+
+    /// The message of the delivery `due`, moved out of the slab.
+    #[inline(always)]
+    fn take_msg(&mut self, due: Due) -> MsgOf<M> {
+        match self.sim.queue.take(due) {
+            EventKind::Deliver { msg, .. } => msg,
+            _ => unreachable!("the event is a delivery"),
+        }
+    }
+
+    /// The timer of the firing `due`, moved out of the slab.
+    #[inline(always)]
+    fn take_timer(&mut self, due: Due) -> TimerOf<M> {
+        match self.sim.queue.take(due) {
+            EventKind::Timer { timer, .. } => timer,
+            _ => unreachable!("the event is a timer"),
         }
     }
 
@@ -219,16 +239,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.void_until_us = 0;
         // Every actor's state and storage, as new, before any starts: the
         // first start needs no reset of its own, a restart resets the state.
-        for (i, node) in self.model.nodes().iter().enumerate() {
-            sim.up[i] = false;
-            let (state, storage) = (&mut actors.states[i], &mut actors.storages[i]);
-            node.reset(Fresh::of(state), Some(Fresh::of(storage)));
-            assert!(
-                state.is_some() && storage.is_some(),
-                "reset must fill a new state and storage"
-            );
+        // Made new the first time (or after a panic lost them).
+        let nodes = self.model.nodes();
+        sim.up.fill(false);
+        if actors.held.len() == nodes.len() {
+            for (node, held) in nodes.iter().zip(&mut actors.held) {
+                let (state, storage) = (&mut held.state, &mut held.storage);
+                node.reset(Fresh::Kept(state), Some(Fresh::Kept(storage)));
+            }
+        } else {
+            actors.held.clear();
+            actors.held.extend(nodes.iter().map(new_held::<M>));
         }
-        debug_assert_eq!(actors.states.len(), world.actor_names.len());
+        debug_assert_eq!(actors.held.len(), world.actor_names.len());
     }
 
     /// The end of the fault phase: every actor that is down restarts now,
@@ -278,17 +301,19 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn deliver<W: Way<M, T>>(
         &mut self,
         actors: &mut Actors<M>,
-        from: ActorId,
-        to: ActorId,
-        msg: MsgOf<M>,
+        due: Due,
+        (from, to): (ActorId, ActorId),
         msg_id: u32,
         duplicate: bool,
     ) -> bool {
         let down = !self.sim.up[to as usize];
-        if down || self.crash_roll(to) {
+        if down || self.crash_rolled(to) {
             // A down receiver, or one that dies before it can take this step:
-            // the message dies with it.
+            // the message dies with it. Taken before the crash queues the
+            // restart, which may take its slab entry.
+            let msg = self.take_msg(due);
             if !down {
+                self.crash(to);
                 self.interrupted(actors, to);
                 self.snapshot(actors, to);
             }
@@ -302,6 +327,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             });
             return false;
         }
+        let msg = self.take_msg(due);
         if T::ENABLED {
             self.trace(TraceKind::Deliver {
                 from,
@@ -315,18 +341,18 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.violation.is_some()
     }
 
-    fn fire<W: Way<M, T>>(
-        &mut self,
-        actors: &mut Actors<M>,
-        actor: ActorId,
-        timer: TimerOf<M>,
-    ) -> bool {
+    fn fire<W: Way<M, T>>(&mut self, actors: &mut Actors<M>, due: Due, actor: ActorId) -> bool {
         debug_assert!(self.sim.up[actor as usize], "timers die with a crash");
-        if self.crash_roll(actor) {
+        if self.crash_rolled(actor) {
+            // The timer dies with the actor; its slab entry is freed before
+            // the crash queues the restart.
+            self.take_timer(due);
+            self.crash(actor);
             self.interrupted(actors, actor);
             self.snapshot(actors, actor);
             return false;
         }
+        let timer = self.take_timer(due);
         self.trace(TraceKind::TimerFired { actor, timer });
         W::on_timer(self, actors, actor, timer);
         self.violation.is_some()
@@ -339,9 +365,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn interrupted(&mut self, actors: &Actors<M>, actor: ActorId) {
         let i = actor as usize;
         let model = self.model;
-        let state = actors.states[i].as_ref().expect("a crashed actor was up");
-        let storage = actors.storages[i].as_ref().expect("storage exists");
-        model.nodes()[i].on_crash(state, storage, &mut |s| self.reached(actor, s));
+        let held = actors.get(actor);
+        model.nodes()[i].on_crash(&held.state, &held.storage, &mut |s| self.reached(actor, s));
     }
 
     /// Starts `actor` (again, if `restarted`); true if its start broke an
@@ -362,7 +387,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         if restarted {
             // A fresh state in the allocations of the one the crash dropped
             // (a first start's was reset with the run).
-            self.model.nodes()[i].reset(Fresh::of(&mut actors.states[i]), None);
+            let state = &mut actors.held[i].state;
+            self.model.nodes()[i].reset(Fresh::Kept(state), None);
         }
         // Up before its handler runs, so that a tracer's snapshot after it
         // shows the state; nothing a handler's commands do reads it.
@@ -412,13 +438,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     #[inline(always)]
     pub(super) fn snapshot(&mut self, actors: &Actors<M>, actor: ActorId) {
         if T::SNAPSHOTS {
-            let i = actor as usize;
-            let state = actors.states[i]
-                .as_ref()
-                .filter(|_| self.sim.up[i])
-                .map(|s| s as &dyn crate::trace::Held);
-            let storage = actors.storages[i].as_ref().expect("storage exists");
-            self.tracer.snapshot(self.step, actor, state, storage);
+            let held = actors.get(actor);
+            let state = (self.sim.up[actor as usize]).then_some(&held.state);
+            let state = state.map(|s| s as &dyn crate::trace::Held);
+            self.tracer.snapshot(self.step, actor, state, &held.storage);
         }
     }
 
@@ -532,4 +555,14 @@ fn grow_timer_slots(generations: &mut Vec<u32>, slot: u32, timer: &dyn Fn() -> S
         timer()
     );
     generations.resize(slot as usize + 1, 0);
+}
+
+/// A new state and storage for `node`, made by its reset from nothing.
+fn new_held<M: Model>(node: &M::Node) -> Held<M> {
+    let (mut state, mut storage) = (None, None);
+    node.reset(Fresh::New(&mut state), Some(Fresh::New(&mut storage)));
+    Held {
+        state: state.expect("reset must fill a new state"),
+        storage: storage.expect("reset must fill a new storage"),
+    }
 }
