@@ -4,6 +4,7 @@
 use super::Ledger;
 use crate::core::obs::Change;
 use crate::core::op::Op;
+use crate::core::table;
 
 /// One version of a resource, as the write that made it reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +27,8 @@ impl Version {
 impl Ledger {
     /// The newest version of `entity` so far (0: none).
     pub fn head(&self, entity: Op) -> u32 {
-        self.heads.get(&entity).copied().unwrap_or(0)
+        // Scanned, not hashed: a run writes one or a few resources.
+        table::index_of(&self.heads, &entity).map_or(0, |i| self.heads.as_slice()[i])
     }
 
     /// A write of `op` made `entity` version `version`, holding `value`:
