@@ -53,8 +53,17 @@ pub fn index_of<K: std::hash::Hash + Eq, V>(t: &Table<K, V>, key: &K) -> Option<
     if t.len() <= SCAN_UP_TO {
         t.keys().position(|k| k == key)
     } else {
-        t.get_index_of(key)
+        hashed_index_of(t, key)
     }
+}
+
+/// [`index_of`] of a larger table, by its hash. Out of line: the hash and
+/// the probe need registers that the scan does not, and where `index_of`
+/// stays a call itself (the dedup stores' look-ups), they made it save and
+/// restore six of them on every scan of one or two keys.
+#[inline(never)]
+fn hashed_index_of<K: std::hash::Hash + Eq, V>(t: &Table<K, V>, key: &K) -> Option<usize> {
+    t.get_index_of(key)
 }
 
 /// The value of `key`, inserting `make()` first if it is absent.

@@ -46,6 +46,10 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
             change,
             ..
         } => {
+            // Nothing to search for (the record skips it too).
+            if !l.may_replace_unseen(entity, change) {
+                return None;
+            }
             let read = change.read();
             let (version, by) = l
                 .unseen_writes(op, entity, value, change)

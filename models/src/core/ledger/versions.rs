@@ -4,6 +4,7 @@
 use super::Ledger;
 use crate::core::obs::Change;
 use crate::core::op::Op;
+use crate::core::table;
 
 /// One version of a resource, as the write that made it reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +27,8 @@ impl Version {
 impl Ledger {
     /// The newest version of `entity` so far (0: none).
     pub fn head(&self, entity: Op) -> u32 {
-        self.heads.get(&entity).copied().unwrap_or(0)
+        // Scanned, not hashed: a run writes one or a few resources.
+        table::index_of(&self.heads, &entity).map_or(0, |i| self.heads.as_slice()[i])
     }
 
     /// A write of `op` made `entity` version `version`, holding `value`:
@@ -40,12 +42,14 @@ impl Ledger {
         value: u32,
         change: Change,
     ) {
-        let lost: Vec<Op> = self
-            .unseen_writes(op, entity, value, change)
-            .map(|w| w.1)
-            .collect();
-        for w in lost {
-            self.overwritten.entry(w).or_insert(op);
+        if self.may_replace_unseen(entity, change) {
+            let lost: Vec<Op> = self
+                .unseen_writes(op, entity, value, change)
+                .map(|w| w.1)
+                .collect();
+            for w in lost {
+                self.overwritten.entry(w).or_insert(op);
+            }
         }
         let v = Version {
             writer: op,
@@ -56,6 +60,20 @@ impl Ledger {
         if version > self.head(entity) {
             self.heads.insert(entity, version);
         }
+    }
+
+    /// Whether a write of `change` on `entity` may replace writes it never
+    /// saw: when not, [`unseen_writes`](Self::unseen_writes) finds nothing,
+    /// and its callers skip building the search. A write from no read (0) or
+    /// from the newest version is not stale, so nothing it replaced is lost
+    /// to it, and only a blind write (`Set`) can be a late repeat over later
+    /// writes. Most writes are neither (a DELETE, a PATCH, an edit of the
+    /// newest version): that search, twice per new version (the invariant,
+    /// then the record), was the dearest part of an http run's oracle.
+    #[inline]
+    pub(crate) fn may_replace_unseen(&self, entity: Op, change: Change) -> bool {
+        let read = change.read();
+        change == Change::Set || (read != 0 && read < self.head(entity))
     }
 
     /// The writes that a write of `op` on `entity`, holding `value` and
@@ -198,5 +216,116 @@ impl Ledger {
         now == Some(value)
             && at(read + 1).is_some_and(|w| w.change.sets_state())
             && (read + 2..=head).all(|v| at(v).is_some_and(|w| w.change.read() != read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::obs::{Ending, Obs};
+    use crate::http::{REQUEST, RESOURCE};
+    use sim::Oracle;
+
+    fn req(id: u32) -> Op {
+        Op::new(&REQUEST, id)
+    }
+
+    const ENTITY: Op = Op::new(&RESOURCE, 4711);
+
+    /// A ledger where request #1 was told done and ended at 1 ms, and
+    /// requests #2 and #3 began after it, at 2 ms: a write of #1 landing
+    /// over theirs is a late repeat.
+    fn first_told_done() -> Ledger {
+        let mut l = Ledger::default();
+        let intent = |op| Obs::Intent {
+            op,
+            payload: 1200,
+            window_ms: 0,
+        };
+        let (payload, ending) = (1200, Ending::Done);
+        l.observe(0, 0, &intent(req(1)));
+        l.observe(
+            1,
+            0,
+            &Obs::ToldDone {
+                op: req(1),
+                payload,
+            },
+        );
+        l.observe(1, 0, &Obs::Ended { op: req(1), ending });
+        l.observe(2, 0, &intent(req(2)));
+        l.observe(2, 0, &intent(req(3)));
+        l
+    }
+
+    /// Whether the precheck lets the search run, and what the search finds.
+    fn check(l: &Ledger, op: Op, value: u32, change: Change) -> (bool, usize) {
+        let found = l.unseen_writes(op, ENTITY, value, change).count();
+        (l.may_replace_unseen(ENTITY, change), found)
+    }
+
+    fn write(l: &mut Ledger, op: Op, version: u32, value: u32, change: Change) {
+        let obs = Obs::NewVersion {
+            op,
+            entity: ENTITY,
+            version,
+            value,
+            change,
+        };
+        l.observe(u64::from(version) + 2, 0, &obs);
+    }
+
+    /// The two ways a write loses an update, each found by the search only
+    /// when the precheck lets it run: a late blind PUT over a write whose
+    /// request began after its client was told done, and an edit from a
+    /// read older than the newest version that no serial order explains.
+    #[test]
+    fn the_precheck_lets_every_losing_write_be_searched() {
+        let mut l = first_told_done();
+        write(&mut l, req(2), 2, 500, Change::Set);
+        let late = check(&l, req(1), 200, Change::Set);
+        assert_eq!(late, (true, 1), "a late blind PUT");
+        let stale = Change::Edit {
+            read: 1,
+            from: 1000,
+        };
+        assert_eq!(
+            check(&l, req(3), 1200, stale),
+            (true, 1),
+            "an edit of v1 over v2"
+        );
+        let fresh = Change::Edit { read: 2, from: 500 };
+        assert_eq!(check(&l, req(3), 700, fresh), (false, 0), "an edit of v2");
+        assert_eq!(check(&l, req(3), 0, Change::Delete), (false, 0));
+        assert_eq!(check(&l, req(3), 900, Change::Add), (false, 0));
+    }
+
+    /// Every history of three writes, of every kind and from every read, by
+    /// requests #2 and #3 and then #1 (a late repeat): where the precheck
+    /// skips the search, the search finds nothing.
+    #[test]
+    fn where_the_precheck_says_no_the_search_finds_nothing() {
+        let kinds = |version: u32| {
+            let mut k = vec![Change::Set, Change::Add, Change::Delete];
+            k.extend((1..version).map(|read| Change::Edit { read, from: 1000 }));
+            k
+        };
+        let mut histories = 0;
+        for a in kinds(2) {
+            for b in kinds(3) {
+                for c in kinds(4) {
+                    let mut l = first_told_done();
+                    for (i, change) in [a, b, c].into_iter().enumerate() {
+                        let (version, value) = (i as u32 + 2, 1000 + 200 * i as u32);
+                        let op = req([2, 3, 1][i]);
+                        let (may, found) = check(&l, op, value, change);
+                        assert!(may || found == 0, "{change:?} after {a:?}, {b:?}: {found}");
+                        write(&mut l, op, version, value, change);
+                    }
+                    histories += 1;
+                }
+            }
+        }
+        assert_eq!(histories, 4 * 5 * 6);
     }
 }

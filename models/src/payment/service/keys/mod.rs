@@ -212,10 +212,11 @@ impl KeyTable {
     /// What a request for `request` (its claim and amount) gets under
     /// `key`, which has a live row; a takeover restarts the row's lease.
     pub fn known(&mut self, key: Key, request: (Op, u32), rules: KnownRules, now: TimeUs) -> Known {
-        let row = *self
-            .rows
-            .get(&key, now)
-            .expect("the caller found a live row");
+        // One look-up for the row read and the lease restarted.
+        let Lookup::Live(live) = self.rows.lookup(&key, now) else {
+            panic!("the caller found a live row");
+        };
+        let row = *live;
         // The fingerprint covers the whole request: the claim and the amount.
         if rules.fingerprint_check && (row.op, row.amount_eur) != request {
             return Known::Mismatch;
@@ -225,9 +226,7 @@ impl KeyTable {
                 amount_eur: row.amount_eur,
             },
             KeyState::InProgress if rules.lease_us > 0 && now - row.locked_us >= rules.lease_us => {
-                if let Lookup::Live(r) = self.rows.lookup(&key, now) {
-                    r.locked_us = now;
-                }
+                live.locked_us = now;
                 Known::TakenOver(row)
             }
             KeyState::InProgress => Known::InProgress,
