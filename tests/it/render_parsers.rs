@@ -54,11 +54,10 @@ fn diagrams_of(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
-/// How many scenarios expect a violation: `shrink --all` draws one diagram each.
-fn violating() -> usize {
-    String::from_utf8(idemsim(&["list"]).stdout)
-        .expect("UTF-8")
-        .lines()
+/// How many scenarios expect a violation, as `idemsim list` prints them:
+/// `shrink --all` draws one diagram each.
+fn violating(list: &str) -> usize {
+    list.lines()
         .filter(|l| l.split_whitespace().nth(1) == Some("violation"))
         .count()
 }
@@ -82,18 +81,36 @@ fn every_diagram_parses_in_the_real_parsers() {
     let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("diagrams");
     let _ = std::fs::remove_dir_all(&work);
 
+    // Every command's output, up to four at once (each shrinks or replays
+    // on its own): the three `shrink --all`, `list`, and the replays.
+    let mut commands: Vec<Vec<&str>> = ["mermaid", "dot", "chrome"]
+        .iter()
+        .map(|f| vec!["shrink", "--all", "--format", f])
+        .collect();
+    commands.push(vec!["list"]);
+    for (scenario, seed) in REPLAYS {
+        commands.push(vec![
+            "replay", scenario, "--seed", seed, "--format", "mermaid",
+        ]);
+        // Graphviz lays out a 20,000-event graph for many minutes: long runs are Mermaid's case.
+        if *scenario != "payment-uncapped-retries" {
+            commands.push(vec!["replay", scenario, "--seed", seed, "--format", "dot"]);
+        }
+    }
+    let mut outputs = support::par_map(&commands, 4, |args| diagrams_of(args)).into_iter();
+    let mut next = || outputs.next().expect("one output per command");
+    let (shrunk_mermaid, shrunk_dot, chrome) = (next(), next(), next());
+    let violating = violating(&next());
+
     // Mermaid: every violating scenario's shrunk diagram, and the replays.
-    let mut mermaid: Vec<(String, String)> = split(
-        &diagrams_of(&["shrink", "--all", "--format", "mermaid"]),
-        "sequenceDiagram",
-    )
-    .into_iter()
-    .enumerate()
-    .map(|(i, d)| (format!("shrunk-{i:02}"), d))
-    .collect();
+    let mut mermaid: Vec<(String, String)> = split(&shrunk_mermaid, "sequenceDiagram")
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (format!("shrunk-{i:02}"), d))
+        .collect();
     assert_eq!(
         mermaid.len(),
-        violating(),
+        violating,
         "one diagram per violating scenario"
     );
     let titled = mermaid
@@ -109,17 +126,14 @@ fn every_diagram_parses_in_the_real_parsers() {
         mermaid.len(),
         "shrink --all names each diagram's scenario"
     );
-    let mut dots: Vec<(String, String)> = split(
-        &diagrams_of(&["shrink", "--all", "--format", "dot"]),
-        "digraph ",
-    )
-    .into_iter()
-    .enumerate()
-    .map(|(i, d)| (format!("shrunk-{i:02}"), d))
-    .collect();
+    let mut dots: Vec<(String, String)> = split(&shrunk_dot, "digraph ")
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (format!("shrunk-{i:02}"), d))
+        .collect();
     assert_eq!(
         dots.len(),
-        violating(),
+        violating,
         "one dot graph per violating scenario"
     );
     assert!(
@@ -127,20 +141,16 @@ fn every_diagram_parses_in_the_real_parsers() {
             .all(|(_, d)| !d.starts_with("digraph happens_before")),
         "shrink --all names each graph for its scenario"
     );
-    let chrome = diagrams_of(&["shrink", "--all", "--format", "chrome"]);
     let chrome: serde_json::Value =
         serde_json::from_str(&chrome).expect("shrink --all --format chrome is one JSON document");
     assert_eq!(
         chrome["otherData"]["scenarios"].as_array().map(Vec::len),
-        Some(violating())
+        Some(violating)
     );
     for (scenario, seed) in REPLAYS {
-        let m = diagrams_of(&["replay", scenario, "--seed", seed, "--format", "mermaid"]);
-        mermaid.push((format!("{scenario}-{seed}"), m));
-        // Graphviz lays out a 20,000-event graph for many minutes: long runs are Mermaid's case.
+        mermaid.push((format!("{scenario}-{seed}"), next()));
         if *scenario != "payment-uncapped-retries" {
-            let d = diagrams_of(&["replay", scenario, "--seed", seed, "--format", "dot"]);
-            dots.push((format!("{scenario}-{seed}"), d));
+            dots.push((format!("{scenario}-{seed}"), next()));
         }
     }
     let cut = &mermaid.last().expect("replays").1;
@@ -188,8 +198,8 @@ fn every_diagram_parses_in_the_real_parsers() {
         !render(&broken.to_string_lossy()).status.success(),
         "dot accepts a broken graph: the check is void"
     );
-    for file in &dot_files {
-        let out = render(file);
+    let rendered = support::par_map(&dot_files, 4, |file| render(file));
+    for (file, out) in dot_files.iter().zip(rendered) {
         assert!(
             out.status.success(),
             "dot cannot render {file}: {}",

@@ -274,7 +274,11 @@ fn ctrl_c_during_report_kills_the_hung_program_and_exits_130() {
 /// sent SIGTERM once it hangs: its exit code, stdout, stderr and the
 /// program's process ids.
 fn terminated(name: &str, lines: u32, search: &[&str]) -> (Option<i32>, String, String, [u32; 2]) {
-    let dir = hanging_after(name, lines);
+    terminated_in(&hanging_after(name, lines), search)
+}
+
+/// [`terminated`], of the scenario in `dir`.
+fn terminated_in(dir: &Path, search: &[&str]) -> (Option<i32>, String, String, [u32; 2]) {
     let args = [
         &[
             "check",
@@ -288,9 +292,9 @@ fn terminated(name: &str, lines: u32, search: &[&str]) -> (Option<i32>, String, 
         search,
     ]
     .concat();
-    let mut idemsim = spawn(&dir, &args);
+    let mut idemsim = spawn(dir, &args);
     wait_for_sigint_handler(idemsim.id());
-    let ids = hung(&dir, &mut idemsim);
+    let ids = hung(dir, &mut idemsim);
     send(idemsim.id(), "-TERM");
     let (got, out, err) = ended(idemsim);
     (got, out, err, ids)
@@ -407,6 +411,135 @@ fn sigterm_after_a_sweep_found_a_failing_seed_reports_that_seed() {
         "{err}"
     );
     assert!(!err.contains("shrunk (docs/shrinking.md)"), "{err}");
+}
+
+/// [`HANG`], hanging at the first line of the `ordinal`-th process of its
+/// folder rather than at a count of lines: each simulator starts its own
+/// process, so a seed sweep, each search part and a shrink after them have
+/// one each, which a count of lines cannot tell apart.
+fn hang_in_process(ordinal: u32) -> String {
+    let which = r#"n = 1
+while True:
+    try:
+        os.close(os.open(f"process-{n}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        break
+    except FileExistsError:
+        n += 1
+handled = 0
+"#;
+    let program = HANG
+        .replace("handled = 0\n", which)
+        .replace("handled > 20", &format!("n >= {ordinal}"));
+    assert!(program.contains("process-{n}") && program.contains(&format!("n >= {ordinal}:")));
+    program
+}
+
+/// `check ARGS` of [`hanging`]'s scenario, its program [`hang_in_process`]
+/// (`ordinal`), sent SIGTERM once that process hangs: exit code, stdout,
+/// stderr, and the hung program's ids.
+fn terminated_in_process(
+    name: &str,
+    ordinal: u32,
+    args: &[&str],
+) -> (Option<i32>, String, String, [u32; 2]) {
+    let dir = hanging(name);
+    std::fs::write(dir.join("hang.py"), hang_in_process(ordinal)).unwrap();
+    terminated_in(&dir, args)
+}
+
+/// What every search stopped after its violation shows: exit 1, the
+/// violation in the JSON summary with the record that replays it, the
+/// signal named, no claim of a shrink or a trace of a killed rerun.
+fn kept_after_the_stop(got: Option<i32>, out: &str, err: &str) -> serde_json::Value {
+    assert_eq!(
+        got,
+        Some(1),
+        "a violation outranks the stop\nstdout: {out}\nstderr: {err}"
+    );
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    assert_eq!(v["type"], "summary", "{out}");
+    assert_eq!(v["data"]["verdict"], "violation", "{out}");
+    assert_eq!(v["data"]["invariant"], "no-duplicate-effect", "{out}");
+    assert!(err.contains("record: {"), "its decisions replay it: {err}");
+    assert!(
+        err.contains(": not shrunk or traced, since SIGTERM stopped idemsim"),
+        "the stop is said, naming the signal: {err}"
+    );
+    assert!(!err.contains("shrunk (docs/shrinking.md)"), "{err}");
+    assert!(
+        !err.contains("# trace"),
+        "no trace of a killed rerun: {err}"
+    );
+    assert!(!err.contains("panicked"), "no panic: {err}");
+    assert!(
+        !out.contains("broke the protocol") && !err.contains("broke the protocol"),
+        "no broken-off trace: {out}{err}"
+    );
+    v
+}
+
+/// `--strategy coverage` ends at its first failure (schedule 11 here, all
+/// in the program's first process) and shrinks it; the shrink's reruns
+/// start a second process, which hangs, and SIGTERM comes then. The
+/// violation the search found is shown with its record, not shrunk.
+#[test]
+fn sigterm_after_a_coverage_search_found_a_violation_keeps_it() {
+    let (got, out, err, ids) = terminated_in_process(
+        "coverage-found",
+        2,
+        &["--strategy", "coverage", "--runs", "100000"],
+    );
+    let v = kept_after_the_stop(got, &out, &err);
+    assert_eq!(v["data"]["strategy"], "coverage", "{v}");
+    assert!(v["data"]["seed"].is_null(), "no seed replays it: {v}");
+    assert!(
+        v["data"]["record"].is_object(),
+        "its decisions replay it: {v}"
+    );
+    assert!(
+        err.contains("coverage-guided schedule #"),
+        "the failure is the search's: {err}"
+    );
+    none_left(ids);
+}
+
+/// The default portfolio: 40 seeds that hold (loss and crashes at one per
+/// mille), then exhaustive search, which finds a lost ack at fault bound 1
+/// within its 10 schedules, then the coverage-guided search, whose program
+/// (the third process: seeds, exhaustive search, coverage) hangs at once.
+/// SIGTERM there keeps exhaustive search's violation, unshrunk.
+#[test]
+fn sigterm_during_the_portfolio_after_a_search_found_a_violation_keeps_it() {
+    let rare = [
+        "--runs",
+        "40",
+        "--set",
+        "network.loss_per_mille=1",
+        "--set",
+        "crashes.consumer-1.crash_per_mille=1",
+    ];
+    let (got, out, err, ids) = terminated_in_process("portfolio-found", 3, &rare);
+    let v = kept_after_the_stop(got, &out, &err);
+    let d = &v["data"];
+    assert_eq!(d["interrupted"], true, "{v}");
+    assert!(d["lowest_failing_seed"].is_null(), "every seed held: {v}");
+    let p = &d["portfolio"];
+    assert_eq!(p["found_by"], "exhaustive", "{v}");
+    assert!(p["record"].is_object(), "its decisions replay it: {v}");
+    assert_eq!(
+        p["exhaustive"]["found"]["invariant"], "no-duplicate-effect",
+        "{v}"
+    );
+    assert!(
+        p["coverage"]["found"].is_null(),
+        "the killed run is no failure: {v}"
+    );
+    assert!(
+        err.contains("exhaustive schedule with at most 1 faults: not shrunk or traced"),
+        "{err}"
+    );
+    none_left(ids);
 }
 
 /// `replay --repro` first replays the file's decisions to check that each

@@ -3,7 +3,7 @@
 //! actor kind of every model, the program roles among them, shows in it,
 //! and none is left as "cannot be shown".
 
-use crate::support::{load_path, root, scenario_files, tools};
+use crate::support::{load_path, par_map, root, scenario_files, tools};
 use idemsim::render::html::state::{apply, StateRecorder};
 use models::{Msg, NodeTimer, Obs, ACTOR_KINDS};
 use sim::{ActorId, Held, Sim, Source, TraceEntry, Tracer};
@@ -36,7 +36,8 @@ impl Tracer<Msg, Obs, NodeTimer> for Sampled {
 
 /// The kinds whose actors held something in a run of `path` (seed 0), and
 /// the ones whose state could not be shown.
-fn shown_in(path: &std::path::Path, shown: &mut BTreeSet<&'static str>) -> Vec<String> {
+fn shown_in(path: &std::path::Path) -> (BTreeSet<&'static str>, Vec<String>) {
+    let mut shown = BTreeSet::new();
     let s = load_path(&path.to_string_lossy(), &[]);
     let mut sampled = Sampled(StateRecorder::default());
     Sim::new(&s.system).run(
@@ -60,28 +61,39 @@ fn shown_in(path: &std::path::Path, shown: &mut BTreeSet<&'static str>) -> Vec<S
             shown.insert(node.kind());
         }
     }
-    rec.unshown
-        .iter()
-        .map(|(a, why)| format!("{}: actor {a}: {why}", path.display()))
-        .collect()
+    let unshown = rec.unshown.iter();
+    let unshown = unshown.map(|(a, why)| format!("{}: actor {a}: {why}", path.display()));
+    (shown, unshown.collect())
+}
+
+/// [`shown_in`] of every file, a few at once (each its own simulator),
+/// added up in the files' order.
+fn shown_in_all(
+    paths: &[std::path::PathBuf],
+    shown: &mut BTreeSet<&'static str>,
+    unshown: &mut Vec<String>,
+) {
+    for (kinds, not) in par_map(paths, 4, |p| shown_in(p)) {
+        shown.extend(kinds);
+        unshown.extend(not);
+    }
 }
 
 #[test]
 fn every_actor_kind_shows_what_it_holds_in_the_state_panel() {
     let mut shown = BTreeSet::new();
     let mut unshown = Vec::new();
-    for path in scenario_files() {
-        unshown.extend(shown_in(&path, &mut shown));
-    }
+    shown_in_all(&scenario_files(), &mut shown, &mut unshown);
     // The program roles run the examples' Python programs.
     let programs = tools::require("the state panel of the program roles", &[&tools::PYTHON3]);
     if programs {
-        for f in std::fs::read_dir(root().join("examples/python")).expect("examples/python") {
-            let path = f.expect("a directory entry").path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                unshown.extend(shown_in(&path, &mut shown));
-            }
-        }
+        let mut paths: Vec<_> = std::fs::read_dir(root().join("examples/python"))
+            .expect("examples/python")
+            .map(|f| f.expect("a directory entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        paths.sort();
+        shown_in_all(&paths, &mut shown, &mut unshown);
     }
     assert!(unshown.is_empty(), "{unshown:#?}");
     let missing: Vec<&&str> = ACTOR_KINDS

@@ -25,32 +25,82 @@ mod keys;
 mod numbers;
 
 use docs::{
-    backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, report_markers,
-    same_run_as_the_shrunk_trace, MARK,
+    backticked, doc_files, expected_verdicts, fresh_report, learn_dir, regenerate, regenerate_with,
+    report_markers, same_run_as_the_shrunk_trace, MARK,
 };
 
+/// Each page's blocks are found first; their commands (164 in December
+/// 2026, most of them sweeps and checks) then run a few at a time, and each
+/// page is put together from their outputs in its own order, so a failure
+/// reads as it would if they ran one by one.
 #[test]
 fn generated_blocks_in_the_docs_match_what_idemsim_prints() {
     let bless = std::env::var_os("IDEMSIM_BLESS_DOCS").is_some();
+    let pages: Vec<(PathBuf, String)> = doc_files()
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            (file, text)
+        })
+        .collect();
+    let mut commands = Vec::new();
+    for (file, text) in &pages {
+        regenerate_with(text, file, &mut |args| {
+            commands.push(args.to_string());
+            String::new()
+        });
+    }
+    let mut outputs = run_all(&commands).into_iter();
     let mut stale = Vec::new();
     let mut total = 0;
-    for file in doc_files() {
-        let text = std::fs::read_to_string(&file).unwrap();
-        let (fresh, blocks) = regenerate(&text, &file);
+    for (file, text) in &pages {
+        let (fresh, blocks) = regenerate_with(text, file, &mut |args| {
+            let (command, out) = outputs.next().expect("one output per command");
+            assert_eq!(command, args, "the outputs come in the pages' order");
+            out
+        });
         total += blocks;
-        if fresh != text {
+        if fresh != *text {
             if bless {
-                std::fs::write(&file, &fresh).unwrap();
+                std::fs::write(file, &fresh).unwrap();
             } else {
                 stale.push(file.display().to_string());
             }
         }
     }
+    assert!(outputs.next().is_none(), "every output was used");
     assert!(total > 0, "the docs embed at least one generated block");
+    assert_eq!(total, commands.len());
     assert!(
         stale.is_empty(),
         "stale generated blocks in {stale:?}: run `IDEMSIM_BLESS_DOCS=1 cargo test --test it docs::` and review the diff"
     );
+}
+
+/// Runs every command, up to four at once (as many as there are cores,
+/// two at least: much of a command's time is a process starting, a serial
+/// shrink or a report written, not the sweep's threads), and returns each
+/// with its stdout, in the order given. Exit codes are checked in that order
+/// too, as `docs::run` checks them, so the first failing command is the one
+/// named, however the commands interleaved.
+fn run_all(commands: &[String]) -> Vec<(&str, String)> {
+    let done = support::par_map(commands, 4, |c| docs::output(c));
+    commands
+        .iter()
+        .zip(done)
+        .map(|(c, out)| {
+            assert!(
+                matches!(out.status.code(), Some(0 | 1 | 3)),
+                "idemsim {c} exited with {:?}: {}",
+                out.status.code(),
+                support::text(&out.stderr)
+            );
+            (
+                c.as_str(),
+                String::from_utf8(out.stdout).expect("UTF-8 output"),
+            )
+        })
+        .collect()
 }
 
 #[test]

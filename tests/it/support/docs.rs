@@ -61,6 +61,16 @@ fn shell_words(s: &str) -> Vec<String> {
 /// Returns the file with every generated block replaced by fresh output, and
 /// how many blocks there were.
 pub fn regenerate(text: &str, file: &Path) -> (String, usize) {
+    regenerate_with(text, file, &mut run)
+}
+
+/// [`regenerate`], with each block's output from `output_of`, called with the
+/// block's command (what follows `idemsim `) in the order of the file.
+pub fn regenerate_with(
+    text: &str,
+    file: &Path,
+    output_of: &mut dyn FnMut(&str) -> String,
+) -> (String, usize) {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = String::new();
     let mut i = 0;
@@ -93,7 +103,7 @@ pub fn regenerate(text: &str, file: &Path) -> (String, usize) {
         if let Some(fence) = open {
             out.push_str(fence);
         }
-        let fresh = run(args);
+        let fresh = output_of(args);
         out.push_str(&fresh);
         if !fresh.ends_with('\n') {
             out.push('\n');
@@ -218,4 +228,12 @@ pub fn same_run_as_the_shrunk_trace(m: &Marker) {
         "{}: the report of {name} shows another seed than the shrunk trace beside it",
         m.doc.display()
     );
+}
+
+/// What `idemsim ARGS` gives, run in the checkout, for a caller that runs
+/// several at once and checks each exit code in its own order ([`run`]
+/// checks it at once).
+pub fn output(args: &str) -> std::process::Output {
+    let words = shell_words(args);
+    support::idemsim(&words.iter().map(String::as_str).collect::<Vec<_>>())
 }

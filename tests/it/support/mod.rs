@@ -360,3 +360,40 @@ pub fn interrupt_group(args: &[&str], after: std::time::Duration) -> (Option<i32
     let out = child.wait_with_output().expect("the binary ends");
     (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
+
+/// `f` of each item, on up to `at_most` threads (as many as there are
+/// cores, two at least), returned in the items' order: a test whose work is
+/// many independent runs finishes sooner and reads the same, its first
+/// failure in order checked by the caller. A panic in `f` fails the test.
+pub fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    at_most: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, std::num::NonZeroUsize::get)
+        .clamp(2, at_most.max(2));
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut ran = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break ran };
+                        ran.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    done.sort_by_key(|d| d.0);
+    assert_eq!(done.len(), items.len(), "every item ran");
+    done.into_iter().map(|d| d.1).collect()
+}
