@@ -248,6 +248,22 @@ pub fn shrink_record(
     })
 }
 
+/// The note for a shrink cut short. After a signal that killed an external
+/// program, the caller shows no trace (its reruns broke off) and says so
+/// itself, so the note claims none.
+fn say_cut(s: &Scenario, what: &str, runs: u32, c: Cut) {
+    let shown = if crate::signals::reruns_break_off(s) {
+        ""
+    } else {
+        "; the trace is the smallest failing run found, not a minimal one"
+    };
+    crate::eoutln!(
+        "shrinking {} {what} stopped after {runs} reruns: {}{shown}",
+        s.name,
+        c.as_str()
+    );
+}
+
 type ShrinkFn<'f> = dyn FnMut(&shr::ShrinkProgress) -> bool + 'f;
 
 /// Runs `shrink` within `budget`: progress on stderr when it takes long, a
@@ -297,12 +313,7 @@ fn shrink_within(
         Some(shr::Stopped::TooLong) => Some(Cut::TooLong),
     };
     if let Some(c) = cut {
-        crate::eoutln!(
-            "shrinking {} {what} stopped after {} reruns: {}; the trace is the smallest failing run found, not a minimal one",
-            s.name,
-            shrunk.runs,
-            c.as_str()
-        );
+        say_cut(s, what, shrunk.runs, c);
     }
     let info = crate::render::run::shrink_info(&shrunk, cut.map(Cut::as_str));
     let (trace, _) = traced(s, &shrunk.record, format!("shrunk from {what}"), Some(info));

@@ -468,6 +468,10 @@ fn kept_after_the_stop(got: Option<i32>, out: &str, err: &str) -> serde_json::Va
     );
     assert!(!err.contains("shrunk (docs/shrinking.md)"), "{err}");
     assert!(
+        !err.contains("the trace is the smallest failing run found"),
+        "no trace is shown, so none is claimed: {err}"
+    );
+    assert!(
         !err.contains("# trace"),
         "no trace of a killed rerun: {err}"
     );
@@ -492,6 +496,8 @@ fn sigterm_after_a_coverage_search_found_a_violation_keeps_it() {
     );
     let v = kept_after_the_stop(got, &out, &err);
     assert_eq!(v["data"]["strategy"], "coverage", "{v}");
+    // The search ended at its failure; the signal stopped the shrink.
+    assert_eq!(v["data"]["interrupted"], false, "{v}");
     assert!(v["data"]["seed"].is_null(), "no seed replays it: {v}");
     assert!(
         v["data"]["record"].is_object(),
@@ -536,7 +542,7 @@ fn sigterm_during_the_portfolio_after_a_search_found_a_violation_keeps_it() {
         "the killed run is no failure: {v}"
     );
     assert!(
-        err.contains("exhaustive schedule with at most 1 faults: not shrunk or traced"),
+        err.contains("exhaustive schedule with at most 1 fault: not shrunk or traced"),
         "{err}"
     );
     none_left(ids);

@@ -194,6 +194,7 @@ fn json_summary(
                 "scenario": s.name,
                 "strategy": "coverage",
                 "verdict": verdict,
+                "interrupted": sum.interrupted,
                 "invariant": invariant,
                 "seed": serde_json::Value::Null,
                 "search_seed": q.seeds.start,

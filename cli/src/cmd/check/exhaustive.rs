@@ -89,7 +89,7 @@ fn enumerate(a: &Args, s: &models::Scenario, jobs: usize) -> ExhaustiveReport {
 }
 
 /// "fault" or "faults", as `n` needs.
-fn plural(n: u32) -> &'static str {
+pub(super) fn plural(n: u32) -> &'static str {
     if n == 1 {
         "fault"
     } else {

@@ -113,7 +113,10 @@ impl Shown {
             return Ok(Shown::default());
         };
         let what = match found.part {
-            Part::Exhaustive(k) => format!("exhaustive schedule with at most {k} faults"),
+            Part::Exhaustive(k) => format!(
+                "exhaustive schedule with at most {k} {}",
+                super::exhaustive::plural(k)
+            ),
             _ => format!("coverage-guided schedule #{}", found.after),
         };
         let done = shrink_found(s, record, found.after - 1, &what, sw.budget, a.no_shrink);
