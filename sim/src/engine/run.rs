@@ -207,9 +207,13 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// or replaced timers and restarts that find their actor up stay queued
     /// until their time and then do nothing; they are no load on the system
     /// the limit is about, so they are dropped here before counting. Popped,
-    /// they would only have moved the clock, which the next real event moves
-    /// further anyway; the latest of them within the time limit is kept in
-    /// `void_until_us` for the end of the run, which would have reached it.
+    /// they would only have moved the clock; the latest of them within the
+    /// time limit is kept in `void_until_us` for a run that ends with its
+    /// queue empty, which would have reached it. Not exactly the same as
+    /// popping them: a run that later ends at the step or time limit keeps
+    /// the clock of its last real event, where a popped void event due
+    /// after it would have moved the clock on. Kept so, since changing it
+    /// would change such runs' reported end times.
     #[cold]
     #[inline(never)]
     fn over_queue_limit(&mut self, world: &World) -> bool {
