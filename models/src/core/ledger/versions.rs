@@ -70,10 +70,22 @@ impl Ledger {
     /// writes. Most writes are neither (a DELETE, a PATCH, an edit of the
     /// newest version): that search, twice per new version (the invariant,
     /// then the record), was the dearest part of an http run's oracle.
+    /// The skip sits with the callers, not inside `unseen_writes`: an
+    /// `unseen_writes` that returned nothing early (its search behind an
+    /// `Option`) cost http 922 to 945 instructions per event and contention
+    /// 707 to 716, measured on 7 December, against the callers' test.
     #[inline]
     pub(crate) fn may_replace_unseen(&self, entity: Op, change: Change) -> bool {
+        change == Change::Set || self.stale(entity, change)
+    }
+
+    /// Whether `change` was made from a read older than `entity`'s newest
+    /// version: a write that depends on no read (0) replaces nothing it
+    /// should have seen, nor does one from the newest version.
+    #[inline]
+    fn stale(&self, entity: Op, change: Change) -> bool {
         let read = change.read();
-        change == Change::Set || (read != 0 && read < self.head(entity))
+        read != 0 && read < self.head(entity)
     }
 
     /// The writes that a write of `op` on `entity`, holding `value` and
@@ -93,10 +105,7 @@ impl Ledger {
         change: Change,
     ) -> impl Iterator<Item = (u32, Op)> + '_ {
         let read = change.read();
-        // A write that depends on no read (0) replaces nothing it should
-        // have seen, nor does one from the newest version.
-        let stale = read != 0 && read < self.head(entity);
-        let lost = stale && !self.serial(op, entity, value, change);
+        let lost = self.stale(entity, change) && !self.serial(op, entity, value, change);
         let floor = if lost { read } else { u32::MAX };
         let written = self.carried(entity, floor).filter(move |(_, w)| *w != op);
         let held = self
