@@ -448,9 +448,15 @@ fn terminated_in_process(
 }
 
 /// What every search stopped after its violation shows: exit 1, the
-/// violation in the JSON summary with the record that replays it, the
-/// signal named, no claim of a shrink or a trace of a killed rerun.
-fn kept_after_the_stop(got: Option<i32>, out: &str, err: &str) -> serde_json::Value {
+/// violation in the JSON summary with the record that replays it (at
+/// `record`, a JSON pointer), the failure named as `found` (which search's
+/// schedule), the signal named, no claim of a shrink or a trace of a
+/// killed rerun.
+fn kept_after_the_stop(
+    (got, out, err): (Option<i32>, &str, &str),
+    record: &str,
+    found: &str,
+) -> serde_json::Value {
     assert_eq!(
         got,
         Some(1),
@@ -480,6 +486,11 @@ fn kept_after_the_stop(got: Option<i32>, out: &str, err: &str) -> serde_json::Va
         !out.contains("broke the protocol") && !err.contains("broke the protocol"),
         "no broken-off trace: {out}{err}"
     );
+    assert!(
+        v.pointer(record).is_some_and(serde_json::Value::is_object),
+        "its decisions replay it, at {record}: {v}"
+    );
+    assert!(err.contains(found), "the failure is named {found:?}: {err}");
     v
 }
 
@@ -494,19 +505,15 @@ fn sigterm_after_a_coverage_search_found_a_violation_keeps_it() {
         2,
         &["--strategy", "coverage", "--runs", "100000"],
     );
-    let v = kept_after_the_stop(got, &out, &err);
+    let v = kept_after_the_stop(
+        (got, &out, &err),
+        "/data/record",
+        "coverage-guided schedule #",
+    );
     assert_eq!(v["data"]["strategy"], "coverage", "{v}");
     // The search ended at its failure; the signal stopped the shrink.
     assert_eq!(v["data"]["interrupted"], false, "{v}");
     assert!(v["data"]["seed"].is_null(), "no seed replays it: {v}");
-    assert!(
-        v["data"]["record"].is_object(),
-        "its decisions replay it: {v}"
-    );
-    assert!(
-        err.contains("coverage-guided schedule #"),
-        "the failure is the search's: {err}"
-    );
     none_left(ids);
 }
 
@@ -526,13 +533,16 @@ fn sigterm_during_the_portfolio_after_a_search_found_a_violation_keeps_it() {
         "crashes.consumer-1.crash_per_mille=1",
     ];
     let (got, out, err, ids) = terminated_in_process("portfolio-found", 3, &rare);
-    let v = kept_after_the_stop(got, &out, &err);
+    let v = kept_after_the_stop(
+        (got, &out, &err),
+        "/data/portfolio/record",
+        "exhaustive schedule with at most 1 fault: not shrunk or traced",
+    );
     let d = &v["data"];
     assert_eq!(d["interrupted"], true, "{v}");
     assert!(d["lowest_failing_seed"].is_null(), "every seed held: {v}");
     let p = &d["portfolio"];
     assert_eq!(p["found_by"], "exhaustive", "{v}");
-    assert!(p["record"].is_object(), "its decisions replay it: {v}");
     assert_eq!(
         p["exhaustive"]["found"]["invariant"], "no-duplicate-effect",
         "{v}"
@@ -540,10 +550,6 @@ fn sigterm_during_the_portfolio_after_a_search_found_a_violation_keeps_it() {
     assert!(
         p["coverage"]["found"].is_null(),
         "the killed run is no failure: {v}"
-    );
-    assert!(
-        err.contains("exhaustive schedule with at most 1 fault: not shrunk or traced"),
-        "{err}"
     );
     none_left(ids);
 }

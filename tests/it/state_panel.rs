@@ -3,7 +3,7 @@
 //! actor kind of every model, the program roles among them, shows in it,
 //! and none is left as "cannot be shown".
 
-use crate::support::{load_path, par_map, root, scenario_files, tools};
+use crate::support::{load_path, par_map, root, scenario_files, toml_files_in, tools};
 use idemsim::render::html::state::{apply, StateRecorder};
 use models::{Msg, NodeTimer, Obs, ACTOR_KINDS};
 use sim::{ActorId, Held, Sim, Source, TraceEntry, Tracer};
@@ -87,12 +87,7 @@ fn every_actor_kind_shows_what_it_holds_in_the_state_panel() {
     // The program roles run the examples' Python programs.
     let programs = tools::require("the state panel of the program roles", &[&tools::PYTHON3]);
     if programs {
-        let mut paths: Vec<_> = std::fs::read_dir(root().join("examples/python"))
-            .expect("examples/python")
-            .map(|f| f.expect("a directory entry").path())
-            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            .collect();
-        paths.sort();
+        let paths = toml_files_in(&root().join("examples/python"));
         shown_in_all(&paths, &mut shown, &mut unshown);
     }
     assert!(unshown.is_empty(), "{unshown:#?}");

@@ -8,7 +8,7 @@
 
 use crate::formats::schema::errors;
 use crate::support::tools::{require, PYTHON3};
-use crate::support::{idemsim, root, text};
+use crate::support::{idemsim, root, text, toml_files_in};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -41,12 +41,7 @@ fn line_errors(root: &Value, direction: char, line: &Value) -> Vec<String> {
 /// Every line of `replay --transcript` of each example scenario, with its
 /// direction; several programs' lines start with the actor's name.
 fn exchanged() -> Vec<(char, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(root().join("examples/python"))
-        .expect("examples/python")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files = toml_files_in(&root().join("examples/python"));
     assert!(files.len() >= 12, "the example scenarios: {files:?}");
     let mut lines = Vec::new();
     for f in &files {

@@ -36,8 +36,13 @@ pub fn scenario_dir() -> PathBuf {
 
 /// Every scenario file of the catalog, sorted.
 pub fn scenario_files() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(scenario_dir())
-        .expect("scenarios/ exists")
+    toml_files_in(&scenario_dir())
+}
+
+/// Every `.toml` file in `dir` (not below it), sorted.
+pub fn toml_files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
