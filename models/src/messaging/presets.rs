@@ -98,7 +98,7 @@ const DEAD_LETTER: &[&str] = &["\"dead-letter\""];
 const SERVICEBUS_MAX_DELIVERY_COUNT: i64 = 2_147_483_647;
 
 const SERVICEBUS_RULES: [PresetRule; 4] = [
-    rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration: \"Max value is 5 minutes\" (CreateQueueOptions.LockDuration); the portal's 5-second minimum is not the service's (the .NET client checks only that it is positive)"),
+    rule("broker.visibility_timeout_ms", 1, 300_000, "LockDuration: \"Max value is 5 minutes\" (CreateQueueOptions.LockDuration); no service page states a minimum: the portal, the .NET client's declared constant and Microsoft's emulator take 5 seconds, the .NET client checks only that it is positive, and the service took 1 second in 2016 (docs/fidelity.md, facts not confirmed)"),
     rule("broker.max_deliveries", 1, SERVICEBUS_MAX_DELIVERY_COUNT, "MaxDeliveryCount: \"Default value is 10. Minimum value is 1.\" (QueueProperties.MaxDeliveryCount); no maximum but the 32-bit int it is: \"this behavior can't be disabled, but you can set the max delivery count to a large number\" (dead-letter queues)"),
     only("broker.at_max_deliveries", DEAD_LETTER, "past MaxDeliveryCount the message moves to the dead-letter subqueue"),
     only("broker.exactly_once_delivery", &["true"], "a completion after the lock is lost fails (MessageLockLostException)"),

@@ -15,12 +15,18 @@ struct Drive {
 
 impl Drive {
     fn new(exactly_once_delivery: bool) -> Drive {
+        Drive::with_dedup_window(exactly_once_delivery, 0)
+    }
+
+    /// A broker that drops a publish whose message id it stored within
+    /// `dedup_window_ms` (0: no window).
+    fn with_dedup_window(exactly_once_delivery: bool, dedup_window_ms: u64) -> Drive {
         let b = Broker::new(BrokerConfig {
             consumers: vec![1, 2],
             visibility_timeout_ms: 30_000,
             max_deliveries: 0,
             at_max_deliveries: AtMaxDeliveries::DeadLetter,
-            dedup_window_ms: 0,
+            dedup_window_ms,
             transaction_timeout_ms: 60_000,
             exactly_once_delivery,
             producer_id_expiration_ms: 0,
@@ -103,6 +109,31 @@ fn a_late_ack_after_its_copys_redelivery_was_acked(eod: bool) -> (Drive, Vec<Cmd
     assert_eq!(d.statuses()[0], QStatus::Acked);
     let late = d.ack(32_000, 1);
     (d, late)
+}
+
+/// The publish dedup window runs from the copy the broker stored; a publish
+/// it drops as a duplicate does not restart it. This is nats-server's
+/// reading (`purgeMsgIds` times an id from the stored message, and
+/// nats-server#7302 observes it on 2.11.8), and the one docs/fidelity.md
+/// assumes for SQS FIFO and Service Bus, which publish no answer: under it
+/// every copy a restarting window would store is stored too. A 2-minute
+/// window: stored at 0 s, dropped 1 ms inside the window, and 2 ms later,
+/// 1 ms past the stored copy's window, stored again, where a window
+/// restarted by the dropped publish would still drop it.
+#[test]
+fn a_dropped_duplicate_does_not_restart_the_dedup_window() {
+    let mut d = Drive::with_dedup_window(false, 120_000);
+    let stored = d.msg(0, 0, Msg::Publish { ev: event() });
+    assert!(!reached(&stored, sit::BROKER_DEDUP_HIT));
+    let dropped = d.msg(119_999, 0, Msg::Publish { ev: event() });
+    assert!(reached(&dropped, sit::BROKER_DEDUP_HIT));
+    assert_eq!(d.statuses().len(), 1, "the duplicate is not stored");
+    let past = d.msg(120_001, 0, Msg::Publish { ev: event() });
+    assert!(
+        !reached(&past, sit::BROKER_DEDUP_HIT),
+        "the window ran from the stored copy, not from the dropped publish"
+    );
+    assert_eq!(d.statuses().len(), 2, "stored again: a second copy");
 }
 
 /// A receipt names a delivery of one stored copy: an ack whose lease ran
