@@ -1,8 +1,10 @@
 //! `check` judges `[expect] situations` and the design warnings' gaps by
 //! every schedule its default portfolio ran: a situation only a search
 //! reached counts as reached, and the summary says which search went
-//! there. The fixture's 20 seeds lose no confirmation, exhaustive search
-//! loses one on purpose (tests/fixtures/expect_reach/reached-by-a-search.toml).
+//! there. `verify` judges the file the same way: when the seeds miss, it
+//! runs the same searches. The fixture's 20 seeds lose no confirmation,
+//! exhaustive search loses one on purpose
+//! (tests/fixtures/expect_reach/reached-by-a-search.toml).
 
 use crate::support::{run, scratch, summary};
 use serde_json::Value;
@@ -13,11 +15,19 @@ const WARNING: &str = "idempotence-off-above-five-in-flight";
 /// The fixture's text with its `[expect] situations` line replaced by
 /// `line`, written into a scratch folder of its own.
 fn variant(name: &str, line: &str) -> String {
+    rewritten(
+        name,
+        r#"situations = ["duplicate-publish", "inbox-hit"]"#,
+        line,
+    )
+}
+
+/// The fixture's text with `old` replaced by `new`, in a scratch folder.
+fn rewritten(name: &str, old: &str, new: &str) -> String {
     let text = std::fs::read_to_string(crate::support::root().join(FIXTURE)).expect("fixture");
-    let old = r#"situations = ["duplicate-publish", "inbox-hit"]"#;
-    assert!(text.contains(old), "the fixture's [expect] changed");
+    assert!(text.contains(old), "the fixture changed: no {old}");
     let path = scratch(&format!("expect_reach/{name}")).join(format!("{name}.toml"));
-    std::fs::write(&path, text.replace(old, line)).expect("write the variant");
+    std::fs::write(&path, text.replace(old, new)).expect("write the variant");
     path.to_string_lossy().into_owned()
 }
 
@@ -137,4 +147,164 @@ fn what_the_searches_reached_is_the_same_for_any_jobs() {
         .0
     };
     assert_eq!(out("1"), out("2"));
+}
+
+/// `verify FILE` without ablations (`check` judges no protections, and the
+/// fixture names none), with `more` flags: its JSON `verify` record and its
+/// text, with the exit code `code`.
+fn verify_with(file: &str, more: &[&str], code: i32) -> (Value, String) {
+    let args = [
+        &["verify", file, "--no-regressions", "--no-ablations"],
+        more,
+    ]
+    .concat();
+    let (json, _) = run(&[&args[..], &["--json"]].concat(), code);
+    let record = (json.lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "verify")
+        .unwrap_or_else(|| panic!("a verify record: {json}"));
+    (record["data"].clone(), run(&args, code).0)
+}
+
+fn verify(file: &str, code: i32) -> (Value, String) {
+    verify_with(file, &[], code)
+}
+
+#[test]
+fn verify_meets_a_situation_only_a_search_reached_as_check_does() {
+    // check: met (the first test here); verify: met too, by the same searches.
+    let (v, text) = verify(FIXTURE, 0);
+    assert_eq!(v["matched"], true, "{v}");
+    assert_eq!(v["found"], "holds", "{v}");
+    // The premise: no seed went there.
+    assert_eq!(names(&v["situations"]), Vec::<&str>::new(), "{v}");
+    assert_eq!(names(&v["situations_missing"]), Vec::<&str>::new(), "{v}");
+    let by_search: Vec<(&str, Vec<&str>)> = (v["situations_by_searches"].as_array())
+        .unwrap_or_else(|| panic!("situations_by_searches: {v}"))
+        .iter()
+        .map(|e| (e["situation"].as_str().unwrap_or(""), names(&e["searches"])))
+        .collect();
+    for sit in ["publish-retried", "duplicate-publish", "inbox-hit"] {
+        assert!(by_search.contains(&(sit, vec!["exhaustive"])), "{sit}: {v}");
+    }
+    assert_eq!(v["portfolio"]["exhaustive"]["max_faults"], 1, "{v}");
+    let h = &v["hazards"][0];
+    assert_eq!(h["id"], WARNING, "{v}");
+    assert_eq!(h["reached"], true, "{h}");
+    assert_eq!(h["reached_by_searches"], serde_json::json!(["exhaustive"]));
+    // The text says it in check's words.
+    for line in [
+        "situations reached by the searches alone: publish-retried (exhaustive search), duplicate-publish (exhaustive search), inbox-hit (exhaustive search)\n",
+        "reached by no seed but by exhaustive search (duplicate-publish): the verdict covers it\n",
+        "exhaustive search to fault bound 1: 5 of 5 schedules, none failed\n",
+        "1 of 1 scenarios match their expectation",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    // The warning alone, too, as check meets it (the second test here).
+    let (w, _) = verify(&variant("verify-warning-only", ""), 0);
+    assert_eq!(w["matched"], true, "{w}");
+}
+
+#[test]
+fn a_situation_nothing_reached_is_a_mismatch_in_verify_and_check_in_the_same_words() {
+    let file = variant(
+        "verify-reached-by-none",
+        r#"situations = ["duplicate-publish", "redelivered-after-inbox-cleanup"]"#,
+    );
+    let (json, _) = run(&["check", &file, "--no-regressions", "--json"], 0);
+    let e = expect_record(&json).unwrap_or_else(|| panic!("an expect record: {json}"));
+    let (v, text) = verify(&file, 1);
+    assert_eq!(v["matched"], false, "{v}");
+    // Only the situation no search reached is missing, in check's words.
+    assert_eq!(v["mismatch"], e["data"]["mismatch"], "{v}\n{e}");
+    assert_eq!(
+        v["mismatch"], "situations not reached: redelivered-after-inbox-cleanup",
+        "{v}"
+    );
+    assert_eq!(
+        names(&v["situations_missing"]),
+        ["redelivered-after-inbox-cleanup"]
+    );
+    assert!(
+        text.contains("MISMATCH: situations not reached: redelivered-after-inbox-cleanup\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_file_that_states_its_strategy_is_judged_by_its_seeds_in_both() {
+    // `run.strategy = "seeds"`: check runs no portfolio, so neither does verify.
+    let file = rewritten(
+        "verify-seeds-only",
+        "runs = 20\n",
+        "runs = 20\nstrategy = \"seeds\"\n",
+    );
+    let want = "situations not reached: duplicate-publish, inbox-hit";
+    let (json, _) = run(&["check", &file, "--no-regressions", "--json"], 0);
+    let e = expect_record(&json).unwrap_or_else(|| panic!("an expect record: {json}"));
+    assert_eq!(e["data"]["mismatch"], want, "{e}");
+    let (v, text) = verify(&file, 1);
+    assert_eq!(v["mismatch"], want, "{v}");
+    assert_eq!(v.get("portfolio"), None, "{v}");
+    assert!(!text.contains("searches ran too"), "{text}");
+}
+
+#[test]
+fn a_file_its_seeds_meet_runs_no_search_in_verify() {
+    // What the seeds meet costs what it did: no search, no new field.
+    let (v, _) = verify_with("payment-stable-key", &["--max-runs", "300"], 0);
+    assert_eq!(v["matched"], true, "{v}");
+    assert_eq!(v.get("portfolio"), None, "{v}");
+    assert_eq!(v.get("situations_by_searches"), None, "{v}");
+}
+
+#[test]
+fn what_verify_searched_is_the_same_for_any_jobs() {
+    let out = |jobs: &str, json: &[&str]| {
+        let args = [
+            &[
+                "verify",
+                FIXTURE,
+                "--no-regressions",
+                "--no-ablations",
+                "--jobs",
+                jobs,
+            ][..],
+            json,
+        ]
+        .concat();
+        run(&args, 0).0
+    };
+    let one = out("1", &["--json"]);
+    assert!(one.contains("\"situations_by_searches\""), "{one}");
+    assert_eq!(one, out("2", &["--json"]));
+    let text = out("1", &[]);
+    assert!(text.contains("searches ran too"), "{text}");
+    assert_eq!(text, out("2", &[]));
+}
+
+#[test]
+fn a_failure_only_a_search_found_is_the_verdict_in_both_and_names_no_seed() {
+    // No inbox: the duplicate publish exhaustive search makes takes effect twice.
+    let file = rewritten(
+        "verify-no-inbox",
+        r#"handler = "inbox-same-tx""#,
+        r#"handler = "effect""#,
+    );
+    let want = "expected holds, found violation of no-duplicate-effect";
+    let (json, _) = run(&["check", &file, "--no-regressions", "--json"], 1);
+    let e = expect_record(&json).unwrap_or_else(|| panic!("an expect record: {json}"));
+    assert_eq!(e["data"]["mismatch"], want, "{e}");
+    let (v, text) = verify(&file, 1);
+    assert_eq!(v["mismatch"], want, "{v}");
+    assert_eq!(v["found"], "violation", "{v}");
+    assert_eq!(v["invariant"], "no-duplicate-effect", "{v}");
+    // The failing schedule is exhaustive search's, not a seed.
+    assert_eq!(v["lowest_failing_seed"], Value::Null, "{v}");
+    assert_eq!(v["portfolio"]["found_by"], "exhaustive", "{v}");
+    assert!(
+        text.contains("exhaustive search to fault bound 1: violation within"),
+        "{text}"
+    );
 }

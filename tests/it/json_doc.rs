@@ -111,6 +111,14 @@ fn run_commands() -> Vec<String> {
             "30",
             "--json",
         ],
+        // Met only by check's searches, which verify then runs too.
+        &[
+            "verify",
+            "tests/fixtures/expect_reach/reached-by-a-search.toml",
+            "--no-ablations",
+            "--no-regressions",
+            "--json",
+        ],
         &[
             "sweep",
             "payment-stable-key",

@@ -18,7 +18,9 @@ use super::common::{jobs, shell_word, WarningLine};
 pub use args::Args;
 use args::Search;
 use exhaustive::run_exhaustive;
+pub(crate) use found::{judged, search};
 use idemsim::regressions::sweep::Recorded;
+pub use portfolio::PortfolioLine;
 pub use summary::{Seeds, ShardLine, SweepLine};
 
 /// A coverage-guided search runs as one sequence, each schedule mutating what
@@ -223,6 +225,13 @@ impl Sweep<'_> {
             &self.replayed,
         ))
     }
+}
+
+/// Whether `check` of `s` as written (no `--strategy`) runs its default
+/// portfolio: the seeds, then the searches. `verify` asks, to judge a
+/// file's `[expect]` by the same schedules.
+pub(crate) fn runs_portfolio(s: &models::Scenario) -> bool {
+    Search::of(None, s) == (Search::Seeds { portfolio: true })
 }
 
 /// The seeds `check` sweeps: `--seeds`, `--seed`, or the first `--runs` (or

@@ -251,17 +251,30 @@ impl WarningLine {
         design_warnings: &[models::core::DesignWarning],
         reached: &[&str],
     ) -> serde_json::Value {
-        WarningLine::of(design_warnings)
-            .into_iter()
+        WarningLine::json_of(&WarningLine::of(design_warnings), reached)
+    }
+
+    /// [`json_in`](WarningLine::json_in) for lines whose
+    /// `reached_by_searches` may be filled: `reached` is then true when a
+    /// search reached the situation too, and `reached_by_searches` names
+    /// the searches (absent when none).
+    pub fn json_of(lines: &[WarningLine], reached: &[&str]) -> serde_json::Value {
+        lines
+            .iter()
             .map(|h| {
-                let hit = h.situation.as_deref().map(|n| reached.contains(&n));
-                serde_json::json!({
+                let hit = (h.situation.as_deref())
+                    .map(|n| reached.contains(&n) || !h.reached_by_searches.is_empty());
+                let mut v = serde_json::json!({
                     "id": h.id,
                     "text": h.text,
                     "situation": h.situation,
                     "reached": hit,
                     "example": h.example,
-                })
+                });
+                if !h.reached_by_searches.is_empty() {
+                    v["reached_by_searches"] = serde_json::json!(h.reached_by_searches);
+                }
+                v
             })
             .collect()
     }
@@ -284,13 +297,8 @@ impl WarningLine {
 
     /// Two lines for people: the gap, then whether this sweep went there.
     pub fn text(&self) -> String {
-        let searched = searches_phrase(&self.reached_by_searches);
         let reach = match (&self.situation, self.reached_runs) {
-            // A search's schedule went there: the verdict, searches
-            // included, covers it, though no seed did.
-            (Some(s), Some(0)) if !searched.is_empty() => {
-                format!("reached by no seed but by {searched} ({s}): the verdict covers it")
-            }
+            (Some(s), Some(0)) if !self.reached_by_searches.is_empty() => self.searched_reach(s),
             (Some(s), Some(0)) => self.unreached(&format!("no run here reached it ({s}: 0 runs)")),
             (Some(s), Some(n)) => format!(
                 "reached in {n} run{} ({s}): the verdict covers {}",
@@ -309,10 +317,19 @@ impl WarningLine {
             Some(s) if reached.contains(&s.as_str()) => {
                 format!("a schedule here reached it ({s}): the verdict covers it")
             }
+            // `verify`, whose seeds missed it, ran `check`'s searches.
+            Some(s) if !self.reached_by_searches.is_empty() => self.searched_reach(s),
             Some(s) => self.unreached(&format!("no schedule here reached it ({s})")),
             None => self.unmarked(),
         };
         self.lines(&reach)
+    }
+
+    /// A search's schedule went to `situation`, though no seed did: the
+    /// verdict, the searches' included, covers it.
+    fn searched_reach(&self, situation: &str) -> String {
+        let searched = searches_phrase(&self.reached_by_searches);
+        format!("reached by no seed but by {searched} ({situation}): the verdict covers it")
     }
 
     fn lines(&self, reach: &str) -> String {

@@ -1,12 +1,17 @@
 //! `idemsim verify`: every scenario against its `[expect]`, and every
 //! protection of a holding scenario removed in turn on the same seeds: each
 //! removal must turn "holds" into a violation, or the "holds" is not earned.
+//! A file its seeds do not meet is judged as `check` judges it, by the
+//! searches of `check`'s portfolio too (`searched.rs`).
+
+mod searched;
 
 use idemsim::catalog::{self, UsageError};
 use idemsim::render::json_line;
 use models::registry;
 use models::scenario::{Ablation, Judgement, Searched, Strategy, Verdict};
 use models::Scenario;
+use searched::Portfolio;
 use sim::{SeedRange, Summary};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -45,7 +50,12 @@ struct Checked {
     /// The search that found the failure: a coverage-guided one names a
     /// schedule of the search, not a seed.
     by: Strategy,
+    /// The situations the own strategy reached.
     situations: Vec<&'static str>,
+    /// `check`'s searches, when the own strategy did not meet `[expect]`.
+    portfolio: Option<Portfolio>,
+    /// The design warnings, each naming the searches that reached its gap.
+    warnings: Vec<crate::cmd::common::WarningLine>,
     ablations: Vec<Ablation>,
     /// Why the scenario as a whole does not match, if it does not.
     mismatch: Option<String>,
@@ -85,13 +95,16 @@ fn ablate(
 
 fn judge(
     s: &Scenario,
-    searched: &Searched,
+    (searched, portfolio): (&Searched, Option<Portfolio>),
     range: SeedRange,
     ablations: Vec<Ablation>,
     ablate: bool,
 ) -> Checked {
     let sum = &searched.summary;
-    let judgement = s.judge(sum);
+    let judged = portfolio.as_ref().map(|p| p.judged(sum));
+    let mut judgement = s.judge(judged.as_ref().unwrap_or(sum));
+    // A search's failing schedule is no seed (its part names it).
+    judgement.lowest_failing_seed = sum.first_failure.as_ref().map(|f| f.seed);
     let holds = s.expected_verdict() == Some(Verdict::Holds);
     let mismatch = judgement.mismatch.clone().or_else(|| {
         if ablate && holds && s.protections().is_empty() {
@@ -112,6 +125,8 @@ fn judge(
         seeds: sum.tally.schedules,
         by: searched.by,
         situations: registry::situation_names(&sum.tally.situations),
+        warnings: Portfolio::warnings(portfolio.as_ref(), s),
+        portfolio,
         ablations,
         mismatch,
     }
@@ -141,9 +156,8 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
             })
         })
         .collect();
-    let design_warnings =
-        crate::cmd::common::WarningLine::json_in(&s.design_warnings, &c.situations);
-    serde_json::json!({
+    let design_warnings = crate::cmd::common::WarningLine::json_of(&c.warnings, &c.situations);
+    let mut line = serde_json::json!({
         "scenario": s.name,
         "expected": s.expected_verdict().map(Verdict::as_str),
         "expected_invariant": s.expected_invariant(),
@@ -159,7 +173,11 @@ fn json_of(s: &Scenario, c: &Checked) -> serde_json::Value {
         "situations_missing": j.missing,
         "ablations": ablations,
         "hazards": design_warnings,
-    })
+    });
+    if let Some(p) = &c.portfolio {
+        p.json_into(&c.situations, &mut line);
+    }
+    line
 }
 
 fn print_text(s: &Scenario, c: &Checked, width: usize) {
@@ -189,6 +207,9 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
             c.situations.join(", ")
         }
     );
+    for line in (c.portfolio.iter()).flat_map(|p| p.text_lines(&c.situations)) {
+        idemsim::outln!("{:<width$}  {line}", "");
+    }
     for a in &c.ablations {
         let seed = a
             .lowest_failing_seed
@@ -207,7 +228,7 @@ fn print_text(s: &Scenario, c: &Checked, width: usize) {
         );
     }
     let reached: &[&str] = &c.situations;
-    for h in crate::cmd::common::WarningLine::of(&s.design_warnings) {
+    for h in &c.warnings {
         for line in h.text_in(reached).lines() {
             idemsim::outln!("{:<width$}  {}", "", line.trim_start());
         }
@@ -395,7 +416,13 @@ impl Run<'_> {
         let searched = s.searched(seeds, jobs, stop);
         let sum = &searched.summary;
         idemsim::external::check_summary(s, &replay, sum)?;
-        if sum.interrupted {
+        // As `check` judges the file: its searches too, if the seeds miss.
+        let portfolio = if sum.interrupted {
+            None
+        } else {
+            Portfolio::if_unmet(s, sum, seeds, jobs, &replay)?
+        };
+        if sum.interrupted || portfolio.as_ref().is_some_and(Portfolio::interrupted) {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.
             print_interrupted(s, sum, seeds, a.json, self.width);
             return Ok(false);
@@ -411,7 +438,7 @@ impl Run<'_> {
             return Ok(false);
         };
         tally.judged += 1;
-        let mut c = judge(s, &searched, seeds, found, !a.no_ablations);
+        let mut c = judge(s, (&searched, portfolio), seeds, found, !a.no_ablations);
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }

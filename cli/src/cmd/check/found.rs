@@ -16,7 +16,7 @@ use sim::{SeedRange, Summary};
 
 /// Runs the portfolio's searches over `all`; a program that broke the
 /// protocol in the failure they show is bad input, as in a sweep.
-pub(super) fn search(
+pub(crate) fn search(
     s: &models::Scenario,
     replay: &str,
     all: SeedRange,
@@ -37,7 +37,7 @@ pub(super) fn search(
 /// counts as reached, for `[expect] situations` and for the design
 /// warnings' gaps, as the summary says. Only the set of situations is
 /// added: the counts (and the load bounds judged by them) stay the seeds'.
-pub(super) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
+pub(crate) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
     let mut judged = sum.clone();
     for part in searches
         .into_iter()

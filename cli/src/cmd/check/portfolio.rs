@@ -163,23 +163,33 @@ impl PortfolioLine {
         .collect()
     }
 
-    /// `situations reached by the searches alone: x (exhaustive search)`:
-    /// the situations a search reached and no seed did (`seeds`), in id
-    /// order, each with the searches that reached it; none, no line.
-    pub fn searched_only_line(&self, seeds: &[String]) -> Option<String> {
+    /// The situations a search reached and no seed did (`seeds`), in id
+    /// order, each with the searches that reached it (`exhaustive`,
+    /// `coverage`).
+    pub fn searched_only(&self, seeds: &[String]) -> Vec<(String, Vec<String>)> {
         let mut names: Vec<&String> = (self.exhaustive.situations.iter())
             .chain(&self.coverage.situations)
             .filter(|n| !seeds.contains(n))
             .collect();
         names.sort_by_key(|n| (id_of(n), *n));
         names.dedup();
-        if names.is_empty() {
+        names
+            .into_iter()
+            .map(|n| (n.clone(), self.reached_by(n)))
+            .collect()
+    }
+
+    /// `situations reached by the searches alone: x (exhaustive search)`:
+    /// [`searched_only`](PortfolioLine::searched_only) for people; none, no line.
+    pub fn searched_only_line(&self, seeds: &[String]) -> Option<String> {
+        let only = self.searched_only(seeds);
+        if only.is_empty() {
             return None;
         }
-        let each: Vec<String> = names
+        let each: Vec<String> = only
             .iter()
-            .map(|n| {
-                let by = searches_phrase(&self.reached_by(n));
+            .map(|(n, by)| {
+                let by = searches_phrase(by);
                 format!("{n} ({})", by.trim_start_matches("the "))
             })
             .collect();
@@ -189,20 +199,41 @@ impl PortfolioLine {
         ))
     }
 
+    /// Names the part whose failure counts: `seeds` when a seed failed
+    /// (`seed_failed`), else the search that found one, else none.
+    pub fn set_found_by(&mut self, seed_failed: bool) {
+        let searched = self.found().map(|(part, _)| part.as_str().to_string());
+        self.found_by = if seed_failed {
+            Some("seeds".to_string())
+        } else {
+            searched
+        };
+    }
+
+    /// The two search parts' lines (`exhaustive search to fault bound 1:
+    /// ...`), as `check` prints them under its portfolio line.
+    pub fn part_lines(&self) -> [String; 2] {
+        [
+            self.exhaustive.text("exhaustive search"),
+            format!(
+                "{} (search seed {})",
+                self.coverage.text("coverage-guided search"),
+                self.search_seed
+            ),
+        ]
+    }
+
     /// The lines `check` prints under the seeds' summary.
     pub fn text_lines(&self) -> Vec<String> {
         let by = match self.found_by.as_deref() {
             Some(part) => format!(", failure shown found by {part}"),
             None => String::new(),
         };
+        let [exhaustive, coverage] = self.part_lines();
         vec![
             format!("portfolio: the seeds above, then two searches{by}"),
-            format!("  {}", self.exhaustive.text("exhaustive search")),
-            format!(
-                "  {} (search seed {})",
-                self.coverage.text("coverage-guided search"),
-                self.search_seed
-            ),
+            format!("  {exhaustive}"),
+            format!("  {coverage}"),
         ]
     }
 }

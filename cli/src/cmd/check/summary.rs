@@ -462,11 +462,7 @@ impl SweepLine {
             .and_then(|p| p.found())
             .map(|(part, f)| (part, f.invariant.clone()));
         if let Some(p) = &mut self.portfolio {
-            p.found_by = match (&self.failure, &searched) {
-                (Some(_), _) => Some("seeds".to_string()),
-                (None, Some((part, _))) => Some(part.as_str().to_string()),
-                (None, None) => None,
-            };
+            p.set_found_by(self.failure.is_some());
         }
         self.verdict = match (&self.failure, self.interrupted, self.inconclusive) {
             (Some(_), _, _) => SweepVerdict::Violation,
