@@ -94,7 +94,22 @@ impl<W: Carries<Msg>> Service<W> {
 
     /// After every step: a free worker and a waiting request make the next
     /// step take it. Its own step, so a crash can fall in between.
+    ///
+    /// Most steps leave nothing waiting, neither a key for the recovery nor
+    /// a request in the queue: that is checked where the step ends, and
+    /// only a step that leaves something waiting makes the call that counts
+    /// the busy workers ([`pump_waiting`](Self::pump_waiting)). It was a
+    /// call at the end of every step of the service.
+    #[inline(always)]
     pub(super) fn pump(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
+        if st.recovery.waiting() > 0 || !st.workers.is_empty() {
+            self.pump_waiting(st, ctx);
+        }
+    }
+
+    /// [`pump`](Self::pump) with a key or a request waiting.
+    #[inline(never)]
+    fn pump_waiting(&self, st: &ServiceState, ctx: &mut impl Ctx<Self>) {
         // Keys a restart left waiting for a worker are driven as workers
         // free up, as the recovery job would; a step of their own as well.
         // Its turn comes first: a request ahead of it in the line holds it

@@ -57,6 +57,12 @@ impl ServiceState {
     /// Inserts and calls pair one to one: a request the network duplicated
     /// is two of each under one caller, and one call ending frees one.
     pub(super) fn busy(&self) -> usize {
+        // No step pending, no insert to pair with a call: the usual case,
+        // without the second pass over the steps.
+        let steps = self.steps.busy();
+        if steps == 0 {
+            return self.calls.busy();
+        }
         let held_by_call = self
             .steps
             .inserts()
@@ -70,7 +76,7 @@ impl ServiceState {
                 self.calls.held_by(p.client, p.key) > earlier
             })
             .count();
-        self.calls.busy() + self.steps.busy() - held_by_call
+        self.calls.busy() + steps - held_by_call
     }
 
     /// Keys the recovery may start driving now, with `pool` workers. It runs
@@ -209,6 +215,30 @@ mod tests {
         // The recovery may take neither a busy worker nor a call.
         assert_eq!(st.recovery_slots(2), 0);
         assert_eq!(st.recovery_slots(3), 1);
+    }
+
+    /// With no step pending (the shortcut `busy` takes), every bank call in
+    /// flight holds a worker of its own, each caller's under the same key too.
+    #[test]
+    fn with_no_step_pending_every_call_is_a_busy_worker() {
+        let cfg = config();
+        let mut st = ServiceState::default();
+        let mut questions = Questions::default();
+        assert_eq!(st.busy(), 0);
+        for caller in 1..=3 {
+            let call = NewCall {
+                op: Op::new(&CLAIM, 4711),
+                key: key(),
+                amount_eur: 1200,
+                client: Some((caller, 1)),
+                query_first: false,
+            };
+            commands(0, |ctx| {
+                assert!(st.calls.call(&cfg, &mut questions, call, ctx));
+            });
+            assert_eq!(st.steps.busy(), 0);
+            assert_eq!(st.busy(), caller as usize);
+        }
     }
 
     /// The state panel shows the parts as the one flat struct it always
