@@ -73,41 +73,33 @@ fn quarter_rounds(a: &mut Row, b: &mut Row, c: &mut Row, d: &mut Row) {
 pub const REFILL_MAX: usize = 4 * BLOCK_VALUES;
 
 /// Computes the next blocks of stream `stream` under `key`, starting at block
-/// `counter`, into `out`, and returns how many values it wrote. The first
-/// refill of a stream (`first`) computes fewer blocks than later ones: most
-/// streams draw fewer than sixteen values in a run, and a block costs about
-/// 50 ns, while four computed together cost little more than two.
+/// `counter`, into `out`, and returns how many values it wrote: at least
+/// `want` blocks (1 to 4; the caller judges how many the stream will read),
+/// and more only where they cost nothing more. AVX2 computes two blocks per
+/// 256-bit register, so an odd `want` gets one block more; SSE2 computes
+/// exactly `want`.
 #[inline]
 pub fn refill(
     key: &[u32; 8],
     stream: u64,
     counter: u64,
-    first: bool,
+    want: usize,
     out: &mut [u64; REFILL_MAX],
 ) -> usize {
+    debug_assert!(
+        (1..=4).contains(&want),
+        "a refill computes 1 to 4 blocks, not {want}"
+    );
     #[cfg(target_arch = "x86_64")]
     {
-        let lanes: [(u64, u64); 4] =
-            std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
         if std::is_x86_feature_detected!("avx2") {
-            // Two blocks per 256-bit register.
-            if first {
-                avx2::blocks::<1, [u64]>(key, &lanes[..2], out, 0);
-                return 2 * BLOCK_VALUES;
-            }
-            avx2::blocks::<2, [u64]>(key, &lanes, out, 0);
-            return 4 * BLOCK_VALUES;
+            return refill_avx2(key, stream, counter, want, out);
         }
-        if first {
-            sse2::blocks::<1, [u64]>(key, &lanes[..1], out, 0);
-            return BLOCK_VALUES;
-        }
-        sse2::blocks::<4, [u64]>(key, &lanes, out, 0);
-        4 * BLOCK_VALUES
+        refill_sse2(key, stream, counter, want, out)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let n = if first { 1 } else { 4 };
+        let n = want.clamp(1, 4);
         for i in 0..n {
             portable_block(
                 key,
@@ -118,6 +110,45 @@ pub fn refill(
         }
         n * BLOCK_VALUES
     }
+}
+
+/// [`refill`] with AVX2 (the caller checked for it): two blocks per register.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn refill_avx2(
+    key: &[u32; 8],
+    stream: u64,
+    counter: u64,
+    want: usize,
+    out: &mut [u64; REFILL_MAX],
+) -> usize {
+    let lanes: [(u64, u64); 4] = std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
+    if want <= 2 {
+        avx2::blocks::<1, [u64]>(key, &lanes[..2], out, 0);
+        return 2 * BLOCK_VALUES;
+    }
+    avx2::blocks::<2, [u64]>(key, &lanes, out, 0);
+    4 * BLOCK_VALUES
+}
+
+/// [`refill`] with SSE2 only: `want` blocks, one register each.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn refill_sse2(
+    key: &[u32; 8],
+    stream: u64,
+    counter: u64,
+    want: usize,
+    out: &mut [u64; REFILL_MAX],
+) -> usize {
+    let lanes: [(u64, u64); 4] = std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
+    let computed = match want {
+        1 => sse2::blocks::<1, [u64]>(key, &lanes[..1], out, 0),
+        2 => sse2::blocks::<2, [u64]>(key, &lanes[..2], out, 0),
+        3 => sse2::blocks::<3, [u64]>(key, &lanes[..3], out, 0),
+        _ => sse2::blocks::<4, [u64]>(key, &lanes, out, 0),
+    };
+    computed * BLOCK_VALUES
 }
 
 /// Lanes [`blocks`] computes together at most: independent blocks (of one
@@ -461,97 +492,4 @@ mod avx2 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::{Rng, SeedableRng};
-
-    fn reference(seed: u64, stream: u64, n: usize) -> Vec<u64> {
-        let mut r = ChaCha8Rng::seed_from_u64(seed);
-        r.set_stream(stream);
-        (0..n).map(|_| r.next_u64()).collect()
-    }
-
-    fn ours(seed: u64, stream: u64, n: usize) -> Vec<u64> {
-        let key = key_from_seed(seed);
-        let mut out = Vec::new();
-        let mut buf = [0u64; REFILL_MAX];
-        let mut counter = 0;
-        // As the choice source draws: a first refill, then later ones.
-        while out.len() < n {
-            let k = refill(&key, stream, counter, counter == 0, &mut buf);
-            out.extend_from_slice(&buf[..k]);
-            counter += (k / BLOCK_VALUES) as u64;
-        }
-        out.truncate(n);
-        out
-    }
-
-    #[test]
-    fn every_implementation_computes_the_portable_blocks() {
-        let key = key_from_seed(42);
-        let mut want = [0u64; 4 * BLOCK_VALUES];
-        for (stream, counter) in [(0, 0), (3, 1), (u64::MAX, 7), (9, u64::MAX - 1)] {
-            for i in 0..4 {
-                portable_block(
-                    &key,
-                    stream,
-                    counter.wrapping_add(i),
-                    &mut want[i as usize * BLOCK_VALUES..],
-                );
-            }
-            #[cfg(target_arch = "x86_64")]
-            {
-                let lanes: [(u64, u64); 4] =
-                    std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
-                let mut got = [0u64; 4 * BLOCK_VALUES];
-                sse2::blocks::<4, [u64]>(&key, &lanes, &mut got, 0);
-                assert_eq!(got, want, "sse2, stream {stream} counter {counter}");
-                if std::is_x86_feature_detected!("avx2") {
-                    let mut got = [0u64; 4 * BLOCK_VALUES];
-                    avx2::blocks::<2, [u64]>(&key, &lanes, &mut got, 0);
-                    assert_eq!(got, want, "avx2, stream {stream} counter {counter}");
-                }
-            }
-        }
-        // Blocks of different streams at once, in batches of every size.
-        let lanes = [
-            (0, 0),
-            (1, 0),
-            (5, 0),
-            (9, 3),
-            (2, 0),
-            (77, 1),
-            (u64::MAX, 0),
-            (3, 0),
-        ];
-        for n in 1..=lanes.len() + 1 {
-            let lanes: Vec<(u64, u64)> = lanes.iter().cycle().take(n + 3).copied().collect();
-            let mut got = vec![0u64; lanes.len() * BLOCK_VALUES];
-            blocks(&key, &lanes, &mut got[..]);
-            for (i, &(s, c)) in lanes.iter().enumerate() {
-                let mut one = [0u64; BLOCK_VALUES];
-                portable_block(&key, s, c, &mut one);
-                assert_eq!(
-                    &got[i * BLOCK_VALUES..][..BLOCK_VALUES],
-                    one,
-                    "lane {i} of {n}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_same_values_as_rand_chacha() {
-        // Across block and buffer boundaries (8 and 32 values), many seeds and streams.
-        for seed in (0..200).chain([u64::MAX, 1 << 40, 0xdead_beef]) {
-            for stream in [0, 1, 2, 7, 15, 16, 99, u64::from(u32::MAX) + 3] {
-                assert_eq!(
-                    ours(seed, stream, 70),
-                    reference(seed, stream, 70),
-                    "seed {seed} stream {stream}"
-                );
-            }
-        }
-    }
-}
+mod tests;
