@@ -284,6 +284,51 @@ pub fn human_ms(ms: u64) -> String {
     }
 }
 
+/// serde's words made the user's: no Rust type names.
+pub(crate) fn plain(message: &str) -> String {
+    let m = message.trim();
+    // toml 1 reads digits past i64 as an i128 that no key's type takes:
+    // a number too large, in the words toml 0.8's parser used for it.
+    if m.starts_with("invalid type: integer") && m.contains(" as i128,") {
+        return "number too large to fit in target type".to_string();
+    }
+    let m = m
+        .replace("invalid type: ", "wrong type: ")
+        .replace(", expected u64", ", expected a whole number (0 or more)")
+        .replace(
+            ", expected u32",
+            ", expected a whole number from 0 to 4294967295",
+        )
+        .replace(
+            ", expected u16",
+            ", expected a whole number from 0 to 65535",
+        )
+        .replace(", expected u8", ", expected a whole number from 0 to 255")
+        .replace(", expected a string", ", expected text in quotes")
+        .replace(", expected a boolean", ", expected true or false")
+        .replace("invalid value: integer", "the number")
+        .replace("wrong type: sequence", "wrong type: a list")
+        .replace("wrong type: map", "wrong type: a table")
+        .replace(", expected a sequence", ", expected a list [...]")
+        .replace(", expected a map", ", expected a table");
+    // serde names the Rust type a table is read into ("struct BreakerDto").
+    let m = match m.find(", expected struct ") {
+        Some(at) => {
+            let rest = &m[at + ", expected struct ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .unwrap_or(rest.len());
+            format!("{}, expected a table of keys{}", &m[..at], &rest[end..])
+        }
+        None => m,
+    };
+    if m.is_empty() {
+        "this value cannot be read".to_string()
+    } else {
+        m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +358,30 @@ mod tests {
         assert_eq!(human_ms(1500), "1500 ms");
         assert_eq!(human_ms(30_000), "30 s");
         assert_eq!(human_ms(2_592_000_000), "30 days");
+    }
+
+    #[test]
+    fn serde_words_become_the_users() {
+        assert_eq!(
+            plain("invalid type: string \".failures=0\", expected struct BreakerDto"),
+            "wrong type: string \".failures=0\", expected a table of keys"
+        );
+        assert_eq!(
+            plain("invalid type: sequence, expected u64"),
+            "wrong type: a list, expected a whole number (0 or more)"
+        );
+        assert_eq!(
+            plain("invalid type: map, expected a string"),
+            "wrong type: a table, expected text in quotes"
+        );
+        assert_eq!(
+            plain("invalid type: integer `3`, expected a sequence"),
+            "wrong type: integer `3`, expected a list [...]"
+        );
+        assert_eq!(plain("  "), "this value cannot be read");
+        assert_eq!(
+            plain("invalid type: integer `99999999999999999999999` as i128, expected u64"),
+            "number too large to fit in target type"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! checked exactly as `[client]` or `[service]` is; a mistake it finds in a
 //! value the overlay wrote is reported where the overlay wrote it.
 
-use super::input::{did_you_mean, invalid, Invalid, Seg};
+use super::input::{did_you_mean, invalid, plain, Invalid, Seg};
 use serde::de::DeserializeOwned;
 
 /// `over`'s keys written onto `base`; a table inside both is overlaid key
@@ -43,7 +43,8 @@ pub fn typed<T: DeserializeOwned>(table: toml::Table, at: &[Seg]) -> Result<T, I
         .map_err(|e: toml::de::Error| {
             invalid(
                 at.to_vec(),
-                e.message().trim().to_string(),
+                // In the user's words, as the file's own loader puts them.
+                plain(e.message()),
                 "give each key the type docs/scenario-format.md gives it in its table",
             )
         })
@@ -126,6 +127,25 @@ mod tests {
         assert_eq!(
             moved(at("timeout_ms"), &["client"], &over, &to).path,
             at("timeout_ms").path
+        );
+    }
+
+    #[test]
+    fn a_wrong_type_the_overlay_wrote_names_no_rust_type() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Outer {
+            retry: Inner,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Inner {
+            base_ms: u64,
+        }
+        let err = typed::<Outer>(table("retry = \"1000\""), &[Seg::Key("client")]).unwrap_err();
+        assert_eq!(
+            err.message,
+            "wrong type: string \"1000\", expected a table of keys"
         );
     }
 }
