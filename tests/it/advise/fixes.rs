@@ -112,6 +112,13 @@ const KNOWN: &[(&str, &[&str])] = &[
     // which also has fewer attempts: with five, dropping expired work is not
     // enough (tests/it/load.rs), and the budget of payment-overload-budget is.
     ("payment-overload-metastable", &["client.budget.capacity"]),
+    // Its sibling, messaging-nats-duplicate-window-inbox-outlasts, keeps inbox
+    // rows past the copy NATS stores again (its window is not restarted by
+    // the dropped duplicate between them).
+    (
+        "messaging-nats-duplicate-window-not-restarted",
+        &["consumer.inbox_retention_ms"],
+    ),
 ];
 
 fn keys(f: &Fix) -> Vec<&'static str> {
@@ -186,7 +193,7 @@ known_fix_tests! {
     retry_rejected_input: 17, shed_twin_executes: 18, stripe_key_retention_past: 19,
     booked_before_bank_cut_off: 20, delete_recreated: 21, patch_retried: 22,
     post_body_changed_on_retry: 23, bank_retry_storm: 24, refund_on_timeout: 25,
-    refund_retried_without_key: 26,
+    refund_retried_without_key: 26, nats_duplicate_window_not_restarted: 31,
 }
 
 /// Top-level tables whose difference is not a setting: the faults, the

@@ -27,6 +27,15 @@ const PAIRS: &[(&str, &str, SituationId)] = &[
         "messaging-nats-duplicate-window-past",
         sit::REPUBLISH_AFTER_DEDUP_WINDOW,
     ),
+    // How NATS counts its window: from the stored message, not restarted by
+    // a duplicate it drops (nats-server#7302). Both resend one id every
+    // minute (stored, dropped, stored again, dropped); the limit is the
+    // consumer's inbox against the copy stored again 2 minutes later.
+    (
+        "messaging-nats-duplicate-window-inbox-outlasts",
+        "messaging-nats-duplicate-window-not-restarted",
+        sit::REDELIVERED_AFTER_INBOX_CLEANUP,
+    ),
     (
         "messaging-servicebus-duplicate-detection-inside",
         "messaging-servicebus-duplicate-detection-past",
@@ -106,6 +115,27 @@ fn each_limit_holds_its_pair_to_what_the_vendor_documents() {
     for &(inside, past, crossing) in PAIRS {
         side(inside, crossing, false);
         side(past, crossing, true);
+    }
+}
+
+/// Both sides of NATS's no-restart pair store the id again, 2 ms past the
+/// first copy's window and a minute after the duplicate the stream dropped:
+/// a window restarted by that duplicate would drop it (and the `-not-restarted`
+/// side would hold).
+#[test]
+fn a_duplicate_nats_drops_does_not_restart_its_window() {
+    for name in [
+        "messaging-nats-duplicate-window-inbox-outlasts",
+        "messaging-nats-duplicate-window-not-restarted",
+    ] {
+        let sum = sweep(&load(name, &[]), SEEDS);
+        for s in [sit::BROKER_DEDUP_HIT, sit::REPUBLISH_AFTER_DEDUP_WINDOW] {
+            assert!(
+                sum.tally.situations.contains(s),
+                "{name}: {} not reached",
+                models::registry::situation_name(s)
+            );
+        }
     }
 }
 
