@@ -3,7 +3,7 @@
 
 use super::queue::EventKind;
 use super::run::Run;
-use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
+use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf, FIXED_RATES};
 use crate::actor::{ActorId, Message, TimeUs};
 use crate::choice::{scale, StreamId, StreamLayout};
 use crate::trace::{DropReason, TraceKind, Tracer};
@@ -110,8 +110,10 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     pub(super) fn draw_swarm_mix(&mut self, world: &World) {
         let n = world.actor_count();
         let swarm = StreamLayout::SWARM;
-        // A traced run draws one by one, so that each link's mix is traced.
-        if T::ENABLED || !self.draw_link_mix_at_once() {
+        // A traced run draws one by one, so that each link's mix is traced;
+        // a sweep's run takes the words and draws each link at its first use.
+        self.sim.mix_now = self.sim.next_mix_stamp();
+        if T::ENABLED || !self.take_link_words() {
             self.draw_link_mix(world);
         }
         for actor in 0..n {
@@ -134,10 +136,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         // so "only duplicate the status queries" keeps them exactly as lossy
         // as every other message on that link in this seed.
         for (i, k) in world.kind_faults.iter().enumerate() {
-            let link = self.sim.links[(k.from * n + k.to) as usize];
+            let link = self.sim.link_now((k.from * n + k.to) as usize);
             let choices = &mut self.sim.choices;
-            let mut rate = |r: Option<crate::world::PerMilleRange>, drawn: u32| match r {
-                Some(r) => choices.range(swarm, u64::from(r.lo), u64::from(r.hi)) as u32,
+            // Validation keeps every rate at most 1000.
+            let mut rate = |r: Option<crate::world::PerMilleRange>, drawn: u16| match r {
+                Some(r) => choices.range(swarm, u64::from(r.lo), u64::from(r.hi)) as u16,
                 None => drawn,
             };
             let lp = rate(k.loss_per_mille, link.loss_pm);
@@ -148,42 +151,30 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         }
     }
 
-    /// The links' mix as [`draw_link_mix`](Self::draw_link_mix) draws it, the
-    /// same values in the same order, taken from the swarm stream's buffer
-    /// a buffer at a time in a sweep's run (the blocks computed ahead hold
-    /// the first ones from the second run of a thread on; a world with more
-    /// rates than one buffer holds, such as messaging's and chain's, takes
-    /// the rest after a refill). False if it drew nothing, for the caller
-    /// to draw one by one.
+    /// The words of the swarm stream that [`draw_link_mix`](Self::draw_link_mix)
+    /// would scale into the links' rates, copied as they are in a sweep's
+    /// run, a buffer at a time (the blocks computed ahead hold the first ones
+    /// from the second run of a thread on; a world with more rates than one
+    /// buffer holds takes the rest after a refill). The stream moves on past
+    /// them as if each had been drawn, so the crash rates and everything
+    /// after take the words they always did; each link scales its own words
+    /// at its first use ([`link_now`](super::Sim::link_now)). False if it took
+    /// nothing, for the caller to draw one by one.
     #[inline]
-    fn draw_link_mix_at_once(&mut self) -> bool {
+    fn take_link_words(&mut self) -> bool {
         let sim = &mut *self.sim;
-        let draws = &sim.swarm_draws;
+        // The last two words are padding, never drawn.
+        let total = sim.swarm_words.len() - 2;
         let mut done = 0;
-        let mut nonzero = 0;
-        while done < draws.len() {
-            let Some(words) = sim
-                .choices
-                .plain_words(StreamLayout::SWARM, draws.len() - done)
-            else {
+        while done < total {
+            let Some(words) = sim.choices.plain_words(StreamLayout::SWARM, total - done) else {
                 // Only ever on the first ask, before anything was taken.
                 debug_assert_eq!(done, 0);
                 return false;
             };
-            for (d, &word) in draws[done..].iter().zip(words) {
-                let value = scale(word, d.arity);
-                nonzero += u32::from(value != 0);
-                let per_mille = d.lo + value as u32;
-                let now = &mut sim.links[d.link as usize];
-                if d.duplicate {
-                    now.dup_pm = per_mille;
-                } else {
-                    now.loss_pm = per_mille;
-                }
-            }
+            sim.swarm_words[done..done + words.len()].copy_from_slice(words);
             done += words.len();
         }
-        sim.choices.count_nonzero(nonzero);
         true
     }
 
@@ -198,16 +189,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             let l = &world.links[i as usize];
             let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
             let choices = &mut self.sim.choices;
-            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u32;
-            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u32;
-            let now = &mut self.sim.links[i as usize];
-            now.loss_pm = lp;
-            now.dup_pm = dp;
+            // Validation keeps every rate at most 1000.
+            let lp = choices.range(swarm, u64::from(loss.lo), u64::from(loss.hi)) as u16;
+            let dp = choices.range(swarm, u64::from(dup.lo), u64::from(dup.hi)) as u16;
+            self.sim.set_mixed(i as usize, lp, dp);
             self.trace(TraceKind::LinkMix {
                 from: i / n,
                 to: i % n,
-                loss_per_mille: lp,
-                duplicate_per_mille: dp,
+                loss_per_mille: u32::from(lp),
+                duplicate_per_mille: u32::from(dp),
             });
         }
     }
@@ -254,18 +244,29 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 
     /// What a send of `msg` on the link `from → to` reads: the link's
     /// rates and delays, or those of `msg`'s kind where it has its own.
+    #[inline(always)]
+    fn link_for(&mut self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> LinkNow {
+        let i = (from * self.model.world().actor_count() + to) as usize;
+        let link = self.sim.links[i];
+        // Nearly always: no kind of its own on the link, its rates this run's.
+        if link.ready >= self.sim.mix_now {
+            return link;
+        }
+        self.link_round(i, msg)
+    }
+
+    /// [`link_for`](Self::link_for) on a link not drawn yet in this run, or
+    /// with kinds of their own.
     #[inline]
-    fn link_for(&self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> LinkNow {
-        let mut link = self.sim.links[(from * self.model.world().actor_count() + to) as usize];
+    fn link_round(&mut self, i: usize, msg: &MsgOf<M>) -> LinkNow {
+        let mut link = self.sim.link_now(i);
         if link.kinds_len > 0 {
             let kind = msg.kind();
             let start = link.kinds_start as usize;
             let run = &self.sim.kind_index[start..start + link.kinds_len as usize];
-            debug_assert!(run
-                .iter()
-                .all(|&(l, ..)| { l == from * self.model.world().actor_count() + to }));
-            if let Some(&(.., i)) = run.iter().find(|&&(_, k, _)| k == kind) {
-                let k = self.sim.kind_now[i as usize];
+            debug_assert!(run.iter().all(|&(l, ..)| l as usize == i));
+            if let Some(&(.., k)) = run.iter().find(|&&(_, kind_of, _)| kind_of == kind) {
+                let k = self.sim.kind_now[k as usize];
                 link.loss_pm = k.loss_pm;
                 link.dup_pm = k.dup_pm;
                 link.delay_us_min = k.delay_us_min;
@@ -323,11 +324,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn fate_one_by_one(&mut self, stream: StreamId, link: &LinkNow) -> Result<Delays, DropReason> {
         let mut copies = 1;
         if self.phase == Phase::Fault {
-            if self.sim.choices.chance(stream, link.loss_pm) {
+            if self.sim.choices.chance(stream, u32::from(link.loss_pm)) {
                 self.faults.lost += 1;
                 return Err(DropReason::Lost);
             }
-            if self.sim.choices.chance(stream, link.dup_pm) {
+            if self.sim.choices.chance(stream, u32::from(link.dup_pm)) {
                 self.faults.duplicated += 1;
                 copies = 2;
             }
@@ -362,11 +363,11 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         let mut draws = self.sim.choices.burst(stream, 4)?;
         let mut copies = 1;
         if fault {
-            if draws.chance(link.loss_pm) {
+            if draws.chance(u32::from(link.loss_pm)) {
                 self.faults.lost += 1;
                 return Some(Err(DropReason::Lost));
             }
-            if draws.chance(link.dup_pm) {
+            if draws.chance(u32::from(link.dup_pm)) {
                 self.faults.duplicated += 1;
                 copies = 2;
             }
@@ -423,34 +424,158 @@ struct Delays {
     second_us: Option<TimeUs>,
 }
 
-/// One rate the swarm mix draws per seed: a link's loss or its duplication,
-/// `lo` plus a value in `0..arity`. Listed once per simulator, in the order
-/// [`Run::draw_link_mix`] draws them (links row-major, loss before
-/// duplication); a fixed rate (`arity` 1) draws nothing and is not listed.
+/// Where one link's rates sit among a run's words of the swarm stream, how
+/// each is scaled (`lo` plus a value in `0..arity`), and which run's rates
+/// the link holds. The swarm mix draws the links' rates row-major, loss
+/// before duplication; a fixed rate (arity 1) draws nothing and takes no
+/// word. Rates are per mille, at most 1000, so 16 bits hold each `lo` and
+/// `arity` (at most 1001).
 #[derive(Clone, Copy)]
-pub(super) struct SwarmDraw {
-    link: u32,
-    duplicate: bool,
-    lo: u32,
-    arity: u64,
+pub(super) struct LinkDraw {
+    /// Index of the link's first word among the run's words.
+    at: u32,
+    /// The stamp of the run whose rates the link holds ([`FIXED_RATES`]
+    /// for rates set once): below `Sim::mix_now`, not drawn yet in this run.
+    pub(super) stamp: u32,
+    loss_lo: u16,
+    loss_arity: u16,
+    dup_lo: u16,
+    dup_arity: u16,
 }
 
-/// The rates `world`'s links draw per seed, as [`SwarmDraw`] lists them.
-pub(super) fn swarm_draws(world: &World) -> Vec<SwarmDraw> {
-    let mut out = Vec::new();
-    for (i, l) in world.links.iter().enumerate() {
-        for (duplicate, r) in [(false, l.loss_per_mille), (true, l.duplicate_per_mille)] {
-            if r.hi > r.lo {
-                out.push(SwarmDraw {
-                    link: i as u32,
-                    duplicate,
-                    lo: r.lo,
-                    arity: u64::from(r.hi - r.lo) + 1,
-                });
-            }
-        }
+impl LinkDraw {
+    /// The link's loss and duplication from its words (`words[0]` and
+    /// `words[1]`, of which it takes as many as it has ranges), and how many
+    /// of the two made something happen. Without a branch: a fixed rate's
+    /// arity is 1, which scales any word to 0.
+    #[inline(always)]
+    fn rates(&self, words: &[u64; 2]) -> (u16, u16, u32) {
+        let loss = scale(words[0], u64::from(self.loss_arity));
+        let dup_word = words[usize::from(self.loss_arity > 1)];
+        let dup = scale(dup_word, u64::from(self.dup_arity));
+        let nonzero = u32::from(loss != 0) + u32::from(dup != 0);
+        (
+            self.loss_lo + loss as u16,
+            self.dup_lo + dup as u16,
+            nonzero,
+        )
     }
-    out
+}
+
+/// Each of `world`'s links' [`LinkDraw`], row-major, and the count of words
+/// all of them take.
+pub(super) fn link_draws(world: &World) -> (Vec<LinkDraw>, usize) {
+    let mut at = 0;
+    let draws = world
+        .links
+        .iter()
+        .map(|l| {
+            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
+            let d = LinkDraw {
+                at: at as u32,
+                stamp: if loss.lo != loss.hi || dup.lo != dup.hi {
+                    0
+                } else {
+                    FIXED_RATES
+                },
+                // Validation keeps every rate at most 1000.
+                loss_lo: loss.lo as u16,
+                loss_arity: (loss.hi - loss.lo + 1) as u16,
+                dup_lo: dup.lo as u16,
+                dup_arity: (dup.hi - dup.lo + 1) as u16,
+            };
+            at += usize::from(d.loss_arity > 1) + usize::from(d.dup_arity > 1);
+            d
+        })
+        .collect();
+    (draws, at)
+}
+
+impl<M: Model> super::Sim<M> {
+    /// Link `i` (row-major) with this run's rates: drawn now from the words
+    /// [`Run::take_link_words`] copied if the run has not drawn it yet.
+    ///
+    /// Every run draws a loss and a duplication rate for every link whose
+    /// rates are ranges, in one order (links row-major, loss first), from
+    /// the swarm stream: a link's words sit at a place in that stream fixed
+    /// by its place in the order. A sweep's run (nothing traced, recorded or
+    /// logged) copies those words at its start, unscaled, and a link scales
+    /// its own when the run first reads its rates: at its first send, or
+    /// when a kind with faults of its own leaves a rate to the link. A run
+    /// that never sends on a link never draws it, and chain's runs send on
+    /// 14 of its 42 links. Each run takes a stamp (`Sim::mix_now`); each
+    /// link keeps the stamp of the run that drew it (`LinkDraw::stamp`) and,
+    /// where no kind on it has faults of its own, a copy in the record every
+    /// send reads (`LinkNow::ready`): the send compares that copy with the
+    /// run's stamp, one comparison where it used to test for kinds of their
+    /// own. The values are the ones drawing every link up front gives, so
+    /// every run is the same; only the count of decisions that made
+    /// something happen (`Choices::nonzero_count`, which nothing reads after
+    /// a sweep's run) leaves out the links the run did not use.
+    #[inline(always)]
+    pub(super) fn link_now(&mut self, i: usize) -> LinkNow {
+        if self.link_draws[i].stamp < self.mix_now {
+            self.mix_link(i);
+        }
+        self.links[i]
+    }
+
+    /// Scales link `i`'s words into its rates for this run and stamps it:
+    /// what [`Run::draw_link_mix`] gives it, value for value.
+    #[cold]
+    #[inline(never)]
+    fn mix_link(&mut self, i: usize) {
+        let d = &mut self.link_draws[i];
+        let at = d.at as usize;
+        // The words end in two never drawn, so a link always has two.
+        let words: &[u64; 2] = self.swarm_words[at..at + 2].try_into().unwrap();
+        let (loss_pm, dup_pm, nonzero) = d.rates(words);
+        self.set_mixed(i, loss_pm, dup_pm);
+        self.choices.count_nonzero(nonzero);
+    }
+
+    /// Link `i`'s rates for this run, as the traced run draws them, stamped.
+    #[inline(always)]
+    fn set_mixed(&mut self, i: usize, loss_pm: u16, dup_pm: u16) {
+        let now = &mut self.links[i];
+        now.loss_pm = loss_pm;
+        now.dup_pm = dup_pm;
+        if now.kinds_len == 0 {
+            now.ready = self.mix_now;
+        }
+        self.link_draws[i].stamp = self.mix_now;
+    }
+
+    /// Moves the count of sweep's runs that draw their links at first use to
+    /// `runs`, so that a test reaches the stamps' wrap in a few runs.
+    #[cfg(test)]
+    pub(crate) fn set_mix_runs(&mut self, runs: u32) {
+        self.mix_runs = runs;
+    }
+
+    /// Links whose rates the last run left undrawn (it never used them).
+    #[cfg(test)]
+    pub(crate) fn links_behind(&self) -> usize {
+        self.link_draws
+            .iter()
+            .filter(|d| d.stamp < self.mix_now)
+            .count()
+    }
+
+    /// The stamp of a new run. Before the stamps wrap, every link drawn per
+    /// seed is marked behind again, once in four billion runs.
+    #[inline]
+    fn next_mix_stamp(&mut self) -> u32 {
+        if self.mix_runs >= FIXED_RATES - 1 {
+            for &i in &self.swarm_links {
+                self.link_draws[i as usize].stamp = 0;
+                self.links[i as usize].ready = 0;
+            }
+            self.mix_runs = 0;
+        }
+        self.mix_runs += 1;
+        self.mix_runs
+    }
 }
 
 /// A message's route through the network: its ends and its id.

@@ -255,8 +255,16 @@ type NodeStorage<M> = <<M as Model>::Node as Actor>::Storage;
 /// mix) and the delays.
 #[derive(Clone, Copy)]
 struct LinkNow {
-    loss_pm: u32,
-    dup_pm: u32,
+    // Per mille, at most 1000: 16 bits each leave room for `ready` in the
+    // same 40 bytes.
+    loss_pm: u16,
+    dup_pm: u16,
+    /// At or above [`Sim::mix_now`] when a send may take this record as it
+    /// is: no kind on the link has faults of its own (those make it 0) and
+    /// its rates are set once ([`FIXED_RATES`]) or this run's (the stamp
+    /// of the run that drew them, as in `Sim::link_draws`). Below it, the
+    /// send takes the way round (`Run::link_round`). One comparison for both.
+    ready: u32,
     /// The message kinds with faults of their own on this link: a run of
     /// `kinds_len` entries of `kind_index` from `kinds_start` (none: 0).
     kinds_start: u32,
@@ -268,12 +276,15 @@ struct LinkNow {
     delay_sd_us: TimeUs,
 }
 
+/// The stamp of a link whose rates are set once: never behind.
+const FIXED_RATES: u32 = u32::MAX;
+
 /// What a send of one kind with faults of its own reads in place of its
 /// link's [`LinkNow`]: this seed's loss and duplication, and its delays.
 #[derive(Clone, Copy)]
 struct KindNow {
-    loss_pm: u32,
-    dup_pm: u32,
+    loss_pm: u16,
+    dup_pm: u16,
     delay_us_min: TimeUs,
     delay_us_max: TimeUs,
 }
@@ -370,13 +381,45 @@ pub struct Sim<M: Model> {
     /// Links whose loss or duplication is a swarm range, drawn per seed; the
     /// others keep the rates set once in [`Sim::new`].
     swarm_links: Vec<u32>,
-    /// The rates of `swarm_links` that are ranges, as a sweep's run draws them.
-    swarm_draws: Vec<faults::SwarmDraw>,
+    /// Per link, row-major, where its rates sit among `swarm_words`, how
+    /// each is scaled, and the stamp of the run whose rates it holds.
+    link_draws: Vec<faults::LinkDraw>,
+    /// This run's words of the swarm stream for the links' rates, one per
+    /// rate that is a range, in a sweep's run that draws its links' rates
+    /// at their first use; two more, never drawn, so that every link can
+    /// read two words from its first.
+    swarm_words: Vec<u64>,
+    /// This run's stamp: the count of runs, from 1 (see `Sim::link_now`).
+    mix_now: u32,
+    /// The last stamp handed out; back to 1 after clearing every stamp.
+    mix_runs: u32,
     /// This seed's random partition, if the scenario allows one and the seed drew it.
     random_partition: Option<Partition>,
     oracle: M::Oracle,
     seq: u64,
     next_msg_id: u32,
+}
+
+/// `(link, kind, index into world.kind_faults)` of `world`'s kinds with
+/// faults of their own, sorted, with each link's run of them marked in
+/// `links` (and the link never `ready`: its sends look up their kind).
+fn index_kinds(world: &World, links: &mut [LinkNow]) -> Vec<(u32, u16, u32)> {
+    let n = world.actor_count() as usize;
+    let mut kind_index = Vec::with_capacity(world.kind_faults.len());
+    for (i, k) in world.kind_faults.iter().enumerate() {
+        let link = k.from as usize * n + k.to as usize;
+        kind_index.push((link as u32, k.kind, i as u32));
+    }
+    kind_index.sort_unstable();
+    for (at, &(link, _, _)) in kind_index.iter().enumerate() {
+        let l = &mut links[link as usize];
+        if l.kinds_len == 0 {
+            l.kinds_start = at as u32;
+        }
+        l.kinds_len += 1;
+        l.ready = 0;
+    }
+    kind_index
 }
 
 /// How a run gets its decisions.
@@ -415,12 +458,16 @@ impl<M: Model> Sim<M> {
             .enumerate()
             .map(|(i, l)| {
                 let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
-                if loss.lo != loss.hi || dup.lo != dup.hi {
+                let swarm = loss.lo != loss.hi || dup.lo != dup.hi;
+                if swarm {
                     swarm_links.push(i as u32);
                 }
                 LinkNow {
-                    loss_pm: loss.lo,
-                    dup_pm: dup.lo,
+                    // Validation keeps every rate at most 1000.
+                    loss_pm: loss.lo as u16,
+                    dup_pm: dup.lo as u16,
+                    // A link with kinds of its own is set to 0 below.
+                    ready: if swarm { 0 } else { FIXED_RATES },
                     kinds_start: 0,
                     kinds_len: 0,
                     delay_us_min: l.delay_us_min,
@@ -430,19 +477,8 @@ impl<M: Model> Sim<M> {
             })
             .collect();
         debug_assert_eq!(links.len(), n * n);
-        let mut kind_index = Vec::with_capacity(world.kind_faults.len());
-        for (i, k) in world.kind_faults.iter().enumerate() {
-            let link = k.from as usize * n + k.to as usize;
-            kind_index.push((link as u32, k.kind, i as u32));
-        }
-        kind_index.sort_unstable();
-        for (at, &(link, _, _)) in kind_index.iter().enumerate() {
-            let l = &mut links[link as usize];
-            if l.kinds_len == 0 {
-                l.kinds_start = at as u32;
-            }
-            l.kinds_len += 1;
-        }
+        let kind_index = index_kinds(world, &mut links);
+        let (link_draws, words) = faults::link_draws(world);
         Sim {
             layout: StreamLayout {
                 actors: world.actor_count(),
@@ -463,7 +499,10 @@ impl<M: Model> Sim<M> {
                 .collect(),
             kind_index,
             swarm_links,
-            swarm_draws: faults::swarm_draws(world),
+            link_draws,
+            swarm_words: vec![0; words + 2],
+            mix_now: 0,
+            mix_runs: 0,
             random_partition: None,
             oracle: model.new_oracle(),
             seq: 0,

@@ -162,3 +162,92 @@ proptest! {
         prop_assert_eq!(report.situations.contains(ODD_CRASH), odd_crash);
     }
 }
+
+/// A toy world of `n` actors whose links mix fixed and ranged rates (from
+/// `shape`, one entry per link), with kinds with faults of their own (from
+/// `kinds`, at most one per link) and ranged crash rates on every other actor.
+fn mixed_world(
+    n: u32,
+    shape: &[(u32, u32, u32, u32)],
+    kinds: &[(u32, u32, u32, u32)],
+    crash: u32,
+    delay: u64,
+) -> Toy {
+    let rate = |how: u32, hi: u32| match how {
+        0 => PerMilleRange::fixed(hi / 2),
+        1 => PerMilleRange { lo: 0, hi },
+        _ => PerMilleRange { lo: hi / 3, hi },
+    };
+    let mut m = toy(n, 0, 0, 0, delay);
+    for (l, &(lk, lhi, dk, dhi)) in m.world.links.iter_mut().zip(shape) {
+        l.loss_per_mille = rate(lk, lhi);
+        l.duplicate_per_mille = rate(dk, dhi);
+    }
+    for (a, c) in m.world.crashes.iter_mut().enumerate() {
+        c.crash_per_mille = if a % 2 == 0 {
+            PerMilleRange { lo: 0, hi: crash }
+        } else {
+            PerMilleRange::fixed(crash / 2)
+        };
+    }
+    for &(from, to, how, hi) in kinds {
+        let (from, to) = (from % n, to % n);
+        if m.world
+            .kind_faults
+            .iter()
+            .any(|k| (k.from, k.to) == (from, to))
+        {
+            continue;
+        }
+        let own = Some(PerMilleRange { lo: 0, hi });
+        m.world.kind_faults.push(crate::world::KindFault {
+            from,
+            to,
+            kind: 0,
+            // Each of the four: both rates the link's, one of them, or neither.
+            loss_per_mille: if how & 1 == 1 { own } else { None },
+            duplicate_per_mille: if how & 2 == 2 { own } else { None },
+            delay_us_min: None,
+            delay_us_max: (how == 0).then_some(2 * delay * US_PER_MS),
+        });
+    }
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// A sweep's run draws each link's rates at the link's first use (a
+    /// send, or a kind with faults of its own that leaves a rate to it), from
+    /// the swarm stream's words copied at the run's start. Over many seeds run
+    /// one after another on one warm simulator, a traced run among them, with
+    /// the stamps far from or just before their wrap, every report (outcome,
+    /// events, end time, fault counts, situations) is the traced run's of
+    /// the same seed, which draws every link up front.
+    #[test]
+    fn a_sweeps_runs_draw_each_link_at_first_use_as_the_traced_runs(
+        n in 2u32..7,
+        shape in proptest::collection::vec((0u32..3, 0u32..400, 0u32..3, 0u32..200), 36),
+        kinds in proptest::collection::vec((0u32..6, 0u32..6, 0u32..4, 0u32..300), 0..4),
+        crash in 0u32..150,
+        delay in 1u64..40,
+        seeds in proptest::collection::vec(any::<u64>(), 2..8),
+        traced_at in 0usize..8,
+        stamps_from in prop_oneof![Just(0u32), Just(u32::MAX - 4)],
+    ) {
+        let m = mixed_world(n, &shape, &kinds, crash, delay);
+        let mut sim = Sim::new(&m);
+        // A thread's first run draws one by one; the next ones at first use.
+        sim.run_seed(&m, seeds[0]);
+        sim.set_mix_runs(stamps_from);
+        for (i, &seed) in seeds.iter().enumerate() {
+            let (_, expected) = traced(&m, Source::Seed { seed, record: false });
+            let report = if i == traced_at {
+                sim.run(&m, Source::Seed { seed, record: false }, &mut Recorder::default())
+            } else {
+                sim.run_seed(&m, seed)
+            };
+            prop_assert_eq!(&report, &expected, "seed {} ({} of {})", seed, i, seeds.len());
+        }
+    }
+}

@@ -291,3 +291,61 @@ fn snapshots_show_volatile_state_gone_after_a_crash_and_storage_kept() {
     }
     assert!(saw_crash, "crashes happen with these parameters");
 }
+
+#[test]
+fn a_sweeps_run_leaves_the_links_it_never_uses_undrawn() {
+    // Guards the law of links drawn at first use against vacuity: warm
+    // sweep's runs use some of the toy's 25 links and leave others undrawn,
+    // while a traced run draws every one up front.
+    let m = toy(5, 300, 100, 0, 5);
+    let mut sim = Sim::new(&m);
+    sim.run_seed(&m, 0);
+    let (mut behind, mut drawn) = (0, 0);
+    for seed in 1..20 {
+        sim.run_seed(&m, seed);
+        behind += sim.links_behind();
+        drawn += 25 - sim.links_behind();
+    }
+    assert!(
+        behind > 19 && drawn > 19,
+        "{behind} left behind, {drawn} drawn"
+    );
+    let seed = Source::Seed {
+        seed: 20,
+        record: false,
+    };
+    sim.run(&m, seed, &mut Recorder::default());
+    assert_eq!(sim.links_behind(), 0);
+}
+
+#[test]
+fn a_kind_with_faults_of_its_own_rules_every_send_on_a_link_drawn_per_seed() {
+    // The link from actor 0 to 1 draws its loss per seed; its one kind loses
+    // every message, so actor 0's three tokens are lost at once and the run
+    // is the one of a link that loses everything, in a traced run (every
+    // link drawn up front) and in warm sweep's runs (the link drawn at its
+    // first send) alike.
+    let mut m = toy(2, 300, 0, 0, 5);
+    m.world.kind_faults.push(crate::world::KindFault {
+        from: 0,
+        to: 1,
+        kind: 0,
+        loss_per_mille: Some(PerMilleRange::fixed(1000)),
+        duplicate_per_mille: None,
+        delay_us_min: None,
+        delay_us_max: None,
+    });
+    let mut cut = toy(2, 300, 0, 0, 5);
+    cut.world.links[1].loss_per_mille = PerMilleRange::fixed(1000);
+    let mut sim = Sim::new(&m);
+    for seed in 0..8 {
+        let source = || Source::Seed {
+            seed,
+            record: false,
+        };
+        let (_, expected) = traced(&cut, source());
+        assert_eq!(expected.faults.lost, 3);
+        assert_eq!(traced(&m, source()).1, expected, "traced, seed {seed}");
+        assert_eq!(sim.run_seed(&m, seed), expected, "sweep's, seed {seed}");
+    }
+}
