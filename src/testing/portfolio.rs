@@ -128,6 +128,28 @@ impl Searches {
     pub fn schedules(&self) -> u64 {
         self.exhaustive.tally.schedules + self.coverage.tally.schedules
     }
+
+    /// The seed sweep's summary `seeds` as a file's `[expect]` judges it,
+    /// in `check` and in `verify` alike: a search's failure counts when no
+    /// seed failed (its `seed` is then its index in the search, which
+    /// nothing judged reads), and a situation a search reached counts as
+    /// reached. Only the set of situations is added: the counts (and the
+    /// load bounds judged by them) stay the seeds'. So when a seed failed,
+    /// the verdict is the seeds' whatever the searches found.
+    pub fn judged(&self, seeds: &Summary) -> Summary {
+        let mut judged = seeds.clone();
+        for part in [&self.exhaustive, &self.coverage] {
+            judged.tally.situations.union(&part.tally.situations);
+        }
+        if judged.first_failure.is_none() {
+            judged.first_failure = self.first().map(|f| sim::Failure {
+                seed: f.after - 1,
+                outcome: f.outcome.clone(),
+                events: f.events,
+            });
+        }
+        judged
+    }
 }
 
 /// A search part's budget for a sweep of `range`: a quarter, at least one.

@@ -1,10 +1,12 @@
 //! `check` judges `[expect] situations` and the design warnings' gaps by
 //! every schedule its default portfolio ran: a situation only a search
 //! reached counts as reached, and the summary says which search went
-//! there. `verify` judges the file the same way: when the seeds miss, it
-//! runs the same searches. The fixture's 20 seeds lose no confirmation,
-//! exhaustive search loses one on purpose
-//! (tests/fixtures/expect_reach/reached-by-a-search.toml).
+//! there. `verify` judges the file the same way: unless a seed failed as
+//! the file expects, it runs the same searches. The fixture's 20 seeds lose
+//! no confirmation, exhaustive search loses one on purpose
+//! (tests/fixtures/expect_reach/reached-by-a-search.toml); in the second
+//! fixture, the seeds hold and only the coverage-guided search loses a
+//! change (lost-only-by-a-search.toml).
 
 use crate::support::{run, scratch, summary};
 use serde_json::Value;
@@ -251,12 +253,91 @@ fn a_file_that_states_its_strategy_is_judged_by_its_seeds_in_both() {
 }
 
 #[test]
-fn a_file_its_seeds_meet_runs_no_search_in_verify() {
-    // What the seeds meet costs what it did: no search, no new field.
-    let (v, _) = verify_with("payment-stable-key", &["--max-runs", "300"], 0);
+fn a_file_whose_seeds_fail_as_it_expects_runs_no_search_in_verify() {
+    // A seed's failure is the verdict in both commands, whatever a search
+    // finds: no search, no new field, the cost it was.
+    let (v, _) = verify_with("payment-new-key-per-retry", &["--max-runs", "300"], 0);
     assert_eq!(v["matched"], true, "{v}");
+    assert_eq!(v["found"], "violation", "{v}");
+    assert!(v["lowest_failing_seed"].is_u64(), "{v}");
     assert_eq!(v.get("portfolio"), None, "{v}");
     assert_eq!(v.get("situations_by_searches"), None, "{v}");
+}
+
+#[test]
+fn a_holding_file_its_seeds_meet_runs_the_searches_in_verify_too() {
+    // No seed failed, so a search may: verify runs them, as check does.
+    let (v, text) = verify_with("payment-stable-key", &["--max-runs", "300"], 0);
+    assert_eq!(v["matched"], true, "{v}");
+    assert_eq!(v["portfolio"]["found_by"], Value::Null, "{v}");
+    assert_eq!(v["portfolio"]["exhaustive"]["found"], Value::Null, "{v}");
+    assert_eq!(v["portfolio"]["coverage"]["schedules"], 75, "{v}");
+    assert!(
+        text.contains(
+            "no seed failed, so check's two searches ran too, as check runs them:
+"
+        ),
+        "{text}"
+    );
+}
+
+/// A file that expects to hold, whose 20 seeds hold and meet its
+/// `[expect]`, and whose violation only the coverage-guided search finds.
+const LOST: &str = "tests/fixtures/expect_reach/lost-only-by-a-search.toml";
+
+#[test]
+fn a_violation_only_a_search_finds_in_a_file_its_seeds_meet_fails_verify_as_check() {
+    let want = "expected holds, found violation of no-lost-effect";
+    // The premise: the seeds alone meet the file.
+    let seeds = ["check", LOST, "--no-regressions", "--strategy", "seeds"];
+    let (json, _) = run(&[&seeds[..], &["--json"]].concat(), 0);
+    assert_eq!(expect_record(&json), None, "{json}");
+    // check, with its searches, does not, and exits 1.
+    let (json, _) = run(&["check", LOST, "--no-regressions", "--json"], 1);
+    let e = expect_record(&json).unwrap_or_else(|| panic!("an expect record: {json}"));
+    assert_eq!(e["data"]["mismatch"], want, "{e}");
+    assert_eq!(summary(&json)["portfolio"]["found_by"], "coverage");
+    // verify: the same reason, the same exit code, no seed named.
+    let (v, text) = verify(LOST, 1);
+    assert_eq!(v["matched"], false, "{v}");
+    assert_eq!(v["mismatch"], e["data"]["mismatch"], "{v}\n{e}");
+    assert_eq!(v["found"], "violation", "{v}");
+    assert_eq!(v["invariant"], "no-lost-effect", "{v}");
+    assert_eq!(v["lowest_failing_seed"], Value::Null, "{v}");
+    assert_eq!(v["portfolio"]["found_by"], "coverage", "{v}");
+    for line in [
+        "no seed failed, so check's two searches ran too, as check runs them:\n",
+        "coverage-guided search: violation within 5 schedules of 5: violation of no-lost-effect",
+        &format!("MISMATCH: {want}\n"),
+        "0 of 1 scenarios match their expectation, 1 do not",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+}
+
+#[test]
+fn what_verify_searched_in_a_file_its_seeds_meet_is_the_same_for_any_jobs() {
+    let out = |jobs: &str, json: &[&str]| {
+        let args = [
+            &[
+                "verify",
+                LOST,
+                "--no-regressions",
+                "--no-ablations",
+                "--jobs",
+                jobs,
+            ][..],
+            json,
+        ]
+        .concat();
+        run(&args, 1).0
+    };
+    let one = out("1", &["--json"]);
+    assert!(one.contains("\"found_by\":\"coverage\""), "{one}");
+    assert_eq!(one, out("2", &["--json"]));
+    let text = out("1", &[]);
+    assert!(text.contains("MISMATCH"), "{text}");
+    assert_eq!(text, out("2", &[]));
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! `idemsim verify`: every scenario against its `[expect]`, and every
 //! protection of a holding scenario removed in turn on the same seeds: each
 //! removal must turn "holds" into a violation, or the "holds" is not earned.
-//! A file its seeds do not meet is judged as `check` judges it, by the
-//! searches of `check`'s portfolio too (`searched.rs`).
+//! A file is judged as `check` judges it: by the searches of `check`'s
+//! portfolio too, whenever they can change the judgement (`searched.rs`).
 
 mod searched;
 
@@ -52,7 +52,7 @@ struct Checked {
     by: Strategy,
     /// The situations the own strategy reached.
     situations: Vec<&'static str>,
-    /// `check`'s searches, when the own strategy did not meet `[expect]`.
+    /// `check`'s searches, when they can change the judgement.
     portfolio: Option<Portfolio>,
     /// The design warnings, each naming the searches that reached its gap.
     warnings: Vec<crate::cmd::common::WarningLine>,
@@ -416,11 +416,12 @@ impl Run<'_> {
         let searched = s.searched(seeds, jobs, stop);
         let sum = &searched.summary;
         idemsim::external::check_summary(s, &replay, sum)?;
-        // As `check` judges the file: its searches too, if the seeds miss.
+        // As `check` judges the file: its searches too, unless a seed
+        // failed as the file expects.
         let portfolio = if sum.interrupted {
             None
         } else {
-            Portfolio::if_unmet(s, sum, seeds, jobs, &replay)?
+            Portfolio::if_they_count(s, sum, seeds, jobs, &replay)?
         };
         if sum.interrupted || portfolio.as_ref().is_some_and(Portfolio::interrupted) {
             // Seeds 0..schedules ran (sim::explore): shown, never judged.

@@ -31,28 +31,11 @@ pub(crate) fn search(
     Ok(r)
 }
 
-/// The sweep's summary as the file's `[expect]` judges it: a search's
-/// failure counts when no seed failed (its `seed` is then its index in the
-/// search, which nothing here reads), and a situation a search reached
-/// counts as reached, for `[expect] situations` and for the design
-/// warnings' gaps, as the summary says. Only the set of situations is
-/// added: the counts (and the load bounds judged by them) stay the seeds'.
-pub(crate) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
-    let mut judged = sum.clone();
-    for part in searches
-        .into_iter()
-        .flat_map(|s| [&s.exhaustive, &s.coverage])
-    {
-        judged.tally.situations.union(&part.tally.situations);
-    }
-    if judged.first_failure.is_none() {
-        judged.first_failure = searches.and_then(Searches::first).map(|f| sim::Failure {
-            seed: f.after - 1,
-            outcome: f.outcome.clone(),
-            events: f.events,
-        });
-    }
-    judged
+/// The sweep's summary as the file's `[expect]` judges it: with the
+/// searches' situations, and their failure when no seed failed
+/// ([`Searches::judged`]); without searches, the sweep's own.
+pub(super) fn judged(sum: &Summary, searches: Option<&Searches>) -> Summary {
+    searches.map_or_else(|| sum.clone(), |s| s.judged(sum))
 }
 
 /// The failure shown under the summary.

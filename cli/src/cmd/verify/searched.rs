@@ -1,11 +1,17 @@
 //! `verify` judges a file's `[expect]` by the schedules `check` judges it
-//! by. When the scenario's own strategy (its seeds) does not meet the
-//! expectation, and `check` of the file as written would run its default
-//! portfolio, `verify` runs the same two searches over the same seeds
-//! (`check::search`) and judges the seeds' summary together with what the
-//! searches reached and found (`check::judged`): a file is met in both
-//! commands or in neither. A file its seeds meet runs no search, so what
-//! `verify` costs and prints for it stays what it was.
+//! by. When `check` of the file as written would run its default portfolio,
+//! and the searches can change how the file is judged, `verify` runs the
+//! same two searches over the same seeds (`check::search`) and judges the
+//! own strategy's summary together with what the searches reached and found
+//! (`check::judged`): a file is met in both commands or in neither.
+//!
+//! The searches can change the judgement only when no seed failed: a
+//! seed's failure is the verdict in both commands (`check::judged` keeps
+//! it), and a failing verdict's judgement reads neither the situations nor
+//! the load. So a file whose seeds failed as it expects runs no search; one
+//! whose seeds found no failure ("holds", an inconclusive run, or a
+//! violation the seeds missed) runs them, as `check` does, since only a
+//! search may find its violation or reach its situations.
 
 use crate::cmd::check::{self, PortfolioLine};
 use crate::cmd::common::WarningLine;
@@ -19,27 +25,63 @@ pub(super) struct Portfolio {
     searches: Searches,
     /// What `check`'s summary would carry of them.
     line: PortfolioLine,
+    /// Why they ran, said above their lines.
+    why: Why,
+}
+
+/// Why `verify` ran `check`'s searches for a scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Why {
+    /// The own strategy's schedules do not meet `[expect]`.
+    Unmet,
+    /// They meet it without a failure, which a search may still find.
+    NoFailure,
+}
+
+impl Why {
+    /// Why the searches run for `s` after its own strategy's summary
+    /// `own`, or `None` when they do not: `s` states no expectation, or
+    /// `check` runs no portfolio for it (it states `run.strategy`), or a
+    /// schedule of its own failed as `[expect]` says, which no search
+    /// changes.
+    pub(super) fn of(s: &Scenario, own: &Summary) -> Option<Why> {
+        if s.expected_verdict().is_none() || !check::runs_portfolio(s) {
+            return None;
+        }
+        if !s.judge(own).matched() {
+            Some(Why::Unmet)
+        } else if own.first_failure.is_none() {
+            Some(Why::NoFailure)
+        } else {
+            None
+        }
+    }
 }
 
 impl Portfolio {
-    /// Runs `check`'s searches over `seeds` (on `jobs` threads) when the
-    /// own strategy's summary `own` does not meet `s`'s `[expect]` and
-    /// `check` of `s` runs the portfolio; `None` otherwise. `replay`
-    /// names the scenario in a message about a broken external program.
-    pub(super) fn if_unmet(
+    /// Runs `check`'s searches over `seeds` (on `jobs` threads) when
+    /// `check` of `s` runs the portfolio and they can change how `s`'s
+    /// `[expect]` judges the own strategy's summary `own` (see
+    /// [`Why::of`]); `None` otherwise. `replay` names the scenario in a
+    /// message about a broken external program.
+    pub(super) fn if_they_count(
         s: &Scenario,
         own: &Summary,
         seeds: SeedRange,
         jobs: usize,
         replay: &str,
     ) -> Result<Option<Portfolio>, UsageError> {
-        if s.expected_verdict().is_none() || !check::runs_portfolio(s) || s.judge(own).matched() {
+        let Some(why) = Why::of(s, own) else {
             return Ok(None);
-        }
+        };
         let searches = check::search(s, replay, seeds, jobs)?;
         let mut line = PortfolioLine::of(&searches, search_seed(seeds));
         line.set_found_by(own.first_failure.is_some());
-        Ok(Some(Portfolio { searches, line }))
+        Ok(Some(Portfolio {
+            searches,
+            line,
+            why,
+        }))
     }
 
     /// Whether Ctrl-C cut a search short.
@@ -51,7 +93,7 @@ impl Portfolio {
     /// with the situations the searches reached, and their failure when
     /// no seed failed.
     pub(super) fn judged(&self, own: &Summary) -> Summary {
-        check::judged(own, Some(&self.searches))
+        self.searches.judged(own)
     }
 
     /// The scenario's design warnings, each naming the searches that
@@ -86,9 +128,13 @@ impl Portfolio {
     /// The lines printed under the scenario's row: what each search ran
     /// and found, then the situations only they reached.
     pub(super) fn text_lines(&self, seeds: &[&str]) -> Vec<String> {
-        let mut lines = vec![
-            "its seeds alone do not meet [expect], so check's two searches ran too:".to_string(),
-        ];
+        let head = match self.why {
+            Why::Unmet => "its seeds alone do not meet [expect], so check's two searches ran too:",
+            Why::NoFailure => {
+                "no seed failed, so check's two searches ran too, as check runs them:"
+            }
+        };
+        let mut lines = vec![head.to_string()];
         lines.extend(self.line.part_lines().map(|l| format!("  {l}")));
         lines.extend(self.line.searched_only_line(&owned(seeds)));
         lines
