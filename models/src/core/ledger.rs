@@ -79,6 +79,9 @@ pub struct Ledger {
     pub(crate) healing_us: TimeUs,
     /// The healing phase ended and `finish` ran: liveness can be judged.
     pub finished: bool,
+    /// Some operation a client asked for was booked downstream (an event
+    /// about it took effect): `books-agree` judges only such runs.
+    pub(crate) booked: bool,
     /// Where operations looked up lately sit in `ops`, one slot per low bits
     /// of their id: runs interleave observations about a few operations
     /// (25 clients contending for one row), whose ids mostly differ there.
@@ -320,6 +323,7 @@ impl Ledger {
         self.retries_denied = 0;
         self.fast_failed = 0;
         self.finished = false;
+        self.booked = false;
         self.attributions.clear();
     }
 }

@@ -4,7 +4,7 @@
 //! the ledger and the ledger knows nothing of them.
 
 use super::invariants::{self, Seen};
-use super::ledger::{Ledger, COUNTERS};
+use super::ledger::{Found, Ledger, COUNTERS};
 use super::obs::{observations, Obs, ObsKind};
 use sim::{ActorId, Counter, Outcome, TimeUs, Violation};
 
@@ -27,8 +27,28 @@ fn observe_kind<const KIND: u8>(
         rec: found.rec.map(|i| ledger.op_at(i)),
         key_first: found.key.map(|i| ledger.keys.as_slice()[i]),
     });
-    // Recorded even when it broke an invariant: the run's numbers (a
-    // second effect, a duplicate run) must count what happened.
+    if v.is_some() {
+        return record_broken(ledger, now_us, actor, obs, found, v);
+    }
+    ledger.record(now_us, actor, obs, found);
+    None
+}
+
+/// Records an observation that broke an invariant and hands the violation
+/// back: recorded even so, as the run's numbers (a second effect, a
+/// duplicate run) must count what happened. Once per run at most, so out
+/// of line: kept apart, the usual path writes its `None` straight into the
+/// result, where it built the result on the stack and copied it out.
+#[cold]
+#[inline(never)]
+fn record_broken(
+    ledger: &mut Ledger,
+    now_us: TimeUs,
+    actor: ActorId,
+    obs: &Obs,
+    found: Found,
+    v: Option<Violation>,
+) -> Option<Violation> {
     ledger.record(now_us, actor, obs, found);
     v
 }

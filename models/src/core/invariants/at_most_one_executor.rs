@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
 use crate::core::obs::{Obs, ObsKind};
 use crate::core::op::Key;
@@ -12,6 +12,9 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::ExecStart];
+
+/// Judges nothing at the end of a run.
+pub const AT_END: AtEnd = None;
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let Obs::ExecStart { key } = *s.obs else {

@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::ObsKind;
 use sim::{TimeUs, Violation};
@@ -18,6 +18,15 @@ pub static INVARIANT: Invariant = Invariant {
 /// while (the booking commits before the bank call) in a correct design.
 pub const JUDGES: &[ObsKind] = &[];
 
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An operation a client asked for whose bookings add up to another
+/// amount than its effects, in a run that booked some operation
+/// downstream (in any other, every payment would be one).
+fn breaks_at_end(l: &Ledger, r: &OpRecord) -> bool {
+    l.booked && r.intended && r.announced_total != r.effect_total
+}
+
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
@@ -28,10 +37,7 @@ pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
     if !l.ops.values().any(|r| r.intended && r.announced > 0) {
         return None;
     }
-    let r = l
-        .ops
-        .values()
-        .find(|r| r.intended && r.announced_total != r.effect_total)?;
+    let r = l.ops.values().find(|r| breaks_at_end(l, r))?;
     violation(&INVARIANT, r.op.key(), disagreement(r))
 }
 

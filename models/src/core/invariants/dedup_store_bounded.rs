@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
 use crate::core::obs::{Obs, ObsKind};
 use sim::{TimeUs, Violation};
@@ -11,6 +11,9 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::DedupStore];
+
+/// Judges nothing at the end of a run.
+pub const AT_END: AtEnd = None;
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let Obs::DedupStore { keys, bound } = *s.obs else {

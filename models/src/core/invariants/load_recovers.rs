@@ -1,4 +1,4 @@
-use super::{human, violation, Invariant, Seen};
+use super::{AtEnd, human, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
 use crate::core::obs::{Layer, Obs, ObsKind};
 use crate::core::op::Op;
@@ -15,6 +15,9 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Shed, ObsKind::Work];
+
+/// Judges nothing at the end of a run.
+pub const AT_END: AtEnd = None;
 
 /// Most layers promise nothing: that check stays inline, the judgement out
 /// of line.

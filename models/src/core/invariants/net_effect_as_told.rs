@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Ending, ObsKind};
 use sim::{TimeUs, Violation};
@@ -17,6 +17,8 @@ pub static INVARIANT: Invariant = Invariant {
 /// Judged at the end only: a charge and its refund are apart for a while
 /// in a correct design.
 pub const JUDGES: &[ObsKind] = &[];
+
+pub const AT_END: AtEnd = Some(|_, r| disagrees(r).is_some());
 
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None

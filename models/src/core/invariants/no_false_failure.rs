@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
 use crate::core::obs::{Ending, Obs, ObsKind};
 use sim::{TimeUs, Violation};
@@ -14,6 +14,9 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Ended, ObsKind::Effect];
+
+/// Judges nothing at the end of a run.
+pub const AT_END: AtEnd = None;
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     match *s.obs {

@@ -1,5 +1,5 @@
-use super::{violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::ObsKind;
 use sim::{TimeUs, Violation};
 
@@ -17,6 +17,13 @@ pub static INVARIANT: Invariant = Invariant {
 /// finally landed, as the operation's truth table asks.
 pub const JUDGES: &[ObsKind] = &[];
 
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An operation told done with no effect, whose state did not hold when the answer was made.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    r.told_done.is_some() && r.effects == 0 && !r.held_when_answered()
+}
+
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
@@ -25,7 +32,7 @@ pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
     let r = l
         .ops
         .values()
-        .find(|r| r.told_done.is_some() && r.effects == 0 && !r.held_when_answered())?;
+        .find(|r| breaks_at_end(l, r))?;
     let op = r.op;
     let message = match r.held {
         0 => format!("the client was told {op} is done, but nothing took effect by the end"),

@@ -1,5 +1,5 @@
-use super::{violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Ending, ObsKind};
 use sim::{TimeUs, Violation};
 
@@ -14,6 +14,13 @@ pub static INVARIANT: Invariant = Invariant {
 /// Judged only at the end.
 pub const JUDGES: &[ObsKind] = &[];
 
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An operation or owed event whose effect is lost.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    (r.intended || r.committed) && r.lost()
+}
+
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
@@ -22,7 +29,7 @@ pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
     let r = l
         .ops
         .values()
-        .find(|r| (r.intended || r.committed) && r.lost())?;
+        .find(|r| breaks_at_end(l, r))?;
     let message = if r.committed {
         let entity = r.entity.map_or_else(String::new, |e| format!(" to {e}"));
         format!(

@@ -1,5 +1,5 @@
-use super::{violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Obs, ObsKind};
 use sim::{TimeUs, Violation};
 
@@ -14,6 +14,13 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::ValueWritten];
+
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An event a broker accepted whose change never committed.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    r.accepted && !r.committed
+}
 
 /// An event reaches a consumer only after a broker stored it, so an effect
 /// for one no broker accepted was not caused by a delivery: whatever the
@@ -41,7 +48,7 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
 }
 
 pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
-    let r = l.ops.values().find(|r| r.accepted && !r.committed)?;
+    let r = l.ops.values().find(|r| breaks_at_end(l, r))?;
     violation(
         &INVARIANT,
         r.op.key(),

@@ -1,4 +1,4 @@
-use super::{violation, Invariant, Seen};
+use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
 use crate::core::obs::{Obs, ObsKind};
 use sim::{TimeUs, Violation};
@@ -13,6 +13,9 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::Reversal];
+
+/// Judges nothing at the end of a run.
+pub const AT_END: AtEnd = None;
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let Obs::Reversal { site, op, payload } = *s.obs else {

@@ -1,5 +1,5 @@
-use super::{violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Ending, ObsKind};
 use sim::{TimeUs, Violation};
 
@@ -21,6 +21,13 @@ pub static INVARIANT: Invariant = Invariant {
 /// they landed), so the two invariants never both claim an operation.
 pub const JUDGES: &[ObsKind] = &[];
 
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An operation given up silently with an effect, or its state held.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    r.ending == Some(Ending::Abandoned) && (r.effects > 0 || r.held > 0)
+}
+
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
@@ -29,7 +36,7 @@ pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
     let r = l
         .ops
         .values()
-        .find(|r| r.ending == Some(Ending::Abandoned) && (r.effects > 0 || r.held > 0))?;
+        .find(|r| breaks_at_end(l, r))?;
     let op = r.op;
     let message = match r.first_effect {
         Some((_, payload)) => format!(

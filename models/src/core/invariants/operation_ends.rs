@@ -1,5 +1,5 @@
-use super::{human, violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, human, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Obs, ObsKind};
 use sim::{TimeUs, Violation, US_PER_MS};
 
@@ -11,6 +11,13 @@ pub static INVARIANT: Invariant = Invariant {
 };
 
 pub const JUDGES: &[ObsKind] = &[ObsKind::AttemptSent];
+
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An operation a client started that never ended.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    r.intended && r.ending.is_none()
+}
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let Obs::AttemptSent { op, attempt } = *s.obs else {
@@ -45,7 +52,7 @@ pub fn finish(l: &Ledger, now_us: TimeUs) -> Option<Violation> {
     let r = l
         .ops
         .values()
-        .find(|r| r.intended && r.ending.is_none())?;
+        .find(|r| breaks_at_end(l, r))?;
     violation(
         &INVARIANT,
         r.op.key(),

@@ -1,5 +1,5 @@
-use super::{violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use super::{AtEnd, violation, Invariant, Seen};
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::ObsKind;
 use sim::{TimeUs, Violation};
 
@@ -13,15 +13,23 @@ pub static INVARIANT: Invariant = Invariant {
 /// Judged only at the end.
 pub const JUDGES: &[ObsKind] = &[];
 
+pub const AT_END: AtEnd = Some(breaks_at_end);
+
+/// An entity the consumers hold at another value than its newest
+/// committed write, which is not in a dead-letter queue.
+fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
+    match (r.current, r.newest) {
+        (Some((_, held)), Some((_, newest))) => !r.newest_dead && held != newest,
+        _ => false,
+    }
+}
+
 pub fn observe(_: &Seen<'_>) -> Option<Violation> {
     None
 }
 
 pub fn finish(l: &Ledger, _: TimeUs) -> Option<Violation> {
-    let r = l.ops.values().find(|r| match (r.current, r.newest) {
-        (Some((_, held)), Some((_, newest))) => !r.newest_dead && held != newest,
-        _ => false,
-    })?;
+    let r = l.ops.values().find(|r| breaks_at_end(l, r))?;
     let ((_, held), (version, newest)) = (r.current?, r.newest?);
     violation(
         &INVARIANT,

@@ -148,6 +148,7 @@ impl Ledger {
             r.announced += 1;
             r.announced_total += u64::from(payload);
             r.first_announcement.get_or_insert(event);
+            self.booked = true;
         }
     }
 }
