@@ -315,54 +315,26 @@ fn a_violation_only_a_search_finds_in_a_file_its_seeds_meet_fails_verify_as_chec
     }
 }
 
+/// [`verify_with`] of `file` with `--jobs 1`, which `--jobs 2` must equal:
+/// the verify record and the text.
+fn verify_same_for_any_jobs(file: &str, code: i32) -> (Value, String) {
+    let one = verify_with(file, &["--jobs", "1"], code);
+    assert_eq!(one, verify_with(file, &["--jobs", "2"], code));
+    one
+}
+
 #[test]
 fn what_verify_searched_in_a_file_its_seeds_meet_is_the_same_for_any_jobs() {
-    let out = |jobs: &str, json: &[&str]| {
-        let args = [
-            &[
-                "verify",
-                LOST,
-                "--no-regressions",
-                "--no-ablations",
-                "--jobs",
-                jobs,
-            ][..],
-            json,
-        ]
-        .concat();
-        run(&args, 1).0
-    };
-    let one = out("1", &["--json"]);
-    assert!(one.contains("\"found_by\":\"coverage\""), "{one}");
-    assert_eq!(one, out("2", &["--json"]));
-    let text = out("1", &[]);
+    let (v, text) = verify_same_for_any_jobs(LOST, 1);
+    assert_eq!(v["portfolio"]["found_by"], "coverage", "{v}");
     assert!(text.contains("MISMATCH"), "{text}");
-    assert_eq!(text, out("2", &[]));
 }
 
 #[test]
 fn what_verify_searched_is_the_same_for_any_jobs() {
-    let out = |jobs: &str, json: &[&str]| {
-        let args = [
-            &[
-                "verify",
-                FIXTURE,
-                "--no-regressions",
-                "--no-ablations",
-                "--jobs",
-                jobs,
-            ][..],
-            json,
-        ]
-        .concat();
-        run(&args, 0).0
-    };
-    let one = out("1", &["--json"]);
-    assert!(one.contains("\"situations_by_searches\""), "{one}");
-    assert_eq!(one, out("2", &["--json"]));
-    let text = out("1", &[]);
+    let (v, text) = verify_same_for_any_jobs(FIXTURE, 0);
+    assert!(v["situations_by_searches"].is_array(), "{v}");
     assert!(text.contains("searches ran too"), "{text}");
-    assert_eq!(text, out("2", &[]));
 }
 
 #[test]

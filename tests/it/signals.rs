@@ -343,6 +343,27 @@ fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
     search_interrupted("exhaustive", 12, &["--exhaustive", "--max-faults", "3"]);
 }
 
+/// What a run stopped after its violation shows whatever the search: exit
+/// 1, the violation of `no-duplicate-effect` in the last JSON line (which
+/// it returns), no panic and no trace broken off by the killed program.
+fn violation_kept((got, out, err): (Option<i32>, &str, &str)) -> serde_json::Value {
+    assert_eq!(
+        got,
+        Some(1),
+        "a violation outranks the stop\nstdout: {out}\nstderr: {err}"
+    );
+    let last = out.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    assert_eq!(v["data"]["verdict"], "violation", "{out}");
+    assert_eq!(v["data"]["invariant"], "no-duplicate-effect", "{out}");
+    assert!(!err.contains("panicked"), "no panic: {err}");
+    assert!(
+        !out.contains("broke the protocol") && !err.contains("broke the protocol"),
+        "no broken-off trace: {out}{err}"
+    );
+    v
+}
+
 /// A search stopped by SIGTERM after it found a violation, its program
 /// hanging at its 401st line (a violation comes within the first hundred):
 /// the violation found before the stop is not lost. The exit is 1, the
@@ -354,26 +375,13 @@ fn sigterm_during_an_exhaustive_search_counts_no_killed_run() {
 /// sweep printed a broken-off rerun as the "shrunk" trace.
 fn stopped_after_a_violation(name: &str, search: &[&str]) -> (serde_json::Value, String) {
     let (got, out, err, ids) = terminated(name, 400, search);
-    assert_eq!(
-        got,
-        Some(1),
-        "a violation outranks the stop\nstdout: {out}\nstderr: {err}"
-    );
-    let last = out.lines().last().unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
-    assert_eq!(v["data"]["verdict"], "violation", "{out}");
+    let v = violation_kept((got, &out, &err));
     assert_eq!(v["data"]["interrupted"], true, "{out}");
-    assert_eq!(v["data"]["invariant"], "no-duplicate-effect", "{out}");
     assert!(err.contains("(SIGTERM)"), "the stop is said: {err}");
     assert!(
         err.contains(": not shrunk or traced, since SIGTERM stopped idemsim")
             || err.contains(": not traced, since SIGTERM stopped idemsim"),
         "{err}"
-    );
-    assert!(!err.contains("panicked"), "no panic: {err}");
-    assert!(
-        !out.contains("broke the protocol") && !err.contains("broke the protocol"),
-        "no broken-off trace: {out}{err}"
     );
     none_left(ids);
     (v, err)
@@ -457,16 +465,8 @@ fn kept_after_the_stop(
     record: &str,
     found: &str,
 ) -> serde_json::Value {
-    assert_eq!(
-        got,
-        Some(1),
-        "a violation outranks the stop\nstdout: {out}\nstderr: {err}"
-    );
-    let last = out.lines().last().unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(last).expect("a JSON summary");
+    let v = violation_kept((got, out, err));
     assert_eq!(v["type"], "summary", "{out}");
-    assert_eq!(v["data"]["verdict"], "violation", "{out}");
-    assert_eq!(v["data"]["invariant"], "no-duplicate-effect", "{out}");
     assert!(err.contains("record: {"), "its decisions replay it: {err}");
     assert!(
         err.contains(": not shrunk or traced, since SIGTERM stopped idemsim"),
@@ -480,11 +480,6 @@ fn kept_after_the_stop(
     assert!(
         !err.contains("# trace"),
         "no trace of a killed rerun: {err}"
-    );
-    assert!(!err.contains("panicked"), "no panic: {err}");
-    assert!(
-        !out.contains("broke the protocol") && !err.contains("broke the protocol"),
-        "no broken-off trace: {out}{err}"
     );
     assert!(
         v.pointer(record).is_some_and(serde_json::Value::is_object),
