@@ -173,27 +173,62 @@ fn finds(name: &str, want: &[&str]) {
 }
 
 macro_rules! known_fix_tests {
-    ($($test:ident: $i:expr),* $(,)?) => {$(
-        #[test]
-        fn $test() {
-            let (name, want) = KNOWN[$i];
-            finds(name, want);
-        }
-    )*};
+    ($($test:ident: $name:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                finds($name, want_of($name));
+            }
+        )*
+        /// The scenarios a test above runs: each entry of [`KNOWN`] needs
+        /// one (`every_known_fix_has_its_test`), named, not numbered.
+        const TESTED: &[&str] = &[$($name),*];
+    };
+}
+
+/// The keys [`KNOWN`] gives for `name`.
+fn want_of(name: &str) -> &'static [&'static str] {
+    KNOWN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, want)| *want)
+        .unwrap_or_else(|| panic!("{name} is not in KNOWN"))
 }
 
 // One test per scenario, so the harness runs them side by side.
 known_fix_tests! {
-    discard_at_max_deliveries: 0, eod_checked_ack_lossy_db: 1, import_rerun_append: 2,
-    kafka_delivery_timeout_past: 3, nats_duplicate_window_past: 4,
-    servicebus_duplicate_detection_past: 5, sqs_fifo_dedup_past: 6, webhook_ids_forgotten: 7,
-    webhook_no_dedup: 8, fingerprint_off: 9, give_up_silently: 10, keys_never_expire: 11,
-    payload_swallowed_downstream: 12, query_reads_stale_replica: 13,
-    reconcile_asked_service: 14, reconcile_new_key: 15, retention_equals_window: 16,
-    retry_rejected_input: 17, shed_twin_executes: 18, stripe_key_retention_past: 19,
-    booked_before_bank_cut_off: 20, delete_recreated: 21, patch_retried: 22,
-    post_body_changed_on_retry: 23, bank_retry_storm: 24, refund_on_timeout: 25,
-    refund_retried_without_key: 26, nats_duplicate_window_not_restarted: 31,
+    discard_at_max_deliveries: "messaging-discard-at-max-deliveries",
+    eod_checked_ack_lossy_db: "messaging-eod-checked-ack-lossy-db",
+    import_rerun_append: "messaging-import-rerun-append",
+    kafka_delivery_timeout_past: "messaging-kafka-delivery-timeout-past",
+    nats_duplicate_window_past: "messaging-nats-duplicate-window-past",
+    servicebus_duplicate_detection_past: "messaging-servicebus-duplicate-detection-past",
+    sqs_fifo_dedup_past: "messaging-sqs-fifo-dedup-past",
+    webhook_ids_forgotten: "messaging-webhook-ids-forgotten",
+    webhook_no_dedup: "messaging-webhook-no-dedup",
+    fingerprint_off: "payment-fingerprint-off",
+    give_up_silently: "payment-give-up-silently",
+    keys_never_expire: "payment-keys-never-expire",
+    payload_swallowed_downstream: "payment-payload-swallowed-downstream",
+    query_reads_stale_replica: "payment-query-reads-stale-replica",
+    reconcile_asked_service: "payment-reconcile-asked-service",
+    reconcile_new_key: "payment-reconcile-new-key",
+    refund_on_timeout: "payment-refund-on-timeout",
+    refund_retried_without_key: "payment-refund-retried-without-key",
+    retention_equals_window: "payment-retention-equals-window",
+    retry_rejected_input: "payment-retry-rejected-input",
+    shed_twin_executes: "payment-shed-twin-executes",
+    stripe_key_retention_past: "payment-stripe-key-retention-past",
+    booked_before_bank_cut_off: "chain-booked-before-bank-cut-off",
+    delete_recreated: "http-delete-recreated",
+    patch_retried: "http-patch-retried",
+    post_body_changed_on_retry: "http-post-body-changed-on-retry",
+    bank_retry_storm: "payment-bank-retry-storm",
+    producer_id_expired: "messaging-producer-id-expired",
+    key_deleted_on_timeout: "payment-key-deleted-on-timeout",
+    overload_deadline_ignored: "payment-overload-deadline-ignored",
+    overload_metastable: "payment-overload-metastable",
+    nats_duplicate_window_not_restarted: "messaging-nats-duplicate-window-not-restarted",
 }
 
 /// Top-level tables whose difference is not a setting: the faults, the
@@ -280,8 +315,22 @@ fn the_known_fixes_are_every_failing_scenario_with_a_sibling_a_few_settings_apar
     );
 }
 
+/// Every entry of [`KNOWN`] runs through `finds` in a test of its own, and
+/// no test names a scenario twice or one `KNOWN` lacks.
 #[test]
-fn every_known_fix_is_tested_once_and_every_scenario_fails_in_the_catalog() {
+fn every_known_fix_has_its_test() {
+    let mut known: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
+    let mut tested = TESTED.to_vec();
+    known.sort_unstable();
+    tested.sort_unstable();
+    assert_eq!(
+        tested, known,
+        "each known fix needs one test in known_fix_tests!"
+    );
+}
+
+#[test]
+fn every_known_fix_is_listed_once_and_every_scenario_fails_in_the_catalog() {
     let mut names: Vec<&str> = KNOWN.iter().map(|(n, _)| *n).collect();
     names.sort_unstable();
     names.dedup();
