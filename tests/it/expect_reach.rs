@@ -401,3 +401,33 @@ fn a_violation_the_seeds_and_checks_searches_miss_is_unmet_in_verify_as_in_check
     assert_eq!(v["portfolio"], s["portfolio"], "{v}\n{s}");
     assert!(text.contains(&format!("MISMATCH: {want}\n")), "{text}");
 }
+
+#[test]
+fn the_check_a_search_failure_names_runs_the_same_searches_on_the_same_seeds() {
+    // Another range than the file's: the check named must sweep it too.
+    let (v, text) = verify_with(LOST, &["--runs", "24"], 1);
+    let line = format!(
+        "repro: `idemsim check {LOST} --seeds 0..24` runs the same searches and shows it shrunk"
+    );
+    assert!(text.contains(&line), "{line}: {text}");
+    let (json, _) = run(
+        &[
+            "check",
+            LOST,
+            "--seeds",
+            "0..24",
+            "--no-regressions",
+            "--json",
+        ],
+        1,
+    );
+    let s = summary(&json);
+    assert_eq!(
+        s["portfolio"]["found_by"], v["portfolio"]["found_by"],
+        "{s}"
+    );
+    assert_eq!(
+        s["portfolio"]["record"], v["portfolio"]["record"],
+        "{s}\n{v}"
+    );
+}
