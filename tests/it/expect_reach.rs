@@ -6,7 +6,9 @@
 //! no confirmation, exhaustive search loses one on purpose
 //! (tests/fixtures/expect_reach/reached-by-a-search.toml); in the second
 //! fixture, the seeds hold and only the coverage-guided search loses a
-//! change (lost-only-by-a-search.toml).
+//! change (lost-only-by-a-search.toml); in the third, a violation the file
+//! expects is missed by its seeds and by both searches, in both commands
+//! (violation-check-searches-miss.toml).
 
 use crate::support::{run, scratch, summary};
 use serde_json::Value;
@@ -272,13 +274,16 @@ fn a_holding_file_its_seeds_meet_runs_the_searches_in_verify_too() {
     assert_eq!(v["portfolio"]["found_by"], Value::Null, "{v}");
     assert_eq!(v["portfolio"]["exhaustive"]["found"], Value::Null, "{v}");
     assert_eq!(v["portfolio"]["coverage"]["schedules"], 75, "{v}");
+    // They found nothing and reached nothing the seeds did not: one line
+    // says so, where the JSON above keeps every part.
     assert!(
         text.contains(
-            "no seed failed, so check's two searches ran too, as check runs them:
-"
+            "check's two searches found nothing the seeds missed: exhaustive to fault bound 2 (75 of 75 schedules), coverage-guided (75 of 75)\n"
         ),
         "{text}"
     );
+    assert!(!text.contains("searches ran too"), "{text}");
+    assert!(!text.contains("exhaustive search to fault bound"), "{text}");
 }
 
 /// A file that expects to hold, whose 20 seeds hold and meet its
@@ -313,6 +318,18 @@ fn a_violation_only_a_search_finds_in_a_file_its_seeds_meet_fails_verify_as_chec
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    // No seed replays it: its schedule and record are shown, as check shows
+    // them, and without a regression folder the check that shows it shrunk.
+    let record = &v["portfolio"]["record"];
+    assert!(record.is_object(), "{v}");
+    for line in [
+        "    coverage-guided schedule #5:\n".to_string(),
+        format!("    record: {record}\n"),
+        format!("    repro: `idemsim check {LOST}` runs the same searches and shows it shrunk; add --repro-out FILE to write it\n"),
+    ] {
+        assert!(text.contains(&line), "{line}: {text}");
+    }
+    assert_eq!(summary(&json)["portfolio"]["record"], *record);
 }
 
 /// [`verify_with`] of `file` with `--jobs 1`, which `--jobs 2` must equal:
@@ -359,5 +376,58 @@ fn a_failure_only_a_search_found_is_the_verdict_in_both_and_names_no_seed() {
     assert!(
         text.contains("exhaustive search to fault bound 1: violation within"),
         "{text}"
+    );
+}
+
+/// A file that expects a violation no seed and neither of `check`'s
+/// searches finds, while a coverage-guided search of the whole range from
+/// seed 0 (what `verify` ran after the seeds before) does.
+const MISSED: &str = "tests/fixtures/expect_reach/violation-check-searches-miss.toml";
+
+#[test]
+fn a_violation_the_seeds_and_checks_searches_miss_is_unmet_in_verify_as_in_check() {
+    let want = "expected violation, found holds";
+    let (json, _) = run(&["check", MISSED, "--no-regressions", "--json"], 0);
+    let e = expect_record(&json).unwrap_or_else(|| panic!("an expect record: {json}"));
+    assert_eq!(e["data"]["mismatch"], want, "{e}");
+    let s = summary(&json);
+    assert_eq!(s["portfolio"]["found_by"], Value::Null, "{s}");
+    // verify judges it by the same schedules: not met, for the same reason.
+    let (v, text) = verify(MISSED, 1);
+    assert_eq!(v["matched"], false, "{v}");
+    assert_eq!(v["mismatch"], e["data"]["mismatch"], "{v}\n{e}");
+    assert_eq!(v["strategy"], "seeds", "{v}");
+    assert_eq!(v["schedules"], 56, "{v}");
+    assert_eq!(v["portfolio"], s["portfolio"], "{v}\n{s}");
+    assert!(text.contains(&format!("MISMATCH: {want}\n")), "{text}");
+}
+
+#[test]
+fn the_check_a_search_failure_names_runs_the_same_searches_on_the_same_seeds() {
+    // Another range than the file's: the check named must sweep it too.
+    let (v, text) = verify_with(LOST, &["--runs", "24"], 1);
+    let line = format!(
+        "repro: `idemsim check {LOST} --seeds 0..24` runs the same searches and shows it shrunk"
+    );
+    assert!(text.contains(&line), "{line}: {text}");
+    let (json, _) = run(
+        &[
+            "check",
+            LOST,
+            "--seeds",
+            "0..24",
+            "--no-regressions",
+            "--json",
+        ],
+        1,
+    );
+    let s = summary(&json);
+    assert_eq!(
+        s["portfolio"]["found_by"], v["portfolio"]["found_by"],
+        "{s}"
+    );
+    assert_eq!(
+        s["portfolio"]["record"], v["portfolio"]["record"],
+        "{s}\n{v}"
     );
 }

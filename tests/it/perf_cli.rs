@@ -497,17 +497,24 @@ fn coverage_search_finds_the_rare_bug_that_seeds_miss() {
 }
 
 /// `verify` and `shrink` find the rare bug without a stated strategy too:
-/// when the seeds miss the violation a file expects, the coverage-guided
-/// search follows them, and its failure is a schedule of that search.
+/// when the seeds miss the violation a file expects, `verify` runs
+/// `check`'s two searches after them, as `check` does (exhaustive search
+/// finds it at fault bound 3), and `shrink` the coverage-guided search,
+/// whose failure is a schedule of that search.
 #[test]
 fn verify_and_shrink_search_after_the_seeds_a_file_that_names_no_strategy() {
     let verify = idemsim(&["verify", RARE, "--json"]);
     assert_eq!(verify.status.code(), Some(0), "{}", stdout(&verify));
     let d = verify_data(&stdout(&verify));
     assert_eq!(d["matched"], true, "{d}");
-    assert_eq!(d["strategy"], "coverage", "found by the search: {d}");
-    let n = d["schedules"].as_u64().expect("count");
-    assert!(n > 2000, "the 2,000 seeds ran first: {d}");
+    assert_eq!(d["strategy"], "seeds", "{d}");
+    assert_eq!(
+        d["schedules"], 2000,
+        "the 2,000 seeds, then the searches: {d}"
+    );
+    assert_eq!(d["lowest_failing_seed"], serde_json::Value::Null, "{d}");
+    assert_eq!(d["portfolio"]["found_by"], "exhaustive", "{d}");
+    assert_eq!(d["portfolio"]["exhaustive"]["max_faults"], 3, "{d}");
     let shrink = idemsim(&["shrink", RARE]);
     assert_eq!(shrink.status.code(), Some(1), "{}", stdout(&shrink));
     assert!(

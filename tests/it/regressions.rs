@@ -327,3 +327,63 @@ fn an_older_regression_is_renamed_so_the_failure_found_again_is_not_a_second_fil
     assert!(!err.contains("note:"), "{err}");
     assert_eq!(files(&db), named);
 }
+
+#[test]
+fn verify_records_a_failure_only_a_search_found_as_check_does_and_replays_it_next() {
+    // The file expects to hold; its seeds do, the coverage-guided search
+    // of check's portfolio loses a change: no seed replays that failure.
+    let lost = root().join("tests/fixtures/expect_reach/lost-only-by-a-search.toml");
+    let verify = ["verify", "lost.toml", "--no-ablations"];
+    let folders: Vec<std::path::PathBuf> = ["verify", "check"]
+        .iter()
+        .map(|by| {
+            let dir = scratch(&format!("regressions/searched-{by}"));
+            std::fs::create_dir(dir.join(".idemsim")).unwrap();
+            std::fs::copy(&lost, dir.join("lost.toml")).unwrap();
+            dir
+        })
+        .collect();
+    let (out, _) = run_in(&folders[0], &verify, &[], 1);
+    let db = folders[0].join(".idemsim/regressions");
+    let recorded = files(&db);
+    assert_eq!(recorded.len(), 1, "{recorded:?}\n{out}");
+    let shown = format!(".idemsim/regressions/{}", recorded[0]);
+    let replay = format!("idemsim replay lost.toml --repro {shown}");
+    for line in [
+        "coverage-guided schedule #5:\n".to_string(),
+        format!("recorded regression {shown}: it is replayed first from now on\n"),
+        format!("repro: {replay}\n"),
+        "regressions in .idemsim/regressions: 0 replayed (0 still fail, 0 fixed, 0 stale), 1 recorded".to_string(),
+    ] {
+        assert!(out.contains(&line), "{line}: {out}");
+    }
+    // The same file check records for it, shrunk alike.
+    run_in(&folders[1], &["check", "lost.toml"], &[], 1);
+    let by_check = folders[1].join(".idemsim/regressions");
+    assert_eq!(files(&by_check), recorded);
+    assert_eq!(
+        std::fs::read_to_string(db.join(&recorded[0])).unwrap(),
+        std::fs::read_to_string(by_check.join(&recorded[0])).unwrap()
+    );
+    // Its repro line replays the failure.
+    let (trace, _) = run_in(
+        &folders[0],
+        &["replay", "lost.toml", "--repro", &shown],
+        &[],
+        1,
+    );
+    assert!(trace.contains("=> Violation of no-lost-effect"), "{trace}");
+    // Next time it is replayed first, and not recorded again.
+    let (json, _) = run_in(&folders[0], &[&verify[..], &["--json"]].concat(), &[], 1);
+    let line: Value = json
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "verify")
+        .unwrap_or_else(|| panic!("a verify record: {json}"));
+    let statuses: Vec<&str> = (line["data"]["regressions"].as_array().unwrap().iter())
+        .filter_map(|r| r["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["still-fails"], "{line}");
+    assert!(line["data"]["portfolio"]["record"].is_object(), "{line}");
+    assert_eq!(files(&db), recorded);
+}

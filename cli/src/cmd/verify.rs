@@ -4,9 +4,11 @@
 //! A file is judged as `check` judges it: by the searches of `check`'s
 //! portfolio too, whenever they can change the judgement (`searched.rs`).
 
+mod found;
 mod searched;
 
 use idemsim::catalog::{self, UsageError};
+use idemsim::regressions::sweep::Recorded;
 use idemsim::render::json_line;
 use models::registry;
 use models::scenario::{Ablation, Judgement, Searched, Strategy, Verdict};
@@ -348,7 +350,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
         }
     }
     let code = summary(&a, &tally, loaded.len(), db.as_ref());
-    idemsim::regressions::sweep::Recorded::warn_once(&tally.unwritten);
+    Recorded::warn_once(&tally.unwritten);
     Ok(code)
 }
 
@@ -381,7 +383,7 @@ struct Tally {
     load_bearing: usize,
     counts: idemsim::regressions::sweep::Counts,
     /// The failures the regression folder could not take.
-    unwritten: Vec<idemsim::regressions::sweep::Recorded>,
+    unwritten: Vec<Recorded>,
 }
 
 /// What every scenario's verification shares.
@@ -413,7 +415,7 @@ impl Run<'_> {
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
-        let searched = s.searched(seeds, jobs, stop);
+        let searched = searched::own(s, seeds, jobs, stop);
         let sum = &searched.summary;
         idemsim::external::check_summary(s, &replay, sum)?;
         // As `check` judges the file: its searches too, unless a seed
@@ -443,23 +445,47 @@ impl Run<'_> {
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }
-        let recorded = match self.db {
-            Some(db) => idemsim::regressions::sweep::record_sweep_failure(db, s, entry, &searched)?,
-            None => None,
-        }
-        // A failure found again that a replayed regression already shows: said once.
-        .filter(|r| r.new || !replayed.iter().any(|x| x.file == r.file));
+        let at = found::Against {
+            s,
+            entry,
+            seeds,
+            db: self.db,
+            replayed,
+        };
+        let (recorded, by_search) = self.record(&at, &searched, &mut c)?;
         replayed.iter().for_each(|r| tally.counts.add(r));
         tally.counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
         tally.matched += usize::from(c.mismatch.is_none());
         tally.ablations += c.ablations.len();
         tally.load_bearing += c.ablations.iter().filter(|x| x.mismatch.is_none()).count();
-        self.print(s, &c, replayed, recorded.as_ref());
+        self.print(s, &c, replayed, (recorded.as_ref(), by_search.as_ref()));
         // A folder that cannot be written is said once, after the summary.
         tally
             .unwritten
             .extend(recorded.filter(|r| r.warning.is_some()));
         Ok(true)
+    }
+
+    /// Records a new unexpected failure in the regression folder: the
+    /// lowest failing seed's, else the one a search found, with what shows it.
+    fn record(
+        &self,
+        at: &found::Against<'_>,
+        searched: &models::scenario::Searched,
+        c: &mut Checked,
+    ) -> Result<(Option<Recorded>, Option<found::SearchFailure>), UsageError> {
+        let by_search = found::SearchFailure::of(at, &searched.summary, c.portfolio.as_mut())?;
+        if let Some(f) = &by_search {
+            return Ok((f.recorded.clone(), by_search));
+        }
+        let Some(db) = self.db else {
+            return Ok((None, None));
+        };
+        let recorded =
+            idemsim::regressions::sweep::record_sweep_failure(db, at.s, at.entry, searched)?
+                // A failure found again that a replayed regression already shows: said once.
+                .filter(|r| r.new || !at.replayed.iter().any(|x| x.file == r.file));
+        Ok((recorded, None))
     }
 
     /// One scenario's line (or `verify` record) and its regressions.
@@ -468,7 +494,7 @@ impl Run<'_> {
         s: &Scenario,
         c: &Checked,
         replayed: &[idemsim::regressions::Replayed],
-        recorded: Option<&idemsim::regressions::sweep::Recorded>,
+        (recorded, by_search): (Option<&Recorded>, Option<&found::SearchFailure>),
     ) {
         let width = self.width;
         if self.a.json {
@@ -483,8 +509,16 @@ impl Run<'_> {
             for r in replayed {
                 idemsim::outln!("{:<width$}    {}", "", r.text());
             }
+            // A search's failure: its schedule and record, then where it
+            // was recorded, then how to replay it.
+            for line in by_search.iter().flat_map(|f| &f.lines) {
+                idemsim::outln!("{:<width$}    {line}", "");
+            }
             if let Some(r) = recorded {
                 idemsim::outln!("{:<width$}    {}", "", r.text());
+            }
+            if let Some(line) = by_search.and_then(|f| f.repro.as_ref()) {
+                idemsim::outln!("{:<width$}    {line}", "");
             }
         }
     }

@@ -92,9 +92,55 @@ impl Shown {
     fn searched(sw: &Sweep<'_>, line: &mut SweepLine, found: &Found) -> Result<Shown, UsageError> {
         let (a, s) = (sw.a, sw.s);
         // A run too long to record whole: counted, but nothing replays it.
-        let Some(record) = &found.record else {
+        let Some(f) = SearchedFailure::shrink(s, found, sw.budget, a.no_shrink) else {
             return Ok(Shown::default());
         };
+        let (shown, outcome) = f.shown();
+        let mut lines = vec![format!("{}:", f.what)];
+        let repro_out = a.repro_out.as_deref();
+        let json = record_lines(s, sw.entry, &a.set, shown, outcome, repro_out, &mut lines)?;
+        if let Some(p) = &mut line.portfolio {
+            p.record = Some(json);
+        }
+        line.original_events = f.done.as_ref().map(|d| d.shrunk.original_report.events);
+        line.shrunk_events = f.done.as_ref().map(|d| d.shrunk.report.events);
+        let recorded = sw.record_new(None, Some(shown), outcome)?;
+        let mut text = lines.join("\n") + "\n";
+        if let Some(d) = &f.done {
+            text.push_str(&shrunk_text(d));
+        }
+        Ok(Shown {
+            done: f.done,
+            text: Some(text),
+            recorded,
+        })
+    }
+}
+
+/// A failure a search of the portfolio found, shrunk from its record (no
+/// seed replays it): what `check` shows under its summary, and what
+/// `verify` shows under a scenario's row and records, alike.
+pub(crate) struct SearchedFailure<'a> {
+    /// The failing schedule as people name it: `coverage-guided schedule
+    /// #5`, `exhaustive schedule with at most 2 faults`.
+    pub(crate) what: String,
+    /// Shrunk, unless not asked to or a signal broke the reruns off.
+    pub(crate) done: Option<Done>,
+    /// As the search found it.
+    found: &'a Found,
+    record: &'a sim::Record,
+}
+
+impl<'a> SearchedFailure<'a> {
+    /// Shrinks `found` within `budget` (unless `no_shrink`); `None` when
+    /// its run was too long to record, so nothing replays it.
+    pub(crate) fn shrink(
+        s: &models::Scenario,
+        found: &'a Found,
+        budget: idemsim::minimize::Budget,
+        no_shrink: bool,
+    ) -> Option<SearchedFailure<'a>> {
+        let record = found.record.as_ref()?;
         let what = match found.part {
             Part::Exhaustive(k) => format!(
                 "exhaustive schedule with at most {k} {}",
@@ -102,28 +148,20 @@ impl Shown {
             ),
             _ => format!("coverage-guided schedule #{}", found.after),
         };
-        let done = shrink_found(s, record, found.after - 1, &what, sw.budget, a.no_shrink);
-        let (shown, outcome) = match &done {
-            Some(d) => (&d.shrunk.record, &d.shrunk.report.outcome),
-            None => (record, &found.outcome),
-        };
-        let mut lines = vec![format!("{what}:")];
-        let repro_out = a.repro_out.as_deref();
-        let json = record_lines(s, sw.entry, &a.set, shown, outcome, repro_out, &mut lines)?;
-        if let Some(p) = &mut line.portfolio {
-            p.record = Some(json);
-        }
-        line.original_events = done.as_ref().map(|d| d.shrunk.original_report.events);
-        line.shrunk_events = done.as_ref().map(|d| d.shrunk.report.events);
-        let recorded = sw.record_new(None, Some(shown), outcome)?;
-        let mut text = lines.join("\n") + "\n";
-        if let Some(d) = &done {
-            text.push_str(&shrunk_text(d));
-        }
-        Ok(Shown {
+        let done = shrink_found(s, record, found.after - 1, &what, budget, no_shrink);
+        Some(SearchedFailure {
+            what,
             done,
-            text: Some(text),
-            recorded,
+            found,
+            record,
         })
+    }
+
+    /// The run to show and record: shrunk, else as found; and its outcome.
+    pub(crate) fn shown(&self) -> (&sim::Record, &sim::Outcome) {
+        match &self.done {
+            Some(d) => (&d.shrunk.record, &d.shrunk.report.outcome),
+            None => (self.record, &self.found.outcome),
+        }
     }
 }

@@ -16,9 +16,29 @@
 use crate::cmd::check::{self, PortfolioLine};
 use crate::cmd::common::WarningLine;
 use idemsim::catalog::UsageError;
-use idemsim::testing::portfolio::{search_seed, Searches};
+use idemsim::testing::portfolio::{search_seed, Found, Searches};
+use models::scenario::{Searched, Strategy};
 use models::Scenario;
 use sim::{SeedRange, Summary};
+use std::sync::atomic::AtomicBool;
+
+/// The file's own schedules, as `check` of it as written runs them: when
+/// `check` runs its portfolio, the seeds alone, which its two searches
+/// follow ([`Portfolio::if_they_count`]); else the scenario's own search.
+/// `Scenario::searched` follows seeds that miss an expected violation with
+/// a coverage-guided search `check` does not run (the whole range's budget,
+/// seeded by its start, where `check`'s searches get a quarter each): with
+/// it, `verify` met a file whose violation `check`'s searches miss
+/// (tests/fixtures/expect_reach/violation-check-searches-miss.toml).
+pub(super) fn own(s: &Scenario, seeds: SeedRange, jobs: usize, stop: &AtomicBool) -> Searched {
+    if !check::runs_portfolio(s) {
+        return s.searched(seeds, jobs, stop);
+    }
+    Searched {
+        summary: sim::explore(&s.system, seeds, jobs, stop, &|_| {}),
+        by: Strategy::Seeds,
+    }
+}
 
 /// The portfolio's searches as `verify` ran them for one scenario.
 pub(super) struct Portfolio {
@@ -125,9 +145,44 @@ impl Portfolio {
         line["situations_by_searches"] = serde_json::json!(only);
     }
 
+    /// The failure the searches show when no seed failed: exhaustive
+    /// search's, else the coverage-guided search's.
+    pub(super) fn found(&self) -> Option<&Found> {
+        self.searches.first()
+    }
+
+    /// The decisions of the search's failure as shown (shrunk), carried
+    /// in the JSON `portfolio` as in `check`'s summary.
+    pub(super) fn set_record(&mut self, record: serde_json::Value) {
+        self.line.record = Some(record);
+    }
+
+    /// Whether the searches change nothing a reader of the row needs:
+    /// they found no failure, reached no situation the seeds missed
+    /// (`seeds`) and hit no limit, so the judgement is the seeds' alone.
+    fn added_nothing(&self, seeds: &[&str]) -> bool {
+        let parts = [&self.line.exhaustive, &self.line.coverage];
+        parts
+            .iter()
+            .all(|p| p.found.is_none() && p.inconclusive == 0)
+            && self.line.searched_only(&owned(seeds)).is_empty()
+    }
+
     /// The lines printed under the scenario's row: what each search ran
-    /// and found, then the situations only they reached.
+    /// and found, then the situations only they reached; one line when
+    /// they added nothing to what the seeds show (the JSON keeps all).
     pub(super) fn text_lines(&self, seeds: &[&str]) -> Vec<String> {
+        if self.added_nothing(seeds) {
+            let (e, c) = (&self.line.exhaustive, &self.line.coverage);
+            return vec![format!(
+                "check's two searches found nothing the seeds missed: exhaustive to fault bound {} ({} of {} schedules), coverage-guided ({} of {})",
+                e.max_faults.unwrap_or(0),
+                e.schedules,
+                e.budget,
+                c.schedules,
+                c.budget
+            )];
+        }
         let head = match self.why {
             Why::Unmet => "its seeds alone do not meet [expect], so check's two searches ran too:",
             Why::NoFailure => {

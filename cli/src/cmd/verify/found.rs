@@ -1,0 +1,110 @@
+//! A failure that only one of `check`'s searches found, in `verify`: no
+//! seed replays it, so, as `check` does (`check::SearchedFailure`), it is
+//! shrunk from the search's record and, when the file does not expect it,
+//! written to the regression folder, which replays it first from then on.
+//! Under the scenario's row `verify` prints the failing schedule, its
+//! `record:` line and a `repro:` line: the regression file to replay, or,
+//! without one, the `check` command that shows the same failure shrunk.
+
+use super::searched::Portfolio;
+use crate::cmd::check::SearchedFailure;
+use idemsim::catalog::{Entry, UsageError};
+use idemsim::regressions::sweep::{record_failure, Recorded};
+use idemsim::regressions::{unexpected, Db, Replayed};
+use models::Scenario;
+use sim::{SeedRange, Summary};
+
+/// What `verify` shows and records of a search's unexpected failure.
+pub(super) struct SearchFailure {
+    /// The failing schedule and its `record:` line.
+    pub(super) lines: Vec<String>,
+    /// How to replay it; `None` when nothing can.
+    pub(super) repro: Option<String>,
+    /// What the regression folder got; `None` without a folder, for a
+    /// built-in scenario, or when it had the failure already and a
+    /// replayed regression says so.
+    pub(super) recorded: Option<Recorded>,
+}
+
+/// What the unexpected failure is checked and recorded against.
+pub(super) struct Against<'a> {
+    pub(super) s: &'a Scenario,
+    pub(super) entry: &'a Entry,
+    /// The seeds swept: the searches ran over them.
+    pub(super) seeds: SeedRange,
+    pub(super) db: Option<&'a Db>,
+    /// The regressions replayed before the sweep.
+    pub(super) replayed: &'a [Replayed],
+}
+
+impl SearchFailure {
+    /// When no seed failed (`own` is the seeds' summary) and a search of
+    /// `portfolio` found a failure the file does not expect: shrinks it,
+    /// records it and sets the portfolio's `record`, as `check` does.
+    /// `None` otherwise; a seed's failure is recorded as it was.
+    pub(super) fn of(
+        at: &Against<'_>,
+        own: &Summary,
+        portfolio: Option<&mut Portfolio>,
+    ) -> Result<Option<SearchFailure>, UsageError> {
+        let Some(portfolio) = portfolio else {
+            return Ok(None);
+        };
+        let s = at.s;
+        let found = match portfolio.found() {
+            Some(f) if own.first_failure.is_none() && unexpected(s, &f.outcome) => f.clone(),
+            _ => return Ok(None),
+        };
+        let budget = idemsim::minimize::Budget::default();
+        let Some(f) = SearchedFailure::shrink(s, &found, budget, false) else {
+            // Too long to record: counted in the verdict, nothing replays it.
+            let why = "its run makes too many decisions to record, so nothing replays it";
+            return Ok(Some(SearchFailure {
+                lines: vec![format!("the search's failure is not recorded: {why}")],
+                repro: None,
+                recorded: None,
+            }));
+        };
+        let (shown, outcome) = f.shown();
+        let mut lines = vec![format!("{}:", f.what)];
+        let json =
+            idemsim::repro::record_lines(s, at.entry, &[], shown, outcome, None, &mut lines)?;
+        // That last line names `check --repro-out`, a flag verify has not.
+        lines.pop();
+        portfolio.set_record(json);
+        let recorded = match at.db {
+            Some(db) => record_failure(db, s, at.entry, &[], None, Some(shown), outcome)?,
+            None => None,
+        };
+        let repro = Some(repro_line(at, recorded.as_ref()));
+        // A failure a replayed regression already shows: said once.
+        let recorded = recorded.filter(|r| r.new || !at.replayed.iter().any(|x| x.file == r.file));
+        Ok(Some(SearchFailure {
+            lines,
+            repro,
+            recorded,
+        }))
+    }
+}
+
+/// The regression file's replay command, or, with none written, the
+/// `check` that runs the same searches and shows the failure shrunk.
+fn repro_line(at: &Against<'_>, recorded: Option<&Recorded>) -> String {
+    if let Some(r) = recorded.filter(|r| r.warning.is_none()) {
+        let replay = idemsim::repro::replay_command(&r.file, Some(&at.entry.arg()));
+        return format!("repro: {replay}");
+    }
+    let file = at.entry.shell_arg();
+    let file_seeds = SeedRange {
+        start: 0,
+        end: at.s.runs.into(),
+    };
+    let seeds = if at.seeds == file_seeds {
+        String::new()
+    } else {
+        format!(" --seeds {}", at.seeds)
+    };
+    format!(
+        "repro: `idemsim check {file}{seeds}` runs the same searches and shows it shrunk; add --repro-out FILE to write it"
+    )
+}
