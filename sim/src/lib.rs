@@ -15,6 +15,8 @@ pub mod bench;
 pub mod chacha;
 pub mod choice;
 mod compose;
+#[doc(hidden)]
+pub use compose::{compose_kind_mismatch, compose_reset_aside};
 pub mod coverage;
 pub mod engine;
 pub mod exhaustive;
