@@ -201,3 +201,79 @@ proptest::proptest! {
         }
     }
 }
+
+/// What a law run pops, by operation.
+#[derive(Clone, Debug)]
+enum LawOp {
+    Pop,
+    PopBefore(u64),
+    /// Drops every third event pushed in the run.
+    Retain,
+    /// A new run on the same queue: whatever the last one left in the buffers stays there.
+    Clear,
+    Push(u64),
+}
+
+fn law_op() -> impl proptest::strategy::Strategy<Value = LawOp> {
+    use proptest::prelude::*;
+    // Small times, for many ties; pushes about as often as pops, so the
+    // queue moves between a few keys, more than `WINDOW` and the heap.
+    prop_oneof![
+        7 => Just(LawOp::Pop),
+        1 => (0u64..200).prop_map(LawOp::PopBefore),
+        1 => Just(LawOp::Retain),
+        1 => Just(LawOp::Clear),
+        10 => (0u64..200).prop_map(LawOp::Push),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// As [`every_pop_is_the_least_pending_key`], with any times (earlier
+    /// than keys popped before too), `pop_before`, `retain`, and new runs
+    /// on the same queue after `clear`: a push counts the later keys among
+    /// slots below the head, which must never hold a time later than the
+    /// new key's, whatever a pop, a compaction or an earlier run left there.
+    #[test]
+    fn every_pop_is_the_least_pending_key_across_runs_and_any_times(
+        ops in proptest::collection::vec(law_op(), 1..800),
+    ) {
+        let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        let mut pending = std::collections::BTreeSet::new();
+        let mut seq = 0u64;
+        let key = |e: Event<u32, ()>| match e.kind {
+            EventKind::Restart { actor } => (e.time_us, u64::from(actor)),
+            _ => unreachable!("only restarts are queued"),
+        };
+        for op in ops {
+            match op {
+                LawOp::Pop => {
+                    proptest::prop_assert_eq!(q.pop_event().map(key), pending.pop_first());
+                }
+                LawOp::PopBefore(limit_us) => {
+                    let want = match pending.first() {
+                        Some(&(t, _)) if t < limit_us => pending.pop_first(),
+                        _ => None,
+                    };
+                    proptest::prop_assert_eq!(q.pop_event_before(limit_us).map(key), want);
+                }
+                LawOp::Retain => {
+                    q.retain(|_, k| matches!(k, EventKind::Restart { actor } if actor % 3 != 0));
+                    pending.retain(|&(_, s)| s % 3 != 0);
+                }
+                LawOp::Clear => {
+                    q.clear();
+                    pending.clear();
+                    seq = 0;
+                }
+                LawOp::Push(t) => {
+                    q.push(t, seq, EventKind::Restart { actor: seq as ActorId });
+                    pending.insert((t, seq));
+                    seq += 1;
+                }
+            }
+            proptest::prop_assert_eq!(q.len(), pending.len());
+            proptest::prop_assert_eq!(q.peek_time(), pending.first().map(|&(t, _)| t));
+        }
+    }
+}
