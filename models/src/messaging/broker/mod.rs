@@ -60,17 +60,27 @@ impl<W: Carries<Msg>> Broker<W> {
 
     /// Delivers every ready message and re-arms the one visibility timer.
     fn dispatch(&self, s: &mut BrokerStorage, ctx: &mut impl Ctx<Self>) {
+        self.dispatch_expiring(s, false, ctx);
+    }
+
+    /// [`dispatch`](Self::dispatch), where `expiring` (the visibility
+    /// timer's firing) first makes every delivery whose lease has run out
+    /// visible again. Both in one pass: a message's status changes only at
+    /// its own turn of the loop, so the deliveries and their draws come in
+    /// the order a pass of expiries and then one of deliveries gave them.
+    fn dispatch_expiring(&self, s: &mut BrokerStorage, expiring: bool, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
-        // The earliest lease deadline, gathered in the same pass: a message's
-        // status changes only at its own turn of the loop.
+        // The earliest lease deadline, gathered in the same pass.
         let mut next: Option<u64> = None;
         for (i, m) in s.queue.iter_mut().enumerate() {
             if let QStatus::InFlight { deadline_us, .. } = m.status {
-                next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
-                continue;
-            }
-            if m.status != QStatus::Ready {
+                if !(expiring && deadline_us <= now) {
+                    next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
+                    continue;
+                }
+                m.status = QStatus::Ready;
+            } else if m.status != QStatus::Ready {
                 continue;
             }
             if self.cfg.max_deliveries != 0 && m.deliveries >= self.cfg.max_deliveries {
@@ -359,14 +369,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
             self.arm_tx_timeout(s, ctx);
             return;
         }
-        for m in &mut s.queue {
-            if let QStatus::InFlight { deadline_us, .. } = m.status {
-                if deadline_us <= now {
-                    m.status = QStatus::Ready;
-                }
-            }
-        }
-        self.dispatch(s, ctx);
+        self.dispatch_expiring(s, true, ctx);
     }
 }
 

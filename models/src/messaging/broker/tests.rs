@@ -443,3 +443,86 @@ fn after_an_expiry_a_number_below_the_new_start_is_not_confirmed_unstored() {
         sit::PRODUCER_SEQUENCE_DEDUP_HIT
     ));
 }
+
+/// The visibility timer's expiries are made in dispatch's own pass. The
+/// law: after any steps (publishes, acks and renewals naming any receipt,
+/// firings of the timer, at times that meet leases' ends exactly), a
+/// broker whose firing makes the two passes it made before (every lease
+/// that ran out made visible, then a dispatch) asks for the same commands,
+/// draws the same numbers and keeps the same queue.
+mod one_pass {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The firing as it was: the expiries, then a dispatch that expires nothing.
+    fn two_passes(d: &mut Drive, now_ms: u64) -> Vec<Cmd> {
+        let now_us = now_ms * US_PER_MS;
+        for m in &mut d.s.queue {
+            if let QStatus::InFlight { deadline_us, .. } = m.status {
+                if deadline_us <= now_us {
+                    m.status = QStatus::Ready;
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let mut ctx = sim::Context::detached(now_us, 3, &mut d.choices, &mut out);
+        d.b.dispatch(&mut d.s, &mut ctx);
+        out
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Step {
+        Publish(u32),
+        Ack(u32, u32),
+        Extend(u32, u32),
+        Fire,
+    }
+
+    /// A step after a gap in ms; the gaps add up to the 30 s lease's end
+    /// exactly as often as not.
+    fn step() -> impl Strategy<Value = (u64, Step)> {
+        let gap_ms = prop_oneof![
+            Just(0u64),
+            Just(10_000),
+            Just(15_000),
+            Just(30_000),
+            0..40_000u64
+        ];
+        let what = prop_oneof![
+            (1..4u32).prop_map(Step::Publish),
+            (1..4u32, 1..10u32).prop_map(|(id, r)| Step::Ack(id, r)),
+            (1..4u32, 1..10u32).prop_map(|(id, r)| Step::Extend(id, r)),
+            Just(Step::Fire),
+            Just(Step::Fire),
+        ];
+        (gap_ms, what)
+    }
+
+    proptest! {
+        #[test]
+        fn a_firing_in_one_pass_does_what_two_passes_did(
+            steps in prop::collection::vec(step(), 1..40),
+            max_deliveries in 0..3u32,
+            eod in any::<bool>(),
+        ) {
+            let mut one = Drive::new(eod);
+            let mut two = Drive::new(eod);
+            one.b.cfg.max_deliveries = max_deliveries;
+            two.b.cfg.max_deliveries = max_deliveries;
+            let mut now_ms = 0;
+            for (gap_ms, step) in steps {
+                now_ms += gap_ms;
+                let mut both = |msg: Msg| (one.msg(now_ms, 1, msg), two.msg(now_ms, 1, msg));
+                let (a, b) = match step {
+                    Step::Publish(id) => both(Msg::Publish { ev: Event { id, ..event() } }),
+                    Step::Ack(id, receipt) => both(Msg::Ack { id, receipt }),
+                    Step::Extend(id, receipt) => both(Msg::Extend { id, receipt }),
+                    Step::Fire => (one.lease_runs_out(now_ms), two_passes(&mut two, now_ms)),
+                };
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(one.statuses(), two.statuses());
+                prop_assert_eq!(&one.s.copies, &two.s.copies);
+            }
+        }
+    }
+}

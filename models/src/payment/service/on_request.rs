@@ -179,6 +179,14 @@ impl<W: Carries<Msg>> Service<W> {
         }
     }
 
+    /// How the key table judges a request under a known key here.
+    fn known_rules(&self) -> KnownRules {
+        KnownRules {
+            fingerprint_check: self.cfg.fingerprint_check,
+            lease_us: self.cfg.lease_us,
+        }
+    }
+
     /// A worker took the request: look its key up and act on it.
     fn on_pay(
         &self,
@@ -204,8 +212,9 @@ impl<W: Carries<Msg>> Service<W> {
             }
             return;
         }
-        match s.keys.find(&key, ctx.now_us()) {
-            Found::Live => return self.on_known_key(st, s, q, ctx),
+        let rules = self.known_rules();
+        match s.keys.find(&key, (op, amount_eur), rules, ctx.now_us()) {
+            Found::Live(known) => return self.on_known_key(st, s, q, known, ctx),
             // The key is forgotten: this retry is a new request.
             Found::Expired => ctx.reached(sit::RETRY_AFTER_KEY_EXPIRED),
             Found::Absent => {}
@@ -265,22 +274,20 @@ impl<W: Carries<Msg>> Service<W> {
         }
     }
 
-    /// A request whose key has a live row.
+    /// A request whose key has a live row, on which the table's verdict
+    /// is `known`.
     fn on_known_key(
         &self,
         st: &mut ServiceState,
         s: &mut ServiceStorage,
         q: Queued,
+        known: Known,
         ctx: &mut impl Ctx<Self>,
     ) {
-        let (key, caller, op, amount_eur) = (q.key, q.caller, q.op, q.amount_eur);
-        let rules = KnownRules {
-            fingerprint_check: self.cfg.fingerprint_check,
-            lease_us: self.cfg.lease_us,
-        };
+        let (key, caller, op) = (q.key, q.caller, q.op);
         // A row of another claim was reported as `key-collision` when the
         // request arrived (`admit`), before the ledger ended the run.
-        match s.keys.known(key, (op, amount_eur), rules, ctx.now_us()) {
+        match known {
             Known::Mismatch => {
                 ctx.reached(sit::PAYLOAD_MISMATCH_REJECTED);
                 self.answer(st, q, PayStatus::Mismatch, 0, ctx);

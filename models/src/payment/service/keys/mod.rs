@@ -88,8 +88,9 @@ pub enum Known {
 /// What a lookup of a request's key found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
-    /// A live row: the key is known.
-    Live,
+    /// A live row: the key is known, and this is the table's verdict on
+    /// the request under it ([`KeyTable::find`]).
+    Live(Known),
     /// A row past its retention, now deleted: the key is forgotten.
     Expired,
     /// No row.
@@ -103,6 +104,26 @@ pub struct KnownRules {
     pub fingerprint_check: bool,
     /// An "in progress" key older than this may be taken over; 0: never.
     pub lease_us: TimeUs,
+}
+
+/// What a request for `request` (its claim and amount) gets under a key
+/// whose live row is `live`; a takeover restarts the row's lease.
+fn judge(live: &mut KeyRow, request: (Op, u32), rules: KnownRules, now: TimeUs) -> Known {
+    let row = *live;
+    // The fingerprint covers the whole request: the claim and the amount.
+    if rules.fingerprint_check && (row.op, row.amount_eur) != request {
+        return Known::Mismatch;
+    }
+    match row.state {
+        KeyState::Paid => Known::Paid {
+            amount_eur: row.amount_eur,
+        },
+        KeyState::InProgress if rules.lease_us > 0 && now - row.locked_us >= rules.lease_us => {
+            live.locked_us = now;
+            Known::TakenOver(row)
+        }
+        KeyState::InProgress => Known::InProgress,
+    }
 }
 
 /// The durable half of the key table: key rows and bookings, committed
@@ -195,41 +216,29 @@ impl KeyTable {
         }
     }
 
-    /// Looks a request's key up: an expired row is deleted (the retry is
-    /// a new request).
-    pub fn find(&mut self, key: &Key, now_us: TimeUs) -> Found {
-        let found = match self.rows.lookup(key, now_us) {
-            Lookup::Live(_) => Found::Live,
-            Lookup::Expired => Found::Expired,
+    /// Looks up the key of a request for `request` (its claim and amount):
+    /// a live row's verdict on it (a takeover restarts the row's lease), or
+    /// an expired row, deleted (the retry is a new request), or none. One
+    /// look-up for all of it: the request path looked the key up once to
+    /// learn that it was live and again to judge the request.
+    pub fn find(&mut self, key: &Key, request: (Op, u32), rules: KnownRules, now: TimeUs) -> Found {
+        match self.rows.lookup(key, now) {
+            Lookup::Live(live) => Found::Live(judge(live, request, rules, now)),
+            Lookup::Expired => {
+                self.rows.remove(key);
+                Found::Expired
+            }
             Lookup::Absent => Found::Absent,
-        };
-        if found == Found::Expired {
-            self.rows.remove(key);
         }
-        found
     }
 
-    /// What a request for `request` (its claim and amount) gets under
-    /// `key`, which has a live row; a takeover restarts the row's lease.
+    /// The verdict on a request for `request` under `key`, which has a
+    /// live row: [`find`](Self::find)'s, for the cases that know the row is there.
+    #[cfg(test)]
     pub fn known(&mut self, key: Key, request: (Op, u32), rules: KnownRules, now: TimeUs) -> Known {
-        // One look-up for the row read and the lease restarted.
-        let Lookup::Live(live) = self.rows.lookup(&key, now) else {
-            panic!("the caller found a live row");
-        };
-        let row = *live;
-        // The fingerprint covers the whole request: the claim and the amount.
-        if rules.fingerprint_check && (row.op, row.amount_eur) != request {
-            return Known::Mismatch;
-        }
-        match row.state {
-            KeyState::Paid => Known::Paid {
-                amount_eur: row.amount_eur,
-            },
-            KeyState::InProgress if rules.lease_us > 0 && now - row.locked_us >= rules.lease_us => {
-                live.locked_us = now;
-                Known::TakenOver(row)
-            }
-            KeyState::InProgress => Known::InProgress,
+        match self.find(&key, request, rules, now) {
+            Found::Live(known) => known,
+            _ => panic!("the caller found a live row"),
         }
     }
 

@@ -98,10 +98,17 @@ fn a_lease_is_taken_over_once_it_ran_out_and_starts_again() {
 #[test]
 fn an_expired_key_is_found_once_and_deleted() {
     let mut t = table_with(KeyState::Paid);
-    assert_eq!(t.find(&key(), RETENTION_US - 1), Found::Live);
-    assert_eq!(t.find(&key(), RETENTION_US), Found::Expired);
+    let request = (claim(), 1200);
+    assert_eq!(
+        t.find(&key(), request, STRICT, RETENTION_US - 1),
+        Found::Live(Known::Paid { amount_eur: 1200 })
+    );
+    assert_eq!(
+        t.find(&key(), request, STRICT, RETENTION_US),
+        Found::Expired
+    );
     assert!(t.is_empty());
-    assert_eq!(t.find(&key(), RETENTION_US), Found::Absent);
+    assert_eq!(t.find(&key(), request, STRICT, RETENTION_US), Found::Absent);
 }
 
 /// What the table tells a reconciliation is what it believes: a key
