@@ -98,10 +98,10 @@ impl sim::Oracle for Ledger {
 
     #[inline(always)]
     fn observe(&mut self, now_us: TimeUs, actor: ActorId, obs: &Obs) -> Option<Violation> {
-        // One direct call where the kind is known: a jump table on the
-        // kind, in one `observe` for all kinds, was mispredicted most of
-        // the time in chain (whose kinds come in no fixed order), and every
-        // kind paid the frame of the largest.
+        // One direct call where the kind is known. A jump table on the
+        // kind, in one `observe` for all kinds, made every kind pay the
+        // frame of the largest, and valgrind's branch model mispredicted
+        // most of its jumps in chain, whose kinds come in no fixed order.
         OBSERVE_BY_KIND[obs.kind() as usize](self, now_us, actor, obs)
     }
 
