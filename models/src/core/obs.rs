@@ -5,7 +5,7 @@
 mod display;
 mod outcome;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use outcome::{AttemptOutcome, Change, Ending};
 
@@ -340,7 +340,22 @@ macro_rules! declare {
             $(#[doc = concat!("[`Obs::", stringify!($kind), "`].")] $kind),+
         }
 
+        /// How many kinds of observation there are.
+        pub(crate) const KINDS: usize = [$(ObsKind::$kind),+].len();
+
+        /// Every kind, in the order of the list.
+        #[cfg(test)]
+        pub(crate) const ALL_KINDS: &[ObsKind] = &[$(ObsKind::$kind),+];
+
         impl Obs {
+            /// Which kind of observation this is.
+            #[inline(always)]
+            pub(crate) const fn kind(&self) -> ObsKind {
+                match self {
+                    $(Obs::$kind { .. } => ObsKind::$kind),+
+                }
+            }
+
             /// Bookkeeping that one design reports and another does not (an
             /// execution's start, the dedup store's size): `diff` hides it, so
             /// two runs do not look parted before their behaviour differs.

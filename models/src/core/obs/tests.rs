@@ -5,7 +5,7 @@ use super::*;
 use crate::contention::{RESOURCE_LAYER, UPDATE, WRITE};
 
 /// One observation of every kind, in the order of the list.
-fn one_of_each() -> Vec<Obs> {
+pub(crate) fn one_of_each() -> Vec<Obs> {
     let op = Op::new(&WRITE, 1);
     let key = Key::Op { op, n: 1 };
     let layer = &RESOURCE_LAYER;
