@@ -178,22 +178,7 @@ pub(super) fn summary(
         );
         if a.json {
             idemsim::eoutln!("{text}");
-            idemsim::outln!(
-                "{}",
-                json_line(
-                    "verify_summary",
-                    serde_json::json!({
-                        "total": total,
-                        "judged": judged,
-                        "matched": matched,
-                        "mismatched": judged - matched,
-                        "ablations": t.ablations,
-                        "ablations_load_bearing": t.load_bearing,
-                        "interrupted": true,
-                        "regressions": t.counts.json(db),
-                    })
-                )
-            );
+            summary_json(t, total, judged - matched, true, db);
         } else {
             idemsim::outln!("{text}");
         }
@@ -204,22 +189,7 @@ pub(super) fn summary(
         };
     }
     if a.json {
-        idemsim::outln!(
-            "{}",
-            json_line(
-                "verify_summary",
-                serde_json::json!({
-                    "total": total,
-                    "judged": judged,
-                    "matched": matched,
-                    "mismatched": total - matched,
-                    "ablations": t.ablations,
-                    "ablations_load_bearing": t.load_bearing,
-                    "interrupted": false,
-                    "regressions": t.counts.json(db),
-                })
-            )
-        );
+        summary_json(t, total, total - matched, false, db);
     } else {
         idemsim::outln!(
             "{matched} of {total} scenarios match their expectation{}; {} of {} protections are load-bearing{}",
@@ -238,4 +208,31 @@ pub(super) fn summary(
     } else {
         idemsim::exit::VIOLATION
     }
+}
+
+/// The `verify_summary` record. `mismatched` counts the scenarios that did
+/// not match: of those judged when Ctrl-C cut the run short, else of all.
+fn summary_json(
+    t: &Tally,
+    total: usize,
+    mismatched: usize,
+    interrupted: bool,
+    db: Option<&idemsim::regressions::Db>,
+) {
+    idemsim::outln!(
+        "{}",
+        json_line(
+            "verify_summary",
+            serde_json::json!({
+                "total": total,
+                "judged": t.judged,
+                "matched": t.matched,
+                "mismatched": mismatched,
+                "ablations": t.ablations,
+                "ablations_load_bearing": t.load_bearing,
+                "interrupted": interrupted,
+                "regressions": t.counts.json(db),
+            })
+        )
+    );
 }
