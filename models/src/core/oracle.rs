@@ -126,32 +126,11 @@ impl sim::Oracle for Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contention::WRITE;
     use crate::core::obs::tests::one_of_each;
     use crate::core::obs::ALL_KINDS;
     use crate::core::op::Op;
-    use crate::payment::{CLAIM, TRANSFER};
     use sim::Oracle;
-
-    /// One observation of every kind: the list the observation tests use,
-    /// and the kinds it leaves out.
-    fn every_kind() -> Vec<Obs> {
-        let op = Op::new(&CLAIM, 1);
-        let mut all = one_of_each();
-        all.extend([
-            Obs::Reversal {
-                site: &TRANSFER,
-                op,
-                payload: 5,
-            },
-            Obs::Handled {
-                op,
-                attempt: 1,
-                version: 2,
-            },
-            Obs::EffectBy { op, version: 2 },
-        ]);
-        all
-    }
 
     /// Every kind of observation reaches the function of its own kind,
     /// which judges and records it: observed one at a time, and all in a
@@ -160,7 +139,7 @@ mod tests {
     /// when `Obs::kind` names the wrong kind.
     #[test]
     fn every_kind_is_observed_by_the_function_of_its_kind() {
-        let all = every_kind();
+        let all = one_of_each();
         let kinds: Vec<ObsKind> = all.iter().map(Obs::kind).collect();
         let mut sorted = kinds.clone();
         sorted.sort_by_key(|k| *k as u8);
@@ -177,8 +156,9 @@ mod tests {
             ledger.observe(step * 1000, 0, obs);
         }
         let rec = ledger
-            .get(Op::new(&CLAIM, 1))
-            .expect("the claim is recorded");
-        assert_eq!((rec.effects, rec.reversals), (0, 1), "{rec:?}");
+            .get(Op::new(&WRITE, 1))
+            .expect("the operation is recorded");
+        // one_of_each has one effect and one reversal of the operation.
+        assert_eq!((rec.effects, rec.reversals), (1, 1), "{rec:?}");
     }
 }

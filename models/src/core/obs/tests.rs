@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::contention::{RESOURCE_LAYER, UPDATE, WRITE};
+use crate::payment::TRANSFER;
 
 /// One observation of every kind, in the order of the list.
 pub(crate) fn one_of_each() -> Vec<Obs> {
@@ -59,6 +60,17 @@ pub(crate) fn one_of_each() -> Vec<Obs> {
         Obs::RetryDenied { op },
         Obs::FastFailed { op },
         Obs::Deployed { version: 2 },
+        Obs::Reversal {
+            site: &TRANSFER,
+            op,
+            payload: 5,
+        },
+        Obs::Handled {
+            op,
+            attempt: 1,
+            version: 2,
+        },
+        Obs::EffectBy { op, version: 2 },
     ]);
     all
 }
@@ -116,38 +128,18 @@ fn the_kinds_marked_bookkeeping_are_the_ones_diff_hides() {
             "DedupStore",
             "Work",
             "Shed",
-            "Deployed"
+            "Deployed",
+            "Handled",
+            "EffectBy"
         ]
     );
 }
 
+/// `ObsKind` (and so `ALL_KINDS`, which the declaration makes) names the
+/// variants of `Obs` in the order of the list, each numbered by its place.
 #[test]
 fn every_kind_is_numbered_in_the_order_of_the_list() {
-    let kinds = [
-        ObsKind::Intent,
-        ObsKind::AttemptSent,
-        ObsKind::Received,
-        ObsKind::Effect,
-        ObsKind::StateHeld,
-        ObsKind::Attempt,
-        ObsKind::ToldDone,
-        ObsKind::Ended,
-        ObsKind::Committed,
-        ObsKind::Accepted,
-        ObsKind::DeadLettered,
-        ObsKind::ValueWritten,
-        ObsKind::Superseded,
-        ObsKind::NewVersion,
-        ObsKind::ExecStart,
-        ObsKind::ExecEnd,
-        ObsKind::ExecutorsLost,
-        ObsKind::DedupStore,
-        ObsKind::Work,
-        ObsKind::Shed,
-        ObsKind::RetryDenied,
-        ObsKind::FastFailed,
-        ObsKind::Deployed,
-    ];
+    let kinds = ALL_KINDS;
     let names: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
     let variants: Vec<String> = one_of_each()
         .iter()
@@ -168,7 +160,7 @@ fn every_kind_is_numbered_in_the_order_of_the_list() {
 #[test]
 fn every_kind_reads_as_traces_write_it() {
     let lines: Vec<String> = one_of_each().iter().map(|o| o.to_string()).collect();
-    assert_eq!(lines.len(), 23);
+    assert_eq!(lines.len(), 26);
     assert_eq!(
         lines[22],
         "v2 deployed: it handles what arrives from now on"
