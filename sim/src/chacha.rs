@@ -112,6 +112,15 @@ pub fn refill(
     }
 }
 
+/// The lanes of a refill: blocks `counter` to `counter + 3` of `stream`,
+/// of which a kernel computes as many as the refill wants. Both kernels keep
+/// `refill`'s own signature, since the tests run each in its place.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn refill_lanes(stream: u64, counter: u64) -> [(u64, u64); 4] {
+    std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)))
+}
+
 /// [`refill`] with AVX2 (the caller checked for it): two blocks per register.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -122,7 +131,7 @@ fn refill_avx2(
     want: usize,
     out: &mut [u64; REFILL_MAX],
 ) -> usize {
-    let lanes: [(u64, u64); 4] = std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
+    let lanes = refill_lanes(stream, counter);
     if want <= 2 {
         avx2::blocks::<1, [u64]>(key, &lanes[..2], out, 0);
         return 2 * BLOCK_VALUES;
@@ -141,7 +150,7 @@ fn refill_sse2(
     want: usize,
     out: &mut [u64; REFILL_MAX],
 ) -> usize {
-    let lanes: [(u64, u64); 4] = std::array::from_fn(|i| (stream, counter.wrapping_add(i as u64)));
+    let lanes = refill_lanes(stream, counter);
     let computed = match want {
         1 => sse2::blocks::<1, [u64]>(key, &lanes[..1], out, 0),
         2 => sse2::blocks::<2, [u64]>(key, &lanes[..2], out, 0),

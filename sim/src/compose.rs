@@ -267,18 +267,26 @@ pub fn compose_reset_aside<A: crate::Actor + ?Sized, S, T>(
     use crate::Fresh::{Kept, New};
     let (mut new_state, mut new_storage) = (None, None);
     let (inner_state, state_back) = match state {
-        Kept(st) => match own_state(st).is_some() {
-            true => (Kept(own_state(st).expect("checked")), None),
-            false => (New(&mut new_state), Some(Kept(st))),
-        },
+        // Asked twice: a borrow returned from the first ask would keep `st`
+        // borrowed in the branch that hands it back.
+        Kept(st) => {
+            if own_state(st).is_some() {
+                (Kept(own_state(st).expect("checked")), None)
+            } else {
+                (New(&mut new_state), Some(Kept(st)))
+            }
+        }
         fresh => (New(&mut new_state), Some(fresh)),
     };
     let (inner_storage, storage_back) = match storage {
         None => (None, None),
-        Some(Kept(s)) => match own_storage(s).is_some() {
-            true => (Some(Kept(own_storage(s).expect("checked"))), None),
-            false => (Some(New(&mut new_storage)), Some(Kept(s))),
-        },
+        Some(Kept(s)) => {
+            if own_storage(s).is_some() {
+                (Some(Kept(own_storage(s).expect("checked"))), None)
+            } else {
+                (Some(New(&mut new_storage)), Some(Kept(s)))
+            }
+        }
         Some(fresh) => (Some(New(&mut new_storage)), Some(fresh)),
     };
     actor.reset(inner_state, inner_storage);
