@@ -8,12 +8,8 @@ use crate::render::formats;
 use crate::render::items::{ShrinkInfo, Trace};
 use models::Scenario;
 use sim::shrink::{self as shr, ShrinkLimits, Shrunk};
-use sim::{Record, RunReport, SeedRange, Sim};
-use std::sync::atomic::AtomicBool;
+use sim::{Record, RunReport, Sim};
 use std::time::{Duration, Instant};
-
-/// Seeds searched for a failure when none is given.
-pub const SEARCH_CAP: u64 = 100_000;
 
 /// What shrinking may spend: reruns (deterministic) and wall time (enforced
 /// here, since `sim` reads no clock; a result cut by it depends on the
@@ -332,29 +328,31 @@ fn shrink_within(
     })
 }
 
-/// The lowest failing seed among the first `cap` seeds of the scenario's runs.
-pub fn lowest_failing_seed(s: &Scenario, cap: u64) -> Option<u64> {
-    let stop = AtomicBool::new(false);
-    let seeds = SeedRange {
-        start: 0,
-        end: s.runs.min(cap).into(),
+/// A search's failing `record` (schedule `index`, called `what`), shrunk
+/// unless `no_shrink`. After a signal every rerun breaks off (its program
+/// is killed), so the record is shown as found, and a note says why: a
+/// signal that comes while it shrinks throws the broken result away too.
+pub fn shrink_found(
+    s: &models::Scenario,
+    record: &sim::Record,
+    index: u64,
+    what: &str,
+    budget: Budget,
+    no_shrink: bool,
+) -> Option<Done> {
+    let broken_off = || {
+        let broken = crate::signals::reruns_break_off(s);
+        if broken {
+            crate::eoutln!(
+                "{}",
+                crate::signals::not_rerun_note(what, "not shrunk or traced")
+            );
+        }
+        broken
     };
-    // Stops at the first failing chunk of seeds: a scenario that fails on
-    // seed 0 is not run over all its seeds first.
-    let sum = sim::find_failure(&s.system, seeds, 1, &stop);
-    sum.first_failure.map(|f| f.seed)
-}
-
-/// The coverage-guided search of `s` over its `run.runs` schedules, and its
-/// failure shrunk; `None` if the search finds none.
-pub fn shrink_searched(s: &Scenario, budget: Budget) -> Option<Done> {
-    let stop = AtomicBool::new(false);
-    let seeds = SeedRange {
-        start: 0,
-        end: s.runs.into(),
-    };
-    let r = s.coverage(seeds, &stop);
-    let (record, f) = (r.failing.as_ref()?, r.summary.first_failure.as_ref()?);
-    let what = format!("coverage-guided schedule #{}", f.seed + 1);
-    shrink_record(s, record, f.seed, &what, budget)
+    if no_shrink || broken_off() {
+        return None;
+    }
+    let done = shrink_record(s, record, index, what, budget);
+    done.filter(|_| !broken_off())
 }

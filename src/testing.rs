@@ -32,6 +32,7 @@ use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 
 pub mod portfolio;
+pub mod shown;
 #[cfg(feature = "proptest")]
 mod strategy;
 #[cfg(feature = "proptest")]

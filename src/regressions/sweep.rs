@@ -302,8 +302,11 @@ impl Counts {
     }
 }
 
-/// After `verify`'s sweep of `s`: when its lowest failure is one the
-/// scenario does not expect, shrinks it and records it.
+/// After `verify`'s sweep of `s`: when its lowest failing seed's failure
+/// is one the scenario does not expect, shrinks it and records it. A
+/// failure a search found is not a seed's: the caller records it from the
+/// search's own record (searching again could find another run), so it is
+/// left alone here.
 pub fn record_sweep_failure(
     db: &Db,
     s: &Scenario,
@@ -313,22 +316,16 @@ pub fn record_sweep_failure(
     let Some(f) = &searched.summary.first_failure else {
         return Ok(None);
     };
-    if entry.is_built_in() || !unexpected(s, &f.outcome) {
+    let by_seed = searched.by == models::scenario::Strategy::Seeds;
+    if !by_seed || entry.is_built_in() || !unexpected(s, &f.outcome) {
         return Ok(None);
     }
     let budget = crate::minimize::Budget::default();
-    // A coverage-guided search's failure has no seed: its index in the
-    // search would replay another run. Search again and record the decisions.
-    let searched = searched.by == models::scenario::Strategy::Coverage;
-    let done = if searched {
-        crate::minimize::shrink_searched(s, budget)
-    } else {
-        crate::minimize::shrink_seed(s, f.seed, budget)
-    };
+    let done = crate::minimize::shrink_seed(s, f.seed, budget);
     let outcome = done
         .as_ref()
         .map_or(&f.outcome, |d| &d.shrunk.report.outcome);
     let record = done.as_ref().map(|d| &d.shrunk.record);
-    let seed = (!searched).then_some(f.seed);
+    let seed = Some(f.seed);
     record_failure(db, s, entry, &[], seed, record, outcome)
 }

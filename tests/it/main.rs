@@ -48,6 +48,7 @@ mod scale;
 mod seed_flags;
 mod settings_without_effect;
 mod shrink;
+mod shrink_as_check;
 mod signals;
 mod skips;
 mod stale_reads;

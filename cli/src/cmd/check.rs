@@ -18,7 +18,7 @@ use super::common::{jobs, shell_word, WarningLine};
 pub use args::Args;
 use args::Search;
 use exhaustive::run_exhaustive;
-pub(crate) use found::{search, SearchedFailure};
+pub(crate) use found::search;
 use idemsim::regressions::sweep::Recorded;
 pub use portfolio::PortfolioLine;
 pub use summary::{Seeds, ShardLine, SweepLine};

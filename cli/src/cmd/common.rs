@@ -476,34 +476,7 @@ fn writable(_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A search's failing `record` (schedule `index`, called `what`), shrunk
-/// unless `no_shrink`. After a signal every rerun breaks off (its program
-/// is killed), so the record is shown as found, and a note says why: a
-/// signal that comes while it shrinks throws the broken result away too.
-pub fn shrink_found(
-    s: &models::Scenario,
-    record: &sim::Record,
-    index: u64,
-    what: &str,
-    budget: idemsim::minimize::Budget,
-    no_shrink: bool,
-) -> Option<idemsim::minimize::Done> {
-    let broken_off = || {
-        let broken = idemsim::signals::reruns_break_off(s);
-        if broken {
-            idemsim::eoutln!(
-                "{}",
-                idemsim::signals::not_rerun_note(what, "not shrunk or traced")
-            );
-        }
-        broken
-    };
-    if no_shrink || broken_off() {
-        return None;
-    }
-    let done = idemsim::minimize::shrink_record(s, record, index, what, budget);
-    done.filter(|_| !broken_off())
-}
+pub use idemsim::minimize::shrink_found;
 
 #[cfg(test)]
 mod tests {

@@ -1,18 +1,23 @@
-//! `idemsim shrink`: cut a failing seed down to a locally minimal run, print
+//! `idemsim shrink`: cut a failing run down to a locally minimal one, print
 //! it in any trace format and write it as a repro file; and what `check` does
-//! with its lowest failing seed ([`for_check`]). The shrinking itself is the
+//! with its lowest failing seed ([`for_check`]). Without `--seed` it shrinks
+//! the failure `check` shows, found by the same seeds and searches
+//! (`idemsim::testing::shown`) and shrunk the same way. The shrinking itself is the
 //! library's (`idemsim::minimize`), repro files are `idemsim::repro`'s.
 
 use idemsim::catalog::{self, UsageError};
 use idemsim::minimize::{
-    body_lines, lowest_failing_seed, shrink_searched, shrink_seed_or_long, too_long_note,
-    unrecorded_run, Budget, Cut, Done, SeedShrink, MAX_SHRINK_EVENTS, SEARCH_CAP,
+    body_lines, shrink_seed_or_long, too_long_note, unrecorded_run, Budget, Cut, Done, SeedShrink,
+    MAX_SHRINK_EVENTS,
 };
 use idemsim::render::formats::{self, Format};
 use idemsim::repro::{note_explicit, replay_command, repro_of, write_repro};
+use idemsim::testing::portfolio::{Found, Part};
+use idemsim::testing::shown::{self, CheckFailure, Plan, SearchedFailure};
 use models::Scenario;
 use sim::shrink as shr;
-use sim::{Outcome, Sim};
+use sim::{Outcome, SeedRange, Sim};
+use std::sync::atomic::AtomicBool;
 
 #[derive(clap::Args)]
 /// The arguments of `idemsim shrink`.
@@ -20,7 +25,9 @@ pub struct Args {
     /// Scenario name (from `idemsim list`) or path to a .toml file.
     #[arg(required_unless_present = "all")]
     scenario: Option<String>,
-    /// The failing seed [default: the lowest failing seed of the scenario's runs].
+    /// The failing seed [default: the failure `idemsim check` of the file shows:
+    /// its lowest failing seed, else the failure of the searches it runs after
+    /// the seeds].
     #[arg(long)]
     seed: Option<u64>,
     /// Trace format of the shrunk run.
@@ -32,7 +39,7 @@ pub struct Args {
     /// Override a scenario key before validation, e.g. client.key=stable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Shrink the lowest failing seed of every scenario that expects a violation.
+    /// Shrink the failure `check` shows of every scenario that expects a violation.
     #[arg(long, conflicts_with_all = ["scenario", "seed", "out"])]
     all: bool,
     /// Print a table of events before and after shrinking and the time it took,
@@ -61,46 +68,137 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let overrides = catalog::parse_overrides(&a.set)?;
     let entry = catalog::locate(name)?;
     let s = catalog::load_entry(&entry, &overrides)?;
-    let coverage = s.strategy == models::scenario::Strategy::Coverage;
-    let by_seed = |seed| match shrink_seed_or_long(&s, seed, budget) {
-        SeedShrink::Done(d) => Ok(Some(*d)),
-        SeedShrink::Holds => Ok(None),
-        SeedShrink::TooLong(report) => Err((seed, Box::new(report))),
+    let shown = match a.seed {
+        Some(seed) => Some(CheckFailure::Seed(seed)),
+        None => failure_check_shows(&s, &entry, &a.set)?,
     };
-    let done = match a.seed {
-        Some(seed) => by_seed(seed),
-        // A scenario searched coverage-guided: shrink what its search finds.
-        None if coverage => Ok(shrink_searched(&s, budget)),
-        None => match lowest_failing_seed(&s, SEARCH_CAP) {
-            Some(seed) => by_seed(seed),
-            // No seed fails, and the file leaves the search to the default:
-            // shrink what the coverage-guided search after the seeds finds.
-            None if s.searches_after_seeds() => Ok(shrink_searched(&s, budget)),
-            None => Ok(None),
-        },
+    match shown {
+        None => Ok(nothing_to_shrink(&a, &s)),
+        Some(CheckFailure::Seed(seed)) => shrink_one_seed(&a, &s, &entry, seed, budget),
+        Some(CheckFailure::Search(found)) => {
+            idemsim::eoutln!("{}", found_note(&s, &found));
+            let Some(done) = shrink_search(&s, &entry, &found, budget, |note| {
+                if let Some(path) = &a.out {
+                    idemsim::eoutln!("no repro file written to {path}: nothing replays the run");
+                }
+                say(&a, note);
+            })?
+            else {
+                return Ok(super::common::exit_code(&found.outcome));
+            };
+            print_shrunk(&a, &s, &entry, &done, &search_label(&found))
+        }
+    }
+}
+
+/// The failure `check` of `s` as written shows, for `shrink` without
+/// `--seed`: the same seeds and searches (`idemsim::testing::shown`).
+fn failure_check_shows(
+    s: &Scenario,
+    entry: &catalog::Entry,
+    sets: &[String],
+) -> Result<Option<CheckFailure>, UsageError> {
+    let sets: String = sets
+        .iter()
+        .map(|x| format!(" --set {}", super::common::shell_word(x)))
+        .collect();
+    let replay = format!("idemsim replay {}{sets}", entry.shell_arg());
+    let seeds = SeedRange {
+        start: 0,
+        end: s.runs.into(),
     };
-    let done = match done {
-        Ok(done) => done,
-        Err((seed, report)) => {
-            idemsim::external::check_outcome(&s, &format!("seed {seed}"), &report.outcome)?;
-            idemsim::outln!("{}", too_long_note(&s, seed, &report));
+    // Ctrl-C cuts the shrink short (its trace says so), not the search
+    // for what to shrink, which would then find nothing.
+    let stop = AtomicBool::new(false);
+    shown::check_failure(s, &replay, seeds, super::common::jobs(None)?, &stop)
+}
+
+/// Stderr's line before a search's failure: which of `check`'s searches
+/// found it, in `check`'s words, so the trace is known for the one
+/// `check` shows.
+fn found_note(s: &Scenario, found: &Found) -> String {
+    let part = match found.part {
+        Part::Exhaustive(_) => "exhaustive",
+        _ => "coverage",
+    };
+    let why = match Plan::of(s) {
+        Plan::Coverage => "its coverage-guided search (run.strategy)".to_string(),
+        _ => format!("no seed of {} fails", s.runs),
+    };
+    format!(
+        "{}: {why}; failure shown found by {part}, as in `idemsim check`: {}",
+        s.name,
+        found.what()
+    )
+}
+
+/// A search's failure shrunk as `check` shrinks it (`SearchedFailure`);
+/// `None` when its run was too long to record (`unrecorded` is given the
+/// sentence) or a signal broke the reruns off (said on stderr).
+fn shrink_search(
+    s: &Scenario,
+    entry: &catalog::Entry,
+    found: &Found,
+    budget: Budget,
+    unrecorded: impl FnOnce(&str),
+) -> Result<Option<Done>, UsageError> {
+    idemsim::external::check_outcome(s, &found.what(), &found.outcome)?;
+    match SearchedFailure::shrink(s, found, budget, false) {
+        Some(f) => Ok(f.done),
+        None => {
+            unrecorded(&found.unrecorded_note(&entry.shell_arg()));
+            Ok(None)
+        }
+    }
+}
+
+/// The `--stats` seed column of a search's failure: `#5` for a schedule
+/// of the coverage-guided search, `exhaustive ≤ 3 faults`.
+fn search_label(found: &Found) -> String {
+    match found.part {
+        Part::Exhaustive(k) => format!("exhaustive ≤ {k} faults"),
+        _ => format!("#{}", found.after),
+    }
+}
+
+/// A sentence about the scenario instead of a trace: on stdout under the
+/// text format, on stderr under a machine format, whose stdout stays empty
+/// rather than a document a reader cannot parse.
+fn say(a: &Args, line: &str) {
+    if a.format == Format::Text {
+        idemsim::outln!("{line}");
+    } else {
+        idemsim::eoutln!("{line}");
+    }
+}
+
+/// Shrinks seed `seed` (given, or `check`'s lowest failing seed) and prints it.
+fn shrink_one_seed(
+    a: &Args,
+    s: &Scenario,
+    entry: &catalog::Entry,
+    seed: u64,
+    budget: Budget,
+) -> Result<u8, UsageError> {
+    match shrink_seed_or_long(s, seed, budget) {
+        SeedShrink::Done(done) => print_shrunk(a, s, entry, &done, &seed.to_string()),
+        SeedShrink::Holds if a.seed.is_some() => Ok(nothing_to_shrink(a, s)),
+        SeedShrink::Holds => Err(not_failing(s, seed)),
+        SeedShrink::TooLong(report) => {
+            idemsim::external::check_outcome(s, &format!("seed {seed}"), &report.outcome)?;
+            idemsim::outln!("{}", too_long_note(s, seed, &report));
             if let Some(path) = &a.out {
                 idemsim::outln!("no repro file written to {path}: the seed reproduces the run");
             }
-            return Ok(super::common::exit_code(&report.outcome));
+            Ok(super::common::exit_code(&report.outcome))
         }
-    };
-    let Some(done) = done else {
-        return Ok(nothing_to_shrink(&a, &s, coverage));
-    };
-    print_shrunk(&a, &s, &entry, &done)
+    }
 }
 
 /// Says why there is nothing to shrink, and exits as `check` would: 0 when
 /// the run holds, 3 when the given seed's run is inconclusive (it hit a
-/// limit). The sentence goes to stderr under a machine format, whose stdout
-/// stays empty rather than a document a reader cannot parse.
-fn nothing_to_shrink(a: &Args, s: &Scenario, coverage: bool) -> u8 {
+/// limit).
+fn nothing_to_shrink(a: &Args, s: &Scenario) -> u8 {
     let (what, code) = match a.seed {
         Some(seed) => {
             let outcome = idemsim::minimize::unrecorded_run(s, seed).outcome;
@@ -115,42 +213,41 @@ fn nothing_to_shrink(a: &Args, s: &Scenario, coverage: bool) -> u8 {
             };
             (how, code)
         }
-        None if coverage => (
-            format!(
-                "its coverage-guided search of {} schedules finds no failure",
-                s.runs
-            ),
-            idemsim::exit::HOLDS,
-        ),
-        None => (
-            format!("no seed of {} fails", s.runs.min(SEARCH_CAP)),
-            idemsim::exit::HOLDS,
-        ),
+        None => (none_found(s), idemsim::exit::HOLDS),
     };
-    let line = format!("{}: {what}, nothing to shrink", s.name);
-    if a.format == Format::Text {
-        idemsim::outln!("{line}");
-    } else {
-        idemsim::eoutln!("{line}");
-    }
+    say(a, &format!("{}: {what}, nothing to shrink", s.name));
     code
 }
 
+/// What `check` of `s` ran and found no failure in.
+fn none_found(s: &Scenario) -> String {
+    match Plan::of(s) {
+        Plan::Coverage => format!(
+            "its coverage-guided search of {} schedules finds no failure",
+            s.runs
+        ),
+        Plan::Seeds => format!("no seed of {} fails", s.runs),
+        Plan::Portfolio => format!(
+            "neither its {} seeds nor check's two searches after them find a failure",
+            s.runs
+        ),
+    }
+}
+
 /// The shrunk failure of one scenario: its repro file if asked, then the
-/// trace or the `--stats` row.
+/// trace or the `--stats` row (`label` in its seed column).
 fn print_shrunk(
     a: &Args,
     s: &Scenario,
     entry: &catalog::Entry,
     done: &Done,
+    label: &str,
 ) -> Result<u8, UsageError> {
-    let seed = done.seed;
-    let seed = (!done.searched).then_some(seed);
-    let seed_text = match seed {
-        Some(seed) => format!("seed {seed}"),
-        None => format!("coverage-guided schedule #{}", done.seed + 1),
-    };
-    idemsim::external::check_outcome(s, &seed_text, &done.shrunk.original_report.outcome)?;
+    let seed = (!done.searched).then_some(done.seed);
+    if let Some(seed) = seed {
+        let what = format!("seed {seed}");
+        idemsim::external::check_outcome(s, &what, &done.shrunk.original_report.outcome)?;
+    }
     if let Some(path) = &a.out {
         let r = repro_of(
             s,
@@ -168,7 +265,7 @@ fn print_shrunk(
     }
     if a.stats {
         idemsim::out!("{}", stats_header());
-        idemsim::outln!("{}", stats_row(s, done));
+        idemsim::outln!("{}", stats_row(s, done, label));
     } else {
         idemsim::out!("{}", formats::render(a.format, &done.trace));
     }
@@ -181,7 +278,7 @@ fn stats_header() -> String {
         .to_string()
 }
 
-fn stats_row(s: &Scenario, d: &Done) -> String {
+fn stats_row(s: &Scenario, d: &Done, label: &str) -> String {
     let inv = match &d.shrunk.report.outcome {
         Outcome::Violation(v) => v.invariant.to_string(),
         other => idemsim::render::outcome_sentence(other),
@@ -189,11 +286,7 @@ fn stats_row(s: &Scenario, d: &Done) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} ms{} |",
         s.name,
-        if d.searched {
-            format!("#{}", d.seed + 1)
-        } else {
-            d.seed.to_string()
-        },
+        label,
         inv,
         d.shrunk.original_report.events,
         d.shrunk.report.events,
@@ -225,44 +318,30 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
         if s.expected_verdict() != Some(models::scenario::Verdict::Violation) {
             continue;
         }
-        if s.strategy == models::scenario::Strategy::Coverage {
-            // No seed fails within the budget: shrink what the scenario's own search finds.
-            let Some(done) = shrink_searched(&s, budget) else {
-                idemsim::eoutln!(
-                    "{}: expects a violation, but its coverage-guided search of {} schedules finds none",
-                    s.name,
-                    s.runs
-                );
-                continue;
-            };
-            print_all(a, &s, &done, &mut chrome);
-            continue;
-        }
-        let Some(seed) = lowest_failing_seed(&s, SEARCH_CAP) else {
-            if let Some(done) = s
-                .searches_after_seeds()
-                .then(|| shrink_searched(&s, budget))
-                .flatten()
-            {
-                print_all(a, &s, &done, &mut chrome);
+        // What `check` of it shows, shrunk as `check` shrinks it.
+        let (done, label) = match failure_check_shows(&s, &entry, &a.set)? {
+            None => {
+                let none = none_found(&s);
+                idemsim::eoutln!("{}: expects a violation, but {none}", s.name);
                 continue;
             }
-            idemsim::eoutln!(
-                "{}: expects a violation, but no seed of {} fails",
-                s.name,
-                s.runs
-            );
-            continue;
-        };
-        let done = match shrink_seed_or_long(&s, seed, budget) {
-            SeedShrink::Done(done) => done,
-            SeedShrink::Holds => return Err(not_failing(&s, seed)),
-            SeedShrink::TooLong(report) => {
-                idemsim::eoutln!("{}", too_long_note(&s, seed, &report));
-                continue;
+            Some(CheckFailure::Search(found)) => {
+                let unrecorded = |note: &str| idemsim::eoutln!("{}: {note}", s.name);
+                match shrink_search(&s, &entry, &found, budget, unrecorded)? {
+                    Some(done) => (done, search_label(&found)),
+                    None => continue,
+                }
             }
+            Some(CheckFailure::Seed(seed)) => match shrink_seed_or_long(&s, seed, budget) {
+                SeedShrink::Done(done) => (*done, seed.to_string()),
+                SeedShrink::Holds => return Err(not_failing(&s, seed)),
+                SeedShrink::TooLong(report) => {
+                    idemsim::eoutln!("{}", too_long_note(&s, seed, &report));
+                    continue;
+                }
+            },
         };
-        print_all(a, &s, &done, &mut chrome);
+        print_all(a, &s, &done, &label, &mut chrome);
     }
     if a.format == Format::Chrome && !a.stats {
         idemsim::outln!("{}", one_chrome_document(chrome));
@@ -273,9 +352,15 @@ fn run_all(a: &Args, budget: Budget) -> Result<u8, UsageError> {
 /// One scenario's part of `shrink --all`: a row of `--stats`, or the trace
 /// named for its scenario. Chrome traces are one JSON document each, so they
 /// are gathered in `chrome` and printed as one document at the end.
-fn print_all(a: &Args, s: &Scenario, done: &Done, chrome: &mut Vec<serde_json::Value>) {
+fn print_all(
+    a: &Args,
+    s: &Scenario,
+    done: &Done,
+    label: &str,
+    chrome: &mut Vec<serde_json::Value>,
+) {
     if a.stats {
-        idemsim::outln!("{}", stats_row(s, done));
+        idemsim::outln!("{}", stats_row(s, done, label));
         return;
     }
     let text = formats::render(a.format, &done.trace);
@@ -425,4 +510,54 @@ pub fn for_check(
         note_explicit(path, explicit.as_deref());
     }
     Ok(Some(done))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `check`'s failure is a search's whose run makes more decisions than
+    /// a record holds (a bound of 10 values here): `shrink` gives the note
+    /// that says so, with what to do, and shrinks nothing; with the real
+    /// bound it shrinks that same failure.
+    #[test]
+    fn a_search_failure_too_long_to_record_is_said_not_shrunk() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/expect_reach/lost-only-by-a-search.toml"
+        );
+        let entry = catalog::locate(path).unwrap();
+        let s = catalog::load_entry(&entry, &[]).unwrap();
+        let shrink = |bound| {
+            sim::with_record_bound(bound, || {
+                let Some(CheckFailure::Search(found)) =
+                    failure_check_shows(&s, &entry, &[]).unwrap()
+                else {
+                    panic!("no seed fails: check shows a search's failure");
+                };
+                let mut said = None;
+                let note = |n: &str| said = Some(n.to_string());
+                let done = shrink_search(&s, &entry, &found, Budget::default(), note).unwrap();
+                (found.what(), done.map(|d| d.shrunk.report.events), said)
+            })
+        };
+        let (what, events, said) = shrink(sim::MAX_RECORDED_VALUES);
+        assert_eq!(what, "coverage-guided schedule #5");
+        assert_eq!((events, said), (Some(27), None));
+        let (what, events, said) = shrink(10);
+        assert_eq!(
+            (what.as_str(), events),
+            ("coverage-guided schedule #5", None)
+        );
+        let said = said.expect("the failure is said, not dropped");
+        assert!(
+            said.starts_with("coverage-guided schedule #5 fails (violation of no-lost-effect"),
+            "{said}"
+        );
+        assert!(said.contains("so nothing replays it"), "{said}");
+        assert!(
+            said.contains("\nhelp: a failing seed replays without a record"),
+            "{said}"
+        );
+    }
 }

@@ -269,7 +269,7 @@ impl Run<'_> {
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
-        let searched = searched::own(s, seeds, jobs, stop);
+        let (searched, own_found) = searched::own(s, seeds, jobs, stop);
         let sum = &searched.summary;
         idemsim::external::check_summary(s, &replay, sum)?;
         // As `check` judges the file: its searches too, unless a seed
@@ -306,7 +306,7 @@ impl Run<'_> {
             db: self.db,
             replayed,
         };
-        let (recorded, by_search) = self.record(&at, &searched, &mut c)?;
+        let (recorded, by_search) = self.record(&at, (&searched, own_found.as_ref()), &mut c)?;
         replayed.iter().for_each(|r| tally.counts.add(r));
         tally.counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
         tally.matched += usize::from(c.mismatch.is_none());
@@ -321,14 +321,17 @@ impl Run<'_> {
     }
 
     /// Records a new unexpected failure in the regression folder: the
-    /// lowest failing seed's, else the one a search found, with what shows it.
+    /// lowest failing seed's, else the one a search found (`check`'s
+    /// searches', or the file's coverage-guided search's, `own_found`),
+    /// with what shows it.
     fn record(
         &self,
         at: &found::Against<'_>,
-        searched: &models::scenario::Searched,
+        (searched, own_found): (&Searched, Option<&idemsim::testing::portfolio::Found>),
         c: &mut Checked,
     ) -> Result<(Option<Recorded>, Option<found::SearchFailure>), UsageError> {
-        let by_search = found::SearchFailure::of(at, &searched.summary, c.portfolio.as_mut())?;
+        let sum = &searched.summary;
+        let by_search = found::SearchFailure::of(at, sum, c.portfolio.as_mut(), own_found)?;
         if let Some(f) = &by_search {
             return Ok((f.recorded.clone(), by_search));
         }

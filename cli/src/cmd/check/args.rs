@@ -1,6 +1,6 @@
 //! The arguments of `idemsim check`.
 
-use models::scenario::Strategy;
+use idemsim::testing::shown::Plan;
 use sim::exhaustive::Bounds;
 use sim::SeedRange;
 
@@ -101,19 +101,20 @@ pub(super) enum Search {
 }
 
 impl Search {
-    /// What `--strategy` (`arg`) and the scenario `s` ask for.
+    /// What `--strategy` (`arg`) and the scenario `s` ask for: without
+    /// the flag, what `s` states, else the portfolio
+    /// (`idemsim::testing::shown::Plan`, which `shrink` follows too).
     pub(super) fn of(arg: Option<StrategyArg>, s: &models::Scenario) -> Search {
-        match (arg, s.strategy_stated, s.strategy) {
-            (Some(StrategyArg::Coverage), _, _) | (None, true, Strategy::Coverage) => {
-                Search::Coverage
-            }
-            (Some(StrategyArg::Seeds), _, _) | (None, true, Strategy::Seeds) => {
-                Search::Seeds { portfolio: false }
-            }
-            // Nothing names a strategy: the portfolio finds rare bugs too.
-            (Some(StrategyArg::Portfolio), _, _) | (None, false, _) => {
-                Search::Seeds { portfolio: true }
-            }
+        match arg {
+            Some(StrategyArg::Coverage) => Search::Coverage,
+            Some(StrategyArg::Seeds) => Search::Seeds { portfolio: false },
+            Some(StrategyArg::Portfolio) => Search::Seeds { portfolio: true },
+            None => match Plan::of(s) {
+                Plan::Coverage => Search::Coverage,
+                Plan::Seeds => Search::Seeds { portfolio: false },
+                // Nothing names a strategy: the portfolio finds rare bugs too.
+                Plan::Portfolio => Search::Seeds { portfolio: true },
+            },
         }
     }
 }

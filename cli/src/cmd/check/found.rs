@@ -6,29 +6,24 @@
 use super::summary::SweepLine;
 use super::text::shrunk_text;
 use super::Sweep;
-use crate::cmd::common::shrink_found;
 use idemsim::catalog::UsageError;
 use idemsim::minimize::Done;
 use idemsim::regressions::sweep::Recorded;
 use idemsim::repro::record_lines;
-use idemsim::testing::portfolio::{self, Found, Part, Searches};
+use idemsim::testing::portfolio::{Found, Searches};
+use idemsim::testing::shown::{self, SearchedFailure};
 use sim::{SeedRange, Summary};
 
-/// Runs the portfolio's searches over `all`; a program that broke the
-/// protocol in the failure they show is bad input, as in a sweep.
+/// Runs the portfolio's searches over `all` as every command that runs
+/// them does (`idemsim::testing::shown::searches`); a program that broke
+/// the protocol in the failure they show is bad input, as in a sweep.
 pub(crate) fn search(
     s: &models::Scenario,
     replay: &str,
     all: SeedRange,
     jobs: usize,
 ) -> Result<Searches, UsageError> {
-    let mut r = portfolio::searches(&s.system, all, jobs, &idemsim::progress::STOP);
-    r.forget_killed();
-    if let Some(f) = r.first() {
-        let what = format!("the portfolio's {} search ({replay})", f.part.as_str());
-        idemsim::external::check_outcome(s, &what, &f.outcome)?;
-    }
-    Ok(r)
+    shown::searches(s, replay, all, jobs, &idemsim::progress::STOP)
 }
 
 /// The sweep's summary as the file's `[expect]` judges it: with the
@@ -91,9 +86,14 @@ impl Shown {
     /// A search's failure: shrunk from its record, which the summary carries.
     fn searched(sw: &Sweep<'_>, line: &mut SweepLine, found: &Found) -> Result<Shown, UsageError> {
         let (a, s) = (sw.a, sw.s);
-        // A run too long to record whole: counted, but nothing replays it.
+        // A run too long to record whole: counted, but nothing replays it;
+        // said under the summary, where its record would be.
         let Some(f) = SearchedFailure::shrink(s, found, sw.budget, a.no_shrink) else {
-            return Ok(Shown::default());
+            let note = found.unrecorded_note(&sw.entry.shell_arg());
+            return Ok(Shown {
+                text: Some(note + "\n"),
+                ..Shown::default()
+            });
         };
         let (shown, outcome) = f.shown();
         let mut lines = vec![format!("{}:", f.what)];
@@ -114,54 +114,5 @@ impl Shown {
             text: Some(text),
             recorded,
         })
-    }
-}
-
-/// A failure a search of the portfolio found, shrunk from its record (no
-/// seed replays it): what `check` shows under its summary, and what
-/// `verify` shows under a scenario's row and records, alike.
-pub(crate) struct SearchedFailure<'a> {
-    /// The failing schedule as people name it: `coverage-guided schedule
-    /// #5`, `exhaustive schedule with at most 2 faults`.
-    pub(crate) what: String,
-    /// Shrunk, unless not asked to or a signal broke the reruns off.
-    pub(crate) done: Option<Done>,
-    /// As the search found it.
-    found: &'a Found,
-    record: &'a sim::Record,
-}
-
-impl<'a> SearchedFailure<'a> {
-    /// Shrinks `found` within `budget` (unless `no_shrink`); `None` when
-    /// its run was too long to record, so nothing replays it.
-    pub(crate) fn shrink(
-        s: &models::Scenario,
-        found: &'a Found,
-        budget: idemsim::minimize::Budget,
-        no_shrink: bool,
-    ) -> Option<SearchedFailure<'a>> {
-        let record = found.record.as_ref()?;
-        let what = match found.part {
-            Part::Exhaustive(k) => format!(
-                "exhaustive schedule with at most {k} {}",
-                super::exhaustive::plural(k)
-            ),
-            _ => format!("coverage-guided schedule #{}", found.after),
-        };
-        let done = shrink_found(s, record, found.after - 1, &what, budget, no_shrink);
-        Some(SearchedFailure {
-            what,
-            done,
-            found,
-            record,
-        })
-    }
-
-    /// The run to show and record: shrunk, else as found; and its outcome.
-    pub(crate) fn shown(&self) -> (&sim::Record, &sim::Outcome) {
-        match &self.done {
-            Some(d) => (&d.shrunk.record, &d.shrunk.report.outcome),
-            None => (self.record, &self.found.outcome),
-        }
     }
 }

@@ -1,5 +1,5 @@
 //! A failure that only one of `check`'s searches found, in `verify`: no
-//! seed replays it, so, as `check` does (`check::SearchedFailure`), it is
+//! seed replays it, so, as `check` does (`idemsim::testing::shown::SearchedFailure`), it is
 //! shrunk from the search's record and, when the file does not expect it,
 //! written to the regression folder, which replays it first from then on.
 //! Under the scenario's row `verify` prints the failing schedule, its
@@ -7,10 +7,11 @@
 //! without one, the `check` command that shows the same failure shrunk.
 
 use super::searched::Portfolio;
-use crate::cmd::check::SearchedFailure;
 use idemsim::catalog::{Entry, UsageError};
 use idemsim::regressions::sweep::{record_failure, Recorded};
 use idemsim::regressions::{unexpected, Db, Replayed};
+use idemsim::testing::portfolio::Found;
+use idemsim::testing::shown::SearchedFailure;
 use models::Scenario;
 use sim::{SeedRange, Summary};
 
@@ -38,29 +39,30 @@ pub(super) struct Against<'a> {
 }
 
 impl SearchFailure {
-    /// When no seed failed (`own` is the seeds' summary) and a search of
-    /// `portfolio` found a failure the file does not expect: shrinks it,
-    /// records it and sets the portfolio's `record`, as `check` does.
-    /// `None` otherwise; a seed's failure is recorded as it was.
+    /// When a search found a failure the file does not expect: `check`'s
+    /// searches of `portfolio` when no seed failed (`own` is the seeds'
+    /// summary), or the file's own coverage-guided search (`own_found`):
+    /// shrinks it, records it and sets the portfolio's `record`, as
+    /// `check` does. `None` otherwise; a seed's failure is recorded as it was.
     pub(super) fn of(
         at: &Against<'_>,
         own: &Summary,
         portfolio: Option<&mut Portfolio>,
+        own_found: Option<&Found>,
     ) -> Result<Option<SearchFailure>, UsageError> {
-        let Some(portfolio) = portfolio else {
-            return Ok(None);
-        };
         let s = at.s;
-        let found = match portfolio.found() {
-            Some(f) if own.first_failure.is_none() && unexpected(s, &f.outcome) => f.clone(),
+        let by_portfolio = portfolio.as_ref().and_then(|p| p.found());
+        let by_portfolio = by_portfolio.filter(|_| own.first_failure.is_none());
+        let found = match by_portfolio.or(own_found) {
+            Some(f) if unexpected(s, &f.outcome) => f.clone(),
             _ => return Ok(None),
         };
         let budget = idemsim::minimize::Budget::default();
         let Some(f) = SearchedFailure::shrink(s, &found, budget, false) else {
             // Too long to record: counted in the verdict, nothing replays it.
-            let why = "its run makes too many decisions to record, so nothing replays it";
+            let note = found.unrecorded_note(&at.entry.shell_arg());
             return Ok(Some(SearchFailure {
-                lines: vec![format!("the search's failure is not recorded: {why}")],
+                lines: note.lines().map(String::from).collect(),
                 repro: None,
                 recorded: None,
             }));
@@ -71,7 +73,9 @@ impl SearchFailure {
             idemsim::repro::record_lines(s, at.entry, &[], shown, outcome, None, &mut lines)?;
         // That last line names `check --repro-out`, a flag verify has not.
         lines.pop();
-        portfolio.set_record(json);
+        if let Some(p) = portfolio {
+            p.set_record(json);
+        }
         let recorded = match at.db {
             Some(db) => record_failure(db, s, at.entry, &[], None, Some(shown), outcome)?,
             None => None,

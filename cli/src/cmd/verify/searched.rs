@@ -17,6 +17,7 @@ use crate::cmd::check::{self, PortfolioLine};
 use crate::cmd::common::WarningLine;
 use idemsim::catalog::UsageError;
 use idemsim::testing::portfolio::{search_seed, Found, Searches};
+use idemsim::testing::shown::{self, Plan};
 use models::scenario::{Searched, Strategy};
 use models::Scenario;
 use sim::{SeedRange, Summary};
@@ -24,20 +25,29 @@ use std::sync::atomic::AtomicBool;
 
 /// The file's own schedules, as `check` of it as written runs them: when
 /// `check` runs its portfolio, the seeds alone, which its two searches
-/// follow ([`Portfolio::if_they_count`]); else the scenario's own search.
-/// `Scenario::searched` follows seeds that miss an expected violation with
-/// a coverage-guided search `check` does not run (the whole range's budget,
-/// seeded by its start, where `check`'s searches get a quarter each): with
-/// it, `verify` met a file whose violation `check`'s searches miss
+/// follow ([`Portfolio::if_they_count`]); for a file that states
+/// `run.strategy`, that strategy: its seeds, or its coverage-guided search
+/// (`shown::coverage`, as `check` runs it), whose failure comes with its
+/// record so that it is shrunk and recorded as found, not searched for
+/// again. Nothing else runs after the seeds: `Scenario::searched` follows
+/// seeds that miss an expected violation with a coverage-guided search
+/// `check` does not run, with which `verify` met a file whose violation
+/// `check`'s searches miss
 /// (tests/fixtures/expect_reach/violation-check-searches-miss.toml).
-pub(super) fn own(s: &Scenario, seeds: SeedRange, jobs: usize, stop: &AtomicBool) -> Searched {
-    if !check::runs_portfolio(s) {
-        return s.searched(seeds, jobs, stop);
+pub(super) fn own(
+    s: &Scenario,
+    seeds: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+) -> (Searched, Option<Found>) {
+    if Plan::of(s) == Plan::Coverage {
+        let (summary, found) = shown::coverage(s, seeds, stop);
+        let by = Strategy::Coverage;
+        return (Searched { summary, by }, found);
     }
-    Searched {
-        summary: sim::explore(&s.system, seeds, jobs, stop, &|_| {}),
-        by: Strategy::Seeds,
-    }
+    let summary = sim::explore(&s.system, seeds, jobs, stop, &|_| {});
+    let by = Strategy::Seeds;
+    (Searched { summary, by }, None)
 }
 
 /// The portfolio's searches as `verify` ran them for one scenario.
