@@ -3,11 +3,14 @@
 
 use super::queue::EventKind;
 use super::run::Run;
-use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf, FIXED_RATES};
+use super::{LinkNow, Model, MsgOf, ObsOf, Phase, TimerOf};
 use crate::actor::{ActorId, Message, TimeUs};
-use crate::choice::{scale, StreamId, StreamLayout};
+use crate::choice::{StreamId, StreamLayout};
 use crate::trace::{DropReason, TraceKind, Tracer};
 use crate::world::{Partition, World};
+
+mod links;
+pub(super) use links::{link_draws, LinkDraws};
 
 /// The swarm stream's decisions that pick every range at its maximum: what
 /// exhaustive mode replays so that each fault the scenario allows "may happen".
@@ -115,6 +118,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         self.sim.mix_now = self.sim.next_mix_stamp();
         if T::ENABLED || !self.take_link_words() {
             self.draw_link_mix(world);
+        } else {
+            self.sim.mix_links_seen();
         }
         for actor in 0..n {
             let c = world.crashes[actor as usize].crash_per_mille;
@@ -422,160 +427,6 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
 struct Delays {
     first_us: TimeUs,
     second_us: Option<TimeUs>,
-}
-
-/// Where one link's rates sit among a run's words of the swarm stream, how
-/// each is scaled (`lo` plus a value in `0..arity`), and which run's rates
-/// the link holds. The swarm mix draws the links' rates row-major, loss
-/// before duplication; a fixed rate (arity 1) draws nothing and takes no
-/// word. Rates are per mille, at most 1000, so 16 bits hold each `lo` and
-/// `arity` (at most 1001).
-#[derive(Clone, Copy)]
-pub(super) struct LinkDraw {
-    /// Index of the link's first word among the run's words.
-    at: u32,
-    /// The stamp of the run whose rates the link holds ([`FIXED_RATES`]
-    /// for rates set once): below `Sim::mix_now`, not drawn yet in this run.
-    pub(super) stamp: u32,
-    loss_lo: u16,
-    loss_arity: u16,
-    dup_lo: u16,
-    dup_arity: u16,
-}
-
-impl LinkDraw {
-    /// The link's loss and duplication from its words (`words[0]` and
-    /// `words[1]`, of which it takes as many as it has ranges), and how many
-    /// of the two made something happen. Without a branch: a fixed rate's
-    /// arity is 1, which scales any word to 0.
-    #[inline(always)]
-    fn rates(&self, words: &[u64; 2]) -> (u16, u16, u32) {
-        let loss = scale(words[0], u64::from(self.loss_arity));
-        let dup_word = words[usize::from(self.loss_arity > 1)];
-        let dup = scale(dup_word, u64::from(self.dup_arity));
-        let nonzero = u32::from(loss != 0) + u32::from(dup != 0);
-        (
-            self.loss_lo + loss as u16,
-            self.dup_lo + dup as u16,
-            nonzero,
-        )
-    }
-}
-
-/// Each of `world`'s links' [`LinkDraw`], row-major, and the count of words
-/// all of them take.
-pub(super) fn link_draws(world: &World) -> (Vec<LinkDraw>, usize) {
-    let mut at = 0;
-    let draws = world
-        .links
-        .iter()
-        .map(|l| {
-            let (loss, dup) = (l.loss_per_mille, l.duplicate_per_mille);
-            let d = LinkDraw {
-                at: at as u32,
-                stamp: if loss.lo != loss.hi || dup.lo != dup.hi {
-                    0
-                } else {
-                    FIXED_RATES
-                },
-                // Validation keeps every rate at most 1000.
-                loss_lo: loss.lo as u16,
-                loss_arity: (loss.hi - loss.lo + 1) as u16,
-                dup_lo: dup.lo as u16,
-                dup_arity: (dup.hi - dup.lo + 1) as u16,
-            };
-            at += usize::from(d.loss_arity > 1) + usize::from(d.dup_arity > 1);
-            d
-        })
-        .collect();
-    (draws, at)
-}
-
-impl<M: Model> super::Sim<M> {
-    /// Link `i` (row-major) with this run's rates: drawn now from the words
-    /// [`Run::take_link_words`] copied if the run has not drawn it yet.
-    ///
-    /// Every run draws a loss and a duplication rate for every link whose
-    /// rates are ranges, in one order (links row-major, loss first), from
-    /// the swarm stream: a link's words sit at a place in that stream fixed
-    /// by its place in the order. A sweep's run (nothing traced, recorded or
-    /// logged) copies those words at its start, unscaled, and a link scales
-    /// its own when the run first reads its rates: at its first send, or
-    /// when a kind with faults of its own leaves a rate to the link. A run
-    /// that never sends on a link never draws it, and chain's runs send on
-    /// 14 of its 42 links. Each run takes a stamp (`Sim::mix_now`); each
-    /// link keeps the stamp of the run that drew it (`LinkDraw::stamp`) and,
-    /// where no kind on it has faults of its own, a copy in the record every
-    /// send reads (`LinkNow::ready`): the send compares that copy with the
-    /// run's stamp, one comparison where it used to test for kinds of their
-    /// own. The values are the ones drawing every link up front gives, so
-    /// every run is the same; only the count of decisions that made
-    /// something happen (`Choices::nonzero_count`, which nothing reads after
-    /// a sweep's run) leaves out the links the run did not use.
-    #[inline(always)]
-    pub(super) fn link_now(&mut self, i: usize) -> LinkNow {
-        if self.link_draws[i].stamp < self.mix_now {
-            self.mix_link(i);
-        }
-        self.links[i]
-    }
-
-    /// Scales link `i`'s words into its rates for this run and stamps it:
-    /// what [`Run::draw_link_mix`] gives it, value for value.
-    #[cold]
-    #[inline(never)]
-    fn mix_link(&mut self, i: usize) {
-        let d = &mut self.link_draws[i];
-        let at = d.at as usize;
-        // The words end in two never drawn, so a link always has two.
-        let words: &[u64; 2] = self.swarm_words[at..at + 2].try_into().unwrap();
-        let (loss_pm, dup_pm, nonzero) = d.rates(words);
-        self.set_mixed(i, loss_pm, dup_pm);
-        self.choices.count_nonzero(nonzero);
-    }
-
-    /// Link `i`'s rates for this run, as the traced run draws them, stamped.
-    #[inline(always)]
-    fn set_mixed(&mut self, i: usize, loss_pm: u16, dup_pm: u16) {
-        let now = &mut self.links[i];
-        now.loss_pm = loss_pm;
-        now.dup_pm = dup_pm;
-        if now.kinds_len == 0 {
-            now.ready = self.mix_now;
-        }
-        self.link_draws[i].stamp = self.mix_now;
-    }
-
-    /// Moves the count of sweep's runs that draw their links at first use to
-    /// `runs`, so that a test reaches the stamps' wrap in a few runs.
-    #[cfg(test)]
-    pub(crate) fn set_mix_runs(&mut self, runs: u32) {
-        self.mix_runs = runs;
-    }
-
-    /// Links whose rates the last run left undrawn (it never used them).
-    #[cfg(test)]
-    pub(crate) fn links_behind(&self) -> usize {
-        self.link_draws
-            .iter()
-            .filter(|d| d.stamp < self.mix_now)
-            .count()
-    }
-
-    /// The stamp of a new run. Before the stamps wrap, every link drawn per
-    /// seed is marked behind again, once in four billion runs.
-    #[inline]
-    fn next_mix_stamp(&mut self) -> u32 {
-        if self.mix_runs >= FIXED_RATES - 1 {
-            for &i in &self.swarm_links {
-                self.link_draws[i as usize].stamp = 0;
-                self.links[i as usize].ready = 0;
-            }
-            self.mix_runs = 0;
-        }
-        self.mix_runs += 1;
-        self.mix_runs
-    }
 }
 
 /// A message's route through the network: its ends and its id.

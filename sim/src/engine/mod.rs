@@ -382,8 +382,8 @@ pub struct Sim<M: Model> {
     /// others keep the rates set once in [`Sim::new`].
     swarm_links: Vec<u32>,
     /// Per link, row-major, where its rates sit among `swarm_words`, how
-    /// each is scaled, and the stamp of the run whose rates it holds.
-    link_draws: Vec<faults::LinkDraw>,
+    /// each is scaled, and the stamp of the run whose rates it holds; and the links seen.
+    link_draws: faults::LinkDraws,
     /// This run's words of the swarm stream for the links' rates, one per
     /// rate that is a range, in a sweep's run that draws its links' rates
     /// at their first use; two more, never drawn, so that every link can

@@ -218,8 +218,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// A sweep's run draws each link's rates at the link's first use (a
-    /// send, or a kind with faults of its own that leaves a rate to it), from
-    /// the swarm stream's words copied at the run's start. Over many seeds run
+    /// send, or a kind with faults of its own that leaves a rate to it), or
+    /// at its start for the links earlier runs used, from the swarm stream's
+    /// words copied at the run's start. Over many seeds run
     /// one after another on one warm simulator, a traced run among them, with
     /// the stamps far from or just before their wrap, every report (outcome,
     /// events, end time, fault counts, situations) is the traced run's of

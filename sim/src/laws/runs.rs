@@ -294,15 +294,21 @@ fn snapshots_show_volatile_state_gone_after_a_crash_and_storage_kept() {
 
 #[test]
 fn a_sweeps_run_leaves_the_links_it_never_uses_undrawn() {
-    // Guards the law of links drawn at first use against vacuity: warm
-    // sweep's runs use some of the toy's 25 links and leave others undrawn,
-    // while a traced run draws every one up front.
+    // Guards the law of links drawn at first use against vacuity: a sweep's
+    // run on a simulator that has seen no link drawn at first use (its one
+    // run before drew every link one by one) uses some of the toy's 25
+    // links and leaves others undrawn, while a traced run draws every one
+    // up front.
     let m = toy(5, 300, 100, 0, 5);
-    let mut sim = Sim::new(&m);
-    sim.run_seed(&m, 0);
     let (mut behind, mut drawn) = (0, 0);
-    for seed in 1..20 {
+    let warm = |seed| {
+        let mut sim = Sim::new(&m);
+        sim.run_seed(&m, 0);
         sim.run_seed(&m, seed);
+        sim
+    };
+    for seed in 1..20 {
+        let sim = warm(seed);
         behind += sim.links_behind();
         drawn += 25 - sim.links_behind();
     }
@@ -310,12 +316,40 @@ fn a_sweeps_run_leaves_the_links_it_never_uses_undrawn() {
         behind > 19 && drawn > 19,
         "{behind} left behind, {drawn} drawn"
     );
+    let mut sim = warm(1);
     let seed = Source::Seed {
         seed: 20,
         record: false,
     };
     sim.run(&m, seed, &mut Recorder::default());
     assert_eq!(sim.links_behind(), 0);
+}
+
+#[test]
+fn a_sweeps_run_draws_at_its_start_every_link_an_earlier_run_used() {
+    // The links a warm simulator's earlier sweep's runs drew at their first
+    // use are drawn at the next run's start, whether it uses them or not:
+    // the law of links drawn at first use then covers both ways a link is
+    // drawn (it fails when they are drawn before the run's words are taken).
+    let m = toy(5, 300, 100, 0, 5);
+    let mut sim = Sim::new(&m);
+    sim.run_seed(&m, 0);
+    let mut used: Vec<usize> = Vec::new();
+    let mut first = None;
+    for seed in 1..30 {
+        sim.run_seed(&m, seed);
+        // What a run draws: the links earlier runs used, and its own.
+        let drawn = sim.links_drawn();
+        assert!(
+            used.iter().all(|l| drawn.contains(l)),
+            "seed {seed}: {used:?} not all in {drawn:?}"
+        );
+        first.get_or_insert(drawn.len());
+        used = drawn;
+    }
+    // Later runs used links the first one did not, and kept them.
+    let first = first.unwrap();
+    assert!(used.len() > first, "{first} links, then {}", used.len());
 }
 
 #[test]
