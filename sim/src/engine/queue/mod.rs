@@ -5,12 +5,16 @@
 //! A run keeps few events pending (a payment run about four to eight, a
 //! messaging run a dozen), and for so few a sorted array beats a binary heap.
 //! The array is sorted earliest first between a moving head and tail, in a
-//! fixed buffer: a pop takes the head and moves it on, with no comparison,
-//! and a push moves the keys on its shorter side by one, the later ones back
-//! or the earlier ones to the front. Most pushes schedule the latest event
-//! so far or nearly, so a push usually moves none or one and never calls
-//! `memmove`, which the array kept latest first (the next event last) did
-//! for every push that was not the earliest. A heap's pop sifts through
+//! fixed buffer: a pop takes the head and moves it on, with no comparison.
+//! How a push finds its place is chosen for a whole run ([`Mode`]), by how
+//! deep the queue ran in the runs before: where few keys are pending, the
+//! latest is appended after one comparison and any other moves the keys on
+//! its shorter side by one, in loops; where many are (chain, contention),
+//! the new key lands at a random depth whose loop exit mispredicts, so a
+//! push counts the keys later than it among the last few with no branch on
+//! their times and moves a fixed block of keys one step back. A run's mode
+//! is fixed before it starts, so the branch on it is always predicted, and
+//! both pop in the same order. A heap's pop sifts through
 //! levels whose comparisons the branch predictor cannot guess. Past [`SORTED_MAX`]
 //! pending events the queue turns into a binary heap for the rest of the
 //! run, so a model with thousands of pending events stays O(log n). The
@@ -22,7 +26,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Pending events beyond which the sorted array gives way to a heap: a push
-/// moves at most this many keys (1.5 KiB) there.
+/// moves at most this many keys there.
 pub(super) const SORTED_MAX: usize = 64;
 
 /// Keys the sorted buffer holds: twice [`SORTED_MAX`], so that when a push
@@ -32,11 +36,51 @@ pub(super) const SORTED_MAX: usize = 64;
 const SORTED_CAP: usize = 2 * SORTED_MAX;
 const _: () = assert!(SORTED_CAP.is_power_of_two());
 
+/// The keys a push in a deep run looks at and moves with no branch on their
+/// times: the last `WINDOW` before the tail are searched for the new key's
+/// place, and a block of `WINDOW` keys moves one step back from there. One
+/// that goes before more than `WINDOW` - 1 later keys takes the loops of
+/// [`EventQueue::insert_by_loops`], out of line. 8 measured faster on chain
+/// than 16 (docs/performance.md, third session, builds C and E).
+const WINDOW: usize = 8;
+
+/// The mean number of keys pending at a push, over a queue's first runs,
+/// above which its later runs search the window ([`Mode::Deep`]).
+/// Measured at a push (2,000 runs each): chain 9.5 and contention 17.8,
+/// whose pushes land at random depths where a loop's exit mispredicts;
+/// messaging 6.0, mostly deliveries put before timers late in the queue,
+/// where the search cost more than it saved (docs/performance.md, third
+/// session, build C); payment 2.1 and HTTP 2.3.
+const DEEP_MEAN_PENDING: u64 = 8;
+
+/// Pushes a queue counts ([`Mode::Measure`]) before its next run takes the
+/// mode that stays: a few dozen runs of any model.
+const MEASURED_PUSHES: u64 = 4096;
+
+/// How a push finds its place, fixed for a whole run (set by `clear`) so
+/// that the branch on it is always predicted. Every mode pops in (time,
+/// seq) order: the mode changes the speed, never the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// A new queue's first runs: as [`Mode::Shallow`], and each push counts
+    /// the keys pending, out of line, until [`MEASURED_PUSHES`].
+    Measure,
+    /// Few keys pending: [`EventQueue::insert_by_loops`].
+    Shallow,
+    /// Many keys pending: [`EventQueue::insert_by_search`].
+    Deep,
+}
+
+/// The buffers' length: the block a push moves may reach `WINDOW` slots past
+/// the tail, which is below [`SORTED_CAP`].
+const SORTED_LEN: usize = SORTED_CAP + WINDOW;
+
 /// Where the sorted keys start in an empty queue and after a compaction:
 /// room for keys to move towards the front. At most [`SORTED_MAX`] - 1 keys
 /// are pending when a push compacts, so the tail stays clear of the end.
+/// The `WINDOW` slots below it hold time 0 from then on (see `times`).
 const FRONT_ROOM: usize = SORTED_MAX / 2;
-const _: () = assert!(FRONT_ROOM + SORTED_MAX < SORTED_CAP);
+const _: () = assert!(FRONT_ROOM + SORTED_MAX < SORTED_CAP && FRONT_ROOM > WINDOW);
 
 #[derive(Clone, Debug)]
 pub(super) enum EventKind<M, T> {
@@ -115,9 +159,19 @@ pub(super) struct Event<M, T> {
 }
 
 pub(super) struct EventQueue<M, T> {
-    /// While the run has few pending events: `sorted[head..tail]`, sorted
-    /// earliest first, so the next event is at `head`.
-    sorted: Box<[Slot; SORTED_CAP]>,
+    /// While the run has few pending events: the times of the pending keys
+    /// in `times[head..tail]`, earliest first, and their slab indices beside
+    /// them in `indices`, so that the next event is at `head`. Ties keep the
+    /// order they were pushed in, so the sequence numbers need not be kept:
+    /// the order of the buffer is the (time, seq) order.
+    ///
+    /// The `WINDOW` slots below `head` always hold time 0, not later than
+    /// any key: a push counts the keys later than its own among the last
+    /// `WINDOW` slots, whichever of them are pending, with no branch. A pop
+    /// writes 0 where it took a key; a push at the front, a compaction and
+    /// [`clear`](Self::clear) write 0 where `head` comes to lie above.
+    times: Box<[TimeUs; SORTED_LEN]>,
+    indices: Box<[u32; SORTED_LEN]>,
     head: usize,
     tail: usize,
     /// Once it had more than [`SORTED_MAX`]: a heap, until the run ends.
@@ -125,28 +179,56 @@ pub(super) struct EventQueue<M, T> {
     in_heap: bool,
     slab: Vec<EventKind<M, T>>,
     free: Vec<u32>,
+    /// This run's way of inserting.
+    mode: Mode,
+    /// Pushes into the sorted buffer while the mode was [`Mode::Measure`],
+    /// and the sum of the keys pending at each: their ratio, the mean depth,
+    /// chooses the mode that stays. Over several runs, not one, so that a
+    /// run's length does not decide it.
+    sorted_pushes: u64,
+    pending_at_pushes: u64,
 }
 
 impl<M, T> EventQueue<M, T> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            sorted: Box::new([Slot::default(); SORTED_CAP]),
+            times: Box::new([0; SORTED_LEN]),
+            indices: Box::new([0; SORTED_LEN]),
             head: FRONT_ROOM,
             tail: FRONT_ROOM,
             heap: BinaryHeap::new(),
             in_heap: false,
             slab: Vec::with_capacity(n),
             free: Vec::with_capacity(n),
+            mode: Mode::Measure,
+            sorted_pushes: 0,
+            pending_at_pushes: 0,
         }
     }
 
+    /// Empties the queue for a new run; once the runs before have made
+    /// [`MEASURED_PUSHES`], chooses the [`Mode`] of every run from now on by
+    /// how deep the queue ran in them.
     pub fn clear(&mut self) {
-        self.head = FRONT_ROOM;
-        self.tail = FRONT_ROOM;
+        self.restart_at_front_room();
         self.heap.clear();
         self.in_heap = false;
         self.slab.clear();
         self.free.clear();
+        if self.mode == Mode::Measure && self.sorted_pushes >= MEASURED_PUSHES {
+            self.mode = if self.pending_at_pushes > DEEP_MEAN_PENDING * self.sorted_pushes {
+                Mode::Deep
+            } else {
+                Mode::Shallow
+            };
+        }
+    }
+
+    /// Puts `head` and `tail` at [`FRONT_ROOM`], with the `WINDOW` slots
+    /// below it at time 0: they may hold an earlier run's keys.
+    fn restart_at_front_room(&mut self) {
+        self.times[FRONT_ROOM - WINDOW..FRONT_ROOM].fill(0);
+        (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
     }
 
     #[inline]
@@ -163,7 +245,7 @@ impl<M, T> EventQueue<M, T> {
         if self.in_heap {
             self.heap.peek().map(|s| s.time_us)
         } else {
-            (self.head < self.tail).then(|| self.sorted[self.head & (SORTED_CAP - 1)].time_us)
+            (self.head < self.tail).then(|| self.times[self.head & (SORTED_CAP - 1)])
         }
     }
 
@@ -181,85 +263,166 @@ impl<M, T> EventQueue<M, T> {
                 u32::try_from(self.slab.len() - 1).expect("fewer than 2^32 pending events")
             }
         };
-        let slot = Slot {
-            time_us,
-            seq,
-            index,
-        };
         if self.in_heap {
-            self.heap.push(slot);
+            self.heap.push(Slot {
+                time_us,
+                seq,
+                index,
+            });
             return;
         }
         if self.tail - self.head == SORTED_MAX {
-            self.heap
-                .extend(self.sorted[self.head..self.tail].iter().copied());
-            self.heap.push(slot);
-            self.in_heap = true;
-            (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
+            self.switch_to_heap();
+            self.heap.push(Slot {
+                time_us,
+                seq,
+                index,
+            });
             return;
         }
-        self.insert_sorted(slot);
+        self.insert_sorted(time_us, index);
     }
 
-    /// Puts `slot` in the sorted buffer after every key not later than it.
+    /// Moves the pending keys into the heap, for the rest of the run. Their
+    /// sequence numbers are their ranks in the buffer: the buffer's order
+    /// is the (time, seq) order, and `seq` of every later push is larger
+    /// than the count of the pushes before it, so every tie orders as it
+    /// would have with the real numbers.
+    #[cold]
+    #[inline(never)]
+    fn switch_to_heap(&mut self) {
+        let (head, tail) = (self.head, self.tail);
+        self.heap.extend((head..tail).map(|i| Slot {
+            time_us: self.times[i],
+            seq: (i - head) as u64,
+            index: self.indices[i],
+        }));
+        self.in_heap = true;
+        self.restart_at_front_room();
+    }
+
+    /// Puts the key (`time_us`, `index`) in the sorted buffer after every
+    /// key not later than it.
     #[inline(always)]
-    fn insert_sorted(&mut self, slot: Slot) {
+    fn insert_sorted(&mut self, time_us: TimeUs, index: u32) {
         if self.tail == SORTED_CAP {
             self.compact();
         }
-        // The new event's sequence number is the largest so far, so a key is
-        // later than it exactly when its time is: one 64-bit comparison per
-        // key moved, and usually none moved at all.
-        debug_assert!(
-            self.sorted[self.head..self.tail]
-                .iter()
-                .all(|s| s.seq < slot.seq),
-            "sequence numbers grow with every push"
-        );
-        let buf = &mut *self.sorted;
+        match self.mode {
+            Mode::Shallow => self.insert_by_loops(time_us, index),
+            Mode::Deep => self.insert_by_search(time_us, index),
+            Mode::Measure => self.insert_counted(time_us, index),
+        }
+    }
+
+    /// [`insert_sorted`](Self::insert_sorted) in a deep run.
+    #[inline(always)]
+    fn insert_by_search(&mut self, time_us: TimeUs, index: u32) {
+        let tail = self.tail;
+        // The new event's sequence number is the largest so far, so a key
+        // is later than it exactly when its time is. The keys later than it
+        // are the last ones; those not later are found among the last
+        // `WINDOW` slots (the slots below `head` hold time 0, never later)
+        // by a search with no branch: each step adds its half or 0 as the
+        // key it looks at is later or not, where a loop that stops at the
+        // new key's place mispredicts wherever the random time puts it.
+        let window: &[TimeUs; WINDOW] = self.times[tail - WINDOW..tail]
+            .try_into()
+            .expect("`tail` is at least `WINDOW`");
+        let later = WINDOW - not_later_than(window, time_us);
+        if later < WINDOW {
+            self.move_block(tail - later, time_us, index);
+        } else {
+            self.insert_far(time_us, index);
+        }
+    }
+
+    /// Puts the key at `at`, before the keys from there to the tail: the
+    /// block of `WINDOW` keys from `at` moves one step back, the later keys
+    /// and whatever lies past the tail, whose slots are free, in fixed-size
+    /// copies with no loop. `at + WINDOW` is at most `tail + WINDOW` - 1,
+    /// inside `SORTED_LEN`.
+    #[inline(always)]
+    fn move_block(&mut self, at: usize, time_us: TimeUs, index: u32) {
+        let times: [TimeUs; WINDOW] = self.times[at..at + WINDOW].try_into().expect("in range");
+        self.times[at + 1..at + 1 + WINDOW].copy_from_slice(&times);
+        let indices: [u32; WINDOW] = self.indices[at..at + WINDOW].try_into().expect("in range");
+        self.indices[at + 1..at + 1 + WINDOW].copy_from_slice(&indices);
+        self.times[at] = time_us;
+        self.indices[at] = index;
+        self.tail += 1;
+    }
+
+    /// [`insert_by_loops`](Self::insert_by_loops) out of line, for a deep
+    /// run's key earlier than the last `WINDOW` pending ones.
+    #[inline(never)]
+    fn insert_far(&mut self, time_us: TimeUs, index: u32) {
+        self.insert_by_loops(time_us, index);
+    }
+
+    /// [`insert_by_loops`](Self::insert_by_loops) in a queue's first runs,
+    /// counting the keys pending; out of line, as it is rare.
+    #[inline(never)]
+    fn insert_counted(&mut self, time_us: TimeUs, index: u32) {
+        self.sorted_pushes += 1;
+        self.pending_at_pushes += (self.tail - self.head) as u64;
+        self.insert_by_loops(time_us, index);
+    }
+
+    /// [`insert_sorted`](Self::insert_sorted) in a shallow run, or for a key
+    /// earlier than the last `WINDOW` pending ones: the latest key so far
+    /// is appended after one comparison; otherwise the keys on the new
+    /// one's shorter side move by one, by the middle key's time (a delivery
+    /// due before a dozen pending timers moves the few keys before it one
+    /// step to the front).
+    #[inline(always)]
+    fn insert_by_loops(&mut self, time_us: TimeUs, index: u32) {
+        // `tail` < `SORTED_CAP`: a full buffer was compacted before. The
+        // masks change no index, they only spare the bounds checks.
+        const MASK: usize = SORTED_CAP - 1;
         let (head, tail) = (self.head, self.tail);
-        // The latest event so far (a timer set past every pending delivery):
-        // appended, with one comparison and no middle key looked up. The
-        // back side would have taken it anyway, moving nothing.
-        if tail == head || buf[(tail - 1) & (SORTED_CAP - 1)].time_us <= slot.time_us {
-            buf[tail & (SORTED_CAP - 1)] = slot;
-            self.tail += 1;
+        if tail == head || self.times[(tail - 1) & MASK] <= time_us {
+            self.times[tail & MASK] = time_us;
+            self.indices[tail & MASK] = index;
+            self.tail = tail + 1;
             return;
         }
-        // Moves the keys on the side of the new one that holds fewer of them,
-        // by the middle key's time: a timer set after the pending deliveries
-        // moves nothing at the back, a delivery due before a dozen pending
-        // timers (messaging) moves the few keys before it one step to the front.
-        let mid_us = buf[((head + tail) / 2) & (SORTED_CAP - 1)].time_us;
-        if head > 0 && slot.time_us < mid_us {
+        let mid_us = self.times[((head + tail) / 2) & MASK];
+        if head > WINDOW && time_us < mid_us {
             // One bounds check for the window the keys move in, none per key
-            // moved: the loop's range proves every index (a masked index cost
-            // two instructions more per key).
-            let keys = &mut buf[head - 1..tail];
+            // moved: the loop's range proves every index.
+            let times = &mut self.times[head - 1..tail];
+            let indices = &mut self.indices[head - 1..tail];
             let mut at = 0;
-            for i in 1..keys.len() {
-                if keys[i].time_us > slot.time_us {
+            for i in 1..times.len() {
+                if times[i] > time_us {
                     break;
                 }
-                keys[i - 1] = keys[i];
+                times[i - 1] = times[i];
+                indices[i - 1] = indices[i];
                 at = i;
             }
-            keys[at] = slot;
-            self.head -= 1;
+            times[at] = time_us;
+            indices[at] = index;
+            self.head = head - 1;
+            // The slot that came to lie `WINDOW` below `head`.
+            self.times[(head - 1 - WINDOW) & MASK] = 0;
             return;
         }
-        // `tail` < `SORTED_CAP`: a full buffer was compacted above.
-        let keys = &mut buf[head..tail + 1];
-        let mut at = keys.len() - 1;
+        let times = &mut self.times[head..tail + 1];
+        let indices = &mut self.indices[head..tail + 1];
+        let mut at = times.len() - 1;
         for i in (0..at).rev() {
-            if keys[i].time_us <= slot.time_us {
+            if times[i] <= time_us {
                 break;
             }
-            keys[i + 1] = keys[i];
+            times[i + 1] = times[i];
+            indices[i + 1] = indices[i];
             at = i;
         }
-        keys[at] = slot;
-        self.tail += 1;
+        times[at] = time_us;
+        indices[at] = index;
+        self.tail = tail + 1;
     }
 
     /// Moves the pending keys to the front of the buffer: at most
@@ -267,8 +430,11 @@ impl<M, T> EventQueue<M, T> {
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
-        self.sorted.copy_within(self.head..self.tail, FRONT_ROOM);
-        self.tail = self.tail - self.head + FRONT_ROOM;
+        let (head, tail) = (self.head, self.tail);
+        self.times.copy_within(head..tail, FRONT_ROOM);
+        self.indices.copy_within(head..tail, FRONT_ROOM);
+        self.times[FRONT_ROOM - WINDOW..FRONT_ROOM].fill(0);
+        self.tail = tail - head + FRONT_ROOM;
         self.head = FRONT_ROOM;
     }
 
@@ -291,9 +457,14 @@ impl<M, T> EventQueue<M, T> {
         } else {
             let mut kept = self.head;
             for i in self.head..self.tail {
-                let s = self.sorted[i];
+                let s = Slot {
+                    time_us: self.times[i],
+                    seq: 0,
+                    index: self.indices[i],
+                };
                 if check(&s) {
-                    self.sorted[kept] = s;
+                    self.times[kept] = s.time_us;
+                    self.indices[kept] = s.index;
                     kept += 1;
                 }
             }
@@ -328,7 +499,7 @@ impl<M, T> EventQueue<M, T> {
             if self.head == self.tail {
                 return None;
             }
-            if self.sorted[self.head & (SORTED_CAP - 1)].time_us >= limit_us {
+            if self.times[self.head & (SORTED_CAP - 1)] >= limit_us {
                 return None;
             }
             self.take_head()
@@ -336,15 +507,20 @@ impl<M, T> EventQueue<M, T> {
         Some(self.due(slot))
     }
 
-    /// The sorted buffer's head, which is there, moved past.
+    /// The sorted buffer's head, which is there, moved past; its slot holds
+    /// time 0 from now on (see `times`). An emptied buffer stays where it
+    /// is: the next push goes at the same place, and a compaction makes room
+    /// when the tail reaches the end.
     #[inline(always)]
     fn take_head(&mut self) -> Slot {
-        let slot = self.sorted[self.head & (SORTED_CAP - 1)];
+        let at = self.head & (SORTED_CAP - 1);
+        let slot = Slot {
+            time_us: self.times[at],
+            seq: 0,
+            index: self.indices[at],
+        };
+        self.times[at] = 0;
         self.head += 1;
-        if self.head == self.tail {
-            // Empty: the next push starts with room on both sides again.
-            (self.head, self.tail) = (FRONT_ROOM, FRONT_ROOM);
-        }
         slot
     }
 
@@ -399,6 +575,22 @@ impl<M, T> EventQueue<M, T> {
             kind: self.take(due),
         })
     }
+}
+
+/// How many keys of the sorted `window` are not later than `time_us`, by
+/// three halving steps and a last look, each an addition of 0 or its step
+/// (LLVM makes each a compare and an add, no jump): the steps find how many
+/// of the first seven are not later, and the eighth is not later only
+/// when all seven are not, so its look adds the last one.
+#[inline(always)]
+fn not_later_than(window: &[TimeUs; WINDOW], time_us: TimeUs) -> usize {
+    const _: () = assert!(WINDOW == 8, "three steps and a last look search 8 keys");
+    let mut n = 4 * usize::from(window[3] <= time_us);
+    // The masks change no index (at most 5 and 6), they only spare the
+    // bounds checks.
+    n += 2 * usize::from(window[(n + 1) & (WINDOW - 1)] <= time_us);
+    n += usize::from(window[n & (WINDOW - 1)] <= time_us);
+    n + usize::from(window[WINDOW - 1] <= time_us)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The queue's tests: pop order in both forms (sorted buffer and heap),
-//! compaction, `pop_before` and `retain`.
+//! The queue's tests: pop order in both forms (sorted buffer and heap) and
+//! every insert mode, compaction, `pop_before`, `retain`, the window's
+//! search and the choice of mode.
 
 use super::*;
 
@@ -172,11 +173,14 @@ proptest::proptest! {
     /// Whatever side an insertion takes (appended, moved to the front,
     /// moved at the back, after a compaction, past the switch to a heap),
     /// every pop is the least pending (time, seq), as a sorted set says.
+    /// In every insert mode.
     #[test]
     fn every_pop_is_the_least_pending_key(
         ops in proptest::collection::vec((0u64..40, 0u8..4), 1..400),
+        mode in any_mode(),
     ) {
         let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        q.mode = mode;
         let mut pending = std::collections::BTreeSet::new();
         let (mut now_us, mut seq) = (0u64, 0u64);
         for (delay_us, op) in ops {
@@ -209,9 +213,16 @@ enum LawOp {
     PopBefore(u64),
     /// Drops every third event pushed in the run.
     Retain,
-    /// A new run on the same queue: whatever the last one left in the buffers stays there.
-    Clear,
+    /// A new run on the same queue: whatever the last one left in the
+    /// buffers stays there. With a mode, the run takes it (a switch between
+    /// runs); without, the one `clear` chose.
+    Clear(Option<Mode>),
     Push(u64),
+}
+
+fn any_mode() -> impl proptest::strategy::Strategy<Value = Mode> {
+    use proptest::prelude::*;
+    prop_oneof![Just(Mode::Measure), Just(Mode::Shallow), Just(Mode::Deep)]
 }
 
 fn law_op() -> impl proptest::strategy::Strategy<Value = LawOp> {
@@ -222,7 +233,7 @@ fn law_op() -> impl proptest::strategy::Strategy<Value = LawOp> {
         7 => Just(LawOp::Pop),
         1 => (0u64..200).prop_map(LawOp::PopBefore),
         1 => Just(LawOp::Retain),
-        1 => Just(LawOp::Clear),
+        1 => proptest::option::of(any_mode()).prop_map(LawOp::Clear),
         10 => (0u64..200).prop_map(LawOp::Push),
     ]
 }
@@ -233,12 +244,15 @@ proptest::proptest! {
     /// than keys popped before too), `pop_before`, `retain`, and new runs
     /// on the same queue after `clear`: a push counts the later keys among
     /// slots below the head, which must never hold a time later than the
-    /// new key's, whatever a pop, a compaction or an earlier run left there.
+    /// new key's, whatever a pop, a compaction or an earlier run left there,
+    /// in whichever mode the run before took.
     #[test]
     fn every_pop_is_the_least_pending_key_across_runs_and_any_times(
         ops in proptest::collection::vec(law_op(), 1..800),
+        mode in any_mode(),
     ) {
         let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+        q.mode = mode;
         let mut pending = std::collections::BTreeSet::new();
         let mut seq = 0u64;
         let key = |e: Event<u32, ()>| match e.kind {
@@ -261,8 +275,11 @@ proptest::proptest! {
                     q.retain(|_, k| matches!(k, EventKind::Restart { actor } if actor % 3 != 0));
                     pending.retain(|&(_, s)| s % 3 != 0);
                 }
-                LawOp::Clear => {
+                LawOp::Clear(mode) => {
                     q.clear();
+                    if let Some(mode) = mode {
+                        q.mode = mode;
+                    }
                     pending.clear();
                     seq = 0;
                 }
@@ -274,6 +291,88 @@ proptest::proptest! {
             }
             proptest::prop_assert_eq!(q.len(), pending.len());
             proptest::prop_assert_eq!(q.peek_time(), pending.first().map(|&(t, _)| t));
+            // What a deep push relies on, checked where it is kept, not only
+            // where a wrong count would show: with no key pending, the
+            // search reads all `WINDOW` slots below the head.
+            proptest::prop_assert!(
+                q.in_heap || q.times[q.head - WINDOW..q.head].iter().all(|&t| t == 0),
+                "the slots below the head hold time 0"
+            );
         }
     }
+}
+
+/// The search a push makes in the last `WINDOW` slots counts what a scan
+/// counts, for every sorted window of 8 keys over five values (ties, zeros,
+/// the new time before, among and after them) and every time around them.
+#[test]
+fn the_windows_search_counts_the_keys_not_later_as_a_scan_does() {
+    // Every non-decreasing window of values from 0 to 4, built as the
+    // positions where the value steps up.
+    let mut windows = Vec::new();
+    for a in 0..=WINDOW {
+        for b in a..=WINDOW {
+            for c in b..=WINDOW {
+                for d in c..=WINDOW {
+                    let mut w = [0u64; WINDOW];
+                    for (i, v) in w.iter_mut().enumerate() {
+                        *v = [a, b, c, d].iter().filter(|&&s| i >= s).count() as u64;
+                    }
+                    windows.push(w);
+                }
+            }
+        }
+    }
+    assert_eq!(windows.len(), 495, "every multiset of 8 of 5 values");
+    for w in &windows {
+        for t in 0..=5u64 {
+            let scan = w.iter().filter(|&&k| k <= t).count();
+            assert_eq!(super::not_later_than(w, t), scan, "{w:?} at {t}");
+        }
+    }
+}
+
+/// Runs of `pending` keys each, pushing then popping them all, until the
+/// queue leaves [`Mode::Measure`]; returns the mode it took and the runs
+/// it counted, and checks that the mode then stays.
+fn mode_after_runs_of(pending: u64) -> (Mode, u64) {
+    let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+    let mut runs = 0;
+    let run = |q: &mut EventQueue<u32, ()>| {
+        q.clear();
+        for seq in 0..pending {
+            // Every other key earlier than the last: not all appended.
+            q.push((seq * 7) % 5 + seq, seq, EventKind::Restart { actor: 0 });
+        }
+        while q.pop_event().is_some() {}
+    };
+    while q.mode == Mode::Measure {
+        run(&mut q);
+        runs += 1;
+        assert!(runs <= MEASURED_PUSHES, "the queue chooses a mode");
+    }
+    let chosen = q.mode;
+    for _ in 0..3 {
+        run(&mut q);
+        assert_eq!(q.mode, chosen, "the mode stays once chosen");
+    }
+    (chosen, runs)
+}
+
+/// A queue that runs shallow (payment's, HTTP's, messaging's depths) keeps
+/// the loops, one that runs deep (chain's, contention's) takes the search,
+/// each after the pushes it counts; a fresh queue counts.
+#[test]
+fn a_queue_takes_the_search_only_after_it_has_run_deep() {
+    assert_eq!(EventQueue::<u32, ()>::with_capacity(4).mode, Mode::Measure);
+    // Pushing `pending` keys one after the other, the mean pending at a
+    // push is (`pending` - 1) / 2.
+    let deepest_shallow = 2 * DEEP_MEAN_PENDING + 1;
+    let (mode, runs) = mode_after_runs_of(deepest_shallow);
+    assert_eq!(mode, Mode::Shallow, "a mean of exactly {DEEP_MEAN_PENDING}");
+    // The run that reaches the count ends the measure, at the next `clear`.
+    assert_eq!(runs, MEASURED_PUSHES.div_ceil(deepest_shallow) + 1);
+    assert_eq!(mode_after_runs_of(4).0, Mode::Shallow);
+    assert_eq!(mode_after_runs_of(deepest_shallow + 2).0, Mode::Deep);
+    assert_eq!(mode_after_runs_of(40).0, Mode::Deep);
 }
