@@ -48,6 +48,21 @@ pub struct AttemptClock {
     pub attempt_timeout_ms: u64,
 }
 
+/// `m^e`, saturating at `u64::MAX`, for `m >= 1`. A power of two (the
+/// exponential policy's 2, a fixed interval's 1) is a shift: the loop of
+/// `saturating_pow` (a multiply and an overflow check per bit of `e`) ran
+/// on every retry and mispredicted its end.
+#[inline]
+fn saturating_power(m: u64, e: u32) -> u64 {
+    if m.is_power_of_two() {
+        // m = 2^k, so m^e = 2^(k*e); a shift by 64 or more saturates.
+        let shift = m.trailing_zeros().saturating_mul(e);
+        1u64.checked_shl(shift).unwrap_or(u64::MAX)
+    } else {
+        m.saturating_pow(e)
+    }
+}
+
 impl RetryPolicy {
     /// Resend at once after a timeout, at most `max_attempts` attempts in all:
     /// what a service does towards its bank, or a producer towards its broker.
@@ -108,7 +123,7 @@ impl RetryPolicy {
         let base = self.base_ms.saturating_mul(unit);
         let cap = self.cap_ms.max(self.base_ms).saturating_mul(unit);
         let exp = base
-            .saturating_mul(self.multiplier.max(1).saturating_pow(exponent))
+            .saturating_mul(saturating_power(self.multiplier.max(1), exponent))
             .min(cap);
         let delay = match self.jitter {
             Jitter::None => exp,
@@ -264,6 +279,21 @@ mod tests {
             multiplier: 2,
             jitter,
             window_ms: 0,
+        }
+    }
+
+    /// The shift gives what `saturating_pow` gives: every power of two up
+    /// to 2^63 and the numbers around them, to exponents past saturation.
+    #[test]
+    fn a_power_by_shift_is_saturating_pow() {
+        let bases = (0..64).flat_map(|k| {
+            let p = 1u64 << k;
+            [p - 1, p, p.saturating_add(1)]
+        });
+        for m in bases.chain([3, 10, u64::MAX]).filter(|&m| m >= 1) {
+            for e in (0..=130).chain([u32::MAX / 2, u32::MAX]) {
+                assert_eq!(saturating_power(m, e), m.saturating_pow(e), "{m}^{e}");
+            }
         }
     }
 

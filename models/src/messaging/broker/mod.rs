@@ -47,12 +47,12 @@ impl<W: Carries<Msg>> Broker<W> {
     fn retire(&self, m: &mut QMsg, ctx: &mut impl Ctx<Self>) {
         match self.cfg.at_max_deliveries {
             AtMaxDeliveries::DeadLetter => {
-                m.status = QStatus::Dead;
+                m.set_status(QStatus::Dead);
                 ctx.reached(sit::BROKER_DEAD_LETTERED);
                 ctx.observe(Obs::DeadLettered { op: m.ev.op() });
             }
             AtMaxDeliveries::Discard => {
-                m.status = QStatus::Discarded;
+                m.set_status(QStatus::Discarded);
                 ctx.reached(sit::BROKER_DISCARDED);
             }
         }
@@ -71,18 +71,18 @@ impl<W: Carries<Msg>> Broker<W> {
     fn dispatch_expiring(&self, s: &mut BrokerStorage, expiring: bool, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
-        // The earliest lease deadline, gathered in the same pass.
-        let mut next: Option<u64> = None;
+        // The earliest lease end, gathered in the same pass: only a message
+        // in flight has one before `TimeUs::MAX`, so neither its expiry nor
+        // the minimum tests the status, and the one branch, whether the
+        // message is delivered, is seldom taken.
+        let mut next = TimeUs::MAX;
         for (i, m) in s.queue.iter_mut().enumerate() {
-            if let QStatus::InFlight { deadline_us, .. } = m.status {
-                if !(expiring && deadline_us <= now) {
-                    next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
-                    continue;
-                }
-                m.status = QStatus::Ready;
-            } else if m.status != QStatus::Ready {
+            let expires = expiring & (m.lease_end_us <= now);
+            if !(expires | (m.status == QStatus::Ready)) {
+                next = next.min(m.lease_end_us);
                 continue;
             }
+            m.set_status(QStatus::Ready);
             if self.cfg.max_deliveries != 0 && m.deliveries >= self.cfg.max_deliveries {
                 self.retire(m, ctx);
                 continue;
@@ -98,11 +98,11 @@ impl<W: Carries<Msg>> Broker<W> {
             s.copies.push(i as u32);
             m.deliveries += 1;
             let deadline_us = now + self.cfg.visibility_timeout_ms * US_PER_MS;
-            next = Some(next.map_or(deadline_us, |t| t.min(deadline_us)));
-            m.status = QStatus::InFlight {
+            next = next.min(deadline_us);
+            m.set_status(QStatus::InFlight {
                 receipt,
                 deadline_us,
-            };
+            });
             let deliver = Msg::Deliver {
                 ev: m.ev,
                 receipt,
@@ -111,9 +111,11 @@ impl<W: Carries<Msg>> Broker<W> {
             };
             ctx.send(consumer, W::wrap(deliver));
         }
-        match next {
-            Some(t) => ctx.set_timer(BrokerTimer::Visibility, t.saturating_sub(now)),
-            None => ctx.cancel_timer(BrokerTimer::Visibility),
+        // A lease's end is a time plus the timeout, far below `TimeUs::MAX`.
+        if next != TimeUs::MAX {
+            ctx.set_timer(BrokerTimer::Visibility, next.saturating_sub(now));
+        } else {
+            ctx.cancel_timer(BrokerTimer::Visibility);
         }
     }
 
@@ -126,10 +128,10 @@ impl<W: Carries<Msg>> Broker<W> {
         match s.queue[i].status {
             QStatus::InFlight { receipt: r, .. } if r == receipt => {
                 let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
-                s.queue[i].status = QStatus::InFlight {
+                s.queue[i].set_status(QStatus::InFlight {
                     receipt,
                     deadline_us,
-                };
+                });
                 ctx.reached(sit::LEASE_RENEWED);
                 self.dispatch(s, ctx);
             }
@@ -182,7 +184,7 @@ impl<W: Carries<Msg>> Broker<W> {
                 if current != receipt {
                     ctx.reached(sit::LATE_ACK);
                 }
-                s.queue[i].status = QStatus::Acked;
+                s.queue[i].set_status(QStatus::Acked);
                 // The queue bounds it: one entry per copy acked.
                 s.latest_acked.push((i as u32, current));
                 if eod {
@@ -231,11 +233,7 @@ fn store<W: Carries<Msg>>(
     ctx: &mut impl Ctx<Broker<W>>,
 ) {
     // The queue grows by one per accepted publish; run.max_steps bounds publishes.
-    s.queue.push(QMsg {
-        ev,
-        status,
-        deliveries: 0,
-    });
+    s.queue.push(QMsg::new(ev, status));
     confirm(from, ev.id, false, ctx);
 }
 
@@ -306,10 +304,10 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
         for m in &mut s.queue {
             if let QStatus::InFlight { receipt, .. } = m.status {
-                m.status = QStatus::InFlight {
+                m.set_status(QStatus::InFlight {
                     receipt,
                     deadline_us,
-                };
+                });
             }
         }
         if s.queue
@@ -362,7 +360,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         if timer == BrokerTimer::TxTimeout {
             for m in &mut s.queue {
                 if matches!(m.status, QStatus::Uncommitted { abort_at_us } if abort_at_us <= now) {
-                    m.status = QStatus::Aborted;
+                    m.set_status(QStatus::Aborted);
                     ctx.reached(sit::BROKER_TX_TIMED_OUT);
                 }
             }

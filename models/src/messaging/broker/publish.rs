@@ -217,11 +217,11 @@ impl<W: Carries<Msg>> Broker<W> {
                 QStatus::Uncommitted { .. } => {
                     open = true;
                     if commit {
-                        m.status = QStatus::Ready;
+                        m.set_status(QStatus::Ready);
                         committed = true;
                         ctx.observe(Obs::Accepted { op: m.ev.op() });
                     } else {
-                        m.status = QStatus::Aborted;
+                        m.set_status(QStatus::Aborted);
                     }
                 }
                 // Committed before: the commit's answer was lost and it came

@@ -44,6 +44,35 @@ pub struct QMsg {
     pub status: QStatus,
     /// Deliveries so far.
     pub deliveries: u32,
+    /// While it is in flight its lease's end (the status's `deadline_us`),
+    /// else `TimeUs::MAX`: dispatch reads every message's lease end without
+    /// a branch on its status. Kept by [`QMsg::set_status`]; bookkeeping,
+    /// not in the panels.
+    #[serde(skip)]
+    pub(crate) lease_end_us: TimeUs,
+}
+
+impl QMsg {
+    /// A message carrying `ev`, stored with `status` and no delivery yet.
+    pub(crate) fn new(ev: Event, status: QStatus) -> QMsg {
+        let mut m = QMsg {
+            ev,
+            status,
+            deliveries: 0,
+            lease_end_us: TimeUs::MAX,
+        };
+        m.set_status(status);
+        m
+    }
+
+    /// Sets its status and, with it, its lease's end.
+    pub(crate) fn set_status(&mut self, status: QStatus) {
+        self.status = status;
+        self.lease_end_us = match status {
+            QStatus::InFlight { deadline_us, .. } => deadline_us,
+            _ => TimeUs::MAX,
+        };
+    }
 }
 
 /// The broker's durable queue, dead-letter queue and dedup table. The state

@@ -526,3 +526,59 @@ mod one_pass {
         }
     }
 }
+
+/// Dispatch reads each message's lease end in place of its status. The
+/// law: after any steps (plain and transactional publishes, commits, aborts,
+/// acks and renewals naming any receipt, both timers, restarts, a delivery
+/// cap that dead-letters or discards), a message in flight has its status's
+/// deadline as its lease end and every other message `TimeUs::MAX`.
+mod lease_end {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A step: a message (kind 0 to 5), a timer's firing (6, 7), a restart (8).
+    fn apply(d: &mut Drive, now_ms: u64, (kind, id, n): (u8, u32, u32)) {
+        let (ev, mut out) = (Event { id, ..event() }, Vec::new());
+        let mut ctx = sim::Context::detached(now_ms * US_PER_MS, 3, &mut d.choices, &mut out);
+        let (b, s, commit) = (&d.b, &mut d.s, n % 2 == 0);
+        let msg = match kind {
+            0 => Msg::Publish { ev },
+            1 => Msg::TxPublish { ev },
+            2 => Msg::EndTx { id, commit },
+            3 => Msg::Ack { id, receipt: n },
+            4 => Msg::AckWithResult { id, receipt: n },
+            _ => Msg::Extend { id, receipt: n },
+        };
+        match kind {
+            6 => b.on_timer(&mut (), s, BrokerTimer::Visibility, &mut ctx),
+            7 => b.on_timer(&mut (), s, BrokerTimer::TxTimeout, &mut ctx),
+            8 => b.on_start(&mut (), s, &mut ctx),
+            _ => b.on_msg(&mut (), s, 1, World::wrap(msg), &mut ctx),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_messages_lease_end_is_its_status_deadline(
+            steps in prop::collection::vec((0..70_000u64, 0..9u8, 1..4u32, 1..10u32), 1..60),
+            max_deliveries in 0..3u32,
+            at_max in prop_oneof![Just(AtMaxDeliveries::DeadLetter), Just(AtMaxDeliveries::Discard)],
+            eod in any::<bool>(),
+        ) {
+            let mut d = Drive::new(eod);
+            (d.b.cfg.max_deliveries, d.b.cfg.at_max_deliveries) = (max_deliveries, at_max);
+            let mut now_ms = 0;
+            for (gap_ms, kind, id, n) in steps {
+                now_ms += gap_ms;
+                apply(&mut d, now_ms, (kind, id, n));
+                for m in &d.s.queue {
+                    let end = match m.status {
+                        QStatus::InFlight { deadline_us, .. } => deadline_us,
+                        _ => TimeUs::MAX,
+                    };
+                    prop_assert_eq!(m.lease_end_us, end, "{:?}", m);
+                }
+            }
+        }
+    }
+}

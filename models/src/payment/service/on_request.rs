@@ -42,6 +42,7 @@ impl<W: Carries<Msg>> Service<W> {
         // after the violation is kept, so a check at the key table's
         // lookup (which may also wait in the queue) would never be seen.
         if self.cfg.keyed(q.key)
+            && s.keys.may_collide(&q.key, q.op)
             && s.keys
                 .get(&q.key, ctx.now_us())
                 .is_some_and(|row| row.op != q.op)

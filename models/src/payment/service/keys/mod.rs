@@ -132,6 +132,10 @@ fn judge(live: &mut KeyRow, request: (Op, u32), rules: KnownRules, now: TimeUs) 
 pub struct KeyTable {
     rows: DedupStore<Key, KeyRow>,
     bookings: Vec<Booking>,
+    /// Some row was stored under a key not minted for its own operation (a
+    /// clock's key, another operation's): only then can a key minted for
+    /// an operation find a row of another ([`may_collide`](Self::may_collide)).
+    foreign: bool,
 }
 
 impl KeyTable {
@@ -140,6 +144,7 @@ impl KeyTable {
         KeyTable {
             rows: DedupStore::new(retention_us),
             bookings: Vec::new(),
+            foreign: false,
         }
     }
 
@@ -147,6 +152,19 @@ impl KeyTable {
     pub fn reset(&mut self, retention_us: TimeUs) {
         self.rows.reset(retention_us);
         self.bookings.clear();
+        self.foreign = false;
+    }
+
+    /// Whether a request of `op` under `key` may find a live row of another
+    /// operation, without a look-up. It cannot when `key` was minted for
+    /// `op` and every row was stored under a key minted for the row's own
+    /// operation: a row under `key` is then `op`'s, as no row's operation
+    /// ever changes. A clock's key, or a key of another operation, is
+    /// looked up. Most requests carry their own operation's key, and this
+    /// saves the look-up the collision check made on every arrival.
+    #[inline]
+    pub fn may_collide(&self, key: &Key, op: Op) -> bool {
+        self.foreign || !matches!(*key, Key::Op { op: own, .. } if own == op)
     }
 
     /// `key`'s live row at `now_us`.
@@ -177,6 +195,7 @@ impl KeyTable {
     /// Inserts a key row, reaping expired rows first; no booking of `key`
     /// waits for its key any longer.
     pub fn insert(&mut self, key: Key, row: KeyRow, now_us: TimeUs) -> Inserted {
+        self.foreign |= !matches!(key, Key::Op { op, .. } if op == row.op);
         let reaped = self.rows.reap(now_us) > 0;
         self.rows.insert(key, row, now_us);
         self.key_recorded(key);

@@ -224,3 +224,35 @@ fn waiters_are_released_by_their_key_only_and_bounded() {
     }
     assert!(!w.has_room());
 }
+
+/// The collision check's short cut: a request under its own operation's key
+/// needs no look-up until some row is stored under a key not minted for its
+/// operation (here another claim's key, then a clock's), and from then on
+/// every request does; a request under another operation's key always does.
+#[test]
+fn a_key_may_collide_once_a_row_is_stored_under_another_operations_key() {
+    let other = Op::new(&CLAIM, 4712);
+    let t = table_with(KeyState::InProgress);
+    assert!(!t.may_collide(&key(), claim()));
+    assert!(t.may_collide(&key(), other), "4711's key, asked by 4712");
+    assert!(t.may_collide(&Key::Time { bucket: 7 }, claim()));
+    let foreign = |k: Key| {
+        let mut t = table_with(KeyState::Paid);
+        t.insert(
+            k,
+            KeyRow {
+                op: other,
+                ..row(KeyState::Paid, 0)
+            },
+            0,
+        );
+        assert!(
+            t.may_collide(&key(), claim()),
+            "after a row of 4712 under {k}"
+        );
+        t.reset(RETENTION_US);
+        assert!(!t.may_collide(&key(), claim()), "a new run");
+    };
+    foreign(key());
+    foreign(Key::Time { bucket: 7 });
+}
