@@ -152,6 +152,9 @@ macro_rules! compose {
             // test of their own variant each (a compare and a branch that is
             // never taken), where a match on the tuple of all of them
             // decoded every enum's discriminant in full before the jump.
+            // One `let ... else` per enum, not one on their tuple: LLVM
+            // turned the tuple's test into a flag per enum (`sete`) and a
+            // branch on each flag, one or two instructions more per enum.
             fn on_start(
                 &self,
                 state: &mut $state,
@@ -161,9 +164,9 @@ macro_rules! compose {
                 match self {
                     $( $node::$variant(a) => {
                         #[allow(irrefutable_let_patterns)]
-                        let ($state::$variant(st), $storage::$variant(s)) = (state, storage) else {
-                            $crate::compose_kind_mismatch()
-                        };
+                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
+                        #[allow(irrefutable_let_patterns)]
+                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_start(a, st, s, &mut c)
                     } )+
@@ -181,9 +184,9 @@ macro_rules! compose {
                 match self {
                     $( $node::$variant(a) => {
                         #[allow(irrefutable_let_patterns)]
-                        let ($state::$variant(st), $storage::$variant(s)) = (state, storage) else {
-                            $crate::compose_kind_mismatch()
-                        };
+                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
+                        #[allow(irrefutable_let_patterns)]
+                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_msg(a, st, s, from, msg, &mut c)
                     } )+
@@ -200,11 +203,11 @@ macro_rules! compose {
                 match self {
                     $( $node::$variant(a) => {
                         #[allow(irrefutable_let_patterns)]
-                        let ($state::$variant(st), $storage::$variant(s), $timer::$variant(t)) =
-                            (state, storage, timer)
-                        else {
-                            $crate::compose_kind_mismatch()
-                        };
+                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
+                        #[allow(irrefutable_let_patterns)]
+                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
+                        #[allow(irrefutable_let_patterns)]
+                        let $timer::$variant(t) = timer else { $crate::compose_kind_mismatch() };
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_timer(a, st, s, t, &mut c)
                     } )+
@@ -220,9 +223,9 @@ macro_rules! compose {
                 match self {
                     $( $node::$variant(a) => {
                         #[allow(irrefutable_let_patterns)]
-                        let ($state::$variant(st), $storage::$variant(s)) = (state, storage) else {
-                            $crate::compose_kind_mismatch()
-                        };
+                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
+                        #[allow(irrefutable_let_patterns)]
+                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
                         $crate::Actor::on_crash(a, st, s, reached)
                     } )+
                 }

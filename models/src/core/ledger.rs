@@ -31,7 +31,7 @@ use super::obs::{Obs, MAX_LAYERS};
 use super::op::{Key, Op};
 use super::table::{self, Table};
 use load::{LayerLoad, Rate};
-use sim::{ActorId, TimeUs};
+use sim::{ActorId, TimeUs, Violation};
 use std::cell::Cell;
 
 /// What the ledger looks up about an observation before judging it: found
@@ -90,6 +90,10 @@ pub struct Ledger {
     /// Which version of a rolled-out actor handled what (`attribution.rs`);
     /// empty in a run without rollouts.
     attributions: Vec<Attribution>,
+    /// The violation the observation being judged broke, kept here for the
+    /// oracle to hand back (`oracle.rs`): each kind's function says only
+    /// whether there is one. Empty between observations.
+    pub(crate) broken: Option<Violation>,
 }
 
 /// Slots of [`Ledger::hints`].
@@ -247,9 +251,12 @@ impl Ledger {
             } => self.intent(at, (now_us, actor), op, payload, window_ms),
             Obs::AttemptSent { op, attempt } => self.attempt_sent(at, op, attempt),
             Obs::Received { layer, op, key } => {
-                self.rec_at(at, op).received[usize::from(layer.index)] += 1;
+                // Read once: after the count's store LLVM read the layer's
+                // index again, and checked it against the rates' bounds.
+                let layer_at = usize::from(layer.index);
+                self.rec_at(at, op).received[layer_at] += 1;
                 self.key_used(key, op, found.key.is_some());
-                self.arrived(layer, now_us);
+                self.arrived(layer_at, now_us);
             }
             Obs::Effect { site, op, payload } => self.effect(at, now_us, site, op, payload),
             Obs::StateHeld {
@@ -325,5 +332,6 @@ impl Ledger {
         self.finished = false;
         self.booked = false;
         self.attributions.clear();
+        self.broken = None;
     }
 }

@@ -4,7 +4,7 @@
 //! the ledger and the ledger knows nothing of them.
 
 use super::invariants::{self, Seen};
-use super::ledger::{Found, Ledger, COUNTERS};
+use super::ledger::{Ledger, COUNTERS};
 use super::obs::{observations, Obs, ObsKind, KINDS};
 use sim::{ActorId, Counter, Outcome, TimeUs, Violation};
 
@@ -13,14 +13,17 @@ use sim::{ActorId, Counter, Outcome, TimeUs, Violation};
 /// where the observation is made (see [`OBSERVE_BY_KIND`]); it checks its
 /// kind once, so the lookup and the record, which match on the observation
 /// again, fold to that kind's arm, and it saves only the registers that
-/// kind's work needs.
+/// kind's work needs. True when `obs` broke an invariant, whose violation
+/// then waits in [`Ledger::broken`]: a `bool` comes back in a register,
+/// where an `Option<Violation>` (48 bytes) was written through a pointer
+/// the caller passed and read back there, on every observation.
 #[inline(never)]
 fn observe_kind<const KIND: u8>(
     ledger: &mut Ledger,
     now_us: TimeUs,
     actor: ActorId,
     obs: &Obs,
-) -> Option<Violation> {
+) -> bool {
     if obs.kind() as u8 != KIND {
         wrong_kind(KIND, obs);
     }
@@ -32,11 +35,12 @@ fn observe_kind<const KIND: u8>(
         rec: found.rec.map(|i| ledger.op_at(i)),
         key_first: found.key.map(|i| ledger.keys.as_slice()[i]),
     });
-    if v.is_some() {
-        return record_broken(ledger, now_us, actor, obs, found, v);
+    if let Some(v) = v {
+        record_broken(ledger, now_us, actor, obs, v);
+        return true;
     }
     ledger.record(now_us, actor, obs, found);
-    None
+    false
 }
 
 /// An observation handed to another kind's [`observe_kind`]: the table
@@ -47,27 +51,31 @@ fn wrong_kind(kind: u8, obs: &Obs) -> ! {
     unreachable!("observation {obs:?} handed to the oracle of kind {kind}")
 }
 
-/// Records an observation that broke an invariant and hands the violation
-/// back: recorded even so, as the run's numbers (a second effect, a
-/// duplicate run) must count what happened. Once per run at most, so out
-/// of line: kept apart, the usual path writes its `None` straight into the
-/// result, where it built the result on the stack and copied it out.
+/// Records an observation that broke an invariant and keeps the violation
+/// for [`sim::Oracle::observe`] to hand back: recorded even so, as the
+/// run's numbers (a second effect, a duplicate run) must count what
+/// happened. Once per run at most, so out of line. It looks the
+/// observation up again, which finds what [`observe_kind`] found (judging
+/// changes nothing): handed the first look-up's [`Found`], every kind kept
+/// it on the stack across the judging, four stores on every observation.
 #[cold]
 #[inline(never)]
-fn record_broken(
-    ledger: &mut Ledger,
-    now_us: TimeUs,
-    actor: ActorId,
-    obs: &Obs,
-    found: Found,
-    v: Option<Violation>,
-) -> Option<Violation> {
+fn record_broken(ledger: &mut Ledger, now_us: TimeUs, actor: ActorId, obs: &Obs, v: Violation) {
+    let found = ledger.lookup(obs);
     ledger.record(now_us, actor, obs, found);
-    v
+    ledger.broken = Some(v);
+}
+
+/// The violation [`observe_kind`] kept, handed back once: out of line, as
+/// the run it ends is the one in which it happens.
+#[cold]
+#[inline(never)]
+fn take_broken(ledger: &mut Ledger) -> Option<Violation> {
+    ledger.broken.take()
 }
 
 /// How the oracle observes one kind: [`observe_kind`] of that kind.
-type ObserveFn = fn(&mut Ledger, TimeUs, ActorId, &Obs) -> Option<Violation>;
+type ObserveFn = fn(&mut Ledger, TimeUs, ActorId, &Obs) -> bool;
 
 /// Declares [`OBSERVE_BY_KIND`] from the list of [`observations!`].
 macro_rules! observe_by_kind {
@@ -102,7 +110,10 @@ impl sim::Oracle for Ledger {
         // kind, in one `observe` for all kinds, made every kind pay the
         // frame of the largest, and valgrind's branch model mispredicted
         // most of its jumps in chain, whose kinds come in no fixed order.
-        OBSERVE_BY_KIND[obs.kind() as usize](self, now_us, actor, obs)
+        if OBSERVE_BY_KIND[obs.kind() as usize](self, now_us, actor, obs) {
+            return take_broken(self);
+        }
+        None
     }
 
     fn finish(&mut self, now_us: TimeUs) -> Option<Violation> {
@@ -130,6 +141,7 @@ mod tests {
     use crate::core::obs::tests::one_of_each;
     use crate::core::obs::ALL_KINDS;
     use crate::core::op::Op;
+    use crate::payment::{CLAIM, TRANSFER};
     use sim::Oracle;
 
     /// Every kind of observation reaches the function of its own kind,
@@ -160,5 +172,39 @@ mod tests {
             .expect("the operation is recorded");
         // one_of_each has one effect and one reversal of the operation.
         assert_eq!((rec.effects, rec.reversals), (1, 1), "{rec:?}");
+    }
+
+    /// A violation found by a kind's function comes back from `observe`,
+    /// with the observation that broke it recorded, and is not kept: the
+    /// next observation, which breaks nothing, gives `None`. Fails when a
+    /// kind's function says nothing broke after it found a violation, or
+    /// when `observe` hands back something other than what it kept.
+    #[test]
+    fn a_violation_comes_back_from_observe_and_is_not_kept() {
+        let op = Op::new(&CLAIM, 1);
+        let effect = Obs::Effect {
+            site: &TRANSFER,
+            op,
+            payload: 100,
+        };
+        let mut ledger = Ledger::default();
+        ledger.reset();
+        let intent = Obs::Intent {
+            op,
+            payload: 100,
+            window_ms: 0,
+        };
+        assert!(ledger.observe(1000, 0, &intent).is_none());
+        assert!(ledger.observe(2000, 0, &effect).is_none());
+        let v = ledger
+            .observe(3000, 0, &effect)
+            .expect("a second effect breaks no-duplicate-effect");
+        assert_eq!(v.invariant, "no-duplicate-effect");
+        assert_eq!(v.operation, op.key());
+        assert!(v.message.contains("#2"), "{}", v.message);
+        assert_eq!(ledger.effects(op), 2, "the breaking effect is recorded");
+        assert!(ledger.broken.is_none(), "{:?}", ledger.broken);
+        let told = Obs::ToldDone { op, payload: 100 };
+        assert_eq!(ledger.observe(4000, 0, &told), None);
     }
 }

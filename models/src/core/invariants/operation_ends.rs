@@ -20,32 +20,39 @@ fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
 }
 
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
-    let Obs::AttemptSent { op, attempt } = *s.obs else {
+    let Obs::AttemptSent { .. } = *s.obs else {
         return None;
     };
     let r = s.rec?;
-    if r.rejected {
-        return violation(
-            &INVARIANT,
-            op.key(),
-            format!(
-                "{op} was retried (attempt {attempt}) after a final error: a rejected input never becomes valid, the operation had to end"
-            ),
-        );
-    }
     let elapsed_us = s.now_us.saturating_sub(r.started_us);
-    if r.window_ms > 0 && elapsed_us > r.window_ms.saturating_mul(US_PER_MS) {
-        return violation(
-            &INVARIANT,
-            op.key(),
-            format!(
-                "attempt {attempt} of {op} was sent {} after the operation started, outside its retry window of {}",
-                human(elapsed_us),
-                human(r.window_ms * US_PER_MS)
-            ),
-        );
+    if r.rejected || (r.window_ms > 0 && elapsed_us > r.window_ms.saturating_mul(US_PER_MS)) {
+        return broken(s.obs, r, elapsed_us);
     }
     None
+}
+
+/// The violation of an attempt sent after a final error or outside the
+/// retry window: out of line, so that the check above, on every attempt
+/// sent, does not keep the operation and the attempt on the stack for a
+/// message it never writes.
+#[cold]
+#[inline(never)]
+fn broken(obs: &Obs, r: &OpRecord, elapsed_us: TimeUs) -> Option<Violation> {
+    let Obs::AttemptSent { op, attempt } = *obs else {
+        return None;
+    };
+    let message = if r.rejected {
+        format!(
+            "{op} was retried (attempt {attempt}) after a final error: a rejected input never becomes valid, the operation had to end"
+        )
+    } else {
+        format!(
+            "attempt {attempt} of {op} was sent {} after the operation started, outside its retry window of {}",
+            human(elapsed_us),
+            human(r.window_ms * US_PER_MS)
+        )
+    };
+    violation(&INVARIANT, op.key(), message)
 }
 
 pub fn finish(l: &Ledger, now_us: TimeUs) -> Option<Violation> {

@@ -29,10 +29,11 @@ pub(super) struct LayerLoad {
 }
 
 impl Ledger {
-    /// A request arrived at `layer`: one more in this second.
+    /// A request arrived at the layer whose [`Layer::index`] is `layer_at`:
+    /// one more in this second.
     #[inline]
-    pub(super) fn arrived(&mut self, layer: &Layer, now_us: TimeUs) {
-        let rate = &mut self.rates[usize::from(layer.index)];
+    pub(super) fn arrived(&mut self, layer_at: usize, now_us: TimeUs) {
+        let rate = &mut self.rates[layer_at];
         let second = now_us / sim::US_PER_S;
         if second != rate.second || rate.in_second == 0 {
             rate.second = second;
@@ -75,7 +76,7 @@ mod tests {
         let mut l = Ledger::default();
         let at = usize::from(RESOURCE_LAYER.index);
         for now_us in [0, 1, 2, US_PER_S, 3 * US_PER_S, 3 * US_PER_S + 5] {
-            l.arrived(&RESOURCE_LAYER, now_us);
+            l.arrived(at, now_us);
         }
         assert_eq!(l.rates[at].peak, 3, "three in second 0, one, then two");
     }
