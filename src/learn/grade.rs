@@ -163,6 +163,9 @@ pub fn check(
     if ex.kind == Kind::Program {
         crate::external::determinism_check_first(&s, seeds, 2, &replay)?;
     }
+    // The exercise's seeds, nothing after them: a grade names a failing
+    // seed to replay, which no search's schedule is (`check`'s portfolio
+    // of the same file may search on).
     let sum = s.search(seeds, jobs, stop);
     if ex.kind == Kind::Program {
         crate::external::check_summary(&s, &replay, &sum)?;

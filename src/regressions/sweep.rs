@@ -311,7 +311,7 @@ pub fn record_sweep_failure(
     db: &Db,
     s: &Scenario,
     entry: &Entry,
-    searched: &models::scenario::Searched,
+    searched: &crate::testing::shown::Searched,
 ) -> Result<Option<Recorded>, UsageError> {
     let Some(f) = &searched.summary.first_failure else {
         return Ok(None);

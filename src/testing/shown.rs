@@ -54,6 +54,40 @@ pub fn searches(
     Ok(r)
 }
 
+/// A scenario's own search as `verify` runs it, and which strategy it is:
+/// its failure's `seed` is a schedule's index in the coverage-guided search
+/// when `by` is [`Strategy::Coverage`], else a seed.
+#[derive(Clone, Debug)]
+pub struct Searched {
+    /// Every schedule it ran.
+    pub summary: sim::Summary,
+    /// The file's strategy: seeds, or its coverage-guided search.
+    pub by: Strategy,
+}
+
+/// The summary `check` of `s` as written judges its `[expect]` by, over
+/// `range`: the file's own search ([`Scenario::search`]: its seeds, or its
+/// stated coverage-guided search) and, when `check` runs its portfolio
+/// and no seed failed, the portfolio's two searches as
+/// [`Searches::judged`](portfolio::Searches::judged) counts them (their
+/// failure, the situations they reached). A seed's failure is the verdict
+/// whatever they find, so they do not run then (as in `verify`).
+/// Deterministic for any `jobs`.
+pub fn judged(
+    s: &Scenario,
+    replay: &str,
+    range: SeedRange,
+    jobs: usize,
+    stop: &AtomicBool,
+) -> Result<sim::Summary, UsageError> {
+    let own = s.search(range, jobs, stop);
+    crate::external::check_summary(s, replay, &own)?;
+    if Plan::of(s) != Plan::Portfolio || own.first_failure.is_some() || own.interrupted {
+        return Ok(own);
+    }
+    Ok(searches(s, replay, range, jobs, stop)?.judged(&own))
+}
+
 /// The failure `check` shows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CheckFailure {

@@ -28,15 +28,10 @@ fn every_scenario_matches_its_expectation_within_the_test_budget() {
             end: budget.into(),
         };
         let stop = AtomicBool::new(false);
-        let swept = sweep(&s, budget);
-        // As `verify` judges it: when no seed failed, by `check`'s two
-        // searches on the same seeds too, since one of them may fail.
-        let judged = if swept.first_failure.is_none() && !s.strategy_stated {
-            idemsim::testing::portfolio::searches(&s.system, seeds, support::JOBS, &stop)
-                .judged(&swept)
-        } else {
-            swept
-        };
+        // As `check` and `verify` judge it: when no seed failed, by
+        // `check`'s two searches on the same seeds too, since one of them
+        // may fail (payment-give-up-silently-low-loss's seeds miss its bug).
+        let judged = support::judged(&s, budget);
         if let Some(m) = s.judge(&judged).mismatch {
             mismatches.push(format!("{name}: {m}"));
         }
@@ -442,6 +437,34 @@ fn the_portfolios_searches_are_deterministic_and_silent_on_a_correct_design() {
     assert_eq!(r.first(), None);
     assert_eq!(r.exhaustive.tally.failing() + r.coverage.tally.failing(), 0);
     assert!(r.exhaustive.tally.schedules > 0 && r.coverage.tally.schedules == 100);
+}
+
+/// A scenario's search is its own, nothing after it (`Scenario::search`:
+/// the seeds of a file that states no strategy), and the summary `check`
+/// judges the file by adds the portfolio's searches when no seed failed
+/// (`idemsim::testing::shown::judged`): the rare bug the seeds miss is the
+/// searches' to find, while the counts stay the seeds'.
+#[test]
+fn a_scenarios_search_is_its_seeds_and_checks_judgement_adds_the_searches() {
+    let rare = load("payment-give-up-silently-low-loss", &[]);
+    let own = sweep(&rare, TEST_BUDGET);
+    assert_eq!(own.first_failure, None, "its seeds miss the rare bug");
+    assert_eq!(own.tally.schedules, TEST_BUDGET, "nothing runs after them");
+    assert!(
+        !rare.judge(&own).matched(),
+        "the seeds alone do not meet it"
+    );
+    let judged = support::judged(&rare, TEST_BUDGET);
+    let f = judged
+        .first_failure
+        .as_ref()
+        .expect("check's searches find it");
+    assert!(broke(&f.outcome, "no-lost-effect"), "{:?}", f.outcome);
+    assert!(rare.judge(&judged).matched(), "{:?}", rare.judge(&judged));
+    assert_eq!(
+        judged.tally.schedules, TEST_BUDGET,
+        "the counts are the seeds'"
+    );
 }
 
 /// `bench --find` puts the default portfolio beside the strategies, at the

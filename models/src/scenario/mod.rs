@@ -49,32 +49,6 @@ impl Strategy {
     }
 }
 
-/// A scenario's search: what it ran, and which strategy found its failure.
-#[derive(Clone, Debug)]
-pub struct Searched {
-    /// Every schedule it ran; the failure's `seed` is a schedule's index
-    /// in the coverage-guided search when `by` is [`Strategy::Coverage`].
-    pub summary: sim::Summary,
-    /// The search whose run failed (the scenario's own when none did).
-    pub by: Strategy,
-}
-
-impl Searched {
-    fn by_seeds(summary: sim::Summary) -> Searched {
-        Searched {
-            summary,
-            by: Strategy::Seeds,
-        }
-    }
-
-    fn by_coverage(summary: sim::Summary) -> Searched {
-        Searched {
-            summary,
-            by: Strategy::Coverage,
-        }
-    }
-}
-
 /// A validated scenario: what to run and what it must give.
 pub struct Scenario {
     /// Its name: the file name without `.toml`.
@@ -463,35 +437,22 @@ impl Scenario {
             .collect()
     }
 
-    /// The scenario's own search, as `verify` runs it: every seed of
-    /// `seeds` on `jobs` threads, or a coverage-guided search of at most
-    /// `seeds.len()` schedules seeded by `seeds.start`, which ends at its
-    /// first failure (its `seed` is then the schedule's index in the search).
-    /// A scenario that states no strategy and expects a violation its seeds
-    /// miss gets the coverage-guided search after them (see
-    /// [`searches_after_seeds`](Scenario::searches_after_seeds)).
+    /// The scenario's own search: every seed of `seeds` on `jobs` threads,
+    /// or, for a file that states `run.strategy = "coverage"`, a
+    /// coverage-guided search of at most `seeds.len()` schedules seeded by
+    /// `seeds.start`, which ends at its first failure (its `seed` is then
+    /// the schedule's index in the search). Nothing runs after the seeds:
+    /// the searches `check` runs after them by default are
+    /// `idemsim::testing::shown`'s, which judges a file as `check` does.
     pub fn search(
         &self,
         seeds: sim::SeedRange,
         jobs: usize,
         stop: &std::sync::atomic::AtomicBool,
     ) -> sim::Summary {
-        self.searched(seeds, jobs, stop).summary
-    }
-
-    /// Like [`search`](Scenario::search), and which search found the failure.
-    pub fn searched(
-        &self,
-        seeds: sim::SeedRange,
-        jobs: usize,
-        stop: &std::sync::atomic::AtomicBool,
-    ) -> Searched {
         match self.strategy {
-            Strategy::Seeds => {
-                let swept = sim::explore(&self.system, seeds, jobs, stop, &|_| {});
-                self.after_seeds(swept, seeds, stop)
-            }
-            Strategy::Coverage => Searched::by_coverage(self.coverage(seeds, stop).summary),
+            Strategy::Seeds => sim::explore(&self.system, seeds, jobs, stop, &|_| {}),
+            Strategy::Coverage => self.coverage(seeds, stop).summary,
         }
     }
 
@@ -503,49 +464,9 @@ impl Scenario {
         stop: &std::sync::atomic::AtomicBool,
     ) -> sim::Summary {
         match self.strategy {
-            Strategy::Seeds => {
-                let swept = sim::find_failure(&self.system, seeds, jobs, stop);
-                self.after_seeds(swept, seeds, stop).summary
-            }
+            Strategy::Seeds => sim::find_failure(&self.system, seeds, jobs, stop),
             Strategy::Coverage => self.coverage(seeds, stop).summary,
         }
-    }
-
-    /// Whether a seed sweep that finds no failure goes on with the
-    /// coverage-guided search: when the file states no `run.strategy` (so
-    /// `check` runs its default portfolio, whose search parts find a bug
-    /// that needs several rare faults at once) and, as written, expects a
-    /// violation. A holding design's sweep, and so every `verify` line of
-    /// one, stays the seeds it was; so does a variant's (`--set`, an
-    /// ablation, a learner's answer), another design than the one its
-    /// `[expect]` describes.
-    pub fn searches_after_seeds(&self) -> bool {
-        !self.strategy_stated
-            && self.strategy == Strategy::Seeds
-            && self.overrides.is_empty()
-            && self.expected_verdict() == Some(Verdict::Violation)
-    }
-
-    /// The seeds' summary, or, when they missed the violation this
-    /// scenario expects, the coverage-guided search's after them, counting
-    /// the schedules of both.
-    fn after_seeds(
-        &self,
-        swept: sim::Summary,
-        seeds: sim::SeedRange,
-        stop: &std::sync::atomic::AtomicBool,
-    ) -> Searched {
-        if swept.first_failure.is_some() || swept.interrupted || !self.searches_after_seeds() {
-            return Searched::by_seeds(swept);
-        }
-        let mut searched = self.coverage(seeds, stop).summary;
-        if searched.first_failure.is_none() {
-            return Searched::by_seeds(swept);
-        }
-        let mut tally = swept.tally;
-        tally.merge(&searched.tally);
-        searched.tally = tally;
-        Searched::by_coverage(searched)
     }
 
     /// The coverage-guided search of `seeds.len()` schedules seeded by `seeds.start`.

@@ -140,7 +140,8 @@ fn overrides(f: &Fix) -> Vec<Override> {
 }
 
 /// Advise finds the known fix, and its first-ranked fix holds on every seed
-/// `verify` runs (the scenario's `run.runs`, by the scenario's own strategy).
+/// `verify` runs (the scenario's `run.runs`, by the scenario's own strategy:
+/// `Scenario::search`, the seeds, which advise's promise is about).
 fn finds(name: &str, want: &[&str]) {
     let entry = catalog::locate(name).expect("a catalog scenario");
     let budget = Budget {

@@ -102,6 +102,17 @@ fn every_exercise_starts_from_a_failing_design() {
             "exercise {}: a failing design shows a trace",
             ex.id
         );
+        // The grade is the exercise's seeds' alone: the seed it names is
+        // one of them, and it fails when replayed (`--seed` in its replay).
+        if let Some(learn::Reason::Violation { seed, .. }) = &g.reason {
+            assert!(*seed < ex.seeds, "exercise {}: seed {seed}", ex.id);
+            let (_, outcome) = crate::support::trace_of(&s, *seed);
+            assert!(
+                matches!(outcome, sim::Outcome::Violation(_)),
+                "exercise {}: seed {seed} does not fail: {outcome:?}",
+                ex.id
+            );
+        }
     }
 }
 

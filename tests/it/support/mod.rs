@@ -122,7 +122,9 @@ pub fn attempts_per_op_and_warning(s: &Scenario, seeds: u64, id: &str) -> (u64, 
 }
 
 /// Seeds `0..seeds` of `s`, or as many schedules of its coverage-guided
-/// search when the scenario asks for one (`run.strategy`).
+/// search when the scenario asks for one (`run.strategy`): the file's own
+/// search ([`Scenario::search`]), nothing after it. A file whose seeds
+/// miss what `check`'s searches find is judged by [`judged`].
 pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
     let stop = AtomicBool::new(false);
     s.search(
@@ -133,6 +135,20 @@ pub fn sweep(s: &Scenario, seeds: u64) -> Summary {
         JOBS,
         &stop,
     )
+}
+
+/// The summary `check` of `s` judges its `[expect]` by over seeds
+/// `0..seeds`: [`sweep`]'s, and when `check` runs its portfolio and no seed
+/// failed, what its two searches found and reached
+/// (`idemsim::testing::shown::judged`).
+pub fn judged(s: &Scenario, seeds: u64) -> Summary {
+    let stop = AtomicBool::new(false);
+    let range = SeedRange {
+        start: 0,
+        end: seeds.into(),
+    };
+    idemsim::testing::shown::judged(s, &s.file, range, JOBS, &stop)
+        .unwrap_or_else(|e| panic!("{}: bad input: {e}", s.file))
 }
 
 /// The one data-driven check: a scenario (with overrides) gives `verdict`

@@ -17,8 +17,8 @@ use crate::cmd::check::{self, PortfolioLine};
 use crate::cmd::common::WarningLine;
 use idemsim::catalog::UsageError;
 use idemsim::testing::portfolio::{search_seed, Found, Searches};
-use idemsim::testing::shown::{self, Plan};
-use models::scenario::{Searched, Strategy};
+use idemsim::testing::shown::{self, Plan, Searched};
+use models::scenario::Strategy;
 use models::Scenario;
 use sim::{SeedRange, Summary};
 use std::sync::atomic::AtomicBool;
@@ -29,10 +29,9 @@ use std::sync::atomic::AtomicBool;
 /// `run.strategy`, that strategy: its seeds, or its coverage-guided search
 /// (`shown::coverage`, as `check` runs it), whose failure comes with its
 /// record so that it is shrunk and recorded as found, not searched for
-/// again. Nothing else runs after the seeds: `Scenario::searched` follows
-/// seeds that miss an expected violation with a coverage-guided search
-/// `check` does not run, with which `verify` met a file whose violation
-/// `check`'s searches miss
+/// again. Nothing else runs after the seeds (`Scenario::search`): a search
+/// of `verify`'s own after seeds that miss an expected violation could
+/// meet a file whose violation `check`'s searches miss
 /// (tests/fixtures/expect_reach/violation-check-searches-miss.toml).
 pub(super) fn own(
     s: &Scenario,
@@ -45,7 +44,7 @@ pub(super) fn own(
         let by = Strategy::Coverage;
         return (Searched { summary, by }, found);
     }
-    let summary = sim::explore(&s.system, seeds, jobs, stop, &|_| {});
+    let summary = s.search(seeds, jobs, stop);
     let by = Strategy::Seeds;
     (Searched { summary, by }, None)
 }
