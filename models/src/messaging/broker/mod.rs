@@ -78,7 +78,7 @@ impl<W: Carries<Msg>> Broker<W> {
         let mut next = TimeUs::MAX;
         for (i, m) in s.queue.iter_mut().enumerate() {
             let expires = expiring & (m.lease_end_us <= now);
-            if !(expires | (m.status == QStatus::Ready)) {
+            if !(expires | (m.status() == QStatus::Ready)) {
                 next = next.min(m.lease_end_us);
                 continue;
             }
@@ -125,7 +125,7 @@ impl<W: Carries<Msg>> Broker<W> {
         let Some(i) = s.copy_of(id, receipt) else {
             return;
         };
-        match s.queue[i].status {
+        match s.queue[i].status() {
             QStatus::InFlight { receipt: r, .. } if r == receipt => {
                 let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
                 s.queue[i].set_status(QStatus::InFlight {
@@ -167,7 +167,7 @@ impl<W: Carries<Msg>> Broker<W> {
         // relay's republish) can be out at once under different receipts,
         // and one copy's ack, late or not, must not take the other's place.
         let at = s.copy_of(id, receipt);
-        let ok = match at.map(|i| (i, s.queue[i].status)) {
+        let ok = match at.map(|i| (i, s.queue[i].status())) {
             Some((
                 i,
                 QStatus::InFlight {
@@ -303,7 +303,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         // After a restart the leases restart too: in-flight messages get a fresh deadline.
         let deadline_us = ctx.now_us() + self.cfg.visibility_timeout_ms * US_PER_MS;
         for m in &mut s.queue {
-            if let QStatus::InFlight { receipt, .. } = m.status {
+            if let QStatus::InFlight { receipt, .. } = m.status() {
                 m.set_status(QStatus::InFlight {
                     receipt,
                     deadline_us,
@@ -312,7 +312,7 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         }
         if s.queue
             .iter()
-            .any(|m| matches!(m.status, QStatus::Uncommitted { .. }))
+            .any(|m| matches!(m.status(), QStatus::Uncommitted { .. }))
         {
             self.arm_tx_timeout(s, ctx);
         }
@@ -359,7 +359,8 @@ impl<W: Carries<Msg>> Actor for Broker<W> {
         let now = ctx.now_us();
         if timer == BrokerTimer::TxTimeout {
             for m in &mut s.queue {
-                if matches!(m.status, QStatus::Uncommitted { abort_at_us } if abort_at_us <= now) {
+                if matches!(m.status(), QStatus::Uncommitted { abort_at_us } if abort_at_us <= now)
+                {
                     m.set_status(QStatus::Aborted);
                     ctx.reached(sit::BROKER_TX_TIMED_OUT);
                 }

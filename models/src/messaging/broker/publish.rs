@@ -20,7 +20,7 @@ impl<W: Carries<Msg>> Broker<W> {
         let next = s
             .queue
             .iter()
-            .filter_map(|m| match m.status {
+            .filter_map(|m| match m.status() {
                 QStatus::Uncommitted { abort_at_us } => Some(abort_at_us),
                 _ => None,
             })
@@ -190,7 +190,7 @@ impl<W: Carries<Msg>> Broker<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         if let Some(m) = s.queue.iter().find(|m| m.ev.id == ev.id) {
-            if m.status != QStatus::Aborted {
+            if m.status() != QStatus::Aborted {
                 confirm(from, ev.id, true, ctx);
             }
             return;
@@ -213,7 +213,7 @@ impl<W: Carries<Msg>> Broker<W> {
         let mut open = false;
         let mut committed = false;
         for m in s.queue.iter_mut().filter(|m| m.ev.id == id) {
-            match m.status {
+            match m.status() {
                 QStatus::Uncommitted { .. } => {
                     open = true;
                     if commit {

@@ -40,8 +40,9 @@ pub enum QStatus {
 pub struct QMsg {
     /// The event it carries.
     pub ev: Event,
-    /// Where it stands.
-    pub status: QStatus,
+    /// Where it stands: read by [`QMsg::status`], set only by
+    /// [`QMsg::set_status`], which keeps `lease_end_us` with it.
+    status: QStatus,
     /// Deliveries so far.
     pub deliveries: u32,
     /// While it is in flight its lease's end (the status's `deadline_us`),
@@ -63,6 +64,11 @@ impl QMsg {
         };
         m.set_status(status);
         m
+    }
+
+    /// Where it stands.
+    pub fn status(&self) -> QStatus {
+        self.status
     }
 
     /// Sets its status and, with it, its lease's end.

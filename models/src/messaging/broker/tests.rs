@@ -64,7 +64,7 @@ impl Drive {
 
     /// Where each stored copy stands.
     fn statuses(&self) -> Vec<QStatus> {
-        self.s.queue.iter().map(|m| m.status).collect()
+        self.s.queue.iter().map(|m| m.status()).collect()
     }
 }
 
@@ -458,9 +458,9 @@ mod one_pass {
     fn two_passes(d: &mut Drive, now_ms: u64) -> Vec<Cmd> {
         let now_us = now_ms * US_PER_MS;
         for m in &mut d.s.queue {
-            if let QStatus::InFlight { deadline_us, .. } = m.status {
+            if let QStatus::InFlight { deadline_us, .. } = m.status() {
                 if deadline_us <= now_us {
-                    m.status = QStatus::Ready;
+                    m.set_status(QStatus::Ready);
                 }
             }
         }
@@ -572,7 +572,7 @@ mod lease_end {
                 now_ms += gap_ms;
                 apply(&mut d, now_ms, (kind, id, n));
                 for m in &d.s.queue {
-                    let end = match m.status {
+                    let end = match m.status() {
                         QStatus::InFlight { deadline_us, .. } => deadline_us,
                         _ => TimeUs::MAX,
                     };
