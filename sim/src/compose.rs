@@ -48,6 +48,15 @@
 /// ```
 #[macro_export]
 macro_rules! compose {
+    // Inside the dispatch: each enum's value of the actor's kind taken out
+    // by a `let ... else` of its own (see the comment on the handlers); a
+    // value of another kind panics, cold.
+    (@own $( $enum:ident :: $variant:ident ($bind:ident) = $value:expr; )+) => {
+        $(
+            #[allow(irrefutable_let_patterns)]
+            let $enum::$variant($bind) = $value else { $crate::compose_kind_mismatch() };
+        )+
+    };
     (
         $(#[$meta:meta])*
         $vis:vis enum $node:ident, $state:ident, $storage:ident, $timer:ident {
@@ -163,10 +172,7 @@ macro_rules! compose {
             ) {
                 match self {
                     $( $node::$variant(a) => {
-                        #[allow(irrefutable_let_patterns)]
-                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
-                        #[allow(irrefutable_let_patterns)]
-                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
+                        $crate::compose!(@own $state::$variant(st) = state; $storage::$variant(s) = storage;);
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_start(a, st, s, &mut c)
                     } )+
@@ -183,10 +189,7 @@ macro_rules! compose {
             ) {
                 match self {
                     $( $node::$variant(a) => {
-                        #[allow(irrefutable_let_patterns)]
-                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
-                        #[allow(irrefutable_let_patterns)]
-                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
+                        $crate::compose!(@own $state::$variant(st) = state; $storage::$variant(s) = storage;);
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_msg(a, st, s, from, msg, &mut c)
                     } )+
@@ -202,12 +205,11 @@ macro_rules! compose {
             ) {
                 match self {
                     $( $node::$variant(a) => {
-                        #[allow(irrefutable_let_patterns)]
-                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
-                        #[allow(irrefutable_let_patterns)]
-                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
-                        #[allow(irrefutable_let_patterns)]
-                        let $timer::$variant(t) = timer else { $crate::compose_kind_mismatch() };
+                        $crate::compose!(@own
+                            $state::$variant(st) = state;
+                            $storage::$variant(s) = storage;
+                            $timer::$variant(t) = timer;
+                        );
                         let mut c = $crate::Narrow::<Self, _, _>::with_own_slots(ctx, $timer::$variant);
                         $crate::Actor::on_timer(a, st, s, t, &mut c)
                     } )+
@@ -222,10 +224,7 @@ macro_rules! compose {
             ) {
                 match self {
                     $( $node::$variant(a) => {
-                        #[allow(irrefutable_let_patterns)]
-                        let $state::$variant(st) = state else { $crate::compose_kind_mismatch() };
-                        #[allow(irrefutable_let_patterns)]
-                        let $storage::$variant(s) = storage else { $crate::compose_kind_mismatch() };
+                        $crate::compose!(@own $state::$variant(st) = state; $storage::$variant(s) = storage;);
                         $crate::Actor::on_crash(a, st, s, reached)
                     } )+
                 }
@@ -267,30 +266,14 @@ pub fn compose_reset_aside<A: crate::Actor + ?Sized, S, T>(
     wrap_state: fn(A::State) -> S,
     wrap_storage: fn(A::Storage) -> T,
 ) {
-    use crate::Fresh::{Kept, New};
     let (mut new_state, mut new_storage) = (None, None);
-    let (inner_state, state_back) = match state {
-        // Asked twice: a borrow returned from the first ask would keep `st`
-        // borrowed in the branch that hands it back.
-        Kept(st) => {
-            if own_state(st).is_some() {
-                (Kept(own_state(st).expect("checked")), None)
-            } else {
-                (New(&mut new_state), Some(Kept(st)))
-            }
-        }
-        fresh => (New(&mut new_state), Some(fresh)),
-    };
+    let (inner_state, state_back) = own_or_aside(state, own_state, &mut new_state);
     let (inner_storage, storage_back) = match storage {
         None => (None, None),
-        Some(Kept(s)) => {
-            if own_storage(s).is_some() {
-                (Some(Kept(own_storage(s).expect("checked"))), None)
-            } else {
-                (Some(New(&mut new_storage)), Some(Kept(s)))
-            }
+        Some(storage) => {
+            let (inner, back) = own_or_aside(storage, own_storage, &mut new_storage);
+            (Some(inner), back)
         }
-        Some(fresh) => (Some(New(&mut new_storage)), Some(fresh)),
     };
     actor.reset(inner_state, inner_storage);
     if let Some(back) = state_back {
@@ -300,6 +283,32 @@ pub fn compose_reset_aside<A: crate::Actor + ?Sized, S, T>(
         back.set(wrap_storage(
             new_storage.expect("reset fills a new storage"),
         ));
+    }
+}
+
+/// For one of [`compose_reset_aside`]'s state and storage: a kept value's
+/// inside when it is the actor's kind (`own`), to reset in place; else the
+/// empty `aside` to make a new one in, and the value to put it back into.
+fn own_or_aside<'a, 'b, X, Y>(
+    fresh: crate::Fresh<'a, X>,
+    own: fn(&mut X) -> Option<&mut Y>,
+    aside: &'b mut Option<Y>,
+) -> (crate::Fresh<'b, Y>, Option<crate::Fresh<'a, X>>)
+where
+    'a: 'b,
+{
+    use crate::Fresh::{Kept, New};
+    match fresh {
+        // Asked twice: a borrow returned from the first ask would keep `x`
+        // borrowed in the branch that hands it back.
+        Kept(x) => {
+            if own(x).is_some() {
+                (Kept(own(x).expect("checked")), None)
+            } else {
+                (New(aside), Some(Kept(x)))
+            }
+        }
+        fresh => (New(aside), Some(fresh)),
     }
 }
 
