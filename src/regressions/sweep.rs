@@ -311,12 +311,13 @@ pub fn record_sweep_failure(
     db: &Db,
     s: &Scenario,
     entry: &Entry,
-    searched: &crate::testing::shown::Searched,
+    own: &sim::Summary,
 ) -> Result<Option<Recorded>, UsageError> {
-    let Some(f) = &searched.summary.first_failure else {
+    let Some(f) = &own.first_failure else {
         return Ok(None);
     };
-    let by_seed = searched.by == models::scenario::Strategy::Seeds;
+    let by_seed =
+        crate::testing::shown::Plan::of(s).strategy() == models::scenario::Strategy::Seeds;
     if !by_seed || entry.is_built_in() || !unexpected(s, &f.outcome) {
         return Ok(None);
     }

@@ -33,6 +33,15 @@ impl Plan {
             (true, Strategy::Coverage) => Plan::Coverage,
         }
     }
+
+    /// The strategy of the file's own search, which `verify` names: its
+    /// seeds, unless it asks for the coverage-guided search.
+    pub fn strategy(self) -> Strategy {
+        match self {
+            Plan::Seeds | Plan::Portfolio => Strategy::Seeds,
+            Plan::Coverage => Strategy::Coverage,
+        }
+    }
 }
 
 /// Runs the portfolio's two searches over `range` as `check` runs them
@@ -52,17 +61,6 @@ pub fn searches(
         crate::external::check_outcome(s, &what, &f.outcome)?;
     }
     Ok(r)
-}
-
-/// A scenario's own search as `verify` runs it, and which strategy it is:
-/// its failure's `seed` is a schedule's index in the coverage-guided search
-/// when `by` is [`Strategy::Coverage`], else a seed.
-#[derive(Clone, Debug)]
-pub struct Searched {
-    /// Every schedule it ran.
-    pub summary: sim::Summary,
-    /// The file's strategy: seeds, or its coverage-guided search.
-    pub by: Strategy,
 }
 
 /// The summary `check` of `s` as written judges its `[expect]` by, over

@@ -117,10 +117,7 @@ fn failure_check_shows(
 /// found it, in `check`'s words, so the trace is known for the one
 /// `check` shows.
 fn found_note(s: &Scenario, found: &Found) -> String {
-    let part = match found.part {
-        Part::Exhaustive(_) => "exhaustive",
-        _ => "coverage",
-    };
+    let part = found.part.as_str();
     let why = match Plan::of(s) {
         Plan::Coverage => "its coverage-guided search (run.strategy)".to_string(),
         _ => format!("no seed of {} fails", s.runs),

@@ -11,7 +11,7 @@ mod searched;
 use idemsim::catalog::{self, UsageError};
 use idemsim::regressions::sweep::Recorded;
 use idemsim::render::json_line;
-use idemsim::testing::shown::Searched;
+use idemsim::testing::shown::Plan;
 use models::registry;
 use models::scenario::{Ablation, Judgement, Strategy, Verdict};
 use models::Scenario;
@@ -100,12 +100,11 @@ fn ablate(
 
 fn judge(
     s: &Scenario,
-    (searched, portfolio): (&Searched, Option<Portfolio>),
+    (sum, portfolio): (&sim::Summary, Option<Portfolio>),
     range: SeedRange,
     ablations: Vec<Ablation>,
     ablate: bool,
 ) -> Checked {
-    let sum = &searched.summary;
     let judged = portfolio.as_ref().map(|p| p.judged(sum));
     let mut judgement = s.judge(judged.as_ref().unwrap_or(sum));
     // A search's failing schedule is no seed (its part names it).
@@ -128,7 +127,7 @@ fn judge(
         judgement,
         range,
         seeds: sum.tally.schedules,
-        by: searched.by,
+        by: Plan::of(s).strategy(),
         situations: registry::situation_names(&sum.tally.situations),
         warnings: Portfolio::warnings(portfolio.as_ref(), s),
         portfolio,
@@ -270,8 +269,8 @@ impl Run<'_> {
         let replay = format!("idemsim replay {}", super::common::shell_word(&s.file));
         let first = idemsim::external::DETERMINISM_SEEDS;
         idemsim::external::determinism_check_first(s, seeds, first, &replay)?;
-        let (searched, own_found) = searched::own(s, seeds, jobs, stop);
-        let sum = &searched.summary;
+        let (own, own_found) = searched::own(s, seeds, jobs, stop);
+        let sum = &own;
         idemsim::external::check_summary(s, &replay, sum)?;
         // As `check` judges the file: its searches too, unless a seed
         // failed as the file expects.
@@ -296,7 +295,7 @@ impl Run<'_> {
             return Ok(false);
         };
         tally.judged += 1;
-        let mut c = judge(s, (&searched, portfolio), seeds, found, !a.no_ablations);
+        let mut c = judge(s, (&own, portfolio), seeds, found, !a.no_ablations);
         if let Some(r) = replayed.iter().find(|r| r.status.is_failure()) {
             c.mismatch.get_or_insert_with(|| r.text());
         }
@@ -307,7 +306,7 @@ impl Run<'_> {
             db: self.db,
             replayed,
         };
-        let (recorded, by_search) = self.record(&at, (&searched, own_found.as_ref()), &mut c)?;
+        let (recorded, by_search) = self.record(&at, (&own, own_found.as_ref()), &mut c)?;
         replayed.iter().for_each(|r| tally.counts.add(r));
         tally.counts.recorded += usize::from(recorded.as_ref().is_some_and(|r| r.new));
         tally.matched += usize::from(c.mismatch.is_none());
@@ -328,10 +327,9 @@ impl Run<'_> {
     fn record(
         &self,
         at: &found::Against<'_>,
-        (searched, own_found): (&Searched, Option<&idemsim::testing::portfolio::Found>),
+        (sum, own_found): (&sim::Summary, Option<&idemsim::testing::portfolio::Found>),
         c: &mut Checked,
     ) -> Result<(Option<Recorded>, Option<found::SearchFailure>), UsageError> {
-        let sum = &searched.summary;
         let by_search = found::SearchFailure::of(at, sum, c.portfolio.as_mut(), own_found)?;
         if let Some(f) = &by_search {
             return Ok((f.recorded.clone(), by_search));
@@ -339,10 +337,9 @@ impl Run<'_> {
         let Some(db) = self.db else {
             return Ok((None, None));
         };
-        let recorded =
-            idemsim::regressions::sweep::record_sweep_failure(db, at.s, at.entry, searched)?
-                // A failure found again that a replayed regression already shows: said once.
-                .filter(|r| r.new || !at.replayed.iter().any(|x| x.file == r.file));
+        let recorded = idemsim::regressions::sweep::record_sweep_failure(db, at.s, at.entry, sum)?
+            // A failure found again that a replayed regression already shows: said once.
+            .filter(|r| r.new || !at.replayed.iter().any(|x| x.file == r.file));
         Ok((recorded, None))
     }
 

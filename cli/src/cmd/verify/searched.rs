@@ -17,8 +17,7 @@ use crate::cmd::check::{self, PortfolioLine};
 use crate::cmd::common::WarningLine;
 use idemsim::catalog::UsageError;
 use idemsim::testing::portfolio::{search_seed, Found, Searches};
-use idemsim::testing::shown::{self, Plan, Searched};
-use models::scenario::Strategy;
+use idemsim::testing::shown::{self, Plan};
 use models::Scenario;
 use sim::{SeedRange, Summary};
 use std::sync::atomic::AtomicBool;
@@ -38,15 +37,11 @@ pub(super) fn own(
     seeds: SeedRange,
     jobs: usize,
     stop: &AtomicBool,
-) -> (Searched, Option<Found>) {
+) -> (Summary, Option<Found>) {
     if Plan::of(s) == Plan::Coverage {
-        let (summary, found) = shown::coverage(s, seeds, stop);
-        let by = Strategy::Coverage;
-        return (Searched { summary, by }, found);
+        return shown::coverage(s, seeds, stop);
     }
-    let summary = s.search(seeds, jobs, stop);
-    let by = Strategy::Seeds;
-    (Searched { summary, by }, None)
+    (s.search(seeds, jobs, stop), None)
 }
 
 /// The portfolio's searches as `verify` ran them for one scenario.
