@@ -13,6 +13,7 @@ mod book;
 mod browser_widths;
 mod catalog;
 mod chain;
+mod check_protections;
 mod chrome;
 mod ci_recipe;
 mod cli;

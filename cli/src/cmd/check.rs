@@ -10,7 +10,9 @@ mod args;
 mod exhaustive;
 mod expect;
 mod found;
+mod operations;
 mod portfolio;
+mod protections;
 mod summary;
 mod text;
 
@@ -209,6 +211,11 @@ impl Sweep<'_> {
         let variant = !a.set.is_empty() || a.shard.is_some();
         let judged = found::judged(&sum, searches.as_ref());
         let note = expect::ExpectNote::of(s, &judged, variant, entry, seeds);
+        line.name_protections(protections::ProtectionsLine::of(
+            s,
+            entry,
+            !a.set.is_empty(),
+        ));
         if a.json {
             shown.recorded.iter().for_each(|r| r.print(true, ""));
         }

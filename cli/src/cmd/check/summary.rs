@@ -3,13 +3,12 @@
 
 use idemsim::progress;
 use idemsim::render;
-use models::core::ledger::counter;
-use models::core::{LoadOf, Per};
 use models::registry;
 use serde::{Deserialize, Serialize};
 use sim::{Outcome, SeedRange};
 use std::collections::BTreeMap;
 
+use super::operations::{Load, Operations};
 pub use crate::cmd::common::WarningLine;
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
@@ -133,166 +132,6 @@ impl SweepVerdict {
     }
 }
 
-/// The work a sweep's operations caused: client attempts and the requests
-/// (or deliveries) each layer received, so a design that holds only by doing
-/// its work many times over shows it (`broker.visibility_timeout_ms = 50`
-/// against 200 ms of processing delivers every event about forty times).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct Load {
-    /// Client attempts, over all runs; `None` for a model without clients
-    /// that retry.
-    pub attempts: Option<u64>,
-    /// Requests or deliveries received per layer, in the model's order.
-    pub received: Vec<Received>,
-}
-
-/// What one layer received over a sweep.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct Received {
-    /// The layer's name: `service`, `bank`, `consumer`, `server`.
-    pub layer: String,
-    /// Requests or deliveries it received, over all runs.
-    pub count: u64,
-    /// What the count is per: `operation` (`operations.started`) or
-    /// `event` (`operations.events`).
-    pub per: Per,
-}
-
-impl Load {
-    /// The counts of the metrics `metrics` names (a model's sweep columns).
-    pub fn from_tally(t: &sim::Tally, metrics: &[models::core::Metric]) -> Load {
-        let mut load = Load::default();
-        for l in LoadOf::of_metrics(metrics) {
-            match l {
-                LoadOf::Attempts => load.attempts = Some(l.count(t)),
-                LoadOf::Layer(_) => load.received.push(Received {
-                    layer: l.name().to_string(),
-                    count: l.count(t),
-                    per: l.per(),
-                }),
-            }
-        }
-        load
-    }
-
-    fn absorb(&mut self, o: &Load) -> Result<(), String> {
-        let overflow = || "the load counts add up past 2^64".to_string();
-        self.attempts = match (self.attempts, o.attempts) {
-            (Some(a), Some(b)) => Some(a.checked_add(b).ok_or_else(overflow)?),
-            (a, b) => a.or(b),
-        };
-        for r in &o.received {
-            match self.received.iter_mut().find(|x| x.layer == r.layer) {
-                Some(x) => x.count = x.count.checked_add(r.count).ok_or_else(overflow)?,
-                None => self.received.push(r.clone()),
-            }
-        }
-        Ok(())
-    }
-
-    /// `attempts 1.30, service 1.35, bank 1.10 per operation; consumer
-    /// 1.20 per event`, as the sweep's columns count them. `None` when
-    /// nothing ran.
-    pub fn text(&self, ops: &Operations) -> Option<String> {
-        let counts = self
-            .attempts
-            .map(|a| ("attempts", a, Per::Operation))
-            .into_iter()
-            .chain(
-                self.received
-                    .iter()
-                    .map(|r| (r.layer.as_str(), r.count, r.per)),
-            );
-        let mut groups: [Vec<String>; 2] = Default::default();
-        for (name, n, per) in counts {
-            let of = ops.of(per);
-            if of > 0 {
-                groups[per as usize].push(format!("{name} {:.2}", n as f64 / of as f64));
-            }
-        }
-        let text: Vec<String> = [Per::Operation, Per::Event]
-            .into_iter()
-            .zip(groups)
-            .filter(|(_, parts)| !parts.is_empty())
-            .map(|(per, parts)| format!("{} per {}", parts.join(", "), per.as_str()))
-            .collect();
-        (!text.is_empty()).then(|| text.join("; "))
-    }
-}
-
-/// The effect ledger's operation counts over a sweep: what clients finally knew.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct Operations {
-    /// Operations clients started, over all runs.
-    pub started: u64,
-    /// Told done.
-    pub done: u64,
-    /// Known failed, in a dead letter: nothing executed.
-    pub failed: u64,
-    /// Cancelled by a compensation: whatever landed was taken back (a
-    /// summary from before this count merges as 0).
-    #[serde(default)]
-    pub cancelled: u64,
-    /// Ended with an unknown outcome, in a dead letter for a person to reconcile.
-    pub unknown: u64,
-    /// Given up silently.
-    pub abandoned: u64,
-    /// Still open when their run stopped (a violation or a limit came first).
-    pub open: u64,
-    /// Events owed by committed state changes.
-    pub events: u64,
-}
-
-impl Operations {
-    /// How many of `per` ran: client operations started, or events owed.
-    fn of(&self, per: Per) -> u64 {
-        match per {
-            Per::Operation => self.started,
-            Per::Event => self.events,
-        }
-    }
-
-    fn from_tally(t: &sim::Tally) -> Operations {
-        let c = |name| {
-            t.counter(name)
-                .and_then(|v| v.first())
-                .copied()
-                .unwrap_or(0)
-        };
-        Operations {
-            started: c(counter::OPERATIONS),
-            done: c(counter::DONE),
-            failed: c(counter::FAILED),
-            cancelled: c(counter::CANCELLED),
-            unknown: c(counter::UNKNOWN),
-            abandoned: c(counter::ABANDONED),
-            open: c(counter::OPEN),
-            events: c(counter::EVENTS),
-        }
-    }
-
-    fn absorb(&mut self, o: &Operations) -> Result<(), String> {
-        for (a, b) in [
-            (&mut self.started, o.started),
-            (&mut self.done, o.done),
-            (&mut self.failed, o.failed),
-            (&mut self.cancelled, o.cancelled),
-            (&mut self.unknown, o.unknown),
-            (&mut self.abandoned, o.abandoned),
-            (&mut self.open, o.open),
-            (&mut self.events, o.events),
-        ] {
-            *a = a
-                .checked_add(b)
-                .ok_or("the operation counts add up past 2^64")?;
-        }
-        Ok(())
-    }
-}
-
 /// A sweep's summary as `check --json` prints it (docs/json-output.md). It
 /// carries everything a merge needs (counts, the seed range, the shard, the
 /// lowest failure and inconclusive seed, the situations reached), so N shards
@@ -386,6 +225,11 @@ pub struct SweepLine {
     /// strategy and in every shard but shard 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub portfolio: Option<super::portfolio::PortfolioLine>,
+    /// The protections the file's `[expect]` names, which `check` does not
+    /// remove: only when the sweep of a file as written holds, its
+    /// `[expect]` says it holds and no regression still fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protections: Option<super::protections::ProtectionsLine>,
 }
 
 impl SweepLine {
@@ -501,6 +345,23 @@ impl SweepLine {
             .lowest_failing_seed
             .or(self.first_inconclusive.as_ref().map(|i| i.seed))
             .map(|seed| format!("{} --seed {seed}", self.replay));
+        self.keep_protections_if_held();
+    }
+
+    /// Names the protections of the file (`None` for a variant or a file
+    /// that does not expect to hold); a line that does not hold drops them.
+    pub(super) fn name_protections(&mut self, p: Option<super::protections::ProtectionsLine>) {
+        self.protections = p;
+        self.keep_protections_if_held();
+    }
+
+    /// Only a "holds" is earned by protections: a failing line (a seed's
+    /// or a search's violation, a limit, an interrupt, a regression that
+    /// still fails) prints as it did before they were named.
+    fn keep_protections_if_held(&mut self) {
+        if self.verdict != SweepVerdict::Holds || self.failing_regression.is_some() {
+            self.protections = None;
+        }
     }
 
     /// Checks that every situation a JSON line names is one some model declares.
@@ -577,6 +438,11 @@ impl SweepLine {
         // Shard 0 alone runs the portfolio's searches.
         if self.portfolio.is_none() {
             self.portfolio.clone_from(&o.portfolio);
+        }
+        // Shards of one file name the same protections; one that failed
+        // names none, and the merged line then fails too.
+        if self.protections.is_none() {
+            self.protections.clone_from(&o.protections);
         }
         Ok(())
     }

@@ -72,6 +72,7 @@ impl SweepLine {
         let searched = self.portfolio.as_ref();
         lines.extend(searched.and_then(|p| p.searched_only_line(&self.situations)));
         lines.extend(self.design_warnings.iter().map(WarningLine::text));
+        lines.extend(self.protections.iter().flat_map(|p| p.text_lines()));
         if let Some(r) = &self.repro {
             lines.push(format!("repro: {r}"));
         }

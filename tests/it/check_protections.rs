@@ -1,0 +1,182 @@
+//! A holding `check` names the protections its file declares: a "holds" is
+//! earned only if removing each one breaks the design, `check` removes none,
+//! and its summary says so and names `idemsim verify`, in text and in the
+//! JSON summary's `protections`. A file that does not expect to hold, a
+//! failing sweep and a `--set` variant print nothing new; a file that
+//! expects to hold and names none is told `verify` refuses it.
+
+use crate::support::{load, root, run, scratch, summary};
+use serde_json::Value;
+
+/// Holds on its 20 seeds with one protection that names its invariant.
+const SQS: &str = "messaging-sqs-fifo-dedup-inside";
+
+/// The protections `check` names, from its JSON summary.
+fn named(s: &Value) -> Vec<(String, Option<String>)> {
+    s["protections"]["named"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no protections.named in {s}"))
+        .iter()
+        .map(|p| {
+            let protection = p["protection"].as_str().expect("a protection").to_string();
+            let breaks = p["expected_invariant"].as_str().map(str::to_string);
+            (protection, breaks)
+        })
+        .collect()
+}
+
+/// The protections the file declares, as the library loads them.
+fn declared(name: &str) -> Vec<(String, Option<String>)> {
+    let s = load(name, &[]);
+    assert!(!s.protections().is_empty(), "{name} names no protections");
+    s.protections()
+        .iter()
+        .map(|p| (p.describe(), p.breaks.map(str::to_string)))
+        .collect()
+}
+
+/// `check` of a catalog scenario, text and JSON, both exit 0 (holds).
+fn check_both(args: &[&str]) -> (String, Value) {
+    let args = [&["check"], args, &["--no-regressions"]].concat();
+    let (text, _) = run(&args, 0);
+    let (json, _) = run(&[&args[..], &["--json"]].concat(), 0);
+    (text, summary(&json))
+}
+
+#[test]
+fn a_holding_catalog_scenario_names_each_protection_and_the_command_that_removes_it() {
+    for (name, runs) in [(SQS, "20"), ("payment-stable-key", "50")] {
+        let (text, s) = check_both(&[name, "--runs", runs]);
+        assert_eq!(s["verdict"], "holds", "{s}");
+        let want = declared(name);
+        assert_eq!(named(&s), want, "{name}: JSON names other protections");
+        let verify = format!("idemsim verify {name}");
+        assert_eq!(s["protections"]["verify"], verify.as_str(), "{s}");
+        let heading = format!(
+            "protections (from [expect]; check removes none, `{verify}` removes each and expects a violation):"
+        );
+        assert!(text.contains(&heading), "{name}: no heading in\n{text}");
+        for (protection, breaks) in &want {
+            let breaks = breaks.as_deref().unwrap_or("an invariant");
+            let line = format!("\n  without {protection}: must break {breaks}\n");
+            assert!(text.contains(&line), "{name}: no `{line}` in\n{text}");
+        }
+    }
+    // The one with an invariant, spelled out, so a wrong `describe` or a
+    // dropped `breaks` cannot pass by agreeing with itself.
+    let (text, _) = check_both(&[SQS]);
+    assert!(
+        text.contains("\n  without broker.preset=sqs-standard: must break no-duplicate-effect\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_failing_scenario_and_a_variant_name_none() {
+    // Meant to fail: it has no protections, and its output is as before.
+    let args = ["check", "payment-retry-without-key", "--runs", "50"];
+    let args = [&args[..], &["--no-shrink", "--no-regressions"]].concat();
+    let (text, _) = run(&args, 1);
+    let (json, _) = run(&[&args[..], &["--json"]].concat(), 1);
+    assert!(!text.contains("protections"), "{text}");
+    assert!(summary(&json).get("protections").is_none(), "{json}");
+    // A file that expects to hold and names its protection, but whose
+    // design as written has lost it: its violation prints none.
+    let lost = rewritten("protection-lost", |t| {
+        t.replace(r#"preset = "sqs-fifo""#, r#"preset = "sqs-standard""#)
+    });
+    let broken = ["check", &lost, "--no-shrink", "--no-regressions"];
+    let (text, _) = run(&broken, 1);
+    let (json, _) = run(&[&broken[..], &["--json"]].concat(), 1);
+    assert!(text.contains(": violation over "), "{text}");
+    assert!(!text.contains("protections ("), "{text}");
+    assert!(summary(&json).get("protections").is_none(), "{json}");
+    // A variant that still holds: the file's protections describe the file.
+    let (text, s) = check_both(&[
+        "payment-stable-key",
+        "--runs",
+        "50",
+        "--set",
+        "client.retry.max_attempts=2",
+    ]);
+    assert_eq!(s["verdict"], "holds", "{s}");
+    assert!(s.get("protections").is_none(), "{s}");
+    assert!(!text.contains("protections"), "{text}");
+}
+
+/// The SQS scenario's file as `edit` rewrites it, in a scratch folder.
+fn rewritten(name: &str, edit: impl Fn(&str) -> String) -> String {
+    let from = root().join(format!("scenarios/{SQS}.toml"));
+    let text = std::fs::read_to_string(from).expect("the scenario");
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the scenario changed: {name} edits nothing");
+    let path = scratch(&format!("check_protections/{name}")).join(format!("{name}.toml"));
+    std::fs::write(&path, edited).expect("write the file");
+    path.to_string_lossy().into_owned()
+}
+
+/// `text` without its `[expect]` table (up to the blank line after it).
+fn without_expect(text: &str) -> String {
+    let start = text.find("[expect]\n").expect("an [expect] table");
+    let end = start + text[start..].find("\n\n").expect("a blank line after it") + 2;
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+/// `text` without its `protections = ...` line.
+fn without_protections(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("protections = "))
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_file_without_expect_says_nothing_new_and_one_that_holds_without_protections_is_told() {
+    // No [expect]: a design being explored, whose "holds" says nothing more.
+    let bare = rewritten("no-expect", without_expect);
+    let (text, s) = check_both(&[&bare]);
+    assert_eq!(s["verdict"], "holds", "{s}");
+    assert!(s.get("protections").is_none(), "{s}");
+    assert!(!text.contains("protections"), "{text}");
+    // It expects to hold and names nothing that earns it: `verify` will
+    // count it as a mismatch, and `check` says so rather than stay silent.
+    let none = rewritten("no-protections", without_protections);
+    let (text, s) = check_both(&[&none]);
+    assert_eq!(s["verdict"], "holds", "{s}");
+    assert_eq!(s["protections"]["named"], serde_json::json!([]), "{s}");
+    let verify = format!("idemsim verify {none}");
+    assert_eq!(s["protections"]["verify"], verify.as_str(), "{s}");
+    let line = format!(
+        "\nprotections: none named in [expect] (`{verify}` counts a holding file without them as a mismatch)\n"
+    );
+    assert!(text.contains(&line), "no `{line}` in\n{text}");
+}
+
+#[test]
+fn merged_shards_name_the_protections_one_machine_would_have() {
+    let dir = scratch("check_protections/shards");
+    let mut files = Vec::new();
+    for shard in ["0/2", "1/2"] {
+        let args = ["check", SQS, "--shard", shard, "--json", "--no-regressions"];
+        let (json, _) = run(&args, 0);
+        let s = summary(&json);
+        assert_eq!(named(&s), declared(SQS), "shard {shard}: {s}");
+        let file = dir.join(format!("shard-{}.jsonl", &shard[..1]));
+        std::fs::write(&file, json).expect("write the shard");
+        files.push(file.to_string_lossy().into_owned());
+    }
+    let merge = |json: bool| {
+        let mut args = vec!["merge", files[0].as_str(), files[1].as_str()];
+        args.extend(json.then_some("--json"));
+        run(&args, 0).0
+    };
+    let (_, one) = check_both(&[SQS]);
+    let merged = summary(&merge(true));
+    assert_eq!(merged["protections"], one["protections"], "{merged}");
+    assert!(
+        merge(false)
+            .contains("\n  without broker.preset=sqs-standard: must break no-duplicate-effect\n"),
+        "the merged text names no protection"
+    );
+}
