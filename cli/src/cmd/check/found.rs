@@ -116,3 +116,89 @@ impl Shown {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::portfolio::PortfolioLine;
+    use super::super::{sweep_line, Args};
+    use super::*;
+    use clap::Parser;
+    use idemsim::catalog;
+    use idemsim::testing::portfolio::search_seed;
+
+    #[derive(Parser)]
+    struct Check {
+        #[command(flatten)]
+        a: Args,
+    }
+
+    /// Its seeds hold; the coverage-guided search of the portfolio loses a
+    /// change in its 5th schedule (tests/it/expect_reach.rs).
+    const FILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/expect_reach/lost-only-by-a-search.toml"
+    );
+
+    /// What `check FILE --jobs 1` shows under its summary when every run
+    /// records at most `bound` decision values: the summary, and the text
+    /// after it.
+    fn shown(bound: usize) -> (SweepLine, Shown) {
+        let a = Check::parse_from(["check", FILE, "--no-regressions", "--jobs", "1"]).a;
+        let entry = catalog::locate(FILE).unwrap();
+        let s = catalog::load_entry(&entry, &[]).unwrap();
+        let all = SeedRange {
+            start: 0,
+            end: s.runs.into(),
+        };
+        let replay = "idemsim replay s.toml".to_string();
+        let sw = Sweep {
+            a: &a,
+            s: &s,
+            entry: &entry,
+            db: None,
+            replayed: Vec::new(),
+            failing: None,
+            budget: idemsim::minimize::Budget::default(),
+            replay: replay.clone(),
+            all,
+            seeds: all,
+        };
+        sim::with_record_bound(bound, || {
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let sum = sim::explore(&s.system, all, 1, &stop, &|_| {});
+            let searches = search(&s, &replay, all, 1).unwrap();
+            let mut line = sweep_line(&a, &s, &entry, replay.clone(), (all, all), &sum);
+            line.portfolio = Some(PortfolioLine::of(&searches, search_seed(all)));
+            line.derive();
+            let shown = Shown::of(&sw, &mut line, &sum, Some(&searches)).unwrap();
+            (line, shown)
+        })
+    }
+
+    /// The library says a search's failure too long to record
+    /// (`Found::unrecorded_note`); this is `check`'s wiring of it: the note
+    /// is what prints under the summary, where the record would be, and
+    /// nothing is shrunk, recorded or carried as a record, while the
+    /// verdict still counts the failure.
+    #[test]
+    fn a_search_failure_too_long_to_record_is_said_under_the_summary() {
+        let (line, whole) = shown(sim::MAX_RECORDED_VALUES);
+        let text = whole.text.expect("the failure is shown");
+        assert!(text.starts_with("coverage-guided schedule #5:\n"), "{text}");
+        assert!(whole.done.is_some(), "shrunk from its record");
+        assert!(line.portfolio.and_then(|p| p.record).is_some());
+        let (line, cut) = shown(10);
+        assert_eq!(line.verdict.as_str(), "violation");
+        assert_eq!(line.invariant.as_deref(), Some("no-lost-effect"));
+        let text = cut.text.expect("the failure is said, not dropped");
+        assert!(
+            text.starts_with("coverage-guided schedule #5 fails (violation of no-lost-effect"),
+            "{text}"
+        );
+        assert!(text.contains("so nothing replays it"), "{text}");
+        assert!(text.contains("\nhelp: a failing seed replays without a record: sweep more seeds with `idemsim check "), "{text}");
+        assert!(cut.done.is_none() && cut.recorded.is_none());
+        assert_eq!(line.portfolio.and_then(|p| p.record), None);
+        assert_eq!((line.original_events, line.shrunk_events), (None, None));
+    }
+}

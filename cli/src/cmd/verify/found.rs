@@ -112,3 +112,74 @@ fn repro_line(at: &Against<'_>, recorded: Option<&Recorded>) -> String {
         "repro: `idemsim check {file}{seeds}` runs the same searches and shows it shrunk; add --repro-out FILE to write it"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use idemsim::catalog;
+    use std::sync::atomic::AtomicBool;
+
+    /// It expects to hold; its seeds hold, and the coverage-guided search
+    /// of `check`'s portfolio loses a change in its 5th schedule.
+    const FILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/expect_reach/lost-only-by-a-search.toml"
+    );
+
+    /// What `verify FILE --jobs 1` shows under the file's row when every
+    /// run records at most `bound` decision values.
+    fn failure(bound: usize) -> SearchFailure {
+        let entry = catalog::locate(FILE).unwrap();
+        let s = catalog::load_entry(&entry, &[]).unwrap();
+        let seeds = SeedRange {
+            start: 0,
+            end: s.runs.into(),
+        };
+        let stop = AtomicBool::new(false);
+        sim::with_record_bound(bound, || {
+            let (own, own_found) = super::super::searched::own(&s, seeds, 1, &stop);
+            let replay = "idemsim replay s.toml";
+            let mut portfolio = Portfolio::if_they_count(&s, &own, seeds, 1, replay).unwrap();
+            let at = Against {
+                s: &s,
+                entry: &entry,
+                seeds,
+                db: None,
+                replayed: &[],
+            };
+            SearchFailure::of(&at, &own, portfolio.as_mut(), own_found.as_ref())
+                .unwrap()
+                .expect("a failure the file does not expect")
+        })
+    }
+
+    /// `verify`'s wiring of the library's note for a search's failure too
+    /// long to record: the note's lines are what prints under the row, with
+    /// no repro line and nothing recorded, since nothing replays it.
+    #[test]
+    fn a_search_failure_too_long_to_record_is_said_under_the_row() {
+        let whole = failure(sim::MAX_RECORDED_VALUES);
+        assert_eq!(whole.lines[0], "coverage-guided schedule #5:");
+        assert!(whole.repro.is_some());
+        let cut = failure(10);
+        assert!(
+            cut.lines[0]
+                .starts_with("coverage-guided schedule #5 fails (violation of no-lost-effect"),
+            "{:?}",
+            cut.lines
+        );
+        assert!(
+            cut.lines[0].contains("so nothing replays it"),
+            "{:?}",
+            cut.lines
+        );
+        assert!(
+            cut.lines[1].starts_with("help: a failing seed replays without a record"),
+            "{:?}",
+            cut.lines
+        );
+        assert_eq!(cut.lines.len(), 2, "{:?}", cut.lines);
+        assert_eq!(cut.repro, None);
+        assert!(cut.recorded.is_none());
+    }
+}
