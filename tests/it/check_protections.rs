@@ -53,7 +53,7 @@ fn a_holding_catalog_scenario_names_each_protection_and_the_command_that_removes
         let verify = format!("idemsim verify {name}");
         assert_eq!(s["protections"]["verify"], verify.as_str(), "{s}");
         let heading = format!(
-            "protections (from [expect]; check removes none, `{verify}` removes each and expects a violation):"
+            "protections (named by the file; check removes none, `{verify}` removes each and expects a violation):"
         );
         assert!(text.contains(&heading), "{name}: no heading in\n{text}");
         for (protection, breaks) in &want {
@@ -148,7 +148,7 @@ fn a_file_without_expect_says_nothing_new_and_one_that_holds_without_protections
     let verify = format!("idemsim verify {none}");
     assert_eq!(s["protections"]["verify"], verify.as_str(), "{s}");
     let line = format!(
-        "\nprotections: none named in [expect] (`{verify}` counts a holding file without them as a mismatch)\n"
+        "\nprotections: the file names none (`{verify}` counts a holding file without them as a mismatch)\n"
     );
     assert!(text.contains(&line), "no `{line}` in\n{text}");
 }

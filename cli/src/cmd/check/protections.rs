@@ -60,12 +60,12 @@ impl ProtectionsLine {
     pub(super) fn text_lines(&self) -> Vec<String> {
         if self.named.is_empty() {
             return vec![format!(
-                "protections: none named in [expect] (`{}` counts a holding file without them as a mismatch)",
+                "protections: the file names none (`{}` counts a holding file without them as a mismatch)",
                 self.verify
             )];
         }
         let mut lines = vec![format!(
-            "protections (from [expect]; check removes none, `{}` removes each and expects a violation):",
+            "protections (named by the file; check removes none, `{}` removes each and expects a violation):",
             self.verify
         )];
         lines.extend(self.named.iter().map(|p| {
@@ -115,7 +115,7 @@ mod tests {
         let text = line(&[]).text_lines();
         assert_eq!(text.len(), 1);
         assert!(
-            text[0].starts_with("protections: none named"),
+            text[0].starts_with("protections: the file names none"),
             "{}",
             text[0]
         );
