@@ -2,6 +2,7 @@
 //! every insert mode, compaction, `pop_before`, `retain`, the window's
 //! search and the choice of mode.
 
+use super::insert::{not_later_than, DEEP_MEAN_PENDING, MEASURED_PUSHES};
 use super::*;
 
 /// The queue pops in (time, seq) order, below and beyond the switch to a heap.
@@ -327,7 +328,7 @@ fn the_windows_search_counts_the_keys_not_later_as_a_scan_does() {
     for w in &windows {
         for t in 0..=5u64 {
             let scan = w.iter().filter(|&&k| k <= t).count();
-            assert_eq!(super::not_later_than(w, t), scan, "{w:?} at {t}");
+            assert_eq!(not_later_than(w, t), scan, "{w:?} at {t}");
         }
     }
 }
@@ -375,4 +376,23 @@ fn a_queue_takes_the_search_only_after_it_has_run_deep() {
     assert_eq!(mode_after_runs_of(4).0, Mode::Shallow);
     assert_eq!(mode_after_runs_of(deepest_shallow + 2).0, Mode::Deep);
     assert_eq!(mode_after_runs_of(40).0, Mode::Deep);
+}
+
+/// A push whose sequence number does not grow breaks what the buffer relies
+/// on (a tie goes after the keys pending; a switch to the heap numbers the
+/// keys by rank): debug builds stop it at the push. A new run numbers its
+/// pushes from 0 again, which passes.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "sequence numbers grow with every push: 4 after Some(4)")]
+fn a_push_whose_sequence_number_does_not_grow_fails_in_a_debug_build() {
+    let mut q: EventQueue<u32, ()> = EventQueue::with_capacity(4);
+    q.mode = Mode::Deep;
+    for seq in 0..5 {
+        q.push(10 - seq, seq, EventKind::Restart { actor: 0 });
+    }
+    q.clear();
+    q.push(1, 0, EventKind::Restart { actor: 0 });
+    q.push(2, 4, EventKind::Restart { actor: 0 });
+    q.push(3, 4, EventKind::Restart { actor: 0 });
 }
