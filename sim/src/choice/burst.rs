@@ -9,6 +9,11 @@
 
 use super::{scale, Choices, StreamId, StreamPos, BUF_VALUES};
 
+/// `Choices::burst_run` outside a sweep's run: runs count up from 0 by one,
+/// so no stream is ever stamped with this one, and a burst tests "a sweep's
+/// run" and "touched in this run" with the one comparison of the stamp.
+pub(super) const NO_BURST: u64 = u64::MAX;
+
 /// Up to `most` draws from one stream whose buffer already holds them: no
 /// refill and no first touch can happen within it. Made by
 /// [`Choices::burst`].
@@ -25,12 +30,11 @@ impl Choices {
     /// draws one by one as usual, which gives the same values.
     #[inline(always)]
     pub(crate) fn burst(&mut self, stream: StreamId, most: u32) -> Option<Burst<'_>> {
-        if !self.plain {
-            return None;
-        }
-        let run = self.run;
+        // Outside a sweep's run `burst_run` matches no stream's stamp: one
+        // comparison for "a sweep's run" and "touched in this run".
+        debug_assert_eq!(self.burst_run == self.run, self.plain);
         let pos = &mut self.streams[stream as usize];
-        if pos.run != run || pos.filled - pos.used < most {
+        if pos.run != self.burst_run || pos.filled - pos.used < most {
             return None;
         }
         Some(Burst {

@@ -19,6 +19,8 @@
 use crate::chacha::{self, BLOCK_VALUES, REFILL_MAX as BUF_VALUES};
 
 const _: () = assert!(BUF_VALUES.is_power_of_two());
+// `compute_ahead` copies four lanes a stream and keeps as many as it takes.
+const _: () = assert!(BUF_VALUES / BLOCK_VALUES <= 4);
 
 /// Dense index of a decision stream inside one world; see [`StreamLayout`].
 pub type StreamId = u32;
@@ -123,6 +125,8 @@ pub struct Choices {
     /// takes the short path through [`choose`](Choices::choose) and
     /// [`chance`](Choices::chance).
     plain: bool,
+    /// `run` in a sweep's run, else [`burst::NO_BURST`] (see [`Choices::burst`]).
+    burst_run: u64,
     points: Vec<ChoicePoint>,
     /// This run met more than [`MAX_LOGGED_POINTS`] points while logging them.
     points_overflowed: bool,
@@ -158,6 +162,7 @@ impl Choices {
             recorded_overflowed: false,
             logging_points: false,
             plain: true,
+            burst_run: 0,
             points: Vec::new(),
             points_overflowed: false,
             nonzero: 0,
@@ -186,7 +191,11 @@ impl Choices {
                 return false;
             }
             let blocks = blocks_ahead(p.cursor);
-            lanes.extend((0..blocks as u64).map(|b| (u64::from(s), b)));
+            // Four lanes copied as one block, those past `blocks` dropped: no loop.
+            let s64 = u64::from(s);
+            let len = lanes.len();
+            lanes.extend_from_slice(&[(s64, 0), (s64, 1), (s64, 2), (s64, 3)]);
+            lanes.truncate(len + blocks);
             p.expected_values = u32::try_from(p.cursor).unwrap_or(u32::MAX);
             p.run = run;
             p.cursor = 0;
@@ -205,6 +214,11 @@ impl Choices {
 
     fn reset(&mut self, stream_count: usize) {
         self.run += 1;
+        self.burst_run = if self.plain {
+            self.run
+        } else {
+            burst::NO_BURST
+        };
         if self.streams.len() < stream_count {
             self.streams.resize(stream_count, StreamPos::default());
         }

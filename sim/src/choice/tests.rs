@@ -350,3 +350,60 @@ fn a_stream_that_draws_what_it_drew_last_run_computes_what_it_reads() {
         );
     }
 }
+
+/// The batch a run computes ahead holds, for each stream the last run
+/// drew from, in the order the streams were first touched, exactly the
+/// blocks that reach the values it drew (one to four), each at its own
+/// counter: no more (they would be computed and never read), no fewer.
+/// It fails when the lanes past a stream's count are kept.
+#[test]
+fn the_batch_computed_ahead_is_each_streams_blocks_and_no_more() {
+    let drawn_per_stream = [1u64, 8, 9, 17, 0, 25, 33, 140];
+    let mut c = Choices::new();
+    for seed in 0..3 {
+        c.start_random(seed, drawn_per_stream.len(), false);
+        for (s, &drawn) in drawn_per_stream.iter().enumerate().rev() {
+            for _ in 0..drawn {
+                c.choose(s as StreamId, 1 << 40);
+            }
+        }
+    }
+    // The streams were first touched from the last one down; stream 4 drew nothing.
+    let want: Vec<(u64, u64)> = (0..drawn_per_stream.len())
+        .rev()
+        .filter(|&s| drawn_per_stream[s] > 0)
+        .flat_map(|s| {
+            let blocks = blocks_ahead(drawn_per_stream[s]) as u64;
+            (0..blocks).map(move |b| (s as u64, b))
+        })
+        .collect();
+    assert_eq!(c.lanes, want);
+    assert_eq!(want.len(), 1 + 1 + 2 + 3 + 4 + 4 + 4);
+}
+
+/// A burst is a sweep's run's alone: a recording run and a replay hand
+/// none, even on a stream this run drew from with values in its buffer, so
+/// that every draw of theirs is recorded (or read from the record); the
+/// next sweep's run hands bursts again. It fails when the test for a
+/// sweep's run is left out of `Choices::burst`.
+#[test]
+fn a_burst_is_handed_only_in_a_sweeps_run() {
+    let mut c = Choices::new();
+    for (seed, record) in [(1, false), (2, true), (3, false), (4, true)] {
+        c.start_random(seed, 2, record);
+        c.choose(0, 1 << 40);
+        assert_eq!(c.burst(0, 4).is_some(), !record, "seed {seed}");
+        if record {
+            // Drawn one by one instead, and recorded.
+            c.choose(0, 1 << 40);
+            assert_eq!(c.recorded().streams[0].len(), 2);
+        }
+    }
+    let record = c.take_recorded();
+    c.start_replay(&record, 2, false);
+    c.choose(0, 1 << 40);
+    assert!(c.burst(0, 4).is_none(), "a replay draws from its record");
+    c.start_random(5, 2, false);
+    c.choose(0, 1 << 40);
+    assert!(c.burst(0, 4).is_some());
+}

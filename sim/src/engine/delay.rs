@@ -5,8 +5,9 @@
 //! the inverse of the normal distribution function: replay and shrinking see
 //! it like any other draw, and index 0 is the shortest delay.
 
+use super::faults::LinkFate;
 use super::run::Run;
-use super::{LinkNow, Model, MsgOf, ObsOf, TimerOf};
+use super::{Model, MsgOf, ObsOf, TimerOf};
 use crate::actor::TimeUs;
 use crate::choice::StreamId;
 use crate::trace::Tracer;
@@ -19,25 +20,33 @@ pub(crate) const QUANTILES: u64 = 1 << 20;
 impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> {
     /// One copy's delay on `link`, drawn from `stream`.
     #[inline(always)]
-    pub(super) fn delay_us(&mut self, stream: StreamId, link: &LinkNow) -> TimeUs {
+    pub(super) fn delay_us(&mut self, stream: StreamId, link: &LinkFate) -> TimeUs {
         if link.delay_sd_us == 0 {
             return self
                 .sim
                 .choices
                 .range(stream, link.delay_us_min, link.delay_us_max);
         }
-        self.normal_delay_us(stream, link)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn normal_delay_us(&mut self, stream: StreamId, link: &LinkNow) -> TimeUs {
-        let quantile = self.sim.choices.range(stream, 0, QUANTILES - 1);
-        normal_us(
-            quantile,
+        self.normal_delay_us(
+            stream,
             (link.delay_us_min, link.delay_us_max),
             link.delay_sd_us,
         )
+    }
+
+    /// The out-of-line draw takes the link's delays as values, not the
+    /// record by reference, so that the send may keep the record's fields
+    /// in registers rather than in a copy on the stack.
+    #[cold]
+    #[inline(never)]
+    fn normal_delay_us(
+        &mut self,
+        stream: StreamId,
+        range_us: (TimeUs, TimeUs),
+        sd_us: TimeUs,
+    ) -> TimeUs {
+        let quantile = self.sim.choices.range(stream, 0, QUANTILES - 1);
+        normal_us(quantile, range_us, sd_us)
     }
 }
 

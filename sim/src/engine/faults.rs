@@ -247,24 +247,15 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
         );
     }
 
-    /// What a send of `msg` on the link `from → to` reads: the link's
-    /// rates and delays, or those of `msg`'s kind where it has its own.
-    #[inline(always)]
-    fn link_for(&mut self, from: ActorId, to: ActorId, msg: &MsgOf<M>) -> LinkNow {
-        let i = (from * self.model.world().actor_count() + to) as usize;
-        let link = self.sim.links[i];
-        // Nearly always: no kind of its own on the link, its rates this run's.
-        if link.ready >= self.sim.mix_now {
-            return link;
-        }
-        self.link_round(i, msg)
-    }
-
-    /// [`link_for`](Self::link_for) on a link not drawn yet in this run, or
-    /// with kinds of their own.
-    #[inline]
-    fn link_round(&mut self, i: usize, msg: &MsgOf<M>) -> LinkNow {
-        let mut link = self.sim.link_now(i);
+    /// What a send of `msg` on link `i` reads where the link's record will
+    /// not do (a link not drawn yet in this run, or with kinds of their
+    /// own): the link drawn now, and the rates and delays of `msg`'s kind
+    /// where it has its own. Out of line, off the send's way.
+    #[cold]
+    #[inline(never)]
+    fn link_round(&mut self, i: usize, msg: &MsgOf<M>) -> LinkFate {
+        let link = self.sim.link_now(i);
+        let mut fate = LinkFate::of(&link);
         if link.kinds_len > 0 {
             let kind = msg.kind();
             let start = link.kinds_start as usize;
@@ -272,22 +263,37 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             debug_assert!(run.iter().all(|&(l, ..)| l as usize == i));
             if let Some(&(.., k)) = run.iter().find(|&&(_, kind_of, _)| kind_of == kind) {
                 let k = self.sim.kind_now[k as usize];
-                link.loss_pm = k.loss_pm;
-                link.dup_pm = k.dup_pm;
-                link.delay_us_min = k.delay_us_min;
-                link.delay_us_max = k.delay_us_max;
+                fate.loss_pm = k.loss_pm;
+                fate.dup_pm = k.dup_pm;
+                fate.delay_us_min = k.delay_us_min;
+                fate.delay_us_max = k.delay_us_max;
             }
         }
-        link
+        fate
     }
 
     pub(super) fn send(&mut self, from: ActorId, to: ActorId, msg: MsgOf<M>) {
         let world = self.model.world();
-        assert!(to < world.actor_count(), "send to unknown actor {to}");
+        let n = world.actor_count();
+        assert!(to < n, "send to unknown actor {to}");
+        let i = (from * n + to) as usize;
+        // Nearly always: no kind of its own on the link, its rates this
+        // run's. The stamp is compared where it lies and only the fields a
+        // send reads are taken from the record, into registers: a copy of
+        // the whole record on the stack, merged with the way round's, had
+        // the stamp's comparison and the delays wait on its reload.
+        let now = &self.sim.links[i];
+        let link = if now.ready >= self.sim.mix_now {
+            LinkFate::of(now)
+        } else {
+            self.link_round(i, &msg)
+        };
         let msg_id = self.sim.next_msg_id;
         self.sim.next_msg_id = self.sim.next_msg_id.wrapping_add(1);
-        let link = self.link_for(from, to, &msg);
-        let stream = self.sim.layout.link(from, to);
+        // Links come first among the streams, row-major: link `i`'s stream,
+        // with no second multiply.
+        let stream = (i + 1) as StreamId;
+        debug_assert_eq!(stream, self.sim.layout.link(from, to));
         let route = Route { from, to, msg_id };
         let fate = if self.phase == Phase::Fault && self.partitioned(world, from, to) {
             self.faults.partitioned += 1;
@@ -325,8 +331,8 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     /// copies' delays. In this order, as every seed recorded before: loss,
     /// then duplication (in the fault phase only), then the first copy's
     /// delay, then the second's. One by one, each draw on its own.
-    #[inline]
-    fn fate_one_by_one(&mut self, stream: StreamId, link: &LinkNow) -> Result<Delays, DropReason> {
+    #[inline(always)]
+    fn fate_one_by_one(&mut self, stream: StreamId, link: &LinkFate) -> Result<Delays, DropReason> {
         let mut copies = 1;
         if self.phase == Phase::Fault {
             if self.sim.choices.chance(stream, u32::from(link.loss_pm)) {
@@ -359,7 +365,7 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
     fn fate_at_once(
         &mut self,
         stream: StreamId,
-        link: &LinkNow,
+        link: &LinkFate,
     ) -> Option<Result<Delays, DropReason>> {
         if link.delay_sd_us != 0 {
             return None;
@@ -417,6 +423,32 @@ impl<M: Model, T: Tracer<MsgOf<M>, ObsOf<M>, TimerOf<M>>> Run<'_, '_, '_, M, T> 
             self.push(second_at, deliver(msg, true));
         } else {
             self.push(first_at, deliver(msg, false));
+        }
+    }
+}
+
+/// What a send reads of its link's record ([`LinkNow`]), or of its kind's
+/// where the kind has faults of its own: small enough to stay in registers
+/// through the send.
+#[derive(Clone, Copy)]
+pub(super) struct LinkFate {
+    pub(super) loss_pm: u16,
+    pub(super) dup_pm: u16,
+    pub(super) delay_us_min: TimeUs,
+    pub(super) delay_us_max: TimeUs,
+    /// 0 for a uniform delay.
+    pub(super) delay_sd_us: TimeUs,
+}
+
+impl LinkFate {
+    #[inline(always)]
+    fn of(link: &LinkNow) -> Self {
+        LinkFate {
+            loss_pm: link.loss_pm,
+            dup_pm: link.dup_pm,
+            delay_us_min: link.delay_us_min,
+            delay_us_max: link.delay_us_max,
+            delay_sd_us: link.delay_sd_us,
         }
     }
 }
