@@ -32,7 +32,6 @@ use super::op::{Key, Op};
 use super::table::{self, Table};
 use load::{LayerLoad, Rate};
 use sim::{ActorId, TimeUs, Violation};
-use std::cell::Cell;
 
 /// What the ledger looks up about an observation before judging it: found
 /// once, then read by every invariant that judges it and by `record`.
@@ -42,6 +41,12 @@ pub(crate) struct Found {
     pub(crate) rec: Option<usize>,
     /// For a request that carries a key: where the key sits in `keys`.
     pub(crate) key: Option<usize>,
+    /// For an operation's first effect, when the record says it is an
+    /// event about another operation: where that operation's record sits,
+    /// the one the effect announces (books). `no-duplicate-effect` judges
+    /// it and `record` counts the announcement, both through this one
+    /// look-up.
+    pub(crate) about: Option<usize>,
 }
 
 /// The oracle of every model.
@@ -86,7 +91,8 @@ pub struct Ledger {
     /// of their id: runs interleave observations about a few operations
     /// (25 clients contending for one row), whose ids mostly differ there.
     /// Never cleared: a slot is checked against `ops` before it is trusted.
-    hints: [Cell<usize>; HINTS],
+    /// Only the look-up of an observation (`&mut self`) updates them.
+    hints: [usize; HINTS],
     /// Which version of a rolled-out actor handled what (`attribution.rs`);
     /// empty in a run without rollouts.
     attributions: Vec<Attribution>,
@@ -105,27 +111,46 @@ const OPS_CAPACITY: usize = 64;
 impl Ledger {
     /// The slot of `hints` that remembers where `op` sits.
     #[inline(always)]
-    fn hint(&self, op: Op) -> &Cell<usize> {
-        &self.hints[op.id as usize % HINTS]
+    fn hint_slot(op: Op) -> usize {
+        op.id as usize % HINTS
     }
 
-    /// The index of `op` in `ops`, trying where it was found last first.
-    /// Every observation about an operation asks this: the hint's check
-    /// stays inline, the search out of line.
+    /// Whether `h` is where `op` sits in `ops`.
     #[inline(always)]
-    fn find(&self, op: Op) -> Option<usize> {
-        let h = self.hint(op).get();
-        if self.ops.get_index(h).is_some_and(|(k, _)| *k == op) {
+    fn holds(&self, h: usize, op: Op) -> bool {
+        self.ops.get_index(h).is_some_and(|(k, _)| *k == op)
+    }
+
+    /// The index of `op` in `ops`, trying where it was found last first,
+    /// and remembering where a search found it. Every observation about an
+    /// operation asks this: the hint's check stays inline, the search out of
+    /// line.
+    #[inline(always)]
+    fn find(&mut self, op: Op) -> Option<usize> {
+        let h = self.hints[Self::hint_slot(op)];
+        if self.holds(h, op) {
             return Some(h);
         }
         self.search(op)
     }
 
     #[inline(never)]
-    fn search(&self, op: Op) -> Option<usize> {
+    fn search(&mut self, op: Op) -> Option<usize> {
         let i = table::index_of(&self.ops, &op)?;
-        self.hint(op).set(i);
+        self.hints[Self::hint_slot(op)] = i;
         Some(i)
+    }
+
+    /// [`find`](Self::find) for a reader, which remembers nothing: the
+    /// hints are plain numbers the observations' look-up keeps, not cells,
+    /// as a cell anywhere in the ledger makes every `&Ledger` one that a
+    /// call may write through, for the compiler.
+    fn find_ref(&self, op: Op) -> Option<usize> {
+        let h = self.hints[Self::hint_slot(op)];
+        if self.holds(h, op) {
+            return Some(h);
+        }
+        table::index_of(&self.ops, &op)
     }
 
     /// The ledger of a world whose faults stop at `fault_phase_us`.
@@ -145,7 +170,7 @@ impl Ledger {
 
     /// The record of `op`, if anything was observed about it.
     pub fn get(&self, op: Op) -> Option<&OpRecord> {
-        self.find(op).map(|i| self.op_at(i))
+        self.find_ref(op).map(|i| self.op_at(i))
     }
 
     /// Effects of `op` so far.
@@ -171,7 +196,7 @@ impl Ledger {
     #[inline(never)]
     fn insert(&mut self, op: Op) -> &mut OpRecord {
         let (i, _) = self.ops.insert_full(op, OpRecord::new(op));
-        self.hint(op).set(i);
+        self.hints[Self::hint_slot(op)] = i;
         self.op_at_mut(i)
     }
 
@@ -190,13 +215,27 @@ impl Ledger {
         &mut self.ops.as_mut_slice()[i]
     }
 
+    /// Where the record sits of the operation that an effect of `op`,
+    /// whose record is at `i`, announces: only its first effect does, and
+    /// only when `op` is an event committed about another operation.
+    /// Half of chain's effects announce the claim their event books.
+    #[inline(always)]
+    fn announces(&mut self, i: usize, op: Op) -> Option<usize> {
+        let r = self.op_at(i);
+        if r.effects != 0 {
+            return None;
+        }
+        let about = r.entity.filter(|&e| e != op)?;
+        self.find(about)
+    }
+
     /// Looks up the record (and the key) that the invariants judging `obs`
     /// and `record` read: the kinds that name an operation without reading
     /// its record look nothing up. The list repeats part of [`Obs::op`] on
     /// purpose: going through it and filtering out the kinds that read no
     /// record cost 0.9 % more instructions in `payment-stable-key`.
     #[inline(always)]
-    pub(crate) fn lookup(&self, obs: &Obs) -> Found {
+    pub(crate) fn lookup(&mut self, obs: &Obs) -> Found {
         match *obs {
             Obs::Received { op, key, .. } => Found {
                 rec: self.find(op),
@@ -205,10 +244,18 @@ impl Ledger {
                 } else {
                     None
                 },
+                about: None,
             },
+            Obs::Effect { op, .. } => {
+                let rec = self.find(op);
+                Found {
+                    rec,
+                    key: None,
+                    about: rec.and_then(|i| self.announces(i, op)),
+                }
+            }
             Obs::Intent { op, .. }
             | Obs::AttemptSent { op, .. }
-            | Obs::Effect { op, .. }
             | Obs::StateHeld { op, .. }
             | Obs::Attempt { op, .. }
             | Obs::ToldDone { op, .. }
@@ -222,6 +269,7 @@ impl Ledger {
             | Obs::Reversal { op, .. } => Found {
                 rec: self.find(op),
                 key: None,
+                about: None,
             },
             Obs::NewVersion { .. }
             | Obs::ExecStart { .. }
@@ -258,7 +306,9 @@ impl Ledger {
                 self.key_used(key, op, found.key.is_some());
                 self.arrived(layer_at, now_us);
             }
-            Obs::Effect { site, op, payload } => self.effect(at, now_us, site, op, payload),
+            Obs::Effect { site, op, payload } => {
+                self.effect((at, found.about), now_us, site, op, payload)
+            }
             Obs::StateHeld {
                 op,
                 attempt,

@@ -34,6 +34,10 @@ pub(crate) struct Seen<'a> {
     /// For a request that carries a key already known: the operation the
     /// key was first used for.
     pub key_first: Option<Op>,
+    /// For an operation's first effect, when it is an event about another
+    /// operation the ledger has: that operation's record, which the effect
+    /// announces ([`Found::about`](super::ledger::Found)).
+    pub about: Option<&'a OpRecord>,
 }
 
 /// What an invariant judged at the end of a run asks of each record of the

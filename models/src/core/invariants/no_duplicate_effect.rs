@@ -1,5 +1,5 @@
 use super::{AtEnd, violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
+use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Obs, ObsKind, Site};
 use crate::core::op::Op;
 use sim::{TimeUs, Violation};
@@ -17,6 +17,9 @@ pub const JUDGES: &[ObsKind] = &[ObsKind::Effect, ObsKind::Committed];
 /// Judges nothing at the end of a run.
 pub const AT_END: AtEnd = None;
 
+/// Inline where an effect is judged: the two tests an effect passes are a
+/// few instructions, and the messages of a violation are built out of line.
+#[inline(always)]
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let (site, op, payload) = match *s.obs {
         Obs::Effect { site, op, payload } => (site, op, payload),
@@ -25,14 +28,24 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
         // effect counts for that operation.
         Obs::Committed { op, entity, .. } => {
             let r = s.rec.filter(|r| !r.committed && r.effects > 0)?;
-            return announced_again(s, r.site?, op, Some(entity));
+            return committed_after_effect(s, r.site?, op, entity);
         }
         _ => return None,
     };
     let r = s.rec?;
     if r.effects == 0 {
-        return announced_again(s, site, op, r.entity);
+        // The lookup found the operation this first effect announces.
+        let about = s.about.filter(|a| a.intended)?;
+        return booked_again(site, op, about);
     }
+    effect_again(site, op, r, payload)
+}
+
+/// A second effect of `op`, of `payload`, landed at `site`; `r` is its
+/// record before it.
+#[cold]
+#[inline(never)]
+fn effect_again(site: &Site, op: Op, r: &OpRecord, payload: u32) -> Option<Violation> {
     let n = r.effects + 1;
     let total = r.effect_total + u64::from(payload);
     let message = match op.space.unit {
@@ -49,26 +62,42 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     violation(&INVARIANT, op.key(), message)
 }
 
-/// The first effect of event `op`, about `entity`: a duplicate when the
-/// entity is a business operation a client asked for and another event about
-/// it took effect already (the payment service booked one claim twice, and
-/// accounting booked both: each event once, the claim twice).
-fn announced_again(
-    s: &Seen<'_>,
-    site: &Site,
-    op: Op,
-    entity: Option<Op>,
-) -> Option<Violation> {
-    let about = entity.filter(|&e| e != op)?;
-    let r = s.ledger.get(about).filter(|r| r.intended)?;
-    let first = r.first_announcement?;
+/// Event `op`, whose effect landed before its commit, turns out to be
+/// about `entity`: its effect counts now. Rare (an event published before
+/// its commit), so it looks `entity` up itself.
+#[cold]
+#[inline(never)]
+fn committed_after_effect(s: &Seen<'_>, site: &Site, op: Op, entity: Op) -> Option<Violation> {
+    if entity == op {
+        return None;
+    }
+    let about = s.ledger.get(entity).filter(|r| r.intended)?;
+    booked_again(site, op, about)
+}
+
+/// The first effect of event `op`, landed at `site`, announces the
+/// business operation of record `about`, which a client asked for: a
+/// duplicate when another event about it took effect already (the payment
+/// service booked one claim twice, and accounting booked both: each event
+/// once, the claim twice).
+#[inline(always)]
+fn booked_again(site: &Site, op: Op, about: &OpRecord) -> Option<Violation> {
+    let first = about.first_announcement?;
+    booked_again_message(site, op, about, first)
+}
+
+/// [`booked_again`]'s violation.
+#[cold]
+#[inline(never)]
+fn booked_again_message(site: &Site, op: Op, about: &OpRecord, first: Op) -> Option<Violation> {
     let message = format!(
-        "{} for {op} books {about} again, after {first}: one {} took effect {} times downstream",
+        "{} for {op} books {} again, after {first}: one {} took effect {} times downstream",
         site.name,
-        about.space.noun,
-        r.announced + 1
+        about.op,
+        about.op.space.noun,
+        about.announced + 1
     );
-    violation(&INVARIANT, about.key(), message)
+    violation(&INVARIANT, about.op.key(), message)
 }
 
 pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {

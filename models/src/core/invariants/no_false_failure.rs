@@ -1,6 +1,7 @@
 use super::{AtEnd, violation, Invariant, Seen};
-use crate::core::ledger::Ledger;
-use crate::core::obs::{Ending, Obs, ObsKind};
+use crate::core::ledger::{Ledger, OpRecord};
+use crate::core::obs::{Ending, Obs, ObsKind, Site};
+use crate::core::op::Op;
 use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
@@ -18,53 +19,66 @@ pub const JUDGES: &[ObsKind] = &[ObsKind::Ended, ObsKind::Effect];
 /// Judges nothing at the end of a run.
 pub const AT_END: AtEnd = None;
 
+/// Inline where an effect or an ending is judged: the tests are a compare
+/// each, the judgement of a failed ending and the messages out of line.
+#[inline(always)]
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     match *s.obs {
         Obs::Ended {
             op,
             ending: Ending::Failed,
-        } => {
-            let r = s.rec?;
-            let Some((_, payload)) = r.first_effect else {
-                if !r.held_when_answered() {
-                    return None;
-                }
-                return violation(
-                    &INVARIANT,
-                    op.key(),
-                    format!(
-                        "{op} was recorded as failed, but what it asks already held when attempt {} was answered",
-                        r.held
-                    ),
-                );
-            };
-            let site = r.site.map_or("effect", |s| s.name);
-            violation(
-                &INVARIANT,
-                op.key(),
-                format!(
-                    "{op} was recorded as failed, but its {site} of {} landed",
-                    op.payload(payload)
-                ),
-            )
-        }
+        } => failed(op, s.rec?),
         Obs::Effect { site, op, payload } => {
-            let r = s.rec?;
-            if r.ending != Some(Ending::Failed) {
+            if s.rec?.ending != Some(Ending::Failed) {
                 return None;
             }
-            violation(
-                &INVARIANT,
-                op.key(),
-                format!(
-                    "{op} was recorded as failed, then its {} of {} landed",
-                    site.name,
-                    op.payload(payload)
-                ),
-            )
+            landed_after_failed(site, op, payload)
         }
         _ => None,
     }
+}
+
+/// `op`, whose record is `r`, ended as failed.
+#[cold]
+#[inline(never)]
+fn failed(op: Op, r: &OpRecord) -> Option<Violation> {
+    let Some((_, payload)) = r.first_effect else {
+        if !r.held_when_answered() {
+            return None;
+        }
+        return violation(
+            &INVARIANT,
+            op.key(),
+            format!(
+                "{op} was recorded as failed, but what it asks already held when attempt {} was answered",
+                r.held
+            ),
+        );
+    };
+    let site = r.site.map_or("effect", |s| s.name);
+    violation(
+        &INVARIANT,
+        op.key(),
+        format!(
+            "{op} was recorded as failed, but its {site} of {} landed",
+            op.payload(payload)
+        ),
+    )
+}
+
+/// An effect of `op`, of `payload`, landed at `site` after it ended as failed.
+#[cold]
+#[inline(never)]
+fn landed_after_failed(site: &Site, op: Op, payload: u32) -> Option<Violation> {
+    violation(
+        &INVARIANT,
+        op.key(),
+        format!(
+            "{op} was recorded as failed, then its {} of {} landed",
+            site.name,
+            op.payload(payload)
+        ),
+    )
 }
 
 pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {

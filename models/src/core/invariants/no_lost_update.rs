@@ -1,6 +1,7 @@
 use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::Ledger;
-use crate::core::obs::{Obs, ObsKind};
+use crate::core::obs::{Change, Obs, ObsKind};
+use crate::core::op::Op;
 use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
@@ -24,24 +25,15 @@ pub const JUDGES: &[ObsKind] = &[ObsKind::ToldDone, ObsKind::NewVersion];
 /// Judges nothing at the end of a run.
 pub const AT_END: AtEnd = None;
 
+/// Inline where a "done" or a version is judged: a run that replaced no
+/// write, and a write that can replace nothing unseen, pass with a test
+/// each; the searches and the messages are out of line.
+#[inline(always)]
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let l = s.ledger;
     match *s.obs {
-        Obs::ToldDone { op, .. } => {
-            let by = *l.overwritten.get(&op)?;
-            let how = if l.late_over(by, op) {
-                "a late attempt, though it was told done before this request began"
-            } else {
-                "one computed from an older read"
-            };
-            violation(
-                &INVARIANT,
-                op.key(),
-                format!(
-                    "the client was told {op} is done, but {by} had already replaced its write with {how}: the update is lost"
-                ),
-            )
-        }
+        // Nothing replaced yet: nothing lost.
+        Obs::ToldDone { op, .. } if !l.overwritten.is_empty() => told_done(l, op),
         Obs::NewVersion {
             op,
             entity,
@@ -53,25 +45,52 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
             if !l.may_replace_unseen(entity, change) {
                 return None;
             }
-            let read = change.read();
-            let (version, by) = l
-                .unseen_writes(op, entity, value, change)
-                .find(|(_, w)| l.get(*w).is_some_and(|r| r.told_done.is_some()))?;
-            let how = if read == 0 {
-                format!("with a late attempt, though it was told done before {by} began,")
-            } else {
-                format!("from a read of v{read},")
-            };
-            violation(
-                &INVARIANT,
-                by.key(),
-                format!(
-                    "{op} wrote {entity} {how} over v{version} by {by}, whose client was told it is done: that update is lost"
-                ),
-            )
+            new_version(l, (op, entity, value, change))
         }
         _ => None,
     }
+}
+
+/// The client of `op` was told it is done: lost if its write was replaced.
+#[cold]
+#[inline(never)]
+fn told_done(l: &Ledger, op: Op) -> Option<Violation> {
+    let by = *l.overwritten.get(&op)?;
+    let how = if l.late_over(by, op) {
+        "a late attempt, though it was told done before this request began"
+    } else {
+        "one computed from an older read"
+    };
+    violation(
+        &INVARIANT,
+        op.key(),
+        format!(
+            "the client was told {op} is done, but {by} had already replaced its write with {how}: the update is lost"
+        ),
+    )
+}
+
+/// `op` wrote `entity` to `value` by `change`, which may replace a
+/// version its read never saw.
+#[cold]
+#[inline(never)]
+fn new_version(l: &Ledger, (op, entity, value, change): (Op, Op, u32, Change)) -> Option<Violation> {
+    let read = change.read();
+    let (version, by) = l
+        .unseen_writes(op, entity, value, change)
+        .find(|(_, w)| l.get(*w).is_some_and(|r| r.told_done.is_some()))?;
+    let how = if read == 0 {
+        format!("with a late attempt, though it was told done before {by} began,")
+    } else {
+        format!("from a read of v{read},")
+    };
+    violation(
+        &INVARIANT,
+        by.key(),
+        format!(
+            "{op} wrote {entity} {how} over v{version} by {by}, whose client was told it is done: that update is lost"
+        ),
+    )
 }
 
 pub fn finish(_: &Ledger, _: TimeUs) -> Option<Violation> {

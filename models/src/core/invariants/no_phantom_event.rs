@@ -1,6 +1,7 @@
 use super::{AtEnd, violation, Invariant, Seen};
 use crate::core::ledger::{Ledger, OpRecord};
 use crate::core::obs::{Obs, ObsKind};
+use crate::core::op::Op;
 use sim::{TimeUs, Violation};
 
 pub static INVARIANT: Invariant = Invariant {
@@ -26,6 +27,9 @@ fn breaks_at_end(_: &Ledger, r: &OpRecord) -> bool {
 /// for one no broker accepted was not caused by a delivery: whatever the
 /// consumer did, it did for nothing that was published. A set-value write
 /// is such an effect too, one that overwrites.
+/// Inline where an effect or a write is judged: the test is two loads,
+/// the message out of line.
+#[inline(always)]
 pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     let op = match *s.obs {
         Obs::Effect { op, .. } | Obs::ValueWritten { op, .. } => op,
@@ -34,8 +38,15 @@ pub fn observe(s: &Seen<'_>) -> Option<Violation> {
     if !op.space.published || s.rec.is_some_and(|r| r.accepted) {
         return None;
     }
+    never_accepted(s.obs, op)
+}
+
+/// `obs`, an effect or a write of event `op`, which no broker accepted.
+#[cold]
+#[inline(never)]
+fn never_accepted(obs: &Obs, op: Op) -> Option<Violation> {
     // Named only once it fired: every effect of a run passes here.
-    let what = match *s.obs {
+    let what = match *obs {
         Obs::ValueWritten { entity, .. } => format!("the set-value write of {entity}"),
         Obs::Effect { site, .. } => site.name.to_string(),
         _ => unreachable!("matched above"),

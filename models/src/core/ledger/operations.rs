@@ -36,11 +36,12 @@ impl Ledger {
     }
 
     /// An effect of `op` landed at `site`; its first may announce the
-    /// operation its event is about.
+    /// operation its event is about, whose record `about` is where
+    /// [`Ledger::lookup`] found it (its `Found::about`).
     #[inline]
     pub(super) fn effect(
         &mut self,
-        at: Option<usize>,
+        (at, about): (Option<usize>, Option<usize>),
         now_us: TimeUs,
         site: &'static Site,
         op: Op,
@@ -51,10 +52,8 @@ impl Ledger {
         r.effect_total += u64::from(payload);
         r.site.get_or_insert(site);
         r.first_effect.get_or_insert((now_us, payload));
-        if r.effects == 1 {
-            if let Some(about) = r.entity.filter(|&e| e != op) {
-                self.announced(about, op, payload);
-            }
+        if let Some(i) = about {
+            self.announce_at(i, op, payload);
         }
     }
 
@@ -136,13 +135,21 @@ impl Ledger {
     }
 
     /// Event `event`, about operation `about`, took its first effect, of
-    /// `payload`: one more announcement of `about` landed, if a client asked
-    /// for it.
+    /// `payload`, when its commit said what it is about, after the effect:
+    /// an event published before its commit. Rare, so out of line; the
+    /// usual first effect finds `about` in its look-up ([`Ledger::lookup`]).
     #[cold]
     pub(super) fn announced(&mut self, about: Op, event: Op, payload: u32) {
-        let Some(i) = self.find(about) else {
-            return;
-        };
+        if let Some(i) = self.find(about) {
+            self.announce_at(i, event, payload);
+        }
+    }
+
+    /// One more announcement, by event `event` with `payload`, of the
+    /// operation whose record is at `i`, if a client asked for it. Inline:
+    /// half of chain's effects announce the claim their event books.
+    #[inline]
+    pub(super) fn announce_at(&mut self, i: usize, event: Op, payload: u32) {
         let r = self.op_at_mut(i);
         if r.intended {
             r.announced += 1;
