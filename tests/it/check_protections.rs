@@ -3,7 +3,9 @@
 //! and its summary says so and names `idemsim verify`, in text and in the
 //! JSON summary's `protections`. A file that does not expect to hold, a
 //! failing sweep and a `--set` variant print nothing new; a file that
-//! expects to hold and names none is told `verify` refuses it.
+//! expects to hold and names none is told `verify` refuses it. The same
+//! holds for `--exhaustive` (the `exhaustive` record) and a coverage-guided
+//! search, and `merge` refuses holding shards that name other protections.
 
 use crate::support::{load, root, run, scratch, summary};
 use serde_json::Value;
