@@ -7,6 +7,7 @@ use idemsim::progress::{self, Progress};
 use sim::{explore, SeedRange};
 
 mod args;
+mod coverage;
 mod exhaustive;
 mod expect;
 mod found;
@@ -71,7 +72,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     let replay = format!("idemsim replay {}{sets}", entry.shell_arg());
     progress::install_ctrl_c();
     if a.exhaustive {
-        return run_exhaustive(&a, &s, &replay, jobs);
+        return run_exhaustive(&a, (&s, &entry), &replay, jobs);
     }
     let all = seed_range(&a, &s)?;
     let search = Search::of(a.strategy, &s);
@@ -159,7 +160,7 @@ impl Sweep<'_> {
     /// `--strategy coverage`: the coverage-guided search.
     fn coverage(&self) -> Result<u8, UsageError> {
         let a = self.a;
-        let found = super::coverage::run(super::coverage::Request {
+        let found = coverage::run(coverage::Request {
             scenario: self.s,
             entry: self.entry,
             sets: &a.set,

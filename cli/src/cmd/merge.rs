@@ -326,6 +326,7 @@ pub fn run(a: Args) -> Result<u8, UsageError> {
     }
     let first_at = lines[0].0.clone();
     same_run(&lines)?;
+    same_protections(&lines)?;
     lines.sort_by_key(|(_, l)| l.seeds.map(|s| (s.start, s.end)));
     every_shard_once(&lines)?;
     tile_one_range(&lines)?;
@@ -371,6 +372,40 @@ fn same_run(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
                 "error: {at} is {}, but {first_at} is {}\nhelp: merge the shards of one run: the same --runs/--seeds and the same N in --shard I/N\n",
                 show(l.shard),
                 show(first.shard)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses shards that name other protections. Each holding shard of one
+/// file names the protections of that file (same scenario text, checked
+/// above), so a difference comes only from an edited summary, and the merge
+/// would otherwise print whichever shard came first. A shard that did not
+/// hold names none by design (its verdict already decides the merge), so
+/// only holding shards are compared.
+fn same_protections(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
+    let mut holding = lines.iter().filter(|(_, l)| l.verdict.as_str() == "holds");
+    let Some((first_at, first)) = holding.next() else {
+        return Ok(());
+    };
+    let named = |l: &SweepLine| match &l.protections {
+        None => "no protections".to_string(),
+        Some(p) if p.named.is_empty() => "an empty list of protections".to_string(),
+        Some(p) => {
+            let each = p.named.iter().map(|n| {
+                let breaks = n.expected_invariant.as_deref().unwrap_or("any invariant");
+                format!("`{}` (breaks {breaks})", n.protection)
+            });
+            format!("the protections {}", each.collect::<Vec<_>>().join(", "))
+        }
+    };
+    for (at, l) in holding {
+        if l.protections != first.protections {
+            return Err(UsageError(format!(
+                "error: {at}: a holding shard that names {}, but {first_at} names {}: shards of one scenario file name the same ones, so one summary was edited\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, or rerun the shard whose summary was edited\n",
+                named(l),
+                named(first)
             )));
         }
     }

@@ -5,7 +5,6 @@ pub mod bench;
 pub mod check;
 pub mod common;
 pub mod completions;
-pub mod coverage;
 pub mod diff;
 pub mod learn;
 pub mod list;

@@ -2,6 +2,7 @@
 //! faults, its verdict, and the shortest counterexample with its trace.
 
 use super::args::Args;
+use super::protections::ProtectionsLine;
 use crate::cmd::common::{exit_code, faults_line, situations_line, WarningLine};
 use idemsim::catalog::{self, UsageError};
 use idemsim::progress::{self, Progress};
@@ -33,7 +34,7 @@ fn describe_record(world: &sim::World, record: &Record) -> Vec<String> {
 
 pub(super) fn run_exhaustive(
     a: &Args,
-    s: &models::Scenario,
+    (s, entry): (&models::Scenario, &catalog::Entry),
     replay: &str,
     jobs: usize,
 ) -> Result<u8, UsageError> {
@@ -52,6 +53,12 @@ pub(super) fn run_exhaustive(
     headline_lines(a, s, &r, verdict, &mut lines);
     let reached = registry::situation_names(&r.tally.situations);
     tally_lines(s, &r, &reached, &mut lines);
+    // As a holding seed sweep does: a file as written (no `--set`) that
+    // expects to hold names what earns the "holds", which no schedule removed.
+    let protections = (verdict == "holds")
+        .then(|| ProtectionsLine::of(s, entry, !a.set.is_empty()))
+        .flatten();
+    lines.extend(protections.iter().flat_map(ProtectionsLine::text_lines));
     let record_json = counterexample_lines(a, s, &r, &mut lines)?;
     let limit_json = first_limit_lines(a, s, &r, &mut lines)?;
     let text = lines.join("\n") + "\n";
@@ -62,6 +69,7 @@ pub(super) fn run_exhaustive(
             reached: &reached,
             record_json,
             limit_json,
+            protections,
         };
         idemsim::outln!("{}", json_record(a, s, replay, &r, found));
     } else {
@@ -307,6 +315,8 @@ struct Found<'a> {
     reached: &'a [&'a str],
     record_json: Option<serde_json::Value>,
     limit_json: Option<serde_json::Value>,
+    /// The file's protections, when it holds as its `[expect]` says.
+    protections: Option<ProtectionsLine>,
 }
 
 /// The `exhaustive` JSON Lines record of `--json`.
@@ -321,40 +331,41 @@ fn json_record(
         Outcome::Violation(v) => v.invariant.to_string(),
         _ => "model-panic".to_string(),
     });
-    json_line(
-        "exhaustive",
-        serde_json::json!({
-            "scenario": s.name,
-            "replay": replay,
-            "verdict": found.verdict,
-            "invariant": invariant,
-            "max_faults": a.max_faults,
-            "schedules": r.tally.schedules,
-            "events": r.tally.events,
-            "holds": r.tally.holds,
-            "violations": r.tally.violations,
-            "panics": r.tally.panics,
-            "inconclusive": r.tally.inconclusive,
-            "complete": r.complete(),
-            "interrupted": r.interrupted,
-            "by_faults": r.by_faults,
-            "faults": {
-                "lost": r.tally.faults.lost,
-                "duplicated": r.tally.faults.duplicated,
-                "partitioned": r.tally.faults.partitioned,
-                "crashed": r.tally.faults.crashed,
-            },
-            "situations": found.reached,
-            "hazards": WarningLine::json_in(&s.design_warnings, found.reached),
-            "first_inconclusive": found.limit_json,
-            "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
-                "faults": c.faults,
-                "events": c.events,
-                "sentence": render::outcome_sentence(&c.outcome),
-                "record": found.record_json,
-            })),
-        }),
-    )
+    let mut data = serde_json::json!({
+        "scenario": s.name,
+        "replay": replay,
+        "verdict": found.verdict,
+        "invariant": invariant,
+        "max_faults": a.max_faults,
+        "schedules": r.tally.schedules,
+        "events": r.tally.events,
+        "holds": r.tally.holds,
+        "violations": r.tally.violations,
+        "panics": r.tally.panics,
+        "inconclusive": r.tally.inconclusive,
+        "complete": r.complete(),
+        "interrupted": r.interrupted,
+        "by_faults": r.by_faults,
+        "faults": {
+            "lost": r.tally.faults.lost,
+            "duplicated": r.tally.faults.duplicated,
+            "partitioned": r.tally.faults.partitioned,
+            "crashed": r.tally.faults.crashed,
+        },
+        "situations": found.reached,
+        "hazards": WarningLine::json_in(&s.design_warnings, found.reached),
+        "first_inconclusive": found.limit_json,
+        "counterexample": r.shortest.as_ref().map(|c| serde_json::json!({
+            "faults": c.faults,
+            "events": c.events,
+            "sentence": render::outcome_sentence(&c.outcome),
+            "record": found.record_json,
+        })),
+    });
+    if let Some(p) = &found.protections {
+        data["protections"] = serde_json::to_value(p).expect("serialises");
+    }
+    json_line("exhaustive", data)
 }
 
 #[cfg(test)]

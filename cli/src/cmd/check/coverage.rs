@@ -3,8 +3,8 @@
 //! It ends at its first failure, shrinks it like a failing seed, and prints
 //! its record, since no seed replays it.
 
-use super::common::{exit_code, faults_line, situations_line, WarningLine};
-use crate::cmd::common::shrink_found;
+use super::protections::ProtectionsLine;
+use crate::cmd::common::{exit_code, faults_line, shrink_found, situations_line, WarningLine};
 use idemsim::catalog::{Entry, UsageError};
 use idemsim::minimize::Budget;
 use idemsim::regressions::sweep::{FailingRegression, Recorded};
@@ -65,6 +65,8 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     lines.push(situations_line(&reached));
     let design_warnings = WarningLine::of(&s.design_warnings);
     lines.extend(design_warnings.iter().map(|h| h.text_in(&reached)));
+    let protections = named_protections(&q, verdict);
+    lines.extend(protections.iter().flat_map(ProtectionsLine::text_lines));
     let failure = failure_lines(&q, &r, &mut lines)?;
     let mut text = lines.join("\n") + "\n";
     if let Some(f) = q.failing_regression {
@@ -73,7 +75,10 @@ pub fn run(q: Request<'_>) -> Result<Found, UsageError> {
     if q.json {
         idemsim::eout!("{text}");
         failure.recorded.iter().for_each(|r| r.print(true, ""));
-        let data = json_summary(&q, &r, verdict, &reached, failure.record_json);
+        let mut data = json_summary(&q, &r, verdict, &reached, failure.record_json);
+        if let Some(p) = &protections {
+            data["protections"] = serde_json::to_value(p).expect("serialises");
+        }
         idemsim::outln!("{}", json_line("summary", data));
         if let Some(t) = &failure.shrunk_text {
             idemsim::eout!("{t}");
@@ -97,6 +102,16 @@ fn verdict(sum: &sim::Summary) -> (&'static str, u8) {
         (None, false, 0) => ("holds", idemsim::exit::HOLDS),
         (None, false, _) => ("inconclusive", idemsim::exit::INCONCLUSIVE),
     }
+}
+
+/// The protections the file names, as a holding seed sweep names them
+/// (check/protections.rs): only when the search holds, the file as written
+/// (no `--set`) expects to hold, and no recorded regression still fails.
+fn named_protections(q: &Request<'_>, verdict: &str) -> Option<ProtectionsLine> {
+    if verdict != "holds" || q.failing_regression.is_some() {
+        return None;
+    }
+    ProtectionsLine::of(q.scenario, q.entry, !q.sets.is_empty())
 }
 
 /// The verdict sentence, the first failure, what the search kept and the
