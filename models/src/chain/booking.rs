@@ -380,15 +380,15 @@ impl<W: Carries<payment::Msg> + Carries<messaging::Msg>> Actor for BookingServic
             }
             return;
         }
-        let pay = Carries::<payment::Msg>::peek(&msg).copied();
-        match pay {
-            Some(p @ payment::Msg::Pay { .. }) if self.cfg.publish == Publish::EventFirst => {
-                self.publish_first(st, s, from, p, ctx);
-            }
-            _ => {
-                self.serve(st, s, from, msg, ctx);
+        // The mode first: an outbox service (the usual one) hands every
+        // other message to the payment service as it is, without copying
+        // the payment message out to look at its kind.
+        if self.cfg.publish == Publish::EventFirst {
+            if let Some(&p @ payment::Msg::Pay { .. }) = Carries::<payment::Msg>::peek(&msg) {
+                return self.publish_first(st, s, from, p, ctx);
             }
         }
+        self.serve(st, s, from, msg, ctx);
     }
 
     fn on_timer(

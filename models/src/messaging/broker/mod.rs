@@ -71,15 +71,19 @@ impl<W: Carries<Msg>> Broker<W> {
     fn dispatch_expiring(&self, s: &mut BrokerStorage, expiring: bool, ctx: &mut impl Ctx<Self>) {
         let now = ctx.now_us();
         let n = self.cfg.consumers.len() as u64;
-        // The earliest lease end, gathered in the same pass: only a message
-        // in flight has one before `TimeUs::MAX`, so neither its expiry nor
-        // the minimum tests the status, and the one branch, whether the
-        // message is delivered, is seldom taken.
+        // Which messages this pass takes, by their `due_us` alone: a ready
+        // one (due at 0) always, one in flight (due a microsecond past its
+        // lease's end) only on a firing at or after that end.
+        let limit = if expiring { now + 1 } else { 0 };
+        // The earliest lease end plus one, gathered in the same pass: only a
+        // message in flight has a `due_us` past the limit and below
+        // `TimeUs::MAX`, so neither the take nor the minimum tests the
+        // status, and the one branch, whether the message is taken, is
+        // seldom taken.
         let mut next = TimeUs::MAX;
         for (i, m) in s.queue.iter_mut().enumerate() {
-            let expires = expiring & (m.lease_end_us <= now);
-            if !(expires | (m.status() == QStatus::Ready)) {
-                next = next.min(m.lease_end_us);
+            if m.due_us > limit {
+                next = next.min(m.due_us);
                 continue;
             }
             m.set_status(QStatus::Ready);
@@ -98,11 +102,11 @@ impl<W: Carries<Msg>> Broker<W> {
             s.copies.push(i as u32);
             m.deliveries += 1;
             let deadline_us = now + self.cfg.visibility_timeout_ms * US_PER_MS;
-            next = next.min(deadline_us);
             m.set_status(QStatus::InFlight {
                 receipt,
                 deadline_us,
             });
+            next = next.min(m.due_us);
             let deliver = Msg::Deliver {
                 ev: m.ev,
                 receipt,
@@ -111,9 +115,10 @@ impl<W: Carries<Msg>> Broker<W> {
             };
             ctx.send(consumer, W::wrap(deliver));
         }
-        // A lease's end is a time plus the timeout, far below `TimeUs::MAX`.
+        // A lease's end is a time plus the timeout, far below `TimeUs::MAX`;
+        // `next` is the earliest one plus one.
         if next != TimeUs::MAX {
-            ctx.set_timer(BrokerTimer::Visibility, next.saturating_sub(now));
+            ctx.set_timer(BrokerTimer::Visibility, (next - 1).saturating_sub(now));
         } else {
             ctx.cancel_timer(BrokerTimer::Visibility);
         }

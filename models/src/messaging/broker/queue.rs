@@ -41,16 +41,17 @@ pub struct QMsg {
     /// The event it carries.
     pub ev: Event,
     /// Where it stands: read by [`QMsg::status`], set only by
-    /// [`QMsg::set_status`], which keeps `lease_end_us` with it.
+    /// [`QMsg::set_status`], which keeps `due_us` with it.
     status: QStatus,
     /// Deliveries so far.
     pub deliveries: u32,
-    /// While it is in flight its lease's end (the status's `deadline_us`),
-    /// else `TimeUs::MAX`: dispatch reads every message's lease end without
-    /// a branch on its status. Kept by [`QMsg::set_status`]; bookkeeping,
-    /// not in the panels.
+    /// When dispatch takes it, as one compare against a limit: 0 while it
+    /// is ready (every dispatch takes it), one microsecond past its lease's
+    /// end while it is in flight (a visibility firing at `now` takes it once
+    /// its lease ended at or before `now`), else `TimeUs::MAX` (never). Kept
+    /// by [`QMsg::set_status`]; bookkeeping, not in the panels.
     #[serde(skip)]
-    pub(crate) lease_end_us: TimeUs,
+    pub(crate) due_us: TimeUs,
 }
 
 impl QMsg {
@@ -60,7 +61,7 @@ impl QMsg {
             ev,
             status,
             deliveries: 0,
-            lease_end_us: TimeUs::MAX,
+            due_us: TimeUs::MAX,
         };
         m.set_status(status);
         m
@@ -71,11 +72,13 @@ impl QMsg {
         self.status
     }
 
-    /// Sets its status and, with it, its lease's end.
+    /// Sets its status and, with it, when dispatch takes it.
     pub(crate) fn set_status(&mut self, status: QStatus) {
         self.status = status;
-        self.lease_end_us = match status {
-            QStatus::InFlight { deadline_us, .. } => deadline_us,
+        self.due_us = match status {
+            QStatus::Ready => 0,
+            // A lease ends at a time plus the timeout, far below the top.
+            QStatus::InFlight { deadline_us, .. } => deadline_us + 1,
             _ => TimeUs::MAX,
         };
     }

@@ -527,12 +527,13 @@ mod one_pass {
     }
 }
 
-/// Dispatch reads each message's lease end in place of its status. The
+/// Dispatch reads when each message is due in place of its status. The
 /// law: after any steps (plain and transactional publishes, commits, aborts,
 /// acks and renewals naming any receipt, both timers, restarts, a delivery
-/// cap that dead-letters or discards), a message in flight has its status's
-/// deadline as its lease end and every other message `TimeUs::MAX`.
-mod lease_end {
+/// cap that dead-letters or discards), a ready message is due at 0, a
+/// message in flight a microsecond past its status's deadline, and every
+/// other message at `TimeUs::MAX`.
+mod due {
     use super::*;
     use proptest::prelude::*;
 
@@ -559,7 +560,7 @@ mod lease_end {
 
     proptest! {
         #[test]
-        fn a_messages_lease_end_is_its_status_deadline(
+        fn a_message_is_due_as_its_status_says(
             steps in prop::collection::vec((0..70_000u64, 0..9u8, 1..4u32, 1..10u32), 1..60),
             max_deliveries in 0..3u32,
             at_max in prop_oneof![Just(AtMaxDeliveries::DeadLetter), Just(AtMaxDeliveries::Discard)],
@@ -572,11 +573,12 @@ mod lease_end {
                 now_ms += gap_ms;
                 apply(&mut d, now_ms, (kind, id, n));
                 for m in &d.s.queue {
-                    let end = match m.status() {
-                        QStatus::InFlight { deadline_us, .. } => deadline_us,
+                    let due = match m.status() {
+                        QStatus::Ready => 0,
+                        QStatus::InFlight { deadline_us, .. } => deadline_us + 1,
                         _ => TimeUs::MAX,
                     };
-                    prop_assert_eq!(m.lease_end_us, end, "{:?}", m);
+                    prop_assert_eq!(m.due_us, due, "{:?}", m);
                 }
             }
         }

@@ -281,17 +281,7 @@ impl<W: Carries<Msg>> Service<W> {
         ctx: &mut impl Ctx<Self>,
     ) {
         match msg.peek() {
-            Some(&Msg::Pay {
-                op,
-                attempt,
-                key,
-                amount_eur,
-                timeout_ms,
-            }) => {
-                let now = ctx.now_us();
-                let q = Queued::arrived((from, attempt), (op, key), amount_eur, timeout_ms, now);
-                self.admit(st, s, q, ctx);
-            }
+            Some(pay @ Msg::Pay { .. }) => self.arrive(st, s, from, pay, ctx),
             Some(&Msg::TransferDone {
                 op, key, result, ..
             }) => match result {

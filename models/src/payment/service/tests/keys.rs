@@ -6,7 +6,7 @@ use super::super::keys::*;
 use super::super::Concurrent;
 use super::super::ServiceConfig;
 use super::harness::{config, Bench, Cmd, BANK};
-use crate::core::{Carries, Key, Op};
+use crate::core::{Carries, Key, Obs, Op};
 use crate::payment::msg::{Msg, PayStatus};
 use crate::payment::situations as sit;
 use crate::payment::{TransferResult, CLAIM};
@@ -118,4 +118,47 @@ fn a_concurrent_duplicate_gets_409_or_waits_for_the_first_execution() {
             assert_eq!(replies(&done), both);
         }
     }
+}
+
+/// A claim whose request carries another claim's live key is reported as
+/// a key collision as it arrives; the key's own claim, a retry of it, and
+/// another claim under its own key are not.
+#[test]
+fn a_request_under_another_claims_live_key_is_a_key_collision() {
+    let mut b = Bench::new(config());
+    let first = b.msg(0, 1, pay(1, 1200));
+    assert!(!Cmd::reaches(&first, sit::KEY_COLLISION));
+    let retry = b.msg(10, 1, pay(2, 1200));
+    assert!(!Cmd::reaches(&retry, sit::KEY_COLLISION));
+    let other = Op::new(&CLAIM, 4712);
+    let own_key = Msg::Pay {
+        op: other,
+        attempt: 1,
+        key: Key::Op { op: other, n: 1 },
+        amount_eur: 300,
+        timeout_ms: 0,
+    };
+    assert!(!Cmd::reaches(&b.msg(20, 2, own_key), sit::KEY_COLLISION));
+    let borrower = Op::new(&CLAIM, 4713);
+    let borrowed_key = Msg::Pay {
+        op: borrower,
+        attempt: 1,
+        key: key(),
+        amount_eur: 300,
+        timeout_ms: 0,
+    };
+    let out = b.msg(30, 3, borrowed_key);
+    // Reached before the arrival is observed: the ledger ends the run at
+    // the arrival, and keeps nothing reported after it.
+    let collision = out
+        .iter()
+        .position(|c| matches!(c, Command::Reached(s) if *s == sit::KEY_COLLISION));
+    let received = out.iter().position(|c| {
+        matches!(c, Command::Observe(Obs::Received { op, key: k, .. })
+            if *op == borrower && *k == key())
+    });
+    assert!(
+        collision.is_some() && received.is_some() && collision < received,
+        "{out:?}"
+    );
 }
