@@ -338,11 +338,15 @@ fn merge_refuses_holding_shards_that_name_other_protections() {
     let first = dir.join("shard-0.jsonl");
     std::fs::write(&first, shard("0/2")).expect("write shard 0");
     let second = shard("1/2");
-    let edits: [(&str, Edit); 2] = [
+    let edits: [(&str, Edit); 3] = [
         // Another protection than the file's.
         ("renamed", |t| t.replace("sqs-standard", "sqs-fifo")),
         // The field taken out of a shard that holds.
         ("dropped", without_protections_field),
+        // The same protections, removed by another command.
+        ("verify", |t| {
+            t.replace("idemsim verify ", "idemsim verify --runs 5 ")
+        }),
     ];
     for (what, edit) in edits {
         let edited = edit(&second);
@@ -359,6 +363,9 @@ fn merge_refuses_holding_shards_that_name_other_protections() {
             "{what}: {err}"
         );
         assert!(err.contains("so one summary was edited"), "{what}: {err}");
+        // Lists that read alike name the command that differs.
+        let command = "removed by `idemsim verify --runs 5 ";
+        assert_eq!(err.contains(command), what == "verify", "{what}: {err}");
         assert!(
             err.contains("\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`"),
             "{what}: {err}"

@@ -400,12 +400,18 @@ fn same_protections(lines: &[(String, SweepLine)]) -> Result<(), UsageError> {
             format!("the protections {}", each.collect::<Vec<_>>().join(", "))
         }
     };
+    // Where only the command differs, the lists read alike: name it too.
+    let told = |l: &SweepLine, alike: bool| match &l.protections {
+        Some(p) if alike => format!("{}, removed by `{}`", named(l), p.verify),
+        _ => named(l),
+    };
     for (at, l) in holding {
         if l.protections != first.protections {
+            let alike = named(l) == named(first);
             return Err(UsageError(format!(
                 "error: {at}: a holding shard that names {}, but {first_at} names {}: shards of one scenario file name the same ones, so one summary was edited\nhelp: give the unedited stdout of `idemsim check --json --shard I/N`, or rerun the shard whose summary was edited\n",
-                named(l),
-                named(first)
+                told(l, alike),
+                told(first, alike)
             )));
         }
     }

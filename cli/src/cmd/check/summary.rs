@@ -439,8 +439,9 @@ impl SweepLine {
         if self.portfolio.is_none() {
             self.portfolio.clone_from(&o.portfolio);
         }
-        // Shards of one file name the same protections; one that failed
-        // names none, and the merged line then fails too.
+        // Shards of one file name the same protections (`merge` refuses
+        // holding shards that differ); one that failed names none, and the
+        // merged line then fails too.
         if self.protections.is_none() {
             self.protections.clone_from(&o.protections);
         }
