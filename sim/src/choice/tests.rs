@@ -1,6 +1,8 @@
 //! Replays, bounds and streams of the choice source.
 
+use super::blocks::blocks_ahead;
 use super::*;
+use crate::chacha::BLOCK_VALUES;
 
 #[test]
 fn replay_of_a_random_run_reads_the_same_values() {
