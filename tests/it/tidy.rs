@@ -1,7 +1,8 @@
 //! docs/ARCHITECTURE.md stays a true map: every source file of the three
 //! crates is named in it, and every file or folder it names exists. A file
 //! moved, added or renamed without its line in the map fails here, with the
-//! names to add or fix.
+//! names to add or fix. And no Rust file of the checkout is over 600
+//! lines: a file that grows past it is split by concern.
 
 use crate::support::root;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,15 @@ const MAP: &str = "docs/ARCHITECTURE.md";
 
 /// The source folders whose every file the map must name.
 const SOURCES: &[&str] = &["sim/src", "models/src", "src", "cli/src"];
+
+/// The most lines a Rust file may have (the house rule).
+const MAX_FILE_LINES: usize = 600;
+
+/// Folders whose Rust files the line cap covers: the crates, the tests,
+/// the examples and the comparison programs.
+const CAPPED: &[&str] = &[
+    "sim", "models", "src", "cli", "tests", "examples", "compare",
+];
 
 /// Folders the map may name that are not in the checkout: the regression
 /// folder is made by `check` in a user's project.
@@ -150,4 +160,45 @@ fn the_map_checks_fail_on_a_missing_or_a_stale_name() {
     assert!(names("engine/", Path::new("sim/src/engine")));
     assert!(!names("ngine/", Path::new("sim/src/engine")));
     assert!(names("check/args.rs", Path::new("src/cmd/check/args.rs")));
+}
+
+/// `path (N lines)` for each Rust file under `dirs` over `max_lines`.
+fn files_over(dirs: &[&str], max_lines: usize) -> Vec<String> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        walk(Path::new(dir), false, &mut files);
+    }
+    files.sort();
+    files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "target"))
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(root().join(p)).expect("a readable source");
+            let n = text.lines().count();
+            (n > max_lines).then(|| format!("{} ({n} lines)", p.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn no_rust_file_is_over_the_line_cap() {
+    let long = files_over(CAPPED, MAX_FILE_LINES);
+    assert!(
+        long.is_empty(),
+        "{long:?} over {MAX_FILE_LINES} lines: split each by concern (a module per \
+         concern, named in {MAP}), not by size"
+    );
+}
+
+/// The cap's check reads the files: with a lower cap, the longest file
+/// of the engine (its `mod.rs`, at the cap) is found.
+#[test]
+fn the_line_cap_check_finds_a_long_file() {
+    let long = files_over(&["sim/src/engine"], 500);
+    assert!(
+        long.iter()
+            .any(|f| f.starts_with("sim/src/engine/mod.rs (")),
+        "{long:?}"
+    );
 }
