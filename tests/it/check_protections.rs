@@ -84,15 +84,11 @@ fn a_failing_scenario_and_a_variant_name_none() {
     assert!(summary(&json).get("protections").is_none(), "{json}");
     // A file that expects to hold and names its protection, but whose
     // design as written has lost it: its violation prints none.
-    let lost = rewritten("protection-lost", |t| {
-        t.replace(r#"preset = "sqs-fifo""#, r#"preset = "sqs-standard""#)
-    });
-    let broken = ["check", &lost, "--no-shrink", "--no-regressions"];
-    let (text, _) = run(&broken, 1);
-    let (json, _) = run(&[&broken[..], &["--json"]].concat(), 1);
+    // (Its `[expect] not met` line names `verify`, protections included.)
+    let (text, s) = lost("protection-lost", &["--no-shrink"], "summary");
     assert!(text.contains(": violation over "), "{text}");
     assert!(!text.contains("protections ("), "{text}");
-    assert!(summary(&json).get("protections").is_none(), "{json}");
+    assert!(s.get("protections").is_none(), "{s}");
     // A variant that still holds: the file's protections describe the file.
     let (text, s) = check_both(&[
         "payment-stable-key",
@@ -115,6 +111,18 @@ fn rewritten(name: &str, edit: impl Fn(&str) -> String) -> String {
     let path = scratch(&format!("check_protections/{name}")).join(format!("{name}.toml"));
     std::fs::write(&path, edited).expect("write the file");
     path.to_string_lossy().into_owned()
+}
+
+/// `check FILE ARGS` of the SQS file that expects to hold with its
+/// protection but has a standard queue, which has none: a violation, in
+/// text and as its `record` JSON line.
+fn lost(name: &str, args: &[&str], record: &str) -> (String, Value) {
+    let lost = rewritten(name, |t| {
+        t.replace(r#"preset = "sqs-fifo""#, r#"preset = "sqs-standard""#)
+    });
+    let failed = check_as(&[&[lost.as_str()], args].concat(), record, 1);
+    assert_eq!(failed.1["verdict"], "violation", "{}", failed.1);
+    failed
 }
 
 /// `text` without its `[expect]` table (up to the blank line after it).
@@ -256,16 +264,8 @@ fn an_exhaustive_check_that_holds_names_the_protections_and_one_that_does_not_na
         sqs.0
     );
     // The design has lost its protection: the counterexample, and no list.
-    let lost = rewritten("exhaustive-lost", |t| {
-        t.replace(r#"preset = "sqs-fifo""#, r#"preset = "sqs-standard""#)
-    });
-    let failed = check_as(
-        &[&lost, "--exhaustive", "--max-faults", "1"],
-        "exhaustive",
-        1,
-    );
-    assert_eq!(failed.1["verdict"], "violation", "{}", failed.1);
-    names_none(&failed);
+    let args = ["--exhaustive", "--max-faults", "1"];
+    names_none(&lost("exhaustive-lost", &args, "exhaustive"));
     // A variant that holds: `--set` may have removed one.
     let set = "client.retry.max_attempts=2";
     let variant = [stable, "--exhaustive", "--max-faults", "1", "--set", set];
@@ -293,16 +293,8 @@ fn a_coverage_guided_check_that_holds_names_the_protections_and_one_that_does_no
     let by_file = check_as(&[&own], "summary", 0);
     assert_eq!(by_file.1["strategy"], "coverage", "{}", by_file.1);
     names_each(SQS, &own, &by_file);
-    let lost = rewritten("coverage-lost", |t| {
-        t.replace(r#"preset = "sqs-fifo""#, r#"preset = "sqs-standard""#)
-    });
-    let failed = check_as(
-        &[&lost, "--strategy", "coverage", "--no-shrink"],
-        "summary",
-        1,
-    );
-    assert_eq!(failed.1["verdict"], "violation", "{}", failed.1);
-    names_none(&failed);
+    let args = ["--strategy", "coverage", "--no-shrink"];
+    names_none(&lost("coverage-lost", &args, "summary"));
     let set = "producer.publish_timeout_ms=299998";
     let variant = [SQS, "--strategy", "coverage", "--runs", "50", "--set", set];
     let variant = check_as(&variant, "summary", 0);
